@@ -1,0 +1,86 @@
+#include "cli/command_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "cli/doctor.h"
+
+namespace cgov::cli {
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+void PrintUsage(std::FILE* out) {
+  fmt::print(out,
+             "cgov {} — Cost Governor: how much of the GPU time you pay for is wasted, and why.\n\n"
+             "usage: cgov <command> [options]\n\ncommands:\n",
+             CGOV_VERSION);
+  for (const Command& c : Commands()) fmt::print(out, "  {:<8} {}\n", c.name, c.summary);
+  fmt::print(out, "\n`cgov <command> --help` shows a command's options.\n");
+}
+
+}  // namespace
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"doctor", "check what this machine offers: NVML, GPUs and their fields, /proc, cgroups",
+       RunDoctor},
+  };
+  return commands;
+}
+
+std::vector<std::string> SuggestCommands(std::string_view typed) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const Command& c : Commands()) {
+    std::string_view name = c.name;
+    size_t distance = EditDistance(typed, name);
+    bool prefix = !typed.empty() && name.substr(0, typed.size()) == typed;
+    if (distance <= 2 || prefix) scored.emplace_back(prefix ? 0 : distance, name);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> names;
+  for (auto& [score, name] : scored) names.push_back(name);
+  return names;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return kExitUsage;
+  }
+  std::string_view name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    PrintUsage(stdout);
+    return kExitOk;
+  }
+  if (name == "--version" || name == "version") {
+    fmt::print("cgov {}\n", CGOV_VERSION);
+    return kExitOk;
+  }
+  for (const Command& c : Commands()) {
+    if (name == c.name) return c.run(argc - 1, argv + 1);
+  }
+  fmt::print(stderr, "cgov: unknown command '{}'", name);
+  std::vector<std::string> suggestions = SuggestCommands(name);
+  if (!suggestions.empty()) fmt::print(stderr, "; did you mean '{}'?", suggestions.front());
+  fmt::print(stderr, "\nRun 'cgov --help' for the list of commands.\n");
+  return kExitUsage;
+}
+
+}  // namespace cgov::cli

@@ -1,0 +1,165 @@
+// `cgov doctor`: flags and rendering. The probing lives in doctor_checks.cc.
+#include "cli/doctor.h"
+
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command_table.h"
+
+namespace cgov::cli {
+namespace {
+
+std::string CudaText(std::optional<int> v) {
+  return v ? fmt::format("{}.{}", *v / 1000, *v % 1000 / 10) : "unknown";
+}
+
+std::string Or(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
+
+void RenderGpu(const GpuInfo& gpu, std::string* out) {
+  if (gpu.lost) {
+    *out += fmt::format(
+        "GPU {}  LOST: {}\n  fix: the GPU fell off the bus or needs a reset; look for Xid errors "
+        "in `dmesg` and check `nvidia-smi -q -i {}`. The other GPUs are sampled as usual.\n",
+        gpu.index, gpu.lost_reason, gpu.index);
+    return;
+  }
+  std::string memory = gpu.memory_total_bytes
+                           ? fmt::format("{:.1f} GiB", *gpu.memory_total_bytes / 1073741824.0)
+                           : "memory unknown";
+  std::string mig = !gpu.mig_enabled ? "MIG n/a" : (*gpu.mig_enabled ? "MIG on" : "MIG off");
+  *out += fmt::format("GPU {}  {}  {}  {}  {}  {}\n", gpu.index, Or(gpu.name, "(name unknown)"),
+                      Or(gpu.uuid, "(uuid unknown)"), Or(gpu.pci_bus_id, "(bus id unknown)"),
+                      memory, mig);
+  std::vector<std::string> yes, no;
+  for (size_t f = 0; f < kGpuFieldCount; ++f) {
+    const FieldSupport& s = gpu.fields[f];
+    std::string name(GpuFieldName(static_cast<GpuField>(f)));
+    if (s.supported) yes.push_back(name);
+    else no.push_back(fmt::format("{} ({})", name, s.reason));
+  }
+  *out += fmt::format("  fields:      {}\n", yes.empty() ? "none" : fmt::format("{}", fmt::join(yes, " ")));
+  for (const std::string& n : no) *out += fmt::format("  unsupported: {}\n", n);
+}
+
+}  // namespace
+
+std::string RenderDoctorText(const DoctorReport& r) {
+  std::string out = fmt::format("cgov {} doctor\n\nNVML\n", CGOV_VERSION);
+  if (!r.nvml_ok) {
+    out += fmt::format("  no GPU data: {}\n", r.nvml_error);
+  } else {
+    out += fmt::format("  library:  {}\n", r.nvml_path);
+    out += fmt::format("  driver:   {}   NVML {}   CUDA {}\n", Or(r.driver_version, "unknown"),
+                       Or(r.nvml_version, "unknown"), CudaText(r.cuda_driver_version));
+    std::vector<std::string> older;
+    for (const SymbolResolution& s : r.symbols) {
+      if (!s.resolved.empty() && s.resolved != s.candidates.front()) {
+        older.push_back(fmt::format("{} (no {})", s.resolved, s.candidates.front()));
+      }
+    }
+    if (!older.empty()) out += fmt::format("  older API in use: {}\n", fmt::join(older, ", "));
+    if (!r.missing_optional_symbols.empty()) {
+      out += fmt::format("  missing optional symbols (their fields are unknown): {}\n",
+                         fmt::join(r.missing_optional_symbols, ", "));
+    }
+    size_t lost = 0;
+    for (const GpuInfo& g : r.gpus) lost += g.lost ? 1 : 0;
+    out += fmt::format("  GPUs:     {}{}\n", r.gpus.size(),
+                       lost ? fmt::format(" ({} lost)", lost) : "");
+    if (r.gpus.empty()) out += "  (the driver answers but reports no GPU)\n";
+    out += "\n";
+    for (const GpuInfo& g : r.gpus) RenderGpu(g, &out);
+  }
+  out += fmt::format("\nHost{}\n", r.host_root == "/" ? "" : fmt::format(" (root {})", r.host_root));
+  size_t problems = r.nvml_ok ? 0 : 1;
+  for (const HostCheck& c : r.host) {
+    out += fmt::format("  {:<7} {:<24} {}\n", c.status, c.name, c.detail);
+    if (!c.fix.empty()) out += fmt::format("  {:<7} {:<24} fix: {}\n", "", "", c.fix);
+    problems += c.status == "ok" ? 0 : 1;
+  }
+  out += problems == 0 ? "\nEverything cgov uses is available.\n"
+                       : fmt::format("\n{} item(s) above need attention; cgov runs with what is "
+                                     "available and marks the rest unknown.\n", problems);
+  return out;
+}
+
+nlohmann::json RenderDoctorJson(const DoctorReport& r) {
+  nlohmann::json nvml = {{"ok", r.nvml_ok}};
+  if (!r.nvml_ok) nvml["error"] = r.nvml_error;
+  if (r.nvml_ok) {
+    nvml["library_path"] = r.nvml_path;
+    nvml["driver_version"] = r.driver_version;
+    nvml["nvml_version"] = r.nvml_version;
+    nvml["cuda_driver_version"] = r.cuda_driver_version ? nlohmann::json(*r.cuda_driver_version)
+                                                        : nlohmann::json(nullptr);
+    nlohmann::json symbols = nlohmann::json::object();
+    for (const SymbolResolution& s : r.symbols) {
+      symbols[s.role] = {{"candidates", s.candidates},
+                         {"required", s.required},
+                         {"resolved", s.resolved.empty() ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(s.resolved)}};
+    }
+    nvml["symbols"] = symbols;
+    nvml["missing_optional_symbols"] = r.missing_optional_symbols;
+  }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const GpuInfo& g : r.gpus) {
+    nlohmann::json fields = nlohmann::json::object();
+    for (size_t f = 0; f < kGpuFieldCount; ++f) {
+      nlohmann::json entry = {{"supported", g.fields[f].supported}};
+      if (!g.fields[f].supported) entry["reason"] = g.fields[f].reason;
+      fields[std::string(GpuFieldName(static_cast<GpuField>(f)))] = entry;
+    }
+    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"name", g.name},
+                    {"pci_bus_id", g.pci_bus_id}, {"lost", g.lost},
+                    {"lost_reason", g.lost ? nlohmann::json(g.lost_reason) : nlohmann::json(nullptr)},
+                    {"memory_total_bytes", g.memory_total_bytes ? nlohmann::json(*g.memory_total_bytes)
+                                                                : nlohmann::json(nullptr)},
+                    {"mig_enabled", g.mig_enabled ? nlohmann::json(*g.mig_enabled)
+                                                  : nlohmann::json(nullptr)},
+                    {"fields", fields}});
+  }
+  nlohmann::json host = nlohmann::json::array();
+  for (const HostCheck& c : r.host) {
+    host.push_back({{"name", c.name}, {"status", c.status}, {"detail", c.detail}, {"fix", c.fix}});
+  }
+  return {{"schema_version", 1}, {"cgov_version", CGOV_VERSION}, {"nvml", nvml},
+          {"gpus", gpus},        {"host_root", r.host_root},    {"host", host}};
+}
+
+int RunDoctor(int argc, char** argv) {
+  CLI::App app{"Check what this machine offers Cost Governor: the NVML library and driver, each "
+               "GPU and the fields it supports, /proc and cgroup information; what is missing, "
+               "why, and how to fix it.\nExit status: 0 unless something you asked for (an "
+               "explicit --nvml-lib) cannot work.",
+               "cgov doctor"};
+  std::string nvml_lib;
+  std::string host_root = "/";
+  bool json = false;
+  app.add_option("--nvml-lib", nvml_lib,
+                 "NVML library to load instead of libnvidia-ml.so.1 (env CGOV_NVML_LIB)")
+      ->envname("CGOV_NVML_LIB");
+  app.add_option("--host-root", host_root,
+                 "read /proc, /sys and /etc/passwd under this directory, e.g. a host mounted at "
+                 "/host in a container (env CGOV_HOST_ROOT)")
+      ->envname("CGOV_HOST_ROOT");
+  app.add_flag("--json", json, "print a JSON document instead of text");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  RootedFileReader files(host_root);
+  DoctorReport report = BuildDoctorReport(nvml_lib, !nvml_lib.empty(), files, host_root);
+  if (json) {
+    fmt::print("{}\n", RenderDoctorJson(report).dump(2));
+  } else {
+    fmt::print("{}", RenderDoctorText(report));
+  }
+  return report.ExitStatus();
+}
+
+}  // namespace cgov::cli

@@ -1,0 +1,23 @@
+// Durations as users type them: "200ms", "1s", "30s", "5m", "2h", "7d".
+#ifndef CGOV_CORE_DURATION_H_
+#define CGOV_CORE_DURATION_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace cgov {
+
+// Parses a non-negative integer followed by one unit (ms, s, m, h, d). No spaces, no fractions,
+// no unit-less numbers (is "30" seconds or minutes?). The error names the text and the units.
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// Formats for people: "850ms", "42s", "5m 18s", "2h 5m", "3d 4h". Negative values as "0s".
+std::string FormatDuration(std::chrono::milliseconds duration);
+
+}  // namespace cgov
+
+#endif  // CGOV_CORE_DURATION_H_

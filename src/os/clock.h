@@ -1,0 +1,44 @@
+// Time behind a seam, so sampling and rate math can be tested with a clock the test moves.
+#ifndef CGOV_OS_CLOCK_H_
+#define CGOV_OS_CLOCK_H_
+
+#include <cstdint>
+
+namespace cgov {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Nanoseconds of a monotonic clock (CLOCK_MONOTONIC): for intervals and rates only.
+  virtual int64_t MonotonicNs() = 0;
+  // Nanoseconds since the Unix epoch (CLOCK_REALTIME): for timestamps people read.
+  virtual int64_t WallNs() = 0;
+};
+
+// The machine's clocks. Thread-safe.
+class SystemClock : public Clock {
+ public:
+  int64_t MonotonicNs() override;
+  int64_t WallNs() override;
+};
+
+// A clock that moves only when told. Not thread-safe.
+class FakeClock : public Clock {
+ public:
+  explicit FakeClock(int64_t mono_ns = 1'000'000'000, int64_t wall_ns = 1'700'000'000'000'000'000)
+      : mono_ns_(mono_ns), wall_ns_(wall_ns) {}
+  int64_t MonotonicNs() override { return mono_ns_; }
+  int64_t WallNs() override { return wall_ns_; }
+  void AdvanceNs(int64_t ns) {
+    mono_ns_ += ns;
+    wall_ns_ += ns;
+  }
+
+ private:
+  int64_t mono_ns_;
+  int64_t wall_ns_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_OS_CLOCK_H_

@@ -1,0 +1,37 @@
+// An in-memory FileReader for tests: serves set contents, injects errors, records every read.
+#ifndef CGOV_OS_FAKE_FILE_READER_H_
+#define CGOV_OS_FAKE_FILE_READER_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "os/file_reader.h"
+
+namespace cgov {
+
+class FakeFileReader : public FileReader {
+ public:
+  void Set(const std::string& path, std::string content) { files_[path] = std::move(content); }
+  void Remove(const std::string& path) { files_.erase(path); }
+  // Every later read of `path` fails with `status`.
+  void SetError(const std::string& path, Status status) { errors_[path] = std::move(status); }
+  // Copies every regular file under `dir` on disk into the fake, as `prefix` + relative path.
+  Status LoadTree(const std::string& dir, const std::string& prefix);
+
+  Status Read(std::string_view path, std::string* out) override;
+  Status ReadHot(std::string_view path, std::string* out) override;
+  Status ListDir(std::string_view path, std::vector<std::string>* names) override;
+
+  // What was read, in order; hot reads are prefixed with "hot:".
+  const std::vector<std::string>& reads() const { return reads_; }
+
+ private:
+  std::map<std::string, std::string> files_;
+  std::map<std::string, Status> errors_;
+  std::vector<std::string> reads_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_OS_FAKE_FILE_READER_H_

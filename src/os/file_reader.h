@@ -1,0 +1,62 @@
+// The seam between Cost Governor and the files of the machine (/proc, /sys, /etc/passwd).
+//
+// Paths are absolute as seen on the host ("/proc/stat"); an implementation may serve them from
+// elsewhere (a captured tree, a host filesystem mounted at /host in a container, memory).
+#ifndef CGOV_OS_FILE_READER_H_
+#define CGOV_OS_FILE_READER_H_
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+
+namespace cgov {
+
+class FileReader {
+ public:
+  virtual ~FileReader() = default;
+
+  // Replaces *out with the whole content of `path`.
+  // Returns kNotFound when the file does not exist (a pid that vanished), kPermissionDenied for
+  // EACCES/EPERM (hidepid, another user's environ), kIoError otherwise. The message names the path.
+  virtual Status Read(std::string_view path, std::string* out) = 0;
+
+  // Like Read, for files read on every tick (/proc/stat): an implementation may keep them open and
+  // re-read them with pread. Not for per-pid files, which come and go.
+  virtual Status ReadHot(std::string_view path, std::string* out) { return Read(path, out); }
+
+  // Replaces *names with the entries of a directory, without "." and "..", in no set order.
+  virtual Status ListDir(std::string_view path, std::vector<std::string>* names) = 0;
+};
+
+// Reads the real filesystem under `root` ("/" normally; a mounted host root or a captured tree
+// otherwise). Hot files stay open for the reader's lifetime.
+// Thread safety: one instance per thread; instances share nothing.
+class RootedFileReader : public FileReader {
+ public:
+  explicit RootedFileReader(std::string root = "/");
+  ~RootedFileReader() override;
+  RootedFileReader(const RootedFileReader&) = delete;
+  RootedFileReader& operator=(const RootedFileReader&) = delete;
+
+  Status Read(std::string_view path, std::string* out) override;
+  Status ReadHot(std::string_view path, std::string* out) override;
+  Status ListDir(std::string_view path, std::vector<std::string>* names) override;
+
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string FullPath(std::string_view path) const;
+
+  std::string root_;  // without a trailing slash; empty for "/"
+  std::unordered_map<std::string, int> hot_fds_;
+};
+
+// Maps errno from open/read to a Status that names the path.
+Status ErrnoStatus(int err, std::string_view what, std::string_view path);
+
+}  // namespace cgov
+
+#endif  // CGOV_OS_FILE_READER_H_

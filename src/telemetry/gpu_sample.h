@@ -1,0 +1,98 @@
+// What Cost Governor knows about each GPU: its identity, which fields it supports, and the values
+// read on one tick. Every value is optional: unknown is not zero.
+#ifndef CGOV_TELEMETRY_GPU_SAMPLE_H_
+#define CGOV_TELEMETRY_GPU_SAMPLE_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cgov {
+
+// One queryable field of a GPU. The order is the order doctor lists them in.
+enum class GpuField : uint8_t {
+  kUtilization,         // gpu + memory-controller utilization, fast
+  kMemory,              // used / total bytes, fast
+  kPower,               // milliwatts, fast
+  kPowerLimit,          // enforced limit, milliwatts, fast
+  kTemperature,         // degrees C, fast
+  kSmClock,             // MHz, fast
+  kMemClock,            // MHz, fast
+  kClockReasons,        // throttle / clock-event reason bits, fast
+  kEncoder,             // encoder utilization %, fast
+  kDecoder,             // decoder utilization %, fast
+  kPcieThroughput,      // TX/RX KB/s, slow (the driver samples for ~20 ms)
+  kComputeProcesses,    // pid + memory, slow
+  kGraphicsProcesses,   // pid + memory, slow
+  kProcessUtilization,  // per-pid SM %, slow
+  kMigMode,             // read once at probe
+};
+inline constexpr size_t kGpuFieldCount = 15;
+
+// "utilization", "memory", ... (stable: used in doctor --json).
+std::string_view GpuFieldName(GpuField field);
+
+struct FieldSupport {
+  bool supported = false;
+  std::string reason;  // why not: "symbol nvmlDeviceGetPowerUsage missing", "NVML_ERROR_NOT_SUPPORTED"
+};
+
+// A GPU as enumerated and probed once at start-up.
+struct GpuInfo {
+  unsigned index = 0;
+  std::string uuid;        // empty when unknown
+  std::string name;        // empty when unknown
+  std::string pci_bus_id;  // "00000000:18:00.0", empty when unknown
+  std::optional<uint64_t> memory_total_bytes;
+  std::optional<bool> mig_enabled;
+  std::array<FieldSupport, kGpuFieldCount> fields;
+  bool lost = false;       // NVML_ERROR_GPU_IS_LOST at probe time
+  std::string lost_reason;
+
+  const FieldSupport& field(GpuField f) const { return fields[static_cast<size_t>(f)]; }
+  FieldSupport& field(GpuField f) { return fields[static_cast<size_t>(f)]; }
+};
+
+// The cheap fields, read on every tick.
+struct GpuFastSample {
+  bool lost = false;
+  std::optional<uint32_t> util_gpu_pct;
+  std::optional<uint32_t> util_mem_pct;
+  std::optional<uint64_t> mem_used_bytes;
+  std::optional<uint64_t> mem_total_bytes;
+  std::optional<uint32_t> power_mw;
+  std::optional<uint32_t> power_limit_mw;
+  std::optional<uint32_t> temp_c;
+  std::optional<uint32_t> sm_clock_mhz;
+  std::optional<uint32_t> mem_clock_mhz;
+  std::optional<uint64_t> clock_reasons;  // nvmlClocksEventReason* bits
+  std::optional<uint32_t> enc_util_pct;
+  std::optional<uint32_t> dec_util_pct;
+};
+
+// One process on one GPU. A process may use the GPU for compute and graphics at once.
+struct GpuProcess {
+  uint32_t pid = 0;
+  bool compute = false;
+  bool graphics = false;
+  std::optional<uint64_t> used_memory_bytes;
+  std::optional<uint32_t> sm_util_pct;   // mean over the driver's samples since the last read
+  std::optional<uint32_t> mem_util_pct;
+};
+
+// The slow fields, read off the tick path and handed to it when ready.
+struct GpuSlowSample {
+  bool lost = false;
+  int64_t read_mono_ns = 0;  // when this was read (CLOCK_MONOTONIC); 0 if never
+  std::optional<uint32_t> pcie_tx_kbps;  // KB/s as NVML reports it
+  std::optional<uint32_t> pcie_rx_kbps;
+  bool processes_known = false;  // false: the list is unknown, not empty
+  std::vector<GpuProcess> processes;  // sorted by pid
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_TELEMETRY_GPU_SAMPLE_H_

@@ -1,0 +1,65 @@
+// Host-wide telemetry for one tick: CPU, memory, disk and network rates, load, CPU limit.
+#ifndef CGOV_TELEMETRY_HOST_READER_H_
+#define CGOV_TELEMETRY_HOST_READER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "os/clock.h"
+#include "os/file_reader.h"
+#include "telemetry/procfs_host.h"
+
+namespace cgov {
+
+struct HostSample {
+  std::optional<double> cpu_pct;                // all cores, 0..100
+  std::vector<std::optional<double>> core_pct;  // per core, 0..100
+  std::optional<uint64_t> mem_total_bytes;
+  std::optional<uint64_t> mem_available_bytes;
+  std::optional<double> disk_read_bytes_per_s;
+  std::optional<double> disk_write_bytes_per_s;
+  std::optional<double> net_rx_bytes_per_s;
+  std::optional<double> net_tx_bytes_per_s;
+  std::optional<LoadAvg> load;
+};
+
+// The CPU the container may use. `known` false: no cgroup file could be read.
+struct CpuLimit {
+  bool known = false;
+  std::optional<double> cores;  // nullopt with known: no limit
+  std::string source;           // the file it came from, or why it is unknown
+};
+
+// cgroup v2 cpu.max of this process's cgroup (then of the cgroup root), else cgroup v1
+// cpu.cfs_quota_us / cpu.cfs_period_us.
+CpuLimit ReadCpuLimit(FileReader& files);
+
+// Reads the host files each tick (kept open) and turns counters into rates against the previous
+// tick. The first tick has no rates. Not thread-safe; one per sampling thread.
+class HostReader {
+ public:
+  HostReader(FileReader* files, Clock* clock) : files_(files), clock_(clock) {}
+
+  // Fills *out; a file that cannot be read or parsed leaves its fields unknown and is recorded in
+  // errors() (cleared at the start of each Read).
+  void Read(HostSample* out);
+  const std::vector<Status>& errors() const { return errors_; }
+
+ private:
+  template <typename T>
+  std::optional<T> ReadParsed(const char* path, Result<T> (*parse)(std::string_view));
+
+  FileReader* files_;
+  Clock* clock_;
+  std::string buffer_;
+  std::vector<Status> errors_;
+  int64_t prev_ns_ = 0;
+  std::optional<ProcStat> prev_stat_;
+  std::optional<std::vector<DiskCounters>> prev_disks_;
+  std::optional<std::vector<NetCounters>> prev_nets_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_TELEMETRY_HOST_READER_H_

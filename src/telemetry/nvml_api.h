@@ -1,0 +1,193 @@
+// Our own declarations of the subset of the NVML C API that Cost Governor uses.
+//
+// There is no nvml.h on build machines, and we load libnvidia-ml.so.1 at run time, so the ABI is
+// declared here once, with a static_assert on every struct's size and on every versioned-struct
+// value. Names follow nvml.h so the NVML API reference can be read alongside. Layouts were checked
+// against NVML 12.x (driver r535..r570); older drivers are served by the v1 symbols the loader
+// falls back to.
+#ifndef CGOV_TELEMETRY_NVML_API_H_
+#define CGOV_TELEMETRY_NVML_API_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cgov::nvml {
+
+using nvmlReturn_t = int;
+struct nvmlDevice_st;
+using nvmlDevice_t = nvmlDevice_st*;
+
+// nvmlReturn_t values.
+inline constexpr nvmlReturn_t NVML_SUCCESS = 0;
+inline constexpr nvmlReturn_t NVML_ERROR_UNINITIALIZED = 1;
+inline constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;
+inline constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
+inline constexpr nvmlReturn_t NVML_ERROR_NO_PERMISSION = 4;
+inline constexpr nvmlReturn_t NVML_ERROR_ALREADY_INITIALIZED = 5;
+inline constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
+inline constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
+inline constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_POWER = 8;
+inline constexpr nvmlReturn_t NVML_ERROR_DRIVER_NOT_LOADED = 9;
+inline constexpr nvmlReturn_t NVML_ERROR_TIMEOUT = 10;
+inline constexpr nvmlReturn_t NVML_ERROR_IRQ_ISSUE = 11;
+inline constexpr nvmlReturn_t NVML_ERROR_LIBRARY_NOT_FOUND = 12;
+inline constexpr nvmlReturn_t NVML_ERROR_FUNCTION_NOT_FOUND = 13;
+inline constexpr nvmlReturn_t NVML_ERROR_CORRUPTED_INFOROM = 14;
+inline constexpr nvmlReturn_t NVML_ERROR_GPU_IS_LOST = 15;
+inline constexpr nvmlReturn_t NVML_ERROR_RESET_REQUIRED = 16;
+inline constexpr nvmlReturn_t NVML_ERROR_OPERATING_SYSTEM = 17;
+inline constexpr nvmlReturn_t NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18;
+inline constexpr nvmlReturn_t NVML_ERROR_IN_USE = 19;
+inline constexpr nvmlReturn_t NVML_ERROR_MEMORY = 20;
+inline constexpr nvmlReturn_t NVML_ERROR_NO_DATA = 21;
+inline constexpr nvmlReturn_t NVML_ERROR_VGPU_ECC_NOT_ENABLED = 22;
+inline constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_RESOURCES = 23;
+inline constexpr nvmlReturn_t NVML_ERROR_FREQ_NOT_SUPPORTED = 24;
+inline constexpr nvmlReturn_t NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25;
+inline constexpr nvmlReturn_t NVML_ERROR_DEPRECATED = 26;
+inline constexpr nvmlReturn_t NVML_ERROR_NOT_READY = 27;
+inline constexpr nvmlReturn_t NVML_ERROR_GPU_NOT_FOUND = 28;
+inline constexpr nvmlReturn_t NVML_ERROR_INVALID_STATE = 29;
+inline constexpr nvmlReturn_t NVML_ERROR_UNKNOWN = 999;
+
+// Buffer sizes for string queries.
+inline constexpr unsigned int NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
+inline constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
+inline constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
+inline constexpr unsigned int NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE = 80;
+inline constexpr unsigned int NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE = 32;
+inline constexpr unsigned int NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE = 16;
+
+// nvmlTemperatureSensors_t, nvmlClockType_t, nvmlPcieUtilCounter_t.
+inline constexpr int NVML_TEMPERATURE_GPU = 0;
+inline constexpr int NVML_CLOCK_GRAPHICS = 0;
+inline constexpr int NVML_CLOCK_SM = 1;
+inline constexpr int NVML_CLOCK_MEM = 2;
+inline constexpr int NVML_PCIE_UTIL_TX_BYTES = 0;
+inline constexpr int NVML_PCIE_UTIL_RX_BYTES = 1;
+
+// nvmlClocksEventReasons (formerly ClocksThrottleReasons) bits.
+inline constexpr unsigned long long nvmlClocksEventReasonGpuIdle = 0x1ULL;
+inline constexpr unsigned long long nvmlClocksEventReasonApplicationsClocksSetting = 0x2ULL;
+inline constexpr unsigned long long nvmlClocksEventReasonSwPowerCap = 0x4ULL;
+inline constexpr unsigned long long nvmlClocksThrottleReasonHwSlowdown = 0x8ULL;
+inline constexpr unsigned long long nvmlClocksEventReasonSyncBoost = 0x10ULL;
+inline constexpr unsigned long long nvmlClocksEventReasonSwThermalSlowdown = 0x20ULL;
+inline constexpr unsigned long long nvmlClocksThrottleReasonHwThermalSlowdown = 0x40ULL;
+inline constexpr unsigned long long nvmlClocksThrottleReasonHwPowerBrakeSlowdown = 0x80ULL;
+inline constexpr unsigned long long nvmlClocksEventReasonDisplayClockSetting = 0x100ULL;
+
+// NVML_DEVICE_MIG_ENABLE / DISABLE.
+inline constexpr unsigned int NVML_DEVICE_MIG_DISABLE = 0;
+inline constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
+
+// NVML_STRUCT_VERSION(name, ver): the struct's size in the low 24 bits, the version above them.
+constexpr unsigned int NvmlStructVersion(size_t struct_size, unsigned int version) {
+  return static_cast<unsigned int>(struct_size) | (version << 24U);
+}
+
+struct nvmlMemory_t {  // v1, for nvmlDeviceGetMemoryInfo
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+struct nvmlMemory_v2_t {  // for nvmlDeviceGetMemoryInfo_v2; `used` includes `reserved`
+  unsigned int version;  // must be nvmlMemory_v2
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+inline constexpr unsigned int nvmlMemory_v2 = NvmlStructVersion(sizeof(nvmlMemory_v2_t), 2);
+
+struct nvmlUtilization_t {
+  unsigned int gpu;     // % of the sample period a kernel was running
+  unsigned int memory;  // % of the sample period device memory was read or written
+};
+
+struct nvmlPciInfo_t {  // for nvmlDeviceGetPciInfo_v3 and _v2
+  char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  // "00000000:18:00.0"
+};
+
+struct nvmlProcessInfo_v1_t {  // for the unversioned *RunningProcesses
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
+};
+
+struct nvmlProcessInfo_t {  // for *RunningProcesses_v2 and _v3 (same layout)
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;      // MIG; 0xFFFFFFFF when not in MIG mode
+  unsigned int computeInstanceId;  // MIG; 0xFFFFFFFF when not in MIG mode
+};
+
+struct nvmlProcessUtilizationSample_t {  // for nvmlDeviceGetProcessUtilization
+  unsigned int pid;
+  unsigned long long timeStamp;  // microseconds, CPU timestamp
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+
+// usedGpuMemory when the driver cannot say (e.g. no permission, Windows WDDM).
+inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
+
+// The ABI is x86-64/aarch64 LP64: any other size means a wrong declaration.
+static_assert(sizeof(nvmlMemory_t) == 24);
+static_assert(sizeof(nvmlMemory_v2_t) == 40);
+static_assert(offsetof(nvmlMemory_v2_t, total) == 8);
+static_assert(nvmlMemory_v2 == 0x02000028U, "NVML_STRUCT_VERSION(Memory, 2)");
+static_assert(sizeof(nvmlUtilization_t) == 8);
+static_assert(sizeof(nvmlPciInfo_t) == 68);
+static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
+static_assert(sizeof(nvmlProcessInfo_t) == 24);
+static_assert(offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+
+// Function types, named after the symbols they are resolved from.
+extern "C" {
+using nvmlInit_fn = nvmlReturn_t (*)();
+using nvmlShutdown_fn = nvmlReturn_t (*)();
+using nvmlErrorString_fn = const char* (*)(nvmlReturn_t);
+using nvmlSystemGetDriverVersion_fn = nvmlReturn_t (*)(char*, unsigned int);
+using nvmlSystemGetNVMLVersion_fn = nvmlReturn_t (*)(char*, unsigned int);
+using nvmlSystemGetCudaDriverVersion_fn = nvmlReturn_t (*)(int*);
+using nvmlDeviceGetCount_fn = nvmlReturn_t (*)(unsigned int*);
+using nvmlDeviceGetHandleByIndex_fn = nvmlReturn_t (*)(unsigned int, nvmlDevice_t*);
+using nvmlDeviceGetString_fn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
+using nvmlDeviceGetPciInfo_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*);
+using nvmlDeviceGetMemoryInfo_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
+using nvmlDeviceGetMemoryInfo_v2_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_v2_t*);
+using nvmlDeviceGetUtilizationRates_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*);
+using nvmlDeviceGetUint_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
+using nvmlDeviceGetTemperature_fn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
+using nvmlDeviceGetClockInfo_fn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
+using nvmlDeviceGetReasons_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*);
+using nvmlDeviceGetPcieThroughput_fn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
+using nvmlDeviceGetCodecUtilization_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
+                                                          unsigned int*);
+using nvmlDeviceGetMigMode_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
+using nvmlDeviceGetProcesses_v1_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
+                                                      nvmlProcessInfo_v1_t*);
+using nvmlDeviceGetProcesses_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);
+using nvmlDeviceGetProcessUtilization_fn = nvmlReturn_t (*)(nvmlDevice_t,
+                                                            nvmlProcessUtilizationSample_t*,
+                                                            unsigned int*, unsigned long long);
+}
+
+// "NVML_ERROR_GPU_IS_LOST" etc., without needing the library (nvmlErrorString may be absent).
+const char* ReturnName(nvmlReturn_t code);
+
+}  // namespace cgov::nvml
+
+#endif  // CGOV_TELEMETRY_NVML_API_H_

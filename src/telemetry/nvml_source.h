@@ -1,0 +1,78 @@
+// The GPUs of this machine as NVML sees them: enumerated and probed once, then sampled.
+//
+// Reads are split in two so that slow driver calls never stretch the sampling tick:
+//   ReadFast  utilization, memory, power, temperature, clocks, reasons, codecs (microseconds each)
+//   ReadSlow  process lists, per-process utilization, PCIe throughput (milliseconds on real drivers)
+// The sampler calls ReadFast on its tick and ReadSlow on a thread of its own.
+#ifndef CGOV_TELEMETRY_NVML_SOURCE_H_
+#define CGOV_TELEMETRY_NVML_SOURCE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "telemetry/gpu_sample.h"
+#include "telemetry/nvml_loader.h"
+
+namespace cgov {
+
+class NvmlSource {
+ public:
+  // Loads the library (see NvmlLibrary::Load), initialises NVML and probes every GPU's fields.
+  // Unavailable when there is no driver or nvmlInit fails; the message says why and what to do.
+  // A machine with a driver and no GPU is ok, with gpus() empty.
+  static Result<std::unique_ptr<NvmlSource>> Open(const std::string& library_path);
+
+  ~NvmlSource();  // nvmlShutdown
+  NvmlSource(const NvmlSource&) = delete;
+  NvmlSource& operator=(const NvmlSource&) = delete;
+
+  const NvmlLibrary& library() const { return *library_; }
+  const std::string& driver_version() const { return driver_version_; }  // empty when unknown
+  const std::string& nvml_version() const { return nvml_version_; }
+  std::optional<int> cuda_driver_version() const { return cuda_driver_version_; }  // 12040 = 12.4
+
+  // Identity and supported fields, as probed at Open. Lost flags there are as of the probe.
+  const std::vector<GpuInfo>& gpus() const { return gpus_; }
+
+  // True once any call on GPU `index` returned NVML_ERROR_GPU_IS_LOST; it is then never queried
+  // again. Thread-safe.
+  bool IsLost(size_t index) const { return lost_[index].load(std::memory_order_relaxed); }
+
+  // Resizes *out to gpus().size() and fills the fast fields. Unsupported or failed fields stay
+  // unknown. Thread safety: may run concurrently with ReadSlow, not with itself.
+  void ReadFast(std::vector<GpuFastSample>* out);
+
+  // Resizes *out to gpus().size() and fills the slow fields, stamping read_mono_ns from
+  // CLOCK_MONOTONIC. Thread safety: may run concurrently with ReadFast, not with itself.
+  void ReadSlow(std::vector<GpuSlowSample>* out);
+
+ private:
+  explicit NvmlSource(std::unique_ptr<NvmlLibrary> library);
+  Status Init();
+  void Probe(GpuInfo* gpu);
+  // Records a lost GPU; returns true when `ret` says so.
+  bool CheckLost(size_t index, nvml::nvmlReturn_t ret);
+  void ReadProcesses(size_t index, GpuSlowSample* out);
+  void ReadProcessUtilization(size_t index, GpuSlowSample* out);
+
+  std::unique_ptr<NvmlLibrary> library_;
+  bool initialised_ = false;
+  std::string driver_version_;
+  std::string nvml_version_;
+  std::optional<int> cuda_driver_version_;
+  std::vector<GpuInfo> gpus_;
+  std::vector<nvml::nvmlDevice_t> handles_;
+  std::unique_ptr<std::atomic<bool>[]> lost_;
+  // Slow-path state (touched by ReadSlow only).
+  std::vector<unsigned long long> last_seen_us_;
+  std::vector<nvml::nvmlProcessInfo_t> proc_buffer_;
+  std::vector<nvml::nvmlProcessInfo_v1_t> proc_buffer_v1_;
+  std::vector<nvml::nvmlProcessUtilizationSample_t> util_buffer_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_TELEMETRY_NVML_SOURCE_H_

@@ -1,0 +1,68 @@
+// One sampling tick: GPU fast fields + host reads now, GPU slow fields as last read off-tick.
+#ifndef CGOV_TELEMETRY_SAMPLER_H_
+#define CGOV_TELEMETRY_SAMPLER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "os/clock.h"
+#include "telemetry/gpu_sample.h"
+#include "telemetry/host_reader.h"
+#include "telemetry/nvml_source.h"
+
+namespace cgov {
+
+struct TickSample {
+  int64_t mono_ns = 0;
+  int64_t wall_ns = 0;
+  HostSample host;
+  std::vector<GpuFastSample> gpu_fast;  // one per GPU of the source; empty without NVML
+  std::vector<GpuSlowSample> gpu_slow;  // the latest off-tick read; read_mono_ns 0 until the first
+};
+
+// Reads the slow NVML fields on a thread of its own so that milliseconds-long driver calls
+// never delay a tick. Thread-safe.
+class SlowPoller {
+ public:
+  explicit SlowPoller(NvmlSource* source) : source_(source) {}
+  ~SlowPoller() { Stop(); }
+
+  // Reads once at once, then every `interval` until Stop.
+  void Start(std::chrono::milliseconds interval);
+  void Stop();
+  // Replaces *out with the latest read (empty before the first one completes).
+  void Latest(std::vector<GpuSlowSample>* out);
+
+ private:
+  void Run(std::chrono::milliseconds interval);
+
+  NvmlSource* source_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::vector<GpuSlowSample> latest_;
+};
+
+// Not thread-safe; the tick loop owns it.
+class Sampler {
+ public:
+  // `nvml` and `poller` may be null (no driver): GPU vectors stay empty.
+  Sampler(NvmlSource* nvml, SlowPoller* poller, HostReader* host, Clock* clock)
+      : nvml_(nvml), poller_(poller), host_(host), clock_(clock) {}
+
+  void Tick(TickSample* out);
+
+ private:
+  NvmlSource* nvml_;
+  SlowPoller* poller_;
+  HostReader* host_;
+  Clock* clock_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_TELEMETRY_SAMPLER_H_

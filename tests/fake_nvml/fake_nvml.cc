@@ -1,0 +1,575 @@
+// A fake libnvidia-ml.so.1: the NVML C ABI that Cost Governor loads, answering from a scenario
+// file named by $CGOV_FAKE_NVML_SCENARIO (format: docs/fake-nvml.md).
+//
+// Besides NVML's symbols it exports three test hooks (never looked up by cgov itself):
+//   void fakeNvmlSetTime(double seconds)  freeze scenario time (negative: back to the real clock)
+//   unsigned long long fakeNvmlCallCount(const char* function)
+//   void fakeNvmlResetCounts(void)
+#include <time.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "scenario.h"
+
+// nvmlDevice_t is a pointer to an opaque struct; ours encodes the GPU index + 1.
+struct nvmlDevice_st_fwd;
+
+namespace {
+
+using fake_nvml::Gpu;
+using fake_nvml::Process;
+
+constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3,
+              kNoPermission = 4, kNotFound = 6, kInsufficientSize = 7, kGpuIsLost = 15,
+              kUnknown = 999;
+
+struct Counter {
+  std::atomic<unsigned long long> calls{0};
+  std::atomic<int> delay_ms{0};
+};
+
+struct State {
+  std::mutex mu;  // guards counters' map shape, scenario swaps
+  std::map<std::string, std::unique_ptr<Counter>> counters;
+  std::shared_ptr<const fake_nvml::Scenario> scenario;
+  int init_count = 0;
+  double start_s = 0;
+  std::atomic<double> frozen_time{-1.0};
+};
+
+State& S() {
+  static State* state = new State();  // never destroyed: calls may race with exit
+  return *state;
+}
+
+double MonotonicSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+Counter* CounterFor(const char* function) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  auto& slot = S().counters[function];
+  if (!slot) slot = std::make_unique<Counter>();
+  return slot.get();
+}
+
+// Counts the call and applies the scenario's delay for it.
+void Enter(Counter* counter) {
+  counter->calls.fetch_add(1, std::memory_order_relaxed);
+  int ms = counter->delay_ms.load(std::memory_order_relaxed);
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+#define FAKE_ENTER()                                  \
+  static Counter* fake_counter_ = CounterFor(__func__); \
+  Enter(fake_counter_)
+
+std::shared_ptr<const fake_nvml::Scenario> Current() {
+  std::lock_guard<std::mutex> lock(S().mu);
+  return S().scenario;
+}
+
+double Now(const fake_nvml::Scenario& s) {
+  double frozen = S().frozen_time.load();
+  if (frozen >= 0) return frozen;
+  return (MonotonicSeconds() - S().start_s) * s.time_scale;
+}
+
+int LoadScenario() {
+  const char* path = std::getenv("CGOV_FAKE_NVML_SCENARIO");
+  if (path == nullptr || *path == '\0') {
+    std::fprintf(stderr, "fake NVML: CGOV_FAKE_NVML_SCENARIO is not set\n");
+    return kUnknown;
+  }
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "fake NVML: cannot read scenario %s\n", path);
+    return kUnknown;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto scenario = std::make_shared<fake_nvml::Scenario>();
+  std::string error;
+  if (!fake_nvml::ParseScenario(text.str(), path, scenario.get(), &error)) {
+    std::fprintf(stderr, "fake NVML: %s\n", error.c_str());
+    return kUnknown;
+  }
+  if (scenario->init_error != 0) return scenario->init_error;
+  for (auto& [function, ms] : scenario->delays_ms) CounterFor(function.c_str())->delay_ms = ms;
+  std::lock_guard<std::mutex> lock(S().mu);
+  S().scenario = std::move(scenario);
+  S().start_s = MonotonicSeconds();
+  return kSuccess;
+}
+
+// Resolves a handle to its GPU and the time, or answers the error the call must return.
+struct Call {
+  std::shared_ptr<const fake_nvml::Scenario> scenario;
+  const Gpu* gpu = nullptr;
+  double t = 0;
+  int error = kSuccess;
+};
+
+Call Resolve(nvmlDevice_st_fwd* device, const char* field) {
+  Call call;
+  call.scenario = Current();
+  if (!call.scenario) {
+    call.error = kUninitialized;
+    return call;
+  }
+  auto index = reinterpret_cast<uintptr_t>(device);
+  if (index == 0 || index > call.scenario->gpus.size()) {
+    call.error = kInvalidArgument;
+    return call;
+  }
+  call.gpu = &call.scenario->gpus[index - 1];
+  call.t = Now(*call.scenario);
+  if (call.gpu->LostAt(call.t)) call.error = kGpuIsLost;
+  else if (field && call.gpu->not_supported.count(field)) call.error = kNotSupported;
+  else if (field && call.gpu->no_permission.count(field)) call.error = kNoPermission;
+  return call;
+}
+
+unsigned Uint(double v) { return v <= 0 ? 0u : static_cast<unsigned>(std::lround(v)); }
+unsigned long long Mib(double mib) { return static_cast<unsigned long long>(mib * 1048576.0); }
+
+double MemUsedMib(const Call& c) {
+  double sum = 0;
+  for (const Process& p : c.gpu->processes) {
+    if (p.ActiveAt(c.t)) sum += p.used_mib;
+  }
+  return c.gpu->ValueAt(c.t, "mem_used_mib", sum);
+}
+
+void CopyString(const std::string& from, char* to, unsigned size) {
+  std::snprintf(to, size, "%s", from.c_str());
+}
+
+struct ProcessInfoV1 {
+  unsigned pid;
+  unsigned long long used;
+};
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long used;
+  unsigned gpu_instance;
+  unsigned compute_instance;
+};
+struct UtilSample {
+  unsigned pid;
+  unsigned long long timestamp_us;
+  unsigned sm, mem, enc, dec;
+};
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+struct MemoryV1 {
+  unsigned long long total, free, used;
+};
+struct MemoryV2 {
+  unsigned version;
+  unsigned long long total, reserved, free, used;
+};
+
+template <typename Info>
+int ListProcesses(nvmlDevice_st_fwd* device, unsigned* count, Info* infos, bool graphics) {
+  Call c = Resolve(device, graphics ? "graphics_processes" : "compute_processes");
+  if (c.error) return c.error;
+  if (count == nullptr) return kInvalidArgument;
+  unsigned needed = 0;
+  for (const Process& p : c.gpu->processes) {
+    if (p.ActiveAt(c.t) && (graphics ? p.graphics : p.compute)) ++needed;
+  }
+  if (*count < needed || (infos == nullptr && needed > 0)) {
+    *count = needed;
+    return kInsufficientSize;
+  }
+  unsigned k = 0;
+  for (const Process& p : c.gpu->processes) {
+    if (!p.ActiveAt(c.t) || !(graphics ? p.graphics : p.compute)) continue;
+    Info info{};
+    info.pid = p.pid;
+    info.used = Mib(p.used_mib);
+    if constexpr (sizeof(Info) == sizeof(ProcessInfo)) {
+      info.gpu_instance = 0xFFFFFFFFu;
+      info.compute_instance = 0xFFFFFFFFu;
+    }
+    infos[k++] = info;
+  }
+  *count = needed;
+  return kSuccess;
+}
+
+static_assert(sizeof(ProcessInfoV1) == 16 && sizeof(ProcessInfo) == 24);
+static_assert(sizeof(UtilSample) == 32 && sizeof(PciInfo) == 68);
+static_assert(sizeof(MemoryV1) == 24 && sizeof(MemoryV2) == 40);
+
+}  // namespace
+
+extern "C" {
+
+using nvmlDevice_t = nvmlDevice_st_fwd*;
+
+static int InitImpl() {
+  {
+    std::lock_guard<std::mutex> lock(S().mu);
+    if (S().init_count > 0) {
+      ++S().init_count;
+      return kSuccess;
+    }
+  }
+  int ret = LoadScenario();
+  if (ret == kSuccess) {
+    std::lock_guard<std::mutex> lock(S().mu);
+    ++S().init_count;
+  }
+  return ret;
+}
+
+int nvmlInit_v2() {
+  FAKE_ENTER();
+  return InitImpl();
+}
+
+int nvmlInit() {
+  FAKE_ENTER();
+  return InitImpl();
+}
+
+int nvmlShutdown() {
+  FAKE_ENTER();
+  std::lock_guard<std::mutex> lock(S().mu);
+  if (S().init_count == 0) return kUninitialized;
+  if (--S().init_count == 0) S().scenario.reset();
+  return kSuccess;
+}
+
+const char* nvmlErrorString(int code) {
+  switch (code) {
+    case kSuccess: return "Success";
+    case kUninitialized: return "Uninitialized";
+    case kInvalidArgument: return "Invalid Argument";
+    case kNotSupported: return "Not Supported";
+    case kNoPermission: return "Insufficient Permissions";
+    case kNotFound: return "Not Found";
+    case kInsufficientSize: return "Insufficient Size";
+    case 9: return "Driver Not Loaded";
+    case kGpuIsLost: return "GPU is lost";
+    default: return "Unknown Error";
+  }
+}
+
+int nvmlSystemGetDriverVersion(char* version, unsigned length) {
+  FAKE_ENTER();
+  auto s = Current();
+  if (!s) return kUninitialized;
+  CopyString(s->driver_version, version, length);
+  return kSuccess;
+}
+
+int nvmlSystemGetNVMLVersion(char* version, unsigned length) {
+  FAKE_ENTER();
+  auto s = Current();
+  if (!s) return kUninitialized;
+  CopyString(s->nvml_version, version, length);
+  return kSuccess;
+}
+
+static int CudaVersionImpl(int* version) {
+  auto s = Current();
+  if (!s) return kUninitialized;
+  *version = s->cuda_driver_version;
+  return kSuccess;
+}
+
+int nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  FAKE_ENTER();
+  return CudaVersionImpl(version);
+}
+
+int nvmlSystemGetCudaDriverVersion(int* version) {
+  FAKE_ENTER();
+  return CudaVersionImpl(version);
+}
+
+static int CountImpl(unsigned* count) {
+  auto s = Current();
+  if (!s) return kUninitialized;
+  *count = static_cast<unsigned>(s->gpus.size());
+  return kSuccess;
+}
+
+int nvmlDeviceGetCount_v2(unsigned* count) {
+  FAKE_ENTER();
+  return CountImpl(count);
+}
+
+int nvmlDeviceGetCount(unsigned* count) {
+  FAKE_ENTER();
+  return CountImpl(count);
+}
+
+static int HandleImpl(unsigned index, nvmlDevice_t* device) {
+  auto s = Current();
+  if (!s) return kUninitialized;
+  if (index >= s->gpus.size()) return kInvalidArgument;
+  if (s->gpus[index].LostAt(Now(*s))) return kGpuIsLost;
+  *device = reinterpret_cast<nvmlDevice_t>(static_cast<uintptr_t>(index) + 1);
+  return kSuccess;
+}
+
+int nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t* device) {
+  FAKE_ENTER();
+  return HandleImpl(index, device);
+}
+
+int nvmlDeviceGetHandleByIndex(unsigned index, nvmlDevice_t* device) {
+  FAKE_ENTER();
+  return HandleImpl(index, device);
+}
+
+int nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned length) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "name");
+  if (c.error) return c.error;
+  CopyString(c.gpu->name, name, length);
+  return kSuccess;
+}
+
+int nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned length) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "uuid");
+  if (c.error) return c.error;
+  CopyString(c.gpu->uuid, uuid, length);
+  return kSuccess;
+}
+
+static int PciImpl(nvmlDevice_t device, PciInfo* pci) {
+  Call c = Resolve(device, "pci_info");
+  if (c.error) return c.error;
+  *pci = PciInfo{};
+  CopyString(c.gpu->pci_bus_id, pci->bus_id, sizeof(pci->bus_id));
+  CopyString(c.gpu->pci_bus_id.substr(4), pci->bus_id_legacy, sizeof(pci->bus_id_legacy));
+  std::sscanf(c.gpu->pci_bus_id.c_str(), "%x:%x:%x", &pci->domain, &pci->bus, &pci->device);
+  pci->pci_device_id = 0x233010DE;
+  return kSuccess;
+}
+
+int nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, PciInfo* pci) {
+  FAKE_ENTER();
+  return PciImpl(device, pci);
+}
+
+int nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, PciInfo* pci) {
+  FAKE_ENTER();
+  return PciImpl(device, pci);
+}
+
+int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, MemoryV2* memory) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "memory");
+  if (c.error) return c.error;
+  // NVML checks the struct version; a bare "2" is the classic mistake this catches.
+  if (memory->version != (sizeof(MemoryV2) | (2u << 24))) return 25;  // ARGUMENT_VERSION_MISMATCH
+  double used = MemUsedMib(c);
+  memory->total = Mib(c.gpu->memory_total_mib);
+  memory->reserved = Mib(std::min(512.0, c.gpu->memory_total_mib / 100));
+  memory->used = Mib(used);
+  memory->free = memory->total > memory->used ? memory->total - memory->used : 0;
+  return kSuccess;
+}
+
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t device, MemoryV1* memory) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "memory");
+  if (c.error) return c.error;
+  memory->total = Mib(c.gpu->memory_total_mib);
+  memory->used = Mib(MemUsedMib(c));
+  memory->free = memory->total > memory->used ? memory->total - memory->used : 0;
+  return kSuccess;
+}
+
+int nvmlDeviceGetUtilizationRates(nvmlDevice_t device, unsigned* rates /* gpu, memory */) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "utilization");
+  if (c.error) return c.error;
+  rates[0] = Uint(c.gpu->ValueAt(c.t, "util_gpu", 0));
+  rates[1] = Uint(c.gpu->ValueAt(c.t, "util_mem", 0));
+  return kSuccess;
+}
+
+int nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned* mw) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "power");
+  if (c.error) return c.error;
+  *mw = Uint(c.gpu->ValueAt(c.t, "power_w", 60) * 1000);
+  return kSuccess;
+}
+
+int nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned* mw) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "power_limit");
+  if (c.error) return c.error;
+  if (c.gpu->power_limit_w <= 0) return kNotSupported;
+  *mw = Uint(c.gpu->power_limit_w * 1000);
+  return kSuccess;
+}
+
+int nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned* celsius) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "temperature");
+  if (c.error) return c.error;
+  if (sensor != 0) return kInvalidArgument;
+  *celsius = Uint(c.gpu->ValueAt(c.t, "temp_c", 35));
+  return kSuccess;
+}
+
+int nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned* mhz) {
+  FAKE_ENTER();
+  const char* field = type == 2 ? "mem_clock" : "sm_clock";
+  Call c = Resolve(device, field);
+  if (c.error) return c.error;
+  if (type == 2) *mhz = Uint(c.gpu->ValueAt(c.t, "mem_clock_mhz", 2619));
+  else if (type == 0 || type == 1) *mhz = Uint(c.gpu->ValueAt(c.t, "sm_clock_mhz", 1980));
+  else return kInvalidArgument;
+  return kSuccess;
+}
+
+static int ReasonsImpl(nvmlDevice_t device, unsigned long long* reasons) {
+  Call c = Resolve(device, "clock_reasons");
+  if (c.error) return c.error;
+  *reasons = static_cast<unsigned long long>(c.gpu->ValueAt(c.t, "clock_reasons", 0));
+  return kSuccess;
+}
+
+int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  FAKE_ENTER();
+  return ReasonsImpl(device, reasons);
+}
+
+int nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  FAKE_ENTER();
+  return ReasonsImpl(device, reasons);
+}
+
+int nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned* kbps) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "pcie_throughput");
+  if (c.error) return c.error;
+  if (counter == 0) *kbps = Uint(c.gpu->ValueAt(c.t, "pcie_tx_kbps", 0));
+  else if (counter == 1) *kbps = Uint(c.gpu->ValueAt(c.t, "pcie_rx_kbps", 0));
+  else return kInvalidArgument;
+  return kSuccess;
+}
+
+int nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned* pct, unsigned* period_us) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "encoder");
+  if (c.error) return c.error;
+  *pct = Uint(c.gpu->ValueAt(c.t, "enc_util", 0));
+  *period_us = 167000;
+  return kSuccess;
+}
+
+int nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned* pct, unsigned* period_us) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "decoder");
+  if (c.error) return c.error;
+  *pct = Uint(c.gpu->ValueAt(c.t, "dec_util", 0));
+  *period_us = 167000;
+  return kSuccess;
+}
+
+int nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned* current, unsigned* pending) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "mig_mode");
+  if (c.error) return c.error;
+  *current = *pending = c.gpu->mig ? 1u : 0u;
+  return kSuccess;
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, false);
+}
+int nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, false);
+}
+int nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned* n, ProcessInfoV1* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, false);
+}
+int nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, true);
+}
+int nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, true);
+}
+int nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned* n, ProcessInfoV1* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, true);
+}
+
+// One sample per active compute process, stamped with the scenario time in microseconds; only
+// samples newer than last_seen_us are returned, as the real driver does.
+int nvmlDeviceGetProcessUtilization(nvmlDevice_t device, UtilSample* samples, unsigned* count,
+                                    unsigned long long last_seen_us) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "process_utilization");
+  if (c.error) return c.error;
+  if (count == nullptr) return kInvalidArgument;
+  const unsigned long long now_us = 1'700'000'000'000'000ULL +
+                                    static_cast<unsigned long long>(c.t * 1e6);
+  unsigned needed = 0;
+  for (const Process& p : c.gpu->processes) {
+    if (p.compute && p.ActiveAt(c.t) && now_us > last_seen_us) ++needed;
+  }
+  if (needed == 0) return kNotFound;
+  if (samples == nullptr || *count < needed) {
+    *count = needed;
+    return kInsufficientSize;
+  }
+  unsigned k = 0;
+  double gpu_util = c.gpu->ValueAt(c.t, "util_gpu", 0);
+  for (const Process& p : c.gpu->processes) {
+    if (!p.compute || !p.ActiveAt(c.t)) continue;
+    samples[k++] = UtilSample{p.pid, now_us, Uint(p.sm_util.value_or(gpu_util)), Uint(p.mem_util),
+                              0, 0};
+  }
+  *count = needed;
+  return kSuccess;
+}
+
+// ---- test hooks -------------------------------------------------------------------------------
+
+void fakeNvmlSetTime(double seconds) { S().frozen_time.store(seconds); }
+
+unsigned long long fakeNvmlCallCount(const char* function) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  auto it = S().counters.find(function);
+  return it == S().counters.end() ? 0 : it->second->calls.load();
+}
+
+void fakeNvmlResetCounts() {
+  std::lock_guard<std::mutex> lock(S().mu);
+  for (auto& [name, counter] : S().counters) counter->calls = 0;
+}
+
+}  // extern "C"

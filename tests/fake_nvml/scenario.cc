@@ -1,0 +1,222 @@
+#include "scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace fake_nvml {
+
+const std::set<std::string> kStateFields = {
+    "util_gpu",     "util_mem",      "mem_used_mib", "power_w",     "temp_c",
+    "sm_clock_mhz", "mem_clock_mhz", "clock_reasons", "pcie_tx_kbps", "pcie_rx_kbps",
+    "enc_util",     "dec_util",
+};
+
+const std::set<std::string> kFieldNames = {
+    "utilization", "memory",   "power",   "power_limit",     "temperature",
+    "sm_clock",    "mem_clock", "clock_reasons", "encoder", "decoder", "pcie_throughput",
+    "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "name",
+    "uuid",        "pci_info",
+};
+
+namespace {
+
+using nlohmann::json;
+
+struct ParseError {
+  std::string where;
+  std::string what;
+};
+
+const std::map<std::string, int>& ErrorCodes() {
+  static const std::map<std::string, int> codes = {
+      {"UNINITIALIZED", 1},       {"INVALID_ARGUMENT", 2}, {"NOT_SUPPORTED", 3},
+      {"NO_PERMISSION", 4},       {"NOT_FOUND", 6},        {"INSUFFICIENT_POWER", 8},
+      {"DRIVER_NOT_LOADED", 9},   {"TIMEOUT", 10},         {"LIBRARY_NOT_FOUND", 12},
+      {"GPU_IS_LOST", 15},        {"LIB_RM_VERSION_MISMATCH", 18}, {"UNKNOWN", 999},
+  };
+  return codes;
+}
+
+double Number(const json& j, const std::string& where) {
+  if (!j.is_number()) throw ParseError{where, "must be a number"};
+  return j.get<double>();
+}
+
+std::string Text(const json& j, const std::string& where) {
+  if (!j.is_string()) throw ParseError{where, "must be a string"};
+  return j.get<std::string>();
+}
+
+std::set<std::string> FieldSet(const json& j, const std::string& where) {
+  if (!j.is_array()) throw ParseError{where, "must be an array of field names"};
+  std::set<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    std::string name = Text(j[i], where + "[" + std::to_string(i) + "]");
+    if (!kFieldNames.count(name)) throw ParseError{where, "unknown field '" + name + "'"};
+    out.insert(name);
+  }
+  return out;
+}
+
+Process ParseProcess(const json& j, const std::string& where) {
+  Process p;
+  for (auto& [key, value] : j.items()) {
+    std::string at = where + "." + key;
+    if (key == "pid") p.pid = static_cast<unsigned>(Number(value, at));
+    else if (key == "type") {
+      std::string type = Text(value, at);
+      if (type != "compute" && type != "graphics" && type != "both") {
+        throw ParseError{at, "must be compute, graphics or both"};
+      }
+      p.compute = type != "graphics";
+      p.graphics = type != "compute";
+    } else if (key == "used_mib") p.used_mib = Number(value, at);
+    else if (key == "sm_util") p.sm_util = Number(value, at);
+    else if (key == "mem_util") p.mem_util = Number(value, at);
+    else if (key == "start") p.start = Number(value, at);
+    else if (key == "end") p.end = Number(value, at);
+    else throw ParseError{at, "unknown key"};
+  }
+  if (p.pid == 0) throw ParseError{where + ".pid", "is required and must be > 0"};
+  return p;
+}
+
+Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stride) {
+  if (!j.is_object()) throw ParseError{where, "must be an object"};
+  Gpu g;
+  for (auto& [key, value] : j.items()) {
+    std::string at = where + "." + key;
+    if (key == "name") g.name = Text(value, at);
+    else if (key == "uuid") g.uuid = Text(value, at);
+    else if (key == "pci_bus_id") g.pci_bus_id = Text(value, at);
+    else if (key == "memory_total_mib") g.memory_total_mib = Number(value, at);
+    else if (key == "power_limit_w") g.power_limit_w = Number(value, at);
+    else if (key == "mig") g.mig = value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
+    else if (key == "period_s") g.period_s = Number(value, at);
+    else if (key == "copies") *copies = static_cast<int>(Number(value, at));
+    else if (key == "pid_stride") *pid_stride = static_cast<int>(Number(value, at));
+    else if (key == "lost_at") g.lost_at = Number(value, at);
+    else if (key == "not_supported") g.not_supported = FieldSet(value, at);
+    else if (key == "no_permission") g.no_permission = FieldSet(value, at);
+    else if (key == "processes") {
+      if (!value.is_array()) throw ParseError{at, "must be an array"};
+      for (size_t i = 0; i < value.size(); ++i) {
+        g.processes.push_back(ParseProcess(value[i], at + "[" + std::to_string(i) + "]"));
+      }
+    } else if (key == "timeline") {
+      if (!value.is_array()) throw ParseError{at, "must be an array"};
+      for (size_t i = 0; i < value.size(); ++i) {
+        std::string pat = at + "[" + std::to_string(i) + "]";
+        if (!value[i].is_object() || !value[i].contains("t")) {
+          throw ParseError{pat, "must be an object with a time \"t\""};
+        }
+        GpuState state;
+        double t = 0;
+        for (auto& [field, v] : value[i].items()) {
+          if (field == "t") t = Number(v, pat + ".t");
+          else if (kStateFields.count(field)) state.values[field] = Number(v, pat + "." + field);
+          else throw ParseError{pat + "." + field, "unknown timeline field"};
+        }
+        if (!g.timeline.empty() && t <= g.timeline.back().first) {
+          throw ParseError{pat + ".t", "times must increase"};
+        }
+        g.timeline.emplace_back(t, std::move(state));
+      }
+    } else {
+      throw ParseError{at, "unknown key"};
+    }
+  }
+  if (g.memory_total_mib <= 0) throw ParseError{where + ".memory_total_mib", "is required and must be > 0"};
+  // Carry values forward so each point holds the full state from its time on.
+  for (size_t i = 1; i < g.timeline.size(); ++i) {
+    for (auto& [field, v] : g.timeline[i - 1].second.values) {
+      g.timeline[i].second.values.emplace(field, v);
+    }
+  }
+  return g;
+}
+
+void Fill(Gpu* g, size_t index) {
+  char text[96];
+  if (g->name.empty()) g->name = "NVIDIA Fake GPU";
+  if (g->uuid.empty()) {
+    std::snprintf(text, sizeof(text), "GPU-fa4e0000-0000-4000-8000-%012zx", index);
+    g->uuid = text;
+  }
+  if (g->pci_bus_id.empty()) {
+    std::snprintf(text, sizeof(text), "00000000:%02zX:00.0", 0x18 + index);
+    g->pci_bus_id = text;
+  }
+}
+
+}  // namespace
+
+double Gpu::ValueAt(double t, const std::string& field, double fallback) const {
+  if (timeline.empty()) return fallback;
+  if (period_s > 0) t = std::fmod(std::max(t, 0.0), period_s);
+  auto it = std::upper_bound(timeline.begin(), timeline.end(), t,
+                             [](double x, const auto& point) { return x < point.first; });
+  if (it == timeline.begin()) return fallback;
+  const auto& values = std::prev(it)->second.values;
+  auto v = values.find(field);
+  return v == values.end() ? fallback : v->second;
+}
+
+std::optional<int> ErrorCodeByName(const std::string& name) {
+  std::string key = name.rfind("NVML_ERROR_", 0) == 0 ? name.substr(11) : name;
+  auto it = ErrorCodes().find(key);
+  if (it == ErrorCodes().end()) return std::nullopt;
+  return it->second;
+}
+
+bool ParseScenario(const std::string& text, const std::string& file, Scenario* out,
+                   std::string* error) {
+  try {
+    json root = json::parse(text);
+    if (!root.is_object()) throw ParseError{"(top)", "must be an object"};
+    Scenario s;
+    for (auto& [key, value] : root.items()) {
+      if (key == "driver_version") s.driver_version = Text(value, key);
+      else if (key == "nvml_version") s.nvml_version = Text(value, key);
+      else if (key == "cuda_driver_version") s.cuda_driver_version = static_cast<int>(Number(value, key));
+      else if (key == "time_scale") s.time_scale = Number(value, key);
+      else if (key == "init_error") {
+        auto code = ErrorCodeByName(Text(value, key));
+        if (!code) throw ParseError{key, "unknown NVML error name"};
+        s.init_error = *code;
+      } else if (key == "delays_ms") {
+        if (!value.is_object()) throw ParseError{key, "must map NVML function names to ms"};
+        for (auto& [fn, ms] : value.items()) s.delays_ms[fn] = static_cast<int>(Number(ms, key + "." + fn));
+      } else if (key == "gpus") {
+        if (!value.is_array()) throw ParseError{key, "must be an array"};
+        for (size_t i = 0; i < value.size(); ++i) {
+          int copies = 1, pid_stride = 1;
+          Gpu g = ParseGpu(value[i], "gpus[" + std::to_string(i) + "]", &copies, &pid_stride);
+          for (int k = 0; k < copies; ++k) {
+            Gpu copy = g;
+            if (k > 0 && !copy.uuid.empty()) copy.uuid += "-" + std::to_string(k);
+            for (Process& p : copy.processes) p.pid += static_cast<unsigned>(k * pid_stride);
+            Fill(&copy, s.gpus.size());
+            s.gpus.push_back(std::move(copy));
+          }
+        }
+      } else if (key == "comment") {
+        // free text for the reader
+      } else {
+        throw ParseError{key, "unknown key"};
+      }
+    }
+    *out = std::move(s);
+    return true;
+  } catch (const ParseError& e) {
+    *error = file + ": " + e.where + ": " + e.what;
+  } catch (const nlohmann::json::exception& e) {
+    *error = file + ": not valid JSON: " + e.what();
+  }
+  return false;
+}
+
+}  // namespace fake_nvml

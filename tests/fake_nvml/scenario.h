@@ -1,0 +1,75 @@
+// The scenario a fake libnvidia-ml.so.1 plays: GPUs, their timelines, processes and faults.
+// Format: docs/fake-nvml.md. Everything here is a pure function of the scenario and a time t
+// (seconds since nvmlInit, scaled).
+#ifndef CGOV_TESTS_FAKE_NVML_SCENARIO_H_
+#define CGOV_TESTS_FAKE_NVML_SCENARIO_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace fake_nvml {
+
+// The values a GPU reports at one moment. A timeline point sets some; the rest carry over.
+struct GpuState {
+  std::map<std::string, double> values;  // "util_gpu", "power_w", ... (see kStateFields)
+};
+
+extern const std::set<std::string> kStateFields;
+extern const std::set<std::string> kFieldNames;  // for not_supported / no_permission
+
+struct Process {
+  unsigned pid = 0;
+  bool compute = true;
+  bool graphics = false;
+  double used_mib = 0;
+  std::optional<double> sm_util;  // default: the GPU's util_gpu at that moment
+  double mem_util = 0;
+  double start = 0;
+  double end = std::numeric_limits<double>::infinity();
+  bool ActiveAt(double t) const { return t >= start && t < end; }
+};
+
+struct Gpu {
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;
+  double memory_total_mib = 0;
+  double power_limit_w = 0;
+  bool mig = false;
+  double period_s = 0;  // > 0: the timeline repeats
+  std::vector<std::pair<double, GpuState>> timeline;  // sorted by t; values carried forward
+  std::vector<Process> processes;
+  std::set<std::string> not_supported;  // field names answering NVML_ERROR_NOT_SUPPORTED
+  std::set<std::string> no_permission;  // field names answering NVML_ERROR_NO_PERMISSION
+  std::optional<double> lost_at;        // from then on every call answers GPU_IS_LOST
+
+  // The value of `field` at time t, or `fallback` when the timeline never set it.
+  double ValueAt(double t, const std::string& field, double fallback) const;
+  bool LostAt(double t) const { return lost_at && t >= *lost_at; }
+};
+
+struct Scenario {
+  std::string driver_version = "550.54.15";
+  std::string nvml_version = "12.550.54.15";
+  int cuda_driver_version = 12040;
+  int init_error = 0;       // nvmlReturn_t nvmlInit answers; 0 = success
+  double time_scale = 1.0;  // fake seconds per real second
+  std::map<std::string, int> delays_ms;  // NVML function name -> added latency per call
+  std::vector<Gpu> gpus;
+};
+
+// Parses scenario JSON. On error returns false and sets *error to "file: field: what".
+bool ParseScenario(const std::string& text, const std::string& file, Scenario* out,
+                   std::string* error);
+
+// NVML error names accepted in scenario files ("DRIVER_NOT_LOADED" or "NVML_ERROR_...") -> code.
+std::optional<int> ErrorCodeByName(const std::string& name);
+
+}  // namespace fake_nvml
+
+#endif  // CGOV_TESTS_FAKE_NVML_SCENARIO_H_
