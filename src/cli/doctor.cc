@@ -55,11 +55,20 @@ std::string RenderDoctorText(const DoctorReport& r) {
                        Or(r.nvml_version, "unknown"), CudaText(r.cuda_driver_version));
     std::vector<std::string> older;
     for (const SymbolResolution& s : r.symbols) {
-      if (!s.resolved.empty() && s.resolved != s.candidates.front()) {
-        older.push_back(fmt::format("{} (no {})", s.resolved, s.candidates.front()));
+      if (s.resolved.empty()) continue;
+      std::string newest = s.candidates.front();
+      if (s.role.ends_with(" (v1)")) {  // stands in for the role without the suffix
+        std::string primary = s.role.substr(0, s.role.size() - 5);
+        for (const SymbolResolution& p : r.symbols) {
+          if (p.role == primary) newest = p.candidates.front();
+        }
       }
+      if (s.resolved != newest) older.push_back(fmt::format("{} (no {})", s.resolved, newest));
     }
-    if (!older.empty()) out += fmt::format("  older API in use: {}\n", fmt::join(older, ", "));
+    if (!older.empty()) {
+      out += "  older API in use (an older driver; cgov reads the same fields through it):\n";
+      for (const std::string& o : older) out += fmt::format("    {}\n", o);
+    }
     if (!r.missing_optional_symbols.empty()) {
       out += fmt::format("  missing optional symbols (their fields are unknown): {}\n",
                          fmt::join(r.missing_optional_symbols, ", "));
@@ -74,6 +83,7 @@ std::string RenderDoctorText(const DoctorReport& r) {
   }
   out += fmt::format("\nHost{}\n", r.host_root == "/" ? "" : fmt::format(" (root {})", r.host_root));
   size_t problems = r.nvml_ok ? 0 : 1;
+  for (const GpuInfo& g : r.gpus) problems += g.lost ? 1 : 0;
   for (const HostCheck& c : r.host) {
     out += fmt::format("  {:<7} {:<24} {}\n", c.status, c.name, c.detail);
     if (!c.fix.empty()) out += fmt::format("  {:<7} {:<24} fix: {}\n", "", "", c.fix);
@@ -144,7 +154,8 @@ int RunDoctor(int argc, char** argv) {
   app.add_option("--host-root", host_root,
                  "read /proc, /sys and /etc/passwd under this directory, e.g. a host mounted at "
                  "/host in a container (env CGOV_HOST_ROOT)")
-      ->envname("CGOV_HOST_ROOT");
+      ->envname("CGOV_HOST_ROOT")
+      ->check(CLI::ExistingDirectory);
   app.add_flag("--json", json, "print a JSON document instead of text");
   try {
     app.parse(argc, argv);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <filesystem>
 #include <fstream>
 
@@ -55,6 +57,16 @@ TEST(RootedFileReader, UnreadableFileIsPermissionDenied) {
   RootedFileReader reader(dir.path());
   std::string text;
   EXPECT_EQ(reader.Read("/secret", &text).code(), StatusCode::kPermissionDenied);
+}
+
+TEST(ErrnoStatus, MapsWhatCallersTellApart) {
+  EXPECT_EQ(ErrnoStatus(ENOENT, "cannot open", "/p").code(), StatusCode::kNotFound);
+  EXPECT_EQ(ErrnoStatus(ESRCH, "cannot read", "/p").code(), StatusCode::kNotFound);
+  EXPECT_EQ(ErrnoStatus(EACCES, "cannot open", "/p").code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(ErrnoStatus(EPERM, "cannot open", "/p").code(), StatusCode::kPermissionDenied);
+  Status io = ErrnoStatus(EIO, "cannot read", "/proc/stat");
+  EXPECT_EQ(io.code(), StatusCode::kIoError);
+  EXPECT_EQ(io.message(), "cannot read /proc/stat: Input/output error");
 }
 
 TEST(RootedFileReader, HotFileSeesNewContentOnEveryRead) {

@@ -3,6 +3,9 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <climits>
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 namespace cgov {
@@ -70,11 +73,13 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
 
 std::string LoadedPath(void* handle, const std::string& fallback) {
   link_map* map = nullptr;
+  std::string name = fallback;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
       map->l_name[0] != '\0') {
-    return map->l_name;
+    name = map->l_name;
   }
-  return fallback;
+  char resolved[PATH_MAX];
+  return realpath(name.c_str(), resolved) != nullptr ? std::string(resolved) : name;
 }
 
 }  // namespace
@@ -142,15 +147,19 @@ Status NvmlLibrary::ResolveAll() {
 }
 
 std::vector<std::string> NvmlLibrary::MissingOptional() const {
+  constexpr std::string_view kFallbackSuffix = " (v1)";
+  auto resolved = [&](const std::string& role) {
+    for (const SymbolResolution& s : symbols_) {
+      if (s.role == role) return !s.resolved.empty();
+    }
+    return false;
+  };
   std::vector<std::string> missing;
   for (const SymbolResolution& s : symbols_) {
     if (s.required || !s.resolved.empty()) continue;
-    // A v1 fallback that also failed is reported under the role it stands in for.
-    bool has_fallback = false;
-    for (const SymbolResolution& other : symbols_) {
-      if (other.role == s.role + " (v1)") has_fallback = true;
-    }
-    if (!has_fallback) missing.push_back(s.candidates.front());
+    if (s.role.size() > kFallbackSuffix.size() && s.role.ends_with(kFallbackSuffix)) continue;
+    // Reported under the newest name, unless its v1 fallback stands in for it.
+    if (!resolved(s.role + std::string(kFallbackSuffix))) missing.push_back(s.candidates.front());
   }
   return missing;
 }

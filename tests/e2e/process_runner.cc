@@ -47,7 +47,7 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
-RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               double timeout_s) {
   RunResult result;
   int out_pipe[2], err_pipe[2];

@@ -17,7 +17,7 @@ struct RunResult {
 
 // Runs argv[0] with argv, the current environment plus `env` (an empty value unsets), and no
 // stdin. Kills it after `timeout_s` (exit_code then 128 + SIGKILL).
-RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               double timeout_s = 30);
 
 // The cgov binary under test, the fake NVML variants and the scenarios.

@@ -1,0 +1,273 @@
+#include "telemetry/nvml_source.h"
+
+#include <gtest/gtest.h>
+
+#include "telemetry/nvml_testing.h"
+
+namespace cgov {
+namespace {
+
+using testing::FakeNvml;
+
+// GPU 0: busy for 10 s, then idle; a trainer (pid 100) and an X server (pid 200, graphics).
+// GPU 1: a notebook's kernel holding memory, cold. GPU 2: lost at t=20.
+constexpr const char* kScenario = R"({
+  "driver_version": "535.104.05", "nvml_version": "12.535.104.05", "cuda_driver_version": 12020,
+  "gpus": [
+    {"name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-aaaa", "pci_bus_id": "00000000:07:00.0",
+     "memory_total_mib": 81920, "power_limit_w": 400, "mig": false,
+     "timeline": [
+       {"t": 0, "util_gpu": 97, "util_mem": 55, "power_w": 380.5, "temp_c": 66, "sm_clock_mhz": 1410,
+        "mem_clock_mhz": 1593, "clock_reasons": 4, "pcie_tx_kbps": 1000, "pcie_rx_kbps": 2000,
+        "enc_util": 3, "dec_util": 4},
+       {"t": 10, "util_gpu": 0, "power_w": 60, "clock_reasons": 1}],
+     "processes": [
+       {"pid": 100, "used_mib": 40960, "sm_util": 91, "mem_util": 50},
+       {"pid": 200, "type": "graphics", "used_mib": 128, "end": 15}]},
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920,
+     "timeline": [{"t": 0, "util_gpu": 0}],
+     "processes": [{"pid": 300, "used_mib": 20480, "sm_util": 0}]},
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920, "lost_at": 20}
+  ]})";
+
+constexpr uint64_t kMiB = 1048576;
+
+TEST(NvmlSource, EnumeratesAndProbesOnce) {
+  FakeNvml fake("full", kScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  NvmlSource& nvml = **source;
+  EXPECT_EQ(nvml.driver_version(), "535.104.05");
+  EXPECT_EQ(nvml.nvml_version(), "12.535.104.05");
+  EXPECT_EQ(nvml.cuda_driver_version(), 12020);
+  ASSERT_EQ(nvml.gpus().size(), 3u);
+  const GpuInfo& g0 = nvml.gpus()[0];
+  EXPECT_EQ(g0.uuid, "GPU-aaaa");
+  EXPECT_EQ(g0.name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g0.pci_bus_id, "00000000:07:00.0");
+  EXPECT_EQ(g0.memory_total_bytes, 81920 * kMiB);
+  EXPECT_EQ(g0.mig_enabled, false);
+  for (size_t f = 0; f < kGpuFieldCount; ++f) {
+    EXPECT_TRUE(g0.fields[f].supported) << GpuFieldName(static_cast<GpuField>(f)) << ": "
+                                        << g0.fields[f].reason;
+  }
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetMigMode"), 3u) << "probed once per GPU";
+  std::vector<GpuFastSample> fast;
+  nvml.ReadFast(&fast);
+  nvml.ReadFast(&fast);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetMigMode"), 3u) << "not read again while sampling";
+}
+
+TEST(NvmlSource, FastFieldsFollowTheTimeline) {
+  FakeNvml fake("full", kScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  std::vector<GpuFastSample> fast;
+  (*source)->ReadFast(&fast);
+  ASSERT_EQ(fast.size(), 3u);
+  const GpuFastSample& s = fast[0];
+  EXPECT_EQ(s.util_gpu_pct, 97u);
+  EXPECT_EQ(s.util_mem_pct, 55u);
+  EXPECT_EQ(s.power_mw, 380500u);
+  EXPECT_EQ(s.power_limit_mw, 400000u);
+  EXPECT_EQ(s.temp_c, 66u);
+  EXPECT_EQ(s.sm_clock_mhz, 1410u);
+  EXPECT_EQ(s.mem_clock_mhz, 1593u);
+  EXPECT_EQ(s.clock_reasons, 4u);
+  EXPECT_EQ(s.enc_util_pct, 3u);
+  EXPECT_EQ(s.dec_util_pct, 4u);
+  EXPECT_EQ(s.mem_used_bytes, (40960 + 128) * kMiB) << "sum of the processes when not set";
+  EXPECT_EQ(s.mem_total_bytes, 81920 * kMiB);
+
+  fake.SetTime(12);
+  (*source)->ReadFast(&fast);
+  EXPECT_EQ(fast[0].util_gpu_pct, 0u);
+  EXPECT_EQ(fast[0].util_mem_pct, 55u) << "fields a point does not set carry over";
+  EXPECT_EQ(fast[0].power_mw, 60000u);
+  EXPECT_EQ(fast[0].clock_reasons, 1u);
+}
+
+TEST(NvmlSource, SlowFieldsListProcessesWithMemoryAndUtilization) {
+  FakeNvml fake("full", kScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ASSERT_EQ(slow.size(), 3u);
+  EXPECT_GT(slow[0].read_mono_ns, 0);
+  EXPECT_EQ(slow[0].pcie_tx_kbps, 1000u);
+  EXPECT_EQ(slow[0].pcie_rx_kbps, 2000u);
+  ASSERT_TRUE(slow[0].processes_known);
+  ASSERT_EQ(slow[0].processes.size(), 2u);
+  const GpuProcess& trainer = slow[0].processes[0];
+  EXPECT_EQ(trainer.pid, 100u);
+  EXPECT_TRUE(trainer.compute);
+  EXPECT_FALSE(trainer.graphics);
+  EXPECT_EQ(trainer.used_memory_bytes, 40960 * kMiB);
+  EXPECT_EQ(trainer.sm_util_pct, 91u);
+  EXPECT_EQ(trainer.mem_util_pct, 50u);
+  const GpuProcess& xorg = slow[0].processes[1];
+  EXPECT_EQ(xorg.pid, 200u);
+  EXPECT_TRUE(xorg.graphics);
+  EXPECT_FALSE(xorg.compute);
+  EXPECT_FALSE(xorg.sm_util_pct.has_value()) << "no compute samples for a graphics process";
+  EXPECT_EQ(slow[1].processes.at(0).sm_util_pct, 0u) << "held and cold: 0 is known, not unknown";
+
+  // Same moment again: the driver has no samples newer than lastSeenTimeStamp.
+  (*source)->ReadSlow(&slow);
+  EXPECT_FALSE(slow[0].processes[0].sm_util_pct.has_value());
+  fake.SetTime(16);  // later: new samples; the X server has exited
+  (*source)->ReadSlow(&slow);
+  ASSERT_EQ(slow[0].processes.size(), 1u);
+  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 91u);
+}
+
+TEST(NvmlSource, ProcessBufferGrowsOnInsufficientSize) {
+  std::string many = R"({"gpus": [{"memory_total_mib": 1024, "processes": [)";
+  for (int pid = 1; pid <= 40; ++pid) {
+    many += (pid > 1 ? "," : "") + std::string(R"({"pid": )") + std::to_string(pid) +
+            R"(, "used_mib": 10})";
+  }
+  many += "]}]}";
+  FakeNvml fake("full", many, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ASSERT_TRUE(slow[0].processes_known);
+  EXPECT_EQ(slow[0].processes.size(), 40u);
+}
+
+TEST(NvmlSource, LegacyDriverGivesTheSameValuesThroughV1Calls) {
+  FakeNvml fake("legacy", kScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  std::vector<GpuFastSample> fast;
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadFast(&fast);
+  (*source)->ReadSlow(&slow);
+  EXPECT_EQ(fast[0].mem_used_bytes, (40960 + 128) * kMiB);
+  EXPECT_EQ(fast[0].clock_reasons, 4u);
+  ASSERT_EQ(slow[0].processes.size(), 2u);
+  EXPECT_EQ(slow[0].processes[0].used_memory_bytes, 40960 * kMiB);
+  EXPECT_GT(fake.Calls("nvmlDeviceGetComputeRunningProcesses"), 0u);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetComputeRunningProcesses_v3"), 0u);
+  EXPECT_GT(fake.Calls("nvmlDeviceGetMemoryInfo"), 0u);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetMemoryInfo_v2"), 0u);
+}
+
+TEST(NvmlSource, MissingOptionalSymbolsDisableTheirFieldsOnly) {
+  FakeNvml fake("no_optional", kScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  const GpuInfo& g0 = (*source)->gpus()[0];
+  EXPECT_FALSE(g0.field(GpuField::kPower).supported);
+  EXPECT_EQ(g0.field(GpuField::kPower).reason,
+            "symbol nvmlDeviceGetPowerUsage missing from the library");
+  EXPECT_TRUE(g0.field(GpuField::kUtilization).supported);
+  EXPECT_TRUE(g0.field(GpuField::kComputeProcesses).supported);
+  std::vector<GpuFastSample> fast;
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadFast(&fast);
+  (*source)->ReadSlow(&slow);
+  EXPECT_EQ(fast[0].util_gpu_pct, 97u);
+  EXPECT_FALSE(fast[0].power_mw.has_value()) << "unknown, not 0";
+  EXPECT_FALSE(fast[0].temp_c.has_value());
+  ASSERT_TRUE(slow[0].processes_known) << "no graphics list is not a reason to drop compute";
+  ASSERT_EQ(slow[0].processes.size(), 1u);
+  EXPECT_FALSE(slow[0].processes[0].sm_util_pct.has_value());
+}
+
+TEST(NvmlSource, NotSupportedAndNoPermissionAreProbedOnceAndSkipped) {
+  FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 1024,
+      "not_supported": ["power", "pcie_throughput"], "no_permission": ["compute_processes"],
+      "processes": [{"pid": 5, "used_mib": 1}]}]})", 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  const GpuInfo& g = (*source)->gpus()[0];
+  EXPECT_EQ(g.field(GpuField::kPower).reason, "NVML_ERROR_NOT_SUPPORTED (Not Supported)");
+  EXPECT_EQ(g.field(GpuField::kComputeProcesses).reason,
+            "NVML_ERROR_NO_PERMISSION (Insufficient Permissions)");
+  fake.ResetCounts();
+  std::vector<GpuFastSample> fast;
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadFast(&fast);
+  (*source)->ReadSlow(&slow);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetPowerUsage"), 0u);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetPcieThroughput"), 0u);
+  EXPECT_FALSE(slow[0].processes_known) << "a list we may not read is unknown, not empty";
+  EXPECT_TRUE(slow[0].processes.empty());
+}
+
+TEST(NvmlSource, LostGpuStopsBeingQueriedAndTheOthersGoOn) {
+  FakeNvml fake("full", kScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  NvmlSource& nvml = **source;
+  EXPECT_FALSE(nvml.gpus()[2].lost);
+  fake.SetTime(21);
+  std::vector<GpuFastSample> fast;
+  nvml.ReadFast(&fast);
+  EXPECT_TRUE(fast[2].lost);
+  EXPECT_FALSE(fast[2].util_gpu_pct.has_value());
+  EXPECT_TRUE(nvml.IsLost(2));
+  EXPECT_FALSE(fast[0].lost);
+  EXPECT_EQ(fast[0].util_gpu_pct, 0u);
+  fake.ResetCounts();
+  std::vector<GpuSlowSample> slow;
+  nvml.ReadFast(&fast);
+  nvml.ReadSlow(&slow);
+  // GPU 0 and 1 each get one utilization call; the lost GPU 2 gets none.
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetUtilizationRates"), 2u);
+  EXPECT_TRUE(slow[2].lost);
+  EXPECT_FALSE(slow[2].processes_known);
+  EXPECT_TRUE(slow[1].processes_known);
+}
+
+TEST(NvmlSource, GpuLostBeforeStartIsListedAsLost) {
+  FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 1024},
+                                     {"memory_total_mib": 1024, "lost_at": 0}]})", 0);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_EQ((*source)->gpus().size(), 2u);
+  EXPECT_FALSE((*source)->gpus()[0].lost);
+  EXPECT_TRUE((*source)->gpus()[1].lost);
+  EXPECT_NE((*source)->gpus()[1].lost_reason.find("NVML_ERROR_GPU_IS_LOST"), std::string::npos);
+}
+
+TEST(NvmlSource, InitFailureIsUnavailableWithTheDriverError) {
+  FakeNvml fake("full", R"({"init_error": "DRIVER_NOT_LOADED", "gpus": []})");
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_FALSE(source.ok());
+  EXPECT_EQ(source.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(source.status().message().find("NVML_ERROR_DRIVER_NOT_LOADED"), std::string::npos)
+      << source.status().message();
+}
+
+TEST(NvmlSource, DriverWithoutGpusIsAnEmptyList) {
+  FakeNvml fake("full", R"({"gpus": []})");
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  EXPECT_TRUE((*source)->gpus().empty());
+  std::vector<GpuFastSample> fast;
+  (*source)->ReadFast(&fast);
+  EXPECT_TRUE(fast.empty());
+}
+
+TEST(NvmlSource, FastReadNeverCallsTheSlowFunctions) {
+  FakeNvml fake("full", kScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  fake.ResetCounts();
+  std::vector<GpuFastSample> fast;
+  for (int i = 0; i < 5; ++i) (*source)->ReadFast(&fast);
+  for (const char* slow : {"nvmlDeviceGetComputeRunningProcesses_v3",
+                           "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                           "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetPcieThroughput"}) {
+    EXPECT_EQ(fake.Calls(slow), 0u) << slow;
+  }
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetUtilizationRates"), 15u);
+}
+
+}  // namespace
+}  // namespace cgov

@@ -1,0 +1,112 @@
+#include "telemetry/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include "os/fake_file_reader.h"
+#include "os/fixture_testing.h"
+#include "telemetry/nvml_testing.h"
+
+namespace cgov {
+namespace {
+
+using testing::FakeNvml;
+
+constexpr const char* kSlowScenario = R"({
+  "delays_ms": {"nvmlDeviceGetComputeRunningProcesses_v3": 300},
+  "gpus": [{"memory_total_mib": 1024, "timeline": [{"t": 0, "util_gpu": 40}],
+            "processes": [{"pid": 7, "used_mib": 512}]}]})";
+
+class SamplerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(files_.LoadTree(testing::FixturePath(testing::kVm), "").ok());
+  }
+  // Waits (bounded) until the poller has published a read.
+  static bool WaitForFirstRead(SlowPoller* poller) {
+    std::vector<GpuSlowSample> latest;
+    for (int i = 0; i < 500; ++i) {
+      poller->Latest(&latest);
+      if (!latest.empty()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  FakeFileReader files_;
+  FakeClock clock_;
+};
+
+TEST_F(SamplerTest, TickCombinesFastGpuHostAndLatestSlowRead) {
+  FakeNvml fake("full", kSlowScenario, 1);
+  auto nvml = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(nvml.ok()) << nvml.status().message();
+  HostReader host(&files_, &clock_);
+  SlowPoller poller(nvml->get());
+  Sampler sampler(nvml->get(), &poller, &host, &clock_);
+  TickSample tick;
+  sampler.Tick(&tick);
+  EXPECT_EQ(tick.mono_ns, clock_.MonotonicNs());
+  ASSERT_EQ(tick.gpu_fast.size(), 1u);
+  EXPECT_EQ(tick.gpu_fast[0].util_gpu_pct, 40u);
+  EXPECT_TRUE(tick.gpu_slow.empty()) << "nothing read off-tick yet";
+  EXPECT_TRUE(tick.host.mem_total_bytes.has_value());
+
+  poller.Start(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(WaitForFirstRead(&poller));
+  sampler.Tick(&tick);
+  ASSERT_EQ(tick.gpu_slow.size(), 1u);
+  ASSERT_EQ(tick.gpu_slow[0].processes.size(), 1u);
+  EXPECT_EQ(tick.gpu_slow[0].processes[0].pid, 7u);
+  poller.Stop();
+}
+
+TEST_F(SamplerTest, SlowProcessListDoesNotStretchTheTick) {
+  FakeNvml fake("full", kSlowScenario, 1);
+  auto nvml = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(nvml.ok()) << nvml.status().message();
+  HostReader host(&files_, &clock_);
+  SlowPoller poller(nvml->get());
+  Sampler sampler(nvml->get(), &poller, &host, &clock_);
+  poller.Start(std::chrono::milliseconds(1));  // the poller is inside a 300 ms call nearly always
+  ASSERT_TRUE(WaitForFirstRead(&poller));
+  TickSample tick;
+  double worst_ms = 0;
+  for (int i = 0; i < 10; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    sampler.Tick(&tick);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    worst_ms = std::max(worst_ms, ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  poller.Stop();
+  // A tick that waited for the driver would take >= 300 ms; generous bound for a loaded machine.
+  EXPECT_LT(worst_ms, 150.0);
+  EXPECT_EQ(tick.gpu_slow.size(), 1u);
+}
+
+TEST_F(SamplerTest, WithoutNvmlGpuVectorsAreEmpty) {
+  HostReader host(&files_, &clock_);
+  Sampler sampler(nullptr, nullptr, &host, &clock_);
+  TickSample tick;
+  tick.gpu_fast.resize(3);
+  sampler.Tick(&tick);
+  EXPECT_TRUE(tick.gpu_fast.empty());
+  EXPECT_TRUE(tick.gpu_slow.empty());
+  EXPECT_TRUE(tick.host.mem_total_bytes.has_value());
+}
+
+TEST_F(SamplerTest, StopReturnsPromptlyBetweenReads) {
+  FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 1024}]})", 1);
+  auto nvml = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(nvml.ok());
+  SlowPoller poller(nvml->get());
+  poller.Start(std::chrono::hours(1));
+  ASSERT_TRUE(WaitForFirstRead(&poller));
+  auto start = std::chrono::steady_clock::now();
+  poller.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5))
+      << "Stop must wake the poller, not wait out its interval";
+}
+
+}  // namespace
+}  // namespace cgov
