@@ -13,10 +13,12 @@ namespace cgov {
 namespace {
 
 // Reads from offset 0 to EOF with pread. /proc files regenerate their content on a read at
-// offset 0, so a kept-open fd always sees fresh numbers.
-Status PreadAll(int fd, std::string_view path, std::string* out) {
+// offset 0, so a kept-open fd always sees fresh numbers. With `short_read_is_eof`, a read that
+// returns less than asked ends it: true of procfs seq_files (they fill the buffer until their
+// end), and it saves the extra syscall that would only confirm EOF.
+Status PreadAll(int fd, std::string_view path, bool short_read_is_eof, std::string* out) {
   out->clear();
-  size_t capacity = 4096;
+  size_t capacity = 16384;
   off_t offset = 0;
   for (;;) {
     out->resize(static_cast<size_t>(offset) + capacity);
@@ -28,7 +30,7 @@ Status PreadAll(int fd, std::string_view path, std::string* out) {
       return ErrnoStatus(err, "cannot read", path);
     }
     offset += n;
-    if (n == 0) break;
+    if (n == 0 || (short_read_is_eof && static_cast<size_t>(n) < capacity)) break;
     if (static_cast<size_t>(n) == capacity) capacity *= 2;
   }
   out->resize(static_cast<size_t>(offset));
@@ -69,7 +71,7 @@ Status RootedFileReader::Read(std::string_view path, std::string* out) {
   const std::string full = FullPath(path);
   int fd = open(full.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, "cannot open", full);
-  Status status = PreadAll(fd, full, out);
+  Status status = PreadAll(fd, full, /*short_read_is_eof=*/false, out);
   close(fd);
   return status;
 }
@@ -82,7 +84,7 @@ Status RootedFileReader::ReadHot(std::string_view path, std::string* out) {
     if (fd < 0) return ErrnoStatus(errno, "cannot open", full);
     it = hot_fds_.emplace(std::string(path), fd).first;
   }
-  return PreadAll(it->second, FullPath(path), out);
+  return PreadAll(it->second, path, /*short_read_is_eof=*/true, out);
 }
 
 Status RootedFileReader::ListDir(std::string_view path, std::vector<std::string>* names) {

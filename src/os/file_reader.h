@@ -23,8 +23,9 @@ class FileReader {
   // EACCES/EPERM (hidepid, another user's environ), kIoError otherwise. The message names the path.
   virtual Status Read(std::string_view path, std::string* out) = 0;
 
-  // Like Read, for files read on every tick (/proc/stat): an implementation may keep them open and
-  // re-read them with pread. Not for per-pid files, which come and go.
+  // Like Read, for procfs files read on every tick (/proc/stat): an implementation may keep them
+  // open, re-read them with pread, and take a short read as the end of the file (true of procfs
+  // seq_files). Not for per-pid files, which come and go, nor for regular files.
   virtual Status ReadHot(std::string_view path, std::string* out) { return Read(path, out); }
 
   // Replaces *names with the entries of a directory, without "." and "..", in no set order.

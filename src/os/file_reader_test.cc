@@ -105,6 +105,19 @@ TEST(RootedFileReader, ReadsFilesLargerThanOneBuffer) {
   EXPECT_EQ(text.size(), big.size());
 }
 
+TEST(RootedFileReader, HotReadOfAFileLargerThanOneBuffer) {
+  TempDir dir;
+  std::string big;
+  for (int i = 0; big.size() < 70'000; ++i) big += "line " + std::to_string(i) + "\n";
+  dir.Write("/big", big);
+  RootedFileReader reader(dir.path());
+  std::string text;
+  ASSERT_TRUE(reader.ReadHot("/big", &text).ok());
+  EXPECT_EQ(text, big);
+  ASSERT_TRUE(reader.ReadHot("/big", &text).ok());
+  EXPECT_EQ(text, big) << "the second read starts at offset 0 again";
+}
+
 TEST(RootedFileReader, ListsDirectoryEntries) {
   TempDir dir;
   dir.Write("/proc/1/stat", "");

@@ -52,22 +52,31 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
 }
 
 Result<MemInfo> ParseMeminfo(std::string_view text) {
+  struct Key {
+    std::string_view name;
+    std::optional<uint64_t> MemInfo::*slot;
+  };
+  static constexpr Key kKeys[] = {{"MemTotal:", &MemInfo::total_bytes},
+                                  {"MemFree:", &MemInfo::free_bytes},
+                                  {"MemAvailable:", &MemInfo::available_bytes},
+                                  {"Buffers:", &MemInfo::buffers_bytes},
+                                  {"Cached:", &MemInfo::cached_bytes}};
   MemInfo info;
   std::vector<std::string_view> lines = SplitLines(text);
   for (size_t n = 0; n < lines.size(); ++n) {
+    // ~55 lines, 5 wanted: compare the prefix before splitting anything.
+    const Key* key = nullptr;
+    for (const Key& k : kKeys) {
+      if (StartsWith(lines[n], k.name)) key = &k;
+    }
+    if (key == nullptr) continue;
     std::vector<std::string_view> f = SplitFields(lines[n]);
-    if (f.size() < 2) continue;
-    std::optional<uint64_t>* slot = nullptr;
-    if (f[0] == "MemTotal:") slot = &info.total_bytes;
-    else if (f[0] == "MemFree:") slot = &info.free_bytes;
-    else if (f[0] == "MemAvailable:") slot = &info.available_bytes;
-    else if (f[0] == "Buffers:") slot = &info.buffers_bytes;
-    else if (f[0] == "Cached:") slot = &info.cached_bytes;
-    if (slot == nullptr) continue;
     uint64_t value = 0;
-    if (!ParseU64(f[1], &value)) return Bad("/proc/meminfo", n + 1, f[0], "not a number");
+    if (f.size() < 2 || !ParseU64(f[1], &value)) {
+      return Bad("/proc/meminfo", n + 1, key->name, "not a number");
+    }
     const bool kib = f.size() >= 3 && f[2] == "kB";
-    *slot = kib ? value * 1024 : value;
+    info.*(key->slot) = kib ? value * 1024 : value;
   }
   if (!info.total_bytes) return Bad("/proc/meminfo", 1, "MemTotal", "missing");
   return info;

@@ -47,9 +47,10 @@ struct State {
   std::atomic<double> frozen_time{-1.0};
 };
 
+// Destroyed at dlclose or exit; cgov joins its sampling threads before either.
 State& S() {
-  static State* state = new State();  // never destroyed: calls may race with exit
-  return *state;
+  static State state;
+  return state;
 }
 
 double MonotonicSeconds() {
