@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/doctor.h"
+#include "cli/run.h"
 
 namespace cgov::cli {
 namespace {
@@ -39,6 +40,8 @@ void PrintUsage(std::FILE* out) {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
+      {"run", "run a job unchanged and report how well it used the GPUs: cgov run -- COMMAND",
+       RunRun},
       {"doctor", "check what this machine offers: NVML, GPUs and their fields, /proc, cgroups",
        RunDoctor},
   };

@@ -1,10 +1,27 @@
 #include "telemetry/host_reader.h"
 
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include "telemetry/proc_rates.h"
 #include "telemetry/procfs_pid.h"
 #include "telemetry/text_scan.h"
 
 namespace cgov {
+
+HostInfo ReadHostInfo(FileReader& files) {
+  HostInfo info;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) == 0) info.hostname = name;
+  utsname uts{};
+  if (uname(&uts) == 0) info.kernel = uts.release;
+  info.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  std::string text;
+  if (files.Read("/proc/meminfo", &text).ok()) {
+    if (Result<MemInfo> mem = ParseMeminfo(text); mem.ok()) info.mem_total_bytes = mem->total_bytes;
+  }
+  return info;
+}
 
 CpuLimit ReadCpuLimit(FileReader& files) {
   std::string text;

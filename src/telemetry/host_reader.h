@@ -24,6 +24,15 @@ struct HostSample {
   std::optional<LoadAvg> load;
 };
 
+// What the machine is, read once per run.
+struct HostInfo {
+  std::string hostname;
+  std::string kernel;  // uname release
+  int cpus = 0;        // online
+  std::optional<uint64_t> mem_total_bytes;
+};
+HostInfo ReadHostInfo(FileReader& files);
+
 // The CPU the container may use. `known` false: no cgroup file could be read.
 struct CpuLimit {
   bool known = false;

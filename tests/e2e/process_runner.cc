@@ -10,6 +10,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 extern char** environ;
 
@@ -22,7 +26,7 @@ double Now() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
-std::vector<std::string> MergedEnv(const std::map<std::string, std::string>& extra) {
+std::vector<std::string> MergedEnv(const Env& extra) {
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
@@ -47,42 +51,70 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
-RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              double timeout_s) {
-  RunResult result;
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return result;
+Started StartProgram(const std::vector<std::string>& argv, const Env& env,
+                     const std::string& stdin_text) {
+  Started s;
+  int out_pipe[2], err_pipe[2], in_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      pipe2(in_pipe, O_CLOEXEC) != 0) {
+    s.spawn_error = "pipe failed";
+    return s;
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   std::vector<std::string> args = argv;
   std::vector<std::string> envs = MergedEnv(env);
   std::vector<char*> arg_ptrs = Pointers(args), env_ptrs = Pointers(envs);
-  pid_t pid = 0;
-  const double start = Now();
-  int rc = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data());
+  s.start_s = Now();
+  int rc = posix_spawn(&s.pid, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
+  close(in_pipe[0]);
   if (rc != 0) {
-    result.err = std::string("spawn failed: ") + std::strerror(rc);
+    s.spawn_error = std::string("spawn failed: ") + std::strerror(rc);
     close(out_pipe[0]);
     close(err_pipe[0]);
+    close(in_pipe[1]);
+    s.pid = -1;
+    return s;
+  }
+  // Feed stdin from a thread so a large text cannot deadlock against unread output.
+  std::thread([fd = in_pipe[1], text = stdin_text] {
+    signal(SIGPIPE, SIG_IGN);
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fd);
+  }).detach();
+  s.out_fd = out_pipe[0];
+  s.err_fd = err_pipe[0];
+  return s;
+}
+
+RunResult WaitProgram(Started& s, double timeout_s) {
+  RunResult result;
+  if (s.pid < 0) {
+    result.err = s.spawn_error;
     return result;
   }
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  pollfd fds[2] = {{s.out_fd, POLLIN, 0}, {s.err_fd, POLLIN, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   bool killed = false;
   while (open_fds > 0) {
-    double left = timeout_s - (Now() - start);
+    double left = timeout_s - (Now() - s.start_s);
     if (left <= 0 && !killed) {
-      kill(pid, SIGKILL);
+      kill(s.pid, SIGKILL);
       killed = true;
     }
-    if (poll(fds, 2, killed ? 1000 : static_cast<int>(left * 1000) + 1) < 0) break;
+    if (poll(fds, 2, killed ? 1000 : static_cast<int>(left * 1000) + 1) < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buffer[65536];
@@ -95,15 +127,20 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::s
         --open_fds;
       }
     }
+    if (killed && Now() - s.start_s > timeout_s + 5) break;  // a grandchild holds the pipes
+  }
+  for (pollfd& p : fds) {
+    if (p.fd >= 0) close(p.fd);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
-  result.wall_s = Now() - start;
+  waitpid(s.pid, &status, 0);
+  result.wall_s = Now() - s.start_s;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
 
 std::string CgovBinary() { return CGOV_BINARY; }
+std::string TestJob() { return CGOV_TEST_JOB; }
 std::string FakeNvml(const std::string& variant) {
   return std::string(CGOV_FAKE_NVML_DIR) + "/" + variant + "/libnvidia-ml.so.1";
 }
@@ -111,5 +148,29 @@ std::string Scenario(const std::string& name) {
   return std::string(CGOV_SCENARIOS_DIR) + "/" + name + ".json";
 }
 std::string Fixture(const std::string& name) { return std::string(CGOV_FIXTURES_DIR) + "/" + name; }
+std::string DocsFile(const std::string& name) { return std::string(CGOV_DOCS_DIR) + "/" + name; }
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/cgov_e2e_XXXXXX";
+  path_ = mkdtemp(tmpl);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add, ec);
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream(path) << content;
+}
 
 }  // namespace cgov::e2e

@@ -2,6 +2,8 @@
 #ifndef CGOV_TESTS_E2E_PROCESS_RUNNER_H_
 #define CGOV_TESTS_E2E_PROCESS_RUNNER_H_
 
+#include <sys/types.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -15,17 +17,68 @@ struct RunResult {
   double wall_s = 0;
 };
 
-// Runs argv[0] with argv, the current environment plus `env` (an empty value unsets), and no
-// stdin. Kills it after `timeout_s` (exit_code then 128 + SIGKILL).
-RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              double timeout_s = 30);
+// A program started and not yet waited for.
+struct Started {
+  pid_t pid = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+  double start_s = 0;
+  std::string spawn_error;
+};
 
-// The cgov binary under test, the fake NVML variants and the scenarios.
+using Env = std::map<std::string, std::string>;
+
+// Starts argv[0] (a path) with the current environment plus `env` (an empty value unsets) and
+// `stdin_text` on its stdin.
+Started StartProgram(const std::vector<std::string>& argv, const Env& env,
+                     const std::string& stdin_text = "");
+// Collects output until exit; kills it after `timeout_s` (exit_code then 128 + SIGKILL).
+RunResult WaitProgram(Started& started, double timeout_s = 30);
+
+inline RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
+                            double timeout_s = 30, const std::string& stdin_text = "") {
+  Started s = StartProgram(argv, env, stdin_text);
+  return WaitProgram(s, timeout_s);
+}
+
+// The binaries under test, the fake NVML variants, scenarios, fixtures.
 std::string CgovBinary();
+std::string TestJob();
 std::string FakeNvml(const std::string& variant);  // "full", "legacy", ...
 std::string Scenario(const std::string& name);     // "h100x8" -> .../h100x8.json
 std::string Fixture(const std::string& name);
+std::string DocsFile(const std::string& name);
+
+// A fresh directory under /tmp, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& content);
+
+// Polls `predicate` every 10 ms for at most `timeout_s`; returns its last value.
+template <typename P>
+bool WaitFor(P predicate, double timeout_s = 10);
 
 }  // namespace cgov::e2e
+
+#include <unistd.h>
+
+template <typename P>
+bool cgov::e2e::WaitFor(P predicate, double timeout_s) {
+  for (int i = 0; i < static_cast<int>(timeout_s * 100); ++i) {
+    if (predicate()) return true;
+    usleep(10'000);
+  }
+  return predicate();
+}
 
 #endif  // CGOV_TESTS_E2E_PROCESS_RUNNER_H_

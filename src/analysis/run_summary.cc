@@ -1,0 +1,107 @@
+#include "analysis/run_summary.h"
+
+#include <algorithm>
+
+namespace cgov {
+namespace {
+
+// Resolution each metric is counted at (see value_histogram.h).
+constexpr std::array<double, kRunMetricCount> kResolution = {1, 0.01, 0.1, 1, 0.01, 0.01};
+
+}  // namespace
+
+const char* RunMetricKey(RunMetric m) {
+  switch (m) {
+    case RunMetric::kGpuUtilPct: return "gpu_util_pct";
+    case RunMetric::kGpuMemPct: return "gpu_mem_pct";
+    case RunMetric::kGpuPowerW: return "gpu_power_w";
+    case RunMetric::kGpuTempC: return "gpu_temp_c";
+    case RunMetric::kCpuPct: return "cpu_pct";
+    case RunMetric::kMemPct: return "mem_pct";
+  }
+  return "";
+}
+
+const char* RunMetricLabel(RunMetric m) {
+  switch (m) {
+    case RunMetric::kGpuUtilPct: return "GPU Util %";
+    case RunMetric::kGpuMemPct: return "GPU Mem %";
+    case RunMetric::kGpuPowerW: return "GPU Power W";
+    case RunMetric::kGpuTempC: return "GPU Temp °C";
+    case RunMetric::kCpuPct: return "CPU %";
+    case RunMetric::kMemPct: return "Host Mem %";
+  }
+  return "";
+}
+
+RunAccumulator::Histograms::Histograms()
+    : h{ValueHistogram(kResolution[0]), ValueHistogram(kResolution[1]),
+        ValueHistogram(kResolution[2]), ValueHistogram(kResolution[3]),
+        ValueHistogram(kResolution[4]), ValueHistogram(kResolution[5])} {}
+
+MetricSet RunAccumulator::Histograms::Stats() const {
+  MetricSet out;
+  for (size_t i = 0; i < kRunMetricCount; ++i) out[i] = h[i].Stats();
+  return out;
+}
+
+RunAccumulator::RunAccumulator(const std::vector<GpuInfo>& gpus)
+    : gpus_(gpus), per_gpu_(gpus.size()), lost_(gpus.size()), used_(gpus.size()) {
+  for (size_t i = 0; i < gpus.size(); ++i) lost_[i] = gpus[i].lost;
+}
+
+void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
+  ++ticks_;
+  for (size_t i = 0; i < tick.gpu_fast.size() && i < per_gpu_.size(); ++i) {
+    const GpuFastSample& g = tick.gpu_fast[i];
+    if (g.lost) {
+      lost_[i] = true;
+      continue;
+    }
+    auto add = [&](RunMetric m, double v) {
+      per_gpu_[i].Add(m, v);
+      all_.Add(m, v);
+    };
+    if (g.util_gpu_pct) add(RunMetric::kGpuUtilPct, *g.util_gpu_pct);
+    if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_total_bytes > 0) {
+      add(RunMetric::kGpuMemPct, 100.0 * static_cast<double>(*g.mem_used_bytes) /
+                                     static_cast<double>(*g.mem_total_bytes));
+    }
+    if (g.power_mw) add(RunMetric::kGpuPowerW, *g.power_mw / 1000.0);
+    if (g.temp_c) add(RunMetric::kGpuTempC, *g.temp_c);
+  }
+  for (size_t i = 0; i < tick.gpu_slow.size() && i < used_.size(); ++i) {
+    for (const GpuProcess& p : tick.gpu_slow[i].processes) {
+      if (std::binary_search(job.pids.begin(), job.pids.end(), static_cast<int>(p.pid))) {
+        used_[i] = true;
+      }
+    }
+  }
+  if (tick.host.cpu_pct) all_.Add(RunMetric::kCpuPct, *tick.host.cpu_pct);
+  if (tick.host.mem_total_bytes && tick.host.mem_available_bytes && *tick.host.mem_total_bytes) {
+    const double total = static_cast<double>(*tick.host.mem_total_bytes);
+    all_.Add(RunMetric::kMemPct,
+             100.0 * (total - static_cast<double>(*tick.host.mem_available_bytes)) / total);
+  }
+  if (job.rss_bytes) job_rss_max_ = std::max(job_rss_max_.value_or(0), *job.rss_bytes);
+}
+
+void RunAccumulator::Finish(RunSummary* summary) const {
+  summary->samples = ticks_;
+  summary->metrics = all_.Stats();
+  summary->job_rss_max_bytes = job_rss_max_;
+  summary->gpus.clear();
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    GpuRunSummary g;
+    g.index = gpus_[i].index;
+    g.uuid = gpus_[i].uuid;
+    g.name = gpus_[i].name;
+    g.memory_total_bytes = gpus_[i].memory_total_bytes;
+    g.lost = lost_[i];
+    g.used_by_job = used_[i];
+    g.metrics = per_gpu_[i].Stats();
+    summary->gpus.push_back(std::move(g));
+  }
+}
+
+}  // namespace cgov

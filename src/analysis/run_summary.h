@@ -1,0 +1,97 @@
+// The summary of one wrapped run: the value every renderer (terminal, report.md, summary.json)
+// reads. No renderer computes a number of its own.
+#ifndef CGOV_ANALYSIS_RUN_SUMMARY_H_
+#define CGOV_ANALYSIS_RUN_SUMMARY_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/value_histogram.h"
+#include "core/tags.h"
+#include "telemetry/gpu_sample.h"
+#include "telemetry/job_tree.h"
+#include "telemetry/sampler.h"
+
+namespace cgov {
+
+// The six distribution metrics, in report order. Names are the summary.json keys.
+enum class RunMetric { kGpuUtilPct, kGpuMemPct, kGpuPowerW, kGpuTempC, kCpuPct, kMemPct };
+inline constexpr size_t kRunMetricCount = 6;
+const char* RunMetricKey(RunMetric m);    // "gpu_util_pct", ...
+const char* RunMetricLabel(RunMetric m);  // "GPU Util %", ...
+
+using MetricSet = std::array<std::optional<MetricStats>, kRunMetricCount>;
+
+struct GpuRunSummary {
+  unsigned index = 0;
+  std::string uuid;
+  std::string name;
+  std::optional<uint64_t> memory_total_bytes;
+  bool lost = false;     // lost at some point of the run
+  bool used_by_job = false;  // a process of the job held memory on it
+  MetricSet metrics;     // the GPU metrics only (CPU and host memory stay unset)
+};
+
+struct RunSummary {
+  static constexpr int kSchemaVersion = 1;
+  // run
+  std::vector<std::string> command;
+  std::optional<int> exit_code;  // unknown if the job could not be waited for
+  int64_t started_at_ns = 0;     // wall clock, Unix ns
+  int64_t ended_at_ns = 0;
+  double duration_s = 0;
+  Tags tags;
+  HostInfo host;
+  // sampling
+  double interval_s = 0;
+  uint64_t samples = 0;
+  // GPUs: empty with gpu_unavailable_reason set when there was no GPU data at all.
+  std::string gpu_unavailable_reason;
+  std::string driver_version;
+  std::vector<GpuRunSummary> gpus;
+  MetricSet metrics;  // GPU metrics over every GPU-sample; host metrics over every tick
+  // the job's process tree
+  std::optional<double> job_cpu_seconds;
+  std::optional<uint64_t> job_rss_max_bytes;
+  // cgov itself
+  double agent_cpu_seconds = 0;
+  double agent_cpu_pct = 0;  // of one core, over the run
+  uint64_t agent_rss_max_bytes = 0;
+  // What went wrong inside cgov and degraded this summary (never the job).
+  std::vector<std::string> warnings;
+};
+
+// Builds the distribution parts of a RunSummary tick by tick, in memory bounded by the metrics'
+// ranges (see ValueHistogram). Not thread-safe.
+class RunAccumulator {
+ public:
+  explicit RunAccumulator(const std::vector<GpuInfo>& gpus);
+
+  void AddTick(const TickSample& tick, const JobTreeSample& job);
+  uint64_t ticks() const { return ticks_; }
+
+  // Fills summary->samples, gpus, metrics, job_rss_max_bytes.
+  void Finish(RunSummary* summary) const;
+
+ private:
+  struct Histograms {
+    Histograms();
+    std::array<ValueHistogram, kRunMetricCount> h;
+    void Add(RunMetric m, double v) { h[static_cast<size_t>(m)].Add(v); }
+    MetricSet Stats() const;
+  };
+
+  std::vector<GpuInfo> gpus_;
+  std::vector<Histograms> per_gpu_;
+  std::vector<bool> lost_, used_;
+  Histograms all_;
+  uint64_t ticks_ = 0;
+  std::optional<uint64_t> job_rss_max_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_RUN_SUMMARY_H_

@@ -1,0 +1,249 @@
+#include "cli/run.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command_table.h"
+#include "cli/run_recorder.h"
+#include "core/atomic_file.h"
+#include "core/duration.h"
+#include "core/time_format.h"
+#include "os/clock.h"
+#include "os/file_reader.h"
+#include "os/job_process.h"
+#include "report/run_report.h"
+#include "report/summary_json.h"
+
+namespace cgov::cli {
+namespace {
+
+constexpr std::chrono::milliseconds kMinInterval{100};
+constexpr const char* kOutputFiles[] = {"samples.jsonl", "summary.json", "report.md"};
+
+double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; }
+
+bool IsEmptyDir(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_empty(path, ec) && !ec;
+}
+
+Status MakeDir(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) {
+    return InvalidArgument(fmt::format("cannot create output directory {}: {} (choose another "
+                                       "with --out)", path, ec.message()));
+  }
+  return Status::Ok();
+}
+
+// Fills what the caller knows of the summary: times, exit, rusage.
+void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_ns,
+                 const JobOutcome& outcome, RunSummary* s) {
+  SystemClock clock;
+  s->command = o.command;
+  s->tags = o.tags;
+  s->interval_s = static_cast<double>(o.interval.count()) / 1000.0;
+  s->started_at_ns = start_wall_ns;
+  s->ended_at_ns = clock.WallNs();
+  s->duration_s = static_cast<double>(clock.MonotonicNs() - start_mono_ns) * 1e-9;
+  s->exit_code = outcome.exit_code;
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  s->job_cpu_seconds = Seconds(children.ru_utime) + Seconds(children.ru_stime);
+  s->agent_cpu_seconds = Seconds(self.ru_utime) + Seconds(self.ru_stime);
+  s->agent_cpu_pct = s->duration_s > 0 ? 100.0 * s->agent_cpu_seconds / s->duration_s : 0;
+  s->agent_rss_max_bytes = static_cast<uint64_t>(self.ru_maxrss) * 1024;
+}
+
+// Writes summary.json and report.md; failures become warnings (the job's status is unaffected).
+void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* report) {
+  if (dir.empty()) {
+    *report = RunReportMarkdown(*summary, "");
+    return;
+  }
+  Status json = WriteFileAtomically(dir + "/summary.json", SummaryJson(*summary).dump(2) + "\n");
+  if (!json.ok()) summary->warnings.push_back(json.message());
+  *report = RunReportMarkdown(*summary, dir);
+  Status md = WriteFileAtomically(dir + "/report.md", *report);
+  if (!md.ok()) {
+    summary->warnings.push_back(md.message());
+    *report = RunReportMarkdown(*summary, dir);
+  }
+}
+
+}  // namespace
+
+std::string CommandLabel(const std::string& argv0) {
+  std::string name = argv0.substr(argv0.rfind('/') == std::string::npos ? 0 : argv0.rfind('/') + 1);
+  std::string label;
+  for (char c : name) {
+    bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-';
+    label += safe ? c : '_';
+  }
+  if (label.empty() || label == "." || label == "..") label = "job";
+  return label.substr(0, 64);
+}
+
+Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
+  *help_exit = -1;
+  int dash = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      dash = i;
+      break;
+    }
+  }
+  RunOptions o;
+  std::string interval = "1s";
+  std::vector<std::string> tag_flags;
+  CLI::App app{"Run COMMAND exactly as it would run without cgov (same stdin/stdout/stderr, "
+               "environment and exit status), sample GPUs, host and the job's processes while it "
+               "runs, and report at the end on stderr and in files.\n"
+               "Exit status: the job's own; 128+N if a signal N ended it; 127 if COMMAND is not "
+               "found; 126 if it cannot be executed; 2 for bad options (the job is not started).",
+               "cgov run [options] -- COMMAND [ARG]..."};
+  app.add_option("--out", o.out_dir, "output directory (default ./cgov-runs/<UTC time>-<command>)");
+  app.add_flag("--force", o.force, "write into --out even if it is not empty (replacing this "
+                                   "run's three files there)");
+  app.add_option("--interval", interval, "time between samples: 100ms to 1h (default 1s)");
+  app.add_option("--tag", tag_flags, "KEY=VALUE label, repeatable (project, team and user are "
+                                     "grouped by in reports); also CGOV_TAGS=\"k=v,k=v\"");
+  app.add_flag("--quiet", o.quiet, "do not print the report on stderr (files are still written)");
+  app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)")
+      ->envname("CGOV_NVML_LIB");
+  app.add_option("--host-root", o.host_root, "read /proc and /sys under this directory (env "
+                                             "CGOV_HOST_ROOT)")
+      ->envname("CGOV_HOST_ROOT")
+      ->check(CLI::ExistingDirectory);
+  const int option_count = dash < 0 ? argc : dash;
+  app.allow_extras();  // words that are not options: judged below, with a better message
+  try {
+    app.parse(option_count, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    *help_exit = code == 0 ? kExitOk : kExitUsage;
+    return InvalidArgument("");  // already printed by CLI11
+  }
+  if (dash < 0) {
+    return InvalidArgument("cgov run: missing '--' before the command: cgov run [options] -- "
+                           "COMMAND [ARG]...");
+  }
+  if (!app.remaining().empty()) {
+    return InvalidArgument(fmt::format("cgov run: unexpected '{}' before '--' (options go "
+                                       "before '--', the command after it)",
+                                       app.remaining().front()));
+  }
+  for (int i = dash + 1; i < argc; ++i) o.command.emplace_back(argv[i]);
+  if (o.command.empty()) return InvalidArgument("cgov run: no COMMAND after '--'");
+  Result<std::chrono::milliseconds> parsed = ParseDuration(interval);
+  if (!parsed.ok()) return parsed.status().WithContext("cgov run: --interval");
+  if (*parsed < kMinInterval || *parsed > std::chrono::hours(1)) {
+    return InvalidArgument(fmt::format("cgov run: --interval {}: must be between 100ms and 1h",
+                                       interval));
+  }
+  o.interval = *parsed;
+  const char* env_tags = std::getenv("CGOV_TAGS");
+  Result<Tags> tags = MergeTags(env_tags ? env_tags : "", tag_flags);
+  if (!tags.ok()) return tags.status().WithContext("cgov run");
+  o.tags = std::move(tags).value();
+  return o;
+}
+
+Result<std::string> PrepareOutputDir(const RunOptions& o, int64_t now_wall_ns) {
+  if (o.out_dir.empty()) {
+    const std::string base =
+        "cgov-runs/" + FormatCompactUtc(now_wall_ns) + "-" + CommandLabel(o.command[0]);
+    std::string dir = base;
+    for (int n = 2; std::filesystem::exists(dir); ++n) dir = fmt::format("{}-{}", base, n);
+    CGOV_RETURN_IF_ERROR(MakeDir(dir));
+    return dir;
+  }
+  std::string dir = o.out_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    return InvalidArgument(fmt::format("--out {}: exists and is not a directory", dir));
+  }
+  if (std::filesystem::exists(dir, ec) && !IsEmptyDir(dir)) {
+    if (!o.force) {
+      return InvalidArgument(fmt::format(
+          "--out {}: directory is not empty; choose another, or pass --force to replace this "
+          "run's files there", dir));
+    }
+    for (const char* file : kOutputFiles) std::filesystem::remove(dir + "/" + file, ec);
+  }
+  CGOV_RETURN_IF_ERROR(MakeDir(dir));
+  return dir;
+}
+
+int RunRun(int argc, char** argv) {
+  int help_exit = -1;
+  Result<RunOptions> parsed = ParseRunOptions(argc, argv, &help_exit);
+  if (help_exit >= 0) return help_exit;
+  if (!parsed.ok()) {
+    fmt::print(stderr, "{}\n", parsed.status().message());
+    return kExitUsage;
+  }
+  const RunOptions& o = *parsed;
+  SystemClock clock;
+  const int64_t start_wall_ns = clock.WallNs();
+  Result<std::string> dir = PrepareOutputDir(o, start_wall_ns);
+  if (!dir.ok()) {
+    fmt::print(stderr, "cgov run: {}\n", dir.status().message());
+    return kExitUsage;
+  }
+  auto writer = JsonlWriter::Create(*dir + "/samples.jsonl");
+  if (!writer.ok()) {
+    fmt::print(stderr, "cgov run: {} (choose another directory with --out)\n",
+               writer.status().message());
+    return kExitUsage;
+  }
+
+  JobSupervisor supervisor;  // before any thread: it sets the signal mask threads inherit
+  const int64_t start_mono_ns = clock.MonotonicNs();
+  Result<pid_t> pid = supervisor.Spawn(o.command);
+  if (!pid.ok()) {
+    fmt::print(stderr, "{}\n", pid.status().message());
+    writer->reset();
+    std::error_code ec;
+    std::filesystem::remove(*dir + "/samples.jsonl", ec);
+    if (IsEmptyDir(*dir)) std::filesystem::remove(*dir, ec);
+    return ExitCodeForSpawnError(pid.status().code());
+  }
+
+  RootedFileReader files(o.host_root);
+  SamplesHeader header;
+  header.command = o.command;
+  header.tags = o.tags;
+  header.host = ReadHostInfo(files);
+  header.interval_s = static_cast<double>(o.interval.count()) / 1000.0;
+  header.started_at_ns = start_wall_ns;
+  RunRecorder recorder({o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid()}, header,
+                       writer->get());
+  recorder.Start();
+  JobOutcome outcome = supervisor.Wait(nullptr);
+  recorder.Stop();
+
+  RunSummary summary;
+  summary.host = header.host;
+  FillOutcome(o, start_wall_ns, start_mono_ns, outcome, &summary);
+  recorder.Finish(&summary);
+  std::string report;
+  WriteOutputs(*dir, &summary, &report);
+  if (!o.quiet) fmt::print(stderr, "\n{}", report);
+  return outcome.exit_code;
+}
+
+}  // namespace cgov::cli

@@ -1,0 +1,93 @@
+#include "cli/run_recorder.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "os/clock.h"
+#include "os/file_reader.h"
+#include "telemetry/host_reader.h"
+#include "telemetry/job_tree.h"
+#include "telemetry/nvml_source.h"
+#include "telemetry/sampler.h"
+
+namespace cgov::cli {
+
+RunRecorder::RunRecorder(RecorderOptions options, SamplesHeader header, JsonlWriter* writer)
+    : options_(std::move(options)), header_(std::move(header)), writer_(writer) {}
+
+RunRecorder::~RunRecorder() { Stop(); }
+
+void RunRecorder::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void RunRecorder::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool RunRecorder::WaitUntil(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return !wake_.wait_until(lock, deadline, [this] { return stop_; });
+}
+
+void RunRecorder::Run() {
+  // NVML is opened here, after the job started: a real nvmlInit can take a second on a big node
+  // and the job must not wait for it.
+  std::unique_ptr<NvmlSource> nvml;
+  if (auto opened = NvmlSource::Open(options_.nvml_lib); opened.ok()) {
+    nvml = std::move(opened).value();
+    header_.nvml_ok = true;
+    header_.driver_version = nvml->driver_version();
+    header_.gpus = nvml->gpus();
+  } else {
+    header_.nvml_error = opened.status().message();
+    gpu_unavailable_reason_ = header_.nvml_error;
+  }
+  accumulator_ = std::make_unique<RunAccumulator>(header_.gpus);
+  if (writer_ != nullptr) writer_->Append(HeaderRecord(header_).dump());
+
+  RootedFileReader files(options_.host_root);
+  SystemClock clock;
+  HostReader host(&files, &clock);
+  JobTreeReader tree(&files, options_.root_pid, sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE));
+  std::unique_ptr<SlowPoller> poller;
+  if (nvml) {
+    poller = std::make_unique<SlowPoller>(nvml.get());
+    // Process lists cost milliseconds on real drivers: at most once a second, whatever the tick.
+    poller->Start(std::max(options_.interval, std::chrono::milliseconds(1000)));
+  }
+  Sampler sampler(nvml.get(), poller.get(), &host, &clock);
+  TickSample tick;
+  auto next = std::chrono::steady_clock::now();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) break;
+    }
+    sampler.Tick(&tick);
+    JobTreeSample job = tree.Read(tick.mono_ns);
+    accumulator_->AddTick(tick, job);
+    if (writer_ != nullptr) writer_->Append(TickRecord(tick, job, options_.start_mono_ns).dump());
+    // A late tick is taken late, never twice to catch up.
+    next = std::max(next + options_.interval, std::chrono::steady_clock::now());
+    if (!WaitUntil(next)) break;
+  }
+  if (poller) poller->Stop();
+  for (const Status& e : host.errors()) warnings_.push_back(e.message());
+}
+
+void RunRecorder::Finish(RunSummary* summary) const {
+  if (accumulator_) accumulator_->Finish(summary);
+  summary->gpu_unavailable_reason = gpu_unavailable_reason_;
+  summary->driver_version = header_.driver_version;
+  for (const std::string& w : warnings_) summary->warnings.push_back(w);
+  if (writer_ != nullptr && !writer_->error().ok()) {
+    summary->warnings.push_back(writer_->error().message());
+  }
+}
+
+}  // namespace cgov::cli

@@ -1,0 +1,63 @@
+// The sampling thread of `cgov run`: opens NVML, writes samples.jsonl, feeds the accumulator.
+#ifndef CGOV_CLI_RUN_RECORDER_H_
+#define CGOV_CLI_RUN_RECORDER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis/run_summary.h"
+#include "store/jsonl_writer.h"
+#include "store/sample_record.h"
+
+namespace cgov::cli {
+
+struct RecorderOptions {
+  std::string nvml_lib;   // "" = default search
+  std::string host_root;  // "/" normally
+  std::chrono::milliseconds interval{1000};
+  int64_t start_mono_ns = 0;
+  int root_pid = 0;       // cgov's own pid: the job tree hangs below it
+};
+
+// Start() once, Stop() once; results are read after Stop().
+class RunRecorder {
+ public:
+  // `header` carries what the caller knows (command, tags, host, interval, start); the recorder
+  // adds the NVML part. `writer` may be null (no file could be opened): samples are still
+  // accumulated for the report.
+  RunRecorder(RecorderOptions options, SamplesHeader header, JsonlWriter* writer);
+  ~RunRecorder();
+
+  void Start();
+  // Ends the sampling loop at once (no tick after the job ended) and joins the thread.
+  void Stop();
+
+  // After Stop: fills samples, gpus, metrics, job RSS, the GPU data reason and driver version,
+  // and appends warnings about anything that degraded the data.
+  void Finish(RunSummary* summary) const;
+
+ private:
+  void Run();
+  bool WaitUntil(std::chrono::steady_clock::time_point deadline);  // false when stopped
+
+  RecorderOptions options_;
+  SamplesHeader header_;
+  JsonlWriter* writer_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  // Written by the thread, read after join.
+  std::unique_ptr<RunAccumulator> accumulator_;
+  std::string gpu_unavailable_reason_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace cgov::cli
+
+#endif  // CGOV_CLI_RUN_RECORDER_H_

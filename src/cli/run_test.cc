@@ -1,0 +1,76 @@
+#include "cli/run.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include "os/job_process.h"
+
+namespace cgov::cli {
+namespace {
+
+Result<RunOptions> Parse(std::vector<std::string> args, int* help) {
+  args.insert(args.begin(), "run");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return ParseRunOptions(static_cast<int>(argv.size()), argv.data(), help);
+}
+
+TEST(ParseRunOptions, DefaultsAndFlags) {
+  unsetenv("CGOV_TAGS");
+  int help = -1;
+  auto o = Parse({"--interval", "250ms", "--tag", "project=x", "--quiet", "--", "python", "-u",
+                  "train.py", "--epochs", "3"},
+                 &help);
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->interval.count(), 250);
+  EXPECT_TRUE(o->quiet);
+  EXPECT_EQ(o->tags.at("project"), "x");
+  EXPECT_EQ(o->command, (std::vector<std::string>{"python", "-u", "train.py", "--epochs", "3"}))
+      << "everything after -- is the job's, flags included";
+  auto d = Parse({"--", "true"}, &help);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->interval.count(), 1000);
+  EXPECT_EQ(d->out_dir, "");
+}
+
+TEST(ParseRunOptions, IntervalBounds) {
+  int help = -1;
+  EXPECT_TRUE(Parse({"--interval", "100ms", "--", "x"}, &help).ok());
+  EXPECT_TRUE(Parse({"--interval", "1h", "--", "x"}, &help).ok());
+  EXPECT_FALSE(Parse({"--interval", "99ms", "--", "x"}, &help).ok());
+  EXPECT_FALSE(Parse({"--interval", "2h", "--", "x"}, &help).ok());
+}
+
+TEST(CommandLabel, SafeForADirectoryName) {
+  EXPECT_EQ(CommandLabel("/usr/bin/python3.11"), "python3.11");
+  EXPECT_EQ(CommandLabel("./my job (v2)"), "my_job__v2_");
+  EXPECT_EQ(CommandLabel(".."), "job");
+  EXPECT_EQ(CommandLabel("dir/"), "job");
+}
+
+TEST(JobProcess, ExitCodesFromWaitStatuses) {
+  EXPECT_EQ(ExitCodeFromWaitStatus(0), 0);
+  EXPECT_EQ(ExitCodeFromWaitStatus(3 << 8), 3);
+  EXPECT_EQ(ExitCodeFromWaitStatus(255 << 8), 255);
+  EXPECT_EQ(ExitCodeFromWaitStatus(SIGTERM), 128 + SIGTERM);
+  EXPECT_EQ(ExitCodeFromWaitStatus(SIGKILL), 137);
+  EXPECT_EQ(ExitCodeForSpawnError(StatusCode::kNotFound), 127);
+  EXPECT_EQ(ExitCodeForSpawnError(StatusCode::kPermissionDenied), 126);
+}
+
+TEST(JobProcess, ForwardOnlyWhatAProcessSent) {
+  siginfo_t info{};
+  info.si_code = SI_USER;
+  EXPECT_TRUE(ShouldForward(info));
+  info.si_code = SI_QUEUE;
+  EXPECT_TRUE(ShouldForward(info));
+  info.si_code = SI_TKILL;
+  EXPECT_TRUE(ShouldForward(info));
+  info.si_code = SI_KERNEL;  // the terminal's ^C, already delivered to the job's group
+  EXPECT_FALSE(ShouldForward(info));
+}
+
+}  // namespace
+}  // namespace cgov::cli

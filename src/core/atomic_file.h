@@ -1,0 +1,19 @@
+// Writing a whole file so that readers see the old content or the new one, never a part.
+#ifndef CGOV_CORE_ATOMIC_FILE_H_
+#define CGOV_CORE_ATOMIC_FILE_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace cgov {
+
+// Writes `content` to a temporary file beside `path`, fsyncs it, renames it over `path` and
+// fsyncs the directory. On any error the temporary file is removed, `path` is untouched, and the
+// Status names the path and the failing step.
+Status WriteFileAtomically(const std::string& path, std::string_view content);
+
+}  // namespace cgov
+
+#endif  // CGOV_CORE_ATOMIC_FILE_H_

@@ -1,0 +1,98 @@
+#include "os/job_process.h"
+
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace cgov {
+
+int ExitCodeFromWaitStatus(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 255;
+}
+
+const std::vector<int>& ForwardedSignals() {
+  static const std::vector<int> signals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  return signals;
+}
+
+bool ShouldForward(const siginfo_t& info) {
+  return info.si_code == SI_USER || info.si_code == SI_QUEUE || info.si_code == SI_TKILL;
+}
+
+int ExitCodeForSpawnError(StatusCode code) {
+  return code == StatusCode::kNotFound ? kExitCommandNotFound : kExitCannotExecute;
+}
+
+JobSupervisor::JobSupervisor() {
+  sigemptyset(&waited_);
+  for (int sig : ForwardedSignals()) sigaddset(&waited_, sig);
+  sigaddset(&waited_, SIGCHLD);
+  sigset_t block = waited_;
+  sigaddset(&block, SIGPIPE);  // a closed stderr must not kill cgov and orphan the job
+  pthread_sigmask(SIG_BLOCK, &block, &original_mask_);
+  // SIGCHLD ignored by our parent would make the kernel reap the job before we can see its status.
+  signal(SIGCHLD, SIG_DFL);
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+JobSupervisor::~JobSupervisor() { pthread_sigmask(SIG_SETMASK, &original_mask_, nullptr); }
+
+Result<pid_t> JobSupervisor::Spawn(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigmask(&attr, &original_mask_);
+  pid_t pid = -1;
+  int err = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (err == 0) {
+    job_pid_ = pid;
+    return pid;
+  }
+  std::string message = fmt::format("cgov: cannot run '{}': {}", argv[0], std::strerror(err));
+  if (err == ENOENT) return NotFound(fmt::format("cgov: command not found: {}", argv[0]));
+  if (err == EACCES || err == EPERM) return PermissionDenied(message);
+  return InvalidArgument(message);
+}
+
+JobOutcome JobSupervisor::Wait(const std::function<void(int signal)>& on_signal) {
+  JobOutcome outcome;
+  bool job_done = false;
+  while (!job_done) {
+    // Reap first: the job may have ended before we got here, its SIGCHLD already consumed.
+    for (;;) {
+      int status = 0;
+      pid_t reaped = waitpid(-1, &status, WNOHANG);
+      if (reaped <= 0) break;
+      if (reaped == job_pid_) {
+        outcome.wait_status = status;
+        outcome.exit_code = ExitCodeFromWaitStatus(status);
+        job_done = true;
+      }
+    }
+    if (job_done) break;
+    siginfo_t info{};
+    int sig = sigwaitinfo(&waited_, &info);
+    if (sig < 0 || sig == SIGCHLD) continue;
+    if (!ShouldForward(info)) continue;
+    kill(job_pid_, sig);
+    outcome.forwarded.push_back(sig);
+    if (on_signal) on_signal(sig);
+  }
+  return outcome;
+}
+
+}  // namespace cgov

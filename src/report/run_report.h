@@ -1,0 +1,19 @@
+// The end-of-run report, as Markdown: printed to stderr by `cgov run` and saved as report.md.
+#ifndef CGOV_REPORT_RUN_REPORT_H_
+#define CGOV_REPORT_RUN_REPORT_H_
+
+#include <string>
+
+#include "analysis/run_summary.h"
+
+namespace cgov {
+
+// `out_dir`: where the run's files are ("" when none could be written).
+std::string RunReportMarkdown(const RunSummary& summary, const std::string& out_dir);
+
+// "6.1 MiB", "2.4 GiB", "512 B".
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace cgov
+
+#endif  // CGOV_REPORT_RUN_REPORT_H_

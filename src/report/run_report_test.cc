@@ -1,0 +1,89 @@
+#include "report/run_report.h"
+
+#include <gtest/gtest.h>
+
+#include "report/summary_json.h"
+
+namespace cgov {
+namespace {
+
+RunSummary Example() {
+  RunSummary s;
+  s.command = {"python", "train.py"};
+  s.duration_s = 318.2;
+  s.interval_s = 1.0;
+  s.samples = 319;
+  s.exit_code = 0;
+  s.agent_cpu_pct = 0.0123;
+  s.agent_rss_max_bytes = 6'396'313;
+  s.job_cpu_seconds = 1234.5;
+  s.tags = {{"project", "vision"}};
+  MetricStats util{0, 100, 100, 100, 96.5, 319};
+  s.metrics[static_cast<size_t>(RunMetric::kGpuUtilPct)] = util;
+  for (unsigned i = 0; i < 2; ++i) {
+    GpuRunSummary g;
+    g.index = i;
+    g.name = "NVIDIA H100 80GB HBM3";
+    g.metrics[0] = util;
+    g.used_by_job = i == 0;
+    s.gpus.push_back(g);
+  }
+  return s;
+}
+
+TEST(RunReport, HeadlineTableAndFooter) {
+  std::string md = RunReportMarkdown(Example(), "cgov-runs/x");
+  EXPECT_NE(md.find("## cgov run · python train.py\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("GPU: NVIDIA H100 80GB HBM3 ×2 · Duration: 5m 18s · Agent overhead: 0.01% "
+                    "CPU / 6.1 MiB RSS"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| GPU Util %   |   0.0 | 100.0 | 100.0 | 100.0 |  96.5 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| GPU Mem %    |     — |     — |     — |     — |     — |"), std::string::npos)
+      << "unknown shows as a dash, not 0";
+  EXPECT_NE(md.find("|   0 |      100.0 |        96.5 |         — |            — |           — | yes |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("319 samples at 1.0s intervals · job exited 0 · job CPU 1234.5 s"),
+            std::string::npos);
+  EXPECT_NE(md.find("Tags: project=vision"), std::string::npos);
+  EXPECT_NE(md.find("Files: cgov-runs/x/"), std::string::npos);
+}
+
+TEST(RunReport, NoGpuDataSaysWhyAndSignalsAreNamed) {
+  RunSummary s = Example();
+  s.gpus.clear();
+  s.gpu_unavailable_reason = "no NVML library could be loaded";
+  s.exit_code = 143;
+  s.warnings = {"samples.jsonl: writing line 9 failed: No space left on device"};
+  std::string md = RunReportMarkdown(s, "");
+  EXPECT_NE(md.find("GPU: no GPU data (no NVML library could be loaded)"), std::string::npos);
+  EXPECT_NE(md.find("job exited 143 (signal 15)"), std::string::npos);
+  EXPECT_NE(md.find("Warning: samples.jsonl: writing line 9 failed"), std::string::npos);
+  EXPECT_EQ(md.find("| GPU | "), std::string::npos) << "no per-GPU table without GPUs";
+  EXPECT_EQ(md.find("Files:"), std::string::npos);
+}
+
+TEST(SummaryJson, FieldsNamesAndNulls) {
+  nlohmann::json j = SummaryJson(Example());
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["run"]["command"], nlohmann::json({"python", "train.py"}));
+  EXPECT_EQ(j["metrics"]["gpu_util_pct"]["mean"], 96.5);
+  EXPECT_TRUE(j["metrics"]["gpu_mem_pct"].is_null());
+  EXPECT_EQ(j["gpus"][0]["metrics"].size(), 4u) << "GPU metrics only per GPU";
+  EXPECT_EQ(j["agent"]["cpu_pct"], 0.012) << "rounded to 3 decimals";
+  EXPECT_EQ(j["gpu_data"]["available"], true);
+  EXPECT_TRUE(j["gpu_data"]["reason"].is_null());
+  EXPECT_EQ(j.dump(), SummaryJson(Example()).dump()) << "deterministic";
+}
+
+TEST(FormatBytes, Units) {
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(FormatBytes(6'396'313), "6.1 MiB");
+  EXPECT_EQ(FormatBytes(3ull << 30), "3.0 GiB");
+}
+
+}  // namespace
+}  // namespace cgov

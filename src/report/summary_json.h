@@ -1,0 +1,16 @@
+// summary.json of a run (schema: docs/summary.schema.json, version RunSummary::kSchemaVersion).
+#ifndef CGOV_REPORT_SUMMARY_JSON_H_
+#define CGOV_REPORT_SUMMARY_JSON_H_
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/run_summary.h"
+
+namespace cgov {
+
+// Keys sorted (nlohmann's std::map objects), numbers rounded to 3 decimals, unknown as null.
+nlohmann::json SummaryJson(const RunSummary& summary);
+
+}  // namespace cgov
+
+#endif  // CGOV_REPORT_SUMMARY_JSON_H_
