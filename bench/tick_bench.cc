@@ -39,7 +39,7 @@ void BM_FullTick(benchmark::State& state) {
   RootedFileReader files;
   SystemClock clock;
   HostReader host(&files, &clock);
-  SlowPoller poller(nvml.get());  // not started: its thread's cost is measured separately below
+  SlowPoller poller(nvml.get());  // not started: its reads are measured by BM_NvmlSlowRead
   Sampler sampler(nvml.get(), &poller, &host, &clock);
   TickSample tick;
   for (auto _ : state) {

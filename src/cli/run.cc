@@ -22,6 +22,7 @@
 #include "os/job_process.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
+#include "telemetry/job_tree.h"
 
 namespace cgov::cli {
 namespace {
@@ -211,6 +212,8 @@ int RunRun(int argc, char** argv) {
     return kExitUsage;
   }
 
+  RootedFileReader files(o.host_root);
+  std::vector<int> preexisting = ListPids(files);  // what runs now cannot be the job's
   JobSupervisor supervisor;  // before any thread: it sets the signal mask threads inherit
   const int64_t start_mono_ns = clock.MonotonicNs();
   Result<pid_t> pid = supervisor.Spawn(o.command);
@@ -223,15 +226,15 @@ int RunRun(int argc, char** argv) {
     return ExitCodeForSpawnError(pid.status().code());
   }
 
-  RootedFileReader files(o.host_root);
   SamplesHeader header;
   header.command = o.command;
   header.tags = o.tags;
   header.host = ReadHostInfo(files);
   header.interval_s = static_cast<double>(o.interval.count()) / 1000.0;
   header.started_at_ns = start_wall_ns;
-  RunRecorder recorder({o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid()}, header,
-                       writer->get());
+  RunRecorder recorder(
+      {o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(), std::move(preexisting)},
+      header, writer->get());
   recorder.Start();
   JobOutcome outcome = supervisor.Wait(nullptr);
   recorder.Stop();

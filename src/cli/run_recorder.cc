@@ -53,15 +53,22 @@ void RunRecorder::Run() {
   RootedFileReader files(options_.host_root);
   SystemClock clock;
   HostReader host(&files, &clock);
-  JobTreeReader tree(&files, options_.root_pid, sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE));
+  JobTreeOptions tree_options;
+  tree_options.ticks_per_second = sysconf(_SC_CLK_TCK);
+  tree_options.page_size = sysconf(_SC_PAGESIZE);
+  JobTreeReader tree(&files, options_.root_pid, tree_options, options_.preexisting_pids);
   std::unique_ptr<SlowPoller> poller;
   if (nvml) {
     poller = std::make_unique<SlowPoller>(nvml.get());
-    // Process lists cost milliseconds on real drivers: at most once a second, whatever the tick.
-    poller->Start(std::max(options_.interval, std::chrono::milliseconds(1000)));
+    poller->Start();
   }
+  // Process lists cost milliseconds on real drivers: read them at most once a second, whatever
+  // the tick, kicked right after the tick that falls due.
+  const int64_t slow_every = std::max<int64_t>(1, 1000 / std::max<int64_t>(1, options_.interval.count()));
+  int64_t ticks = 0;
   Sampler sampler(nvml.get(), poller.get(), &host, &clock);
   TickSample tick;
+  std::string line;
   auto next = std::chrono::steady_clock::now();
   for (;;) {
     {
@@ -69,9 +76,14 @@ void RunRecorder::Run() {
       if (stop_) break;
     }
     sampler.Tick(&tick);
-    JobTreeSample job = tree.Read(tick.mono_ns);
+    JobTreeSample job =
+        tree.Read(tick.mono_ns, tick.host.load ? tick.host.load->last_pid : std::nullopt);
     accumulator_->AddTick(tick, job);
-    if (writer_ != nullptr) writer_->Append(TickRecord(tick, job, options_.start_mono_ns).dump());
+    if (poller && ticks++ % slow_every == 0) poller->Kick();
+    if (writer_ != nullptr) {
+      WriteTickRecord(tick, job, options_.start_mono_ns, &line);
+      writer_->Append(line);
+    }
     // A late tick is taken late, never twice to catch up.
     next = std::max(next + options_.interval, std::chrono::steady_clock::now());
     if (!WaitUntil(next)) break;

@@ -22,6 +22,7 @@ struct RecorderOptions {
   std::chrono::milliseconds interval{1000};
   int64_t start_mono_ns = 0;
   int root_pid = 0;       // cgov's own pid: the job tree hangs below it
+  std::vector<int> preexisting_pids;  // alive before the job was spawned: never the job's
 };
 
 // Start() once, Stop() once; results are read after Stop().

@@ -54,3 +54,12 @@ Status FakeFileReader::ListDir(std::string_view path, std::vector<std::string>* 
 }
 
 }  // namespace cgov
+
+namespace cgov {
+
+Status FakeFileReader::ListDirHot(std::string_view path, std::vector<std::string>* names) {
+  reads_.push_back("list:" + std::string(path));
+  return ListDir(path, names);
+}
+
+}  // namespace cgov

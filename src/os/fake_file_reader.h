@@ -22,8 +22,11 @@ class FakeFileReader : public FileReader {
   Status Read(std::string_view path, std::string* out) override;
   Status ReadHot(std::string_view path, std::string* out) override;
   Status ListDir(std::string_view path, std::vector<std::string>* names) override;
+  Status ListDirHot(std::string_view path, std::vector<std::string>* names) override;
+  void CloseHot(std::string_view path) override { reads_.push_back("close:" + std::string(path)); }
 
-  // What was read, in order; hot reads are prefixed with "hot:".
+  // What was done, in order: reads as the path, hot reads as "hot:PATH", hot listings as
+  // "list:PATH", closes of hot files as "close:PATH".
   const std::vector<std::string>& reads() const { return reads_; }
 
  private:

@@ -5,6 +5,8 @@
 #ifndef CGOV_OS_FILE_READER_H_
 #define CGOV_OS_FILE_READER_H_
 
+#include <dirent.h>
+
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,6 +32,15 @@ class FileReader {
 
   // Replaces *names with the entries of a directory, without "." and "..", in no set order.
   virtual Status ListDir(std::string_view path, std::vector<std::string>* names) = 0;
+
+  // Like ListDir, for a directory listed again and again (/proc): an implementation may keep it
+  // open and rewind it.
+  virtual Status ListDirHot(std::string_view path, std::vector<std::string>* names) {
+    return ListDir(path, names);
+  }
+
+  // Closes a file kept open by ReadHot (a per-pid file whose process exited). No-op otherwise.
+  virtual void CloseHot(std::string_view path) { (void)path; }
 };
 
 // Reads the real filesystem under `root` ("/" normally; a mounted host root or a captured tree
@@ -45,6 +56,8 @@ class RootedFileReader : public FileReader {
   Status Read(std::string_view path, std::string* out) override;
   Status ReadHot(std::string_view path, std::string* out) override;
   Status ListDir(std::string_view path, std::vector<std::string>* names) override;
+  Status ListDirHot(std::string_view path, std::vector<std::string>* names) override;
+  void CloseHot(std::string_view path) override;
 
   const std::string& root() const { return root_; }
 
@@ -53,6 +66,8 @@ class RootedFileReader : public FileReader {
 
   std::string root_;  // without a trailing slash; empty for "/"
   std::unordered_map<std::string, int> hot_fds_;
+  std::unordered_map<std::string, DIR*> hot_dirs_;
+  std::vector<char> scratch_;  // read buffer, reused
 };
 
 // Maps errno from open/read to a Status that names the path.

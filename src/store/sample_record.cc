@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/json_writer.h"
 #include "core/time_format.h"
 
 namespace cgov {
@@ -14,62 +15,79 @@ json Opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-json OptRounded(const std::optional<double>& v) { return v ? json(Round3(*v)) : json(nullptr); }
-
-json HostRecord(const HostSample& h) {
-  json cores = json::array();
-  for (const auto& c : h.core_pct) cores.push_back(OptRounded(c));
-  return {{"cpu_pct", OptRounded(h.cpu_pct)},
-          {"cpu_core_pct", cores},
-          {"mem_total_bytes", Opt(h.mem_total_bytes)},
-          {"mem_available_bytes", Opt(h.mem_available_bytes)},
-          {"disk_read_bytes_per_s", OptRounded(h.disk_read_bytes_per_s)},
-          {"disk_write_bytes_per_s", OptRounded(h.disk_write_bytes_per_s)},
-          {"net_rx_bytes_per_s", OptRounded(h.net_rx_bytes_per_s)},
-          {"net_tx_bytes_per_s", OptRounded(h.net_tx_bytes_per_s)},
-          {"load1", h.load ? json(Round3(h.load->load1)) : json(nullptr)}};
+std::optional<double> Rounded(const std::optional<double>& v) {
+  return v ? std::optional<double>(Round3(*v)) : std::nullopt;
 }
 
-json ProcessesRecord(const GpuSlowSample& slow) {
-  if (!slow.processes_known) return nullptr;
-  json list = json::array();
+// Members of every object below are written in sorted key order.
+void WriteHost(const HostSample& h, JsonWriter& w) {
+  w.BeginObject();
+  w.Key("cpu_core_pct").BeginArray();
+  for (const auto& c : h.core_pct) w.Opt(Rounded(c));
+  w.EndArray();
+  w.Key("cpu_pct").Opt(Rounded(h.cpu_pct));
+  w.Key("disk_read_bytes_per_s").Opt(Rounded(h.disk_read_bytes_per_s));
+  w.Key("disk_write_bytes_per_s").Opt(Rounded(h.disk_write_bytes_per_s));
+  w.Key("load1").Opt(h.load ? std::optional<double>(Round3(h.load->load1)) : std::nullopt);
+  w.Key("mem_available_bytes").Opt(h.mem_available_bytes);
+  w.Key("mem_total_bytes").Opt(h.mem_total_bytes);
+  w.Key("net_rx_bytes_per_s").Opt(Rounded(h.net_rx_bytes_per_s));
+  w.Key("net_tx_bytes_per_s").Opt(Rounded(h.net_tx_bytes_per_s));
+  w.EndObject();
+}
+
+void WriteProcesses(const GpuSlowSample& slow, JsonWriter& w) {
+  if (!slow.processes_known) {
+    w.Null();
+    return;
+  }
+  w.BeginArray();
   for (const GpuProcess& p : slow.processes) {
-    list.push_back({{"pid", p.pid},
-                    {"compute", p.compute},
-                    {"graphics", p.graphics},
-                    {"used_memory_bytes", Opt(p.used_memory_bytes)},
-                    {"sm_util_pct", Opt(p.sm_util_pct)},
-                    {"mem_util_pct", Opt(p.mem_util_pct)}});
+    w.BeginObject();
+    w.Key("compute").Bool(p.compute);
+    w.Key("graphics").Bool(p.graphics);
+    w.Key("mem_util_pct").Opt(p.mem_util_pct);
+    w.Key("pid").UInt(p.pid);
+    w.Key("sm_util_pct").Opt(p.sm_util_pct);
+    w.Key("used_memory_bytes").Opt(p.used_memory_bytes);
+    w.EndObject();
   }
-  return list;
+  w.EndArray();
 }
 
-json GpuRecord(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, int64_t tick_ns) {
-  json g = {{"index", index},
-            {"lost", f.lost},
-            {"util_gpu_pct", Opt(f.util_gpu_pct)},
-            {"util_mem_pct", Opt(f.util_mem_pct)},
-            {"mem_used_bytes", Opt(f.mem_used_bytes)},
-            {"mem_total_bytes", Opt(f.mem_total_bytes)},
-            {"power_mw", Opt(f.power_mw)},
-            {"power_limit_mw", Opt(f.power_limit_mw)},
-            {"temp_c", Opt(f.temp_c)},
-            {"sm_clock_mhz", Opt(f.sm_clock_mhz)},
-            {"mem_clock_mhz", Opt(f.mem_clock_mhz)},
-            {"clock_reasons", Opt(f.clock_reasons)},
-            {"enc_util_pct", Opt(f.enc_util_pct)},
-            {"dec_util_pct", Opt(f.dec_util_pct)},
-            {"pcie_tx_kbps", nullptr},
-            {"pcie_rx_kbps", nullptr},
-            {"processes", nullptr},
-            {"slow_age_s", nullptr}};
-  if (slow != nullptr && slow->read_mono_ns > 0) {
-    g["pcie_tx_kbps"] = Opt(slow->pcie_tx_kbps);
-    g["pcie_rx_kbps"] = Opt(slow->pcie_rx_kbps);
-    g["processes"] = ProcessesRecord(*slow);
-    g["slow_age_s"] = Round3(std::max<int64_t>(0, tick_ns - slow->read_mono_ns) * 1e-9);
+void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, int64_t tick_ns,
+              JsonWriter& w) {
+  const bool fresh = slow != nullptr && slow->read_mono_ns > 0;
+  w.BeginObject();
+  w.Key("clock_reasons").Opt(f.clock_reasons);
+  w.Key("dec_util_pct").Opt(f.dec_util_pct);
+  w.Key("enc_util_pct").Opt(f.enc_util_pct);
+  w.Key("index").UInt(index);
+  w.Key("lost").Bool(f.lost);
+  w.Key("mem_clock_mhz").Opt(f.mem_clock_mhz);
+  w.Key("mem_total_bytes").Opt(f.mem_total_bytes);
+  w.Key("mem_used_bytes").Opt(f.mem_used_bytes);
+  w.Key("pcie_rx_kbps").Opt(fresh ? slow->pcie_rx_kbps : std::nullopt);
+  w.Key("pcie_tx_kbps").Opt(fresh ? slow->pcie_tx_kbps : std::nullopt);
+  w.Key("power_limit_mw").Opt(f.power_limit_mw);
+  w.Key("power_mw").Opt(f.power_mw);
+  w.Key("processes");
+  if (fresh) {
+    WriteProcesses(*slow, w);
+  } else {
+    w.Null();
   }
-  return g;
+  w.Key("slow_age_s");
+  if (fresh) {
+    w.Double(Round3(static_cast<double>(std::max<int64_t>(0, tick_ns - slow->read_mono_ns)) * 1e-9));
+  } else {
+    w.Null();
+  }
+  w.Key("sm_clock_mhz").Opt(f.sm_clock_mhz);
+  w.Key("temp_c").Opt(f.temp_c);
+  w.Key("util_gpu_pct").Opt(f.util_gpu_pct);
+  w.Key("util_mem_pct").Opt(f.util_mem_pct);
+  w.EndObject();
 }
 
 }  // namespace
@@ -104,19 +122,29 @@ json HeaderRecord(const SamplesHeader& h) {
           {"gpus", gpus}};
 }
 
-json TickRecord(const TickSample& tick, const JobTreeSample& job, int64_t start_mono_ns) {
-  json gpus = json::array();
+void WriteTickRecord(const TickSample& tick, const JobTreeSample& job, int64_t start_mono_ns,
+                     std::string* out) {
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("gpus").BeginArray();
   for (size_t i = 0; i < tick.gpu_fast.size(); ++i) {
     const GpuSlowSample* slow = i < tick.gpu_slow.size() ? &tick.gpu_slow[i] : nullptr;
-    gpus.push_back(GpuRecord(i, tick.gpu_fast[i], slow, tick.mono_ns));
+    WriteGpu(i, tick.gpu_fast[i], slow, tick.mono_ns, w);
   }
-  return {{"kind", "tick"},
-          {"t_s", Round3((tick.mono_ns - start_mono_ns) * 1e-9)},
-          {"ts", FormatRfc3339Utc(tick.wall_ns)},
-          {"host", HostRecord(tick.host)},
-          {"gpus", gpus},
-          {"job",
-           {{"pids", job.pids}, {"cpu_pct", OptRounded(job.cpu_pct)}, {"rss_bytes", Opt(job.rss_bytes)}}}};
+  w.EndArray();
+  w.Key("host");
+  WriteHost(tick.host, w);
+  w.Key("job").BeginObject();
+  w.Key("cpu_pct").Opt(Rounded(job.cpu_pct));
+  w.Key("pids").BeginArray();
+  for (int pid : job.pids) w.Int(pid);
+  w.EndArray();
+  w.Key("rss_bytes").Opt(job.rss_bytes);
+  w.EndObject();
+  w.Key("kind").String("tick");
+  w.Key("t_s").Double(Round3(static_cast<double>(tick.mono_ns - start_mono_ns) * 1e-9));
+  w.Key("ts").String(FormatRfc3339Utc(tick.wall_ns));
+  w.EndObject();
 }
 
 }  // namespace cgov

@@ -31,8 +31,11 @@ struct SamplesHeader {
 
 nlohmann::json HeaderRecord(const SamplesHeader& header);
 
-// `start_mono_ns`: the run's start on the monotonic clock, so t_s counts from 0.
-nlohmann::json TickRecord(const TickSample& tick, const JobTreeSample& job, int64_t start_mono_ns);
+// Replaces *out with the tick's line (no newline). `start_mono_ns`: the run's start on the
+// monotonic clock, so t_s counts from 0. Streams the JSON (this runs every tick); the output is
+// what nlohmann::json would dump for the same record, keys sorted.
+void WriteTickRecord(const TickSample& tick, const JobTreeSample& job, int64_t start_mono_ns,
+                     std::string* out);
 
 // Rounds to 3 decimals so that output is short and stable.
 double Round3(double value);

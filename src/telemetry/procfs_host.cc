@@ -89,6 +89,8 @@ Result<LoadAvg> ParseLoadavg(std::string_view text) {
       !ParseDouble(f[2], &load.load15)) {
     return Bad("/proc/loadavg", 1, "load", "expected three numbers");
   }
+  int64_t last_pid = 0;
+  if (f.size() >= 5 && ParseI64(f[4], &last_pid)) load.last_pid = last_pid;
   return load;
 }
 

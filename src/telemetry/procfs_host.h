@@ -41,6 +41,9 @@ Result<MemInfo> ParseMeminfo(std::string_view text);
 
 struct LoadAvg {
   double load1 = 0, load5 = 0, load15 = 0;
+  // The pid most recently created in this pid namespace (the 5th field): if it has not changed,
+  // no process was created, anywhere.
+  std::optional<int64_t> last_pid;
 };
 Result<LoadAvg> ParseLoadavg(std::string_view text);
 

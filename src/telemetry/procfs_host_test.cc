@@ -67,6 +67,11 @@ TEST(ParseLoadavg, RealCapture) {
   ASSERT_TRUE(load.ok()) << load.status().message();
   EXPECT_GE(load->load1, 0);
   EXPECT_FALSE(ParseLoadavg("0.1 0.2\n").ok());
+  auto exact = ParseLoadavg("0.37 0.15 0.05 2/81 1909\n");
+  ASSERT_TRUE(exact.ok());
+  EXPECT_DOUBLE_EQ(exact->load5, 0.15);
+  EXPECT_EQ(exact->last_pid, 1909);
+  EXPECT_FALSE(ParseLoadavg("0.37 0.15 0.05\n")->last_pid.has_value());
 }
 
 TEST(ParseCpuMax, LimitsAndNoLimit) {

@@ -1,15 +1,23 @@
 #include "telemetry/sampler.h"
 
-#include <algorithm>
 
 namespace cgov {
 
-void SlowPoller::Start(std::chrono::milliseconds interval) {
+void SlowPoller::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = false;
   }
-  thread_ = std::thread([this, interval] { Run(interval); });
+  thread_ = std::thread([this] { Run(); });
+}
+
+void SlowPoller::Kick() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_ || busy_) return;
+    pending_ = true;
+  }
+  wake_.notify_one();
 }
 
 void SlowPoller::Stop() {
@@ -26,18 +34,25 @@ void SlowPoller::Latest(std::vector<GpuSlowSample>* out) {
   *out = latest_;
 }
 
-void SlowPoller::Run(std::chrono::milliseconds interval) {
+uint64_t SlowPoller::reads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reads_;
+}
+
+void SlowPoller::Run() {
   std::vector<GpuSlowSample> fresh;
-  auto next = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    wake_.wait(lock, [this] { return stop_ || pending_; });
+    if (stop_) return;
+    pending_ = false;
+    busy_ = true;
+    lock.unlock();
     source_->ReadSlow(&fresh);  // outside the lock: this is the slow part
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      latest_.swap(fresh);
-      // A read that overran its slot starts the next at once rather than bursting to catch up.
-      next = std::max(next + interval, std::chrono::steady_clock::now());
-      if (wake_.wait_until(lock, next, [this] { return stop_; })) return;
-    }
+    lock.lock();
+    busy_ = false;
+    latest_.swap(fresh);
+    ++reads_;
   }
 }
 

@@ -24,26 +24,33 @@ struct TickSample {
 };
 
 // Reads the slow NVML fields on a thread of its own so that milliseconds-long driver calls
-// never delay a tick. Thread-safe.
+// never delay a tick. The tick loop kicks it right after a tick (while caches are warm, and
+// without a second timer wake-up); a kick that comes while a read is pending or running is
+// dropped, so a hung driver call never queues work up. Thread-safe.
 class SlowPoller {
  public:
   explicit SlowPoller(NvmlSource* source) : source_(source) {}
   ~SlowPoller() { Stop(); }
 
-  // Reads once at once, then every `interval` until Stop.
-  void Start(std::chrono::milliseconds interval);
+  void Start();
+  // Asks for one read, unless one is already pending or running.
+  void Kick();
   void Stop();
   // Replaces *out with the latest read (empty before the first one completes).
   void Latest(std::vector<GpuSlowSample>* out);
+  uint64_t reads();  // reads completed so far
 
  private:
-  void Run(std::chrono::milliseconds interval);
+  void Run();
 
   NvmlSource* source_;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool pending_ = false;
+  bool busy_ = false;
+  uint64_t reads_ = 0;
   std::vector<GpuSlowSample> latest_;
 };
 

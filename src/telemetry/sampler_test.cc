@@ -50,7 +50,8 @@ TEST_F(SamplerTest, TickCombinesFastGpuHostAndLatestSlowRead) {
   EXPECT_TRUE(tick.gpu_slow.empty()) << "nothing read off-tick yet";
   EXPECT_TRUE(tick.host.mem_total_bytes.has_value());
 
-  poller.Start(std::chrono::milliseconds(1000));
+  poller.Start();
+  poller.Kick();
   ASSERT_TRUE(WaitForFirstRead(&poller));
   sampler.Tick(&tick);
   ASSERT_EQ(tick.gpu_slow.size(), 1u);
@@ -66,11 +67,13 @@ TEST_F(SamplerTest, SlowProcessListDoesNotStretchTheTick) {
   HostReader host(&files_, &clock_);
   SlowPoller poller(nvml->get());
   Sampler sampler(nvml->get(), &poller, &host, &clock_);
-  poller.Start(std::chrono::milliseconds(1));  // the poller is inside a 300 ms call nearly always
+  poller.Start();
+  poller.Kick();
   ASSERT_TRUE(WaitForFirstRead(&poller));
   TickSample tick;
   double worst_ms = 0;
   for (int i = 0; i < 10; ++i) {
+    poller.Kick();  // the poller is inside a 300 ms call during most ticks
     auto start = std::chrono::steady_clock::now();
     sampler.Tick(&tick);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -100,12 +103,29 @@ TEST_F(SamplerTest, StopReturnsPromptlyBetweenReads) {
   auto nvml = NvmlSource::Open(fake.path());
   ASSERT_TRUE(nvml.ok());
   SlowPoller poller(nvml->get());
-  poller.Start(std::chrono::hours(1));
+  poller.Start();
+  poller.Kick();
   ASSERT_TRUE(WaitForFirstRead(&poller));
   auto start = std::chrono::steady_clock::now();
   poller.Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5))
       << "Stop must wake the poller, not wait out its interval";
+}
+
+TEST_F(SamplerTest, KicksDuringASlowReadAreDroppedNotQueued) {
+  FakeNvml fake("full", kSlowScenario, 1);
+  auto nvml = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(nvml.ok()) << nvml.status().message();
+  SlowPoller poller(nvml->get());
+  poller.Start();
+  for (int i = 0; i < 20; ++i) {
+    poller.Kick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(WaitForFirstRead(&poller));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(poller.reads(), 1u) << "20 kicks within one 300 ms read make one read";
+  poller.Stop();
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ struct Counter {
 struct State {
   std::mutex mu;  // guards counters' map shape, scenario swaps
   std::map<std::string, std::unique_ptr<Counter>> counters;
-  std::shared_ptr<const fake_nvml::Scenario> scenario;
+  std::shared_ptr<const fake_nvml::Scenario> scenario;  // owner, swapped under mu
+  std::atomic<const fake_nvml::Scenario*> current{nullptr};  // read by every call, lock-free
   int init_count = 0;
   double start_s = 0;
   std::atomic<double> frozen_time{-1.0};
@@ -77,10 +78,9 @@ void Enter(Counter* counter) {
   static Counter* fake_counter_ = CounterFor(__func__); \
   Enter(fake_counter_)
 
-std::shared_ptr<const fake_nvml::Scenario> Current() {
-  std::lock_guard<std::mutex> lock(S().mu);
-  return S().scenario;
-}
+// Valid from nvmlInit to the last nvmlShutdown, which callers must not race with their own calls
+// (the NVML contract).
+const fake_nvml::Scenario* Current() { return S().current.load(std::memory_order_acquire); }
 
 double Now(const fake_nvml::Scenario& s) {
   double frozen = S().frozen_time.load();
@@ -112,12 +112,13 @@ int LoadScenario() {
   std::lock_guard<std::mutex> lock(S().mu);
   S().scenario = std::move(scenario);
   S().start_s = MonotonicSeconds();
+  S().current.store(S().scenario.get(), std::memory_order_release);
   return kSuccess;
 }
 
 // Resolves a handle to its GPU and the time, or answers the error the call must return.
 struct Call {
-  std::shared_ptr<const fake_nvml::Scenario> scenario;
+  const fake_nvml::Scenario* scenario = nullptr;
   const Gpu* gpu = nullptr;
   double t = 0;
   int error = kSuccess;
@@ -255,7 +256,10 @@ int nvmlShutdown() {
   FAKE_ENTER();
   std::lock_guard<std::mutex> lock(S().mu);
   if (S().init_count == 0) return kUninitialized;
-  if (--S().init_count == 0) S().scenario.reset();
+  if (--S().init_count == 0) {
+    S().current.store(nullptr, std::memory_order_release);
+    S().scenario.reset();
+  }
   return kSuccess;
 }
 
