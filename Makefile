@@ -33,6 +33,7 @@ test: build
 
 bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+	@python3 bench/run_overhead.py $(BUILD)
 
 # Unit and e2e tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang++).
 # -fno-sanitize=function: the fake NVML is C++ with its own declarations, so calls through

@@ -23,6 +23,7 @@
 #include "report/run_report.h"
 #include "report/summary_json.h"
 #include "telemetry/job_tree.h"
+#include "telemetry/procfs_pid.h"
 
 namespace cgov::cli {
 namespace {
@@ -64,7 +65,14 @@ void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_
   s->job_cpu_seconds = Seconds(children.ru_utime) + Seconds(children.ru_stime);
   s->agent_cpu_seconds = Seconds(self.ru_utime) + Seconds(self.ru_stime);
   s->agent_cpu_pct = s->duration_s > 0 ? 100.0 * s->agent_cpu_seconds / s->duration_s : 0;
+  // ru_maxrss would carry the peak of the image before exec (the shell or Python that started
+  // cgov): VmHWM is this process image's own peak.
   s->agent_rss_max_bytes = static_cast<uint64_t>(self.ru_maxrss) * 1024;
+  RootedFileReader own_proc;
+  std::string status;
+  if (own_proc.Read("/proc/self/status", &status).ok()) {
+    if (auto hwm = ParseStatusKb(status, "VmHWM")) s->agent_rss_max_bytes = *hwm;
+  }
 }
 
 // Writes summary.json and report.md; failures become warnings (the job's status is unaffected).

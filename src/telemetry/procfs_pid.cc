@@ -92,6 +92,20 @@ Result<uint32_t> ParseStatusUid(std::string_view text) {
   return Bad("/proc/PID/status", "Uid", "missing");
 }
 
+std::optional<uint64_t> ParseStatusKb(std::string_view text, std::string_view field) {
+  for (std::string_view line : SplitLines(text)) {
+    if (line.size() <= field.size() || line.substr(0, field.size()) != field ||
+        line[field.size()] != ':') {
+      continue;
+    }
+    std::vector<std::string_view> f = SplitFields(line.substr(field.size() + 1));
+    uint64_t kb = 0;
+    if (f.size() == 2 && f[1] == "kB" && ParseU64(f[0], &kb)) return kb * 1024;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 Result<std::optional<uint32_t>> ParseLoginuid(std::string_view text) {
   uint64_t uid = 0;
   if (!ParseU64(Trim(text), &uid) || uid > 0xFFFFFFFFULL) {

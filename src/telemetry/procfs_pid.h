@@ -32,6 +32,9 @@ Result<PidStat> ParsePidStat(std::string_view text);
 // The real uid from /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs").
 Result<uint32_t> ParseStatusUid(std::string_view text);
 
+// A "kB" field of /proc/PID/status ("VmHWM", "VmRSS") in bytes; nullopt when absent.
+std::optional<uint64_t> ParseStatusKb(std::string_view text, std::string_view field);
+
 // /proc/PID/loginuid: nullopt when unset (4294967295: a daemon, or no audit support).
 Result<std::optional<uint32_t>> ParseLoginuid(std::string_view text);
 

@@ -72,6 +72,18 @@ TEST(ParseStatusUid, RealCaptures) {
   EXPECT_FALSE(ParseStatusUid("Name:\tx\n").ok());
 }
 
+TEST(ParseStatusKb, PeakAndCurrentRss) {
+  std::string status = Vm("/proc/3048/status");
+  auto hwm = ParseStatusKb(status, "VmHWM");
+  auto rss = ParseStatusKb(status, "VmRSS");
+  ASSERT_TRUE(hwm && rss);
+  EXPECT_GE(*hwm, *rss);
+  EXPECT_EQ(*hwm, 1756u * 1024);
+  EXPECT_FALSE(ParseStatusKb(status, "VmNope").has_value());
+  EXPECT_FALSE(ParseStatusKb("VmHWM:\tlots kB\n", "VmHWM").has_value());
+  EXPECT_FALSE(ParseStatusKb("VmHWMX:\t12 kB\n", "VmHWM").has_value());
+}
+
 TEST(ParseLoginuid, UnsetIsUnknownNotRoot) {
   auto unset = ParseLoginuid(Vm("/proc/3048/loginuid"));  // 4294967295 on this VM
   ASSERT_TRUE(unset.ok()) << unset.status().message();

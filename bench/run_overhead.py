@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Whole-process overhead of `cgov run`, side by side with the plain job.
+
+  1. wall-clock added to a trivial job: `cgov run -- true` vs `true` (interleaved, medians)
+  2. cgov's own CPU and max RSS at 1 Hz and 10 Hz with 8 fake GPUs (from summary.json, which
+     measures cgov with getrusage), and the steady state per tick (from the threads' schedstat)
+
+Usage: bench/run_overhead.py BUILD_DIR [--quick]
+Prints a Markdown table (docs/benchmarks.md has the figures and this command).
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+QUICK = "--quick" in sys.argv
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CGOV = os.path.join(BUILD, "cgov")
+FAKE = {
+    "CGOV_NVML_LIB": os.path.join(BUILD, "fake_nvml", "full", "libnvidia-ml.so.1"),
+    "CGOV_FAKE_NVML_SCENARIO": os.path.join(ROOT, "tests", "fake_nvml", "scenarios", "h100x8.json"),
+}
+NO_GPU = {"CGOV_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}
+
+
+def env(extra):
+    e = dict(os.environ)
+    e.pop("CGOV_TAGS", None)
+    e.update(extra)
+    return e
+
+
+def wall(cmd, environment):
+    start = time.perf_counter()
+    subprocess.run(cmd, env=environment, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def trivial_job_overhead(work, runs, extra):
+    plain, wrapped = [], []
+    e = env(extra)
+    for i in range(runs):
+        out = os.path.join(work, f"t{i}")
+        plain.append(wall(["true"], e))
+        wrapped.append(wall([CGOV, "run", "--quiet", "--out", out, "--", "true"], e))
+        shutil.rmtree(out, ignore_errors=True)
+    p, w = statistics.median(plain) * 1e3, statistics.median(wrapped) * 1e3
+    return p, w
+
+
+def thread_cpu_ns(pid):
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total
+
+
+def agent_cpu(work, interval, seconds):
+    out = os.path.join(work, f"agent-{interval}")
+    proc = subprocess.Popen([CGOV, "run", "--quiet", "--out", out, "--interval", interval, "--",
+                             "sleep", str(seconds)], env=env(FAKE))
+    time.sleep(min(3, seconds / 4))  # start-up behind us
+    t0, c0 = time.monotonic(), thread_cpu_ns(proc.pid)
+    time.sleep(seconds / 2)
+    t1, c1 = time.monotonic(), thread_cpu_ns(proc.pid)
+    proc.wait()
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    steady_pct = 100.0 * (c1 - c0) / 1e9 / (t1 - t0)
+    per_tick_us = (c1 - c0) / 1e3 / ((t1 - t0) / (s["sampling"]["interval_s"]))
+    return s["agent"], s["sampling"]["samples"], steady_pct, per_tick_us
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="cgov_bench_")
+    try:
+        runs = 30 if QUICK else 100
+        print(f"## `cgov run` overhead ({'quick' if QUICK else 'full'} run)\n")
+        print("| measure | plain job | under cgov | added | target |")
+        print("| --- | ---: | ---: | ---: | --- |")
+        for label, extra in (("no driver", NO_GPU), ("8 fake GPUs", FAKE)):
+            p, w = trivial_job_overhead(work, runs, extra)
+            print(f"| wall time of `true`, {label}, median of {runs} | {p:.2f} ms | {w:.2f} ms | "
+                  f"{w - p:.2f} ms ({w / p:.1f}x) | < 10 ms added |")
+        for interval, seconds, target in (("1s", 20 if QUICK else 60, 0.05),
+                                          ("100ms", 10 if QUICK else 20, 0.5)):
+            agent, samples, steady, per_tick = agent_cpu(work, interval, seconds)
+            hz = "1 Hz" if interval == "1s" else "10 Hz"
+            print(f"| cgov CPU at {hz}, 8 fake GPUs, `sleep {seconds}` ({samples} samples), whole run | "
+                  f"0 | {agent['cpu_pct']:.3f} % of a core ({agent['cpu_seconds'] * 1e3:.1f} ms) | "
+                  f"{agent['cpu_pct']:.3f} % | < {target} % |")
+            print(f"| cgov CPU at {hz}, steady state (schedstat, start-up excluded) | 0 | "
+                  f"{steady:.3f} % ({per_tick:.0f} µs per tick) | {steady:.3f} % | < {target} % |")
+            print(f"| cgov max RSS at {hz} | — | {agent['rss_max_bytes'] / 1048576:.1f} MiB | — | < 10 MB |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
