@@ -1,0 +1,79 @@
+#include "analysis/money.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace cgov {
+
+Result<MicroUsd> ParseUsd(std::string_view text) {
+  std::string_view t = text;
+  if (!t.empty() && t.front() == '$') t.remove_prefix(1);
+  const size_t dot = t.find('.');
+  std::string_view whole = t.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? "" : t.substr(dot + 1);
+  auto digits = [](std::string_view s) {
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+    }
+    return true;
+  };
+  if (whole.empty() || !digits(whole) || !digits(frac) || frac.size() > 6 || whole.size() > 9 ||
+      (dot != std::string_view::npos && frac.empty())) {
+    return InvalidArgument(fmt::format(
+        "bad price '{}': write dollars as a number with at most 6 decimals, e.g. 8 or 2.49", text));
+  }
+  MicroUsd value = 0;
+  for (char c : whole) value = value * 10 + (c - '0');
+  value *= kMicroPerUsd;
+  MicroUsd scale = kMicroPerUsd / 10;
+  for (char c : frac) {
+    value += (c - '0') * scale;
+    scale /= 10;
+  }
+  return value;
+}
+
+MicroUsd RoundToCent(MicroUsd amount) {
+  constexpr MicroUsd kCent = 10'000;
+  const MicroUsd sign = amount < 0 ? -1 : 1;
+  const MicroUsd a = amount * sign;
+  return sign * ((a + kCent / 2) / kCent * kCent);
+}
+
+MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms) {
+  const Int128 product = static_cast<Int128>(price_per_gpu_hour) * gpu_ms;
+  return static_cast<MicroUsd>((product + 1'800'000) / 3'600'000);
+}
+
+std::optional<MicroUsd> Divide(MicroUsd amount, double divisor) {
+  if (!(divisor > 0)) return std::nullopt;
+  return static_cast<MicroUsd>(std::llround(static_cast<double>(amount) / divisor));
+}
+
+std::string FormatUsd(MicroUsd amount, int decimals) {
+  const bool negative = amount < 0;
+  const MicroUsd a = negative ? -amount : amount;
+  MicroUsd unit = 1;
+  for (int i = decimals; i < 6; ++i) unit *= 10;
+  const MicroUsd rounded = (a + unit / 2) / unit;  // in 10^-decimals dollars
+  MicroUsd scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  const std::string digits = std::to_string(rounded / scale);
+  std::string whole;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) whole += ',';
+    whole += digits[i];
+  }
+  std::string out = std::string(negative ? "-" : "") + "$" + whole;
+  if (decimals > 0) out += fmt::format(".{:0{}}", rounded % scale, decimals);
+  return out;
+}
+
+double UsdNumber(MicroUsd amount, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  return std::round(static_cast<double>(amount) / kMicroPerUsd * scale) / scale;
+}
+
+}  // namespace cgov

@@ -1,0 +1,39 @@
+// Money as integer micro-dollars (1 USD = 1,000,000), shown to the cent. No floating point
+// touches a dollar figure after the price is parsed.
+#ifndef CGOV_ANALYSIS_MONEY_H_
+#define CGOV_ANALYSIS_MONEY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace cgov {
+
+using MicroUsd = int64_t;
+__extension__ using Int128 = __int128;  // GCC and Clang; for products that overflow 64 bits
+inline constexpr MicroUsd kMicroPerUsd = 1'000'000;
+
+// "8", "8.5", "12.29", "0.000125": a non-negative decimal number of dollars, at most 6 decimals.
+Result<MicroUsd> ParseUsd(std::string_view text);
+
+// Rounds half away from zero to whole cents.
+MicroUsd RoundToCent(MicroUsd amount);
+
+// price per GPU-hour x GPU-milliseconds / 3,600,000, rounded to the micro-dollar (128-bit math).
+MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms);
+
+// a / b rounded to the micro-dollar; nullopt when b <= 0.
+std::optional<MicroUsd> Divide(MicroUsd amount, double divisor);
+
+// "$1,234.56" (rounded to the cent); "$0.0004" style with `decimals` > 2 for unit costs.
+std::string FormatUsd(MicroUsd amount, int decimals = 2);
+
+// The dollars as a JSON number with `decimals` places (e.g. 80.0, 13.33).
+double UsdNumber(MicroUsd amount, int decimals = 2);
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_MONEY_H_
