@@ -28,6 +28,7 @@ void WriteHost(const HostSample& h, JsonWriter& w) {
   w.Key("cpu_pct").Opt(Rounded(h.cpu_pct));
   w.Key("disk_read_bytes_per_s").Opt(Rounded(h.disk_read_bytes_per_s));
   w.Key("disk_write_bytes_per_s").Opt(Rounded(h.disk_write_bytes_per_s));
+  w.Key("iowait_pct").Opt(Rounded(h.iowait_pct));
   w.Key("load1").Opt(h.load ? std::optional<double>(Round3(h.load->load1)) : std::nullopt);
   w.Key("mem_available_bytes").Opt(h.mem_available_bytes);
   w.Key("mem_total_bytes").Opt(h.mem_total_bytes);

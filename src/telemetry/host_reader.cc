@@ -73,6 +73,7 @@ void HostReader::Read(HostSample* out) {
   std::optional<ProcStat> stat = ReadParsed("/proc/stat", ParseProcStat);
   if (stat && prev_stat_) {
     out->cpu_pct = CpuBusyPct(prev_stat_->total, stat->total);
+    out->iowait_pct = CpuIowaitPct(prev_stat_->total, stat->total);
     out->core_pct = CoreBusyPct(*prev_stat_, *stat);
   }
   if (std::optional<MemInfo> mem = ReadParsed("/proc/meminfo", ParseMeminfo)) {

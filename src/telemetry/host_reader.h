@@ -14,6 +14,7 @@ namespace cgov {
 
 struct HostSample {
   std::optional<double> cpu_pct;                // all cores, 0..100
+  std::optional<double> iowait_pct;             // all cores waiting for I/O, 0..100
   std::vector<std::optional<double>> core_pct;  // per core, 0..100
   std::optional<uint64_t> mem_total_bytes;
   std::optional<uint64_t> mem_available_bytes;

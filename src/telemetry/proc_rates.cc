@@ -40,6 +40,14 @@ std::optional<double> CpuBusyPct(const CpuTimes& prev, const CpuTimes& cur) {
   return pct < 0 ? 0 : (pct > 100 ? 100 : pct);
 }
 
+std::optional<double> CpuIowaitPct(const CpuTimes& prev, const CpuTimes& cur) {
+  if (AnyBackwards(prev, cur) || cur.Total() <= prev.Total() || cur.iowait < prev.iowait) {
+    return std::nullopt;
+  }
+  return 100.0 * static_cast<double>(cur.iowait - prev.iowait) /
+         static_cast<double>(cur.Total() - prev.Total());
+}
+
 std::vector<std::optional<double>> CoreBusyPct(const ProcStat& prev, const ProcStat& cur) {
   std::vector<std::optional<double>> out(cur.cores.size());
   if (prev.cores.size() != cur.cores.size()) return out;

@@ -16,6 +16,9 @@ namespace cgov {
 // nullopt when nothing elapsed or a counter went backwards.
 std::optional<double> CpuBusyPct(const CpuTimes& prev, const CpuTimes& cur);
 
+// Share of the interval the CPUs waited for I/O, in percent; nullopt like CpuBusyPct.
+std::optional<double> CpuIowaitPct(const CpuTimes& prev, const CpuTimes& cur);
+
 // Per core, matched by position; a core count change makes every core unknown.
 std::vector<std::optional<double>> CoreBusyPct(const ProcStat& prev, const ProcStat& cur);
 

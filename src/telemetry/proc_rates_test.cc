@@ -27,6 +27,14 @@ TEST(CpuBusyPct, FromTwoRealCaptures) {
   EXPECT_NEAR(*cores[0], 100.0 * (1.0 - 10.0 / 265.0), 1e-9);
 }
 
+TEST(CpuIowaitPct, FromTwoRealCaptures) {
+  auto t0 = ParseProcStat(Vm("/proc/stat.t0"));
+  auto t1 = ParseProcStat(Vm("/proc/stat"));
+  ASSERT_TRUE(t0.ok() && t1.ok());
+  // iowait 1104 -> 1110 over a total of +527 ticks (the capture wrote 64 MiB with O_DIRECT)
+  EXPECT_NEAR(*CpuIowaitPct(t0->total, t1->total), 100.0 * 6 / 527, 1e-9);
+}
+
 TEST(CpuBusyPct, CounterGoingBackwardsIsAResetNotAWrap) {
   CpuTimes before{100, 0, 50, 1000, 0, 0, 0, 0};
   CpuTimes after{10, 0, 5, 100, 0, 0, 0, 0};  // after a reboot of the VM

@@ -1,0 +1,299 @@
+// The analysis engine: hand-computed cases and properties over random timelines.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "analysis/cost.h"
+#include "analysis/findings.h"
+#include "analysis/money.h"
+#include "analysis/phases.h"
+#include "analysis/pricing.h"
+#include "analysis/timeline.h"
+
+namespace cgov {
+namespace {
+
+constexpr int64_t kHour = 3'600'000;
+
+GpuPoint Point(double util, uint64_t compute_mib = 0) {
+  GpuPoint p;
+  p.util_pct = util;
+  p.compute_memory_bytes = compute_mib << 20;
+  return p;
+}
+
+ResolvedPrice Priced(double usd) {
+  ResolvedPrice p;
+  p.per_gpu_hour = static_cast<MicroUsd>(usd * kMicroPerUsd);
+  p.source = "--price-per-gpu-hour";
+  return p;
+}
+
+TEST(Money, ParseFormatRound) {
+  EXPECT_EQ(*ParseUsd("8"), 8'000'000);
+  EXPECT_EQ(*ParseUsd("$12.29"), 12'290'000);
+  EXPECT_EQ(*ParseUsd("0.000125"), 125);
+  for (const char* bad : {"", "-1", "1.", ".5", "1.0000001", "eight", "1e3", "1,5"}) {
+    EXPECT_FALSE(ParseUsd(bad).ok()) << bad;
+  }
+  EXPECT_EQ(FormatUsd(80'000'000), "$80.00");
+  EXPECT_EQ(FormatUsd(1'234'567'890), "$1,234.57");
+  EXPECT_EQ(FormatUsd(400, 4), "$0.0004");
+  EXPECT_EQ(RoundToCent(13'333'333), 13'330'000);
+  EXPECT_EQ(RoundToCent(13'335'000), 13'340'000);
+  EXPECT_EQ(CostOf(8'000'000, 10 * kHour), 80'000'000);
+}
+
+TEST(Phases, ThresholdsFromTheDesign) {
+  PhaseThresholds t;
+  EXPECT_EQ(Classify(9.9, 0, t), Phase::kTrulyIdle);
+  EXPECT_EQ(Classify(0, 100ull << 20, t), Phase::kTrulyIdle) << "100 MiB is not more than 100 MiB";
+  EXPECT_EQ(Classify(0, (100ull << 20) + 1, t), Phase::kIdleHeld);
+  EXPECT_EQ(Classify(0, std::nullopt, t), Phase::kTrulyIdle) << "unknown memory is not held";
+  EXPECT_EQ(Classify(10, 0, t), Phase::kUnderutilized);
+  EXPECT_EQ(Classify(69.9, 0, t), Phase::kUnderutilized);
+  EXPECT_EQ(Classify(70, 0, t), Phase::kProductive);
+  EXPECT_EQ(Classify(89.9, 0, t), Phase::kProductive);
+  EXPECT_EQ(Classify(90, 0, t), Phase::kComputeBound);
+}
+
+TEST(Phases, SharesSumToExactlyOneHundredByLargestRemainder) {
+  auto s = SharesPct({1, 1, 1, 0, 0});  // 33.33... each
+  EXPECT_DOUBLE_EQ(s[0] + s[1] + s[2], 100.0);
+  EXPECT_DOUBLE_EQ(s[0], 33.4) << "the first of equal remainders gets the unit";
+  EXPECT_DOUBLE_EQ(s[1], 33.3);
+  auto zero = SharesPct({0, 0, 0, 0, 0});
+  EXPECT_DOUBLE_EQ(zero[0], 0);
+}
+
+// The issue's case: $8/GPU-hour, 8 GPUs x 1.25 h, mean utilization 60 %, 200,000 samples.
+TEST(Cost, HandComputedCase) {
+  UsageAccumulator acc(8, 1000);
+  std::vector<GpuPoint> points(8, Point(60));
+  const int64_t end = kHour + kHour / 4;
+  for (int64_t t = 0; t < end; t += 1000) acc.Add(t, points, {});
+  UsageTotals usage = acc.Finish(end);
+  std::vector<ResolvedPrice> prices(8, Priced(8));
+  CostBlock cost = ComputeCost(usage, prices, 200'000, "samples");
+  ASSERT_TRUE(cost.priced);
+  EXPECT_DOUBLE_EQ(cost.gpu_hours, 10);
+  EXPECT_DOUBLE_EQ(cost.effective_gpu_hours, 6);
+  EXPECT_EQ(cost.total, 80'000'000);
+  EXPECT_EQ(FormatUsd(*cost.per_effective_gpu_hour), "$13.33");
+  EXPECT_EQ(FormatUsd(*cost.per_unit, 4), "$0.0004");
+  EXPECT_DOUBLE_EQ(*cost.units_per_gpu_hour, 20'000);
+  EXPECT_EQ(cost.waste, 32'000'000) << "40 % of $80";
+  EXPECT_DOUBLE_EQ(cost.waste_fraction, 0.4);
+  EXPECT_EQ(*cost.hourly, 64'000'000) << "$80 over 1.25 h of wall time";
+  EXPECT_EQ(*cost.monthly, *cost.hourly * 720);
+}
+
+TEST(Cost, UnknownPriceStillReportsGpuHours) {
+  UsageAccumulator acc(1, 1000);
+  acc.Add(0, {Point(50)}, {});
+  UsageTotals usage = acc.Finish(1000);
+  ResolvedPrice unknown;
+  unknown.source = "price unknown: no catalog entry";
+  CostBlock cost = ComputeCost(usage, {unknown}, std::nullopt, "");
+  EXPECT_FALSE(cost.priced);
+  EXPECT_EQ(cost.total, 0);
+  EXPECT_DOUBLE_EQ(cost.gpu_hours, 1.0 / 3600);
+  EXPECT_EQ(cost.price_source, "price unknown: no catalog entry");
+}
+
+TEST(Timeline, GapsAreReportedNeverFilled) {
+  UsageAccumulator acc(1, 1000);
+  acc.Add(0, {Point(100)}, {});
+  acc.Add(1000, {Point(100)}, {});
+  acc.Add(10'000, {Point(100)}, {});  // 9 s after the previous tick: 2 s counted, 7 s gap
+  UsageTotals u = acc.Finish(10'500);
+  EXPECT_EQ(u.gpus[0].KnownMs(), 1000 + 2000 + 500);
+  EXPECT_EQ(u.gap_ms, 7000);
+  EXPECT_EQ(u.covered_ms, 3500);
+}
+
+TEST(Timeline, LostAndUnknownTimeIsHeldButNotClassified) {
+  UsageAccumulator acc(2, 1000);
+  GpuPoint lost;  // no utilization
+  acc.Add(0, {Point(95), lost}, {});
+  UsageTotals u = acc.Finish(1000);
+  EXPECT_EQ(u.gpus[1].unknown_ms, 1000);
+  EXPECT_EQ(u.gpus[1].KnownMs(), 0);
+  EXPECT_EQ(u.HeldMs(), 2000);
+}
+
+TEST(Timeline, GraphicsOnlyMemoryIsNotIdleHeld) {
+  UsageAccumulator acc(1, 1000);
+  GpuPoint xorg = Point(0, 0);
+  xorg.graphics_only_memory_bytes = 128ull << 20;
+  acc.Add(0, {xorg}, {});
+  UsageTotals u = acc.Finish(1000);
+  EXPECT_EQ(u.gpus[0].phase_ms[static_cast<size_t>(Phase::kTrulyIdle)], 1000);
+  EXPECT_EQ(u.gpus[0].graphics_only_ms, 1000);
+}
+
+// A timeline of `seconds` ticks where `util(t)` gives each GPU's utilization.
+template <typename F>
+UsageTotals Play(size_t gpus, int seconds, F util, uint64_t held_mib = 0) {
+  UsageAccumulator acc(gpus, 1000);
+  for (int t = 0; t < seconds; ++t) {
+    std::vector<GpuPoint> points;
+    for (size_t g = 0; g < gpus; ++g) points.push_back(Point(util(t, g), held_mib));
+    acc.Add(t * 1000, points, {});
+  }
+  return acc.Finish(seconds * 1000);
+}
+
+bool Has(const std::vector<Finding>& findings, const std::string& id) {
+  for (const Finding& f : findings) {
+    if (f.id == id) return true;
+  }
+  return false;
+}
+
+TEST(Findings, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
+  UsageTotals u = Play(4, 600, [](int t, size_t) { return t % 20 < 14 ? 95.0 : 3.0; }, 40'000);
+  CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(4, Priced(4)), std::nullopt, "");
+  std::vector<Finding> f = Recommend(u, cost, {});
+  EXPECT_TRUE(Has(f, "input_pipeline_starvation"));
+  EXPECT_FALSE(Has(f, "compute_bound_precision"));
+  for (const Finding& x : f) {
+    for (const std::string& r : x.remediations) {
+      EXPECT_NE(std::find(RemediationVocabulary().begin(), RemediationVocabulary().end(), r),
+                RemediationVocabulary().end())
+          << r;
+    }
+  }
+}
+
+TEST(Findings, ComputeBoundGetsPrecisionAdviceNotLoaderAdvice) {
+  UsageTotals u = Play(2, 600, [](int, size_t) { return 98.0; }, 60'000);
+  CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(2, Priced(4)), std::nullopt, "");
+  std::vector<Finding> f = Recommend(u, cost, {});
+  EXPECT_TRUE(Has(f, "compute_bound_precision"));
+  EXPECT_FALSE(Has(f, "input_pipeline_starvation"));
+  SavingsBlock s = CombineSavings(f, cost);
+  EXPECT_LE(s.utilization_fraction, cost.waste_fraction + 1e-12) << "capped by the 2 % waste";
+}
+
+TEST(Findings, IdleHeldTailWithItsDurationAndDollars) {
+  // Busy for 10 min, then 5 min with memory held and nothing running.
+  UsageTotals u = Play(1, 900, [](int t, size_t) { return t < 600 ? 90.0 : 0.0; }, 20'000);
+  CostBlock cost = ComputeCost(u, {Priced(3.6)}, std::nullopt, "");
+  std::vector<Finding> f = Recommend(u, cost, {});
+  ASSERT_TRUE(Has(f, "idle_tail"));
+  ASSERT_TRUE(Has(f, "idle_held_gpu"));
+  for (const Finding& x : f) {
+    if (x.id == "idle_tail") {
+      EXPECT_DOUBLE_EQ(x.observed, 300);
+      EXPECT_EQ(x.window_start_ms, 600'000);
+    }
+  }
+  EXPECT_EQ(cost.phase_cost[static_cast<size_t>(Phase::kIdleHeld)], 300'000)
+      << "300 s at $3.60/h is $0.30";
+}
+
+// Properties over random timelines.
+TEST(Properties, RandomTimelines) {
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<double> util(0, 100);
+  std::uniform_int_distribution<int> step(200, 5000), gpus_d(1, 8), ticks_d(1, 300);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t gpus = static_cast<size_t>(gpus_d(rng));
+    UsageAccumulator acc(gpus, 1000);
+    int64_t t = 0;
+    const int ticks = ticks_d(rng);
+    for (int k = 0; k < ticks; ++k) {
+      std::vector<GpuPoint> points;
+      for (size_t g = 0; g < gpus; ++g) {
+        GpuPoint p = Point(std::round(util(rng)), rng() % 2 ? 50'000 : 0);
+        if (rng() % 20 == 0) p.util_pct.reset();
+        points.push_back(p);
+      }
+      acc.Add(t, points, {});
+      t += step(rng);
+    }
+    const int64_t end = t;
+    UsageTotals u = acc.Finish(end);
+    auto shares = SharesPct(u.PhaseMs());
+    double sum = 0;
+    for (double s : shares) sum += s;
+    if (u.KnownMs() > 0) {
+      EXPECT_NEAR(sum, 100.0, 1e-9) << "trial " << trial;
+    }
+    EXPECT_LE(u.covered_ms + u.gap_ms, end) << "a gap never gains GPU-seconds";
+    EXPECT_LE(u.HeldMs(), static_cast<int64_t>(gpus) * end);
+    CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(gpus, Priced(2.49)), std::nullopt, "");
+    if (cost.hourly) {
+      EXPECT_EQ(*cost.monthly, *cost.hourly * 720) << "to the cent, exactly";
+      EXPECT_EQ(*cost.yearly, *cost.hourly * 8760);
+      EXPECT_EQ(*cost.hourly % 10'000, 0) << "hourly is rounded to the cent";
+    }
+    std::vector<Finding> f = Recommend(u, cost, {});
+    SavingsBlock s = CombineSavings(f, cost);
+    EXPECT_LE(s.combined_fraction, 1.0);
+    EXPECT_GE(s.combined_fraction, 0.0);
+    EXPECT_LE(s.utilization_fraction, s.waste_fraction + 1e-12) << "never above the waste";
+    EXPECT_LE(cost.waste, cost.total);
+  }
+}
+
+TEST(Savings, ArithmeticEveryStep) {
+  CostBlock cost;
+  cost.priced = true;
+  cost.total = 100'000'000;
+  cost.waste_fraction = 0.5;
+  std::vector<Finding> f(3);
+  f[0].id = "a";
+  f[0].axis = Axis::kUtilization;
+  f[0].savings_fraction = 0.3;
+  f[1].id = "b";
+  f[1].axis = Axis::kUtilization;
+  f[1].savings_fraction = 0.4;
+  f[2].id = "spot";
+  f[2].axis = Axis::kRate;
+  f[2].savings_fraction = 0.6;
+  SavingsBlock s = CombineSavings(f, cost);
+  EXPECT_DOUBLE_EQ(s.utilization_uncapped, 1 - 0.7 * 0.6);  // 0.58, not 0.7
+  EXPECT_DOUBLE_EQ(s.utilization_fraction, 0.5) << "capped by the measured waste";
+  EXPECT_DOUBLE_EQ(s.rate_fraction, 0.6);
+  EXPECT_DOUBLE_EQ(s.combined_fraction, 1 - 0.5 * 0.4);
+  EXPECT_EQ(*s.combined_usd, 80'000'000);
+}
+
+TEST(Pricing, ResolutionOrderAndUnknown) {
+  const PriceCatalog& catalog = BuiltinCatalog();
+  ASSERT_FALSE(catalog.gpu_models.empty()) << "data/prices.json must parse";
+  PriceOptions explicit_price{8'000'000, "", false};
+  EXPECT_EQ(ResolvePrice(explicit_price, "NVIDIA H100 80GB HBM3", catalog)->per_gpu_hour, 8'000'000);
+  PriceOptions instance{std::nullopt, "p4d.24xlarge", false};
+  auto p4d = ResolvePrice(instance, "NVIDIA H100 80GB HBM3", catalog);
+  ASSERT_TRUE(p4d.ok());
+  EXPECT_EQ(p4d->per_gpu_hour, 4'096'575) << "$32.7726 / 8";
+  auto model = ResolvePrice({}, "NVIDIA H100 80GB HBM3", catalog);
+  EXPECT_EQ(model->per_gpu_hour, 12'290'000);
+  EXPECT_NE(model->source.find("catalog list price"), std::string::npos) << model->source;
+  auto unknown = ResolvePrice({}, "NVIDIA Fake GPU", catalog);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_FALSE(unknown->per_gpu_hour.has_value()) << "never a silent default";
+  EXPECT_NE(unknown->source.find("price unknown"), std::string::npos);
+  auto spot = ResolvePrice({std::nullopt, "", true}, "NVIDIA H100 80GB HBM3", catalog);
+  EXPECT_FALSE(spot->per_gpu_hour.has_value()) << "no spot price in the shipped catalog";
+  auto typo = ResolvePrice({std::nullopt, "p5.48xlarg", false}, "x", catalog);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("p5.48xlarge"), std::string::npos) << "lists known ones";
+}
+
+TEST(Pricing, CatalogErrorsNameTheField) {
+  auto bad = ParsePriceCatalog(
+      R"({"schema_version":1,"instance_types":[],"gpu_models":[{"model":"X","match":["X"],
+          "on_demand_usd_per_gpu_hour":-1,"spot_usd_per_gpu_hour":null,"source":"s","as_of":"d"}]})",
+      "prices.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a non-negative number "
+            "of dollars or null");
+}
+
+}  // namespace
+}  // namespace cgov

@@ -1,0 +1,56 @@
+#include "analysis/cost.h"
+
+#include <set>
+
+namespace cgov {
+
+CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>& prices,
+                      std::optional<double> work, const std::string& unit) {
+  CostBlock c;
+  const int64_t known_ms = usage.KnownMs();
+  c.gpu_hours = static_cast<double>(usage.HeldMs()) / 3.6e6;
+  c.effective_gpu_hours = static_cast<double>(usage.UtilMsX100()) / 100.0 / 3.6e6;
+  c.waste_fraction = known_ms > 0 ? 1.0 - static_cast<double>(usage.UtilMsX100()) /
+                                              (100.0 * static_cast<double>(known_ms))
+                                  : 0.0;
+  c.work = work;
+  c.unit = unit;
+  if (work && *work > 0 && c.gpu_hours > 0) c.units_per_gpu_hour = *work / c.gpu_hours;
+
+  bool all_priced = !usage.gpus.empty() && prices.size() == usage.gpus.size();
+  std::set<std::string> sources;
+  std::set<MicroUsd> distinct;
+  for (const ResolvedPrice& p : prices) {
+    sources.insert(p.source);
+    if (!p.per_gpu_hour) {
+      all_priced = false;
+    } else {
+      distinct.insert(*p.per_gpu_hour);
+    }
+  }
+  for (const std::string& s : sources) c.price_source += (c.price_source.empty() ? "" : "; ") + s;
+  if (!all_priced) return c;
+  c.priced = true;
+  if (distinct.size() == 1) c.price_per_gpu_hour = *distinct.begin();
+  for (size_t i = 0; i < usage.gpus.size(); ++i) {
+    const GpuUsage& g = usage.gpus[i];
+    const MicroUsd price = *prices[i].per_gpu_hour;
+    c.total += CostOf(price, g.HeldMs());
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      c.phase_cost[p] += CostOf(price, g.phase_ms[p]);
+      c.phase_waste[p] += (CostOf(price, g.waste_ms_x100[p]) + 50) / 100;
+    }
+  }
+  for (MicroUsd w : c.phase_waste) c.waste += w;
+  c.per_effective_gpu_hour = Divide(c.total, c.effective_gpu_hours);
+  if (auto hourly = Divide(c.total, static_cast<double>(usage.covered_ms) / 3.6e6)) {
+    c.hourly = RoundToCent(*hourly);
+    c.daily = *c.hourly * 24;
+    c.monthly = *c.hourly * 24 * 30;
+    c.yearly = *c.hourly * 24 * 365;
+  }
+  if (work && *work > 0) c.per_unit = Divide(c.total, *work);
+  return c;
+}
+
+}  // namespace cgov

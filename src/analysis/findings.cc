@@ -1,0 +1,482 @@
+#include "analysis/findings.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace cgov {
+namespace {
+
+double Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+std::string GpuList(const std::vector<unsigned>& gpus) {
+  std::string out;
+  for (unsigned g : gpus) out += fmt::format("{}{}", out.empty() ? "" : ",", g);
+  return out.empty() ? "none" : out;
+}
+
+// What each rule sees.
+struct Context {
+  const UsageTotals& usage;
+  const CostBlock& cost;
+  const std::vector<ResolvedPrice>& prices;
+  int64_t known_ms;
+  std::array<int64_t, kPhaseCount> phase_ms;
+  std::vector<unsigned> gpus_with_data;
+};
+
+int64_t Phase_(const Context& c, Phase p) { return c.phase_ms[static_cast<size_t>(p)]; }
+
+Severity BySize(double share_pct, double critical_pct) {
+  return share_pct >= critical_pct ? Severity::kCritical : Severity::kWarning;
+}
+
+void IdleHeld(const Context& c, std::vector<Finding>* out) {
+  const int64_t held = Phase_(c, Phase::kIdleHeld);
+  const double share = Pct(held, c.known_ms);
+  if (share < 5 && held < 300'000) return;
+  Finding f;
+  f.id = "idle_held_gpu";
+  f.severity = BySize(share, 25);
+  f.title = "GPUs held with memory allocated while computing nothing";
+  f.observed = share;
+  f.observed_unit = "% of GPU-time";
+  f.threshold = 5;
+  f.threshold_text = ">= 5 % of GPU-time or >= 300 GPU-seconds";
+  f.evidence_gpu_ms = held;
+  f.window_end_ms = c.usage.covered_ms;
+  for (unsigned i : c.gpus_with_data) {
+    if (c.usage.gpus[i].phase_ms[static_cast<size_t>(Phase::kIdleHeld)] > 0) f.gpus.push_back(i);
+  }
+  f.recommendation = fmt::format(
+      "A process kept memory on GPU {} for {:.0f} GPU-seconds while SM utilization stayed under "
+      "10 %: end the process or release the GPU when it is not computing (a notebook kernel left "
+      "open, a job waiting on input); checkpoint and exit instead of idling.",
+      GpuList(f.gpus), Seconds(held));
+  f.remediations = {"release_idle_gpu", "checkpointing"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = share / 100;
+  f.savings_reasoning = "all idle-held GPU-time is recoverable by releasing the GPU";
+  out->push_back(f);
+}
+
+void InputPipeline(const Context& c, std::vector<Finding>* out) {
+  std::vector<unsigned> bursty;
+  int64_t low = 0, time = 0;
+  for (unsigned i : c.gpus_with_data) {
+    const GpuUsage& g = c.usage.gpus[i];
+    const int64_t known = g.KnownMs();
+    if (g.transitions >= 4 && Pct(g.low_ms, known) >= 15 && Pct(g.high_ms, known) >= 15) {
+      bursty.push_back(i);
+      low += g.low_ms;
+      time += known;
+    }
+  }
+  if (bursty.empty()) return;
+  const double share = Pct(low, time);
+  Finding f;
+  f.id = "input_pipeline_starvation";
+  f.severity = BySize(share, 40);
+  f.title = "Bursty utilization: the GPUs wait for input between bursts of work";
+  f.observed = share;
+  f.observed_unit = "% of the bursty GPUs' time under 10 % utilization";
+  f.threshold = 15;
+  f.threshold_text = ">= 4 switches between < 10 % and >= 70 %, each side >= 15 % of the time";
+  f.evidence_gpu_ms = low;
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = bursty;
+  f.recommendation = fmt::format(
+      "GPU {} alternate between near-idle and busy ({:.0f} % of their time near idle): the input "
+      "pipeline starves them. Raise DataLoader num_workers and set pin_memory=True (and "
+      "persistent_workers, prefetch_factor); move JPEG/video decoding and augmentation to the GPU "
+      "with NVIDIA DALI.",
+      GpuList(bursty), share);
+  f.remediations = {"dataloader_num_workers", "pin_memory", "nvidia_dali"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = 0.7 * low / static_cast<double>(std::max<int64_t>(1, c.known_ms));
+  f.savings_reasoning = "70 % of the near-idle time of the bursty GPUs, assuming loading overlaps "
+                        "compute once the pipeline keeps up (an estimate)";
+  out->push_back(f);
+}
+
+void SteadyLow(const Context& c, std::vector<Finding>* out) {
+  int64_t band = 0, low = 0;
+  for (const GpuUsage& g : c.usage.gpus) {
+    band += g.band_ms;
+    low += g.low_ms;
+  }
+  const double band_share = Pct(band, c.known_ms);
+  if (band_share < 50 || Pct(low, c.known_ms) >= 15) return;
+  const double mean = static_cast<double>(c.usage.UtilMsX100()) / std::max<int64_t>(1, c.known_ms);
+  Finding f;
+  f.id = "steady_underutilization";
+  f.severity = Severity::kWarning;
+  f.title = "Steadily low utilization: each step leaves the GPU partly unused";
+  f.observed = band_share;
+  f.observed_unit = "% of GPU-time between 30 % and 60 % utilization";
+  f.threshold = 50;
+  f.threshold_text = ">= 50 % of GPU-time in 30-60 % utilization and < 15 % near idle";
+  f.evidence_gpu_ms = band;
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = c.gpus_with_data;
+  f.recommendation = fmt::format(
+      "Utilization sits at {:.0f} % on average without idling: kernels are too small to fill the "
+      "GPU. Increase the batch size (with gradient accumulation to keep the effective batch), use "
+      "AMP with BF16 so Tensor Cores do the math, or run on a smaller GPU.",
+      mean);
+  f.remediations = {"larger_batch", "gradient_accumulation", "amp_bf16", "smaller_sku"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = std::max(0.0, 0.5 * (85 - mean) / 85);
+  f.savings_reasoning = "half of the gap between the mean utilization and 85 % (a well-fed GPU), "
+                        "an estimate";
+  out->push_back(f);
+}
+
+void ComputeBound(const Context& c, std::vector<Finding>* out) {
+  const double share = Pct(Phase_(c, Phase::kComputeBound), c.known_ms);
+  int64_t low = 0;
+  for (const GpuUsage& g : c.usage.gpus) low += g.low_ms;
+  // Busy in bursts with stalls between is a starved pipeline first (input_pipeline_starvation).
+  if (share < 50 || Pct(low, c.known_ms) >= 10) return;
+  Finding f;
+  f.id = "compute_bound_precision";
+  f.severity = Severity::kInfo;
+  f.title = "Compute-bound: the GPUs are busy; speed comes from cheaper math, not the data loader";
+  f.observed = share;
+  f.observed_unit = "% of GPU-time at >= 90 % utilization";
+  f.threshold = 50;
+  f.threshold_text = ">= 50 % of GPU-time compute-bound and < 10 % near idle";
+  f.evidence_gpu_ms = Phase_(c, Phase::kComputeBound);
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = c.gpus_with_data;
+  f.recommendation = "If the model trains in FP32, use AMP with BF16 (or FP8 on Hopper with "
+                     "Transformer Engine) so Tensor Cores run the matrix math; prefer fused "
+                     "kernels (torch.compile, fused optimizers). Input-pipeline changes will not "
+                     "help here.";
+  f.remediations = {"amp_bf16", "fp8", "tensor_cores"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = 0.25;
+  f.savings_reasoning = "a 1.33x speed-up from mixed precision (typical for FP32 training, none "
+                        "if it already runs in BF16), capped below by the measured waste";
+  out->push_back(f);
+}
+
+void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
+  const int64_t covered = c.usage.covered_ms;
+  const int64_t bar = std::max<int64_t>(60'000, covered / 10);
+  if (c.usage.idle_tail_ms >= bar) {
+    int64_t gpu_ms = 0;
+    for (int64_t ms : c.usage.tail_phase_ms) gpu_ms += ms;
+    const int64_t held = c.usage.tail_phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+    Finding f;
+    f.id = "idle_tail";
+    f.severity = BySize(Pct(c.usage.idle_tail_ms, covered), 40);
+    f.title = "Idle tail: the GPUs sat idle at the end of the run";
+    f.observed = Seconds(c.usage.idle_tail_ms);
+    f.observed_unit = "s";
+    f.threshold = Seconds(bar);
+    f.threshold_text = ">= 60 s and >= 10 % of the run";
+    f.evidence_gpu_ms = gpu_ms;
+    f.window_start_ms = covered - c.usage.idle_tail_ms;
+    f.window_end_ms = covered;
+    f.gpus = c.gpus_with_data;
+    f.recommendation = fmt::format(
+        "After the last work the GPUs stayed allocated for {:.0f} s{}: exit when training ends "
+        "(no trailing evaluation on idle GPUs, no waiting for input), and release GPUs that a "
+        "finished process still holds.",
+        Seconds(c.usage.idle_tail_ms),
+        held > 0 ? fmt::format(" ({:.0f} GPU-seconds with memory still held)", Seconds(held)) : "");
+    f.remediations = {"release_idle_gpu", "checkpointing"};
+    f.axis = Axis::kUtilization;
+    f.savings_fraction = static_cast<double>(gpu_ms) / std::max<int64_t>(1, c.known_ms);
+    f.savings_reasoning = "all of the tail's GPU-time";
+    out->push_back(f);
+  }
+  if (c.usage.idle_head_ms >= bar && c.usage.idle_head_ms < covered) {
+    Finding f;
+    f.id = "idle_head";
+    f.severity = Severity::kInfo;
+    f.title = "Idle head: the GPUs waited at the start of the run";
+    f.observed = Seconds(c.usage.idle_head_ms);
+    f.observed_unit = "s";
+    f.threshold = Seconds(bar);
+    f.threshold_text = ">= 60 s and >= 10 % of the run";
+    f.evidence_gpu_ms = c.usage.idle_head_ms * static_cast<int64_t>(c.gpus_with_data.size());
+    f.window_end_ms = c.usage.idle_head_ms;
+    f.gpus = c.gpus_with_data;
+    f.recommendation = fmt::format(
+        "No GPU worked during the first {:.0f} s (downloads, data preparation, compilation): do "
+        "that before allocating GPUs, or cache datasets and compiled kernels between runs.",
+        Seconds(c.usage.idle_head_ms));
+    f.remediations = {"release_idle_gpu"};
+    f.axis = Axis::kUtilization;
+    f.savings_fraction = Pct(c.usage.idle_head_ms, covered) / 100;
+    f.savings_reasoning = "all of the head's GPU-time";
+    out->push_back(f);
+  }
+}
+
+void Imbalance(const Context& c, std::vector<Finding>* out) {
+  if (c.gpus_with_data.size() < 2) return;
+  double lo = 101, hi = -1;
+  std::vector<unsigned> idle;
+  int64_t idle_ms = 0;
+  for (unsigned i : c.gpus_with_data) {
+    const double mean = *c.usage.gpus[i].MeanUtilPct();
+    lo = std::min(lo, mean);
+    hi = std::max(hi, mean);
+  }
+  if (hi - lo < 40 || lo >= 20 || hi < 60) return;
+  for (unsigned i : c.gpus_with_data) {
+    if (*c.usage.gpus[i].MeanUtilPct() < 20) {
+      idle.push_back(i);
+      idle_ms += c.usage.gpus[i].KnownMs();
+    }
+  }
+  Finding f;
+  f.id = "gpu_imbalance";
+  f.severity = Severity::kWarning;
+  f.title = "Imbalance: some GPUs work while others idle";
+  f.observed = hi - lo;
+  f.observed_unit = "percentage points between the busiest and idlest GPU's mean utilization";
+  f.threshold = 40;
+  f.threshold_text = ">= 40 points, the idlest under 20 %, the busiest at >= 60 %";
+  f.evidence_gpu_ms = idle_ms;
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = idle;
+  f.recommendation = fmt::format(
+      "GPU {} averaged under 20 % while another reached {:.0f} %: check that the job uses every "
+      "GPU it holds (DDP world size, CUDA_VISIBLE_DEVICES, one process per GPU), or request only "
+      "the GPUs it uses; if collective communication dominates, tune NCCL.",
+      GpuList(idle), hi);
+  f.remediations = {"nccl_tuning", "smaller_sku"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = static_cast<double>(idle_ms) / std::max<int64_t>(1, c.known_ms) * 0.8;
+  f.savings_reasoning = "80 % of the idle GPUs' time (they would be released or put to work)";
+  out->push_back(f);
+}
+
+void HostBound(const Context& c, std::vector<Finding>* out) {
+  int64_t cpu = 0, io = 0;
+  for (const GpuUsage& g : c.usage.gpus) {
+    cpu += g.cpu_bound_ms;
+    io += g.iowait_ms;
+  }
+  if (Pct(cpu, c.known_ms) >= 20) {
+    Finding f;
+    f.id = "cpu_bound_host";
+    f.severity = BySize(Pct(cpu, c.known_ms), 50);
+    f.title = "CPU-bound host: the host CPU is saturated while the GPUs wait";
+    f.observed = Pct(cpu, c.known_ms);
+    f.observed_unit = "% of GPU-time under 70 % utilization with host CPU >= 90 %";
+    f.threshold = 20;
+    f.threshold_text = ">= 20 % of GPU-time";
+    f.evidence_gpu_ms = cpu;
+    f.window_end_ms = c.usage.covered_ms;
+    f.gpus = c.gpus_with_data;
+    f.recommendation = "The host's CPUs are saturated, so more DataLoader workers will not help: "
+                       "move decoding and augmentation to the GPU with NVIDIA DALI, preprocess "
+                       "the dataset once, or use a host with more cores per GPU.";
+    f.remediations = {"nvidia_dali", "dataloader_num_workers"};
+    f.axis = Axis::kUtilization;
+    f.savings_fraction = 0.5 * Pct(cpu, c.known_ms) / 100;
+    f.savings_reasoning = "half of the CPU-starved GPU-time, an estimate";
+    out->push_back(f);
+  }
+  if (Pct(io, c.known_ms) >= 20) {
+    Finding f;
+    f.id = "io_wait";
+    f.severity = BySize(Pct(io, c.known_ms), 50);
+    f.title = "I/O wait: the host waits for storage while the GPUs wait";
+    f.observed = Pct(io, c.known_ms);
+    f.observed_unit = "% of GPU-time under 70 % utilization with host iowait >= 20 %";
+    f.threshold = 20;
+    f.threshold_text = ">= 20 % of GPU-time";
+    f.evidence_gpu_ms = io;
+    f.window_end_ms = c.usage.covered_ms;
+    f.gpus = c.gpus_with_data;
+    f.recommendation = "Reading the data is the bottleneck: stage the dataset on local NVMe or in "
+                       "memory, use a sharded sequential format (WebDataset, TFRecord), and "
+                       "prefetch with more DataLoader workers and pin_memory.";
+    f.remediations = {"dataloader_num_workers", "pin_memory", "nvidia_dali"};
+    f.axis = Axis::kUtilization;
+    f.savings_fraction = 0.5 * Pct(io, c.known_ms) / 100;
+    f.savings_reasoning = "half of the I/O-starved GPU-time, an estimate";
+    out->push_back(f);
+  }
+}
+
+void Hardware(const Context& c, std::vector<Finding>* out) {
+  int64_t thermal = 0, power = 0, pressure = 0, busy = 0;
+  bool slack = !c.gpus_with_data.empty();
+  for (unsigned i : c.gpus_with_data) {
+    const GpuUsage& g = c.usage.gpus[i];
+    thermal += g.thermal_ms;
+    power += g.power_capped_ms;
+    pressure += g.memory_pressure_ms;
+    busy += g.KnownMs() - g.low_ms;
+    if (!g.memory_max_pct || *g.memory_max_pct >= 20) slack = false;
+  }
+  auto simple = [&](const char* id, Severity sev, const char* title, double observed,
+                    const char* unit, double threshold, const char* threshold_text, int64_t ms,
+                    std::string recommendation, std::vector<std::string> remediations) {
+    Finding f;
+    f.id = id;
+    f.severity = sev;
+    f.title = title;
+    f.observed = observed;
+    f.observed_unit = unit;
+    f.threshold = threshold;
+    f.threshold_text = threshold_text;
+    f.evidence_gpu_ms = ms;
+    f.window_end_ms = c.usage.covered_ms;
+    f.gpus = c.gpus_with_data;
+    f.recommendation = std::move(recommendation);
+    f.remediations = std::move(remediations);
+    f.savings_reasoning = "a reliability or sizing finding: no spend estimate";
+    out->push_back(std::move(f));
+  };
+  if (busy > 0 && Pct(thermal, busy) >= 10) {
+    simple("thermal_throttling", Severity::kWarning, "Thermal throttling while busy",
+           Pct(thermal, busy), "% of busy GPU-time", 10, ">= 10 % of busy GPU-time", thermal,
+           "The GPUs slowed their clocks for heat (NVML thermal slowdown reasons): check airflow, "
+           "fan and inlet temperatures; throttled GPUs do less work per dollar.",
+           {});
+  }
+  if (busy > 0 && Pct(power, busy) >= 10) {
+    simple("power_capped", Severity::kInfo, "Power-capped while busy", Pct(power, busy),
+           "% of busy GPU-time", 10, ">= 10 % of busy GPU-time", power,
+           "The GPUs held their clocks down at the power limit (software power cap or power "
+           "brake): check the enforced power limit (nvidia-smi -q -d POWER).",
+           {});
+  }
+  if (Pct(pressure, c.known_ms) >= 10) {
+    simple("memory_pressure", Severity::kInfo, "GPU memory above 85 %", Pct(pressure, c.known_ms),
+           "% of GPU-time", 10, ">= 10 % of GPU-time above 85 % of GPU memory", pressure,
+           "GPU memory is nearly full: out-of-memory failures and allocator thrash are near. Use "
+           "activation checkpointing, BF16 activations, or gradient accumulation with smaller "
+           "micro-batches.",
+           {"checkpointing", "amp_bf16", "gradient_accumulation"});
+  }
+  if (slack && c.known_ms > 0) {
+    simple("memory_slack", Severity::kInfo, "GPU memory never above 20 %", 20, "% of GPU memory",
+           20, "the peak of every GPU below 20 % of its memory", c.known_ms,
+           "The job never used a fifth of GPU memory: it would fit on a MIG slice or share the GPU "
+           "with other jobs through CUDA MPS, or run on a smaller, cheaper GPU.",
+           {"mig", "cuda_mps", "smaller_sku"});
+  }
+}
+
+void Spot(const Context& c, std::vector<Finding>* out) {
+  if (!c.cost.priced || c.prices.empty()) return;
+  double fraction = 0;
+  for (const ResolvedPrice& p : c.prices) {
+    if (p.is_spot || !p.on_demand || !p.spot || *p.on_demand <= 0) return;
+    fraction = std::max(fraction, 1.0 - static_cast<double>(*p.spot) / *p.on_demand);
+  }
+  if (fraction <= 0) return;
+  Finding f;
+  f.id = "spot_instances";
+  f.severity = Severity::kInfo;
+  f.title = "Spot capacity would cost less for the same GPU-time";
+  f.observed = fraction * 100;
+  f.observed_unit = "% below the on-demand list price";
+  f.threshold = 0;
+  f.threshold_text = "a catalog spot price below the on-demand price";
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = c.gpus_with_data;
+  f.recommendation = "Run on spot (preemptible) capacity with regular checkpoints so a "
+                     "preempted job resumes where it stopped.";
+  f.remediations = {"spot_instances", "checkpointing"};
+  f.axis = Axis::kRate;
+  f.savings_fraction = fraction;
+  f.savings_reasoning = "the catalog's spot price relative to its on-demand price";
+  out->push_back(f);
+}
+
+}  // namespace
+
+const char* SeverityName(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kCritical: return "critical";
+  }
+  return "";
+}
+
+const char* AxisName(Axis a) {
+  switch (a) {
+    case Axis::kNone: return "none";
+    case Axis::kUtilization: return "utilization";
+    case Axis::kRate: return "rate";
+  }
+  return "";
+}
+
+std::optional<Severity> ParseSeverity(std::string_view text) {
+  if (text == "warning") return Severity::kWarning;
+  if (text == "critical") return Severity::kCritical;
+  return std::nullopt;
+}
+
+const std::vector<std::string>& RemediationVocabulary() {
+  static const std::vector<std::string> words = {
+      "dataloader_num_workers", "pin_memory",   "nvidia_dali", "larger_batch",
+      "gradient_accumulation",  "amp_bf16",     "fp8",         "tensor_cores",
+      "cuda_mps",               "mig",          "smaller_sku", "spot_instances",
+      "nccl_tuning",            "release_idle_gpu", "checkpointing"};
+  return words;
+}
+
+std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
+                               const std::vector<ResolvedPrice>& prices, const PhaseThresholds&) {
+  Context c{usage, cost, prices, usage.KnownMs(), usage.PhaseMs(), {}};
+  for (unsigned i = 0; i < usage.gpus.size(); ++i) {
+    if (usage.gpus[i].KnownMs() > 0) c.gpus_with_data.push_back(i);
+  }
+  std::vector<Finding> out;
+  if (c.known_ms <= 0) return out;
+  IdleHeld(c, &out);
+  InputPipeline(c, &out);
+  SteadyLow(c, &out);
+  ComputeBound(c, &out);
+  IdleTailAndHead(c, &out);
+  Imbalance(c, &out);
+  HostBound(c, &out);
+  Hardware(c, &out);
+  Spot(c, &out);
+  for (Finding& f : out) f.savings_fraction = std::clamp(f.savings_fraction, 0.0, 1.0);
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.savings_fraction > b.savings_fraction;
+  });
+  return out;
+}
+
+SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost) {
+  SavingsBlock s;
+  double keep_utilization = 1, keep_rate = 1;
+  for (const Finding& f : findings) {
+    if (f.axis == Axis::kNone || f.savings_fraction <= 0) continue;
+    s.levers.push_back({f.id, f.axis, f.savings_fraction});
+    (f.axis == Axis::kUtilization ? keep_utilization : keep_rate) *= 1 - f.savings_fraction;
+  }
+  s.utilization_uncapped = 1 - keep_utilization;
+  s.waste_fraction = std::clamp(cost.waste_fraction, 0.0, 1.0);
+  s.utilization_fraction = std::min(s.utilization_uncapped, s.waste_fraction);
+  s.rate_fraction = 1 - keep_rate;
+  s.combined_fraction = 1 - (1 - s.utilization_fraction) * (1 - s.rate_fraction);
+  if (cost.priced) {
+    s.combined_usd = static_cast<MicroUsd>(std::llround(static_cast<double>(cost.total) *
+                                                        s.combined_fraction));
+  }
+  return s;
+}
+
+}  // namespace cgov

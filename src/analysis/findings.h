@@ -1,0 +1,72 @@
+// Findings: what the usage says is wrong, the evidence, and what to change, with an estimated
+// recoverable fraction of the spend on one axis. Rules and thresholds: docs/analysis.md. Pure.
+#ifndef CGOV_ANALYSIS_FINDINGS_H_
+#define CGOV_ANALYSIS_FINDINGS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/cost.h"
+#include "analysis/timeline.h"
+
+namespace cgov {
+
+enum class Severity { kInfo, kWarning, kCritical };
+enum class Axis { kNone, kUtilization, kRate };
+const char* SeverityName(Severity s);  // "info", "warning", "critical"
+const char* AxisName(Axis a);          // "none", "utilization", "rate"
+// Parses "warning" / "critical" (for --fail-on).
+std::optional<Severity> ParseSeverity(std::string_view text);
+
+struct Finding {
+  std::string id;
+  Severity severity = Severity::kInfo;
+  std::string title;
+  double observed = 0;
+  std::string observed_unit;  // "% of GPU-time", "s", "percentage points", ...
+  double threshold = 0;
+  std::string threshold_text;  // e.g. ">= 5 % of GPU-time or >= 300 s"
+  int64_t evidence_gpu_ms = 0;
+  int64_t window_start_ms = 0;  // since the start of the run
+  int64_t window_end_ms = 0;
+  std::vector<unsigned> gpus;
+  std::string recommendation;
+  std::vector<std::string> remediations;  // from the fixed vocabulary (docs/analysis.md)
+  Axis axis = Axis::kNone;
+  double savings_fraction = 0;  // of the run's spend, on `axis`
+  std::string savings_reasoning;
+};
+
+// The remediation vocabulary, for validation and docs.
+const std::vector<std::string>& RemediationVocabulary();
+
+// Findings sorted by severity (critical first), then by savings.
+std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
+                               const std::vector<ResolvedPrice>& prices,
+                               const PhaseThresholds& phases = {});
+
+struct SavingsLever {
+  std::string finding_id;
+  Axis axis = Axis::kNone;
+  double fraction = 0;
+};
+
+// The arithmetic, every step shown: utilization levers overlap, so they combine as
+// 1 - prod(1 - f_i) and are capped by the measured waste; rate levers combine the same way and
+// compose multiplicatively with the result: combined = 1 - (1 - U)(1 - R).
+struct SavingsBlock {
+  std::vector<SavingsLever> levers;
+  double utilization_uncapped = 0;  // 1 - prod(1 - f_i) over utilization levers
+  double waste_fraction = 0;        // the cap
+  double utilization_fraction = 0;  // min(uncapped, waste)
+  double rate_fraction = 0;         // 1 - prod(1 - r_j) over rate levers
+  double combined_fraction = 0;
+  std::optional<MicroUsd> combined_usd;  // when priced
+};
+
+SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost);
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_FINDINGS_H_

@@ -1,0 +1,158 @@
+#include "analysis/pricing.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace cgov {
+
+extern const char kBuiltinPriceCatalog[];  // generated from data/prices.json at build time
+
+namespace {
+
+using nlohmann::json;
+
+struct CatalogError {
+  std::string where;
+  std::string what;
+};
+
+const json& Field(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) throw CatalogError{where + "." + key, "missing"};
+  return object.at(key);
+}
+
+std::string Text(const json& object, const char* key, const std::string& where) {
+  const json& v = Field(object, key, where);
+  if (!v.is_string() || v.get<std::string>().empty()) {
+    throw CatalogError{where + "." + key, "must be a non-empty string"};
+  }
+  return v.get<std::string>();
+}
+
+std::optional<MicroUsd> Usd(const json& object, const char* key, const std::string& where,
+                            double divide_by = 1) {
+  const json& v = Field(object, key, where);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number() || v.get<double>() < 0) {
+    throw CatalogError{where + "." + key, "must be a non-negative number of dollars or null"};
+  }
+  return static_cast<MicroUsd>(std::llround(v.get<double>() / divide_by * kMicroPerUsd));
+}
+
+std::string Describe(const CatalogPrice& p) {
+  return fmt::format("{}, {}", p.source, p.as_of);
+}
+
+}  // namespace
+
+Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view file) {
+  try {
+    json root = json::parse(text);
+    if (Field(root, "schema_version", "(top)") != 1) {
+      throw CatalogError{"schema_version", "unsupported (this cgov reads version 1)"};
+    }
+    PriceCatalog catalog;
+    const json& instances = Field(root, "instance_types", "(top)");
+    for (size_t i = 0; i < instances.size(); ++i) {
+      const std::string at = fmt::format("instance_types[{}]", i);
+      const json& e = instances[i];
+      InstanceType t;
+      t.name = Text(e, "name", at);
+      const json& gpus = Field(e, "gpus", at);
+      if (!gpus.is_number_integer() || gpus.get<int>() <= 0) throw CatalogError{at + ".gpus", "must be > 0"};
+      t.gpus = gpus.get<int>();
+      t.gpu_model = Text(e, "gpu_model", at);
+      t.price = {Usd(e, "on_demand_usd_per_hour", at, t.gpus), Usd(e, "spot_usd_per_hour", at, t.gpus),
+                 Text(e, "source", at), Text(e, "as_of", at)};
+      catalog.instance_types.push_back(std::move(t));
+    }
+    const json& models = Field(root, "gpu_models", "(top)");
+    for (size_t i = 0; i < models.size(); ++i) {
+      const std::string at = fmt::format("gpu_models[{}]", i);
+      const json& e = models[i];
+      GpuModelPrice m;
+      m.model = Text(e, "model", at);
+      for (const json& s : Field(e, "match", at)) {
+        if (!s.is_string() || s.get<std::string>().empty()) throw CatalogError{at + ".match", "strings"};
+        m.match.push_back(s.get<std::string>());
+      }
+      m.price = {Usd(e, "on_demand_usd_per_gpu_hour", at), Usd(e, "spot_usd_per_gpu_hour", at),
+                 Text(e, "source", at), Text(e, "as_of", at)};
+      catalog.gpu_models.push_back(std::move(m));
+    }
+    return catalog;
+  } catch (const CatalogError& e) {
+    return InvalidArgument(fmt::format("{}: {}: {}", file, e.where, e.what));
+  } catch (const json::exception& e) {
+    return InvalidArgument(fmt::format("{}: not valid JSON: {}", file, e.what()));
+  }
+}
+
+const PriceCatalog& BuiltinCatalog() {
+  static const PriceCatalog catalog = [] {
+    Result<PriceCatalog> parsed = ParsePriceCatalog(kBuiltinPriceCatalog, "data/prices.json");
+    return parsed.ok() ? std::move(parsed).value() : PriceCatalog{};  // a test guards validity
+  }();
+  return catalog;
+}
+
+Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_name,
+                                   const PriceCatalog& catalog) {
+  ResolvedPrice r;
+  r.is_spot = o.spot;
+  const CatalogPrice* found = nullptr;
+  std::string found_name;
+  if (!o.instance_type.empty()) {
+    for (const InstanceType& t : catalog.instance_types) {
+      if (t.name == o.instance_type) {
+        found = &t.price;
+        found_name = t.name;
+      }
+    }
+    if (found == nullptr) {
+      std::string known;
+      for (const InstanceType& t : catalog.instance_types) known += (known.empty() ? "" : ", ") + t.name;
+      return InvalidArgument(fmt::format(
+          "--instance-type {}: not in the price catalog (known: {}); pass --price-per-gpu-hour",
+          o.instance_type, known));
+    }
+  } else {
+    for (const GpuModelPrice& m : catalog.gpu_models) {
+      for (const std::string& needle : m.match) {
+        if (found == nullptr && gpu_name.find(needle) != std::string_view::npos) {
+          found = &m.price;
+          found_name = m.model;
+        }
+      }
+    }
+  }
+  if (found != nullptr) {
+    r.on_demand = found->on_demand;
+    r.spot = found->spot;
+  }
+  if (o.price_per_gpu_hour) {
+    r.per_gpu_hour = o.price_per_gpu_hour;
+    r.source = fmt::format("--price-per-gpu-hour {}{}", FormatUsd(*o.price_per_gpu_hour, 4),
+                           o.spot ? " (spot)" : "");
+    return r;
+  }
+  if (found == nullptr) {
+    r.source = fmt::format("price unknown: no catalog entry for '{}' (pass --price-per-gpu-hour "
+                           "or --instance-type)", gpu_name.empty() ? "unknown GPU" : gpu_name);
+    return r;
+  }
+  const std::optional<MicroUsd> price = o.spot ? found->spot : found->on_demand;
+  if (!price) {
+    r.source = fmt::format("price unknown: the catalog has no {} price for {} (pass "
+                           "--price-per-gpu-hour)", o.spot ? "spot" : "on-demand", found_name);
+    return r;
+  }
+  r.per_gpu_hour = price;
+  r.source = fmt::format("catalog list price{}: {} ({})", o.spot ? " (spot)" : "", found_name,
+                         Describe(*found));
+  return r;
+}
+
+}  // namespace cgov

@@ -1,0 +1,174 @@
+#include "analysis/timeline.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace cgov {
+namespace {
+
+constexpr uint64_t kThermalBits = 0x20 | 0x40;  // SW and HW thermal slowdown
+constexpr uint64_t kPowerBits = 0x4 | 0x80;     // SW power cap, HW power brake
+
+}  // namespace
+
+std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
+  std::vector<GpuPoint> points(tick.gpu_fast.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    const GpuFastSample& f = tick.gpu_fast[i];
+    GpuPoint& p = points[i];
+    if (f.lost) continue;  // everything unknown
+    if (f.util_gpu_pct) p.util_pct = *f.util_gpu_pct;
+    if (f.mem_used_bytes && f.mem_total_bytes && *f.mem_total_bytes > 0) {
+      p.memory_pct = 100.0 * static_cast<double>(*f.mem_used_bytes) /
+                     static_cast<double>(*f.mem_total_bytes);
+    }
+    p.clock_reasons = f.clock_reasons;
+    if (i < tick.gpu_slow.size() && tick.gpu_slow[i].processes_known) {
+      uint64_t compute = 0;
+      for (const GpuProcess& proc : tick.gpu_slow[i].processes) {
+        const uint64_t used = proc.used_memory_bytes.value_or(0);
+        if (proc.compute) {
+          compute += used;
+        } else if (proc.graphics) {
+          p.graphics_only_memory_bytes += used;
+        }
+      }
+      p.compute_memory_bytes = compute;
+    }
+  }
+  return points;
+}
+
+int64_t GpuUsage::KnownMs() const {
+  return std::accumulate(phase_ms.begin(), phase_ms.end(), int64_t{0});
+}
+
+std::optional<double> GpuUsage::MeanUtilPct() const {
+  const int64_t known = KnownMs();
+  if (known <= 0) return std::nullopt;
+  return static_cast<double>(util_ms_x100) / static_cast<double>(known);
+}
+
+std::array<int64_t, kPhaseCount> UsageTotals::PhaseMs() const {
+  std::array<int64_t, kPhaseCount> out{};
+  for (const GpuUsage& g : gpus) {
+    for (size_t p = 0; p < kPhaseCount; ++p) out[p] += g.phase_ms[p];
+  }
+  return out;
+}
+
+int64_t UsageTotals::KnownMs() const {
+  int64_t sum = 0;
+  for (const GpuUsage& g : gpus) sum += g.KnownMs();
+  return sum;
+}
+
+int64_t UsageTotals::HeldMs() const {
+  int64_t sum = 0;
+  for (const GpuUsage& g : gpus) sum += g.HeldMs();
+  return sum;
+}
+
+int64_t UsageTotals::UtilMsX100() const {
+  int64_t sum = 0;
+  for (const GpuUsage& g : gpus) sum += g.util_ms_x100;
+  return sum;
+}
+
+UsageAccumulator::UsageAccumulator(size_t gpus, int64_t interval_ms, PhaseThresholds phases,
+                                   PatternThresholds patterns)
+    : phases_(phases), patterns_(patterns) {
+  state_.totals.interval_ms = interval_ms;
+  state_.totals.gpus.resize(gpus);
+  state_.last_state.assign(gpus, -1);
+}
+
+void UsageAccumulator::Add(int64_t t_ms, const std::vector<GpuPoint>& gpus,
+                           const HostSample& host) {
+  if (pending_) {
+    const int64_t elapsed = std::max<int64_t>(0, t_ms - pending_->t_ms);
+    const int64_t cap = 2 * state_.totals.interval_ms;
+    state_.totals.gap_ms += std::max<int64_t>(0, elapsed - cap);
+    Commit(*pending_, std::min(elapsed, cap), &state_);
+  }
+  pending_ = Pending{t_ms, gpus, host.cpu_pct, host.iowait_pct};
+}
+
+UsageTotals UsageAccumulator::Finish(int64_t end_ms) const {
+  State state = state_;
+  if (pending_) {
+    const int64_t elapsed = std::max<int64_t>(0, end_ms - pending_->t_ms);
+    const int64_t cap = 2 * state.totals.interval_ms;
+    state.totals.gap_ms += std::max<int64_t>(0, elapsed - cap);
+    Commit(*pending_, std::min(elapsed, cap), &state);
+  }
+  UsageTotals totals = state.totals;
+  if (state.first_active_ms) {
+    totals.idle_head_ms = *state.first_active_ms;
+    totals.idle_tail_ms = std::max<int64_t>(0, end_ms - state.last_active_end_ms);
+    totals.tail_phase_ms = state.since_active;
+  } else {
+    totals.idle_head_ms = totals.covered_ms;  // never active: all head, no tail
+  }
+  return totals;
+}
+
+void UsageAccumulator::Commit(const Pending& p, int64_t duration_ms, State* state) const {
+  UsageTotals& totals = state->totals;
+  totals.covered_ms += duration_ms;
+  bool any_active = false;
+  std::array<int64_t, kPhaseCount> tick_phase_ms{};
+  for (size_t i = 0; i < p.gpus.size() && i < totals.gpus.size(); ++i) {
+    const GpuPoint& g = p.gpus[i];
+    GpuUsage& u = totals.gpus[i];
+    if (!g.util_pct) {
+      u.unknown_ms += duration_ms;
+      continue;
+    }
+    const double util = std::clamp(*g.util_pct, 0.0, 100.0);
+    const Phase phase = Classify(util, g.compute_memory_bytes, phases_);
+    const auto pi = static_cast<size_t>(phase);
+    const auto util_x100 = static_cast<int64_t>(util + 0.5);  // NVML reports whole percents
+    u.phase_ms[pi] += duration_ms;
+    tick_phase_ms[pi] += duration_ms;
+    u.util_ms_x100 += duration_ms * util_x100;
+    u.waste_ms_x100[pi] += duration_ms * (100 - util_x100);
+    if (phase == Phase::kTrulyIdle && g.graphics_only_memory_bytes > phases_.held_memory_bytes) {
+      u.graphics_only_ms += duration_ms;
+    }
+    const bool low = util < phases_.idle_util_pct;
+    const bool high = util >= patterns_.high_util_pct;
+    if (!low) any_active = true;
+    if (low) u.low_ms += duration_ms;
+    if (high) u.high_ms += duration_ms;
+    if (util >= patterns_.band_low_pct && util < patterns_.band_high_pct) u.band_ms += duration_ms;
+    if (low || high) {
+      const int now = high ? 1 : 0;
+      if (state->last_state[i] >= 0 && state->last_state[i] != now) ++u.transitions;
+      state->last_state[i] = now;
+    }
+    const uint64_t reasons = g.clock_reasons.value_or(0);
+    if (!low && (reasons & kThermalBits)) u.thermal_ms += duration_ms;
+    if (!low && (reasons & kPowerBits)) u.power_capped_ms += duration_ms;
+    if (g.memory_pct) {
+      u.memory_max_pct = std::max(u.memory_max_pct.value_or(0), *g.memory_pct);
+      if (*g.memory_pct > patterns_.memory_pressure_pct) u.memory_pressure_ms += duration_ms;
+    }
+    const bool starved = util < phases_.productive_util_pct;
+    if (starved && p.host_cpu_pct && *p.host_cpu_pct >= patterns_.cpu_saturated_pct) {
+      u.cpu_bound_ms += duration_ms;
+    }
+    if (starved && p.host_iowait_pct && *p.host_iowait_pct >= patterns_.iowait_pct) {
+      u.iowait_ms += duration_ms;
+    }
+  }
+  if (any_active) {
+    if (!state->first_active_ms) state->first_active_ms = p.t_ms;
+    state->last_active_end_ms = p.t_ms + duration_ms;
+    state->since_active = {};
+  } else {
+    for (size_t k = 0; k < kPhaseCount; ++k) state->since_active[k] += tick_phase_ms[k];
+  }
+}
+
+}  // namespace cgov

@@ -1,0 +1,113 @@
+// Where the GPU-milliseconds of a run went: phases, effective use, waste, and the evidence the
+// findings need (patterns over time), accumulated tick by tick in memory independent of length.
+//
+// Each GPU-sample stands for the time to the next tick, at most 2x the interval; time beyond that
+// is a gap: reported, never filled. The last sample stands for the time to the end of the run,
+// with the same cap. A sample without a utilization reading (lost GPU, unsupported field) counts
+// as held-but-unknown time: billed, never classified.
+#ifndef CGOV_ANALYSIS_TIMELINE_H_
+#define CGOV_ANALYSIS_TIMELINE_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analysis/phases.h"
+#include "telemetry/sampler.h"
+
+namespace cgov {
+
+// What the analysis needs of one GPU at one tick.
+struct GpuPoint {
+  std::optional<double> util_pct;
+  std::optional<uint64_t> compute_memory_bytes;  // held by compute processes; unknown without a list
+  uint64_t graphics_only_memory_bytes = 0;       // held by processes that only draw
+  std::optional<double> memory_pct;              // device memory used / total
+  std::optional<uint64_t> clock_reasons;
+};
+
+// Reduces a tick to what the analysis needs (pure).
+std::vector<GpuPoint> GpuPoints(const TickSample& tick);
+
+// Pattern thresholds (docs/analysis.md explains each).
+struct PatternThresholds {
+  double high_util_pct = 70;        // "near 100" side of a burst
+  double band_low_pct = 30;         // steady-low band
+  double band_high_pct = 60;
+  double memory_pressure_pct = 85;
+  double cpu_saturated_pct = 90;
+  double iowait_pct = 20;
+};
+
+struct GpuUsage {
+  std::array<int64_t, kPhaseCount> phase_ms{};
+  std::array<int64_t, kPhaseCount> waste_ms_x100{};  // sum of ms x (100 - util), per phase
+  int64_t util_ms_x100 = 0;                          // sum of ms x util: effective time x 100
+  int64_t unknown_ms = 0;                            // held, utilization unknown
+  int64_t graphics_only_ms = 0;                      // idle, only a graphics process held memory
+  int64_t low_ms = 0, high_ms = 0, band_ms = 0;      // u < idle, u >= high, band_low <= u < band_high
+  int transitions = 0;                               // low <-> high switches (mid values skipped)
+  int64_t thermal_ms = 0, power_capped_ms = 0;       // busy while those clock reasons were set
+  int64_t memory_pressure_ms = 0;
+  std::optional<double> memory_max_pct;
+  int64_t cpu_bound_ms = 0;   // not productive while the host CPU was saturated
+  int64_t iowait_ms = 0;      // not productive while the host waited for I/O
+
+  int64_t KnownMs() const;
+  int64_t HeldMs() const { return KnownMs() + unknown_ms; }
+  std::optional<double> MeanUtilPct() const;
+};
+
+struct UsageTotals {
+  int64_t interval_ms = 0;
+  int64_t covered_ms = 0;  // wall time the samples stand for
+  int64_t gap_ms = 0;      // wall time without data
+  std::vector<GpuUsage> gpus;
+  // Wall time before the first sample with any GPU at or above the idle threshold (the whole
+  // covered time when none was), and after the last one.
+  int64_t idle_head_ms = 0;
+  int64_t idle_tail_ms = 0;
+  std::array<int64_t, kPhaseCount> tail_phase_ms{};  // GPU-ms of the tail, by phase
+
+  std::array<int64_t, kPhaseCount> PhaseMs() const;  // over all GPUs
+  int64_t KnownMs() const;
+  int64_t HeldMs() const;
+  int64_t UtilMsX100() const;
+};
+
+// Not thread-safe.
+class UsageAccumulator {
+ public:
+  UsageAccumulator(size_t gpus, int64_t interval_ms, PhaseThresholds phases = {},
+                   PatternThresholds patterns = {});
+
+  // `t_ms`: the tick's time since the start of the run; ticks arrive in order.
+  void Add(int64_t t_ms, const std::vector<GpuPoint>& gpus, const HostSample& host);
+  // The totals with the last sample closed at `end_ms`.
+  UsageTotals Finish(int64_t end_ms) const;
+
+ private:
+  struct Pending {
+    int64_t t_ms = 0;
+    std::vector<GpuPoint> gpus;
+    std::optional<double> host_cpu_pct, host_iowait_pct;
+  };
+  struct State {
+    UsageTotals totals;
+    std::vector<int> last_state;  // per GPU: -1 unknown, 0 low, 1 high
+    std::optional<int64_t> first_active_ms;
+    int64_t last_active_end_ms = 0;
+    std::array<int64_t, kPhaseCount> since_active{};  // GPU-ms by phase after the last active tick
+  };
+  void Commit(const Pending& p, int64_t duration_ms, State* state) const;
+
+  PhaseThresholds phases_;
+  PatternThresholds patterns_;
+  std::optional<Pending> pending_;
+  State state_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_TIMELINE_H_
