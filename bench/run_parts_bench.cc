@@ -76,7 +76,7 @@ BENCHMARK(BM_JsonlAppendDevNull)->MeasureProcessCPUTime()->UseRealTime();
 void BM_AccumulatorAddTick(benchmark::State& state) {
   std::vector<GpuInfo> gpus(8);
   for (unsigned i = 0; i < 8; ++i) gpus[i].index = i;
-  RunAccumulator acc(gpus);
+  RunAccumulator acc(gpus, 0, 1000);
   TickSample tick = EightGpuTick();
   JobTreeSample job{{41000, 41001}, 180.0, 5'000'000'000};
   for (auto _ : state) acc.AddTick(tick, job);

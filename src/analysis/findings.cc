@@ -32,12 +32,28 @@ struct Context {
 
 int64_t Phase_(const Context& c, Phase p) { return c.phase_ms[static_cast<size_t>(p)]; }
 
+// Alternating between near idle and busy: the stalls of a starved input pipeline.
+bool IsBursty(const GpuUsage& g) {
+  const int64_t known = g.KnownMs();
+  return g.transitions >= 4 && Pct(g.low_ms, known) >= 15 && Pct(g.high_ms, known) >= 15;
+}
+
 Severity BySize(double share_pct, double critical_pct) {
   return share_pct >= critical_pct ? Severity::kCritical : Severity::kWarning;
 }
 
 void IdleHeld(const Context& c, std::vector<Finding>* out) {
-  const int64_t held = Phase_(c, Phase::kIdleHeld);
+  // Idle-held time of bursty GPUs is their input stalls: input_pipeline_starvation covers it.
+  int64_t held = 0;
+  std::vector<unsigned> gpus;
+  for (unsigned i : c.gpus_with_data) {
+    const GpuUsage& g = c.usage.gpus[i];
+    const int64_t ms = g.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+    if (ms > 0 && !IsBursty(g)) {
+      held += ms;
+      gpus.push_back(i);
+    }
+  }
   const double share = Pct(held, c.known_ms);
   if (share < 5 && held < 300'000) return;
   Finding f;
@@ -50,9 +66,7 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
   f.threshold_text = ">= 5 % of GPU-time or >= 300 GPU-seconds";
   f.evidence_gpu_ms = held;
   f.window_end_ms = c.usage.covered_ms;
-  for (unsigned i : c.gpus_with_data) {
-    if (c.usage.gpus[i].phase_ms[static_cast<size_t>(Phase::kIdleHeld)] > 0) f.gpus.push_back(i);
-  }
+  f.gpus = gpus;
   f.recommendation = fmt::format(
       "A process kept memory on GPU {} for {:.0f} GPU-seconds while SM utilization stayed under "
       "10 %: end the process or release the GPU when it is not computing (a notebook kernel left "
@@ -70,11 +84,10 @@ void InputPipeline(const Context& c, std::vector<Finding>* out) {
   int64_t low = 0, time = 0;
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
-    const int64_t known = g.KnownMs();
-    if (g.transitions >= 4 && Pct(g.low_ms, known) >= 15 && Pct(g.high_ms, known) >= 15) {
+    if (IsBursty(g)) {
       bursty.push_back(i);
       low += g.low_ms;
-      time += known;
+      time += g.KnownMs();
     }
   }
   if (bursty.empty()) return;
@@ -322,9 +335,17 @@ void Hardware(const Context& c, std::vector<Finding>* out) {
     busy += g.KnownMs() - g.low_ms;
     if (!g.memory_max_pct || *g.memory_max_pct >= 20) slack = false;
   }
+  auto affected = [&](int64_t GpuUsage::*field) {
+    std::vector<unsigned> gpus;
+    for (unsigned i : c.gpus_with_data) {
+      if (c.usage.gpus[i].*field > 0) gpus.push_back(i);
+    }
+    return gpus;
+  };
   auto simple = [&](const char* id, Severity sev, const char* title, double observed,
                     const char* unit, double threshold, const char* threshold_text, int64_t ms,
-                    std::string recommendation, std::vector<std::string> remediations) {
+                    std::vector<unsigned> gpus, std::string recommendation,
+                    std::vector<std::string> remediations) {
     Finding f;
     f.id = id;
     f.severity = sev;
@@ -335,7 +356,7 @@ void Hardware(const Context& c, std::vector<Finding>* out) {
     f.threshold_text = threshold_text;
     f.evidence_gpu_ms = ms;
     f.window_end_ms = c.usage.covered_ms;
-    f.gpus = c.gpus_with_data;
+    f.gpus = std::move(gpus);
     f.recommendation = std::move(recommendation);
     f.remediations = std::move(remediations);
     f.savings_reasoning = "a reliability or sizing finding: no spend estimate";
@@ -344,6 +365,7 @@ void Hardware(const Context& c, std::vector<Finding>* out) {
   if (busy > 0 && Pct(thermal, busy) >= 10) {
     simple("thermal_throttling", Severity::kWarning, "Thermal throttling while busy",
            Pct(thermal, busy), "% of busy GPU-time", 10, ">= 10 % of busy GPU-time", thermal,
+           affected(&GpuUsage::thermal_ms),
            "The GPUs slowed their clocks for heat (NVML thermal slowdown reasons): check airflow, "
            "fan and inlet temperatures; throttled GPUs do less work per dollar.",
            {});
@@ -351,6 +373,7 @@ void Hardware(const Context& c, std::vector<Finding>* out) {
   if (busy > 0 && Pct(power, busy) >= 10) {
     simple("power_capped", Severity::kInfo, "Power-capped while busy", Pct(power, busy),
            "% of busy GPU-time", 10, ">= 10 % of busy GPU-time", power,
+           affected(&GpuUsage::power_capped_ms),
            "The GPUs held their clocks down at the power limit (software power cap or power "
            "brake): check the enforced power limit (nvidia-smi -q -d POWER).",
            {});
@@ -358,6 +381,7 @@ void Hardware(const Context& c, std::vector<Finding>* out) {
   if (Pct(pressure, c.known_ms) >= 10) {
     simple("memory_pressure", Severity::kInfo, "GPU memory above 85 %", Pct(pressure, c.known_ms),
            "% of GPU-time", 10, ">= 10 % of GPU-time above 85 % of GPU memory", pressure,
+           affected(&GpuUsage::memory_pressure_ms),
            "GPU memory is nearly full: out-of-memory failures and allocator thrash are near. Use "
            "activation checkpointing, BF16 activations, or gradient accumulation with smaller "
            "micro-batches.",
@@ -365,7 +389,7 @@ void Hardware(const Context& c, std::vector<Finding>* out) {
   }
   if (slack && c.known_ms > 0) {
     simple("memory_slack", Severity::kInfo, "GPU memory never above 20 %", 20, "% of GPU memory",
-           20, "the peak of every GPU below 20 % of its memory", c.known_ms,
+           20, "the peak of every GPU below 20 % of its memory", c.known_ms, c.gpus_with_data,
            "The job never used a fifth of GPU memory: it would fit on a MIG slice or share the GPU "
            "with other jobs through CUDA MPS, or run on a smaller, cheaper GPU.",
            {"mig", "cuda_mps", "smaller_sku"});

@@ -45,13 +45,22 @@ MetricSet RunAccumulator::Histograms::Stats() const {
   return out;
 }
 
-RunAccumulator::RunAccumulator(const std::vector<GpuInfo>& gpus)
-    : gpus_(gpus), per_gpu_(gpus.size()), lost_(gpus.size()), used_(gpus.size()) {
+RunAccumulator::RunAccumulator(const std::vector<GpuInfo>& gpus, int64_t start_mono_ns,
+                               int64_t interval_ms)
+    : gpus_(gpus),
+      per_gpu_(gpus.size()),
+      lost_(gpus.size()),
+      used_(gpus.size()),
+      start_mono_ns_(start_mono_ns),
+      usage_(gpus.size(), interval_ms) {
   for (size_t i = 0; i < gpus.size(); ++i) lost_[i] = gpus[i].lost;
 }
 
 void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
   ++ticks_;
+  std::vector<GpuPoint> points = GpuPoints(tick);
+  points.resize(gpus_.size());
+  usage_.Add((tick.mono_ns - start_mono_ns_) / 1'000'000, points, tick.host);
   for (size_t i = 0; i < tick.gpu_fast.size() && i < per_gpu_.size(); ++i) {
     const GpuFastSample& g = tick.gpu_fast[i];
     if (g.lost) {
@@ -86,8 +95,9 @@ void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
   if (job.rss_bytes) job_rss_max_ = std::max(job_rss_max_.value_or(0), *job.rss_bytes);
 }
 
-void RunAccumulator::Finish(RunSummary* summary) const {
+void RunAccumulator::Finish(int64_t end_mono_ns, RunSummary* summary) const {
   summary->samples = ticks_;
+  summary->usage = usage_.Finish((end_mono_ns - start_mono_ns_) / 1'000'000);
   summary->metrics = all_.Stats();
   summary->job_rss_max_bytes = job_rss_max_;
   summary->gpus.clear();
@@ -102,6 +112,23 @@ void RunAccumulator::Finish(RunSummary* summary) const {
     g.metrics = per_gpu_[i].Stats();
     summary->gpus.push_back(std::move(g));
   }
+}
+
+}  // namespace cgov
+
+namespace cgov {
+
+Status Analyze(const PriceOptions& price, std::optional<double> work, const std::string& unit,
+               const PriceCatalog& catalog, RunSummary* summary) {
+  std::vector<ResolvedPrice> prices;
+  for (const GpuRunSummary& g : summary->gpus) {
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice p, ResolvePrice(price, g.name, catalog));
+    prices.push_back(std::move(p));
+  }
+  summary->cost = ComputeCost(summary->usage, prices, work, unit);
+  summary->findings = Recommend(summary->usage, summary->cost, prices);
+  summary->savings = CombineSavings(summary->findings, summary->cost);
+  return Status::Ok();
 }
 
 }  // namespace cgov

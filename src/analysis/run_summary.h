@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cost.h"
+#include "analysis/findings.h"
+#include "analysis/timeline.h"
 #include "analysis/value_histogram.h"
 #include "core/tags.h"
 #include "telemetry/gpu_sample.h"
@@ -60,21 +63,32 @@ struct RunSummary {
   double agent_cpu_seconds = 0;
   double agent_cpu_pct = 0;  // of one core, over the run
   uint64_t agent_rss_max_bytes = 0;
+  // Where the GPU-time went, what it cost, what to change.
+  UsageTotals usage;
+  CostBlock cost;
+  std::vector<Finding> findings;
+  SavingsBlock savings;
   // What went wrong inside cgov and degraded this summary (never the job).
   std::vector<std::string> warnings;
 };
+
+// Prices, costs, findings and savings from summary->usage and the GPUs' names (pure).
+Status Analyze(const PriceOptions& price, std::optional<double> work, const std::string& unit,
+               const PriceCatalog& catalog, RunSummary* summary);
 
 // Builds the distribution parts of a RunSummary tick by tick, in memory bounded by the metrics'
 // ranges (see ValueHistogram). Not thread-safe.
 class RunAccumulator {
  public:
-  explicit RunAccumulator(const std::vector<GpuInfo>& gpus);
+  // `start_mono_ns` and `interval_ms` place ticks on the run's timeline.
+  RunAccumulator(const std::vector<GpuInfo>& gpus, int64_t start_mono_ns, int64_t interval_ms);
 
   void AddTick(const TickSample& tick, const JobTreeSample& job);
   uint64_t ticks() const { return ticks_; }
 
-  // Fills summary->samples, gpus, metrics, job_rss_max_bytes.
-  void Finish(RunSummary* summary) const;
+  // Fills summary->samples, gpus, metrics, job_rss_max_bytes and usage (the last sample closed at
+  // `end_mono_ns`).
+  void Finish(int64_t end_mono_ns, RunSummary* summary) const;
 
  private:
   struct Histograms {
@@ -88,6 +102,8 @@ class RunAccumulator {
   std::vector<Histograms> per_gpu_;
   std::vector<bool> lost_, used_;
   Histograms all_;
+  int64_t start_mono_ns_;
+  UsageAccumulator usage_;
   uint64_t ticks_ = 0;
   std::optional<uint64_t> job_rss_max_;
 };

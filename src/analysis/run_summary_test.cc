@@ -33,11 +33,11 @@ GpuFastSample Fast(uint32_t util, uint64_t used, uint32_t mw, uint32_t temp) {
 }
 
 TEST(RunAccumulator, PerGpuAndOverallDistributions) {
-  RunAccumulator acc({Gpu(0), Gpu(1)});
+  RunAccumulator acc({Gpu(0), Gpu(1)}, 0, 1000);
   acc.AddTick(Tick({Fast(100, 500, 300'000, 70), Fast(0, 0, 50'000, 30)}, std::nullopt), {});
   acc.AddTick(Tick({Fast(80, 500, 250'500, 68), Fast(0, 0, 50'000, 30)}, 12.5), {});
   RunSummary s;
-  acc.Finish(&s);
+  acc.Finish(2'000'000'000, &s);
   EXPECT_EQ(s.samples, 2u);
   ASSERT_EQ(s.gpus.size(), 2u);
   const auto& util0 = s.gpus[0].metrics[static_cast<size_t>(RunMetric::kGpuUtilPct)];
@@ -60,13 +60,13 @@ TEST(RunAccumulator, PerGpuAndOverallDistributions) {
 }
 
 TEST(RunAccumulator, LostGpusAndUnknownFieldsAddNothing) {
-  RunAccumulator acc({Gpu(0), Gpu(1)});
+  RunAccumulator acc({Gpu(0), Gpu(1)}, 0, 1000);
   GpuFastSample lost;
   lost.lost = true;
   GpuFastSample unknown;  // every field unknown
   acc.AddTick(Tick({unknown, lost}), {});
   RunSummary s;
-  acc.Finish(&s);
+  acc.Finish(2'000'000'000, &s);
   EXPECT_FALSE(s.gpus[0].metrics[0].has_value());
   EXPECT_TRUE(s.gpus[1].lost);
   EXPECT_FALSE(s.gpus[0].lost);
@@ -74,7 +74,7 @@ TEST(RunAccumulator, LostGpusAndUnknownFieldsAddNothing) {
 }
 
 TEST(RunAccumulator, GpusHoldingTheJobsProcessesAreMarkedUsed) {
-  RunAccumulator acc({Gpu(0), Gpu(1)});
+  RunAccumulator acc({Gpu(0), Gpu(1)}, 0, 1000);
   TickSample t = Tick({Fast(50, 10, 1, 1), Fast(50, 10, 1, 1)});
   t.gpu_slow.resize(2);
   t.gpu_slow[0].processes_known = t.gpu_slow[1].processes_known = true;
@@ -87,7 +87,7 @@ TEST(RunAccumulator, GpusHoldingTheJobsProcessesAreMarkedUsed) {
   job.rss_bytes = 99;
   acc.AddTick(Tick({Fast(50, 10, 1, 1), Fast(50, 10, 1, 1)}), job);
   RunSummary s;
-  acc.Finish(&s);
+  acc.Finish(2'000'000'000, &s);
   EXPECT_TRUE(s.gpus[0].used_by_job);
   EXPECT_FALSE(s.gpus[1].used_by_job) << "pid 9999 is someone else's";
   EXPECT_EQ(s.job_rss_max_bytes, 123u);

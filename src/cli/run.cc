@@ -29,7 +29,8 @@ namespace cgov::cli {
 namespace {
 
 constexpr std::chrono::milliseconds kMinInterval{100};
-constexpr const char* kOutputFiles[] = {"samples.jsonl", "summary.json", "report.md"};
+constexpr const char* kOutputFiles[] = {"samples.jsonl", "summary.json", "report.md",
+                                        "progress.log"};
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; }
 
@@ -117,6 +118,8 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   RunOptions o;
   std::string interval = "1s";
   std::vector<std::string> tag_flags;
+  std::string price, fail_on;
+  std::optional<double> work;
   CLI::App app{"Run COMMAND exactly as it would run without cgov (same stdin/stdout/stderr, "
                "environment and exit status), sample GPUs, host and the job's processes while it "
                "runs, and report at the end on stderr and in files.\n"
@@ -130,6 +133,18 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   app.add_option("--tag", tag_flags, "KEY=VALUE label, repeatable (project, team and user are "
                                      "grouped by in reports); also CGOV_TAGS=\"k=v,k=v\"");
   app.add_flag("--quiet", o.quiet, "do not print the report on stderr (files are still written)");
+  app.add_option("--price-per-gpu-hour", price, "USD per GPU-hour (e.g. 2.49); wins over the "
+                                                "catalog");
+  app.add_option("--instance-type", o.price.instance_type,
+                 "cloud instance type whose catalog list price applies (e.g. p5.48xlarge)");
+  app.add_flag("--spot", o.price.spot, "the GPUs are spot capacity: use spot prices");
+  app.add_option("--work", work, "work the job did, for cost per unit (see --unit; or have the job "
+                                 "write $CGOV_PROGRESS_FILE)");
+  app.add_option("--unit", o.unit, "unit of --work: samples, tokens or steps (default samples)")
+      ->check(CLI::IsMember({"samples", "tokens", "steps"}));
+  app.add_option("--fail-on", fail_on, "exit 3 when the job succeeded but a finding of this "
+                                       "severity or worse fired: warning or critical (CI gates)")
+      ->check(CLI::IsMember({"warning", "critical"}));
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)")
       ->envname("CGOV_NVML_LIB");
   app.add_option("--host-root", o.host_root, "read /proc and /sys under this directory (env "
@@ -163,11 +178,58 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                                        interval));
   }
   o.interval = *parsed;
+  if (!price.empty()) {
+    Result<MicroUsd> usd = ParseUsd(price);
+    if (!usd.ok()) return usd.status().WithContext("cgov run: --price-per-gpu-hour");
+    o.price.price_per_gpu_hour = *usd;
+  }
+  if (!o.price.instance_type.empty()) {
+    // A typo must stop the run before it starts, not price it at zero at the end.
+    Result<ResolvedPrice> check = ResolvePrice(o.price, "", BuiltinCatalog());
+    if (!check.ok()) return check.status().WithContext("cgov run");
+  }
+  if (work && !(*work > 0)) return InvalidArgument("cgov run: --work must be a number > 0");
+  o.work = work;
+  if (!fail_on.empty()) o.fail_on = ParseSeverity(fail_on);
   const char* env_tags = std::getenv("CGOV_TAGS");
   Result<Tags> tags = MergeTags(env_tags ? env_tags : "", tag_flags);
   if (!tags.ok()) return tags.status().WithContext("cgov run");
   o.tags = std::move(tags).value();
   return o;
+}
+
+Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_view text,
+                                                                    std::string_view file) {
+  std::string_view last;
+  size_t line_no = 0, n = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    ++n;
+    std::string_view line = text.substr(start, end - start);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
+      last = line;
+      line_no = n;
+    }
+    start = end + 1;
+  }
+  if (last.empty()) return std::optional<std::pair<double, std::string>>();
+  std::string copy(last);
+  char* rest = nullptr;
+  errno = 0;
+  const double value = std::strtod(copy.c_str(), &rest);
+  std::string unit;
+  if (rest != nullptr) unit = rest;
+  unit.erase(0, unit.find_first_not_of(" \t"));
+  unit.erase(unit.find_last_not_of(" \t\r") + 1);
+  const bool known_unit = unit.empty() || unit == "samples" || unit == "tokens" || unit == "steps";
+  if (rest == copy.c_str() || errno != 0 || !(value >= 0) || !known_unit) {
+    return InvalidArgument(fmt::format(
+        "{}:{}: progress line '{}': write the cumulative work as \"N\" or \"N samples|tokens|steps\"",
+        file, line_no, last));
+  }
+  return std::optional<std::pair<double, std::string>>(std::make_pair(value, unit));
 }
 
 Result<std::string> PrepareOutputDir(const RunOptions& o, int64_t now_wall_ns) {
@@ -220,6 +282,9 @@ int RunRun(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // The job may report its progress here (docs/run.md); set before any thread exists.
+  const std::string progress_file = std::filesystem::absolute(*dir + "/progress.log").string();
+  setenv("CGOV_PROGRESS_FILE", progress_file.c_str(), 1);
   RootedFileReader files(o.host_root);
   std::vector<int> preexisting = ListPids(files);  // what runs now cannot be the job's
   JobSupervisor supervisor;  // before any thread: it sets the signal mask threads inherit
@@ -250,10 +315,36 @@ int RunRun(int argc, char** argv) {
   RunSummary summary;
   summary.host = header.host;
   FillOutcome(o, start_wall_ns, start_mono_ns, outcome, &summary);
-  recorder.Finish(&summary);
+  recorder.Finish(clock.MonotonicNs(), &summary);
+  std::optional<double> work = o.work;
+  std::string unit = o.unit;
+  if (!work) {
+    std::string text;
+    if (RootedFileReader().Read(progress_file, &text).ok()) {
+      auto progress = ParseProgress(text, progress_file);
+      if (!progress.ok()) {
+        summary.warnings.push_back(progress.status().message());
+      } else if (*progress) {
+        work = (*progress)->first;
+        if (!(*progress)->second.empty()) unit = (*progress)->second;
+      }
+    }
+  }
+  if (Status analyzed = Analyze(o.price, work, unit, BuiltinCatalog(), &summary); !analyzed.ok()) {
+    summary.warnings.push_back(analyzed.message());
+  }
   std::string report;
   WriteOutputs(*dir, &summary, &report);
   if (!o.quiet) fmt::print(stderr, "\n{}", report);
+  if (outcome.exit_code == 0 && o.fail_on) {
+    for (const Finding& f : summary.findings) {
+      if (f.severity >= *o.fail_on) {
+        fmt::print(stderr, "cgov run: exit {}: --fail-on {}: finding '{}' is {}\n",
+                   kExitFindingsGate, SeverityName(*o.fail_on), f.id, SeverityName(f.severity));
+        return kExitFindingsGate;
+      }
+    }
+  }
   return outcome.exit_code;
 }
 

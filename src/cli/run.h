@@ -3,10 +3,13 @@
 #define CGOV_CLI_RUN_H_
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "analysis/findings.h"
+#include "analysis/pricing.h"
 #include "core/tags.h"
 
 namespace cgov::cli {
@@ -19,8 +22,20 @@ struct RunOptions {
   bool quiet = false;
   std::string nvml_lib;
   std::string host_root = "/";
+  PriceOptions price;                 // --price-per-gpu-hour, --instance-type, --spot
+  std::optional<double> work;         // --work
+  std::string unit = "samples";       // --unit
+  std::optional<Severity> fail_on;    // --fail-on
   std::vector<std::string> command;
 };
+
+// Exit status when the job succeeded but --fail-on's severity fired (a CI gate).
+inline constexpr int kExitFindingsGate = 3;
+
+// The work done so far from the progress file: its last line, "N" or "N UNIT" (N cumulative).
+// nullopt when there is none; the error names the file and line when it is malformed.
+Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_view text,
+                                                                    std::string_view file);
 
 // Parses argv (argv[0] = "run"). On a usage error returns the message; `*exit_code` is set to 0
 // when --help was printed (and the caller should stop).

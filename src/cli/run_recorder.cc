@@ -47,7 +47,8 @@ void RunRecorder::Run() {
     header_.nvml_error = opened.status().message();
     gpu_unavailable_reason_ = header_.nvml_error;
   }
-  accumulator_ = std::make_unique<RunAccumulator>(header_.gpus);
+  accumulator_ = std::make_unique<RunAccumulator>(header_.gpus, options_.start_mono_ns,
+                                                   options_.interval.count());
   if (writer_ != nullptr) writer_->Append(HeaderRecord(header_).dump());
 
   RootedFileReader files(options_.host_root);
@@ -92,8 +93,8 @@ void RunRecorder::Run() {
   for (const Status& e : host.errors()) warnings_.push_back(e.message());
 }
 
-void RunRecorder::Finish(RunSummary* summary) const {
-  if (accumulator_) accumulator_->Finish(summary);
+void RunRecorder::Finish(int64_t end_mono_ns, RunSummary* summary) const {
+  if (accumulator_) accumulator_->Finish(end_mono_ns, summary);
   summary->gpu_unavailable_reason = gpu_unavailable_reason_;
   summary->driver_version = header_.driver_version;
   for (const std::string& w : warnings_) summary->warnings.push_back(w);

@@ -38,9 +38,9 @@ class RunRecorder {
   // Ends the sampling loop at once (no tick after the job ended) and joins the thread.
   void Stop();
 
-  // After Stop: fills samples, gpus, metrics, job RSS, the GPU data reason and driver version,
-  // and appends warnings about anything that degraded the data.
-  void Finish(RunSummary* summary) const;
+  // After Stop: fills samples, gpus, metrics, usage, job RSS, the GPU data reason and driver
+  // version, and appends warnings about anything that degraded the data.
+  void Finish(int64_t end_mono_ns, RunSummary* summary) const;
 
  private:
   void Run();

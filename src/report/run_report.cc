@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/phases.h"
 #include "core/duration.h"
 
 namespace cgov {
@@ -75,6 +76,90 @@ std::string JobLine(const RunSummary& s) {
                      ended, cpu, rss);
 }
 
+// One character per 2 % of GPU-time, widths from the shares (which sum to 100).
+std::string PhaseBar(const std::array<double, kPhaseCount>& shares) {
+  static const char* kGlyph[kPhaseCount] = {"·", "░", "▒", "▓", "█"};
+  std::array<int64_t, kPhaseCount> tenths{};
+  for (size_t p = 0; p < kPhaseCount; ++p) tenths[p] = static_cast<int64_t>(shares[p] * 10 + 0.5);
+  const std::array<double, kPhaseCount> cells = SharesPct(tenths, 0);  // 0..100, whole
+  std::string bar = "[";
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    for (int k = 0; k < static_cast<int>(cells[p] / 2 + 0.5); ++k) bar += kGlyph[p];
+  }
+  return bar + "]";
+}
+
+std::string CostSection(const RunSummary& s) {
+  const CostBlock& c = s.cost;
+  const std::array<int64_t, kPhaseCount> ms = s.usage.PhaseMs();
+  if (s.usage.KnownMs() <= 0) return "";
+  const std::array<double, kPhaseCount> shares = SharesPct(ms);
+  std::string out = fmt::format("\n### Where the GPU-time went ({:.2f} GPU-hours, {:.2f} effective)\n\n",
+                                c.gpu_hours, c.effective_gpu_hours);
+  out += PhaseBar(shares) + "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
+  out += "| Phase | Share | GPU-hours | Cost |\n|---|---:|---:|---:|\n";
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    out += fmt::format("| {}{} | {:.1f} % | {:.3f} | {} |\n", PhaseLabel(static_cast<Phase>(p)),
+                       p == static_cast<size_t>(Phase::kIdleHeld) ? " (the one other tools miss)" : "",
+                       shares[p], static_cast<double>(ms[p]) / 3.6e6,
+                       c.priced ? FormatUsd(c.phase_cost[p]) : "—");
+  }
+  if (s.usage.gap_ms > 0) {
+    out += fmt::format("\nNo data for {:.1f} s (gaps longer than twice the interval are not filled).\n",
+                       static_cast<double>(s.usage.gap_ms) / 1000.0);
+  }
+  if (!c.priced) {
+    out += fmt::format("\nCost: unknown — {}.\n", c.price_source);
+    return out;
+  }
+  out += fmt::format(
+      "\nCost (estimate; {}): **{}** total · {} wasted ({:.1f} % of GPU capacity unused) · {} per "
+      "effective GPU-hour\n",
+      c.price_source, FormatUsd(c.total), FormatUsd(c.waste), c.waste_fraction * 100,
+      c.per_effective_gpu_hour ? FormatUsd(*c.per_effective_gpu_hour) : "—");
+  if (c.hourly) {
+    out += fmt::format("If this pattern ran continuously: {}/hour · {}/day · {}/month · {}/year\n",
+                       FormatUsd(*c.hourly), FormatUsd(*c.daily), FormatUsd(*c.monthly),
+                       FormatUsd(*c.yearly));
+  }
+  if (c.work && c.per_unit) {
+    out += fmt::format("Unit cost: {} per {} ({:.0f} {} in the run, {:.1f} per GPU-hour)\n",
+                       FormatUsd(*c.per_unit, 6), c.unit.substr(0, c.unit.size() - 1), *c.work,
+                       c.unit, c.units_per_gpu_hour.value_or(0));
+  }
+  return out;
+}
+
+std::string FindingsSection(const RunSummary& s) {
+  if (s.findings.empty()) return s.usage.KnownMs() > 0 ? "\nNo findings: nothing crossed a threshold.\n" : "";
+  std::string out = "\n### Findings\n\n";
+  int n = 0;
+  for (const Finding& f : s.findings) {
+    std::string gpus;
+    for (unsigned g : f.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
+    out += fmt::format("{}. **[{}] {}** — observed {:.1f} {} (threshold: {}){}\n   {}\n", ++n,
+                       SeverityName(f.severity), f.title, f.observed, f.observed_unit,
+                       f.threshold_text, gpus.empty() ? "" : fmt::format(" on GPU {}", gpus),
+                       f.recommendation);
+    if (f.axis != Axis::kNone && f.savings_fraction > 0) {
+      out += fmt::format("   Estimated recoverable: {:.1f} % of the spend ({} lever: {}).\n",
+                         f.savings_fraction * 100, AxisName(f.axis), f.savings_reasoning);
+    }
+  }
+  const SavingsBlock& v = s.savings;
+  if (!v.levers.empty()) {
+    out += fmt::format(
+        "\nSavings (estimate): utilization levers combine as 1 − Π(1 − f) = {:.1f} %, capped by the "
+        "measured waste {:.1f} % → {:.1f} %; rate levers {:.1f} %; combined 1 − (1 − {:.1f} %)(1 − "
+        "{:.1f} %) = **{:.1f} %**{}.\n",
+        v.utilization_uncapped * 100, v.waste_fraction * 100, v.utilization_fraction * 100,
+        v.rate_fraction * 100, v.utilization_fraction * 100, v.rate_fraction * 100,
+        v.combined_fraction * 100,
+        v.combined_usd ? fmt::format(" ≈ {}", FormatUsd(*v.combined_usd)) : "");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatBytes(uint64_t bytes) {
@@ -96,6 +181,8 @@ std::string RunReportMarkdown(const RunSummary& s, const std::string& out_dir) {
                      s.agent_cpu_pct, FormatBytes(s.agent_rss_max_bytes));
   out += MetricTable(s);
   if (s.gpus.size() > 1) out += PerGpuTable(s);
+  out += CostSection(s);
+  out += FindingsSection(s);
   out += "\n" + JobLine(s);
   if (!s.tags.empty()) {
     std::string tags;

@@ -29,6 +29,102 @@ json Opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+json Usd(std::optional<MicroUsd> v, int decimals = 2) {
+  return v ? json(UsdNumber(*v, decimals)) : json(nullptr);
+}
+
+json PhasesJson(const RunSummary& s) {
+  const std::array<int64_t, kPhaseCount> ms = s.usage.PhaseMs();
+  const std::array<double, kPhaseCount> shares = SharesPct(ms);
+  json out = json::object();
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    out[std::string(PhaseKey(static_cast<Phase>(p)))] = {
+        {"gpu_seconds", Round3(static_cast<double>(ms[p]) / 1000.0)},
+        {"share_pct", shares[p]},
+        {"cost_usd", s.cost.priced ? Usd(s.cost.phase_cost[p]) : json(nullptr)},
+        {"waste_usd", s.cost.priced ? Usd(s.cost.phase_waste[p]) : json(nullptr)}};
+  }
+  return out;
+}
+
+json CostJson(const CostBlock& c) {
+  auto priced = [&](std::optional<MicroUsd> v, int decimals = 2) {
+    return c.priced ? Usd(v, decimals) : json(nullptr);
+  };
+  json work = nullptr;
+  if (c.work) {
+    work = {{"units", *c.work},
+            {"unit", c.unit},
+            {"cost_per_unit_usd", priced(c.per_unit, 6)},
+            {"units_per_gpu_hour", c.units_per_gpu_hour ? json(Round3(*c.units_per_gpu_hour)) : json(nullptr)}};
+  }
+  return {{"estimate", true},
+          {"priced", c.priced},
+          {"price_source", c.price_source},
+          {"price_per_gpu_hour_usd", priced(c.price_per_gpu_hour, 6)},
+          {"gpu_hours", Round3(c.gpu_hours)},
+          {"effective_gpu_hours", Round3(c.effective_gpu_hours)},
+          {"waste_fraction", Round3(c.waste_fraction)},
+          {"total_usd", priced(c.total)},
+          {"waste_usd", priced(c.waste)},
+          {"cost_per_effective_gpu_hour_usd", priced(c.per_effective_gpu_hour)},
+          {"hourly_usd", priced(c.hourly)},
+          {"daily_usd", priced(c.daily)},
+          {"monthly_usd", priced(c.monthly)},
+          {"yearly_usd", priced(c.yearly)},
+          {"projection", "if this pattern ran continuously"},
+          {"work", work}};
+}
+
+json FindingsJson(const std::vector<Finding>& findings) {
+  json out = json::array();
+  for (const Finding& f : findings) {
+    out.push_back({{"id", f.id},
+                   {"severity", SeverityName(f.severity)},
+                   {"title", f.title},
+                   {"observed", {{"value", Round3(f.observed)}, {"unit", f.observed_unit}}},
+                   {"threshold", {{"value", Round3(f.threshold)}, {"rule", f.threshold_text}}},
+                   {"evidence",
+                    {{"gpu_seconds", Round3(static_cast<double>(f.evidence_gpu_ms) / 1000.0)},
+                     {"window_start_s", Round3(static_cast<double>(f.window_start_ms) / 1000.0)},
+                     {"window_end_s", Round3(static_cast<double>(f.window_end_ms) / 1000.0)},
+                     {"gpus", f.gpus}}},
+                   {"recommendation", f.recommendation},
+                   {"remediations", f.remediations},
+                   {"axis", AxisName(f.axis)},
+                   {"savings_fraction", Round3(f.savings_fraction)},
+                   {"savings_reasoning", f.savings_reasoning}});
+  }
+  return out;
+}
+
+json SavingsJson(const SavingsBlock& s) {
+  json levers = json::array();
+  for (const SavingsLever& l : s.levers) {
+    levers.push_back({{"finding", l.finding_id}, {"axis", AxisName(l.axis)}, {"fraction", Round3(l.fraction)}});
+  }
+  return {{"estimate", true},
+          {"levers", levers},
+          {"utilization_uncapped_fraction", Round3(s.utilization_uncapped)},
+          {"waste_fraction", Round3(s.waste_fraction)},
+          {"utilization_fraction", Round3(s.utilization_fraction)},
+          {"rate_fraction", Round3(s.rate_fraction)},
+          {"combined_fraction", Round3(s.combined_fraction)},
+          {"combined_usd", Usd(s.combined_usd)}};
+}
+
+json UsageJson(const UsageTotals& u) {
+  int64_t graphics = 0, unknown = 0;
+  for (const GpuUsage& g : u.gpus) {
+    graphics += g.graphics_only_ms;
+    unknown += g.unknown_ms;
+  }
+  auto s = [](int64_t ms) { return Round3(static_cast<double>(ms) / 1000.0); };
+  return {{"covered_s", s(u.covered_ms)},        {"gap_s", s(u.gap_ms)},
+          {"idle_head_s", s(u.idle_head_ms)},    {"idle_tail_s", s(u.idle_tail_ms)},
+          {"graphics_only_gpu_seconds", s(graphics)}, {"unknown_gpu_seconds", s(unknown)}};
+}
+
 }  // namespace
 
 json SummaryJson(const RunSummary& s) {
@@ -71,6 +167,11 @@ json SummaryJson(const RunSummary& s) {
        {{"cpu_pct", Round3(s.agent_cpu_pct)},
         {"cpu_seconds", Round3(s.agent_cpu_seconds)},
         {"rss_max_bytes", s.agent_rss_max_bytes}}},
+      {"phases", PhasesJson(s)},
+      {"cost", CostJson(s.cost)},
+      {"findings", FindingsJson(s.findings)},
+      {"savings", SavingsJson(s.savings)},
+      {"usage", UsageJson(s.usage)},
       {"warnings", s.warnings},
   };
 }
