@@ -80,7 +80,7 @@ TEST(Cost, HandComputedCase) {
   EXPECT_DOUBLE_EQ(cost.effective_gpu_hours, 6);
   EXPECT_EQ(cost.total, 80'000'000);
   EXPECT_EQ(FormatUsd(*cost.per_effective_gpu_hour), "$13.33");
-  EXPECT_EQ(FormatUsd(*cost.per_unit, 4), "$0.0004");
+  EXPECT_DOUBLE_EQ(*cost.per_unit_usd, 0.0004);
   EXPECT_DOUBLE_EQ(*cost.units_per_gpu_hour, 20'000);
   EXPECT_EQ(cost.waste, 32'000'000) << "40 % of $80";
   EXPECT_DOUBLE_EQ(cost.waste_fraction, 0.4);

@@ -49,7 +49,9 @@ CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>
     c.monthly = *c.hourly * 24 * 30;
     c.yearly = *c.hourly * 24 * 365;
   }
-  if (work && *work > 0) c.per_unit = Divide(c.total, *work);
+  if (work && *work > 0) {
+    c.per_unit_usd = static_cast<double>(c.total) / kMicroPerUsd / *work;
+  }
   return c;
 }
 

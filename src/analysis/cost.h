@@ -34,7 +34,7 @@ struct CostBlock {
   // Unit economics (--work or the progress file).
   std::optional<double> work;
   std::string unit;
-  std::optional<MicroUsd> per_unit;
+  std::optional<double> per_unit_usd;  // a ratio, not a ledger amount: not rounded to micro-USD
   std::optional<double> units_per_gpu_hour;
 };
 

@@ -181,7 +181,7 @@ void ComputeBound(const Context& c, std::vector<Finding>* out) {
 
 void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
   const int64_t covered = c.usage.covered_ms;
-  const int64_t bar = std::max<int64_t>(60'000, covered / 10);
+  const int64_t bar = std::max<int64_t>(10 * c.usage.interval_ms, covered / 10);
   if (c.usage.idle_tail_ms >= bar) {
     int64_t gpu_ms = 0;
     for (int64_t ms : c.usage.tail_phase_ms) gpu_ms += ms;
@@ -193,7 +193,7 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
     f.observed = Seconds(c.usage.idle_tail_ms);
     f.observed_unit = "s";
     f.threshold = Seconds(bar);
-    f.threshold_text = ">= 60 s and >= 10 % of the run";
+    f.threshold_text = ">= 10 sample intervals and >= 10 % of the run";
     f.evidence_gpu_ms = gpu_ms;
     f.window_start_ms = covered - c.usage.idle_tail_ms;
     f.window_end_ms = covered;
@@ -218,7 +218,7 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
     f.observed = Seconds(c.usage.idle_head_ms);
     f.observed_unit = "s";
     f.threshold = Seconds(bar);
-    f.threshold_text = ">= 60 s and >= 10 % of the run";
+    f.threshold_text = ">= 10 sample intervals and >= 10 % of the run";
     f.evidence_gpu_ms = c.usage.idle_head_ms * static_cast<int64_t>(c.gpus_with_data.size());
     f.window_end_ms = c.usage.idle_head_ms;
     f.gpus = c.gpus_with_data;

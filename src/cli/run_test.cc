@@ -74,3 +74,33 @@ TEST(JobProcess, ForwardOnlyWhatAProcessSent) {
 
 }  // namespace
 }  // namespace cgov::cli
+
+namespace cgov::cli {
+namespace {
+
+TEST(ParseProgress, LastNonEmptyLineIsTheCumulativeWork) {
+  auto p = ParseProgress("100\n2500 samples\n\n", "progress.log");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_TRUE(p->has_value());
+  EXPECT_DOUBLE_EQ((*p)->first, 2500);
+  EXPECT_EQ((*p)->second, "samples");
+  auto tokens = ParseProgress("1.5e9 tokens", "progress.log");
+  EXPECT_DOUBLE_EQ((*tokens)->first, 1.5e9);
+  EXPECT_EQ((*tokens)->second, "tokens");
+  auto bare = ParseProgress("42\n", "progress.log");
+  EXPECT_EQ((*bare)->second, "");
+  EXPECT_FALSE(ParseProgress("", "progress.log")->has_value());
+}
+
+TEST(ParseProgress, BadLinesNameFileAndLine) {
+  auto bad = ParseProgress("10\nlots\n", "run/progress.log");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "run/progress.log:2: progress line 'lots': write the cumulative work as \"N\" or "
+            "\"N samples|tokens|steps\"");
+  EXPECT_FALSE(ParseProgress("10 images\n", "p").ok());
+  EXPECT_FALSE(ParseProgress("-5\n", "p").ok());
+}
+
+}  // namespace
+}  // namespace cgov::cli

@@ -122,10 +122,11 @@ std::string CostSection(const RunSummary& s) {
                        FormatUsd(*c.hourly), FormatUsd(*c.daily), FormatUsd(*c.monthly),
                        FormatUsd(*c.yearly));
   }
-  if (c.work && c.per_unit) {
-    out += fmt::format("Unit cost: {} per {} ({:.0f} {} in the run, {:.1f} per GPU-hour)\n",
-                       FormatUsd(*c.per_unit, 6), c.unit.substr(0, c.unit.size() - 1), *c.work,
-                       c.unit, c.units_per_gpu_hour.value_or(0));
+  if (c.work && c.per_unit_usd) {
+    out += fmt::format("Unit cost: ${:.4g} per {} · ${:.4g} per million ({:.0f} {} in the run, "
+                       "{:.1f} per GPU-hour)\n",
+                       *c.per_unit_usd, c.unit.substr(0, c.unit.size() - 1), *c.per_unit_usd * 1e6,
+                       *c.work, c.unit, c.units_per_gpu_hour.value_or(0));
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "report/summary_json.h"
 
+#include <cmath>
+
 #include "core/time_format.h"
 #include "store/sample_record.h"
 
@@ -29,6 +31,8 @@ json Opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+double Round6(double v) { return std::round(v * 1e6) / 1e6; }
+
 json Usd(std::optional<MicroUsd> v, int decimals = 2) {
   return v ? json(UsdNumber(*v, decimals)) : json(nullptr);
 }
@@ -55,15 +59,15 @@ json CostJson(const CostBlock& c) {
   if (c.work) {
     work = {{"units", *c.work},
             {"unit", c.unit},
-            {"cost_per_unit_usd", priced(c.per_unit, 6)},
+            {"cost_per_unit_usd", c.priced && c.per_unit_usd ? json(*c.per_unit_usd) : json(nullptr)},
             {"units_per_gpu_hour", c.units_per_gpu_hour ? json(Round3(*c.units_per_gpu_hour)) : json(nullptr)}};
   }
   return {{"estimate", true},
           {"priced", c.priced},
           {"price_source", c.price_source},
           {"price_per_gpu_hour_usd", priced(c.price_per_gpu_hour, 6)},
-          {"gpu_hours", Round3(c.gpu_hours)},
-          {"effective_gpu_hours", Round3(c.effective_gpu_hours)},
+          {"gpu_hours", Round6(c.gpu_hours)},
+          {"effective_gpu_hours", Round6(c.effective_gpu_hours)},
           {"waste_fraction", Round3(c.waste_fraction)},
           {"total_usd", priced(c.total)},
           {"waste_usd", priced(c.waste)},

@@ -1,0 +1,193 @@
+// The analysis engine end to end: scenarios played by the fake NVML driver under `cgov run`.
+#include <algorithm>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Plays `scenario` (time_scale 60: a minute of scenario per second) for `seconds` at 100 ms.
+RunResult Play(const TempDir& dir, const std::string& scenario, double seconds,
+               std::vector<std::string> flags = {}, std::vector<std::string> job = {}) {
+  WriteFile(dir / "scenario.json", scenario);
+  std::vector<std::string> argv = {CgovBinary(), "run", "--out", dir / "run", "--interval", "100ms"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--");
+  if (job.empty()) job = {TestJob(), "sleep", std::to_string(seconds)};
+  argv.insert(argv.end(), job.begin(), job.end());
+  return RunProgram(argv, {{"CGOV_NVML_LIB", FakeNvml("full")},
+                           {"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"},
+                           {"CGOV_TAGS", ""}});
+}
+
+std::vector<std::string> Ids(const json& summary) {
+  std::vector<std::string> ids;
+  for (const json& f : summary["findings"]) ids.push_back(f["id"]);
+  return ids;
+}
+
+bool Has(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// Two training GPUs whose loader starves them: 95 % for 7 s, 3 % for 5 s, memory held throughout.
+constexpr const char* kStarved = R"({"time_scale": 20, "gpus": [
+  {"name": "NVIDIA A100-SXM4-40GB", "memory_total_mib": 40960, "copies": 2, "period_s": 12,
+   "timeline": [{"t": 0, "util_gpu": 95}, {"t": 7, "util_gpu": 3}],
+   "processes": [{"pid": 900, "used_mib": 30000}]}]})";
+
+// Two GPUs flat out.
+constexpr const char* kComputeBound = R"({"time_scale": 20, "gpus": [
+  {"name": "NVIDIA A100-SXM4-40GB", "memory_total_mib": 40960, "copies": 2,
+   "timeline": [{"t": 0, "util_gpu": 99}], "processes": [{"pid": 900, "used_mib": 30000}]}]})";
+
+// One GPU: trains for 30 scenario-seconds, then the finished process keeps 20 GiB for 30 more.
+constexpr const char* kIdleTail = R"({"time_scale": 20, "gpus": [
+  {"name": "NVIDIA L4", "memory_total_mib": 23034,
+   "timeline": [{"t": 0, "util_gpu": 85}, {"t": 30, "util_gpu": 0}],
+   "processes": [{"pid": 900, "used_mib": 20480}]}]})";
+
+TEST(AnalysisE2E, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
+  TempDir dir;
+  RunResult r = Play(dir, kStarved, 4, {"--price-per-gpu-hour", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  std::vector<std::string> ids = Ids(s);
+  EXPECT_TRUE(Has(ids, "input_pipeline_starvation")) << s["findings"].dump(1);
+  EXPECT_FALSE(Has(ids, "compute_bound_precision")) << s["findings"].dump(1);
+  EXPECT_FALSE(Has(ids, "idle_held_gpu")) << "stalls of a bursty GPU are the pipeline's finding";
+  EXPECT_TRUE(Contains(r.err, "DataLoader num_workers")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "NVIDIA DALI")) << r.err;
+  const json& phases = s["phases"];
+  double sum = 0;
+  for (const auto& [name, p] : phases.items()) sum += p["share_pct"].get<double>();
+  EXPECT_NEAR(sum, 100.0, 1e-9);
+  EXPECT_GT(phases["idle_held"]["gpu_seconds"].get<double>(), 0);
+  EXPECT_GT(phases["compute_bound"]["gpu_seconds"].get<double>(), 0);
+  EXPECT_LE(s["savings"]["utilization_fraction"].get<double>(),
+            s["savings"]["waste_fraction"].get<double>());
+}
+
+TEST(AnalysisE2E, ComputeBoundGetsPrecisionAdviceNotLoaderAdvice) {
+  TempDir dir;
+  RunResult r = Play(dir, kComputeBound, 3, {"--price-per-gpu-hour", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  std::vector<std::string> ids = Ids(s);
+  EXPECT_TRUE(Has(ids, "compute_bound_precision")) << s["findings"].dump(1);
+  EXPECT_FALSE(Has(ids, "input_pipeline_starvation"));
+  EXPECT_TRUE(Contains(r.err, "BF16")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "num_workers")) << r.err;
+  EXPECT_EQ(s["phases"]["compute_bound"]["share_pct"], 100.0);
+}
+
+TEST(AnalysisE2E, IdleHeldTailIsFoundWithItsDurationAndDollars) {
+  TempDir dir;
+  // 3 s of real time = 60 scenario-seconds: 30 busy, then 30 held idle.
+  RunResult r = Play(dir, kIdleTail, 3, {"--price-per-gpu-hour", "36"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  json tail;
+  for (const json& f : s["findings"]) {
+    if (f["id"] == "idle_tail") tail = f;
+  }
+  ASSERT_FALSE(tail.is_null()) << s["findings"].dump(1);
+  // The tail is about half of the ~3 s run (a tick or two either way at 100 ms).
+  EXPECT_NEAR(tail["observed"]["value"].get<double>(), 1.5, 0.35);
+  EXPECT_EQ(tail["observed"]["unit"], "s");
+  EXPECT_TRUE(Contains(tail["recommendation"].get<std::string>(), "memory still held"));
+  // $36 per GPU-hour is a cent per second: the held phase's dollars match its seconds.
+  const double held_s = s["phases"]["idle_held"]["gpu_seconds"];
+  EXPECT_NEAR(s["phases"]["idle_held"]["cost_usd"].get<double>(), held_s * 0.01, 0.011);
+  EXPECT_TRUE(Contains(r.err, "Idle tail")) << r.err;
+}
+
+TEST(AnalysisE2E, CostBlockFromTheCatalogAndExplicitPrices) {
+  TempDir catalog_dir, explicit_dir, unknown_dir;
+  RunResult catalog = Play(catalog_dir, kComputeBound, 1);  // A100 -> the catalog's p4d price
+  ASSERT_EQ(catalog.exit_code, 0) << catalog.err;
+  json c = json::parse(ReadFile(catalog_dir / "run/summary.json"))["cost"];
+  EXPECT_EQ(c["priced"], true);
+  EXPECT_EQ(c["estimate"], true);
+  EXPECT_EQ(c["price_per_gpu_hour_usd"], 4.0966);
+  EXPECT_TRUE(Contains(c["price_source"].get<std::string>(), "catalog list price")) << c.dump();
+  EXPECT_NEAR(c["monthly_usd"].get<double>(), c["hourly_usd"].get<double>() * 720, 1e-6);
+
+  RunResult manual = Play(explicit_dir, kComputeBound, 1, {"--price-per-gpu-hour", "2.50"});
+  json m = json::parse(ReadFile(explicit_dir / "run/summary.json"))["cost"];
+  EXPECT_EQ(m["price_per_gpu_hour_usd"], 2.5);
+  EXPECT_EQ(m["hourly_usd"], 5.0) << "2 GPUs x $2.50";
+
+  const std::string fake = R"({"gpus": [{"name": "NVIDIA Fake GPU", "memory_total_mib": 1024,
+                                         "timeline": [{"t": 0, "util_gpu": 50}]}]})";
+  RunResult unpriced = Play(unknown_dir, fake, 0.5);
+  json u = json::parse(ReadFile(unknown_dir / "run/summary.json"))["cost"];
+  EXPECT_EQ(u["priced"], false);
+  EXPECT_TRUE(u["total_usd"].is_null()) << "never a silent default";
+  EXPECT_GT(u["gpu_hours"].get<double>(), 0) << "GPU-hours are still reported";
+  EXPECT_TRUE(Contains(unpriced.err, "Cost: unknown — price unknown: no catalog entry for "
+                                     "'NVIDIA Fake GPU'"))
+      << unpriced.err;
+}
+
+TEST(AnalysisE2E, WorkFromTheProgressFileGivesCostPerUnit) {
+  TempDir dir;
+  // The job appends cumulative progress lines to $CGOV_PROGRESS_FILE, as train.py would.
+  std::vector<std::string> job = {"/bin/sh", "-c",
+                                  "echo 1000 samples >> \"$CGOV_PROGRESS_FILE\"; sleep 0.5; "
+                                  "echo 36000 samples >> \"$CGOV_PROGRESS_FILE\""};
+  RunResult r = Play(dir, kComputeBound, 0, {"--price-per-gpu-hour", "36"}, job);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json w = json::parse(ReadFile(dir / "run/summary.json"))["cost"]["work"];
+  ASSERT_FALSE(w.is_null());
+  EXPECT_EQ(w["units"], 36000);
+  EXPECT_EQ(w["unit"], "samples");
+  EXPECT_GT(w["cost_per_unit_usd"].get<double>(), 0);
+  EXPECT_TRUE(Contains(r.err, "Unit cost: $")) << r.err;
+}
+
+TEST(AnalysisE2E, FailOnGatesOnlyASucceedingJob) {
+  TempDir a, b, c;
+  RunResult gate = Play(a, kStarved, 2, {"--quiet", "--fail-on", "warning"});
+  EXPECT_EQ(gate.exit_code, 3);
+  EXPECT_TRUE(Contains(gate.err, "--fail-on warning: finding 'input_pipeline_starvation'"))
+      << gate.err;
+  RunResult critical = Play(b, kComputeBound, 1, {"--quiet", "--fail-on", "critical"});
+  EXPECT_EQ(critical.exit_code, 0) << "only an info finding fired";
+  RunResult failed = Play(c, kStarved, 0, {"--quiet", "--fail-on", "warning"},
+                          {TestJob(), "exit", "7"});
+  EXPECT_EQ(failed.exit_code, 7) << "the job's own failure wins";
+}
+
+TEST(AnalysisE2E, BadPricingFlagsAreExit2BeforeTheJobStarts) {
+  TempDir dir;
+  const std::string marker = dir / "ran";
+  for (std::vector<std::string> flags :
+       {std::vector<std::string>{"--instance-type", "p5.48xlarg"},
+        std::vector<std::string>{"--price-per-gpu-hour", "-3"},
+        std::vector<std::string>{"--price-per-gpu-hour", "cheap"},
+        std::vector<std::string>{"--work", "0"}, std::vector<std::string>{"--unit", "images"},
+        std::vector<std::string>{"--fail-on", "info"}}) {
+    std::vector<std::string> argv = {CgovBinary(), "run", "--out", dir / "out"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    for (const std::string& a : {std::string("--"), TestJob(), std::string("touch"), marker}) {
+      argv.push_back(a);
+    }
+    RunResult r = RunProgram(argv, {{"CGOV_NVML_LIB", "/nonexistent"}});
+    EXPECT_EQ(r.exit_code, 2) << flags[0] << " " << flags[1] << ": " << r.err;
+    EXPECT_FALSE(std::ifstream(marker).good()) << flags[0];
+  }
+}
+
+}  // namespace
+}  // namespace cgov::e2e
