@@ -86,6 +86,15 @@ TEST(Cost, HandComputedCase) {
   EXPECT_DOUBLE_EQ(cost.waste_fraction, 0.4);
   EXPECT_EQ(*cost.hourly, 64'000'000) << "$80 over 1.25 h of wall time";
   EXPECT_EQ(*cost.monthly, *cost.hourly * 720);
+  // The rest of docs/analysis.md's worked example.
+  std::vector<Finding> findings = Recommend(usage, cost, prices);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "steady_underutilization");
+  EXPECT_NEAR(findings[0].savings_fraction, 0.5 * 25 / 85, 1e-12);
+  SavingsBlock savings = CombineSavings(findings, cost);
+  EXPECT_NEAR(savings.utilization_fraction, 0.147, 0.001);
+  EXPECT_EQ(FormatUsd(*savings.combined_usd), "$11.76");
+  EXPECT_EQ(SharesPct(usage.PhaseMs())[static_cast<size_t>(Phase::kUnderutilized)], 100.0);
 }
 
 TEST(Cost, UnknownPriceStillReportsGpuHours) {

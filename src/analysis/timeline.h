@@ -33,7 +33,7 @@ std::vector<GpuPoint> GpuPoints(const TickSample& tick);
 // Pattern thresholds (docs/analysis.md explains each).
 struct PatternThresholds {
   double high_util_pct = 70;        // "near 100" side of a burst
-  double band_low_pct = 30;         // steady-low band
+  double band_low_pct = 30;         // steady-low band, both ends included
   double band_high_pct = 60;
   double memory_pressure_pct = 85;
   double cpu_saturated_pct = 90;
@@ -46,7 +46,7 @@ struct GpuUsage {
   int64_t util_ms_x100 = 0;                          // sum of ms x util: effective time x 100
   int64_t unknown_ms = 0;                            // held, utilization unknown
   int64_t graphics_only_ms = 0;                      // idle, only a graphics process held memory
-  int64_t low_ms = 0, high_ms = 0, band_ms = 0;      // u < idle, u >= high, band_low <= u < band_high
+  int64_t low_ms = 0, high_ms = 0, band_ms = 0;      // u < idle, u >= high, band_low <= u <= band_high
   int transitions = 0;                               // low <-> high switches (mid values skipped)
   int64_t thermal_ms = 0, power_capped_ms = 0;       // busy while those clock reasons were set
   int64_t memory_pressure_ms = 0;
