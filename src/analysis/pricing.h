@@ -58,6 +58,10 @@ struct ResolvedPrice {
   std::string source;  // "--price-per-gpu-hour", "catalog: p5.48xlarge (…)", or why unknown
 };
 
+// The instance type in a metadata answer: AWS answers "p5.48xlarge", GCP
+// "projects/123/machineTypes/a2-highgpu-1g" (the last path segment). Empty when none.
+std::string InstanceTypeFromMetadata(std::string_view body);
+
 // Resolution order: explicit price, instance type, catalog entry whose `match` is a substring of
 // `gpu_name`, else unknown. An unknown --instance-type is an error (a typo must not price at 0).
 Result<ResolvedPrice> ResolvePrice(const PriceOptions& options, std::string_view gpu_name,

@@ -142,6 +142,12 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                                  "write $CGOV_PROGRESS_FILE)");
   app.add_option("--unit", o.unit, "unit of --work: samples, tokens or steps (default samples)")
       ->check(CLI::IsMember({"samples", "tokens", "steps"}));
+  app.add_flag("--detect-instance", o.detect_instance,
+               "ask the cloud metadata service for the instance type, once, at start (opt-in; "
+               "300 ms at most; its price applies unless --price-per-gpu-hour or --instance-type)");
+  app.add_option("--metadata-endpoint", o.metadata_endpoint,
+                 "URL --detect-instance asks (default AWS IMDS: "
+                 "http://169.254.169.254/latest/meta-data/instance-type)");
   app.add_option("--fail-on", fail_on, "exit 3 when the job succeeded but a finding of this "
                                        "severity or worse fired: warning or critical (CI gates)")
       ->check(CLI::IsMember({"warning", "critical"}));
@@ -306,7 +312,8 @@ int RunRun(int argc, char** argv) {
   header.interval_s = static_cast<double>(o.interval.count()) / 1000.0;
   header.started_at_ns = start_wall_ns;
   RunRecorder recorder(
-      {o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(), std::move(preexisting)},
+      {o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(), std::move(preexisting),
+       o.detect_instance ? o.metadata_endpoint : ""},
       header, writer->get());
   recorder.Start();
   JobOutcome outcome = supervisor.Wait(nullptr);
@@ -330,7 +337,17 @@ int RunRun(int argc, char** argv) {
       }
     }
   }
-  if (Status analyzed = Analyze(o.price, work, unit, BuiltinCatalog(), &summary); !analyzed.ok()) {
+  PriceOptions price = o.price;
+  const std::string& detected = recorder.detected_instance_type();
+  if (!detected.empty() && !price.price_per_gpu_hour && price.instance_type.empty()) {
+    if (ResolvePrice({std::nullopt, detected, false}, "", BuiltinCatalog()).ok()) {
+      price.instance_type = detected;
+    } else {
+      summary.warnings.push_back(fmt::format(
+          "instance detection: {} is not in the price catalog; priced by GPU model", detected));
+    }
+  }
+  if (Status analyzed = Analyze(price, work, unit, BuiltinCatalog(), &summary); !analyzed.ok()) {
     summary.warnings.push_back(analyzed.message());
   }
   std::string report;

@@ -26,6 +26,8 @@ struct RunOptions {
   std::optional<double> work;         // --work
   std::string unit = "samples";       // --unit
   std::optional<Severity> fail_on;    // --fail-on
+  bool detect_instance = false;       // --detect-instance
+  std::string metadata_endpoint = "http://169.254.169.254/latest/meta-data/instance-type";
   std::vector<std::string> command;
 };
 

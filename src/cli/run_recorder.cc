@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/pricing.h"
 #include "os/clock.h"
+#include "os/http_get.h"
 #include "os/file_reader.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/job_tree.h"
@@ -47,6 +49,7 @@ void RunRecorder::Run() {
     header_.nvml_error = opened.status().message();
     gpu_unavailable_reason_ = header_.nvml_error;
   }
+  if (!options_.metadata_endpoint.empty()) DetectInstance();
   accumulator_ = std::make_unique<RunAccumulator>(header_.gpus, options_.start_mono_ns,
                                                    options_.interval.count());
   if (writer_ != nullptr) writer_->Append(HeaderRecord(header_).dump());
@@ -91,6 +94,27 @@ void RunRecorder::Run() {
   }
   if (poller) poller->Stop();
   for (const Status& e : host.errors()) warnings_.push_back(e.message());
+}
+
+void RunRecorder::DetectInstance() {
+  // One request, 300 ms at most, off the job's path. The GCP header is ignored by AWS.
+  auto answer = HttpGet(options_.metadata_endpoint, {"Metadata-Flavor: Google"},
+                        std::chrono::milliseconds(300));
+  if (!answer.ok()) {
+    warnings_.push_back("instance detection: " + answer.status().message());
+    return;
+  }
+  if (answer->status != 200) {
+    warnings_.push_back(fmt::format("instance detection: {} answered HTTP {} (AWS with IMDSv2 "
+                                    "only answers 401: pass --instance-type)",
+                                    options_.metadata_endpoint, answer->status));
+    return;
+  }
+  detected_instance_type_ = InstanceTypeFromMetadata(answer->body);
+  if (detected_instance_type_.empty()) {
+    warnings_.push_back(fmt::format("instance detection: {} answered no instance type",
+                                    options_.metadata_endpoint));
+  }
 }
 
 void RunRecorder::Finish(int64_t end_mono_ns, RunSummary* summary) const {

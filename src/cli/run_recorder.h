@@ -23,6 +23,7 @@ struct RecorderOptions {
   int64_t start_mono_ns = 0;
   int root_pid = 0;       // cgov's own pid: the job tree hangs below it
   std::vector<int> preexisting_pids;  // alive before the job was spawned: never the job's
+  std::string metadata_endpoint;      // non-empty: --detect-instance asks it once
 };
 
 // Start() once, Stop() once; results are read after Stop().
@@ -41,9 +42,12 @@ class RunRecorder {
   // After Stop: fills samples, gpus, metrics, usage, job RSS, the GPU data reason and driver
   // version, and appends warnings about anything that degraded the data.
   void Finish(int64_t end_mono_ns, RunSummary* summary) const;
+  // After Stop: the instance type the metadata service named ("" when not asked or no answer).
+  const std::string& detected_instance_type() const { return detected_instance_type_; }
 
  private:
   void Run();
+  void DetectInstance();
   bool WaitUntil(std::chrono::steady_clock::time_point deadline);  // false when stopped
 
   RecorderOptions options_;
@@ -56,6 +60,7 @@ class RunRecorder {
   // Written by the thread, read after join.
   std::unique_ptr<RunAccumulator> accumulator_;
   std::string gpu_unavailable_reason_;
+  std::string detected_instance_type_;
   std::vector<std::string> warnings_;
 };
 

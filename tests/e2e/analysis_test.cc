@@ -191,3 +191,44 @@ TEST(AnalysisE2E, BadPricingFlagsAreExit2BeforeTheJobStarts) {
 
 }  // namespace
 }  // namespace cgov::e2e
+
+#include "os/fake_http_server.h"
+
+namespace cgov::e2e {
+namespace {
+
+TEST(AnalysisE2E, DetectedInstanceTypePricesTheRun) {
+  FakeHttpServer metadata(200, "p4d.24xlarge");
+  TempDir dir;
+  RunResult r = Play(dir, kComputeBound, 1,
+                     {"--detect-instance", "--metadata-endpoint",
+                      metadata.url("/latest/meta-data/instance-type")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json cost = json::parse(ReadFile(dir / "run/summary.json"))["cost"];
+  EXPECT_TRUE(Contains(cost["price_source"].get<std::string>(), "p4d.24xlarge")) << cost.dump();
+  EXPECT_EQ(metadata.requests().size(), 1u) << "a single request";
+}
+
+TEST(AnalysisE2E, DetectionFailureIsAWarningNotAFailure) {
+  FakeHttpServer silent(200, "p5.48xlarge", /*delay_ms=*/5000);
+  TempDir dir;
+  RunResult r = Play(dir, kComputeBound, 0.5,
+                     {"--detect-instance", "--metadata-endpoint", silent.url("/x")});
+  EXPECT_EQ(r.exit_code, 0);
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  ASSERT_FALSE(s["warnings"].empty());
+  EXPECT_TRUE(Contains(s["warnings"][0].get<std::string>(), "instance detection:"));
+  EXPECT_TRUE(Contains(s["cost"]["price_source"].get<std::string>(), "A100"))
+      << "priced by GPU model instead";
+}
+
+TEST(AnalysisE2E, NoMetadataRequestUnlessAskedFor) {
+  FakeHttpServer metadata(200, "p4d.24xlarge");
+  TempDir dir;
+  RunResult r = Play(dir, kComputeBound, 0.3, {"--metadata-endpoint", metadata.url("/x")});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(metadata.requests().empty()) << "detection is opt-in";
+}
+
+}  // namespace
+}  // namespace cgov::e2e

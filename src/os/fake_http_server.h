@@ -1,0 +1,41 @@
+// Test-only: an HTTP server on 127.0.0.1 that answers every request the same way and records
+// what it was asked. Bounded: it serves at most `max_requests` and stops when destroyed.
+#ifndef CGOV_OS_FAKE_HTTP_SERVER_H_
+#define CGOV_OS_FAKE_HTTP_SERVER_H_
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cgov {
+
+class FakeHttpServer {
+ public:
+  // `delay_ms` before answering (a server that hangs: longer than the client's timeout).
+  FakeHttpServer(int status, std::string body, int delay_ms = 0, int max_requests = 16);
+  ~FakeHttpServer();
+
+  int port() const { return port_; }
+  std::string url(const std::string& path) const;
+  std::vector<std::string> requests();  // the raw request heads received
+
+ private:
+  void Serve();
+
+  int status_;
+  std::string body_;
+  int delay_ms_;
+  int max_requests_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::string> requests_;
+  std::thread thread_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_OS_FAKE_HTTP_SERVER_H_
