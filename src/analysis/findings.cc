@@ -274,52 +274,54 @@ void Imbalance(const Context& c, std::vector<Finding>* out) {
   out->push_back(f);
 }
 
+// GPUs starved by the host: its CPU (cpu_bound_host) or its storage (io_wait).
+struct HostBoundRule {
+  const char* id;
+  const char* title;
+  const char* observed_unit;
+  int64_t GpuUsage::*ms;
+  const char* recommendation;
+  std::vector<std::string> remediations;
+  const char* reasoning;
+};
+
 void HostBound(const Context& c, std::vector<Finding>* out) {
-  int64_t cpu = 0, io = 0;
-  for (const GpuUsage& g : c.usage.gpus) {
-    cpu += g.cpu_bound_ms;
-    io += g.iowait_ms;
-  }
-  if (Pct(cpu, c.known_ms) >= 20) {
+  static const HostBoundRule kRules[] = {
+      {"cpu_bound_host", "CPU-bound host: the host CPU is saturated while the GPUs wait",
+       "% of GPU-time under 70 % utilization with host CPU >= 90 %", &GpuUsage::cpu_bound_ms,
+       "The host's CPUs are saturated, so more DataLoader workers will not help: move decoding "
+       "and augmentation to the GPU with NVIDIA DALI, preprocess the dataset once, or use a host "
+       "with more cores per GPU.",
+       {"nvidia_dali", "dataloader_num_workers"}, "half of the CPU-starved GPU-time, an estimate"},
+      {"io_wait", "I/O wait: the host waits for storage while the GPUs wait",
+       "% of GPU-time under 70 % utilization with host iowait >= 20 %", &GpuUsage::iowait_ms,
+       "Reading the data is the bottleneck: stage the dataset on local NVMe or in memory, use a "
+       "sharded sequential format (WebDataset, TFRecord), and prefetch with more DataLoader "
+       "workers and pin_memory.",
+       {"dataloader_num_workers", "pin_memory", "nvidia_dali"},
+       "half of the I/O-starved GPU-time, an estimate"},
+  };
+  for (const HostBoundRule& rule : kRules) {
+    int64_t ms = 0;
+    for (const GpuUsage& g : c.usage.gpus) ms += g.*(rule.ms);
+    const double share = Pct(ms, c.known_ms);
+    if (share < 20) continue;
     Finding f;
-    f.id = "cpu_bound_host";
-    f.severity = BySize(Pct(cpu, c.known_ms), 50);
-    f.title = "CPU-bound host: the host CPU is saturated while the GPUs wait";
-    f.observed = Pct(cpu, c.known_ms);
-    f.observed_unit = "% of GPU-time under 70 % utilization with host CPU >= 90 %";
+    f.id = rule.id;
+    f.severity = BySize(share, 50);
+    f.title = rule.title;
+    f.observed = share;
+    f.observed_unit = rule.observed_unit;
     f.threshold = 20;
     f.threshold_text = ">= 20 % of GPU-time";
-    f.evidence_gpu_ms = cpu;
+    f.evidence_gpu_ms = ms;
     f.window_end_ms = c.usage.covered_ms;
     f.gpus = c.gpus_with_data;
-    f.recommendation = "The host's CPUs are saturated, so more DataLoader workers will not help: "
-                       "move decoding and augmentation to the GPU with NVIDIA DALI, preprocess "
-                       "the dataset once, or use a host with more cores per GPU.";
-    f.remediations = {"nvidia_dali", "dataloader_num_workers"};
+    f.recommendation = rule.recommendation;
+    f.remediations = rule.remediations;
     f.axis = Axis::kUtilization;
-    f.savings_fraction = 0.5 * Pct(cpu, c.known_ms) / 100;
-    f.savings_reasoning = "half of the CPU-starved GPU-time, an estimate";
-    out->push_back(f);
-  }
-  if (Pct(io, c.known_ms) >= 20) {
-    Finding f;
-    f.id = "io_wait";
-    f.severity = BySize(Pct(io, c.known_ms), 50);
-    f.title = "I/O wait: the host waits for storage while the GPUs wait";
-    f.observed = Pct(io, c.known_ms);
-    f.observed_unit = "% of GPU-time under 70 % utilization with host iowait >= 20 %";
-    f.threshold = 20;
-    f.threshold_text = ">= 20 % of GPU-time";
-    f.evidence_gpu_ms = io;
-    f.window_end_ms = c.usage.covered_ms;
-    f.gpus = c.gpus_with_data;
-    f.recommendation = "Reading the data is the bottleneck: stage the dataset on local NVMe or in "
-                       "memory, use a sharded sequential format (WebDataset, TFRecord), and "
-                       "prefetch with more DataLoader workers and pin_memory.";
-    f.remediations = {"dataloader_num_workers", "pin_memory", "nvidia_dali"};
-    f.axis = Axis::kUtilization;
-    f.savings_fraction = 0.5 * Pct(io, c.known_ms) / 100;
-    f.savings_reasoning = "half of the I/O-starved GPU-time, an estimate";
+    f.savings_fraction = 0.5 * share / 100;
+    f.savings_reasoning = rule.reasoning;
     out->push_back(f);
   }
 }

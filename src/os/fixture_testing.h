@@ -22,6 +22,9 @@ inline std::string ReadFixture(const std::string& relative) {
 
 inline constexpr const char* kVm = "proc/debian12-vm";
 
+// A file of the captured VM tree: VmFile("/proc/stat").
+inline std::string VmFile(const std::string& path) { return ReadFixture(std::string(kVm) + path); }
+
 }  // namespace cgov::testing
 
 #endif  // CGOV_OS_FIXTURE_TESTING_H_

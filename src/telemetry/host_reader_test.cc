@@ -9,22 +9,19 @@ namespace cgov {
 namespace {
 
 using testing::ReadFixture;
-
-std::string Vm(const std::string& file) { return ReadFixture(std::string(testing::kVm) + file); }
-
 class HostReaderTest : public ::testing::Test {
  protected:
   void LoadT0() {
-    files_.Set("/proc/stat", Vm("/proc/stat.t0"));
-    files_.Set("/proc/meminfo", Vm("/proc/meminfo"));
-    files_.Set("/proc/diskstats", Vm("/proc/diskstats.t0"));
-    files_.Set("/proc/net/dev", Vm("/proc/net/dev.t0"));
-    files_.Set("/proc/loadavg", Vm("/proc/loadavg"));
+    files_.Set("/proc/stat", testing::VmFile("/proc/stat.t0"));
+    files_.Set("/proc/meminfo", testing::VmFile("/proc/meminfo"));
+    files_.Set("/proc/diskstats", testing::VmFile("/proc/diskstats.t0"));
+    files_.Set("/proc/net/dev", testing::VmFile("/proc/net/dev.t0"));
+    files_.Set("/proc/loadavg", testing::VmFile("/proc/loadavg"));
   }
   void LoadT1() {
-    files_.Set("/proc/stat", Vm("/proc/stat"));
-    files_.Set("/proc/diskstats", Vm("/proc/diskstats"));
-    files_.Set("/proc/net/dev", Vm("/proc/net/dev"));
+    files_.Set("/proc/stat", testing::VmFile("/proc/stat"));
+    files_.Set("/proc/diskstats", testing::VmFile("/proc/diskstats"));
+    files_.Set("/proc/net/dev", testing::VmFile("/proc/net/dev"));
   }
   FakeFileReader files_;
   FakeClock clock_;

@@ -8,12 +8,9 @@ namespace cgov {
 namespace {
 
 using testing::ReadFixture;
-
-std::string Vm(const std::string& file) { return ReadFixture(std::string(testing::kVm) + file); }
-
 TEST(CpuBusyPct, FromTwoRealCaptures) {
-  auto t0 = ParseProcStat(Vm("/proc/stat.t0"));
-  auto t1 = ParseProcStat(Vm("/proc/stat"));
+  auto t0 = ParseProcStat(testing::VmFile("/proc/stat.t0"));
+  auto t1 = ParseProcStat(testing::VmFile("/proc/stat"));
   ASSERT_TRUE(t0.ok() && t1.ok());
   // total: 12571+2779+69365+1104+23+62 = 85904 -> 12804+2807+69623+1110+25+62 = 86431 (+527)
   // idle+iowait: 70469 -> 70733 (+264), so busy = 1 - 264/527.
@@ -28,8 +25,8 @@ TEST(CpuBusyPct, FromTwoRealCaptures) {
 }
 
 TEST(CpuIowaitPct, FromTwoRealCaptures) {
-  auto t0 = ParseProcStat(Vm("/proc/stat.t0"));
-  auto t1 = ParseProcStat(Vm("/proc/stat"));
+  auto t0 = ParseProcStat(testing::VmFile("/proc/stat.t0"));
+  auto t1 = ParseProcStat(testing::VmFile("/proc/stat"));
   ASSERT_TRUE(t0.ok() && t1.ok());
   // iowait 1104 -> 1110 over a total of +527 ticks (the capture wrote 64 MiB with O_DIRECT)
   EXPECT_NEAR(*CpuIowaitPct(t0->total, t1->total), 100.0 * 6 / 527, 1e-9);
@@ -57,8 +54,8 @@ TEST(CounterRate, ResetAndZeroInterval) {
 }
 
 TEST(DiskRates, FromTwoRealCaptures) {
-  auto t0 = ParseDiskstats(Vm("/proc/diskstats.t0"));
-  auto t1 = ParseDiskstats(Vm("/proc/diskstats"));
+  auto t0 = ParseDiskstats(testing::VmFile("/proc/diskstats.t0"));
+  auto t1 = ParseDiskstats(testing::VmFile("/proc/diskstats"));
   ASSERT_TRUE(t0.ok() && t1.ok());
   IoRates r = DiskRates(*t0, *t1, 2.0);
   // vda sectors read 1098666 -> 1099266, written 892088 -> 1152648
@@ -82,8 +79,8 @@ TEST(DiskRates, DevicesThatComeAndGoAreLeftOut) {
 }
 
 TEST(NetRates, FromTwoRealCaptures) {
-  auto t0 = ParseNetDev(Vm("/proc/net/dev.t0"));
-  auto t1 = ParseNetDev(Vm("/proc/net/dev"));
+  auto t0 = ParseNetDev(testing::VmFile("/proc/net/dev.t0"));
+  auto t1 = ParseNetDev(testing::VmFile("/proc/net/dev"));
   ASSERT_TRUE(t0.ok() && t1.ok());
   IoRates r = NetRates(*t0, *t1, 1.0);
   ASSERT_TRUE(r.read_bytes_per_s && r.write_bytes_per_s);

@@ -8,11 +8,8 @@ namespace cgov {
 namespace {
 
 using testing::ReadFixture;
-
-std::string Vm(const std::string& file) { return ReadFixture(std::string(testing::kVm) + file); }
-
 TEST(ParseProcStat, RealCaptureHasTotalAndEveryCore) {
-  auto stat = ParseProcStat(Vm("/proc/stat"));
+  auto stat = ParseProcStat(testing::VmFile("/proc/stat"));
   ASSERT_TRUE(stat.ok()) << stat.status().message();
   // "cpu  12804 0 2807 69623 1110 0 25 62 0 0"
   EXPECT_EQ(stat->total.user, 12804u);
@@ -41,7 +38,7 @@ TEST(ParseProcStat, ErrorsNameFileLineAndField) {
 }
 
 TEST(ParseMeminfo, RealCaptureInBytes) {
-  auto mem = ParseMeminfo(Vm("/proc/meminfo"));
+  auto mem = ParseMeminfo(testing::VmFile("/proc/meminfo"));
   ASSERT_TRUE(mem.ok()) << mem.status().message();
   ASSERT_TRUE(mem->total_bytes && mem->available_bytes && mem->free_bytes);
   EXPECT_EQ(*mem->total_bytes % 1024, 0u);
@@ -63,7 +60,7 @@ TEST(ParseMeminfo, BadNumberNamesTheLine) {
 }
 
 TEST(ParseLoadavg, RealCapture) {
-  auto load = ParseLoadavg(Vm("/proc/loadavg"));
+  auto load = ParseLoadavg(testing::VmFile("/proc/loadavg"));
   ASSERT_TRUE(load.ok()) << load.status().message();
   EXPECT_GE(load->load1, 0);
   EXPECT_FALSE(ParseLoadavg("0.1 0.2\n").ok());
@@ -100,7 +97,7 @@ TEST(IsWholeDisk, DisksYesPartitionsAndVirtualNo) {
 }
 
 TEST(ParseDiskstats, RealCaptureKeepsOnlyTheWholeDisk) {
-  auto disks = ParseDiskstats(Vm("/proc/diskstats"));
+  auto disks = ParseDiskstats(testing::VmFile("/proc/diskstats"));
   ASSERT_TRUE(disks.ok()) << disks.status().message();
   ASSERT_EQ(disks->size(), 1u) << "loop0-7 and zram0 are not whole disks";
   EXPECT_EQ((*disks)[0].name, "vda");
@@ -116,7 +113,7 @@ TEST(ParseDiskstats, ShortLineNamesTheLine) {
 }
 
 TEST(ParseNetDev, RealCaptureSkipsLoopback) {
-  auto nets = ParseNetDev(Vm("/proc/net/dev"));
+  auto nets = ParseNetDev(testing::VmFile("/proc/net/dev"));
   ASSERT_TRUE(nets.ok()) << nets.status().message();
   std::vector<std::string> names;
   for (const auto& n : *nets) names.push_back(n.name);

@@ -8,12 +8,9 @@ namespace cgov {
 namespace {
 
 using testing::ReadFixture;
-
-std::string Vm(const std::string& file) { return ReadFixture(std::string(testing::kVm) + file); }
-
 TEST(ParsePidStat, NameWithParenthesesAndSpacesFromARealProcess) {
   // Captured from `/tmp/a) (b 300`: the line reads "3048 (a) (b) S 3030 ...".
-  auto stat = ParsePidStat(Vm("/proc/3048/stat"));
+  auto stat = ParsePidStat(testing::VmFile("/proc/3048/stat"));
   ASSERT_TRUE(stat.ok()) << stat.status().message();
   EXPECT_EQ(stat->pid, 3048);
   EXPECT_EQ(stat->comm, "a) (b");
@@ -26,7 +23,7 @@ TEST(ParsePidStat, NameWithParenthesesAndSpacesFromARealProcess) {
 }
 
 TEST(ParsePidStat, KernelThread) {
-  auto stat = ParsePidStat(Vm("/proc/2/stat"));
+  auto stat = ParsePidStat(testing::VmFile("/proc/2/stat"));
   ASSERT_TRUE(stat.ok()) << stat.status().message();
   EXPECT_EQ(stat->comm, "kthreadd");
   EXPECT_EQ(stat->ppid, 0);
@@ -63,7 +60,7 @@ TEST(ParsePidStat, TruncatedOrGarbledIsAnError) {
 }
 
 TEST(ParseStatusUid, RealCaptures) {
-  auto uid = ParseStatusUid(Vm("/proc/3048/status"));
+  auto uid = ParseStatusUid(testing::VmFile("/proc/3048/status"));
   ASSERT_TRUE(uid.ok()) << uid.status().message();
   EXPECT_EQ(*uid, 0u);  // captured as root
   auto other = ParseStatusUid("Name:\tpython\nUid:\t1000\t1000\t1000\t1000\nGid:\t1000\n");
@@ -73,7 +70,7 @@ TEST(ParseStatusUid, RealCaptures) {
 }
 
 TEST(ParseStatusKb, PeakAndCurrentRss) {
-  std::string status = Vm("/proc/3048/status");
+  std::string status = testing::VmFile("/proc/3048/status");
   auto hwm = ParseStatusKb(status, "VmHWM");
   auto rss = ParseStatusKb(status, "VmRSS");
   ASSERT_TRUE(hwm && rss);
@@ -85,7 +82,7 @@ TEST(ParseStatusKb, PeakAndCurrentRss) {
 }
 
 TEST(ParseLoginuid, UnsetIsUnknownNotRoot) {
-  auto unset = ParseLoginuid(Vm("/proc/3048/loginuid"));  // 4294967295 on this VM
+  auto unset = ParseLoginuid(testing::VmFile("/proc/3048/loginuid"));  // 4294967295 on this VM
   ASSERT_TRUE(unset.ok()) << unset.status().message();
   EXPECT_FALSE(unset->has_value());
   auto alice = ParseLoginuid("1000");
@@ -96,7 +93,7 @@ TEST(ParseLoginuid, UnsetIsUnknownNotRoot) {
 }
 
 TEST(ParseCgroup, RealV1CaptureOutsideContainers) {
-  CgroupIdentity id = ParseCgroup(Vm("/proc/3048/cgroup"));
+  CgroupIdentity id = ParseCgroup(testing::VmFile("/proc/3048/cgroup"));
   EXPECT_TRUE(id.pod_uid.empty());
   EXPECT_TRUE(id.container_id.empty());
   EXPECT_TRUE(id.slurm_job_id.empty());
@@ -133,7 +130,7 @@ TEST(ParseCgroup, LookalikesAreNotIdentities) {
 }
 
 TEST(ParsePasswd, RealCaptureAndJunk) {
-  auto users = ParsePasswd(Vm("/etc/passwd"));
+  auto users = ParsePasswd(testing::VmFile("/etc/passwd"));
   EXPECT_EQ(users.at(0), "root");
   EXPECT_EQ(users.at(65534), "nobody");
   auto odd = ParsePasswd("# comment\n\nbroken\nalice:x:1000:1000::/home/alice:/bin/bash\nbob:x:x:1\n");
