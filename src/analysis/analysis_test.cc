@@ -5,6 +5,7 @@
 
 #include "analysis/cost.h"
 #include "analysis/findings.h"
+#include "analysis/savings.h"
 #include "analysis/money.h"
 #include "analysis/phases.h"
 #include "analysis/pricing.h"

@@ -11,6 +11,7 @@
 
 #include "analysis/cost.h"
 #include "analysis/findings.h"
+#include "analysis/savings.h"
 #include "analysis/timeline.h"
 #include "analysis/value_histogram.h"
 #include "core/tags.h"

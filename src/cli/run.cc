@@ -92,6 +92,69 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
   }
 }
 
+// Validates and stores the pricing, work and gate flags (all before the job starts).
+Status ApplyPricingFlags(const std::string& price, std::optional<double> work,
+                         const std::string& fail_on, RunOptions* o) {
+  if (!price.empty()) {
+    Result<MicroUsd> usd = ParseUsd(price);
+    if (!usd.ok()) return usd.status().WithContext("cgov run: --price-per-gpu-hour");
+    o->price.price_per_gpu_hour = *usd;
+  }
+  if (!o->price.instance_type.empty()) {
+    // A typo must stop the run before it starts, not price it at zero at the end.
+    Result<ResolvedPrice> check = ResolvePrice(o->price, "", BuiltinCatalog());
+    if (!check.ok()) return check.status().WithContext("cgov run");
+  }
+  if (work && !(*work > 0)) return InvalidArgument("cgov run: --work must be a number > 0");
+  o->work = work;
+  if (!fail_on.empty()) o->fail_on = ParseSeverity(fail_on);
+  return Status::Ok();
+}
+
+// Prices, findings and savings into the summary, with the work from --work or the progress file
+// and the instance type --detect-instance found. Problems become warnings: the job is done.
+void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
+                const std::string& detected_instance, RunSummary* summary) {
+  std::optional<double> work = o.work;
+  std::string unit = o.unit;
+  std::string text;
+  if (!work && RootedFileReader().Read(progress_file, &text).ok()) {
+    auto progress = ParseProgress(text, progress_file);
+    if (!progress.ok()) {
+      summary->warnings.push_back(progress.status().message());
+    } else if (*progress) {
+      work = (*progress)->first;
+      if (!(*progress)->second.empty()) unit = (*progress)->second;
+    }
+  }
+  PriceOptions price = o.price;
+  if (!detected_instance.empty() && !price.price_per_gpu_hour && price.instance_type.empty()) {
+    if (ResolvePrice({std::nullopt, detected_instance, false}, "", BuiltinCatalog()).ok()) {
+      price.instance_type = detected_instance;
+    } else {
+      summary->warnings.push_back(fmt::format(
+          "instance detection: {} is not in the price catalog; priced by GPU model",
+          detected_instance));
+    }
+  }
+  if (Status analyzed = Analyze(price, work, unit, BuiltinCatalog(), summary); !analyzed.ok()) {
+    summary->warnings.push_back(analyzed.message());
+  }
+}
+
+// --fail-on: exit 3 when the job succeeded and a finding of that severity or worse fired.
+int GateExitCode(const RunOptions& o, const RunSummary& summary, int job_exit_code) {
+  if (job_exit_code != 0 || !o.fail_on) return job_exit_code;
+  for (const Finding& f : summary.findings) {
+    if (f.severity >= *o.fail_on) {
+      fmt::print(stderr, "cgov run: exit {}: --fail-on {}: finding '{}' is {}\n",
+                 kExitFindingsGate, SeverityName(*o.fail_on), f.id, SeverityName(f.severity));
+      return kExitFindingsGate;
+    }
+  }
+  return job_exit_code;
+}
+
 }  // namespace
 
 std::string CommandLabel(const std::string& argv0) {
@@ -184,19 +247,7 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                                        interval));
   }
   o.interval = *parsed;
-  if (!price.empty()) {
-    Result<MicroUsd> usd = ParseUsd(price);
-    if (!usd.ok()) return usd.status().WithContext("cgov run: --price-per-gpu-hour");
-    o.price.price_per_gpu_hour = *usd;
-  }
-  if (!o.price.instance_type.empty()) {
-    // A typo must stop the run before it starts, not price it at zero at the end.
-    Result<ResolvedPrice> check = ResolvePrice(o.price, "", BuiltinCatalog());
-    if (!check.ok()) return check.status().WithContext("cgov run");
-  }
-  if (work && !(*work > 0)) return InvalidArgument("cgov run: --work must be a number > 0");
-  o.work = work;
-  if (!fail_on.empty()) o.fail_on = ParseSeverity(fail_on);
+  CGOV_RETURN_IF_ERROR(ApplyPricingFlags(price, work, fail_on, &o));
   const char* env_tags = std::getenv("CGOV_TAGS");
   Result<Tags> tags = MergeTags(env_tags ? env_tags : "", tag_flags);
   if (!tags.ok()) return tags.status().WithContext("cgov run");
@@ -323,46 +374,11 @@ int RunRun(int argc, char** argv) {
   summary.host = header.host;
   FillOutcome(o, start_wall_ns, start_mono_ns, outcome, &summary);
   recorder.Finish(clock.MonotonicNs(), &summary);
-  std::optional<double> work = o.work;
-  std::string unit = o.unit;
-  if (!work) {
-    std::string text;
-    if (RootedFileReader().Read(progress_file, &text).ok()) {
-      auto progress = ParseProgress(text, progress_file);
-      if (!progress.ok()) {
-        summary.warnings.push_back(progress.status().message());
-      } else if (*progress) {
-        work = (*progress)->first;
-        if (!(*progress)->second.empty()) unit = (*progress)->second;
-      }
-    }
-  }
-  PriceOptions price = o.price;
-  const std::string& detected = recorder.detected_instance_type();
-  if (!detected.empty() && !price.price_per_gpu_hour && price.instance_type.empty()) {
-    if (ResolvePrice({std::nullopt, detected, false}, "", BuiltinCatalog()).ok()) {
-      price.instance_type = detected;
-    } else {
-      summary.warnings.push_back(fmt::format(
-          "instance detection: {} is not in the price catalog; priced by GPU model", detected));
-    }
-  }
-  if (Status analyzed = Analyze(price, work, unit, BuiltinCatalog(), &summary); !analyzed.ok()) {
-    summary.warnings.push_back(analyzed.message());
-  }
+  AnalyzeRun(o, progress_file, recorder.detected_instance_type(), &summary);
   std::string report;
   WriteOutputs(*dir, &summary, &report);
   if (!o.quiet) fmt::print(stderr, "\n{}", report);
-  if (outcome.exit_code == 0 && o.fail_on) {
-    for (const Finding& f : summary.findings) {
-      if (f.severity >= *o.fail_on) {
-        fmt::print(stderr, "cgov run: exit {}: --fail-on {}: finding '{}' is {}\n",
-                   kExitFindingsGate, SeverityName(*o.fail_on), f.id, SeverityName(f.severity));
-        return kExitFindingsGate;
-      }
-    }
-  }
-  return outcome.exit_code;
+  return GateExitCode(o, summary, outcome.exit_code);
 }
 
 }  // namespace cgov::cli
