@@ -187,7 +187,8 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                "environment and exit status), sample GPUs, host and the job's processes while it "
                "runs, and report at the end on stderr and in files.\n"
                "Exit status: the job's own; 128+N if a signal N ended it; 127 if COMMAND is not "
-               "found; 126 if it cannot be executed; 2 for bad options (the job is not started).",
+               "found; 126 if it cannot be executed; 2 for bad options (the job is not started); 3 "
+               "when --fail-on's severity fired on a job that succeeded.",
                "cgov run [options] -- COMMAND [ARG]..."};
   app.add_option("--out", o.out_dir, "output directory (default ./cgov-runs/<UTC time>-<command>)");
   app.add_flag("--force", o.force, "write into --out even if it is not empty (replacing this "
