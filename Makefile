@@ -41,7 +41,7 @@ bench: build
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize=function -fno-omit-frame-pointer
 sanitize:
 	@$(MAKE) --no-print-directory build BUILD=build-asan CC_NAME=clang++ \
-	  CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DCGOV_BUILD_BENCH=OFF \
+	  CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DCGOV_BUILD_BENCH=OFF -DCGOV_STATIC_LIBSTDCXX=OFF \
 	    -DCMAKE_CXX_FLAGS='$(SAN_FLAGS)' -DCMAKE_EXE_LINKER_FLAGS='$(SAN_FLAGS)' \
 	    -DCMAKE_SHARED_LINKER_FLAGS='$(SAN_FLAGS)'"
 	@cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
