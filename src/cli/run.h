@@ -39,8 +39,9 @@ inline constexpr int kExitFindingsGate = 3;
 Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_view text,
                                                                     std::string_view file);
 
-// Parses argv (argv[0] = "run"). On a usage error returns the message; `*exit_code` is set to 0
-// when --help was printed (and the caller should stop).
+// Parses argv (argv[0] = "run") and validates every value before anything starts. Returns the
+// options, or the usage error's message. `*help_exit` >= 0 means CLI11 already printed help or an
+// error and the caller should exit with it.
 Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit);
 
 // "python" from "/usr/bin/python3.11"-like paths, made safe for a directory name.

@@ -49,7 +49,6 @@ void RunRecorder::Run() {
     header_.nvml_error = opened.status().message();
     gpu_unavailable_reason_ = header_.nvml_error;
   }
-  if (!options_.metadata_endpoint.empty()) DetectInstance();
   accumulator_ = std::make_unique<RunAccumulator>(header_.gpus, options_.start_mono_ns,
                                                    options_.interval.count());
   if (writer_ != nullptr) writer_->Append(HeaderRecord(header_).dump());
@@ -83,11 +82,14 @@ void RunRecorder::Run() {
     JobTreeSample job =
         tree.Read(tick.mono_ns, tick.host.load ? tick.host.load->last_pid : std::nullopt);
     accumulator_->AddTick(tick, job);
-    if (poller && ticks++ % slow_every == 0) poller->Kick();
+    const bool slow_due = ticks++ % slow_every == 0;
+    if (poller && slow_due) poller->Kick();
     if (writer_ != nullptr) {
       WriteTickRecord(tick, job, options_.start_mono_ns, &line);
       writer_->Append(line);
     }
+    // After the first tick, so that sampling starts at once (the request may take 300 ms).
+    if (ticks == 1 && !options_.metadata_endpoint.empty()) DetectInstance();
     // A late tick is taken late, never twice to catch up.
     next = std::max(next + options_.interval, std::chrono::steady_clock::now());
     if (!WaitUntil(next)) break;
