@@ -19,14 +19,15 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# Until `cgov demo` exists, `make run` shows what this machine offers and then the same
-# check against the fake driver with 8 simulated H100s, so a GPU-less laptop sees something real.
+# Until `cgov demo` exists, `make run` shows what this machine offers, then wraps a 6-second job
+# on 8 simulated H100s (the fake NVML driver) so a GPU-less laptop sees the whole report.
 run: build
 	@$(BUILD)/cgov doctor || true
 	@echo
-	@echo "== the same, against the fake NVML driver (8 simulated GPUs) =="
-	@CGOV_FAKE_NVML_SCENARIO=tests/fake_nvml/scenarios/h100x8.json \
-	  $(BUILD)/cgov doctor --nvml-lib $(BUILD)/fake_nvml/full/libnvidia-ml.so.1
+	@echo "== cgov run -- sleep 6, on 8 simulated H100s (a starved data loader, a held notebook GPU) =="
+	@CGOV_FAKE_NVML_SCENARIO=tests/fake_nvml/scenarios/h100x8_fast.json \
+	  $(BUILD)/cgov run --nvml-lib $(BUILD)/fake_nvml/full/libnvidia-ml.so.1 \
+	    --out $(BUILD)/make-run --force --interval 200ms --tag project=demo -- sleep 6
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
