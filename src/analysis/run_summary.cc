@@ -125,6 +125,8 @@ Status Analyze(const PriceOptions& price, std::optional<double> work, const std:
     CGOV_ASSIGN_OR_RETURN(ResolvedPrice p, ResolvePrice(price, g.name, catalog));
     prices.push_back(std::move(p));
   }
+  summary->phase_ms = summary->usage.PhaseMs();
+  summary->phase_share_pct = SharesPct(summary->phase_ms);
   summary->cost = ComputeCost(summary->usage, prices, work, unit);
   summary->findings = Recommend(summary->usage, summary->cost, prices);
   summary->savings = CombineSavings(summary->findings, summary->cost);

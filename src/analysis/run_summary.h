@@ -66,6 +66,8 @@ struct RunSummary {
   uint64_t agent_rss_max_bytes = 0;
   // Where the GPU-time went, what it cost, what to change.
   UsageTotals usage;
+  std::array<int64_t, kPhaseCount> phase_ms{};       // over all GPUs
+  std::array<double, kPhaseCount> phase_share_pct{};  // sums to exactly 100 (largest remainder)
   CostBlock cost;
   std::vector<Finding> findings;
   SavingsBlock savings;

@@ -57,6 +57,18 @@ std::array<int64_t, kPhaseCount> UsageTotals::PhaseMs() const {
   return out;
 }
 
+int64_t UsageTotals::GraphicsOnlyMs() const {
+  int64_t sum = 0;
+  for (const GpuUsage& g : gpus) sum += g.graphics_only_ms;
+  return sum;
+}
+
+int64_t UsageTotals::UnknownMs() const {
+  int64_t sum = 0;
+  for (const GpuUsage& g : gpus) sum += g.unknown_ms;
+  return sum;
+}
+
 int64_t UsageTotals::KnownMs() const {
   int64_t sum = 0;
   for (const GpuUsage& g : gpus) sum += g.KnownMs();

@@ -71,6 +71,8 @@ struct UsageTotals {
   std::array<int64_t, kPhaseCount> tail_phase_ms{};  // GPU-ms of the tail, by phase
 
   std::array<int64_t, kPhaseCount> PhaseMs() const;  // over all GPUs
+  int64_t GraphicsOnlyMs() const;
+  int64_t UnknownMs() const;
   int64_t KnownMs() const;
   int64_t HeldMs() const;
   int64_t UtilMsX100() const;

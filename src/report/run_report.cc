@@ -91,9 +91,9 @@ std::string PhaseBar(const std::array<double, kPhaseCount>& shares) {
 
 std::string CostSection(const RunSummary& s) {
   const CostBlock& c = s.cost;
-  const std::array<int64_t, kPhaseCount> ms = s.usage.PhaseMs();
+  const std::array<int64_t, kPhaseCount>& ms = s.phase_ms;
   if (s.usage.KnownMs() <= 0) return "";
-  const std::array<double, kPhaseCount> shares = SharesPct(ms);
+  const std::array<double, kPhaseCount>& shares = s.phase_share_pct;
   std::string out = fmt::format("\n### Where the GPU-time went ({:.2f} GPU-hours, {:.2f} effective)\n\n",
                                 c.gpu_hours, c.effective_gpu_hours);
   out += PhaseBar(shares) + "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";

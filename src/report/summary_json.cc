@@ -38,8 +38,8 @@ json Usd(std::optional<MicroUsd> v, int decimals = 2) {
 }
 
 json PhasesJson(const RunSummary& s) {
-  const std::array<int64_t, kPhaseCount> ms = s.usage.PhaseMs();
-  const std::array<double, kPhaseCount> shares = SharesPct(ms);
+  const std::array<int64_t, kPhaseCount>& ms = s.phase_ms;
+  const std::array<double, kPhaseCount>& shares = s.phase_share_pct;
   json out = json::object();
   for (size_t p = 0; p < kPhaseCount; ++p) {
     out[std::string(PhaseKey(static_cast<Phase>(p)))] = {
@@ -118,15 +118,13 @@ json SavingsJson(const SavingsBlock& s) {
 }
 
 json UsageJson(const UsageTotals& u) {
-  int64_t graphics = 0, unknown = 0;
-  for (const GpuUsage& g : u.gpus) {
-    graphics += g.graphics_only_ms;
-    unknown += g.unknown_ms;
-  }
   auto s = [](int64_t ms) { return Round3(static_cast<double>(ms) / 1000.0); };
-  return {{"covered_s", s(u.covered_ms)},        {"gap_s", s(u.gap_ms)},
-          {"idle_head_s", s(u.idle_head_ms)},    {"idle_tail_s", s(u.idle_tail_ms)},
-          {"graphics_only_gpu_seconds", s(graphics)}, {"unknown_gpu_seconds", s(unknown)}};
+  return {{"covered_s", s(u.covered_ms)},
+          {"gap_s", s(u.gap_ms)},
+          {"idle_head_s", s(u.idle_head_ms)},
+          {"idle_tail_s", s(u.idle_tail_ms)},
+          {"graphics_only_gpu_seconds", s(u.GraphicsOnlyMs())},
+          {"unknown_gpu_seconds", s(u.UnknownMs())}};
 }
 
 }  // namespace
