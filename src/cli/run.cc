@@ -95,6 +95,15 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
 // Validates and stores the pricing, work and gate flags (all before the job starts).
 Status ApplyPricingFlags(const std::string& price, std::optional<double> work,
                          const std::string& fail_on, RunOptions* o) {
+  o->catalog = BuiltinCatalog();
+  if (!o->catalog_path.empty()) {
+    std::string text;
+    Status read = RootedFileReader().Read(o->catalog_path, &text);
+    if (!read.ok()) return read.WithContext("cgov run: --price-catalog");
+    Result<PriceCatalog> parsed = ParsePriceCatalog(text, o->catalog_path);
+    if (!parsed.ok()) return parsed.status().WithContext("cgov run: --price-catalog");
+    o->catalog = std::move(parsed).value();
+  }
   if (!price.empty()) {
     Result<MicroUsd> usd = ParseUsd(price);
     if (!usd.ok()) return usd.status().WithContext("cgov run: --price-per-gpu-hour");
@@ -102,7 +111,7 @@ Status ApplyPricingFlags(const std::string& price, std::optional<double> work,
   }
   if (!o->price.instance_type.empty()) {
     // A typo must stop the run before it starts, not price it at zero at the end.
-    Result<ResolvedPrice> check = ResolvePrice(o->price, "", BuiltinCatalog());
+    Result<ResolvedPrice> check = ResolvePrice(o->price, "", o->catalog);
     if (!check.ok()) return check.status().WithContext("cgov run");
   }
   if (work && !(*work > 0)) return InvalidArgument("cgov run: --work must be a number > 0");
@@ -129,7 +138,7 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   }
   PriceOptions price = o.price;
   if (!detected_instance.empty() && !price.price_per_gpu_hour && price.instance_type.empty()) {
-    if (ResolvePrice({std::nullopt, detected_instance, false}, "", BuiltinCatalog()).ok()) {
+    if (ResolvePrice({std::nullopt, detected_instance, false}, "", o.catalog).ok()) {
       price.instance_type = detected_instance;
     } else {
       summary->warnings.push_back(fmt::format(
@@ -137,7 +146,7 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
           detected_instance));
     }
   }
-  if (Status analyzed = Analyze(price, work, unit, BuiltinCatalog(), summary); !analyzed.ok()) {
+  if (Status analyzed = Analyze(price, work, unit, o.catalog, summary); !analyzed.ok()) {
     summary->warnings.push_back(analyzed.message());
   }
 }
@@ -202,6 +211,10 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   app.add_option("--instance-type", o.price.instance_type,
                  "cloud instance type whose catalog list price applies (e.g. p5.48xlarge)");
   app.add_flag("--spot", o.price.spot, "the GPUs are spot capacity: use spot prices");
+  app.add_option("--price-catalog", o.catalog_path,
+                 "price catalog JSON to use instead of the built-in one (format: data/prices.json; "
+                 "env CGOV_PRICE_CATALOG)")
+      ->envname("CGOV_PRICE_CATALOG");
   app.add_option("--work", work, "work the job did, for cost per unit (see --unit; or have the job "
                                  "write $CGOV_PROGRESS_FILE)");
   app.add_option("--unit", o.unit, "unit of --work: samples, tokens or steps (default samples)")

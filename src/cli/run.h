@@ -23,6 +23,8 @@ struct RunOptions {
   std::string nvml_lib;
   std::string host_root = "/";
   PriceOptions price;                 // --price-per-gpu-hour, --instance-type, --spot
+  std::string catalog_path;           // --price-catalog; "" = the built-in data/prices.json
+  PriceCatalog catalog;               // the one in force
   std::optional<double> work;         // --work
   std::string unit = "samples";       // --unit
   std::optional<Severity> fail_on;    // --fail-on

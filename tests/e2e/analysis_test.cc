@@ -232,3 +232,47 @@ TEST(AnalysisE2E, NoMetadataRequestUnlessAskedFor) {
 
 }  // namespace
 }  // namespace cgov::e2e
+
+namespace cgov::e2e {
+namespace {
+
+TEST(AnalysisE2E, PriceCatalogFromAFile) {
+  TempDir dir;
+  WriteFile(dir / "prices.json", R"json({"schema_version": 1, "instance_types": [],
+    "gpu_models": [{"model": "A100 (our contract)", "match": ["A100"],
+      "on_demand_usd_per_gpu_hour": 1.5, "spot_usd_per_gpu_hour": 0.6,
+      "source": "our 2026 contract", "as_of": "2026-11-01"}]})json");
+  RunResult r = Play(dir, kComputeBound, 1, {"--price-catalog", dir / "prices.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  EXPECT_EQ(s["cost"]["price_per_gpu_hour_usd"], 1.5);
+  EXPECT_TRUE(Contains(s["cost"]["price_source"].get<std::string>(), "our 2026 contract"));
+  bool spot = false;
+  for (const json& f : s["findings"]) spot |= f["id"] == "spot_instances";
+  EXPECT_TRUE(spot) << "a catalog with a spot price enables the rate lever";
+  EXPECT_NEAR(s["savings"]["rate_fraction"].get<double>(), 0.6, 1e-9);
+}
+
+TEST(AnalysisE2E, BrokenPriceCatalogIsExit2NamingTheField) {
+  TempDir dir;
+  WriteFile(dir / "prices.json", R"({"schema_version": 1, "instance_types": [], "gpu_models": [
+    {"model": "X", "match": ["X"], "on_demand_usd_per_gpu_hour": "cheap",
+     "spot_usd_per_gpu_hour": null, "source": "s", "as_of": "d"}]})");
+  const std::string marker = dir / "ran";
+  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "out", "--price-catalog",
+                            dir / "prices.json", "--", TestJob(), "touch", marker},
+                           {{"CGOV_NVML_LIB", "/nonexistent"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a "
+                              "non-negative number of dollars or null"))
+      << r.err;
+  EXPECT_FALSE(std::ifstream(marker).good());
+  RunResult missing = RunProgram({CgovBinary(), "run", "--price-catalog", dir / "nope.json", "--",
+                                  TestJob(), "touch", marker},
+                                 {{"CGOV_NVML_LIB", "/nonexistent"}});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(Contains(missing.err, "nope.json")) << missing.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
