@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "analysis/pricing.h"
@@ -67,7 +69,9 @@ void RunRecorder::Run() {
   }
   // Process lists cost milliseconds on real drivers: read them at most once a second, whatever
   // the tick, kicked right after the tick that falls due.
-  const int64_t slow_every = std::max<int64_t>(1, 1000 / std::max<int64_t>(1, options_.interval.count()));
+  const int64_t slow_every =
+      std::max<int64_t>(1, 1000 / std::max<int64_t>(1, options_.interval.count()));
+  std::set<std::string> host_errors;  // every distinct one of the run, not just the last tick's
   int64_t ticks = 0;
   Sampler sampler(nvml.get(), poller.get(), &host, &clock);
   TickSample tick;
@@ -82,6 +86,7 @@ void RunRecorder::Run() {
     JobTreeSample job =
         tree.Read(tick.mono_ns, tick.host.load ? tick.host.load->last_pid : std::nullopt);
     accumulator_->AddTick(tick, job);
+    for (const Status& e : host.errors()) host_errors.insert(e.message());
     const bool slow_due = ticks++ % slow_every == 0;
     if (poller && slow_due) poller->Kick();
     if (writer_ != nullptr) {
@@ -95,7 +100,7 @@ void RunRecorder::Run() {
     if (!WaitUntil(next)) break;
   }
   if (poller) poller->Stop();
-  for (const Status& e : host.errors()) warnings_.push_back(e.message());
+  warnings_.insert(warnings_.end(), host_errors.begin(), host_errors.end());
 }
 
 void RunRecorder::DetectInstance() {

@@ -388,3 +388,26 @@ TEST(RunE2E, NoDriverTheJobStillRunsAndTheReportSaysWhy) {
 
 }  // namespace
 }  // namespace cgov::e2e
+
+namespace cgov::e2e {
+namespace {
+
+TEST(RunE2E, UnreadableHostFileIsOneWarningAndTheRunGoesOn) {
+  TempDir dir;
+  // A captured host tree without /proc/diskstats.
+  std::filesystem::copy(Fixture("proc/debian12-vm"), dir / "host",
+                        std::filesystem::copy_options::recursive);
+  std::filesystem::remove(dir / "host/proc/diskstats");
+  RunResult r = RunProgram({CgovBinary(), "run", "--quiet", "--out", dir / "run", "--interval",
+                            "100ms", "--host-root", dir / "host", "--", TestJob(), "sleep", "0.5"},
+                           kNoGpu);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json s = nlohmann::json::parse(ReadFile(dir / "run/summary.json"));
+  int mentions = 0;
+  for (const auto& w : s["warnings"]) mentions += Contains(w.get<std::string>(), "/proc/diskstats");
+  EXPECT_EQ(mentions, 1) << "once for the run, not once per tick: " << s["warnings"].dump();
+  EXPECT_GE(s["sampling"]["samples"].get<int>(), 3);
+}
+
+}  // namespace
+}  // namespace cgov::e2e
