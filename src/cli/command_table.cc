@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/daemon.h"
 #include "cli/doctor.h"
+#include "cli/report.h"
 #include "cli/run.h"
 
 namespace cgov::cli {
@@ -42,6 +44,10 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {"run", "run a job unchanged and report how well it used the GPUs: cgov run -- COMMAND",
        RunRun},
+      {"daemon", "record every GPU and GPU process of this host into a SQLite history",
+       RunDaemon},
+      {"report", "where the GPU-time of a history database went, who held it, what it cost",
+       RunReport},
       {"doctor", "check what this machine offers: NVML, GPUs and their fields, /proc, cgroups",
        RunDoctor},
   };

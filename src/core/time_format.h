@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "core/status.h"
 
 namespace cgov {
 
@@ -12,6 +15,10 @@ std::string FormatRfc3339Utc(int64_t unix_ns);
 
 // "20261121T111927Z": for directory names (sorts by time, no ':' for other filesystems).
 std::string FormatCompactUtc(int64_t unix_ns);
+
+// Parses "2026-11-21", "2026-11-21T10:00", "2026-11-21T10:00:05Z", "...T10:00:05.250+02:00"
+// (UTC unless an offset is given) into Unix milliseconds. The error names the text.
+Result<int64_t> ParseTimestampMs(std::string_view text);
 
 }  // namespace cgov
 

@@ -76,6 +76,8 @@ std::string JobLine(const RunSummary& s) {
                      ended, cpu, rss);
 }
 
+}  // namespace
+
 // One character per 2 % of GPU-time, widths from the shares (which sum to 100).
 std::string PhaseBar(const std::array<double, kPhaseCount>& shares) {
   static const char* kGlyph[kPhaseCount] = {"·", "░", "▒", "▓", "█"};
@@ -88,6 +90,8 @@ std::string PhaseBar(const std::array<double, kPhaseCount>& shares) {
   }
   return bar + "]";
 }
+
+namespace {
 
 std::string CostSection(const RunSummary& s) {
   const CostBlock& c = s.cost;
@@ -132,10 +136,17 @@ std::string CostSection(const RunSummary& s) {
 }
 
 std::string FindingsSection(const RunSummary& s) {
-  if (s.findings.empty()) return s.usage.KnownMs() > 0 ? "\nNo findings: nothing crossed a threshold.\n" : "";
+  return FindingsMarkdown(s.findings, s.savings, s.usage.KnownMs() > 0);
+}
+
+}  // namespace
+
+std::string FindingsMarkdown(const std::vector<Finding>& findings, const SavingsBlock& v,
+                             bool has_data) {
+  if (findings.empty()) return has_data ? "\nNo findings: nothing crossed a threshold.\n" : "";
   std::string out = "\n### Findings\n\n";
   int n = 0;
-  for (const Finding& f : s.findings) {
+  for (const Finding& f : findings) {
     std::string gpus;
     for (unsigned g : f.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
     out += fmt::format("{}. **[{}] {}** — observed {:.1f} {} (threshold: {}){}\n   {}\n", ++n,
@@ -147,7 +158,6 @@ std::string FindingsSection(const RunSummary& s) {
                          f.savings_fraction * 100, AxisName(f.axis), f.savings_reasoning);
     }
   }
-  const SavingsBlock& v = s.savings;
   if (!v.levers.empty()) {
     out += fmt::format(
         "\nSavings (estimate): utilization levers combine as 1 − Π(1 − f) = {:.1f} %, capped by the "
@@ -160,8 +170,6 @@ std::string FindingsSection(const RunSummary& s) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string FormatBytes(uint64_t bytes) {
   const double b = static_cast<double>(bytes);

@@ -11,6 +11,13 @@ namespace cgov {
 // `out_dir`: where the run's files are ("" when none could be written).
 std::string RunReportMarkdown(const RunSummary& summary, const std::string& out_dir);
 
+// The five phases as a bar of 50 glyphs (· ░ ▒ ▓ █), from shares that sum to 100.
+std::string PhaseBar(const std::array<double, kPhaseCount>& shares);
+
+// The findings and the savings arithmetic, as a Markdown section ("" without data).
+std::string FindingsMarkdown(const std::vector<Finding>& findings, const SavingsBlock& savings,
+                             bool has_data);
+
 // "6.1 MiB", "2.4 GiB", "512 B".
 std::string FormatBytes(uint64_t bytes);
 

@@ -51,6 +51,8 @@ json PhasesJson(const RunSummary& s) {
   return out;
 }
 
+}  // namespace
+
 json CostJson(const CostBlock& c) {
   auto priced = [&](std::optional<MicroUsd> v, int decimals = 2) {
     return c.priced ? Usd(v, decimals) : json(nullptr);
@@ -116,6 +118,8 @@ json SavingsJson(const SavingsBlock& s) {
           {"combined_fraction", Round3(s.combined_fraction)},
           {"combined_usd", Usd(s.combined_usd)}};
 }
+
+namespace {
 
 json UsageJson(const UsageTotals& u) {
   auto s = [](int64_t ms) { return Round3(static_cast<double>(ms) / 1000.0); };

@@ -11,6 +11,11 @@ namespace cgov {
 // Keys sorted (nlohmann's std::map objects), numbers rounded to 3 decimals, unknown as null.
 nlohmann::json SummaryJson(const RunSummary& summary);
 
+// Parts shared with `cgov report --format json`.
+nlohmann::json CostJson(const CostBlock& cost);
+nlohmann::json FindingsJson(const std::vector<Finding>& findings);
+nlohmann::json SavingsJson(const SavingsBlock& savings);
+
 }  // namespace cgov
 
 #endif  // CGOV_REPORT_SUMMARY_JSON_H_

@@ -1,0 +1,249 @@
+#include "analysis/history_aggregator.h"
+
+#include <algorithm>
+
+namespace cgov {
+namespace {
+
+constexpr uint64_t kMib = 1ull << 20;
+
+int64_t HourOf(int64_t ts_ms) { return ts_ms >= 0 ? ts_ms / kHourMs : (ts_ms - kHourMs + 1) / kHourMs; }
+
+std::vector<uint32_t> GpuIds(const StoredTick& tick) {
+  std::vector<uint32_t> ids;
+  ids.reserve(tick.gpus.size());
+  for (const StoredGpu& g : tick.gpus) ids.push_back(g.gpu_id);
+  return ids;
+}
+
+HostSample HostOf(const StoredTick& tick) {
+  HostSample host;
+  if (tick.cpu_pct_x10) host.cpu_pct = *tick.cpu_pct_x10 / 10.0;
+  if (tick.iowait_pct_x10) host.iowait_pct = *tick.iowait_pct_x10 / 10.0;
+  return host;
+}
+
+std::vector<GpuPoint> Points(const StoredTick& tick) {
+  std::vector<GpuPoint> points;
+  points.reserve(tick.gpus.size());
+  for (size_t i = 0; i < tick.gpus.size(); ++i) points.push_back(StoredGpuPoint(tick, i));
+  return points;
+}
+
+}  // namespace
+
+GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
+  GpuPoint p;
+  const StoredGpu& g = tick.gpus[gpu_pos];
+  if (g.lost) return p;
+  if (auto util = g.get(StoredGpuField::kUtilPct)) p.util_pct = static_cast<double>(*util);
+  p.clock_reasons = g.get(StoredGpuField::kClockReasons);
+  if (!g.processes_known) return p;
+  uint64_t compute = 0;
+  for (const StoredProcess& proc : tick.processes) {
+    if (proc.gpu_pos != gpu_pos) continue;
+    const uint64_t used = uint64_t{proc.mem_used_mib.value_or(0)} * kMib;
+    if (proc.compute) {
+      compute += used;
+    } else if (proc.graphics) {
+      p.graphics_only_memory_bytes += used;
+    }
+  }
+  p.compute_memory_bytes = compute;
+  return p;
+}
+
+HistoryAggregator::HistoryAggregator(PhaseThresholds phases) : phases_(phases) {}
+
+void HistoryAggregator::SeedSessions(const std::vector<SessionRecord>& open) {
+  for (const SessionRecord& s : open) {
+    if (s.open) open_sessions_[{s.gpu_id, s.pid}] = s;
+  }
+}
+
+HourBucket& HistoryAggregator::Bucket(int64_t hour) {
+  HourBucket& b = open_hours_[hour];
+  b.hour = hour;
+  return b;
+}
+
+void HistoryAggregator::Add(int64_t ts_ms, const RunRecord& run, const StoredTick& tick) {
+  const int64_t hour = HourOf(ts_ms);
+  if (pending_) {
+    const int64_t elapsed = std::max<int64_t>(0, ts_ms - pending_->ts_ms);
+    const bool run_ended = pending_->run.id != run.id;
+    const int64_t cap = run_ended ? pending_->run.interval_ms : 2 * pending_->run.interval_ms;
+    const int64_t duration = std::min(elapsed, cap);
+    Commit(*pending_, duration);
+    if (segment_ && (segment_->hour != hour || run_ended || segment_->gpu_ids != GpuIds(tick))) {
+      CloseSegment(run_ended ? pending_->ts_ms + duration : ts_ms);
+    }
+    if (elapsed > cap && !run_ended) {
+      for (const StoredGpu& g : pending_->tick.gpus) {
+        Bucket(HourOf(pending_->ts_ms)).gpus[g.gpu_id].gap_ms += elapsed - cap;
+      }
+    }
+  }
+  CompleteHoursBefore(hour);
+  if (!segment_) {
+    segment_.emplace(Segment{hour, run.id, GpuIds(tick),
+                             UsageAccumulator(tick.gpus.size(), run.interval_ms, phases_)});
+  }
+  segment_->usage.Add(ts_ms - hour * kHourMs, Points(tick), HostOf(tick));
+  pending_ = Pending{ts_ms, run, tick};
+}
+
+void HistoryAggregator::Finish(int64_t end_ms) {
+  if (pending_) {
+    const int64_t duration =
+        std::clamp<int64_t>(end_ms - pending_->ts_ms, 0, pending_->run.interval_ms);
+    Commit(*pending_, duration);
+    if (segment_) CloseSegment(pending_->ts_ms + duration);
+    complete_before_ms_ = std::max(complete_before_ms_, pending_->ts_ms + duration);
+    pending_.reset();
+  }
+  CompleteHoursBefore(INT64_MAX);
+}
+
+void HistoryAggregator::CloseSegment(int64_t end_ms) {
+  const int64_t base = segment_->hour * kHourMs;
+  UsageTotals totals = segment_->usage.Finish(end_ms - base);
+  HourBucket& bucket = Bucket(segment_->hour);
+  for (size_t i = 0; i < segment_->gpu_ids.size() && i < totals.gpus.size(); ++i) {
+    GpuHour& g = bucket.gpus[segment_->gpu_ids[i]];
+    // Gaps are counted per tick in Add (the accumulator's own gap total is per segment).
+    MergeInto(totals.gpus[i], &g.usage);
+  }
+  segment_.reset();
+}
+
+void HistoryAggregator::CompleteHoursBefore(int64_t hour) {
+  for (auto it = open_hours_.begin(); it != open_hours_.end() && it->first < hour;) {
+    complete_.push_back(std::move(it->second));
+    it = open_hours_.erase(it);
+  }
+  if (hour != INT64_MAX) complete_before_ms_ = std::max(complete_before_ms_, hour * kHourMs);
+}
+
+void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
+  HourBucket& bucket = Bucket(HourOf(p.ts_ms));
+  const StoredTick& tick = p.tick;
+  for (size_t i = 0; i < tick.gpus.size(); ++i) {
+    const StoredGpu& g = tick.gpus[i];
+    GpuHour& gh = bucket.gpus[g.gpu_id];
+    gh.samples += 1;
+    if (auto mem = g.get(StoredGpuField::kMemUsedMib); mem && !g.lost) {
+      gh.mem_used_mib_ms += static_cast<int64_t>(*mem) * duration_ms;
+      gh.mem_known_ms += duration_ms;
+    }
+    if (auto power = g.get(StoredGpuField::kPowerDw); power && !g.lost) {
+      gh.power_dw_ms += static_cast<int64_t>(*power) * duration_ms;
+      gh.power_known_ms += duration_ms;
+    }
+    const GpuPoint point = StoredGpuPoint(tick, i);
+    std::optional<Phase> phase;
+    if (point.util_pct) {
+      phase = Classify(std::clamp(*point.util_pct, 0.0, 100.0), point.compute_memory_bytes, phases_);
+    }
+    // Identities on this GPU: every holder gets the time; compute holders split it.
+    std::map<uint32_t, bool> holders;  // identity -> holds compute memory
+    for (const StoredProcess& proc : tick.processes) {
+      if (proc.gpu_pos == i) holders[proc.identity_id] |= proc.compute;
+    }
+    int64_t compute_holders = 0;
+    for (const auto& [id, compute] : holders) compute_holders += compute ? 1 : 0;
+    int64_t left = duration_ms;
+    int64_t seen = 0;
+    for (const auto& [id, compute] : holders) {
+      IdentityHour& ih = bucket.identities[{id, g.gpu_id}];
+      ih.samples += 1;
+      ih.held_ms += duration_ms;
+      if (!compute) continue;
+      if (phase == Phase::kIdleHeld) ih.idle_held_ms += duration_ms;
+      ++seen;
+      const int64_t share = seen == compute_holders ? left : duration_ms / compute_holders;
+      left -= share;
+      if (phase) {
+        ih.attributed_ms[static_cast<size_t>(*phase)] += share;
+      } else {
+        ih.attributed_unknown_ms += share;
+      }
+    }
+    if (g.processes_known) CommitSessions(p, i, phase == Phase::kIdleHeld, duration_ms);
+  }
+}
+
+void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held,
+                                       int64_t duration_ms) {
+  const StoredTick& tick = p.tick;
+  const uint32_t gpu_id = tick.gpus[gpu_pos].gpu_id;
+  const int64_t max_gap = 2 * p.run.interval_ms;
+  std::vector<uint32_t> present;
+  for (const StoredProcess& proc : tick.processes) {
+    if (proc.gpu_pos != gpu_pos || !proc.compute) continue;
+    present.push_back(proc.pid);
+    auto it = open_sessions_.find({gpu_id, proc.pid});
+    if (it != open_sessions_.end() && (p.ts_ms - it->second.end_ms > max_gap ||
+                                       it->second.identity_id != proc.identity_id)) {
+      it->second.open = false;  // a restart after a gap, or the pid was reused
+      changed_[{it->second.start_ms, gpu_id, proc.pid}] = true;
+      closed_sessions_.push_back(it->second);
+      open_sessions_.erase(it);
+      it = open_sessions_.end();
+    }
+    if (it == open_sessions_.end()) {
+      SessionRecord s;
+      s.gpu_id = gpu_id;
+      s.pid = proc.pid;
+      s.start_ms = p.ts_ms;
+      s.identity_id = proc.identity_id;
+      s.command_id = proc.command_id;
+      it = open_sessions_.emplace(SessionKey{gpu_id, proc.pid}, s).first;
+    }
+    SessionRecord& s = it->second;
+    s.end_ms = p.ts_ms + duration_ms;
+    s.held_ms += duration_ms;
+    if (idle_held) s.idle_held_ms += duration_ms;
+    s.mem_max_mib = std::max(s.mem_max_mib, proc.mem_used_mib.value_or(0));
+    changed_[{s.start_ms, gpu_id, proc.pid}] = true;
+  }
+  // Sessions of this GPU whose process is gone.
+  for (auto it = open_sessions_.lower_bound({gpu_id, 0});
+       it != open_sessions_.end() && it->first.first == gpu_id;) {
+    if (std::find(present.begin(), present.end(), it->first.second) != present.end()) {
+      ++it;
+      continue;
+    }
+    it->second.open = false;
+    changed_[{it->second.start_ms, gpu_id, it->first.second}] = true;
+    closed_sessions_.push_back(it->second);
+    it = open_sessions_.erase(it);
+  }
+}
+
+std::vector<HourBucket> HistoryAggregator::TakeCompleteHours() {
+  std::vector<HourBucket> out;
+  out.swap(complete_);
+  return out;
+}
+
+std::vector<SessionRecord> HistoryAggregator::TakeChangedSessions() {
+  std::vector<SessionRecord> out;
+  for (const SessionRecord& s : closed_sessions_) {
+    if (changed_.erase({s.start_ms, s.gpu_id, s.pid})) out.push_back(s);
+  }
+  for (const auto& [key, s] : open_sessions_) {
+    if (changed_.erase({s.start_ms, s.gpu_id, s.pid})) out.push_back(s);
+  }
+  closed_sessions_.clear();
+  changed_.clear();
+  return out;
+}
+
+std::vector<SessionRecord> HistoryAggregator::AllSessions() const {
+  std::vector<SessionRecord> out = closed_sessions_;
+  for (const auto& [key, s] : open_sessions_) out.push_back(s);
+  return out;
+}
+
+}  // namespace cgov

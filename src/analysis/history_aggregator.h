@@ -1,0 +1,81 @@
+// Turns stored ticks into hourly buckets and idle-held sessions, tick by tick, in memory bounded
+// by the hours not yet taken and the sessions open. The daemon feeds it live and writes what it
+// completes; a report feeds it the raw ticks its rollups do not cover. Same rules either way:
+//
+// A tick stands for the time to the next tick of its run, at most 2x the run's interval (longer is
+// a gap, never filled); the last tick of a run stands for one interval. Time goes to the hour the
+// tick starts in. Phases as in analysis/phases.h; identities and sessions only from processes the
+// tick lists. Not thread-safe.
+#ifndef CGOV_ANALYSIS_HISTORY_AGGREGATOR_H_
+#define CGOV_ANALYSIS_HISTORY_AGGREGATOR_H_
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "analysis/history_rollup.h"
+#include "analysis/phases.h"
+#include "store/history_store.h"
+#include "store/tick_record.h"
+
+namespace cgov {
+
+class HistoryAggregator {
+ public:
+  explicit HistoryAggregator(PhaseThresholds phases = {});
+
+  // Sessions that were open at the point this aggregator starts from (the store's watermark).
+  void SeedSessions(const std::vector<SessionRecord>& open);
+  // REQUIRES: ticks in increasing time order.
+  void Add(int64_t ts_ms, const RunRecord& run, const StoredTick& tick);
+  // Ends the data at end_ms: the last tick stands for one interval (or less up to end_ms), and
+  // every hour, the current one included, becomes complete.
+  void Finish(int64_t end_ms);
+
+  // Hours completed since the last call, oldest first. An hour completes when a tick of a later
+  // hour arrives (so everything before that tick's hour is final) or at Finish.
+  std::vector<HourBucket> TakeCompleteHours();
+  // Sessions started, extended or closed since the last call.
+  std::vector<SessionRecord> TakeChangedSessions();
+  // Every session this aggregator knows of (seeded ones included), open or closed.
+  std::vector<SessionRecord> AllSessions() const;
+  // Ticks at or after this time are not yet in a completed hour (0 before the first tick).
+  int64_t complete_before_ms() const { return complete_before_ms_; }
+
+ private:
+  struct Pending {
+    int64_t ts_ms = 0;
+    RunRecord run;
+    StoredTick tick;
+  };
+  struct Segment {
+    int64_t hour = 0;
+    uint32_t run_id = 0;
+    std::vector<uint32_t> gpu_ids;
+    UsageAccumulator usage;
+  };
+  using SessionKey = std::pair<uint32_t, uint32_t>;  // (GPU id, pid)
+
+  void Commit(const Pending& p, int64_t duration_ms);
+  void CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held, int64_t duration_ms);
+  void CloseSegment(int64_t end_ms);
+  void CompleteHoursBefore(int64_t hour);
+  HourBucket& Bucket(int64_t hour);
+
+  PhaseThresholds phases_;
+  std::optional<Pending> pending_;
+  std::optional<Segment> segment_;
+  std::map<int64_t, HourBucket> open_hours_;
+  std::vector<HourBucket> complete_;
+  std::map<SessionKey, SessionRecord> open_sessions_;
+  std::vector<SessionRecord> closed_sessions_;
+  std::map<std::tuple<int64_t, uint32_t, uint32_t>, bool> changed_;  // (start, gpu, pid)
+  int64_t complete_before_ms_ = 0;
+};
+
+// What the analysis needs of one GPU of a stored tick (MiB become bytes).
+GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos);
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_HISTORY_AGGREGATOR_H_

@@ -1,0 +1,142 @@
+#include "analysis/history_rollup.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "store/tick_record.h"
+
+namespace cgov {
+namespace {
+
+constexpr uint8_t kGpuHourVersion = 1;
+constexpr uint8_t kIdentityHourVersion = 1;
+
+// The integer fields of a GpuHour in encoding order (never reorder: it is the on-disk format).
+std::vector<int64_t*> GpuHourFields(GpuHour& h) {
+  GpuUsage& u = h.usage;
+  std::vector<int64_t*> f;
+  for (auto& v : u.phase_ms) f.push_back(&v);
+  for (auto& v : u.waste_ms_x100) f.push_back(&v);
+  for (int64_t* v : {&u.util_ms_x100, &u.unknown_ms, &u.graphics_only_ms, &u.low_ms, &u.high_ms,
+                     &u.band_ms, &u.thermal_ms, &u.power_capped_ms, &u.memory_pressure_ms,
+                     &u.cpu_bound_ms, &u.iowait_ms, &h.samples, &h.gap_ms, &h.mem_used_mib_ms,
+                     &h.mem_known_ms, &h.power_dw_ms, &h.power_known_ms}) {
+    f.push_back(v);
+  }
+  return f;
+}
+
+std::vector<int64_t*> IdentityHourFields(IdentityHour& h) {
+  std::vector<int64_t*> f = {&h.samples, &h.held_ms, &h.idle_held_ms};
+  for (auto& v : h.attributed_ms) f.push_back(&v);
+  f.push_back(&h.attributed_unknown_ms);
+  return f;
+}
+
+void PutFields(uint8_t version, const std::vector<int64_t*>& fields, std::string* out) {
+  out->push_back(static_cast<char>(version));
+  for (const int64_t* v : fields) PutVarint(static_cast<uint64_t>(std::max<int64_t>(0, *v)), out);
+}
+
+Status GetFields(std::string_view data, uint8_t version, std::string_view context,
+                 const std::vector<int64_t*>& fields, size_t* pos) {
+  if (data.empty() || static_cast<uint8_t>(data[0]) != version) {
+    return InvalidArgument(fmt::format("{}: unknown rollup encoding", context));
+  }
+  *pos = 1;
+  for (int64_t* v : fields) {
+    uint64_t raw = 0;
+    if (!GetVarint(data, pos, &raw)) {
+      return InvalidArgument(fmt::format("{}: truncated rollup", context));
+    }
+    *v = static_cast<int64_t>(raw);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void MergeInto(const GpuUsage& from, GpuUsage* into) {
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    into->phase_ms[p] += from.phase_ms[p];
+    into->waste_ms_x100[p] += from.waste_ms_x100[p];
+  }
+  into->util_ms_x100 += from.util_ms_x100;
+  into->unknown_ms += from.unknown_ms;
+  into->graphics_only_ms += from.graphics_only_ms;
+  into->low_ms += from.low_ms;
+  into->high_ms += from.high_ms;
+  into->band_ms += from.band_ms;
+  into->transitions += from.transitions;
+  into->thermal_ms += from.thermal_ms;
+  into->power_capped_ms += from.power_capped_ms;
+  into->memory_pressure_ms += from.memory_pressure_ms;
+  if (from.memory_max_pct) {
+    into->memory_max_pct = std::max(into->memory_max_pct.value_or(0), *from.memory_max_pct);
+  }
+  into->cpu_bound_ms += from.cpu_bound_ms;
+  into->iowait_ms += from.iowait_ms;
+}
+
+void MergeInto(const GpuHour& from, GpuHour* into) {
+  MergeInto(from.usage, &into->usage);
+  into->samples += from.samples;
+  into->gap_ms += from.gap_ms;
+  into->mem_used_mib_ms += from.mem_used_mib_ms;
+  into->mem_known_ms += from.mem_known_ms;
+  into->power_dw_ms += from.power_dw_ms;
+  into->power_known_ms += from.power_known_ms;
+}
+
+void MergeInto(const IdentityHour& from, IdentityHour* into) {
+  into->samples += from.samples;
+  into->held_ms += from.held_ms;
+  into->idle_held_ms += from.idle_held_ms;
+  for (size_t p = 0; p < kPhaseCount; ++p) into->attributed_ms[p] += from.attributed_ms[p];
+  into->attributed_unknown_ms += from.attributed_unknown_ms;
+}
+
+void MergeInto(const HourBucket& from, HourBucket* into) {
+  for (const auto& [id, g] : from.gpus) MergeInto(g, &into->gpus[id]);
+  for (const auto& [key, h] : from.identities) MergeInto(h, &into->identities[key]);
+}
+
+void EncodeGpuHour(const GpuHour& hour, std::string* out) {
+  GpuHour copy = hour;
+  PutFields(kGpuHourVersion, GpuHourFields(copy), out);
+  PutVarint(static_cast<uint64_t>(std::max(0, copy.usage.transitions)), out);
+  // Peak memory in hundredths of a percent, + 1 so that 0 means unknown.
+  const auto max_pct = copy.usage.memory_max_pct
+                           ? static_cast<uint64_t>(std::llround(*copy.usage.memory_max_pct * 100)) + 1
+                           : 0;
+  PutVarint(max_pct, out);
+}
+
+Status DecodeGpuHour(std::string_view data, std::string_view context, GpuHour* hour) {
+  *hour = GpuHour{};
+  size_t pos = 0;
+  CGOV_RETURN_IF_ERROR(GetFields(data, kGpuHourVersion, context, GpuHourFields(*hour), &pos));
+  uint64_t transitions = 0, max_pct = 0;
+  if (!GetVarint(data, &pos, &transitions) || !GetVarint(data, &pos, &max_pct)) {
+    return InvalidArgument(fmt::format("{}: truncated rollup", context));
+  }
+  hour->usage.transitions = static_cast<int>(transitions);
+  if (max_pct > 0) hour->usage.memory_max_pct = static_cast<double>(max_pct - 1) / 100.0;
+  return Status::Ok();
+}
+
+void EncodeIdentityHour(const IdentityHour& hour, std::string* out) {
+  IdentityHour copy = hour;
+  PutFields(kIdentityHourVersion, IdentityHourFields(copy), out);
+}
+
+Status DecodeIdentityHour(std::string_view data, std::string_view context, IdentityHour* hour) {
+  *hour = IdentityHour{};
+  size_t pos = 0;
+  return GetFields(data, kIdentityHourVersion, context, IdentityHourFields(*hour), &pos);
+}
+
+}  // namespace cgov

@@ -1,0 +1,240 @@
+#include "analysis/history_summary.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/duration.h"
+
+namespace cgov {
+namespace {
+
+int UtcSlot(int64_t hour) {
+  const int64_t days = hour >= 0 ? hour / 24 : (hour - 23) / 24;
+  const int weekday = static_cast<int>(((days % 7) + 7 + 3) % 7);  // 1970-01-01 was a Thursday
+  return weekday * 24 + static_cast<int>(hour - days * 24);
+}
+
+std::string ByKey(HistoryBy by, const IdentityRecord& r) {
+  switch (by) {
+    case HistoryBy::kUser: return r.user;
+    case HistoryBy::kProject: return r.project;
+    case HistoryBy::kTeam: return r.team;
+    case HistoryBy::kPod: return r.pod;
+  }
+  return "";
+}
+
+Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
+  std::map<uint32_t, GpuHour> totals;
+  for (const HourBucket& b : in.hours) {
+    for (const auto& [id, g] : b.gpus) MergeInto(g, &totals[id]);
+  }
+  const PriceCatalog& catalog = o.catalog != nullptr ? *o.catalog : BuiltinCatalog();
+  for (const GpuRecord& gpu : in.gpus) {
+    auto it = totals.find(gpu.id);
+    if (it == totals.end() || it->second.samples == 0) continue;
+    HistoryGpuRow row;
+    row.gpu = gpu;
+    row.totals = it->second;
+    CGOV_ASSIGN_OR_RETURN(row.price, ResolvePrice(o.price, gpu.name, catalog));
+    const GpuUsage& u = row.totals.usage;
+    row.share_pct = SharesPct(u.phase_ms);
+    row.mean_util_pct = u.MeanUtilPct();
+    if (row.totals.mem_known_ms > 0) {
+      row.mean_mem_used_mib = static_cast<double>(row.totals.mem_used_mib_ms) /
+                              static_cast<double>(row.totals.mem_known_ms);
+    }
+    if (row.totals.power_known_ms > 0) {
+      row.mean_power_w = static_cast<double>(row.totals.power_dw_ms) /
+                         static_cast<double>(row.totals.power_known_ms) / 10.0;
+    }
+    if (row.price.per_gpu_hour) row.cost = CostOf(*row.price.per_gpu_hour, u.HeldMs());
+    s->gpus.push_back(std::move(row));
+  }
+  std::sort(s->gpus.begin(), s->gpus.end(), [](const HistoryGpuRow& a, const HistoryGpuRow& b) {
+    return std::tie(a.gpu.index, a.gpu.uuid) < std::tie(b.gpu.index, b.gpu.uuid);
+  });
+  return Status::Ok();
+}
+
+const HistoryGpuRow* FindGpu(const HistorySummary& s, uint32_t id) {
+  for (const HistoryGpuRow& g : s.gpus) {
+    if (g.gpu.id == id) return &g;
+  }
+  return nullptr;
+}
+
+MicroUsd PriceOf(const HistoryGpuRow* g, int64_t ms) {
+  return g != nullptr && g->price.per_gpu_hour ? CostOf(*g->price.per_gpu_hour, ms) : 0;
+}
+
+void BuildWho(const HistoryInput& in, HistorySummary* s) {
+  std::map<std::string, WhoRow> rows;
+  std::map<std::string, std::set<std::string>> users;
+  int64_t attributed = 0;
+  for (const HourBucket& b : in.hours) {
+    for (const auto& [key, h] : b.identities) {
+      auto id = in.identities.find(key.first);
+      const IdentityRecord none;
+      const IdentityRecord& record = id != in.identities.end() ? id->second : none;
+      WhoRow& row = rows[ByKey(s->by, record)];
+      const HistoryGpuRow* gpu = FindGpu(*s, key.second);
+      row.held_ms += h.held_ms;
+      row.idle_held_ms += h.idle_held_ms;
+      for (size_t p = 0; p < kPhaseCount; ++p) row.attributed_ms[p] += h.attributed_ms[p];
+      row.attributed_unknown_ms += h.attributed_unknown_ms;
+      int64_t mine = h.attributed_unknown_ms;
+      for (int64_t ms : h.attributed_ms) mine += ms;
+      attributed += mine;
+      row.cost += PriceOf(gpu, mine);
+      row.idle_held_cost +=
+          PriceOf(gpu, h.attributed_ms[static_cast<size_t>(Phase::kIdleHeld)]);
+      if (!record.user.empty()) users[ByKey(s->by, record)].insert(record.user);
+    }
+  }
+  const int64_t total = s->usage.HeldMs();
+  for (auto& [key, row] : rows) {
+    row.key = key;
+    row.users.assign(users[key].begin(), users[key].end());
+    row.share_pct = total > 0 ? 100.0 * static_cast<double>(row.AttributedMs()) /
+                                    static_cast<double>(total)
+                              : 0;
+    s->who.push_back(row);
+  }
+  std::sort(s->who.begin(), s->who.end(), [](const WhoRow& a, const WhoRow& b) {
+    if (a.AttributedMs() != b.AttributedMs()) return a.AttributedMs() > b.AttributedMs();
+    if (a.held_ms != b.held_ms) return a.held_ms > b.held_ms;
+    return a.key < b.key;
+  });
+  s->unattributed_ms = std::max<int64_t>(0, total - attributed);
+  s->unattributed_cost = s->cost.priced ? std::max<MicroUsd>(0, s->cost.total - [&] {
+    MicroUsd sum = 0;
+    for (const WhoRow& r : s->who) sum += r.cost;
+    return sum;
+  }()) : 0;
+}
+
+std::string Advice(const ActionRow& a) {
+  const std::string who = a.user.empty() ? "the owner (unknown user: a system or container "
+                                           "process?)" : a.user;
+  if (a.ongoing) {
+    return fmt::format("check `nvidia-smi -i {}`; ask {} to free it, or end pid {} (`kill {}`)",
+                       a.gpu_index, who, a.session.pid, a.session.pid);
+  }
+  return fmt::format("ended; ask {} about an idle timeout (e.g. Jupyter kernel culling) so "
+                     "memory is released when work stops", who);
+}
+
+void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
+  for (const SessionRecord& session : in.sessions) {
+    if (session.idle_held_ms < min_ms) continue;
+    ActionRow a;
+    a.session = session;
+    const HistoryGpuRow* gpu = FindGpu(*s, session.gpu_id);
+    for (const GpuRecord& g : in.gpus) {
+      if (g.id == session.gpu_id) {
+        a.gpu_index = g.index;
+        a.gpu_uuid = g.uuid;
+      }
+    }
+    if (auto id = in.identities.find(session.identity_id); id != in.identities.end()) {
+      a.user = id->second.user;
+    }
+    if (auto c = in.commands.find(session.command_id); c != in.commands.end()) a.command = c->second;
+    a.ongoing = session.open && in.data_end_ms && session.end_ms >= *in.data_end_ms;
+    a.idle_held_cost = PriceOf(gpu, session.idle_held_ms);
+    a.advice = Advice(a);
+    s->actions.push_back(std::move(a));
+  }
+  std::sort(s->actions.begin(), s->actions.end(), [](const ActionRow& a, const ActionRow& b) {
+    return std::make_tuple(-a.idle_held_cost, -a.session.idle_held_ms, a.session.start_ms,
+                           a.session.gpu_id, a.session.pid) <
+           std::make_tuple(-b.idle_held_cost, -b.session.idle_held_ms, b.session.start_ms,
+                           b.session.gpu_id, b.session.pid);
+  });
+}
+
+void BuildHeatmap(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
+  std::array<int64_t, 7 * 24> util{}, known{};
+  for (const HourBucket& b : in.hours) {
+    const int slot = o.slot_of_hour ? o.slot_of_hour(b.hour) : UtcSlot(b.hour);
+    if (slot < 0 || slot >= 7 * 24) continue;
+    for (const auto& [id, g] : b.gpus) {
+      util[slot] += g.usage.util_ms_x100;
+      known[slot] += g.usage.KnownMs();
+    }
+  }
+  for (int slot = 0; slot < 7 * 24; ++slot) {
+    if (known[slot] > 0) {
+      s->heatmap[slot / 24][slot % 24] =
+          static_cast<double>(util[slot]) / static_cast<double>(known[slot]);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t WhoRow::AttributedMs() const {
+  int64_t sum = attributed_unknown_ms;
+  for (int64_t ms : attributed_ms) sum += ms;
+  return sum;
+}
+
+const char* HistoryByName(HistoryBy by) {
+  switch (by) {
+    case HistoryBy::kUser: return "user";
+    case HistoryBy::kProject: return "project";
+    case HistoryBy::kTeam: return "team";
+    case HistoryBy::kPod: return "pod";
+  }
+  return "";
+}
+
+std::optional<HistoryBy> ParseHistoryBy(std::string_view text) {
+  for (HistoryBy by : {HistoryBy::kUser, HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kPod}) {
+    if (text == HistoryByName(by)) return by;
+  }
+  return std::nullopt;
+}
+
+Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOptions& o) {
+  HistorySummary s;
+  s.since_ms = in.since_ms;
+  s.until_ms = in.until_ms;
+  s.hostname = in.hostname;
+  s.by = o.by;
+  s.tz_name = o.tz_name;
+  s.notes = in.notes;
+  s.idle_held_min_ms = o.idle_held_min_ms;
+  CGOV_RETURN_IF_ERROR(BuildGpuRows(in, o, &s));
+  std::vector<ResolvedPrice> prices;
+  s.gpu_count = s.gpus.size();
+  for (const HistoryGpuRow& g : s.gpus) {
+    s.usage.gpus.push_back(g.totals.usage);
+    s.usage.gap_ms += g.totals.gap_ms;
+    s.usage.covered_ms = std::max(s.usage.covered_ms, g.totals.usage.HeldMs());
+    prices.push_back(g.price);
+  }
+  s.phase_ms = s.usage.PhaseMs();
+  s.phase_share_pct = SharesPct(s.phase_ms);
+  s.cost = ComputeCost(s.usage, prices, std::nullopt, "");
+  for (const HistoryGpuRow& g : s.gpus) {
+    const int64_t idle = g.totals.usage.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
+                         g.totals.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+    s.idle_ms += idle;
+    s.idle_cost += PriceOf(&g, idle);
+  }
+  if (s.usage.covered_ms > 0) {
+    s.mean_idle_gpus = static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.covered_ms);
+  }
+  BuildWho(in, &s);
+  BuildActions(in, o.idle_held_min_ms, &s);
+  BuildHeatmap(in, o, &s);
+  s.findings = Recommend(s.usage, s.cost, prices, o.phases);
+  s.savings = CombineSavings(s.findings, s.cost);
+  return s;
+}
+
+}  // namespace cgov

@@ -1,0 +1,118 @@
+// The summary of a window of history (one host's database): where the GPU-time went, what it
+// cost, who held it, which idle-held sessions to act on, the time-of-day pattern, and the
+// findings. Every renderer of `cgov report` reads this value; none computes a number of its own.
+#ifndef CGOV_ANALYSIS_HISTORY_SUMMARY_H_
+#define CGOV_ANALYSIS_HISTORY_SUMMARY_H_
+
+#include <array>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/cost.h"
+#include "analysis/findings.h"
+#include "analysis/history_rollup.h"
+#include "analysis/savings.h"
+#include "store/history_store.h"
+
+namespace cgov {
+
+enum class HistoryBy { kUser, kProject, kTeam, kPod };
+const char* HistoryByName(HistoryBy by);  // "user", ...
+std::optional<HistoryBy> ParseHistoryBy(std::string_view text);
+
+// What the report reads of the database for its window (cli/history_load.h fills it).
+struct HistoryInput {
+  int64_t since_ms = 0;
+  int64_t until_ms = 0;
+  std::string hostname;
+  std::vector<GpuRecord> gpus;
+  std::map<uint32_t, IdentityRecord> identities;
+  std::map<uint32_t, std::string> commands;
+  std::vector<HourBucket> hours;         // the window's hours, each GPU and identity once
+  std::vector<SessionRecord> sessions;   // overlapping the window
+  std::optional<int64_t> data_end_ms;    // the end of the last tick's time in the database
+  std::vector<std::string> notes;        // what the loader had to round or skip
+};
+
+struct HistoryOptions {
+  HistoryBy by = HistoryBy::kUser;
+  PriceOptions price;
+  const PriceCatalog* catalog = nullptr;  // nullptr: the built-in one
+  PhaseThresholds phases;
+  int64_t idle_held_min_ms = 30 * 60 * 1000;  // an action needs this much idle-held time
+  // Weekday (0 = Monday) x 24 + hour of day, for the Unix hour `hour`; default UTC.
+  std::function<int(int64_t hour)> slot_of_hour;
+  std::string tz_name = "UTC";
+};
+
+struct HistoryGpuRow {
+  GpuRecord gpu;
+  GpuHour totals;
+  ResolvedPrice price;
+  std::array<double, kPhaseCount> share_pct{};
+  std::optional<double> mean_util_pct;
+  std::optional<double> mean_mem_used_mib;
+  std::optional<double> mean_power_w;
+  MicroUsd cost = 0;  // held time x price (0 when unpriced)
+};
+
+struct WhoRow {
+  std::string key;  // the --by value; "" when unknown (rendered "(unknown)")
+  int64_t held_ms = 0;       // time its processes held GPUs (a shared GPU counts for each holder)
+  int64_t idle_held_ms = 0;
+  std::array<int64_t, kPhaseCount> attributed_ms{};  // its share of the GPU time, by phase
+  int64_t attributed_unknown_ms = 0;
+  double share_pct = 0;  // attributed time / all GPU time in the window
+  MicroUsd cost = 0;            // attributed time x price
+  MicroUsd idle_held_cost = 0;  // its share of idle-held time x price
+  std::vector<std::string> users;  // the users behind it (for --by project/team/pod)
+  int64_t AttributedMs() const;
+};
+
+struct ActionRow {
+  SessionRecord session;
+  int64_t gpu_index = -1;
+  std::string gpu_uuid;
+  std::string user;
+  std::string command;
+  bool ongoing = false;  // still holding at the end of the data
+  MicroUsd idle_held_cost = 0;
+  std::string advice;  // what to do, one line
+};
+
+struct HistorySummary {
+  static constexpr int kSchemaVersion = 1;
+  int64_t since_ms = 0, until_ms = 0;
+  std::string hostname;
+  HistoryBy by = HistoryBy::kUser;
+  std::string tz_name;
+  std::vector<HistoryGpuRow> gpus;
+  UsageTotals usage;
+  std::array<int64_t, kPhaseCount> phase_ms{};
+  std::array<double, kPhaseCount> phase_share_pct{};
+  CostBlock cost;
+  int64_t idle_ms = 0;           // truly idle + idle held
+  MicroUsd idle_cost = 0;
+  double mean_idle_gpus = 0;     // idle GPU-time / covered wall time
+  size_t gpu_count = 0;
+  std::vector<WhoRow> who;       // by attributed time, descending
+  int64_t unattributed_ms = 0;   // GPU time no compute process held
+  MicroUsd unattributed_cost = 0;
+  std::vector<ActionRow> actions;  // by idle-held dollars (then time), descending
+  int64_t idle_held_min_ms = 0;
+  // Mean utilization by weekday (0 = Monday) and hour of day; unknown where there is no data.
+  std::array<std::array<std::optional<double>, 24>, 7> heatmap{};
+  std::vector<Finding> findings;
+  SavingsBlock savings;
+  std::vector<std::string> notes;
+};
+
+// Pure: prices, phases, attribution, actions, heatmap and findings of the input's window.
+Result<HistorySummary> SummarizeHistory(const HistoryInput& input, const HistoryOptions& options);
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_HISTORY_SUMMARY_H_

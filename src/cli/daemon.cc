@@ -1,0 +1,314 @@
+#include "cli/daemon.h"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command_table.h"
+#include "cli/history_writer.h"
+#include "core/duration.h"
+#include "core/time_format.h"
+#include "os/clock.h"
+#include "os/file_reader.h"
+#include "telemetry/host_reader.h"
+#include "telemetry/nvml_source.h"
+
+namespace cgov::cli {
+namespace {
+
+constexpr std::chrono::milliseconds kMinInterval{1000};
+constexpr int64_t kLogEveryMs = 60'000;
+
+struct DaemonOptions {
+  std::string db;
+  std::chrono::milliseconds interval{30'000};
+  std::chrono::milliseconds retain{90LL * 24 * 3600 * 1000};
+  std::string nvml_lib;
+  std::string host_root = "/";
+};
+
+std::optional<uint64_t> Rounded(std::optional<double> v, double scale) {
+  if (!v) return std::nullopt;
+  return static_cast<uint64_t>(std::llround(std::max(0.0, *v) * scale));
+}
+
+void FillGpu(const GpuFastSample& f, StoredGpu* g) {
+  using F = StoredGpuField;
+  g->set(F::kUtilPct, f.util_gpu_pct);
+  g->set(F::kMemUtilPct, f.util_mem_pct);
+  if (f.mem_used_bytes) g->set(F::kMemUsedMib, (*f.mem_used_bytes + (1u << 19)) >> 20);
+  if (f.power_mw) g->set(F::kPowerDw, (*f.power_mw + 50) / 100);
+  if (f.power_limit_mw) g->set(F::kPowerLimitDw, (*f.power_limit_mw + 50) / 100);
+  g->set(F::kTempC, f.temp_c);
+  g->set(F::kSmClockMhz, f.sm_clock_mhz);
+  g->set(F::kMemClockMhz, f.mem_clock_mhz);
+  g->set(F::kClockReasons, f.clock_reasons);
+  g->set(F::kEncUtilPct, f.enc_util_pct);
+  g->set(F::kDecUtilPct, f.dec_util_pct);
+}
+
+// Logs a failure at once, then at most once a minute with the count in between.
+class RateLimitedLog {
+ public:
+  void Report(int64_t now_ms, const std::string& message) {
+    ++suppressed_;
+    if (now_ms - last_ms_ < kLogEveryMs) return;
+    fmt::print(stderr, "cgov daemon: {}: {}{}\n", FormatRfc3339Utc(now_ms * 1'000'000), message,
+               suppressed_ > 1 ? fmt::format(" ({} failures since the last message)", suppressed_)
+                               : "");
+    last_ms_ = now_ms;
+    suppressed_ = 0;
+  }
+
+ private:
+  int64_t last_ms_ = INT64_MIN / 2;
+  int64_t suppressed_ = 0;
+};
+
+Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) {
+  DaemonOptions o;
+  if (const char* lib = std::getenv("CGOV_NVML_LIB")) o.nvml_lib = lib;
+  std::string interval = "30s", retain = "90d";
+  CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
+               "SIGINT/SIGTERM.\nReports: cgov report --db PATH (safe while the daemon writes).",
+               "cgov daemon"};
+  app.add_option("--db", o.db, "history database (created if missing)")->required();
+  app.add_option("--interval", interval, "time between samples, >= 1s")->capture_default_str();
+  app.add_option("--retain", retain,
+                 "keep raw samples this long; hourly rollups are kept forever")
+      ->capture_default_str();
+  app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)");
+  app.add_option("--host-root", o.host_root, "read /proc and /etc under this directory")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *help_exit = app.exit(e);
+    return InvalidArgument("");
+  }
+  CGOV_ASSIGN_OR_RETURN(o.interval, ParseDuration(interval));
+  if (o.interval < kMinInterval) {
+    return InvalidArgument(fmt::format("cgov daemon: --interval {} is below the minimum of 1s",
+                                       interval));
+  }
+  Result<std::chrono::milliseconds> kept = ParseDuration(retain);
+  if (!kept.ok()) return kept.status().WithContext("cgov daemon: --retain");
+  if (*kept < std::chrono::hours(1)) {
+    return InvalidArgument("cgov daemon: --retain must be at least 1h (raw samples are rolled "
+                           "up hourly)");
+  }
+  o.retain = *kept;
+  return o;
+}
+
+// Registers the source's GPUs in the dictionary; their ids in source order.
+Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, HistoryStore* store) {
+  std::vector<uint32_t> ids;
+  for (const GpuInfo& g : gpus) {
+    GpuRecord r;
+    r.uuid = g.uuid.empty() ? fmt::format("index:{}", g.index) : g.uuid;
+    r.index = g.index;
+    r.name = g.name;
+    if (g.memory_total_bytes) r.mem_total_mib = *g.memory_total_bytes >> 20;
+    r.pci_bus_id = g.pci_bus_id;
+    CGOV_ASSIGN_OR_RETURN(uint32_t id, store->GpuId(r));
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// Waits until `deadline` (CLOCK_MONOTONIC ns) or a stop signal; true when a signal came.
+bool WaitForStop(const sigset_t& stop, int64_t deadline_ns, Clock& clock) {
+  for (;;) {
+    const int64_t left = deadline_ns - clock.MonotonicNs();
+    if (left <= 0) return false;
+    timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
+    const int sig = sigtimedwait(&stop, nullptr, &ts);
+    if (sig > 0) return true;
+  }
+}
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions o) : o_(std::move(o)), files_(o_.host_root), host_(&files_, &clock_) {}
+  int Run(const sigset_t& stop);
+
+ private:
+  Status OpenWriter();
+  Status StartRun();
+  void Tick(TickSample* sample);
+
+  DaemonOptions o_;
+  SystemClock clock_;
+  RootedFileReader files_;
+  HostReader host_;
+  std::unique_ptr<NvmlSource> nvml_;
+  std::unique_ptr<HistoryWriter> writer_;
+  std::unique_ptr<ProcessAttributor> attributor_;
+  std::vector<uint32_t> gpu_ids_;
+  RunRecord run_;
+  RateLimitedLog failures_;
+  int64_t ticks_ = 0, failed_ = 0, last_hours_ = 0;
+};
+
+Status Daemon::OpenWriter() {
+  CGOV_ASSIGN_OR_RETURN(writer_, HistoryWriter::Open(o_.db));
+  attributor_ = std::make_unique<ProcessAttributor>(&files_, &writer_->store());
+  return Status::Ok();
+}
+
+Status Daemon::StartRun() {
+  CGOV_ASSIGN_OR_RETURN(gpu_ids_, RegisterGpus(nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{},
+                                               &writer_->store()));
+  const HostInfo info = ReadHostInfo(files_);
+  CGOV_ASSIGN_OR_RETURN(run_, writer_->BeginRun("daemon", clock_.WallNs() / 1'000'000,
+                                                o_.interval.count(), info.hostname));
+  last_hours_ = writer_->hours_written();
+  return Status::Ok();
+}
+
+void Daemon::Tick(TickSample* sample) {
+  const int64_t now_ms = clock_.WallNs() / 1'000'000;
+  if (!writer_) {
+    Status reopened = OpenWriter();
+    if (reopened.ok()) reopened = StartRun();
+    if (!reopened.ok()) {
+      writer_.reset();
+      failures_.Report(now_ms, reopened.message());
+      return;
+    }
+  }
+  Sampler sampler(nvml_.get(), nullptr, &host_, &clock_);
+  sampler.Tick(sample);
+  // The daemon has no job to keep out of the way of: process lists are read on the tick.
+  if (nvml_) nvml_->ReadSlow(&sample->gpu_slow);
+  Result<StoredTick> stored = BuildStoredTick(*sample, gpu_ids_, attributor_.get());
+  Status status = stored.status();
+  if (stored.ok()) status = writer_->Append(sample->wall_ns / 1'000'000, run_, *stored).status();
+  if (!status.ok()) {
+    ++failed_;
+    failures_.Report(now_ms, status.message());
+    writer_.reset();  // reopen: replays what was committed, so the rollups stay exact
+    return;
+  }
+  ++ticks_;
+  if (writer_->hours_written() != last_hours_) {
+    last_hours_ = writer_->hours_written();
+    if (auto pruned = writer_->Prune(now_ms - o_.retain.count()); !pruned.ok()) {
+      failures_.Report(now_ms, pruned.status().message());
+    }
+  }
+}
+
+int Daemon::Run(const sigset_t& stop) {
+  // The database first: a wrong --db fails at once, before the driver is loaded.
+  if (Status s = OpenWriter(); !s.ok()) {
+    fmt::print(stderr, "cgov daemon: {}\n", s.message());
+    return kExitFailure;
+  }
+  if (auto opened = NvmlSource::Open(o_.nvml_lib); opened.ok()) {
+    nvml_ = std::move(opened).value();
+  } else {
+    fmt::print(stderr, "cgov daemon: no GPU data: {}; recording host samples only\n",
+               opened.status().message());
+  }
+  if (Status s = StartRun(); !s.ok()) {
+    fmt::print(stderr, "cgov daemon: {}\n", s.message());
+    return kExitFailure;
+  }
+  fmt::print(stderr, "cgov daemon: recording {} GPU(s) every {} into {} (pid {}); stop with "
+             "SIGINT or SIGTERM\n", gpu_ids_.size(), FormatDuration(o_.interval), o_.db, getpid());
+  TickSample sample;
+  int64_t next = clock_.MonotonicNs();
+  for (;;) {
+    Tick(&sample);
+    // A late tick is taken late, never twice to catch up.
+    next = std::max(next + o_.interval.count() * 1'000'000, clock_.MonotonicNs());
+    if (WaitForStop(stop, next, clock_)) break;
+  }
+  Status committed = writer_ ? writer_->Commit() : Status::Ok();
+  writer_.reset();
+  fmt::print(stderr, "cgov daemon: stopped after {} tick(s){}\n", ticks_,
+             failed_ > 0 ? fmt::format(", {} failed", failed_) : "");
+  if (!committed.ok()) fmt::print(stderr, "cgov daemon: {}\n", committed.message());
+  return kExitOk;
+}
+
+}  // namespace
+
+Result<StoredTick> BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_ids,
+                                   ProcessAttributor* attributor) {
+  StoredTick out;
+  out.cpu_pct_x10 = Rounded(tick.host.cpu_pct, 10);
+  out.iowait_pct_x10 = Rounded(tick.host.iowait_pct, 10);
+  if (tick.host.mem_total_bytes && tick.host.mem_available_bytes && *tick.host.mem_total_bytes > 0) {
+    const double used = static_cast<double>(*tick.host.mem_total_bytes -
+                                            std::min(*tick.host.mem_available_bytes,
+                                                     *tick.host.mem_total_bytes));
+    out.mem_used_pct_x10 = Rounded(100.0 * used / static_cast<double>(*tick.host.mem_total_bytes), 10);
+  }
+  std::set<uint32_t> live;
+  for (size_t i = 0; i < tick.gpu_fast.size() && i < gpu_ids.size(); ++i) {
+    StoredGpu g;
+    g.gpu_id = gpu_ids[i];
+    FillGpu(tick.gpu_fast[i], &g);
+    g.lost = tick.gpu_fast[i].lost;
+    if (i < tick.gpu_slow.size()) {
+      const GpuSlowSample& slow = tick.gpu_slow[i];
+      g.lost = g.lost || slow.lost;
+      g.set(StoredGpuField::kPcieTxKbps, slow.pcie_tx_kbps);
+      g.set(StoredGpuField::kPcieRxKbps, slow.pcie_rx_kbps);
+      g.processes_known = slow.processes_known;
+      for (const GpuProcess& p : slow.processes) {
+        StoredProcess sp;
+        sp.gpu_pos = static_cast<uint32_t>(out.gpus.size());
+        sp.pid = p.pid;
+        sp.compute = p.compute;
+        sp.graphics = p.graphics;
+        if (p.used_memory_bytes) {
+          sp.mem_used_mib = static_cast<uint32_t>((*p.used_memory_bytes + (1u << 19)) >> 20);
+        }
+        sp.sm_util_pct = p.sm_util_pct;
+        if (attributor != nullptr) {
+          CGOV_ASSIGN_OR_RETURN(ProcessAttributor::Ids ids, attributor->Lookup(p.pid));
+          sp.identity_id = ids.identity_id;
+          sp.command_id = ids.command_id;
+        }
+        live.insert(p.pid);
+        out.processes.push_back(sp);
+      }
+    }
+    out.gpus.push_back(std::move(g));
+  }
+  if (attributor != nullptr) attributor->Retain(live);
+  return out;
+}
+
+int RunDaemon(int argc, char** argv) {
+  int help_exit = -1;
+  Result<DaemonOptions> options = ParseDaemonOptions(argc, argv, &help_exit);
+  if (help_exit >= 0) return help_exit;
+  if (!options.ok()) {
+    fmt::print(stderr, "{}\n", options.status().message());
+    return kExitUsage;
+  }
+  // Blocked before any thread exists (NVML may start some): signals are taken only between
+  // ticks, so a tick always finishes.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop, nullptr);
+  Daemon daemon(std::move(options).value());
+  return daemon.Run(stop);
+}
+
+}  // namespace cgov::cli

@@ -1,0 +1,145 @@
+#include "cli/history_load.h"
+
+#include <fmt/format.h>
+
+#include "analysis/history_aggregator.h"
+#include "core/time_format.h"
+
+namespace cgov::cli {
+namespace {
+
+int64_t FloorHour(int64_t ms) { return ms >= 0 ? ms / kHourMs : (ms - kHourMs + 1) / kHourMs; }
+int64_t CeilHour(int64_t ms) { return FloorHour(ms + kHourMs - 1); }
+
+using Runs = std::map<uint32_t, RunRecord>;
+
+// Feeds the ticks of [from_ms, to_ms) to `aggregator`; the last one is closed at end_ms.
+Status Replay(const HistoryStore& store, const Runs& runs, int64_t from_ms, int64_t to_ms,
+              int64_t end_ms, HistoryAggregator* aggregator) {
+  CGOV_RETURN_IF_ERROR(store.ForEachTick(
+      from_ms, to_ms, [&](int64_t ts, uint32_t run_id, const StoredTick& tick) -> Status {
+        auto run = runs.find(run_id);
+        if (run == runs.end()) {
+          return InvalidArgument(fmt::format("{}: tick {} names run {}, which does not exist",
+                                             store.path(), ts, run_id));
+        }
+        aggregator->Add(ts, run->second, tick);
+        return Status::Ok();
+      }));
+  aggregator->Finish(end_ms);
+  return Status::Ok();
+}
+
+Status AddRaw(const HistoryStore& store, const Runs& runs, int64_t from_ms, int64_t to_ms,
+              int64_t end_ms, const PhaseThresholds& phases, std::map<int64_t, HourBucket>* hours) {
+  if (from_ms >= to_ms) return Status::Ok();
+  HistoryAggregator aggregator(phases);
+  CGOV_RETURN_IF_ERROR(Replay(store, runs, from_ms, to_ms, end_ms, &aggregator));
+  for (HourBucket& b : aggregator.TakeCompleteHours()) {
+    HourBucket& into = (*hours)[b.hour];
+    into.hour = b.hour;
+    MergeInto(b, &into);
+  }
+  return Status::Ok();
+}
+
+Status AddRollups(const HistoryStore& store, int64_t from_hour, int64_t to_hour,
+                  std::map<int64_t, HourBucket>* hours) {
+  for (bool identities : {false, true}) {
+    CGOV_RETURN_IF_ERROR(store.ForEachRollup(
+        from_hour, to_hour, identities, [&](const RollupRow& row) -> Status {
+          HourBucket& b = (*hours)[row.hour];
+          b.hour = row.hour;
+          const std::string context = fmt::format("{}: rollup hour {} gpu {}", store.path(),
+                                                  row.hour, row.gpu_id);
+          if (!identities) return DecodeGpuHour(row.data, context, &b.gpus[row.gpu_id]);
+          IdentityHour h;
+          CGOV_RETURN_IF_ERROR(DecodeIdentityHour(row.data, context, &h));
+          MergeInto(h, &b.identities[{row.identity_id, row.gpu_id}]);
+          return Status::Ok();
+        }));
+  }
+  return Status::Ok();
+}
+
+// Stored sessions, brought up to date with the ticks after the watermark.
+Status LoadSessions(const HistoryStore& store, const Runs& runs, int64_t since_ms,
+                    int64_t until_ms, const PhaseThresholds& phases, HistoryInput* in) {
+  std::map<std::tuple<int64_t, uint32_t, uint32_t>, SessionRecord> sessions;
+  CGOV_ASSIGN_OR_RETURN(std::vector<SessionRecord> stored, store.Sessions(since_ms, until_ms));
+  for (const SessionRecord& s : stored) sessions[{s.start_ms, s.gpu_id, s.pid}] = s;
+  const int64_t watermark = store.watermark_ms();
+  if (until_ms > watermark) {
+    HistoryAggregator aggregator(phases);
+    CGOV_ASSIGN_OR_RETURN(std::vector<SessionRecord> open, store.OpenSessions());
+    aggregator.SeedSessions(open);
+    CGOV_RETURN_IF_ERROR(Replay(store, runs, watermark, until_ms, until_ms, &aggregator));
+    for (const SessionRecord& s : aggregator.AllSessions()) {
+      sessions[{s.start_ms, s.gpu_id, s.pid}] = s;
+    }
+  }
+  for (const auto& [key, s] : sessions) {
+    if (s.end_ms > since_ms && s.start_ms < until_ms) in->sessions.push_back(s);
+  }
+  return Status::Ok();
+}
+
+Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
+            const PhaseThresholds& phases, HistoryInput* in) {
+  in->since_ms = since_ms;
+  in->until_ms = until_ms;
+  CGOV_ASSIGN_OR_RETURN(in->hostname, store.Meta("hostname"));
+  CGOV_ASSIGN_OR_RETURN(in->gpus, store.Gpus());
+  CGOV_ASSIGN_OR_RETURN(in->identities, store.Identities());
+  CGOV_ASSIGN_OR_RETURN(in->commands, store.Commands());
+  CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
+  CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
+  if (range) {
+    int64_t last_interval = 0;
+    CGOV_RETURN_IF_ERROR(store.ForEachTick(range->second, range->second + 1,
+                                           [&](int64_t, uint32_t run, const StoredTick&) {
+                                             last_interval = runs[run].interval_ms;
+                                             return Status::Ok();
+                                           }));
+    in->data_end_ms = range->second + last_interval;
+  }
+  const int64_t watermark_hour = FloorHour(store.watermark_ms());
+  int64_t from_hour = CeilHour(since_ms);
+  const int64_t to_hour = std::min(FloorHour(until_ms), watermark_hour);
+  std::map<int64_t, HourBucket> hours;
+  if (from_hour < to_hour) {
+    // Raw samples before the window's first whole hour may have been pruned (--retain): then
+    // that hour comes from its rollup, whole.
+    const bool pruned = since_ms < from_hour * kHourMs && (!range || range->first > since_ms);
+    if (pruned && FloorHour(since_ms) < to_hour) {
+      from_hour = FloorHour(since_ms);
+      in->notes.push_back(fmt::format(
+          "raw samples before {} were pruned (--retain): the window starts at {}, the start of "
+          "that hour", FormatRfc3339Utc((range ? range->first : until_ms) * 1'000'000),
+          FormatRfc3339Utc(from_hour * kHourMs * 1'000'000)));
+    } else {
+      CGOV_RETURN_IF_ERROR(AddRaw(store, runs, since_ms, from_hour * kHourMs,
+                                  from_hour * kHourMs + kHourMs, phases, &hours));
+    }
+    CGOV_RETURN_IF_ERROR(AddRollups(store, from_hour, to_hour, &hours));
+    CGOV_RETURN_IF_ERROR(AddRaw(store, runs, to_hour * kHourMs, until_ms, until_ms, phases, &hours));
+  } else {
+    CGOV_RETURN_IF_ERROR(AddRaw(store, runs, since_ms, until_ms, until_ms, phases, &hours));
+  }
+  for (auto& [hour, bucket] : hours) in->hours.push_back(std::move(bucket));
+  return LoadSessions(store, runs, since_ms, until_ms, phases, in);
+}
+
+}  // namespace
+
+Result<HistoryInput> LoadHistory(HistoryStore& store, int64_t since_ms, int64_t until_ms,
+                                 const PhaseThresholds& phases) {
+  CGOV_RETURN_IF_ERROR(store.BeginSnapshot());
+  HistoryInput in;
+  Status loaded = Load(store, since_ms, until_ms, phases, &in);
+  store.EndSnapshot();
+  if (!loaded.ok()) return loaded;
+  return in;
+}
+
+}  // namespace cgov::cli

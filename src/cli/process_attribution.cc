@@ -1,0 +1,53 @@
+#include "cli/process_attribution.h"
+
+#include "core/tags.h"
+#include "telemetry/procfs_pid.h"
+
+namespace cgov::cli {
+
+IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& owner_name,
+                          std::string_view environ) {
+  IdentityRecord r;
+  r.user = process.user;
+  r.owner = owner_name;
+  r.pod = process.cgroup.pod_uid;
+  r.container = process.cgroup.container_id;
+  r.slurm_job = process.cgroup.slurm_job_id;
+  r.project = EnvironValue(environ, "CGOV_PROJECT").value_or("");
+  r.team = EnvironValue(environ, "CGOV_TEAM").value_or("");
+  // Malformed CGOV_TAGS are the job's business: they are dropped, not guessed at.
+  if (auto tags = MergeTags(EnvironValue(environ, "CGOV_TAGS").value_or(""), {}); tags.ok()) {
+    for (const auto& [key, value] : *tags) {
+      if (!r.tags.empty()) r.tags += ',';
+      r.tags += key + "=" + value;
+    }
+  }
+  return r;
+}
+
+Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
+  if (auto it = cache_.find(pid); it != cache_.end()) return it->second;
+  IdentityRecord identity;
+  std::string command;
+  if (Result<ProcessIdentity> process = reader_.Read(static_cast<int>(pid)); process.ok()) {
+    const std::string owner = process->uid ? reader_.UserName(*process->uid) : "";
+    buffer_.clear();
+    const std::string path = "/proc/" + std::to_string(pid) + "/environ";
+    if (!files_->Read(path, &buffer_).ok()) buffer_.clear();  // another user's: unreadable
+    identity = IdentityOf(*process, owner, buffer_);
+    command = process->stat.comm;
+  }
+  Ids ids;
+  CGOV_ASSIGN_OR_RETURN(ids.identity_id, store_->IdentityId(identity));
+  CGOV_ASSIGN_OR_RETURN(ids.command_id, store_->CommandId(command));
+  cache_[pid] = ids;
+  return ids;
+}
+
+void ProcessAttributor::Retain(const std::set<uint32_t>& live) {
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    it = live.count(it->first) ? std::next(it) : cache_.erase(it);
+  }
+}
+
+}  // namespace cgov::cli

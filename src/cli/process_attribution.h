@@ -1,0 +1,46 @@
+// Who a GPU process belongs to, as history dictionary ids: login user and owner, Kubernetes pod,
+// container, Slurm job, and CGOV_PROJECT / CGOV_TEAM / CGOV_TAGS from its environment when
+// readable. Read from /proc once per process and cached while it stays on a GPU. Not thread-safe.
+#ifndef CGOV_CLI_PROCESS_ATTRIBUTION_H_
+#define CGOV_CLI_PROCESS_ATTRIBUTION_H_
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "os/file_reader.h"
+#include "store/history_store.h"
+#include "telemetry/process_reader.h"
+
+namespace cgov::cli {
+
+// Pure: the identity of a process from what /proc said (environ may be empty: unreadable).
+IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& owner_name,
+                          std::string_view environ);
+
+class ProcessAttributor {
+ public:
+  ProcessAttributor(FileReader* files, HistoryStore* store) : files_(files), reader_(files),
+                                                              store_(store) {}
+
+  struct Ids {
+    uint32_t identity_id = 0;
+    uint32_t command_id = 0;
+  };
+  // A process that vanished before it could be read gets an empty identity (unknown user).
+  Result<Ids> Lookup(uint32_t pid);
+  // Forgets every pid not in `live` (a pid that comes back later is read again).
+  void Retain(const std::set<uint32_t>& live);
+  size_t cached() const { return cache_.size(); }
+
+ private:
+  FileReader* files_;
+  ProcessReader reader_;
+  HistoryStore* store_;
+  std::map<uint32_t, Ids> cache_;
+  std::string buffer_;
+};
+
+}  // namespace cgov::cli
+
+#endif  // CGOV_CLI_PROCESS_ATTRIBUTION_H_

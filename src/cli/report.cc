@@ -1,0 +1,196 @@
+#include "cli/report.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command_table.h"
+#include "cli/history_load.h"
+#include "core/atomic_file.h"
+#include "core/duration.h"
+#include "core/time_format.h"
+#include "os/clock.h"
+#include "os/file_reader.h"
+#include "report/history_report.h"
+
+namespace cgov::cli {
+namespace {
+
+struct ReportOptions {
+  std::string db;
+  std::string since = "24h";
+  std::string until;  // "" = the end of the data
+  std::string format = "text";
+  std::string out;
+  std::string by = "user";
+  std::string tz = "UTC";
+  std::string idle_held_min = "30m";
+  std::string price;
+  std::string instance_type;
+  std::string catalog_path;
+  bool spot = false;
+};
+
+int SlotOf(const std::tm& t) { return ((t.tm_wday + 6) % 7) * 24 + t.tm_hour; }
+
+// A duration back from `until_ms`, or a timestamp.
+Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
+  if (Result<std::chrono::milliseconds> d = ParseDuration(text); d.ok()) {
+    return until_ms - d->count();
+  }
+  return ParseTimestampMs(text);
+}
+
+Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
+  HistoryOptions o;
+  auto by = ParseHistoryBy(r.by);
+  if (!by) return InvalidArgument(fmt::format("--by {}: expected user, project, team or pod", r.by));
+  o.by = *by;
+  CGOV_ASSIGN_OR_RETURN(auto min, ParseDuration(r.idle_held_min));
+  o.idle_held_min_ms = min.count();
+  CGOV_ASSIGN_OR_RETURN(o.slot_of_hour, SlotFunction(r.tz));
+  o.tz_name = r.tz;
+  *catalog = BuiltinCatalog();
+  if (!r.catalog_path.empty()) {
+    std::string text;
+    CGOV_RETURN_IF_ERROR(RootedFileReader().Read(r.catalog_path, &text).WithContext("--price-catalog"));
+    CGOV_ASSIGN_OR_RETURN(*catalog, ParsePriceCatalog(text, r.catalog_path));
+  }
+  o.catalog = catalog;
+  if (!r.price.empty()) {
+    Result<MicroUsd> usd = ParseUsd(r.price);
+    if (!usd.ok()) return usd.status().WithContext("--price-per-gpu-hour");
+    o.price.price_per_gpu_hour = *usd;
+  }
+  o.price.instance_type = r.instance_type;
+  o.price.spot = r.spot;
+  if (!r.instance_type.empty()) CGOV_RETURN_IF_ERROR(ResolvePrice(o.price, "", *catalog).status());
+  return o;
+}
+
+Status Report(const ReportOptions& r) {
+  PriceCatalog catalog;
+  CGOV_ASSIGN_OR_RETURN(HistoryOptions options, Options(r, &catalog));
+  if (r.format != "text" && r.format != "md" && r.format != "json") {
+    return InvalidArgument(fmt::format("--format {}: expected text, md or json", r.format));
+  }
+  CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
+                        HistoryStore::Open(r.db, HistoryStore::Mode::kRead));
+  int64_t until_ms = SystemClock().WallNs() / 1'000'000;
+  if (!r.until.empty() && r.until != "now") {
+    CGOV_ASSIGN_OR_RETURN(until_ms, ParseTimestampMs(r.until));
+  } else if (r.until.empty()) {
+    // Default: the end of the data, so that a finished database (a demo, an import) reports
+    // the same whenever it is read. For a running daemon that is a tick ago.
+    CGOV_ASSIGN_OR_RETURN(auto range, store->TickRange());
+    CGOV_ASSIGN_OR_RETURN(auto runs, store->Runs());
+    if (range) until_ms = range->second + 1;
+    int64_t interval = 0;
+    for (const auto& [id, run] : runs) interval = std::max(interval, run.interval_ms);
+    if (range) until_ms = range->second + interval;
+  }
+  CGOV_ASSIGN_OR_RETURN(int64_t since_ms, ParseSince(r.since, until_ms));
+  if (since_ms >= until_ms) {
+    return InvalidArgument(fmt::format("--since {} is not before --until {}",
+                                       FormatRfc3339Utc(since_ms * 1'000'000),
+                                       FormatRfc3339Utc(until_ms * 1'000'000)));
+  }
+  CGOV_ASSIGN_OR_RETURN(HistoryInput input,
+                        LoadHistory(*store, since_ms, until_ms, options.phases));
+  CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
+  const std::string text = r.format == "json" ? HistoryReportJson(summary).dump(2) + "\n"
+                                              : HistoryReportText(summary, r.format == "md");
+  if (r.out.empty()) {
+    fmt::print("{}", text);
+    return Status::Ok();
+  }
+  return WriteFileAtomically(r.out, text);
+}
+
+}  // namespace
+
+Result<std::function<int(int64_t hour)>> SlotFunction(const std::string& tz) {
+  if (tz == "UTC" || tz == "utc" || tz == "Z") {
+    return std::function<int(int64_t)>([](int64_t hour) {
+      const time_t t = static_cast<time_t>(hour * 3600);
+      std::tm tm{};
+      gmtime_r(&t, &tm);
+      return SlotOf(tm);
+    });
+  }
+  if (!tz.empty() && (tz[0] == '+' || tz[0] == '-')) {
+    Result<int64_t> probe = ParseTimestampMs("1970-01-01T00:00" + tz);
+    if (!probe.ok()) {
+      return InvalidArgument(fmt::format("--tz {}: expected UTC, +HH:MM, -HH:MM or a zone name "
+                                         "such as Europe/Berlin", tz));
+    }
+    const int64_t offset_s = -*probe / 1000;
+    return std::function<int(int64_t)>([offset_s](int64_t hour) {
+      const time_t t = static_cast<time_t>(hour * 3600 + offset_s);
+      std::tm tm{};
+      gmtime_r(&t, &tm);
+      return SlotOf(tm);
+    });
+  }
+  std::error_code ec;
+  if (tz.find("..") != std::string::npos ||
+      !std::filesystem::is_regular_file("/usr/share/zoneinfo/" + tz, ec)) {
+    return InvalidArgument(fmt::format("--tz {}: no such time zone (expected UTC, +HH:MM or a "
+                                       "name from /usr/share/zoneinfo such as Europe/Berlin)", tz));
+  }
+  // localtime_r follows TZ; cgov report is single-threaded, so setting it here is safe.
+  setenv("TZ", tz.c_str(), 1);
+  tzset();
+  return std::function<int(int64_t)>([](int64_t hour) {
+    const time_t t = static_cast<time_t>(hour * 3600);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    return SlotOf(tm);
+  });
+}
+
+int RunReport(int argc, char** argv) {
+  ReportOptions r;
+  if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) r.catalog_path = catalog;
+  CLI::App app{"Where the GPU-time of a history database went: phases, waste, per GPU, who held "
+               "it, idle-held sessions to act on, time-of-day pattern, findings. Safe while the "
+               "daemon writes.", "cgov report"};
+  app.add_option("--db", r.db, "history database (cgov daemon, cgov demo, cgov import)")->required();
+  app.add_option("--since", r.since, "window start: a duration before --until (24h, 7d) or a "
+                 "timestamp (2026-11-21T10:00Z)")->capture_default_str();
+  app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "
+                 "data)");
+  app.add_option("--format", r.format, "text, md or json (docs/report-json.md)")
+      ->capture_default_str();
+  app.add_option("--out", r.out, "write here (atomically) instead of stdout");
+  app.add_option("--by", r.by, "who: user, project, team or pod")->capture_default_str();
+  app.add_option("--tz", r.tz, "time zone of the hour-of-day heatmap: UTC, +HH:MM or "
+                 "Europe/Berlin-style")->capture_default_str();
+  app.add_option("--idle-held-min", r.idle_held_min,
+                 "list a session once it has been idle-held this long")->capture_default_str();
+  app.add_option("--price-per-gpu-hour", r.price, "USD per GPU-hour (overrides the catalog)");
+  app.add_option("--instance-type", r.instance_type, "price GPUs as this instance type (catalog)");
+  app.add_option("--price-catalog", r.catalog_path, "your own price catalog (env "
+                 "CGOV_PRICE_CATALOG; format of data/prices.json)");
+  app.add_flag("--spot", r.spot, "price at the catalog's spot rate");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  Status done = Report(r);
+  if (!done.ok()) {
+    fmt::print(stderr, "cgov report: {}\n", done.message());
+    return done.code() == StatusCode::kInvalidArgument && done.message().find(r.db) != 0
+               ? kExitUsage
+               : kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace cgov::cli

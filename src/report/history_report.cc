@@ -1,0 +1,327 @@
+#include "report/history_report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/duration.h"
+#include "core/time_format.h"
+#include "report/run_report.h"
+#include "report/summary_json.h"
+#include "store/sample_record.h"
+
+namespace cgov {
+namespace {
+
+using nlohmann::json;
+
+double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
+std::string Time(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 16) + "Z"; }
+std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
+
+size_t Width(const std::string& s) {  // code points, which is close enough for our glyphs
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(),
+                                           [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// Rows of cells as a Markdown table or as aligned text columns; `right`: right-aligned columns.
+std::string Table(const std::vector<std::vector<std::string>>& rows, const std::string& right,
+                  bool markdown) {
+  if (rows.empty()) return "";
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], Width(row[c]));
+  }
+  std::string out;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::string line = markdown ? "|" : " ";
+    for (size_t c = 0; c < rows[r].size(); ++c) {
+      const std::string& cell = rows[r][c];
+      const std::string pad(widths[c] - Width(cell), ' ');
+      const bool is_right = c < right.size() && right[c] == 'r';
+      line += " " + (is_right ? pad + cell : cell + pad) + (markdown ? " |" : " ");
+    }
+    while (!markdown && !line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+    if (r == 0 && markdown) {
+      out += "|";
+      for (size_t c = 0; c < widths.size(); ++c) {
+        const bool is_right = c < right.size() && right[c] == 'r';
+        out += std::string(" ") + std::string(std::max<size_t>(3, widths[c]) - 1, '-') +
+               (is_right ? ":" : "-") + " |";
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string Heading(const std::string& title, bool markdown) {
+  return markdown ? "\n## " + title + "\n\n" : "\n■ " + title + "\n\n";
+}
+
+std::string Money(const HistorySummary& s, MicroUsd v) { return s.cost.priced ? FormatUsd(v) : "—"; }
+
+std::string Headline(const HistorySummary& s, bool md) {
+  std::string out = fmt::format("{}GPU history of {} · {} → {} ({})\n",
+                                md ? "# " : "", s.hostname.empty() ? "this host" : s.hostname,
+                                Time(s.since_ms), Time(s.until_ms), Span(s.until_ms - s.since_ms));
+  if (s.usage.HeldMs() <= 0) return out + "\nNo samples in this window.\n";
+  out += fmt::format("{} GPU(s) · {:.2f} GPU-hours recorded · cost {}\n", s.gpu_count,
+                     s.cost.gpu_hours,
+                     s.cost.priced ? fmt::format("{} (estimate; {})", FormatUsd(s.cost.total),
+                                                 s.cost.price_source)
+                                   : "unknown — " + s.cost.price_source);
+  out += Heading("Where the GPU-time went", md);
+  out += PhaseBar(s.phase_share_pct) +
+         "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
+  std::vector<std::vector<std::string>> rows = {{"Phase", "Share", "GPU-hours", "Cost"}};
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    const bool held = p == static_cast<size_t>(Phase::kIdleHeld);
+    rows.push_back({std::string(PhaseLabel(static_cast<Phase>(p))) +
+                        (held ? " (the one other tools miss)" : ""),
+                    fmt::format("{:.1f} %", s.phase_share_pct[p]),
+                    fmt::format("{:.2f}", Hours(s.phase_ms[p])), Money(s, s.cost.phase_cost[p])});
+  }
+  out += Table(rows, "lrrr", md);
+  if (s.usage.UnknownMs() > 0) {
+    out += fmt::format("\nUtilization unknown for {:.2f} GPU-hours (billed, not classified).\n",
+                       Hours(s.usage.UnknownMs()));
+  }
+  return out;
+}
+
+std::string Waste(const HistorySummary& s, bool md) {
+  const int64_t graphics = s.usage.GraphicsOnlyMs();
+  std::string out = Heading("Waste", md);
+  out += fmt::format("Idle: {:.2f} GPU-hours ({:.1f} % of GPU-time){} — ≈ {:.1f} of {} GPUs idle "
+                     "on average (truly idle {:.2f} h, idle-held {:.2f} h).\n",
+                     Hours(s.idle_ms),
+                     s.usage.KnownMs() > 0 ? 100.0 * static_cast<double>(s.idle_ms) /
+                                                 static_cast<double>(s.usage.KnownMs())
+                                           : 0.0,
+                     s.cost.priced ? ", " + FormatUsd(s.idle_cost) : "", s.mean_idle_gpus,
+                     s.gpu_count, Hours(s.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]),
+                     Hours(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
+  if (graphics > 0) {
+    out += fmt::format("Of the truly idle time, {:.2f} GPU-hours had only a graphics process "
+                       "(Xorg, a desktop) holding memory: not idle-held, but the card did no "
+                       "compute.\n", Hours(graphics));
+  }
+  return out;
+}
+
+std::string PerGpu(const HistorySummary& s, bool md) {
+  std::vector<std::vector<std::string>> rows = {{"GPU", "Model", "Truly idle", "Idle-held",
+                                                 "Under", "Productive", "Bound", "Util",
+                                                 "Mem used", "Power", "Cost"}};
+  for (const HistoryGpuRow& g : s.gpus) {
+    std::vector<std::string> row = {std::to_string(g.gpu.index), g.gpu.name};
+    for (double share : g.share_pct) row.push_back(fmt::format("{:.1f} %", share));
+    row.push_back(g.mean_util_pct ? fmt::format("{:.0f} %", *g.mean_util_pct) : "—");
+    row.push_back(g.mean_mem_used_mib ? fmt::format("{:.0f} MiB", *g.mean_mem_used_mib) : "—");
+    row.push_back(g.mean_power_w ? fmt::format("{:.0f} W", *g.mean_power_w) : "—");
+    row.push_back(g.price.per_gpu_hour ? FormatUsd(g.cost) : "—");
+    rows.push_back(std::move(row));
+  }
+  return Heading("Per GPU (shares of its time; means over the window)", md) +
+         Table(rows, "rlrrrrrrrrr", md);
+}
+
+std::string Who(const HistorySummary& s, bool md) {
+  const std::string by = HistoryByName(s.by);
+  std::vector<std::vector<std::string>> rows = {
+      {by, "GPU-h held", "Idle-held h", "Share", "Cost", "Idle-held $"}};
+  for (const WhoRow& w : s.who) {
+    std::string key = w.key.empty() ? "(unknown)" : w.key;
+    if (s.by != HistoryBy::kUser && !w.users.empty()) {
+      std::string users;
+      for (const std::string& u : w.users) users += (users.empty() ? "" : ",") + u;
+      key += " (" + users + ")";
+    }
+    rows.push_back({key, fmt::format("{:.2f}", Hours(w.held_ms)),
+                    fmt::format("{:.2f}", Hours(w.idle_held_ms)),
+                    fmt::format("{:.1f} %", w.share_pct), Money(s, w.cost),
+                    Money(s, w.idle_held_cost)});
+  }
+  if (s.unattributed_ms > 0) {
+    rows.push_back({"(no compute process)", fmt::format("{:.2f}", Hours(s.unattributed_ms)), "—",
+                    fmt::format("{:.1f} %", s.usage.HeldMs() > 0
+                                                ? 100.0 * static_cast<double>(s.unattributed_ms) /
+                                                      static_cast<double>(s.usage.HeldMs())
+                                                : 0.0),
+                    Money(s, s.unattributed_cost), "—"});
+  }
+  return Heading("Who (by " + by + ")", md) + Table(rows, "lrrrrr", md) +
+         "\nHeld: time a process of theirs was on a GPU (a shared GPU counts for each holder). "
+         "Share and cost: the GPU-time split evenly between the compute holders of each sample.\n";
+}
+
+std::string Actions(const HistorySummary& s, bool md) {
+  std::string out = Heading(fmt::format("Act on these: idle-held sessions (≥ {} idle-held)",
+                                        Span(s.idle_held_min_ms)), md);
+  if (s.actions.empty()) {
+    return out + fmt::format("None: no process held memory on a cold GPU for {} or more.\n",
+                             Span(s.idle_held_min_ms));
+  }
+  int n = 0;
+  for (const ActionRow& a : s.actions) {
+    const SessionRecord& x = a.session;
+    out += fmt::format(
+        "{}. {} GPU {} · {} · {} (pid {}) · since {} · idle-held {} of {} held · up to {} MiB{}\n"
+        "   → {}\n",
+        ++n, s.cost.priced ? FormatUsd(a.idle_held_cost) : "—", a.gpu_index,
+        a.user.empty() ? "(unknown user)" : a.user, a.command.empty() ? "?" : a.command, x.pid,
+        Time(x.start_ms), Span(x.idle_held_ms), Span(x.held_ms), x.mem_max_mib,
+        a.ongoing ? " · still holding" : fmt::format(" · ended {}", Time(x.end_ms)), a.advice);
+  }
+  return out;
+}
+
+std::string Heatmap(const HistorySummary& s, bool md) {
+  static const char* kDays[7] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  std::string out = Heading("Mean utilization by hour of day (" + s.tz_name + ")", md);
+  if (md) out += "```\n";
+  out += "     00  03  06  09  12  15  18  21\n";
+  for (int d = 0; d < 7; ++d) {
+    std::string line = fmt::format("{}  ", kDays[d]);
+    for (int h = 0; h < 24; ++h) {
+      const std::optional<double>& u = s.heatmap[d][h];
+      line += !u ? " " : *u < 10 ? "·" : *u < 30 ? "░" : *u < 50 ? "▒" : *u < 70 ? "▓" : "█";
+      if (h % 3 == 2 && h != 23) line += " ";
+    }
+    out += line + "\n";
+  }
+  out += "     (blank no data · <10 % ░ <30 % ▒ <50 % ▓ <70 % █ ≥70 %)\n";
+  if (md) out += "```\n";
+  return out;
+}
+
+json PhaseMsJson(const std::array<int64_t, kPhaseCount>& ms) {
+  json out = json::object();
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    out[std::string(PhaseKey(static_cast<Phase>(p)))] = Round3(static_cast<double>(ms[p]) / 1e3);
+  }
+  return out;
+}
+
+json Usd(const HistorySummary& s, MicroUsd v) {
+  return s.cost.priced ? json(UsdNumber(v)) : json(nullptr);
+}
+
+json GpusJson(const HistorySummary& s) {
+  json out = json::array();
+  for (const HistoryGpuRow& g : s.gpus) {
+    json shares = json::object();
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      shares[std::string(PhaseKey(static_cast<Phase>(p)))] = g.share_pct[p];
+    }
+    auto opt = [](const std::optional<double>& v) { return v ? json(Round3(*v)) : json(nullptr); };
+    out.push_back({{"index", g.gpu.index}, {"uuid", g.gpu.uuid}, {"name", g.gpu.name},
+                   {"held_seconds", Round3(static_cast<double>(g.totals.usage.HeldMs()) / 1e3)},
+                   {"phase_seconds", PhaseMsJson(g.totals.usage.phase_ms)},
+                   {"phase_share_pct", shares},
+                   {"graphics_only_seconds",
+                    Round3(static_cast<double>(g.totals.usage.graphics_only_ms) / 1e3)},
+                   {"mean_util_pct", opt(g.mean_util_pct)},
+                   {"mean_mem_used_mib", opt(g.mean_mem_used_mib)},
+                   {"mean_power_w", opt(g.mean_power_w)},
+                   {"price_source", g.price.source},
+                   {"cost_usd", g.price.per_gpu_hour ? json(UsdNumber(g.cost)) : json(nullptr)}});
+  }
+  return out;
+}
+
+json WhoJson(const HistorySummary& s) {
+  json out = json::array();
+  for (const WhoRow& w : s.who) {
+    out.push_back({{"key", w.key}, {"users", w.users},
+                   {"held_seconds", Round3(static_cast<double>(w.held_ms) / 1e3)},
+                   {"idle_held_seconds", Round3(static_cast<double>(w.idle_held_ms) / 1e3)},
+                   {"attributed_seconds", PhaseMsJson(w.attributed_ms)},
+                   {"share_pct", Round3(w.share_pct)}, {"cost_usd", Usd(s, w.cost)},
+                   {"idle_held_cost_usd", Usd(s, w.idle_held_cost)}});
+  }
+  return out;
+}
+
+json ActionsJson(const HistorySummary& s) {
+  json out = json::array();
+  for (const ActionRow& a : s.actions) {
+    const SessionRecord& x = a.session;
+    out.push_back({{"gpu_index", a.gpu_index}, {"gpu_uuid", a.gpu_uuid}, {"pid", x.pid},
+                   {"user", a.user}, {"command", a.command},
+                   {"start", FormatRfc3339Utc(x.start_ms * 1'000'000)},
+                   {"end", FormatRfc3339Utc(x.end_ms * 1'000'000)}, {"ongoing", a.ongoing},
+                   {"held_seconds", Round3(static_cast<double>(x.held_ms) / 1e3)},
+                   {"idle_held_seconds", Round3(static_cast<double>(x.idle_held_ms) / 1e3)},
+                   {"mem_max_mib", x.mem_max_mib}, {"idle_held_cost_usd", Usd(s, a.idle_held_cost)},
+                   {"advice", a.advice}});
+  }
+  return out;
+}
+
+json HeatmapJson(const HistorySummary& s) {
+  json out = json::array();
+  for (const auto& day : s.heatmap) {
+    json row = json::array();
+    for (const auto& u : day) row.push_back(u ? json(Round3(*u)) : json(nullptr));
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string HistoryReportText(const HistorySummary& s, bool md) {
+  std::string out = Headline(s, md);
+  if (s.usage.HeldMs() <= 0) {
+    for (const std::string& n : s.notes) out += "Note: " + n + "\n";
+    return out;
+  }
+  out += Waste(s, md) + PerGpu(s, md) + Who(s, md) + Actions(s, md) + Heatmap(s, md);
+  out += FindingsMarkdown(s.findings, s.savings, true);
+  for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
+  return out;
+}
+
+json HistoryReportJson(const HistorySummary& s) {
+  const int64_t held = s.usage.HeldMs();
+  json phases = json::object();
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    phases[std::string(PhaseKey(static_cast<Phase>(p)))] = {
+        {"gpu_seconds", Round3(static_cast<double>(s.phase_ms[p]) / 1e3)},
+        {"share_pct", s.phase_share_pct[p]},
+        {"cost_usd", Usd(s, s.cost.phase_cost[p])}};
+  }
+  return {{"schema", "cgov.history-report"},
+          {"schema_version", HistorySummary::kSchemaVersion},
+          {"host", s.hostname},
+          {"window", {{"since", FormatRfc3339Utc(s.since_ms * 1'000'000)},
+                      {"until", FormatRfc3339Utc(s.until_ms * 1'000'000)}}},
+          {"by", HistoryByName(s.by)},
+          {"timezone", s.tz_name},
+          {"gpu_count", s.gpu_count},
+          {"held_gpu_seconds", Round3(static_cast<double>(held) / 1e3)},
+          {"unknown_gpu_seconds", Round3(static_cast<double>(s.usage.UnknownMs()) / 1e3)},
+          {"phases", phases},
+          {"waste", {{"idle_gpu_seconds", Round3(static_cast<double>(s.idle_ms) / 1e3)},
+                     {"idle_cost_usd", Usd(s, s.idle_cost)},
+                     {"mean_idle_gpus", Round3(s.mean_idle_gpus)},
+                     {"graphics_only_gpu_seconds",
+                      Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)}}},
+          {"cost", CostJson(s.cost)},
+          {"gpus", GpusJson(s)},
+          {"who", WhoJson(s)},
+          {"unattributed", {{"gpu_seconds", Round3(static_cast<double>(s.unattributed_ms) / 1e3)},
+                            {"cost_usd", Usd(s, s.unattributed_cost)}}},
+          {"idle_held_sessions", {{"min_idle_held_seconds",
+                                   Round3(static_cast<double>(s.idle_held_min_ms) / 1e3)},
+                                  {"sessions", ActionsJson(s)}}},
+          {"heatmap_util_pct", HeatmapJson(s)},
+          {"findings", FindingsJson(s.findings)},
+          {"savings", SavingsJson(s.savings)},
+          {"notes", s.notes}};
+}
+
+}  // namespace cgov

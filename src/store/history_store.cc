@@ -1,0 +1,484 @@
+#include "store/history_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace cgov {
+namespace {
+
+constexpr int64_t kApplicationId = 0x63676f76;  // "cgov"
+
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE run (id INTEGER PRIMARY KEY, started_ms INTEGER NOT NULL,
+                  interval_ms INTEGER NOT NULL, source TEXT NOT NULL, hostname TEXT NOT NULL);
+CREATE TABLE gpu (id INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, idx INTEGER NOT NULL,
+                  name TEXT NOT NULL, mem_total_mib INTEGER, pci_bus_id TEXT NOT NULL);
+CREATE TABLE identity (id INTEGER PRIMARY KEY, user TEXT NOT NULL, owner TEXT NOT NULL,
+                       pod TEXT NOT NULL, container TEXT NOT NULL, slurm_job TEXT NOT NULL,
+                       project TEXT NOT NULL, team TEXT NOT NULL, tags TEXT NOT NULL,
+                       UNIQUE (user, owner, pod, container, slurm_job, project, team, tags));
+CREATE TABLE command (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE tick (ts_ms INTEGER PRIMARY KEY, run INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE gpu_hour (hour INTEGER NOT NULL, gpu INTEGER NOT NULL, data BLOB NOT NULL,
+                       PRIMARY KEY (hour, gpu)) WITHOUT ROWID;
+CREATE TABLE identity_hour (hour INTEGER NOT NULL, identity INTEGER NOT NULL,
+                            gpu INTEGER NOT NULL, data BLOB NOT NULL,
+                            PRIMARY KEY (hour, identity, gpu)) WITHOUT ROWID;
+CREATE TABLE session (start_ms INTEGER NOT NULL, gpu INTEGER NOT NULL, pid INTEGER NOT NULL,
+                      end_ms INTEGER NOT NULL, identity INTEGER NOT NULL,
+                      command INTEGER NOT NULL, held_ms INTEGER NOT NULL,
+                      idle_held_ms INTEGER NOT NULL, mem_max_mib INTEGER NOT NULL,
+                      open INTEGER NOT NULL, PRIMARY KEY (start_ms, gpu, pid)) WITHOUT ROWID;
+CREATE INDEX session_by_end ON session (end_ms);
+)sql";
+
+// Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
+const std::vector<const char*>& Migrations() {
+  static const std::vector<const char*> steps = {kSchemaV1};
+  return steps;
+}
+
+bool LooksLikeSqlite(const std::string& path) {
+  char header[16] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // let SQLite report why
+  const ssize_t n = ::read(fd, header, sizeof header);
+  ::close(fd);
+  return n <= 0 || std::memcmp(header, "SQLite format 3", 16) == 0;
+}
+
+Status CheckIdentity(SqliteDb& db) {
+  CGOV_ASSIGN_OR_RETURN(int64_t app, db.QueryInt("PRAGMA application_id"));
+  CGOV_ASSIGN_OR_RETURN(int64_t version, db.QueryInt("PRAGMA user_version"));
+  CGOV_ASSIGN_OR_RETURN(int64_t tables, db.QueryInt("SELECT count(*) FROM sqlite_schema"));
+  if (app == 0 && tables == 0) return Status::Ok();  // a new, empty database
+  if (app != kApplicationId) {
+    return InvalidArgument(fmt::format(
+        "{}: a SQLite database, but not a Cost Governor history (application_id {}, {} schema "
+        "objects); nothing was changed. A gpu-usage-audit database is imported with `cgov import "
+        "gpu-usage-audit {} --db NEW.db`", db.path(), app, tables, db.path()));
+  }
+  if (version > kHistorySchemaVersion) {
+    return InvalidArgument(fmt::format("{}: schema version {} was written by a newer cgov (this "
+                                       "one reads up to {}); nothing was changed",
+                                       db.path(), version, kHistorySchemaVersion));
+  }
+  return Status::Ok();
+}
+
+Status Migrate(SqliteDb& db) {
+  CGOV_ASSIGN_OR_RETURN(int64_t version, db.QueryInt("PRAGMA user_version"));
+  if (version >= kHistorySchemaVersion) return Status::Ok();
+  CGOV_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
+  for (auto v = static_cast<size_t>(version); v < Migrations().size(); ++v) {
+    Status step = db.Exec(Migrations()[v]);
+    if (!step.ok()) {
+      (void)db.Exec("ROLLBACK");
+      return step.WithContext(fmt::format("migrating the schema to version {}", v + 1));
+    }
+  }
+  CGOV_RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {}",
+                                           kApplicationId, kHistorySchemaVersion)));
+  return db.Exec("COMMIT");
+}
+
+// The pid recorded by the writer holding the lock, for the error message.
+std::string LockHolder(SqliteDb& db) {
+  Result<SqliteStmt> stmt = db.Prepare("SELECT value FROM meta WHERE key = 'writer_pid'");
+  if (!stmt.ok()) return "";
+  Result<bool> row = stmt->Step();
+  if (!row.ok() || !*row) return "";
+  std::string pid(stmt->Text(0));
+  stmt->Reset();
+  return " (pid " + pid + ")";
+}
+
+Result<int> TakeWriterLock(const std::string& path, SqliteDb& db) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Unavailable(fmt::format("{}: another cgov is writing to this database{}; one writer "
+                                     "at a time (reports can run alongside it)",
+                                     path, LockHolder(db)));
+    }
+    return IoError(fmt::format("{}: cannot lock: {}", path, std::strerror(err)));
+  }
+  return fd;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path, Mode mode) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  if (mode == Mode::kRead && !exists) {
+    return NotFound(fmt::format("{}: no such database (cgov daemon --db or cgov demo --db "
+                                "creates one)", path));
+  }
+  if (exists && !LooksLikeSqlite(path)) {
+    return InvalidArgument(fmt::format("{}: not a SQLite database; nothing was changed", path));
+  }
+  const auto open_mode = mode == Mode::kRead ? SqliteDb::OpenMode::kReadOnly
+                                             : SqliteDb::OpenMode::kCreate;
+  CGOV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path, open_mode));
+  CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA busy_timeout = 5000"));
+  CGOV_RETURN_IF_ERROR(CheckIdentity(*db));
+  int lock_fd = -1;
+  if (mode == Mode::kWrite) {
+    CGOV_ASSIGN_OR_RETURN(lock_fd, TakeWriterLock(path, *db));
+  }
+  std::unique_ptr<HistoryStore> store(new HistoryStore(std::move(db), path, lock_fd));
+  if (mode == Mode::kWrite) {
+    CGOV_RETURN_IF_ERROR(store->PrepareWriter());
+  } else {
+    CGOV_ASSIGN_OR_RETURN(int64_t version, store->db_->QueryInt("PRAGMA user_version"));
+    if (version < kHistorySchemaVersion) {
+      return InvalidArgument(fmt::format("{}: schema version {} needs migrating: open it once with "
+                                         "a writer (cgov daemon) first", path, version));
+    }
+  }
+  CGOV_RETURN_IF_ERROR(store->LoadCaches());
+  return store;
+}
+
+HistoryStore::~HistoryStore() {
+  insert_tick_ = {};
+  put_rollup_ = {};
+  put_identity_rollup_ = {};
+  put_session_ = {};
+  set_meta_ = {};
+  db_.reset();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+Status HistoryStore::PrepareWriter() {
+  // WAL: readers never block the writer. NORMAL: a commit is durable once the WAL is
+  // checkpointed; a power loss can lose the last commits, a process crash loses nothing.
+  CGOV_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"));
+  CGOV_RETURN_IF_ERROR(Migrate(*db_));
+  CGOV_ASSIGN_OR_RETURN(insert_tick_,
+                        db_->Prepare("INSERT OR IGNORE INTO tick (ts_ms, run, data) VALUES (?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(put_rollup_, db_->Prepare(
+      "INSERT OR REPLACE INTO gpu_hour (hour, gpu, data) VALUES (?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(put_identity_rollup_, db_->Prepare(
+      "INSERT OR REPLACE INTO identity_hour (hour, identity, gpu, data) VALUES (?,?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(put_session_, db_->Prepare(
+      "INSERT OR REPLACE INTO session (start_ms, gpu, pid, end_ms, identity, command, held_ms, "
+      "idle_held_ms, mem_max_mib, open) VALUES (?,?,?,?,?,?,?,?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(set_meta_,
+                        db_->Prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)"));
+  return SetMeta("writer_pid", std::to_string(::getpid()));
+}
+
+Status HistoryStore::LoadCaches() {
+  CGOV_ASSIGN_OR_RETURN(std::vector<GpuRecord> gpus, Gpus());
+  for (GpuRecord& g : gpus) gpus_[g.uuid] = g;
+  CGOV_ASSIGN_OR_RETURN(auto identities, Identities());
+  for (const auto& [id, record] : identities) identities_[record.Key()] = id;
+  CGOV_ASSIGN_OR_RETURN(auto commands, Commands());
+  for (const auto& [id, name] : commands) commands_[name] = id;
+  CGOV_ASSIGN_OR_RETURN(std::string watermark, Meta("rollup_watermark_ms"));
+  watermark_ms_ = watermark.empty() ? 0 : std::stoll(watermark);
+  return Status::Ok();
+}
+
+Status HistoryStore::BeginSnapshot() {
+  CGOV_RETURN_IF_ERROR(db_->Exec("BEGIN"));
+  Result<std::string> watermark = Meta("rollup_watermark_ms");  // the first read fixes the snapshot
+  if (!watermark.ok()) {
+    EndSnapshot();
+    return watermark.status();
+  }
+  watermark_ms_ = watermark->empty() ? 0 : std::stoll(*watermark);
+  return Status::Ok();
+}
+
+void HistoryStore::EndSnapshot() { (void)db_->Exec("COMMIT"); }
+
+Status HistoryStore::Begin() { return db_->Exec("BEGIN IMMEDIATE"); }
+Status HistoryStore::Commit() { return db_->Exec("COMMIT"); }
+void HistoryStore::Rollback() { (void)db_->Exec("ROLLBACK"); }
+
+Result<uint32_t> HistoryStore::GpuId(const GpuRecord& gpu) {
+  auto it = gpus_.find(gpu.uuid);
+  if (it != gpus_.end() && it->second.index == gpu.index && it->second.name == gpu.name &&
+      it->second.mem_total_mib == gpu.mem_total_mib && it->second.pci_bus_id == gpu.pci_bus_id) {
+    return it->second.id;
+  }
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "INSERT INTO gpu (uuid, idx, name, mem_total_mib, pci_bus_id) VALUES (?,?,?,?,?) "
+      "ON CONFLICT (uuid) DO UPDATE SET idx = excluded.idx, name = excluded.name, "
+      "mem_total_mib = excluded.mem_total_mib, pci_bus_id = excluded.pci_bus_id RETURNING id"));
+  stmt.Bind(1, gpu.uuid).Bind(2, gpu.index).Bind(3, gpu.name).Bind(5, gpu.pci_bus_id);
+  if (gpu.mem_total_mib) stmt.Bind(4, static_cast<int64_t>(*gpu.mem_total_mib));
+  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Internal(fmt::format("{}: no id for GPU {}", path_, gpu.uuid));
+  GpuRecord stored = gpu;
+  stored.id = static_cast<uint32_t>(stmt.Int(0));
+  CGOV_RETURN_IF_ERROR(stmt.Run());
+  gpus_[gpu.uuid] = stored;
+  return stored.id;
+}
+
+Result<uint32_t> HistoryStore::IdentityId(const IdentityRecord& identity) {
+  auto key = identity.Key();
+  if (auto it = identities_.find(key); it != identities_.end()) return it->second;
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "INSERT INTO identity (user, owner, pod, container, slurm_job, project, team, tags) "
+      "VALUES (?,?,?,?,?,?,?,?) RETURNING id"));
+  stmt.Bind(1, identity.user).Bind(2, identity.owner).Bind(3, identity.pod)
+      .Bind(4, identity.container).Bind(5, identity.slurm_job).Bind(6, identity.project)
+      .Bind(7, identity.team).Bind(8, identity.tags);
+  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Internal(fmt::format("{}: no id for an identity", path_));
+  const auto id = static_cast<uint32_t>(stmt.Int(0));
+  CGOV_RETURN_IF_ERROR(stmt.Run());
+  identities_.emplace(std::move(key), id);
+  return id;
+}
+
+Result<uint32_t> HistoryStore::CommandId(const std::string& name) {
+  if (auto it = commands_.find(name); it != commands_.end()) return it->second;
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt,
+                        db_->Prepare("INSERT INTO command (name) VALUES (?) RETURNING id"));
+  stmt.Bind(1, name);
+  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Internal(fmt::format("{}: no id for command {}", path_, name));
+  const auto id = static_cast<uint32_t>(stmt.Int(0));
+  CGOV_RETURN_IF_ERROR(stmt.Run());
+  commands_.emplace(name, id);
+  return id;
+}
+
+Result<RunRecord> HistoryStore::BeginRun(const std::string& source, int64_t started_ms,
+                                         int64_t interval_ms, const std::string& hostname) {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "INSERT INTO run (started_ms, interval_ms, source, hostname) VALUES (?,?,?,?) RETURNING id"));
+  stmt.Bind(1, started_ms).Bind(2, interval_ms).Bind(3, source).Bind(4, hostname);
+  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Internal(fmt::format("{}: no id for a run", path_));
+  RunRecord run{static_cast<uint32_t>(stmt.Int(0)), started_ms, interval_ms, source, hostname};
+  CGOV_RETURN_IF_ERROR(stmt.Run());
+  return run;
+}
+
+Result<bool> HistoryStore::AppendTick(int64_t ts_ms, uint32_t run_id, const StoredTick& tick) {
+  thread_local std::string buffer;
+  buffer.clear();
+  EncodeTick(tick, &buffer);
+  insert_tick_.Bind(1, ts_ms).Bind(2, int64_t{run_id}).BindBlob(3, buffer);
+  CGOV_RETURN_IF_ERROR(insert_tick_.Run());
+  return db_->Changes() > 0;
+}
+
+Status HistoryStore::PutRollup(const RollupRow& row) {
+  if (row.identity_id == 0) {
+    put_rollup_.Bind(1, row.hour).Bind(2, int64_t{row.gpu_id}).BindBlob(3, row.data);
+    return put_rollup_.Run();
+  }
+  put_identity_rollup_.Bind(1, row.hour).Bind(2, int64_t{row.identity_id})
+      .Bind(3, int64_t{row.gpu_id}).BindBlob(4, row.data);
+  return put_identity_rollup_.Run();
+}
+
+Status HistoryStore::PutSession(const SessionRecord& s) {
+  put_session_.Bind(1, s.start_ms).Bind(2, int64_t{s.gpu_id}).Bind(3, int64_t{s.pid})
+      .Bind(4, s.end_ms).Bind(5, int64_t{s.identity_id}).Bind(6, int64_t{s.command_id})
+      .Bind(7, s.held_ms).Bind(8, s.idle_held_ms).Bind(9, int64_t{s.mem_max_mib})
+      .Bind(10, int64_t{s.open ? 1 : 0});
+  return put_session_.Run();
+}
+
+Status HistoryStore::SetWatermark(int64_t watermark_ms) {
+  CGOV_RETURN_IF_ERROR(SetMeta("rollup_watermark_ms", std::to_string(watermark_ms)));
+  watermark_ms_ = watermark_ms;
+  return Status::Ok();
+}
+
+Result<int64_t> HistoryStore::PruneTicks(int64_t before_ms) {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("DELETE FROM tick WHERE ts_ms < ?"));
+  stmt.Bind(1, std::min(before_ms, watermark_ms_));
+  CGOV_RETURN_IF_ERROR(stmt.Run());
+  return db_->Changes();
+}
+
+Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id FROM gpu ORDER BY id"));
+  std::vector<GpuRecord> out;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    GpuRecord g{static_cast<uint32_t>(stmt.Int(0)), std::string(stmt.Text(1)), stmt.Int(2),
+                std::string(stmt.Text(3)), std::nullopt, std::string(stmt.Text(5))};
+    if (!stmt.IsNull(4)) g.mem_total_mib = static_cast<uint64_t>(stmt.Int(4));
+    out.push_back(std::move(g));
+  }
+}
+
+Result<std::map<uint32_t, IdentityRecord>> HistoryStore::Identities() const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT id, user, owner, pod, container, slurm_job, project, team, tags FROM identity"));
+  std::map<uint32_t, IdentityRecord> out;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    IdentityRecord r;
+    r.id = static_cast<uint32_t>(stmt.Int(0));
+    std::string* fields[] = {&r.user, &r.owner, &r.pod, &r.container, &r.slurm_job,
+                             &r.project, &r.team, &r.tags};
+    for (int i = 0; i < 8; ++i) *fields[i] = std::string(stmt.Text(i + 1));
+    out[r.id] = std::move(r);
+  }
+}
+
+Result<std::map<uint32_t, std::string>> HistoryStore::Commands() const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("SELECT id, name FROM command"));
+  std::map<uint32_t, std::string> out;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    out[static_cast<uint32_t>(stmt.Int(0))] = std::string(stmt.Text(1));
+  }
+}
+
+Result<std::map<uint32_t, RunRecord>> HistoryStore::Runs() const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT id, started_ms, interval_ms, source, hostname FROM run"));
+  std::map<uint32_t, RunRecord> out;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    const auto id = static_cast<uint32_t>(stmt.Int(0));
+    out[id] = RunRecord{id, stmt.Int(1), stmt.Int(2), std::string(stmt.Text(3)),
+                        std::string(stmt.Text(4))};
+  }
+}
+
+Result<std::string> HistoryStore::Meta(const std::string& key) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("SELECT value FROM meta WHERE key = ?"));
+  stmt.Bind(1, key);
+  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return std::string();
+  std::string value(stmt.Text(0));
+  stmt.Reset();
+  return value;
+}
+
+Status HistoryStore::SetMeta(const std::string& key, const std::string& value) {
+  set_meta_.Bind(1, key).Bind(2, value);
+  return set_meta_.Run();
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> HistoryStore::TickRange() const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("SELECT min(ts_ms), max(ts_ms) FROM tick"));
+  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  std::optional<std::pair<int64_t, int64_t>> range;
+  if (row && !stmt.IsNull(0)) range = std::make_pair(stmt.Int(0), stmt.Int(1));
+  stmt.Reset();
+  return range;
+}
+
+Result<bool> HistoryStore::HasTick(int64_t ts_ms) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("SELECT 1 FROM tick WHERE ts_ms = ?"));
+  stmt.Bind(1, ts_ms);
+  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  stmt.Reset();
+  return row;
+}
+
+Status HistoryStore::ForEachTick(int64_t from_ms, int64_t to_ms, const TickFn& fn) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT ts_ms, run, data FROM tick WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms"));
+  stmt.Bind(1, from_ms).Bind(2, to_ms);
+  StoredTick tick;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return Status::Ok();
+    const int64_t ts = stmt.Int(0);
+    Status decoded = DecodeTick(stmt.Blob(2), fmt::format("{}: tick {}", path_, ts), &tick);
+    Status done = decoded.ok() ? fn(ts, static_cast<uint32_t>(stmt.Int(1)), tick) : decoded;
+    if (!done.ok()) {
+      stmt.Reset();
+      return done;
+    }
+  }
+}
+
+Status HistoryStore::ForEachRollup(int64_t from_hour, int64_t to_hour, bool identities,
+                                   const std::function<Status(const RollupRow&)>& fn) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      identities ? "SELECT hour, identity, gpu, data FROM identity_hour WHERE hour >= ? AND hour < ?"
+                 : "SELECT hour, 0, gpu, data FROM gpu_hour WHERE hour >= ? AND hour < ?"));
+  stmt.Bind(1, from_hour).Bind(2, to_hour);
+  RollupRow r;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return Status::Ok();
+    r.hour = stmt.Int(0);
+    r.identity_id = static_cast<uint32_t>(stmt.Int(1));
+    r.gpu_id = static_cast<uint32_t>(stmt.Int(2));
+    r.data.assign(stmt.Blob(3));
+    Status done = fn(r);
+    if (!done.ok()) {
+      stmt.Reset();
+      return done;
+    }
+  }
+}
+
+namespace {
+
+Result<std::vector<SessionRecord>> ReadSessions(SqliteStmt& stmt) {
+  std::vector<SessionRecord> out;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    SessionRecord s;
+    s.start_ms = stmt.Int(0);
+    s.gpu_id = static_cast<uint32_t>(stmt.Int(1));
+    s.pid = static_cast<uint32_t>(stmt.Int(2));
+    s.end_ms = stmt.Int(3);
+    s.identity_id = static_cast<uint32_t>(stmt.Int(4));
+    s.command_id = static_cast<uint32_t>(stmt.Int(5));
+    s.held_ms = stmt.Int(6);
+    s.idle_held_ms = stmt.Int(7);
+    s.mem_max_mib = static_cast<uint32_t>(stmt.Int(8));
+    s.open = stmt.Int(9) != 0;
+    out.push_back(s);
+  }
+}
+
+constexpr const char* kSessionColumns =
+    "SELECT start_ms, gpu, pid, end_ms, identity, command, held_ms, idle_held_ms, mem_max_mib, "
+    "open FROM session ";
+
+}  // namespace
+
+Result<std::vector<SessionRecord>> HistoryStore::Sessions(int64_t since_ms,
+                                                          int64_t until_ms) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      std::string(kSessionColumns) +
+      "WHERE (end_ms > ? AND start_ms < ?) OR open = 1 ORDER BY start_ms, gpu, pid"));
+  stmt.Bind(1, since_ms).Bind(2, until_ms);
+  return ReadSessions(stmt);
+}
+
+Result<std::vector<SessionRecord>> HistoryStore::OpenSessions() const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      std::string(kSessionColumns) + "WHERE open = 1 ORDER BY start_ms, gpu, pid"));
+  return ReadSessions(stmt);
+}
+
+}  // namespace cgov

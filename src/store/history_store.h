@@ -1,0 +1,162 @@
+// The history database of `cgov daemon`, `cgov demo` and `cgov import`: SQLite in WAL mode, one
+// row per tick (ticks keyed by their time in ms), dictionaries for GPUs, identities and commands,
+// and hourly rollups plus idle-held sessions so that a report's cost follows its window, not the
+// database size. Schema, encodings and versioning: docs/history-db.md.
+//
+// One writer at a time (an flock on the database file, released by the kernel however the writer
+// dies); any number of readers alongside it. Not thread-safe: one HistoryStore per thread.
+#ifndef CGOV_STORE_HISTORY_STORE_H_
+#define CGOV_STORE_HISTORY_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/status.h"
+#include "store/sqlite_db.h"
+#include "store/tick_record.h"
+
+namespace cgov {
+
+inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int64_t kHourMs = 3'600'000;
+
+struct GpuRecord {
+  uint32_t id = 0;
+  std::string uuid;  // the key; "index:N" when the driver gave none
+  int64_t index = -1;
+  std::string name;
+  std::optional<uint64_t> mem_total_mib;
+  std::string pci_bus_id;
+};
+
+// Who a GPU process belongs to. Empty fields are unknown.
+struct IdentityRecord {
+  uint32_t id = 0;
+  std::string user;   // login user (loginuid) if set, else the owner
+  std::string owner;  // real uid's name
+  std::string pod;    // Kubernetes pod UID
+  std::string container;
+  std::string slurm_job;
+  std::string project;  // CGOV_PROJECT
+  std::string team;     // CGOV_TEAM
+  std::string tags;     // CGOV_TAGS, "k=v,k=v" sorted
+
+  auto Key() const {
+    return std::make_tuple(user, owner, pod, container, slurm_job, project, team, tags);
+  }
+};
+
+struct RunRecord {
+  uint32_t id = 0;
+  int64_t started_ms = 0;
+  int64_t interval_ms = 0;
+  std::string source;  // "daemon", "demo", "import:gpu-usage-audit:<file>"
+  std::string hostname;
+};
+
+// One process holding one GPU without a break (docs/history-db.md).
+struct SessionRecord {
+  uint32_t gpu_id = 0;
+  uint32_t pid = 0;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;  // the end of the time its last sample stands for
+  uint32_t identity_id = 0;
+  uint32_t command_id = 0;
+  int64_t held_ms = 0;       // sample time while it held memory on the GPU
+  int64_t idle_held_ms = 0;  // of which the GPU was idle-held
+  uint32_t mem_max_mib = 0;
+  bool open = true;  // false once the process left the GPU or its run ended
+};
+
+// An opaque rollup row (the analysis layer owns the encoding of `data`).
+struct RollupRow {
+  int64_t hour = 0;  // Unix ms / kHourMs
+  uint32_t identity_id = 0;  // 0 for GPU rows
+  uint32_t gpu_id = 0;
+  std::string data;
+};
+
+class HistoryStore {
+ public:
+  enum class Mode { kRead, kWrite };
+
+  // kWrite creates the database if it does not exist, migrates an older schema forward and takes
+  // the writer lock (a second writer gets a clear error). kRead needs an existing database. A file
+  // that is not a Cost Governor history, or is corrupt, is an error and is left untouched.
+  static Result<std::unique_ptr<HistoryStore>> Open(const std::string& path, Mode mode);
+  ~HistoryStore();
+
+  const std::string& path() const { return path_; }
+
+  // Transactions: writers wrap each tick (or a batch of ticks) in one.
+  Status Begin();
+  Status Commit();
+  void Rollback();
+
+  // A consistent snapshot for readers (a writer may commit meanwhile): reads between these see
+  // one state of the database. Re-reads the watermark.
+  Status BeginSnapshot();
+  void EndSnapshot();
+
+  // Dictionaries: the id of a record, inserted when new. Cached in memory.
+  Result<uint32_t> GpuId(const GpuRecord& gpu);
+  Result<uint32_t> IdentityId(const IdentityRecord& identity);
+  Result<uint32_t> CommandId(const std::string& name);
+  Result<RunRecord> BeginRun(const std::string& source, int64_t started_ms, int64_t interval_ms,
+                             const std::string& hostname);
+
+  // false when a tick at ts_ms exists already (nothing written: imports are idempotent).
+  Result<bool> AppendTick(int64_t ts_ms, uint32_t run_id, const StoredTick& tick);
+  Status PutRollup(const RollupRow& row);
+  Status PutSession(const SessionRecord& session);
+  // Everything before watermark_ms is in the rollups and sessions; ticks from it on are not.
+  Status SetWatermark(int64_t watermark_ms);
+  int64_t watermark_ms() const { return watermark_ms_; }
+  // Deletes raw ticks before `before_ms` (never past the watermark). Returns rows deleted.
+  Result<int64_t> PruneTicks(int64_t before_ms);
+
+  // Readers.
+  Result<std::vector<GpuRecord>> Gpus() const;
+  Result<std::map<uint32_t, IdentityRecord>> Identities() const;
+  Result<std::map<uint32_t, std::string>> Commands() const;
+  Result<std::map<uint32_t, RunRecord>> Runs() const;
+  Result<std::string> Meta(const std::string& key) const;  // "" when absent
+  Status SetMeta(const std::string& key, const std::string& value);
+  // First and last tick time, nullopt when there are no ticks.
+  Result<std::optional<std::pair<int64_t, int64_t>>> TickRange() const;
+  Result<bool> HasTick(int64_t ts_ms) const;
+  using TickFn = std::function<Status(int64_t ts_ms, uint32_t run_id, const StoredTick& tick)>;
+  // Ticks with from_ms <= ts < to_ms, in time order.
+  Status ForEachTick(int64_t from_ms, int64_t to_ms, const TickFn& fn) const;
+  // Rollup rows with from_hour <= hour < to_hour; identity rows when `identities`.
+  Status ForEachRollup(int64_t from_hour, int64_t to_hour, bool identities,
+                       const std::function<Status(const RollupRow&)>& fn) const;
+  // Sessions overlapping [since_ms, until_ms), and every open one.
+  Result<std::vector<SessionRecord>> Sessions(int64_t since_ms, int64_t until_ms) const;
+  Result<std::vector<SessionRecord>> OpenSessions() const;
+
+ private:
+  HistoryStore(std::unique_ptr<SqliteDb> db, std::string path, int lock_fd)
+      : db_(std::move(db)), path_(std::move(path)), lock_fd_(lock_fd) {}
+  Status PrepareWriter();
+  Status LoadCaches();
+
+  std::unique_ptr<SqliteDb> db_;
+  std::string path_;
+  int lock_fd_;  // -1 for readers
+  int64_t watermark_ms_ = 0;
+  std::map<std::string, GpuRecord> gpus_;  // by uuid
+  std::map<decltype(std::declval<IdentityRecord>().Key()), uint32_t> identities_;  // by Key()
+  std::map<std::string, uint32_t, std::less<>> commands_;
+  SqliteStmt insert_tick_, put_rollup_, put_identity_rollup_, put_session_, set_meta_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_STORE_HISTORY_STORE_H_

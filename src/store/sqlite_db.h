@@ -1,0 +1,80 @@
+// A thin RAII wrapper over the SQLite C API: a connection and prepared statements whose errors
+// come back as Status values naming the database file. Not thread-safe; one per thread.
+#ifndef CGOV_STORE_SQLITE_DB_H_
+#define CGOV_STORE_SQLITE_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace cgov {
+
+class SqliteDb;
+
+class SqliteStmt {
+ public:
+  SqliteStmt() = default;
+  SqliteStmt(SqliteStmt&& other) noexcept;
+  SqliteStmt& operator=(SqliteStmt&& other) noexcept;
+  SqliteStmt(const SqliteStmt&) = delete;
+  SqliteStmt& operator=(const SqliteStmt&) = delete;
+  ~SqliteStmt();
+
+  // Parameters are 1-based, as in SQLite.
+  SqliteStmt& Bind(int index, int64_t value);
+  SqliteStmt& Bind(int index, std::string_view text);
+  SqliteStmt& BindBlob(int index, std::string_view bytes);
+  SqliteStmt& BindNull(int index);
+
+  // true: a row is ready; false: done. Resets itself after done or an error.
+  Result<bool> Step();
+  // Steps until done (for statements that return no rows).
+  Status Run();
+  void Reset();
+
+  int64_t Int(int column) const;
+  bool IsNull(int column) const;
+  std::string_view Text(int column) const;
+  std::string_view Blob(int column) const;
+
+ private:
+  friend class SqliteDb;
+  SqliteStmt(sqlite3_stmt* stmt, const SqliteDb* db) : stmt_(stmt), db_(db) {}
+  Status Error(int rc) const;
+
+  sqlite3_stmt* stmt_ = nullptr;
+  const SqliteDb* db_ = nullptr;
+};
+
+class SqliteDb {
+ public:
+  enum class OpenMode { kReadOnly, kReadWrite, kCreate };
+  static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path, OpenMode mode);
+  ~SqliteDb();
+
+  Status Exec(std::string_view sql);
+  Result<SqliteStmt> Prepare(std::string_view sql) const;
+  // The single integer a query such as "PRAGMA user_version" returns.
+  Result<int64_t> QueryInt(std::string_view sql) const;
+  int64_t Changes() const;  // rows changed by the last statement
+  const std::string& path() const { return path_; }
+  sqlite3* raw() const { return db_; }
+
+  // "PATH: <what>: <SQLite's message>".
+  Status Error(std::string_view what) const;
+
+ private:
+  SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_STORE_SQLITE_DB_H_
