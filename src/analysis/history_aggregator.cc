@@ -203,7 +203,16 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
     SessionRecord& s = it->second;
     s.end_ms = p.ts_ms + duration_ms;
     s.held_ms += duration_ms;
-    if (idle_held) s.idle_held_ms += duration_ms;
+    if (idle_held) {
+      s.idle_held_ms += duration_ms;
+      s.idle_streak_ms += duration_ms;
+      if (s.idle_streak_ms > s.idle_streak_max_ms) {
+        s.idle_streak_max_ms = s.idle_streak_ms;
+        s.idle_streak_max_start_ms = s.end_ms - s.idle_streak_ms;
+      }
+    } else {
+      s.idle_streak_ms = 0;
+    }
     s.mem_max_mib = std::max(s.mem_max_mib, proc.mem_used_mib.value_or(0));
     changed_[{s.start_ms, gpu_id, proc.pid}] = true;
   }

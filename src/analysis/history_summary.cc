@@ -129,7 +129,8 @@ std::string Advice(const ActionRow& a) {
 
 void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
   for (const SessionRecord& session : in.sessions) {
-    if (session.idle_held_ms < min_ms) continue;
+    // Unbroken idle-held time: a starved loader's seconds-long dips are a different finding.
+    if (session.idle_streak_max_ms < min_ms) continue;
     ActionRow a;
     a.session = session;
     const HistoryGpuRow* gpu = FindGpu(*s, session.gpu_id);

@@ -42,7 +42,8 @@ struct HistoryOptions {
   PriceOptions price;
   const PriceCatalog* catalog = nullptr;  // nullptr: the built-in one
   PhaseThresholds phases;
-  int64_t idle_held_min_ms = 30 * 60 * 1000;  // an action needs this much idle-held time
+  // An action needs an unbroken idle-held stretch this long.
+  int64_t idle_held_min_ms = 30 * 60 * 1000;
   // Weekday (0 = Monday) x 24 + hour of day, for the Unix hour `hour`; default UTC.
   std::function<int(int64_t hour)> slot_of_hour;
   std::string tz_name = "UTC";

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include "cli/daemon.h"
+#include "cli/demo.h"
 #include "cli/doctor.h"
+#include "cli/import.h"
 #include "cli/report.h"
 #include "cli/run.h"
 
@@ -48,6 +50,9 @@ const std::vector<Command>& Commands() {
        RunDaemon},
       {"report", "where the GPU-time of a history database went, who held it, what it cost",
        RunReport},
+      {"demo", "write a simulated shared GPU box (a week in seconds) for cgov report", RunDemo},
+      {"import", "import another tool's history: cgov import gpu-usage-audit SOURCE.db --db PATH",
+       RunImport},
       {"doctor", "check what this machine offers: NVML, GPUs and their fields, /proc, cgroups",
        RunDoctor},
   };

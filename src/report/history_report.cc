@@ -15,6 +15,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr size_t kMaxActions = 15;
+
 double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
 std::string Time(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 16) + "Z"; }
 std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
@@ -166,13 +168,19 @@ std::string Actions(const HistorySummary& s, bool md) {
   }
   int n = 0;
   for (const ActionRow& a : s.actions) {
+    if (n == kMaxActions) {
+      out += fmt::format("… and {} more (all of them in --format json)\n",
+                         s.actions.size() - kMaxActions);
+      break;
+    }
     const SessionRecord& x = a.session;
     out += fmt::format(
-        "{}. {} GPU {} · {} · {} (pid {}) · since {} · idle-held {} of {} held · up to {} MiB{}\n"
-        "   → {}\n",
+        "{}. {} GPU {} · {} · {} (pid {}) · held since {} · idle-held {} of {} (longest unbroken: "
+        "{} from {}) · up to {} MiB{}\n   → {}\n",
         ++n, s.cost.priced ? FormatUsd(a.idle_held_cost) : "—", a.gpu_index,
         a.user.empty() ? "(unknown user)" : a.user, a.command.empty() ? "?" : a.command, x.pid,
-        Time(x.start_ms), Span(x.idle_held_ms), Span(x.held_ms), x.mem_max_mib,
+        Time(x.start_ms), Span(x.idle_held_ms), Span(x.held_ms), Span(x.idle_streak_max_ms),
+        Time(x.idle_streak_max_start_ms), x.mem_max_mib,
         a.ongoing ? " · still holding" : fmt::format(" · ended {}", Time(x.end_ms)), a.advice);
   }
   return out;
@@ -255,6 +263,9 @@ json ActionsJson(const HistorySummary& s) {
                    {"end", FormatRfc3339Utc(x.end_ms * 1'000'000)}, {"ongoing", a.ongoing},
                    {"held_seconds", Round3(static_cast<double>(x.held_ms) / 1e3)},
                    {"idle_held_seconds", Round3(static_cast<double>(x.idle_held_ms) / 1e3)},
+                   {"longest_idle_held_seconds",
+                    Round3(static_cast<double>(x.idle_streak_max_ms) / 1e3)},
+                   {"longest_idle_held_start", FormatRfc3339Utc(x.idle_streak_max_start_ms * 1'000'000)},
                    {"mem_max_mib", x.mem_max_mib}, {"idle_held_cost_usd", Usd(s, a.idle_held_cost)},
                    {"advice", a.advice}});
   }

@@ -36,7 +36,8 @@ CREATE TABLE session (start_ms INTEGER NOT NULL, gpu INTEGER NOT NULL, pid INTEG
                       end_ms INTEGER NOT NULL, identity INTEGER NOT NULL,
                       command INTEGER NOT NULL, held_ms INTEGER NOT NULL,
                       idle_held_ms INTEGER NOT NULL, mem_max_mib INTEGER NOT NULL,
-                      open INTEGER NOT NULL, PRIMARY KEY (start_ms, gpu, pid)) WITHOUT ROWID;
+                      idle_streak_ms INTEGER NOT NULL, idle_streak_max_ms INTEGER NOT NULL,
+                      idle_streak_max_start_ms INTEGER NOT NULL, open INTEGER NOT NULL, PRIMARY KEY (start_ms, gpu, pid)) WITHOUT ROWID;
 CREATE INDEX session_by_end ON session (end_ms);
 )sql";
 
@@ -175,7 +176,8 @@ Status HistoryStore::PrepareWriter() {
       "INSERT OR REPLACE INTO identity_hour (hour, identity, gpu, data) VALUES (?,?,?,?)"));
   CGOV_ASSIGN_OR_RETURN(put_session_, db_->Prepare(
       "INSERT OR REPLACE INTO session (start_ms, gpu, pid, end_ms, identity, command, held_ms, "
-      "idle_held_ms, mem_max_mib, open) VALUES (?,?,?,?,?,?,?,?,?,?)"));
+      "idle_held_ms, mem_max_mib, idle_streak_ms, idle_streak_max_ms, idle_streak_max_start_ms, "
+      "open) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   CGOV_ASSIGN_OR_RETURN(set_meta_,
                         db_->Prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)"));
   return SetMeta("writer_pid", std::to_string(::getpid()));
@@ -296,7 +298,8 @@ Status HistoryStore::PutSession(const SessionRecord& s) {
   put_session_.Bind(1, s.start_ms).Bind(2, int64_t{s.gpu_id}).Bind(3, int64_t{s.pid})
       .Bind(4, s.end_ms).Bind(5, int64_t{s.identity_id}).Bind(6, int64_t{s.command_id})
       .Bind(7, s.held_ms).Bind(8, s.idle_held_ms).Bind(9, int64_t{s.mem_max_mib})
-      .Bind(10, int64_t{s.open ? 1 : 0});
+      .Bind(10, s.idle_streak_ms).Bind(11, s.idle_streak_max_ms)
+      .Bind(12, s.idle_streak_max_start_ms).Bind(13, int64_t{s.open ? 1 : 0});
   return put_session_.Run();
 }
 
@@ -382,11 +385,15 @@ Status HistoryStore::SetMeta(const std::string& key, const std::string& value) {
 }
 
 Result<std::optional<std::pair<int64_t, int64_t>>> HistoryStore::TickRange() const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("SELECT min(ts_ms), max(ts_ms) FROM tick"));
-  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  // Two queries: SQLite answers min() or max() alone from the key, both together by a scan.
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt first, db_->Prepare("SELECT min(ts_ms) FROM tick"));
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt last, db_->Prepare("SELECT max(ts_ms) FROM tick"));
+  CGOV_ASSIGN_OR_RETURN(bool row, first.Step());
+  CGOV_ASSIGN_OR_RETURN(bool row2, last.Step());
   std::optional<std::pair<int64_t, int64_t>> range;
-  if (row && !stmt.IsNull(0)) range = std::make_pair(stmt.Int(0), stmt.Int(1));
-  stmt.Reset();
+  if (row && row2 && !first.IsNull(0)) range = std::make_pair(first.Int(0), last.Int(0));
+  first.Reset();
+  last.Reset();
   return range;
 }
 
@@ -455,14 +462,17 @@ Result<std::vector<SessionRecord>> ReadSessions(SqliteStmt& stmt) {
     s.held_ms = stmt.Int(6);
     s.idle_held_ms = stmt.Int(7);
     s.mem_max_mib = static_cast<uint32_t>(stmt.Int(8));
-    s.open = stmt.Int(9) != 0;
+    s.idle_streak_ms = stmt.Int(9);
+    s.idle_streak_max_ms = stmt.Int(10);
+    s.idle_streak_max_start_ms = stmt.Int(11);
+    s.open = stmt.Int(12) != 0;
     out.push_back(s);
   }
 }
 
 constexpr const char* kSessionColumns =
     "SELECT start_ms, gpu, pid, end_ms, identity, command, held_ms, idle_held_ms, mem_max_mib, "
-    "open FROM session ";
+    "idle_streak_ms, idle_streak_max_ms, idle_streak_max_start_ms, open FROM session ";
 
 }  // namespace
 

@@ -71,6 +71,9 @@ struct SessionRecord {
   int64_t held_ms = 0;       // sample time while it held memory on the GPU
   int64_t idle_held_ms = 0;  // of which the GPU was idle-held
   uint32_t mem_max_mib = 0;
+  int64_t idle_streak_ms = 0;            // the idle-held time running now (0: not idle-held)
+  int64_t idle_streak_max_ms = 0;        // the longest unbroken idle-held stretch
+  int64_t idle_streak_max_start_ms = 0;  // and when it began
   bool open = true;  // false once the process left the GPU or its run ended
 };
 

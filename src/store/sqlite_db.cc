@@ -66,6 +66,8 @@ void SqliteStmt::Reset() {
 
 int64_t SqliteStmt::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
 
+double SqliteStmt::Double(int column) const { return sqlite3_column_double(stmt_, column); }
+
 bool SqliteStmt::IsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }

@@ -39,6 +39,7 @@ class SqliteStmt {
   void Reset();
 
   int64_t Int(int column) const;
+  double Double(int column) const;
   bool IsNull(int column) const;
   std::string_view Text(int column) const;
   std::string_view Blob(int column) const;
