@@ -34,6 +34,12 @@ struct IdentityHour {
   // by phase: these add up to the GPU's attributed time (no double counting).
   std::array<int64_t, kPhaseCount> attributed_ms{};
   int64_t attributed_unknown_ms = 0;
+
+  int64_t AttributedMsForTest() const {
+    int64_t sum = attributed_unknown_ms;
+    for (int64_t ms : attributed_ms) sum += ms;
+    return sum;
+  }
 };
 
 struct HourBucket {

@@ -1,0 +1,212 @@
+#include <gtest/gtest.h>
+
+#include "analysis/history_aggregator.h"
+#include "analysis/history_rollup.h"
+#include "analysis/history_summary.h"
+
+namespace cgov {
+namespace {
+
+constexpr int64_t kH = kHourMs;
+constexpr size_t kIdleHeld = static_cast<size_t>(Phase::kIdleHeld);
+constexpr size_t kTrulyIdle = static_cast<size_t>(Phase::kTrulyIdle);
+constexpr size_t kProductive = static_cast<size_t>(Phase::kProductive);
+
+struct Proc {
+  uint32_t pid;
+  uint32_t identity;
+  uint32_t mib;
+  bool graphics = false;
+};
+
+// One GPU (id 1) at `util` with these processes.
+StoredTick Tick(uint64_t util, std::vector<Proc> procs) {
+  StoredTick t;
+  StoredGpu g;
+  g.gpu_id = 1;
+  g.processes_known = true;
+  g.set(StoredGpuField::kUtilPct, util);
+  g.set(StoredGpuField::kPowerDw, 1000);
+  t.gpus.push_back(g);
+  for (const Proc& p : procs) {
+    StoredProcess sp;
+    sp.pid = p.pid;
+    sp.identity_id = p.identity;
+    sp.command_id = 1;
+    sp.compute = !p.graphics;
+    sp.graphics = p.graphics;
+    sp.mem_used_mib = p.mib;
+    t.processes.push_back(sp);
+  }
+  return t;
+}
+
+HourBucket Merged(const std::vector<HourBucket>& hours) {
+  HourBucket all;
+  for (const HourBucket& b : hours) MergeInto(b, &all);
+  return all;
+}
+
+TEST(HistoryAggregator, HandComputedTimeline) {
+  // Ticks every 1 s: 3 productive with alice, 2 idle-held by bob, a 10 s gap (capped at 2 s),
+  // then 1 truly idle with only Xorg, closed at the end after one interval.
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  int64_t ts = 10 * kH;
+  for (int i = 0; i < 3; ++i, ts += 1000) a.Add(ts, run, Tick(80, {{100, 1, 70000}}));
+  a.Add(ts, run, Tick(2, {{200, 2, 8000}}));
+  ts += 1000;
+  a.Add(ts, run, Tick(2, {{200, 2, 8000}}));
+  ts += 10'000;
+  a.Add(ts, run, Tick(0, {{300, 3, 128, true}}));
+  a.Finish(ts + 60'000);
+  const HourBucket all = Merged(a.TakeCompleteHours());
+  const GpuHour& g = all.gpus.at(1);
+  EXPECT_EQ(g.usage.phase_ms[kProductive], 3000);
+  EXPECT_EQ(g.usage.phase_ms[kIdleHeld], 1000 + 2000) << "the tick before the gap stands for 2 s";
+  EXPECT_EQ(g.usage.phase_ms[kTrulyIdle], 1000) << "the last tick stands for one interval";
+  EXPECT_EQ(g.usage.graphics_only_ms, 1000);
+  EXPECT_EQ(g.gap_ms, 8000);
+  EXPECT_EQ(g.samples, 6);
+  EXPECT_EQ(g.power_dw_ms, 1000 * 7000);
+  EXPECT_EQ(all.identities.at({1, 1}).attributed_ms[kProductive], 3000);
+  EXPECT_EQ(all.identities.at({2, 1}).idle_held_ms, 3000);
+  EXPECT_EQ(all.identities.at({3, 1}).held_ms, 1000) << "Xorg held it";
+  EXPECT_EQ(all.identities.at({3, 1}).AttributedMsForTest(), 0) << "graphics is not charged";
+}
+
+TEST(HistoryAggregator, SharedGpuTimeIsSplitWithoutLosingAMillisecond) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  a.Add(0, run, Tick(50, {{1, 1, 100}, {2, 2, 100}, {3, 3, 100}}));
+  a.Finish(1000);
+  const HourBucket all = Merged(a.TakeCompleteHours());
+  int64_t sum = 0;
+  for (uint32_t id : {1u, 2u, 3u}) {
+    EXPECT_EQ(all.identities.at({id, 1}).held_ms, 1000) << "each holder held all of it";
+    sum += all.identities.at({id, 1}).AttributedMsForTest();
+  }
+  EXPECT_EQ(sum, 1000);
+}
+
+TEST(HistoryAggregator, HoursCompleteOnlyWhenALaterHourStartsAndSplitAtTheTickStart) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  a.Add(kH - 1000, run, Tick(95, {}));
+  EXPECT_TRUE(a.TakeCompleteHours().empty());
+  a.Add(kH, run, Tick(95, {}));
+  std::vector<HourBucket> done = a.TakeCompleteHours();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].hour, 0);
+  EXPECT_EQ(done[0].gpus.at(1).usage.HeldMs(), 1000);
+  EXPECT_EQ(a.complete_before_ms(), kH);
+}
+
+TEST(HistoryAggregator, SessionsTrackTheLongestUnbrokenIdleHeldStretch) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  int64_t ts = 0;
+  auto add = [&](uint64_t util, int n) {
+    for (int i = 0; i < n; ++i, ts += 1000) a.Add(ts, run, Tick(util, {{42, 5, 20000}}));
+  };
+  add(2, 3);   // 3 s idle-held
+  add(60, 2);  // work breaks the streak
+  add(1, 5);   // 5 s idle-held: the longest
+  a.Add(ts, run, Tick(0, {}));  // the process is gone
+  a.Finish(ts + 1000);
+  std::vector<SessionRecord> sessions = a.TakeChangedSessions();
+  ASSERT_EQ(sessions.size(), 1u);
+  const SessionRecord& s = sessions[0];
+  EXPECT_FALSE(s.open);
+  EXPECT_EQ(s.held_ms, 10'000);
+  EXPECT_EQ(s.idle_held_ms, 8000);
+  EXPECT_EQ(s.idle_streak_max_ms, 5000);
+  EXPECT_EQ(s.idle_streak_max_start_ms, 5000);
+  EXPECT_EQ(s.mem_max_mib, 20000u);
+}
+
+TEST(HistoryAggregator, ARestartedRunEndsTheLastTickAfterOneInterval) {
+  HistoryAggregator a;
+  a.Add(0, {1, 0, 30'000, "t", "h"}, Tick(95, {}));
+  a.Add(3'600'00, {2, 0, 30'000, "t", "h"}, Tick(95, {}));  // six minutes later, a new run
+  a.Finish(3'600'00 + 30'000);
+  EXPECT_EQ(Merged(a.TakeCompleteHours()).gpus.at(1).usage.HeldMs(), 60'000);
+}
+
+TEST(HistoryRollup, EncodingRoundTripsAndMergesAdd) {
+  GpuHour h;
+  h.usage.phase_ms = {1, 2, 3, 4, 5};
+  h.usage.transitions = 7;
+  h.usage.memory_max_pct = 87.25;
+  h.power_dw_ms = 123456789;
+  std::string data;
+  EncodeGpuHour(h, &data);
+  GpuHour back;
+  ASSERT_TRUE(DecodeGpuHour(data, "r", &back).ok());
+  EXPECT_EQ(back.usage.phase_ms, h.usage.phase_ms);
+  EXPECT_EQ(back.usage.transitions, 7);
+  EXPECT_DOUBLE_EQ(*back.usage.memory_max_pct, 87.25);
+  EXPECT_EQ(back.power_dw_ms, h.power_dw_ms);
+  EXPECT_FALSE(DecodeGpuHour(data.substr(0, data.size() - 1), "r", &back).ok());
+  MergeInto(h, &back);
+  EXPECT_EQ(back.usage.phase_ms[4], 10);
+}
+
+HistoryInput TwoUsersOneGpu() {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  int64_t ts = 0;
+  for (int i = 0; i < 3600; ++i, ts += 1000) {
+    a.Add(ts, run, Tick(i < 1800 ? 80 : 0, {{10, 1, 70000}, {11, 2, 1000}}));
+  }
+  a.Finish(ts);
+  HistoryInput in;
+  in.since_ms = 0;
+  in.until_ms = ts;
+  in.gpus = {{1, "GPU-x", 0, "NVIDIA H100 80GB HBM3", 81559, ""}};
+  in.identities[1].user = "alice";
+  in.identities[1].project = "llm";
+  in.identities[2].user = "bob";
+  in.identities[2].project = "llm";
+  in.hours = a.TakeCompleteHours();
+  in.sessions = a.AllSessions();
+  in.data_end_ms = ts;
+  return in;
+}
+
+TEST(HistorySummary, WhoSplitsCostAndActionsNeedTheThreshold) {
+  HistoryOptions o;
+  o.price.price_per_gpu_hour = 10 * kMicroPerUsd;
+  o.idle_held_min_ms = 30 * 60 * 1000;
+  auto s = SummarizeHistory(TwoUsersOneGpu(), o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cost.total, 10 * kMicroPerUsd);
+  ASSERT_EQ(s->who.size(), 2u);
+  EXPECT_EQ(s->who[0].cost + s->who[1].cost, s->cost.total) << "no double billing";
+  EXPECT_EQ(s->who[0].held_ms, 3600 * 1000);
+  EXPECT_DOUBLE_EQ(s->who[0].share_pct, 50);
+  EXPECT_EQ(s->who[0].idle_held_cost, 25 * kMicroPerUsd / 10);
+  ASSERT_EQ(s->actions.size(), 2u) << "both held 30 min unbroken idle";
+  EXPECT_TRUE(s->actions[0].ongoing);
+  EXPECT_EQ(s->actions[0].idle_held_cost, 5 * kMicroPerUsd);
+  EXPECT_NE(s->actions[0].advice.find("nvidia-smi -i 0"), std::string::npos);
+  o.idle_held_min_ms = 31 * 60 * 1000;
+  EXPECT_TRUE(SummarizeHistory(TwoUsersOneGpu(), o)->actions.empty());
+  o.by = HistoryBy::kProject;
+  auto by_project = SummarizeHistory(TwoUsersOneGpu(), o);
+  ASSERT_EQ(by_project->who.size(), 1u);
+  EXPECT_EQ(by_project->who[0].users, (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_DOUBLE_EQ(by_project->who[0].share_pct, 100);
+}
+
+TEST(HistorySummary, HeatmapSlotsAreWeekdayAndHourInUtcByDefault) {
+  HistoryInput in = TwoUsersOneGpu();  // hour 0 of 1970-01-01, a Thursday
+  auto s = SummarizeHistory(in, {});
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(s->heatmap[3][0].has_value());
+  EXPECT_DOUBLE_EQ(*s->heatmap[3][0], 40);
+  EXPECT_FALSE(s->heatmap[0][0].has_value());
+}
+
+}  // namespace
+}  // namespace cgov

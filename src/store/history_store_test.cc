@@ -1,0 +1,207 @@
+#include "store/history_store.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "store/sqlite_db.h"
+#include "store/tick_record.h"
+
+namespace cgov {
+namespace {
+
+StoredTick SampleTick() {
+  StoredTick t;
+  t.cpu_pct_x10 = 455;
+  t.mem_used_pct_x10 = 0;
+  StoredGpu a;
+  a.gpu_id = 1;
+  a.processes_known = true;
+  a.set(StoredGpuField::kUtilPct, 97);
+  a.set(StoredGpuField::kMemUsedMib, 71680);
+  a.set(StoredGpuField::kClockReasons, 0x20);
+  StoredGpu b;
+  b.gpu_id = 300;
+  b.lost = true;
+  t.gpus = {a, b};
+  StoredProcess p;
+  p.gpu_pos = 0;
+  p.pid = 4'000'000;
+  p.compute = true;
+  p.identity_id = 7;
+  p.command_id = 2;
+  p.mem_used_mib = 70000;
+  StoredProcess q = p;
+  q.pid = 5;
+  q.graphics = true;
+  q.compute = false;
+  q.mem_used_mib.reset();
+  q.sm_util_pct = 0;
+  t.processes = {q, p};
+  return t;
+}
+
+TEST(TickRecord, RoundTripsEveryFieldAndUnknowns) {
+  const StoredTick t = SampleTick();
+  std::string data;
+  EncodeTick(t, &data);
+  StoredTick back;
+  ASSERT_TRUE(DecodeTick(data, "row", &back).ok());
+  EXPECT_EQ(back.cpu_pct_x10, t.cpu_pct_x10);
+  EXPECT_FALSE(back.iowait_pct_x10.has_value());
+  EXPECT_EQ(back.mem_used_pct_x10, 0u) << "zero is known, not unknown";
+  ASSERT_EQ(back.gpus.size(), 2u);
+  EXPECT_EQ(back.gpus[0].fields, t.gpus[0].fields);
+  EXPECT_TRUE(back.gpus[1].lost);
+  EXPECT_EQ(back.gpus[1].gpu_id, 300u);
+  ASSERT_EQ(back.processes.size(), 2u);
+  EXPECT_EQ(back.processes[1].pid, 4'000'000u);
+  EXPECT_EQ(back.processes[1].mem_used_mib, 70000u);
+  EXPECT_FALSE(back.processes[0].mem_used_mib.has_value());
+  EXPECT_EQ(back.processes[0].sm_util_pct, 0u);
+  EXPECT_TRUE(back.processes[0].graphics);
+  // Compact: a few bytes per field, not a column per field.
+  EXPECT_LT(data.size(), 40u) << data.size();
+}
+
+TEST(TickRecord, MalformedDataIsAnErrorThatNamesTheRow) {
+  std::string data;
+  EncodeTick(SampleTick(), &data);
+  StoredTick back;
+  for (size_t cut = 0; cut < data.size(); ++cut) {
+    Status s = DecodeTick(std::string_view(data).substr(0, cut), "tick 42", &back);
+    EXPECT_FALSE(s.ok()) << "truncated at " << cut;
+    EXPECT_NE(s.message().find("tick 42"), std::string::npos) << s.message();
+  }
+  std::string versioned = data;
+  versioned[0] = 9;
+  EXPECT_NE(DecodeTick(versioned, "t", &back).message().find("version 9"), std::string::npos);
+  EXPECT_FALSE(DecodeTick(data + "x", "t", &back).ok()) << "trailing bytes";
+}
+
+class HistoryStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cgov-store-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "h.db").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(HistoryStoreTest, WritesAndReadsBackTicksDictionariesAndRollups) {
+  {
+    auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    HistoryStore& s = **store;
+    ASSERT_TRUE(s.Begin().ok());
+    auto gpu = s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18"});
+    ASSERT_TRUE(gpu.ok());
+    EXPECT_EQ(*s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18"}), *gpu) << "dictionary: same id";
+    IdentityRecord alice;
+    alice.user = "alice";
+    alice.project = "llm";
+    auto id = s.IdentityId(alice);
+    ASSERT_TRUE(id.ok());
+    EXPECT_EQ(*s.IdentityId(alice), *id);
+    auto run = s.BeginRun("daemon", 1000, 1000, "box");
+    ASSERT_TRUE(run.ok());
+    EXPECT_TRUE(*s.AppendTick(1000, run->id, SampleTick()));
+    EXPECT_FALSE(*s.AppendTick(1000, run->id, SampleTick())) << "a tick is written once";
+    EXPECT_TRUE(*s.AppendTick(2000, run->id, SampleTick()));
+    ASSERT_TRUE(s.PutRollup({5, 0, *gpu, "x"}).ok());
+    ASSERT_TRUE(s.PutRollup({5, *id, *gpu, "y"}).ok());
+    ASSERT_TRUE(s.SetWatermark(6 * kHourMs).ok());
+    ASSERT_TRUE(s.Commit().ok());
+  }
+  auto store = HistoryStore::Open(path_, HistoryStore::Mode::kRead);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ((*store)->watermark_ms(), 6 * kHourMs);
+  auto range = (*store)->TickRange();
+  ASSERT_TRUE(range.ok() && range->has_value());
+  EXPECT_EQ((*range)->first, 1000);
+  EXPECT_EQ((*range)->second, 2000);
+  int ticks = 0;
+  ASSERT_TRUE((*store)->ForEachTick(0, 1500, [&](int64_t ts, uint32_t, const StoredTick& t) {
+    EXPECT_EQ(ts, 1000);
+    EXPECT_EQ(t.processes.size(), 2u);
+    ++ticks;
+    return Status::Ok();
+  }).ok());
+  EXPECT_EQ(ticks, 1) << "the window's end is exclusive";
+  std::vector<std::string> rows;
+  for (bool identities : {false, true}) {
+    ASSERT_TRUE((*store)->ForEachRollup(0, 10, identities, [&](const RollupRow& r) {
+      rows.push_back(r.data);
+      return Status::Ok();
+    }).ok());
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ((*store)->Identities()->begin()->second.project, "llm");
+}
+
+TEST_F(HistoryStoreTest, ASecondWriterIsRefusedReadersAreNot) {
+  auto first = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_TRUE(first.ok());
+  auto second = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("another cgov is writing"), std::string::npos);
+  EXPECT_NE(second.status().message().find("pid " + std::to_string(getpid())), std::string::npos)
+      << second.status().message();
+  EXPECT_TRUE(HistoryStore::Open(path_, HistoryStore::Mode::kRead).ok());
+  first->reset();
+  EXPECT_TRUE(HistoryStore::Open(path_, HistoryStore::Mode::kWrite).ok()) << "lock released";
+}
+
+TEST_F(HistoryStoreTest, ForeignOrCorruptOrNewerDatabasesAreLeftUntouched) {
+  {
+    std::ofstream(path_) << "not a database at all, just text\n";
+  }
+  auto text = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("not a SQLite database"), std::string::npos);
+  EXPECT_EQ(std::filesystem::file_size(path_), 33u) << "nothing overwritten";
+
+  const std::string other = (dir_ / "other.db").string();
+  {
+    auto db = SqliteDb::Open(other, SqliteDb::OpenMode::kCreate);
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE gpu_sample (ts TEXT)").ok());
+  }
+  auto foreign = HistoryStore::Open(other, HistoryStore::Mode::kWrite);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.status().message().find("not a Cost Governor history"), std::string::npos);
+
+  ASSERT_TRUE(HistoryStore::Open(path_ + ".new", HistoryStore::Mode::kWrite).ok());
+  {
+    auto db = SqliteDb::Open(path_ + ".new", SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE((*db)->Exec("PRAGMA user_version = 99").ok());
+  }
+  auto newer = HistoryStore::Open(path_ + ".new", HistoryStore::Mode::kRead);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.status().message().find("newer cgov"), std::string::npos);
+  EXPECT_FALSE(HistoryStore::Open(dir_ / "missing.db", HistoryStore::Mode::kRead).ok());
+}
+
+TEST_F(HistoryStoreTest, PruningNeverPassesTheWatermark) {
+  auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_TRUE(store.ok());
+  HistoryStore& s = **store;
+  ASSERT_TRUE(s.Begin().ok());
+  auto run = s.BeginRun("daemon", 0, 1000, "box");
+  for (int64_t ts = 0; ts < 10; ++ts) ASSERT_TRUE(s.AppendTick(ts * 1000, run->id, {}).ok());
+  ASSERT_TRUE(s.SetWatermark(4000).ok());
+  EXPECT_EQ(*s.PruneTicks(8000), 4) << "only rolled-up ticks go";
+  ASSERT_TRUE(s.Commit().ok());
+  EXPECT_EQ((*s.TickRange())->first, 4000);
+}
+
+}  // namespace
+}  // namespace cgov
