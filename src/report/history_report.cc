@@ -226,6 +226,7 @@ json GpusJson(const HistorySummary& s) {
     }
     auto opt = [](const std::optional<double>& v) { return v ? json(Round3(*v)) : json(nullptr); };
     out.push_back({{"index", g.gpu.index}, {"uuid", g.gpu.uuid}, {"name", g.gpu.name},
+                   {"samples", g.totals.samples},
                    {"held_seconds", Round3(static_cast<double>(g.totals.usage.HeldMs()) / 1e3)},
                    {"phase_seconds", PhaseMsJson(g.totals.usage.phase_ms)},
                    {"phase_share_pct", shares},

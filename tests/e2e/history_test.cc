@@ -1,0 +1,246 @@
+// End-to-end: cgov daemon against the fake driver, cgov report, cgov demo, cgov import.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "store/sqlite_db.h"
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+Env SharedBox() { return {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}}; }
+
+Started StartDaemon(const std::string& db, const Env& env = SharedBox()) {
+  return StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--nvml-lib",
+                       FakeNvml("full"), "--host-root", Fixture("proc/shared-box")},
+                      env);
+}
+
+int64_t Query(const std::string& db, const std::string& sql) {
+  auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
+  if (!opened.ok()) return -1;
+  (void)(*opened)->Exec("PRAGMA busy_timeout = 5000");
+  auto v = (*opened)->QueryInt(sql);
+  return v.ok() ? *v : -1;
+}
+
+json ReportJson(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {CgovBinary(), "report", "--format", "json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunResult r = RunProgram(argv, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? json::parse(r.out) : json::object();
+}
+
+const json& GpuByIndex(const json& report, int index) {
+  for (const json& g : report["gpus"]) {
+    if (g["index"] == index) return g;
+  }
+  static const json none = json::object();
+  ADD_FAILURE() << "no GPU " << index;
+  return none;
+}
+
+std::map<std::string, json> WhoByKey(const json& report) {
+  std::map<std::string, json> out;
+  for (const json& w : report["who"]) out[w["key"].get<std::string>()] = w;
+  return out;
+}
+
+TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessions) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartDaemon(db);
+  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") >= 2; }, 15));
+  // A report while the daemon writes.
+  RunResult live = RunProgram({CgovBinary(), "report", "--db", db}, {});
+  EXPECT_EQ(live.exit_code, 0) << live.err;
+  EXPECT_NE(live.out.find("Where the GPU-time went"), std::string::npos) << live.out;
+  // A second daemon on the same database is refused, and the first keeps going.
+  RunResult second = RunProgram({CgovBinary(), "daemon", "--db", db, "--nvml-lib",
+                                 FakeNvml("full")}, SharedBox());
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("another cgov is writing"), std::string::npos) << second.err;
+  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") >= 4; }, 15));
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 15);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("stopped after"), std::string::npos) << stopped.err;
+
+  json r = ReportJson({"--db", db, "--idle-held-min", "2s"});
+  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_EQ(r["gpu_count"], 4);
+  EXPECT_EQ(GpuByIndex(r, 0)["phase_share_pct"]["productive"], 100.0);
+  EXPECT_EQ(GpuByIndex(r, 1)["phase_share_pct"]["idle_held"], 100.0);
+  EXPECT_EQ(GpuByIndex(r, 2)["phase_share_pct"]["truly_idle"], 100.0);
+  EXPECT_GT(GpuByIndex(r, 2)["graphics_only_seconds"].get<double>(), 0) << "Xorg noted";
+  EXPECT_EQ(GpuByIndex(r, 3)["phase_share_pct"]["underutilized"], 100.0);
+  std::map<std::string, json> who = WhoByKey(r);
+  for (const char* user : {"alice", "bob", "carol", "gdm", ""}) {
+    EXPECT_TRUE(who.count(user)) << "no row for '" << user << "'\n" << r["who"].dump(1);
+  }
+  EXPECT_EQ(who["bob"]["idle_held_seconds"], who["bob"]["held_seconds"]);
+  EXPECT_EQ(who["alice"]["idle_held_seconds"], 0.0);
+  EXPECT_EQ(who["gdm"]["attributed_seconds"]["truly_idle"], 0.0) << "graphics is not charged";
+  // Sessions: bob's notebook and the process of no known user, both still holding GPU 1.
+  const json& sessions = r["idle_held_sessions"]["sessions"];
+  ASSERT_EQ(sessions.size(), 2u) << sessions.dump(1);
+  std::set<int> pids;
+  for (const json& s : sessions) {
+    EXPECT_EQ(s["gpu_index"], 1);
+    EXPECT_TRUE(s["ongoing"].get<bool>());
+    pids.insert(s["pid"].get<int>());
+  }
+  EXPECT_EQ(pids, (std::set<int>{42000, 49999}));
+
+  json by_pod = ReportJson({"--db", db, "--by", "pod"});
+  EXPECT_TRUE(WhoByKey(by_pod).count("0f6c1e2a-93b4-4c1d-9f3e-5a7b2c8d4e61")) << by_pod["who"];
+  json by_project = ReportJson({"--db", db, "--by", "project"});
+  EXPECT_EQ(WhoByKey(by_project)["llm"]["users"], json::array({"alice"}));
+}
+
+TEST(HistoryE2E, KillNineTwentyTimesLosesNoCommittedTickAndLeavesAnIntactDatabase) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  int64_t committed = 0;
+  for (int round = 0; round < 20; ++round) {
+    Started daemon = StartDaemon(db);
+    ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") > committed; }, 15))
+        << "round " << round;
+    committed = Query(db, "SELECT count(*) FROM tick");
+    usleep(static_cast<useconds_t>((round % 5) * 230'000));  // land anywhere in the tick cycle
+    ASSERT_EQ(kill(daemon.pid, SIGKILL), 0);
+    RunResult killed = WaitProgram(daemon, 15);
+    EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+    const int64_t after = Query(db, "SELECT count(*) FROM tick");
+    EXPECT_GE(after, committed) << "round " << round << ": a committed tick was lost";
+    committed = after;
+    auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE(opened.ok());
+    auto check = (*opened)->Prepare("PRAGMA integrity_check");
+    ASSERT_TRUE(check.ok());
+    ASSERT_TRUE(*check->Step());
+    EXPECT_EQ(check->Text(0), "ok") << "round " << round;
+  }
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM run"), 20);
+  json r = ReportJson({"--db", db, "--since", "1h"});
+  int64_t samples = 0;
+  for (const json& g : r["gpus"]) samples += g["samples"].get<int64_t>();
+  EXPECT_EQ(samples, 4 * committed) << "every committed tick is in the report";
+}
+
+TEST(HistoryE2E, ImportsTheRealGpuUsageAuditDatabaseAndAgreesWithItsReport) {
+  TempDir dir;
+  // A copy: SQLite may create -shm next to a WAL database even when reading it.
+  const std::string source = dir / "gua.db";
+  std::filesystem::copy_file(Fixture("gpu-usage-audit/demo-30ticks.db"), source);
+  const std::string db = dir / "h.db";
+  RunResult first = RunProgram({CgovBinary(), "import", "gpu-usage-audit", source, "--db", db}, {});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("30 tick(s) added, 0 already there"), std::string::npos) << first.err;
+  json r = ReportJson({"--db", db, "--since", "1h", "--idle-held-min", "10s"});
+  const json gua = json::parse(ReadFile(Fixture("gpu-usage-audit/demo-30ticks.gua-report.json")));
+
+  // Per GPU: GPU-0 40 % productive (gua's "active", util 80), 40 % idle-held, 20 % truly idle;
+  // GPU-1 all idle-held; GPU-2 truly idle with a graphics-only note, where gua-usage-audit counts
+  // Xorg's memory as held (the one documented definitional difference).
+  std::map<std::string, json> ours;
+  for (const json& g : r["gpus"]) ours[g["uuid"].get<std::string>()] = g;
+  for (const json& g : gua["per_gpu"]) {
+    const json& share = ours[g["uuid"].get<std::string>()]["phase_share_pct"];
+    const double active = share["productive"].get<double>() + share["compute_bound"].get<double>() +
+                          share["underutilized"].get<double>();
+    EXPECT_NEAR(active / 100, g["active"].get<double>(), 1e-9) << g;
+    if (g["uuid"] == "GPU-2") {
+      EXPECT_EQ(share["truly_idle"], 100.0);
+      EXPECT_NEAR(ours["GPU-2"]["graphics_only_seconds"].get<double>(), 30, 0.1);
+      continue;
+    }
+    EXPECT_NEAR(share["idle_held"].get<double>() / 100, g["idle_held"].get<double>(), 1e-9) << g;
+    EXPECT_NEAR(share["truly_idle"].get<double>() / 100, g["truly_idle"].get<double>(), 1e-9) << g;
+  }
+  // Identities and their GPU-hours ("unknown" there is our empty user).
+  std::map<std::string, json> who = WhoByKey(r);
+  ASSERT_EQ(who.size(), gua["top_identities"].size()) << r["who"].dump(1);
+  for (const json& id : gua["top_identities"]) {
+    const std::string key = id["identity"] == "unknown" ? "" : id["identity"].get<std::string>();
+    ASSERT_TRUE(who.count(key)) << key;
+    EXPECT_NEAR(who[key]["held_seconds"].get<double>() / 3600, id["gpu_hours"].get<double>(),
+                id["gpu_hours"].get<double>() * 0.001) << key;
+    if (key != "gdm") {
+      EXPECT_NEAR(who[key]["idle_held_seconds"].get<double>() / who[key]["held_seconds"].get<double>(),
+                  id["idle_held"].get<double>(), 0.001) << key;
+    }
+  }
+  EXPECT_EQ(r["idle_held_sessions"]["sessions"].size(), 2u) << "bob's jupyter and pid 9999";
+
+  RunResult again = RunProgram({CgovBinary(), "import", "gpu-usage-audit", source, "--db", db}, {});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("0 tick(s) added, 30 already there"), std::string::npos) << again.err;
+  EXPECT_EQ(ReportJson({"--db", db, "--since", "1h", "--idle-held-min", "10s"}), r);
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM run"), 1) << "the same source run is found again";
+}
+
+TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
+  TempDir dir;
+  for (const char* name : {"a.db", "b.db"}) {
+    RunResult demo = RunProgram({CgovBinary(), "demo", "--duration", "26h", "--gpus", "8", "--db",
+                                 dir / name}, {});
+    ASSERT_EQ(demo.exit_code, 0) << demo.err;
+    EXPECT_NE(demo.err.find("wrote 93600 ticks (748800 GPU-samples)"), std::string::npos)
+        << demo.err;
+  }
+  json a = ReportJson({"--db", dir / "a.db", "--since", "26h"});
+  EXPECT_EQ(a, ReportJson({"--db", dir / "b.db", "--since", "26h"}));
+  std::map<std::string, json> who = WhoByKey(a);
+  for (const char* user : {"alice", "bob", "carol", "dave", "erin", "gdm"}) {
+    EXPECT_TRUE(who.count(user)) << user;
+  }
+  EXPECT_GT(a["phases"]["idle_held"]["gpu_seconds"].get<double>(), 0);
+  EXPECT_FALSE(a["idle_held_sessions"]["sessions"].empty());
+  EXPECT_FALSE(a["findings"].empty());
+  RunResult md = RunProgram({CgovBinary(), "report", "--db", dir / "a.db", "--format", "md",
+                             "--since", "7d", "--tz", "Europe/Berlin", "--out", dir / "r.md"}, {});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  const std::string text = ReadFile(dir / "r.md");
+  for (const char* section : {"## Waste", "## Per GPU", "## Who (by user)", "## Act on these",
+                              "(Europe/Berlin)", "### Findings", "| Phase "}) {
+    EXPECT_NE(text.find(section), std::string::npos) << section;
+  }
+  RunResult exists = RunProgram({CgovBinary(), "demo", "--duration", "1h", "--db", dir / "a.db"}, {});
+  EXPECT_EQ(exists.exit_code, 1);
+  EXPECT_NE(exists.err.find("--force"), std::string::npos);
+}
+
+TEST(HistoryE2E, BadInputGetsAClearErrorAndNoOutput) {
+  TempDir dir;
+  RunResult missing = RunProgram({CgovBinary(), "report", "--db", dir / "none.db"}, {});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no such database"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "none.db")) << "a report creates nothing";
+  RunResult format = RunProgram({CgovBinary(), "report", "--db", dir / "none.db", "--format",
+                                 "xml"}, {});
+  EXPECT_EQ(format.exit_code, 2) << format.err;
+  RunResult tz = RunProgram({CgovBinary(), "report", "--db", dir / "none.db", "--tz", "Mars/Base"},
+                            {});
+  EXPECT_EQ(tz.exit_code, 2);
+  EXPECT_NE(tz.err.find("Mars/Base"), std::string::npos);
+  RunResult foreign = RunProgram({CgovBinary(), "import", "gpu-usage-audit", Scenario("h100x8"),
+                                  "--db", dir / "h.db"}, {});
+  EXPECT_EQ(foreign.exit_code, 1);
+  EXPECT_NE(foreign.err.find("h100x8.json"), std::string::npos) << foreign.err;
+  RunResult interval = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
+                                   "10ms"}, {});
+  EXPECT_EQ(interval.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace cgov::e2e
