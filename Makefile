@@ -28,6 +28,10 @@ run: build
 	@CGOV_FAKE_NVML_SCENARIO=tests/fake_nvml/scenarios/h100x8_fast.json \
 	  $(BUILD)/cgov run --nvml-lib $(BUILD)/fake_nvml/full/libnvidia-ml.so.1 \
 	    --out $(BUILD)/make-run --force --interval 200ms --tag project=demo -- sleep 6
+	@echo
+	@echo "== cgov demo: a shared 8-GPU box, a simulated week at 1 Hz, then cgov report --since 7d =="
+	@$(BUILD)/cgov demo --db $(BUILD)/demo.db --force --duration 7d
+	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -35,6 +39,7 @@ test: build
 bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	@python3 bench/run_overhead.py $(BUILD)
+	@bash bench/history_bench.sh $(BUILD)/cgov
 
 # Unit and e2e tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang++).
 # -fno-sanitize=function: the fake NVML is C++ with its own declarations, so calls through

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Whole-process figures for the history database (docs/benchmarks.md): a 7-day demo of 8 GPUs at
+# 1 Hz (4.84M GPU-samples), its size per GPU-sample, `report --since 7d` and `--since 1h`
+# (median of 5, peak RSS), and the writer's RSS over a simulated 24 h soak.
+set -euo pipefail
+CGOV=${1:-build/cgov}
+DIR=$(mktemp -d)
+trap 'rm -rf "$DIR"' EXIT
+DB=$DIR/week.db
+/usr/bin/time -f "demo 7d: %e s wall, %M KB peak RSS" "$CGOV" demo --db "$DB" --duration 7d 2>&1 | grep -E "^demo|wrote"
+samples=$((7 * 86400 * 8))
+bytes=$(stat -c %s "$DB")
+awk -v b="$bytes" -v s="$samples" 'BEGIN {printf "storage: %d bytes / %d GPU-samples = %.1f bytes per GPU-sample\n", b, s, b / s}'
+for since in 7d 1h; do
+  times=()
+  for i in 1 2 3 4 5; do
+    t=$( { /usr/bin/time -f "%e %M" "$CGOV" report --db "$DB" --since $since --format json >/dev/null; } 2>&1 )
+    times+=("$t")
+  done
+  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | awk -v s=$since '{printf "report --since %s: median %.3f s, %d KB peak RSS\n", s, $1, $2}'
+done
+/usr/bin/time -f "demo 24h soak (86,400 ticks through the writer): %M KB peak RSS" "$CGOV" demo --db "$DIR/day.db" --duration 1d 2>&1 | grep soak
+/usr/bin/time -f "demo 1h (3,600 ticks through the writer): %M KB peak RSS" "$CGOV" demo --db "$DIR/hour.db" --duration 1h 2>&1 | grep "^demo"
