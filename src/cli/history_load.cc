@@ -46,7 +46,7 @@ Status AddRaw(const HistoryStore& store, const Runs& runs, int64_t from_ms, int6
 Status AddRollups(const HistoryStore& store, int64_t from_hour, int64_t to_hour,
                   std::map<int64_t, HourBucket>* hours) {
   for (bool identities : {false, true}) {
-    CGOV_RETURN_IF_ERROR(store.ForEachRollup(
+    Status read = store.ForEachRollup(
         from_hour, to_hour, identities, [&](const RollupRow& row) -> Status {
           HourBucket& b = (*hours)[row.hour];
           b.hour = row.hour;
@@ -57,7 +57,8 @@ Status AddRollups(const HistoryStore& store, int64_t from_hour, int64_t to_hour,
           CGOV_RETURN_IF_ERROR(DecodeIdentityHour(row.data, context, &h));
           MergeInto(h, &b.identities[{row.identity_id, row.gpu_id}]);
           return Status::Ok();
-        }));
+        });
+    CGOV_RETURN_IF_ERROR(read);
   }
   return Status::Ok();
 }
