@@ -7,50 +7,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_ticks.h"
 #include "cli/daemon.h"
 #include "cli/history_writer.h"
 
 namespace cgov {
 namespace {
-
-TickSample EightGpusEighteenProcesses() {
-  TickSample t;
-  t.host.cpu_pct = 35.2;
-  t.host.iowait_pct = 1.5;
-  t.host.mem_total_bytes = 64ull << 30;
-  t.host.mem_available_bytes = 40ull << 30;
-  uint32_t pid = 40000;
-  for (int g = 0; g < 8; ++g) {
-    GpuFastSample f;
-    f.util_gpu_pct = 95 - g * 10;
-    f.util_mem_pct = 40;
-    f.mem_used_bytes = 70ull << 30;
-    f.mem_total_bytes = 80ull << 30;
-    f.power_mw = 612'000;
-    f.power_limit_mw = 700'000;
-    f.temp_c = 71;
-    f.sm_clock_mhz = 1980;
-    f.mem_clock_mhz = 2619;
-    f.clock_reasons = 0;
-    f.enc_util_pct = 0;
-    f.dec_util_pct = 0;
-    t.gpu_fast.push_back(f);
-    GpuSlowSample s;
-    s.processes_known = true;
-    s.pcie_tx_kbps = 900'000;
-    s.pcie_rx_kbps = 2'100'000;
-    for (int k = 0; k < (g < 2 ? 3 : 2); ++k) {
-      GpuProcess p;
-      p.pid = pid++;
-      p.compute = true;
-      p.used_memory_bytes = 30ull << 30;
-      p.sm_util_pct = 40;
-      s.processes.push_back(p);
-    }
-    t.gpu_slow.push_back(s);
-  }
-  return t;
-}
 
 void BM_DaemonTickStore(benchmark::State& state) {
   const std::string path = "/tmp/cgov-bench-" + std::to_string(getpid()) + ".db";
@@ -65,7 +27,7 @@ void BM_DaemonTickStore(benchmark::State& state) {
       ids.push_back(*(*writer)->store().GpuId({0, "GPU-" + std::to_string(g), g, "H100", 81559, ""}));
     }
     auto run = (*writer)->BeginRun("bench", 0, 1000, "bench");
-    TickSample sample = EightGpusEighteenProcesses();
+    TickSample sample = EightGpuTick(10);
     int64_t ts = 1'794'787'200'000;
     for (auto _ : state) {
       auto stored = cli::BuildStoredTick(sample, ids, nullptr);

@@ -37,7 +37,8 @@ class HistoryAggregator {
   std::vector<HourBucket> TakeCompleteHours();
   // Sessions started, extended or closed since the last call.
   std::vector<SessionRecord> TakeChangedSessions();
-  // Every session this aggregator knows of (seeded ones included), open or closed.
+  // The open sessions (seeded ones included) and those closed since the last
+  // TakeChangedSessions (a report, which never takes, gets every session it saw).
   std::vector<SessionRecord> AllSessions() const;
   // Ticks at or after this time are not yet in a completed hour (0 before the first tick).
   int64_t complete_before_ms() const { return complete_before_ms_; }

@@ -109,6 +109,9 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
     return a.key < b.key;
   });
   s->unattributed_ms = std::max<int64_t>(0, total - attributed);
+  s->unattributed_share_pct = total > 0 ? 100.0 * static_cast<double>(s->unattributed_ms) /
+                                              static_cast<double>(total)
+                                        : 0;
   s->unattributed_cost = s->cost.priced ? std::max<MicroUsd>(0, s->cost.total - [&] {
     MicroUsd sum = 0;
     for (const WhoRow& r : s->who) sum += r.cost;
@@ -226,6 +229,9 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
                          g.totals.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
     s.idle_ms += idle;
     s.idle_cost += PriceOf(&g, idle);
+  }
+  if (s.usage.KnownMs() > 0) {
+    s.idle_pct = 100.0 * static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.KnownMs());
   }
   if (s.usage.covered_ms > 0) {
     s.mean_idle_gpus = static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.covered_ms);

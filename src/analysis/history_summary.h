@@ -96,11 +96,13 @@ struct HistorySummary {
   std::array<double, kPhaseCount> phase_share_pct{};
   CostBlock cost;
   int64_t idle_ms = 0;           // truly idle + idle held
+  double idle_pct = 0;           // of the GPU-time with a known utilization
   MicroUsd idle_cost = 0;
   double mean_idle_gpus = 0;     // idle GPU-time / covered wall time
   size_t gpu_count = 0;
   std::vector<WhoRow> who;       // by attributed time, descending
   int64_t unattributed_ms = 0;   // GPU time no compute process held
+  double unattributed_share_pct = 0;  // of all GPU time, like WhoRow::share_pct
   MicroUsd unattributed_cost = 0;
   std::vector<ActionRow> actions;  // by idle-held dollars (then time), descending
   int64_t idle_held_min_ms = 0;

@@ -95,15 +95,7 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   CGOV_ASSIGN_OR_RETURN(in->commands, store.Commands());
   CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
   CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
-  if (range) {
-    int64_t last_interval = 0;
-    CGOV_RETURN_IF_ERROR(store.ForEachTick(range->second, range->second + 1,
-                                           [&](int64_t, uint32_t run, const StoredTick&) {
-                                             last_interval = runs[run].interval_ms;
-                                             return Status::Ok();
-                                           }));
-    in->data_end_ms = range->second + last_interval;
-  }
+  CGOV_ASSIGN_OR_RETURN(in->data_end_ms, DataEndMs(store));
   const int64_t watermark_hour = FloorHour(store.watermark_ms());
   int64_t from_hour = CeilHour(since_ms);
   const int64_t to_hour = std::min(FloorHour(until_ms), watermark_hour);
@@ -132,6 +124,19 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
 }
 
 }  // namespace
+
+Result<std::optional<int64_t>> DataEndMs(const HistoryStore& store) {
+  CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
+  if (!range) return std::optional<int64_t>();
+  CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
+  int64_t interval = 0;
+  CGOV_RETURN_IF_ERROR(store.ForEachTick(range->second, range->second + 1,
+                                         [&](int64_t, uint32_t run, const StoredTick&) {
+                                           interval = runs[run].interval_ms;
+                                           return Status::Ok();
+                                         }));
+  return std::optional<int64_t>(range->second + interval);
+}
 
 Result<HistoryInput> LoadHistory(HistoryStore& store, int64_t since_ms, int64_t until_ms,
                                  const PhaseThresholds& phases) {

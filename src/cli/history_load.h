@@ -10,6 +10,9 @@
 
 namespace cgov::cli {
 
+// The end of the data: the last tick plus its run's interval; nullopt without ticks.
+Result<std::optional<int64_t>> DataEndMs(const HistoryStore& store);
+
 Result<HistoryInput> LoadHistory(HistoryStore& store, int64_t since_ms, int64_t until_ms,
                                  const PhaseThresholds& phases);
 

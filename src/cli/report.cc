@@ -11,11 +11,11 @@
 
 #include "cli/command_table.h"
 #include "cli/history_load.h"
+#include "cli/price_flags.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "os/clock.h"
-#include "os/file_reader.h"
 #include "report/history_report.h"
 
 namespace cgov::cli {
@@ -43,7 +43,12 @@ Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
   if (Result<std::chrono::milliseconds> d = ParseDuration(text); d.ok()) {
     return until_ms - d->count();
   }
-  return ParseTimestampMs(text);
+  Result<int64_t> ts = ParseTimestampMs(text);
+  if (!ts.ok()) {
+    return InvalidArgument(fmt::format("--since {}: expected a duration before --until (24h, 7d) "
+                                       "or a timestamp (2026-11-21T10:00Z)", text));
+  }
+  return ts;
 }
 
 Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
@@ -55,30 +60,22 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   o.idle_held_min_ms = min.count();
   CGOV_ASSIGN_OR_RETURN(o.slot_of_hour, SlotFunction(r.tz));
   o.tz_name = r.tz;
-  *catalog = BuiltinCatalog();
-  if (!r.catalog_path.empty()) {
-    std::string text;
-    CGOV_RETURN_IF_ERROR(RootedFileReader().Read(r.catalog_path, &text).WithContext("--price-catalog"));
-    CGOV_ASSIGN_OR_RETURN(*catalog, ParsePriceCatalog(text, r.catalog_path));
-  }
-  o.catalog = catalog;
-  if (!r.price.empty()) {
-    Result<MicroUsd> usd = ParseUsd(r.price);
-    if (!usd.ok()) return usd.status().WithContext("--price-per-gpu-hour");
-    o.price.price_per_gpu_hour = *usd;
-  }
   o.price.instance_type = r.instance_type;
   o.price.spot = r.spot;
-  if (!r.instance_type.empty()) CGOV_RETURN_IF_ERROR(ResolvePrice(o.price, "", *catalog).status());
-  return o;
-}
-
-Status Report(const ReportOptions& r) {
-  PriceCatalog catalog;
-  CGOV_ASSIGN_OR_RETURN(HistoryOptions options, Options(r, &catalog));
+  CGOV_RETURN_IF_ERROR(ApplyPriceFlags(r.catalog_path, r.price, &o.price, catalog));
+  o.catalog = catalog;
   if (r.format != "text" && r.format != "md" && r.format != "json") {
     return InvalidArgument(fmt::format("--format {}: expected text, md or json", r.format));
   }
+  if (!r.until.empty() && r.until != "now") {
+    CGOV_RETURN_IF_ERROR(ParseTimestampMs(r.until).status().WithContext("--until"));
+  }
+  CGOV_RETURN_IF_ERROR(ParseSince(r.since, 0).status());
+  return o;
+}
+
+// REQUIRES: the flags passed Options() (usage errors are reported before this runs).
+Status Report(const ReportOptions& r, const HistoryOptions& options) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
                         HistoryStore::Open(r.db, HistoryStore::Mode::kRead));
   int64_t until_ms = SystemClock().WallNs() / 1'000'000;
@@ -87,12 +84,8 @@ Status Report(const ReportOptions& r) {
   } else if (r.until.empty()) {
     // Default: the end of the data, so that a finished database (a demo, an import) reports
     // the same whenever it is read. For a running daemon that is a tick ago.
-    CGOV_ASSIGN_OR_RETURN(auto range, store->TickRange());
-    CGOV_ASSIGN_OR_RETURN(auto runs, store->Runs());
-    if (range) until_ms = range->second + 1;
-    int64_t interval = 0;
-    for (const auto& [id, run] : runs) interval = std::max(interval, run.interval_ms);
-    if (range) until_ms = range->second + interval;
+    CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
+    if (end) until_ms = *end;
   }
   CGOV_ASSIGN_OR_RETURN(int64_t since_ms, ParseSince(r.since, until_ms));
   if (since_ms >= until_ms) {
@@ -183,12 +176,16 @@ int RunReport(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  Status done = Report(r);
+  PriceCatalog catalog;
+  Result<HistoryOptions> options = Options(r, &catalog);
+  if (!options.ok()) {
+    fmt::print(stderr, "cgov report: {}\n", options.status().message());
+    return kExitUsage;
+  }
+  Status done = Report(r, *options);
   if (!done.ok()) {
     fmt::print(stderr, "cgov report: {}\n", done.message());
-    return done.code() == StatusCode::kInvalidArgument && done.message().find(r.db) != 0
-               ? kExitUsage
-               : kExitFailure;
+    return kExitFailure;
   }
   return kExitOk;
 }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "cli/price_flags.h"
 #include "cli/run_recorder.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
@@ -95,25 +96,9 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
 // Validates and stores the pricing, work and gate flags (all before the job starts).
 Status ApplyPricingFlags(const std::string& price, std::optional<double> work,
                          const std::string& fail_on, RunOptions* o) {
-  o->catalog = BuiltinCatalog();
-  if (!o->catalog_path.empty()) {
-    std::string text;
-    Status read = RootedFileReader().Read(o->catalog_path, &text);
-    if (!read.ok()) return read.WithContext("cgov run: --price-catalog");
-    Result<PriceCatalog> parsed = ParsePriceCatalog(text, o->catalog_path);
-    if (!parsed.ok()) return parsed.status().WithContext("cgov run: --price-catalog");
-    o->catalog = std::move(parsed).value();
-  }
-  if (!price.empty()) {
-    Result<MicroUsd> usd = ParseUsd(price);
-    if (!usd.ok()) return usd.status().WithContext("cgov run: --price-per-gpu-hour");
-    o->price.price_per_gpu_hour = *usd;
-  }
-  if (!o->price.instance_type.empty()) {
-    // A typo must stop the run before it starts, not price it at zero at the end.
-    Result<ResolvedPrice> check = ResolvePrice(o->price, "", o->catalog);
-    if (!check.ok()) return check.status().WithContext("cgov run");
-  }
+  // A typo must stop the run before it starts, not price it at zero at the end.
+  Status priced = ApplyPriceFlags(o->catalog_path, price, &o->price, &o->catalog);
+  if (!priced.ok()) return priced.WithContext("cgov run");
   if (work && !(*work > 0)) return InvalidArgument("cgov run: --work must be a number > 0");
   o->work = work;
   if (!fail_on.empty()) o->fail_on = ParseSeverity(fail_on);

@@ -98,10 +98,7 @@ std::string Waste(const HistorySummary& s, bool md) {
   std::string out = Heading("Waste", md);
   out += fmt::format("Idle: {:.2f} GPU-hours ({:.1f} % of GPU-time){} — ≈ {:.1f} of {} GPUs idle "
                      "on average (truly idle {:.2f} h, idle-held {:.2f} h).\n",
-                     Hours(s.idle_ms),
-                     s.usage.KnownMs() > 0 ? 100.0 * static_cast<double>(s.idle_ms) /
-                                                 static_cast<double>(s.usage.KnownMs())
-                                           : 0.0,
+                     Hours(s.idle_ms), s.idle_pct,
                      s.cost.priced ? ", " + FormatUsd(s.idle_cost) : "", s.mean_idle_gpus,
                      s.gpu_count, Hours(s.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]),
                      Hours(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
@@ -148,10 +145,7 @@ std::string Who(const HistorySummary& s, bool md) {
   }
   if (s.unattributed_ms > 0) {
     rows.push_back({"(no compute process)", fmt::format("{:.2f}", Hours(s.unattributed_ms)), "—",
-                    fmt::format("{:.1f} %", s.usage.HeldMs() > 0
-                                                ? 100.0 * static_cast<double>(s.unattributed_ms) /
-                                                      static_cast<double>(s.usage.HeldMs())
-                                                : 0.0),
+                    fmt::format("{:.1f} %", s.unattributed_share_pct),
                     Money(s, s.unattributed_cost), "—"});
   }
   return Heading("Who (by " + by + ")", md) + Table(rows, "lrrrrr", md) +
@@ -318,6 +312,7 @@ json HistoryReportJson(const HistorySummary& s) {
           {"unknown_gpu_seconds", Round3(static_cast<double>(s.usage.UnknownMs()) / 1e3)},
           {"phases", phases},
           {"waste", {{"idle_gpu_seconds", Round3(static_cast<double>(s.idle_ms) / 1e3)},
+                     {"idle_pct", Round3(s.idle_pct)},
                      {"idle_cost_usd", Usd(s, s.idle_cost)},
                      {"mean_idle_gpus", Round3(s.mean_idle_gpus)},
                      {"graphics_only_gpu_seconds",
@@ -326,6 +321,7 @@ json HistoryReportJson(const HistorySummary& s) {
           {"gpus", GpusJson(s)},
           {"who", WhoJson(s)},
           {"unattributed", {{"gpu_seconds", Round3(static_cast<double>(s.unattributed_ms) / 1e3)},
+                            {"share_pct", Round3(s.unattributed_share_pct)},
                             {"cost_usd", Usd(s, s.unattributed_cost)}}},
           {"idle_held_sessions", {{"min_idle_held_seconds",
                                    Round3(static_cast<double>(s.idle_held_min_ms) / 1e3)},

@@ -1,0 +1,31 @@
+#include "cli/price_flags.h"
+
+#include "os/file_reader.h"
+
+namespace cgov::cli {
+
+Status ApplyPriceFlags(const std::string& catalog_path,
+                       const std::string& price_text, PriceOptions* price, PriceCatalog* catalog) {
+  *catalog = BuiltinCatalog();
+  if (!catalog_path.empty()) {
+    const std::string context = "--price-catalog";
+    std::string text;
+    Status read = RootedFileReader().Read(catalog_path, &text);
+    if (!read.ok()) return read.WithContext(context);
+    Result<PriceCatalog> parsed = ParsePriceCatalog(text, catalog_path);
+    if (!parsed.ok()) return parsed.status().WithContext(context);
+    *catalog = std::move(parsed).value();
+  }
+  if (!price_text.empty()) {
+    Result<MicroUsd> usd = ParseUsd(price_text);
+    if (!usd.ok()) return usd.status().WithContext("--price-per-gpu-hour");
+    price->price_per_gpu_hour = *usd;
+  }
+  if (!price->instance_type.empty()) {
+    Result<ResolvedPrice> check = ResolvePrice(*price, "", *catalog);
+    if (!check.ok()) return check.status();
+  }
+  return Status::Ok();
+}
+
+}  // namespace cgov::cli
