@@ -128,6 +128,8 @@ void HistoryAggregator::CompleteHoursBefore(int64_t hour) {
 void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
   HourBucket& bucket = Bucket(HourOf(p.ts_ms));
   const StoredTick& tick = p.tick;
+  TickCredit credit;
+  credit.ts_ms = p.ts_ms;
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
     const StoredGpu& g = tick.gpus[i];
     GpuHour& gh = bucket.gpus[g.gpu_id];
@@ -145,6 +147,17 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
     if (point.util_pct) {
       phase = Classify(std::clamp(*point.util_pct, 0.0, 100.0), point.compute_memory_bytes, phases_);
     }
+    if (sink_) {
+      TickCredit::Gpu& gc = credit.gpus.emplace_back();
+      gc.gpu_id = g.gpu_id;
+      gc.duration_ms = duration_ms;
+      gc.phase = phase;
+      // As UsageAccumulator counts it: NVML reports whole percents.
+      if (phase) {
+        gc.util_ms_x100 =
+            duration_ms * static_cast<int64_t>(std::clamp(*point.util_pct, 0.0, 100.0) + 0.5);
+      }
+    }
     // Identities on this GPU: every holder gets the time; compute holders split it.
     std::map<uint32_t, bool> holders;  // identity -> holds compute memory
     for (const StoredProcess& proc : tick.processes) {
@@ -158,11 +171,23 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
       IdentityHour& ih = bucket.identities[{id, g.gpu_id}];
       ih.samples += 1;
       ih.held_ms += duration_ms;
+      TickCredit::Identity* ic = nullptr;
+      if (sink_) {
+        ic = &credit.identities.emplace_back();
+        ic->identity_id = id;
+        ic->gpu_id = g.gpu_id;
+        ic->held_ms = duration_ms;
+        ic->phase = phase;
+      }
       if (!compute) continue;
       if (phase == Phase::kIdleHeld) ih.idle_held_ms += duration_ms;
       ++seen;
       const int64_t share = seen == compute_holders ? left : duration_ms / compute_holders;
       left -= share;
+      if (ic != nullptr) {
+        ic->idle_held_ms = phase == Phase::kIdleHeld ? duration_ms : 0;
+        ic->attributed_ms = share;
+      }
       if (phase) {
         ih.attributed_ms[static_cast<size_t>(*phase)] += share;
       } else {
@@ -171,6 +196,7 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
     }
     if (g.processes_known) CommitSessions(p, i, phase == Phase::kIdleHeld, duration_ms);
   }
+  if (sink_) sink_(credit);
 }
 
 void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held,

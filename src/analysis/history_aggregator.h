@@ -9,6 +9,7 @@
 #ifndef CGOV_ANALYSIS_HISTORY_AGGREGATOR_H_
 #define CGOV_ANALYSIS_HISTORY_AGGREGATOR_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -19,6 +20,28 @@
 #include "store/tick_record.h"
 
 namespace cgov {
+
+// What one tick was credited with when its duration became known (the live counters of
+// `cgov daemon --listen` add these up, so they agree with the rollups).
+struct TickCredit {
+  struct Gpu {
+    uint32_t gpu_id = 0;
+    int64_t duration_ms = 0;
+    std::optional<Phase> phase;  // unknown: no utilization (lost GPU or unsupported field)
+    int64_t util_ms_x100 = 0;    // duration x utilization
+  };
+  struct Identity {
+    uint32_t identity_id = 0;
+    uint32_t gpu_id = 0;
+    int64_t held_ms = 0;        // every holder gets all of it
+    int64_t idle_held_ms = 0;   // held compute memory while the GPU was idle-held
+    int64_t attributed_ms = 0;  // its even share among the compute holders
+    std::optional<Phase> phase;
+  };
+  int64_t ts_ms = 0;
+  std::vector<Gpu> gpus;
+  std::vector<Identity> identities;
+};
 
 class HistoryAggregator {
  public:
@@ -40,6 +63,8 @@ class HistoryAggregator {
   // The open sessions (seeded ones included) and those closed since the last
   // TakeChangedSessions (a report, which never takes, gets every session it saw).
   std::vector<SessionRecord> AllSessions() const;
+  // Called with every tick whose duration becomes known, from Add and Finish.
+  void set_credit_sink(std::function<void(const TickCredit&)> sink) { sink_ = std::move(sink); }
   // Ticks at or after this time are not yet in a completed hour (0 before the first tick).
   int64_t complete_before_ms() const { return complete_before_ms_; }
 
@@ -72,6 +97,7 @@ class HistoryAggregator {
   std::vector<SessionRecord> closed_sessions_;
   std::map<std::tuple<int64_t, uint32_t, uint32_t>, bool> changed_;  // (start, gpu, pid)
   int64_t complete_before_ms_ = 0;
+  std::function<void(const TickCredit&)> sink_;
 };
 
 // What the analysis needs of one GPU of a stored tick (MiB become bytes).

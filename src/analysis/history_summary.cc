@@ -16,8 +16,9 @@ int UtcSlot(int64_t hour) {
   return weekday * 24 + static_cast<int>(hour - days * 24);
 }
 
-std::string ByKey(HistoryBy by, const IdentityRecord& r) {
+std::string ByKey(HistoryBy by, const IdentityRecord& r, const std::string& hostname) {
   switch (by) {
+    case HistoryBy::kHost: return r.host.empty() ? hostname : r.host;
     case HistoryBy::kUser: return r.user;
     case HistoryBy::kProject: return r.project;
     case HistoryBy::kTeam: return r.team;
@@ -38,7 +39,13 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
     HistoryGpuRow row;
     row.gpu = gpu;
     row.totals = it->second;
-    CGOV_ASSIGN_OR_RETURN(row.price, ResolvePrice(o.price, gpu.name, catalog));
+    auto given = in.gpu_prices.find(gpu.id);
+    if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
+        o.price.instance_type.empty()) {
+      row.price = given->second;
+    } else {
+      CGOV_ASSIGN_OR_RETURN(row.price, ResolvePrice(o.price, gpu.name, catalog));
+    }
     const GpuUsage& u = row.totals.usage;
     row.share_pct = SharesPct(u.phase_ms);
     row.mean_util_pct = u.MeanUtilPct();
@@ -79,7 +86,7 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
       auto id = in.identities.find(key.first);
       const IdentityRecord none;
       const IdentityRecord& record = id != in.identities.end() ? id->second : none;
-      WhoRow& row = rows[ByKey(s->by, record)];
+      WhoRow& row = rows[ByKey(s->by, record, in.hostname)];
       const HistoryGpuRow* gpu = FindGpu(*s, key.second);
       row.held_ms += h.held_ms;
       row.idle_held_ms += h.idle_held_ms;
@@ -91,7 +98,7 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
       row.cost += PriceOf(gpu, mine);
       row.idle_held_cost +=
           PriceOf(gpu, h.attributed_ms[static_cast<size_t>(Phase::kIdleHeld)]);
-      if (!record.user.empty()) users[ByKey(s->by, record)].insert(record.user);
+      if (!record.user.empty()) users[ByKey(s->by, record, in.hostname)].insert(record.user);
     }
   }
   const int64_t total = s->usage.HeldMs();
@@ -192,12 +199,14 @@ const char* HistoryByName(HistoryBy by) {
     case HistoryBy::kProject: return "project";
     case HistoryBy::kTeam: return "team";
     case HistoryBy::kPod: return "pod";
+    case HistoryBy::kHost: return "host";
   }
   return "";
 }
 
 std::optional<HistoryBy> ParseHistoryBy(std::string_view text) {
-  for (HistoryBy by : {HistoryBy::kUser, HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kPod}) {
+  for (HistoryBy by : {HistoryBy::kUser, HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kPod,
+                       HistoryBy::kHost}) {
     if (text == HistoryByName(by)) return by;
   }
   return std::nullopt;
@@ -238,6 +247,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   }
   BuildWho(in, &s);
   BuildActions(in, o.idle_held_min_ms, &s);
+  s.sessions_known = in.has_sessions;
   BuildHeatmap(in, o, &s);
   s.findings = Recommend(s.usage, s.cost, prices, o.phases);
   s.savings = CombineSavings(s.findings, s.cost);

@@ -19,7 +19,7 @@
 
 namespace cgov {
 
-enum class HistoryBy { kUser, kProject, kTeam, kPod };
+enum class HistoryBy { kUser, kProject, kTeam, kPod, kHost };
 const char* HistoryByName(HistoryBy by);  // "user", ...
 std::optional<HistoryBy> ParseHistoryBy(std::string_view text);
 
@@ -35,6 +35,11 @@ struct HistoryInput {
   std::vector<SessionRecord> sessions;   // overlapping the window
   std::optional<int64_t> data_end_ms;    // the end of the last tick's time in the database
   std::vector<std::string> notes;        // what the loader had to round or skip
+  // Prices that came with the data (the fleet report: each daemon's own), by GPU id. Used
+  // unless the report was given --price-per-gpu-hour or --instance-type.
+  std::map<uint32_t, ResolvedPrice> gpu_prices;
+  // False when the source has no per-session data (Prometheus): no action list, a note instead.
+  bool has_sessions = true;
 };
 
 struct HistoryOptions {
@@ -105,6 +110,7 @@ struct HistorySummary {
   double unattributed_share_pct = 0;  // of all GPU time, like WhoRow::share_pct
   MicroUsd unattributed_cost = 0;
   std::vector<ActionRow> actions;  // by idle-held dollars (then time), descending
+  bool sessions_known = true;      // false: the source keeps no sessions (Prometheus)
   int64_t idle_held_min_ms = 0;
   // Mean utilization by weekday (0 = Monday) and hour of day; unknown where there is no data.
   std::array<std::array<std::optional<double>, 24>, 7> heatmap{};

@@ -133,6 +133,56 @@ TEST(HistoryAggregator, ARestartedRunEndsTheLastTickAfterOneInterval) {
   EXPECT_EQ(Merged(a.TakeCompleteHours()).gpus.at(1).usage.HeldMs(), 60'000);
 }
 
+TEST(HistoryAggregator, TickCreditsAddUpToTheRollups) {
+  // The live /metrics counters are sums of credits: they must equal the rollups, phase by phase
+  // and identity by identity, across hour ends, gaps, shared GPUs and unknown utilization.
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  std::array<int64_t, kPhaseCount + 1> gpu_ms{};
+  int64_t util_x100 = 0;
+  std::map<uint32_t, std::array<int64_t, 3>> ids;  // held, idle-held, attributed
+  a.set_credit_sink([&](const TickCredit& c) {
+    for (const TickCredit::Gpu& g : c.gpus) {
+      gpu_ms[g.phase ? static_cast<size_t>(*g.phase) : kPhaseCount] += g.duration_ms;
+      util_x100 += g.util_ms_x100;
+    }
+    for (const TickCredit::Identity& i : c.identities) {
+      ids[i.identity_id][0] += i.held_ms;
+      ids[i.identity_id][1] += i.idle_held_ms;
+      ids[i.identity_id][2] += i.attributed_ms;
+    }
+  });
+  uint64_t seed = 7;
+  auto next = [&seed](uint64_t n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % n;
+  };
+  int64_t ts = 10 * kH - 50'000;
+  for (int i = 0; i < 400; ++i) {
+    std::vector<Proc> procs;
+    if (next(3) > 0) procs.push_back({100, 1, static_cast<uint32_t>(next(3) * 5000)});
+    if (next(2) > 0) procs.push_back({200, 2, 8000});
+    if (next(5) == 0) procs.push_back({300, 3, 128, true});
+    StoredTick t = Tick(next(101), procs);
+    if (next(10) == 0) t.gpus[0].set(StoredGpuField::kUtilPct, std::nullopt);
+    a.Add(ts, run, t);
+    ts += next(8) == 0 ? 5000 : 1000;  // some gaps, capped at 2 s
+  }
+  a.Finish(ts);
+  const HourBucket all = Merged(a.TakeCompleteHours());
+  const GpuUsage& u = all.gpus.at(1).usage;
+  for (size_t p = 0; p < kPhaseCount; ++p) EXPECT_EQ(gpu_ms[p], u.phase_ms[p]) << p;
+  EXPECT_EQ(gpu_ms[kPhaseCount], u.unknown_ms);
+  EXPECT_EQ(util_x100, u.util_ms_x100);
+  for (uint32_t id = 1; id <= 3; ++id) {
+    const IdentityHour& ih = all.identities.at({id, 1});
+    EXPECT_EQ(ids[id][0], ih.held_ms) << id;
+    EXPECT_EQ(ids[id][1], ih.idle_held_ms) << id;
+    EXPECT_EQ(ids[id][2], ih.AttributedMsForTest()) << id;
+  }
+  EXPECT_GT(ids[1][1], 0) << "the random timeline has idle-held time";
+}
+
 TEST(HistoryRollup, EncodingRoundTripsAndMergesAdd) {
   GpuHour h;
   h.usage.phase_ms = {1, 2, 3, 4, 5};
@@ -163,7 +213,7 @@ HistoryInput TwoUsersOneGpu() {
   HistoryInput in;
   in.since_ms = 0;
   in.until_ms = ts;
-  in.gpus = {{1, "GPU-x", 0, "NVIDIA H100 80GB HBM3", 81559, ""}};
+  in.gpus = {{1, "GPU-x", 0, "NVIDIA H100 80GB HBM3", 81559, "", ""}};
   in.identities[1].user = "alice";
   in.identities[1].project = "llm";
   in.identities[2].user = "bob";

@@ -7,6 +7,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -14,8 +17,11 @@
 
 #include "cli/command_table.h"
 #include "cli/history_writer.h"
+#include "cli/price_flags.h"
 #include "core/duration.h"
 #include "core/time_format.h"
+#include "export/daemon_metrics.h"
+#include "export/http_server.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "telemetry/host_reader.h"
@@ -33,7 +39,41 @@ struct DaemonOptions {
   std::chrono::milliseconds retain{90LL * 24 * 3600 * 1000};
   std::string nvml_lib;
   std::string host_root = "/";
+  std::string hostname;  // "" = the host's own
+  std::optional<HttpServerOptions> http;  // --listen
+  PriceOptions price;
+  PriceCatalog catalog;
 };
+
+constexpr char kDefaultListen[] = "127.0.0.1:9400";
+
+// Reads a whole small file (a key, a certificate, a password) or says which one failed.
+Result<std::string> ReadSmallFile(const std::string& path, std::string_view flag) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return IoError(fmt::format("cgov daemon: {} {}: {}", flag, path, std::strerror(errno)));
+  }
+  if (!in.is_open()) {
+    return IoError(fmt::format("cgov daemon: {} {}: cannot open", flag, path));
+  }
+  return text;
+}
+
+// --basic-auth-file: one line "user:password" (a file, so the password is not in `ps`).
+Status ReadBasicAuth(const std::string& path, HttpServerOptions* http) {
+  CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, "--basic-auth-file"));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
+      text.find('\n') != std::string::npos) {
+    return InvalidArgument(fmt::format("cgov daemon: --basic-auth-file {}: line 1: expected "
+                                       "USER:PASSWORD on one line", path));
+  }
+  http->basic_auth_user = text.substr(0, colon);
+  http->basic_auth_password = text.substr(colon + 1);
+  return Status::Ok();
+}
 
 std::optional<uint64_t> Rounded(std::optional<double> v, double scale) {
   if (!v) return std::nullopt;
@@ -77,6 +117,8 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   DaemonOptions o;
   if (const char* lib = std::getenv("CGOV_NVML_LIB")) o.nvml_lib = lib;
   std::string interval = "30s", retain = "90d";
+  std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
+  if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
                "SIGINT/SIGTERM.\nReports: cgov report --db PATH (safe while the daemon writes).",
                "cgov daemon"};
@@ -88,6 +130,21 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)");
   app.add_option("--host-root", o.host_root, "read /proc and /etc under this directory")
       ->capture_default_str();
+  app.add_option("--hostname", o.hostname, "the name this host is reported under (default: its "
+                 "own; in Kubernetes pass the node name)");
+  app.add_option("--listen", listen, fmt::format("serve Prometheus /metrics and /health on "
+                 "HOST:PORT (alone: {}; another address only when named)", kDefaultListen))
+      ->expected(0, 1)->default_str(kDefaultListen);
+  app.add_option("--basic-auth-file", auth_file, "require HTTP basic auth: a file with one line "
+                 "USER:PASSWORD");
+  app.add_option("--tls-cert", tls_cert, "serve HTTPS with this PEM certificate (with --tls-key)");
+  app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert");
+  app.add_option("--price-per-gpu-hour", price_text, "USD per GPU-hour for the cost counters "
+                 "(overrides the catalog)");
+  app.add_option("--instance-type", o.price.instance_type, "price GPUs as this instance type");
+  app.add_option("--price-catalog", catalog_path, "your own price catalog (env "
+                 "CGOV_PRICE_CATALOG; format of data/prices.json)");
+  app.add_flag("--spot", o.price.spot, "price at the catalog's spot rate");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -106,6 +163,26 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                            "up hourly)");
   }
   o.retain = *kept;
+  if (Status s = ApplyPriceFlags(catalog_path, price_text, &o.price, &o.catalog); !s.ok()) {
+    return s.WithContext("cgov daemon");
+  }
+  if (app.count("--listen") > 0) {
+    HttpServerOptions http;
+    CGOV_ASSIGN_OR_RETURN(http.address, ParseListenAddress(listen.empty() ? kDefaultListen
+                                                                          : listen));
+    if (!auth_file.empty()) CGOV_RETURN_IF_ERROR(ReadBasicAuth(auth_file, &http));
+    if (tls_cert.empty() != tls_key.empty()) {
+      return InvalidArgument("cgov daemon: --tls-cert and --tls-key go together");
+    }
+    if (!tls_cert.empty()) {
+      CGOV_ASSIGN_OR_RETURN(http.tls_cert_pem, ReadSmallFile(tls_cert, "--tls-cert"));
+      CGOV_ASSIGN_OR_RETURN(http.tls_key_pem, ReadSmallFile(tls_key, "--tls-key"));
+    }
+    o.http = std::move(http);
+  } else if (!auth_file.empty() || !tls_cert.empty() || !tls_key.empty()) {
+    return InvalidArgument("cgov daemon: --basic-auth-file, --tls-cert and --tls-key need "
+                           "--listen");
+  }
   return o;
 }
 
@@ -145,6 +222,11 @@ class Daemon {
   Status OpenWriter();
   Status StartRun();
   void Tick(TickSample* sample);
+  Status StartServer();
+  void Publish(const TickSample& sample, const StoredTick& stored, bool written);
+  const IdentityRecord* IdentityOf(uint32_t id);
+  std::string CommandOf(uint32_t id);
+  ServedResponse Serve(const ServedRequest& request);
 
   DaemonOptions o_;
   SystemClock clock_;
@@ -157,20 +239,32 @@ class Daemon {
   RunRecord run_;
   RateLimitedLog failures_;
   int64_t ticks_ = 0, failed_ = 0, last_hours_ = 0;
+  std::string hostname_;
+  std::unique_ptr<DaemonMetrics> metrics_;   // with --listen
+  std::unique_ptr<HttpServer> server_;
+  std::map<uint32_t, IdentityRecord> identities_;  // dictionary cache for the metrics' labels
+  std::map<uint32_t, std::string> commands_;
 };
 
 Status Daemon::OpenWriter() {
   CGOV_ASSIGN_OR_RETURN(writer_, HistoryWriter::Open(o_.db));
   attributor_ = std::make_unique<ProcessAttributor>(&files_, &writer_->store());
+  if (metrics_) {
+    // Only ticks appended from now on: what the replay on open re-credits was counted already
+    // (or belongs to an earlier process, whose counters Prometheus saw reset).
+    writer_->set_credit_sink([this](const TickCredit& credit) {
+      metrics_->Credit(credit, [this](uint32_t id) { return IdentityOf(id); });
+    });
+  }
   return Status::Ok();
 }
 
 Status Daemon::StartRun() {
   CGOV_ASSIGN_OR_RETURN(gpu_ids_, RegisterGpus(nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{},
                                                &writer_->store()));
-  const HostInfo info = ReadHostInfo(files_);
+  if (hostname_.empty()) hostname_ = o_.hostname.empty() ? ReadHostInfo(files_).hostname : o_.hostname;
   CGOV_ASSIGN_OR_RETURN(run_, writer_->BeginRun("daemon", clock_.WallNs() / 1'000'000,
-                                                o_.interval.count(), info.hostname));
+                                                o_.interval.count(), hostname_));
   last_hours_ = writer_->hours_written();
   return Status::Ok();
 }
@@ -193,6 +287,7 @@ void Daemon::Tick(TickSample* sample) {
   Result<StoredTick> stored = BuildStoredTick(*sample, gpu_ids_, attributor_.get());
   Status status = stored.status();
   if (stored.ok()) status = writer_->Append(sample->wall_ns / 1'000'000, run_, *stored).status();
+  if (metrics_) Publish(*sample, stored.ok() ? *stored : StoredTick{}, status.ok());
   if (!status.ok()) {
     ++failed_;
     failures_.Report(now_ms, status.message());
@@ -206,6 +301,108 @@ void Daemon::Tick(TickSample* sample) {
       failures_.Report(now_ms, pruned.status().message());
     }
   }
+}
+
+const IdentityRecord* Daemon::IdentityOf(uint32_t id) {
+  auto it = identities_.find(id);
+  if (it == identities_.end() && writer_) {
+    if (auto all = writer_->store().Identities(); all.ok()) identities_ = std::move(all).value();
+    it = identities_.find(id);
+  }
+  return it == identities_.end() ? nullptr : &it->second;
+}
+
+std::string Daemon::CommandOf(uint32_t id) {
+  auto it = commands_.find(id);
+  if (it == commands_.end() && writer_) {
+    if (auto all = writer_->store().Commands(); all.ok()) commands_ = std::move(all).value();
+    it = commands_.find(id);
+  }
+  return it == commands_.end() ? std::string() : it->second;
+}
+
+// Hands the tick to /metrics: readings, processes with their users, collector health.
+void Daemon::Publish(const TickSample& sample, const StoredTick& stored, bool written) {
+  MetricsTick t;
+  t.wall_ms = sample.wall_ns / 1'000'000;
+  t.gpus = sample.gpu_fast;
+  t.nvml_ok = nvml_ != nullptr;
+  for (const GpuFastSample& g : sample.gpu_fast) t.nvml_ok = t.nvml_ok && !g.lost;
+  t.processes_ok = nvml_ != nullptr;
+  for (const GpuSlowSample& g : sample.gpu_slow) t.processes_ok = t.processes_ok && g.processes_known;
+  t.host_ok = sample.host.mem_total_bytes.has_value();
+  for (const StoredProcess& p : stored.processes) {
+    MetricsProcess& m = t.processes.emplace_back();
+    m.gpu_pos = p.gpu_pos;
+    m.pid = p.pid;
+    m.compute = p.compute;
+    if (p.mem_used_mib) m.used_memory_bytes = uint64_t{*p.mem_used_mib} << 20;
+    if (const IdentityRecord* id = IdentityOf(p.identity_id)) m.user = id->user;
+    m.command = CommandOf(p.command_id);
+  }
+  metrics_->RecordTick(std::move(t));
+  metrics_->SetHistoryDbOk(written);
+  metrics_->CountTick(!written);
+}
+
+ServedResponse Daemon::Serve(const ServedRequest& request) {
+  ServedResponse r;
+  const int64_t now_ms = clock_.WallNs() / 1'000'000;
+  if (request.path == "/metrics") {
+    const ExpositionFormat format = NegotiateFormat(request.accept);
+    r.content_type = ContentTypeOf(format);
+    r.body = metrics_->Render(format, now_ms);
+  } else if (request.path == "/health" || request.path == "/healthz") {
+    // Healthy while sampling keeps up; a stuck or failing sampler shows as 503.
+    const bool fresh = metrics_->SamplerFresh(now_ms);
+    r.status = fresh ? 200 : 503;
+    r.body = fresh ? "ok\n" : "stale: no sample within the staleness limit\n";
+  } else if (request.path == "/") {
+    r.content_type = "text/html; charset=utf-8";
+    r.body = "<!doctype html><title>cgov daemon</title><h1>cgov daemon</h1>"
+             "<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/health\">/health</a></p>\n";
+  } else {
+    r.status = 404;
+    r.body = "not found: try /metrics or /health\n";
+  }
+  return r;
+}
+
+Status Daemon::StartServer() {
+  MetricsOptions mo;
+  mo.hostname = hostname_;
+  mo.interval_ms = o_.interval.count();
+  metrics_ = std::make_unique<DaemonMetrics>(mo);
+  std::vector<MetricsGpu> gpus;
+  const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
+  for (size_t i = 0; i < infos.size() && i < gpu_ids_.size(); ++i) {
+    MetricsGpu& g = gpus.emplace_back();
+    g.gpu_id = gpu_ids_[i];
+    g.index = infos[i].index;
+    g.uuid = infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index) : infos[i].uuid;
+    g.name = infos[i].name;
+    g.pci_bus_id = infos[i].pci_bus_id;
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price, ResolvePrice(o_.price, infos[i].name, o_.catalog));
+    g.price_per_gpu_hour = price.per_gpu_hour;
+    g.price_source = price.source;
+  }
+  metrics_->SetGpus(std::move(gpus));
+  CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {
+                          return Serve(request);
+                        }));
+  // The sink goes on the writer opened before the metrics existed.
+  writer_->set_credit_sink([this](const TickCredit& credit) {
+    metrics_->Credit(credit, [this](uint32_t id) { return IdentityOf(id); });
+  });
+  const ListenAddress& a = o_.http->address;
+  fmt::print(stderr, "cgov daemon: serving /metrics on {}://{}{}:{}{}\n",
+             o_.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "",
+             a.host, server_->port(), a.ipv6 ? "]" : "");
+  if (!a.IsLoopback() && o_.http->basic_auth_user.empty()) {
+    fmt::print(stderr, "cgov daemon: warning: /metrics is open to the network without "
+               "authentication (--basic-auth-file); it names users, projects and processes\n");
+  }
+  return Status::Ok();
 }
 
 int Daemon::Run(const sigset_t& stop) {
@@ -224,6 +421,12 @@ int Daemon::Run(const sigset_t& stop) {
     fmt::print(stderr, "cgov daemon: {}\n", s.message());
     return kExitFailure;
   }
+  if (o_.http) {
+    if (Status s = StartServer(); !s.ok()) {
+      fmt::print(stderr, "cgov daemon: {}\n", s.message());
+      return kExitFailure;
+    }
+  }
   fmt::print(stderr, "cgov daemon: recording {} GPU(s) every {} into {} (pid {}); stop with "
              "SIGINT or SIGTERM\n", gpu_ids_.size(), FormatDuration(o_.interval), o_.db, getpid());
   TickSample sample;
@@ -234,6 +437,7 @@ int Daemon::Run(const sigset_t& stop) {
     next = std::max(next + o_.interval.count() * 1'000'000, clock_.MonotonicNs());
     if (WaitForStop(stop, next, clock_)) break;
   }
+  server_.reset();  // no scrape reads the state while it goes away
   Status committed = writer_ ? writer_->Commit() : Status::Ok();
   writer_.reset();
   fmt::print(stderr, "cgov daemon: stopped after {} tick(s){}\n", ticks_,

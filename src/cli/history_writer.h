@@ -32,6 +32,10 @@ class HistoryWriter {
   Status Commit();
   // Deletes raw ticks older than before_ms that are already rolled up (own transaction).
   Result<int64_t> Prune(int64_t before_ms);
+  // Receives the credit of every tick appended from now on (not of the ticks replayed on open).
+  void set_credit_sink(std::function<void(const TickCredit&)> sink) {
+    aggregator_.set_credit_sink(std::move(sink));
+  }
   // Hours rolled up by this writer so far.
   int64_t hours_written() const { return hours_written_; }
 

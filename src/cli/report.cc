@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "cli/fleet_load.h"
 #include "cli/history_load.h"
 #include "cli/price_flags.h"
 #include "core/atomic_file.h"
@@ -23,6 +24,7 @@ namespace {
 
 struct ReportOptions {
   std::string db;
+  std::string prometheus;
   std::string since = "24h";
   std::string until;  // "" = the end of the data
   std::string format = "text";
@@ -54,7 +56,13 @@ Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
 Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   HistoryOptions o;
   auto by = ParseHistoryBy(r.by);
-  if (!by) return InvalidArgument(fmt::format("--by {}: expected user, project, team or pod", r.by));
+  if (!by) {
+    return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod or host", r.by));
+  }
+  if (r.db.empty() == r.prometheus.empty()) {
+    return InvalidArgument("give one source: --db PATH (one host's history) or --prometheus URL "
+                           "(the fleet)");
+  }
   o.by = *by;
   CGOV_ASSIGN_OR_RETURN(auto min, ParseDuration(r.idle_held_min));
   o.idle_held_min_ms = min.count();
@@ -75,7 +83,22 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
 }
 
 // REQUIRES: the flags passed Options() (usage errors are reported before this runs).
-Status Report(const ReportOptions& r, const HistoryOptions& options) {
+Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
+  CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus, PrometheusSource::Open(r.prometheus));
+  int64_t until_ms = SystemClock().WallNs() / 1'000'000;
+  if (!r.until.empty() && r.until != "now") {
+    CGOV_ASSIGN_OR_RETURN(until_ms, ParseTimestampMs(r.until));
+  }
+  CGOV_ASSIGN_OR_RETURN(int64_t since_ms, ParseSince(r.since, until_ms));
+  if (since_ms >= until_ms) {
+    return InvalidArgument(fmt::format("--since {} is not before --until {}",
+                                       FormatRfc3339Utc(since_ms * 1'000'000),
+                                       FormatRfc3339Utc(until_ms * 1'000'000)));
+  }
+  return LoadFleet(prometheus, since_ms, until_ms);
+}
+
+Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& options) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
                         HistoryStore::Open(r.db, HistoryStore::Mode::kRead));
   int64_t until_ms = SystemClock().WallNs() / 1'000'000;
@@ -93,8 +116,12 @@ Status Report(const ReportOptions& r, const HistoryOptions& options) {
                                        FormatRfc3339Utc(since_ms * 1'000'000),
                                        FormatRfc3339Utc(until_ms * 1'000'000)));
   }
-  CGOV_ASSIGN_OR_RETURN(HistoryInput input,
-                        LoadHistory(*store, since_ms, until_ms, options.phases));
+  return LoadHistory(*store, since_ms, until_ms, options.phases);
+}
+
+Status Report(const ReportOptions& r, const HistoryOptions& options) {
+  CGOV_ASSIGN_OR_RETURN(HistoryInput input, r.prometheus.empty() ? LoadFromDb(r, options)
+                                                                 : LoadFromPrometheus(r));
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
   const std::string text = r.format == "json" ? HistoryReportJson(summary).dump(2) + "\n"
                                               : HistoryReportText(summary, r.format == "md");
@@ -150,18 +177,20 @@ Result<std::function<int(int64_t hour)>> SlotFunction(const std::string& tz) {
 int RunReport(int argc, char** argv) {
   ReportOptions r;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) r.catalog_path = catalog;
-  CLI::App app{"Where the GPU-time of a history database went: phases, waste, per GPU, who held "
-               "it, idle-held sessions to act on, time-of-day pattern, findings. Safe while the "
-               "daemon writes.", "cgov report"};
-  app.add_option("--db", r.db, "history database (cgov daemon, cgov demo, cgov import)")->required();
+  CLI::App app{"Where the GPU-time went: phases, waste, per GPU, who held it, idle-held sessions "
+               "to act on, time-of-day pattern, findings. From one host's history database (safe "
+               "while the daemon writes) or from the fleet's Prometheus.", "cgov report"};
+  app.add_option("--db", r.db, "history database (cgov daemon, cgov demo, cgov import)");
+  app.add_option("--prometheus", r.prometheus, "the fleet instead: a Prometheus (or Thanos, "
+                 "Mimir, VictoriaMetrics) URL that scrapes `cgov daemon --listen`");
   app.add_option("--since", r.since, "window start: a duration before --until (24h, 7d) or a "
                  "timestamp (2026-11-21T10:00Z)")->capture_default_str();
   app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "
-                 "data)");
+                 "data; now with --prometheus)");
   app.add_option("--format", r.format, "text, md or json (docs/report-json.md)")
       ->capture_default_str();
   app.add_option("--out", r.out, "write here (atomically) instead of stdout");
-  app.add_option("--by", r.by, "who: user, project, team or pod")->capture_default_str();
+  app.add_option("--by", r.by, "who: user, project, team, pod or host")->capture_default_str();
   app.add_option("--tz", r.tz, "time zone of the hour-of-day heatmap: UTC, +HH:MM or "
                  "Europe/Berlin-style")->capture_default_str();
   app.add_option("--idle-held-min", r.idle_held_min,

@@ -115,7 +115,10 @@ std::string PerGpu(const HistorySummary& s, bool md) {
                                                  "Under", "Productive", "Bound", "Util",
                                                  "Mem used", "Power", "Cost"}};
   for (const HistoryGpuRow& g : s.gpus) {
-    std::vector<std::string> row = {std::to_string(g.gpu.index), g.gpu.name};
+    std::vector<std::string> row = {
+        g.gpu.host.empty() ? std::to_string(g.gpu.index)
+                           : fmt::format("{}/{}", g.gpu.host, g.gpu.index),
+        g.gpu.name};
     for (double share : g.share_pct) row.push_back(fmt::format("{:.1f} %", share));
     row.push_back(g.mean_util_pct ? fmt::format("{:.0f} %", *g.mean_util_pct) : "—");
     row.push_back(g.mean_mem_used_mib ? fmt::format("{:.0f} MiB", *g.mean_mem_used_mib) : "—");
@@ -156,6 +159,11 @@ std::string Who(const HistorySummary& s, bool md) {
 std::string Actions(const HistorySummary& s, bool md) {
   std::string out = Heading(fmt::format("Act on these: idle-held sessions (≥ {} idle-held)",
                                         Span(s.idle_held_min_ms)), md);
+  if (!s.sessions_known) {
+    return out + "Not available from Prometheus: sessions (which process, since when) live in "
+                 "each host's history database: `cgov report --db` on the node. The idle-held "
+                 "column of Who shows whose they are.\n";
+  }
   if (s.actions.empty()) {
     return out + fmt::format("None: no process held memory on a cold GPU for {} or more.\n",
                              Span(s.idle_held_min_ms));
@@ -220,6 +228,7 @@ json GpusJson(const HistorySummary& s) {
     }
     auto opt = [](const std::optional<double>& v) { return v ? json(Round3(*v)) : json(nullptr); };
     out.push_back({{"index", g.gpu.index}, {"uuid", g.gpu.uuid}, {"name", g.gpu.name},
+                   {"host", g.gpu.host.empty() ? json(s.hostname) : json(g.gpu.host)},
                    {"samples", g.totals.samples},
                    {"held_seconds", Round3(static_cast<double>(g.totals.usage.HeldMs()) / 1e3)},
                    {"phase_seconds", PhaseMsJson(g.totals.usage.phase_ms)},
@@ -325,6 +334,7 @@ json HistoryReportJson(const HistorySummary& s) {
                             {"cost_usd", Usd(s, s.unattributed_cost)}}},
           {"idle_held_sessions", {{"min_idle_held_seconds",
                                    Round3(static_cast<double>(s.idle_held_min_ms) / 1e3)},
+                                  {"available", s.sessions_known},
                                   {"sessions", ActionsJson(s)}}},
           {"heatmap_util_pct", HeatmapJson(s)},
           {"findings", FindingsJson(s.findings)},

@@ -324,7 +324,7 @@ Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
     GpuRecord g{static_cast<uint32_t>(stmt.Int(0)), std::string(stmt.Text(1)), stmt.Int(2),
-                std::string(stmt.Text(3)), std::nullopt, std::string(stmt.Text(5))};
+                std::string(stmt.Text(3)), std::nullopt, std::string(stmt.Text(5)), ""};
     if (!stmt.IsNull(4)) g.mem_total_mib = static_cast<uint64_t>(stmt.Int(4));
     out.push_back(std::move(g));
   }

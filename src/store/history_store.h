@@ -33,6 +33,7 @@ struct GpuRecord {
   std::string name;
   std::optional<uint64_t> mem_total_mib;
   std::string pci_bus_id;
+  std::string host;  // set by the fleet report (a history database is one host: empty there)
 };
 
 // Who a GPU process belongs to. Empty fields are unknown.
@@ -46,6 +47,7 @@ struct IdentityRecord {
   std::string project;  // CGOV_PROJECT
   std::string team;     // CGOV_TEAM
   std::string tags;     // CGOV_TAGS, "k=v,k=v" sorted
+  std::string host;     // set by the fleet report; not stored (a database is one host)
 
   auto Key() const {
     return std::make_tuple(user, owner, pod, container, slurm_job, project, team, tags);

@@ -103,9 +103,9 @@ TEST_F(HistoryStoreTest, WritesAndReadsBackTicksDictionariesAndRollups) {
     ASSERT_TRUE(store.ok()) << store.status().message();
     HistoryStore& s = **store;
     ASSERT_TRUE(s.Begin().ok());
-    auto gpu = s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18"});
+    auto gpu = s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", ""});
     ASSERT_TRUE(gpu.ok());
-    EXPECT_EQ(*s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18"}), *gpu) << "dictionary: same id";
+    EXPECT_EQ(*s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", ""}), *gpu) << "dictionary: same id";
     IdentityRecord alice;
     alice.user = "alice";
     alice.project = "llm";

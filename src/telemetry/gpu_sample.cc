@@ -19,6 +19,7 @@ std::string_view GpuFieldName(GpuField field) {
     case GpuField::kGraphicsProcesses: return "graphics_processes";
     case GpuField::kProcessUtilization: return "process_utilization";
     case GpuField::kMigMode: return "mig_mode";
+    case GpuField::kTotalEnergy: return "total_energy";
   }
   return "unknown";
 }

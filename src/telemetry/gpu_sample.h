@@ -29,8 +29,9 @@ enum class GpuField : uint8_t {
   kGraphicsProcesses,   // pid + memory, slow
   kProcessUtilization,  // per-pid SM %, slow
   kMigMode,             // read once at probe
+  kTotalEnergy,         // mJ since the driver loaded (Volta and later), fast
 };
-inline constexpr size_t kGpuFieldCount = 15;
+inline constexpr size_t kGpuFieldCount = 16;
 
 // "utilization", "memory", ... (stable: used in doctor --json).
 std::string_view GpuFieldName(GpuField field);
@@ -71,6 +72,7 @@ struct GpuFastSample {
   std::optional<uint64_t> clock_reasons;  // nvmlClocksEventReason* bits
   std::optional<uint32_t> enc_util_pct;
   std::optional<uint32_t> dec_util_pct;
+  std::optional<uint64_t> energy_mj;  // counter since the driver loaded
 };
 
 // One process on one GPU. A process may use the GPU for compute and graphics at once.

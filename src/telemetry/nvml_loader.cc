@@ -56,6 +56,7 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
       {"encoder", {"nvmlDeviceGetEncoderUtilization"}, false, Slot(&f->encoder_util)},
       {"decoder", {"nvmlDeviceGetDecoderUtilization"}, false, Slot(&f->decoder_util)},
       {"mig mode", {"nvmlDeviceGetMigMode"}, false, Slot(&f->mig_mode)},
+      {"total energy", {"nvmlDeviceGetTotalEnergyConsumption"}, false, Slot(&f->total_energy)},
       {"compute processes",
        {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
        false, Slot(&f->compute_procs)},

@@ -39,6 +39,7 @@ struct NvmlFunctions {
   nvml::nvmlDeviceGetPcieThroughput_fn pcie_throughput = nullptr;
   nvml::nvmlDeviceGetCodecUtilization_fn encoder_util = nullptr;
   nvml::nvmlDeviceGetCodecUtilization_fn decoder_util = nullptr;
+  nvml::nvmlDeviceGetReasons_fn total_energy = nullptr;  // same shape: (device, unsigned long long*)
   nvml::nvmlDeviceGetMigMode_fn mig_mode = nullptr;
   nvml::nvmlDeviceGetProcesses_fn compute_procs = nullptr;
   nvml::nvmlDeviceGetProcesses_v1_fn compute_procs_v1 = nullptr;

@@ -127,6 +127,14 @@ const std::vector<FastField>& FastFields() {
        [](const NvmlFunctions& f, nvmlDevice_t d, GpuFastSample* s) {
          return ReadCodec(f.decoder_util, d, &s->dec_util_pct);
        }},
+      {GpuField::kTotalEnergy, "nvmlDeviceGetTotalEnergyConsumption",
+       [](const NvmlFunctions& f) { return f.total_energy != nullptr; },
+       [](const NvmlFunctions& f, nvmlDevice_t d, GpuFastSample* s) {
+         unsigned long long mj = 0;
+         nvmlReturn_t ret = f.total_energy(d, &mj);
+         if (ret == nvml::NVML_SUCCESS) s->energy_mj = mj;
+         return ret;
+       }},
   };
   return fields;
 }

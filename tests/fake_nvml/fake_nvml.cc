@@ -425,6 +425,26 @@ int nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned* mw) {
   return kSuccess;
 }
 
+// Energy is power integrated over scenario time (0.1 s steps, kept per GPU so each call only
+// integrates what is new; time going back — a frozen clock reset — starts again from 0).
+int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* mj) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "total_energy");
+  if (c.error) return c.error;
+  static std::mutex mu;
+  static std::map<const Gpu*, std::pair<double, double>> integrated;  // t, joules
+  std::lock_guard lock(mu);
+  auto& [t, joules] = integrated[c.gpu];
+  if (c.t < t) t = joules = 0;
+  while (t < c.t) {
+    const double step = std::min(0.1, c.t - t);
+    joules += c.gpu->ValueAt(t + step / 2, "power_w", 60) * step;
+    t += step;
+  }
+  *mj = static_cast<unsigned long long>(joules * 1000);
+  return kSuccess;
+}
+
 int nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned* mw) {
   FAKE_ENTER();
   Call c = Resolve(device, "power_limit");

@@ -17,7 +17,7 @@ const std::set<std::string> kStateFields = {
 const std::set<std::string> kFieldNames = {
     "utilization", "memory",   "power",   "power_limit",     "temperature",
     "sm_clock",    "mem_clock", "clock_reasons", "encoder", "decoder", "pcie_throughput",
-    "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "name",
+    "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "total_energy", "name",
     "uuid",        "pci_info",
 };
 

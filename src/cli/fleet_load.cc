@@ -1,0 +1,300 @@
+#include "cli/fleet_load.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/time_format.h"
+
+namespace cgov::cli {
+namespace {
+
+constexpr char kGpuLabels[] = "Hostname, UUID, gpu, modelName, pci_bus_id";
+constexpr char kIdentityLabels[] = "Hostname, user, project, team, pod";
+
+int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
+double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
+int64_t HourOf(int64_t ms) { return ms >= 0 ? ms / kHourMs : (ms - kHourMs + 1) / kHourMs; }
+
+std::optional<size_t> PhaseSlot(const std::string& key) {
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    if (PhaseKey(static_cast<Phase>(p)) == key) return p;
+  }
+  if (key == "unknown") return kPhaseCount;
+  return std::nullopt;
+}
+
+class FleetBuilder {
+ public:
+  FleetBuilder(const PrometheusSource& prometheus, int64_t since_ms, int64_t until_ms)
+      : prom_(prometheus), since_ms_(since_ms), until_ms_(until_ms) {}
+
+  Result<HistoryInput> Build();
+
+ private:
+  // `sum by (...) (increase(metric[range]))`
+  static std::string Increase(const std::string& metric, const char* by, int64_t range_ms) {
+    return fmt::format("sum by ({}) (increase({}[{}ms]))", by, metric, range_ms);
+  }
+  uint32_t GpuId(const PromSeries& s);
+  uint32_t IdentityId(const PromSeries& s);
+  Status AddGpuSegment(int64_t start_ms, int64_t end_ms);
+  Status AddWholeHours(int64_t first_ms, int64_t last_ms);
+  void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
+  Status AddWindowFigures();
+
+  const PrometheusSource& prom_;
+  int64_t since_ms_, until_ms_;
+  HistoryInput in_;
+  std::map<std::pair<std::string, std::string>, uint32_t> gpu_ids_;  // (host, UUID)
+  std::map<std::string, uint32_t> host_gpu_;                         // host -> its first GPU id
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, uint32_t>
+      identity_ids_;
+  std::map<int64_t, HourBucket> hours_;
+};
+
+uint32_t FleetBuilder::GpuId(const PromSeries& s) {
+  const std::string host = s.Label("Hostname"), uuid = s.Label("UUID");
+  auto [it, added] = gpu_ids_.emplace(std::pair{host, uuid}, gpu_ids_.size() + 1);
+  if (added) {
+    GpuRecord g;
+    g.id = it->second;
+    g.uuid = uuid;
+    g.host = host;
+    g.name = s.Label("modelName");
+    g.pci_bus_id = s.Label("pci_bus_id");
+    const std::string index = s.Label("gpu");
+    g.index = index.empty() ? -1 : std::strtoll(index.c_str(), nullptr, 10);
+    in_.gpus.push_back(g);
+    host_gpu_.emplace(host, g.id);
+  }
+  return it->second;
+}
+
+uint32_t FleetBuilder::IdentityId(const PromSeries& s) {
+  auto key = std::make_tuple(s.Label("Hostname"), s.Label("user"), s.Label("project"),
+                             s.Label("team"), s.Label("pod"));
+  auto [it, added] = identity_ids_.emplace(key, identity_ids_.size() + 1);
+  if (added) {
+    IdentityRecord r;
+    r.id = it->second;
+    std::tie(r.host, r.user, r.project, r.team, r.pod) = key;
+    in_.identities[r.id] = r;
+  }
+  return it->second;
+}
+
+void FleetBuilder::AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy) {
+  const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+  if (!slot || std::isnan(value)) return;
+  HourBucket& b = hours_[hour];
+  b.hour = hour;
+  GpuHour& g = b.gpus[GpuId(s)];
+  GpuUsage& u = g.usage;
+  if (busy) {
+    if (*slot < kPhaseCount) u.util_ms_x100 += Ms(value) * 100;
+    if (*slot < kPhaseCount) u.waste_ms_x100[*slot] -= Ms(value) * 100;
+    return;
+  }
+  g.samples = std::max<int64_t>(g.samples, 1);
+  if (*slot == kPhaseCount) {
+    u.unknown_ms += Ms(value);
+  } else {
+    u.phase_ms[*slot] += Ms(value);
+    u.waste_ms_x100[*slot] += Ms(value) * 100;
+  }
+}
+
+Status FleetBuilder::AddGpuSegment(int64_t start_ms, int64_t end_ms) {
+  const int64_t range = end_ms - start_ms;
+  if (range < 1000) return Status::Ok();
+  for (bool busy : {false, true}) {
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<PromSeries> result,
+        prom_.Query(Increase(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
+                             fmt::format("{}, phase", kGpuLabels).c_str(), range),
+                    Seconds(end_ms)));
+    for (const PromSeries& s : result) {
+      if (!s.points.empty()) AddGpuPoint(s, HourOf(start_ms), s.points[0].second, busy);
+    }
+  }
+  return Status::Ok();
+}
+
+// Hours [first_ms, last_ms), both on hour boundaries: one range query per counter.
+Status FleetBuilder::AddWholeHours(int64_t first_ms, int64_t last_ms) {
+  if (last_ms <= first_ms) return Status::Ok();
+  for (bool busy : {false, true}) {
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<PromSeries> result,
+        prom_.QueryRange(
+            Increase(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
+                     fmt::format("{}, phase", kGpuLabels).c_str(), kHourMs),
+            Seconds(first_ms + kHourMs), Seconds(last_ms), 3600));
+    for (const PromSeries& s : result) {
+      for (const auto& [t, value] : s.points) {
+        AddGpuPoint(s, HourOf(std::llround(t * 1000)) - 1, value, busy);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// What is read once for the whole window: identities, memory, power, prices, tick counts.
+Status FleetBuilder::AddWindowFigures() {
+  const int64_t window = until_ms_ - since_ms_;
+  const double at = Seconds(until_ms_);
+  HourBucket& first = hours_[HourOf(since_ms_)];
+  first.hour = HourOf(since_ms_);
+  std::map<uint32_t, GpuHour> held;  // per GPU over the window
+  for (const auto& [hour, b] : hours_) {
+    for (const auto& [id, g] : b.gpus) MergeInto(g, &held[id]);
+  }
+  // Identities.
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed,
+                        prom_.Query(Increase("cgov_identity_gpu_seconds_total",
+                                             fmt::format("{}, phase", kIdentityLabels).c_str(),
+                                             window), at));
+  auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
+    auto gpu = host_gpu_.find(s.Label("Hostname"));
+    if (gpu == host_gpu_.end()) return nullptr;
+    IdentityHour& h = first.identities[{IdentityId(s), gpu->second}];
+    h.samples = std::max<int64_t>(h.samples, 1);
+    return &h;
+  };
+  for (const PromSeries& s : attributed) {
+    const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+    IdentityHour* h = slot && !s.points.empty() ? identity_hour(s) : nullptr;
+    if (h == nullptr) continue;
+    if (*slot == kPhaseCount) {
+      h->attributed_unknown_ms += Ms(s.points[0].second);
+    } else {
+      h->attributed_ms[*slot] += Ms(s.points[0].second);
+    }
+  }
+  for (bool idle : {false, true}) {
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<PromSeries> result,
+        prom_.Query(Increase(idle ? "cgov_identity_idle_held_seconds_total"
+                                  : "cgov_identity_held_seconds_total",
+                             kIdentityLabels, window), at));
+    for (const PromSeries& s : result) {
+      IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
+      if (h == nullptr) continue;
+      (idle ? h->idle_held_ms : h->held_ms) += Ms(s.points[0].second);
+    }
+  }
+  // Memory and power: the window's mean reading, over the GPU's held time.
+  struct Mean {
+    const char* metric;
+    double scale;  // to MiB / 0.1 W
+    bool memory;
+  };
+  for (const Mean& m : {Mean{"DCGM_FI_DEV_FB_USED", 1, true},
+                        Mean{"DCGM_FI_DEV_POWER_USAGE", 10, false}}) {
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<PromSeries> result,
+        prom_.Query(fmt::format("avg by (Hostname, UUID) (avg_over_time({}[{}ms]))", m.metric,
+                                window), at));
+    for (const PromSeries& s : result) {
+      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID")});
+      if (id == gpu_ids_.end() || s.points.empty()) continue;
+      const int64_t ms = held[id->second].usage.HeldMs();
+      GpuHour& g = first.gpus[id->second];
+      const auto value = static_cast<int64_t>(std::llround(s.points[0].second * m.scale));
+      (m.memory ? g.mem_used_mib_ms : g.power_dw_ms) += value * ms;
+      (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
+    }
+  }
+  // Each daemon's price, as of the end of the window.
+  CGOV_ASSIGN_OR_RETURN(
+      std::vector<PromSeries> prices,
+      prom_.Query(fmt::format("max by (Hostname, UUID, source) (last_over_time("
+                              "cgov_gpu_price_usd_per_hour[{}ms]))", window), at));
+  for (const PromSeries& s : prices) {
+    auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID")});
+    if (id == gpu_ids_.end() || s.points.empty()) continue;
+    ResolvedPrice p;
+    p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
+    p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
+    in_.gpu_prices[id->second] = p;
+  }
+  // Samples: the ticks each host took (at least one where there is data).
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks,
+                        prom_.Query(Increase("cgov_ticks_total", "Hostname", window), at));
+  for (const PromSeries& s : ticks) {
+    if (s.points.empty()) continue;
+    for (const auto& [key, id] : gpu_ids_) {
+      if (key.first == s.Label("Hostname")) {
+        first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<HistoryInput> FleetBuilder::Build() {
+  in_.since_ms = since_ms_;
+  in_.until_ms = until_ms_;
+  in_.has_sessions = false;
+  const int64_t first_boundary = (HourOf(since_ms_) + 1) * kHourMs;
+  const int64_t last_boundary = HourOf(until_ms_) * kHourMs;
+  if (first_boundary > last_boundary) {
+    CGOV_RETURN_IF_ERROR(AddGpuSegment(since_ms_, until_ms_));
+  } else {
+    CGOV_RETURN_IF_ERROR(AddGpuSegment(since_ms_, first_boundary));
+    CGOV_RETURN_IF_ERROR(AddWholeHours(first_boundary, last_boundary));
+    CGOV_RETURN_IF_ERROR(AddGpuSegment(last_boundary, until_ms_));
+  }
+  if (gpu_ids_.empty()) {
+    // Say which: our metrics are missing altogether, or only this window has none.
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> any,
+                          prom_.Query("count(cgov_gpu_phase_seconds_total)", Seconds(until_ms_)));
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever,
+                          prom_.Query("count(last_over_time(cgov_gpu_phase_seconds_total[52w]))",
+                                      Seconds(until_ms_)));
+    if (any.empty() && ever.empty()) {
+      return NotFound(fmt::format(
+          "--prometheus {}: no cgov metrics (cgov_gpu_phase_seconds_total) in this Prometheus: "
+          "are the nodes running `cgov daemon --listen` and is Prometheus scraping them? "
+          "(deploy/prometheus/ has a scrape config)", prom_.url()));
+    }
+    return NotFound(fmt::format("--prometheus {}: no cgov data between {} and {} (the metrics "
+                                "exist, but not in this window; widen --since)", prom_.url(),
+                                FormatRfc3339Utc(since_ms_ * 1'000'000),
+                                FormatRfc3339Utc(until_ms_ * 1'000'000)));
+  }
+  CGOV_RETURN_IF_ERROR(AddWindowFigures());
+  for (auto& [hour, b] : hours_) in_.hours.push_back(std::move(b));
+  std::set<std::string> hosts;
+  for (const GpuRecord& g : in_.gpus) hosts.insert(g.host);
+  std::string names;
+  size_t n = 0;
+  for (const std::string& h : hosts) {
+    if (n++ == 5) {
+      names += ", …";
+      break;
+    }
+    names += (names.empty() ? "" : ", ") + h;
+  }
+  in_.hostname = fmt::format("{} host{} ({})", hosts.size(), hosts.size() == 1 ? "" : "s", names);
+  std::sort(in_.gpus.begin(), in_.gpus.end(), [](const GpuRecord& a, const GpuRecord& b) {
+    return std::tie(a.host, a.index, a.uuid) < std::tie(b.host, b.index, b.uuid);
+  });
+  in_.notes.push_back(fmt::format(
+      "From Prometheus at {}: increase() over each daemon's counters; Prometheus extrapolates to "
+      "the window's edges, so totals can differ from the hosts' own databases by about one scrape "
+      "interval per GPU.", prom_.url()));
+  return std::move(in_);
+}
+
+}  // namespace
+
+Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since_ms,
+                               int64_t until_ms) {
+  return FleetBuilder(prometheus, since_ms, until_ms).Build();
+}
+
+}  // namespace cgov::cli

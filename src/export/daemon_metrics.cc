@@ -1,0 +1,334 @@
+#include "export/daemon_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include <fmt/format.h>
+
+namespace cgov {
+namespace {
+
+constexpr double kMib = 1024.0 * 1024.0;
+
+std::string_view PhaseKeyAt(size_t i) {
+  return i < kPhaseCount ? PhaseKey(static_cast<Phase>(i)) : std::string_view("unknown");
+}
+
+// dcgm-exporter's label set for one GPU. `labels` points into the strings: never copied or moved
+// (kept in a deque).
+struct GpuLabels {
+  std::string gpu, device;
+  Labels labels;
+  GpuLabels(const MetricsGpu& g, const std::string& hostname)
+      : gpu(fmt::format("{}", g.index)), device(fmt::format("nvidia{}", g.index)) {
+    labels = Labels{{"gpu", gpu},          {"UUID", g.uuid},          {"device", device},
+              {"modelName", g.name}, {"Hostname", hostname}, {"pci_bus_id", g.pci_bus_id}};
+  }
+  GpuLabels(const GpuLabels&) = delete;
+  GpuLabels& operator=(const GpuLabels&) = delete;
+  Labels With(std::string_view name, std::string_view value) const {
+    Labels out = labels;
+    out.emplace_back(name, value);
+    return out;
+  }
+};
+
+double UsdOf(MicroUsd micro) { return static_cast<double>(micro) / kMicroPerUsd; }
+
+}  // namespace
+
+void DaemonMetrics::SetGpus(std::vector<MetricsGpu> gpus) {
+  std::lock_guard lock(mu_);
+  gpus_ = std::move(gpus);
+  gpu_pos_.clear();
+  for (size_t i = 0; i < gpus_.size(); ++i) gpu_pos_[gpus_[i].gpu_id] = i;
+  gpu_counters_.resize(gpus_.size());
+}
+
+void DaemonMetrics::RecordTick(MetricsTick tick) {
+  const size_t cap = options_.max_process_series;
+  int64_t dropped = 0;
+  if (tick.processes.size() > cap) {
+    dropped = static_cast<int64_t>(tick.processes.size() - cap);
+    // Keep the biggest holders: they are the ones worth a look.
+    std::stable_sort(tick.processes.begin(), tick.processes.end(),
+                     [](const MetricsProcess& a, const MetricsProcess& b) {
+                       return a.used_memory_bytes.value_or(0) > b.used_memory_bytes.value_or(0);
+                     });
+    tick.processes.resize(cap);
+  }
+  std::lock_guard lock(mu_);
+  dropped_process_series_ += dropped;
+  last_ = std::move(tick);
+}
+
+void DaemonMetrics::Credit(const TickCredit& credit,
+                           const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
+  std::lock_guard lock(mu_);
+  // Identities gone for a while leave first, making room (their counters stay in Prometheus' history).
+  for (auto it = identities_.begin(); it != identities_.end();) {
+    if (credit.ts_ms - it->second.last_credit_ms > options_.identity_expiry_ms) {
+      it = identities_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const TickCredit::Gpu& g : credit.gpus) {
+    auto pos = gpu_pos_.find(g.gpu_id);
+    if (pos == gpu_pos_.end()) continue;
+    GpuCounters& c = gpu_counters_[pos->second];
+    const size_t slot = g.phase ? static_cast<size_t>(*g.phase) : kUnknownPhase;
+    c.ms[slot] += g.duration_ms;
+    c.util_ms_x100[slot] += g.util_ms_x100;
+  }
+  for (const TickCredit::Identity& id : credit.identities) {
+    const IdentityRecord* record = identity_of(id.identity_id);
+    IdentityKey key = record == nullptr
+                          ? IdentityKey{}
+                          : IdentityKey{record->user, record->project, record->team, record->pod};
+    auto it = identities_.find(key);
+    if (it == identities_.end()) {
+      if (identities_.size() >= options_.max_identity_series) {
+        ++dropped_identity_series_;
+        continue;
+      }
+      it = identities_.emplace(std::move(key), IdentityCounters{}).first;
+    }
+    IdentityCounters& c = it->second;
+    c.held_ms += id.held_ms;
+    c.idle_held_ms += id.idle_held_ms;
+    c.attributed_ms[id.phase ? static_cast<size_t>(*id.phase) : kUnknownPhase] += id.attributed_ms;
+    auto pos = gpu_pos_.find(id.gpu_id);
+    if (pos != gpu_pos_.end() && gpus_[pos->second].price_per_gpu_hour) {
+      c.cost_usd += UsdOf(*gpus_[pos->second].price_per_gpu_hour) *
+                    static_cast<double>(id.attributed_ms) / 3.6e6;
+    }
+    c.last_credit_ms = credit.ts_ms;
+  }
+}
+
+void DaemonMetrics::SetHistoryDbOk(bool ok) {
+  std::lock_guard lock(mu_);
+  history_db_ok_ = ok;
+}
+
+void DaemonMetrics::CountTick(bool failed) {
+  std::lock_guard lock(mu_);
+  ++ticks_;
+  if (failed) ++failed_ticks_;
+}
+
+int64_t DaemonMetrics::StaleAfterMs() const {
+  return std::max(3 * options_.interval_ms, options_.interval_ms + 10'000);
+}
+
+bool DaemonMetrics::SamplerFresh(int64_t now_ms) const {
+  std::lock_guard lock(mu_);
+  return Fresh(now_ms);
+}
+
+bool DaemonMetrics::Fresh(int64_t now_ms) const {
+  return last_ && now_ms - last_->wall_ms <= StaleAfterMs();
+}
+
+std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const {
+  std::string out;
+  out.reserve(16384);
+  ExpositionWriter w(format, &out);
+  std::lock_guard lock(mu_);
+  RenderGpuGauges(w, now_ms);
+  RenderCounters(w);
+  RenderProcesses(w, now_ms);
+  RenderSelf(w, now_ms);
+  w.Finish();
+  return out;
+}
+
+void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, int64_t now_ms) const {
+  std::deque<GpuLabels> labels;
+  for (const MetricsGpu& g : gpus_) labels.emplace_back(g, options_.hostname);
+  // A reading is served only from a fresh tick that has it: unknown is absent, never stale.
+  const bool fresh = Fresh(now_ms);
+  auto gauge = [&](std::string_view name, std::string_view help, auto value_of) {
+    bool started = false;
+    for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
+      const GpuFastSample& s = last_->gpus[i];
+      if (s.lost) continue;
+      std::optional<double> v = value_of(s);
+      if (!v) continue;
+      if (!started) w.Family(name, MetricType::kGauge, help);
+      started = true;
+      w.Sample(labels[i].labels, *v);
+    }
+  };
+  auto opt = [](auto v) -> std::optional<double> {
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  };
+  gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).",
+        [&](const GpuFastSample& s) { return opt(s.util_gpu_pct); });
+  gauge("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).",
+        [&](const GpuFastSample& s) { return opt(s.util_mem_pct); });
+  gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).",
+        [&](const GpuFastSample& s) -> std::optional<double> {
+          if (!s.mem_used_bytes) return std::nullopt;
+          return std::floor(static_cast<double>(*s.mem_used_bytes) / kMib);
+        });
+  gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
+        [&](const GpuFastSample& s) -> std::optional<double> {
+          if (!s.mem_used_bytes || !s.mem_total_bytes) return std::nullopt;
+          const uint64_t free = *s.mem_total_bytes - std::min(*s.mem_used_bytes, *s.mem_total_bytes);
+          return std::floor(static_cast<double>(free) / kMib);
+        });
+  gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).",
+        [&](const GpuFastSample& s) -> std::optional<double> {
+          if (!s.power_mw) return std::nullopt;
+          return *s.power_mw / 1000.0;
+        });
+  gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).",
+        [&](const GpuFastSample& s) { return opt(s.temp_c); });
+  gauge("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).",
+        [&](const GpuFastSample& s) { return opt(s.sm_clock_mhz); });
+  gauge("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).",
+        [&](const GpuFastSample& s) { return opt(s.mem_clock_mhz); });
+  bool started = false;
+  for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
+    const GpuFastSample& s = last_->gpus[i];
+    if (s.lost || !s.energy_mj) continue;
+    if (!started) {
+      w.Family("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::kCounter,
+               "Total energy consumption since the driver was last loaded (in mJ).");
+    }
+    started = true;
+    w.Sample(labels[i].labels, static_cast<double>(*s.energy_mj));
+  }
+}
+
+void DaemonMetrics::RenderCounters(ExpositionWriter& w) const {
+  std::deque<GpuLabels> labels;
+  for (const MetricsGpu& g : gpus_) labels.emplace_back(g, options_.hostname);
+  if (gpus_.empty()) return;
+  w.Family("cgov_gpu_phase_seconds_total", MetricType::kCounter,
+           "GPU-seconds by phase (truly_idle, idle_held, underutilized, productive, "
+           "compute_bound; unknown: no utilization reading).");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    for (size_t p = 0; p <= kPhaseCount; ++p) {
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), gpu_counters_[i].ms[p] / 1000.0);
+    }
+  }
+  w.Family("cgov_gpu_busy_seconds_total", MetricType::kCounter,
+           "GPU-seconds x utilization / 100 (effective GPU-seconds), by phase.");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), gpu_counters_[i].util_ms_x100[p] / 1e5);
+    }
+  }
+  bool priced = false;
+  for (const MetricsGpu& g : gpus_) priced = priced || g.price_per_gpu_hour.has_value();
+  if (!priced) return;
+  w.Family("cgov_gpu_cost_usd_total", MetricType::kCounter,
+           "Estimated cost of the GPU-seconds by phase: seconds x price per GPU-hour / 3600 (USD).");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    if (!gpus_[i].price_per_gpu_hour) continue;
+    const double usd_per_ms = UsdOf(*gpus_[i].price_per_gpu_hour) / 3.6e6;
+    for (size_t p = 0; p <= kPhaseCount; ++p) {
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)),
+               static_cast<double>(gpu_counters_[i].ms[p]) * usd_per_ms);
+    }
+  }
+  w.Family("cgov_gpu_price_usd_per_hour", MetricType::kGauge,
+           "The price per GPU-hour the cost counters use (USD); source says where it came from.");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    if (!gpus_[i].price_per_gpu_hour) continue;
+    w.Sample(labels[i].With("source", gpus_[i].price_source), UsdOf(*gpus_[i].price_per_gpu_hour));
+  }
+  // OpenCost's name: the hourly cost of one GPU of this node.
+  w.Family("node_gpu_hourly_cost", MetricType::kGauge,
+           "Hourly cost of one GPU of this node (USD), as OpenCost names it.");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    if (!gpus_[i].price_per_gpu_hour) continue;
+    w.Sample({{"node", options_.hostname}, {"UUID", gpus_[i].uuid}, {"gpu", labels[i].gpu}},
+             UsdOf(*gpus_[i].price_per_gpu_hour));
+  }
+}
+
+void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
+  auto identity_labels = [&](const IdentityKey& k) {
+    return Labels{{"Hostname", options_.hostname}, {"user", std::get<0>(k)},
+                  {"project", std::get<1>(k)},     {"team", std::get<2>(k)},
+                  {"pod", std::get<3>(k)}};
+  };
+  if (!identities_.empty()) {
+    w.Family("cgov_identity_gpu_seconds_total", MetricType::kCounter,
+             "GPU-seconds attributed to an identity, by phase: a GPU's time split evenly between "
+             "the identities holding compute memory on it (adds up to the attributed GPU time).");
+    for (const auto& [key, c] : identities_) {
+      for (size_t p = 0; p <= kPhaseCount; ++p) {
+        Labels l = identity_labels(key);
+        l.emplace_back("phase", PhaseKeyAt(p));
+        w.Sample(l, c.attributed_ms[p] / 1000.0);
+      }
+    }
+    w.Family("cgov_identity_held_seconds_total", MetricType::kCounter,
+             "GPU-seconds an identity had a process on a GPU (a shared GPU counts for each holder).");
+    for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.held_ms / 1000.0);
+    w.Family("cgov_identity_idle_held_seconds_total", MetricType::kCounter,
+             "GPU-seconds an identity held compute memory on an idle-held GPU.");
+    for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.idle_held_ms / 1000.0);
+    w.Family("cgov_identity_cost_usd_total", MetricType::kCounter,
+             "Estimated cost of the GPU-seconds attributed to an identity (USD).");
+    for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.cost_usd);
+  }
+  if (!Fresh(now_ms) || last_->processes.empty()) return;
+  w.Family("cgov_process_gpu_memory_bytes", MetricType::kGauge,
+           "GPU memory used by a process at the last sample (series leave with the process).");
+  for (const MetricsProcess& p : last_->processes) {
+    if (p.gpu_pos >= gpus_.size() || !p.used_memory_bytes) continue;
+    const MetricsGpu& g = gpus_[p.gpu_pos];
+    const std::string gpu = fmt::format("{}", g.index), pid = fmt::format("{}", p.pid);
+    w.Sample({{"gpu", gpu}, {"UUID", g.uuid}, {"Hostname", options_.hostname}, {"pid", pid},
+              {"user", p.user}, {"command", p.command}, {"type", p.compute ? "compute" : "graphics"}},
+             static_cast<double>(*p.used_memory_bytes));
+  }
+}
+
+void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
+  const bool fresh = Fresh(now_ms);
+  w.Family("cgov_collector_success", MetricType::kGauge,
+           "1 when the collector's last run succeeded within the staleness limit, else 0.");
+  const std::string_view host = options_.hostname;
+  auto success = [&](std::string_view name, bool ok) {
+    w.Sample({{"collector", name}, {"Hostname", host}}, ok ? 1 : 0);
+  };
+  success("sampler", fresh);
+  success("nvml", fresh && last_->nvml_ok);
+  success("gpu_processes", fresh && last_->processes_ok);
+  success("procfs", fresh && last_->host_ok);
+  success("history_db", history_db_ok_);
+  if (last_) {
+    w.Family("cgov_last_sample_timestamp_seconds", MetricType::kGauge,
+             "Unix time of the last sampling tick.");
+    w.Sample({{"Hostname", host}}, last_->wall_ms / 1000.0);
+    w.Family("cgov_sample_age_seconds", MetricType::kGauge,
+             "Seconds since the last sampling tick, at the time of the scrape.");
+    w.Sample({{"Hostname", host}}, std::max<int64_t>(0, now_ms - last_->wall_ms) / 1000.0);
+  }
+  w.Family("cgov_sample_interval_seconds", MetricType::kGauge, "The daemon's sampling interval.");
+  w.Sample({{"Hostname", host}}, options_.interval_ms / 1000.0);
+  w.Family("cgov_ticks_total", MetricType::kCounter, "Sampling ticks taken.");
+  w.Sample({{"Hostname", host}}, static_cast<double>(ticks_));
+  w.Family("cgov_tick_failures_total", MetricType::kCounter,
+           "Sampling ticks that could not be written to the history database.");
+  w.Sample({{"Hostname", host}}, static_cast<double>(failed_ticks_));
+  w.Family("cgov_series_dropped_total", MetricType::kCounter,
+           "Series left out because their family reached its cap (per tick for processes, per "
+           "new identity for identities).");
+  w.Sample({{"Hostname", host}, {"metric", "cgov_process_gpu_memory_bytes"}},
+           static_cast<double>(dropped_process_series_));
+  w.Sample({{"Hostname", host}, {"metric", "cgov_identity_gpu_seconds_total"}},
+           static_cast<double>(dropped_identity_series_));
+  w.Family("cgov_build_info", MetricType::kGauge, "Always 1; the version of cgov.");
+  w.Sample({{"version", CGOV_VERSION}, {"Hostname", host}}, 1);
+}
+
+}  // namespace cgov

@@ -1,0 +1,121 @@
+// What `cgov daemon --listen` serves on /metrics: the last tick's GPU readings under
+// dcgm-exporter's names and labels, OpenCost's node_gpu_hourly_cost, and Cost Governor's own
+// counters (GPU-seconds and dollars by phase, per GPU and per identity), added up from the same
+// tick credits the history database's rollups are made of. docs/metrics.md lists every series.
+//
+// Thread-safe: the daemon's tick loop writes, the HTTP server's thread renders.
+#ifndef CGOV_EXPORT_DAEMON_METRICS_H_
+#define CGOV_EXPORT_DAEMON_METRICS_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analysis/history_aggregator.h"
+#include "analysis/money.h"
+#include "export/exposition.h"
+#include "store/history_store.h"
+#include "telemetry/gpu_sample.h"
+
+namespace cgov {
+
+struct MetricsGpu {
+  uint32_t gpu_id = 0;  // the history database's id (TickCredit::Gpu::gpu_id)
+  int64_t index = -1;
+  std::string uuid;
+  std::string name;
+  std::string pci_bus_id;
+  std::optional<MicroUsd> price_per_gpu_hour;
+  std::string price_source;
+};
+
+// One process on one GPU at the last tick.
+struct MetricsProcess {
+  size_t gpu_pos = 0;  // position in SetGpus' list
+  uint32_t pid = 0;
+  bool compute = false;
+  std::optional<uint64_t> used_memory_bytes;
+  std::string user;
+  std::string command;
+};
+
+struct MetricsTick {
+  int64_t wall_ms = 0;
+  std::vector<GpuFastSample> gpus;  // by position in SetGpus' list
+  std::vector<MetricsProcess> processes;
+  bool nvml_ok = false;       // the driver is loaded and no GPU was lost
+  bool processes_ok = false;  // every GPU's process list was read
+  bool host_ok = false;       // /proc gave CPU and memory figures
+};
+
+struct MetricsOptions {
+  std::string hostname;
+  int64_t interval_ms = 30'000;
+  size_t max_process_series = 1024;
+  size_t max_identity_series = 4096;
+  // An identity's series go away this long after its last credit.
+  int64_t identity_expiry_ms = 3'600'000;
+};
+
+class DaemonMetrics {
+ public:
+  explicit DaemonMetrics(MetricsOptions options) : options_(std::move(options)) {}
+
+  void SetGpus(std::vector<MetricsGpu> gpus);
+  void RecordTick(MetricsTick tick);
+  // `identity_of` resolves TickCredit identity ids (nullptr: unknown identity).
+  void Credit(const TickCredit& credit,
+              const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  void SetHistoryDbOk(bool ok);
+  void CountTick(bool failed);
+
+  // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served.
+  std::string Render(ExpositionFormat format, int64_t now_ms) const;
+  int64_t StaleAfterMs() const;
+  // A tick was taken within StaleAfterMs() of now_ms.
+  bool SamplerFresh(int64_t now_ms) const;
+
+ private:
+  static constexpr size_t kUnknownPhase = kPhaseCount;  // counters' 6th slot
+  using PhaseArray = std::array<int64_t, kPhaseCount + 1>;
+  struct GpuCounters {
+    PhaseArray ms{};
+    PhaseArray util_ms_x100{};
+  };
+  using IdentityKey = std::tuple<std::string, std::string, std::string, std::string>;
+  struct IdentityCounters {
+    PhaseArray attributed_ms{};
+    int64_t held_ms = 0;
+    int64_t idle_held_ms = 0;
+    double cost_usd = 0;
+    int64_t last_credit_ms = 0;
+  };
+
+  void RenderGpuGauges(ExpositionWriter& w, int64_t now_ms) const;
+  void RenderCounters(ExpositionWriter& w) const;
+  void RenderProcesses(ExpositionWriter& w, int64_t now_ms) const;
+  void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
+  bool Fresh(int64_t now_ms) const;
+
+  MetricsOptions options_;
+  mutable std::mutex mu_;
+  std::vector<MetricsGpu> gpus_;
+  std::map<uint32_t, size_t> gpu_pos_;  // gpu_id -> position
+  std::vector<GpuCounters> gpu_counters_;
+  std::optional<MetricsTick> last_;
+  std::map<IdentityKey, IdentityCounters> identities_;
+  int64_t dropped_process_series_ = 0;
+  int64_t dropped_identity_series_ = 0;
+  int64_t ticks_ = 0, failed_ticks_ = 0;
+  bool history_db_ok_ = true;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_EXPORT_DAEMON_METRICS_H_

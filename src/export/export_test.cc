@@ -1,0 +1,291 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "export/daemon_metrics.h"
+#include "export/exposition.h"
+#include "export/http_server.h"
+
+namespace cgov {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+TEST(Exposition, EscapesLabelsAndNamesCountersPerFormat) {
+  std::string text, om;
+  for (auto [format, out] : {std::pair{ExpositionFormat::kText, &text},
+                             std::pair{ExpositionFormat::kOpenMetrics, &om}}) {
+    ExpositionWriter w(format, out);
+    w.Family("x_seconds_total", MetricType::kCounter, "help with \\ and\nnewline");
+    w.Sample({{"a", "q\"uote\\back\nline"}}, 1.5);
+    w.Family("energy", MetricType::kCounter, "no _total");
+    w.Sample({}, 3);
+    w.Family("g", MetricType::kGauge, "gauge");
+    w.Sample({{"k", "v"}, {"l", ""}}, std::nan(""));
+    w.Sample({}, 1e300);
+    w.Finish();
+  }
+  EXPECT_EQ(text,
+            "# HELP x_seconds_total help with \\\\ and\\nnewline\n"
+            "# TYPE x_seconds_total counter\n"
+            "x_seconds_total{a=\"q\\\"uote\\\\back\\nline\"} 1.5\n"
+            "# HELP energy no _total\n# TYPE energy counter\nenergy 3\n"
+            "# HELP g gauge\n# TYPE g gauge\ng{k=\"v\",l=\"\"} NaN\ng 1e+300\n");
+  EXPECT_THAT(om, HasSubstr("# TYPE x_seconds counter\nx_seconds_total{"));
+  EXPECT_THAT(om, HasSubstr("# TYPE energy unknown\n"));
+  EXPECT_TRUE(om.ends_with("# EOF\n"));
+  EXPECT_EQ(NegotiateFormat("application/openmetrics-text; version=1.0.0,text/plain;q=0.5"),
+            ExpositionFormat::kOpenMetrics);
+  EXPECT_EQ(NegotiateFormat("text/plain;version=0.0.4"), ExpositionFormat::kText);
+  EXPECT_EQ(NegotiateFormat(""), ExpositionFormat::kText);
+}
+
+MetricsGpu Gpu(uint32_t id, int64_t index, std::optional<MicroUsd> price) {
+  MetricsGpu g;
+  g.gpu_id = id;
+  g.index = index;
+  g.uuid = "GPU-" + std::to_string(index);
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.pci_bus_id = "00000000:1" + std::to_string(index) + ":00.0";
+  g.price_per_gpu_hour = price;
+  g.price_source = "test";
+  return g;
+}
+
+MetricsTick TickAt(int64_t wall_ms, uint32_t util) {
+  MetricsTick t;
+  t.wall_ms = wall_ms;
+  GpuFastSample s;
+  s.util_gpu_pct = util;
+  s.mem_used_bytes = 1024ull << 20;
+  s.mem_total_bytes = 81559ull << 20;
+  s.power_mw = 123450;
+  t.gpus = {s, GpuFastSample{}};  // GPU 1 read nothing: unknown, not 0
+  t.gpus[1].lost = true;
+  t.nvml_ok = true;
+  t.processes_ok = true;
+  t.host_ok = true;
+  return t;
+}
+
+TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  o.max_process_series = 2;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(7, 0, 3'600'000), Gpu(9, 1, std::nullopt)});
+  MetricsTick t = TickAt(100'000, 55);
+  for (uint32_t pid : {10, 11, 12}) {
+    MetricsProcess p;
+    p.pid = pid;
+    p.compute = true;
+    p.used_memory_bytes = uint64_t{pid} << 20;
+    p.user = "alice";
+    p.command = "python";
+    t.processes.push_back(p);
+  }
+  m.RecordTick(t);
+  IdentityRecord alice;
+  alice.user = "alice";
+  alice.project = "llm";
+  TickCredit credit;
+  credit.ts_ms = 99'000;
+  credit.gpus = {{7, 1000, Phase::kUnderutilized, 55'000}, {9, 1000, std::nullopt, 0}};
+  credit.identities = {{1, 7, 1000, 0, 1000, Phase::kUnderutilized}};
+  m.Credit(credit, [&](uint32_t id) { return id == 1 ? &alice : nullptr; });
+
+  const std::string text = m.Render(ExpositionFormat::kText, 100'500);
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
+                              "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
+                              "pci_bus_id=\"00000000:10:00.0\"} 55\n"));
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_FB_USED{gpu=\"0\""));
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 1024\n"));
+  EXPECT_THAT(text, HasSubstr("} 80535\n")) << "FB_FREE in MiB";
+  EXPECT_THAT(text, HasSubstr("} 123.45\n")) << "power in W";
+  EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""))) << "lost GPU: no reading";
+  EXPECT_THAT(text, HasSubstr("cgov_gpu_phase_seconds_total{gpu=\"0\",UUID=\"GPU-0\""));
+  EXPECT_THAT(text, HasSubstr("phase=\"underutilized\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("UUID=\"GPU-1\",device=\"nvidia1\",modelName=\"NVIDIA H100 80GB "
+                              "HBM3\",Hostname=\"node-a\",pci_bus_id=\"00000000:11:00.0\","
+                              "phase=\"unknown\"} 1\n"));
+  // $3.60 an hour for one second: $0.001; the unpriced GPU has no cost series.
+  EXPECT_THAT(text, HasSubstr("cgov_gpu_cost_usd_total{gpu=\"0\",UUID=\"GPU-0\""));
+  EXPECT_THAT(text, HasSubstr("phase=\"underutilized\"} 0.001\n"));
+  EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_cost_usd_total{gpu=\"1\"")));
+  EXPECT_THAT(text, HasSubstr("node_gpu_hourly_cost{node=\"node-a\",UUID=\"GPU-0\",gpu=\"0\"} 3.6\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_identity_gpu_seconds_total{Hostname=\"node-a\",user=\"alice\","
+                              "project=\"llm\",team=\"\",pod=\"\",phase=\"underutilized\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_identity_cost_usd_total{Hostname=\"node-a\",user=\"alice\","
+                              "project=\"llm\",team=\"\",pod=\"\"} 0.001\n"));
+  // Capped at 2 process series, the biggest kept, the rest counted.
+  EXPECT_THAT(text, HasSubstr("pid=\"12\""));
+  EXPECT_THAT(text, Not(HasSubstr("pid=\"10\"")));
+  EXPECT_THAT(text, HasSubstr("cgov_series_dropped_total{Hostname=\"node-a\","
+                              "metric=\"cgov_process_gpu_memory_bytes\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 1"));
+  EXPECT_THAT(text, HasSubstr("cgov_sample_age_seconds{Hostname=\"node-a\"} 0.5\n"));
+  EXPECT_TRUE(m.SamplerFresh(100'500));
+
+  // 20 s later with no tick: the readings go, the counters stay, the sampler reports failure.
+  const std::string stale = m.Render(ExpositionFormat::kText, 120'000);
+  EXPECT_THAT(stale, Not(HasSubstr("DCGM_FI_DEV_GPU_UTIL")));
+  EXPECT_THAT(stale, Not(HasSubstr("cgov_process_gpu_memory_bytes{")));
+  EXPECT_THAT(stale, HasSubstr("phase=\"underutilized\"} 1\n"));
+  EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 0"));
+  EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"nvml\",Hostname=\"node-a\"} 0"));
+  EXPECT_FALSE(m.SamplerFresh(120'000));
+}
+
+TEST(DaemonMetrics, IdentitiesAreCappedAndExpire) {
+  MetricsOptions o;
+  o.hostname = "h";
+  o.max_identity_series = 2;
+  o.identity_expiry_ms = 10'000;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(1, 0, std::nullopt)});
+  std::vector<IdentityRecord> users(3);
+  for (int i = 0; i < 3; ++i) users[i].user = "u" + std::to_string(i);
+  auto credit = [&](int64_t ts, std::vector<uint32_t> who) {
+    TickCredit c;
+    c.ts_ms = ts;
+    for (uint32_t id : who) c.identities.push_back({id, 1, 1000, 0, 1000, Phase::kProductive});
+    m.Credit(c, [&](uint32_t id) { return &users[id]; });
+  };
+  credit(0, {0, 1, 2});
+  std::string text = m.Render(ExpositionFormat::kText, 0);
+  EXPECT_THAT(text, HasSubstr("user=\"u1\""));
+  EXPECT_THAT(text, Not(HasSubstr("user=\"u2\"")));
+  EXPECT_THAT(text, HasSubstr("metric=\"cgov_identity_gpu_seconds_total\"} 1\n"));
+  credit(20'000, {2});  // u0 and u1 idle for longer than the expiry: gone, u2 gets a slot
+  text = m.Render(ExpositionFormat::kText, 20'000);
+  EXPECT_THAT(text, Not(HasSubstr("user=\"u0\"")));
+  EXPECT_THAT(text, HasSubstr("user=\"u2\""));
+}
+
+// A raw HTTP exchange: whatever the server answers until it closes (or 3 s pass).
+std::string Exchange(uint16_t port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  timeval tv{3, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+    for (size_t sent = 0; sent < request.size();) {
+      const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    char buffer[4096];
+    for (ssize_t n; (n = recv(fd, buffer, sizeof(buffer), 0)) > 0;) out.append(buffer, n);
+  }
+  close(fd);
+  return out;
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void Start(HttpServerOptions o = {}) {
+    o.address = *ParseListenAddress("127.0.0.1:0");
+    auto started = HttpServer::Start(o, [](const ServedRequest& r) {
+      ServedResponse response;
+      response.body = "path=" + r.path + " accept=" + r.accept + "\n";
+      return response;
+    });
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    server_ = std::move(started).value();
+  }
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, AnswersGetAndRefusesBodiesMethodsAndHugeHeads) {
+  Start();
+  const uint16_t port = server_->port();
+  ASSERT_GT(port, 0);
+  std::string r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: text/plain\r\n"
+                                 "Connection: close\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(r, HasSubstr("path=/metrics accept=text/plain\n"));
+  r = Exchange(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 405"));
+  EXPECT_THAT(r, HasSubstr("Allow: GET, HEAD"));
+  r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "3\r\nabc\r\n0\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 413"));
+  r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(1 << 20, 'a') +
+                         "\r\n\r\n");
+  EXPECT_THAT(r, Not(HasSubstr("path=/metrics"))) << "a 1 MiB header is never served";
+  if (!r.empty()) {
+    EXPECT_THAT(r, StartsWith("HTTP/1.1 4"));
+  }
+  // The server is still fine.
+  r = Exchange(port, "HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(r, Not(HasSubstr("path=")));
+  EXPECT_GE(server_->refused(), 2u);
+}
+
+TEST_F(HttpServerTest, BasicAuthGuardsEveryPath) {
+  HttpServerOptions o;
+  o.basic_auth_user = "prom";
+  o.basic_auth_password = "s3cret";
+  Start(o);
+  std::string r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
+                                            "close\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(r, HasSubstr("WWW-Authenticate: Basic realm=\"cgov\""));
+  // prom:wrong, then prom:s3cret
+  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
+                                "cHJvbTp3cm9uZw==\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 401"));
+  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
+                                "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
+}
+
+TEST(ListenAddress, ParsesLoopbackAnyAndIpv6AndSaysWhatIsWrong) {
+  auto a = ParseListenAddress("127.0.0.1:9400");
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(a->IsLoopback());
+  EXPECT_EQ(a->port, 9400);
+  a = ParseListenAddress("localhost:1");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  a = ParseListenAddress("[::1]:9400");
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(a->ipv6);
+  EXPECT_TRUE(a->IsLoopback());
+  a = ParseListenAddress("0.0.0.0:9400");
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(a->IsLoopback());
+  EXPECT_THAT(ParseListenAddress("9400").status().message(), HasSubstr("no port"));
+  EXPECT_THAT(ParseListenAddress(":9400").status().message(), HasSubstr("no host"));
+  EXPECT_THAT(ParseListenAddress("127.0.0.1:99999").status().message(), HasSubstr("port"));
+  EXPECT_THAT(ParseListenAddress("gpu-node:9400").status().message(), HasSubstr("numeric"));
+}
+
+TEST(HttpServer, ABusyPortIsAClearError) {
+  HttpServerOptions o;
+  o.address = *ParseListenAddress("127.0.0.1:0");
+  auto first = HttpServer::Start(o, [](const ServedRequest&) { return ServedResponse{}; });
+  ASSERT_TRUE(first.ok());
+  o.address.port = (*first)->port();
+  auto second = HttpServer::Start(o, [](const ServedRequest&) { return ServedResponse{}; });
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.status().message(), HasSubstr("--listen 127.0.0.1:"));
+  EXPECT_THAT(second.status().message(), HasSubstr("in use"));
+}
+
+}  // namespace
+}  // namespace cgov

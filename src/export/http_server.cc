@@ -1,0 +1,229 @@
+#include "export/http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <microhttpd.h>
+
+namespace cgov {
+
+struct HttpServer::State {
+  ServedHandler handler;
+  std::string user, password;
+  std::atomic<uint64_t> answered{0}, refused{0};
+};
+
+namespace {
+
+int g_first_call_marker = 0;
+
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close = false) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      r.body.size(), const_cast<char*>(r.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
+  MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+  if (close) MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  if (r.status == 405) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  const MHD_Result ret = MHD_queue_response(connection, static_cast<unsigned>(r.status), response);
+  MHD_destroy_response(response);
+  return ret;
+}
+
+MHD_Result Refuse(HttpServer::State* state, MHD_Connection* connection, int status,
+                  std::string body) {
+  state->refused.fetch_add(1, std::memory_order_relaxed);
+  ServedResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return Queue(connection, r, /*close=*/true);
+}
+
+MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                  const char* /*version*/, const char* /*upload_data*/, size_t* upload_data_size,
+                  void** request_state) {
+  auto* state = static_cast<HttpServer::State*>(cls);
+  // Everything is decided on the first call, right after the request head: a body is never read.
+  if (*request_state != nullptr) {
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  *request_state = &g_first_call_marker;
+  const std::string_view m = method;
+  if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
+    return Refuse(state, connection, 405, "only GET and HEAD\n");
+  }
+  const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char* encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  if (encoding != nullptr || (length != nullptr && std::string_view(length) != "0") ||
+      *upload_data_size > 0) {
+    return Refuse(state, connection, 413, "request bodies are not accepted\n");
+  }
+  if (!state->user.empty()) {
+    char* password = nullptr;
+    char* user = MHD_basic_auth_get_username_password(connection, &password);
+    const bool ok = user != nullptr && password != nullptr &&
+                    ConstantTimeEqual(user, state->user) &&
+                    ConstantTimeEqual(password, state->password);
+    MHD_free(user);
+    MHD_free(password);
+    if (!ok) {
+      state->refused.fetch_add(1, std::memory_order_relaxed);
+      const std::string body = "authentication required\n";
+      MHD_Response* response = MHD_create_response_from_buffer(
+          body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+      if (response == nullptr) return MHD_NO;
+      const MHD_Result ret = MHD_queue_basic_auth_fail_response(connection, "cgov", response);
+      MHD_destroy_response(response);
+      return ret;
+    }
+  }
+  ServedRequest request;
+  request.path = url;
+  if (const char* accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                       MHD_HTTP_HEADER_ACCEPT)) {
+    request.accept = accept;
+  }
+  ServedResponse response = state->handler(request);
+  state->answered.fetch_add(1, std::memory_order_relaxed);
+  return Queue(connection, response);
+}
+
+void Quiet(void*, const char*, va_list) {}
+
+}  // namespace
+
+bool ListenAddress::IsLoopback() const {
+  return host == "::1" || host.starts_with("127.");
+}
+
+Result<ListenAddress> ParseListenAddress(std::string_view text) {
+  ListenAddress a;
+  const auto colon = text.rfind(':');
+  auto bad = [&](std::string_view why) {
+    return InvalidArgument(fmt::format("--listen {}: {} (expected HOST:PORT such as "
+                                       "127.0.0.1:9400, [::1]:9400 or 0.0.0.0:9400)", text, why));
+  };
+  if (colon == std::string_view::npos) return bad("no port");
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port = text.substr(colon + 1);
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || end != port.data() + port.size() || port.empty() || value > 65535) {
+    return bad("the port is not a number from 0 to 65535");
+  }
+  a.port = static_cast<uint16_t>(value);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    a.ipv6 = true;
+  }
+  if (host.empty()) return bad("no host (use 0.0.0.0 to listen on every interface)");
+  if (host == "localhost") host = "127.0.0.1";
+  a.host = host;
+  unsigned char buffer[sizeof(in6_addr)];
+  if (inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host.c_str(), buffer) != 1) {
+    return bad(a.ipv6 ? "not a numeric IPv6 address" : "not a numeric IPv4 address or localhost "
+               "(IPv6 goes in brackets)");
+  }
+  return a;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
+                                                      ServedHandler handler) {
+  const ListenAddress& a = options.address;
+  const std::string where = a.ipv6 ? fmt::format("[{}]:{}", a.host, a.port)
+                                   : fmt::format("{}:{}", a.host, a.port);
+  const int fd = socket(a.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Internal(fmt::format("--listen {}: socket: {}", where, std::strerror(errno)));
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  if (a.ipv6) {
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(a.port);
+    inet_pton(AF_INET6, a.host.c_str(), &s6->sin6_addr);
+    length = sizeof(*s6);
+  } else {
+    auto* s4 = reinterpret_cast<sockaddr_in*>(&storage);
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons(a.port);
+    inet_pton(AF_INET, a.host.c_str(), &s4->sin_addr);
+    length = sizeof(*s4);
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&storage), length) != 0 || listen(fd, 256) != 0) {
+    const int error = errno;
+    close(fd);
+    return Unavailable(fmt::format("--listen {}: {}", where, std::strerror(error)));
+  }
+  getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length);
+  const uint16_t port = ntohs(a.ipv6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
+                                     : reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
+
+  std::unique_ptr<HttpServer> server(new HttpServer());
+  server->state_ = std::make_unique<State>();
+  server->state_->handler = std::move(handler);
+  server->state_->user = options.basic_auth_user;
+  server->state_->password = options.basic_auth_password;
+  server->port_ = port;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+  if (a.ipv6) flags |= MHD_USE_IPv6;
+  const bool tls = !options.tls_cert_pem.empty() || !options.tls_key_pem.empty();
+  if (tls) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      close(fd);
+      return Unavailable("TLS: this libmicrohttpd was built without TLS support");
+    }
+    flags |= MHD_USE_TLS;
+  }
+  MHD_OptionItem tls_options[] = {
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(options.tls_cert_pem.c_str())},
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(options.tls_key_pem.c_str())},
+      {MHD_OPTION_END, 0, nullptr}};
+  MHD_OptionItem no_options[] = {{MHD_OPTION_END, 0, nullptr}};
+  server->daemon_ = MHD_start_daemon(
+      flags, 0, nullptr, nullptr, &Answer, server->state_.get(),
+      MHD_OPTION_LISTEN_SOCKET, fd,
+      MHD_OPTION_CONNECTION_LIMIT, options.connection_limit,
+      MHD_OPTION_CONNECTION_TIMEOUT, options.timeout_s,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, options.memory_limit_bytes,
+      MHD_OPTION_THREAD_POOL_SIZE, options.threads,
+      MHD_OPTION_EXTERNAL_LOGGER, &Quiet, nullptr,
+      MHD_OPTION_ARRAY, tls ? tls_options : no_options,
+      MHD_OPTION_END);
+  if (server->daemon_ == nullptr) {
+    close(fd);
+    return Unavailable(fmt::format("--listen {}: the HTTP server did not start{}", where,
+                                   tls ? " (check the TLS certificate and key)" : ""));
+  }
+  return server;
+}
+
+HttpServer::~HttpServer() {
+  // Closes the listening socket and every open connection, and joins the server's threads.
+  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
+}
+
+uint64_t HttpServer::answered() const { return state_->answered.load(); }
+uint64_t HttpServer::refused() const { return state_->refused.load(); }
+
+}  // namespace cgov

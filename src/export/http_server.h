@@ -1,0 +1,78 @@
+// The embedded HTTP endpoint of `cgov daemon --listen`: libmicrohttpd with an event loop (a slow
+// client holds a connection slot, never a thread), a connection limit, per-connection timeouts,
+// a per-connection memory limit (oversized headers are refused), no request bodies, GET and HEAD
+// only, optional basic auth and TLS.
+#ifndef CGOV_EXPORT_HTTP_SERVER_H_
+#define CGOV_EXPORT_HTTP_SERVER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+
+struct MHD_Daemon;
+
+namespace cgov {
+
+struct ListenAddress {
+  std::string host;  // numeric IPv4 or IPv6 (without brackets)
+  uint16_t port = 0;
+  bool ipv6 = false;
+  bool IsLoopback() const;
+};
+// "127.0.0.1:9400", "[::1]:9400", "localhost:9400" (= 127.0.0.1), "0.0.0.0:9400". Port 0 picks one.
+Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+struct HttpServerOptions {
+  ListenAddress address;
+  unsigned connection_limit = 128;
+  unsigned timeout_s = 10;             // an idle or dripping connection is closed after this
+  size_t memory_limit_bytes = 32768;   // per connection: the request head must fit
+  unsigned threads = 2;
+  std::string basic_auth_user;         // empty: no authentication
+  std::string basic_auth_password;
+  std::string tls_cert_pem;            // both set: HTTPS
+  std::string tls_key_pem;
+};
+
+struct ServedRequest {
+  std::string path;
+  std::string accept;
+};
+
+struct ServedResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+using ServedHandler = std::function<ServedResponse(const ServedRequest&)>;
+
+class HttpServer {
+ public:
+  // Binds and starts serving on its own threads; errors name the address.
+  static Result<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options,
+                                                   ServedHandler handler);
+  ~HttpServer();  // stops: open connections are closed
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  uint16_t port() const { return port_; }
+  // Requests answered and refused so far (for tests and the daemon's own metrics).
+  uint64_t answered() const;
+  uint64_t refused() const;
+
+  struct State;  // shared with the libmicrohttpd callbacks
+
+ private:
+  HttpServer() = default;
+  MHD_Daemon* daemon_ = nullptr;
+  std::unique_ptr<State> state_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_EXPORT_HTTP_SERVER_H_

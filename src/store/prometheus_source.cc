@@ -1,0 +1,131 @@
+#include "store/prometheus_source.h"
+
+#include <curl/curl.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace cgov {
+namespace {
+
+constexpr size_t kMaxBody = 512u << 20;  // a runaway answer is cut off, not held in memory
+
+size_t Append(char* data, size_t size, size_t count, void* user) {
+  auto* body = static_cast<std::string*>(user);
+  if (body->size() + size * count > kMaxBody) return 0;
+  body->append(data, size * count);
+  return size * count;
+}
+
+std::string Escape(CURL* curl, const std::string& text) {
+  char* escaped = curl_easy_escape(curl, text.data(), static_cast<int>(text.size()));
+  std::string out = escaped != nullptr ? escaped : "";
+  curl_free(escaped);
+  return out;
+}
+
+double NumberOf(const nlohmann::json& v) {
+  // Sample values come as strings ("1.5", "NaN", "+Inf").
+  if (v.is_string()) return std::strtod(v.get<std::string>().c_str(), nullptr);
+  return v.is_number() ? v.get<double>() : 0;
+}
+
+}  // namespace
+
+Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
+                                                std::chrono::milliseconds timeout) {
+  if (!base_url.starts_with("http://") && !base_url.starts_with("https://")) {
+    return InvalidArgument(fmt::format("--prometheus {}: expected an http:// or https:// URL "
+                                       "such as http://127.0.0.1:9090", base_url));
+  }
+  while (base_url.ends_with("/")) base_url.pop_back();
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  return PrometheusSource(std::move(base_url), timeout);
+}
+
+Result<std::vector<PromSeries>> PrometheusSource::Query(const std::string& expr,
+                                                        double time_s) const {
+  return Get("/api/v1/query", {{"query", expr}, {"time", fmt::format("{:.3f}", time_s)}}, expr);
+}
+
+Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& expr,
+                                                             double start_s, double end_s,
+                                                             double step_s) const {
+  return Get("/api/v1/query_range",
+             {{"query", expr}, {"start", fmt::format("{:.3f}", start_s)},
+              {"end", fmt::format("{:.3f}", end_s)}, {"step", fmt::format("{:.3f}", step_s)}},
+             expr);
+}
+
+Result<std::vector<PromSeries>> PrometheusSource::Get(
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
+    const std::string& expr) const {
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) return Internal("libcurl: cannot start a transfer");
+  std::string url = base_url_ + path;
+  char separator = '?';
+  for (const auto& [name, value] : params) {
+    url += separator + name + "=" + Escape(curl.get(), value);
+    separator = '&';
+  }
+  std::string body;
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &Append);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
+  curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl.get(), CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered
+  curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
+  const CURLcode code = curl_easy_perform(curl.get());
+  if (code != CURLE_OK) {
+    return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", base_url_,
+                                   error[0] != 0 ? error : curl_easy_strerror(code)));
+  }
+  long status = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  nlohmann::json answer = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (answer.is_discarded() || !answer.is_object() || !answer.contains("status")) {
+    return Unavailable(fmt::format("--prometheus {}: {} is not a Prometheus query API (HTTP {}, "
+                                   "the answer is not Prometheus JSON); is the URL the server's "
+                                   "root, such as http://127.0.0.1:9090?", base_url_, path, status));
+  }
+  if (answer["status"] != "success") {
+    return InvalidArgument(fmt::format("--prometheus {}: the query failed (HTTP {}): {}: {}\n  "
+                                       "query: {}", base_url_, status,
+                                       answer.value("errorType", "error"),
+                                       answer.value("error", "no message"), expr));
+  }
+  const nlohmann::json& data = answer["data"];
+  const std::string type = data.value("resultType", "");
+  std::vector<PromSeries> out;
+  if (type != "vector" && type != "matrix") {
+    return InvalidArgument(fmt::format("--prometheus {}: expected a vector or matrix, got '{}'\n"
+                                       "  query: {}", base_url_, type, expr));
+  }
+  for (const nlohmann::json& r : data.value("result", nlohmann::json::array())) {
+    PromSeries s;
+    for (const auto& [name, value] : r.value("metric", nlohmann::json::object()).items()) {
+      if (value.is_string()) s.labels[name] = value.get<std::string>();
+    }
+    if (type == "vector") {
+      const nlohmann::json& v = r["value"];
+      if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
+    } else {
+      for (const nlohmann::json& v : r.value("values", nlohmann::json::array())) {
+        if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace cgov

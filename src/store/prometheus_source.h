@@ -1,0 +1,52 @@
+// Reads a Prometheus-compatible HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics): instant
+// and range queries over /api/v1/query and /api/v1/query_range, with libcurl. Errors say what
+// went wrong in words a user can act on: unreachable, not a Prometheus API, a query error.
+#ifndef CGOV_STORE_PROMETHEUS_SOURCE_H_
+#define CGOV_STORE_PROMETHEUS_SOURCE_H_
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace cgov {
+
+struct PromSeries {
+  std::map<std::string, std::string> labels;
+  std::vector<std::pair<double, double>> points;  // (Unix seconds, value); one for instant queries
+  std::string Label(const std::string& name) const {
+    auto it = labels.find(name);
+    return it == labels.end() ? std::string() : it->second;
+  }
+};
+
+class PrometheusSource {
+ public:
+  // `base_url`: "http://127.0.0.1:9090" (a path prefix such as /prometheus is kept).
+  static Result<PrometheusSource> Open(std::string base_url,
+                                       std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // The instant vector of `expr` at Unix time `time_s`.
+  Result<std::vector<PromSeries>> Query(const std::string& expr, double time_s) const;
+  // The range of `expr` from start to end (inclusive) every step seconds.
+  Result<std::vector<PromSeries>> QueryRange(const std::string& expr, double start_s,
+                                             double end_s, double step_s) const;
+  const std::string& url() const { return base_url_; }
+
+ private:
+  PrometheusSource(std::string base_url, std::chrono::milliseconds timeout)
+      : base_url_(std::move(base_url)), timeout_(timeout) {}
+  Result<std::vector<PromSeries>> Get(const std::string& path,
+                                      const std::vector<std::pair<std::string, std::string>>& params,
+                                      const std::string& expr) const;
+
+  std::string base_url_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_STORE_PROMETHEUS_SOURCE_H_
