@@ -34,9 +34,16 @@ class FleetBuilder {
   Result<HistoryInput> Build();
 
  private:
-  // `sum by (...) (increase(metric[range]))`
+  // What a counter added in the `range_ms` before the evaluation time, summed by `by`, from the
+  // scraped values themselves (nothing extrapolated): the last value in the range minus the
+  // last one before it (0 for a series born in the range). A series that reset in the range (a
+  // daemon restart) falls back to increase(), which handles resets.
   static std::string Increase(const std::string& metric, const char* by, int64_t range_ms) {
-    return fmt::format("sum by ({}) (increase({}[{}ms]))", by, metric, range_ms);
+    const std::string r = fmt::format("[{}ms]", range_ms);
+    return fmt::format(
+        "sum by ({0}) ((last_over_time({1}{2}) - ({1} offset {3}ms or last_over_time({1}{2}) * 0)) "
+        "and (resets({1}{2}) == 0) or increase({1}{2}))",
+        by, metric, r, range_ms);
   }
   uint32_t GpuId(const PromSeries& s);
   uint32_t IdentityId(const PromSeries& s);
@@ -284,9 +291,8 @@ Result<HistoryInput> FleetBuilder::Build() {
     return std::tie(a.host, a.index, a.uuid) < std::tie(b.host, b.index, b.uuid);
   });
   in_.notes.push_back(fmt::format(
-      "From Prometheus at {}: increase() over each daemon's counters; Prometheus extrapolates to "
-      "the window's edges, so totals can differ from the hosts' own databases by about one scrape "
-      "interval per GPU.", prom_.url()));
+      "From Prometheus at {}: the scraped counters of each daemon, not extrapolated; the last "
+      "scrape interval and tick before the window's end are not in yet.", prom_.url()));
   return std::move(in_);
 }
 

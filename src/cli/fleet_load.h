@@ -1,10 +1,12 @@
 // The fleet report's input: what every `cgov daemon --listen` that Prometheus scraped says about
-// a window, read with increase() over our counters (docs/metrics.md), in the same HistoryInput
-// the SQLite report reads, so both render the same sections from the same summary.
+// a window, read from our counters (docs/metrics.md), in the same HistoryInput the SQLite report
+// reads, so both render the same sections from the same summary.
 //
-// Prometheus' increase() extrapolates each series to the window's edges (by at most half a scrape
-// interval, never past a counter's zero): fleet totals can differ from the hosts' own databases
-// by about one scrape interval per GPU. Sessions are not in Prometheus (no action list).
+// A window's figure is the difference of scraped counter values (the last scrape in the window
+// minus the last one before it), never extrapolated; a series that reset inside the window (a
+// daemon restart) uses Prometheus' increase(). Fleet totals therefore trail the hosts' own
+// databases by what was not yet scraped: up to one scrape interval plus one daemon tick per GPU
+// at the window's end. Sessions are not in Prometheus (no action list).
 #ifndef CGOV_CLI_FLEET_LOAD_H_
 #define CGOV_CLI_FLEET_LOAD_H_
 

@@ -110,16 +110,19 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
     return InvalidArgument(fmt::format("--prometheus {}: expected a vector or matrix, got '{}'\n"
                                        "  query: {}", base_url_, type, expr));
   }
-  for (const nlohmann::json& r : data.value("result", nlohmann::json::array())) {
+  const nlohmann::json results = data.value("result", nlohmann::json::array());
+  for (const nlohmann::json& r : results) {
     PromSeries s;
-    for (const auto& [name, value] : r.value("metric", nlohmann::json::object()).items()) {
+    const nlohmann::json metric = r.value("metric", nlohmann::json::object());
+    for (const auto& [name, value] : metric.items()) {
       if (value.is_string()) s.labels[name] = value.get<std::string>();
     }
     if (type == "vector") {
       const nlohmann::json& v = r["value"];
       if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
     } else {
-      for (const nlohmann::json& v : r.value("values", nlohmann::json::array())) {
+      const nlohmann::json values = r.value("values", nlohmann::json::array());
+      for (const nlohmann::json& v : values) {
         if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
       }
     }

@@ -1,0 +1,288 @@
+// End-to-end at fleet scale: three `cgov daemon --listen` on loopback, each with its own fake
+// driver scenario, scraped every second by the real Prometheus (Debian's package, which .ci/run
+// installs); `cgov report --prometheus` must agree with the three hosts' own databases, every
+// Grafana panel query must run, and `promtool` must accept the rules and our exposition.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/time_format.h"
+#include "os/http_get.h"
+#include "process_runner.h"
+#include "store/prometheus_source.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kPrometheus[] = "/usr/bin/prometheus";
+constexpr char kPromtool[] = "/usr/bin/promtool";
+constexpr double kScrapeS = 1.0;
+constexpr double kTickS = 1.0;
+
+std::string DeployFile(const std::string& name) { return DocsFile("../deploy/" + name); }
+
+// A port free right now on 127.0.0.1 (the kernel's pick).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Host {
+  std::string name, scenario, db;
+  int port = 0;
+  Started process;
+};
+
+double Sum(const json& phases) {
+  double s = 0;
+  for (const auto& [k, v] : phases.items()) s += v.get<double>();
+  return s;
+}
+
+class FleetE2E : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (Host& h : hosts_) {
+      if (h.process.pid > 0) {
+        kill(h.process.pid, SIGKILL);
+        WaitProgram(h.process, 5);
+      }
+    }
+    if (prometheus_.pid > 0) {
+      kill(prometheus_.pid, SIGTERM);
+      WaitProgram(prometheus_, 10);
+    }
+  }
+
+  json Report(const std::vector<std::string>& source, const std::string& since,
+              const std::string& until, const std::string& by = "user") {
+    std::vector<std::string> argv = {CgovBinary(), "report", "--format", "json", "--since", since,
+                                     "--until", until, "--by", by};
+    argv.insert(argv.end(), source.begin(), source.end());
+    RunResult r = RunProgram(argv, {}, 60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? json::parse(r.out) : json::object();
+  }
+
+  TempDir dir_;
+  std::vector<Host> hosts_;
+  Started prometheus_;
+};
+
+TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryRuns) {
+  ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required "
+                                             "(scripts/install-deps installs it)";
+  hosts_ = {{"node-a", "fleet_a", dir_ / "a.db", 0, {}},
+            {"node-b", "fleet_b", dir_ / "b.db", 0, {}},
+            {"node-c", "fleet_c", dir_ / "c.db", 0, {}}};
+  // Prometheus first, so that each daemon's first scrape comes within a scrape interval of its
+  // start: increase() then extrapolates the counters back to their zero.
+  std::string targets;
+  for (Host& h : hosts_) {
+    h.port = FreePort();
+    targets += (targets.empty() ? "\"127.0.0.1:" : ", \"127.0.0.1:") + std::to_string(h.port) + "\"";
+  }
+  const int prom_port = FreePort();
+  const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
+  WriteFile(dir_ / "prometheus.yml",
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            "rule_files: [\"" + DeployFile("prometheus/cgov-rules.yml") + "\"]\n"
+            "scrape_configs:\n  - job_name: cgov\n    static_configs:\n      - targets: [" +
+                targets + "]\n");
+  prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
+                              "--storage.tsdb.path=" + (dir_ / "tsdb"),
+                              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
+                              "--log.level=warn"},
+                             {});
+  auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
+  ASSERT_TRUE(prom.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
+    return ready.ok() && ready->status == 200;
+  }, 60)) << "Prometheus did not become ready";
+  for (Host& h : hosts_) {
+    h.process = StartProgram(
+        {CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
+         FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
+         "--listen", "127.0.0.1:" + std::to_string(h.port), "--price-per-gpu-hour", "2.00"},
+        {{"CGOV_FAKE_NVML_SCENARIO", Scenario(h.scenario)}});
+  }
+  const auto now_s = [] {
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch()).count()) / 1e3;
+  };
+  // Every target up and scraped a few times (bounded: 60 s).
+  ASSERT_TRUE(WaitFor([&] {
+    auto up = prom->Query("count(up{job=\"cgov\"} == 1) == 3 and count(count_over_time("
+                          "cgov_ticks_total[1m]) >= 8) == 3", now_s());
+    return up.ok() && !up->empty();
+  }, 60)) << "Prometheus did not scrape all three daemons";
+
+  // promtool accepts the exposition (the only lint findings are dcgm-exporter's own names).
+  auto scraped = HttpGet("http://127.0.0.1:" + std::to_string(hosts_[2].port) + "/metrics", {},
+                         std::chrono::seconds(5));
+  ASSERT_TRUE(scraped.ok());
+  RunResult lint = RunProgram({kPromtool, "check", "metrics"}, {}, 30, scraped->body);
+  EXPECT_NE(lint.exit_code, 1) << "promtool could not parse /metrics: " << lint.err;
+  std::istringstream problems(lint.out + lint.err);
+  for (std::string line; std::getline(problems, line);) {
+    if (line.empty()) continue;
+    const bool dcgm_names = line.find("label names should be written in 'snake_case'") !=
+                                std::string::npos ||
+                            line.starts_with("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter");
+    EXPECT_TRUE(dcgm_names) << "promtool: " << line;
+  }
+
+  // Stop the daemons (their databases are final), let Prometheus see them go.
+  for (Host& h : hosts_) kill(h.process.pid, SIGTERM);
+  for (Host& h : hosts_) {
+    RunResult stopped = WaitProgram(h.process, 15);
+    h.process.pid = -1;
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  }
+  sleep(2);
+  const int64_t until_ms = static_cast<int64_t>(std::ceil(now_s())) * 1000;
+  const std::string until = FormatRfc3339Utc(until_ms * 1'000'000);
+
+  json fleet = Report({"--prometheus", url}, "10m", until);
+  ASSERT_TRUE(fleet.contains("phases")) << fleet.dump();
+  EXPECT_EQ(fleet["gpu_count"], 6);
+  double held = 0, cost = 0;
+  std::map<std::string, double> phase, by_user, by_user_cost;
+  size_t gpus = 0;
+  for (const Host& h : hosts_) {
+    // A database does not keep the daemon's price: give the report the same one.
+    json one = Report({"--db", h.db, "--price-per-gpu-hour", "2.00"}, "10m", until);
+    ASSERT_TRUE(one.contains("phases")) << h.name;
+    held += one["held_gpu_seconds"].get<double>();
+    cost += one["cost"]["total_usd"].get<double>();
+    gpus += one["gpu_count"].get<size_t>();
+    for (const auto& [k, v] : one["phases"].items()) phase[k] += v["gpu_seconds"].get<double>();
+    for (const json& w : one["who"]) {
+      by_user[w["key"]] += Sum(w["attributed_seconds"]);
+      by_user_cost[w["key"]] += w["cost_usd"].get<double>();
+    }
+  }
+  EXPECT_EQ(gpus, 6u);
+  // The fleet trails each host's database by what was not scraped yet: at most one scrape
+  // interval and the one daemon tick whose duration is known only at the next tick, per GPU.
+  const double tolerance = (kScrapeS + kTickS) * 6 + 0.5;
+  EXPECT_NEAR(fleet["held_gpu_seconds"].get<double>(), held, tolerance);
+  EXPECT_GT(held, 6 * 8.0) << "each GPU recorded at least 8 s";
+  for (const auto& [k, v] : phase) {
+    EXPECT_NEAR(fleet["phases"][k]["gpu_seconds"].get<double>(), v, tolerance) << k;
+  }
+  // Dollars: the same time at each daemon's $2/GPU-hour (reports round to the cent).
+  EXPECT_NEAR(fleet["cost"]["total_usd"].get<double>(), cost, tolerance * 2.0 / 3600 + 0.03);
+  EXPECT_NE(fleet["cost"]["price_source"].dump().find("the daemon on node-a"), std::string::npos)
+      << fleet["cost"].dump();
+  std::map<std::string, double> fleet_user;
+  for (const json& w : fleet["who"]) fleet_user[w["key"]] = Sum(w["attributed_seconds"]);
+  for (const auto& [user, seconds] : by_user) {
+    EXPECT_NEAR(fleet_user[user], seconds, tolerance) << "user " << user;
+  }
+  for (const char* user : {"alice", "bob", "carol"}) EXPECT_GT(by_user[user], 5) << user;
+  // Phases the scenarios put there: alice's 95 % H100 is compute-bound, bob's A100 idle-held.
+  EXPECT_GT(phase["compute_bound"], 5);
+  EXPECT_GT(phase["idle_held"], 5);
+  EXPECT_GT(phase["truly_idle"], 5);
+
+  // --by host: the three hosts.
+  json by_host = Report({"--prometheus", url}, "10m", until, "host");
+  std::set<std::string> hosts;
+  for (const json& w : by_host["who"]) hosts.insert(w["key"]);
+  EXPECT_EQ(hosts, (std::set<std::string>{"node-a", "node-b", "node-c"}));
+  // The text report renders with per-host GPU names and says where sessions live.
+  RunResult text = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10m",
+                               "--until", until}, {}, 60);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("node-c/2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Not available from Prometheus"), std::string::npos);
+
+  // Every dashboard query runs against the real engine, with Grafana's variables filled in.
+  json dashboard = json::parse(ReadFile(DeployFile("grafana/cgov-dashboard.json")));
+  int queries = 0;
+  for (const json& panel : dashboard["panels"]) {
+    for (const json& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      expr = std::regex_replace(expr, std::regex("\\$__rate_interval"), "4s");
+      expr = std::regex_replace(expr, std::regex("\\$__range"), "1m");
+      expr = std::regex_replace(expr, std::regex("\\$host"), ".*");
+      auto result = prom->Query(expr, static_cast<double>(until_ms) / 1e3 - 3);
+      EXPECT_TRUE(result.ok()) << panel["title"] << ": " << result.status().message();
+      ++queries;
+    }
+  }
+  EXPECT_GE(queries, 10);
+  // The rule files load in the real Prometheus (it would not be ready otherwise) and pass
+  // their unit tests.
+  RunResult rules = RunProgram({kPromtool, "test", "rules",
+                                DeployFile("prometheus/cgov-rules.test.yml")}, {}, 60);
+  EXPECT_EQ(rules.exit_code, 0) << rules.out << rules.err;
+}
+
+TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
+  // Nothing listens on this port.
+  const int closed = FreePort();
+  RunResult r = RunProgram({CgovBinary(), "report", "--prometheus",
+                            "http://127.0.0.1:" + std::to_string(closed)}, {}, 30);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot reach the server"), std::string::npos) << r.err;
+  // A cgov daemon is an HTTP server but not a Prometheus API.
+  Host h{"node-x", "fleet_b", dir_ / "x.db", 0, {}};
+  h.port = FreePort();
+  h.process = StartProgram({CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
+                            FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(h.port)},
+                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
+  hosts_.push_back(h);
+  ASSERT_TRUE(WaitFor([&] {
+    return HttpGet("http://127.0.0.1:" + std::to_string(h.port) + "/health", {},
+                   std::chrono::seconds(1)).ok();
+  }, 15));
+  r = RunProgram({CgovBinary(), "report", "--prometheus",
+                  "http://127.0.0.1:" + std::to_string(h.port)}, {}, 30);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is not a Prometheus query API"), std::string::npos) << r.err;
+  // A real Prometheus with no cgov metrics.
+  const int prom_port = FreePort();
+  WriteFile(dir_ / "empty.yml", "global:\n  scrape_interval: 1s\nscrape_configs: []\n");
+  prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "empty.yml"),
+                              "--storage.tsdb.path=" + (dir_ / "tsdb-empty"),
+                              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
+                              "--log.level=warn"}, {});
+  const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
+  ASSERT_TRUE(WaitFor([&] {
+    auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
+    return ready.ok() && ready->status == 200;
+  }, 30));
+  r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "1h"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no cgov metrics"), std::string::npos) << r.err;
+  // Usage errors: both sources, or neither.
+  r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--db", dir_ / "x.db"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunProgram({CgovBinary(), "report", "--prometheus", "ftp://x"}, {}, 30);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("http://"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
