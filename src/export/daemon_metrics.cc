@@ -44,6 +44,7 @@ void DaemonMetrics::SetGpus(std::vector<MetricsGpu> gpus) {
   gpu_pos_.clear();
   for (size_t i = 0; i < gpus_.size(); ++i) gpu_pos_[gpus_[i].gpu_id] = i;
   gpu_counters_.resize(gpus_.size());
+  Changed();
 }
 
 void DaemonMetrics::RecordTick(MetricsTick tick) {
@@ -61,11 +62,13 @@ void DaemonMetrics::RecordTick(MetricsTick tick) {
   std::lock_guard lock(mu_);
   dropped_process_series_ += dropped;
   last_ = std::move(tick);
+  Changed();
 }
 
 void DaemonMetrics::Credit(const TickCredit& credit,
                            const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
   std::lock_guard lock(mu_);
+  Changed();
   // Identities gone for a while leave first, making room (their counters stay in Prometheus' history).
   for (auto it = identities_.begin(); it != identities_.end();) {
     if (credit.ts_ms - it->second.last_credit_ms > options_.identity_expiry_ms) {
@@ -111,12 +114,14 @@ void DaemonMetrics::Credit(const TickCredit& credit,
 void DaemonMetrics::SetHistoryDbOk(bool ok) {
   std::lock_guard lock(mu_);
   history_db_ok_ = ok;
+  Changed();
 }
 
 void DaemonMetrics::CountTick(bool failed) {
   std::lock_guard lock(mu_);
   ++ticks_;
   if (failed) ++failed_ticks_;
+  Changed();
 }
 
 int64_t DaemonMetrics::StaleAfterMs() const {
@@ -133,14 +138,30 @@ bool DaemonMetrics::Fresh(int64_t now_ms) const {
 }
 
 std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const {
-  std::string out;
-  out.reserve(16384);
-  ExpositionWriter w(format, &out);
   std::lock_guard lock(mu_);
-  RenderGpuGauges(w, now_ms);
-  RenderCounters(w);
-  RenderProcesses(w, now_ms);
-  RenderSelf(w, now_ms);
+  const bool fresh = Fresh(now_ms);
+  Cached& cached = cache_[format == ExpositionFormat::kOpenMetrics ? 1 : 0];
+  if (cached.generation != generation_ || cached.fresh != fresh) {
+    cached.body.clear();
+    cached.body.reserve(65536);
+    ExpositionWriter w(format, &cached.body);
+    RenderGpuGauges(w, now_ms);
+    RenderCounters(w);
+    RenderProcesses(w, now_ms);
+    RenderSelf(w, now_ms);
+    cached.generation = generation_;
+    cached.fresh = fresh;
+  }
+  std::string out;
+  out.reserve(cached.body.size() + 256);
+  out = cached.body;
+  ExpositionWriter w(format, &out);
+  if (last_) {
+    w.Family("cgov_sample_age_seconds", MetricType::kGauge,
+             "Seconds since the last sampling tick, at the time of the scrape.");
+    w.Sample({{"Hostname", options_.hostname}},
+             std::max<int64_t>(0, now_ms - last_->wall_ms) / 1000.0);
+  }
   w.Finish();
   return out;
 }
@@ -309,9 +330,6 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
     w.Family("cgov_last_sample_timestamp_seconds", MetricType::kGauge,
              "Unix time of the last sampling tick.");
     w.Sample({{"Hostname", host}}, last_->wall_ms / 1000.0);
-    w.Family("cgov_sample_age_seconds", MetricType::kGauge,
-             "Seconds since the last sampling tick, at the time of the scrape.");
-    w.Sample({{"Hostname", host}}, std::max<int64_t>(0, now_ms - last_->wall_ms) / 1000.0);
   }
   w.Family("cgov_sample_interval_seconds", MetricType::kGauge, "The daemon's sampling interval.");
   w.Sample({{"Hostname", host}}, options_.interval_ms / 1000.0);

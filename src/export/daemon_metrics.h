@@ -102,6 +102,15 @@ class DaemonMetrics {
   void RenderProcesses(ExpositionWriter& w, int64_t now_ms) const;
   void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
   bool Fresh(int64_t now_ms) const;
+  void Changed() { ++generation_; }
+
+  // The exposition but for the sample age (which changes with every scrape), rebuilt only when
+  // something changed: a scrape between two ticks is a copy.
+  struct Cached {
+    uint64_t generation = ~0ull;
+    bool fresh = false;
+    std::string body;
+  };
 
   MetricsOptions options_;
   mutable std::mutex mu_;
@@ -114,6 +123,8 @@ class DaemonMetrics {
   int64_t dropped_identity_series_ = 0;
   int64_t ticks_ = 0, failed_ticks_ = 0;
   bool history_db_ok_ = true;
+  uint64_t generation_ = 0;
+  mutable std::array<Cached, 2> cache_;  // by ExpositionFormat
 };
 
 }  // namespace cgov
