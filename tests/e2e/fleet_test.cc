@@ -284,5 +284,62 @@ TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
   EXPECT_NE(r.err.find("http://"), std::string::npos) << r.err;
 }
 
+TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
+  // A throwaway certificate for 127.0.0.1, made here (openssl: scripts/install-deps).
+  const std::string cert = dir_ / "cert.pem", key = dir_ / "key.pem";
+  RunResult made = RunProgram({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048",
+                               "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj",
+                               "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"}, {}, 60);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  WriteFile(dir_ / "auth", "prometheus:correct horse\n");
+  Host h{"node-tls", "fleet_b", dir_ / "tls.db", FreePort(), {}};
+  const std::string port = std::to_string(h.port);
+  h.process = StartProgram({CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
+                            FakeNvml("full"), "--listen", "127.0.0.1:" + port, "--tls-cert", cert,
+                            "--tls-key", key, "--basic-auth-file", dir_ / "auth"},
+                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
+  hosts_.push_back(h);
+  const std::string url = "https://127.0.0.1:" + port + "/metrics";
+  auto curl = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-o", "/dev/stdout", "-w",
+                                     "\nHTTP %{http_code}", "--cacert", cert, "--max-time", "5"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(url);
+    return RunProgram(argv, {}, 10).out;
+  };
+  std::string out;
+  ASSERT_TRUE(WaitFor([&] {
+    out = curl({"-u", "prometheus:correct horse"});
+    return out.find("DCGM_FI_DEV_GPU_UTIL") != std::string::npos;
+  }, 20)) << out;
+  EXPECT_NE(out.find("HTTP 200"), std::string::npos);
+  EXPECT_NE(curl({"-u", "prometheus:wrong"}).find("HTTP 401"), std::string::npos);
+  EXPECT_NE(curl({}).find("HTTP 401"), std::string::npos);
+  // Plain HTTP on the TLS port gets nothing served.
+  auto plain = HttpGet("http://127.0.0.1:" + port + "/metrics", {}, std::chrono::seconds(2));
+  EXPECT_TRUE(!plain.ok() || plain->body.find("DCGM") == std::string::npos);
+
+  // Flags that make no sense are usage errors, before anything starts.
+  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--tls-cert", cert,
+                            "--tls-key", key}, {}, 10);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("need --listen"), std::string::npos) << r.err;
+  r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "gpu-node:9400"},
+                 {}, 10);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("numeric"), std::string::npos) << r.err;
+  WriteFile(dir_ / "bad-auth", "no colon here\n");
+  r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "127.0.0.1:0",
+                  "--basic-auth-file", dir_ / "bad-auth"}, {}, 10);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("line 1: expected USER:PASSWORD"), std::string::npos) << r.err;
+  // A busy port is a clear error at start (exit 1), not a silent daemon without /metrics.
+  r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--interval", "1s", "--nvml-lib",
+                  FakeNvml("full"), "--listen", "127.0.0.1:" + port},
+                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}}, 20);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace cgov::e2e
