@@ -120,7 +120,8 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
-               "SIGINT/SIGTERM.\nReports: cgov report --db PATH (safe while the daemon writes).",
+               "SIGINT/SIGTERM; with --listen, serve Prometheus /metrics too.\nReports: cgov report --db "
+               "PATH (safe while the daemon writes), cgov report --prometheus URL (the fleet).",
                "cgov daemon"};
   app.add_option("--db", o.db, "history database (created if missing)")->required();
   app.add_option("--interval", interval, "time between samples, >= 1s")->capture_default_str();
@@ -132,8 +133,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
       ->capture_default_str();
   app.add_option("--hostname", o.hostname, "the name this host is reported under (default: its "
                  "own; in Kubernetes pass the node name)");
-  app.add_option("--listen", listen, fmt::format("serve Prometheus /metrics and /health on "
-                 "HOST:PORT (alone: {}; another address only when named)", kDefaultListen))
+  app.add_option("--listen", listen, fmt::format("off unless given: serve Prometheus "
+                 "/metrics and /health on HOST:PORT (alone: {}; another address only when named; "
+                 "docs/metrics.md)", kDefaultListen))
       ->expected(0, 1)->default_str(kDefaultListen);
   app.add_option("--basic-auth-file", auth_file, "require HTTP basic auth: a file with one line "
                  "USER:PASSWORD");
@@ -277,6 +279,10 @@ void Daemon::Tick(TickSample* sample) {
     if (!reopened.ok()) {
       writer_.reset();
       failures_.Report(now_ms, reopened.message());
+      if (metrics_) {
+        metrics_->SetHistoryDbOk(false);
+        metrics_->CountTick(/*failed=*/true);
+      }
       return;
     }
   }
