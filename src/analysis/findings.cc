@@ -14,11 +14,6 @@ double Pct(int64_t part, int64_t whole) {
 
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
-std::string GpuList(const std::vector<unsigned>& gpus) {
-  std::string out;
-  for (unsigned g : gpus) out += fmt::format("{}{}", out.empty() ? "" : ",", g);
-  return out.empty() ? "none" : out;
-}
 
 // What each rule sees.
 struct Context {
@@ -28,7 +23,18 @@ struct Context {
   int64_t known_ms;
   std::array<int64_t, kPhaseCount> phase_ms;
   std::vector<unsigned> gpus_with_data;
+  const std::vector<std::string>& names;  // may be empty
 };
+
+std::string GpuName(const std::vector<std::string>& names, unsigned g) {
+  return g < names.size() ? names[g] : fmt::format("{}", g);
+}
+
+std::string GpuList(const Context& c, const std::vector<unsigned>& gpus) {
+  std::string out;
+  for (unsigned g : gpus) out += (out.empty() ? "" : ",") + GpuName(c.names, g);
+  return out.empty() ? "none" : out;
+}
 
 int64_t Phase_(const Context& c, Phase p) { return c.phase_ms[static_cast<size_t>(p)]; }
 
@@ -71,7 +77,7 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
       "A process kept memory on GPU {} for {:.0f} GPU-seconds while SM utilization stayed under "
       "10 %: end the process or release the GPU when it is not computing (a notebook kernel left "
       "open, a job waiting on input); checkpoint and exit instead of idling.",
-      GpuList(f.gpus), Seconds(held));
+      GpuList(c, f.gpus), Seconds(held));
   f.remediations = {"release_idle_gpu", "checkpointing"};
   f.axis = Axis::kUtilization;
   f.savings_fraction = share / 100;
@@ -108,7 +114,7 @@ void InputPipeline(const Context& c, std::vector<Finding>* out) {
       "pipeline starves them. Raise DataLoader num_workers and set pin_memory=True (and "
       "persistent_workers, prefetch_factor); move JPEG/video decoding and augmentation to the GPU "
       "with NVIDIA DALI.",
-      GpuList(bursty), share);
+      GpuList(c, bursty), share);
   f.remediations = {"dataloader_num_workers", "pin_memory", "nvidia_dali"};
   f.axis = Axis::kUtilization;
   f.savings_fraction = 0.7 * low / static_cast<double>(std::max<int64_t>(1, c.known_ms));
@@ -266,7 +272,7 @@ void Imbalance(const Context& c, std::vector<Finding>* out) {
       "GPU {} averaged under 20 % while another reached {:.0f} %: check that the job uses every "
       "GPU it holds (DDP world size, CUDA_VISIBLE_DEVICES, one process per GPU), or request only "
       "the GPUs it uses; if collective communication dominates, tune NCCL.",
-      GpuList(idle), hi);
+      GpuList(c, idle), hi);
   f.remediations = {"nccl_tuning", "smaller_sku"};
   f.axis = Axis::kUtilization;
   f.savings_fraction = static_cast<double>(idle_ms) / std::max<int64_t>(1, c.known_ms) * 0.8;
@@ -461,8 +467,9 @@ const std::vector<std::string>& RemediationVocabulary() {
 }
 
 std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
-                               const std::vector<ResolvedPrice>& prices, const PhaseThresholds&) {
-  Context c{usage, cost, prices, usage.KnownMs(), usage.PhaseMs(), {}};
+                               const std::vector<ResolvedPrice>& prices, const PhaseThresholds&,
+                               const std::vector<std::string>& gpu_names) {
+  Context c{usage, cost, prices, usage.KnownMs(), usage.PhaseMs(), {}, gpu_names};
   for (unsigned i = 0; i < usage.gpus.size(); ++i) {
     if (usage.gpus[i].KnownMs() > 0) c.gpus_with_data.push_back(i);
   }
@@ -477,7 +484,12 @@ std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
   HostBound(c, &out);
   Hardware(c, &out);
   Spot(c, &out);
-  for (Finding& f : out) f.savings_fraction = std::clamp(f.savings_fraction, 0.0, 1.0);
+  for (Finding& f : out) {
+    f.savings_fraction = std::clamp(f.savings_fraction, 0.0, 1.0);
+    if (!gpu_names.empty()) {
+      for (unsigned g : f.gpus) f.gpu_names.push_back(GpuName(gpu_names, g));
+    }
+  }
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity > b.severity;
     return a.savings_fraction > b.savings_fraction;

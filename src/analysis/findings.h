@@ -31,6 +31,7 @@ struct Finding {
   int64_t window_start_ms = 0;  // since the start of the run
   int64_t window_end_ms = 0;
   std::vector<unsigned> gpus;
+  std::vector<std::string> gpu_names;  // `gpus` as the caller names them (empty: by number)
   std::string recommendation;
   std::vector<std::string> remediations;  // from the fixed vocabulary (docs/analysis.md)
   Axis axis = Axis::kNone;
@@ -42,9 +43,11 @@ struct Finding {
 const std::vector<std::string>& RemediationVocabulary();
 
 // Findings sorted by severity (critical first), then by savings.
+// `gpu_names[i]` names usage.gpus[i] in the text ("3", "node-c/1"); empty: GPUs by position.
 std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
                                const std::vector<ResolvedPrice>& prices,
-                               const PhaseThresholds& phases = {});
+                               const PhaseThresholds& phases = {},
+                               const std::vector<std::string>& gpu_names = {});
 
 }  // namespace cgov
 

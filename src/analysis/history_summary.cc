@@ -61,7 +61,8 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
     s->gpus.push_back(std::move(row));
   }
   std::sort(s->gpus.begin(), s->gpus.end(), [](const HistoryGpuRow& a, const HistoryGpuRow& b) {
-    return std::tie(a.gpu.index, a.gpu.uuid) < std::tie(b.gpu.index, b.gpu.uuid);
+    return std::tie(a.gpu.host, a.gpu.index, a.gpu.uuid) <
+           std::tie(b.gpu.host, b.gpu.index, b.gpu.uuid);
   });
   return Status::Ok();
 }
@@ -249,7 +250,12 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   BuildActions(in, o.idle_held_min_ms, &s);
   s.sessions_known = in.has_sessions;
   BuildHeatmap(in, o, &s);
-  s.findings = Recommend(s.usage, s.cost, prices, o.phases);
+  std::vector<std::string> names;  // as the per-GPU table names them
+  for (const HistoryGpuRow& g : s.gpus) {
+    names.push_back(g.gpu.host.empty() ? fmt::format("{}", g.gpu.index)
+                                       : fmt::format("{}/{}", g.gpu.host, g.gpu.index));
+  }
+  s.findings = Recommend(s.usage, s.cost, prices, o.phases, names);
   s.savings = CombineSavings(s.findings, s.cost);
   return s;
 }

@@ -134,6 +134,15 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_THAT(text, HasSubstr("cgov_sample_age_seconds{Hostname=\"node-a\"} 0.5\n"));
   EXPECT_TRUE(m.SamplerFresh(100'500));
 
+  // The next tick has only pid 12: the other processes' series are gone with them.
+  MetricsTick next = TickAt(100'800, 60);
+  next.processes = {t.processes.back()};
+  m.RecordTick(next);
+  const std::string after = m.Render(ExpositionFormat::kText, 100'900);
+  EXPECT_THAT(after, HasSubstr("pid=\"12\""));
+  EXPECT_THAT(after, Not(HasSubstr("pid=\"11\"")));
+  EXPECT_THAT(after, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 60\n")) << "the new reading";
+
   // 20 s later with no tick: the readings go, the counters stay, the sampler reports failure.
   const std::string stale = m.Render(ExpositionFormat::kText, 120'000);
   EXPECT_THAT(stale, Not(HasSubstr("DCGM_FI_DEV_GPU_UTIL")));

@@ -148,7 +148,11 @@ std::string FindingsMarkdown(const std::vector<Finding>& findings, const Savings
   int n = 0;
   for (const Finding& f : findings) {
     std::string gpus;
-    for (unsigned g : f.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
+    if (f.gpu_names.empty()) {
+      for (unsigned g : f.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
+    } else {
+      for (const std::string& g : f.gpu_names) gpus += (gpus.empty() ? "" : ",") + g;
+    }
     out += fmt::format("{}. **[{}] {}** — observed {:.1f} {} (threshold: {}){}\n   {}\n", ++n,
                        SeverityName(f.severity), f.title, f.observed, f.observed_unit,
                        f.threshold_text, gpus.empty() ? "" : fmt::format(" on GPU {}", gpus),

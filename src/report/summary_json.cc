@@ -100,6 +100,8 @@ json FindingsJson(const std::vector<Finding>& findings) {
                    {"axis", AxisName(f.axis)},
                    {"savings_fraction", Round3(f.savings_fraction)},
                    {"savings_reasoning", f.savings_reasoning}});
+    // The history report names GPUs ("3", "node-c/1"); summary.json's findings have no names.
+    if (!f.gpu_names.empty()) out.back()["evidence"]["gpu_names"] = f.gpu_names;
   }
   return out;
 }

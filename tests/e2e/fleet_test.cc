@@ -205,6 +205,19 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   EXPECT_GT(phase["idle_held"], 5);
   EXPECT_GT(phase["truly_idle"], 5);
 
+  // Findings name GPUs as the per-GPU table does (host/index), not by a position.
+  int named = 0;
+  for (const json& f : fleet["findings"]) {
+    const json& evidence = f["evidence"];
+    if (evidence["gpus"].empty()) continue;
+    ASSERT_EQ(evidence["gpu_names"].size(), evidence["gpus"].size()) << f.dump();
+    for (const json& name : evidence["gpu_names"]) {
+      EXPECT_NE(name.get<std::string>().find("node-"), std::string::npos) << f.dump();
+      ++named;
+    }
+  }
+  EXPECT_GT(named, 0) << "the fleet has an idle-held GPU: at least one finding names GPUs";
+
   // --by host: the three hosts.
   json by_host = Report({"--prometheus", url}, "10m", until, "host");
   std::set<std::string> hosts;
