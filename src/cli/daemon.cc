@@ -225,6 +225,7 @@ class Daemon {
   Status StartRun();
   void Tick(TickSample* sample);
   Status StartServer();
+  void HookCredits();
   void Publish(const TickSample& sample, const StoredTick& stored, bool written);
   const IdentityRecord* IdentityOf(uint32_t id);
   std::string CommandOf(uint32_t id);
@@ -251,14 +252,16 @@ class Daemon {
 Status Daemon::OpenWriter() {
   CGOV_ASSIGN_OR_RETURN(writer_, HistoryWriter::Open(o_.db));
   attributor_ = std::make_unique<ProcessAttributor>(&files_, &writer_->store());
-  if (metrics_) {
-    // Only ticks appended from now on: what the replay on open re-credits was counted already
-    // (or belongs to an earlier process, whose counters Prometheus saw reset).
-    writer_->set_credit_sink([this](const TickCredit& credit) {
-      metrics_->Credit(credit, [this](uint32_t id) { return IdentityOf(id); });
-    });
-  }
+  if (metrics_) HookCredits();
   return Status::Ok();
+}
+
+// Only ticks appended from now on reach the counters: what a writer's replay on open re-credits
+// was counted already (or belongs to an earlier process, whose counters Prometheus saw reset).
+void Daemon::HookCredits() {
+  writer_->set_credit_sink([this](const TickCredit& credit) {
+    metrics_->Credit(credit, [this](uint32_t id) { return IdentityOf(id); });
+  });
 }
 
 Status Daemon::StartRun() {
@@ -396,10 +399,7 @@ Status Daemon::StartServer() {
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {
                           return Serve(request);
                         }));
-  // The sink goes on the writer opened before the metrics existed.
-  writer_->set_credit_sink([this](const TickCredit& credit) {
-    metrics_->Credit(credit, [this](uint32_t id) { return IdentityOf(id); });
-  });
+  HookCredits();  // the writer was opened before the metrics existed
   const ListenAddress& a = o_.http->address;
   fmt::print(stderr, "cgov daemon: serving /metrics on {}://{}{}:{}{}\n",
              o_.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "",
