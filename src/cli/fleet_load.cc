@@ -105,7 +105,6 @@ void FleetBuilder::AddGpuPoint(const PromSeries& s, int64_t hour, double value, 
     if (*slot < kPhaseCount) u.waste_ms_x100[*slot] -= Ms(value) * 100;
     return;
   }
-  g.samples = std::max<int64_t>(g.samples, 1);
   if (*slot == kPhaseCount) {
     u.unknown_ms += Ms(value);
   } else {
@@ -238,6 +237,10 @@ Status FleetBuilder::AddWindowFigures() {
         first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
       }
     }
+  }
+  for (const auto& [key, id] : gpu_ids_) {
+    int64_t& samples = first.gpus[id].samples;
+    samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
   }
   return Status::Ok();
 }

@@ -55,6 +55,11 @@ MHD_Result Refuse(HttpServer::State* state, MHD_Connection* connection, int stat
   return Queue(connection, r, /*close=*/true);
 }
 
+MHD_Result AddArgument(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  (*static_cast<std::map<std::string, std::string>*>(cls))[key] = value != nullptr ? value : "";
+  return MHD_YES;
+}
+
 MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const char* method,
                   const char* /*version*/, const char* /*upload_data*/, size_t* upload_data_size,
                   void** request_state) {
@@ -98,6 +103,7 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
   }
   ServedRequest request;
   request.path = url;
+  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &AddArgument, &request.query);
   if (const char* accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                        MHD_HTTP_HEADER_ACCEPT)) {
     request.accept = accept;
@@ -108,6 +114,7 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
 }
 
 void Quiet(void*, const char*, va_list) {}
+
 
 }  // namespace
 

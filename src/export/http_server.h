@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,7 @@ struct HttpServerOptions {
 struct ServedRequest {
   std::string path;
   std::string accept;
+  std::map<std::string, std::string> query;  // URL query arguments, decoded
 };
 
 struct ServedResponse {

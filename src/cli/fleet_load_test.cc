@@ -1,0 +1,217 @@
+// The fleet loader against a fake Prometheus API (our own HTTP server on loopback answering
+// canned JSON by path, query and time): hour bucketing with partial first and last hours and a
+// query_range for the whole ones, identities, prices, means, and the errors a user can act on.
+#include "cli/fleet_load.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <mutex>
+
+#include "core/time_format.h"
+#include "export/http_server.h"
+
+namespace cgov::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+const int64_t kSince = *ParseTimestampMs("2026-11-16T10:30:00Z");  // a Monday
+const int64_t kUntil = *ParseTimestampMs("2026-11-16T13:15:00Z");
+double S(const char* t) { return static_cast<double>(*ParseTimestampMs(t)) / 1000; }
+
+json GpuLabels(const char* phase) {
+  return {{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"gpu", "0"}, {"modelName", "NVIDIA H100"},
+          {"pci_bus_id", "00000000:18:00.0"}, {"phase", phase}};
+}
+json Identity(json extra = json::object()) {
+  json l = {{"Hostname", "n1"}, {"user", "alice"}, {"project", "llm"}};
+  l.update(extra);
+  return l;
+}
+json Vector(std::vector<std::pair<json, double>> series) {
+  json result = json::array();
+  for (auto& [labels, v] : series) result.push_back({{"metric", labels}, {"value", {0, std::to_string(v)}}});
+  return {{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}};
+}
+
+class FakePrometheus {
+ public:
+  ServedResponse Answer(const ServedRequest& r) {
+    {
+      std::lock_guard lock(mu_);
+      seen_.push_back(r);
+    }
+    ServedResponse out;
+    out.content_type = "application/json";
+    const std::string q = r.query.count("query") ? r.query.at("query") : "";
+    const bool busy = q.find("cgov_gpu_busy_seconds_total") != std::string::npos;
+    const bool phase = q.find("cgov_gpu_phase_seconds_total") != std::string::npos;
+    if (r.path == "/api/v1/query_range") {
+      // Whole hours 11:00-12:00 and 12:00-13:00, evaluated at their ends.
+      json values = busy ? json{{S("2026-11-16T12:00Z"), "2250"}, {S("2026-11-16T13:00Z"), "2700"}}
+                         : json{{S("2026-11-16T12:00Z"), "3000"}, {S("2026-11-16T13:00Z"), "3600"}};
+      out.body = json{{"status", "success"},
+                      {"data", {{"resultType", "matrix"},
+                                {"result", {{{"metric", GpuLabels("productive")},
+                                             {"values", values}}}}}}}.dump();
+      return out;
+    }
+    const double at = std::stod(r.query.count("time") ? r.query.at("time") : "0");
+    const bool first = std::abs(at - S("2026-11-16T11:00Z")) < 1;
+    if (phase && q.starts_with("sum")) {
+      out.body = (first ? Vector({{GpuLabels("productive"), busy ? 1350 : 1800}})
+                        : Vector({{GpuLabels("idle_held"), busy ? 0 : 900}})).dump();
+    } else if (busy) {
+      out.body = (first ? Vector({{GpuLabels("productive"), 1350}})
+                        : Vector({{GpuLabels("idle_held"), 0}})).dump();
+    } else if (q.find("cgov_identity_gpu_seconds_total") != std::string::npos) {
+      out.body = Vector({{Identity({{"phase", "productive"}}), 9000},
+                         {Identity({{"phase", "idle_held"}}), 900}}).dump();
+    } else if (q.find("cgov_identity_idle_held_seconds_total") != std::string::npos) {
+      out.body = Vector({{Identity(), 900}}).dump();
+    } else if (q.find("cgov_identity_held_seconds_total") != std::string::npos) {
+      out.body = Vector({{Identity(), 9900}}).dump();
+    } else if (q.find("DCGM_FI_DEV_FB_USED") != std::string::npos) {
+      out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 40000}}).dump();
+    } else if (q.find("DCGM_FI_DEV_POWER_USAGE") != std::string::npos) {
+      out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 500.5}}).dump();
+    } else if (q.find("cgov_gpu_price_usd_per_hour") != std::string::npos) {
+      out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"source", "catalog: p5"}}, 4}}).dump();
+    } else if (q.find("cgov_ticks_total") != std::string::npos) {
+      out.body = Vector({{{{"Hostname", "n1"}}, 330}}).dump();
+    } else {
+      out.body = Vector({}).dump();
+    }
+    return out;
+  }
+  std::vector<ServedRequest> seen() {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<ServedRequest> seen_;
+};
+
+std::unique_ptr<HttpServer> Serve(ServedHandler handler) {
+  HttpServerOptions o;
+  o.address = *ParseListenAddress("127.0.0.1:0");
+  auto started = HttpServer::Start(o, std::move(handler));
+  EXPECT_TRUE(started.ok()) << started.status().message();
+  return started.ok() ? std::move(started).value() : nullptr;
+}
+
+std::string Url(const HttpServer& s) { return "http://127.0.0.1:" + std::to_string(s.port()); }
+
+TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
+  FakePrometheus fake;
+  auto server = Serve([&](const ServedRequest& r) { return fake.Answer(r); });
+  ASSERT_NE(server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*server) + "/");
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> loaded = LoadFleet(*prom, kSince, kUntil);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const HistoryInput& in = *loaded;
+
+  ASSERT_EQ(in.gpus.size(), 1u);
+  EXPECT_EQ(in.gpus[0].host, "n1");
+  EXPECT_EQ(in.gpus[0].index, 0);
+  EXPECT_EQ(in.gpus[0].name, "NVIDIA H100");
+  const uint32_t gpu = in.gpus[0].id;
+  // 10:30-11:00 and 13:00-13:15 by instant queries, 11:00-13:00 by one range query.
+  std::map<int64_t, GpuHour> hours;
+  for (const HourBucket& b : in.hours) {
+    if (b.gpus.count(gpu)) hours[b.hour] = b.gpus.at(gpu);
+  }
+  const int64_t h10 = kSince / kHourMs;
+  ASSERT_EQ(hours.size(), 4u);
+  constexpr size_t kProductive = static_cast<size_t>(Phase::kProductive);
+  constexpr size_t kIdleHeld = static_cast<size_t>(Phase::kIdleHeld);
+  EXPECT_EQ(hours[h10].usage.phase_ms[kProductive], 1'800'000);
+  EXPECT_EQ(hours[h10].usage.util_ms_x100, 1'350'000 * 100);
+  EXPECT_EQ(hours[h10].usage.waste_ms_x100[kProductive], (1'800'000 - 1'350'000) * 100);
+  EXPECT_EQ(hours[h10 + 1].usage.phase_ms[kProductive], 3'000'000);
+  EXPECT_EQ(hours[h10 + 2].usage.phase_ms[kProductive], 3'600'000);
+  EXPECT_EQ(hours[h10 + 2].usage.util_ms_x100, 2'700'000 * 100);
+  EXPECT_EQ(hours[h10 + 3].usage.phase_ms[kIdleHeld], 900'000);
+  // Window figures go into the first hour: ticks, means over the held time.
+  EXPECT_EQ(hours[h10].samples, 330);
+  EXPECT_EQ(hours[h10].mem_known_ms, 9'300'000);
+  EXPECT_EQ(hours[h10].mem_used_mib_ms, 40000LL * 9'300'000);
+  EXPECT_EQ(hours[h10].power_dw_ms, 5005LL * 9'300'000);
+  ASSERT_EQ(in.identities.size(), 1u);
+  const IdentityRecord& alice = in.identities.begin()->second;
+  EXPECT_EQ(alice.user, "alice");
+  EXPECT_EQ(alice.project, "llm");
+  EXPECT_EQ(alice.host, "n1");
+  const IdentityHour& ih = in.hours.front().identities.at({alice.id, gpu});
+  EXPECT_EQ(ih.held_ms, 9'900'000);
+  EXPECT_EQ(ih.idle_held_ms, 900'000);
+  EXPECT_EQ(ih.attributed_ms[kProductive], 9'000'000);
+  EXPECT_EQ(ih.attributed_ms[kIdleHeld], 900'000);
+  ASSERT_TRUE(in.gpu_prices.count(gpu));
+  EXPECT_EQ(in.gpu_prices.at(gpu).per_gpu_hour, 4'000'000);
+  EXPECT_THAT(in.gpu_prices.at(gpu).source, HasSubstr("the daemon on n1: catalog: p5"));
+  EXPECT_FALSE(in.has_sessions);
+  EXPECT_EQ(in.hostname, "1 host (n1)");
+
+  // The range query asked for exactly the whole hours, hourly.
+  bool ranged = false;
+  for (const ServedRequest& r : fake.seen()) {
+    if (r.path != "/api/v1/query_range") continue;
+    ranged = true;
+    EXPECT_DOUBLE_EQ(std::stod(r.query.at("start")), S("2026-11-16T12:00Z"));
+    EXPECT_DOUBLE_EQ(std::stod(r.query.at("end")), S("2026-11-16T13:00Z"));
+    EXPECT_EQ(r.query.at("step"), "3600.000");
+    EXPECT_THAT(r.query.at("query"), HasSubstr("[3600000ms]"));
+    EXPECT_THAT(r.query.at("query"), HasSubstr("offset 3600000ms"));
+  }
+  EXPECT_TRUE(ranged);
+
+  // The summary of it: the heatmap has Monday 10-13, prices are the daemon's.
+  HistoryOptions options;
+  Result<HistorySummary> summary = SummarizeHistory(in, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_TRUE(summary->heatmap[0][10].has_value());
+  EXPECT_TRUE(summary->heatmap[0][13].has_value());
+  EXPECT_FALSE(summary->heatmap[0][14].has_value());
+  EXPECT_EQ(summary->gpus.at(0).price.per_gpu_hour, 4'000'000);
+}
+
+TEST(FleetLoad, AnswersThatAreNotPrometheusOrFailedQueriesAreClearErrors) {
+  auto html = Serve([](const ServedRequest&) {
+    ServedResponse answer;
+    answer.content_type = "text/html";
+    answer.body = "<html>Grafana</html>";
+    return answer;
+  });
+  ASSERT_NE(html, nullptr);
+  auto prom = PrometheusSource::Open(Url(*html));
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> r = LoadFleet(*prom, kSince, kUntil);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("is not a Prometheus query API"));
+  EXPECT_THAT(r.status().message(), HasSubstr(Url(*html)));
+
+  auto failing = Serve([](const ServedRequest&) {
+    ServedResponse answer;
+    answer.status = 400;
+    answer.body = R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})";
+    return answer;
+  });
+  ASSERT_NE(failing, nullptr);
+  prom = PrometheusSource::Open(Url(*failing));
+  r = LoadFleet(*prom, kSince, kUntil);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("the query failed (HTTP 400): bad_data: parse error"));
+  EXPECT_THAT(r.status().message(), HasSubstr("query: sum by"));
+
+  EXPECT_FALSE(PrometheusSource::Open("127.0.0.1:9090").ok()) << "a URL needs its scheme";
+}
+
+}  // namespace
+}  // namespace cgov::cli
