@@ -93,6 +93,20 @@ void BM_MetricsScrapeAfterTick(benchmark::State& state) {
 }
 BENCHMARK(BM_MetricsScrapeAfterTick);
 
+// What --listen adds to the daemon's tick: crediting the previous tick and recording this one.
+void BM_MetricsTickUpdate(benchmark::State& state) {
+  std::vector<IdentityRecord> ids;
+  DaemonMetrics m(Options());
+  Setup(m, &ids);
+  int64_t t = 1'000'000;
+  for (auto _ : state) {
+    t += 1000;
+    m.Credit(Credit(t - 1000), [&](uint32_t id) { return &ids[id]; });
+    m.RecordTick(Tick(t));
+  }
+}
+BENCHMARK(BM_MetricsTickUpdate);
+
 void BM_MetricsScrapeBetweenTicks(benchmark::State& state) {
   std::vector<IdentityRecord> ids;
   DaemonMetrics m(Options());
