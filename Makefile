@@ -19,8 +19,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# Until `cgov demo` exists, `make run` shows what this machine offers, then wraps a 6-second job
-# on 8 simulated H100s (the fake NVML driver) so a GPU-less laptop sees the whole report.
+# `make run` shows what this machine offers, wraps a 6-second job on 8 simulated H100s (the fake
+# NVML driver), reports a simulated week of a shared box, and shows the daemon's /metrics: a
+# GPU-less laptop sees every part.
 run: build
 	@$(BUILD)/cgov doctor || true
 	@echo
@@ -32,6 +33,16 @@ run: build
 	@echo "== cgov demo: a shared 8-GPU box, a simulated week at 1 Hz, then cgov report --since 7d =="
 	@$(BUILD)/cgov demo --db $(BUILD)/demo.db --force --duration 7d
 	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d
+	@echo
+	@echo "== cgov daemon --listen: what Prometheus scrapes from a shared 4-GPU box (3 s; docs/metrics.md) =="
+	@rm -f $(BUILD)/make-run-daemon.db*; \
+	  CGOV_FAKE_NVML_SCENARIO=tests/fake_nvml/scenarios/shared_box.json $(BUILD)/cgov daemon \
+	    --db $(BUILD)/make-run-daemon.db --interval 1s --nvml-lib $(BUILD)/fake_nvml/full/libnvidia-ml.so.1 \
+	    --host-root tests/fixtures/proc/shared-box --hostname demo-box --price-per-gpu-hour 2.50 \
+	    --listen 127.0.0.1:19400 2>/dev/null & pid=$$!; sleep 3.5; \
+	  curl -s 127.0.0.1:19400/metrics | grep -E '^(DCGM_FI_DEV_GPU_UTIL|cgov_gpu_phase_seconds_total.*phase="idle_held"|cgov_identity_cost_usd_total)' \
+	    | sed -E 's/,(device|modelName|pci_bus_id|UUID)="[^"]*"//g'; \
+	  kill $$pid; wait $$pid 2>/dev/null || true
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
