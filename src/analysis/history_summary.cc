@@ -38,6 +38,8 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
     if (it == totals.end() || it->second.samples == 0) continue;
     HistoryGpuRow row;
     row.gpu = gpu;
+    row.label = gpu.host.empty() ? fmt::format("{}", gpu.index)
+                                 : fmt::format("{}/{}", gpu.host, gpu.index);
     row.totals = it->second;
     auto given = in.gpu_prices.find(gpu.id);
     if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
@@ -251,10 +253,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.sessions_known = in.has_sessions;
   BuildHeatmap(in, o, &s);
   std::vector<std::string> names;  // as the per-GPU table names them
-  for (const HistoryGpuRow& g : s.gpus) {
-    names.push_back(g.gpu.host.empty() ? fmt::format("{}", g.gpu.index)
-                                       : fmt::format("{}/{}", g.gpu.host, g.gpu.index));
-  }
+  for (const HistoryGpuRow& g : s.gpus) names.push_back(g.label);
   s.findings = Recommend(s.usage, s.cost, prices, o.phases, names);
   s.savings = CombineSavings(s.findings, s.cost);
   return s;

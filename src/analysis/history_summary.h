@@ -56,6 +56,7 @@ struct HistoryOptions {
 
 struct HistoryGpuRow {
   GpuRecord gpu;
+  std::string label;  // how the report names it: the NVML index, or host/index for a fleet
   GpuHour totals;
   ResolvedPrice price;
   std::array<double, kPhaseCount> share_pct{};

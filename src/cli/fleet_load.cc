@@ -11,7 +11,7 @@
 namespace cgov::cli {
 namespace {
 
-constexpr char kGpuLabels[] = "Hostname, UUID, gpu, modelName, pci_bus_id";
+constexpr char kGpuPhaseLabels[] = "Hostname, UUID, gpu, modelName, pci_bus_id, phase";
 constexpr char kIdentityLabels[] = "Hostname, user, project, team, pod";
 
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
@@ -44,6 +44,11 @@ class FleetBuilder {
         "sum by ({0}) ((last_over_time({1}{2}) - ({1} offset {3}ms or last_over_time({1}{2}) * 0)) "
         "and (resets({1}{2}) == 0) or increase({1}{2}))",
         by, metric, r, range_ms);
+  }
+  // One of the two per-GPU counters (by phase) over `range_ms`.
+  static std::string GpuIncrease(bool busy, int64_t range_ms) {
+    return Increase(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
+                    kGpuPhaseLabels, range_ms);
   }
   uint32_t GpuId(const PromSeries& s);
   uint32_t IdentityId(const PromSeries& s);
@@ -119,9 +124,7 @@ Status FleetBuilder::AddGpuSegment(int64_t start_ms, int64_t end_ms) {
   for (bool busy : {false, true}) {
     CGOV_ASSIGN_OR_RETURN(
         std::vector<PromSeries> result,
-        prom_.Query(Increase(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
-                             fmt::format("{}, phase", kGpuLabels).c_str(), range),
-                    Seconds(end_ms)));
+        prom_.Query(GpuIncrease(busy, range), Seconds(end_ms)));
     for (const PromSeries& s : result) {
       if (!s.points.empty()) AddGpuPoint(s, HourOf(start_ms), s.points[0].second, busy);
     }
@@ -135,10 +138,8 @@ Status FleetBuilder::AddWholeHours(int64_t first_ms, int64_t last_ms) {
   for (bool busy : {false, true}) {
     CGOV_ASSIGN_OR_RETURN(
         std::vector<PromSeries> result,
-        prom_.QueryRange(
-            Increase(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
-                     fmt::format("{}, phase", kGpuLabels).c_str(), kHourMs),
-            Seconds(first_ms + kHourMs), Seconds(last_ms), 3600));
+        prom_.QueryRange(GpuIncrease(busy, kHourMs), Seconds(first_ms + kHourMs),
+                         Seconds(last_ms), 3600));
     for (const PromSeries& s : result) {
       for (const auto& [t, value] : s.points) {
         AddGpuPoint(s, HourOf(std::llround(t * 1000)) - 1, value, busy);

@@ -82,41 +82,43 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   return o;
 }
 
+struct Window {
+  int64_t since_ms = 0, until_ms = 0;
+};
+
+// --until (default: `data_end_ms` when known, else now) and --since before it.
 // REQUIRES: the flags passed Options() (usage errors are reported before this runs).
+Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data_end_ms) {
+  Window w;
+  w.until_ms = SystemClock().WallNs() / 1'000'000;
+  if (!r.until.empty() && r.until != "now") {
+    CGOV_ASSIGN_OR_RETURN(w.until_ms, ParseTimestampMs(r.until));
+  } else if (r.until.empty() && data_end_ms) {
+    w.until_ms = *data_end_ms;
+  }
+  CGOV_ASSIGN_OR_RETURN(w.since_ms, ParseSince(r.since, w.until_ms));
+  if (w.since_ms >= w.until_ms) {
+    return InvalidArgument(fmt::format("--since {} is not before --until {}",
+                                       FormatRfc3339Utc(w.since_ms * 1'000'000),
+                                       FormatRfc3339Utc(w.until_ms * 1'000'000)));
+  }
+  return w;
+}
+
 Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
   CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus, PrometheusSource::Open(r.prometheus));
-  int64_t until_ms = SystemClock().WallNs() / 1'000'000;
-  if (!r.until.empty() && r.until != "now") {
-    CGOV_ASSIGN_OR_RETURN(until_ms, ParseTimestampMs(r.until));
-  }
-  CGOV_ASSIGN_OR_RETURN(int64_t since_ms, ParseSince(r.since, until_ms));
-  if (since_ms >= until_ms) {
-    return InvalidArgument(fmt::format("--since {} is not before --until {}",
-                                       FormatRfc3339Utc(since_ms * 1'000'000),
-                                       FormatRfc3339Utc(until_ms * 1'000'000)));
-  }
-  return LoadFleet(prometheus, since_ms, until_ms);
+  CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, std::nullopt));  // default: now
+  return LoadFleet(prometheus, w.since_ms, w.until_ms);
 }
 
 Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& options) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
                         HistoryStore::Open(r.db, HistoryStore::Mode::kRead));
-  int64_t until_ms = SystemClock().WallNs() / 1'000'000;
-  if (!r.until.empty() && r.until != "now") {
-    CGOV_ASSIGN_OR_RETURN(until_ms, ParseTimestampMs(r.until));
-  } else if (r.until.empty()) {
-    // Default: the end of the data, so that a finished database (a demo, an import) reports
-    // the same whenever it is read. For a running daemon that is a tick ago.
-    CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
-    if (end) until_ms = *end;
-  }
-  CGOV_ASSIGN_OR_RETURN(int64_t since_ms, ParseSince(r.since, until_ms));
-  if (since_ms >= until_ms) {
-    return InvalidArgument(fmt::format("--since {} is not before --until {}",
-                                       FormatRfc3339Utc(since_ms * 1'000'000),
-                                       FormatRfc3339Utc(until_ms * 1'000'000)));
-  }
-  return LoadHistory(*store, since_ms, until_ms, options.phases);
+  // Default: the end of the data, so that a finished database (a demo, an import) reports the
+  // same whenever it is read. For a running daemon that is a tick ago.
+  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
+  CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, end));
+  return LoadHistory(*store, w.since_ms, w.until_ms, options.phases);
 }
 
 Status Report(const ReportOptions& r, const HistoryOptions& options) {

@@ -15,15 +15,19 @@ std::string_view PhaseKeyAt(size_t i) {
   return i < kPhaseCount ? PhaseKey(static_cast<Phase>(i)) : std::string_view("unknown");
 }
 
+double UsdOf(MicroUsd micro) { return static_cast<double>(micro) / kMicroPerUsd; }
+
+}  // namespace
+
 // dcgm-exporter's label set for one GPU. `labels` points into the strings: never copied or moved
 // (kept in a deque).
-struct GpuLabels {
+struct DaemonMetrics::GpuLabels {
   std::string gpu, device;
   Labels labels;
   GpuLabels(const MetricsGpu& g, const std::string& hostname)
       : gpu(fmt::format("{}", g.index)), device(fmt::format("nvidia{}", g.index)) {
-    labels = Labels{{"gpu", gpu},          {"UUID", g.uuid},          {"device", device},
-              {"modelName", g.name}, {"Hostname", hostname}, {"pci_bus_id", g.pci_bus_id}};
+    labels = Labels{{"gpu", gpu},          {"UUID", g.uuid},         {"device", device},
+                    {"modelName", g.name}, {"Hostname", hostname}, {"pci_bus_id", g.pci_bus_id}};
   }
   GpuLabels(const GpuLabels&) = delete;
   GpuLabels& operator=(const GpuLabels&) = delete;
@@ -33,10 +37,6 @@ struct GpuLabels {
     return out;
   }
 };
-
-double UsdOf(MicroUsd micro) { return static_cast<double>(micro) / kMicroPerUsd; }
-
-}  // namespace
 
 void DaemonMetrics::SetGpus(std::vector<MetricsGpu> gpus) {
   std::lock_guard lock(mu_);
@@ -145,8 +145,10 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const
     cached.body.clear();
     cached.body.reserve(65536);
     ExpositionWriter w(format, &cached.body);
-    RenderGpuGauges(w, now_ms);
-    RenderCounters(w);
+    std::deque<GpuLabels> labels;  // views into these strings: never copied or moved
+    for (const MetricsGpu& g : gpus_) labels.emplace_back(g, options_.hostname);
+    RenderGpuGauges(w, labels, now_ms);
+    RenderCounters(w, labels);
     RenderProcesses(w, now_ms);
     RenderSelf(w, now_ms);
     cached.generation = generation_;
@@ -166,9 +168,8 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const
   return out;
 }
 
-void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, int64_t now_ms) const {
-  std::deque<GpuLabels> labels;
-  for (const MetricsGpu& g : gpus_) labels.emplace_back(g, options_.hostname);
+void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
+                                    int64_t now_ms) const {
   // A reading is served only from a fresh tick that has it: unknown is absent, never stale.
   const bool fresh = Fresh(now_ms);
   auto gauge = [&](std::string_view name, std::string_view help, auto value_of) {
@@ -225,9 +226,8 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, int64_t now_ms) const {
   }
 }
 
-void DaemonMetrics::RenderCounters(ExpositionWriter& w) const {
-  std::deque<GpuLabels> labels;
-  for (const MetricsGpu& g : gpus_) labels.emplace_back(g, options_.hostname);
+void DaemonMetrics::RenderCounters(ExpositionWriter& w,
+                                   const std::deque<GpuLabels>& labels) const {
   if (gpus_.empty()) return;
   w.Family("cgov_gpu_phase_seconds_total", MetricType::kCounter,
            "GPU-seconds by phase (truly_idle, idle_held, underutilized, productive, "

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -97,8 +98,10 @@ class DaemonMetrics {
     int64_t last_credit_ms = 0;
   };
 
-  void RenderGpuGauges(ExpositionWriter& w, int64_t now_ms) const;
-  void RenderCounters(ExpositionWriter& w) const;
+  struct GpuLabels;  // dcgm-exporter's label set of one GPU
+  void RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
+                       int64_t now_ms) const;
+  void RenderCounters(ExpositionWriter& w, const std::deque<GpuLabels>& labels) const;
   void RenderProcesses(ExpositionWriter& w, int64_t now_ms) const;
   void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
   bool Fresh(int64_t now_ms) const;

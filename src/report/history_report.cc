@@ -115,10 +115,7 @@ std::string PerGpu(const HistorySummary& s, bool md) {
                                                  "Under", "Productive", "Bound", "Util",
                                                  "Mem used", "Power", "Cost"}};
   for (const HistoryGpuRow& g : s.gpus) {
-    std::vector<std::string> row = {
-        g.gpu.host.empty() ? std::to_string(g.gpu.index)
-                           : fmt::format("{}/{}", g.gpu.host, g.gpu.index),
-        g.gpu.name};
+    std::vector<std::string> row = {g.label, g.gpu.name};
     for (double share : g.share_pct) row.push_back(fmt::format("{:.1f} %", share));
     row.push_back(g.mean_util_pct ? fmt::format("{:.0f} %", *g.mean_util_pct) : "—");
     row.push_back(g.mean_mem_used_mib ? fmt::format("{:.0f} MiB", *g.mean_mem_used_mib) : "—");
