@@ -20,6 +20,7 @@ std::string_view GpuFieldName(GpuField field) {
     case GpuField::kProcessUtilization: return "process_utilization";
     case GpuField::kMigMode: return "mig_mode";
     case GpuField::kTotalEnergy: return "total_energy";
+    case GpuField::kMpsProcesses: return "mps_processes";
   }
   return "unknown";
 }

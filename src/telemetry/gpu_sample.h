@@ -30,8 +30,9 @@ enum class GpuField : uint8_t {
   kProcessUtilization,  // per-pid SM %, slow
   kMigMode,             // read once at probe
   kTotalEnergy,         // mJ since the driver loaded (Volta and later), fast
+  kMpsProcesses,        // MPS client pids + memory (absent from the compute list), slow
 };
-inline constexpr size_t kGpuFieldCount = 16;
+inline constexpr size_t kGpuFieldCount = 17;
 
 // "utilization", "memory", ... (stable: used in doctor --json).
 std::string_view GpuFieldName(GpuField field);
@@ -49,6 +50,11 @@ struct GpuInfo {
   std::string pci_bus_id;  // "00000000:18:00.0", empty when unknown
   std::optional<uint64_t> memory_total_bytes;
   std::optional<bool> mig_enabled;
+  // Device memory the driver and firmware reserve for themselves (never "held" by anyone):
+  // nvmlMemory_v2_t.reserved, or on a driver without _v2 the v1 `used` minus every process's
+  // memory at probe time (docs/nvml-abi.md). Unknown when neither could be read.
+  std::optional<uint64_t> memory_reserved_bytes;
+  std::string memory_reserved_source;  // "nvmlDeviceGetMemoryInfo_v2", "estimated at start", ""
   std::array<FieldSupport, kGpuFieldCount> fields;
   bool lost = false;       // NVML_ERROR_GPU_IS_LOST at probe time
   std::string lost_reason;
@@ -62,6 +68,10 @@ struct GpuFastSample {
   bool lost = false;
   std::optional<uint32_t> util_gpu_pct;
   std::optional<uint32_t> util_mem_pct;
+  // Allocated device memory, the driver's reservation excluded whichever NVML call answered
+  // (nvmlMemory_v2_t.used, or the v1 `used` less the GPU's memory_reserved_bytes). When the
+  // reservation is unknown on a v1-only driver this is the v1 `used` (reservation included) and
+  // doctor says so.
   std::optional<uint64_t> mem_used_bytes;
   std::optional<uint64_t> mem_total_bytes;
   std::optional<uint32_t> power_mw;
@@ -81,8 +91,12 @@ struct GpuProcess {
   bool compute = false;
   bool graphics = false;
   std::optional<uint64_t> used_memory_bytes;
-  std::optional<uint32_t> sm_util_pct;   // mean over the driver's samples since the last read
+  // Mean over the driver's samples since the last read. The driver sends samples only for
+  // processes that used the GPU in that window, so a listed compute process without one is 0;
+  // unknown only when the utilization call itself failed.
+  std::optional<uint32_t> sm_util_pct;
   std::optional<uint32_t> mem_util_pct;
+  bool mps = false;  // a CUDA MPS client (listed by nvmlDeviceGetMPSComputeRunningProcesses only)
 };
 
 // The slow fields, read off the tick path and handed to it when ready.

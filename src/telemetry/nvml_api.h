@@ -2,9 +2,12 @@
 //
 // There is no nvml.h on build machines, and we load libnvidia-ml.so.1 at run time, so the ABI is
 // declared here once, with a static_assert on every struct's size and on every versioned-struct
-// value. Names follow nvml.h so the NVML API reference can be read alongside. Layouts were checked
-// against NVML 12.x (driver r535..r570); older drivers are served by the v1 symbols the loader
-// falls back to.
+// value. Names follow nvml.h so the NVML API reference can be read alongside. Every layout here was
+// checked against NVIDIA's published nvml.h of the 470.57.02, 525.85.05, 535.43.02, 535.54.03,
+// 535.86.05, 535.98, 535.104.05, 550.54.14, 570.133.07 and 610.43.02 drivers; where a layout
+// changed between drivers (process entries, r535.43-535.86) the comment says which driver writes
+// what, and docs/nvml-abi.md has the table. The fake driver keeps its own table of the same facts
+// (tests/fake_nvml/abi_table.cc), written separately so that a test catches a disagreement.
 #ifndef CGOV_TELEMETRY_NVML_API_H_
 #define CGOV_TELEMETRY_NVML_API_H_
 
@@ -86,13 +89,18 @@ constexpr unsigned int NvmlStructVersion(size_t struct_size, unsigned int versio
   return static_cast<unsigned int>(struct_size) | (version << 24U);
 }
 
-struct nvmlMemory_t {  // v1, for nvmlDeviceGetMemoryInfo
+// v1, for nvmlDeviceGetMemoryInfo (every driver). `used` is "Sum of Reserved and Allocated device
+// memory" (nvml.h 550.54.14): it includes the driver's own reservation, hundreds of MiB on an idle
+// GPU, and total = free + used.
+struct nvmlMemory_t {
   unsigned long long total;
   unsigned long long free;
   unsigned long long used;
 };
 
-struct nvmlMemory_v2_t {  // for nvmlDeviceGetMemoryInfo_v2; `used` includes `reserved`
+// For nvmlDeviceGetMemoryInfo_v2 (drivers 510.39.01 and later). `used` is "Allocated device
+// memory" only; `reserved` is what the driver and firmware set aside (nvml.h 510.39.01-610.43.02).
+struct nvmlMemory_v2_t {
   unsigned int version;  // must be nvmlMemory_v2
   unsigned long long total;
   unsigned long long reserved;
@@ -116,17 +124,36 @@ struct nvmlPciInfo_t {  // for nvmlDeviceGetPciInfo_v3 and _v2
   char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  // "00000000:18:00.0"
 };
 
-struct nvmlProcessInfo_v1_t {  // for the unversioned *RunningProcesses
+// Process-list entries. The lists are read into a byte buffer sized for the widest entry any
+// driver writes (kMaxProcessEntryBytes) and decoded by telemetry/nvml_process_layout.h, never
+// through these structs directly: which one a driver writes depends on the driver, not the symbol.
+//
+// For the unversioned *RunningProcesses (every driver): 16 bytes.
+struct nvmlProcessInfo_v1_t {
   unsigned int pid;
   unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
 };
 
-struct nvmlProcessInfo_t {  // for *RunningProcesses_v2 and _v3 (same layout)
+// For *RunningProcesses_v2 (every driver since 470) and _v3 on 525.x-530.x and 535.104.05+: 24 bytes.
+struct nvmlProcessInfo_v2_t {
   unsigned int pid;
   unsigned long long usedGpuMemory;
   unsigned int gpuInstanceId;      // MIG; 0xFFFFFFFF when not in MIG mode
   unsigned int computeInstanceId;  // MIG; 0xFFFFFFFF when not in MIG mode
 };
+
+// For *RunningProcesses_v3 on drivers 535.43.02 to 535.86.x only: nvml.h 535.43.02, 535.54.03
+// and 535.86.05 declare _v3 with an nvmlProcessInfo_t that gained usedGpuCcProtectedMemory
+// (32 bytes). 535.98 dropped _v3 from the library; 535.104.05 brought it back with 24-byte entries.
+struct nvmlProcessInfo_v3cc_t {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;  // confidential-computing protected memory, bytes
+};
+
+inline constexpr size_t kMaxProcessEntryBytes = 32;
 
 struct nvmlProcessUtilizationSample_t {  // for nvmlDeviceGetProcessUtilization
   unsigned int pid;
@@ -149,8 +176,13 @@ static_assert(sizeof(nvmlUtilization_t) == 8);
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
-static_assert(sizeof(nvmlProcessInfo_t) == 24);
-static_assert(offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16);
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
+static_assert(offsetof(nvmlProcessInfo_v2_t, usedGpuMemory) == 8);
+static_assert(offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16);
+static_assert(sizeof(nvmlProcessInfo_v3cc_t) == 32);
+static_assert(offsetof(nvmlProcessInfo_v3cc_t, usedGpuMemory) == 8);
+static_assert(offsetof(nvmlProcessInfo_v3cc_t, usedGpuCcProtectedMemory) == 24);
+static_assert(kMaxProcessEntryBytes >= sizeof(nvmlProcessInfo_v3cc_t));
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
 static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 
@@ -177,9 +209,8 @@ using nvmlDeviceGetPcieThroughput_fn = nvmlReturn_t (*)(nvmlDevice_t, int, unsig
 using nvmlDeviceGetCodecUtilization_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
                                                           unsigned int*);
 using nvmlDeviceGetMigMode_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
-using nvmlDeviceGetProcesses_v1_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
-                                                      nvmlProcessInfo_v1_t*);
-using nvmlDeviceGetProcesses_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);
+// Every *RunningProcesses version: the entries are written into a byte buffer (see above).
+using nvmlDeviceGetProcesses_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
 using nvmlDeviceGetProcessUtilization_fn = nvmlReturn_t (*)(nvmlDevice_t,
                                                             nvmlProcessUtilizationSample_t*,
                                                             unsigned int*, unsigned long long);

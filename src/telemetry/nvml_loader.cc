@@ -43,7 +43,7 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
       {"pci info", {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}, false,
        Slot(&f->pci_info)},
       {"memory", {"nvmlDeviceGetMemoryInfo_v2"}, false, Slot(&f->memory_v2)},
-      {"memory (v1)", {"nvmlDeviceGetMemoryInfo"}, false, Slot(&f->memory_v1), "memory"},
+      {"memory (v1)", {"nvmlDeviceGetMemoryInfo"}, false, Slot(&f->memory_v1)},
       {"utilization", {"nvmlDeviceGetUtilizationRates"}, false, Slot(&f->utilization)},
       {"power", {"nvmlDeviceGetPowerUsage"}, false, Slot(&f->power_usage)},
       {"power limit", {"nvmlDeviceGetEnforcedPowerLimit"}, false, Slot(&f->power_limit)},
@@ -67,6 +67,11 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
        false, Slot(&f->graphics_procs)},
       {"graphics processes (v1)", {"nvmlDeviceGetGraphicsRunningProcesses"}, false,
        Slot(&f->graphics_procs_v1), "graphics processes"},
+      {"mps processes",
+       {"nvmlDeviceGetMPSComputeRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses_v2"},
+       false, Slot(&f->mps_procs)},
+      {"mps processes (v1)", {"nvmlDeviceGetMPSComputeRunningProcesses"}, false,
+       Slot(&f->mps_procs_v1), "mps processes"},
       {"process utilization", {"nvmlDeviceGetProcessUtilization"}, false,
        Slot(&f->process_utilization)},
   };
@@ -164,6 +169,15 @@ std::vector<std::string> NvmlLibrary::MissingOptional() const {
   }
   return missing;
 }
+
+std::string NvmlLibrary::ResolvedSymbol(const std::string& role) const {
+  for (const SymbolResolution& s : symbols_) {
+    if (s.role == role) return s.resolved;
+  }
+  return "";
+}
+
+bool NvmlLibrary::HasSymbol(const char* symbol) const { return dlsym(handle_, symbol) != nullptr; }
 
 std::string NvmlLibrary::Describe(nvml::nvmlReturn_t code) const {
   std::string text = nvml::ReturnName(code);

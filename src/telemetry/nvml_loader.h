@@ -15,7 +15,8 @@
 namespace cgov {
 
 // The resolved entry points. A null pointer means the symbol is absent from the library.
-// Of each versioned pair (procs/procs_v1, memory_v2/memory_v1) at most one is set.
+// Of each versioned process-list pair (procs/procs_v1) at most one is set; memory_v1 is resolved
+// beside memory_v2 as its fallback when _v2 answers an error.
 struct NvmlFunctions {
   nvml::nvmlInit_fn init = nullptr;
   nvml::nvmlShutdown_fn shutdown = nullptr;
@@ -41,10 +42,12 @@ struct NvmlFunctions {
   nvml::nvmlDeviceGetCodecUtilization_fn decoder_util = nullptr;
   nvml::nvmlDeviceGetReasons_fn total_energy = nullptr;  // same shape: (device, unsigned long long*)
   nvml::nvmlDeviceGetMigMode_fn mig_mode = nullptr;
-  nvml::nvmlDeviceGetProcesses_fn compute_procs = nullptr;
-  nvml::nvmlDeviceGetProcesses_v1_fn compute_procs_v1 = nullptr;
+  nvml::nvmlDeviceGetProcesses_fn compute_procs = nullptr;  // _v3 or _v2
+  nvml::nvmlDeviceGetProcesses_fn compute_procs_v1 = nullptr;
   nvml::nvmlDeviceGetProcesses_fn graphics_procs = nullptr;
-  nvml::nvmlDeviceGetProcesses_v1_fn graphics_procs_v1 = nullptr;
+  nvml::nvmlDeviceGetProcesses_fn graphics_procs_v1 = nullptr;
+  nvml::nvmlDeviceGetProcesses_fn mps_procs = nullptr;  // MPS clients: only this list has them
+  nvml::nvmlDeviceGetProcesses_fn mps_procs_v1 = nullptr;
   nvml::nvmlDeviceGetProcessUtilization_fn process_utilization = nullptr;
 };
 
@@ -77,6 +80,11 @@ class NvmlLibrary {
   const std::vector<SymbolResolution>& symbols() const { return symbols_; }
   // "nvmlDeviceGetPowerUsage" etc.: the optional roles whose symbols are all absent.
   std::vector<std::string> MissingOptional() const;
+
+  // The symbol resolved for `role` ("compute processes"), or empty.
+  std::string ResolvedSymbol(const std::string& role) const;
+  // Whether the library exports `symbol` at all (for ABI heuristics; nothing is called).
+  bool HasSymbol(const char* symbol) const;
 
   // "NVML_ERROR_GPU_IS_LOST (GPU is lost)" with the library's own text when it has nvmlErrorString.
   std::string Describe(nvml::nvmlReturn_t code) const;

@@ -40,7 +40,9 @@ TEST(NvmlLibrary, CurrentDriverResolvesNewestVersionsFirst) {
   EXPECT_EQ(Resolved(l, "graphics processes"), "nvmlDeviceGetGraphicsRunningProcesses_v3");
   EXPECT_EQ(Resolved(l, "clock reasons"), "nvmlDeviceGetCurrentClocksEventReasons");
   EXPECT_EQ(Resolved(l, "pci info"), "nvmlDeviceGetPciInfo_v3");
-  EXPECT_EQ(Resolved(l, "memory (v1)"), "(role not listed)") << "no fallback when v2 exists";
+  EXPECT_EQ(Resolved(l, "memory (v1)"), "nvmlDeviceGetMemoryInfo") << "kept for when _v2 errs";
+  EXPECT_EQ(Resolved(l, "mps processes"), "nvmlDeviceGetMPSComputeRunningProcesses_v3");
+  EXPECT_EQ(Resolved(l, "mps processes (v1)"), "(role not listed)") << "no fallback when v3 exists";
   EXPECT_NE(l.fn().compute_procs, nullptr);
   EXPECT_EQ(l.fn().compute_procs_v1, nullptr) << "only one of a versioned pair is set";
   EXPECT_TRUE(l.MissingOptional().empty());

@@ -45,26 +45,6 @@ nvmlReturn_t ReadCodec(nvml::nvmlDeviceGetCodecUtilization_fn f, nvmlDevice_t d,
   return ret;
 }
 
-nvmlReturn_t ReadMemory(const NvmlFunctions& f, nvmlDevice_t d, GpuFastSample* s) {
-  if (f.memory_v2 != nullptr) {
-    nvml::nvmlMemory_v2_t m{};
-    m.version = nvml::nvmlMemory_v2;
-    nvmlReturn_t ret = f.memory_v2(d, &m);
-    if (ret == nvml::NVML_SUCCESS) {
-      s->mem_used_bytes = m.used;
-      s->mem_total_bytes = m.total;
-    }
-    return ret;
-  }
-  nvml::nvmlMemory_t m{};
-  nvmlReturn_t ret = f.memory_v1(d, &m);
-  if (ret == nvml::NVML_SUCCESS) {
-    s->mem_used_bytes = m.used;
-    s->mem_total_bytes = m.total;
-  }
-  return ret;
-}
-
 const std::vector<FastField>& FastFields() {
   static const std::vector<FastField> fields = {
       {GpuField::kUtilization, "nvmlDeviceGetUtilizationRates",
@@ -78,9 +58,10 @@ const std::vector<FastField>& FastFields() {
          }
          return ret;
        }},
+      // Read by NvmlSource::ReadMemory: it needs the GPU's reserved memory.
       {GpuField::kMemory, "nvmlDeviceGetMemoryInfo_v2",
        [](const NvmlFunctions& f) { return f.memory_v2 != nullptr || f.memory_v1 != nullptr; },
-       ReadMemory},
+       nullptr},
       {GpuField::kPower, "nvmlDeviceGetPowerUsage",
        [](const NvmlFunctions& f) { return f.power_usage != nullptr; },
        [](const NvmlFunctions& f, nvmlDevice_t d, GpuFastSample* s) {
@@ -206,6 +187,7 @@ Status NvmlSource::Init() {
   if (f.cuda_driver_version && f.cuda_driver_version(&cuda) == nvml::NVML_SUCCESS) {
     cuda_driver_version_ = cuda;
   }
+  DecideProcessLists();
   unsigned int count = 0;
   ret = f.device_count(&count);
   if (ret != nvml::NVML_SUCCESS) {
@@ -252,6 +234,11 @@ void NvmlSource::Probe(GpuInfo* gpu) {
       gpu->field(field.field) = SymbolMissing(field.symbol);
       continue;
     }
+    if (field.field == GpuField::kMemory) {
+      ProbeMemory(gpu, &scratch);
+      if (IsLost(i)) break;
+      continue;
+    }
     nvmlReturn_t ret = field.read(f, d, &scratch);
     if (CheckLost(i, ret)) break;
     gpu->field(field.field) = Judge(*library_, ret);
@@ -271,18 +258,18 @@ void NvmlSource::Probe(GpuInfo* gpu) {
   };
   probe(GpuField::kPcieThroughput, f.pcie_throughput != nullptr, "nvmlDeviceGetPcieThroughput",
         [&] { return f.pcie_throughput(d, nvml::NVML_PCIE_UTIL_TX_BYTES, &value); });
-  probe(GpuField::kComputeProcesses, f.compute_procs || f.compute_procs_v1,
-        "nvmlDeviceGetComputeRunningProcesses_v3", [&] {
-          count = 0;
-          return f.compute_procs ? f.compute_procs(d, &count, nullptr)
-                                 : f.compute_procs_v1(d, &count, nullptr);
-        });
-  probe(GpuField::kGraphicsProcesses, f.graphics_procs || f.graphics_procs_v1,
-        "nvmlDeviceGetGraphicsRunningProcesses_v3", [&] {
-          count = 0;
-          return f.graphics_procs ? f.graphics_procs(d, &count, nullptr)
-                                  : f.graphics_procs_v1(d, &count, nullptr);
-        });
+  constexpr GpuField kListFields[] = {GpuField::kComputeProcesses, GpuField::kGraphicsProcesses,
+                                      GpuField::kMpsProcesses};
+  constexpr const char* kListSymbols[] = {"nvmlDeviceGetComputeRunningProcesses_v3",
+                                          "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                                          "nvmlDeviceGetMPSComputeRunningProcesses_v3"};
+  for (size_t list = 0; list < process_list_fns_.size(); ++list) {
+    nvml::nvmlDeviceGetProcesses_fn fn = process_list_fns_[list];
+    probe(kListFields[list], fn != nullptr, kListSymbols[list], [&] {
+      count = 0;  // a count query: nothing is written
+      return fn(d, &count, nullptr);
+    });
+  }
   probe(GpuField::kProcessUtilization, f.process_utilization != nullptr,
         "nvmlDeviceGetProcessUtilization", [&] {
           count = 0;
@@ -293,9 +280,115 @@ void NvmlSource::Probe(GpuInfo* gpu) {
     if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = value == nvml::NVML_DEVICE_MIG_ENABLE;
     return ret;
   });
+  if (!IsLost(i) && !gpu->memory_reserved_bytes && scratch.mem_used_bytes) {
+    EstimateReservedMemory(gpu, *scratch.mem_used_bytes);
+  }
   if (IsLost(i)) {
     gpu->lost = true;
     gpu->lost_reason = library_->Describe(nvml::NVML_ERROR_GPU_IS_LOST);
+  }
+}
+
+// _v2 answers the reservation; an error from it (a driver that exports the symbol but rejects
+// the call) falls back to v1, whose `used` includes the reservation: corrected once it is known.
+void NvmlSource::ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch) {
+  const NvmlFunctions& f = library_->fn();
+  nvmlDevice_t d = handles_[gpu->index];
+  nvmlReturn_t ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
+  if (f.memory_v2 != nullptr) {
+    nvml::nvmlMemory_v2_t m{};
+    m.version = nvml::nvmlMemory_v2;
+    ret = f.memory_v2(d, &m);
+    if (CheckLost(gpu->index, ret)) return;
+    if (ret == nvml::NVML_SUCCESS) {
+      gpu->memory_reserved_bytes = m.reserved;
+      gpu->memory_reserved_source = "nvmlDeviceGetMemoryInfo_v2";
+      scratch->mem_total_bytes = m.total;
+    }
+  }
+  if (ret != nvml::NVML_SUCCESS && f.memory_v1 != nullptr) {
+    nvml::nvmlMemory_t m{};
+    ret = f.memory_v1(d, &m);
+    if (CheckLost(gpu->index, ret)) return;
+    if (ret == nvml::NVML_SUCCESS) {
+      scratch->mem_used_bytes = m.used;  // with the reservation: EstimateReservedMemory
+      scratch->mem_total_bytes = m.total;
+    }
+  }
+  gpu->field(GpuField::kMemory) = Judge(*library_, ret);
+}
+
+// On a driver without _v2, the reservation is what v1 calls used and no process holds. Only
+// estimated when every process's memory is known (a hidden one would be counted as reserved).
+void NvmlSource::EstimateReservedMemory(GpuInfo* gpu, uint64_t v1_used_bytes) {
+  GpuSlowSample slow;
+  ReadProcesses(gpu->index, &slow);
+  if (!slow.processes_known) return;
+  uint64_t held = 0;
+  for (const GpuProcess& p : slow.processes) {
+    if (!p.used_memory_bytes) return;
+    held += *p.used_memory_bytes;
+  }
+  gpu->memory_reserved_bytes = v1_used_bytes - std::min(held, v1_used_bytes);
+  gpu->memory_reserved_source = "estimated at start: v1 used less every process's memory";
+}
+
+nvmlReturn_t NvmlSource::ReadMemory(size_t index, GpuFastSample* out) const {
+  const NvmlFunctions& f = library_->fn();
+  nvmlDevice_t d = handles_[index];
+  nvmlReturn_t ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
+  if (f.memory_v2 != nullptr) {
+    nvml::nvmlMemory_v2_t m{};
+    m.version = nvml::nvmlMemory_v2;
+    ret = f.memory_v2(d, &m);
+    if (ret == nvml::NVML_SUCCESS) {
+      out->mem_used_bytes = m.used;
+      out->mem_total_bytes = m.total;
+      return ret;
+    }
+    if (ret == nvml::NVML_ERROR_GPU_IS_LOST || f.memory_v1 == nullptr) return ret;
+  }
+  nvml::nvmlMemory_t m{};
+  ret = f.memory_v1(d, &m);
+  if (ret == nvml::NVML_SUCCESS) {
+    const uint64_t reserved = gpus_[index].memory_reserved_bytes.value_or(0);
+    out->mem_used_bytes = m.used - std::min<uint64_t>(reserved, m.used);
+    out->mem_total_bytes = m.total;
+  }
+  return ret;
+}
+
+void NvmlSource::DecideProcessLists() {
+  const NvmlFunctions& f = library_->fn();
+  const bool conf_compute = library_->HasSymbol("nvmlDeviceGetConfComputeMemSizeInfo");
+  const bool detail_list = library_->HasSymbol("nvmlDeviceGetRunningProcessDetailList");
+  struct Kind {
+    const char* name;
+    const char* role;
+    nvml::nvmlDeviceGetProcesses_fn modern;
+    nvml::nvmlDeviceGetProcesses_fn v1;
+  };
+  const Kind kinds[] = {{"compute", "compute processes", f.compute_procs, f.compute_procs_v1},
+                        {"graphics", "graphics processes", f.graphics_procs, f.graphics_procs_v1},
+                        {"mps", "mps processes", f.mps_procs, f.mps_procs_v1}};
+  for (const Kind& kind : kinds) {
+    std::string symbol = library_->ResolvedSymbol(kind.role);
+    if (symbol.empty()) symbol = library_->ResolvedSymbol(std::string(kind.role) + " (v1)");
+    ProcessListFacts facts{symbol, driver_version_, conf_compute, detail_list};
+    process_lists_.push_back({kind.name, symbol, ExpectedProcessEntryWidth(facts)});
+    process_list_fns_.push_back(kind.modern != nullptr ? kind.modern : kind.v1);
+  }
+}
+
+std::vector<std::string> NvmlSource::AbiWarnings() const {
+  std::lock_guard<std::mutex> lock(warnings_mu_);
+  return abi_warnings_;
+}
+
+void NvmlSource::Warn(std::string line) {
+  std::lock_guard<std::mutex> lock(warnings_mu_);
+  if (std::find(abi_warnings_.begin(), abi_warnings_.end(), line) == abi_warnings_.end()) {
+    abi_warnings_.push_back(std::move(line));
   }
 }
 
@@ -308,7 +401,8 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
     for (const FastField& field : fields) {
       if (IsLost(i)) break;
       if (!gpus_[i].field(field.field).supported) continue;
-      CheckLost(i, field.read(f, handles_[i], &sample));
+      CheckLost(i, field.read != nullptr ? field.read(f, handles_[i], &sample)
+                                         : ReadMemory(i, &sample));
     }
     sample.lost = IsLost(i);
   }
@@ -337,53 +431,73 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
 }
 
 void NvmlSource::ReadProcesses(size_t index, GpuSlowSample* out) {
-  const NvmlFunctions& f = library_->fn();
-  nvmlDevice_t d = handles_[index];
   std::map<uint32_t, GpuProcess> by_pid;
-  // Lists one kind into by_pid; returns false when the list could not be read.
-  auto list = [&](GpuField field, auto modern, auto legacy, bool graphics) {
-    if (!gpus_[index].field(field).supported) return false;
-    for (int attempt = 0; attempt < 4; ++attempt) {
-      unsigned int count = static_cast<unsigned int>(
-          modern ? proc_buffer_.size() : proc_buffer_v1_.size());
-      nvmlReturn_t ret = modern ? modern(d, &count, proc_buffer_.data())
-                                : legacy(d, &count, proc_buffer_v1_.data());
-      if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
-        // Processes may start between two calls: leave room for a few more.
-        if (modern) {
-          proc_buffer_.resize(count + 8);
-        } else {
-          proc_buffer_v1_.resize(count + 8);
-        }
-        continue;
-      }
-      if (ret != nvml::NVML_SUCCESS) {
-        CheckLost(index, ret);
-        return false;
-      }
-      for (unsigned int k = 0; k < count; ++k) {
-        uint32_t pid = modern ? proc_buffer_[k].pid : proc_buffer_v1_[k].pid;
-        unsigned long long used =
-            modern ? proc_buffer_[k].usedGpuMemory : proc_buffer_v1_[k].usedGpuMemory;
-        GpuProcess& p = by_pid[pid];
-        p.pid = pid;
-        (graphics ? p.graphics : p.compute) = true;
-        if (used != nvml::NVML_VALUE_NOT_AVAILABLE) {
-          p.used_memory_bytes = std::max(p.used_memory_bytes.value_or(0), uint64_t{used});
-        }
-      }
-      return true;
+  constexpr GpuField kFields[] = {GpuField::kComputeProcesses, GpuField::kGraphicsProcesses,
+                                  GpuField::kMpsProcesses};
+  bool known = true;
+  for (size_t list = 0; list < process_list_fns_.size() && !IsLost(index); ++list) {
+    const FieldSupport& support = gpus_[index].field(kFields[list]);
+    // Compute must answer; graphics and MPS lists a GPU does not support are simply empty.
+    if (!support.supported) {
+      known = known && list != 0;
+      continue;
     }
-    return false;
-  };
-  bool compute_ok = list(GpuField::kComputeProcesses, f.compute_procs, f.compute_procs_v1, false);
-  bool graphics_ok =
-      !IsLost(index) &&
-      list(GpuField::kGraphicsProcesses, f.graphics_procs, f.graphics_procs_v1, true);
-  out->processes_known = compute_ok && (graphics_ok ||
-                         !gpus_[index].field(GpuField::kGraphicsProcesses).supported);
+    known = ListProcesses(index, list, &by_pid) && known;
+  }
+  out->processes_known = known && !IsLost(index);
   out->processes.clear();
   for (auto& [pid, p] : by_pid) out->processes.push_back(p);
+}
+
+bool NvmlSource::ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid) {
+  constexpr size_t kEntry = nvml::kMaxProcessEntryBytes;
+  const ProcessListAbi& abi = process_lists_[list];
+  if (proc_bytes_.empty()) proc_bytes_.resize(16 * kEntry);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    // Room for `capacity` entries of the widest layout: no driver can write past the buffer.
+    const unsigned int capacity = static_cast<unsigned int>(proc_bytes_.size() / kEntry);
+    std::fill(proc_bytes_.begin(), proc_bytes_.end(), kProcessBufferSentinel);
+    unsigned int count = capacity;
+    nvmlReturn_t ret = process_list_fns_[list](handles_[index], &count, proc_bytes_.data());
+    if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
+      // Processes may start between two calls: leave room for a few more.
+      proc_bytes_.resize((size_t{count} + 8) * kEntry);
+      continue;
+    }
+    if (ret != nvml::NVML_SUCCESS || count > capacity) {
+      CheckLost(index, ret);
+      return false;
+    }
+    DecodedProcessList decoded =
+        DecodeProcessList(proc_bytes_.data(), proc_bytes_.size(), count, abi.expected.bytes);
+    if (decoded.mismatch) {
+      Warn(decoded.entry_bytes == 0
+               ? fmt::format("{} wrote {} bytes for {} process entries, which fits no known "
+                             "entry width (expected {}: {}); the list is treated as unknown",
+                             abi.symbol, decoded.written_bytes, count, abi.expected.bytes,
+                             abi.expected.why)
+               : fmt::format("{} wrote {}-byte process entries where {} were expected ({}); "
+                             "they are read as {}-byte entries",
+                             abi.symbol, decoded.entry_bytes, abi.expected.bytes,
+                             abi.expected.why, decoded.entry_bytes));
+    }
+    if (decoded.entry_bytes == 0) return false;
+    for (const ProcessEntry& e : decoded.entries) {
+      GpuProcess& p = (*by_pid)[e.pid];
+      p.pid = e.pid;
+      if (list == 1) {
+        p.graphics = true;
+      } else {
+        p.compute = true;
+        p.mps = p.mps || list == 2;
+      }
+      if (e.used_memory_bytes != nvml::NVML_VALUE_NOT_AVAILABLE) {
+        p.used_memory_bytes = std::max(p.used_memory_bytes.value_or(0), e.used_memory_bytes);
+      }
+    }
+    return true;
+  }
+  return false;
 }
 
 void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
@@ -397,7 +511,9 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
                                 &count, last_seen_us_[index]);
     if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) util_buffer_.resize(count + 8);
   }
-  if (ret != nvml::NVML_SUCCESS) {  // NOT_FOUND: no samples since the last read
+  if (ret == nvml::NVML_ERROR_NOT_FOUND) {
+    count = 0;  // no process used the GPU since the last read: every listed one was idle
+  } else if (ret != nvml::NVML_SUCCESS) {
     CheckLost(index, ret);
     return;
   }
@@ -415,7 +531,11 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
   }
   for (GpuProcess& p : out->processes) {
     auto it = sums.find(p.pid);
-    if (it == sums.end()) continue;
+    if (it == sums.end()) {  // no sample: it did not use the GPU in this window
+      p.sm_util_pct = 0;
+      p.mem_util_pct = 0;
+      continue;
+    }
     p.sm_util_pct = static_cast<uint32_t>(it->second.sm / it->second.n);
     p.mem_util_pct = static_cast<uint32_t>(it->second.mem / it->second.n);
   }

@@ -8,15 +8,25 @@
 #define CGOV_TELEMETRY_NVML_SOURCE_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "telemetry/gpu_sample.h"
 #include "telemetry/nvml_loader.h"
+#include "telemetry/nvml_process_layout.h"
 
 namespace cgov {
+
+// One process-list call as this driver answers it (for doctor and docs/nvml-abi.md).
+struct ProcessListAbi {
+  std::string kind;    // "compute", "graphics", "mps"
+  std::string symbol;  // resolved symbol; empty when absent
+  ProcessEntryWidth expected;
+};
 
 class NvmlSource {
  public:
@@ -41,6 +51,13 @@ class NvmlSource {
   // again. Thread-safe.
   bool IsLost(size_t index) const { return lost_[index].load(std::memory_order_relaxed); }
 
+  // The process-list calls and the entry width expected of each, decided at Open.
+  const std::vector<ProcessListAbi>& process_lists() const { return process_lists_; }
+
+  // What the driver did that its declared ABI does not say (a process list written with another
+  // entry width than expected), one line each, deduplicated. Thread-safe.
+  std::vector<std::string> AbiWarnings() const;
+
   // Resizes *out to gpus().size() and fills the fast fields. Unsupported or failed fields stay
   // unknown. Thread safety: may run concurrently with ReadSlow, not with itself.
   void ReadFast(std::vector<GpuFastSample>* out);
@@ -53,10 +70,17 @@ class NvmlSource {
   explicit NvmlSource(std::unique_ptr<NvmlLibrary> library);
   Status Init();
   void Probe(GpuInfo* gpu);
+  void ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch);
+  void EstimateReservedMemory(GpuInfo* gpu, uint64_t v1_used_bytes);
+  void DecideProcessLists();
   // Records a lost GPU; returns true when `ret` says so.
   bool CheckLost(size_t index, nvml::nvmlReturn_t ret);
+  nvml::nvmlReturn_t ReadMemory(size_t index, GpuFastSample* out) const;
   void ReadProcesses(size_t index, GpuSlowSample* out);
+  // Lists one kind into *by_pid; false when the list could not be read.
+  bool ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid);
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
+  void Warn(std::string line);
 
   std::unique_ptr<NvmlLibrary> library_;
   bool initialised_ = false;
@@ -66,10 +90,13 @@ class NvmlSource {
   std::vector<GpuInfo> gpus_;
   std::vector<nvml::nvmlDevice_t> handles_;
   std::unique_ptr<std::atomic<bool>[]> lost_;
-  // Slow-path state (touched by ReadSlow only).
+  std::vector<ProcessListAbi> process_lists_;  // compute, graphics, mps
+  std::vector<nvml::nvmlDeviceGetProcesses_fn> process_list_fns_;  // parallel to process_lists_
+  mutable std::mutex warnings_mu_;
+  std::vector<std::string> abi_warnings_;
+  // Slow-path state (touched by ReadSlow only; Probe before it).
   std::vector<unsigned long long> last_seen_us_;
-  std::vector<nvml::nvmlProcessInfo_t> proc_buffer_;
-  std::vector<nvml::nvmlProcessInfo_v1_t> proc_buffer_v1_;
+  std::vector<unsigned char> proc_bytes_;  // room for N entries of kMaxProcessEntryBytes
   std::vector<nvml::nvmlProcessUtilizationSample_t> util_buffer_;
 };
 

@@ -110,12 +110,14 @@ TEST(NvmlSource, SlowFieldsListProcessesWithMemoryAndUtilization) {
   EXPECT_EQ(xorg.pid, 200u);
   EXPECT_TRUE(xorg.graphics);
   EXPECT_FALSE(xorg.compute);
-  EXPECT_FALSE(xorg.sm_util_pct.has_value()) << "no compute samples for a graphics process";
+  EXPECT_EQ(xorg.sm_util_pct, 0u) << "listed without a sample: it did not use the SM (not unknown)";
   EXPECT_EQ(slow[1].processes.at(0).sm_util_pct, 0u) << "held and cold: 0 is known, not unknown";
 
-  // Same moment again: the driver has no samples newer than lastSeenTimeStamp.
+  // Same moment again: the driver has no samples newer than lastSeenTimeStamp (NOT_FOUND), so
+  // every listed process was idle in that window: 0, not unknown (the bias this regression
+  // test guards: averaging only the processes that had samples overstates utilization).
   (*source)->ReadSlow(&slow);
-  EXPECT_FALSE(slow[0].processes[0].sm_util_pct.has_value());
+  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 0u);
   fake.SetTime(16);  // later: new samples; the X server has exited
   (*source)->ReadSlow(&slow);
   ASSERT_EQ(slow[0].processes.size(), 1u);
@@ -136,6 +138,148 @@ TEST(NvmlSource, ProcessBufferGrowsOnInsufficientSize) {
   (*source)->ReadSlow(&slow);
   ASSERT_TRUE(slow[0].processes_known);
   EXPECT_EQ(slow[0].processes.size(), 40u);
+}
+
+// `count` compute processes of 100 + k MiB each (pid 5000 + k) on one GPU of driver `driver`.
+std::string ManyProcesses(const std::string& driver, int count, const std::string& extra = "") {
+  std::string json = R"({"driver_version": ")" + driver + R"(", )" + extra +
+                     R"("gpus": [{"memory_total_mib": 81920, "processes": [)";
+  for (int k = 0; k < count; ++k) {
+    json += (k > 0 ? "," : "") + std::string(R"({"pid": )") + std::to_string(5000 + k) +
+            R"(, "used_mib": )" + std::to_string(100 + k) + "}";
+  }
+  return json + "]}]}";
+}
+
+void ExpectManyProcesses(const GpuSlowSample& slow, int count, const std::string& context) {
+  ASSERT_TRUE(slow.processes_known) << context;
+  ASSERT_EQ(slow.processes.size(), static_cast<size_t>(count)) << context;
+  for (int k = 0; k < count; ++k) {
+    EXPECT_EQ(slow.processes[k].pid, static_cast<uint32_t>(5000 + k)) << context;
+    EXPECT_EQ(slow.processes[k].used_memory_bytes, uint64_t(100 + k) * kMiB) << context;
+    EXPECT_TRUE(slow.processes[k].compute) << context;
+  }
+}
+
+// Regression: on 535.43.02-535.86.x the _v3 lists write 32-byte entries; read as 24-byte ones,
+// every process after the first was garbage, and 25+ processes overran the buffer (ASan).
+TEST(NvmlSource, Driver535_54WritesWideEntriesAndEveryProcessIsExact) {
+  FakeNvml fake("r535_54", ManyProcesses("535.54.03", 30), 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  const NvmlSource& nvml = **source;
+  ASSERT_EQ(nvml.process_lists().size(), 3u);
+  EXPECT_EQ(nvml.process_lists()[0].symbol, "nvmlDeviceGetComputeRunningProcesses_v3");
+  EXPECT_EQ(nvml.process_lists()[0].expected.bytes, 32u) << nvml.process_lists()[0].expected.why;
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ExpectManyProcesses(slow[0], 30, "535.54.03");
+  EXPECT_TRUE(nvml.AbiWarnings().empty()) << nvml.AbiWarnings().front();
+}
+
+TEST(NvmlSource, Driver535_98HasNoV3AndTheV2ListsServe) {
+  FakeNvml fake("r535_98", ManyProcesses("535.98", 30), 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  EXPECT_EQ((*source)->process_lists()[0].symbol, "nvmlDeviceGetComputeRunningProcesses_v2");
+  EXPECT_EQ((*source)->process_lists()[0].expected.bytes, 24u);
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ExpectManyProcesses(slow[0], 30, "535.98");
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetComputeRunningProcesses_v3"), 0u);
+}
+
+TEST(NvmlSource, ADriverWritingAnotherWidthIsDecodedByWhatItWroteAndWarned) {
+  // A current driver version (24 bytes expected) whose _v3 writes 32-byte entries anyway.
+  FakeNvml fake("full", ManyProcesses("550.54.15", 12, R"("v3_process_entry_bytes": 32, )"), 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  EXPECT_EQ((*source)->process_lists()[0].expected.bytes, 24u);
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ExpectManyProcesses(slow[0], 12, "unexpected 32-byte entries");
+  std::vector<std::string> warnings = (*source)->AbiWarnings();
+  ASSERT_EQ(warnings.size(), 1u) << "one line, however often it happens";
+  EXPECT_NE(warnings[0].find("nvmlDeviceGetComputeRunningProcesses_v3 wrote 32-byte process "
+                             "entries where 24 were expected"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST(FakeNvml, RefusesToPlayADriverWithSymbolsThatDriverLacks) {
+  // 535.98 has no _v3 lists; the full variant exports them: not a driver that ever existed.
+  FakeNvml fake("full", ManyProcesses("535.98", 1), 1);
+  auto source = NvmlSource::Open(fake.path());
+  EXPECT_FALSE(source.ok());
+}
+
+TEST(NvmlSource, MpsClientsComeFromTheMpsListAsComputeProcesses) {
+  FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 81920, "timeline": [{"t": 0,
+    "util_gpu": 60}], "processes": [
+      {"pid": 10, "used_mib": 30},
+      {"pid": 11, "type": "mps", "used_mib": 2000, "sm_util": 40},
+      {"pid": 12, "type": "mps", "used_mib": 3000, "sm_util": 20}]}]})", 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  EXPECT_TRUE((*source)->gpus()[0].field(GpuField::kMpsProcesses).supported);
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ASSERT_TRUE(slow[0].processes_known);
+  ASSERT_EQ(slow[0].processes.size(), 3u);
+  EXPECT_FALSE(slow[0].processes[0].mps) << "the MPS server is an ordinary compute process";
+  for (size_t k : {1u, 2u}) {
+    const GpuProcess& client = slow[0].processes[k];
+    EXPECT_TRUE(client.mps && client.compute) << client.pid;
+    EXPECT_EQ(client.used_memory_bytes, (k == 1 ? 2000 : 3000) * kMiB) << client.pid;
+  }
+  EXPECT_EQ(slow[0].processes[1].sm_util_pct, 40u);
+}
+
+TEST(NvmlSource, Driver470MemoryExcludesItsReservationLikeV2Does) {
+  const std::string scenario = R"({"driver_version": "470.57.02", "gpus": [
+    {"memory_total_mib": 40960, "reserved_mib": 500},
+    {"memory_total_mib": 40960, "reserved_mib": 500, "processes": [{"pid": 7, "used_mib": 1000}]}
+  ]})";
+  FakeNvml fake("r470", scenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  for (const GpuInfo& gpu : (*source)->gpus()) {
+    EXPECT_EQ(gpu.memory_reserved_bytes, 500 * kMiB) << gpu.index;
+    EXPECT_NE(gpu.memory_reserved_source.find("estimated"), std::string::npos);
+  }
+  std::vector<GpuFastSample> fast;
+  (*source)->ReadFast(&fast);
+  EXPECT_EQ(fast[0].mem_used_bytes, 0u) << "an idle GPU holds nothing, whatever v1 says";
+  EXPECT_EQ(fast[1].mem_used_bytes, 1000 * kMiB);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetMemoryInfo_v2"), 0u);
+}
+
+TEST(NvmlSource, MemoryV2ErrorFallsBackToV1CorrectedForTheReservation) {
+  // Regression: an error from _v2 switched the memory field off instead of falling back.
+  const std::string scenario = R"({"gpus": [{"memory_total_mib": 40960, "reserved_mib": 300,
+    "not_supported": ["memory_v2"], "processes": [{"pid": 7, "used_mib": 1000}]}]})";
+  FakeNvml fake("full", scenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  const GpuInfo& gpu = (*source)->gpus()[0];
+  EXPECT_TRUE(gpu.field(GpuField::kMemory).supported) << gpu.field(GpuField::kMemory).reason;
+  EXPECT_EQ(gpu.memory_reserved_bytes, 300 * kMiB);
+  std::vector<GpuFastSample> fast;
+  (*source)->ReadFast(&fast);
+  EXPECT_EQ(fast[0].mem_used_bytes, 1000 * kMiB);
+  EXPECT_EQ(fast[0].mem_total_bytes, 40960 * kMiB);
+}
+
+TEST(NvmlSource, MemoryV2GivesTheReservationAndAllocatedUsed) {
+  FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 40960, "reserved_mib": 420,
+    "processes": [{"pid": 7, "used_mib": 1000}]}]})", 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  EXPECT_EQ((*source)->gpus()[0].memory_reserved_bytes, 420 * kMiB);
+  EXPECT_EQ((*source)->gpus()[0].memory_reserved_source, "nvmlDeviceGetMemoryInfo_v2");
+  std::vector<GpuFastSample> fast;
+  (*source)->ReadFast(&fast);
+  EXPECT_EQ(fast[0].mem_used_bytes, 1000 * kMiB);
 }
 
 TEST(NvmlSource, LegacyDriverGivesTheSameValuesThroughV1Calls) {

@@ -5,6 +5,7 @@
 //   void fakeNvmlSetTime(double seconds)  freeze scenario time (negative: back to the real clock)
 //   unsigned long long fakeNvmlCallCount(const char* function)
 //   void fakeNvmlResetCounts(void)
+#include <dlfcn.h>
 #include <time.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "abi_table.h"
 #include "scenario.h"
 
 // nvmlDevice_t is a pointer to an opaque struct; ours encodes the GPU index + 1.
@@ -88,6 +90,30 @@ double Now(const fake_nvml::Scenario& s) {
   return (MonotonicSeconds() - S().start_s) * s.time_scale;
 }
 
+// A scenario's driver must not be played by a variant that exports what that driver lacks (a
+// 535.98 scenario on the full variant would test a driver that never existed).
+bool ExportsMatchDriver(const fake_nvml::Scenario& scenario) {
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&MonotonicSeconds), &self) == 0 || !self.dli_fname) {
+    return true;
+  }
+  void* handle = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return true;
+  const fake_nvml::DriverAbi& abi = fake_nvml::AbiForDriver(scenario.driver_version);
+  bool ok = true;
+  for (const std::string& symbol : fake_nvml::SymbolsAbsentFrom(abi)) {
+    if (dlsym(handle, symbol.c_str()) != nullptr) {
+      std::fprintf(stderr,
+                   "fake NVML: driver %s has no %s (%s), but this variant (%s) exports it: "
+                   "use a variant built for that driver (docs/fake-nvml.md)\n",
+                   scenario.driver_version.c_str(), symbol.c_str(), abi.source, self.dli_fname);
+      ok = false;
+    }
+  }
+  dlclose(handle);
+  return ok;
+}
+
 int LoadScenario() {
   const char* path = std::getenv("CGOV_FAKE_NVML_SCENARIO");
   if (path == nullptr || *path == '\0') {
@@ -108,6 +134,7 @@ int LoadScenario() {
     return kUnknown;
   }
   if (scenario->init_error != 0) return scenario->init_error;
+  if (!ExportsMatchDriver(*scenario)) return kUnknown;
   for (auto& [function, ms] : scenario->delays_ms) CounterFor(function.c_str())->delay_ms = ms;
   std::lock_guard<std::mutex> lock(S().mu);
   S().scenario = std::move(scenario);
@@ -159,16 +186,6 @@ void CopyString(const std::string& from, char* to, unsigned size) {
   std::snprintf(to, size, "%s", from.c_str());
 }
 
-struct ProcessInfoV1 {
-  unsigned pid;
-  unsigned long long used;
-};
-struct ProcessInfo {
-  unsigned pid;
-  unsigned long long used;
-  unsigned gpu_instance;
-  unsigned compute_instance;
-};
 struct UtilSample {
   unsigned pid;
   unsigned long long timestamp_us;
@@ -187,36 +204,68 @@ struct MemoryV2 {
   unsigned long long total, reserved, free, used;
 };
 
-template <typename Info>
-int ListProcesses(nvmlDevice_st_fwd* device, unsigned* count, Info* infos, bool graphics) {
-  Call c = Resolve(device, graphics ? "graphics_processes" : "compute_processes");
+enum class ListKind { kCompute, kGraphics, kMps };
+
+bool Listed(const Process& p, ListKind kind) {
+  switch (kind) {
+    case ListKind::kCompute: return p.compute && !p.mps;
+    case ListKind::kGraphics: return p.graphics;
+    case ListKind::kMps: return p.mps;
+  }
+  return false;
+}
+
+// Writes one entry of `entry_bytes` (16: v1; 24: v2; 32: the 535.43-535.86 _v3) the way the
+// driver does: pid, padding, usedGpuMemory, then the MIG ids and the protected-memory count.
+void WriteEntry(unsigned char* at, size_t entry_bytes, const Process& p) {
+  const unsigned pid = p.pid;
+  const unsigned long long used = Mib(p.used_mib);
+  const unsigned no_mig = 0xFFFFFFFFu;
+  const unsigned long long protected_bytes = 0;
+  std::memset(at, 0, entry_bytes);
+  std::memcpy(at, &pid, 4);
+  std::memcpy(at + 8, &used, 8);
+  if (entry_bytes >= 24) {
+    std::memcpy(at + 16, &no_mig, 4);
+    std::memcpy(at + 20, &no_mig, 4);
+  }
+  if (entry_bytes >= 32) std::memcpy(at + 24, &protected_bytes, 8);
+}
+
+int ListProcesses(nvmlDevice_st_fwd* device, unsigned* count, void* infos, ListKind kind,
+                  size_t entry_bytes) {
+  const char* field = kind == ListKind::kCompute    ? "compute_processes"
+                      : kind == ListKind::kGraphics ? "graphics_processes"
+                                                    : "mps_processes";
+  Call c = Resolve(device, field);
   if (c.error) return c.error;
   if (count == nullptr) return kInvalidArgument;
   unsigned needed = 0;
   for (const Process& p : c.gpu->processes) {
-    if (p.ActiveAt(c.t) && (graphics ? p.graphics : p.compute)) ++needed;
+    if (p.ActiveAt(c.t) && Listed(p, kind)) ++needed;
   }
   if (*count < needed || (infos == nullptr && needed > 0)) {
     *count = needed;
     return kInsufficientSize;
   }
+  auto* out = static_cast<unsigned char*>(infos);
   unsigned k = 0;
   for (const Process& p : c.gpu->processes) {
-    if (!p.ActiveAt(c.t) || !(graphics ? p.graphics : p.compute)) continue;
-    Info info{};
-    info.pid = p.pid;
-    info.used = Mib(p.used_mib);
-    if constexpr (sizeof(Info) == sizeof(ProcessInfo)) {
-      info.gpu_instance = 0xFFFFFFFFu;
-      info.compute_instance = 0xFFFFFFFFu;
-    }
-    infos[k++] = info;
+    if (p.ActiveAt(c.t) && Listed(p, kind)) WriteEntry(out + size_t{k++} * entry_bytes, entry_bytes, p);
   }
   *count = needed;
   return kSuccess;
 }
 
-static_assert(sizeof(ProcessInfoV1) == 16 && sizeof(ProcessInfo) == 24);
+// _v3's entry width is the driver's, not the symbol's (abi_table.cc).
+size_t V3EntryBytes(nvmlDevice_st_fwd* device) {
+  (void)device;
+  const fake_nvml::Scenario* s = Current();
+  if (s && s->v3_process_entry_bytes > 0) return s->v3_process_entry_bytes;
+  const unsigned bytes = s ? fake_nvml::AbiForDriver(s->driver_version).v3_process_entry_bytes : 0;
+  return bytes != 0 ? bytes : 24;
+}
+
 static_assert(sizeof(UtilSample) == 32 && sizeof(PciInfo) == 68);
 static_assert(sizeof(MemoryV1) == 24 && sizeof(MemoryV2) == 40);
 
@@ -386,24 +435,26 @@ int nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, PciInfo* pci) {
 
 int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, MemoryV2* memory) {
   FAKE_ENTER();
-  Call c = Resolve(device, "memory");
+  Call c = Resolve(device, "memory_v2");
+  if (!c.error) c = Resolve(device, "memory");
   if (c.error) return c.error;
   // NVML checks the struct version; a bare "2" is the classic mistake this catches.
   if (memory->version != (sizeof(MemoryV2) | (2u << 24))) return 25;  // ARGUMENT_VERSION_MISMATCH
-  double used = MemUsedMib(c);
   memory->total = Mib(c.gpu->memory_total_mib);
-  memory->reserved = Mib(std::min(512.0, c.gpu->memory_total_mib / 100));
-  memory->used = Mib(used);
-  memory->free = memory->total > memory->used ? memory->total - memory->used : 0;
+  memory->reserved = Mib(c.gpu->reserved_mib.value_or(0));
+  memory->used = Mib(MemUsedMib(c));  // allocated only
+  const unsigned long long taken = memory->used + memory->reserved;
+  memory->free = memory->total > taken ? memory->total - taken : 0;
   return kSuccess;
 }
 
+// v1's `used` is reserved + allocated (nvml.h 550.54.14, nvmlMemory_t), so total = free + used.
 int nvmlDeviceGetMemoryInfo(nvmlDevice_t device, MemoryV1* memory) {
   FAKE_ENTER();
   Call c = Resolve(device, "memory");
   if (c.error) return c.error;
   memory->total = Mib(c.gpu->memory_total_mib);
-  memory->used = Mib(MemUsedMib(c));
+  memory->used = Mib(MemUsedMib(c) + c.gpu->reserved_mib.value_or(0));
   memory->free = memory->total > memory->used ? memory->total - memory->used : 0;
   return kSuccess;
 }
@@ -527,29 +578,55 @@ int nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned* current, unsigned* pendi
   return kSuccess;
 }
 
-int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* n, void* infos) {
   FAKE_ENTER();
-  return ListProcesses(d, n, infos, false);
+  return ListProcesses(d, n, infos, ListKind::kCompute, V3EntryBytes(d));
 }
-int nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+int nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* n, void* infos) {
   FAKE_ENTER();
-  return ListProcesses(d, n, infos, false);
+  return ListProcesses(d, n, infos, ListKind::kCompute, 24);
 }
-int nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned* n, ProcessInfoV1* infos) {
+int nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned* n, void* infos) {
   FAKE_ENTER();
-  return ListProcesses(d, n, infos, false);
+  return ListProcesses(d, n, infos, ListKind::kCompute, 16);
 }
-int nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+int nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned* n, void* infos) {
   FAKE_ENTER();
-  return ListProcesses(d, n, infos, true);
+  return ListProcesses(d, n, infos, ListKind::kGraphics, V3EntryBytes(d));
 }
-int nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned* n, ProcessInfo* infos) {
+int nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned* n, void* infos) {
   FAKE_ENTER();
-  return ListProcesses(d, n, infos, true);
+  return ListProcesses(d, n, infos, ListKind::kGraphics, 24);
 }
-int nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned* n, ProcessInfoV1* infos) {
+int nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned* n, void* infos) {
   FAKE_ENTER();
-  return ListProcesses(d, n, infos, true);
+  return ListProcesses(d, n, infos, ListKind::kGraphics, 16);
+}
+int nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* n, void* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, ListKind::kMps, V3EntryBytes(d));
+}
+int nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* n, void* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, ListKind::kMps, 24);
+}
+int nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t d, unsigned* n, void* infos) {
+  FAKE_ENTER();
+  return ListProcesses(d, n, infos, ListKind::kMps, 16);
+}
+
+// Exported for their presence only (cgov reads the driver's ABI from which symbols exist).
+int nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, void* info) {
+  FAKE_ENTER();
+  (void)device;
+  (void)info;
+  return kNotSupported;
+}
+int nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, void* list) {
+  FAKE_ENTER();
+  (void)device;
+  (void)list;
+  return kNotSupported;
 }
 
 // One sample per active compute process, stamped with the scenario time in microseconds; only

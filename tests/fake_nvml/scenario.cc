@@ -18,7 +18,7 @@ const std::set<std::string> kFieldNames = {
     "utilization", "memory",   "power",   "power_limit",     "temperature",
     "sm_clock",    "mem_clock", "clock_reasons", "encoder", "decoder", "pcie_throughput",
     "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "total_energy", "name",
-    "uuid",        "pci_info",
+    "uuid",        "pci_info",  "mps_processes", "memory_v2",
 };
 
 namespace {
@@ -68,11 +68,12 @@ Process ParseProcess(const json& j, const std::string& where) {
     if (key == "pid") p.pid = static_cast<unsigned>(Number(value, at));
     else if (key == "type") {
       std::string type = Text(value, at);
-      if (type != "compute" && type != "graphics" && type != "both") {
-        throw ParseError{at, "must be compute, graphics or both"};
+      if (type != "compute" && type != "graphics" && type != "both" && type != "mps") {
+        throw ParseError{at, "must be compute, graphics, both or mps"};
       }
       p.compute = type != "graphics";
-      p.graphics = type != "compute";
+      p.graphics = type == "graphics" || type == "both";
+      p.mps = type == "mps";
     } else if (key == "used_mib") p.used_mib = Number(value, at);
     else if (key == "sm_util") p.sm_util = Number(value, at);
     else if (key == "mem_util") p.mem_util = Number(value, at);
@@ -94,6 +95,7 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
     else if (key == "pci_bus_id") g.pci_bus_id = Text(value, at);
     else if (key == "memory_total_mib") g.memory_total_mib = Number(value, at);
     else if (key == "power_limit_w") g.power_limit_w = Number(value, at);
+    else if (key == "reserved_mib") g.reserved_mib = Number(value, at);
     else if (key == "mig") g.mig = value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
     else if (key == "period_s") g.period_s = Number(value, at);
     else if (key == "copies") *copies = static_cast<int>(Number(value, at));
@@ -130,6 +132,8 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
     }
   }
   if (g.memory_total_mib <= 0) throw ParseError{where + ".memory_total_mib", "is required and must be > 0"};
+  if (!g.reserved_mib) g.reserved_mib = std::min(512.0, g.memory_total_mib / 100);
+  if (*g.reserved_mib < 0) throw ParseError{where + ".reserved_mib", "must be >= 0"};
   // Carry values forward so each point holds the full state from its time on.
   for (size_t i = 1; i < g.timeline.size(); ++i) {
     for (auto& [field, v] : g.timeline[i - 1].second.values) {
@@ -183,6 +187,13 @@ bool ParseScenario(const std::string& text, const std::string& file, Scenario* o
       else if (key == "nvml_version") s.nvml_version = Text(value, key);
       else if (key == "cuda_driver_version") s.cuda_driver_version = static_cast<int>(Number(value, key));
       else if (key == "time_scale") s.time_scale = Number(value, key);
+      else if (key == "v3_process_entry_bytes") {
+        const double bytes = Number(value, key);
+        if (bytes != 16 && bytes != 24 && bytes != 32) {
+          throw ParseError{key, "must be 16, 24 or 32 (the widths drivers write)"};
+        }
+        s.v3_process_entry_bytes = static_cast<unsigned>(bytes);
+      }
       else if (key == "init_error") {
         auto code = ErrorCodeByName(Text(value, key));
         if (!code) throw ParseError{key, "unknown NVML error name"};

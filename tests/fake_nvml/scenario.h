@@ -26,6 +26,7 @@ struct Process {
   unsigned pid = 0;
   bool compute = true;
   bool graphics = false;
+  bool mps = false;  // a CUDA MPS client: only in the MPS list (type "mps")
   double used_mib = 0;
   std::optional<double> sm_util;  // default: the GPU's util_gpu at that moment
   double mem_util = 0;
@@ -40,6 +41,9 @@ struct Gpu {
   std::string pci_bus_id;
   double memory_total_mib = 0;
   double power_limit_w = 0;
+  // Memory the driver reserves: v2's `reserved`, and included in v1's `used` (default: 1 % of
+  // the total, at most 512 MiB).
+  std::optional<double> reserved_mib;
   bool mig = false;
   double period_s = 0;  // > 0: the timeline repeats
   std::vector<std::pair<double, GpuState>> timeline;  // sorted by t; values carried forward
@@ -58,6 +62,9 @@ struct Scenario {
   std::string nvml_version = "12.550.54.15";
   int cuda_driver_version = 12040;
   int init_error = 0;       // nvmlReturn_t nvmlInit answers; 0 = success
+  // > 0: _v3 process lists write entries this wide whatever abi_table.cc says of the driver (a
+  // driver no table knows yet).
+  unsigned v3_process_entry_bytes = 0;
   double time_scale = 1.0;  // fake seconds per real second
   std::map<std::string, int> delays_ms;  // NVML function name -> added latency per call
   std::vector<Gpu> gpus;
