@@ -40,6 +40,13 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
     else no.push_back(fmt::format("{} ({})", name, s.reason));
   }
   *out += fmt::format("  fields:      {}\n", yes.empty() ? "none" : fmt::format("{}", fmt::join(yes, " ")));
+  if (gpu.memory_reserved_bytes) {
+    *out += fmt::format("  reserved:    {:.0f} MiB by the driver ({}); memory figures exclude it\n",
+                        *gpu.memory_reserved_bytes / 1048576.0, gpu.memory_reserved_source);
+  } else if (gpu.field(GpuField::kMemory).supported) {
+    *out += "  reserved:    unknown (no nvmlDeviceGetMemoryInfo_v2, and the processes' memory was "
+            "not all known at start): memory used includes the driver's reservation\n";
+  }
   for (const std::string& n : no) *out += fmt::format("  unsupported: {}\n", n);
 }
 
@@ -57,12 +64,16 @@ std::string RenderDoctorText(const DoctorReport& r) {
     for (const SymbolResolution& s : r.symbols) {
       if (s.resolved.empty()) continue;
       std::string newest = s.candidates.front();
+      bool standby = false;  // a v1 fallback kept beside a resolved newer symbol
       if (s.role.ends_with(" (v1)")) {  // stands in for the role without the suffix
         std::string primary = s.role.substr(0, s.role.size() - 5);
         for (const SymbolResolution& p : r.symbols) {
-          if (p.role == primary) newest = p.candidates.front();
+          if (p.role != primary) continue;
+          newest = p.candidates.front();
+          standby = !p.resolved.empty();
         }
       }
+      if (standby) continue;
       if (s.resolved != newest) older.push_back(fmt::format("{} (no {})", s.resolved, newest));
     }
     if (!older.empty()) {
@@ -73,6 +84,12 @@ std::string RenderDoctorText(const DoctorReport& r) {
       out += fmt::format("  missing optional symbols (their fields are unknown): {}\n",
                          fmt::join(r.missing_optional_symbols, ", "));
     }
+    for (const ProcessListAbi& l : r.process_lists) {
+      if (l.symbol.empty()) continue;
+      out += fmt::format("  {:<14} {} ({}-byte entries: {})\n", l.kind + " list:", l.symbol,
+                         l.expected.bytes, l.expected.why);
+    }
+    for (const std::string& w : r.abi_warnings) out += fmt::format("  WARNING        {}\n", w);
     size_t lost = 0;
     for (const GpuInfo& g : r.gpus) lost += g.lost ? 1 : 0;
     out += fmt::format("  GPUs:     {}{}\n", r.gpus.size(),
@@ -84,6 +101,7 @@ std::string RenderDoctorText(const DoctorReport& r) {
   out += fmt::format("\nHost{}\n", r.host_root == "/" ? "" : fmt::format(" (root {})", r.host_root));
   size_t problems = r.nvml_ok ? 0 : 1;
   for (const GpuInfo& g : r.gpus) problems += g.lost ? 1 : 0;
+  problems += r.abi_warnings.size();
   for (const HostCheck& c : r.host) {
     out += fmt::format("  {:<7} {:<24} {}\n", c.status, c.name, c.detail);
     if (!c.fix.empty()) out += fmt::format("  {:<7} {:<24} fix: {}\n", "", "", c.fix);
@@ -113,6 +131,14 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
     }
     nvml["symbols"] = symbols;
     nvml["missing_optional_symbols"] = r.missing_optional_symbols;
+    nlohmann::json lists = nlohmann::json::object();
+    for (const ProcessListAbi& l : r.process_lists) {
+      lists[l.kind] = {{"symbol", l.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.symbol)},
+                       {"entry_bytes", l.expected.bytes},
+                       {"why", l.expected.why}};
+    }
+    nvml["process_lists"] = lists;
+    nvml["abi_warnings"] = r.abi_warnings;
   }
   nlohmann::json gpus = nlohmann::json::array();
   for (const GpuInfo& g : r.gpus) {
@@ -129,6 +155,10 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
                                                                 : nlohmann::json(nullptr)},
                     {"mig_enabled", g.mig_enabled ? nlohmann::json(*g.mig_enabled)
                                                   : nlohmann::json(nullptr)},
+                    {"memory_reserved_bytes", g.memory_reserved_bytes
+                                                  ? nlohmann::json(*g.memory_reserved_bytes)
+                                                  : nlohmann::json(nullptr)},
+                    {"memory_reserved_source", g.memory_reserved_source},
                     {"fields", fields}});
   }
   nlohmann::json host = nlohmann::json::array();

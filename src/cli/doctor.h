@@ -12,6 +12,7 @@
 #include "telemetry/gpu_sample.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/nvml_loader.h"
+#include "telemetry/nvml_source.h"
 
 namespace cgov::cli {
 
@@ -35,6 +36,8 @@ struct DoctorReport {
   std::vector<SymbolResolution> symbols;
   std::vector<std::string> missing_optional_symbols;
   std::vector<GpuInfo> gpus;
+  std::vector<ProcessListAbi> process_lists;  // which call lists processes, and entry widths
+  std::vector<std::string> abi_warnings;      // the driver wrote what its ABI does not say
   // Host
   std::string host_root;
   std::vector<HostCheck> host;

@@ -3,6 +3,7 @@
 
 #include "cli/doctor.h"
 #include "telemetry/nvml_source.h"
+#include "telemetry/pid_namespace.h"
 #include "telemetry/procfs_host.h"
 #include "telemetry/procfs_pid.h"
 #include "telemetry/text_scan.h"
@@ -90,6 +91,38 @@ HostCheck CheckHidepid(FileReader& files) {
   return {"other users' processes", "warn", "/proc is not a procfs mount here", ""};
 }
 
+// The driver names GPU processes by host pid; in a container of its own PID namespace they are
+// not in this /proc, and users, pods and the job's GPUs cannot be told.
+HostCheck CheckGpuPids(FileReader& files, const std::vector<GpuSlowSample>& slow,
+                       const std::string& host_root) {
+  size_t total = 0, missing = 0;
+  std::string text;
+  for (const GpuSlowSample& gpu : slow) {
+    for (const GpuProcess& p : gpu.processes) {
+      ++total;
+      if (!files.Read(fmt::format("/proc/{}/stat", p.pid), &text).ok()) ++missing;
+    }
+  }
+  const char* name = "GPU process ids";
+  if (total == 0) return {name, "ok", "no GPU process now: nothing to match", ""};
+  if (missing == 0) {
+    return {name, "ok", fmt::format("{} GPU process(es), all found in /proc", total), ""};
+  }
+  std::optional<uint64_t> ns = OwnPidNamespaceInode();
+  if (host_root == "/" && ns && *ns != kInitialPidNamespaceInode) {
+    return {name, "warn",
+            fmt::format("{} of {} GPU process(es) are not in /proc: cgov runs in a PID namespace "
+                        "of its own (a container), and the driver reports host pids",
+                        missing, total),
+            "mount the host's /proc read-only (e.g. -v /proc:/host/proc:ro) and pass --host-root "
+            "/host, or share the host's PID namespace (docker --pid=host, Kubernetes hostPID)"};
+  }
+  return {name, "warn",
+          fmt::format("{} of {} GPU process(es) are not in {}/proc (exited meanwhile, or hidden)",
+                      missing, total, host_root == "/" ? "" : host_root),
+          host_root == "/" ? "" : "check that --host-root is the host's root (its /proc)"};
+}
+
 }  // namespace
 
 int DoctorReport::ExitStatus() const { return (!nvml_ok && nvml_explicit) ? 1 : 0; }
@@ -100,8 +133,10 @@ DoctorReport BuildDoctorReport(const std::string& nvml_lib, bool nvml_explicit, 
   report.nvml_explicit = nvml_explicit;
   report.host_root = host_root;
   Result<std::unique_ptr<NvmlSource>> source = NvmlSource::Open(nvml_lib);
+  std::vector<GpuSlowSample> slow;
   if (source.ok()) {
-    const NvmlSource& nvml = **source;
+    NvmlSource& nvml = **source;
+    nvml.ReadSlow(&slow);  // one real read of every process list: the ABI shows in it
     report.nvml_ok = true;
     report.nvml_path = nvml.library().path();
     report.driver_version = nvml.driver_version();
@@ -110,6 +145,8 @@ DoctorReport BuildDoctorReport(const std::string& nvml_lib, bool nvml_explicit, 
     report.symbols = nvml.library().symbols();
     report.missing_optional_symbols = nvml.library().MissingOptional();
     report.gpus = nvml.gpus();
+    report.process_lists = nvml.process_lists();
+    report.abi_warnings = nvml.AbiWarnings();
   } else {
     report.nvml_error = source.status().message();
   }
@@ -121,6 +158,7 @@ DoctorReport BuildDoctorReport(const std::string& nvml_lib, bool nvml_explicit, 
   report.host.push_back(CheckCpuLimit(files));
   report.host.push_back(CheckSelfIdentity(files));
   report.host.push_back(CheckHidepid(files));
+  if (report.nvml_ok) report.host.push_back(CheckGpuPids(files, slow, host_root));
   return report;
 }
 

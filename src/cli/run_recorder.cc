@@ -13,6 +13,8 @@
 #include "telemetry/host_reader.h"
 #include "telemetry/job_tree.h"
 #include "telemetry/nvml_source.h"
+#include "telemetry/pid_namespace.h"
+#include "telemetry/procfs_pid.h"
 #include "telemetry/sampler.h"
 
 namespace cgov::cli {
@@ -61,7 +63,7 @@ void RunRecorder::Run() {
   JobTreeOptions tree_options;
   tree_options.ticks_per_second = sysconf(_SC_CLK_TCK);
   tree_options.page_size = sysconf(_SC_PAGESIZE);
-  JobTreeReader tree(&files, options_.root_pid, tree_options, options_.preexisting_pids);
+  JobTreeReader tree(&files, JobRootPid(files), tree_options, options_.preexisting_pids);
   std::unique_ptr<SlowPoller> poller;
   if (nvml) {
     poller = std::make_unique<SlowPoller>(nvml.get());
@@ -72,6 +74,7 @@ void RunRecorder::Run() {
   const int64_t slow_every =
       std::max<int64_t>(1, 1000 / std::max<int64_t>(1, options_.interval.count()));
   std::set<std::string> host_errors;  // every distinct one of the run, not just the last tick's
+  bool gpu_processes_seen = false;
   int64_t ticks = 0;
   Sampler sampler(nvml.get(), poller.get(), &host, &clock);
   TickSample tick;
@@ -86,6 +89,7 @@ void RunRecorder::Run() {
     JobTreeSample job =
         tree.Read(tick.mono_ns, tick.host.load ? tick.host.load->last_pid : std::nullopt);
     accumulator_->AddTick(tick, job);
+    for (const GpuSlowSample& g : tick.gpu_slow) gpu_processes_seen |= !g.processes.empty();
     for (const Status& e : host.errors()) host_errors.insert(e.message());
     const bool slow_due = ticks++ % slow_every == 0;
     if (poller && slow_due) poller->Kick();
@@ -101,6 +105,38 @@ void RunRecorder::Run() {
   }
   if (poller) poller->Stop();
   warnings_.insert(warnings_.end(), host_errors.begin(), host_errors.end());
+  if (nvml) {
+    for (const std::string& w : nvml->AbiWarnings()) warnings_.push_back("NVML: " + w);
+  }
+  if (gpu_processes_seen && !root_in_host_namespace_) {
+    std::optional<uint64_t> ns = OwnPidNamespaceInode();
+    if (ns && *ns != kInitialPidNamespaceInode) {
+      warnings_.push_back(
+          "cgov runs in a PID namespace of its own (a container) and the driver reports host "
+          "pids: GPU processes cannot be matched to the job. Mount the host's /proc read-only "
+          "and pass --host-root, or share the host's PID namespace (docker --pid=host)");
+    }
+  }
+}
+
+// The job's root (cgov itself) as the procfs under --host-root numbers it: with the host's /proc
+// mounted into a container, the driver's host pids then match the job tree's.
+int RunRecorder::JobRootPid(FileReader& files) {
+  if (options_.host_root.empty() || options_.host_root == "/") {
+    std::optional<uint64_t> ns = OwnPidNamespaceInode();
+    root_in_host_namespace_ = !ns || *ns == kInitialPidNamespaceInode;
+    return options_.root_pid;
+  }
+  RootedFileReader own("/");
+  std::string text;
+  if (!own.Read(fmt::format("/proc/{}/stat", options_.root_pid), &text).ok()) {
+    return options_.root_pid;
+  }
+  Result<PidStat> self = ParsePidStat(text);
+  if (!self.ok()) return options_.root_pid;
+  std::optional<int> outer = FindOuterPid(files, options_.root_pid, self->start_ticks);
+  root_in_host_namespace_ = true;  // either mapped, or the host root is our own namespace's
+  return outer.value_or(options_.root_pid);
 }
 
 void RunRecorder::DetectInstance() {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/run_summary.h"
+#include "os/file_reader.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
 
@@ -48,6 +49,7 @@ class RunRecorder {
  private:
   void Run();
   void DetectInstance();
+  int JobRootPid(FileReader& files);
   bool WaitUntil(std::chrono::steady_clock::time_point deadline);  // false when stopped
 
   RecorderOptions options_;
@@ -62,6 +64,7 @@ class RunRecorder {
   std::string gpu_unavailable_reason_;
   std::string detected_instance_type_;
   std::vector<std::string> warnings_;
+  bool root_in_host_namespace_ = true;  // the job tree's pids are the driver's (host) pids
 };
 
 }  // namespace cgov::cli

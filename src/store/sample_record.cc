@@ -48,6 +48,7 @@ void WriteProcesses(const GpuSlowSample& slow, JsonWriter& w) {
     w.Key("compute").Bool(p.compute);
     w.Key("graphics").Bool(p.graphics);
     w.Key("mem_util_pct").Opt(p.mem_util_pct);
+    w.Key("mps").Bool(p.mps);
     w.Key("pid").UInt(p.pid);
     w.Key("sm_util_pct").Opt(p.sm_util_pct);
     w.Key("used_memory_bytes").Opt(p.used_memory_bytes);
