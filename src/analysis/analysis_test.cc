@@ -186,6 +186,49 @@ TEST(Findings, ComputeBoundGetsPrecisionAdviceNotLoaderAdvice) {
   EXPECT_LE(s.utilization_fraction, cost.waste_fraction + 1e-12) << "capped by the 2 % waste";
 }
 
+// Xid counters ride on the samples from 0; the window's count is the largest seen, even from a
+// GPU that is lost from then on (Xid 79 is how a GPU gets lost).
+TEST(Findings, XidErrorsAreCriticalAndSayWhetherToOpenAHardwareTicket) {
+  struct Case {
+    uint32_t xid;
+    const char* says;
+  };
+  for (const Case& c : {Case{79, "fallen off the bus"}, Case{13, "graphics engine exception"},
+                        Case{777, "Xid 777."}}) {
+    UsageAccumulator acc(2, 1000);
+    for (int t = 0; t < 60; ++t) {
+      std::vector<GpuPoint> points = {Point(t < 30 ? 90.0 : 0.0, 1000), Point(50, 1000)};
+      points[0].xid_errors = t < 20 ? 0 : (t < 25 ? 1 : 2);
+      if (t >= 20) points[0].last_xid = c.xid;
+      if (t >= 30) points[0].util_pct.reset();  // lost: nothing else known
+      points[1].xid_errors = 0;
+      acc.Add(t * 1000, points, {});
+    }
+    UsageTotals u = acc.Finish(60'000);
+    EXPECT_EQ(u.gpus[0].xid_errors, 2u);
+    EXPECT_EQ(u.gpus[0].first_xid_ms, 20'000);
+    EXPECT_EQ(u.gpus[1].xid_errors, 0u);
+    CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(2, Priced(4)), std::nullopt, "");
+    std::vector<Finding> f = Recommend(u, cost, {}, {}, {"0", "1"});
+    ASSERT_FALSE(f.empty());
+    const Finding& x = f.front();
+    EXPECT_EQ(x.id, "xid_errors") << "critical, sorted first";
+    EXPECT_EQ(x.severity, Severity::kCritical);
+    EXPECT_EQ(x.observed, 2);
+    EXPECT_EQ(x.gpus, std::vector<unsigned>{0});
+    EXPECT_EQ(x.window_start_ms, 20'000);
+    EXPECT_NE(x.recommendation.find(c.says), std::string::npos) << x.recommendation;
+    const bool hardware = c.xid == 79;
+    EXPECT_EQ(x.recommendation.find("hardware ticket with the GPU's serial") != std::string::npos,
+              hardware)
+        << x.recommendation;
+    EXPECT_EQ(x.savings_fraction, 0);
+  }
+  UsageTotals quiet = Play(1, 60, [](int, size_t) { return 50.0; });
+  CostBlock cost = ComputeCost(quiet, {Priced(4)}, std::nullopt, "");
+  EXPECT_FALSE(Has(Recommend(quiet, cost, {}), "xid_errors"));
+}
+
 TEST(Findings, IdleHeldTailWithItsDurationAndDollars) {
   // Busy for 10 min, then 5 min with memory held and nothing running.
   UsageTotals u = Play(1, 900, [](int t, size_t) { return t < 600 ? 90.0 : 0.0; }, 20'000);

@@ -404,6 +404,74 @@ void Hardware(const Context& c, std::vector<Finding>* out) {
   }
 }
 
+// What an Xid means for the person reading the report (NVIDIA's Xid catalog, abridged): whether
+// it points at the hardware (a ticket: drain the node) or at the software that ran.
+struct XidMeaning {
+  uint32_t xid;
+  const char* what;
+  bool hardware;
+};
+constexpr XidMeaning kXids[] = {
+    {13, "graphics engine exception (often an out-of-bounds access in a kernel)", false},
+    {31, "GPU memory page fault (often an illegal address in a kernel)", false},
+    {43, "the GPU stopped processing (a user application fault)", false},
+    {45, "preemptive cleanup after another fault or a killed process", false},
+    {48, "double-bit ECC error: uncorrectable memory error", true},
+    {61, "internal micro-controller breakpoint", true},
+    {62, "internal micro-controller halt", true},
+    {63, "ECC page retirement or row remapping event", true},
+    {64, "ECC page retirement or row remapper recording failure", true},
+    {74, "NVLink error", true},
+    {79, "the GPU has fallen off the bus", true},
+    {92, "high single-bit ECC error rate", true},
+    {94, "contained ECC error", true},
+    {95, "uncontained ECC error", true},
+    {119, "GSP RPC timeout", true},
+    {120, "GSP error", true},
+};
+
+void XidErrors(const Context& c, std::vector<Finding>* out) {
+  uint64_t count = 0;
+  std::vector<unsigned> gpus;
+  const GpuUsage* last = nullptr;
+  for (unsigned i = 0; i < c.usage.gpus.size(); ++i) {
+    const GpuUsage& g = c.usage.gpus[i];
+    if (g.xid_errors == 0) continue;
+    count += g.xid_errors;
+    gpus.push_back(i);
+    if (last == nullptr || g.first_xid_ms > last->first_xid_ms) last = &g;
+  }
+  if (count == 0) return;
+  const uint32_t xid = last->last_xid.value_or(999);
+  const XidMeaning* meaning = nullptr;
+  for (const XidMeaning& m : kXids) {
+    if (m.xid == xid) meaning = &m;
+  }
+  Finding f;
+  f.id = "xid_errors";
+  f.severity = Severity::kCritical;
+  f.title = fmt::format("The driver reported {} Xid error(s) on GPU {}", count, GpuList(c, gpus));
+  f.observed = static_cast<double>(count);
+  f.observed_unit = "Xid errors";
+  f.threshold = 1;
+  f.threshold_text = ">= 1 Xid critical error";
+  f.window_start_ms = std::max<int64_t>(0, last->first_xid_ms);
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = gpus;
+  f.recommendation = fmt::format(
+      "Last: Xid {}{}. The GPU-time around an Xid is suspect: a job may have crashed or produced "
+      "wrong results, and its idle time after the error is not a tuning problem. {}",
+      xid, meaning ? fmt::format(" ({})", meaning->what) : "",
+      meaning && meaning->hardware
+          ? "This Xid points at the hardware: drain the node and open a hardware ticket with the "
+            "GPU's serial number (nvidia-smi -q) and `nvidia-bug-report.sh` output."
+          : "Look up the Xid in NVIDIA's Xid catalog and in the kernel log (`dmesg | grep -i "
+            "xid`); an application fault is fixed in the job, a repeated one on one GPU is a "
+            "hardware ticket.");
+  f.savings_reasoning = "a reliability finding: no spend estimate";
+  out->push_back(std::move(f));
+}
+
 void Spot(const Context& c, std::vector<Finding>* out) {
   if (!c.cost.priced || c.prices.empty()) return;
   double fraction = 0;
@@ -474,6 +542,7 @@ std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
     if (usage.gpus[i].KnownMs() > 0) c.gpus_with_data.push_back(i);
   }
   std::vector<Finding> out;
+  XidErrors(c, &out);  // even without utilization data: a lost GPU has none
   if (c.known_ms <= 0) return out;
   IdleHeld(c, &out);
   InputPipeline(c, &out);

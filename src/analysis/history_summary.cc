@@ -229,6 +229,12 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.gpu_count = s.gpus.size();
   for (const HistoryGpuRow& g : s.gpus) {
     s.usage.gpus.push_back(g.totals.usage);
+    GpuUsage& u = s.usage.gpus.back();
+    for (const GpuEventRecord& e : in.events) {
+      if (e.kind != "xid" || e.gpu_id != g.gpu.id) continue;
+      if (u.xid_errors++ == 0) u.first_xid_ms = std::max<int64_t>(0, e.ts_ms - in.since_ms);
+      u.last_xid = static_cast<uint32_t>(e.code);
+    }
     s.usage.gap_ms += g.totals.gap_ms;
     s.usage.covered_ms = std::max(s.usage.covered_ms, g.totals.usage.HeldMs());
     prices.push_back(g.price);

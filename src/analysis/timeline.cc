@@ -16,7 +16,9 @@ std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
   for (size_t i = 0; i < points.size(); ++i) {
     const GpuFastSample& f = tick.gpu_fast[i];
     GpuPoint& p = points[i];
-    if (f.lost) continue;  // everything unknown
+    p.xid_errors = f.xid_errors;  // known for a lost GPU too: Xid 79 is how it got lost
+    p.last_xid = f.last_xid;
+    if (f.lost) continue;  // everything else unknown
     if (f.util_gpu_pct) p.util_pct = *f.util_gpu_pct;
     if (f.mem_used_bytes && f.mem_total_bytes && *f.mem_total_bytes > 0) {
       p.memory_pct = 100.0 * static_cast<double>(*f.mem_used_bytes) /
@@ -133,6 +135,11 @@ void UsageAccumulator::Commit(const Pending& p, int64_t duration_ms, State* stat
   for (size_t i = 0; i < p.gpus.size() && i < totals.gpus.size(); ++i) {
     const GpuPoint& g = p.gpus[i];
     GpuUsage& u = totals.gpus[i];
+    if (g.xid_errors && *g.xid_errors > u.xid_errors) {  // a counter from 0 at the start
+      if (u.xid_errors == 0) u.first_xid_ms = p.t_ms;
+      u.xid_errors = *g.xid_errors;
+      u.last_xid = g.last_xid;
+    }
     if (!g.util_pct) {
       u.unknown_ms += duration_ms;
       continue;

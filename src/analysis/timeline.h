@@ -25,6 +25,8 @@ struct GpuPoint {
   uint64_t graphics_only_memory_bytes = 0;       // held by processes that only draw
   std::optional<double> memory_pct;              // device memory used / total
   std::optional<uint64_t> clock_reasons;
+  std::optional<uint64_t> xid_errors;  // counter since the sampler started watching
+  std::optional<uint32_t> last_xid;
 };
 
 // Reduces a tick to what the analysis needs (pure).
@@ -53,6 +55,9 @@ struct GpuUsage {
   std::optional<double> memory_max_pct;
   int64_t cpu_bound_ms = 0;   // not productive while the host CPU was saturated
   int64_t iowait_ms = 0;      // not productive while the host waited for I/O
+  uint64_t xid_errors = 0;           // Xid critical errors in the window
+  std::optional<uint32_t> last_xid;  // the code of the last one
+  int64_t first_xid_ms = -1;         // when the first was seen (since the start); -1: none
 
   int64_t KnownMs() const;
   int64_t HeldMs() const { return KnownMs() + unknown_ms; }

@@ -224,6 +224,7 @@ class Daemon {
   Status OpenWriter();
   Status StartRun();
   void Tick(TickSample* sample);
+  void RecordXidEvents();
   Status StartServer();
   void HookCredits();
   void Publish(const TickSample& sample, const StoredTick& stored, bool written);
@@ -304,11 +305,22 @@ void Daemon::Tick(TickSample* sample) {
     return;
   }
   ++ticks_;
+  if (nvml_) RecordXidEvents();
   if (writer_->hours_written() != last_hours_) {
     last_hours_ = writer_->hours_written();
     if (auto pruned = writer_->Prune(now_ms - o_.retain.count()); !pruned.ok()) {
       failures_.Report(now_ms, pruned.status().message());
     }
+  }
+}
+
+// Each Xid once in the log and once in the history (kept as long as the ticks around it).
+void Daemon::RecordXidEvents() {
+  for (const XidEvent& e : nvml_->DrainXidEvents()) {
+    fmt::print(stderr, "cgov daemon: GPU {}: Xid {} reported by the driver\n", e.gpu_index, e.xid);
+    if (e.gpu_index >= gpu_ids_.size()) continue;
+    Status put = writer_->store().PutEvent({e.unix_ms, gpu_ids_[e.gpu_index], "xid", e.xid});
+    if (!put.ok()) failures_.Report(e.unix_ms, put.message());
   }
 }
 
@@ -419,6 +431,7 @@ int Daemon::Run(const sigset_t& stop) {
   }
   if (auto opened = NvmlSource::Open(o_.nvml_lib); opened.ok()) {
     nvml_ = std::move(opened).value();
+    nvml_->StartEventWatch();
   } else {
     fmt::print(stderr, "cgov daemon: no GPU data: {}; recording host samples only\n",
                opened.status().message());

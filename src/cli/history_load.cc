@@ -93,6 +93,7 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   CGOV_ASSIGN_OR_RETURN(in->gpus, store.Gpus());
   CGOV_ASSIGN_OR_RETURN(in->identities, store.Identities());
   CGOV_ASSIGN_OR_RETURN(in->commands, store.Commands());
+  CGOV_ASSIGN_OR_RETURN(in->events, store.Events(since_ms, until_ms));
   CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
   CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
   CGOV_ASSIGN_OR_RETURN(in->data_end_ms, DataEndMs(store));

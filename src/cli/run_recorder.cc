@@ -46,6 +46,7 @@ void RunRecorder::Run() {
   std::unique_ptr<NvmlSource> nvml;
   if (auto opened = NvmlSource::Open(options_.nvml_lib); opened.ok()) {
     nvml = std::move(opened).value();
+    nvml->StartEventWatch();
     header_.nvml_ok = true;
     header_.driver_version = nvml->driver_version();
     header_.gpus = nvml->gpus();

@@ -213,6 +213,23 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
         [&](const GpuFastSample& s) { return opt(s.sm_clock_mhz); });
   gauge("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).",
         [&](const GpuFastSample& s) { return opt(s.mem_clock_mhz); });
+  // Xid errors are served for a lost GPU too: Xid 79 is how a GPU gets lost.
+  auto xid = [&](std::string_view name, MetricType type, std::string_view help, auto value_of) {
+    bool started = false;
+    for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
+      const GpuFastSample& s = last_->gpus[i];
+      if (!s.xid_errors) continue;
+      if (!started) w.Family(name, type, help);
+      started = true;
+      w.Sample(labels[i].labels, value_of(s));
+    }
+  };
+  xid("DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge,
+      "Value of the last XID error encountered (0: none since cgov started).",
+      [](const GpuFastSample& s) { return static_cast<double>(s.last_xid.value_or(0)); });
+  xid("cgov_gpu_xid_errors_total", MetricType::kCounter,
+      "Xid critical errors the driver reported since cgov started.",
+      [](const GpuFastSample& s) { return static_cast<double>(*s.xid_errors); });
   bool started = false;
   for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
     const GpuFastSample& s = last_->gpus[i];

@@ -41,9 +41,16 @@ CREATE TABLE session (start_ms INTEGER NOT NULL, gpu INTEGER NOT NULL, pid INTEG
 CREATE INDEX session_by_end ON session (end_ms);
 )sql";
 
+// Version 2: what the driver reports about a GPU besides its samples (Xid errors).
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE gpu_event (ts_ms INTEGER NOT NULL, gpu INTEGER NOT NULL, kind TEXT NOT NULL,
+                        code INTEGER NOT NULL);
+CREATE INDEX gpu_event_by_ts ON gpu_event (ts_ms);
+)sql";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> steps = {kSchemaV1};
+  static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2};
   return steps;
 }
 
@@ -310,10 +317,35 @@ Status HistoryStore::SetWatermark(int64_t watermark_ms) {
 }
 
 Result<int64_t> HistoryStore::PruneTicks(int64_t before_ms) {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt events, db_->Prepare("DELETE FROM gpu_event WHERE ts_ms < ?"));
+  events.Bind(1, std::min(before_ms, watermark_ms_));
+  CGOV_RETURN_IF_ERROR(events.Run());
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("DELETE FROM tick WHERE ts_ms < ?"));
   stmt.Bind(1, std::min(before_ms, watermark_ms_));
   CGOV_RETURN_IF_ERROR(stmt.Run());
   return db_->Changes();
+}
+
+Status HistoryStore::PutEvent(const GpuEventRecord& e) {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "INSERT INTO gpu_event (ts_ms, gpu, kind, code) VALUES (?, ?, ?, ?)"));
+  stmt.Bind(1, e.ts_ms).Bind(2, int64_t{e.gpu_id}).Bind(3, e.kind).Bind(4, e.code);
+  return stmt.Run();
+}
+
+Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms,
+                                                         int64_t until_ms) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT ts_ms, gpu, kind, code FROM gpu_event WHERE ts_ms >= ? AND ts_ms < ? "
+      "ORDER BY ts_ms, gpu"));
+  stmt.Bind(1, since_ms).Bind(2, until_ms);
+  std::vector<GpuEventRecord> out;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    out.push_back({stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), std::string(stmt.Text(2)),
+                   stmt.Int(3)});
+  }
 }
 
 Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {

@@ -23,7 +23,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int kHistorySchemaVersion = 2;
 inline constexpr int64_t kHourMs = 3'600'000;
 
 struct GpuRecord {
@@ -79,6 +79,14 @@ struct SessionRecord {
   bool open = true;  // false once the process left the GPU or its run ended
 };
 
+// Something the driver reported about one GPU at one moment (schema version 2).
+struct GpuEventRecord {
+  int64_t ts_ms = 0;
+  uint32_t gpu_id = 0;
+  std::string kind;  // "xid"
+  int64_t code = 0;  // the Xid
+};
+
 // An opaque rollup row (the analysis layer owns the encoding of `data`).
 struct RollupRow {
   int64_t hour = 0;  // Unix ms / kHourMs
@@ -120,6 +128,7 @@ class HistoryStore {
   Result<bool> AppendTick(int64_t ts_ms, uint32_t run_id, const StoredTick& tick);
   Status PutRollup(const RollupRow& row);
   Status PutSession(const SessionRecord& session);
+  Status PutEvent(const GpuEventRecord& event);
   // Everything before watermark_ms is in the rollups and sessions; ticks from it on are not.
   Status SetWatermark(int64_t watermark_ms);
   int64_t watermark_ms() const { return watermark_ms_; }
@@ -145,6 +154,8 @@ class HistoryStore {
   // Sessions overlapping [since_ms, until_ms), and every open one.
   Result<std::vector<SessionRecord>> Sessions(int64_t since_ms, int64_t until_ms) const;
   Result<std::vector<SessionRecord>> OpenSessions() const;
+  // Events with since_ms <= ts_ms < until_ms, oldest first.
+  Result<std::vector<GpuEventRecord>> Events(int64_t since_ms, int64_t until_ms) const;
 
  private:
   HistoryStore(std::unique_ptr<SqliteDb> db, std::string path, int lock_fd)

@@ -65,6 +65,7 @@ void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, i
   w.Key("dec_util_pct").Opt(f.dec_util_pct);
   w.Key("enc_util_pct").Opt(f.enc_util_pct);
   w.Key("index").UInt(index);
+  w.Key("last_xid").Opt(f.last_xid);
   w.Key("lost").Bool(f.lost);
   w.Key("mem_clock_mhz").Opt(f.mem_clock_mhz);
   w.Key("mem_total_bytes").Opt(f.mem_total_bytes);
@@ -89,6 +90,7 @@ void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, i
   w.Key("temp_c").Opt(f.temp_c);
   w.Key("util_gpu_pct").Opt(f.util_gpu_pct);
   w.Key("util_mem_pct").Opt(f.util_mem_pct);
+  w.Key("xid_errors").Opt(f.xid_errors);
   w.EndObject();
 }
 

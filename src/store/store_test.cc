@@ -81,7 +81,7 @@ TEST(SampleRecord, SlowFieldsAppearWithTheirAge) {
   tick.gpu_slow[0].processes = {GpuProcess{7, true, false, 1024, 30, std::nullopt}};
   tick.gpu_slow[0].pcie_rx_kbps = 500;
   tick.gpu_fast[0] = GpuFastSample{false, 95, 60, 75'161'927'680, 85'520'809'984, 610'000,
-                                   700'000, 71, 1980, 2619, 4, 0, 0, std::nullopt};
+                                   700'000, 71, 1980, 2619, 4, 0, 0, std::nullopt, 2, 79};
   tick.host.core_pct = {12.5, std::nullopt};
   tick.host.load = LoadAvg{1.5, 1, 0.5, 77};
   std::string line;
@@ -94,6 +94,9 @@ TEST(SampleRecord, SlowFieldsAppearWithTheirAge) {
   EXPECT_EQ(g["processes"][0]["pid"], 7);
   EXPECT_EQ(g["processes"][0]["sm_util_pct"], 30);
   EXPECT_TRUE(g["processes"][0]["mem_util_pct"].is_null());
+  EXPECT_EQ(g["processes"][0]["mps"], false);
+  EXPECT_EQ(g["xid_errors"], 2);
+  EXPECT_EQ(g["last_xid"], 79);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ std::string_view GpuFieldName(GpuField field) {
     case GpuField::kMigMode: return "mig_mode";
     case GpuField::kTotalEnergy: return "total_energy";
     case GpuField::kMpsProcesses: return "mps_processes";
+    case GpuField::kXidEvents: return "xid_events";
   }
   return "unknown";
 }

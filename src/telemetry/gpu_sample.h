@@ -31,8 +31,9 @@ enum class GpuField : uint8_t {
   kMigMode,             // read once at probe
   kTotalEnergy,         // mJ since the driver loaded (Volta and later), fast
   kMpsProcesses,        // MPS client pids + memory (absent from the compute list), slow
+  kXidEvents,           // Xid critical errors, by NVML event (a thread of their own)
 };
-inline constexpr size_t kGpuFieldCount = 17;
+inline constexpr size_t kGpuFieldCount = 18;
 
 // "utilization", "memory", ... (stable: used in doctor --json).
 std::string_view GpuFieldName(GpuField field);
@@ -83,6 +84,18 @@ struct GpuFastSample {
   std::optional<uint32_t> enc_util_pct;
   std::optional<uint32_t> dec_util_pct;
   std::optional<uint64_t> energy_mj;  // counter since the driver loaded
+  // Xid critical errors the driver reported since cgov started watching (a counter), and the
+  // code of the last one (79: fallen off the bus, 48: double-bit ECC, ...). Unknown when the
+  // GPU's events are not watched.
+  std::optional<uint64_t> xid_errors;
+  std::optional<uint32_t> last_xid;
+};
+
+// One Xid critical error as the driver reported it.
+struct XidEvent {
+  unsigned gpu_index = 0;
+  uint32_t xid = 0;        // 999: the driver did not say which
+  int64_t unix_ms = 0;     // when cgov received it
 };
 
 // One process on one GPU. A process may use the GPU for compute and graphics at once.

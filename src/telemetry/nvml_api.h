@@ -19,6 +19,8 @@ namespace cgov::nvml {
 using nvmlReturn_t = int;
 struct nvmlDevice_st;
 using nvmlDevice_t = nvmlDevice_st*;
+struct nvmlEventSet_st;
+using nvmlEventSet_t = nvmlEventSet_st*;
 
 // nvmlReturn_t values.
 inline constexpr nvmlReturn_t NVML_SUCCESS = 0;
@@ -83,6 +85,11 @@ inline constexpr unsigned long long nvmlClocksEventReasonDisplayClockSetting = 0
 // NVML_DEVICE_MIG_ENABLE / DISABLE.
 inline constexpr unsigned int NVML_DEVICE_MIG_DISABLE = 0;
 inline constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
+
+// nvmlEventType* bits (nvml.h 470.57.02-610.43.02).
+inline constexpr unsigned long long nvmlEventTypeSingleBitEccError = 0x1ULL;
+inline constexpr unsigned long long nvmlEventTypeDoubleBitEccError = 0x2ULL;
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ULL;
 
 // NVML_STRUCT_VERSION(name, ver): the struct's size in the low 24 bits, the version above them.
 constexpr unsigned int NvmlStructVersion(size_t struct_size, unsigned int version) {
@@ -164,6 +171,15 @@ struct nvmlProcessUtilizationSample_t {  // for nvmlDeviceGetProcessUtilization
   unsigned int decUtil;
 };
 
+// For nvmlEventSetWait_v2; the same 32 bytes in nvml.h 470.57.02, 550.54.14 and 610.43.02.
+struct nvmlEventData_t {
+  nvmlDevice_t device;            // the GPU the event happened on
+  unsigned long long eventType;   // one nvmlEventType* bit
+  unsigned long long eventData;   // the Xid for nvmlEventTypeXidCriticalError (999: unknown)
+  unsigned int gpuInstanceId;     // MIG; 0xFFFFFFFF otherwise
+  unsigned int computeInstanceId;
+};
+
 // usedGpuMemory when the driver cannot say (e.g. no permission, Windows WDDM).
 inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
 
@@ -184,6 +200,8 @@ static_assert(offsetof(nvmlProcessInfo_v3cc_t, usedGpuMemory) == 8);
 static_assert(offsetof(nvmlProcessInfo_v3cc_t, usedGpuCcProtectedMemory) == 24);
 static_assert(kMaxProcessEntryBytes >= sizeof(nvmlProcessInfo_v3cc_t));
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(sizeof(nvmlEventData_t) == 32);
+static_assert(offsetof(nvmlEventData_t, eventData) == 16);
 static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 
 // Function types, named after the symbols they are resolved from.
@@ -214,6 +232,11 @@ using nvmlDeviceGetProcesses_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, 
 using nvmlDeviceGetProcessUtilization_fn = nvmlReturn_t (*)(nvmlDevice_t,
                                                             nvmlProcessUtilizationSample_t*,
                                                             unsigned int*, unsigned long long);
+using nvmlEventSetCreate_fn = nvmlReturn_t (*)(nvmlEventSet_t*);
+using nvmlEventSetFree_fn = nvmlReturn_t (*)(nvmlEventSet_t);
+using nvmlDeviceRegisterEvents_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long,
+                                                     nvmlEventSet_t);
+using nvmlEventSetWait_fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
 }
 
 // "NVML_ERROR_GPU_IS_LOST" etc., without needing the library (nvmlErrorString may be absent).

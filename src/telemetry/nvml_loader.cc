@@ -74,6 +74,12 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
        Slot(&f->mps_procs_v1), "mps processes"},
       {"process utilization", {"nvmlDeviceGetProcessUtilization"}, false,
        Slot(&f->process_utilization)},
+      {"supported events", {"nvmlDeviceGetSupportedEventTypes"}, false,
+       Slot(&f->supported_events)},
+      {"event set create", {"nvmlEventSetCreate"}, false, Slot(&f->event_set_create)},
+      {"event set free", {"nvmlEventSetFree"}, false, Slot(&f->event_set_free)},
+      {"register events", {"nvmlDeviceRegisterEvents"}, false, Slot(&f->register_events)},
+      {"event wait", {"nvmlEventSetWait_v2", "nvmlEventSetWait"}, false, Slot(&f->event_wait)},
   };
 }
 

@@ -49,6 +49,12 @@ struct NvmlFunctions {
   nvml::nvmlDeviceGetProcesses_fn mps_procs = nullptr;  // MPS clients: only this list has them
   nvml::nvmlDeviceGetProcesses_fn mps_procs_v1 = nullptr;
   nvml::nvmlDeviceGetProcessUtilization_fn process_utilization = nullptr;
+  // Events (Xid errors): all four, plus supported_events, or the GPU is not watched.
+  nvml::nvmlDeviceGetReasons_fn supported_events = nullptr;  // (device, unsigned long long*)
+  nvml::nvmlEventSetCreate_fn event_set_create = nullptr;
+  nvml::nvmlEventSetFree_fn event_set_free = nullptr;
+  nvml::nvmlDeviceRegisterEvents_fn register_events = nullptr;
+  nvml::nvmlEventSetWait_fn event_wait = nullptr;
 };
 
 // What the loader looked for under one role, and what it found.

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include <fmt/format.h>
@@ -157,6 +158,7 @@ int64_t MonotonicNow() {
 NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> library) : library_(std::move(library)) {}
 
 NvmlSource::~NvmlSource() {
+  StopEventWatch();
   if (initialised_) library_->fn().shutdown();
 }
 
@@ -197,6 +199,9 @@ Status NvmlSource::Init() {
   gpus_.resize(count);
   handles_.assign(count, nullptr);
   lost_ = std::make_unique<std::atomic<bool>[]>(count);
+  xid_count_ = std::make_unique<std::atomic<uint64_t>[]>(count);
+  last_xid_ = std::make_unique<std::atomic<uint32_t>[]>(count);
+  watched_.assign(count, false);
   last_seen_us_.assign(count, 0);
   for (unsigned i = 0; i < count; ++i) {
     gpus_[i].index = i;
@@ -275,6 +280,16 @@ void NvmlSource::Probe(GpuInfo* gpu) {
           count = 0;
           return f.process_utilization(d, nullptr, &count, 0);
         });
+  const bool events = f.supported_events && f.event_set_create && f.event_set_free &&
+                      f.register_events && f.event_wait;
+  probe(GpuField::kXidEvents, events, "nvmlDeviceGetSupportedEventTypes", [&] {
+    unsigned long long types = 0;
+    nvmlReturn_t ret = f.supported_events(d, &types);
+    if (ret == nvml::NVML_SUCCESS && !(types & nvml::nvmlEventTypeXidCriticalError)) {
+      return nvml::NVML_ERROR_NOT_SUPPORTED;
+    }
+    return ret;
+  });
   probe(GpuField::kMigMode, f.mig_mode != nullptr, "nvmlDeviceGetMigMode", [&] {
     nvmlReturn_t ret = f.mig_mode(d, &value, &pending);
     if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = value == nvml::NVML_DEVICE_MIG_ENABLE;
@@ -405,7 +420,78 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
                                          : ReadMemory(i, &sample));
     }
     sample.lost = IsLost(i);
+    if (watched_[i]) {
+      sample.xid_errors = xid_count_[i].load(std::memory_order_relaxed);
+      if (*sample.xid_errors > 0) sample.last_xid = last_xid_[i].load(std::memory_order_relaxed);
+    }
   }
+}
+
+void NvmlSource::StartEventWatch() {
+  const NvmlFunctions& f = library_->fn();
+  if (event_thread_.joinable() || event_set_ != nullptr) return;
+  bool any = false;
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    any = any || (!IsLost(i) && gpus_[i].field(GpuField::kXidEvents).supported);
+  }
+  if (!any || f.event_set_create(&event_set_) != nvml::NVML_SUCCESS) {
+    event_set_ = nullptr;
+    return;
+  }
+  any = false;
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    if (IsLost(i) || !gpus_[i].field(GpuField::kXidEvents).supported) continue;
+    watched_[i] = f.register_events(handles_[i], nvml::nvmlEventTypeXidCriticalError,
+                                    event_set_) == nvml::NVML_SUCCESS;
+    any = any || watched_[i];
+  }
+  if (!any) {
+    f.event_set_free(event_set_);
+    event_set_ = nullptr;
+    return;
+  }
+  event_thread_ = std::thread([this] { EventLoop(); });
+}
+
+void NvmlSource::StopEventWatch() {
+  stop_events_.store(true);
+  if (event_thread_.joinable()) event_thread_.join();
+  if (event_set_ != nullptr) library_->fn().event_set_free(event_set_);
+  event_set_ = nullptr;
+}
+
+void NvmlSource::EventLoop() {
+  constexpr unsigned kWaitMs = 500;  // how long a stop may wait
+  const NvmlFunctions& f = library_->fn();
+  while (!stop_events_.load()) {
+    nvml::nvmlEventData_t data{};
+    nvmlReturn_t ret = f.event_wait(event_set_, &data, kWaitMs);
+    if (ret == nvml::NVML_ERROR_TIMEOUT) continue;
+    if (ret != nvml::NVML_SUCCESS) {  // not a busy loop on a driver that errs at once
+      std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));
+      continue;
+    }
+    if (!(data.eventType & nvml::nvmlEventTypeXidCriticalError)) continue;
+    auto it = std::find(handles_.begin(), handles_.end(), data.device);
+    if (it == handles_.end()) continue;
+    const size_t i = static_cast<size_t>(it - handles_.begin());
+    const uint32_t xid = static_cast<uint32_t>(std::min<unsigned long long>(data.eventData, 999));
+    last_xid_[i].store(xid, std::memory_order_relaxed);
+    xid_count_[i].fetch_add(1, std::memory_order_relaxed);
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    std::lock_guard<std::mutex> lock(xid_mu_);
+    if (pending_xid_.size() == kMaxPendingXid) pending_xid_.pop_front();
+    pending_xid_.push_back({static_cast<unsigned>(i), xid, now_ms});
+  }
+}
+
+std::vector<XidEvent> NvmlSource::DrainXidEvents() {
+  std::lock_guard<std::mutex> lock(xid_mu_);
+  std::vector<XidEvent> out(pending_xid_.begin(), pending_xid_.end());
+  pending_xid_.clear();
+  return out;
 }
 
 void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {

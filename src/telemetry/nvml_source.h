@@ -8,10 +8,12 @@
 #define CGOV_TELEMETRY_NVML_SOURCE_H_
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/status.h"
@@ -62,6 +64,15 @@ class NvmlSource {
   // unknown. Thread safety: may run concurrently with ReadSlow, not with itself.
   void ReadFast(std::vector<GpuFastSample>* out);
 
+  // Starts a thread that waits for Xid critical errors on every GPU whose driver reports them
+  // (field xid_events); their count and last code then appear in ReadFast's samples. Idempotent;
+  // the destructor stops the thread (within half a second). Not thread-safe with itself.
+  void StartEventWatch();
+  // The Xid events received since the last call, oldest first (at most kMaxPendingXid are
+  // kept; older ones are dropped, the counters still count them). Thread-safe.
+  std::vector<XidEvent> DrainXidEvents();
+  static constexpr size_t kMaxPendingXid = 1024;
+
   // Resizes *out to gpus().size() and fills the slow fields, stamping read_mono_ns from
   // CLOCK_MONOTONIC. Thread safety: may run concurrently with ReadFast, not with itself.
   void ReadSlow(std::vector<GpuSlowSample>* out);
@@ -81,6 +92,8 @@ class NvmlSource {
   bool ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid);
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
   void Warn(std::string line);
+  void EventLoop();
+  void StopEventWatch();
 
   std::unique_ptr<NvmlLibrary> library_;
   bool initialised_ = false;
@@ -92,6 +105,15 @@ class NvmlSource {
   std::unique_ptr<std::atomic<bool>[]> lost_;
   std::vector<ProcessListAbi> process_lists_;  // compute, graphics, mps
   std::vector<nvml::nvmlDeviceGetProcesses_fn> process_list_fns_;  // parallel to process_lists_
+  // Xid events: the set and its thread; per-GPU counters read by ReadFast.
+  nvml::nvmlEventSet_t event_set_ = nullptr;
+  std::thread event_thread_;
+  std::atomic<bool> stop_events_{false};
+  std::vector<bool> watched_;  // written before the thread starts, then read-only
+  std::unique_ptr<std::atomic<uint64_t>[]> xid_count_;
+  std::unique_ptr<std::atomic<uint32_t>[]> last_xid_;
+  std::mutex xid_mu_;
+  std::deque<XidEvent> pending_xid_;
   mutable std::mutex warnings_mu_;
   std::vector<std::string> abi_warnings_;
   // Slow-path state (touched by ReadSlow only; Probe before it).

@@ -235,6 +235,43 @@ TEST(NvmlSource, MpsClientsComeFromTheMpsListAsComputeProcesses) {
   EXPECT_EQ(slow[0].processes[1].sm_util_pct, 40u);
 }
 
+TEST(NvmlSource, XidErrorsArriveByEventAndAreCountedPerGpu) {
+  const std::string scenario = R"({"gpus": [
+    {"memory_total_mib": 1024, "xid_events": [{"t": 0.5, "xid": 31}, {"t": 5, "xid": 79},
+                                              {"t": 6, "xid": 48}]},
+    {"memory_total_mib": 1024},
+    {"memory_total_mib": 1024, "not_supported": ["xid_events"]}]})";
+  FakeNvml fake("full", scenario, 1);  // the first Xid is before the watch: not delivered
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  NvmlSource& nvml = **source;
+  EXPECT_TRUE(nvml.gpus()[0].field(GpuField::kXidEvents).supported);
+  EXPECT_FALSE(nvml.gpus()[2].field(GpuField::kXidEvents).supported);
+  std::vector<GpuFastSample> fast;
+  nvml.ReadFast(&fast);
+  EXPECT_FALSE(fast[0].xid_errors.has_value()) << "not watched yet: unknown, not 0";
+  nvml.StartEventWatch();
+  nvml.ReadFast(&fast);
+  EXPECT_EQ(fast[0].xid_errors, 0u);
+  EXPECT_FALSE(fast[0].last_xid.has_value());
+  EXPECT_EQ(fast[1].xid_errors, 0u);
+  EXPECT_FALSE(fast[2].xid_errors.has_value());
+  fake.SetTime(10);
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    nvml.ReadFast(&fast);
+    return fast[0].xid_errors == 2u;
+  })) << fast[0].xid_errors.value_or(0);
+  EXPECT_EQ(fast[0].last_xid, 48u);
+  EXPECT_EQ(fast[1].xid_errors, 0u);
+  std::vector<XidEvent> events = nvml.DrainXidEvents();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].xid, 79u);
+  EXPECT_EQ(events[1].xid, 48u);
+  EXPECT_EQ(events[0].gpu_index, 0u);
+  EXPECT_GT(events[0].unix_ms, 1'700'000'000'000);
+  EXPECT_TRUE(nvml.DrainXidEvents().empty()) << "each event is drained once";
+}
+
 TEST(NvmlSource, Driver470MemoryExcludesItsReservationLikeV2Does) {
   const std::string scenario = R"({"driver_version": "470.57.02", "gpus": [
     {"memory_total_mib": 40960, "reserved_mib": 500},

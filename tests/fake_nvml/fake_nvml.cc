@@ -25,6 +25,7 @@
 
 // nvmlDevice_t is a pointer to an opaque struct; ours encodes the GPU index + 1.
 struct nvmlDevice_st_fwd;
+struct FakeEventSet;
 
 namespace {
 
@@ -657,6 +658,87 @@ int nvmlDeviceGetProcessUtilization(nvmlDevice_t device, UtilSample* samples, un
   }
   *count = needed;
   return kSuccess;
+}
+
+// ---- events: Xid critical errors from the scenario's xid_events --------------------------------
+
+struct FakeEventSet {
+  std::mutex mu;
+  std::map<unsigned, size_t> next;  // registered GPU index -> its next undelivered event
+};
+
+struct EventData {
+  nvmlDevice_t device;
+  unsigned long long type, data;
+  unsigned gpu_instance, compute_instance;
+};
+static_assert(sizeof(EventData) == 32);
+
+int nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long* types) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "xid_events");
+  if (c.error) return c.error;
+  *types = 0x1 | 0x2 | 0x8;  // single- and double-bit ECC, Xid critical errors
+  return kSuccess;
+}
+
+int nvmlEventSetCreate(FakeEventSet** set) {
+  FAKE_ENTER();
+  if (!Current()) return kUninitialized;
+  *set = new FakeEventSet();
+  return kSuccess;
+}
+
+int nvmlEventSetFree(FakeEventSet* set) {
+  FAKE_ENTER();
+  delete set;
+  return kSuccess;
+}
+
+// Events before the registration are not delivered, as with the real driver.
+int nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types, FakeEventSet* set) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "xid_events");
+  if (c.error) return c.error;
+  if (set == nullptr || !(types & 0x8)) return kInvalidArgument;
+  size_t past = 0;
+  while (past < c.gpu->xid_events.size() && c.gpu->xid_events[past].first < c.t) ++past;
+  std::lock_guard<std::mutex> lock(set->mu);
+  set->next[static_cast<unsigned>(reinterpret_cast<uintptr_t>(device) - 1)] = past;
+  return kSuccess;
+}
+
+static int EventWaitImpl(FakeEventSet* set, EventData* data, unsigned timeout_ms) {
+  if (set == nullptr || data == nullptr) return kInvalidArgument;
+  const double deadline = MonotonicSeconds() + timeout_ms / 1000.0;
+  for (;;) {
+    const fake_nvml::Scenario* s = Current();
+    if (!s) return kUninitialized;
+    const double t = Now(*s);
+    {
+      std::lock_guard<std::mutex> lock(set->mu);
+      for (auto& [index, next] : set->next) {
+        const Gpu& gpu = s->gpus[index];
+        if (next >= gpu.xid_events.size() || gpu.xid_events[next].first > t) continue;
+        *data = EventData{reinterpret_cast<nvmlDevice_t>(static_cast<uintptr_t>(index) + 1), 0x8,
+                          gpu.xid_events[next].second, 0xFFFFFFFFu, 0xFFFFFFFFu};
+        ++next;
+        return kSuccess;
+      }
+    }
+    if (MonotonicSeconds() >= deadline) return 10;  // NVML_ERROR_TIMEOUT
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+int nvmlEventSetWait_v2(FakeEventSet* set, EventData* data, unsigned timeout_ms) {
+  FAKE_ENTER();
+  return EventWaitImpl(set, data, timeout_ms);
+}
+
+int nvmlEventSetWait(FakeEventSet* set, EventData* data, unsigned timeout_ms) {
+  FAKE_ENTER();
+  return EventWaitImpl(set, data, timeout_ms);
 }
 
 // ---- test hooks -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ const std::set<std::string> kFieldNames = {
     "utilization", "memory",   "power",   "power_limit",     "temperature",
     "sm_clock",    "mem_clock", "clock_reasons", "encoder", "decoder", "pcie_throughput",
     "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "total_energy", "name",
-    "uuid",        "pci_info",  "mps_processes", "memory_v2",
+    "uuid",        "pci_info",  "mps_processes", "memory_v2", "xid_events",
 };
 
 namespace {
@@ -101,6 +101,20 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
     else if (key == "copies") *copies = static_cast<int>(Number(value, at));
     else if (key == "pid_stride") *pid_stride = static_cast<int>(Number(value, at));
     else if (key == "lost_at") g.lost_at = Number(value, at);
+    else if (key == "xid_events") {
+      if (!value.is_array()) throw ParseError{at, "must be an array of {\"t\", \"xid\"}"};
+      for (size_t i = 0; i < value.size(); ++i) {
+        const std::string xat = at + "[" + std::to_string(i) + "]";
+        if (!value[i].is_object() || !value[i].contains("t") || !value[i].contains("xid")) {
+          throw ParseError{xat, "must be an object with \"t\" and \"xid\""};
+        }
+        const double t = Number(value[i]["t"], xat + ".t");
+        if (!g.xid_events.empty() && t < g.xid_events.back().first) {
+          throw ParseError{xat + ".t", "times must not decrease"};
+        }
+        g.xid_events.emplace_back(t, static_cast<unsigned>(Number(value[i]["xid"], xat + ".xid")));
+      }
+    }
     else if (key == "not_supported") g.not_supported = FieldSet(value, at);
     else if (key == "no_permission") g.no_permission = FieldSet(value, at);
     else if (key == "processes") {

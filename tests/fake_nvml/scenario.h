@@ -51,6 +51,7 @@ struct Gpu {
   std::set<std::string> not_supported;  // field names answering NVML_ERROR_NOT_SUPPORTED
   std::set<std::string> no_permission;  // field names answering NVML_ERROR_NO_PERMISSION
   std::optional<double> lost_at;        // from then on every call answers GPU_IS_LOST
+  std::vector<std::pair<double, unsigned>> xid_events;  // (t, xid), sorted by t
 
   // The value of `field` at time t, or `fallback` when the timeline never set it.
   double ValueAt(double t, const std::string& field, double fallback) const;

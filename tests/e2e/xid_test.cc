@@ -1,0 +1,86 @@
+// Xid critical errors end to end: the fake driver raises Xid 79 on one GPU, which is then lost;
+// `cgov run` counts it in samples.jsonl and reports a critical finding; `cgov daemon` logs it,
+// keeps it in the history and serves it on /metrics; `cgov report` finds it in the history.
+#include <signal.h>
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process_runner.h"
+#include "store/sqlite_db.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+const json* FindingById(const json& findings, const std::string& id) {
+  for (const json& f : findings) {
+    if (f["id"] == id) return &f;
+  }
+  return nullptr;
+}
+
+TEST(XidE2E, RunCountsTheXidOfALostGpuAndReportsACriticalFinding) {
+  TempDir dir;
+  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms",
+                            "--nvml-lib", FakeNvml("full"), "--", "/bin/sleep", "3"},
+                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("xid")}, {"CGOV_TAGS", ""}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  const json* f = FindingById(s["findings"], "xid_errors");
+  ASSERT_NE(f, nullptr) << s["findings"].dump(1);
+  EXPECT_EQ((*f)["severity"], "critical");
+  EXPECT_EQ((*f)["observed"]["value"], 1.0);
+  EXPECT_NE((*f)["recommendation"].get<std::string>().find("fallen off the bus"), std::string::npos);
+  EXPECT_NE(r.err.find("Xid error(s) on GPU 1"), std::string::npos) << r.err;
+  std::istringstream lines(ReadFile(dir / "run/samples.jsonl"));
+  json last;
+  for (std::string line; std::getline(lines, line);) last = json::parse(line);
+  EXPECT_EQ(last["gpus"][1]["lost"], true);
+  EXPECT_EQ(last["gpus"][1]["xid_errors"], 1);
+  EXPECT_EQ(last["gpus"][1]["last_xid"], 79);
+  EXPECT_EQ(last["gpus"][0]["xid_errors"], 0);
+}
+
+int64_t Query(const std::string& db, const std::string& sql) {
+  auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
+  if (!opened.ok()) return -1;
+  (void)(*opened)->Exec("PRAGMA busy_timeout = 5000");
+  auto v = (*opened)->QueryInt(sql);
+  return v.ok() ? *v : -1;
+}
+
+TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                 "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19471"},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("xid")}});
+  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM gpu_event") >= 1; }, 15));
+  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19471/metrics"}, {});
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 15);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("GPU 1: Xid 79 reported by the driver"), std::string::npos)
+      << stopped.err;
+  EXPECT_EQ(Query(db, "SELECT code FROM gpu_event WHERE kind = 'xid'"), 79);
+  EXPECT_EQ(Query(db, "PRAGMA user_version"), 2);
+  EXPECT_NE(metrics.out.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge"), std::string::npos)
+      << metrics.out;
+  EXPECT_NE(metrics.out.find("cgov_gpu_xid_errors_total{gpu=\"1\""), std::string::npos)
+      << metrics.out;
+
+  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json r = json::parse(report.out);
+  const json* f = FindingById(r["findings"], "xid_errors");
+  ASSERT_NE(f, nullptr) << r["findings"].dump(1);
+  EXPECT_EQ((*f)["observed"]["value"], 1.0);
+  EXPECT_NE((*f)["title"].get<std::string>().find("GPU 1"), std::string::npos) << (*f)["title"];
+}
+
+}  // namespace
+}  // namespace cgov::e2e
