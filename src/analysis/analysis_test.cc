@@ -229,6 +229,64 @@ TEST(Findings, XidErrorsAreCriticalAndSayWhetherToOpenAHardwareTicket) {
   EXPECT_FALSE(Has(Recommend(quiet, cost, {}), "xid_errors"));
 }
 
+// 10 minutes at 98 % utilization.gpu with GPM readings `sm` and `tensor` (nullopt: no GPM).
+UsageTotals BoundWithGpm(std::optional<double> sm, std::optional<double> tensor) {
+  UsageAccumulator acc(1, 1000);
+  for (int t = 0; t < 600; ++t) {
+    GpuPoint p = Point(98, 60'000);
+    p.sm_active_pct = sm;
+    p.tensor_active_pct = tensor;
+    acc.Add(t * 1000, {p}, {});
+  }
+  return acc.Finish(600'000);
+}
+
+const Finding* ById(const std::vector<Finding>& findings, const std::string& id) {
+  for (const Finding& f : findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+TEST(Findings, GpmTensorActivityDecidesThePrecisionAdvice) {
+  auto findings = [](UsageTotals u) {
+    CostBlock cost = ComputeCost(u, {Priced(4)}, std::nullopt, "");
+    return Recommend(u, cost, {});
+  };
+  // Tensor pipes nearly idle: the advice cites them.
+  std::vector<Finding> idle_tensor = findings(BoundWithGpm(92, 2));
+  const Finding* f = ById(idle_tensor, "compute_bound_precision");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->recommendation.find("Tensor-pipe activity was 2.0 %"), std::string::npos)
+      << f->recommendation;
+  EXPECT_EQ(ById(idle_tensor, "low_sm_activity"), nullptr) << "92 % of SMs busy";
+  // Tensor pipes busy: mixed precision has nothing to give.
+  EXPECT_EQ(ById(findings(BoundWithGpm(92, 55)), "compute_bound_precision"), nullptr);
+  // No GPM: the advice stands on utilization alone, as before.
+  std::vector<Finding> no_gpm = findings(BoundWithGpm(std::nullopt, std::nullopt));
+  f = ById(no_gpm, "compute_bound_precision");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->recommendation.find("Tensor-pipe"), std::string::npos);
+  EXPECT_EQ(ById(no_gpm, "low_sm_activity"), nullptr);
+}
+
+TEST(Findings, FullUtilizationWithFewActiveSmsIsItsOwnFinding) {
+  UsageTotals u = BoundWithGpm(25, 40);
+  CostBlock cost = ComputeCost(u, {Priced(4)}, std::nullopt, "");
+  std::vector<Finding> f = Recommend(u, cost, {});
+  const Finding* low = ById(f, "low_sm_activity");
+  ASSERT_NE(low, nullptr);
+  EXPECT_EQ(low->severity, Severity::kWarning);
+  EXPECT_DOUBLE_EQ(low->observed, 25);
+  EXPECT_EQ(low->threshold, 50);
+  EXPECT_EQ(low->gpus, std::vector<unsigned>{0});
+  EXPECT_NE(low->recommendation.find("only 25 % of the SMs work"), std::string::npos);
+  EXPECT_EQ(low->remediations, (std::vector<std::string>{"larger_batch", "cuda_mps", "mig"}));
+  EXPECT_NEAR(low->savings_fraction, 0.5 * 0.75, 1e-9) << "all compute-bound, 75 % of SMs idle";
+  SavingsBlock s = CombineSavings(f, cost);
+  EXPECT_LE(s.utilization_fraction, cost.waste_fraction + 1e-12);
+}
+
 TEST(Findings, IdleHeldTailWithItsDurationAndDollars) {
   // Busy for 10 min, then 5 min with memory held and nothing running.
   UsageTotals u = Play(1, 900, [](int t, size_t) { return t < 600 ? 90.0 : 0.0; }, 20'000);

@@ -156,12 +156,43 @@ void SteadyLow(const Context& c, std::vector<Finding>* out) {
   out->push_back(f);
 }
 
+// GPM over the compute-bound time of every GPU: how much of it is known, the mean SM activity and
+// the mean tensor-pipe activity (percent), when known for at least half of that time.
+struct BoundGpm {
+  std::optional<double> sm_active_pct;
+  std::optional<double> tensor_active_pct;
+};
+
+BoundGpm BoundGpmOf(const Context& c) {
+  int64_t gpm = 0, sm = 0, tensor_ms = 0, tensor = 0;
+  for (const GpuUsage& g : c.usage.gpus) {
+    gpm += g.bound_gpm_ms;
+    sm += g.bound_sm_active_ms_x100;
+    tensor_ms += g.bound_tensor_ms;
+    tensor += g.bound_tensor_active_ms_x100;
+  }
+  const int64_t bound = Phase_(c, Phase::kComputeBound);
+  BoundGpm out;
+  if (bound <= 0) return out;
+  if (2 * gpm >= bound) out.sm_active_pct = static_cast<double>(sm) / static_cast<double>(gpm);
+  if (2 * tensor_ms >= bound) {
+    out.tensor_active_pct = static_cast<double>(tensor) / static_cast<double>(tensor_ms);
+  }
+  return out;
+}
+
+constexpr double kTensorInUsePct = 30;   // at or above: the math already runs on Tensor Cores
+constexpr double kLowSmActivityPct = 50;  // below, while utilization.gpu says compute-bound
+
 void ComputeBound(const Context& c, std::vector<Finding>* out) {
   const double share = Pct(Phase_(c, Phase::kComputeBound), c.known_ms);
   int64_t low = 0;
   for (const GpuUsage& g : c.usage.gpus) low += g.low_ms;
   // Busy in bursts with stalls between is a starved pipeline first (input_pipeline_starvation).
   if (share < 50 || Pct(low, c.known_ms) >= 10) return;
+  const BoundGpm gpm = BoundGpmOf(c);
+  // The Tensor Cores already do the math: mixed precision has nothing left to give.
+  if (gpm.tensor_active_pct && *gpm.tensor_active_pct >= kTensorInUsePct) return;
   Finding f;
   f.id = "compute_bound_precision";
   f.severity = Severity::kInfo;
@@ -173,15 +204,66 @@ void ComputeBound(const Context& c, std::vector<Finding>* out) {
   f.evidence_gpu_ms = Phase_(c, Phase::kComputeBound);
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = c.gpus_with_data;
-  f.recommendation = "If the model trains in FP32, use AMP with BF16 (or FP8 on Hopper with "
+  const std::string evidence =
+      gpm.tensor_active_pct
+          ? fmt::format("Tensor-pipe activity was {:.1f} % of that time (NVML GPM; under {:.0f} %: "
+                        "the matrix math does not run on Tensor Cores). ",
+                        *gpm.tensor_active_pct, kTensorInUsePct)
+          : "";
+  f.recommendation = evidence +
+                     "If the model trains in FP32, use AMP with BF16 (or FP8 on Hopper with "
                      "Transformer Engine) so Tensor Cores run the matrix math; prefer fused "
                      "kernels (torch.compile, fused optimizers). Input-pipeline changes will not "
                      "help here.";
   f.remediations = {"amp_bf16", "fp8", "tensor_cores"};
   f.axis = Axis::kUtilization;
   f.savings_fraction = 0.25;
-  f.savings_reasoning = "a 1.33x speed-up from mixed precision (typical for FP32 training, none "
-                        "if it already runs in BF16), capped below by the measured waste";
+  f.savings_reasoning = gpm.tensor_active_pct
+                            ? "a 1.33x speed-up from mixed precision, the tensor pipes being "
+                              "nearly idle (GPM), capped below by the measured waste"
+                            : "a 1.33x speed-up from mixed precision (typical for FP32 training, "
+                              "none if it already runs in BF16; no GPM here to tell), capped "
+                              "below by the measured waste";
+  out->push_back(f);
+}
+
+// utilization.gpu counts the time *any* kernel ran: one small kernel at a time reads 100 % while
+// most SMs idle. GPM's SM activity says how much of the GPU worked.
+void LowSmActivity(const Context& c, std::vector<Finding>* out) {
+  const int64_t bound = Phase_(c, Phase::kComputeBound);
+  const BoundGpm gpm = BoundGpmOf(c);
+  if (bound <= 0 || !gpm.sm_active_pct || *gpm.sm_active_pct >= kLowSmActivityPct) return;
+  std::vector<unsigned> gpus;
+  for (unsigned i = 0; i < c.usage.gpus.size(); ++i) {
+    const GpuUsage& g = c.usage.gpus[i];
+    if (g.bound_gpm_ms > 0 &&
+        static_cast<double>(g.bound_sm_active_ms_x100) / static_cast<double>(g.bound_gpm_ms) <
+            kLowSmActivityPct) {
+      gpus.push_back(i);
+    }
+  }
+  Finding f;
+  f.id = "low_sm_activity";
+  f.severity = Severity::kWarning;
+  f.title = "Busy by utilization.gpu, but most SMs idle: kernels too small for the GPU";
+  f.observed = *gpm.sm_active_pct;
+  f.observed_unit = "% SM activity (NVML GPM) over the compute-bound time";
+  f.threshold = kLowSmActivityPct;
+  f.threshold_text = "< 50 % SM activity while utilization.gpu >= 90 %";
+  f.evidence_gpu_ms = bound;
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = gpus;
+  f.recommendation = fmt::format(
+      "utilization.gpu counts the time any kernel ran, so one small kernel at a time reads 100 % "
+      "while only {:.0f} % of the SMs work. Give each kernel more work (a larger batch, fused "
+      "kernels, CUDA graphs for many tiny launches), or share the GPU: run several jobs on it "
+      "with CUDA MPS, or a MIG slice sized to the job.",
+      *gpm.sm_active_pct);
+  f.remediations = {"larger_batch", "cuda_mps", "mig"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = 0.5 * Pct(bound, c.known_ms) / 100.0 * (1.0 - *gpm.sm_active_pct / 100.0);
+  f.savings_reasoning = "half of the idle SM share of the compute-bound time (packing or larger "
+                        "kernels recover part of it)";
   out->push_back(f);
 }
 
@@ -548,6 +630,7 @@ std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
   InputPipeline(c, &out);
   SteadyLow(c, &out);
   ComputeBound(c, &out);
+  LowSmActivity(c, &out);
   IdleTailAndHead(c, &out);
   Imbalance(c, &out);
   HostBound(c, &out);

@@ -38,6 +38,8 @@ GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   if (g.lost) return p;
   if (auto util = g.get(StoredGpuField::kUtilPct)) p.util_pct = static_cast<double>(*util);
   p.clock_reasons = g.get(StoredGpuField::kClockReasons);
+  if (auto sm = g.get(StoredGpuField::kSmActivePctX10)) p.sm_active_pct = *sm / 10.0;
+  if (auto tensor = g.get(StoredGpuField::kTensorActivePctX10)) p.tensor_active_pct = *tensor / 10.0;
   if (!g.processes_known) return p;
   uint64_t compute = 0;
   for (const StoredProcess& proc : tick.processes) {

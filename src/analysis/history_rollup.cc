@@ -11,7 +11,9 @@
 namespace cgov {
 namespace {
 
-constexpr uint8_t kGpuHourVersion = 1;
+// Version 2 appends the GPM sums (history schema 2); version 1 rows decode with them 0.
+constexpr uint8_t kGpuHourVersion = 2;
+constexpr size_t kGpuHourV1Fields = 2 * kPhaseCount + 17;
 constexpr uint8_t kIdentityHourVersion = 1;
 
 // The integer fields of a GpuHour in encoding order (never reorder: it is the on-disk format).
@@ -24,6 +26,11 @@ std::vector<int64_t*> GpuHourFields(GpuHour& h) {
                      &u.band_ms, &u.thermal_ms, &u.power_capped_ms, &u.memory_pressure_ms,
                      &u.cpu_bound_ms, &u.iowait_ms, &h.samples, &h.gap_ms, &h.mem_used_mib_ms,
                      &h.mem_known_ms, &h.power_dw_ms, &h.power_known_ms}) {
+    f.push_back(v);
+  }
+  for (int64_t* v : {&u.gpm_ms, &u.sm_active_ms_x100, &u.tensor_ms, &u.tensor_active_ms_x100,
+                     &u.bound_gpm_ms, &u.bound_sm_active_ms_x100, &u.bound_tensor_ms,
+                     &u.bound_tensor_active_ms_x100}) {
     f.push_back(v);
   }
   return f;
@@ -41,13 +48,18 @@ void PutFields(uint8_t version, const std::vector<int64_t*>& fields, std::string
   for (const int64_t* v : fields) PutVarint(static_cast<uint64_t>(std::max<int64_t>(0, *v)), out);
 }
 
+// `older`: an earlier version this one extends, whose rows hold only the first `older_fields`.
 Status GetFields(std::string_view data, uint8_t version, std::string_view context,
-                 const std::vector<int64_t*>& fields, size_t* pos) {
-  if (data.empty() || static_cast<uint8_t>(data[0]) != version) {
+                 const std::vector<int64_t*>& fields, size_t* pos, uint8_t older = 0,
+                 size_t older_fields = 0) {
+  const uint8_t found = data.empty() ? 0 : static_cast<uint8_t>(data[0]);
+  if (found != version && (older == 0 || found != older)) {
     return InvalidArgument(fmt::format("{}: unknown rollup encoding", context));
   }
+  const size_t count = found == version ? fields.size() : older_fields;
   *pos = 1;
-  for (int64_t* v : fields) {
+  for (size_t i = 0; i < count; ++i) {
+    int64_t* v = fields[i];
     uint64_t raw = 0;
     if (!GetVarint(data, pos, &raw)) {
       return InvalidArgument(fmt::format("{}: truncated rollup", context));
@@ -79,6 +91,21 @@ void MergeInto(const GpuUsage& from, GpuUsage* into) {
   }
   into->cpu_bound_ms += from.cpu_bound_ms;
   into->iowait_ms += from.iowait_ms;
+  into->gpm_ms += from.gpm_ms;
+  into->sm_active_ms_x100 += from.sm_active_ms_x100;
+  into->tensor_ms += from.tensor_ms;
+  into->tensor_active_ms_x100 += from.tensor_active_ms_x100;
+  into->bound_gpm_ms += from.bound_gpm_ms;
+  into->bound_sm_active_ms_x100 += from.bound_sm_active_ms_x100;
+  into->bound_tensor_ms += from.bound_tensor_ms;
+  into->bound_tensor_active_ms_x100 += from.bound_tensor_active_ms_x100;
+  if (from.xid_errors > 0) {
+    if (into->xid_errors == 0 || (from.first_xid_ms >= 0 && from.first_xid_ms < into->first_xid_ms)) {
+      into->first_xid_ms = from.first_xid_ms;
+    }
+    into->xid_errors += from.xid_errors;
+    into->last_xid = from.last_xid;
+  }
 }
 
 void MergeInto(const GpuHour& from, GpuHour* into) {
@@ -118,7 +145,8 @@ void EncodeGpuHour(const GpuHour& hour, std::string* out) {
 Status DecodeGpuHour(std::string_view data, std::string_view context, GpuHour* hour) {
   *hour = GpuHour{};
   size_t pos = 0;
-  CGOV_RETURN_IF_ERROR(GetFields(data, kGpuHourVersion, context, GpuHourFields(*hour), &pos));
+  CGOV_RETURN_IF_ERROR(GetFields(data, kGpuHourVersion, context, GpuHourFields(*hour), &pos,
+                                 /*older=*/1, kGpuHourV1Fields));
   uint64_t transitions = 0, max_pct = 0;
   if (!GetVarint(data, &pos, &transitions) || !GetVarint(data, &pos, &max_pct)) {
     return InvalidArgument(fmt::format("{}: truncated rollup", context));

@@ -59,6 +59,14 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
       row.mean_power_w = static_cast<double>(row.totals.power_dw_ms) /
                          static_cast<double>(row.totals.power_known_ms) / 10.0;
     }
+    if (u.gpm_ms > 0) {
+      row.mean_sm_active_pct =
+          static_cast<double>(u.sm_active_ms_x100) / static_cast<double>(u.gpm_ms);
+    }
+    if (u.tensor_ms > 0) {
+      row.mean_tensor_active_pct =
+          static_cast<double>(u.tensor_active_ms_x100) / static_cast<double>(u.tensor_ms);
+    }
     if (row.price.per_gpu_hour) row.cost = CostOf(*row.price.per_gpu_hour, u.HeldMs());
     s->gpus.push_back(std::move(row));
   }

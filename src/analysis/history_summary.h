@@ -64,6 +64,8 @@ struct HistoryGpuRow {
   std::optional<double> mean_util_pct;
   std::optional<double> mean_mem_used_mib;
   std::optional<double> mean_power_w;
+  std::optional<double> mean_sm_active_pct;      // NVML GPM, over the time it was known
+  std::optional<double> mean_tensor_active_pct;
   MicroUsd cost = 0;  // held time x price (0 when unpriced)
 };
 

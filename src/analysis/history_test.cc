@@ -202,6 +202,35 @@ TEST(HistoryRollup, EncodingRoundTripsAndMergesAdd) {
   EXPECT_EQ(back.usage.phase_ms[4], 10);
 }
 
+TEST(HistoryRollup, Version2CarriesGpmAndVersion1RowsStillDecode) {
+  GpuHour h;
+  h.usage.phase_ms = {1, 2, 3, 4, 5};
+  h.usage.gpm_ms = 3000;
+  h.usage.sm_active_ms_x100 = 3000 * 42;
+  h.usage.bound_tensor_ms = 1000;
+  h.usage.bound_tensor_active_ms_x100 = 1000 * 7;
+  std::string data;
+  EncodeGpuHour(h, &data);
+  EXPECT_EQ(data[0], 2) << "version byte";
+  GpuHour back;
+  ASSERT_TRUE(DecodeGpuHour(data, "r", &back).ok());
+  EXPECT_EQ(back.usage.gpm_ms, 3000);
+  EXPECT_EQ(back.usage.sm_active_ms_x100, 3000 * 42);
+  EXPECT_EQ(back.usage.bound_tensor_active_ms_x100, 7000);
+  // A row a schema-1 cgov wrote: version 1, 27 fields, transitions, peak memory.
+  std::string v1(1, '\x01');
+  for (int i = 0; i < 27; ++i) PutVarint(i == 4 ? 99 : 0, &v1);  // phase_ms[4] = 99
+  PutVarint(3, &v1);
+  PutVarint(0, &v1);
+  ASSERT_TRUE(DecodeGpuHour(v1, "v1", &back).ok());
+  EXPECT_EQ(back.usage.phase_ms[4], 99);
+  EXPECT_EQ(back.usage.transitions, 3);
+  EXPECT_EQ(back.usage.gpm_ms, 0) << "absent before version 2";
+  std::string v3 = data;
+  v3[0] = 3;
+  EXPECT_FALSE(DecodeGpuHour(v3, "r", &back).ok()) << "a newer encoding is refused";
+}
+
 HistoryInput TwoUsersOneGpu() {
   const RunRecord run{1, 0, 1000, "t", "h"};
   HistoryAggregator a;

@@ -6,7 +6,7 @@ namespace cgov {
 namespace {
 
 // Resolution each metric is counted at (see value_histogram.h).
-constexpr std::array<double, kRunMetricCount> kResolution = {1, 0.01, 0.1, 1, 0.01, 0.01};
+constexpr std::array<double, kRunMetricCount> kResolution = {1, 0.01, 0.1, 1, 0.01, 0.01, 0.1, 0.1};
 
 }  // namespace
 
@@ -18,6 +18,8 @@ const char* RunMetricKey(RunMetric m) {
     case RunMetric::kGpuTempC: return "gpu_temp_c";
     case RunMetric::kCpuPct: return "cpu_pct";
     case RunMetric::kMemPct: return "mem_pct";
+    case RunMetric::kSmActivePct: return "sm_active_pct";
+    case RunMetric::kTensorActivePct: return "tensor_active_pct";
   }
   return "";
 }
@@ -30,6 +32,8 @@ const char* RunMetricLabel(RunMetric m) {
     case RunMetric::kGpuTempC: return "GPU Temp °C";
     case RunMetric::kCpuPct: return "CPU %";
     case RunMetric::kMemPct: return "Host Mem %";
+    case RunMetric::kSmActivePct: return "SM Active %";
+    case RunMetric::kTensorActivePct: return "Tensor %";
   }
   return "";
 }
@@ -37,7 +41,8 @@ const char* RunMetricLabel(RunMetric m) {
 RunAccumulator::Histograms::Histograms()
     : h{ValueHistogram(kResolution[0]), ValueHistogram(kResolution[1]),
         ValueHistogram(kResolution[2]), ValueHistogram(kResolution[3]),
-        ValueHistogram(kResolution[4]), ValueHistogram(kResolution[5])} {}
+        ValueHistogram(kResolution[4]), ValueHistogram(kResolution[5]),
+        ValueHistogram(kResolution[6]), ValueHistogram(kResolution[7])} {}
 
 MetricSet RunAccumulator::Histograms::Stats() const {
   MetricSet out;
@@ -80,6 +85,15 @@ void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
     if (g.temp_c) add(RunMetric::kGpuTempC, *g.temp_c);
   }
   for (size_t i = 0; i < tick.gpu_slow.size() && i < used_.size(); ++i) {
+    const GpmMetrics& gpm = tick.gpu_slow[i].gpm;
+    if (gpm.sm_active_pct) {
+      per_gpu_[i].Add(RunMetric::kSmActivePct, *gpm.sm_active_pct);
+      all_.Add(RunMetric::kSmActivePct, *gpm.sm_active_pct);
+    }
+    if (gpm.tensor_active_pct) {
+      per_gpu_[i].Add(RunMetric::kTensorActivePct, *gpm.tensor_active_pct);
+      all_.Add(RunMetric::kTensorActivePct, *gpm.tensor_active_pct);
+    }
     for (const GpuProcess& p : tick.gpu_slow[i].processes) {
       if (std::binary_search(job.pids.begin(), job.pids.end(), static_cast<int>(p.pid))) {
         used_[i] = true;

@@ -22,8 +22,11 @@
 namespace cgov {
 
 // The six distribution metrics, in report order. Names are the summary.json keys.
-enum class RunMetric { kGpuUtilPct, kGpuMemPct, kGpuPowerW, kGpuTempC, kCpuPct, kMemPct };
-inline constexpr size_t kRunMetricCount = 6;
+// kSmActivePct and kTensorActivePct come from NVML GPM (Hopper and later): unknown elsewhere.
+enum class RunMetric {
+  kGpuUtilPct, kGpuMemPct, kGpuPowerW, kGpuTempC, kCpuPct, kMemPct, kSmActivePct, kTensorActivePct
+};
+inline constexpr size_t kRunMetricCount = 8;
 const char* RunMetricKey(RunMetric m);    // "gpu_util_pct", ...
 const char* RunMetricLabel(RunMetric m);  // "GPU Util %", ...
 

@@ -9,6 +9,27 @@ namespace {
 constexpr uint64_t kThermalBits = 0x20 | 0x40;  // SW and HW thermal slowdown
 constexpr uint64_t kPowerBits = 0x4 | 0x80;     // SW power cap, HW power brake
 
+int64_t PctX100(double pct) { return static_cast<int64_t>(std::clamp(pct, 0.0, 100.0) + 0.5); }
+
+void AddGpm(const GpuPoint& g, bool bound, int64_t duration_ms, GpuUsage* u) {
+  if (!g.sm_active_pct) return;
+  const int64_t sm = duration_ms * PctX100(*g.sm_active_pct);
+  u->gpm_ms += duration_ms;
+  u->sm_active_ms_x100 += sm;
+  if (bound) {
+    u->bound_gpm_ms += duration_ms;
+    u->bound_sm_active_ms_x100 += sm;
+  }
+  if (!g.tensor_active_pct) return;
+  const int64_t tensor = duration_ms * PctX100(*g.tensor_active_pct);
+  u->tensor_ms += duration_ms;
+  u->tensor_active_ms_x100 += tensor;
+  if (bound) {
+    u->bound_tensor_ms += duration_ms;
+    u->bound_tensor_active_ms_x100 += tensor;
+  }
+}
+
 }  // namespace
 
 std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
@@ -25,6 +46,10 @@ std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
                      static_cast<double>(*f.mem_total_bytes);
     }
     p.clock_reasons = f.clock_reasons;
+    if (i < tick.gpu_slow.size()) {
+      p.sm_active_pct = tick.gpu_slow[i].gpm.sm_active_pct;
+      p.tensor_active_pct = tick.gpu_slow[i].gpm.tensor_active_pct;
+    }
     if (i < tick.gpu_slow.size() && tick.gpu_slow[i].processes_known) {
       uint64_t compute = 0;
       for (const GpuProcess& proc : tick.gpu_slow[i].processes) {
@@ -166,6 +191,7 @@ void UsageAccumulator::Commit(const Pending& p, int64_t duration_ms, State* stat
       if (state->last_state[i] >= 0 && state->last_state[i] != now) ++u.transitions;
       state->last_state[i] = now;
     }
+    AddGpm(g, phase == Phase::kComputeBound, duration_ms, &u);
     const uint64_t reasons = g.clock_reasons.value_or(0);
     if (!low && (reasons & kThermalBits)) u.thermal_ms += duration_ms;
     if (!low && (reasons & kPowerBits)) u.power_capped_ms += duration_ms;

@@ -27,6 +27,8 @@ struct GpuPoint {
   std::optional<uint64_t> clock_reasons;
   std::optional<uint64_t> xid_errors;  // counter since the sampler started watching
   std::optional<uint32_t> last_xid;
+  std::optional<double> sm_active_pct;      // NVML GPM (Hopper and later)
+  std::optional<double> tensor_active_pct;
 };
 
 // Reduces a tick to what the analysis needs (pure).
@@ -58,6 +60,16 @@ struct GpuUsage {
   uint64_t xid_errors = 0;           // Xid critical errors in the window
   std::optional<uint32_t> last_xid;  // the code of the last one
   int64_t first_xid_ms = -1;         // when the first was seen (since the start); -1: none
+  // NVML GPM, over the time it was known (utilization known too): ms and sums of ms x percent.
+  int64_t gpm_ms = 0;
+  int64_t sm_active_ms_x100 = 0;
+  int64_t tensor_ms = 0;  // of gpm_ms, with tensor activity known
+  int64_t tensor_active_ms_x100 = 0;
+  // The same over the compute-bound time (utilization.gpu >= 90 %).
+  int64_t bound_gpm_ms = 0;
+  int64_t bound_sm_active_ms_x100 = 0;
+  int64_t bound_tensor_ms = 0;
+  int64_t bound_tensor_active_ms_x100 = 0;
 
   int64_t KnownMs() const;
   int64_t HeldMs() const { return KnownMs() + unknown_ms; }

@@ -347,6 +347,7 @@ void Daemon::Publish(const TickSample& sample, const StoredTick& stored, bool wr
   MetricsTick t;
   t.wall_ms = sample.wall_ns / 1'000'000;
   t.gpus = sample.gpu_fast;
+  for (const GpuSlowSample& g : sample.gpu_slow) t.gpm.push_back(g.gpm);
   t.nvml_ok = nvml_ != nullptr;
   for (const GpuFastSample& g : sample.gpu_fast) t.nvml_ok = t.nvml_ok && !g.lost;
   t.processes_ok = nvml_ != nullptr;
@@ -489,6 +490,10 @@ Result<StoredTick> BuildStoredTick(const TickSample& tick, const std::vector<uin
       g.lost = g.lost || slow.lost;
       g.set(StoredGpuField::kPcieTxKbps, slow.pcie_tx_kbps);
       g.set(StoredGpuField::kPcieRxKbps, slow.pcie_rx_kbps);
+      g.set(StoredGpuField::kSmActivePctX10, Rounded(slow.gpm.sm_active_pct, 10));
+      g.set(StoredGpuField::kSmOccupancyPctX10, Rounded(slow.gpm.sm_occupancy_pct, 10));
+      g.set(StoredGpuField::kTensorActivePctX10, Rounded(slow.gpm.tensor_active_pct, 10));
+      g.set(StoredGpuField::kDramActivePctX10, Rounded(slow.gpm.dram_active_pct, 10));
       g.processes_known = slow.processes_known;
       for (const GpuProcess& p : slow.processes) {
         StoredProcess sp;

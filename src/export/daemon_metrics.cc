@@ -213,6 +213,34 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
         [&](const GpuFastSample& s) { return opt(s.sm_clock_mhz); });
   gauge("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).",
         [&](const GpuFastSample& s) { return opt(s.mem_clock_mhz); });
+  // NVML GPM as dcgm-exporter's profiling fields: activity as a ratio, traffic in bytes/s.
+  auto prof = [&](std::string_view name, std::string_view help,
+                  std::optional<double> GpmMetrics::*field, double scale) {
+    bool started = false;
+    for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpm.size(); ++i) {
+      const std::optional<double>& v = last_->gpm[i].*field;
+      if (!v || (i < last_->gpus.size() && last_->gpus[i].lost)) continue;
+      if (!started) w.Family(name, MetricType::kGauge, help);
+      started = true;
+      w.Sample(labels[i].labels, *v * scale);
+    }
+  };
+  prof("DCGM_FI_PROF_SM_ACTIVE", "Ratio of SMs busy (NVML GPM SM utilization, 0-1).",
+       &GpmMetrics::sm_active_pct, 0.01);
+  prof("DCGM_FI_PROF_SM_OCCUPANCY", "Ratio of resident warps to the maximum (0-1).",
+       &GpmMetrics::sm_occupancy_pct, 0.01);
+  prof("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "Ratio of time any tensor pipe was busy (0-1).",
+       &GpmMetrics::tensor_active_pct, 0.01);
+  prof("DCGM_FI_PROF_DRAM_ACTIVE", "Ratio of peak DRAM bandwidth used (0-1).",
+       &GpmMetrics::dram_active_pct, 0.01);
+  prof("DCGM_FI_PROF_PCIE_TX_BYTES", "PCIe bytes sent per second.", &GpmMetrics::pcie_tx_mib_s,
+       1048576.0);
+  prof("DCGM_FI_PROF_PCIE_RX_BYTES", "PCIe bytes received per second.",
+       &GpmMetrics::pcie_rx_mib_s, 1048576.0);
+  prof("DCGM_FI_PROF_NVLINK_TX_BYTES", "NVLink bytes sent per second.",
+       &GpmMetrics::nvlink_tx_mib_s, 1048576.0);
+  prof("DCGM_FI_PROF_NVLINK_RX_BYTES", "NVLink bytes received per second.",
+       &GpmMetrics::nvlink_rx_mib_s, 1048576.0);
   // Xid errors are served for a lost GPU too: Xid 79 is how a GPU gets lost.
   auto xid = [&](std::string_view name, MetricType type, std::string_view help, auto value_of) {
     bool started = false;

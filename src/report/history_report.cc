@@ -111,20 +111,27 @@ std::string Waste(const HistorySummary& s, bool md) {
 }
 
 std::string PerGpu(const HistorySummary& s, bool md) {
-  std::vector<std::vector<std::string>> rows = {{"GPU", "Model", "Truly idle", "Idle-held",
-                                                 "Under", "Productive", "Bound", "Util",
-                                                 "Mem used", "Power", "Cost"}};
+  // SM activity and tensor-pipe activity (NVML GPM) only when some GPU had them.
+  bool gpm = false;
+  for (const HistoryGpuRow& g : s.gpus) gpm = gpm || g.mean_sm_active_pct.has_value();
+  std::vector<std::string> header = {"GPU",   "Model",      "Truly idle", "Idle-held",
+                                     "Under", "Productive", "Bound",      "Util"};
+  if (gpm) header.insert(header.end(), {"SM active", "Tensor"});
+  header.insert(header.end(), {"Mem used", "Power", "Cost"});
+  std::vector<std::vector<std::string>> rows = {header};
+  auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.0f} %", *v) : "—"; };
   for (const HistoryGpuRow& g : s.gpus) {
     std::vector<std::string> row = {g.label, g.gpu.name};
     for (double share : g.share_pct) row.push_back(fmt::format("{:.1f} %", share));
-    row.push_back(g.mean_util_pct ? fmt::format("{:.0f} %", *g.mean_util_pct) : "—");
+    row.push_back(pct(g.mean_util_pct));
+    if (gpm) row.insert(row.end(), {pct(g.mean_sm_active_pct), pct(g.mean_tensor_active_pct)});
     row.push_back(g.mean_mem_used_mib ? fmt::format("{:.0f} MiB", *g.mean_mem_used_mib) : "—");
     row.push_back(g.mean_power_w ? fmt::format("{:.0f} W", *g.mean_power_w) : "—");
     row.push_back(g.price.per_gpu_hour ? FormatUsd(g.cost) : "—");
     rows.push_back(std::move(row));
   }
   return Heading("Per GPU (shares of its time; means over the window)", md) +
-         Table(rows, "rlrrrrrrrrr", md);
+         Table(rows, gpm ? "rlrrrrrrrrrrr" : "rlrrrrrrrrr", md);
 }
 
 std::string Who(const HistorySummary& s, bool md) {
@@ -235,6 +242,8 @@ json GpusJson(const HistorySummary& s) {
                    {"mean_util_pct", opt(g.mean_util_pct)},
                    {"mean_mem_used_mib", opt(g.mean_mem_used_mib)},
                    {"mean_power_w", opt(g.mean_power_w)},
+                   {"mean_sm_active_pct", opt(g.mean_sm_active_pct)},
+                   {"mean_tensor_active_pct", opt(g.mean_tensor_active_pct)},
                    {"price_source", g.price.source},
                    {"cost_usd", g.price.per_gpu_hour ? json(UsdNumber(g.cost)) : json(nullptr)}});
   }

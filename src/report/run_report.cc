@@ -37,6 +37,9 @@ std::string MetricTable(const RunSummary& s) {
       "|--------------|------:|------:|------:|------:|------:|\n";
   for (size_t i = 0; i < kRunMetricCount; ++i) {
     const auto& m = s.metrics[i];
+    const auto metric = static_cast<RunMetric>(i);
+    const bool gpm = metric == RunMetric::kSmActivePct || metric == RunMetric::kTensorActivePct;
+    if (gpm && !m) continue;  // only GPUs with GPM (Hopper and later) have these rows
     out += fmt::format("| {:<12} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5} |\n",
                        RunMetricLabel(static_cast<RunMetric>(i)), Cell(m, &MetricStats::min),
                        Cell(m, &MetricStats::p50), Cell(m, &MetricStats::p95),
@@ -46,17 +49,28 @@ std::string MetricTable(const RunSummary& s) {
 }
 
 std::string PerGpuTable(const RunSummary& s) {
-  std::string out =
-      "\n| GPU | Util % P50 | Util % Mean | Mem % Max | Power W Mean | Temp °C Max | Job |\n"
-      "|----:|-----------:|------------:|----------:|-------------:|------------:|:---:|\n";
+  // The GPM columns appear when any GPU has them (Hopper and later).
+  bool gpm = false;
+  for (const GpuRunSummary& g : s.gpus) {
+    gpm = gpm || g.metrics[static_cast<size_t>(RunMetric::kSmActivePct)].has_value();
+  }
+  std::string out = fmt::format(
+      "\n| GPU | Util % P50 | Util % Mean |{} Mem % Max | Power W Mean | Temp °C Max | Job |\n"
+      "|----:|-----------:|------------:|{}----------:|-------------:|------------:|:---:|\n",
+      gpm ? " SM Active % Mean | Tensor % Mean |" : "",
+      gpm ? "-----------------:|--------------:|" : "");
   for (const GpuRunSummary& g : s.gpus) {
     const auto& m = g.metrics;
     auto at = [&](RunMetric metric) -> const std::optional<MetricStats>& {
       return m[static_cast<size_t>(metric)];
     };
-    out += fmt::format("| {:>3} | {:>10} | {:>11} | {:>9} | {:>12} | {:>11} | {:^3} |{}\n",
+    const std::string gpm_cells =
+        gpm ? fmt::format(" {:>17} | {:>13} |", Cell(at(RunMetric::kSmActivePct), &MetricStats::mean),
+                          Cell(at(RunMetric::kTensorActivePct), &MetricStats::mean))
+            : "";
+    out += fmt::format("| {:>3} | {:>10} | {:>11} |{} {:>9} | {:>12} | {:>11} | {:^3} |{}\n",
                        g.index, Cell(at(RunMetric::kGpuUtilPct), &MetricStats::p50),
-                       Cell(at(RunMetric::kGpuUtilPct), &MetricStats::mean),
+                       Cell(at(RunMetric::kGpuUtilPct), &MetricStats::mean), gpm_cells,
                        Cell(at(RunMetric::kGpuMemPct), &MetricStats::max),
                        Cell(at(RunMetric::kGpuPowerW), &MetricStats::mean),
                        Cell(at(RunMetric::kGpuTempC), &MetricStats::max),

@@ -71,7 +71,7 @@ TEST(SummaryJson, FieldsNamesAndNulls) {
   EXPECT_EQ(j["run"]["command"], nlohmann::json({"python", "train.py"}));
   EXPECT_EQ(j["metrics"]["gpu_util_pct"]["mean"], 96.5);
   EXPECT_TRUE(j["metrics"]["gpu_mem_pct"].is_null());
-  EXPECT_EQ(j["gpus"][0]["metrics"].size(), 4u) << "GPU metrics only per GPU";
+  EXPECT_EQ(j["gpus"][0]["metrics"].size(), 6u) << "GPU metrics only per GPU";
   EXPECT_EQ(j["agent"]["cpu_pct"], 0.012) << "rounded to 3 decimals";
   EXPECT_EQ(j["gpu_data"]["available"], true);
   EXPECT_TRUE(j["gpu_data"]["reason"].is_null());

@@ -57,6 +57,19 @@ void WriteProcesses(const GpuSlowSample& slow, JsonWriter& w) {
   w.EndArray();
 }
 
+void WriteGpm(const GpmMetrics& g, JsonWriter& w) {
+  w.BeginObject();
+  w.Key("dram_active_pct").Opt(Rounded(g.dram_active_pct));
+  w.Key("nvlink_rx_mib_s").Opt(Rounded(g.nvlink_rx_mib_s));
+  w.Key("nvlink_tx_mib_s").Opt(Rounded(g.nvlink_tx_mib_s));
+  w.Key("pcie_rx_mib_s").Opt(Rounded(g.pcie_rx_mib_s));
+  w.Key("pcie_tx_mib_s").Opt(Rounded(g.pcie_tx_mib_s));
+  w.Key("sm_active_pct").Opt(Rounded(g.sm_active_pct));
+  w.Key("sm_occupancy_pct").Opt(Rounded(g.sm_occupancy_pct));
+  w.Key("tensor_active_pct").Opt(Rounded(g.tensor_active_pct));
+  w.EndObject();
+}
+
 void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, int64_t tick_ns,
               JsonWriter& w) {
   const bool fresh = slow != nullptr && slow->read_mono_ns > 0;
@@ -64,6 +77,12 @@ void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, i
   w.Key("clock_reasons").Opt(f.clock_reasons);
   w.Key("dec_util_pct").Opt(f.dec_util_pct);
   w.Key("enc_util_pct").Opt(f.enc_util_pct);
+  w.Key("gpm");
+  if (fresh && slow->gpm.Any()) {
+    WriteGpm(slow->gpm, w);
+  } else {
+    w.Null();
+  }
   w.Key("index").UInt(index);
   w.Key("last_xid").Opt(f.last_xid);
   w.Key("lost").Bool(f.lost);

@@ -21,8 +21,10 @@ namespace cgov {
 enum class StoredGpuField : uint8_t {
   kUtilPct, kMemUtilPct, kMemUsedMib, kPowerDw, kPowerLimitDw, kTempC, kSmClockMhz,
   kMemClockMhz, kClockReasons, kEncUtilPct, kDecUtilPct, kPcieTxKbps, kPcieRxKbps,
+  // From history schema 2 on (NVML GPM, tenths of a percent); absent in older ticks.
+  kSmActivePctX10, kSmOccupancyPctX10, kTensorActivePctX10, kDramActivePctX10,
 };
-inline constexpr size_t kStoredGpuFieldCount = 13;
+inline constexpr size_t kStoredGpuFieldCount = 17;
 
 struct StoredGpu {
   uint32_t gpu_id = 0;  // the history database's gpu id (dictionary), not the NVML index

@@ -22,6 +22,7 @@ std::string_view GpuFieldName(GpuField field) {
     case GpuField::kTotalEnergy: return "total_energy";
     case GpuField::kMpsProcesses: return "mps_processes";
     case GpuField::kXidEvents: return "xid_events";
+    case GpuField::kGpm: return "gpm";
   }
   return "unknown";
 }

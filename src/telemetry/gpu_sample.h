@@ -32,8 +32,9 @@ enum class GpuField : uint8_t {
   kTotalEnergy,         // mJ since the driver loaded (Volta and later), fast
   kMpsProcesses,        // MPS client pids + memory (absent from the compute list), slow
   kXidEvents,           // Xid critical errors, by NVML event (a thread of their own)
+  kGpm,                 // profiling metrics: SM / tensor / DRAM activity (Hopper and later), slow
 };
-inline constexpr size_t kGpuFieldCount = 18;
+inline constexpr size_t kGpuFieldCount = 19;
 
 // "utilization", "memory", ... (stable: used in doctor --json).
 std::string_view GpuFieldName(GpuField field);
@@ -112,12 +113,27 @@ struct GpuProcess {
   bool mps = false;  // a CUDA MPS client (listed by nvmlDeviceGetMPSComputeRunningProcesses only)
 };
 
+// Profiling metrics from NVML GPM, over the time between two slow reads (about a second).
+// Unlike utilization.gpu (was any kernel running?), these say how much of the GPU worked.
+struct GpmMetrics {
+  std::optional<double> sm_active_pct;      // share of SMs busy (NVML_GPM_METRIC_SM_UTIL)
+  std::optional<double> sm_occupancy_pct;   // resident warps vs the maximum
+  std::optional<double> tensor_active_pct;  // time any tensor pipe was busy
+  std::optional<double> dram_active_pct;    // DRAM bandwidth vs the peak
+  std::optional<double> pcie_tx_mib_s;
+  std::optional<double> pcie_rx_mib_s;
+  std::optional<double> nvlink_tx_mib_s;
+  std::optional<double> nvlink_rx_mib_s;
+  bool Any() const { return sm_active_pct || tensor_active_pct || dram_active_pct; }
+};
+
 // The slow fields, read off the tick path and handed to it when ready.
 struct GpuSlowSample {
   bool lost = false;
   int64_t read_mono_ns = 0;  // when this was read (CLOCK_MONOTONIC); 0 if never
   std::optional<uint32_t> pcie_tx_kbps;  // KB/s as NVML reports it
   std::optional<uint32_t> pcie_rx_kbps;
+  GpmMetrics gpm;  // unknown on GPUs without GPM and on the first read (no earlier sample)
   bool processes_known = false;  // false: the list is unknown, not empty
   std::vector<GpuProcess> processes;  // sorted by pid
 };

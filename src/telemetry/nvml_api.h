@@ -21,6 +21,8 @@ struct nvmlDevice_st;
 using nvmlDevice_t = nvmlDevice_st*;
 struct nvmlEventSet_st;
 using nvmlEventSet_t = nvmlEventSet_st*;
+struct nvmlGpmSample_st;
+using nvmlGpmSample_t = nvmlGpmSample_st*;
 
 // nvmlReturn_t values.
 inline constexpr nvmlReturn_t NVML_SUCCESS = 0;
@@ -180,6 +182,46 @@ struct nvmlEventData_t {
   unsigned int computeInstanceId;
 };
 
+// GPM (GPU performance monitoring, Hopper and later; nvml.h 520.56.06-610.43.02): metrics are
+// computed by the driver from two samples taken some time apart.
+struct nvmlGpmMetric_t {
+  unsigned int metricId;   // IN: NVML_GPM_METRIC_*
+  nvmlReturn_t nvmlReturn; // OUT: this metric's status; `value` is valid only on NVML_SUCCESS
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+};
+// NVML_GPM_METRIC_MAX sizes the array: 98 in nvml.h 520.56.06-570.133.07, 210 in 575.64-590.44.01,
+// 333 in 595.71.05 and 610.43.02, while NVML_GPM_METRICS_GET_VERSION stayed 1. Declared here at
+// the largest, so no driver's belief about the struct's length exceeds ours.
+inline constexpr unsigned int kGpmMetricSlots = 333;
+struct nvmlGpmMetricsGet_t {
+  unsigned int version;  // NVML_GPM_METRICS_GET_VERSION (a plain 1, not NVML_STRUCT_VERSION)
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1;
+  nvmlGpmSample_t sample2;
+  nvmlGpmMetric_t metrics[kGpmMetricSlots];
+};
+inline constexpr unsigned int NVML_GPM_METRICS_GET_VERSION = 1;
+struct nvmlGpmSupport_t {
+  unsigned int version;  // NVML_GPM_SUPPORT_VERSION
+  unsigned int isSupportedDevice;
+};
+inline constexpr unsigned int NVML_GPM_SUPPORT_VERSION = 1;
+
+// NVML_GPM_METRIC_* ids (unchanged from nvml.h 520.56.06 to 610.43.02).
+inline constexpr unsigned int NVML_GPM_METRIC_SM_UTIL = 2;          // % of SMs busy
+inline constexpr unsigned int NVML_GPM_METRIC_SM_OCCUPANCY = 3;     // % of warps resident
+inline constexpr unsigned int NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5;  // % of time on tensor pipes
+inline constexpr unsigned int NVML_GPM_METRIC_DRAM_BW_UTIL = 10;    // % of peak DRAM bandwidth
+inline constexpr unsigned int NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20;  // MiB/s
+inline constexpr unsigned int NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21;
+inline constexpr unsigned int NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60;
+inline constexpr unsigned int NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61;
+
 // usedGpuMemory when the driver cannot say (e.g. no permission, Windows WDDM).
 inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
 
@@ -202,6 +244,10 @@ static_assert(kMaxProcessEntryBytes >= sizeof(nvmlProcessInfo_v3cc_t));
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
 static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(offsetof(nvmlEventData_t, eventData) == 16);
+static_assert(sizeof(nvmlGpmMetric_t) == 40);
+static_assert(offsetof(nvmlGpmMetric_t, value) == 8);
+static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
+static_assert(sizeof(nvmlGpmSupport_t) == 8);
 static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 
 // Function types, named after the symbols they are resolved from.
@@ -237,6 +283,11 @@ using nvmlEventSetFree_fn = nvmlReturn_t (*)(nvmlEventSet_t);
 using nvmlDeviceRegisterEvents_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long,
                                                      nvmlEventSet_t);
 using nvmlEventSetWait_fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
+using nvmlGpmQueryDeviceSupport_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSupport_t*);
+using nvmlGpmSampleAlloc_fn = nvmlReturn_t (*)(nvmlGpmSample_t*);
+using nvmlGpmSampleFree_fn = nvmlReturn_t (*)(nvmlGpmSample_t);
+using nvmlGpmSampleGet_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSample_t);
+using nvmlGpmMetricsGet_fn = nvmlReturn_t (*)(nvmlGpmMetricsGet_t*);
 }
 
 // "NVML_ERROR_GPU_IS_LOST" etc., without needing the library (nvmlErrorString may be absent).

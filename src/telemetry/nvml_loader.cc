@@ -80,6 +80,11 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
       {"event set free", {"nvmlEventSetFree"}, false, Slot(&f->event_set_free)},
       {"register events", {"nvmlDeviceRegisterEvents"}, false, Slot(&f->register_events)},
       {"event wait", {"nvmlEventSetWait_v2", "nvmlEventSetWait"}, false, Slot(&f->event_wait)},
+      {"gpm support", {"nvmlGpmQueryDeviceSupport"}, false, Slot(&f->gpm_support)},
+      {"gpm sample alloc", {"nvmlGpmSampleAlloc"}, false, Slot(&f->gpm_sample_alloc)},
+      {"gpm sample free", {"nvmlGpmSampleFree"}, false, Slot(&f->gpm_sample_free)},
+      {"gpm sample", {"nvmlGpmSampleGet"}, false, Slot(&f->gpm_sample_get)},
+      {"gpm metrics", {"nvmlGpmMetricsGet"}, false, Slot(&f->gpm_metrics_get)},
   };
 }
 

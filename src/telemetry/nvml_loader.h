@@ -55,6 +55,12 @@ struct NvmlFunctions {
   nvml::nvmlEventSetFree_fn event_set_free = nullptr;
   nvml::nvmlDeviceRegisterEvents_fn register_events = nullptr;
   nvml::nvmlEventSetWait_fn event_wait = nullptr;
+  // GPM profiling metrics (Hopper and later): all five, or none is used.
+  nvml::nvmlGpmQueryDeviceSupport_fn gpm_support = nullptr;
+  nvml::nvmlGpmSampleAlloc_fn gpm_sample_alloc = nullptr;
+  nvml::nvmlGpmSampleFree_fn gpm_sample_free = nullptr;
+  nvml::nvmlGpmSampleGet_fn gpm_sample_get = nullptr;
+  nvml::nvmlGpmMetricsGet_fn gpm_metrics_get = nullptr;
 };
 
 // What the loader looked for under one role, and what it found.

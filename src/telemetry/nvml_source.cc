@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -159,6 +160,11 @@ NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> library) : library_(std::mov
 
 NvmlSource::~NvmlSource() {
   StopEventWatch();
+  for (GpmState& g : gpm_) {
+    for (nvml::nvmlGpmSample_t sample : g.samples) {
+      if (sample != nullptr) library_->fn().gpm_sample_free(sample);
+    }
+  }
   if (initialised_) library_->fn().shutdown();
 }
 
@@ -202,6 +208,7 @@ Status NvmlSource::Init() {
   xid_count_ = std::make_unique<std::atomic<uint64_t>[]>(count);
   last_xid_ = std::make_unique<std::atomic<uint32_t>[]>(count);
   watched_.assign(count, false);
+  gpm_.assign(count, GpmState{});
   last_seen_us_.assign(count, 0);
   for (unsigned i = 0; i < count; ++i) {
     gpus_[i].index = i;
@@ -287,6 +294,16 @@ void NvmlSource::Probe(GpuInfo* gpu) {
     nvmlReturn_t ret = f.supported_events(d, &types);
     if (ret == nvml::NVML_SUCCESS && !(types & nvml::nvmlEventTypeXidCriticalError)) {
       return nvml::NVML_ERROR_NOT_SUPPORTED;
+    }
+    return ret;
+  });
+  const bool gpm = f.gpm_support && f.gpm_sample_alloc && f.gpm_sample_free &&
+                   f.gpm_sample_get && f.gpm_metrics_get;
+  probe(GpuField::kGpm, gpm, "nvmlGpmQueryDeviceSupport", [&] {
+    nvml::nvmlGpmSupport_t support{nvml::NVML_GPM_SUPPORT_VERSION, 0};
+    nvmlReturn_t ret = f.gpm_support(d, &support);
+    if (ret == nvml::NVML_SUCCESS && !support.isSupportedDevice) {
+      return nvml::NVML_ERROR_NOT_SUPPORTED;  // before Hopper
     }
     return ret;
   });
@@ -511,6 +528,7 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
     }
     if (!IsLost(i)) ReadProcesses(i, &sample);
     if (!IsLost(i) && sample.processes_known) ReadProcessUtilization(i, &sample);
+    if (!IsLost(i) && gpus_[i].field(GpuField::kGpm).supported) ReadGpm(i, &sample);
     sample.lost = IsLost(i);
     sample.read_mono_ns = MonotonicNow();
   }
@@ -584,6 +602,56 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::map<uint32_t, Gpu
     return true;
   }
   return false;
+}
+
+// Each read takes a GPM sample; the metrics are the driver's over the time since the previous
+// one (so the first read has none).
+void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
+  const NvmlFunctions& f = library_->fn();
+  GpmState& g = gpm_[index];
+  for (nvml::nvmlGpmSample_t& sample : g.samples) {
+    if (sample == nullptr && f.gpm_sample_alloc(&sample) != nvml::NVML_SUCCESS) return;
+  }
+  nvmlReturn_t ret = f.gpm_sample_get(handles_[index], g.samples[g.current]);
+  if (ret != nvml::NVML_SUCCESS) {
+    CheckLost(index, ret);
+    g.primed = false;
+    return;
+  }
+  if (g.primed) {
+    struct Wanted {
+      unsigned int id;
+      std::optional<double> GpmMetrics::*field;
+    };
+    static constexpr Wanted kWanted[] = {
+        {nvml::NVML_GPM_METRIC_SM_UTIL, &GpmMetrics::sm_active_pct},
+        {nvml::NVML_GPM_METRIC_SM_OCCUPANCY, &GpmMetrics::sm_occupancy_pct},
+        {nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL, &GpmMetrics::tensor_active_pct},
+        {nvml::NVML_GPM_METRIC_DRAM_BW_UTIL, &GpmMetrics::dram_active_pct},
+        {nvml::NVML_GPM_METRIC_PCIE_TX_PER_SEC, &GpmMetrics::pcie_tx_mib_s},
+        {nvml::NVML_GPM_METRIC_PCIE_RX_PER_SEC, &GpmMetrics::pcie_rx_mib_s},
+        {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, &GpmMetrics::nvlink_tx_mib_s},
+        {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, &GpmMetrics::nvlink_rx_mib_s},
+    };
+    if (!gpm_request_) gpm_request_ = std::make_unique<nvml::nvmlGpmMetricsGet_t>();
+    nvml::nvmlGpmMetricsGet_t& request = *gpm_request_;
+    request = {};
+    request.version = nvml::NVML_GPM_METRICS_GET_VERSION;
+    request.numMetrics = std::size(kWanted);
+    request.sample1 = g.samples[g.current ^ 1];
+    request.sample2 = g.samples[g.current];
+    for (size_t k = 0; k < std::size(kWanted); ++k) request.metrics[k].metricId = kWanted[k].id;
+    if (f.gpm_metrics_get(&request) == nvml::NVML_SUCCESS) {
+      for (size_t k = 0; k < std::size(kWanted); ++k) {
+        const nvml::nvmlGpmMetric_t& m = request.metrics[k];
+        if (m.nvmlReturn == nvml::NVML_SUCCESS && std::isfinite(m.value) && m.value >= 0) {
+          out->gpm.*kWanted[k].field = m.value;
+        }
+      }
+    }
+  }
+  g.current ^= 1;
+  g.primed = true;
 }
 
 void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {

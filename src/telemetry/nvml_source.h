@@ -7,6 +7,7 @@
 #ifndef CGOV_TELEMETRY_NVML_SOURCE_H_
 #define CGOV_TELEMETRY_NVML_SOURCE_H_
 
+#include <array>
 #include <atomic>
 #include <deque>
 #include <map>
@@ -91,6 +92,7 @@ class NvmlSource {
   // Lists one kind into *by_pid; false when the list could not be read.
   bool ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid);
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
+  void ReadGpm(size_t index, GpuSlowSample* out);
   void Warn(std::string line);
   void EventLoop();
   void StopEventWatch();
@@ -120,6 +122,14 @@ class NvmlSource {
   std::vector<unsigned long long> last_seen_us_;
   std::vector<unsigned char> proc_bytes_;  // room for N entries of kMaxProcessEntryBytes
   std::vector<nvml::nvmlProcessUtilizationSample_t> util_buffer_;
+  // GPM: two samples per GPU, the older one and the one taken now, alternating.
+  struct GpmState {
+    std::array<nvml::nvmlGpmSample_t, 2> samples{};
+    int current = 0;
+    bool primed = false;  // samples[current ^ 1] holds the previous read
+  };
+  std::vector<GpmState> gpm_;
+  std::unique_ptr<nvml::nvmlGpmMetricsGet_t> gpm_request_;  // 13 KB, reused
 };
 
 }  // namespace cgov

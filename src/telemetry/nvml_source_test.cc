@@ -48,9 +48,12 @@ TEST(NvmlSource, EnumeratesAndProbesOnce) {
   EXPECT_EQ(g0.memory_total_bytes, 81920 * kMiB);
   EXPECT_EQ(g0.mig_enabled, false);
   for (size_t f = 0; f < kGpuFieldCount; ++f) {
+    if (static_cast<GpuField>(f) == GpuField::kGpm) continue;  // an A100: GPM is Hopper's
     EXPECT_TRUE(g0.fields[f].supported) << GpuFieldName(static_cast<GpuField>(f)) << ": "
                                         << g0.fields[f].reason;
   }
+  EXPECT_FALSE(g0.field(GpuField::kGpm).supported);
+  EXPECT_EQ(g0.field(GpuField::kGpm).reason, "NVML_ERROR_NOT_SUPPORTED (Not Supported)");
   EXPECT_EQ(fake.Calls("nvmlDeviceGetMigMode"), 3u) << "probed once per GPU";
   std::vector<GpuFastSample> fast;
   nvml.ReadFast(&fast);
@@ -270,6 +273,36 @@ TEST(NvmlSource, XidErrorsArriveByEventAndAreCountedPerGpu) {
   EXPECT_EQ(events[0].gpu_index, 0u);
   EXPECT_GT(events[0].unix_ms, 1'700'000'000'000);
   EXPECT_TRUE(nvml.DrainXidEvents().empty()) << "each event is drained once";
+}
+
+TEST(NvmlSource, GpmMetricsComeFromTwoSamplesOnHopperOnly) {
+  const std::string scenario = R"({"gpus": [
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "gpm": true,
+     "timeline": [{"t": 0, "util_gpu": 100, "sm_active": 31.5, "sm_occupancy": 12,
+                   "tensor_active": 2.5, "dram_active": 20, "pcie_tx_mib_s": 100,
+                   "nvlink_rx_mib_s": 4096}]},
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920}]})";
+  FakeNvml fake("full", scenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  EXPECT_TRUE((*source)->gpus()[0].field(GpuField::kGpm).supported);
+  EXPECT_FALSE((*source)->gpus()[1].field(GpuField::kGpm).supported);
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  EXPECT_FALSE(slow[0].gpm.Any()) << "one sample: nothing to compare with yet";
+  fake.SetTime(2);
+  (*source)->ReadSlow(&slow);
+  const GpmMetrics& g = slow[0].gpm;
+  EXPECT_EQ(g.sm_active_pct, 31.5);
+  EXPECT_EQ(g.sm_occupancy_pct, 12);
+  EXPECT_EQ(g.tensor_active_pct, 2.5);
+  EXPECT_EQ(g.dram_active_pct, 20);
+  EXPECT_EQ(g.pcie_tx_mib_s, 100);
+  EXPECT_EQ(g.pcie_rx_mib_s, 0);
+  EXPECT_EQ(g.nvlink_rx_mib_s, 4096);
+  EXPECT_FALSE(slow[1].gpm.Any()) << "an A100 has no GPM";
+  EXPECT_EQ(fake.Calls("nvmlGpmSampleGet"), 2u);
+  EXPECT_EQ(fake.Calls("nvmlGpmMetricsGet"), 1u);
 }
 
 TEST(NvmlSource, Driver470MemoryExcludesItsReservationLikeV2Does) {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -26,6 +27,7 @@
 // nvmlDevice_t is a pointer to an opaque struct; ours encodes the GPU index + 1.
 struct nvmlDevice_st_fwd;
 struct FakeEventSet;
+struct FakeGpmSample;
 
 namespace {
 
@@ -739,6 +741,91 @@ int nvmlEventSetWait_v2(FakeEventSet* set, EventData* data, unsigned timeout_ms)
 int nvmlEventSetWait(FakeEventSet* set, EventData* data, unsigned timeout_ms) {
   FAKE_ENTER();
   return EventWaitImpl(set, data, timeout_ms);
+}
+
+// ---- GPM: profiling metrics from the timeline (sm_active defaults to util_gpu) ------------------
+
+struct FakeGpmSample {
+  int gpu = -1;  // index, once taken
+  double t = 0;
+};
+
+struct GpmMetric {
+  unsigned id;
+  int ret;
+  double value;
+  const char* names[3];
+};
+struct GpmMetricsGet {
+  unsigned version, count;
+  FakeGpmSample* sample1;
+  FakeGpmSample* sample2;
+  GpmMetric metrics[333];
+};
+static_assert(sizeof(GpmMetric) == 40 && offsetof(GpmMetricsGet, metrics) == 24);
+
+int nvmlGpmQueryDeviceSupport(nvmlDevice_t device, unsigned* support /* version, supported */) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "gpm");
+  if (c.error) return c.error;
+  if (support[0] != 1) return 25;  // ARGUMENT_VERSION_MISMATCH
+  support[1] = c.gpu->gpm ? 1 : 0;
+  return kSuccess;
+}
+
+int nvmlGpmSampleAlloc(FakeGpmSample** sample) {
+  FAKE_ENTER();
+  *sample = new FakeGpmSample();
+  return kSuccess;
+}
+
+int nvmlGpmSampleFree(FakeGpmSample* sample) {
+  FAKE_ENTER();
+  delete sample;
+  return kSuccess;
+}
+
+int nvmlGpmSampleGet(nvmlDevice_t device, FakeGpmSample* sample) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "gpm");
+  if (c.error) return c.error;
+  if (!c.gpu->gpm) return kNotSupported;
+  sample->gpu = static_cast<int>(reinterpret_cast<uintptr_t>(device) - 1);
+  sample->t = c.t;
+  return kSuccess;
+}
+
+// Each metric is the timeline's value at the later sample (steps, as everywhere in the fake).
+int nvmlGpmMetricsGet(GpmMetricsGet* request) {
+  FAKE_ENTER();
+  const fake_nvml::Scenario* s = Current();
+  if (!s) return kUninitialized;
+  if (request->version != 1) return 25;
+  if (!request->sample1 || !request->sample2 || request->sample1->gpu < 0 ||
+      request->sample1->gpu != request->sample2->gpu || request->count > 333) {
+    return kInvalidArgument;
+  }
+  const Gpu& gpu = s->gpus[static_cast<size_t>(request->sample2->gpu)];
+  const double t = request->sample2->t;
+  for (unsigned k = 0; k < request->count; ++k) {
+    GpmMetric& m = request->metrics[k];
+    const char* field = nullptr;
+    switch (m.id) {
+      case 2: field = "sm_active"; break;
+      case 3: field = "sm_occupancy"; break;
+      case 5: field = "tensor_active"; break;
+      case 10: field = "dram_active"; break;
+      case 20: field = "pcie_tx_mib_s"; break;
+      case 21: field = "pcie_rx_mib_s"; break;
+      case 60: field = "nvlink_rx_mib_s"; break;
+      case 61: field = "nvlink_tx_mib_s"; break;
+    }
+    m.ret = field ? kSuccess : kNotSupported;
+    m.value = !field ? 0
+              : m.id == 2 ? gpu.ValueAt(t, field, gpu.ValueAt(t, "util_gpu", 0))
+                          : gpu.ValueAt(t, field, 0);
+  }
+  return kSuccess;
 }
 
 // ---- test hooks -------------------------------------------------------------------------------

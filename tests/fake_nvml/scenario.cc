@@ -12,13 +12,15 @@ const std::set<std::string> kStateFields = {
     "util_gpu",     "util_mem",      "mem_used_mib", "power_w",     "temp_c",
     "sm_clock_mhz", "mem_clock_mhz", "clock_reasons", "pcie_tx_kbps", "pcie_rx_kbps",
     "enc_util",     "dec_util",
+    "sm_active",    "sm_occupancy",  "tensor_active", "dram_active",  "pcie_tx_mib_s",
+    "pcie_rx_mib_s", "nvlink_tx_mib_s", "nvlink_rx_mib_s",
 };
 
 const std::set<std::string> kFieldNames = {
     "utilization", "memory",   "power",   "power_limit",     "temperature",
     "sm_clock",    "mem_clock", "clock_reasons", "encoder", "decoder", "pcie_throughput",
     "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "total_energy", "name",
-    "uuid",        "pci_info",  "mps_processes", "memory_v2", "xid_events",
+    "uuid",        "pci_info",  "mps_processes", "memory_v2", "xid_events", "gpm",
 };
 
 namespace {
@@ -97,6 +99,7 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
     else if (key == "power_limit_w") g.power_limit_w = Number(value, at);
     else if (key == "reserved_mib") g.reserved_mib = Number(value, at);
     else if (key == "mig") g.mig = value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
+    else if (key == "gpm") g.gpm = value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
     else if (key == "period_s") g.period_s = Number(value, at);
     else if (key == "copies") *copies = static_cast<int>(Number(value, at));
     else if (key == "pid_stride") *pid_stride = static_cast<int>(Number(value, at));

@@ -45,6 +45,7 @@ struct Gpu {
   // the total, at most 512 MiB).
   std::optional<double> reserved_mib;
   bool mig = false;
+  bool gpm = false;  // GPM profiling metrics (Hopper and later)
   double period_s = 0;  // > 0: the timeline repeats
   std::vector<std::pair<double, GpuState>> timeline;  // sorted by t; values carried forward
   std::vector<Process> processes;

@@ -1,0 +1,94 @@
+// NVML GPM end to end: the fake driver plays two H100s at 100 % utilization.gpu whose SMs are 30 %
+// active and whose tensor pipes idle; the metrics reach samples.jsonl, summary.json, the report's
+// per-GPU table and findings, the history database, /metrics and `cgov report`.
+#include <signal.h>
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process_runner.h"
+#include "store/sqlite_db.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+const json* FindingById(const json& findings, const std::string& id) {
+  for (const json& f : findings) {
+    if (f["id"] == id) return &f;
+  }
+  return nullptr;
+}
+
+TEST(GpmE2E, RunCarriesGpmIntoSamplesSummaryTableAndFindings) {
+  TempDir dir;
+  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms",
+                            "--nvml-lib", FakeNvml("full"), "--", "/bin/sleep", "3"},
+                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("gpm_h100")}, {"CGOV_TAGS", ""}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  EXPECT_EQ(s["gpus"][0]["metrics"]["sm_active_pct"]["mean"], 30.0) << s["gpus"][0].dump();
+  EXPECT_EQ(s["gpus"][0]["metrics"]["tensor_active_pct"]["mean"], 2.0);
+  const json* low = FindingById(s["findings"], "low_sm_activity");
+  ASSERT_NE(low, nullptr) << s["findings"].dump(1);
+  EXPECT_EQ((*low)["observed"]["value"], 30.0);
+  const json* precision = FindingById(s["findings"], "compute_bound_precision");
+  ASSERT_NE(precision, nullptr) << s["findings"].dump(1);
+  EXPECT_NE((*precision)["recommendation"].get<std::string>().find("Tensor-pipe activity was 2.0 %"),
+            std::string::npos);
+  EXPECT_NE(r.err.find("| SM Active %  |"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("| SM Active % Mean | Tensor % Mean |"), std::string::npos) << r.err;
+  std::istringstream lines(ReadFile(dir / "run/samples.jsonl"));
+  json last;
+  for (std::string line; std::getline(lines, line);) last = json::parse(line);
+  EXPECT_EQ(last["gpus"][0]["gpm"]["sm_active_pct"], 30.0) << last.dump();
+  EXPECT_EQ(last["gpus"][0]["gpm"]["pcie_rx_mib_s"], 800.0);
+}
+
+int64_t Query(const std::string& db, const std::string& sql) {
+  auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
+  if (!opened.ok()) return -1;
+  (void)(*opened)->Exec("PRAGMA busy_timeout = 5000");
+  auto v = (*opened)->QueryInt(sql);
+  return v.ok() ? *v : -1;
+}
+
+TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                 "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19472"},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("gpm_h100")}});
+  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") >= 4; }, 15));
+  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19472/metrics"}, {});
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 15);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(metrics.out.find("# TYPE DCGM_FI_PROF_SM_ACTIVE gauge"), std::string::npos)
+      << metrics.out;
+  for (const char* series : {"DCGM_FI_PROF_SM_ACTIVE{", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{",
+                             "DCGM_FI_PROF_PCIE_RX_BYTES{"}) {
+    const size_t at = metrics.out.find(series);
+    ASSERT_NE(at, std::string::npos) << series;
+    const std::string line = metrics.out.substr(at, metrics.out.find('\n', at) - at);
+    const double value = std::stod(line.substr(line.rfind(' ') + 1));
+    const double want = std::string(series).find("SM_ACTIVE") != std::string::npos ? 0.3
+                        : std::string(series).find("TENSOR") != std::string::npos ? 0.02
+                                                                                 : 800.0 * 1048576;
+    EXPECT_NEAR(value, want, want * 1e-9) << line;
+  }
+  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json r = json::parse(report.out);
+  EXPECT_EQ(r["gpus"][0]["mean_sm_active_pct"], 30.0) << r["gpus"][0].dump();
+  EXPECT_EQ(r["gpus"][0]["mean_tensor_active_pct"], 2.0);
+  EXPECT_NE(FindingById(r["findings"], "low_sm_activity"), nullptr) << r["findings"].dump(1);
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", db}, {});
+  EXPECT_NE(text.out.find("SM active"), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
