@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
-#include "store/sqlite_db.h"
 
 namespace cgov::e2e {
 namespace {
@@ -101,14 +101,6 @@ TEST(DriverAbiE2E, DoctorNamesTheProcessListAbiAndWarnsWhenTheDriverDisagrees) {
       << r.out;
 }
 
-int64_t Query(const std::string& db, const std::string& sql) {
-  auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
-  if (!opened.ok()) return -1;
-  (void)(*opened)->Exec("PRAGMA busy_timeout = 5000");
-  auto v = (*opened)->QueryInt(sql);
-  return v.ok() ? *v : -1;
-}
-
 json Report(const std::string& db, const std::string& by) {
   RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json", "--by", by,
                             "--idle-held-min", "1s"},
@@ -126,7 +118,7 @@ TEST(DriverAbiE2E, MpsClientsInContainersShowUpWithTheirUsersAndProjects) {
                                  "--nvml-lib", FakeNvml("full"), "--host-root",
                                  Fixture("proc/mps-container")},
                                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("mps_container")}});
-  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") >= 3; }, 15));
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 3; }, 15));
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;

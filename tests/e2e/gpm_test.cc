@@ -8,20 +8,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
-#include "store/sqlite_db.h"
 
 namespace cgov::e2e {
 namespace {
 
 using nlohmann::json;
-
-const json* FindingById(const json& findings, const std::string& id) {
-  for (const json& f : findings) {
-    if (f["id"] == id) return &f;
-  }
-  return nullptr;
-}
 
 TEST(GpmE2E, RunCarriesGpmIntoSamplesSummaryTableAndFindings) {
   TempDir dir;
@@ -48,21 +41,13 @@ TEST(GpmE2E, RunCarriesGpmIntoSamplesSummaryTableAndFindings) {
   EXPECT_EQ(last["gpus"][0]["gpm"]["pcie_rx_mib_s"], 800.0);
 }
 
-int64_t Query(const std::string& db, const std::string& sql) {
-  auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
-  if (!opened.ok()) return -1;
-  (void)(*opened)->Exec("PRAGMA busy_timeout = 5000");
-  auto v = (*opened)->QueryInt(sql);
-  return v.ok() ? *v : -1;
-}
-
 TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
   Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
                                  "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19472"},
                                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("gpm_h100")}});
-  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") >= 4; }, 15));
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 15));
   RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19472/metrics"}, {});
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "store/sqlite_db.h"
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
@@ -22,14 +22,6 @@ Started StartDaemon(const std::string& db, const Env& env = SharedBox()) {
   return StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--nvml-lib",
                        FakeNvml("full"), "--host-root", Fixture("proc/shared-box")},
                       env);
-}
-
-int64_t Query(const std::string& db, const std::string& sql) {
-  auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
-  if (!opened.ok()) return -1;
-  (void)(*opened)->Exec("PRAGMA busy_timeout = 5000");
-  auto v = (*opened)->QueryInt(sql);
-  return v.ok() ? *v : -1;
 }
 
 json ReportJson(const std::vector<std::string>& args) {
@@ -59,7 +51,7 @@ TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessio
   TempDir dir;
   const std::string db = dir / "h.db";
   Started daemon = StartDaemon(db);
-  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") >= 2; }, 15));
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
   // A report while the daemon writes.
   RunResult live = RunProgram({CgovBinary(), "report", "--db", db}, {});
   EXPECT_EQ(live.exit_code, 0) << live.err;
@@ -69,7 +61,7 @@ TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessio
                                  FakeNvml("full")}, SharedBox());
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_NE(second.err.find("another cgov is writing"), std::string::npos) << second.err;
-  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") >= 4; }, 15));
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 15));
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
@@ -113,14 +105,14 @@ TEST(HistoryE2E, KillNineTwentyTimesLosesNoCommittedTickAndLeavesAnIntactDatabas
   int64_t committed = 0;
   for (int round = 0; round < 20; ++round) {
     Started daemon = StartDaemon(db);
-    ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM tick") > committed; }, 15))
+    ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") > committed; }, 15))
         << "round " << round;
-    committed = Query(db, "SELECT count(*) FROM tick");
+    committed = QueryDb(db, "SELECT count(*) FROM tick");
     usleep(static_cast<useconds_t>((round % 5) * 230'000));  // land anywhere in the tick cycle
     ASSERT_EQ(kill(daemon.pid, SIGKILL), 0);
     RunResult killed = WaitProgram(daemon, 15);
     EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
-    const int64_t after = Query(db, "SELECT count(*) FROM tick");
+    const int64_t after = QueryDb(db, "SELECT count(*) FROM tick");
     EXPECT_GE(after, committed) << "round " << round << ": a committed tick was lost";
     committed = after;
     auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
@@ -130,7 +122,7 @@ TEST(HistoryE2E, KillNineTwentyTimesLosesNoCommittedTickAndLeavesAnIntactDatabas
     ASSERT_TRUE(*check->Step());
     EXPECT_EQ(check->Text(0), "ok") << "round " << round;
   }
-  EXPECT_EQ(Query(db, "SELECT count(*) FROM run"), 20);
+  EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM run"), 20);
   json r = ReportJson({"--db", db, "--since", "1h"});
   int64_t samples = 0;
   for (const json& g : r["gpus"]) samples += g["samples"].get<int64_t>();
@@ -186,7 +178,7 @@ TEST(HistoryE2E, ImportsTheRealGpuUsageAuditDatabaseAndAgreesWithItsReport) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("0 tick(s) added, 30 already there"), std::string::npos) << again.err;
   EXPECT_EQ(ReportJson({"--db", db, "--since", "1h", "--idle-held-min", "10s"}), r);
-  EXPECT_EQ(Query(db, "SELECT count(*) FROM run"), 1) << "the same source run is found again";
+  EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM run"), 1) << "the same source run is found again";
 }
 
 TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {

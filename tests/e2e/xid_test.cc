@@ -8,20 +8,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
-#include "store/sqlite_db.h"
 
 namespace cgov::e2e {
 namespace {
 
 using nlohmann::json;
-
-const json* FindingById(const json& findings, const std::string& id) {
-  for (const json& f : findings) {
-    if (f["id"] == id) return &f;
-  }
-  return nullptr;
-}
 
 TEST(XidE2E, RunCountsTheXidOfALostGpuAndReportsACriticalFinding) {
   TempDir dir;
@@ -45,29 +38,21 @@ TEST(XidE2E, RunCountsTheXidOfALostGpuAndReportsACriticalFinding) {
   EXPECT_EQ(last["gpus"][0]["xid_errors"], 0);
 }
 
-int64_t Query(const std::string& db, const std::string& sql) {
-  auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
-  if (!opened.ok()) return -1;
-  (void)(*opened)->Exec("PRAGMA busy_timeout = 5000");
-  auto v = (*opened)->QueryInt(sql);
-  return v.ok() ? *v : -1;
-}
-
 TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
   Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
                                  "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19471"},
                                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("xid")}});
-  ASSERT_TRUE(WaitFor([&] { return Query(db, "SELECT count(*) FROM gpu_event") >= 1; }, 15));
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM gpu_event") >= 1; }, 15));
   RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19471/metrics"}, {});
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_NE(stopped.err.find("GPU 1: Xid 79 reported by the driver"), std::string::npos)
       << stopped.err;
-  EXPECT_EQ(Query(db, "SELECT code FROM gpu_event WHERE kind = 'xid'"), 79);
-  EXPECT_EQ(Query(db, "PRAGMA user_version"), 2);
+  EXPECT_EQ(QueryDb(db, "SELECT code FROM gpu_event WHERE kind = 'xid'"), 79);
+  EXPECT_EQ(QueryDb(db, "PRAGMA user_version"), 2);
   EXPECT_NE(metrics.out.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge"), std::string::npos)
       << metrics.out;
   EXPECT_NE(metrics.out.find("cgov_gpu_xid_errors_total{gpu=\"1\""), std::string::npos)
