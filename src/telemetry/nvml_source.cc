@@ -247,8 +247,9 @@ void NvmlSource::Probe(GpuInfo* gpu) {
       continue;
     }
     if (field.field == GpuField::kMemory) {
-      ProbeMemory(gpu, &scratch);
+      const nvmlReturn_t ret = ProbeMemory(gpu, &scratch);
       if (IsLost(i)) break;
+      gpu->field(field.field) = Judge(*library_, ret);
       continue;
     }
     nvmlReturn_t ret = field.read(f, d, &scratch);
@@ -256,8 +257,21 @@ void NvmlSource::Probe(GpuInfo* gpu) {
     gpu->field(field.field) = Judge(*library_, ret);
   }
   gpu->memory_total_bytes = scratch.mem_total_bytes;
+  ProbeSlowFields(gpu);
+  if (!IsLost(i) && !gpu->memory_reserved_bytes && scratch.mem_used_bytes) {
+    EstimateReservedMemory(gpu, *scratch.mem_used_bytes);
+  }
+  if (IsLost(i)) {
+    gpu->lost = true;
+    gpu->lost_reason = library_->Describe(nvml::NVML_ERROR_GPU_IS_LOST);
+  }
+}
 
-  // Slow fields: probed with the cheapest form of each call.
+// Slow fields: probed with the cheapest form of each call.
+void NvmlSource::ProbeSlowFields(GpuInfo* gpu) {
+  const NvmlFunctions& f = library_->fn();
+  const size_t i = gpu->index;
+  nvmlDevice_t d = handles_[i];
   unsigned int value = 0, count = 0, pending = 0;
   auto probe = [&](GpuField field, bool present, const char* symbol, auto&& call) {
     if (IsLost(i)) return;
@@ -312,104 +326,6 @@ void NvmlSource::Probe(GpuInfo* gpu) {
     if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = value == nvml::NVML_DEVICE_MIG_ENABLE;
     return ret;
   });
-  if (!IsLost(i) && !gpu->memory_reserved_bytes && scratch.mem_used_bytes) {
-    EstimateReservedMemory(gpu, *scratch.mem_used_bytes);
-  }
-  if (IsLost(i)) {
-    gpu->lost = true;
-    gpu->lost_reason = library_->Describe(nvml::NVML_ERROR_GPU_IS_LOST);
-  }
-}
-
-// _v2 answers the reservation; an error from it (a driver that exports the symbol but rejects
-// the call) falls back to v1, whose `used` includes the reservation: corrected once it is known.
-void NvmlSource::ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch) {
-  const NvmlFunctions& f = library_->fn();
-  nvmlDevice_t d = handles_[gpu->index];
-  nvmlReturn_t ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
-  if (f.memory_v2 != nullptr) {
-    nvml::nvmlMemory_v2_t m{};
-    m.version = nvml::nvmlMemory_v2;
-    ret = f.memory_v2(d, &m);
-    if (CheckLost(gpu->index, ret)) return;
-    if (ret == nvml::NVML_SUCCESS) {
-      gpu->memory_reserved_bytes = m.reserved;
-      gpu->memory_reserved_source = "nvmlDeviceGetMemoryInfo_v2";
-      scratch->mem_total_bytes = m.total;
-    }
-  }
-  if (ret != nvml::NVML_SUCCESS && f.memory_v1 != nullptr) {
-    nvml::nvmlMemory_t m{};
-    ret = f.memory_v1(d, &m);
-    if (CheckLost(gpu->index, ret)) return;
-    if (ret == nvml::NVML_SUCCESS) {
-      scratch->mem_used_bytes = m.used;  // with the reservation: EstimateReservedMemory
-      scratch->mem_total_bytes = m.total;
-    }
-  }
-  gpu->field(GpuField::kMemory) = Judge(*library_, ret);
-}
-
-// On a driver without _v2, the reservation is what v1 calls used and no process holds. Only
-// estimated when every process's memory is known (a hidden one would be counted as reserved).
-void NvmlSource::EstimateReservedMemory(GpuInfo* gpu, uint64_t v1_used_bytes) {
-  GpuSlowSample slow;
-  ReadProcesses(gpu->index, &slow);
-  if (!slow.processes_known) return;
-  uint64_t held = 0;
-  for (const GpuProcess& p : slow.processes) {
-    if (!p.used_memory_bytes) return;
-    held += *p.used_memory_bytes;
-  }
-  gpu->memory_reserved_bytes = v1_used_bytes - std::min(held, v1_used_bytes);
-  gpu->memory_reserved_source = "estimated at start: v1 used less every process's memory";
-}
-
-nvmlReturn_t NvmlSource::ReadMemory(size_t index, GpuFastSample* out) const {
-  const NvmlFunctions& f = library_->fn();
-  nvmlDevice_t d = handles_[index];
-  nvmlReturn_t ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
-  if (f.memory_v2 != nullptr) {
-    nvml::nvmlMemory_v2_t m{};
-    m.version = nvml::nvmlMemory_v2;
-    ret = f.memory_v2(d, &m);
-    if (ret == nvml::NVML_SUCCESS) {
-      out->mem_used_bytes = m.used;
-      out->mem_total_bytes = m.total;
-      return ret;
-    }
-    if (ret == nvml::NVML_ERROR_GPU_IS_LOST || f.memory_v1 == nullptr) return ret;
-  }
-  nvml::nvmlMemory_t m{};
-  ret = f.memory_v1(d, &m);
-  if (ret == nvml::NVML_SUCCESS) {
-    const uint64_t reserved = gpus_[index].memory_reserved_bytes.value_or(0);
-    out->mem_used_bytes = m.used - std::min<uint64_t>(reserved, m.used);
-    out->mem_total_bytes = m.total;
-  }
-  return ret;
-}
-
-void NvmlSource::DecideProcessLists() {
-  const NvmlFunctions& f = library_->fn();
-  const bool conf_compute = library_->HasSymbol("nvmlDeviceGetConfComputeMemSizeInfo");
-  const bool detail_list = library_->HasSymbol("nvmlDeviceGetRunningProcessDetailList");
-  struct Kind {
-    const char* name;
-    const char* role;
-    nvml::nvmlDeviceGetProcesses_fn modern;
-    nvml::nvmlDeviceGetProcesses_fn v1;
-  };
-  const Kind kinds[] = {{"compute", "compute processes", f.compute_procs, f.compute_procs_v1},
-                        {"graphics", "graphics processes", f.graphics_procs, f.graphics_procs_v1},
-                        {"mps", "mps processes", f.mps_procs, f.mps_procs_v1}};
-  for (const Kind& kind : kinds) {
-    std::string symbol = library_->ResolvedSymbol(kind.role);
-    if (symbol.empty()) symbol = library_->ResolvedSymbol(std::string(kind.role) + " (v1)");
-    ProcessListFacts facts{symbol, driver_version_, conf_compute, detail_list};
-    process_lists_.push_back({kind.name, symbol, ExpectedProcessEntryWidth(facts)});
-    process_list_fns_.push_back(kind.modern != nullptr ? kind.modern : kind.v1);
-  }
 }
 
 std::vector<std::string> NvmlSource::AbiWarnings() const {
@@ -444,73 +360,6 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
   }
 }
 
-void NvmlSource::StartEventWatch() {
-  const NvmlFunctions& f = library_->fn();
-  if (event_thread_.joinable() || event_set_ != nullptr) return;
-  bool any = false;
-  for (size_t i = 0; i < gpus_.size(); ++i) {
-    any = any || (!IsLost(i) && gpus_[i].field(GpuField::kXidEvents).supported);
-  }
-  if (!any || f.event_set_create(&event_set_) != nvml::NVML_SUCCESS) {
-    event_set_ = nullptr;
-    return;
-  }
-  any = false;
-  for (size_t i = 0; i < gpus_.size(); ++i) {
-    if (IsLost(i) || !gpus_[i].field(GpuField::kXidEvents).supported) continue;
-    watched_[i] = f.register_events(handles_[i], nvml::nvmlEventTypeXidCriticalError,
-                                    event_set_) == nvml::NVML_SUCCESS;
-    any = any || watched_[i];
-  }
-  if (!any) {
-    f.event_set_free(event_set_);
-    event_set_ = nullptr;
-    return;
-  }
-  event_thread_ = std::thread([this] { EventLoop(); });
-}
-
-void NvmlSource::StopEventWatch() {
-  stop_events_.store(true);
-  if (event_thread_.joinable()) event_thread_.join();
-  if (event_set_ != nullptr) library_->fn().event_set_free(event_set_);
-  event_set_ = nullptr;
-}
-
-void NvmlSource::EventLoop() {
-  constexpr unsigned kWaitMs = 500;  // how long a stop may wait
-  const NvmlFunctions& f = library_->fn();
-  while (!stop_events_.load()) {
-    nvml::nvmlEventData_t data{};
-    nvmlReturn_t ret = f.event_wait(event_set_, &data, kWaitMs);
-    if (ret == nvml::NVML_ERROR_TIMEOUT) continue;
-    if (ret != nvml::NVML_SUCCESS) {  // not a busy loop on a driver that errs at once
-      std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));
-      continue;
-    }
-    if (!(data.eventType & nvml::nvmlEventTypeXidCriticalError)) continue;
-    auto it = std::find(handles_.begin(), handles_.end(), data.device);
-    if (it == handles_.end()) continue;
-    const size_t i = static_cast<size_t>(it - handles_.begin());
-    const uint32_t xid = static_cast<uint32_t>(std::min<unsigned long long>(data.eventData, 999));
-    last_xid_[i].store(xid, std::memory_order_relaxed);
-    xid_count_[i].fetch_add(1, std::memory_order_relaxed);
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    std::lock_guard<std::mutex> lock(xid_mu_);
-    if (pending_xid_.size() == kMaxPendingXid) pending_xid_.pop_front();
-    pending_xid_.push_back({static_cast<unsigned>(i), xid, now_ms});
-  }
-}
-
-std::vector<XidEvent> NvmlSource::DrainXidEvents() {
-  std::lock_guard<std::mutex> lock(xid_mu_);
-  std::vector<XidEvent> out(pending_xid_.begin(), pending_xid_.end());
-  pending_xid_.clear();
-  return out;
-}
-
 void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
   out->assign(gpus_.size(), GpuSlowSample{});
   const NvmlFunctions& f = library_->fn();
@@ -531,167 +380,6 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
     if (!IsLost(i) && gpus_[i].field(GpuField::kGpm).supported) ReadGpm(i, &sample);
     sample.lost = IsLost(i);
     sample.read_mono_ns = MonotonicNow();
-  }
-}
-
-void NvmlSource::ReadProcesses(size_t index, GpuSlowSample* out) {
-  std::map<uint32_t, GpuProcess> by_pid;
-  constexpr GpuField kFields[] = {GpuField::kComputeProcesses, GpuField::kGraphicsProcesses,
-                                  GpuField::kMpsProcesses};
-  bool known = true;
-  for (size_t list = 0; list < process_list_fns_.size() && !IsLost(index); ++list) {
-    const FieldSupport& support = gpus_[index].field(kFields[list]);
-    // Compute must answer; graphics and MPS lists a GPU does not support are simply empty.
-    if (!support.supported) {
-      known = known && list != 0;
-      continue;
-    }
-    known = ListProcesses(index, list, &by_pid) && known;
-  }
-  out->processes_known = known && !IsLost(index);
-  out->processes.clear();
-  for (auto& [pid, p] : by_pid) out->processes.push_back(p);
-}
-
-bool NvmlSource::ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid) {
-  constexpr size_t kEntry = nvml::kMaxProcessEntryBytes;
-  const ProcessListAbi& abi = process_lists_[list];
-  if (proc_bytes_.empty()) proc_bytes_.resize(16 * kEntry);
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    // Room for `capacity` entries of the widest layout: no driver can write past the buffer.
-    const unsigned int capacity = static_cast<unsigned int>(proc_bytes_.size() / kEntry);
-    std::fill(proc_bytes_.begin(), proc_bytes_.end(), kProcessBufferSentinel);
-    unsigned int count = capacity;
-    nvmlReturn_t ret = process_list_fns_[list](handles_[index], &count, proc_bytes_.data());
-    if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
-      // Processes may start between two calls: leave room for a few more.
-      proc_bytes_.resize((size_t{count} + 8) * kEntry);
-      continue;
-    }
-    if (ret != nvml::NVML_SUCCESS || count > capacity) {
-      CheckLost(index, ret);
-      return false;
-    }
-    DecodedProcessList decoded =
-        DecodeProcessList(proc_bytes_.data(), proc_bytes_.size(), count, abi.expected.bytes);
-    if (decoded.mismatch) {
-      Warn(decoded.entry_bytes == 0
-               ? fmt::format("{} wrote {} bytes for {} process entries, which fits no known "
-                             "entry width (expected {}: {}); the list is treated as unknown",
-                             abi.symbol, decoded.written_bytes, count, abi.expected.bytes,
-                             abi.expected.why)
-               : fmt::format("{} wrote {}-byte process entries where {} were expected ({}); "
-                             "they are read as {}-byte entries",
-                             abi.symbol, decoded.entry_bytes, abi.expected.bytes,
-                             abi.expected.why, decoded.entry_bytes));
-    }
-    if (decoded.entry_bytes == 0) return false;
-    for (const ProcessEntry& e : decoded.entries) {
-      GpuProcess& p = (*by_pid)[e.pid];
-      p.pid = e.pid;
-      if (list == 1) {
-        p.graphics = true;
-      } else {
-        p.compute = true;
-        p.mps = p.mps || list == 2;
-      }
-      if (e.used_memory_bytes != nvml::NVML_VALUE_NOT_AVAILABLE) {
-        p.used_memory_bytes = std::max(p.used_memory_bytes.value_or(0), e.used_memory_bytes);
-      }
-    }
-    return true;
-  }
-  return false;
-}
-
-// Each read takes a GPM sample; the metrics are the driver's over the time since the previous
-// one (so the first read has none).
-void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
-  const NvmlFunctions& f = library_->fn();
-  GpmState& g = gpm_[index];
-  for (nvml::nvmlGpmSample_t& sample : g.samples) {
-    if (sample == nullptr && f.gpm_sample_alloc(&sample) != nvml::NVML_SUCCESS) return;
-  }
-  nvmlReturn_t ret = f.gpm_sample_get(handles_[index], g.samples[g.current]);
-  if (ret != nvml::NVML_SUCCESS) {
-    CheckLost(index, ret);
-    g.primed = false;
-    return;
-  }
-  if (g.primed) {
-    struct Wanted {
-      unsigned int id;
-      std::optional<double> GpmMetrics::*field;
-    };
-    static constexpr Wanted kWanted[] = {
-        {nvml::NVML_GPM_METRIC_SM_UTIL, &GpmMetrics::sm_active_pct},
-        {nvml::NVML_GPM_METRIC_SM_OCCUPANCY, &GpmMetrics::sm_occupancy_pct},
-        {nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL, &GpmMetrics::tensor_active_pct},
-        {nvml::NVML_GPM_METRIC_DRAM_BW_UTIL, &GpmMetrics::dram_active_pct},
-        {nvml::NVML_GPM_METRIC_PCIE_TX_PER_SEC, &GpmMetrics::pcie_tx_mib_s},
-        {nvml::NVML_GPM_METRIC_PCIE_RX_PER_SEC, &GpmMetrics::pcie_rx_mib_s},
-        {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, &GpmMetrics::nvlink_tx_mib_s},
-        {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, &GpmMetrics::nvlink_rx_mib_s},
-    };
-    if (!gpm_request_) gpm_request_ = std::make_unique<nvml::nvmlGpmMetricsGet_t>();
-    nvml::nvmlGpmMetricsGet_t& request = *gpm_request_;
-    request = {};
-    request.version = nvml::NVML_GPM_METRICS_GET_VERSION;
-    request.numMetrics = std::size(kWanted);
-    request.sample1 = g.samples[g.current ^ 1];
-    request.sample2 = g.samples[g.current];
-    for (size_t k = 0; k < std::size(kWanted); ++k) request.metrics[k].metricId = kWanted[k].id;
-    if (f.gpm_metrics_get(&request) == nvml::NVML_SUCCESS) {
-      for (size_t k = 0; k < std::size(kWanted); ++k) {
-        const nvml::nvmlGpmMetric_t& m = request.metrics[k];
-        if (m.nvmlReturn == nvml::NVML_SUCCESS && std::isfinite(m.value) && m.value >= 0) {
-          out->gpm.*kWanted[k].field = m.value;
-        }
-      }
-    }
-  }
-  g.current ^= 1;
-  g.primed = true;
-}
-
-void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
-  if (!gpus_[index].field(GpuField::kProcessUtilization).supported) return;
-  const NvmlFunctions& f = library_->fn();
-  unsigned int count = 0;
-  nvmlReturn_t ret = nvml::NVML_ERROR_INSUFFICIENT_SIZE;
-  for (int attempt = 0; attempt < 3 && ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
-    count = static_cast<unsigned int>(util_buffer_.size());
-    ret = f.process_utilization(handles_[index], util_buffer_.empty() ? nullptr : util_buffer_.data(),
-                                &count, last_seen_us_[index]);
-    if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) util_buffer_.resize(count + 8);
-  }
-  if (ret == nvml::NVML_ERROR_NOT_FOUND) {
-    count = 0;  // no process used the GPU since the last read: every listed one was idle
-  } else if (ret != nvml::NVML_SUCCESS) {
-    CheckLost(index, ret);
-    return;
-  }
-  struct Sum {
-    uint64_t sm = 0, mem = 0, n = 0;
-  };
-  std::map<uint32_t, Sum> sums;
-  for (unsigned int k = 0; k < count; ++k) {
-    const auto& s = util_buffer_[k];
-    Sum& sum = sums[s.pid];
-    sum.sm += s.smUtil;
-    sum.mem += s.memUtil;
-    ++sum.n;
-    last_seen_us_[index] = std::max(last_seen_us_[index], s.timeStamp);
-  }
-  for (GpuProcess& p : out->processes) {
-    auto it = sums.find(p.pid);
-    if (it == sums.end()) {  // no sample: it did not use the GPU in this window
-      p.sm_util_pct = 0;
-      p.mem_util_pct = 0;
-      continue;
-    }
-    p.sm_util_pct = static_cast<uint32_t>(it->second.sm / it->second.n);
-    p.mem_util_pct = static_cast<uint32_t>(it->second.mem / it->second.n);
   }
 }
 

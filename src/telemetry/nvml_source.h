@@ -82,7 +82,9 @@ class NvmlSource {
   explicit NvmlSource(std::unique_ptr<NvmlLibrary> library);
   Status Init();
   void Probe(GpuInfo* gpu);
-  void ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch);
+  void ProbeSlowFields(GpuInfo* gpu);
+  // Reads memory once (_v2, else v1) and keeps the reservation; returns what the call answered.
+  nvml::nvmlReturn_t ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch);
   void EstimateReservedMemory(GpuInfo* gpu, uint64_t v1_used_bytes);
   void DecideProcessLists();
   // Records a lost GPU; returns true when `ret` says so.

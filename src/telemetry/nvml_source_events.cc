@@ -1,0 +1,79 @@
+// NvmlSource: Xid critical errors, by NVML event on a thread of their own.
+#include "telemetry/nvml_source.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace cgov {
+
+using nvml::nvmlDevice_t;
+using nvml::nvmlReturn_t;
+
+void NvmlSource::StartEventWatch() {
+  const NvmlFunctions& f = library_->fn();
+  if (event_thread_.joinable() || event_set_ != nullptr) return;
+  bool any = false;
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    any = any || (!IsLost(i) && gpus_[i].field(GpuField::kXidEvents).supported);
+  }
+  if (!any || f.event_set_create(&event_set_) != nvml::NVML_SUCCESS) {
+    event_set_ = nullptr;
+    return;
+  }
+  any = false;
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    if (IsLost(i) || !gpus_[i].field(GpuField::kXidEvents).supported) continue;
+    watched_[i] = f.register_events(handles_[i], nvml::nvmlEventTypeXidCriticalError,
+                                    event_set_) == nvml::NVML_SUCCESS;
+    any = any || watched_[i];
+  }
+  if (!any) {
+    f.event_set_free(event_set_);
+    event_set_ = nullptr;
+    return;
+  }
+  event_thread_ = std::thread([this] { EventLoop(); });
+}
+
+void NvmlSource::StopEventWatch() {
+  stop_events_.store(true);
+  if (event_thread_.joinable()) event_thread_.join();
+  if (event_set_ != nullptr) library_->fn().event_set_free(event_set_);
+  event_set_ = nullptr;
+}
+
+void NvmlSource::EventLoop() {
+  constexpr unsigned kWaitMs = 500;  // how long a stop may wait
+  const NvmlFunctions& f = library_->fn();
+  while (!stop_events_.load()) {
+    nvml::nvmlEventData_t data{};
+    nvmlReturn_t ret = f.event_wait(event_set_, &data, kWaitMs);
+    if (ret == nvml::NVML_ERROR_TIMEOUT) continue;
+    if (ret != nvml::NVML_SUCCESS) {  // not a busy loop on a driver that errs at once
+      std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));
+      continue;
+    }
+    if (!(data.eventType & nvml::nvmlEventTypeXidCriticalError)) continue;
+    auto it = std::find(handles_.begin(), handles_.end(), data.device);
+    if (it == handles_.end()) continue;
+    const size_t i = static_cast<size_t>(it - handles_.begin());
+    const uint32_t xid = static_cast<uint32_t>(std::min<unsigned long long>(data.eventData, 999));
+    last_xid_[i].store(xid, std::memory_order_relaxed);
+    xid_count_[i].fetch_add(1, std::memory_order_relaxed);
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    std::lock_guard<std::mutex> lock(xid_mu_);
+    if (pending_xid_.size() == kMaxPendingXid) pending_xid_.pop_front();
+    pending_xid_.push_back({static_cast<unsigned>(i), xid, now_ms});
+  }
+}
+
+std::vector<XidEvent> NvmlSource::DrainXidEvents() {
+  std::lock_guard<std::mutex> lock(xid_mu_);
+  std::vector<XidEvent> out(pending_xid_.begin(), pending_xid_.end());
+  pending_xid_.clear();
+  return out;
+}
+
+}  // namespace cgov

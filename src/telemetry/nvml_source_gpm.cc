@@ -1,0 +1,62 @@
+// NvmlSource: profiling metrics by NVML GPM (Hopper and later).
+#include "telemetry/nvml_source.h"
+
+#include <cmath>
+#include <iterator>
+
+namespace cgov {
+
+using nvml::nvmlDevice_t;
+using nvml::nvmlReturn_t;
+
+// Each read takes a GPM sample; the metrics are the driver's over the time since the previous
+// one (so the first read has none).
+void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
+  const NvmlFunctions& f = library_->fn();
+  GpmState& g = gpm_[index];
+  for (nvml::nvmlGpmSample_t& sample : g.samples) {
+    if (sample == nullptr && f.gpm_sample_alloc(&sample) != nvml::NVML_SUCCESS) return;
+  }
+  nvmlReturn_t ret = f.gpm_sample_get(handles_[index], g.samples[g.current]);
+  if (ret != nvml::NVML_SUCCESS) {
+    CheckLost(index, ret);
+    g.primed = false;
+    return;
+  }
+  if (g.primed) {
+    struct Wanted {
+      unsigned int id;
+      std::optional<double> GpmMetrics::*field;
+    };
+    static constexpr Wanted kWanted[] = {
+        {nvml::NVML_GPM_METRIC_SM_UTIL, &GpmMetrics::sm_active_pct},
+        {nvml::NVML_GPM_METRIC_SM_OCCUPANCY, &GpmMetrics::sm_occupancy_pct},
+        {nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL, &GpmMetrics::tensor_active_pct},
+        {nvml::NVML_GPM_METRIC_DRAM_BW_UTIL, &GpmMetrics::dram_active_pct},
+        {nvml::NVML_GPM_METRIC_PCIE_TX_PER_SEC, &GpmMetrics::pcie_tx_mib_s},
+        {nvml::NVML_GPM_METRIC_PCIE_RX_PER_SEC, &GpmMetrics::pcie_rx_mib_s},
+        {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, &GpmMetrics::nvlink_tx_mib_s},
+        {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, &GpmMetrics::nvlink_rx_mib_s},
+    };
+    if (!gpm_request_) gpm_request_ = std::make_unique<nvml::nvmlGpmMetricsGet_t>();
+    nvml::nvmlGpmMetricsGet_t& request = *gpm_request_;
+    request = {};
+    request.version = nvml::NVML_GPM_METRICS_GET_VERSION;
+    request.numMetrics = std::size(kWanted);
+    request.sample1 = g.samples[g.current ^ 1];
+    request.sample2 = g.samples[g.current];
+    for (size_t k = 0; k < std::size(kWanted); ++k) request.metrics[k].metricId = kWanted[k].id;
+    if (f.gpm_metrics_get(&request) == nvml::NVML_SUCCESS) {
+      for (size_t k = 0; k < std::size(kWanted); ++k) {
+        const nvml::nvmlGpmMetric_t& m = request.metrics[k];
+        if (m.nvmlReturn == nvml::NVML_SUCCESS && std::isfinite(m.value) && m.value >= 0) {
+          out->gpm.*kWanted[k].field = m.value;
+        }
+      }
+    }
+  }
+  g.current ^= 1;
+  g.primed = true;
+}
+
+}  // namespace cgov

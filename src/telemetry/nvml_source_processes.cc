@@ -1,0 +1,147 @@
+// NvmlSource: the compute, graphics and MPS process lists, read robustly to every driver's entry
+// width (nvml_process_layout.h), and per-process utilization.
+#include "telemetry/nvml_source.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace cgov {
+
+using nvml::nvmlDevice_t;
+using nvml::nvmlReturn_t;
+
+void NvmlSource::DecideProcessLists() {
+  const NvmlFunctions& f = library_->fn();
+  const bool conf_compute = library_->HasSymbol("nvmlDeviceGetConfComputeMemSizeInfo");
+  const bool detail_list = library_->HasSymbol("nvmlDeviceGetRunningProcessDetailList");
+  struct Kind {
+    const char* name;
+    const char* role;
+    nvml::nvmlDeviceGetProcesses_fn modern;
+    nvml::nvmlDeviceGetProcesses_fn v1;
+  };
+  const Kind kinds[] = {{"compute", "compute processes", f.compute_procs, f.compute_procs_v1},
+                        {"graphics", "graphics processes", f.graphics_procs, f.graphics_procs_v1},
+                        {"mps", "mps processes", f.mps_procs, f.mps_procs_v1}};
+  for (const Kind& kind : kinds) {
+    std::string symbol = library_->ResolvedSymbol(kind.role);
+    if (symbol.empty()) symbol = library_->ResolvedSymbol(std::string(kind.role) + " (v1)");
+    ProcessListFacts facts{symbol, driver_version_, conf_compute, detail_list};
+    process_lists_.push_back({kind.name, symbol, ExpectedProcessEntryWidth(facts)});
+    process_list_fns_.push_back(kind.modern != nullptr ? kind.modern : kind.v1);
+  }
+}
+
+void NvmlSource::ReadProcesses(size_t index, GpuSlowSample* out) {
+  std::map<uint32_t, GpuProcess> by_pid;
+  constexpr GpuField kFields[] = {GpuField::kComputeProcesses, GpuField::kGraphicsProcesses,
+                                  GpuField::kMpsProcesses};
+  bool known = true;
+  for (size_t list = 0; list < process_list_fns_.size() && !IsLost(index); ++list) {
+    const FieldSupport& support = gpus_[index].field(kFields[list]);
+    // Compute must answer; graphics and MPS lists a GPU does not support are simply empty.
+    if (!support.supported) {
+      known = known && list != 0;
+      continue;
+    }
+    known = ListProcesses(index, list, &by_pid) && known;
+  }
+  out->processes_known = known && !IsLost(index);
+  out->processes.clear();
+  for (auto& [pid, p] : by_pid) out->processes.push_back(p);
+}
+
+bool NvmlSource::ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid) {
+  constexpr size_t kEntry = nvml::kMaxProcessEntryBytes;
+  const ProcessListAbi& abi = process_lists_[list];
+  if (proc_bytes_.empty()) proc_bytes_.resize(16 * kEntry);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    // Room for `capacity` entries of the widest layout: no driver can write past the buffer.
+    const unsigned int capacity = static_cast<unsigned int>(proc_bytes_.size() / kEntry);
+    std::fill(proc_bytes_.begin(), proc_bytes_.end(), kProcessBufferSentinel);
+    unsigned int count = capacity;
+    nvmlReturn_t ret = process_list_fns_[list](handles_[index], &count, proc_bytes_.data());
+    if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
+      // Processes may start between two calls: leave room for a few more.
+      proc_bytes_.resize((size_t{count} + 8) * kEntry);
+      continue;
+    }
+    if (ret != nvml::NVML_SUCCESS || count > capacity) {
+      CheckLost(index, ret);
+      return false;
+    }
+    DecodedProcessList decoded =
+        DecodeProcessList(proc_bytes_.data(), proc_bytes_.size(), count, abi.expected.bytes);
+    if (decoded.mismatch) {
+      Warn(decoded.entry_bytes == 0
+               ? fmt::format("{} wrote {} bytes for {} process entries, which fits no known "
+                             "entry width (expected {}: {}); the list is treated as unknown",
+                             abi.symbol, decoded.written_bytes, count, abi.expected.bytes,
+                             abi.expected.why)
+               : fmt::format("{} wrote {}-byte process entries where {} were expected ({}); "
+                             "they are read as {}-byte entries",
+                             abi.symbol, decoded.entry_bytes, abi.expected.bytes,
+                             abi.expected.why, decoded.entry_bytes));
+    }
+    if (decoded.entry_bytes == 0) return false;
+    for (const ProcessEntry& e : decoded.entries) {
+      GpuProcess& p = (*by_pid)[e.pid];
+      p.pid = e.pid;
+      if (list == 1) {
+        p.graphics = true;
+      } else {
+        p.compute = true;
+        p.mps = p.mps || list == 2;
+      }
+      if (e.used_memory_bytes != nvml::NVML_VALUE_NOT_AVAILABLE) {
+        p.used_memory_bytes = std::max(p.used_memory_bytes.value_or(0), e.used_memory_bytes);
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
+  if (!gpus_[index].field(GpuField::kProcessUtilization).supported) return;
+  const NvmlFunctions& f = library_->fn();
+  unsigned int count = 0;
+  nvmlReturn_t ret = nvml::NVML_ERROR_INSUFFICIENT_SIZE;
+  for (int attempt = 0; attempt < 3 && ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+    count = static_cast<unsigned int>(util_buffer_.size());
+    ret = f.process_utilization(handles_[index], util_buffer_.empty() ? nullptr : util_buffer_.data(),
+                                &count, last_seen_us_[index]);
+    if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) util_buffer_.resize(count + 8);
+  }
+  if (ret == nvml::NVML_ERROR_NOT_FOUND) {
+    count = 0;  // no process used the GPU since the last read: every listed one was idle
+  } else if (ret != nvml::NVML_SUCCESS) {
+    CheckLost(index, ret);
+    return;
+  }
+  struct Sum {
+    uint64_t sm = 0, mem = 0, n = 0;
+  };
+  std::map<uint32_t, Sum> sums;
+  for (unsigned int k = 0; k < count; ++k) {
+    const auto& s = util_buffer_[k];
+    Sum& sum = sums[s.pid];
+    sum.sm += s.smUtil;
+    sum.mem += s.memUtil;
+    ++sum.n;
+    last_seen_us_[index] = std::max(last_seen_us_[index], s.timeStamp);
+  }
+  for (GpuProcess& p : out->processes) {
+    auto it = sums.find(p.pid);
+    if (it == sums.end()) {  // no sample: it did not use the GPU in this window
+      p.sm_util_pct = 0;
+      p.mem_util_pct = 0;
+      continue;
+    }
+    p.sm_util_pct = static_cast<uint32_t>(it->second.sm / it->second.n);
+    p.mem_util_pct = static_cast<uint32_t>(it->second.mem / it->second.n);
+  }
+}
+
+}  // namespace cgov
