@@ -31,7 +31,7 @@ enum class GpuField : uint8_t {
   kMigMode,             // read once at probe
   kTotalEnergy,         // mJ since the driver loaded (Volta and later), fast
   kMpsProcesses,        // MPS client pids + memory (absent from the compute list), slow
-  kXidEvents,           // Xid critical errors, by NVML event (a thread of their own)
+  kXidEvents,           // Xid critical errors, by NVML event (drained on the slow read)
   kGpm,                 // profiling metrics: SM / tensor / DRAM activity (Hopper and later), slow
 };
 inline constexpr size_t kGpuFieldCount = 19;

@@ -1,5 +1,6 @@
 #include "telemetry/nvml_process_layout.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -64,7 +65,9 @@ ProcessEntryWidth ExpectedProcessEntryWidth(const ProcessListFacts& facts) {
 DecodedProcessList DecodeProcessList(const unsigned char* buffer, size_t buffer_bytes,
                                      unsigned count, size_t expected_bytes) {
   DecodedProcessList out;
-  size_t written = buffer_bytes;
+  // No width writes `count` entries past count x 32 bytes; one entry more is looked at so that a
+  // driver writing more than it says is caught, the rest of a large buffer is not scanned.
+  size_t written = std::min(buffer_bytes, (size_t{count} + 1) * kWidths[2]);
   while (written > 0 && buffer[written - 1] == kProcessBufferSentinel) --written;
   out.written_bytes = written;
   if (count == 0) {

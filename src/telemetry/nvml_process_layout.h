@@ -60,7 +60,8 @@ struct DecodedProcessList {
   std::vector<ProcessEntry> entries;
   size_t entry_bytes = 0;  // the width decoded with; 0 when no width fits (entries empty)
   bool mismatch = false;   // the driver wrote another width than expected (or none that fits)
-  size_t written_bytes = 0;  // how far the driver wrote (last non-sentinel byte + 1)
+  size_t written_bytes = 0;  // how far the driver wrote (last non-sentinel byte + 1), looked
+                             // for in the first (count + 1) x 32 bytes
 };
 
 // Decodes `count` entries from a buffer the driver filled. `expected_bytes` is the width from

@@ -361,6 +361,7 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
 }
 
 void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
+  DrainEvents();
   out->assign(gpus_.size(), GpuSlowSample{});
   const NvmlFunctions& f = library_->fn();
   for (size_t i = 0; i < gpus_.size(); ++i) {

@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/status.h"
@@ -65,9 +64,9 @@ class NvmlSource {
   // unknown. Thread safety: may run concurrently with ReadSlow, not with itself.
   void ReadFast(std::vector<GpuFastSample>* out);
 
-  // Starts a thread that waits for Xid critical errors on every GPU whose driver reports them
-  // (field xid_events); their count and last code then appear in ReadFast's samples. Idempotent;
-  // the destructor stops the thread (within half a second). Not thread-safe with itself.
+  // Registers every GPU whose driver reports Xid critical errors (field xid_events) for them;
+  // each ReadSlow then drains what the driver queued, and their count and last code appear in
+  // ReadFast's samples. Idempotent. Call before sampling starts (not thread-safe with ReadSlow).
   void StartEventWatch();
   // The Xid events received since the last call, oldest first (at most kMaxPendingXid are
   // kept; older ones are dropped, the counters still count them). Thread-safe.
@@ -96,7 +95,7 @@ class NvmlSource {
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
   void ReadGpm(size_t index, GpuSlowSample* out);
   void Warn(std::string line);
-  void EventLoop();
+  void DrainEvents();  // from ReadSlow
   void StopEventWatch();
 
   std::unique_ptr<NvmlLibrary> library_;
@@ -109,10 +108,8 @@ class NvmlSource {
   std::unique_ptr<std::atomic<bool>[]> lost_;
   std::vector<ProcessListAbi> process_lists_;  // compute, graphics, mps
   std::vector<nvml::nvmlDeviceGetProcesses_fn> process_list_fns_;  // parallel to process_lists_
-  // Xid events: the set and its thread; per-GPU counters read by ReadFast.
+  // Xid events: the set, drained by ReadSlow; per-GPU counters read by ReadFast.
   nvml::nvmlEventSet_t event_set_ = nullptr;
-  std::thread event_thread_;
-  std::atomic<bool> stop_events_{false};
   std::vector<bool> watched_;  // written before the thread starts, then read-only
   std::unique_ptr<std::atomic<uint64_t>[]> xid_count_;
   std::unique_ptr<std::atomic<uint32_t>[]> last_xid_;

@@ -1,4 +1,10 @@
-// NvmlSource: Xid critical errors, by NVML event on a thread of their own.
+// NvmlSource: Xid critical errors, by NVML event.
+//
+// The driver queues events in the set; each slow read drains them with a zero-timeout wait.
+// A thread blocked in nvmlEventSetWait instead cost more than it gave (measured with
+// bench/run_overhead.py): it could not be interrupted, so every `cgov run` waited up to the
+// wait's timeout at its end (518 ms added to `true`), and its wake-ups were CPU of their own.
+// Draining once a second finds an Xid within a second, which is all a report needs.
 #include "telemetry/nvml_source.h"
 
 #include <algorithm>
@@ -11,7 +17,7 @@ using nvml::nvmlReturn_t;
 
 void NvmlSource::StartEventWatch() {
   const NvmlFunctions& f = library_->fn();
-  if (event_thread_.joinable() || event_set_ != nullptr) return;
+  if (event_set_ != nullptr) return;
   bool any = false;
   for (size_t i = 0; i < gpus_.size(); ++i) {
     any = any || (!IsLost(i) && gpus_[i].field(GpuField::kXidEvents).supported);
@@ -30,29 +36,21 @@ void NvmlSource::StartEventWatch() {
   if (!any) {
     f.event_set_free(event_set_);
     event_set_ = nullptr;
-    return;
   }
-  event_thread_ = std::thread([this] { EventLoop(); });
 }
 
 void NvmlSource::StopEventWatch() {
-  stop_events_.store(true);
-  if (event_thread_.joinable()) event_thread_.join();
   if (event_set_ != nullptr) library_->fn().event_set_free(event_set_);
   event_set_ = nullptr;
 }
 
-void NvmlSource::EventLoop() {
-  constexpr unsigned kWaitMs = 500;  // how long a stop may wait
+void NvmlSource::DrainEvents() {
+  constexpr int kMaxPerRead = 256;  // a storm is counted over several reads, never a stall
+  if (event_set_ == nullptr) return;
   const NvmlFunctions& f = library_->fn();
-  while (!stop_events_.load()) {
+  for (int n = 0; n < kMaxPerRead; ++n) {
     nvml::nvmlEventData_t data{};
-    nvmlReturn_t ret = f.event_wait(event_set_, &data, kWaitMs);
-    if (ret == nvml::NVML_ERROR_TIMEOUT) continue;
-    if (ret != nvml::NVML_SUCCESS) {  // not a busy loop on a driver that errs at once
-      std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));
-      continue;
-    }
+    if (f.event_wait(event_set_, &data, 0) != nvml::NVML_SUCCESS) return;  // TIMEOUT: none left
     if (!(data.eventType & nvml::nvmlEventTypeXidCriticalError)) continue;
     auto it = std::find(handles_.begin(), handles_.end(), data.device);
     if (it == handles_.end()) continue;

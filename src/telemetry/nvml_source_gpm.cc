@@ -38,14 +38,16 @@ void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
         {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, &GpmMetrics::nvlink_tx_mib_s},
         {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, &GpmMetrics::nvlink_rx_mib_s},
     };
-    if (!gpm_request_) gpm_request_ = std::make_unique<nvml::nvmlGpmMetricsGet_t>();
-    nvml::nvmlGpmMetricsGet_t& request = *gpm_request_;
-    request = {};
+    if (!gpm_request_) gpm_request_ = std::make_unique<nvml::nvmlGpmMetricsGet_t>();  // zeroed
+    nvml::nvmlGpmMetricsGet_t& request = *gpm_request_;  // only the slots asked for are reset
     request.version = nvml::NVML_GPM_METRICS_GET_VERSION;
     request.numMetrics = std::size(kWanted);
     request.sample1 = g.samples[g.current ^ 1];
     request.sample2 = g.samples[g.current];
-    for (size_t k = 0; k < std::size(kWanted); ++k) request.metrics[k].metricId = kWanted[k].id;
+    for (size_t k = 0; k < std::size(kWanted); ++k) {
+      request.metrics[k] = nvml::nvmlGpmMetric_t{};
+      request.metrics[k].metricId = kWanted[k].id;
+    }
     if (f.gpm_metrics_get(&request) == nvml::NVML_SUCCESS) {
       for (size_t k = 0; k < std::size(kWanted); ++k) {
         const nvml::nvmlGpmMetric_t& m = request.metrics[k];

@@ -18,16 +18,6 @@ inline std::string FakeNvmlPath(const std::string& variant) {
   return std::string(CGOV_FAKE_NVML_DIR) + "/" + variant + "/libnvidia-ml.so.1";
 }
 
-// Polls `done` every 10 ms for at most `seconds` (for what a thread of the source delivers).
-template <typename F>
-bool WaitUntil(F done, double seconds = 5) {
-  for (int i = 0; i < static_cast<int>(seconds * 100); ++i) {
-    if (done()) return true;
-    usleep(10'000);
-  }
-  return done();
-}
-
 class FakeNvml {
  public:
   // Loads `variant` and points it at `scenario_json` (written to a temp file), time frozen at t.

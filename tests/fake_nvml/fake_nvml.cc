@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -138,6 +139,10 @@ int LoadScenario() {
   }
   if (scenario->init_error != 0) return scenario->init_error;
   if (!ExportsMatchDriver(*scenario)) return kUnknown;
+  if (scenario->v3_process_entry_bytes == 0) {  // looked up once, not on every call
+    scenario->v3_process_entry_bytes =
+        fake_nvml::AbiForDriver(scenario->driver_version).v3_process_entry_bytes;
+  }
   for (auto& [function, ms] : scenario->delays_ms) CounterFor(function.c_str())->delay_ms = ms;
   std::lock_guard<std::mutex> lock(S().mu);
   S().scenario = std::move(scenario);
@@ -264,9 +269,7 @@ int ListProcesses(nvmlDevice_st_fwd* device, unsigned* count, void* infos, ListK
 size_t V3EntryBytes(nvmlDevice_st_fwd* device) {
   (void)device;
   const fake_nvml::Scenario* s = Current();
-  if (s && s->v3_process_entry_bytes > 0) return s->v3_process_entry_bytes;
-  const unsigned bytes = s ? fake_nvml::AbiForDriver(s->driver_version).v3_process_entry_bytes : 0;
-  return bytes != 0 ? bytes : 24;
+  return s && s->v3_process_entry_bytes > 0 ? s->v3_process_entry_bytes : 24;
 }
 
 static_assert(sizeof(UtilSample) == 32 && sizeof(PciInfo) == 68);
@@ -728,8 +731,23 @@ static int EventWaitImpl(FakeEventSet* set, EventData* data, unsigned timeout_ms
         return kSuccess;
       }
     }
-    if (MonotonicSeconds() >= deadline) return 10;  // NVML_ERROR_TIMEOUT
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const double left = deadline - MonotonicSeconds();
+    if (left <= 0) return 10;  // NVML_ERROR_TIMEOUT
+    // Blocks like the driver instead of spinning (cgov's CPU figures include the fake's): until
+    // the deadline or the next event, at most 250 ms so that a frozen clock moved by a test is
+    // seen soon.
+    double next = left;
+    {
+      std::lock_guard<std::mutex> lock(set->mu);
+      for (const auto& [index, n] : set->next) {
+        const Gpu& gpu = s->gpus[index];
+        if (n < gpu.xid_events.size() && S().frozen_time.load() < 0) {
+          next = std::min(next, (gpu.xid_events[n].first - t) / s->time_scale);
+        }
+      }
+    }
+    const double nap = std::clamp(next, 0.001, 0.25);
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(nap * 1e6)));
   }
 }
 

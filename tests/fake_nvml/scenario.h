@@ -64,8 +64,8 @@ struct Scenario {
   std::string nvml_version = "12.550.54.15";
   int cuda_driver_version = 12040;
   int init_error = 0;       // nvmlReturn_t nvmlInit answers; 0 = success
-  // > 0: _v3 process lists write entries this wide whatever abi_table.cc says of the driver (a
-  // driver no table knows yet).
+  // > 0 in the file: _v3 process lists write entries this wide whatever abi_table.cc says of the
+  // driver (a driver no table knows yet). 0: the driver's row decides (filled in at nvmlInit).
   unsigned v3_process_entry_bytes = 0;
   double time_scale = 1.0;  // fake seconds per real second
   std::map<std::string, int> delays_ms;  // NVML function name -> added latency per call
