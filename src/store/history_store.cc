@@ -150,10 +150,12 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path
   if (mode == Mode::kWrite) {
     CGOV_RETURN_IF_ERROR(store->PrepareWriter());
   } else {
-    CGOV_ASSIGN_OR_RETURN(int64_t version, store->db_->QueryInt("PRAGMA user_version"));
-    if (version < kHistorySchemaVersion) {
+    // A version-1 database (an older cgov's) reads as it is: it only lacks gpu_event.
+    CGOV_ASSIGN_OR_RETURN(store->schema_version_, store->db_->QueryInt("PRAGMA user_version"));
+    if (store->schema_version_ < 1) {
       return InvalidArgument(fmt::format("{}: schema version {} needs migrating: open it once with "
-                                         "a writer (cgov daemon) first", path, version));
+                                         "a writer (cgov daemon) first", path,
+                                         store->schema_version_));
     }
   }
   CGOV_RETURN_IF_ERROR(store->LoadCaches());
@@ -335,6 +337,7 @@ Status HistoryStore::PutEvent(const GpuEventRecord& e) {
 
 Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms,
                                                          int64_t until_ms) const {
+  if (schema_version_ < 2) return std::vector<GpuEventRecord>{};  // no gpu_event table yet
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
       "SELECT ts_ms, gpu, kind, code FROM gpu_event WHERE ts_ms >= ? AND ts_ms < ? "
       "ORDER BY ts_ms, gpu"));

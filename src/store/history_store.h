@@ -165,6 +165,7 @@ class HistoryStore {
 
   std::unique_ptr<SqliteDb> db_;
   std::string path_;
+  int64_t schema_version_ = kHistorySchemaVersion;  // a reader may open an older one
   int lock_fd_;  // -1 for readers
   int64_t watermark_ms_ = 0;
   std::map<std::string, GpuRecord> gpus_;  // by uuid

@@ -190,6 +190,38 @@ TEST_F(HistoryStoreTest, ForeignOrCorruptOrNewerDatabasesAreLeftUntouched) {
   EXPECT_FALSE(HistoryStore::Open(dir_ / "missing.db", HistoryStore::Mode::kRead).ok());
 }
 
+// Regression for the schema-2 upgrade: a database an older cgov wrote (version 1, no gpu_event)
+// is read as it is, and the first writer migrates it in place, ticks kept.
+TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
+  {
+    auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+    ASSERT_TRUE(store.ok());
+    auto run = (*store)->BeginRun("daemon", 0, 1000, "box");
+    ASSERT_TRUE((*store)->AppendTick(1000, run->id, {}).ok());
+  }
+  {
+    auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE((*db)->Exec("DROP TABLE gpu_event; PRAGMA user_version = 1").ok());
+  }
+  {
+    auto reader = HistoryStore::Open(path_, HistoryStore::Mode::kRead);
+    ASSERT_TRUE(reader.ok()) << reader.status().message();
+    auto events = (*reader)->Events(0, 10'000);
+    ASSERT_TRUE(events.ok()) << events.status().message();
+    EXPECT_TRUE(events->empty());
+  }
+  auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  ASSERT_TRUE((*writer)->PutEvent({1500, 1, "xid", 79}).ok());
+  auto events = (*writer)->Events(0, 10'000);
+  ASSERT_TRUE(events.ok() && events->size() == 1u);
+  EXPECT_EQ((*events)[0].code, 79);
+  EXPECT_TRUE(*(*writer)->HasTick(1000)) << "the migration kept the ticks";
+  writer->reset();
+  auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadOnly);
+  EXPECT_EQ(*(*db)->QueryInt("PRAGMA user_version"), 2);
+}
+
 TEST_F(HistoryStoreTest, PruningNeverPassesTheWatermark) {
   auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_TRUE(store.ok());

@@ -4,6 +4,8 @@
 //   cgov-loadgen play PATTERN [--duration 20s] [--device N] [--hold-mib M] [--cuda-lib PATH]
 //   cgov-loadgen compare --pattern P --samples samples.jsonl --smi smi.csv [--device N] [--hold-mib M]
 //   cgov-loadgen patterns | header
+#include <sys/stat.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -23,7 +25,11 @@ namespace {
 constexpr int64_t kMaxKernelMs = 250;  // a long busy stretch is cut so a signal ends it soon
 constexpr size_t kMaxInputBytes = 256u << 20;
 
+// A regular file of at most 256 MiB (a FIFO would block, /dev/zero never end).
 Result<std::string> ReadInput(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return NotFound(fmt::format("{}: cannot be read", path));
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(fmt::format("{}: not a regular file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(fmt::format("{}: cannot be read", path));
   std::string text(kMaxInputBytes + 1, '\0');

@@ -104,6 +104,11 @@ TEST(LoadgenE2E, BusyPatternWithoutTheCudaDriverIsAClearError) {
   EXPECT_EQ(r.exit_code, 0) << r.err << "idle needs no CUDA at all";
   r = RunProgram({CGOV_LOADGEN, "play", "duty200"}, {});
   EXPECT_EQ(r.exit_code, 2);
+  r = RunProgram({CGOV_LOADGEN, "compare", "--pattern", "idle", "--samples", "/dev/zero", "--smi",
+                  "/dev/null"},
+                 {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/dev/zero: not a regular file"), std::string::npos) << r.err;
 }
 
 }  // namespace
