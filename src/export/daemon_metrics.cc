@@ -172,17 +172,23 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
                                     int64_t now_ms) const {
   // A reading is served only from a fresh tick that has it: unknown is absent, never stale.
   const bool fresh = Fresh(now_ms);
-  auto gauge = [&](std::string_view name, std::string_view help, auto value_of) {
+  // One family: a sample for each GPU whose value_of(position) is known; a lost GPU's only when
+  // `lost_too` (Xid errors: Xid 79 is how a GPU gets lost).
+  auto family = [&](std::string_view name, MetricType type, std::string_view help, bool lost_too,
+                    auto value_of) {
     bool started = false;
     for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
-      const GpuFastSample& s = last_->gpus[i];
-      if (s.lost) continue;
-      std::optional<double> v = value_of(s);
+      if (last_->gpus[i].lost && !lost_too) continue;
+      const std::optional<double> v = value_of(i);
       if (!v) continue;
-      if (!started) w.Family(name, MetricType::kGauge, help);
+      if (!started) w.Family(name, type, help);
       started = true;
       w.Sample(labels[i].labels, *v);
     }
+  };
+  auto gauge = [&](std::string_view name, std::string_view help, auto value_of) {
+    family(name, MetricType::kGauge, help, false,
+           [&](size_t i) { return value_of(last_->gpus[i]); });
   };
   auto opt = [](auto v) -> std::optional<double> {
     return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
@@ -216,14 +222,10 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
   // NVML GPM as dcgm-exporter's profiling fields: activity as a ratio, traffic in bytes/s.
   auto prof = [&](std::string_view name, std::string_view help,
                   std::optional<double> GpmMetrics::*field, double scale) {
-    bool started = false;
-    for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpm.size(); ++i) {
-      const std::optional<double>& v = last_->gpm[i].*field;
-      if (!v || (i < last_->gpus.size() && last_->gpus[i].lost)) continue;
-      if (!started) w.Family(name, MetricType::kGauge, help);
-      started = true;
-      w.Sample(labels[i].labels, *v * scale);
-    }
+    family(name, MetricType::kGauge, help, false, [&](size_t i) -> std::optional<double> {
+      if (i >= last_->gpm.size() || !(last_->gpm[i].*field)) return std::nullopt;
+      return *(last_->gpm[i].*field) * scale;
+    });
   };
   prof("DCGM_FI_PROF_SM_ACTIVE", "Ratio of SMs busy (NVML GPM SM utilization, 0-1).",
        &GpmMetrics::sm_active_pct, 0.01);
@@ -241,34 +243,19 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
        &GpmMetrics::nvlink_tx_mib_s, 1048576.0);
   prof("DCGM_FI_PROF_NVLINK_RX_BYTES", "NVLink bytes received per second.",
        &GpmMetrics::nvlink_rx_mib_s, 1048576.0);
-  // Xid errors are served for a lost GPU too: Xid 79 is how a GPU gets lost.
-  auto xid = [&](std::string_view name, MetricType type, std::string_view help, auto value_of) {
-    bool started = false;
-    for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
-      const GpuFastSample& s = last_->gpus[i];
-      if (!s.xid_errors) continue;
-      if (!started) w.Family(name, type, help);
-      started = true;
-      w.Sample(labels[i].labels, value_of(s));
-    }
-  };
-  xid("DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge,
-      "Value of the last XID error encountered (0: none since cgov started).",
-      [](const GpuFastSample& s) { return static_cast<double>(s.last_xid.value_or(0)); });
-  xid("cgov_gpu_xid_errors_total", MetricType::kCounter,
-      "Xid critical errors the driver reported since cgov started.",
-      [](const GpuFastSample& s) { return static_cast<double>(*s.xid_errors); });
-  bool started = false;
-  for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
-    const GpuFastSample& s = last_->gpus[i];
-    if (s.lost || !s.energy_mj) continue;
-    if (!started) {
-      w.Family("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::kCounter,
-               "Total energy consumption since the driver was last loaded (in mJ).");
-    }
-    started = true;
-    w.Sample(labels[i].labels, static_cast<double>(*s.energy_mj));
-  }
+  family("DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge,
+         "Value of the last XID error encountered (0: none since cgov started).", true,
+         [&](size_t i) -> std::optional<double> {
+           const GpuFastSample& s = last_->gpus[i];
+           if (!s.xid_errors) return std::nullopt;
+           return static_cast<double>(s.last_xid.value_or(0));
+         });
+  family("cgov_gpu_xid_errors_total", MetricType::kCounter,
+         "Xid critical errors the driver reported since cgov started.", true,
+         [&](size_t i) { return opt(last_->gpus[i].xid_errors); });
+  family("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::kCounter,
+         "Total energy consumption since the driver was last loaded (in mJ).", false,
+         [&](size_t i) { return opt(last_->gpus[i].energy_mj); });
 }
 
 void DaemonMetrics::RenderCounters(ExpositionWriter& w,
