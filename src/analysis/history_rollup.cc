@@ -99,13 +99,7 @@ void MergeInto(const GpuUsage& from, GpuUsage* into) {
   into->bound_sm_active_ms_x100 += from.bound_sm_active_ms_x100;
   into->bound_tensor_ms += from.bound_tensor_ms;
   into->bound_tensor_active_ms_x100 += from.bound_tensor_active_ms_x100;
-  if (from.xid_errors > 0) {
-    if (into->xid_errors == 0 || (from.first_xid_ms >= 0 && from.first_xid_ms < into->first_xid_ms)) {
-      into->first_xid_ms = from.first_xid_ms;
-    }
-    into->xid_errors += from.xid_errors;
-    into->last_xid = from.last_xid;
-  }
+  // Xid counts are not in rollups: the history keeps them in gpu_event (history_summary.cc).
 }
 
 void MergeInto(const GpuHour& from, GpuHour* into) {

@@ -63,15 +63,19 @@ int Play(const std::string& name, const std::string& duration_text, int device, 
   }
   fmt::print(stderr, "cgov-loadgen: {} for {} on device {}: {}\n", pattern->name,
              FormatDuration(*duration), device, pattern->description);
-  for (const Segment& s : Schedule(*pattern, duration->count())) {
-    if (!s.busy) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(s.ms));
-      continue;
-    }
-    for (int64_t left = s.ms; left > 0; left -= kMaxKernelMs) {
-      if (Status busy = load->Busy(std::min(left, kMaxKernelMs)); !busy.ok()) {
-        fmt::print(stderr, "cgov-loadgen: {}\n", busy.message());
-        return 1;
+  // One cycle's schedule at a time: a long --duration never builds a long list.
+  const int64_t cycle = pattern->busy_ms + pattern->idle_ms;
+  for (int64_t t = 0; t < duration->count(); t += cycle) {
+    for (const Segment& s : Schedule(*pattern, std::min(cycle, duration->count() - t))) {
+      if (!s.busy) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(s.ms));
+        continue;
+      }
+      for (int64_t left = s.ms; left > 0; left -= kMaxKernelMs) {
+        if (Status busy = load->Busy(std::min(left, kMaxKernelMs)); !busy.ok()) {
+          fmt::print(stderr, "cgov-loadgen: {}\n", busy.message());
+          return 1;
+        }
       }
     }
   }

@@ -115,7 +115,9 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
         if (!g.xid_events.empty() && t < g.xid_events.back().first) {
           throw ParseError{xat + ".t", "times must not decrease"};
         }
-        g.xid_events.emplace_back(t, static_cast<unsigned>(Number(value[i]["xid"], xat + ".xid")));
+        const double xid = Number(value[i]["xid"], xat + ".xid");
+        if (xid < 0 || xid > 999) throw ParseError{xat + ".xid", "must be 0 to 999"};
+        g.xid_events.emplace_back(t, static_cast<unsigned>(xid));
       }
     }
     else if (key == "not_supported") g.not_supported = FieldSet(value, at);
