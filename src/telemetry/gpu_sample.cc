@@ -27,4 +27,21 @@ std::string_view GpuFieldName(GpuField field) {
   return "unknown";
 }
 
+std::string GpuInfo::Label() const {
+  std::string label = std::to_string(index);
+  if (mig) {
+    label += " MIG " + (mig->profile.empty() ? std::string("?") : mig->profile) + " GI " +
+             std::to_string(mig->gpu_instance_id);
+  }
+  return label;
+}
+
+std::string MigProfileFromName(std::string_view name) {
+  const size_t at = name.rfind("MIG ");
+  if (at == std::string_view::npos || (at > 0 && name[at - 1] != ' ')) return "";
+  std::string_view tail = name.substr(at + 4);
+  while (!tail.empty() && tail.back() == ' ') tail.remove_suffix(1);
+  return tail.find(' ') == std::string_view::npos ? std::string(tail) : "";
+}
+
 }  // namespace cgov

@@ -44,9 +44,27 @@ struct FieldSupport {
   std::string reason;  // why not: "symbol nvmlDeviceGetPowerUsage missing", "NVML_ERROR_NOT_SUPPORTED"
 };
 
-// A GPU as enumerated and probed once at start-up.
+// A MIG instance (a compute instance of a GPU instance) that cgov samples in place of its
+// parent GPU: in MIG mode the parent has no utilization and its memory and processes are the
+// instances' together (docs/nvml-abi.md, "MIG").
+struct MigInstance {
+  unsigned gpu_instance_id = 0;      // GPU_I_ID in DCGM's labels
+  unsigned compute_instance_id = 0;
+  std::string profile;               // "3g.40gb", "1c.3g.40gb": the name's tail after "MIG "
+  unsigned slices = 0;               // GPU instance slices (3 of 7 for 3g.40gb); 0 if unknown
+  std::string parent_uuid;
+  std::string parent_name;           // "NVIDIA H100 80GB HBM3": what is priced
+  std::optional<uint64_t> parent_memory_total_bytes;
+  // The instance's share of its GPU's price: its memory over the parent's (0 when either is
+  // unknown: the instance is then not priced). Memory no instance holds is charged to no one.
+  double price_share = 0;
+
+  bool operator==(const MigInstance&) const = default;
+};
+
+// A GPU as enumerated and probed once at start-up: a whole GPU, or one MIG instance of one.
 struct GpuInfo {
-  unsigned index = 0;
+  unsigned index = 0;  // NVML's index of the (parent) GPU, as nvidia-smi numbers it
   std::string uuid;        // empty when unknown
   std::string name;        // empty when unknown
   std::string pci_bus_id;  // "00000000:18:00.0", empty when unknown
@@ -60,6 +78,10 @@ struct GpuInfo {
   std::array<FieldSupport, kGpuFieldCount> fields;
   bool lost = false;       // NVML_ERROR_GPU_IS_LOST at probe time
   std::string lost_reason;
+  std::optional<MigInstance> mig;  // set for a MIG instance
+
+  // "0", or "0 MIG 3g.40gb GI 1" (GPU instance 1 of GPU 0): how reports name it.
+  std::string Label() const;
 
   const FieldSupport& field(GpuField f) const { return fields[static_cast<size_t>(f)]; }
   FieldSupport& field(GpuField f) { return fields[static_cast<size_t>(f)]; }
@@ -92,9 +114,13 @@ struct GpuFastSample {
   std::optional<uint32_t> last_xid;
 };
 
+// "3g.40gb" from a MIG device's name ("NVIDIA H100 80GB HBM3 MIG 3g.40gb"); empty when the
+// name does not end in one.
+std::string MigProfileFromName(std::string_view name);
+
 // One Xid critical error as the driver reported it.
 struct XidEvent {
-  unsigned gpu_index = 0;
+  unsigned gpu_index = 0;  // position in NvmlSource::gpus() (a MIG instance has its own)
   uint32_t xid = 0;        // 999: the driver did not say which
   int64_t unix_ms = 0;     // when cgov received it
 };
@@ -116,6 +142,7 @@ struct GpuProcess {
 // Profiling metrics from NVML GPM, over the time between two slow reads (about a second).
 // Unlike utilization.gpu (was any kernel running?), these say how much of the GPU worked.
 struct GpmMetrics {
+  std::optional<double> graphics_active_pct;  // time any work ran (utilization.gpu's meaning)
   std::optional<double> sm_active_pct;      // share of SMs busy (NVML_GPM_METRIC_SM_UTIL)
   std::optional<double> sm_occupancy_pct;   // resident warps vs the maximum
   std::optional<double> tensor_active_pct;  // time any tensor pipe was busy

@@ -222,6 +222,25 @@ inline constexpr unsigned int NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21;
 inline constexpr unsigned int NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60;
 inline constexpr unsigned int NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61;
 
+// A MIG device's size (nvmlDeviceGetAttributes_v2; the same 40 bytes in nvml.h 470.57.02 through
+// 610.43.02). Only MIG device handles answer it.
+struct nvmlDeviceAttributes_t {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;  // MiB
+};
+// % of time any compute or graphics work ran: the one utilization a MIG instance has
+// (nvmlDeviceGetUtilizationRates answers NOT_SUPPORTED in MIG mode; nvml.h 525.85.05+).
+inline constexpr unsigned int NVML_GPM_METRIC_GRAPHICS_UTIL = 1;
+// gpuInstanceId / computeInstanceId when not in MIG mode.
+inline constexpr unsigned int kNoMigId = 0xFFFFFFFFu;
+
 // usedGpuMemory when the driver cannot say (e.g. no permission, Windows WDDM).
 inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
 
@@ -248,6 +267,8 @@ static_assert(sizeof(nvmlGpmMetric_t) == 40);
 static_assert(offsetof(nvmlGpmMetric_t, value) == 8);
 static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
 static_assert(sizeof(nvmlGpmSupport_t) == 8);
+static_assert(sizeof(nvmlDeviceAttributes_t) == 40);
+static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32);
 static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 
 // Function types, named after the symbols they are resolved from.
@@ -288,6 +309,10 @@ using nvmlGpmSampleAlloc_fn = nvmlReturn_t (*)(nvmlGpmSample_t*);
 using nvmlGpmSampleFree_fn = nvmlReturn_t (*)(nvmlGpmSample_t);
 using nvmlGpmSampleGet_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSample_t);
 using nvmlGpmMetricsGet_fn = nvmlReturn_t (*)(nvmlGpmMetricsGet_t*);
+using nvmlGpmMigSampleGet_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
+using nvmlDeviceGetMigDeviceHandleByIndex_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int,
+                                                                nvmlDevice_t*);
+using nvmlDeviceGetAttributes_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceAttributes_t*);
 }
 
 // "NVML_ERROR_GPU_IS_LOST" etc., without needing the library (nvmlErrorString may be absent).

@@ -85,6 +85,14 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
       {"gpm sample free", {"nvmlGpmSampleFree"}, false, Slot(&f->gpm_sample_free)},
       {"gpm sample", {"nvmlGpmSampleGet"}, false, Slot(&f->gpm_sample_get)},
       {"gpm metrics", {"nvmlGpmMetricsGet"}, false, Slot(&f->gpm_metrics_get)},
+      {"mig device count", {"nvmlDeviceGetMaxMigDeviceCount"}, false, Slot(&f->max_mig_devices)},
+      {"mig device handle", {"nvmlDeviceGetMigDeviceHandleByIndex"}, false,
+       Slot(&f->mig_handle_by_index)},
+      {"gpu instance id", {"nvmlDeviceGetGpuInstanceId"}, false, Slot(&f->gpu_instance_id)},
+      {"compute instance id", {"nvmlDeviceGetComputeInstanceId"}, false,
+       Slot(&f->compute_instance_id)},
+      {"device attributes", {"nvmlDeviceGetAttributes_v2"}, false, Slot(&f->attributes)},
+      {"gpm mig sample", {"nvmlGpmMigSampleGet"}, false, Slot(&f->gpm_mig_sample_get)},
   };
 }
 

@@ -61,6 +61,13 @@ struct NvmlFunctions {
   nvml::nvmlGpmSampleFree_fn gpm_sample_free = nullptr;
   nvml::nvmlGpmSampleGet_fn gpm_sample_get = nullptr;
   nvml::nvmlGpmMetricsGet_fn gpm_metrics_get = nullptr;
+  // MIG: the first three, or instances are not enumerated; GPM per instance needs the fourth.
+  nvml::nvmlDeviceGetUint_fn max_mig_devices = nullptr;
+  nvml::nvmlDeviceGetMigDeviceHandleByIndex_fn mig_handle_by_index = nullptr;
+  nvml::nvmlDeviceGetUint_fn gpu_instance_id = nullptr;
+  nvml::nvmlDeviceGetUint_fn compute_instance_id = nullptr;
+  nvml::nvmlDeviceGetAttributes_fn attributes = nullptr;
+  nvml::nvmlGpmMigSampleGet_fn gpm_mig_sample_get = nullptr;
 };
 
 // What the loader looked for under one role, and what it found.

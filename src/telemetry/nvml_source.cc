@@ -202,24 +202,51 @@ Status NvmlSource::Init() {
     return Unavailable(fmt::format("{}: nvmlDeviceGetCount failed: {}", library_->path(),
                                    library_->Describe(ret)));
   }
-  gpus_.resize(count);
-  handles_.assign(count, nullptr);
-  lost_ = std::make_unique<std::atomic<bool>[]>(count);
-  xid_count_ = std::make_unique<std::atomic<uint64_t>[]>(count);
-  last_xid_ = std::make_unique<std::atomic<uint32_t>[]>(count);
-  watched_.assign(count, false);
-  gpm_.assign(count, GpmState{});
-  last_seen_us_.assign(count, 0);
+  std::vector<Unit> units;
   for (unsigned i = 0; i < count; ++i) {
-    gpus_[i].index = i;
-    ret = f.handle_by_index(i, &handles_[i]);
+    nvmlDevice_t handle = nullptr;
+    ret = f.handle_by_index(i, &handle);
     if (ret != nvml::NVML_SUCCESS) {
-      gpus_[i].lost = true;
-      gpus_[i].lost_reason = "nvmlDeviceGetHandleByIndex: " + library_->Describe(ret);
-      lost_[i] = true;
+      Unit lost;
+      lost.info.index = i;
+      lost.info.lost = true;
+      lost.info.lost_reason = "nvmlDeviceGetHandleByIndex: " + library_->Describe(ret);
+      units.push_back(std::move(lost));
       continue;
     }
-    Probe(&gpus_[i]);
+    Unit whole;
+    whole.info.index = i;
+    whole.handle = whole.parent = handle;
+    if (f.mig_mode != nullptr) {
+      unsigned int current = 0, pending = 0;
+      whole.mig_mode_ret = f.mig_mode(handle, &current, &pending);
+      whole.mig_mode_on = whole.mig_mode_ret == nvml::NVML_SUCCESS &&
+                          current == nvml::NVML_DEVICE_MIG_ENABLE;
+    }
+    if (!EnumerateMig(whole, &units)) units.push_back(std::move(whole));
+  }
+  const size_t n = units.size();
+  lost_ = std::make_unique<std::atomic<bool>[]>(n);
+  xid_count_ = std::make_unique<std::atomic<uint64_t>[]>(n);
+  last_xid_ = std::make_unique<std::atomic<uint32_t>[]>(n);
+  gpm_util_ = std::make_unique<std::atomic<int>[]>(n);
+  watched_.assign(n, false);
+  util_from_gpm_.assign(n, false);
+  gpm_.assign(n, GpmState{});
+  last_seen_us_.assign(n, 0);
+  for (Unit& unit : units) {
+    gpus_.push_back(std::move(unit.info));
+    handles_.push_back(unit.handle);
+    parent_handles_.push_back(unit.parent);
+    mig_modes_.emplace_back(unit.mig_mode_ret, unit.mig_mode_on);
+  }
+  for (size_t pos = 0; pos < n; ++pos) {
+    gpm_util_[pos] = -1;
+    if (gpus_[pos].lost) {
+      lost_[pos] = true;
+      continue;
+    }
+    Probe(pos);
   }
   return Status::Ok();
 }
@@ -230,14 +257,14 @@ bool NvmlSource::CheckLost(size_t index, nvmlReturn_t ret) {
   return true;
 }
 
-void NvmlSource::Probe(GpuInfo* gpu) {
+void NvmlSource::Probe(size_t i) {
   const NvmlFunctions& f = library_->fn();
-  const size_t i = gpu->index;
+  GpuInfo* gpu = &gpus_[i];
   nvmlDevice_t d = handles_[i];
   gpu->uuid = ReadString(f.uuid, d, nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE);
   gpu->name = ReadString(f.name, d, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE);
   nvml::nvmlPciInfo_t pci{};
-  if (f.pci_info && f.pci_info(d, &pci) == nvml::NVML_SUCCESS) {
+  if (f.pci_info && f.pci_info(parent_handles_[i], &pci) == nvml::NVML_SUCCESS) {
     gpu->pci_bus_id.assign(pci.busId, strnlen(pci.busId, sizeof(pci.busId)));
   }
   GpuFastSample scratch;
@@ -247,7 +274,7 @@ void NvmlSource::Probe(GpuInfo* gpu) {
       continue;
     }
     if (field.field == GpuField::kMemory) {
-      const nvmlReturn_t ret = ProbeMemory(gpu, &scratch);
+      const nvmlReturn_t ret = ProbeMemory(i, &scratch);
       if (IsLost(i)) break;
       gpu->field(field.field) = Judge(*library_, ret);
       continue;
@@ -257,9 +284,15 @@ void NvmlSource::Probe(GpuInfo* gpu) {
     gpu->field(field.field) = Judge(*library_, ret);
   }
   gpu->memory_total_bytes = scratch.mem_total_bytes;
-  ProbeSlowFields(gpu);
+  ProbeSlowFields(i);
   if (!IsLost(i) && !gpu->memory_reserved_bytes && scratch.mem_used_bytes) {
-    EstimateReservedMemory(gpu, *scratch.mem_used_bytes);
+    EstimateReservedMemory(i, *scratch.mem_used_bytes);
+  }
+  if (gpu->mig && !gpu->field(GpuField::kUtilization).supported &&
+      gpu->field(GpuField::kGpm).supported) {
+    util_from_gpm_[i] = true;
+    gpu->field(GpuField::kUtilization) = {
+        true, "from GPM graphics activity (a MIG instance has no utilization rates)"};
   }
   if (IsLost(i)) {
     gpu->lost = true;
@@ -268,11 +301,13 @@ void NvmlSource::Probe(GpuInfo* gpu) {
 }
 
 // Slow fields: probed with the cheapest form of each call.
-void NvmlSource::ProbeSlowFields(GpuInfo* gpu) {
+// Events and GPM are the physical GPU's (a MIG instance's through its parent's handle).
+void NvmlSource::ProbeSlowFields(size_t i) {
   const NvmlFunctions& f = library_->fn();
-  const size_t i = gpu->index;
+  GpuInfo* gpu = &gpus_[i];
   nvmlDevice_t d = handles_[i];
-  unsigned int value = 0, count = 0, pending = 0;
+  nvmlDevice_t parent = parent_handles_[i];
+  unsigned int value = 0, count = 0;
   auto probe = [&](GpuField field, bool present, const char* symbol, auto&& call) {
     if (IsLost(i)) return;
     if (!present) {
@@ -305,25 +340,26 @@ void NvmlSource::ProbeSlowFields(GpuInfo* gpu) {
                       f.register_events && f.event_wait;
   probe(GpuField::kXidEvents, events, "nvmlDeviceGetSupportedEventTypes", [&] {
     unsigned long long types = 0;
-    nvmlReturn_t ret = f.supported_events(d, &types);
+    nvmlReturn_t ret = f.supported_events(parent, &types);
     if (ret == nvml::NVML_SUCCESS && !(types & nvml::nvmlEventTypeXidCriticalError)) {
       return nvml::NVML_ERROR_NOT_SUPPORTED;
     }
     return ret;
   });
   const bool gpm = f.gpm_support && f.gpm_sample_alloc && f.gpm_sample_free &&
-                   f.gpm_sample_get && f.gpm_metrics_get;
-  probe(GpuField::kGpm, gpm, "nvmlGpmQueryDeviceSupport", [&] {
+                   f.gpm_metrics_get && (gpu->mig ? f.gpm_mig_sample_get != nullptr
+                                                  : f.gpm_sample_get != nullptr);
+  probe(GpuField::kGpm, gpm, gpu->mig ? "nvmlGpmMigSampleGet" : "nvmlGpmQueryDeviceSupport", [&] {
     nvml::nvmlGpmSupport_t support{nvml::NVML_GPM_SUPPORT_VERSION, 0};
-    nvmlReturn_t ret = f.gpm_support(d, &support);
+    nvmlReturn_t ret = f.gpm_support(parent, &support);
     if (ret == nvml::NVML_SUCCESS && !support.isSupportedDevice) {
       return nvml::NVML_ERROR_NOT_SUPPORTED;  // before Hopper
     }
     return ret;
   });
   probe(GpuField::kMigMode, f.mig_mode != nullptr, "nvmlDeviceGetMigMode", [&] {
-    nvmlReturn_t ret = f.mig_mode(d, &value, &pending);
-    if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = value == nvml::NVML_DEVICE_MIG_ENABLE;
+    const auto [ret, on] = mig_modes_[i];  // read at enumeration
+    if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = on;
     return ret;
   });
 }
@@ -349,6 +385,11 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
     for (const FastField& field : fields) {
       if (IsLost(i)) break;
       if (!gpus_[i].field(field.field).supported) continue;
+      if (field.field == GpuField::kUtilization && util_from_gpm_[i]) {
+        const int pct = gpm_util_[i].load(std::memory_order_relaxed);
+        if (pct >= 0) sample.util_gpu_pct = static_cast<uint32_t>(pct);
+        continue;
+      }
       CheckLost(i, field.read != nullptr ? field.read(f, handles_[i], &sample)
                                          : ReadMemory(i, &sample));
     }

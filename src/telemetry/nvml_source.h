@@ -80,11 +80,23 @@ class NvmlSource {
  private:
   explicit NvmlSource(std::unique_ptr<NvmlLibrary> library);
   Status Init();
-  void Probe(GpuInfo* gpu);
-  void ProbeSlowFields(GpuInfo* gpu);
+  // A sampled unit before probing: a whole GPU, or a MIG instance with its parent's handle.
+  struct Unit {
+    GpuInfo info;
+    nvml::nvmlDevice_t handle = nullptr;
+    nvml::nvmlDevice_t parent = nullptr;  // == handle for a whole GPU
+    // nvmlDeviceGetMigMode of the parent, read once at enumeration (probed from it).
+    nvml::nvmlReturn_t mig_mode_ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
+    bool mig_mode_on = false;
+  };
+  // Appends GPU `index`'s MIG instances to *units (`whole` is the GPU's own unit, its MIG mode
+  // read); false when it is not in MIG mode or has none (then the whole GPU is sampled).
+  bool EnumerateMig(const Unit& whole, std::vector<Unit>* units);
+  void Probe(size_t pos);
+  void ProbeSlowFields(size_t pos);
   // Reads memory once (_v2, else v1) and keeps the reservation; returns what the call answered.
-  nvml::nvmlReturn_t ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch);
-  void EstimateReservedMemory(GpuInfo* gpu, uint64_t v1_used_bytes);
+  nvml::nvmlReturn_t ProbeMemory(size_t pos, GpuFastSample* scratch);
+  void EstimateReservedMemory(size_t pos, uint64_t v1_used_bytes);
   void DecideProcessLists();
   // Records a lost GPU; returns true when `ret` says so.
   bool CheckLost(size_t index, nvml::nvmlReturn_t ret);
@@ -104,7 +116,13 @@ class NvmlSource {
   std::string nvml_version_;
   std::optional<int> cuda_driver_version_;
   std::vector<GpuInfo> gpus_;
-  std::vector<nvml::nvmlDevice_t> handles_;
+  std::vector<nvml::nvmlDevice_t> handles_;         // per unit: the GPU's or MIG device's
+  std::vector<nvml::nvmlDevice_t> parent_handles_;  // per unit: the physical GPU's
+  std::vector<std::pair<nvml::nvmlReturn_t, bool>> mig_modes_;  // per unit, until probed
+  // MIG instances have no utilization call: theirs is GPM's graphics activity, kept here by
+  // ReadGpm (percent, -1 until the first metrics) and read by ReadFast.
+  std::vector<bool> util_from_gpm_;
+  std::unique_ptr<std::atomic<int>[]> gpm_util_;
   std::unique_ptr<std::atomic<bool>[]> lost_;
   std::vector<ProcessListAbi> process_lists_;  // compute, graphics, mps
   std::vector<nvml::nvmlDeviceGetProcesses_fn> process_list_fns_;  // parallel to process_lists_

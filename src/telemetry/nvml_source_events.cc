@@ -26,11 +26,17 @@ void NvmlSource::StartEventWatch() {
     event_set_ = nullptr;
     return;
   }
+  // Registered per physical GPU (a MIG device handle has no events of its own); every
+  // instance of a GPU is watched when its parent is.
   any = false;
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (IsLost(i) || !gpus_[i].field(GpuField::kXidEvents).supported) continue;
-    watched_[i] = f.register_events(handles_[i], nvml::nvmlEventTypeXidCriticalError,
-                                    event_set_) == nvml::NVML_SUCCESS;
+    size_t first = 0;
+    while (parent_handles_[first] != parent_handles_[i]) ++first;
+    watched_[i] = first < i ? watched_[first]
+                            : f.register_events(parent_handles_[i],
+                                                nvml::nvmlEventTypeXidCriticalError,
+                                                event_set_) == nvml::NVML_SUCCESS;
     any = any || watched_[i];
   }
   if (!any) {
@@ -52,18 +58,25 @@ void NvmlSource::DrainEvents() {
     nvml::nvmlEventData_t data{};
     if (f.event_wait(event_set_, &data, 0) != nvml::NVML_SUCCESS) return;  // TIMEOUT: none left
     if (!(data.eventType & nvml::nvmlEventTypeXidCriticalError)) continue;
-    auto it = std::find(handles_.begin(), handles_.end(), data.device);
-    if (it == handles_.end()) continue;
-    const size_t i = static_cast<size_t>(it - handles_.begin());
     const uint32_t xid = static_cast<uint32_t>(std::min<unsigned long long>(data.eventData, 999));
-    last_xid_[i].store(xid, std::memory_order_relaxed);
-    xid_count_[i].fetch_add(1, std::memory_order_relaxed);
     const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
-    std::lock_guard<std::mutex> lock(xid_mu_);
-    if (pending_xid_.size() == kMaxPendingXid) pending_xid_.pop_front();
-    pending_xid_.push_back({static_cast<unsigned>(i), xid, now_ms});
+    // The GPU's units: the whole GPU, or its MIG instances — the one the driver attributes the
+    // error to, or all of them when it does not say.
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      if (parent_handles_[i] != data.device || !watched_[i]) continue;
+      const std::optional<MigInstance>& mig = gpus_[i].mig;
+      if (mig && data.gpuInstanceId != nvml::kNoMigId &&
+          data.gpuInstanceId != mig->gpu_instance_id) {
+        continue;
+      }
+      last_xid_[i].store(xid, std::memory_order_relaxed);
+      xid_count_[i].fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(xid_mu_);
+      if (pending_xid_.size() == kMaxPendingXid) pending_xid_.pop_front();
+      pending_xid_.push_back({static_cast<unsigned>(i), xid, now_ms});
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // NvmlSource: profiling metrics by NVML GPM (Hopper and later).
 #include "telemetry/nvml_source.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -17,10 +18,14 @@ void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
   for (nvml::nvmlGpmSample_t& sample : g.samples) {
     if (sample == nullptr && f.gpm_sample_alloc(&sample) != nvml::NVML_SUCCESS) return;
   }
-  nvmlReturn_t ret = f.gpm_sample_get(handles_[index], g.samples[g.current]);
+  const std::optional<MigInstance>& mig = gpus_[index].mig;
+  nvmlReturn_t ret =
+      mig ? f.gpm_mig_sample_get(parent_handles_[index], mig->gpu_instance_id, g.samples[g.current])
+          : f.gpm_sample_get(handles_[index], g.samples[g.current]);
   if (ret != nvml::NVML_SUCCESS) {
     CheckLost(index, ret);
     g.primed = false;
+    if (util_from_gpm_[index]) gpm_util_[index].store(-1, std::memory_order_relaxed);
     return;
   }
   if (g.primed) {
@@ -29,6 +34,7 @@ void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
       std::optional<double> GpmMetrics::*field;
     };
     static constexpr Wanted kWanted[] = {
+        {nvml::NVML_GPM_METRIC_GRAPHICS_UTIL, &GpmMetrics::graphics_active_pct},
         {nvml::NVML_GPM_METRIC_SM_UTIL, &GpmMetrics::sm_active_pct},
         {nvml::NVML_GPM_METRIC_SM_OCCUPANCY, &GpmMetrics::sm_occupancy_pct},
         {nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL, &GpmMetrics::tensor_active_pct},
@@ -55,6 +61,11 @@ void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
           out->gpm.*kWanted[k].field = m.value;
         }
       }
+    }
+    if (util_from_gpm_[index]) {
+      const std::optional<double>& pct = out->gpm.graphics_active_pct;
+      gpm_util_[index].store(pct ? static_cast<int>(std::lround(std::min(*pct, 100.0))) : -1,
+                             std::memory_order_relaxed);
     }
   }
   g.current ^= 1;

@@ -11,15 +11,16 @@ using nvml::nvmlReturn_t;
 
 // _v2 answers the reservation; an error from it (a driver that exports the symbol but rejects
 // the call) falls back to v1, whose `used` includes the reservation: corrected once it is known.
-nvmlReturn_t NvmlSource::ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch) {
+nvmlReturn_t NvmlSource::ProbeMemory(size_t pos, GpuFastSample* scratch) {
   const NvmlFunctions& f = library_->fn();
-  nvmlDevice_t d = handles_[gpu->index];
+  GpuInfo* gpu = &gpus_[pos];
+  nvmlDevice_t d = handles_[pos];
   nvmlReturn_t ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
   if (f.memory_v2 != nullptr) {
     nvml::nvmlMemory_v2_t m{};
     m.version = nvml::nvmlMemory_v2;
     ret = f.memory_v2(d, &m);
-    if (CheckLost(gpu->index, ret)) return ret;
+    if (CheckLost(pos, ret)) return ret;
     if (ret == nvml::NVML_SUCCESS) {
       gpu->memory_reserved_bytes = m.reserved;
       gpu->memory_reserved_source = "nvmlDeviceGetMemoryInfo_v2";
@@ -29,7 +30,7 @@ nvmlReturn_t NvmlSource::ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch) {
   if (ret != nvml::NVML_SUCCESS && f.memory_v1 != nullptr) {
     nvml::nvmlMemory_t m{};
     ret = f.memory_v1(d, &m);
-    if (CheckLost(gpu->index, ret)) return ret;
+    if (CheckLost(pos, ret)) return ret;
     if (ret == nvml::NVML_SUCCESS) {
       scratch->mem_used_bytes = m.used;  // with the reservation: EstimateReservedMemory
       scratch->mem_total_bytes = m.total;
@@ -40,9 +41,10 @@ nvmlReturn_t NvmlSource::ProbeMemory(GpuInfo* gpu, GpuFastSample* scratch) {
 
 // On a driver without _v2, the reservation is what v1 calls used and no process holds. Only
 // estimated when every process's memory is known (a hidden one would be counted as reserved).
-void NvmlSource::EstimateReservedMemory(GpuInfo* gpu, uint64_t v1_used_bytes) {
+void NvmlSource::EstimateReservedMemory(size_t pos, uint64_t v1_used_bytes) {
+  GpuInfo* gpu = &gpus_[pos];
   GpuSlowSample slow;
-  ReadProcesses(gpu->index, &slow);
+  ReadProcesses(pos, &slow);
   if (!slow.processes_known) return;
   uint64_t held = 0;
   for (const GpuProcess& p : slow.processes) {

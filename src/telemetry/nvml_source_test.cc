@@ -485,5 +485,93 @@ TEST(NvmlSource, FastReadNeverCallsTheSlowFunctions) {
   EXPECT_EQ(fake.Calls("nvmlDeviceGetUtilizationRates"), 15u);
 }
 
+// MIG: an H100 in MIG mode is sampled as its instances, each through its own handle (memory,
+// processes) and its parent's (GPM, events); a whole GPU beside it stays one unit.
+constexpr const char* kMigScenario = R"({
+  "gpus": [
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "gpm": true, "mig": true,
+     "xid_events": [{"t": 5, "xid": 31, "gi": 2}, {"t": 6, "xid": 79}],
+     "mig_devices": [
+       {"gi": 1, "ci": 0, "slices": 3, "memory_total_mib": 40192, "name": "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+        "timeline": [{"t": 0, "util_gpu": 80, "sm_active": 60}],
+        "processes": [{"pid": 700, "used_mib": 30000}]},
+       {"gi": 2, "ci": 0, "slices": 2, "memory_total_mib": 19968,
+        "processes": [{"pid": 701, "used_mib": 1000}]}]},
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "gpm": true,
+     "timeline": [{"t": 0, "util_gpu": 40}]}
+  ]})";
+
+TEST(NvmlSource, MigInstancesAreSampledInPlaceOfTheirParent) {
+  FakeNvml fake("full", kMigScenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  NvmlSource& nvml = **source;
+  ASSERT_EQ(nvml.gpus().size(), 3u) << "two instances, then the whole GPU";
+  const GpuInfo& a = nvml.gpus()[0];
+  const GpuInfo& b = nvml.gpus()[1];
+  ASSERT_TRUE(a.mig && b.mig);
+  EXPECT_FALSE(nvml.gpus()[2].mig);
+  EXPECT_EQ(a.index, 0u);
+  EXPECT_EQ(nvml.gpus()[2].index, 1u);
+  EXPECT_EQ(a.mig->gpu_instance_id, 1u);
+  EXPECT_EQ(a.mig->profile, "3g.40gb") << "from the name";
+  EXPECT_EQ(b.mig->profile, "2g.20gb") << "the fake's default name, parsed back";
+  EXPECT_EQ(a.mig->slices, 3u);
+  EXPECT_EQ(a.mig->parent_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(a.mig->parent_uuid, "GPU-fa4e0000-0000-4000-8000-000000000000");
+  EXPECT_NEAR(a.mig->price_share, 40192.0 / 81559.0, 1e-9);
+  EXPECT_EQ(a.uuid.rfind("MIG-", 0), 0u);
+  EXPECT_EQ(a.memory_total_bytes, 40192 * kMiB);
+  EXPECT_EQ(a.mig_enabled, true);
+  EXPECT_EQ(a.Label(), "0 MIG 3g.40gb GI 1");
+  EXPECT_TRUE(a.field(GpuField::kUtilization).supported) << "through GPM";
+  EXPECT_FALSE(a.field(GpuField::kPower).supported) << "the parent's, not the instance's";
+  EXPECT_TRUE(a.field(GpuField::kGpm).supported);
+
+  nvml.StartEventWatch();
+  std::vector<GpuSlowSample> slow;
+  std::vector<GpuFastSample> fast;
+  nvml.ReadSlow(&slow);
+  nvml.ReadFast(&fast);
+  EXPECT_FALSE(fast[0].util_gpu_pct) << "no GPM interval yet: unknown, not 0";
+  ASSERT_TRUE(slow[0].processes_known);
+  ASSERT_EQ(slow[0].processes.size(), 1u) << "an instance lists its own processes only";
+  EXPECT_EQ(slow[0].processes[0].pid, 700u);
+  EXPECT_EQ(slow[0].processes[0].used_memory_bytes, 30000 * kMiB);
+  ASSERT_EQ(slow[1].processes.size(), 1u);
+  EXPECT_EQ(slow[1].processes[0].pid, 701u);
+  fake.SetTime(2);
+  nvml.ReadSlow(&slow);
+  nvml.ReadFast(&fast);
+  EXPECT_EQ(fast[0].util_gpu_pct, 80u) << "GPM graphics activity of GPU instance 1";
+  EXPECT_EQ(fast[1].util_gpu_pct, 0u);
+  EXPECT_EQ(fast[2].util_gpu_pct, 40u) << "the whole GPU's own utilization";
+  EXPECT_EQ(slow[0].gpm.sm_active_pct, 60.0);
+  EXPECT_EQ(fast[0].mem_used_bytes, 30000 * kMiB);
+  EXPECT_FALSE(fast[0].power_mw);
+
+  // Xid 31 names GPU instance 2; Xid 79 names none, so it counts on every instance.
+  fake.SetTime(7);
+  nvml.ReadSlow(&slow);
+  nvml.ReadFast(&fast);
+  EXPECT_EQ(fast[0].xid_errors, 1u);
+  EXPECT_EQ(fast[0].last_xid, 79u);
+  EXPECT_EQ(fast[1].xid_errors, 2u);
+  EXPECT_EQ(fast[2].xid_errors, 0u) << "the other GPU";
+  std::vector<XidEvent> events = nvml.DrainXidEvents();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].gpu_index, 1u);
+  EXPECT_EQ(events[0].xid, 31u);
+  EXPECT_EQ(fake.Calls("nvmlDeviceRegisterEvents"), 2u) << "once per physical GPU";
+}
+
+TEST(NvmlSource, MigProfileComesFromTheDeviceName) {
+  EXPECT_EQ(MigProfileFromName("NVIDIA H100 80GB HBM3 MIG 3g.40gb"), "3g.40gb");
+  EXPECT_EQ(MigProfileFromName("NVIDIA A100-SXM4-40GB MIG 1c.3g.20gb"), "1c.3g.20gb");
+  EXPECT_EQ(MigProfileFromName("NVIDIA H100 80GB HBM3"), "");
+  EXPECT_EQ(MigProfileFromName("NVIDIA H100 MIGHTY"), "");
+  EXPECT_EQ(MigProfileFromName("MIG 2g.20gb"), "2g.20gb");
+}
+
 }  // namespace
 }  // namespace cgov

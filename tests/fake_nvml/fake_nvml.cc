@@ -25,7 +25,8 @@
 #include "abi_table.h"
 #include "scenario.h"
 
-// nvmlDevice_t is a pointer to an opaque struct; ours encodes the GPU index + 1.
+// nvmlDevice_t is a pointer to an opaque struct; ours encodes the GPU index + 1, or for a MIG
+// device kMigHandleBase + its index in Scenario::mig_devices + 1.
 struct nvmlDevice_st_fwd;
 struct FakeEventSet;
 struct FakeGpmSample;
@@ -38,6 +39,8 @@ using fake_nvml::Process;
 constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3,
               kNoPermission = 4, kNotFound = 6, kInsufficientSize = 7, kGpuIsLost = 15,
               kUnknown = 999;
+
+constexpr uintptr_t kMigHandleBase = 0x100000;
 
 struct Counter {
   std::atomic<unsigned long long> calls{0};
@@ -167,13 +170,19 @@ Call Resolve(nvmlDevice_st_fwd* device, const char* field) {
     return call;
   }
   auto index = reinterpret_cast<uintptr_t>(device);
-  if (index == 0 || index > call.scenario->gpus.size()) {
+  const std::vector<Gpu>& list =
+      index > kMigHandleBase ? call.scenario->mig_devices : call.scenario->gpus;
+  if (index > kMigHandleBase) index -= kMigHandleBase;
+  if (index == 0 || index > list.size()) {
     call.error = kInvalidArgument;
     return call;
   }
-  call.gpu = &call.scenario->gpus[index - 1];
+  call.gpu = &list[index - 1];
   call.t = Now(*call.scenario);
-  if (call.gpu->LostAt(call.t)) call.error = kGpuIsLost;
+  const Gpu* physical = call.gpu->IsMigDevice()
+                            ? &call.scenario->gpus[static_cast<size_t>(call.gpu->parent)]
+                            : call.gpu;
+  if (physical->LostAt(call.t)) call.error = kGpuIsLost;
   else if (field && call.gpu->not_supported.count(field)) call.error = kNotSupported;
   else if (field && call.gpu->no_permission.count(field)) call.error = kNoPermission;
   return call;
@@ -182,10 +191,32 @@ Call Resolve(nvmlDevice_st_fwd* device, const char* field) {
 unsigned Uint(double v) { return v <= 0 ? 0u : static_cast<unsigned>(std::lround(v)); }
 unsigned long long Mib(double mib) { return static_cast<unsigned long long>(mib * 1048576.0); }
 
+// A process as one device lists it: with its MIG ids (0xFFFFFFFF outside MIG).
+struct Listing {
+  const Process* process;
+  unsigned gpu_instance, compute_instance;
+};
+
+// A GPU's processes; a parent in MIG mode lists every MIG device's (nvml.h: "aggregate
+// information"), a MIG device its own.
+std::vector<Listing> ProcessesOf(const fake_nvml::Scenario& s, const Gpu& gpu) {
+  std::vector<Listing> out;
+  const unsigned none = 0xFFFFFFFFu;
+  const bool in_mig = gpu.IsMigDevice();
+  for (const Process& p : gpu.processes) {
+    out.push_back({&p, in_mig ? gpu.gpu_instance : none, in_mig ? gpu.compute_instance : none});
+  }
+  for (size_t k : gpu.mig_devices) {
+    const Gpu& d = s.mig_devices[k];
+    for (const Process& p : d.processes) out.push_back({&p, d.gpu_instance, d.compute_instance});
+  }
+  return out;
+}
+
 double MemUsedMib(const Call& c) {
   double sum = 0;
-  for (const Process& p : c.gpu->processes) {
-    if (p.ActiveAt(c.t)) sum += p.used_mib;
+  for (const Listing& l : ProcessesOf(*c.scenario, *c.gpu)) {
+    if (l.process->ActiveAt(c.t)) sum += l.process->used_mib;
   }
   return c.gpu->ValueAt(c.t, "mem_used_mib", sum);
 }
@@ -225,17 +256,16 @@ bool Listed(const Process& p, ListKind kind) {
 
 // Writes one entry of `entry_bytes` (16: v1; 24: v2; 32: the 535.43-535.86 _v3) the way the
 // driver does: pid, padding, usedGpuMemory, then the MIG ids and the protected-memory count.
-void WriteEntry(unsigned char* at, size_t entry_bytes, const Process& p) {
-  const unsigned pid = p.pid;
-  const unsigned long long used = Mib(p.used_mib);
-  const unsigned no_mig = 0xFFFFFFFFu;
+void WriteEntry(unsigned char* at, size_t entry_bytes, const Listing& l) {
+  const unsigned pid = l.process->pid;
+  const unsigned long long used = Mib(l.process->used_mib);
   const unsigned long long protected_bytes = 0;
   std::memset(at, 0, entry_bytes);
   std::memcpy(at, &pid, 4);
   std::memcpy(at + 8, &used, 8);
   if (entry_bytes >= 24) {
-    std::memcpy(at + 16, &no_mig, 4);
-    std::memcpy(at + 20, &no_mig, 4);
+    std::memcpy(at + 16, &l.gpu_instance, 4);
+    std::memcpy(at + 20, &l.compute_instance, 4);
   }
   if (entry_bytes >= 32) std::memcpy(at + 24, &protected_bytes, 8);
 }
@@ -248,19 +278,17 @@ int ListProcesses(nvmlDevice_st_fwd* device, unsigned* count, void* infos, ListK
   Call c = Resolve(device, field);
   if (c.error) return c.error;
   if (count == nullptr) return kInvalidArgument;
-  unsigned needed = 0;
-  for (const Process& p : c.gpu->processes) {
-    if (p.ActiveAt(c.t) && Listed(p, kind)) ++needed;
+  std::vector<Listing> listed;
+  for (const Listing& l : ProcessesOf(*c.scenario, *c.gpu)) {
+    if (l.process->ActiveAt(c.t) && Listed(*l.process, kind)) listed.push_back(l);
   }
+  const auto needed = static_cast<unsigned>(listed.size());
   if (*count < needed || (infos == nullptr && needed > 0)) {
     *count = needed;
     return kInsufficientSize;
   }
   auto* out = static_cast<unsigned char*>(infos);
-  unsigned k = 0;
-  for (const Process& p : c.gpu->processes) {
-    if (p.ActiveAt(c.t) && Listed(p, kind)) WriteEntry(out + size_t{k++} * entry_bytes, entry_bytes, p);
-  }
+  for (size_t k = 0; k < listed.size(); ++k) WriteEntry(out + k * entry_bytes, entry_bytes, listed[k]);
   *count = needed;
   return kSuccess;
 }
@@ -665,6 +693,64 @@ int nvmlDeviceGetProcessUtilization(nvmlDevice_t device, UtilSample* samples, un
   return kSuccess;
 }
 
+// ---- MIG: a parent's devices, their ids and sizes -----------------------------------------------
+
+// nvml.h: "Returns zero if MIG is not supported or enabled." An H100 has room for 7.
+int nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned* count) {
+  FAKE_ENTER();
+  Call c = Resolve(device, nullptr);
+  if (c.error) return c.error;
+  if (c.gpu->IsMigDevice()) return kInvalidArgument;
+  *count = c.gpu->mig ? std::max<unsigned>(7, static_cast<unsigned>(c.gpu->mig_devices.size())) : 0;
+  return kSuccess;
+}
+
+int nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned index, nvmlDevice_t* mig) {
+  FAKE_ENTER();
+  Call c = Resolve(device, nullptr);
+  if (c.error) return c.error;
+  if (c.gpu->IsMigDevice() || mig == nullptr) return kInvalidArgument;
+  if (!c.gpu->mig) return kNotSupported;
+  if (index >= c.gpu->mig_devices.size()) return kNotFound;
+  *mig = reinterpret_cast<nvmlDevice_t>(kMigHandleBase + c.gpu->mig_devices[index] + 1);
+  return kSuccess;
+}
+
+int nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned* id) {
+  FAKE_ENTER();
+  Call c = Resolve(device, nullptr);
+  if (c.error) return c.error;
+  if (!c.gpu->IsMigDevice()) return kNotSupported;
+  *id = c.gpu->gpu_instance;
+  return kSuccess;
+}
+
+int nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned* id) {
+  FAKE_ENTER();
+  Call c = Resolve(device, nullptr);
+  if (c.error) return c.error;
+  if (!c.gpu->IsMigDevice()) return kNotSupported;
+  *id = c.gpu->compute_instance;
+  return kSuccess;
+}
+
+struct DeviceAttributes {
+  unsigned sm_count, copy_engines, decoders, encoders, jpegs, ofas, gi_slices, ci_slices;
+  unsigned long long memory_mib;
+};
+static_assert(sizeof(DeviceAttributes) == 40);
+
+// nvml.h: "This API currently only supports MIG device handles."
+int nvmlDeviceGetAttributes_v2(nvmlDevice_t device, DeviceAttributes* attributes) {
+  FAKE_ENTER();
+  Call c = Resolve(device, nullptr);
+  if (c.error) return c.error;
+  if (!c.gpu->IsMigDevice()) return kNotSupported;
+  *attributes = DeviceAttributes{c.gpu->sm_count, 1, 1, 0, 0, 0, c.gpu->slices, c.gpu->slices,
+                                 static_cast<unsigned long long>(c.gpu->memory_total_mib)};
+  return kSuccess;
+}
+
 // ---- events: Xid critical errors from the scenario's xid_events --------------------------------
 
 struct FakeEventSet {
@@ -707,7 +793,7 @@ int nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types, Fake
   if (c.error) return c.error;
   if (set == nullptr || !(types & 0x8)) return kInvalidArgument;
   size_t past = 0;
-  while (past < c.gpu->xid_events.size() && c.gpu->xid_events[past].first < c.t) ++past;
+  while (past < c.gpu->xid_events.size() && c.gpu->xid_events[past].t < c.t) ++past;
   std::lock_guard<std::mutex> lock(set->mu);
   set->next[static_cast<unsigned>(reinterpret_cast<uintptr_t>(device) - 1)] = past;
   return kSuccess;
@@ -724,9 +810,10 @@ static int EventWaitImpl(FakeEventSet* set, EventData* data, unsigned timeout_ms
       std::lock_guard<std::mutex> lock(set->mu);
       for (auto& [index, next] : set->next) {
         const Gpu& gpu = s->gpus[index];
-        if (next >= gpu.xid_events.size() || gpu.xid_events[next].first > t) continue;
+        if (next >= gpu.xid_events.size() || gpu.xid_events[next].t > t) continue;
+        const fake_nvml::XidEvent& e = gpu.xid_events[next];
         *data = EventData{reinterpret_cast<nvmlDevice_t>(static_cast<uintptr_t>(index) + 1), 0x8,
-                          gpu.xid_events[next].second, 0xFFFFFFFFu, 0xFFFFFFFFu};
+                          e.xid, e.gpu_instance, 0xFFFFFFFFu};
         ++next;
         return kSuccess;
       }
@@ -742,7 +829,7 @@ static int EventWaitImpl(FakeEventSet* set, EventData* data, unsigned timeout_ms
       for (const auto& [index, n] : set->next) {
         const Gpu& gpu = s->gpus[index];
         if (n < gpu.xid_events.size() && S().frozen_time.load() < 0) {
-          next = std::min(next, (gpu.xid_events[n].first - t) / s->time_scale);
+          next = std::min(next, (gpu.xid_events[n].t - t) / s->time_scale);
         }
       }
     }
@@ -764,7 +851,7 @@ int nvmlEventSetWait(FakeEventSet* set, EventData* data, unsigned timeout_ms) {
 // ---- GPM: profiling metrics from the timeline (sm_active defaults to util_gpu) ------------------
 
 struct FakeGpmSample {
-  int gpu = -1;  // index, once taken
+  const Gpu* gpu = nullptr;  // the GPU or MIG device sampled, once taken
   double t = 0;
 };
 
@@ -807,10 +894,26 @@ int nvmlGpmSampleGet(nvmlDevice_t device, FakeGpmSample* sample) {
   FAKE_ENTER();
   Call c = Resolve(device, "gpm");
   if (c.error) return c.error;
-  if (!c.gpu->gpm) return kNotSupported;
-  sample->gpu = static_cast<int>(reinterpret_cast<uintptr_t>(device) - 1);
+  if (!c.gpu->gpm || c.gpu->IsMigDevice()) return kNotSupported;
+  sample->gpu = c.gpu;
   sample->t = c.t;
   return kSuccess;
+}
+
+// A GPU instance's sample, through its parent's handle.
+int nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned gpu_instance, FakeGpmSample* sample) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "gpm");
+  if (c.error) return c.error;
+  if (!c.gpu->gpm || c.gpu->IsMigDevice()) return kNotSupported;
+  for (size_t k : c.gpu->mig_devices) {
+    const Gpu& d = c.scenario->mig_devices[k];
+    if (d.gpu_instance != gpu_instance) continue;
+    sample->gpu = &d;
+    sample->t = c.t;
+    return kSuccess;
+  }
+  return kNotFound;
 }
 
 // Each metric is the timeline's value at the later sample (steps, as everywhere in the fake).
@@ -819,16 +922,17 @@ int nvmlGpmMetricsGet(GpmMetricsGet* request) {
   const fake_nvml::Scenario* s = Current();
   if (!s) return kUninitialized;
   if (request->version != 1) return 25;
-  if (!request->sample1 || !request->sample2 || request->sample1->gpu < 0 ||
+  if (!request->sample1 || !request->sample2 || !request->sample1->gpu ||
       request->sample1->gpu != request->sample2->gpu || request->count > 333) {
     return kInvalidArgument;
   }
-  const Gpu& gpu = s->gpus[static_cast<size_t>(request->sample2->gpu)];
+  const Gpu& gpu = *request->sample2->gpu;
   const double t = request->sample2->t;
   for (unsigned k = 0; k < request->count; ++k) {
     GpmMetric& m = request->metrics[k];
     const char* field = nullptr;
     switch (m.id) {
+      case 1: field = "util_gpu"; break;
       case 2: field = "sm_active"; break;
       case 3: field = "sm_occupancy"; break;
       case 5: field = "tensor_active"; break;

@@ -87,7 +87,8 @@ Process ParseProcess(const json& j, const std::string& where) {
   return p;
 }
 
-Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stride) {
+Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stride,
+             bool mig_device = false) {
   if (!j.is_object()) throw ParseError{where, "must be an object"};
   Gpu g;
   for (auto& [key, value] : j.items()) {
@@ -112,14 +113,28 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
           throw ParseError{xat, "must be an object with \"t\" and \"xid\""};
         }
         const double t = Number(value[i]["t"], xat + ".t");
-        if (!g.xid_events.empty() && t < g.xid_events.back().first) {
+        if (!g.xid_events.empty() && t < g.xid_events.back().t) {
           throw ParseError{xat + ".t", "times must not decrease"};
         }
         const double xid = Number(value[i]["xid"], xat + ".xid");
         if (xid < 0 || xid > 999) throw ParseError{xat + ".xid", "must be 0 to 999"};
-        g.xid_events.emplace_back(t, static_cast<unsigned>(xid));
+        XidEvent event{t, static_cast<unsigned>(xid)};
+        if (value[i].contains("gi")) {
+          event.gpu_instance = static_cast<unsigned>(Number(value[i]["gi"], xat + ".gi"));
+        }
+        g.xid_events.push_back(event);
       }
     }
+    else if (!mig_device && key == "mig_devices") {
+      if (!value.is_array() || value.empty()) {
+        throw ParseError{at, "must be a non-empty array of MIG devices"};
+      }
+      // Parsed by the caller (they need the parent's name and position).
+    }
+    else if (mig_device && key == "gi") g.gpu_instance = static_cast<unsigned>(Number(value, at));
+    else if (mig_device && key == "ci") g.compute_instance = static_cast<unsigned>(Number(value, at));
+    else if (mig_device && key == "slices") g.slices = static_cast<unsigned>(Number(value, at));
+    else if (mig_device && key == "sm_count") g.sm_count = static_cast<unsigned>(Number(value, at));
     else if (key == "not_supported") g.not_supported = FieldSet(value, at);
     else if (key == "no_permission") g.no_permission = FieldSet(value, at);
     else if (key == "processes") {
@@ -160,6 +175,49 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
     }
   }
   return g;
+}
+
+// What a MIG device handle answers NOT_SUPPORTED for, besides what the scenario adds: its
+// utilization (nvml.h: not supported in MIG mode), power, thermals, clocks, codecs and PCIe are
+// the parent's; events and GPM go through the parent's handle.
+const std::set<std::string> kMigDeviceNotSupported = {
+    "utilization", "power", "power_limit", "temperature", "sm_clock", "mem_clock",
+    "clock_reasons", "encoder", "decoder", "pcie_throughput", "process_utilization",
+    "total_energy", "xid_events", "gpm", "mig_mode"};
+
+// The MIG devices of the parent at `parent` (its JSON `mig_devices`), appended to s->mig_devices.
+void ParseMigDevices(const json& parent_json, const std::string& where, size_t parent, Scenario* s) {
+  Gpu& p = s->gpus[parent];
+  if (!p.mig) throw ParseError{where + ".mig_devices", "needs \"mig\": true"};
+  const json& list = parent_json["mig_devices"];
+  for (size_t k = 0; k < list.size(); ++k) {
+    const std::string at = where + ".mig_devices[" + std::to_string(k) + "]";
+    int copies = 1, stride = 1;
+    Gpu d = ParseGpu(list[k], at, &copies, &stride, true);
+    if (copies != 1) throw ParseError{at + ".copies", "MIG devices are listed one by one"};
+    if (!list[k].contains("gi")) throw ParseError{at + ".gi", "is required"};
+    for (const size_t other : p.mig_devices) {
+      const Gpu& o = s->mig_devices[other];
+      if (o.gpu_instance == d.gpu_instance && o.compute_instance == d.compute_instance) {
+        throw ParseError{at, "repeats another device's gi and ci"};
+      }
+    }
+    d.parent = static_cast<int>(parent);
+    d.gpm = p.gpm;
+    d.not_supported.insert(kMigDeviceNotSupported.begin(), kMigDeviceNotSupported.end());
+    char text[96];
+    if (d.name.empty()) d.name = p.name + " MIG " + std::to_string(d.slices) + "g." +
+                                 std::to_string(static_cast<long>(std::ceil(d.memory_total_mib / 1024))) + "gb";
+    if (d.uuid.empty()) {
+      std::snprintf(text, sizeof(text), "MIG-fa4e0000-0000-4000-9000-%06zx%06zx", parent, k);
+      d.uuid = text;
+    }
+    d.pci_bus_id = p.pci_bus_id;
+    p.mig_devices.push_back(s->mig_devices.size());
+    s->mig_devices.push_back(std::move(d));
+  }
+  // nvml.h: "On MIG-enabled GPUs, querying device utilization rates is not currently supported."
+  p.not_supported.insert("utilization");
 }
 
 void Fill(Gpu* g, size_t index) {
@@ -225,12 +283,19 @@ bool ParseScenario(const std::string& text, const std::string& file, Scenario* o
         for (size_t i = 0; i < value.size(); ++i) {
           int copies = 1, pid_stride = 1;
           Gpu g = ParseGpu(value[i], "gpus[" + std::to_string(i) + "]", &copies, &pid_stride);
+          if (value[i].contains("mig_devices") && copies != 1) {
+            throw ParseError{"gpus[" + std::to_string(i) + "].copies",
+                             "a GPU with mig_devices is listed once"};
+          }
           for (int k = 0; k < copies; ++k) {
             Gpu copy = g;
             if (k > 0 && !copy.uuid.empty()) copy.uuid += "-" + std::to_string(k);
             for (Process& p : copy.processes) p.pid += static_cast<unsigned>(k * pid_stride);
             Fill(&copy, s.gpus.size());
             s.gpus.push_back(std::move(copy));
+          }
+          if (value[i].contains("mig_devices")) {
+            ParseMigDevices(value[i], "gpus[" + std::to_string(i) + "]", s.gpus.size() - 1, &s);
           }
         }
       } else if (key == "comment") {

@@ -35,6 +35,13 @@ struct Process {
   bool ActiveAt(double t) const { return t >= start && t < end; }
 };
 
+struct XidEvent {
+  double t = 0;
+  unsigned xid = 0;
+  unsigned gpu_instance = 0xFFFFFFFFu;  // the MIG GPU instance it is attributed to, if any
+};
+
+// A whole GPU, or one MIG device (a compute instance of a GPU instance) of a parent GPU.
 struct Gpu {
   std::string name;
   std::string uuid;
@@ -52,7 +59,13 @@ struct Gpu {
   std::set<std::string> not_supported;  // field names answering NVML_ERROR_NOT_SUPPORTED
   std::set<std::string> no_permission;  // field names answering NVML_ERROR_NO_PERMISSION
   std::optional<double> lost_at;        // from then on every call answers GPU_IS_LOST
-  std::vector<std::pair<double, unsigned>> xid_events;  // (t, xid), sorted by t
+  std::vector<XidEvent> xid_events;  // sorted by t
+  // MIG: a parent in MIG mode lists its devices (positions in Scenario::mig_devices); a MIG
+  // device names its parent (a position in Scenario::gpus) and its ids.
+  std::vector<size_t> mig_devices;
+  int parent = -1;
+  unsigned gpu_instance = 0, compute_instance = 0, slices = 0, sm_count = 0;
+  bool IsMigDevice() const { return parent >= 0; }
 
   // The value of `field` at time t, or `fallback` when the timeline never set it.
   double ValueAt(double t, const std::string& field, double fallback) const;
@@ -70,6 +83,7 @@ struct Scenario {
   double time_scale = 1.0;  // fake seconds per real second
   std::map<std::string, int> delays_ms;  // NVML function name -> added latency per call
   std::vector<Gpu> gpus;
+  std::vector<Gpu> mig_devices;  // every parent's, in order
 };
 
 // Parses scenario JSON. On error returns false and sets *error to "file: field: what".
