@@ -395,6 +395,51 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   EXPECT_NE(typo.status().message().find("p5.48xlarge"), std::string::npos) << "lists known ones";
 }
 
+// A MIG instance costs its share of its parent's price, looked up by the parent's name (the
+// instance's own name, "... MIG 3g.40gb", is in no catalog row of its own).
+TEST(Pricing, MigInstancesCostTheirShareOfTheirGpu) {
+  const PriceCatalog& catalog = BuiltinCatalog();
+  MigInstance mig;
+  mig.profile = "3g.40gb";
+  mig.parent_name = "NVIDIA H100 80GB HBM3";
+  mig.price_share = 0.5;
+  auto part = ResolveUnitPrice({}, "NVIDIA H100 80GB HBM3 MIG 3g.40gb", mig, catalog);
+  ASSERT_TRUE(part.ok());
+  EXPECT_EQ(part->per_gpu_hour, 12'290'000 / 2);
+  EXPECT_EQ(part->on_demand, 12'290'000 / 2);
+  EXPECT_EQ(part->part, "MIG 3g.40gb at 50.0 %");
+  EXPECT_EQ(part->Describe().rfind("MIG 3g.40gb at 50.0 % of catalog list price", 0), 0u)
+      << part->Describe();
+  auto given = ResolveUnitPrice({10'000'000, "", false}, "x", mig, catalog);
+  EXPECT_EQ(given->per_gpu_hour, 5'000'000) << "an explicit price is the whole GPU's too";
+  mig.price_share = 0;
+  auto unknown = ResolveUnitPrice({}, "x", mig, catalog);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_FALSE(unknown->per_gpu_hour) << "an unknown share is unpriced, never free";
+  EXPECT_NE(unknown->source.find("share of its GPU is unknown"), std::string::npos);
+  EXPECT_EQ(ResolveUnitPrice({}, "NVIDIA H100 80GB HBM3", std::nullopt, catalog)->per_gpu_hour,
+            12'290'000) << "a whole GPU as before";
+}
+
+TEST(Cost, PartsOfAGpuAreListedUnderTheirSource) {
+  UsageAccumulator acc(3, 1000);
+  acc.Add(0, {Point(50), Point(50), Point(50)}, {});
+  acc.Add(1000, {Point(50), Point(50), Point(50)}, {});
+  UsageTotals usage = acc.Finish(2000);
+  ResolvedPrice whole{10'000'000, 10'000'000, std::nullopt, false, "list", ""};
+  ResolvedPrice half = ShareOfPrice(whole, 0.5, "MIG 3g.40gb");
+  ResolvedPrice quarter = ShareOfPrice(whole, 0.25, "MIG 2g.20gb");
+  CostBlock cost = ComputeCost(usage, {whole, half, quarter}, std::nullopt, "");
+  ASSERT_TRUE(cost.priced);
+  const int64_t held = usage.gpus[0].HeldMs();
+  ASSERT_GT(held, 0);
+  EXPECT_EQ(cost.total, CostOf(10'000'000, held) + CostOf(5'000'000, held) +
+                            CostOf(2'500'000, held));
+  EXPECT_FALSE(cost.price_per_gpu_hour) << "three prices: no single one";
+  EXPECT_EQ(cost.price_source, "list (MIG instances at their share of the GPU's memory: "
+                               "MIG 2g.20gb at 25.0 %, MIG 3g.40gb at 50.0 %)");
+}
+
 TEST(Pricing, CatalogErrorsNameTheField) {
   auto bad = ParsePriceCatalog(
       R"({"schema_version":1,"instance_types":[],"gpu_models":[{"model":"X","match":["X"],

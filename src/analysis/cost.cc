@@ -1,6 +1,12 @@
 #include "analysis/cost.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 namespace cgov {
 
@@ -18,17 +24,25 @@ CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>
   if (work && *work > 0 && c.gpu_hours > 0) c.units_per_gpu_hour = *work / c.gpu_hours;
 
   bool all_priced = !usage.gpus.empty() && prices.size() == usage.gpus.size();
-  std::set<std::string> sources;
+  std::map<std::string, std::vector<std::string>> sources;  // source -> the parts priced from it
   std::set<MicroUsd> distinct;
   for (const ResolvedPrice& p : prices) {
-    sources.insert(p.source);
+    std::vector<std::string>& parts = sources[p.source];
+    if (!p.part.empty()) parts.push_back(p.part);
     if (!p.per_gpu_hour) {
       all_priced = false;
     } else {
       distinct.insert(*p.per_gpu_hour);
     }
   }
-  for (const std::string& s : sources) c.price_source += (c.price_source.empty() ? "" : "; ") + s;
+  for (auto& [source, parts] : sources) {
+    std::sort(parts.begin(), parts.end());
+    c.price_source += (c.price_source.empty() ? "" : "; ") + source;
+    if (!parts.empty()) {
+      c.price_source += fmt::format(" (MIG instances at their share of the GPU's memory: {})",
+                                    fmt::join(parts, ", "));
+    }
+  }
   if (!all_priced) return c;
   c.priced = true;
   if (distinct.size() == 1) c.price_per_gpu_hour = *distinct.begin();

@@ -38,15 +38,14 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
     if (it == totals.end() || it->second.samples == 0) continue;
     HistoryGpuRow row;
     row.gpu = gpu;
-    row.label = gpu.host.empty() ? fmt::format("{}", gpu.index)
-                                 : fmt::format("{}/{}", gpu.host, gpu.index);
+    row.label = gpu.host.empty() ? gpu.Label() : fmt::format("{}/{}", gpu.host, gpu.Label());
     row.totals = it->second;
     auto given = in.gpu_prices.find(gpu.id);
     if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
         o.price.instance_type.empty()) {
       row.price = given->second;
     } else {
-      CGOV_ASSIGN_OR_RETURN(row.price, ResolvePrice(o.price, gpu.name, catalog));
+      CGOV_ASSIGN_OR_RETURN(row.price, ResolveUnitPrice(o.price, gpu.name, gpu.mig, catalog));
     }
     const GpuUsage& u = row.totals.usage;
     row.share_pct = SharesPct(u.phase_ms);

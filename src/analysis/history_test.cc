@@ -242,7 +242,7 @@ HistoryInput TwoUsersOneGpu() {
   HistoryInput in;
   in.since_ms = 0;
   in.until_ms = ts;
-  in.gpus = {{1, "GPU-x", 0, "NVIDIA H100 80GB HBM3", 81559, "", ""}};
+  in.gpus = {{1, "GPU-x", 0, "NVIDIA H100 80GB HBM3", 81559, "", "", {}}};
   in.identities[1].user = "alice";
   in.identities[1].project = "llm";
   in.identities[2].user = "bob";

@@ -170,4 +170,33 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
   return r;
 }
 
+ResolvedPrice ShareOfPrice(const ResolvedPrice& whole, double share, std::string_view what) {
+  ResolvedPrice part = whole;
+  if (!(share > 0 && share <= 1)) {
+    part.per_gpu_hour = part.on_demand = part.spot = std::nullopt;
+    part.source = fmt::format("price unknown: {}'s share of its GPU is unknown (its memory or "
+                              "the GPU's could not be read)", what);
+    return part;
+  }
+  auto scale = [&](std::optional<MicroUsd>* price) {
+    if (*price) *price = static_cast<MicroUsd>(std::llround(static_cast<double>(**price) * share));
+  };
+  scale(&part.per_gpu_hour);
+  scale(&part.on_demand);
+  scale(&part.spot);
+  if (part.per_gpu_hour) part.part = fmt::format("{} at {:.1f} %", what, share * 100);
+  return part;
+}
+
+Result<ResolvedPrice> ResolveUnitPrice(const PriceOptions& options, std::string_view gpu_name,
+                                       const std::optional<MigInstance>& mig,
+                                       const PriceCatalog& catalog) {
+  if (!mig) return ResolvePrice(options, gpu_name, catalog);
+  CGOV_ASSIGN_OR_RETURN(ResolvedPrice whole,
+                        ResolvePrice(options, mig->parent_name.empty() ? gpu_name
+                                                                       : mig->parent_name,
+                                     catalog));
+  return ShareOfPrice(whole, mig->price_share, "MIG " + mig->profile);
+}
+
 }  // namespace cgov

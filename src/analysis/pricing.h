@@ -10,6 +10,7 @@
 
 #include "analysis/money.h"
 #include "core/status.h"
+#include "telemetry/gpu_sample.h"
 
 namespace cgov {
 
@@ -56,6 +57,11 @@ struct ResolvedPrice {
   std::optional<MicroUsd> spot;          // the catalog's spot price, when known
   bool is_spot = false;
   std::string source;  // "--price-per-gpu-hour", "catalog: p5.48xlarge (…)", or why unknown
+  // A part of a GPU priced at its share of `source`'s price: "MIG 3g.40gb at 49.3 %"; empty for
+  // a whole GPU.
+  std::string part;
+  // `source` with the part, if any: "MIG 3g.40gb at 49.3 % of catalog list price: …".
+  std::string Describe() const { return part.empty() ? source : part + " of " + source; }
 };
 
 // The instance type in a metadata answer: AWS answers "p5.48xlarge", GCP
@@ -66,6 +72,17 @@ std::string InstanceTypeFromMetadata(std::string_view body);
 // `gpu_name`, else unknown. An unknown --instance-type is an error (a typo must not price at 0).
 Result<ResolvedPrice> ResolvePrice(const PriceOptions& options, std::string_view gpu_name,
                                    const PriceCatalog& catalog);
+
+// A part of a GPU (a MIG instance) costs its share of the GPU's price: every price in `whole`
+// times `share` (0 < share <= 1), the source saying so (`what`: "MIG 3g.40gb"). A share of 0
+// (unknown) leaves the part unpriced, never free.
+ResolvedPrice ShareOfPrice(const ResolvedPrice& whole, double share, std::string_view what);
+
+// The price of one sampled unit: a whole GPU by its name; a MIG instance as its share of its
+// parent GPU's price (the parent's name is what the catalog knows).
+Result<ResolvedPrice> ResolveUnitPrice(const PriceOptions& options, std::string_view gpu_name,
+                                       const std::optional<MigInstance>& mig,
+                                       const PriceCatalog& catalog);
 
 }  // namespace cgov
 

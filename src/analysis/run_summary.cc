@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace cgov {
 namespace {
 
@@ -121,6 +123,8 @@ void RunAccumulator::Finish(int64_t end_mono_ns, RunSummary* summary) const {
     g.uuid = gpus_[i].uuid;
     g.name = gpus_[i].name;
     g.memory_total_bytes = gpus_[i].memory_total_bytes;
+    g.mig = gpus_[i].mig;
+    g.label = gpus_[i].Label();
     g.lost = lost_[i];
     g.used_by_job = used_[i];
     g.metrics = per_gpu_[i].Stats();
@@ -135,14 +139,19 @@ namespace cgov {
 Status Analyze(const PriceOptions& price, std::optional<double> work, const std::string& unit,
                const PriceCatalog& catalog, RunSummary* summary) {
   std::vector<ResolvedPrice> prices;
+  std::vector<std::string> labels;  // findings name GPUs by position unless a MIG instance is among them
+  bool mig = false;
   for (const GpuRunSummary& g : summary->gpus) {
-    CGOV_ASSIGN_OR_RETURN(ResolvedPrice p, ResolvePrice(price, g.name, catalog));
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice p, ResolveUnitPrice(price, g.name, g.mig, catalog));
     prices.push_back(std::move(p));
+    labels.push_back(g.label.empty() ? fmt::format("{}", g.index) : g.label);
+    mig = mig || g.mig.has_value();
   }
+  if (!mig) labels.clear();
   summary->phase_ms = summary->usage.PhaseMs();
   summary->phase_share_pct = SharesPct(summary->phase_ms);
   summary->cost = ComputeCost(summary->usage, prices, work, unit);
-  summary->findings = Recommend(summary->usage, summary->cost, prices);
+  summary->findings = Recommend(summary->usage, summary->cost, prices, {}, labels);
   summary->savings = CombineSavings(summary->findings, summary->cost);
   return Status::Ok();
 }

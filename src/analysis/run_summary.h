@@ -37,6 +37,8 @@ struct GpuRunSummary {
   std::string uuid;
   std::string name;
   std::optional<uint64_t> memory_total_bytes;
+  std::optional<MigInstance> mig;  // a MIG instance of GPU `index`
+  std::string label;     // GpuInfo::Label(): "0", "0 MIG 3g.40gb GI 1"
   bool lost = false;     // lost at some point of the run
   bool used_by_job = false;  // a process of the job held memory on it
   MetricSet metrics;     // the GPU metrics only (CPU and host memory stay unset)

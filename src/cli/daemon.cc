@@ -198,6 +198,7 @@ Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, His
     r.name = g.name;
     if (g.memory_total_bytes) r.mem_total_mib = *g.memory_total_bytes >> 20;
     r.pci_bus_id = g.pci_bus_id;
+    r.mig = g.mig;
     CGOV_ASSIGN_OR_RETURN(uint32_t id, store->GpuId(r));
     ids.push_back(id);
   }
@@ -317,7 +318,9 @@ void Daemon::Tick(TickSample* sample) {
 // Each Xid once in the log and once in the history (kept as long as the ticks around it).
 void Daemon::RecordXidEvents() {
   for (const XidEvent& e : nvml_->DrainXidEvents()) {
-    fmt::print(stderr, "cgov daemon: GPU {}: Xid {} reported by the driver\n", e.gpu_index, e.xid);
+    const std::vector<GpuInfo>& gpus = nvml_->gpus();
+    fmt::print(stderr, "cgov daemon: GPU {}: Xid {} reported by the driver\n",
+               e.gpu_index < gpus.size() ? gpus[e.gpu_index].Label() : "?", e.xid);
     if (e.gpu_index >= gpu_ids_.size()) continue;
     Status put = writer_->store().PutEvent({e.unix_ms, gpu_ids_[e.gpu_index], "xid", e.xid});
     if (!put.ok()) failures_.Report(e.unix_ms, put.message());
@@ -403,10 +406,17 @@ Status Daemon::StartServer() {
     g.index = infos[i].index;
     g.uuid = infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index) : infos[i].uuid;
     g.name = infos[i].name;
+    if (const std::optional<MigInstance>& mig = infos[i].mig) {  // labelled as dcgm-exporter does
+      if (!mig->parent_uuid.empty()) g.uuid = mig->parent_uuid;
+      if (!mig->parent_name.empty()) g.name = mig->parent_name;
+      g.gpu_instance_id = mig->gpu_instance_id;
+      g.mig_profile = mig->profile;
+    }
     g.pci_bus_id = infos[i].pci_bus_id;
-    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price, ResolvePrice(o_.price, infos[i].name, o_.catalog));
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price,
+                          ResolveUnitPrice(o_.price, infos[i].name, infos[i].mig, o_.catalog));
     g.price_per_gpu_hour = price.per_gpu_hour;
-    g.price_source = price.source;
+    g.price_source = price.Describe();
   }
   metrics_->SetGpus(std::move(gpus));
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {

@@ -1,12 +1,14 @@
 // `cgov doctor`: flags and rendering. The probing lives in doctor_checks.cc.
 #include "cli/doctor.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "store/sample_record.h"
 
 namespace cgov::cli {
 namespace {
@@ -29,15 +31,41 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
                            ? fmt::format("{:.1f} GiB", *gpu.memory_total_bytes / 1073741824.0)
                            : "memory unknown";
   std::string mig = !gpu.mig_enabled ? "MIG n/a" : (*gpu.mig_enabled ? "MIG on" : "MIG off");
-  *out += fmt::format("GPU {}  {}  {}  {}  {}  {}\n", gpu.index, Or(gpu.name, "(name unknown)"),
+  if (gpu.mig) mig = fmt::format("MIG instance (GI {}, CI {})", gpu.mig->gpu_instance_id,
+                                 gpu.mig->compute_instance_id);
+  *out += fmt::format("GPU {}  {}  {}  {}  {}  {}\n", gpu.Label(), Or(gpu.name, "(name unknown)"),
                       Or(gpu.uuid, "(uuid unknown)"), Or(gpu.pci_bus_id, "(bus id unknown)"),
                       memory, mig);
+  if (gpu.mig) {
+    *out += fmt::format("  MIG:         of GPU {} ({}, {}); {} slice(s); priced at {:.1f} % of it "
+                        "(its share of the GPU's memory)\n",
+                        gpu.index, Or(gpu.mig->parent_name, "name unknown"),
+                        Or(gpu.mig->parent_uuid, "uuid unknown"), gpu.mig->slices,
+                        gpu.mig->price_share * 100);
+  }
   std::vector<std::string> yes, no;
+  // A MIG device answers most calls for its parent only: one line per reason, not per field.
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
   for (size_t f = 0; f < kGpuFieldCount; ++f) {
     const FieldSupport& s = gpu.fields[f];
     std::string name(GpuFieldName(static_cast<GpuField>(f)));
-    if (s.supported) yes.push_back(name);
-    else no.push_back(fmt::format("{} ({})", name, s.reason));
+    if (s.supported) {
+      yes.push_back(name);
+      if (!s.reason.empty()) no.push_back(fmt::format("{}: {}", name, s.reason));
+      continue;
+    }
+    if (!gpu.mig) {
+      no.push_back(fmt::format("unsupported: {} ({})", name, s.reason));
+      continue;
+    }
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&](const auto& r) { return r.first == s.reason; });
+    if (it == by_reason.end()) by_reason.push_back({s.reason, {name}});
+    else it->second.push_back(name);
+  }
+  for (const auto& [reason, names] : by_reason) {
+    no.push_back(fmt::format("unsupported: {} ({}; a MIG instance's parent GPU answers these)",
+                             fmt::join(names, " "), reason));
   }
   *out += fmt::format("  fields:      {}\n", yes.empty() ? "none" : fmt::format("{}", fmt::join(yes, " ")));
   if (gpu.memory_reserved_bytes) {
@@ -47,7 +75,7 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
     *out += "  reserved:    unknown (no nvmlDeviceGetMemoryInfo_v2, and the processes' memory was "
             "not all known at start): memory used includes the driver's reservation\n";
   }
-  for (const std::string& n : no) *out += fmt::format("  unsupported: {}\n", n);
+  for (const std::string& n : no) *out += fmt::format("  {}\n", n);
 }
 
 }  // namespace
@@ -159,6 +187,7 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
                                                   ? nlohmann::json(*g.memory_reserved_bytes)
                                                   : nlohmann::json(nullptr)},
                     {"memory_reserved_source", g.memory_reserved_source},
+                    {"mig", g.mig ? MigInstanceJson(*g.mig) : nlohmann::json(nullptr)},
                     {"fields", fields}});
   }
   nlohmann::json host = nlohmann::json::array();

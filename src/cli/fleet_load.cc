@@ -11,7 +11,8 @@
 namespace cgov::cli {
 namespace {
 
-constexpr char kGpuPhaseLabels[] = "Hostname, UUID, gpu, modelName, pci_bus_id, phase";
+constexpr char kGpuPhaseLabels[] =
+    "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
 constexpr char kIdentityLabels[] = "Hostname, user, project, team, pod";
 
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
@@ -60,7 +61,8 @@ class FleetBuilder {
   const PrometheusSource& prom_;
   int64_t since_ms_, until_ms_;
   HistoryInput in_;
-  std::map<std::pair<std::string, std::string>, uint32_t> gpu_ids_;  // (host, UUID)
+  // (host, UUID, GPU_I_ID): a MIG instance carries its parent's UUID, as in dcgm-exporter
+  std::map<std::tuple<std::string, std::string, std::string>, uint32_t> gpu_ids_;
   std::map<std::string, uint32_t> host_gpu_;                         // host -> its first GPU id
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, uint32_t>
       identity_ids_;
@@ -69,16 +71,25 @@ class FleetBuilder {
 
 uint32_t FleetBuilder::GpuId(const PromSeries& s) {
   const std::string host = s.Label("Hostname"), uuid = s.Label("UUID");
-  auto [it, added] = gpu_ids_.emplace(std::pair{host, uuid}, gpu_ids_.size() + 1);
+  const std::string instance = s.Label("GPU_I_ID");
+  auto [it, added] = gpu_ids_.emplace(std::tuple{host, uuid, instance}, gpu_ids_.size() + 1);
   if (added) {
     GpuRecord g;
     g.id = it->second;
-    g.uuid = uuid;
+    g.uuid = instance.empty() ? uuid : fmt::format("{}/GI{}", uuid, instance);
     g.host = host;
     g.name = s.Label("modelName");
     g.pci_bus_id = s.Label("pci_bus_id");
     const std::string index = s.Label("gpu");
     g.index = index.empty() ? -1 : std::strtoll(index.c_str(), nullptr, 10);
+    if (!instance.empty()) {
+      MigInstance mig;  // priced by the daemon's cgov_gpu_price_usd_per_hour (its share)
+      mig.gpu_instance_id = static_cast<unsigned>(std::strtoul(instance.c_str(), nullptr, 10));
+      mig.profile = s.Label("GPU_I_PROFILE");
+      mig.parent_uuid = uuid;
+      mig.parent_name = g.name;
+      g.mig = std::move(mig);
+    }
     in_.gpus.push_back(g);
     host_gpu_.emplace(host, g.id);
   }
@@ -203,10 +214,10 @@ Status FleetBuilder::AddWindowFigures() {
                         Mean{"DCGM_FI_DEV_POWER_USAGE", 10, false}}) {
     CGOV_ASSIGN_OR_RETURN(
         std::vector<PromSeries> result,
-        prom_.Query(fmt::format("avg by (Hostname, UUID) (avg_over_time({}[{}ms]))", m.metric,
+        prom_.Query(fmt::format("avg by (Hostname, UUID, GPU_I_ID) (avg_over_time({}[{}ms]))", m.metric,
                                 window), at));
     for (const PromSeries& s : result) {
-      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID")});
+      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
       if (id == gpu_ids_.end() || s.points.empty()) continue;
       const int64_t ms = held[id->second].usage.HeldMs();
       GpuHour& g = first.gpus[id->second];
@@ -218,10 +229,10 @@ Status FleetBuilder::AddWindowFigures() {
   // Each daemon's price, as of the end of the window.
   CGOV_ASSIGN_OR_RETURN(
       std::vector<PromSeries> prices,
-      prom_.Query(fmt::format("max by (Hostname, UUID, source) (last_over_time("
+      prom_.Query(fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time("
                               "cgov_gpu_price_usd_per_hour[{}ms]))", window), at));
   for (const PromSeries& s : prices) {
-    auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID")});
+    auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
     if (id == gpu_ids_.end() || s.points.empty()) continue;
     ResolvedPrice p;
     p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
@@ -234,7 +245,7 @@ Status FleetBuilder::AddWindowFigures() {
   for (const PromSeries& s : ticks) {
     if (s.points.empty()) continue;
     for (const auto& [key, id] : gpu_ids_) {
-      if (key.first == s.Label("Hostname")) {
+      if (std::get<0>(key) == s.Label("Hostname")) {
         first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
       }
     }

@@ -22,12 +22,26 @@ double UsdOf(MicroUsd micro) { return static_cast<double>(micro) / kMicroPerUsd;
 // dcgm-exporter's label set for one GPU. `labels` points into the strings: never copied or moved
 // (kept in a deque).
 struct DaemonMetrics::GpuLabels {
-  std::string gpu, device;
+  std::string gpu, device, gpu_instance;
   Labels labels;
   GpuLabels(const MetricsGpu& g, const std::string& hostname)
       : gpu(fmt::format("{}", g.index)), device(fmt::format("nvidia{}", g.index)) {
     labels = Labels{{"gpu", gpu},          {"UUID", g.uuid},         {"device", device},
                     {"modelName", g.name}, {"Hostname", hostname}, {"pci_bus_id", g.pci_bus_id}};
+    if (g.gpu_instance_id) {
+      gpu_instance = fmt::format("{}", *g.gpu_instance_id);
+      labels.emplace_back("GPU_I_PROFILE", g.mig_profile);
+      labels.emplace_back("GPU_I_ID", gpu_instance);
+    }
+  }
+  // Appends GPU_I_PROFILE and GPU_I_ID for a MIG instance (series of another shape than the
+  // per-GPU gauges).
+  Labels WithMig(Labels out) const {
+    if (!gpu_instance.empty()) {
+      out.emplace_back("GPU_I_PROFILE", labels[6].second);
+      out.emplace_back("GPU_I_ID", gpu_instance);
+    }
+    return out;
   }
   GpuLabels(const GpuLabels&) = delete;
   GpuLabels& operator=(const GpuLabels&) = delete;
@@ -300,7 +314,8 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w,
            "Hourly cost of one GPU of this node (USD), as OpenCost names it.");
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (!gpus_[i].price_per_gpu_hour) continue;
-    w.Sample({{"node", options_.hostname}, {"UUID", gpus_[i].uuid}, {"gpu", labels[i].gpu}},
+    w.Sample(labels[i].WithMig({{"node", options_.hostname}, {"UUID", gpus_[i].uuid},
+                                {"gpu", labels[i].gpu}}),
              UsdOf(*gpus_[i].price_per_gpu_hour));
   }
 }
@@ -339,9 +354,15 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
     if (p.gpu_pos >= gpus_.size() || !p.used_memory_bytes) continue;
     const MetricsGpu& g = gpus_[p.gpu_pos];
     const std::string gpu = fmt::format("{}", g.index), pid = fmt::format("{}", p.pid);
-    w.Sample({{"gpu", gpu}, {"UUID", g.uuid}, {"Hostname", options_.hostname}, {"pid", pid},
-              {"user", p.user}, {"command", p.command}, {"type", p.compute ? "compute" : "graphics"}},
-             static_cast<double>(*p.used_memory_bytes));
+    Labels l = {{"gpu", gpu},       {"UUID", g.uuid},         {"Hostname", options_.hostname},
+                {"pid", pid},       {"user", p.user},         {"command", p.command},
+                {"type", p.compute ? "compute" : "graphics"}};
+    const std::string instance = g.gpu_instance_id ? fmt::format("{}", *g.gpu_instance_id) : "";
+    if (g.gpu_instance_id) {
+      l.emplace_back("GPU_I_PROFILE", g.mig_profile);
+      l.emplace_back("GPU_I_ID", instance);
+    }
+    w.Sample(l, static_cast<double>(*p.used_memory_bytes));
   }
 }
 

@@ -29,8 +29,12 @@ namespace cgov {
 struct MetricsGpu {
   uint32_t gpu_id = 0;  // the history database's id (TickCredit::Gpu::gpu_id)
   int64_t index = -1;
+  // A MIG instance is labelled as dcgm-exporter does: its parent's index, UUID and model name,
+  // plus GPU_I_ID and GPU_I_PROFILE.
   std::string uuid;
   std::string name;
+  std::optional<unsigned> gpu_instance_id;  // set for a MIG instance
+  std::string mig_profile;
   std::string pci_bus_id;
   std::optional<MicroUsd> price_per_gpu_hour;
   std::string price_source;

@@ -232,6 +232,8 @@ json GpusJson(const HistorySummary& s) {
     }
     auto opt = [](const std::optional<double>& v) { return v ? json(Round3(*v)) : json(nullptr); };
     out.push_back({{"index", g.gpu.index}, {"uuid", g.gpu.uuid}, {"name", g.gpu.name},
+                   {"label", g.label},
+                   {"mig", g.gpu.mig ? MigInstanceJson(*g.gpu.mig) : json(nullptr)},
                    {"host", g.gpu.host.empty() ? json(s.hostname) : json(g.gpu.host)},
                    {"samples", g.totals.samples},
                    {"held_seconds", Round3(static_cast<double>(g.totals.usage.HeldMs()) / 1e3)},
@@ -244,7 +246,7 @@ json GpusJson(const HistorySummary& s) {
                    {"mean_power_w", opt(g.mean_power_w)},
                    {"mean_sm_active_pct", opt(g.mean_sm_active_pct)},
                    {"mean_tensor_active_pct", opt(g.mean_tensor_active_pct)},
-                   {"price_source", g.price.source},
+                   {"price_source", g.price.Describe()},
                    {"cost_usd", g.price.per_gpu_hour ? json(UsdNumber(g.cost)) : json(nullptr)}});
   }
   return out;

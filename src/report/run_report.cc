@@ -1,5 +1,6 @@
 #include "report/run_report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -13,6 +14,10 @@ namespace {
 
 std::string Cell(const std::optional<MetricStats>& s, double MetricStats::*field) {
   return s ? fmt::format("{:.1f}", (*s).*field) : "—";
+}
+
+std::string Label(const GpuRunSummary& g) {
+  return g.label.empty() ? fmt::format("{}", g.index) : g.label;
 }
 
 std::string GpuHeadline(const RunSummary& s) {
@@ -54,10 +59,12 @@ std::string PerGpuTable(const RunSummary& s) {
   for (const GpuRunSummary& g : s.gpus) {
     gpm = gpm || g.metrics[static_cast<size_t>(RunMetric::kSmActivePct)].has_value();
   }
+  size_t width = 3;  // "GPU", or the widest label ("0 MIG 3g.40gb GI 1")
+  for (const GpuRunSummary& g : s.gpus) width = std::max(width, Label(g).size());
   std::string out = fmt::format(
-      "\n| GPU | Util % P50 | Util % Mean |{} Mem % Max | Power W Mean | Temp °C Max | Job |\n"
-      "|----:|-----------:|------------:|{}----------:|-------------:|------------:|:---:|\n",
-      gpm ? " SM Active % Mean | Tensor % Mean |" : "",
+      "\n| {:>{}} | Util % P50 | Util % Mean |{} Mem % Max | Power W Mean | Temp °C Max | Job |\n"
+      "|{:->{}}:|-----------:|------------:|{}----------:|-------------:|------------:|:---:|\n",
+      "GPU", width, gpm ? " SM Active % Mean | Tensor % Mean |" : "", "", width + 1,
       gpm ? "-----------------:|--------------:|" : "");
   for (const GpuRunSummary& g : s.gpus) {
     const auto& m = g.metrics;
@@ -68,8 +75,8 @@ std::string PerGpuTable(const RunSummary& s) {
         gpm ? fmt::format(" {:>17} | {:>13} |", Cell(at(RunMetric::kSmActivePct), &MetricStats::mean),
                           Cell(at(RunMetric::kTensorActivePct), &MetricStats::mean))
             : "";
-    out += fmt::format("| {:>3} | {:>10} | {:>11} |{} {:>9} | {:>12} | {:>11} | {:^3} |{}\n",
-                       g.index, Cell(at(RunMetric::kGpuUtilPct), &MetricStats::p50),
+    out += fmt::format("| {:>{}} | {:>10} | {:>11} |{} {:>9} | {:>12} | {:>11} | {:^3} |{}\n",
+                       Label(g), width, Cell(at(RunMetric::kGpuUtilPct), &MetricStats::p50),
                        Cell(at(RunMetric::kGpuUtilPct), &MetricStats::mean), gpm_cells,
                        Cell(at(RunMetric::kGpuMemPct), &MetricStats::max),
                        Cell(at(RunMetric::kGpuPowerW), &MetricStats::mean),

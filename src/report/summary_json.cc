@@ -145,6 +145,7 @@ json SummaryJson(const RunSummary& s) {
                     {"lost", g.lost},
                     {"used_by_job", g.used_by_job},
                     {"metrics", MetricsJson(g.metrics, true)}});
+    if (g.mig) gpus.back()["mig"] = MigInstanceJson(*g.mig);
   }
   const bool gpu_data = s.gpu_unavailable_reason.empty();
   return {

@@ -48,9 +48,20 @@ CREATE TABLE gpu_event (ts_ms INTEGER NOT NULL, gpu INTEGER NOT NULL, kind TEXT 
 CREATE INDEX gpu_event_by_ts ON gpu_event (ts_ms);
 )sql";
 
+// Version 3: MIG instances, each a row of `gpu` (keyed by its MIG- uuid) with its parent and share.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE gpu ADD COLUMN mig_profile TEXT;
+ALTER TABLE gpu ADD COLUMN gpu_instance_id INTEGER;
+ALTER TABLE gpu ADD COLUMN compute_instance_id INTEGER;
+ALTER TABLE gpu ADD COLUMN mig_slices INTEGER;
+ALTER TABLE gpu ADD COLUMN parent_uuid TEXT;
+ALTER TABLE gpu ADD COLUMN parent_name TEXT;
+ALTER TABLE gpu ADD COLUMN price_share REAL;
+)sql";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2};
+  static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3};
   return steps;
 }
 
@@ -150,7 +161,7 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path
   if (mode == Mode::kWrite) {
     CGOV_RETURN_IF_ERROR(store->PrepareWriter());
   } else {
-    // A version-1 database (an older cgov's) reads as it is: it only lacks gpu_event.
+    // An older cgov's database reads as it is: version 1 lacks gpu_event, 1 and 2 the MIG columns.
     CGOV_ASSIGN_OR_RETURN(store->schema_version_, store->db_->QueryInt("PRAGMA user_version"));
     if (store->schema_version_ < 1) {
       return InvalidArgument(fmt::format("{}: schema version {} needs migrating: open it once with "
@@ -221,18 +232,41 @@ Status HistoryStore::Begin() { return db_->Exec("BEGIN IMMEDIATE"); }
 Status HistoryStore::Commit() { return db_->Exec("COMMIT"); }
 void HistoryStore::Rollback() { (void)db_->Exec("ROLLBACK"); }
 
+std::string GpuRecord::Label() const {
+  GpuInfo info;
+  info.index = index < 0 ? 0 : static_cast<unsigned>(index);
+  info.mig = mig;
+  return index < 0 && !mig ? "?" : info.Label();
+}
+
 Result<uint32_t> HistoryStore::GpuId(const GpuRecord& gpu) {
   auto it = gpus_.find(gpu.uuid);
   if (it != gpus_.end() && it->second.index == gpu.index && it->second.name == gpu.name &&
-      it->second.mem_total_mib == gpu.mem_total_mib && it->second.pci_bus_id == gpu.pci_bus_id) {
+      it->second.mem_total_mib == gpu.mem_total_mib && it->second.pci_bus_id == gpu.pci_bus_id &&
+      it->second.mig == gpu.mig) {
     return it->second.id;
   }
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT INTO gpu (uuid, idx, name, mem_total_mib, pci_bus_id) VALUES (?,?,?,?,?) "
+      "INSERT INTO gpu (uuid, idx, name, mem_total_mib, pci_bus_id, mig_profile, gpu_instance_id, "
+      "compute_instance_id, mig_slices, parent_uuid, parent_name, price_share) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
       "ON CONFLICT (uuid) DO UPDATE SET idx = excluded.idx, name = excluded.name, "
-      "mem_total_mib = excluded.mem_total_mib, pci_bus_id = excluded.pci_bus_id RETURNING id"));
+      "mem_total_mib = excluded.mem_total_mib, pci_bus_id = excluded.pci_bus_id, "
+      "mig_profile = excluded.mig_profile, gpu_instance_id = excluded.gpu_instance_id, "
+      "compute_instance_id = excluded.compute_instance_id, mig_slices = excluded.mig_slices, "
+      "parent_uuid = excluded.parent_uuid, parent_name = excluded.parent_name, "
+      "price_share = excluded.price_share RETURNING id"));
   stmt.Bind(1, gpu.uuid).Bind(2, gpu.index).Bind(3, gpu.name).Bind(5, gpu.pci_bus_id);
   if (gpu.mem_total_mib) stmt.Bind(4, static_cast<int64_t>(*gpu.mem_total_mib));
+  if (gpu.mig) {
+    stmt.Bind(6, gpu.mig->profile)
+        .Bind(7, static_cast<int64_t>(gpu.mig->gpu_instance_id))
+        .Bind(8, static_cast<int64_t>(gpu.mig->compute_instance_id))
+        .Bind(9, static_cast<int64_t>(gpu.mig->slices))
+        .Bind(10, gpu.mig->parent_uuid)
+        .Bind(11, gpu.mig->parent_name)
+        .BindDouble(12, gpu.mig->price_share);
+  }
   CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
   if (!row) return Internal(fmt::format("{}: no id for GPU {}", path_, gpu.uuid));
   GpuRecord stored = gpu;
@@ -352,15 +386,31 @@ Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms,
 }
 
 Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {
+  // Before schema 3 there were no MIG columns (and no MIG instances).
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id FROM gpu ORDER BY id"));
+      schema_version_ >= 3
+          ? "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id, mig_profile, gpu_instance_id, "
+            "compute_instance_id, mig_slices, parent_uuid, parent_name, price_share FROM gpu "
+            "ORDER BY id"
+          : "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id FROM gpu ORDER BY id"));
   std::vector<GpuRecord> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
     GpuRecord g{static_cast<uint32_t>(stmt.Int(0)), std::string(stmt.Text(1)), stmt.Int(2),
-                std::string(stmt.Text(3)), std::nullopt, std::string(stmt.Text(5)), ""};
+                std::string(stmt.Text(3)), std::nullopt, std::string(stmt.Text(5)), "", {}};
     if (!stmt.IsNull(4)) g.mem_total_mib = static_cast<uint64_t>(stmt.Int(4));
+    if (schema_version_ >= 3 && !stmt.IsNull(7)) {
+      MigInstance mig;
+      mig.profile = std::string(stmt.Text(6));
+      mig.gpu_instance_id = static_cast<unsigned>(stmt.Int(7));
+      mig.compute_instance_id = static_cast<unsigned>(stmt.Int(8));
+      mig.slices = static_cast<unsigned>(stmt.Int(9));
+      mig.parent_uuid = std::string(stmt.Text(10));
+      mig.parent_name = std::string(stmt.Text(11));
+      mig.price_share = stmt.Double(12);
+      g.mig = std::move(mig);
+    }
     out.push_back(std::move(g));
   }
 }

@@ -20,10 +20,11 @@
 #include "core/status.h"
 #include "store/sqlite_db.h"
 #include "store/tick_record.h"
+#include "telemetry/gpu_sample.h"
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 2;
+inline constexpr int kHistorySchemaVersion = 3;
 inline constexpr int64_t kHourMs = 3'600'000;
 
 struct GpuRecord {
@@ -34,6 +35,9 @@ struct GpuRecord {
   std::optional<uint64_t> mem_total_mib;
   std::string pci_bus_id;
   std::string host;  // set by the fleet report (a history database is one host: empty there)
+  // A MIG instance (schema 3; parent_memory_total_bytes is not stored).
+  std::optional<MigInstance> mig;
+  std::string Label() const;  // "0", "0 MIG 3g.40gb GI 1" (GpuInfo::Label)
 };
 
 // Who a GPU process belongs to. Empty fields are unknown.

@@ -103,9 +103,9 @@ TEST_F(HistoryStoreTest, WritesAndReadsBackTicksDictionariesAndRollups) {
     ASSERT_TRUE(store.ok()) << store.status().message();
     HistoryStore& s = **store;
     ASSERT_TRUE(s.Begin().ok());
-    auto gpu = s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", ""});
+    auto gpu = s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", "", {}});
     ASSERT_TRUE(gpu.ok());
-    EXPECT_EQ(*s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", ""}), *gpu) << "dictionary: same id";
+    EXPECT_EQ(*s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", "", {}}), *gpu) << "dictionary: same id";
     IdentityRecord alice;
     alice.user = "alice";
     alice.project = "llm";
@@ -190,18 +190,25 @@ TEST_F(HistoryStoreTest, ForeignOrCorruptOrNewerDatabasesAreLeftUntouched) {
   EXPECT_FALSE(HistoryStore::Open(dir_ / "missing.db", HistoryStore::Mode::kRead).ok());
 }
 
-// Regression for the schema-2 upgrade: a database an older cgov wrote (version 1, no gpu_event)
-// is read as it is, and the first writer migrates it in place, ticks kept.
+// Regression for the schema-2 and -3 upgrades: a database an older cgov wrote (version 1: no
+// gpu_event, no MIG columns) is read as it is, and the first writer migrates it in place, ticks
+// and GPUs kept.
 TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   {
     auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
     ASSERT_TRUE(store.ok());
     auto run = (*store)->BeginRun("daemon", 0, 1000, "box");
     ASSERT_TRUE((*store)->AppendTick(1000, run->id, {}).ok());
+    ASSERT_TRUE((*store)->GpuId({0, "GPU-a", 0, "NVIDIA H100", 81920, "", "", {}}).ok());
   }
   {
     auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
-    ASSERT_TRUE((*db)->Exec("DROP TABLE gpu_event; PRAGMA user_version = 1").ok());
+    std::string v1 = "DROP TABLE gpu_event; PRAGMA user_version = 1;";
+    for (const char* column : {"mig_profile", "gpu_instance_id", "compute_instance_id",
+                               "mig_slices", "parent_uuid", "parent_name", "price_share"}) {
+      v1 += std::string(" ALTER TABLE gpu DROP COLUMN ") + column + ";";
+    }
+    ASSERT_TRUE((*db)->Exec(v1).ok());
   }
   {
     auto reader = HistoryStore::Open(path_, HistoryStore::Mode::kRead);
@@ -209,6 +216,11 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
     auto events = (*reader)->Events(0, 10'000);
     ASSERT_TRUE(events.ok()) << events.status().message();
     EXPECT_TRUE(events->empty());
+    auto gpus = (*reader)->Gpus();
+    ASSERT_TRUE(gpus.ok()) << gpus.status().message();
+    ASSERT_EQ(gpus->size(), 1u);
+    EXPECT_EQ((*gpus)[0].uuid, "GPU-a");
+    EXPECT_FALSE((*gpus)[0].mig.has_value());
   }
   auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_TRUE(writer.ok()) << writer.status().message();
@@ -217,9 +229,25 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   ASSERT_TRUE(events.ok() && events->size() == 1u);
   EXPECT_EQ((*events)[0].code, 79);
   EXPECT_TRUE(*(*writer)->HasTick(1000)) << "the migration kept the ticks";
+  MigInstance mig;
+  mig.gpu_instance_id = 1;
+  mig.profile = "3g.40gb";
+  mig.slices = 3;
+  mig.parent_uuid = "GPU-b";
+  mig.parent_name = "NVIDIA H100 80GB HBM3";
+  mig.price_share = 0.4928;
+  ASSERT_TRUE((*writer)->GpuId({0, "MIG-b1", 1, "NVIDIA H100 80GB HBM3 MIG 3g.40gb", 40192, "",
+                                "", mig}).ok());
+  auto gpus = (*writer)->Gpus();
+  ASSERT_TRUE(gpus.ok() && gpus->size() == 2u);
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-a") << "kept through the migration";
+  EXPECT_FALSE((*gpus)[0].mig.has_value());
+  ASSERT_TRUE((*gpus)[1].mig.has_value()) << "MIG columns round-trip";
+  EXPECT_EQ(*(*gpus)[1].mig, mig);
+  EXPECT_EQ((*gpus)[1].Label(), "1 MIG 3g.40gb GI 1");
   writer->reset();
   auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadOnly);
-  EXPECT_EQ(*(*db)->QueryInt("PRAGMA user_version"), 2);
+  EXPECT_EQ(*(*db)->QueryInt("PRAGMA user_version"), 3);
 }
 
 TEST_F(HistoryStoreTest, PruningNeverPassesTheWatermark) {

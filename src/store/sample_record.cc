@@ -117,6 +117,17 @@ void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, i
 
 double Round3(double value) { return std::round(value * 1000.0) / 1000.0; }
 
+json MigInstanceJson(const MigInstance& mig) {
+  return {{"gpu_instance_id", mig.gpu_instance_id},
+          {"compute_instance_id", mig.compute_instance_id},
+          {"profile", mig.profile},
+          {"slices", mig.slices},
+          {"parent_uuid", mig.parent_uuid},
+          {"parent_name", mig.parent_name},
+          {"parent_memory_total_bytes", Opt(mig.parent_memory_total_bytes)},
+          {"price_share", std::round(mig.price_share * 1e6) / 1e6}};
+}
+
 json HeaderRecord(const SamplesHeader& h) {
   json gpus = json::array();
   for (const GpuInfo& g : h.gpus) {
@@ -126,6 +137,7 @@ json HeaderRecord(const SamplesHeader& h) {
                     {"pci_bus_id", g.pci_bus_id},
                     {"memory_total_bytes", Opt(g.memory_total_bytes)},
                     {"lost", g.lost}});
+    if (g.mig) gpus.back()["mig"] = MigInstanceJson(*g.mig);
   }
   return {{"kind", "header"},
           {"schema_version", kSamplesSchemaVersion},

@@ -31,6 +31,9 @@ struct SamplesHeader {
 
 nlohmann::json HeaderRecord(const SamplesHeader& header);
 
+// A MIG instance as samples.jsonl, summary.json and doctor --json write it.
+nlohmann::json MigInstanceJson(const MigInstance& mig);
+
 // Replaces *out with the tick's line (no newline). `start_mono_ns`: the run's start on the
 // monotonic clock, so t_s counts from 0. Streams the JSON (this runs every tick); the output is
 // what nlohmann::json would dump for the same record, keys sorted.

@@ -32,6 +32,11 @@ SqliteStmt& SqliteStmt::Bind(int index, std::string_view text) {
   return *this;
 }
 
+SqliteStmt& SqliteStmt::BindDouble(int index, double value) {
+  sqlite3_bind_double(stmt_, index, value);
+  return *this;
+}
+
 SqliteStmt& SqliteStmt::BindBlob(int index, std::string_view bytes) {
   sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
   return *this;

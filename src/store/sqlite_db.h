@@ -29,6 +29,7 @@ class SqliteStmt {
   // Parameters are 1-based, as in SQLite.
   SqliteStmt& Bind(int index, int64_t value);
   SqliteStmt& Bind(int index, std::string_view text);
+  SqliteStmt& BindDouble(int index, double value);
   SqliteStmt& BindBlob(int index, std::string_view bytes);
   SqliteStmt& BindNull(int index);
 
