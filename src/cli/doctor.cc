@@ -174,6 +174,7 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
     for (size_t f = 0; f < kGpuFieldCount; ++f) {
       nlohmann::json entry = {{"supported", g.fields[f].supported}};
       if (!g.fields[f].supported) entry["reason"] = g.fields[f].reason;
+      else if (!g.fields[f].reason.empty()) entry["source"] = g.fields[f].reason;  // MIG utilization
       fields[std::string(GpuFieldName(static_cast<GpuField>(f)))] = entry;
     }
     gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"name", g.name},

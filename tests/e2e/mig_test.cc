@@ -149,6 +149,8 @@ TEST(MigE2E, DoctorShowsEachInstanceAndWhereItsUtilizationComesFrom) {
   ASSERT_EQ(d["gpus"].size(), 4u);
   EXPECT_EQ(d["gpus"][0]["mig"]["profile"], "3g.40gb");
   EXPECT_TRUE(d["gpus"][0]["fields"]["utilization"]["supported"]);
+  EXPECT_NE(d["gpus"][0]["fields"]["utilization"]["source"].get<std::string>().find("GPM"),
+            std::string::npos);
   EXPECT_FALSE(d["gpus"][0]["fields"]["power"]["supported"]);
   EXPECT_TRUE(d["gpus"][3]["mig"].is_null());
   RunResult text = RunProgram({CgovBinary(), "doctor", "--nvml-lib", FakeNvml("full")},
