@@ -554,6 +554,58 @@ void XidErrors(const Context& c, std::vector<Finding>* out) {
   out->push_back(std::move(f));
 }
 
+// Remapped rows / retired pages: a GPU whose memory waits for a reset, or has failed, is a
+// reliability problem before it is a cost one.
+void MemoryHealthFinding(const Context& c, const std::vector<std::optional<MemoryHealth>>& health,
+                         std::vector<Finding>* out) {
+  std::vector<unsigned> gpus;
+  bool reset = false, failure = false;
+  std::string what;
+  for (unsigned i = 0; i < health.size(); ++i) {
+    if (!health[i] || !health[i]->NeedsAction()) continue;
+    const MemoryHealth& h = *health[i];
+    gpus.push_back(i);
+    reset = reset || h.remap_pending || h.retired_pending;
+    failure = failure || h.remap_failure;
+    std::vector<std::string> parts;
+    if (h.remap_failure) parts.push_back("a row remapping failed");
+    if (h.remap_pending) parts.push_back("row remapping pending a reset");
+    if (h.remapped_uncorrectable > 0) {
+      parts.push_back(fmt::format("{} row(s) remapped after uncorrectable errors",
+                                  h.remapped_uncorrectable));
+    }
+    if (h.retired_pending) parts.push_back("page retirement pending a reboot");
+    if (h.retired_dbe > 0) {
+      parts.push_back(fmt::format("{} page(s) retired after double-bit errors", h.retired_dbe));
+    }
+    what += fmt::format("{}GPU {}: {}", what.empty() ? "" : "; ", GpuName(c.names, i),
+                        fmt::join(parts, ", "));
+  }
+  if (gpus.empty()) return;
+  Finding f;
+  f.id = "gpu_memory_health";
+  f.severity = reset || failure ? Severity::kCritical : Severity::kWarning;
+  f.title = fmt::format("GPU memory needs attention on GPU {}", GpuList(c, gpus));
+  f.observed = static_cast<double>(gpus.size());
+  f.observed_unit = "GPUs";
+  f.threshold = 1;
+  f.threshold_text = "a pending row remap or page retirement, a failed remap, or memory lost to "
+                     "uncorrectable errors";
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = gpus;
+  f.recommendation = fmt::format(
+      "{}. {}{}", what,
+      failure ? "A failed remapping means the GPU has no spare rows left: drain it and open a "
+                "hardware ticket with `nvidia-smi -q` and `nvidia-bug-report.sh` output. "
+              : "",
+      reset ? "Pending remaps and retirements take effect only after a GPU reset: drain the GPU, "
+              "then reset it (`nvidia-smi -r -i <index>`) or reboot the node."
+            : "The memory is protected, but a GPU that keeps losing rows is heading for a "
+              "hardware ticket: watch it (DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS).");
+  f.savings_reasoning = "a reliability finding: no spend estimate";
+  out->push_back(std::move(f));
+}
+
 void Spot(const Context& c, std::vector<Finding>* out) {
   if (!c.cost.priced || c.prices.empty()) return;
   double fraction = 0;
@@ -618,24 +670,28 @@ const std::vector<std::string>& RemediationVocabulary() {
 
 std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
                                const std::vector<ResolvedPrice>& prices, const PhaseThresholds&,
-                               const std::vector<std::string>& gpu_names) {
+                               const std::vector<std::string>& gpu_names,
+                               const std::vector<std::optional<MemoryHealth>>& health) {
   Context c{usage, cost, prices, usage.KnownMs(), usage.PhaseMs(), {}, gpu_names};
   for (unsigned i = 0; i < usage.gpus.size(); ++i) {
     if (usage.gpus[i].KnownMs() > 0) c.gpus_with_data.push_back(i);
   }
   std::vector<Finding> out;
-  XidErrors(c, &out);  // even without utilization data: a lost GPU has none
-  if (c.known_ms <= 0) return out;
-  IdleHeld(c, &out);
-  InputPipeline(c, &out);
-  SteadyLow(c, &out);
-  ComputeBound(c, &out);
-  LowSmActivity(c, &out);
-  IdleTailAndHead(c, &out);
-  Imbalance(c, &out);
-  HostBound(c, &out);
-  Hardware(c, &out);
-  Spot(c, &out);
+  // Reliability, even without utilization data (a lost GPU has none).
+  XidErrors(c, &out);
+  MemoryHealthFinding(c, health, &out);
+  if (c.known_ms > 0) {
+    IdleHeld(c, &out);
+    InputPipeline(c, &out);
+    SteadyLow(c, &out);
+    ComputeBound(c, &out);
+    LowSmActivity(c, &out);
+    IdleTailAndHead(c, &out);
+    Imbalance(c, &out);
+    HostBound(c, &out);
+    Hardware(c, &out);
+    Spot(c, &out);
+  }
   for (Finding& f : out) {
     f.savings_fraction = std::clamp(f.savings_fraction, 0.0, 1.0);
     if (!gpu_names.empty()) {

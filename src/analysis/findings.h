@@ -9,6 +9,7 @@
 
 #include "analysis/cost.h"
 #include "analysis/timeline.h"
+#include "telemetry/gpu_sample.h"
 
 namespace cgov {
 
@@ -47,7 +48,8 @@ const std::vector<std::string>& RemediationVocabulary();
 std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
                                const std::vector<ResolvedPrice>& prices,
                                const PhaseThresholds& phases = {},
-                               const std::vector<std::string>& gpu_names = {});
+                               const std::vector<std::string>& gpu_names = {},
+                               const std::vector<std::optional<MemoryHealth>>& health = {});
 
 }  // namespace cgov
 

@@ -266,8 +266,15 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.sessions_known = in.has_sessions;
   BuildHeatmap(in, o, &s);
   std::vector<std::string> names;  // as the per-GPU table names them
-  for (const HistoryGpuRow& g : s.gpus) names.push_back(g.label);
-  s.findings = Recommend(s.usage, s.cost, prices, o.phases, names);
+  std::vector<std::optional<MemoryHealth>> health;  // as last recorded before the window's end
+  for (const HistoryGpuRow& g : s.gpus) {
+    names.push_back(g.label);
+    health.emplace_back();
+    for (const GpuEventRecord& e : in.memory_health) {
+      if (e.gpu_id == g.gpu.id) health.back() = DecodeMemoryHealth(e.code);
+    }
+  }
+  s.findings = Recommend(s.usage, s.cost, prices, o.phases, names, health);
   s.savings = CombineSavings(s.findings, s.cost);
   return s;
 }

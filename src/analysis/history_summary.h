@@ -34,6 +34,7 @@ struct HistoryInput {
   std::vector<HourBucket> hours;         // the window's hours, each GPU and identity once
   std::vector<SessionRecord> sessions;   // overlapping the window
   std::vector<GpuEventRecord> events;    // in the window (Xid errors), oldest first
+  std::vector<GpuEventRecord> memory_health;  // each GPU's latest state before the window's end
   std::optional<int64_t> data_end_ms;    // the end of the last tick's time in the database
   std::vector<std::string> notes;        // what the loader had to round or skip
   // Prices that came with the data (the fleet report: each daemon's own), by GPU id. Used

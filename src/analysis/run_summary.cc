@@ -58,6 +58,7 @@ RunAccumulator::RunAccumulator(const std::vector<GpuInfo>& gpus, int64_t start_m
       per_gpu_(gpus.size()),
       lost_(gpus.size()),
       used_(gpus.size()),
+      health_(gpus.size()),
       start_mono_ns_(start_mono_ns),
       usage_(gpus.size(), interval_ms) {
   for (size_t i = 0; i < gpus.size(); ++i) lost_[i] = gpus[i].lost;
@@ -87,6 +88,7 @@ void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
     if (g.temp_c) add(RunMetric::kGpuTempC, *g.temp_c);
   }
   for (size_t i = 0; i < tick.gpu_slow.size() && i < used_.size(); ++i) {
+    if (tick.gpu_slow[i].memory_health) health_[i] = tick.gpu_slow[i].memory_health;
     const GpmMetrics& gpm = tick.gpu_slow[i].gpm;
     if (gpm.sm_active_pct) {
       per_gpu_[i].Add(RunMetric::kSmActivePct, *gpm.sm_active_pct);
@@ -125,6 +127,7 @@ void RunAccumulator::Finish(int64_t end_mono_ns, RunSummary* summary) const {
     g.memory_total_bytes = gpus_[i].memory_total_bytes;
     g.mig = gpus_[i].mig;
     g.label = gpus_[i].Label();
+    g.memory_health = health_[i];
     g.lost = lost_[i];
     g.used_by_job = used_[i];
     g.metrics = per_gpu_[i].Stats();
@@ -151,7 +154,9 @@ Status Analyze(const PriceOptions& price, std::optional<double> work, const std:
   summary->phase_ms = summary->usage.PhaseMs();
   summary->phase_share_pct = SharesPct(summary->phase_ms);
   summary->cost = ComputeCost(summary->usage, prices, work, unit);
-  summary->findings = Recommend(summary->usage, summary->cost, prices, {}, labels);
+  std::vector<std::optional<MemoryHealth>> health;
+  for (const GpuRunSummary& g : summary->gpus) health.push_back(g.memory_health);
+  summary->findings = Recommend(summary->usage, summary->cost, prices, {}, labels, health);
   summary->savings = CombineSavings(summary->findings, summary->cost);
   return Status::Ok();
 }

@@ -39,6 +39,7 @@ struct GpuRunSummary {
   std::optional<uint64_t> memory_total_bytes;
   std::optional<MigInstance> mig;  // a MIG instance of GPU `index`
   std::string label;     // GpuInfo::Label(): "0", "0 MIG 3g.40gb GI 1"
+  std::optional<MemoryHealth> memory_health;  // as last read during the run
   bool lost = false;     // lost at some point of the run
   bool used_by_job = false;  // a process of the job held memory on it
   MetricSet metrics;     // the GPU metrics only (CPU and host memory stay unset)
@@ -109,6 +110,7 @@ class RunAccumulator {
   std::vector<GpuInfo> gpus_;
   std::vector<Histograms> per_gpu_;
   std::vector<bool> lost_, used_;
+  std::vector<std::optional<MemoryHealth>> health_;  // the last read of each GPU
   Histograms all_;
   int64_t start_mono_ns_;
   UsageAccumulator usage_;

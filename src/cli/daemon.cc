@@ -226,6 +226,7 @@ class Daemon {
   Status StartRun();
   void Tick(TickSample* sample);
   void RecordXidEvents();
+  void RecordMemoryHealth(const std::vector<GpuSlowSample>& slow, int64_t now_ms);
   Status StartServer();
   void HookCredits();
   void Publish(const TickSample& sample, const StoredTick& stored, bool written);
@@ -249,6 +250,7 @@ class Daemon {
   std::unique_ptr<HttpServer> server_;
   std::map<uint32_t, IdentityRecord> identities_;  // dictionary cache for the metrics' labels
   std::map<uint32_t, std::string> commands_;
+  std::vector<std::optional<MemoryHealth>> recorded_health_;  // per GPU, as last put in history
 };
 
 Status Daemon::OpenWriter() {
@@ -306,7 +308,10 @@ void Daemon::Tick(TickSample* sample) {
     return;
   }
   ++ticks_;
-  if (nvml_) RecordXidEvents();
+  if (nvml_) {
+    RecordXidEvents();
+    RecordMemoryHealth(sample->gpu_slow, now_ms);
+  }
   if (writer_->hours_written() != last_hours_) {
     last_hours_ = writer_->hours_written();
     if (auto pruned = writer_->Prune(now_ms - o_.retain.count()); !pruned.ok()) {
@@ -324,6 +329,27 @@ void Daemon::RecordXidEvents() {
     if (e.gpu_index >= gpu_ids_.size()) continue;
     Status put = writer_->store().PutEvent({e.unix_ms, gpu_ids_[e.gpu_index], "xid", e.xid});
     if (!put.ok()) failures_.Report(e.unix_ms, put.message());
+  }
+}
+
+// Memory health is a state: recorded when it changes (and once per daemon start), so a report
+// finds each GPU's latest state however long ago it was read.
+void Daemon::RecordMemoryHealth(const std::vector<GpuSlowSample>& slow, int64_t now_ms) {
+  recorded_health_.resize(gpu_ids_.size());
+  for (size_t i = 0; i < slow.size() && i < gpu_ids_.size(); ++i) {
+    const std::optional<MemoryHealth>& h = slow[i].memory_health;
+    if (!h || h == recorded_health_[i]) continue;
+    if (h->NeedsAction()) {
+      fmt::print(stderr, "cgov daemon: GPU {}: memory needs attention (see `cgov doctor`)\n",
+                 nvml_->gpus()[i].Label());
+    }
+    Status put = writer_->store().PutEvent(
+        {now_ms, gpu_ids_[i], "memory_health", EncodeMemoryHealth(*h)});
+    if (!put.ok()) {
+      failures_.Report(now_ms, put.message());
+      continue;
+    }
+    recorded_health_[i] = h;
   }
 }
 
@@ -350,7 +376,10 @@ void Daemon::Publish(const TickSample& sample, const StoredTick& stored, bool wr
   MetricsTick t;
   t.wall_ms = sample.wall_ns / 1'000'000;
   t.gpus = sample.gpu_fast;
-  for (const GpuSlowSample& g : sample.gpu_slow) t.gpm.push_back(g.gpm);
+  for (const GpuSlowSample& g : sample.gpu_slow) {
+    t.gpm.push_back(g.gpm);
+    t.memory_health.push_back(g.memory_health);
+  }
   t.nvml_ok = nvml_ != nullptr;
   for (const GpuFastSample& g : sample.gpu_fast) t.nvml_ok = t.nvml_ok && !g.lost;
   t.processes_ok = nvml_ != nullptr;

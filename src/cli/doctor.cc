@@ -75,6 +75,18 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
     *out += "  reserved:    unknown (no nvmlDeviceGetMemoryInfo_v2, and the processes' memory was "
             "not all known at start): memory used includes the driver's reservation\n";
   }
+  if (const std::optional<MemoryHealth>& h = gpu.memory_health) {
+    const std::string state =
+        h->row_remapping
+            ? fmt::format("{} row(s) remapped (correctable), {} (uncorrectable){}{}",
+                          h->remapped_correctable, h->remapped_uncorrectable,
+                          h->remap_pending ? "; remapping pending a GPU reset" : "",
+                          h->remap_failure ? "; a remapping FAILED (no spare rows)" : "")
+            : fmt::format("{} page(s) retired (single-bit), {} (double-bit){}", h->retired_sbe,
+                          h->retired_dbe,
+                          h->retired_pending ? "; retirement pending a reboot" : "");
+    *out += fmt::format("  {}{}\n", h->NeedsAction() ? "WARNING memory: " : "memory:      ", state);
+  }
   for (const std::string& n : no) *out += fmt::format("  {}\n", n);
 }
 
@@ -128,7 +140,9 @@ std::string RenderDoctorText(const DoctorReport& r) {
   }
   out += fmt::format("\nHost{}\n", r.host_root == "/" ? "" : fmt::format(" (root {})", r.host_root));
   size_t problems = r.nvml_ok ? 0 : 1;
-  for (const GpuInfo& g : r.gpus) problems += g.lost ? 1 : 0;
+  for (const GpuInfo& g : r.gpus) {
+    problems += g.lost || (g.memory_health && g.memory_health->NeedsAction()) ? 1 : 0;
+  }
   problems += r.abi_warnings.size();
   for (const HostCheck& c : r.host) {
     out += fmt::format("  {:<7} {:<24} {}\n", c.status, c.name, c.detail);
@@ -189,6 +203,8 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
                                                   : nlohmann::json(nullptr)},
                     {"memory_reserved_source", g.memory_reserved_source},
                     {"mig", g.mig ? MigInstanceJson(*g.mig) : nlohmann::json(nullptr)},
+                    {"memory_health", g.memory_health ? MemoryHealthJson(*g.memory_health)
+                                                      : nlohmann::json(nullptr)},
                     {"fields", fields}});
   }
   nlohmann::json host = nlohmann::json::array();

@@ -94,6 +94,7 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   CGOV_ASSIGN_OR_RETURN(in->identities, store.Identities());
   CGOV_ASSIGN_OR_RETURN(in->commands, store.Commands());
   CGOV_ASSIGN_OR_RETURN(in->events, store.Events(since_ms, until_ms));
+  CGOV_ASSIGN_OR_RETURN(in->memory_health, store.LatestEvents("memory_health", until_ms));
   CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
   CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
   CGOV_ASSIGN_OR_RETURN(in->data_end_ms, DataEndMs(store));

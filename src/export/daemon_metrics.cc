@@ -257,6 +257,31 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
        &GpmMetrics::nvlink_tx_mib_s, 1048576.0);
   prof("DCGM_FI_PROF_NVLINK_RX_BYTES", "NVLink bytes received per second.",
        &GpmMetrics::nvlink_rx_mib_s, 1048576.0);
+  // Memory health as dcgm-exporter names it: remapped rows (Ampere and later) or retired pages.
+  auto health = [&](std::string_view name, std::string_view help, bool rows,
+                    double (*value_of)(const MemoryHealth&)) {
+    family(name, MetricType::kGauge, help, false, [&](size_t i) -> std::optional<double> {
+      if (i >= last_->memory_health.size() || !last_->memory_health[i] ||
+          last_->memory_health[i]->row_remapping != rows) {
+        return std::nullopt;
+      }
+      return value_of(*last_->memory_health[i]);
+    });
+  };
+  health("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "Rows remapped for correctable errors.", true,
+         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_correctable); });
+  health("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Rows remapped for uncorrectable errors.",
+         true, [](const MemoryHealth& h) { return static_cast<double>(h.remapped_uncorrectable); });
+  health("DCGM_FI_DEV_ROW_REMAP_PENDING", "1 when rows wait for a GPU reset to be remapped.", true,
+         [](const MemoryHealth& h) { return h.remap_pending ? 1.0 : 0.0; });
+  health("DCGM_FI_DEV_ROW_REMAP_FAILURE", "1 when a row remapping has failed.", true,
+         [](const MemoryHealth& h) { return h.remap_failure ? 1.0 : 0.0; });
+  health("DCGM_FI_DEV_RETIRED_SBE", "Pages retired for repeated single-bit ECC errors.", false,
+         [](const MemoryHealth& h) { return static_cast<double>(h.retired_sbe); });
+  health("DCGM_FI_DEV_RETIRED_DBE", "Pages retired for double-bit ECC errors.", false,
+         [](const MemoryHealth& h) { return static_cast<double>(h.retired_dbe); });
+  health("DCGM_FI_DEV_RETIRED_PENDING", "1 when pages wait for a reboot to be retired.", false,
+         [](const MemoryHealth& h) { return h.retired_pending ? 1.0 : 0.0; });
   family("DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge,
          "Value of the last XID error encountered (0: none since cgov started).", true,
          [&](size_t i) -> std::optional<double> {

@@ -54,6 +54,7 @@ struct MetricsTick {
   int64_t wall_ms = 0;
   std::vector<GpuFastSample> gpus;  // by position in SetGpus' list
   std::vector<GpmMetrics> gpm;      // likewise (NVML GPM; empty or all unknown without it)
+  std::vector<std::optional<MemoryHealth>> memory_health;  // likewise (remapped rows / pages)
   std::vector<MetricsProcess> processes;
   bool nvml_ok = false;       // the driver is loaded and no GPU was lost
   bool processes_ok = false;  // every GPU's process list was read

@@ -146,6 +146,7 @@ json SummaryJson(const RunSummary& s) {
                     {"used_by_job", g.used_by_job},
                     {"metrics", MetricsJson(g.metrics, true)}});
     if (g.mig) gpus.back()["mig"] = MigInstanceJson(*g.mig);
+    gpus.back()["memory_health"] = g.memory_health ? MemoryHealthJson(*g.memory_health) : json(nullptr);
   }
   const bool gpu_data = s.gpu_unavailable_reason.empty();
   return {

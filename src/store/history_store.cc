@@ -353,7 +353,12 @@ Status HistoryStore::SetWatermark(int64_t watermark_ms) {
 }
 
 Result<int64_t> HistoryStore::PruneTicks(int64_t before_ms) {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt events, db_->Prepare("DELETE FROM gpu_event WHERE ts_ms < ?"));
+  // Events go with their ticks, except each GPU's latest memory_health: a state, recorded only
+  // when it changes, that stays true until the next one.
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt events, db_->Prepare(
+      "DELETE FROM gpu_event WHERE ts_ms < ?1 AND (kind != 'memory_health' OR ts_ms < "
+      "(SELECT max(f.ts_ms) FROM gpu_event f WHERE f.gpu = gpu_event.gpu AND "
+      "f.kind = 'memory_health'))"));
   events.Bind(1, std::min(before_ms, watermark_ms_));
   CGOV_RETURN_IF_ERROR(events.Run());
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("DELETE FROM tick WHERE ts_ms < ?"));
@@ -382,6 +387,25 @@ Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms,
     if (!row) return out;
     out.push_back({stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), std::string(stmt.Text(2)),
                    stmt.Int(3)});
+  }
+}
+
+Result<std::vector<GpuEventRecord>> HistoryStore::LatestEvents(std::string_view kind,
+                                                               int64_t until_ms) const {
+  if (schema_version_ < 2) return std::vector<GpuEventRecord>{};
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT e.ts_ms, e.gpu, e.kind, e.code FROM gpu_event e WHERE e.kind = ?1 AND e.ts_ms = "
+      "(SELECT max(f.ts_ms) FROM gpu_event f WHERE f.gpu = e.gpu AND f.kind = ?1 AND "
+      "f.ts_ms < ?2) ORDER BY e.gpu, e.rowid"));
+  stmt.Bind(1, kind).Bind(2, until_ms);
+  std::vector<GpuEventRecord> out;
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    GpuEventRecord e{stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), std::string(stmt.Text(2)),
+                     stmt.Int(3)};
+    if (!out.empty() && out.back().gpu_id == e.gpu_id) out.back() = e;  // same ms: the later row
+    else out.push_back(std::move(e));
   }
 }
 

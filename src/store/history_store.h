@@ -87,8 +87,8 @@ struct SessionRecord {
 struct GpuEventRecord {
   int64_t ts_ms = 0;
   uint32_t gpu_id = 0;
-  std::string kind;  // "xid"
-  int64_t code = 0;  // the Xid
+  std::string kind;  // "xid", "memory_health"
+  int64_t code = 0;  // the Xid; EncodeMemoryHealth
 };
 
 // An opaque rollup row (the analysis layer owns the encoding of `data`).
@@ -160,6 +160,9 @@ class HistoryStore {
   Result<std::vector<SessionRecord>> OpenSessions() const;
   // Events with since_ms <= ts_ms < until_ms, oldest first.
   Result<std::vector<GpuEventRecord>> Events(int64_t since_ms, int64_t until_ms) const;
+  // Each GPU's latest event of `kind` before `until_ms` (a state recorded when it changes:
+  // "memory_health"), by GPU id.
+  Result<std::vector<GpuEventRecord>> LatestEvents(std::string_view kind, int64_t until_ms) const;
 
  private:
   HistoryStore(std::unique_ptr<SqliteDb> db, std::string path, int lock_fd)

@@ -250,6 +250,39 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   EXPECT_EQ(*(*db)->QueryInt("PRAGMA user_version"), 3);
 }
 
+// Memory health is a state recorded on change: a report asks for each GPU's latest before its
+// window's end, and pruning keeps that one however old it is.
+TEST_F(HistoryStoreTest, TheLatestMemoryHealthOfEachGpuOutlivesPruning) {
+  auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_TRUE(store.ok());
+  HistoryStore& s = **store;
+  ASSERT_TRUE(s.Begin().ok());
+  auto a = s.GpuId({0, "GPU-a", 0, "A100", 81920, "", "", {}});
+  auto b = s.GpuId({0, "GPU-b", 1, "A100", 81920, "", "", {}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(s.PutEvent({1000, *a, "memory_health", 8}).ok());
+  ASSERT_TRUE(s.PutEvent({1200, *a, "xid", 48}).ok());
+  ASSERT_TRUE(s.PutEvent({1500, *b, "memory_health", 9}).ok());
+  ASSERT_TRUE(s.PutEvent({2000, *a, "memory_health", 9 | (1 << 8)}).ok());
+  auto latest = s.LatestEvents("memory_health", 10'000);
+  ASSERT_TRUE(latest.ok()) << latest.status().message();
+  ASSERT_EQ(latest->size(), 2u);
+  EXPECT_EQ((*latest)[0].gpu_id, *a);
+  EXPECT_EQ((*latest)[0].code, 9 | (1 << 8));
+  EXPECT_EQ((*latest)[1].code, 9);
+  auto earlier = s.LatestEvents("memory_health", 1800);
+  ASSERT_TRUE(earlier.ok() && earlier->size() == 2u);
+  EXPECT_EQ((*earlier)[0].code, 8) << "as it was before the window's end";
+  ASSERT_TRUE(s.SetWatermark(100'000).ok());
+  ASSERT_TRUE(s.PruneTicks(50'000).ok());
+  ASSERT_TRUE(s.Commit().ok());
+  auto events = s.Events(0, 100'000);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 2u) << "the Xid and the superseded state went; each latest stayed";
+  EXPECT_EQ((*events)[0].ts_ms, 1500);
+  EXPECT_EQ((*events)[1].ts_ms, 2000);
+}
+
 TEST_F(HistoryStoreTest, PruningNeverPassesTheWatermark) {
   auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_TRUE(store.ok());

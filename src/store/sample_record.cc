@@ -128,6 +128,22 @@ json MigInstanceJson(const MigInstance& mig) {
           {"price_share", std::round(mig.price_share * 1e6) / 1e6}};
 }
 
+json MemoryHealthJson(const MemoryHealth& h) {
+  if (h.row_remapping) {
+    return {{"kind", "remapped_rows"},
+            {"remapped_rows_correctable", h.remapped_correctable},
+            {"remapped_rows_uncorrectable", h.remapped_uncorrectable},
+            {"remap_pending", h.remap_pending},
+            {"remap_failure", h.remap_failure},
+            {"needs_action", h.NeedsAction()}};
+  }
+  return {{"kind", "retired_pages"},
+          {"retired_pages_sbe", h.retired_sbe},
+          {"retired_pages_dbe", h.retired_dbe},
+          {"retired_pages_pending", h.retired_pending},
+          {"needs_action", h.NeedsAction()}};
+}
+
 json HeaderRecord(const SamplesHeader& h) {
   json gpus = json::array();
   for (const GpuInfo& g : h.gpus) {

@@ -33,6 +33,8 @@ nlohmann::json HeaderRecord(const SamplesHeader& header);
 
 // A MIG instance as samples.jsonl, summary.json and doctor --json write it.
 nlohmann::json MigInstanceJson(const MigInstance& mig);
+// Remapped rows or retired pages, as summary.json and doctor --json write them.
+nlohmann::json MemoryHealthJson(const MemoryHealth& health);
 
 // Replaces *out with the tick's line (no newline). `start_mono_ns`: the run's start on the
 // monotonic clock, so t_s counts from 0. Streams the JSON (this runs every tick); the output is

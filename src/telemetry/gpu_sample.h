@@ -33,8 +33,9 @@ enum class GpuField : uint8_t {
   kMpsProcesses,        // MPS client pids + memory (absent from the compute list), slow
   kXidEvents,           // Xid critical errors, by NVML event (drained on the slow read)
   kGpm,                 // profiling metrics: SM / tensor / DRAM activity (Hopper and later), slow
+  kMemoryHealth,        // remapped rows (Ampere and later) or retired pages, slow, once a minute
 };
-inline constexpr size_t kGpuFieldCount = 19;
+inline constexpr size_t kGpuFieldCount = 20;
 
 // "utilization", "memory", ... (stable: used in doctor --json).
 std::string_view GpuFieldName(GpuField field);
@@ -43,6 +44,33 @@ struct FieldSupport {
   bool supported = false;
   std::string reason;  // why not: "symbol nvmlDeviceGetPowerUsage missing", "NVML_ERROR_NOT_SUPPORTED"
 };
+
+// The state of a GPU's memory as the driver keeps it across reboots: on Ampere and later, DRAM
+// rows remapped to spares (nvmlDeviceGetRemappedRows); before, pages retired
+// (nvmlDeviceGetRetiredPages). Pending work needs a GPU reset; a failure is a hardware ticket.
+struct MemoryHealth {
+  bool row_remapping = false;  // true: the remapped-row fields; false: the retired-page fields
+  uint32_t remapped_correctable = 0;
+  uint32_t remapped_uncorrectable = 0;
+  bool remap_pending = false;  // rows wait for a GPU reset to be remapped
+  bool remap_failure = false;  // a remapping has failed (the GPU is out of spare rows)
+  uint32_t retired_sbe = 0;    // pages retired for repeated single-bit ECC errors
+  uint32_t retired_dbe = 0;    // pages retired for a double-bit ECC error
+  bool retired_pending = false;  // pages wait for a reboot to be retired
+  // Needs a reset or a ticket before trusting the GPU with more work.
+  bool NeedsAction() const {
+    return remap_pending || remap_failure || retired_pending || remapped_uncorrectable > 0 ||
+           retired_dbe > 0;
+  }
+  bool operator==(const MemoryHealth&) const = default;
+};
+
+// MemoryHealth as one integer (the history's gpu_event `code` of kind "memory_health"):
+// bit 0 remap_pending, 1 remap_failure, 2 retired_pending, 3 row_remapping; bits 8-39 the
+// uncorrectable rows or double-bit pages; bits 40-62 the correctable rows or single-bit pages
+// (at most 2^23 - 1, clamped). Decoding is exact for every value the driver can report.
+int64_t EncodeMemoryHealth(const MemoryHealth& health);
+MemoryHealth DecodeMemoryHealth(int64_t code);
 
 // A MIG instance (a compute instance of a GPU instance) that cgov samples in place of its
 // parent GPU: in MIG mode the parent has no utilization and its memory and processes are the
@@ -79,6 +107,7 @@ struct GpuInfo {
   bool lost = false;       // NVML_ERROR_GPU_IS_LOST at probe time
   std::string lost_reason;
   std::optional<MigInstance> mig;  // set for a MIG instance
+  std::optional<MemoryHealth> memory_health;  // as read at probe time
 
   // "0", or "0 MIG 3g.40gb GI 1" (GPU instance 1 of GPU 0): how reports name it.
   std::string Label() const;
@@ -154,6 +183,7 @@ struct GpmMetrics {
   bool Any() const { return sm_active_pct || tensor_active_pct || dram_active_pct; }
 };
 
+
 // The slow fields, read off the tick path and handed to it when ready.
 struct GpuSlowSample {
   bool lost = false;
@@ -161,6 +191,7 @@ struct GpuSlowSample {
   std::optional<uint32_t> pcie_tx_kbps;  // KB/s as NVML reports it
   std::optional<uint32_t> pcie_rx_kbps;
   GpmMetrics gpm;  // unknown on GPUs without GPM and on the first read (no earlier sample)
+  std::optional<MemoryHealth> memory_health;  // the last read (every kMemoryHealthPeriod)
   bool processes_known = false;  // false: the list is unknown, not empty
   std::vector<GpuProcess> processes;  // sorted by pid
 };

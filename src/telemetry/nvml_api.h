@@ -238,6 +238,10 @@ struct nvmlDeviceAttributes_t {
 // % of time any compute or graphics work ran: the one utilization a MIG instance has
 // (nvmlDeviceGetUtilizationRates answers NOT_SUPPORTED in MIG mode; nvml.h 525.85.05+).
 inline constexpr unsigned int NVML_GPM_METRIC_GRAPHICS_UTIL = 1;
+// nvmlPageRetirementCause_t (nvml.h 470.57.02-610.43.02).
+inline constexpr int NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0;
+inline constexpr int NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1;
+
 // gpuInstanceId / computeInstanceId when not in MIG mode.
 inline constexpr unsigned int kNoMigId = 0xFFFFFFFFu;
 
@@ -313,6 +317,14 @@ using nvmlGpmMigSampleGet_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvml
 using nvmlDeviceGetMigDeviceHandleByIndex_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int,
                                                                 nvmlDevice_t*);
 using nvmlDeviceGetAttributes_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceAttributes_t*);
+// (device, corrRows, uncRows, isPending, failureOccurred): Ampere and later (nvml.h 460+).
+using nvmlDeviceGetRemappedRows_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*,
+                                                      unsigned int*, unsigned int*);
+// (device, nvmlPageRetirementCause_t, pageCount, addresses): Kepler and later.
+using nvmlDeviceGetRetiredPages_fn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*,
+                                                      unsigned long long*);
+// (device, nvmlEnableState_t* isPending).
+using nvmlDeviceGetRetiredPagesPendingStatus_fn = nvmlReturn_t (*)(nvmlDevice_t, int*);
 }
 
 // "NVML_ERROR_GPU_IS_LOST" etc., without needing the library (nvmlErrorString may be absent).

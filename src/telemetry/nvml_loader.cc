@@ -93,6 +93,10 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
        Slot(&f->compute_instance_id)},
       {"device attributes", {"nvmlDeviceGetAttributes_v2"}, false, Slot(&f->attributes)},
       {"gpm mig sample", {"nvmlGpmMigSampleGet"}, false, Slot(&f->gpm_mig_sample_get)},
+      {"remapped rows", {"nvmlDeviceGetRemappedRows"}, false, Slot(&f->remapped_rows)},
+      {"retired pages", {"nvmlDeviceGetRetiredPages"}, false, Slot(&f->retired_pages)},
+      {"retired pages pending", {"nvmlDeviceGetRetiredPagesPendingStatus"}, false,
+       Slot(&f->retired_pages_pending)},
   };
 }
 

@@ -68,6 +68,10 @@ struct NvmlFunctions {
   nvml::nvmlDeviceGetUint_fn compute_instance_id = nullptr;
   nvml::nvmlDeviceGetAttributes_fn attributes = nullptr;
   nvml::nvmlGpmMigSampleGet_fn gpm_mig_sample_get = nullptr;
+  // Memory health: remapped rows (Ampere and later), else retired pages and their pending state.
+  nvml::nvmlDeviceGetRemappedRows_fn remapped_rows = nullptr;
+  nvml::nvmlDeviceGetRetiredPages_fn retired_pages = nullptr;
+  nvml::nvmlDeviceGetRetiredPagesPendingStatus_fn retired_pages_pending = nullptr;
 };
 
 // What the loader looked for under one role, and what it found.

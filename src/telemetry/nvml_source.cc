@@ -233,6 +233,9 @@ Status NvmlSource::Init() {
   watched_.assign(n, false);
   util_from_gpm_.assign(n, false);
   gpm_.assign(n, GpmState{});
+  health_.assign(n, std::nullopt);
+  health_read_ns_.assign(n, 0);
+  retired_pages_only_.assign(n, false);
   last_seen_us_.assign(n, 0);
   for (Unit& unit : units) {
     gpus_.push_back(std::move(unit.info));
@@ -357,6 +360,14 @@ void NvmlSource::ProbeSlowFields(size_t i) {
     }
     return ret;
   });
+  probe(GpuField::kMemoryHealth, f.remapped_rows != nullptr || f.retired_pages != nullptr,
+        "nvmlDeviceGetRemappedRows", [&] {
+          MemoryHealth health;
+          nvmlReturn_t ret = ReadMemoryHealth(i, &health);
+          if (ret == nvml::NVML_SUCCESS) health_[i] = gpu->memory_health = health;
+          health_read_ns_[i] = MonotonicNow();
+          return ret;
+        });
   probe(GpuField::kMigMode, f.mig_mode != nullptr, "nvmlDeviceGetMigMode", [&] {
     const auto [ret, on] = mig_modes_[i];  // read at enumeration
     if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = on;
@@ -420,6 +431,17 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
     if (!IsLost(i)) ReadProcesses(i, &sample);
     if (!IsLost(i) && sample.processes_known) ReadProcessUtilization(i, &sample);
     if (!IsLost(i) && gpus_[i].field(GpuField::kGpm).supported) ReadGpm(i, &sample);
+    if (!IsLost(i) && gpus_[i].field(GpuField::kMemoryHealth).supported) {
+      const int64_t now = MonotonicNow();
+      if (now - health_read_ns_[i] >= kMemoryHealthPeriodNs) {
+        MemoryHealth health;
+        const nvmlReturn_t ret = ReadMemoryHealth(i, &health);
+        if (!CheckLost(i, ret)) health_[i] = ret == nvml::NVML_SUCCESS ? std::optional(health)
+                                                                      : std::nullopt;
+        health_read_ns_[i] = now;
+      }
+      sample.memory_health = health_[i];
+    }
     sample.lost = IsLost(i);
     sample.read_mono_ns = MonotonicNow();
   }

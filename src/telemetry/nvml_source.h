@@ -76,6 +76,9 @@ class NvmlSource {
   // Resizes *out to gpus().size() and fills the slow fields, stamping read_mono_ns from
   // CLOCK_MONOTONIC. Thread safety: may run concurrently with ReadFast, not with itself.
   void ReadSlow(std::vector<GpuSlowSample>* out);
+  // How often ReadSlow re-reads memory health (remapped rows or retired pages); between reads
+  // each sample carries the last value.
+  static constexpr int64_t kMemoryHealthPeriodNs = 60'000'000'000;
 
  private:
   explicit NvmlSource(std::unique_ptr<NvmlLibrary> library);
@@ -106,6 +109,8 @@ class NvmlSource {
   bool ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid);
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
   void ReadGpm(size_t index, GpuSlowSample* out);
+  // Reads GPU `index`'s remapped rows, or where the GPU has none its retired pages.
+  nvml::nvmlReturn_t ReadMemoryHealth(size_t index, MemoryHealth* out);
   void Warn(std::string line);
   void DrainEvents();  // from ReadSlow
   void StopEventWatch();
@@ -147,6 +152,10 @@ class NvmlSource {
   };
   std::vector<GpmState> gpm_;
   std::unique_ptr<nvml::nvmlGpmMetricsGet_t> gpm_request_;  // 13 KB, reused
+  // Memory health changes rarely and is read once a minute; the last read is carried.
+  std::vector<std::optional<MemoryHealth>> health_;
+  std::vector<int64_t> health_read_ns_;
+  std::vector<bool> retired_pages_only_;  // the GPU answered NOT_SUPPORTED for remapped rows
 };
 
 }  // namespace cgov

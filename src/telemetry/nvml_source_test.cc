@@ -573,5 +573,62 @@ TEST(NvmlSource, MigProfileComesFromTheDeviceName) {
   EXPECT_EQ(MigProfileFromName("MIG 2g.20gb"), "2g.20gb");
 }
 
+
+// Memory health: remapped rows where the GPU has them, retired pages on an older one, nothing
+// through a MIG instance (its parent answers NOT_SUPPORTED in MIG mode); read at probe, then
+// carried between reads a minute apart.
+TEST(NvmlSource, MemoryHealthIsRemappedRowsOrRetiredPages) {
+  FakeNvml fake("full", R"({"gpus": [
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920,
+     "remapped_rows": {"correctable": 4, "uncorrectable": 1, "pending": true}},
+    {"name": "Tesla V100-SXM2-32GB", "memory_total_mib": 32768,
+     "retired_pages": {"sbe": 70, "dbe": 2, "pending": true}},
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "mig": true,
+     "mig_devices": [{"gi": 1, "memory_total_mib": 40192}]}]})", 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  NvmlSource& nvml = **source;
+  ASSERT_EQ(nvml.gpus().size(), 3u);
+  const std::optional<MemoryHealth>& a100 = nvml.gpus()[0].memory_health;
+  ASSERT_TRUE(a100);
+  EXPECT_TRUE(a100->row_remapping);
+  EXPECT_EQ(a100->remapped_correctable, 4u);
+  EXPECT_EQ(a100->remapped_uncorrectable, 1u);
+  EXPECT_TRUE(a100->remap_pending);
+  EXPECT_TRUE(a100->NeedsAction());
+  const std::optional<MemoryHealth>& v100 = nvml.gpus()[1].memory_health;
+  ASSERT_TRUE(v100);
+  EXPECT_FALSE(v100->row_remapping);
+  EXPECT_EQ(v100->retired_sbe, 70u) << "more than the 64-address buffer: the count is the driver's";
+  EXPECT_EQ(v100->retired_dbe, 2u);
+  EXPECT_TRUE(v100->retired_pending);
+  EXPECT_FALSE(nvml.gpus()[2].field(GpuField::kMemoryHealth).supported);
+  EXPECT_FALSE(nvml.gpus()[2].memory_health);
+
+  fake.ResetCounts();
+  std::vector<GpuSlowSample> slow;
+  for (int k = 0; k < 3; ++k) nvml.ReadSlow(&slow);
+  EXPECT_EQ(slow[0].memory_health, a100) << "carried between reads";
+  EXPECT_EQ(slow[1].memory_health, v100);
+  EXPECT_FALSE(slow[2].memory_health);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetRemappedRows"), 0u) << "read again only after a minute";
+}
+
+TEST(NvmlSource, MemoryHealthSurvivesItsHistoryEncoding) {
+  MemoryHealth rows{true, 4, 4'000'000'000u, true, true, 0, 0, false};
+  EXPECT_EQ(DecodeMemoryHealth(EncodeMemoryHealth(rows)), rows);
+  MemoryHealth pages;
+  pages.retired_sbe = 70;
+  pages.retired_dbe = 2;
+  pages.retired_pending = true;
+  EXPECT_EQ(DecodeMemoryHealth(EncodeMemoryHealth(pages)), pages);
+  EXPECT_EQ(DecodeMemoryHealth(EncodeMemoryHealth(MemoryHealth{})), MemoryHealth{});
+  MemoryHealth many = rows;
+  many.remapped_correctable = 1u << 30;
+  EXPECT_EQ(DecodeMemoryHealth(EncodeMemoryHealth(many)).remapped_correctable, (1u << 23) - 1)
+      << "clamped, never wrapped into the flags";
+  EXPECT_GE(EncodeMemoryHealth(many), 0) << "fits a signed SQLite integer";
+}
+
 }  // namespace
 }  // namespace cgov

@@ -43,7 +43,7 @@ TEST(DoctorE2E, JsonListsEveryGpuAndField) {
   for (const auto& gpu : doc["gpus"]) {
     EXPECT_EQ(gpu["name"], "NVIDIA H100 80GB HBM3");
     EXPECT_EQ(gpu["memory_total_bytes"], 81559ull * 1048576);
-    EXPECT_EQ(gpu["fields"].size(), 19u);
+    EXPECT_EQ(gpu["fields"].size(), 20u);
     for (const auto& [name, field] : gpu["fields"].items()) {
       EXPECT_EQ(field["supported"], true) << name;
     }

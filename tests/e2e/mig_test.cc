@@ -97,7 +97,8 @@ TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
   EXPECT_EQ(QueryDb(db, "SELECT gpu_instance_id FROM gpu WHERE mig_profile = '2g.20gb'"), 2);
   EXPECT_EQ(QueryDb(db, "SELECT round(price_share * 1e6) FROM gpu WHERE mig_profile = '3g.40gb'"),
             492797);
-  EXPECT_EQ(QueryDb(db, "SELECT g.gpu_instance_id FROM gpu_event e JOIN gpu g ON g.id = e.gpu"), 2);
+  EXPECT_EQ(QueryDb(db, "SELECT g.gpu_instance_id FROM gpu_event e JOIN gpu g ON g.id = e.gpu "
+                       "WHERE e.kind = 'xid'"), 2);
 
   // dcgm-exporter's MIG labels: the parent's gpu and UUID, plus GPU_I_PROFILE and GPU_I_ID.
   const std::string parent = "gpu=\"0\",UUID=\"GPU-fa4e0000-0000-4000-8000-000000000000\"";

@@ -44,7 +44,8 @@ TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
   Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
                                  "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19471"},
                                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("xid")}});
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM gpu_event") >= 1; }, 15));
+  ASSERT_TRUE(WaitFor(
+      [&] { return QueryDb(db, "SELECT count(*) FROM gpu_event WHERE kind = 'xid'") >= 1; }, 15));
   RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19471/metrics"}, {});
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);

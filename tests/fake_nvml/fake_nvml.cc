@@ -751,6 +751,56 @@ int nvmlDeviceGetAttributes_v2(nvmlDevice_t device, DeviceAttributes* attributes
   return kSuccess;
 }
 
+// ---- memory health: remapped rows or retired pages -------------------------------------------
+
+// nvml.h 550.54.14: "On MIG-enabled GPUs with active instances, querying the number of remapped
+// rows is not supported"; a GPU given retired_pages is older than Ampere.
+int nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned* correctable, unsigned* uncorrectable,
+                              unsigned* pending, unsigned* failure) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "memory_health");
+  if (c.error) return c.error;
+  if (!correctable || !uncorrectable || !pending || !failure) return kInvalidArgument;
+  if (c.gpu->IsMigDevice() || !c.gpu->mig_devices.empty() || c.gpu->retired_pages) {
+    return kNotSupported;
+  }
+  const Gpu::RemappedRows& r = c.gpu->remapped_rows;
+  *correctable = r.correctable;
+  *uncorrectable = r.uncorrectable;
+  *pending = r.pending ? 1 : 0;
+  *failure = r.failure ? 1 : 0;
+  return kSuccess;
+}
+
+// Writes min(count, pages) made-up addresses; INSUFFICIENT_SIZE with the count when they do not fit.
+int nvmlDeviceGetRetiredPages(nvmlDevice_t device, int cause, unsigned* count,
+                              unsigned long long* addresses) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "memory_health");
+  if (c.error) return c.error;
+  if (count == nullptr || (cause != 0 && cause != 1)) return kInvalidArgument;
+  if (!c.gpu->retired_pages) return kNotSupported;
+  const unsigned pages = cause == 0 ? c.gpu->retired_pages->first : c.gpu->retired_pages->second;
+  if (*count < pages) {
+    *count = pages;
+    return kInsufficientSize;
+  }
+  if (pages > 0 && addresses == nullptr) return kInvalidArgument;
+  for (unsigned k = 0; k < pages; ++k) addresses[k] = 0x100000ULL * (k + 1) + cause;
+  *count = pages;
+  return kSuccess;
+}
+
+int nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, int* pending) {
+  FAKE_ENTER();
+  Call c = Resolve(device, "memory_health");
+  if (c.error) return c.error;
+  if (pending == nullptr) return kInvalidArgument;
+  if (!c.gpu->retired_pages) return kNotSupported;
+  *pending = c.gpu->retired_pages_pending ? 1 : 0;
+  return kSuccess;
+}
+
 // ---- events: Xid critical errors from the scenario's xid_events --------------------------------
 
 struct FakeEventSet {

@@ -21,6 +21,7 @@ const std::set<std::string> kFieldNames = {
     "sm_clock",    "mem_clock", "clock_reasons", "encoder", "decoder", "pcie_throughput",
     "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "total_energy", "name",
     "uuid",        "pci_info",  "mps_processes", "memory_v2", "xid_events", "gpm",
+    "memory_health",
 };
 
 namespace {
@@ -135,6 +136,31 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
     else if (mig_device && key == "ci") g.compute_instance = static_cast<unsigned>(Number(value, at));
     else if (mig_device && key == "slices") g.slices = static_cast<unsigned>(Number(value, at));
     else if (mig_device && key == "sm_count") g.sm_count = static_cast<unsigned>(Number(value, at));
+    else if (key == "remapped_rows" || key == "retired_pages") {
+      if (!value.is_object()) throw ParseError{at, "must be an object"};
+      unsigned counts[2] = {0, 0};
+      bool flags[2] = {false, false};
+      const bool rows = key == "remapped_rows";
+      const char* count_keys[2] = {rows ? "correctable" : "sbe", rows ? "uncorrectable" : "dbe"};
+      for (auto& [k, v] : value.items()) {
+        const std::string kat = at + "." + k;
+        if (k == count_keys[0] || k == count_keys[1]) {
+          const double n = Number(v, kat);
+          if (n < 0) throw ParseError{kat, "must be >= 0"};
+          counts[k == count_keys[1]] = static_cast<unsigned>(n);
+        } else if (k == "pending" || (rows && k == "failure")) {
+          if (!v.is_boolean()) throw ParseError{kat, "must be true or false"};
+          flags[k != "pending"] = v.get<bool>();
+        } else {
+          throw ParseError{kat, "unknown key"};
+        }
+      }
+      if (rows) g.remapped_rows = {counts[0], counts[1], flags[0], flags[1]};
+      else {
+        g.retired_pages = std::pair{counts[0], counts[1]};
+        g.retired_pages_pending = flags[0];
+      }
+    }
     else if (key == "not_supported") g.not_supported = FieldSet(value, at);
     else if (key == "no_permission") g.no_permission = FieldSet(value, at);
     else if (key == "processes") {

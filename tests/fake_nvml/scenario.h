@@ -60,6 +60,14 @@ struct Gpu {
   std::set<std::string> no_permission;  // field names answering NVML_ERROR_NO_PERMISSION
   std::optional<double> lost_at;        // from then on every call answers GPU_IS_LOST
   std::vector<XidEvent> xid_events;  // sorted by t
+  // Memory health: remapped rows (Ampere and later; the default, all zero) or, when the scenario
+  // gives retired_pages, retired pages (an earlier GPU: remapped rows are NOT_SUPPORTED).
+  struct RemappedRows {
+    unsigned correctable = 0, uncorrectable = 0;
+    bool pending = false, failure = false;
+  } remapped_rows;
+  std::optional<std::pair<unsigned, unsigned>> retired_pages;  // (single-bit, double-bit)
+  bool retired_pages_pending = false;
   // MIG: a parent in MIG mode lists its devices (positions in Scenario::mig_devices); a MIG
   // device names its parent (a position in Scenario::gpus) and its ids.
   std::vector<size_t> mig_devices;
