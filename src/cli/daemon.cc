@@ -19,6 +19,7 @@
 #include "cli/history_writer.h"
 #include "cli/price_flags.h"
 #include "core/duration.h"
+#include "core/text.h"
 #include "core/time_format.h"
 #include "export/daemon_metrics.h"
 #include "export/http_server.h"
@@ -271,7 +272,9 @@ void Daemon::HookCredits() {
 Status Daemon::StartRun() {
   CGOV_ASSIGN_OR_RETURN(gpu_ids_, RegisterGpus(nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{},
                                                &writer_->store()));
-  if (hostname_.empty()) hostname_ = o_.hostname.empty() ? ReadHostInfo(files_).hostname : o_.hostname;
+  if (hostname_.empty()) {
+    hostname_ = o_.hostname.empty() ? ReadHostInfo(files_).hostname : SafeText(o_.hostname);
+  }
   CGOV_ASSIGN_OR_RETURN(run_, writer_->BeginRun("daemon", clock_.WallNs() / 1'000'000,
                                                 o_.interval.count(), hostname_));
   last_hours_ = writer_->hours_written();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "core/json_writer.h"
 #include "store/sample_record.h"
 
 namespace cgov::cli {
@@ -242,7 +243,7 @@ int RunDoctor(int argc, char** argv) {
   RootedFileReader files(host_root);
   DoctorReport report = BuildDoctorReport(nvml_lib, !nvml_lib.empty(), files, host_root);
   if (json) {
-    fmt::print("{}\n", RenderDoctorJson(report).dump(2));
+    fmt::print("{}\n", DumpJson(RenderDoctorJson(report), 2));
   } else {
     fmt::print("{}", RenderDoctorText(report));
   }

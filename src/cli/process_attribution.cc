@@ -1,6 +1,7 @@
 #include "cli/process_attribution.h"
 
 #include "core/tags.h"
+#include "core/text.h"
 #include "telemetry/procfs_pid.h"
 
 namespace cgov::cli {
@@ -13,8 +14,9 @@ IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& own
   r.pod = process.cgroup.pod_uid;
   r.container = process.cgroup.container_id;
   r.slurm_job = process.cgroup.slurm_job_id;
-  r.project = EnvironValue(environ, "CGOV_PROJECT").value_or("");
-  r.team = EnvironValue(environ, "CGOV_TEAM").value_or("");
+  // The job's own environment: anything its user wrote.
+  r.project = SafeText(EnvironValue(environ, "CGOV_PROJECT").value_or(""));
+  r.team = SafeText(EnvironValue(environ, "CGOV_TEAM").value_or(""));
   // Malformed CGOV_TAGS are the job's business: they are dropped, not guessed at.
   if (auto tags = MergeTags(EnvironValue(environ, "CGOV_TAGS").value_or(""), {}); tags.ok()) {
     for (const auto& [key, value] : *tags) {

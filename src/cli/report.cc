@@ -15,6 +15,7 @@
 #include "cli/price_flags.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
+#include "core/json_writer.h"
 #include "core/time_format.h"
 #include "os/clock.h"
 #include "report/history_report.h"
@@ -125,7 +126,7 @@ Status Report(const ReportOptions& r, const HistoryOptions& options) {
   CGOV_ASSIGN_OR_RETURN(HistoryInput input, r.prometheus.empty() ? LoadFromDb(r, options)
                                                                  : LoadFromPrometheus(r));
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
-  const std::string text = r.format == "json" ? HistoryReportJson(summary).dump(2) + "\n"
+  const std::string text = r.format == "json" ? DumpJson(HistoryReportJson(summary), 2) + "\n"
                                               : HistoryReportText(summary, r.format == "md");
   if (r.out.empty()) {
     fmt::print("{}", text);

@@ -17,6 +17,8 @@
 #include "cli/run_recorder.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
+#include "core/json_writer.h"
+#include "core/text.h"
 #include "core/time_format.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
@@ -50,11 +52,18 @@ Status MakeDir(const std::string& path) {
   return Status::Ok();
 }
 
+// The job's argv as records and reports show it (the job itself gets the bytes it was given).
+std::vector<std::string> PrintableCommand(const std::vector<std::string>& command) {
+  std::vector<std::string> out;
+  for (const std::string& arg : command) out.push_back(SafeText(arg));
+  return out;
+}
+
 // Fills what the caller knows of the summary: times, exit, rusage.
 void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_ns,
                  const JobOutcome& outcome, RunSummary* s) {
   SystemClock clock;
-  s->command = o.command;
+  s->command = PrintableCommand(o.command);
   s->tags = o.tags;
   s->interval_s = static_cast<double>(o.interval.count()) / 1000.0;
   s->started_at_ns = start_wall_ns;
@@ -83,7 +92,8 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
     *report = RunReportMarkdown(*summary, "");
     return;
   }
-  Status json = WriteFileAtomically(dir + "/summary.json", SummaryJson(*summary).dump(2) + "\n");
+  Status json =
+      WriteFileAtomically(dir + "/summary.json", DumpJson(SummaryJson(*summary), 2) + "\n");
   if (!json.ok()) summary->warnings.push_back(json.message());
   *report = RunReportMarkdown(*summary, dir);
   Status md = WriteFileAtomically(dir + "/report.md", *report);
@@ -356,7 +366,7 @@ int RunRun(int argc, char** argv) {
   }
 
   SamplesHeader header;
-  header.command = o.command;
+  header.command = PrintableCommand(o.command);
   header.tags = o.tags;
   header.host = ReadHostInfo(files);
   header.interval_s = static_cast<double>(o.interval.count()) / 1000.0;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/pricing.h"
+#include "core/json_writer.h"
 #include "os/clock.h"
 #include "os/http_get.h"
 #include "os/file_reader.h"
@@ -56,7 +57,7 @@ void RunRecorder::Run() {
   }
   accumulator_ = std::make_unique<RunAccumulator>(header_.gpus, options_.start_mono_ns,
                                                    options_.interval.count());
-  if (writer_ != nullptr) writer_->Append(HeaderRecord(header_).dump());
+  if (writer_ != nullptr) writer_->Append(DumpJson(HeaderRecord(header_)));
 
   RootedFileReader files(options_.host_root);
   SystemClock clock;

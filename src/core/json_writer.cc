@@ -7,6 +7,10 @@
 
 namespace cgov {
 
+std::string DumpJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void JsonWriter::BeforeValue() {
   if (after_key_) {
     after_key_ = false;
@@ -82,7 +86,7 @@ JsonWriter& JsonWriter::Double(double value) {
   BeforeValue();
   // nlohmann's own number formatting (shortest round-trip digits; fixed notation up to 1e17
   // with ".0" on whole numbers), so that the two writers agree byte for byte.
-  out_->append(nlohmann::json(value).dump());
+  out_->append(DumpJson(nlohmann::json(value)));
   return *this;
 }
 

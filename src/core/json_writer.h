@@ -13,9 +13,15 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace cgov {
 
 // Not thread-safe. REQUIRES: calls nest correctly (Key before each object member's value).
+// `j` as text; a string that is not valid UTF-8 (one that slipped past SafeText) is written
+// with U+FFFD in place of its bad bytes instead of aborting the program. indent -1: one line.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
 class JsonWriter {
  public:
   explicit JsonWriter(std::string* out) : out_(out) { out_->clear(); }

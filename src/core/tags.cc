@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace cgov {
 namespace {
 
@@ -28,13 +30,13 @@ Status ParseTag(std::string_view text, std::string_view source, Tags* tags) {
   size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
     return InvalidArgument(fmt::format("{}: bad tag '{}': write KEY=VALUE, e.g. project=vision",
-                                       source, text));
+                                       source, SafeText(text)));
   }
   std::string_view key = text.substr(0, eq), value = text.substr(eq + 1);
   if (!ValidKey(key)) {
     return InvalidArgument(fmt::format(
         "{}: bad tag key '{}': 1-64 characters of a-z 0-9 _ . -, starting with a letter", source,
-        key));
+        SafeText(key)));
   }
   if (!ValidValue(value)) {
     return InvalidArgument(fmt::format(

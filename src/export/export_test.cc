@@ -18,6 +18,16 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
+// One label that is not UTF-8 would make Prometheus reject the whole scrape (issue 21, item 8).
+TEST(Exposition, LabelsThatAreNotUtf8OrHoldControlsAreEscaped) {
+  std::string text;
+  ExpositionWriter w(ExpositionFormat::kText, &text);
+  w.Family("g", MetricType::kGauge, "gauge");
+  w.Sample({{"h", "box\xff\x1b[31m\nx"}}, 1);
+  w.Finish();
+  EXPECT_EQ(text, "# HELP g gauge\n# TYPE g gauge\ng{h=\"box\\\\xff\\\\x1b[31m\\nx\"} 1\n");
+}
+
 TEST(Exposition, EscapesLabelsAndNamesCountersPerFormat) {
   std::string text, om;
   for (auto [format, out] : {std::pair{ExpositionFormat::kText, &text},

@@ -1,8 +1,11 @@
 #include "export/exposition.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "core/text.h"
 
 namespace cgov {
 
@@ -25,7 +28,18 @@ void AppendLabels(const Labels& labels, std::string* out) {
     first = false;
     out->append(name);
     out->append("=\"");
-    for (char c : value) {
+    // Prometheus rejects a whole scrape for one label that is not UTF-8; other control
+    // characters are escaped too (newlines keep the exposition format's own escape).
+    std::string safe;
+    if (!IsSafeText(value)) {
+      for (size_t at = 0; at <= value.size();) {
+        const size_t nl = std::min(value.find('\n', at), value.size());
+        safe += SafeText(value.substr(at, nl - at));
+        if (nl < value.size()) safe += '\n';
+        at = nl + 1;
+      }
+    }
+    for (char c : safe.empty() ? value : std::string_view(safe)) {
       if (c == '\\') {
         out->append("\\\\");
       } else if (c == '"') {

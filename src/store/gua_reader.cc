@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "core/time_format.h"
 #include "store/sqlite_db.h"
 
@@ -42,7 +43,7 @@ Status ReadHeader(SqliteDb& db, GuaSource* source) {
   if (host.count("hostname")) {
     CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db.Prepare("SELECT hostname FROM host LIMIT 1"));
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (row) source->hostname = std::string(stmt.Text(0));
+    if (row) source->hostname = SafeText(stmt.Text(0));
     stmt.Reset();
   }
   CGOV_ASSIGN_OR_RETURN(auto runs, Columns(db, "daemon_run"));
@@ -68,7 +69,7 @@ Status ReadHeader(SqliteDb& db, GuaSource* source) {
     for (;;) {
       CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (!row) break;
-      source->devices[std::string(stmt.Text(0))] = {std::string(stmt.Text(1)), OptInt(stmt, 2)};
+      source->devices[SafeText(stmt.Text(0))] = {SafeText(stmt.Text(1)), OptInt(stmt, 2)};
     }
   }
   return Status::Ok();
@@ -108,7 +109,7 @@ Status ReadGuaDatabase(const std::string& path, GuaSource* source,
     last_ms = tick.ts_ms = *ts;
     tick.run_id = OptInt(gpus, 7);
     while (gpu_row && gpus.Text(0) == tick.ts_text) {
-      tick.gpus.push_back({std::string(gpus.Text(1)), OptInt(gpus, 2), gpus.Int(3),
+      tick.gpus.push_back({SafeText(gpus.Text(1)), OptInt(gpus, 2), gpus.Int(3),
                            OptInt(gpus, 4), OptInt(gpus, 5), OptInt(gpus, 6)});
       CGOV_ASSIGN_OR_RETURN(gpu_row, gpus.Step());
     }
@@ -117,10 +118,10 @@ Status ReadGuaDatabase(const std::string& path, GuaSource* source,
       CGOV_ASSIGN_OR_RETURN(proc_row, procs.Step());
     }
     while (proc_row && procs.Text(0) == tick.ts_text) {
-      tick.processes.push_back({std::string(procs.Text(1)), procs.Int(2), OptInt(procs, 3),
-                                std::string(procs.Text(4)), std::string(procs.Text(5)),
-                                std::string(procs.Text(6)),
-                                procs.IsNull(7) ? "compute" : std::string(procs.Text(7))});
+      tick.processes.push_back({SafeText(procs.Text(1)), procs.Int(2), OptInt(procs, 3),
+                                SafeText(procs.Text(4)), SafeText(procs.Text(5)),
+                                SafeText(procs.Text(6)),
+                                procs.IsNull(7) ? "compute" : SafeText(procs.Text(7))});
       CGOV_ASSIGN_OR_RETURN(proc_row, procs.Step());
     }
     CGOV_RETURN_IF_ERROR(fn(tick));

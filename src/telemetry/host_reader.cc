@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "core/text.h"
 #include "telemetry/proc_rates.h"
 #include "telemetry/procfs_pid.h"
 #include "telemetry/text_scan.h"
@@ -12,9 +13,9 @@ namespace cgov {
 HostInfo ReadHostInfo(FileReader& files) {
   HostInfo info;
   char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) == 0) info.hostname = name;
+  if (gethostname(name, sizeof(name) - 1) == 0) info.hostname = SafeText(name);
   utsname uts{};
-  if (uname(&uts) == 0) info.kernel = uts.release;
+  if (uname(&uts) == 0) info.kernel = SafeText(uts.release);
   info.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   std::string text;
   if (files.Read("/proc/meminfo", &text).ok()) {

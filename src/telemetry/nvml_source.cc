@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace cgov {
 namespace {
 
@@ -145,7 +147,7 @@ std::string ReadString(nvml::nvmlDeviceGetString_fn f, nvmlDevice_t d, unsigned 
   std::string buffer(size, '\0');
   if (f(d, buffer.data(), size) != nvml::NVML_SUCCESS) return "";
   buffer.resize(buffer.find('\0') == std::string::npos ? size : buffer.find('\0'));
-  return buffer;
+  return SafeText(buffer);
 }
 
 int64_t MonotonicNow() {

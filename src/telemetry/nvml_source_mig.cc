@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace cgov {
 
 using nvml::nvmlDevice_t;
@@ -20,13 +22,13 @@ namespace {
 std::string ReadName(const NvmlFunctions& f, nvmlDevice_t d) {
   char text[nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
   if (f.name == nullptr || f.name(d, text, sizeof(text)) != nvml::NVML_SUCCESS) return "";
-  return std::string(text, strnlen(text, sizeof(text)));
+  return SafeText(std::string_view(text, strnlen(text, sizeof(text))));
 }
 
 std::string ReadUuid(const NvmlFunctions& f, nvmlDevice_t d) {
   char text[nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
   if (f.uuid == nullptr || f.uuid(d, text, sizeof(text)) != nvml::NVML_SUCCESS) return "";
-  return std::string(text, strnlen(text, sizeof(text)));
+  return SafeText(std::string_view(text, strnlen(text, sizeof(text))));
 }
 
 std::optional<uint64_t> ReadMemoryTotal(const NvmlFunctions& f, nvmlDevice_t d) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "telemetry/text_scan.h"
 
 namespace cgov {
@@ -48,7 +49,7 @@ std::string ProcessReader::UserName(uint32_t uid) {
                                                       : std::map<uint32_t, std::string>{};
   }
   auto it = passwd_->find(uid);
-  return it != passwd_->end() ? it->second : std::to_string(uid);
+  return it != passwd_->end() ? SafeText(it->second) : std::to_string(uid);
 }
 
 }  // namespace cgov

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "telemetry/text_scan.h"
 
 namespace cgov {
@@ -60,7 +61,7 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   int64_t pid = 0;
   if (!ParseI64(Trim(text.substr(0, open)), &pid)) return Bad("/proc/PID/stat", "pid", "not a number");
   stat.pid = static_cast<int>(pid);
-  stat.comm = std::string(text.substr(open + 1, close - open - 1));
+  stat.comm = SafeText(text.substr(open + 1, close - open - 1));  // anyone sets it (prctl)
   // After ") ": state(3) ppid(4) ... utime(14) stime(15) ... num_threads(20) ... starttime(22)
   // ... rss(24); field numbers as in proc(5), so rest[k] is field k + 3.
   std::vector<std::string_view> rest = SplitFields(Trim(text.substr(close + 1)));

@@ -8,6 +8,16 @@ namespace cgov {
 namespace {
 
 using testing::ReadFixture;
+// Any user can name a process anything (prctl PR_SET_NAME): invalid UTF-8 and terminal escapes
+// come out escaped, never raw (issue 21, item 8).
+TEST(ParsePidStat, AHostileNameComesOutEscaped) {
+  auto stat = ParsePidStat("42 (\x1b[2J\xff) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 "
+                           "100 1000 10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 "
+                           "0 0 0\n");
+  ASSERT_TRUE(stat.ok()) << stat.status().message();
+  EXPECT_EQ(stat->comm, "\\x1b[2J\\xff");
+}
+
 TEST(ParsePidStat, NameWithParenthesesAndSpacesFromARealProcess) {
   // Captured from `/tmp/a) (b 300`: the line reads "3048 (a) (b) S 3030 ...".
   auto stat = ParsePidStat(testing::VmFile("/proc/3048/stat"));

@@ -1,0 +1,61 @@
+// Hostile input (issue 21): strings from outside that are not UTF-8 or carry control characters
+// never abort cgov, never make /metrics unparseable, and never reach a terminal raw.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e_helpers.h"
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+// Item 1: `cgov run -- sh -c 'exit 3' $'arg\xff'` aborted (exit 134, no summary.json).
+TEST(HostileInputE2E, AJobArgumentThatIsNotUtf8KeepsTheJobsExitAndTheSummary) {
+  TempDir dir;
+  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms", "--",
+                            "/bin/sh", "-c", "exit 3", "arg\xff\x1b[2J"},
+                           {{"CGOV_TAGS", ""}, {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "no raw escape reaches the terminal";
+  json s = json::parse(ReadFile(dir / "run/summary.json"));
+  EXPECT_EQ(s["run"]["command"][3], "arg\\xff\\x1b[2J");
+  EXPECT_EQ(s["run"]["exit_code"], 3);
+  const std::string samples = ReadFile(dir / "run/samples.jsonl");
+  json header = json::parse(samples.substr(0, samples.find('\n')));
+  EXPECT_EQ(header["command"][3], "arg\\xff\\x1b[2J");
+  EXPECT_EQ(ReadFile(dir / "run/report.md").find('\x1b'), std::string::npos);
+}
+
+// Item 8: a host name (or any label) that is not UTF-8 made Prometheus reject the whole scrape
+// and `report --format json` abort.
+TEST(HostileInputE2E, AHostileHostnameKeepsMetricsAndReportsValid) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                 "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19475",
+                                 "--hostname", "box\xff\x1b[31m"},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("gpm_h100")}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
+  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19475/metrics"}, {});
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 15);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(metrics.out.find("Hostname=\"box\\\\xff\\\\x1b[31m\""), std::string::npos)
+      << metrics.out.substr(0, 2000);
+  RunResult lint = RunProgram({"/usr/bin/promtool", "check", "metrics"}, {}, 30, metrics.out);
+  EXPECT_NE(lint.exit_code, 1) << "promtool could not parse /metrics: " << lint.err;
+  EXPECT_EQ(lint.err.find("invalid"), std::string::npos) << lint.err;
+  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(json::parse(report.out)["host"], "box\\xff\\x1b[31m");
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", db}, {});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cgov::e2e
