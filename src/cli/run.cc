@@ -1,5 +1,6 @@
 #include "cli/run.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,6 +116,39 @@ Status ApplyPricingFlags(const std::string& price, std::optional<double> work,
   return Status::Ok();
 }
 
+// The end of the progress file the job writes. The job controls that path: it may put a FIFO,
+// a device or a symlink to anything there, or write one endless line. So: no symlink, regular
+// files only, never blocking, and only the last kProgressTailBytes (the last line is all that
+// counts). NotFound when the job wrote none.
+constexpr size_t kProgressTailBytes = 64 * 1024;
+
+Status ReadProgressTail(const std::string& path, std::string* out) {
+  out->clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) return NotFound(path);
+    return InvalidArgument(fmt::format("{}: progress file not read: {}", path,
+                                       e == ELOOP ? "a symlink (not followed)" : strerror(e)));
+  }
+  struct stat st {};
+  Status status = Status::Ok();
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = InvalidArgument(fmt::format("{}: progress file not read: not a regular file", path));
+  } else {
+    const off_t from = st.st_size > static_cast<off_t>(kProgressTailBytes)
+                           ? st.st_size - static_cast<off_t>(kProgressTailBytes)
+                           : 0;
+    out->resize(kProgressTailBytes);
+    const ssize_t n = pread(fd, out->data(), kProgressTailBytes, from);
+    out->resize(n > 0 ? static_cast<size_t>(n) : 0);
+    // Started inside a line: drop its end, unless it is the only one (then it is too long).
+    if (from > 0 && out->find('\n') != std::string::npos) out->erase(0, out->find('\n') + 1);
+  }
+  ::close(fd);
+  return status;
+}
+
 // Prices, findings and savings into the summary, with the work from --work or the progress file
 // and the instance type --detect-instance found. Problems become warnings: the job is done.
 void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
@@ -122,7 +156,10 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   std::optional<double> work = o.work;
   std::string unit = o.unit;
   std::string text;
-  if (!work && RootedFileReader().Read(progress_file, &text).ok()) {
+  Status read = work ? NotFound("") : ReadProgressTail(progress_file, &text);
+  if (!read.ok() && read.code() != StatusCode::kNotFound) {
+    summary->warnings.push_back(read.message());
+  } else if (read.ok()) {
     auto progress = ParseProgress(text, progress_file);
     if (!progress.ok()) {
       summary->warnings.push_back(progress.status().message());
@@ -291,9 +328,11 @@ Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_
   unit.erase(unit.find_last_not_of(" \t\r") + 1);
   const bool known_unit = unit.empty() || unit == "samples" || unit == "tokens" || unit == "steps";
   if (rest == copy.c_str() || errno != 0 || !(value >= 0) || !known_unit) {
+    // An excerpt, escaped: the line is the job's (any bytes, any length).
+    const std::string excerpt = SafeText(last.substr(0, 80)) + (last.size() > 80 ? "…" : "");
     return InvalidArgument(fmt::format(
         "{}:{}: progress line '{}': write the cumulative work as \"N\" or \"N samples|tokens|steps\"",
-        file, line_no, last));
+        file, line_no, excerpt));
   }
   return std::optional<std::pair<double, std::string>>(std::make_pair(value, unit));
 }

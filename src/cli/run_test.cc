@@ -92,6 +92,17 @@ TEST(ParseProgress, LastNonEmptyLineIsTheCumulativeWork) {
   EXPECT_FALSE(ParseProgress("", "progress.log")->has_value());
 }
 
+// The line is the job's: any bytes, any length. The error quotes an escaped excerpt (issue 21,
+// item 2: a non-UTF-8 line aborted cgov; a 300 MB line was copied whole into the summary).
+TEST(ParseProgress, ABadLineIsQuotedAsAShortEscapedExcerpt) {
+  auto bad = ParseProgress("10\n\xff\x1b[2J" + std::string(100'000, 'x') + "\n", "p.log");
+  ASSERT_FALSE(bad.ok());
+  const std::string message(bad.status().message());
+  EXPECT_NE(message.find("p.log:2: progress line '\\xff\\x1b[2Jxxx"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 300u);
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+}
+
 TEST(ParseProgress, BadLinesNameFileAndLine) {
   auto bad = ParseProgress("10\nlots\n", "run/progress.log");
   ASSERT_FALSE(bad.ok());

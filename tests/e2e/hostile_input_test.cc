@@ -57,5 +57,39 @@ TEST(HostileInputE2E, AHostileHostnameKeepsMetricsAndReportsValid) {
   EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
 }
 
+// Item 2: the job controls $CGOV_PROGRESS_FILE. A FIFO there hung cgov after the job ended, a
+// symlink to /dev/zero likewise, a symlink to a secret copied a line of it into the summary, an
+// endless line was copied whole. Now: the job's exit code, promptly, and a warning.
+TEST(HostileInputE2E, AHostileProgressFileNeitherHangsNorLeaks) {
+  TempDir dir;
+  const std::string secret = dir / "shadow";
+  WriteFile(secret, "root:TOPSECRETHASH:19000:0:99999:7:::\n");
+  struct Case {
+    const char* name;
+    std::string script;
+    const char* warning;
+  };
+  const std::vector<Case> cases = {
+      {"fifo", "mkfifo \"$CGOV_PROGRESS_FILE\"; exit 4", "not a regular file"},
+      {"zero", "ln -s /dev/zero \"$CGOV_PROGRESS_FILE\"; exit 4", "a symlink (not followed)"},
+      {"secret", "ln -s " + secret + " \"$CGOV_PROGRESS_FILE\"; exit 4", "a symlink"},
+      {"endless", "head -c 3000000 /dev/zero | tr '\\0' x > \"$CGOV_PROGRESS_FILE\"; exit 4",
+       "progress line 'xxxx"},
+  };
+  for (const Case& c : cases) {
+    const std::string out = dir / c.name;
+    RunResult r = RunProgram({CgovBinary(), "run", "--out", out, "--interval", "200ms", "--",
+                              "/bin/sh", "-c", c.script},
+                             {{"CGOV_TAGS", ""}, {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}},
+                             30);
+    EXPECT_EQ(r.exit_code, 4) << c.name << ": " << r.err;
+    const std::string summary = ReadFile(out + "/summary.json");
+    EXPECT_NE(summary.find(c.warning), std::string::npos) << c.name << ": " << summary;
+    EXPECT_EQ(summary.find("TOPSECRET"), std::string::npos) << c.name;
+    EXPECT_LT(summary.size(), 200'000u) << c.name << ": the endless line is not copied";
+    EXPECT_EQ(ReadFile(out + "/report.md").find("TOPSECRET"), std::string::npos) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace cgov::e2e
