@@ -8,8 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +23,7 @@
 #include "export/http_server.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
+#include "os/input_file.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/nvml_source.h"
 
@@ -48,16 +47,11 @@ struct DaemonOptions {
 
 constexpr char kDefaultListen[] = "127.0.0.1:9400";
 
-// Reads a whole small file (a key, a certificate, a password) or says which one failed.
+// Reads a whole small file (a key, a certificate, a password) or says which one failed: a
+// regular file of at most 1 MiB (a FIFO, a device or a directory is refused, never read).
 Result<std::string> ReadSmallFile(const std::string& path, std::string_view flag) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) {
-    return IoError(fmt::format("cgov daemon: {} {}: {}", flag, path, std::strerror(errno)));
-  }
-  if (!in.is_open()) {
-    return IoError(fmt::format("cgov daemon: {} {}: cannot open", flag, path));
-  }
+  Result<std::string> text = ReadInputFile(path, 1 << 20, flag);
+  if (!text.ok()) return text.status().WithContext("cgov daemon");
   return text;
 }
 
@@ -178,8 +172,20 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
       return InvalidArgument("cgov daemon: --tls-cert and --tls-key go together");
     }
     if (!tls_cert.empty()) {
+      // Fail closed: a TLS setup that cannot work must not become plain HTTP (basic-auth
+      // passwords in clear).
       CGOV_ASSIGN_OR_RETURN(http.tls_cert_pem, ReadSmallFile(tls_cert, "--tls-cert"));
       CGOV_ASSIGN_OR_RETURN(http.tls_key_pem, ReadSmallFile(tls_key, "--tls-key"));
+      for (const auto& [flag, path, pem] :
+           {std::tuple{"--tls-cert", tls_cert, http.tls_cert_pem},
+            std::tuple{"--tls-key", tls_key, http.tls_key_pem}}) {
+        if (pem.find("-----BEGIN ") == std::string::npos) {
+          return InvalidArgument(fmt::format("cgov daemon: {} {}: {}; refusing to serve without "
+                                             "TLS", flag, path,
+                                             pem.empty() ? "empty" : "no PEM block in it"));
+        }
+      }
+      http.tls = true;
     }
     o.http = std::move(http);
   } else if (!auth_file.empty() || !tls_cert.empty() || !tls_key.empty()) {

@@ -1,6 +1,6 @@
 #include "cli/price_flags.h"
 
-#include "os/file_reader.h"
+#include "os/input_file.h"
 
 namespace cgov::cli {
 
@@ -9,9 +9,8 @@ Status ApplyPriceFlags(const std::string& catalog_path,
   *catalog = BuiltinCatalog();
   if (!catalog_path.empty()) {
     const std::string context = "--price-catalog";
-    std::string text;
-    Status read = RootedFileReader().Read(catalog_path, &text);
-    if (!read.ok()) return read.WithContext(context);
+    // The shipped catalog is a few KB; 16 MiB leaves room for any real one.
+    CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(catalog_path, 16 << 20, context));
     Result<PriceCatalog> parsed = ParsePriceCatalog(text, catalog_path);
     if (!parsed.ok()) return parsed.status().WithContext(context);
     *catalog = std::move(parsed).value();

@@ -15,6 +15,8 @@
 
 namespace cgov {
 
+constexpr char kTlsPriorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+
 struct HttpServer::State {
   ServedHandler handler;
   std::string user, password;
@@ -194,7 +196,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   server->port_ = port;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
   if (a.ipv6) flags |= MHD_USE_IPv6;
-  const bool tls = !options.tls_cert_pem.empty() || !options.tls_key_pem.empty();
+  const bool tls = options.tls || !options.tls_cert_pem.empty() || !options.tls_key_pem.empty();
+  if (tls && (options.tls_cert_pem.empty() || options.tls_key_pem.empty())) {
+    close(fd);
+    return InvalidArgument("TLS: a certificate and a key are both needed; not serving plain HTTP");
+  }
   if (tls) {
     if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
       close(fd);
@@ -205,6 +211,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   MHD_OptionItem tls_options[] = {
       {MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(options.tls_cert_pem.c_str())},
       {MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(options.tls_key_pem.c_str())},
+      // GnuTLS priorities: its defaults, less every protocol version but TLS 1.3 and 1.2.
+      {MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(kTlsPriorities)},
       {MHD_OPTION_END, 0, nullptr}};
   MHD_OptionItem no_options[] = {{MHD_OPTION_END, 0, nullptr}};
   server->daemon_ = MHD_start_daemon(

@@ -34,6 +34,7 @@ struct HttpServerOptions {
   unsigned threads = 2;
   std::string basic_auth_user;         // empty: no authentication
   std::string basic_auth_password;
+  bool tls = false;                    // HTTPS: TLS 1.2 or 1.3, or the server does not start
   std::string tls_cert_pem;            // both set: HTTPS
   std::string tls_key_pem;
 };

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "os/input_file.h"
+
 namespace cgov {
 namespace {
 
@@ -139,6 +141,8 @@ Result<int> TakeWriterLock(const std::string& path, SqliteDb& db) {
 }  // namespace
 
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path, Mode mode) {
+  // A FIFO would block every open; a device (/dev/null) would get a journal written beside it.
+  CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(path, "--db"));
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   if (mode == Mode::kRead && !exists) {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "os/input_file.h"
+
 namespace cgov {
 
 SqliteStmt::SqliteStmt(SqliteStmt&& other) noexcept : stmt_(other.stmt_), db_(other.db_) {
@@ -95,6 +97,7 @@ Status SqliteStmt::Error(int rc) const {
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, OpenMode mode) {
+  CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(path, "database"));  // a FIFO or a device: refused
   int flags = SQLITE_OPEN_NOMUTEX;
   switch (mode) {
     case OpenMode::kReadOnly: flags |= SQLITE_OPEN_READONLY; break;

@@ -1,6 +1,9 @@
 // Hostile input (issue 21): strings from outside that are not UTF-8 or carry control characters
 // never abort cgov, never make /metrics unparseable, and never reach a terminal raw.
 #include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -89,6 +92,45 @@ TEST(HostileInputE2E, AHostileProgressFileNeitherHangsNorLeaks) {
     EXPECT_LT(summary.size(), 200'000u) << c.name << ": the endless line is not copied";
     EXPECT_EQ(ReadFile(out + "/report.md").find("TOPSECRET"), std::string::npos) << c.name;
   }
+}
+
+// Items 5, 6, 7, 17: special files as inputs, and TLS that cannot work. Each is refused at once
+// with a message naming the flag and the path; nothing is served in clear, nothing written
+// beside a device.
+TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
+  TempDir dir;
+  const std::string fifo = dir / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  WriteFile(dir / "empty.pem", "");
+  WriteFile(dir / "auth", "u:p\n");
+  const std::string db = dir / "h.db";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", dir.path()},
+       "--basic-auth-file " + dir.path() + ": a directory"},
+      {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", "/dev/zero"},
+       "--basic-auth-file /dev/zero: a device"},
+      {{"daemon", "--db", db, "--price-catalog", "/dev/zero"}, "--price-catalog /dev/zero: a device"},
+      {{"daemon", "--db", db, "--price-catalog", fifo}, "a FIFO"},
+      {{"daemon", "--db", fifo}, "--db " + fifo + ": a FIFO"},
+      {{"report", "--db", fifo}, "a FIFO"},
+      {{"daemon", "--db", "/dev/null"}, "--db /dev/null: a device"},
+      {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", dir / "auth",
+        "--tls-cert", dir / "empty.pem", "--tls-key", dir / "empty.pem"},
+       "--tls-cert " + (dir / "empty.pem") + ": empty; refusing to serve without TLS"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {CgovBinary()};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    RunResult r = RunProgram(argv, {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}}, 10);
+    EXPECT_NE(r.exit_code, 0) << c.args[0] << " " << c.args[2];
+    EXPECT_LT(r.wall_s, 8) << "hung: " << c.message;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/dev/null-journal"));
 }
 
 }  // namespace
