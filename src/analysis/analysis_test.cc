@@ -1,4 +1,5 @@
 // The analysis engine: hand-computed cases and properties over random timelines.
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -440,6 +441,35 @@ TEST(Cost, PartsOfAGpuAreListedUnderTheirSource) {
                                "MIG 2g.20gb at 25.0 %, MIG 3g.40gb at 50.0 %)");
 }
 
+// Issue 21 item 14: a catalog price of 9.3e12 gave negative costs, 1e12 a wrong total.
+TEST(Money, PricesAreBoundedAndCostsSaturateInsteadOfWrapping) {
+  auto big = ParseUsd("1000000000");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("at most $999,999,999.999999"), std::string::npos)
+      << big.status().message();
+  EXPECT_EQ(*ParseUsd("999999999.999999"), kMaxPriceMicroUsd);
+  EXPECT_EQ(*ParseUsd("0008"), 8'000'000) << "leading zeros are not digits of size";
+  auto catalog = ParsePriceCatalog(
+      R"({"schema_version":1,"instance_types":[],"gpu_models":[{"model":"X","match":["X"],
+          "on_demand_usd_per_gpu_hour":9.3e12,"spot_usd_per_gpu_hour":null,"source":"s",
+          "as_of":"2026-01-01"}]})",
+      "hostile.json");
+  ASSERT_FALSE(catalog.ok());
+  EXPECT_NE(catalog.status().message().find("gpu_models[0].on_demand_usd_per_gpu_hour"),
+            std::string::npos) << catalog.status().message();
+  const MicroUsd max = std::numeric_limits<MicroUsd>::max();
+  EXPECT_EQ(CostOf(kMaxPriceMicroUsd, std::numeric_limits<int64_t>::max()), max);
+  EXPECT_EQ(AddUsd(max - 1, 5), max);
+  EXPECT_EQ(AddUsd(2, 3), 5);
+  UsageAccumulator acc(2, 1000);
+  acc.Add(0, {Point(50), Point(50)}, {});
+  UsageTotals usage = acc.Finish(std::numeric_limits<int64_t>::max() / 4);
+  ResolvedPrice p{kMaxPriceMicroUsd, kMaxPriceMicroUsd, std::nullopt, false, "max", ""};
+  CostBlock cost = ComputeCost(usage, {p, p}, std::nullopt, "");
+  EXPECT_GT(cost.total, 0) << "saturated, never wrapped negative";
+  EXPECT_GE(cost.waste, 0);
+}
+
 TEST(Pricing, CatalogErrorsNameTheField) {
   auto bad = ParsePriceCatalog(
       R"({"schema_version":1,"instance_types":[],"gpu_models":[{"model":"X","match":["X"],
@@ -447,8 +477,8 @@ TEST(Pricing, CatalogErrorsNameTheField) {
       "prices.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a non-negative number "
-            "of dollars or null");
+            "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a number of dollars "
+            "from 0 to 999999999.999999 per GPU-hour, or null");
 }
 
 }  // namespace

@@ -49,13 +49,14 @@ CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>
   for (size_t i = 0; i < usage.gpus.size(); ++i) {
     const GpuUsage& g = usage.gpus[i];
     const MicroUsd price = *prices[i].per_gpu_hour;
-    c.total += CostOf(price, g.HeldMs());
+    c.total = AddUsd(c.total, CostOf(price, g.HeldMs()));
     for (size_t p = 0; p < kPhaseCount; ++p) {
-      c.phase_cost[p] += CostOf(price, g.phase_ms[p]);
-      c.phase_waste[p] += (CostOf(price, g.waste_ms_x100[p]) + 50) / 100;
+      c.phase_cost[p] = AddUsd(c.phase_cost[p], CostOf(price, g.phase_ms[p]));
+      const MicroUsd waste_x100 = CostOf(price, g.waste_ms_x100[p]);
+      c.phase_waste[p] = AddUsd(c.phase_waste[p], waste_x100 / 100 + (waste_x100 % 100 >= 50));
     }
   }
-  for (MicroUsd w : c.phase_waste) c.waste += w;
+  for (MicroUsd w : c.phase_waste) c.waste = AddUsd(c.waste, w);
   c.per_effective_gpu_hour = Divide(c.total, c.effective_gpu_hours);
   if (auto hourly = Divide(c.total, static_cast<double>(usage.covered_ms) / 3.6e6)) {
     c.hourly = RoundToCent(*hourly);

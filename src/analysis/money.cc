@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -19,10 +20,14 @@ Result<MicroUsd> ParseUsd(std::string_view text) {
     }
     return true;
   };
-  if (whole.empty() || !digits(whole) || !digits(frac) || frac.size() > 6 || whole.size() > 9 ||
+  if (whole.empty() || !digits(whole) || !digits(frac) || frac.size() > 6 ||
       (dot != std::string_view::npos && frac.empty())) {
     return InvalidArgument(fmt::format(
         "bad price '{}': write dollars as a number with at most 6 decimals, e.g. 8 or 2.49", text));
+  }
+  while (whole.size() > 1 && whole.front() == '0') whole.remove_prefix(1);
+  if (whole.size() > 9) {
+    return InvalidArgument(fmt::format("bad price '{}': at most $999,999,999.999999", text));
   }
   MicroUsd value = 0;
   for (char c : whole) value = value * 10 + (c - '0');
@@ -42,9 +47,16 @@ MicroUsd RoundToCent(MicroUsd amount) {
   return sign * ((a + kCent / 2) / kCent * kCent);
 }
 
+MicroUsd AddUsd(MicroUsd a, MicroUsd b) {
+  MicroUsd sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<MicroUsd>::max() : sum;
+}
+
 MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms) {
   const Int128 product = static_cast<Int128>(price_per_gpu_hour) * gpu_ms;
-  return static_cast<MicroUsd>((product + 1'800'000) / 3'600'000);
+  const Int128 cost = (product + 1'800'000) / 3'600'000;
+  constexpr MicroUsd kMax = std::numeric_limits<MicroUsd>::max();
+  return cost > kMax ? kMax : static_cast<MicroUsd>(cost);
 }
 
 std::optional<MicroUsd> Divide(MicroUsd amount, double divisor) {

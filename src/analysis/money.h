@@ -16,13 +16,22 @@ using MicroUsd = int64_t;
 __extension__ using Int128 = __int128;  // GCC and Clang; for products that overflow 64 bits
 inline constexpr MicroUsd kMicroPerUsd = 1'000'000;
 
-// "8", "8.5", "12.29", "0.000125": a non-negative decimal number of dollars, at most 6 decimals.
+// The largest price Cost Governor takes: $999,999,999.999999 per GPU-hour. Costs computed from
+// it saturate at the largest MicroUsd instead of wrapping (AddUsd, CostOf).
+inline constexpr MicroUsd kMaxPriceMicroUsd = 999'999'999'999'999;
+
+// "8", "8.5", "12.29", "0.000125": a non-negative decimal number of dollars, at most 6 decimals
+// and at most kMaxPriceMicroUsd.
 Result<MicroUsd> ParseUsd(std::string_view text);
+
+// a + b for non-negative amounts, saturating at the largest MicroUsd (never wrapping negative).
+MicroUsd AddUsd(MicroUsd a, MicroUsd b);
 
 // Rounds half away from zero to whole cents.
 MicroUsd RoundToCent(MicroUsd amount);
 
-// price per GPU-hour x GPU-milliseconds / 3,600,000, rounded to the micro-dollar (128-bit math).
+// price per GPU-hour x GPU-milliseconds / 3,600,000, rounded to the micro-dollar (128-bit math),
+// saturating at the largest MicroUsd.
 MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms);
 
 // a / b rounded to the micro-dollar; nullopt when b <= 0.

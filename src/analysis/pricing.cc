@@ -35,10 +35,14 @@ std::optional<MicroUsd> Usd(const json& object, const char* key, const std::stri
                             double divide_by = 1) {
   const json& v = Field(object, key, where);
   if (v.is_null()) return std::nullopt;
-  if (!v.is_number() || v.get<double>() < 0) {
-    throw CatalogError{where + "." + key, "must be a non-negative number of dollars or null"};
+  // Bounded like --price-per-gpu-hour: a bigger number would wrap the micro-dollar arithmetic.
+  const double usd = v.is_number() ? v.get<double>() / divide_by : -1;
+  if (!(usd >= 0) || usd * kMicroPerUsd > static_cast<double>(kMaxPriceMicroUsd)) {
+    throw CatalogError{where + "." + key,
+                       "must be a number of dollars from 0 to 999999999.999999 per GPU-hour, "
+                       "or null"};
   }
-  return static_cast<MicroUsd>(std::llround(v.get<double>() / divide_by * kMicroPerUsd));
+  return static_cast<MicroUsd>(std::llround(usd * kMicroPerUsd));
 }
 
 std::string Describe(const CatalogPrice& p) {

@@ -148,16 +148,20 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     *help_exit = app.exit(e);
     return InvalidArgument("");
   }
-  CGOV_ASSIGN_OR_RETURN(o.interval, ParseDuration(interval));
-  if (o.interval < kMinInterval) {
-    return InvalidArgument(fmt::format("cgov daemon: --interval {} is below the minimum of 1s",
+  Result<std::chrono::milliseconds> every = ParseDuration(interval);
+  if (!every.ok()) return every.status().WithContext("cgov daemon: --interval");
+  // At most an hour: the tick schedule counts in nanoseconds (110000d overflowed it into a busy
+  // loop), and a sample an hour says little of a GPU anyway.
+  if (*every < kMinInterval || *every > std::chrono::hours(1)) {
+    return InvalidArgument(fmt::format("cgov daemon: --interval {}: must be between 1s and 1h",
                                        interval));
   }
+  o.interval = *every;
   Result<std::chrono::milliseconds> kept = ParseDuration(retain);
   if (!kept.ok()) return kept.status().WithContext("cgov daemon: --retain");
-  if (*kept < std::chrono::hours(1)) {
-    return InvalidArgument("cgov daemon: --retain must be at least 1h (raw samples are rolled "
-                           "up hourly)");
+  if (*kept < std::chrono::hours(1) || *kept > std::chrono::hours(24 * 36500)) {
+    return InvalidArgument("cgov daemon: --retain must be between 1h (raw samples are rolled "
+                           "up hourly) and 36500d");
   }
   o.retain = *kept;
   if (Status s = ApplyPriceFlags(catalog_path, price_text, &o.price, &o.catalog); !s.ok()) {

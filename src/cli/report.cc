@@ -44,9 +44,15 @@ int SlotOf(const std::tm& t) { return ((t.tm_wday + 6) % 7) * 24 + t.tm_hour; }
 // A duration back from `until_ms`, or a timestamp.
 Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
   if (Result<std::chrono::milliseconds> d = ParseDuration(text); d.ok()) {
+    if (d->count() > until_ms - kMinTimestampMs) {
+      return InvalidArgument(fmt::format("--since {}: reaches before 1970-01-01", text));
+    }
     return until_ms - d->count();
   }
   Result<int64_t> ts = ParseTimestampMs(text);
+  if (!ts.ok() && ts.status().message().find("outside the times") != std::string_view::npos) {
+    return ts.status().WithContext("--since");
+  }
   if (!ts.ok()) {
     return InvalidArgument(fmt::format("--since {}: expected a duration before --until (24h, 7d) "
                                        "or a timestamp (2026-11-21T10:00Z)", text));
@@ -79,7 +85,7 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   if (!r.until.empty() && r.until != "now") {
     CGOV_RETURN_IF_ERROR(ParseTimestampMs(r.until).status().WithContext("--until"));
   }
-  CGOV_RETURN_IF_ERROR(ParseSince(r.since, 0).status());
+  CGOV_RETURN_IF_ERROR(ParseSince(r.since, kEndTimestampMs).status());  // the syntax
   return o;
 }
 

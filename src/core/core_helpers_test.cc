@@ -21,6 +21,20 @@ TEST(TimeFormat, Rfc3339AndCompact) {
   EXPECT_EQ(FormatRfc3339Utc(0), "1970-01-01T00:00:00.000Z");
 }
 
+// Issue 21 item 15: --since 9999-12-31 erred naming 1816; --until 2300-01-01 reported a 1715
+// window. Every time input is within 1970-01-01 .. 2199-12-31.
+TEST(TimeFormat, TimestampsOutsideTheSupportedRangeAreRefused) {
+  EXPECT_EQ(*ParseTimestampMs("1970-01-01"), 0);
+  EXPECT_EQ(*ParseTimestampMs("2199-12-31T23:59:59.999Z"), kEndTimestampMs - 1);
+  for (const char* text : {"2200-01-01", "9999-12-31T23:59Z", "1969-12-31T23:59Z", "0001-01-01",
+                           "1970-01-01T00:30+01:00"}) {
+    auto ts = ParseTimestampMs(text);
+    ASSERT_FALSE(ts.ok()) << text;
+    EXPECT_NE(ts.status().message().find("1970-01-01 to 2199-12-31"), std::string::npos)
+        << ts.status().message();
+  }
+}
+
 TEST(Tags, EnvThenFlagsWhichWin) {
   auto tags = MergeTags("project=vision,team=ml,,", {"team=research", "user=alice"});
   ASSERT_TRUE(tags.ok()) << tags.status().message();

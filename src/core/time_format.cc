@@ -90,7 +90,12 @@ Result<int64_t> ParseTimestampMs(std::string_view text) {
   tm.tm_min = minute;
   tm.tm_sec = second;
   const int64_t seconds = static_cast<int64_t>(timegm(&tm)) - int64_t{offset_min} * 60;
-  return seconds * 1000 + millis;
+  const int64_t ms = seconds * 1000 + millis;
+  if (ms < kMinTimestampMs || ms >= kEndTimestampMs) {
+    return InvalidArgument(fmt::format("\"{}\" is outside the times cgov takes: 1970-01-01 to "
+                                       "2199-12-31", text));
+  }
+  return ms;
 }
 
 }  // namespace cgov

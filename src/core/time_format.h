@@ -16,8 +16,13 @@ std::string FormatRfc3339Utc(int64_t unix_ns);
 // "20261121T111927Z": for directory names (sorts by time, no ':' for other filesystems).
 std::string FormatCompactUtc(int64_t unix_ns);
 
+// The times cgov takes as input: 1970-01-01T00:00Z up to, not including, 2200-01-01T00:00Z.
+inline constexpr int64_t kMinTimestampMs = 0;
+inline constexpr int64_t kEndTimestampMs = 7'258'118'400'000;
+
 // Parses "2026-11-21", "2026-11-21T10:00", "2026-11-21T10:00:05Z", "...T10:00:05.250+02:00"
-// (UTC unless an offset is given) into Unix milliseconds. The error names the text.
+// (UTC unless an offset is given) into Unix milliseconds, within [kMinTimestampMs,
+// kEndTimestampMs). The error names the text.
 Result<int64_t> ParseTimestampMs(std::string_view text);
 
 }  // namespace cgov

@@ -58,7 +58,16 @@ Status ReadHeader(SqliteDb& db, GuaSource* source) {
         return started.status().WithContext(
             fmt::format("{}: daemon_run id {}: started_at", db.path(), stmt.Int(0)));
       }
-      source->runs[stmt.Int(0)] = {*started, stmt.Double(2)};
+      // The interval weights every sample of the run: 0, negative, NaN or absurd values would
+      // import as 0.00 GPU-hours (or as years per sample). gpu-usage-audit samples every
+      // 1-3600 s.
+      const double interval_s = stmt.Double(2);
+      if (!(interval_s >= 0.1 && interval_s <= 3600)) {
+        return InvalidArgument(fmt::format(
+            "{}: daemon_run id {}: interval_seconds {}: must be between 0.1 and 3600; nothing "
+            "was imported", db.path(), stmt.Int(0), SafeText(stmt.Text(2))));
+      }
+      source->runs[stmt.Int(0)] = {*started, interval_s};
     }
   }
   CGOV_ASSIGN_OR_RETURN(auto devices, Columns(db, "gpu_device"));

@@ -264,7 +264,7 @@ TEST(AnalysisE2E, BrokenPriceCatalogIsExit2NamingTheField) {
                            {{"CGOV_NVML_LIB", "/nonexistent"}});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(Contains(r.err, "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a "
-                              "non-negative number of dollars or null"))
+                              "number of dollars from 0 to 999999999.999999 per GPU-hour, or null"))
       << r.err;
   EXPECT_FALSE(std::ifstream(marker).good());
   RunResult missing = RunProgram({CgovBinary(), "run", "--price-catalog", dir / "nope.json", "--",

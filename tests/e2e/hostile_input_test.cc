@@ -133,5 +133,43 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
   EXPECT_FALSE(std::filesystem::exists("/dev/null-journal"));
 }
 
+// Items 4, 15, 16: numbers out of any sane range are usage errors, never a busy loop, a window
+// in 1715 or an import of 0.00 GPU-hours.
+TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  RunResult interval = RunProgram({CgovBinary(), "daemon", "--db", db, "--interval", "110000d"},
+                                  {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}}, 10);
+  EXPECT_EQ(interval.exit_code, 2) << interval.err;
+  EXPECT_NE(interval.err.find("--interval 110000d: must be between 1s and 1h"), std::string::npos)
+      << interval.err;
+  RunResult demo = RunProgram({CgovBinary(), "demo", "--db", db}, {});
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  for (const auto& [flag, value, message] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--until", "2300-01-01", "outside the times cgov takes: 1970-01-01 to 2199-12-31"},
+           {"--since", "9999-12-31T23:59Z", "outside the times cgov takes"},
+           {"--since", "1000000d", "reaches before 1970-01-01"}}) {
+    RunResult r = RunProgram({CgovBinary(), "report", "--db", db, flag, value}, {});
+    EXPECT_EQ(r.exit_code, 2) << flag << " " << value << ": " << r.out;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  // A gpu-usage-audit database whose run says it sampled every 0 seconds.
+  const std::string source = dir / "gua.db";
+  std::filesystem::copy_file(Fixture("gpu-usage-audit/demo-30ticks.db"), source);
+  ASSERT_EQ(QueryDb(source, "SELECT count(*) FROM daemon_run") > 0, true);
+  {
+    auto opened = SqliteDb::Open(source, SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE(opened.ok());
+    ASSERT_TRUE((*opened)->Exec("UPDATE daemon_run SET interval_seconds = 0").ok());
+  }
+  const std::string into = dir / "imported.db";
+  RunResult imported =
+      RunProgram({CgovBinary(), "import", "gpu-usage-audit", source, "--db", into}, {});
+  EXPECT_NE(imported.exit_code, 0);
+  EXPECT_NE(imported.err.find("interval_seconds 0.0: must be between 0.1 and 3600; nothing was "
+                              "imported"), std::string::npos) << imported.err;
+}
+
 }  // namespace
 }  // namespace cgov::e2e
