@@ -217,11 +217,13 @@ Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, His
 }
 
 // Waits until `deadline` (CLOCK_MONOTONIC ns) or a stop signal; true when a signal came.
+// A signal that arrived during a tick counts even when the tick overran its interval (a slow
+// driver): it was ignored then, and a daemon whose every tick overran could not be stopped.
 bool WaitForStop(const sigset_t& stop, int64_t deadline_ns, Clock& clock) {
   for (;;) {
-    const int64_t left = deadline_ns - clock.MonotonicNs();
-    if (left <= 0) return false;
+    const int64_t left = std::max<int64_t>(0, deadline_ns - clock.MonotonicNs());
     timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
+    if (left == 0) return sigtimedwait(&stop, nullptr, &ts) > 0;  // a poll: pending or not
     const int sig = sigtimedwait(&stop, nullptr, &ts);
     if (sig > 0) return true;
   }

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -169,6 +170,27 @@ TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
   EXPECT_NE(imported.exit_code, 0);
   EXPECT_NE(imported.err.find("interval_seconds 0.0: must be between 0.1 and 3600; nothing was "
                               "imported"), std::string::npos) << imported.err;
+}
+
+// Item 3: a daemon whose ticks take longer than --interval (a slow driver) ignored SIGTERM for
+// as long as they did. Now it stops after the tick under way.
+TEST(HostileInputE2E, ADaemonWithTicksLongerThanItsIntervalStillStops) {
+  TempDir dir;
+  const std::string scenario = dir / "slow.json";
+  WriteFile(scenario, R"({"delays_ms": {"nvmlDeviceGetComputeRunningProcesses_v3": 1500},
+    "gpus": [{"name": "NVIDIA L4", "memory_total_mib": 23034}]})");
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s",
+                                 "--nvml-lib", FakeNvml("full")},
+                                {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(dir / "h.db", "SELECT count(*) FROM tick") >= 2; }, 20));
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 10);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_LT(took, 5) << "a stop waits for the tick under way (1.5 s), no more";
+  EXPECT_NE(stopped.err.find("stopped after"), std::string::npos) << stopped.err;
 }
 
 }  // namespace
