@@ -271,6 +271,33 @@ TEST_F(HttpServerTest, BasicAuthGuardsEveryPath) {
   r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
                                 "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
+  // prom:s3cret\0anything is not prom:s3cret; the scheme in lower case is still Basic.
+  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
+                                "cHJvbTpzM2NyZXQAYW55dGhpbmc=\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 401"));
+  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: basic "
+                                "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
+}
+
+// Issue 21 item 11: "pass\0anything" was accepted as "pass"; "basic" (lower case) refused.
+TEST(BasicAuthorization, TheWholePasswordCountsAndTheSchemeIsCaseInsensitive) {
+  auto plain = ParseBasicAuthorization("Basic cHJvbTpzM2NyZXQ=");  // prom:s3cret
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->first, "prom");
+  EXPECT_EQ(plain->second, "s3cret");
+  EXPECT_EQ(ParseBasicAuthorization("basic cHJvbTpzM2NyZXQ="), plain);
+  EXPECT_EQ(ParseBasicAuthorization("BASIC  cHJvbTpzM2NyZXQ= "), plain);
+  auto nul = ParseBasicAuthorization("Basic cHJvbTpzM2NyZXQAYW55dGhpbmc=");  // prom:s3cret\0anything
+  ASSERT_TRUE(nul);
+  EXPECT_EQ(nul->second, std::string("s3cret\0anything", 15));
+  auto colon = ParseBasicAuthorization("Basic cHJvbTphOmI=");  // prom:a:b
+  ASSERT_TRUE(colon);
+  EXPECT_EQ(colon->second, "a:b");
+  for (const char* bad : {"Bearer cHJvbTpzM2NyZXQ=", "Basic cHJvbTpzM2NyZXQ", "Basic ====",
+                          "Basic cHJvbQ==", "Basic c*Jv", "Basicc HJvbTpzM2NyZXQ=", ""}) {
+    EXPECT_FALSE(ParseBasicAuthorization(bad)) << bad;
+  }
 }
 
 TEST(ListenAddress, ParsesLoopbackAnyAndIpv6AndSaysWhatIsWrong) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -33,6 +34,39 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b) {
     diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
   }
   return diff == 0;
+}
+
+// Strict base64 (RFC 4648 section 4, padding required); nullopt on anything else.
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      if (c == '=' && last && k >= 2 && (k == 3 || text[i + 3] == '=')) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0 || (v[k] = value(c)) < 0) return std::nullopt;
+    }
+    const uint32_t bits = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out.push_back(static_cast<char>(bits >> 16));
+    if (pad < 2) out.push_back(static_cast<char>((bits >> 8) & 0xFF));
+    if (pad < 1) out.push_back(static_cast<char>(bits & 0xFF));
+  }
+  return out;
 }
 
 MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close = false) {
@@ -85,13 +119,18 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
     return Refuse(state, connection, 413, "request bodies are not accepted\n");
   }
   if (!state->user.empty()) {
-    char* password = nullptr;
-    char* user = MHD_basic_auth_get_username_password(connection, &password);
-    const bool ok = user != nullptr && password != nullptr &&
-                    ConstantTimeEqual(user, state->user) &&
-                    ConstantTimeEqual(password, state->password);
-    MHD_free(user);
-    MHD_free(password);
+    // Decoded here, not by libmicrohttpd: its C strings end a password at an embedded NUL
+    // ("pass\0anything" passed as "pass"), and it wants the scheme spelt "Basic".
+    size_t header_size = 0;
+    const char* header = nullptr;
+    const bool found = MHD_lookup_connection_value_n(connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_AUTHORIZATION,
+                                                     std::strlen(MHD_HTTP_HEADER_AUTHORIZATION),
+                                                     &header, &header_size) == MHD_YES;
+    const auto credentials =
+        found ? ParseBasicAuthorization(std::string_view(header, header_size)) : std::nullopt;
+    const bool ok = credentials && ConstantTimeEqual(credentials->first, state->user) &&
+                    ConstantTimeEqual(credentials->second, state->password);
     if (!ok) {
       state->refused.fetch_add(1, std::memory_order_relaxed);
       const std::string body = "authentication required\n";
@@ -240,5 +279,22 @@ HttpServer::~HttpServer() {
 
 uint64_t HttpServer::answered() const { return state_->answered.load(); }
 uint64_t HttpServer::refused() const { return state_->refused.load(); }
+
+std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(std::string_view header) {
+  while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
+  const size_t space = header.find(' ');
+  if (space != 5) return std::nullopt;
+  for (size_t i = 0; i < 5; ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != "basic"[i]) return std::nullopt;
+  }
+  std::string_view token = header.substr(space);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  std::optional<std::string> decoded = DecodeBase64(token);
+  if (!decoded) return std::nullopt;
+  const size_t colon = decoded->find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  return std::pair{decoded->substr(0, colon), decoded->substr(colon + 1)};
+}
 
 }  // namespace cgov

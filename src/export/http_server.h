@@ -9,7 +9,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "core/status.h"
 
@@ -25,6 +27,11 @@ struct ListenAddress {
 };
 // "127.0.0.1:9400", "[::1]:9400", "localhost:9400" (= 127.0.0.1), "0.0.0.0:9400". Port 0 picks one.
 Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+// USER and PASSWORD from an Authorization header "Basic base64(USER:PASSWORD)" (RFC 7617: the
+// scheme is case-insensitive; the password is every byte after the first colon, NULs included).
+// nullopt when the header is anything else.
+std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(std::string_view header);
 
 struct HttpServerOptions {
   ListenAddress address;
