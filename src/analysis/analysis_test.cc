@@ -468,6 +468,11 @@ TEST(Money, PricesAreBoundedAndCostsSaturateInsteadOfWrapping) {
   CostBlock cost = ComputeCost(usage, {p, p}, std::nullopt, "");
   EXPECT_GT(cost.total, 0) << "saturated, never wrapped negative";
   EXPECT_GE(cost.waste, 0);
+  ASSERT_TRUE(cost.hourly && cost.yearly);
+  EXPECT_GT(*cost.yearly, 0) << "the projections saturate too";
+  EXPECT_EQ(MulUsd(max / 2, 3), max);
+  EXPECT_EQ(RoundToCent(max), max / 10'000 * 10'000);
+  EXPECT_EQ(*Divide(max, 1e-9), max);
 }
 
 TEST(Pricing, CatalogErrorsNameTheField) {

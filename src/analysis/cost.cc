@@ -60,9 +60,9 @@ CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>
   c.per_effective_gpu_hour = Divide(c.total, c.effective_gpu_hours);
   if (auto hourly = Divide(c.total, static_cast<double>(usage.covered_ms) / 3.6e6)) {
     c.hourly = RoundToCent(*hourly);
-    c.daily = *c.hourly * 24;
-    c.monthly = *c.hourly * 24 * 30;
-    c.yearly = *c.hourly * 24 * 365;
+    c.daily = MulUsd(*c.hourly, 24);
+    c.monthly = MulUsd(*c.hourly, 24 * 30);
+    c.yearly = MulUsd(*c.hourly, 24 * 365);
   }
   if (work && *work > 0) {
     c.per_unit_usd = static_cast<double>(c.total) / kMicroPerUsd / *work;

@@ -105,7 +105,7 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
       int64_t mine = h.attributed_unknown_ms;
       for (int64_t ms : h.attributed_ms) mine += ms;
       attributed += mine;
-      row.cost += PriceOf(gpu, mine);
+      row.cost = AddUsd(row.cost, PriceOf(gpu, mine));
       row.idle_held_cost +=
           PriceOf(gpu, h.attributed_ms[static_cast<size_t>(Phase::kIdleHeld)]);
       if (!record.user.empty()) users[ByKey(s->by, record, in.hostname)].insert(record.user);
@@ -253,7 +253,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
     const int64_t idle = g.totals.usage.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
                          g.totals.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
     s.idle_ms += idle;
-    s.idle_cost += PriceOf(&g, idle);
+    s.idle_cost = AddUsd(s.idle_cost, PriceOf(&g, idle));
   }
   if (s.usage.KnownMs() > 0) {
     s.idle_pct = 100.0 * static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.KnownMs());

@@ -43,13 +43,21 @@ Result<MicroUsd> ParseUsd(std::string_view text) {
 MicroUsd RoundToCent(MicroUsd amount) {
   constexpr MicroUsd kCent = 10'000;
   const MicroUsd sign = amount < 0 ? -1 : 1;
-  const MicroUsd a = amount * sign;
-  return sign * ((a + kCent / 2) / kCent * kCent);
+  const MicroUsd a = amount == std::numeric_limits<MicroUsd>::min()
+                         ? std::numeric_limits<MicroUsd>::max()
+                         : amount * sign;
+  const MicroUsd up = a > std::numeric_limits<MicroUsd>::max() - kCent / 2 ? a : a + kCent / 2;
+  return sign * (up / kCent * kCent);
 }
 
 MicroUsd AddUsd(MicroUsd a, MicroUsd b) {
   MicroUsd sum = 0;
   return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<MicroUsd>::max() : sum;
+}
+
+MicroUsd MulUsd(MicroUsd a, int64_t n) {
+  MicroUsd product = 0;
+  return __builtin_mul_overflow(a, n, &product) ? std::numeric_limits<MicroUsd>::max() : product;
 }
 
 MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms) {
@@ -61,7 +69,10 @@ MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms) {
 
 std::optional<MicroUsd> Divide(MicroUsd amount, double divisor) {
   if (!(divisor > 0)) return std::nullopt;
-  return static_cast<MicroUsd>(std::llround(static_cast<double>(amount) / divisor));
+  const double quotient = static_cast<double>(amount) / divisor;
+  // 2^63 as a double: anything at or above it does not fit (llround would be undefined).
+  if (!(quotient < 9.223372036854775807e18)) return std::numeric_limits<MicroUsd>::max();
+  return static_cast<MicroUsd>(std::llround(quotient));
 }
 
 std::string FormatUsd(MicroUsd amount, int decimals) {

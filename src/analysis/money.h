@@ -24,8 +24,10 @@ inline constexpr MicroUsd kMaxPriceMicroUsd = 999'999'999'999'999;
 // and at most kMaxPriceMicroUsd.
 Result<MicroUsd> ParseUsd(std::string_view text);
 
-// a + b for non-negative amounts, saturating at the largest MicroUsd (never wrapping negative).
+// a + b and a × n for non-negative amounts, saturating at the largest MicroUsd (never wrapping
+// negative).
 MicroUsd AddUsd(MicroUsd a, MicroUsd b);
+MicroUsd MulUsd(MicroUsd a, int64_t n);
 
 // Rounds half away from zero to whole cents.
 MicroUsd RoundToCent(MicroUsd amount);
@@ -34,7 +36,7 @@ MicroUsd RoundToCent(MicroUsd amount);
 // saturating at the largest MicroUsd.
 MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms);
 
-// a / b rounded to the micro-dollar; nullopt when b <= 0.
+// a / b rounded to the micro-dollar (saturating); nullopt when b <= 0.
 std::optional<MicroUsd> Divide(MicroUsd amount, double divisor);
 
 // "$1,234.56" (rounded to the cent); "$0.0004" style with `decimals` > 2 for unit costs.

@@ -144,7 +144,9 @@ TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
   EXPECT_EQ(interval.exit_code, 2) << interval.err;
   EXPECT_NE(interval.err.find("--interval 110000d: must be between 1s and 1h"), std::string::npos)
       << interval.err;
-  RunResult demo = RunProgram({CgovBinary(), "demo", "--db", db}, {});
+  RunResult demo = RunProgram(
+      {CgovBinary(), "demo", "--db", db, "--gpus", "1", "--duration", "2h", "--interval", "10s"},
+      {});
   ASSERT_EQ(demo.exit_code, 0) << demo.err;
   for (const auto& [flag, value, message] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
