@@ -11,7 +11,12 @@ namespace cgov {
 
 // Writes `content` to a temporary file beside `path`, fsyncs it, renames it over `path` and
 // fsyncs the directory. On any error the temporary file is removed, `path` is untouched, and the
-// Status names the path and the failing step.
+// Status names the path and the failing step. A new file gets 0666 less the umask; a replaced
+// one keeps its mode.
+//
+// Only a regular file (or no file) is replaced. Anything else at `path` — a symlink such as
+// /dev/stdout, a device, a FIFO with a reader — is written through, not atomically (the link and
+// the node stay); a directory, or a FIFO without a reader, is an error.
 Status WriteFileAtomically(const std::string& path, std::string_view content);
 
 }  // namespace cgov

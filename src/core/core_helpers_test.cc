@@ -114,5 +114,46 @@ TEST_F(AtomicFileTest, FailureLeavesTheOldFileAndNamesThePath) {
   EXPECT_EQ(Read(path), "old");
 }
 
+// Issue 21 item 10: files were forced to 0644 whatever the umask.
+TEST_F(AtomicFileTest, ANewFileFollowsTheUmaskAndAReplacedOneKeepsItsMode) {
+  const mode_t old_mask = umask(027);
+  const std::string path = dir_ + "/report.md";
+  ASSERT_TRUE(WriteFileAtomically(path, "one").ok());
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  umask(old_mask);
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  ASSERT_TRUE(WriteFileAtomically(path, "two").ok());
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(Read(path), "two");
+}
+
+// Issue 21 item 9: `--out /dev/stdout` replaced the /dev/stdout symlink with a file, and a device
+// node was replaced by one. Only regular files are replaced; the rest is written through.
+TEST_F(AtomicFileTest, OnlyRegularFilesAreReplacedTheRestIsWrittenThrough) {
+  const std::string target = dir_ + "/target.md";
+  ASSERT_TRUE(WriteFileAtomically(target, "a long old content").ok());
+  const std::string link = dir_ + "/link.md";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(link, "new").ok());
+  struct stat st {};
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link stays a link";
+  EXPECT_EQ(Read(target), "new") << "written through and truncated";
+  ASSERT_TRUE(WriteFileAtomically("/dev/null", "into the void").ok());
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null is still the device";
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Status no_reader = WriteFileAtomically(fifo, "x");
+  EXPECT_FALSE(no_reader.ok()) << "a FIFO without a reader is an error, not a hang";
+  EXPECT_NE(no_reader.message().find("no reader"), std::string::npos) << no_reader.message();
+  Status dir = WriteFileAtomically(dir_, "x");
+  EXPECT_FALSE(dir.ok());
+  EXPECT_NE(dir.message().find("Is a directory"), std::string::npos) << dir.message();
+}
+
 }  // namespace
 }  // namespace cgov
