@@ -468,9 +468,10 @@ Status Daemon::StartServer() {
                         }));
   HookCredits();  // the writer was opened before the metrics existed
   const ListenAddress& a = o_.http->address;
-  fmt::print(stderr, "cgov daemon: serving /metrics on {}://{}{}:{}{}\n",
-             o_.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "",
-             a.host, server_->port(), a.ipv6 ? "]" : "");
+  // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
+  fmt::print(stderr, "cgov daemon: serving /metrics on {}://{}{}{}:{}\n",
+             o_.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
+             a.ipv6 ? "]" : "", server_->port());
   if (!a.IsLoopback() && o_.http->basic_auth_user.empty()) {
     fmt::print(stderr, "cgov daemon: warning: /metrics is open to the network without "
                "authentication (--basic-auth-file); it names users, projects and processes\n");

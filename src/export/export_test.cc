@@ -315,7 +315,9 @@ TEST(ListenAddress, ParsesLoopbackAnyAndIpv6AndSaysWhatIsWrong) {
   a = ParseListenAddress("0.0.0.0:9400");
   ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->IsLoopback());
-  EXPECT_THAT(ParseListenAddress("9400").status().message(), HasSubstr("no port"));
+  EXPECT_THAT(ParseListenAddress("28601").status().message(),
+              HasSubstr("a port alone; name the address too: 127.0.0.1:28601"));
+  EXPECT_THAT(ParseListenAddress("gpu-node").status().message(), HasSubstr("no port"));
   EXPECT_THAT(ParseListenAddress(":9400").status().message(), HasSubstr("no host"));
   EXPECT_THAT(ParseListenAddress("127.0.0.1:99999").status().message(), HasSubstr("port"));
   EXPECT_THAT(ParseListenAddress("gpu-node:9400").status().message(), HasSubstr("numeric"));

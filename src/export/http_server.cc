@@ -170,7 +170,12 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
     return InvalidArgument(fmt::format("--listen {}: {} (expected HOST:PORT such as "
                                        "127.0.0.1:9400, [::1]:9400 or 0.0.0.0:9400)", text, why));
   };
-  if (colon == std::string_view::npos) return bad("no port");
+  if (colon == std::string_view::npos) {
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
+    return digits ? bad(fmt::format("a port alone; name the address too: 127.0.0.1:{} (this host "
+                                    "only) or 0.0.0.0:{} (every interface)", text, text))
+                  : bad("no port");
+  }
   std::string_view host = text.substr(0, colon);
   const std::string_view port = text.substr(colon + 1);
   unsigned value = 0;

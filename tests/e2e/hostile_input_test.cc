@@ -195,5 +195,23 @@ TEST(HostileInputE2E, ADaemonWithTicksLongerThanItsIntervalStillStops) {
   EXPECT_NE(stopped.err.find("stopped after"), std::string::npos) << stopped.err;
 }
 
+// Item 19: an IPv6 listen address was printed as http://[::1:PORT] — a URL no client opens.
+TEST(HostileInputE2E, TheIpv6ListenUrlIsOneAClientOpens) {
+  TempDir dir;
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s",
+                                 "--listen", "[::1]:0"},
+                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  const bool ticked =
+      WaitFor([&] { return QueryDb(dir / "h.db", "SELECT count(*) FROM tick") >= 1; }, 15);
+  kill(daemon.pid, SIGTERM);
+  RunResult stopped = WaitProgram(daemon, 15);
+  if (!ticked && stopped.err.find("--listen") != std::string::npos) {
+    GTEST_SKIP() << "no IPv6 loopback here: " << stopped.err;
+  }
+  ASSERT_TRUE(ticked) << stopped.err;
+  EXPECT_NE(stopped.err.find("serving /metrics on http://[::1]:"), std::string::npos)
+      << stopped.err;
+}
+
 }  // namespace
 }  // namespace cgov::e2e
