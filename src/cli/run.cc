@@ -119,11 +119,13 @@ Status ApplyPricingFlags(const std::string& price, std::optional<double> work,
 // The end of the progress file the job writes. The job controls that path: it may put a FIFO,
 // a device or a symlink to anything there, or write one endless line. So: no symlink, regular
 // files only, never blocking, and only the last kProgressTailBytes (the last line is all that
-// counts). NotFound when the job wrote none.
+// counts). NotFound when the job wrote none. *name: how errors name what was read (with
+// "(last 64 KiB)" when that was not the whole file, so line numbers count from there).
 constexpr size_t kProgressTailBytes = 64 * 1024;
 
-Status ReadProgressTail(const std::string& path, std::string* out) {
+Status ReadProgressTail(const std::string& path, std::string* out, std::string* name) {
   out->clear();
+  *name = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
@@ -144,6 +146,7 @@ Status ReadProgressTail(const std::string& path, std::string* out) {
     out->resize(n > 0 ? static_cast<size_t>(n) : 0);
     // Started inside a line: drop its end, unless it is the only one (then it is too long).
     if (from > 0 && out->find('\n') != std::string::npos) out->erase(0, out->find('\n') + 1);
+    if (from > 0) *name += " (last 64 KiB)";
   }
   ::close(fd);
   return status;
@@ -156,11 +159,12 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   std::optional<double> work = o.work;
   std::string unit = o.unit;
   std::string text;
-  Status read = work ? NotFound("") : ReadProgressTail(progress_file, &text);
+  std::string read_name;
+  Status read = work ? NotFound("") : ReadProgressTail(progress_file, &text, &read_name);
   if (!read.ok() && read.code() != StatusCode::kNotFound) {
     summary->warnings.push_back(read.message());
   } else if (read.ok()) {
-    auto progress = ParseProgress(text, progress_file);
+    auto progress = ParseProgress(text, read_name);
     if (!progress.ok()) {
       summary->warnings.push_back(progress.status().message());
     } else if (*progress) {

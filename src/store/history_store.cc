@@ -237,10 +237,7 @@ Status HistoryStore::Commit() { return db_->Exec("COMMIT"); }
 void HistoryStore::Rollback() { (void)db_->Exec("ROLLBACK"); }
 
 std::string GpuRecord::Label() const {
-  GpuInfo info;
-  info.index = index < 0 ? 0 : static_cast<unsigned>(index);
-  info.mig = mig;
-  return index < 0 && !mig ? "?" : info.Label();
+  return index < 0 ? "?" : GpuLabel(static_cast<unsigned>(index), mig);
 }
 
 Result<uint32_t> HistoryStore::GpuId(const GpuRecord& gpu) {

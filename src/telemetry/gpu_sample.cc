@@ -30,7 +30,7 @@ std::string_view GpuFieldName(GpuField field) {
   return "unknown";
 }
 
-std::string GpuInfo::Label() const {
+std::string GpuLabel(unsigned index, const std::optional<MigInstance>& mig) {
   std::string label = std::to_string(index);
   if (mig) {
     label += " MIG " + (mig->profile.empty() ? std::string("?") : mig->profile) + " GI " +

@@ -90,6 +90,9 @@ struct MigInstance {
   bool operator==(const MigInstance&) const = default;
 };
 
+// How reports name a GPU: "0", or "0 MIG 3g.40gb GI 1" (GPU instance 1 of GPU 0).
+std::string GpuLabel(unsigned index, const std::optional<MigInstance>& mig);
+
 // A GPU as enumerated and probed once at start-up: a whole GPU, or one MIG instance of one.
 struct GpuInfo {
   unsigned index = 0;  // NVML's index of the (parent) GPU, as nvidia-smi numbers it
@@ -109,8 +112,7 @@ struct GpuInfo {
   std::optional<MigInstance> mig;  // set for a MIG instance
   std::optional<MemoryHealth> memory_health;  // as read at probe time
 
-  // "0", or "0 MIG 3g.40gb GI 1" (GPU instance 1 of GPU 0): how reports name it.
-  std::string Label() const;
+  std::string Label() const { return GpuLabel(index, mig); }
 
   const FieldSupport& field(GpuField f) const { return fields[static_cast<size_t>(f)]; }
   FieldSupport& field(GpuField f) { return fields[static_cast<size_t>(f)]; }

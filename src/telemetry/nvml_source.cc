@@ -142,13 +142,6 @@ FieldSupport SymbolMissing(const char* symbol) {
   return {false, fmt::format("symbol {} missing from the library", symbol)};
 }
 
-std::string ReadString(nvml::nvmlDeviceGetString_fn f, nvmlDevice_t d, unsigned size) {
-  if (f == nullptr) return "";
-  std::string buffer(size, '\0');
-  if (f(d, buffer.data(), size) != nvml::NVML_SUCCESS) return "";
-  buffer.resize(buffer.find('\0') == std::string::npos ? size : buffer.find('\0'));
-  return SafeText(buffer);
-}
 
 int64_t MonotonicNow() {
   timespec ts{};
@@ -157,6 +150,16 @@ int64_t MonotonicNow() {
 }
 
 }  // namespace
+
+// A name or uuid (driver text: made safe like any outside string); empty when unknown.
+std::string NvmlSource::ReadDeviceString(nvml::nvmlDeviceGetString_fn f, nvmlDevice_t d,
+                                         unsigned size) {
+  if (f == nullptr) return "";
+  std::string buffer(size, '\0');
+  if (f(d, buffer.data(), size) != nvml::NVML_SUCCESS) return "";
+  buffer.resize(buffer.find('\0') == std::string::npos ? size : buffer.find('\0'));
+  return SafeText(buffer);
+}
 
 NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> library) : library_(std::move(library)) {}
 
@@ -266,8 +269,8 @@ void NvmlSource::Probe(size_t i) {
   const NvmlFunctions& f = library_->fn();
   GpuInfo* gpu = &gpus_[i];
   nvmlDevice_t d = handles_[i];
-  gpu->uuid = ReadString(f.uuid, d, nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE);
-  gpu->name = ReadString(f.name, d, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+  gpu->uuid = ReadDeviceString(f.uuid, d, nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+  gpu->name = ReadDeviceString(f.name, d, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE);
   nvml::nvmlPciInfo_t pci{};
   if (f.pci_info && f.pci_info(parent_handles_[i], &pci) == nvml::NVML_SUCCESS) {
     gpu->pci_bus_id.assign(pci.busId, strnlen(pci.busId, sizeof(pci.busId)));

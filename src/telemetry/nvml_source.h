@@ -95,6 +95,8 @@ class NvmlSource {
   // Appends GPU `index`'s MIG instances to *units (`whole` is the GPU's own unit, its MIG mode
   // read); false when it is not in MIG mode or has none (then the whole GPU is sampled).
   bool EnumerateMig(const Unit& whole, std::vector<Unit>* units);
+  static std::string ReadDeviceString(nvml::nvmlDeviceGetString_fn f, nvml::nvmlDevice_t d,
+                                      unsigned size);
   void Probe(size_t pos);
   void ProbeSlowFields(size_t pos);
   // Reads memory once (_v2, else v1) and keeps the reservation; returns what the call answered.

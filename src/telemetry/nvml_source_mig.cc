@@ -6,11 +6,9 @@
 #include "telemetry/nvml_source.h"
 
 #include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
 
-#include "core/text.h"
 
 namespace cgov {
 
@@ -18,18 +16,6 @@ using nvml::nvmlDevice_t;
 using nvml::nvmlReturn_t;
 
 namespace {
-
-std::string ReadName(const NvmlFunctions& f, nvmlDevice_t d) {
-  char text[nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-  if (f.name == nullptr || f.name(d, text, sizeof(text)) != nvml::NVML_SUCCESS) return "";
-  return SafeText(std::string_view(text, strnlen(text, sizeof(text))));
-}
-
-std::string ReadUuid(const NvmlFunctions& f, nvmlDevice_t d) {
-  char text[nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-  if (f.uuid == nullptr || f.uuid(d, text, sizeof(text)) != nvml::NVML_SUCCESS) return "";
-  return SafeText(std::string_view(text, strnlen(text, sizeof(text))));
-}
 
 std::optional<uint64_t> ReadMemoryTotal(const NvmlFunctions& f, nvmlDevice_t d) {
   if (f.memory_v2 != nullptr) {
@@ -58,8 +44,8 @@ bool NvmlSource::EnumerateMig(const Unit& whole, std::vector<Unit>* units) {
       !f.gpu_instance_id || f.max_mig_devices(parent, &max) != nvml::NVML_SUCCESS) {
     return false;
   }
-  const std::string parent_name = ReadName(f, parent);
-  const std::string parent_uuid = ReadUuid(f, parent);
+  const std::string parent_name = ReadDeviceString(f.name, parent, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+  const std::string parent_uuid = ReadDeviceString(f.uuid, parent, nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE);
   const std::optional<uint64_t> parent_total = ReadMemoryTotal(f, parent);
   bool any = false;
   for (unsigned k = 0; k < max; ++k) {
@@ -80,7 +66,8 @@ bool NvmlSource::EnumerateMig(const Unit& whole, std::vector<Unit>* units) {
       memory = attributes.memorySizeMB << 20;
     }
     if (!memory) memory = ReadMemoryTotal(f, handle);
-    mig.profile = MigProfileFromName(ReadName(f, handle));
+    mig.profile = MigProfileFromName(
+        ReadDeviceString(f.name, handle, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE));
     if (mig.profile.empty() && mig.slices > 0 && memory) {
       // NVIDIA's profile names round the memory up (1g.10gb is 9.75 GiB on an H100 80GB).
       mig.profile = fmt::format("{}g.{}gb", mig.slices,

@@ -78,7 +78,7 @@ TEST(HostileInputE2E, AHostileProgressFileNeitherHangsNorLeaks) {
       {"zero", "ln -s /dev/zero \"$CGOV_PROGRESS_FILE\"; exit 4", "a symlink (not followed)"},
       {"secret", "ln -s " + secret + " \"$CGOV_PROGRESS_FILE\"; exit 4", "a symlink"},
       {"endless", "head -c 3000000 /dev/zero | tr '\\0' x > \"$CGOV_PROGRESS_FILE\"; exit 4",
-       "progress line 'xxxx"},
+       "(last 64 KiB):1: progress line 'xxxx"},
   };
   for (const Case& c : cases) {
     const std::string out = dir / c.name;
