@@ -255,6 +255,23 @@ TEST_F(HttpServerTest, AnswersGetAndRefusesBodiesMethodsAndHugeHeads) {
   EXPECT_GE(server_->refused(), 2u);
 }
 
+// Issue 21 item 20: pipelined and keep-alive requests each got one answer, then a close.
+TEST_F(HttpServerTest, ServesPipelinedRequestsOnOneConnection) {
+  Start();
+  const std::string keep = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string r = Exchange(server_->port(), keep + keep +
+                                 "GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  size_t answers = 0;
+  for (size_t at = r.find("HTTP/1.1 200"); at != std::string::npos;
+       at = r.find("HTTP/1.1 200", at + 1)) {
+    ++answers;
+  }
+  EXPECT_EQ(answers, 3u) << r;
+  EXPECT_THAT(r, HasSubstr("path=/a accept=\n"));
+  EXPECT_THAT(r, HasSubstr("path=/b accept=\n"));
+  EXPECT_EQ(server_->answered(), 3u);
+}
+
 TEST_F(HttpServerTest, BasicAuthGuardsEveryPath) {
   HttpServerOptions o;
   o.basic_auth_user = "prom";

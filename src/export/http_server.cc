@@ -100,23 +100,30 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
                   const char* /*version*/, const char* /*upload_data*/, size_t* upload_data_size,
                   void** request_state) {
   auto* state = static_cast<HttpServer::State*>(cls);
-  // Everything is decided on the first call, right after the request head: a body is never read.
-  if (*request_state != nullptr) {
-    *upload_data_size = 0;
+  // The first call comes right after the request head: a request that is refused is refused
+  // then, its body never read, and the connection closed. An accepted request (it has no body)
+  // is answered on the next call, once libmicrohttpd has the whole request: an answer queued
+  // earlier makes it close the connection, so keep-alive and pipelined requests would get one
+  // answer each.
+  if (*request_state == nullptr) {
+    *request_state = &g_first_call_marker;
+    const std::string_view m = method;
+    if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
+      return Refuse(state, connection, 405, "only GET and HEAD\n");
+    }
+    const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char* encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                       MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    if (encoding != nullptr || (length != nullptr && std::string_view(length) != "0") ||
+        *upload_data_size > 0) {
+      return Refuse(state, connection, 413, "request bodies are not accepted\n");
+    }
     return MHD_YES;
   }
-  *request_state = &g_first_call_marker;
-  const std::string_view m = method;
-  if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
-    return Refuse(state, connection, 405, "only GET and HEAD\n");
-  }
-  const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                   MHD_HTTP_HEADER_CONTENT_LENGTH);
-  const char* encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_TRANSFER_ENCODING);
-  if (encoding != nullptr || (length != nullptr && std::string_view(length) != "0") ||
-      *upload_data_size > 0) {
-    return Refuse(state, connection, 413, "request bodies are not accepted\n");
+  if (*upload_data_size > 0) {  // not reached: a request with a body was refused above
+    *upload_data_size = 0;
+    return MHD_YES;
   }
   if (!state->user.empty()) {
     // Decoded here, not by libmicrohttpd: its C strings end a password at an embedded NUL
