@@ -1,14 +1,19 @@
 #include "os/job_process.h"
 
+#include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "core/text.h"
 
 extern char** environ;
 
@@ -28,6 +33,46 @@ const std::vector<int>& ForwardedSignals() {
 bool ShouldForward(const siginfo_t& info) {
   return info.si_code == SI_USER || info.si_code == SI_QUEUE || info.si_code == SI_TKILL;
 }
+
+namespace {
+
+// Where posix_spawnp finds `file`: itself when it names a path, else the first executable
+// regular file of that name in $PATH. Empty when there is none.
+std::string FindExecutable(const std::string& file) {
+  auto usable = [](const std::string& path) {
+    struct stat st{};
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  };
+  if (file.find('/') != std::string::npos) return usable(file) ? file : "";
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/bin:/usr/bin";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + file;
+    if (usable(candidate)) return candidate;
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// The interpreter a "#!" first line names (its first word), or empty when the file has none.
+std::string ShebangInterpreter(const std::string& path) {
+  char head[256] = {};
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "";
+  const ssize_t n = read(fd, head, sizeof(head));
+  close(fd);
+  if (n < 3 || head[0] != '#' || head[1] != '!') return "";
+  std::string_view line(head + 2, static_cast<size_t>(n) - 2);
+  line = line.substr(0, line.find('\n'));
+  const size_t start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return "";
+  line.remove_prefix(start);
+  return std::string(line.substr(0, line.find_first_of(" \t\r")));
+}
+
+}  // namespace
 
 int ExitCodeForSpawnError(StatusCode code) {
   return code == StatusCode::kNotFound ? kExitCommandNotFound : kExitCannotExecute;
@@ -63,7 +108,18 @@ Result<pid_t> JobSupervisor::Spawn(const std::vector<std::string>& argv) {
     return pid;
   }
   std::string message = fmt::format("cgov: cannot run '{}': {}", argv[0], std::strerror(err));
-  if (err == ENOENT) return NotFound(fmt::format("cgov: command not found: {}", argv[0]));
+  if (err == ENOENT) {
+    // ENOENT also means that the file exists but what it needs to start does not: the
+    // interpreter of its #! line, or an executable's dynamic loader. Say which, as a shell does.
+    const std::string found = FindExecutable(argv[0]);
+    if (found.empty()) return NotFound(fmt::format("cgov: command not found: {}", argv[0]));
+    const std::string interpreter = ShebangInterpreter(found);
+    return NotFound(interpreter.empty()
+        ? fmt::format("cgov: cannot run '{}': the file exists, but a file it needs to start (its "
+                      "dynamic loader) was not found", found)
+        : fmt::format("cgov: cannot run '{}': its interpreter '{}' (line 1, #!) was not found",
+                      found, SafeText(interpreter)));
+  }
   if (err == EACCES || err == EPERM) return PermissionDenied(message);
   return InvalidArgument(message);
 }

@@ -121,6 +121,16 @@ TEST(RunE2E, CommandNotFoundIs127AndNotExecutableIs126) {
       << missing.err;
   EXPECT_FALSE(std::ifstream(dir / "a/summary.json").good()) << "no run happened: no files";
 
+  // Issue 21 item 19: a script whose interpreter is missing exists; it is not "not found".
+  WriteFile(dir / "orphan.py", "#!/cgov/no-such-python -u\nprint(1)\n");
+  ASSERT_EQ(chmod((dir / "orphan.py").c_str(), 0755), 0);
+  RunResult interpreter = RunProgram(
+      {CgovBinary(), "run", "--out", dir / "i", "--", dir / "orphan.py"}, kNoGpu);
+  EXPECT_EQ(interpreter.exit_code, 127) << "as a shell answers";
+  EXPECT_TRUE(Contains(interpreter.err, "its interpreter '/cgov/no-such-python' (line 1, #!) was "
+                                        "not found")) << interpreter.err;
+  EXPECT_FALSE(Contains(interpreter.err, "command not found")) << interpreter.err;
+
   WriteFile(dir / "script.sh", "#!/bin/sh\necho hi\n");  // not executable
   RunResult denied = RunProgram({CgovBinary(), "run", "--out", dir / "b", "--", dir / "script.sh"},
                                 kNoGpu);
