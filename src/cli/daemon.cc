@@ -189,6 +189,21 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                                              pem.empty() ? "empty" : "no PEM block in it"));
         }
       }
+      Result<CertificateInfo> cert = ReadCertificateInfo(http.tls_cert_pem);
+      if (!cert.ok()) {
+        return InvalidArgument(fmt::format("cgov daemon: --tls-cert {}: {}; refusing to serve "
+                                           "without TLS", tls_cert, cert.status().message()));
+      }
+      // Served all the same (the operator may be renewing it), but every client will refuse it.
+      const int64_t now_s = std::time(nullptr);
+      if (now_s > cert->not_after_s || now_s < cert->not_before_s) {
+        fmt::print(stderr, "cgov daemon: warning: --tls-cert {} ({}) {} {}: clients that check "
+                   "certificates will refuse the connection\n", tls_cert, cert->subject,
+                   now_s > cert->not_after_s ? "expired on" : "is not valid before",
+                   FormatRfc3339Utc((now_s > cert->not_after_s ? cert->not_after_s
+                                                               : cert->not_before_s) *
+                                    1'000'000'000));
+      }
       http.tls = true;
     }
     o.http = std::move(http);

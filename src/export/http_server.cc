@@ -5,14 +5,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
+
+#include "core/text.h"
 
 namespace cgov {
 
@@ -291,6 +296,29 @@ HttpServer::~HttpServer() {
 
 uint64_t HttpServer::answered() const { return state_->answered.load(); }
 uint64_t HttpServer::refused() const { return state_->refused.load(); }
+
+Result<CertificateInfo> ReadCertificateInfo(std::string_view pem) {
+  gnutls_x509_crt_t crt = nullptr;
+  if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) return Internal("TLS: out of memory");
+  gnutls_datum_t data{reinterpret_cast<unsigned char*>(const_cast<char*>(pem.data())),
+                      static_cast<unsigned>(std::min<size_t>(pem.size(), UINT32_MAX))};
+  const int imported = gnutls_x509_crt_import(crt, &data, GNUTLS_X509_FMT_PEM);
+  if (imported != GNUTLS_E_SUCCESS) {
+    gnutls_x509_crt_deinit(crt);
+    return InvalidArgument(fmt::format("not a PEM X.509 certificate ({})",
+                                       gnutls_strerror(imported)));
+  }
+  CertificateInfo info;
+  info.not_before_s = gnutls_x509_crt_get_activation_time(crt);
+  info.not_after_s = gnutls_x509_crt_get_expiration_time(crt);
+  gnutls_datum_t dn{};
+  if (gnutls_x509_crt_get_dn3(crt, &dn, 0) == GNUTLS_E_SUCCESS) {
+    info.subject = SafeText(std::string_view(reinterpret_cast<char*>(dn.data), dn.size));
+    gnutls_free(dn.data);
+  }
+  gnutls_x509_crt_deinit(crt);
+  return info;
+}
 
 std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(std::string_view header) {
   while (!header.empty() && header.front() == ' ') header.remove_prefix(1);

@@ -33,6 +33,16 @@ Result<ListenAddress> ParseListenAddress(std::string_view text);
 // nullopt when the header is anything else.
 std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(std::string_view header);
 
+// What a PEM certificate (the first one in `pem`) says of itself, for the daemon's warnings.
+struct CertificateInfo {
+  int64_t not_before_s = 0;  // Unix seconds
+  int64_t not_after_s = 0;
+  std::string subject;       // its distinguished name, SafeText
+};
+// Errors when `pem` holds no X.509 certificate that GnuTLS can read (the server would then not
+// start, so the daemon says why first).
+Result<CertificateInfo> ReadCertificateInfo(std::string_view pem);
+
 struct HttpServerOptions {
   ListenAddress address;
   unsigned connection_limit = 128;

@@ -15,6 +15,9 @@
 namespace cgov::e2e {
 namespace {
 
+constexpr const char* kExpiredCert = CGOV_FIXTURES_DIR "/tls/expired-2020-cert.pem";
+constexpr const char* kExpiredKey = CGOV_FIXTURES_DIR "/tls/expired-2020-key.pem";
+
 using nlohmann::json;
 
 // Item 1: `cgov run -- sh -c 'exit 3' $'arg\xff'` aborted (exit 134, no summary.json).
@@ -122,6 +125,10 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
       {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", dir / "auth",
         "--tls-cert", dir / "empty.pem", "--tls-key", dir / "empty.pem"},
        "--tls-cert " + (dir / "empty.pem") + ": empty; refusing to serve without TLS"},
+      // A key where the certificate goes: PEM, but no certificate.
+      {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--tls-cert", kExpiredKey, "--tls-key",
+        kExpiredKey},
+       "--tls-cert " + std::string(kExpiredKey) + ": not a PEM X.509 certificate"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {CgovBinary()};
@@ -132,6 +139,24 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists("/dev/null-journal"));
+}
+
+// Item 7: an expired certificate is served (its owner may be renewing it) with a warning that
+// says when it expired.
+TEST(HostileInputE2E, AnExpiredCertificateIsServedWithAWarning) {
+  TempDir dir;
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s",
+                                 "--listen", "127.0.0.1:0", "--tls-cert", kExpiredCert,
+                                 "--tls-key", kExpiredKey},
+                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  ASSERT_TRUE(daemon.spawn_error.empty()) << daemon.spawn_error;
+  usleep(1'500'000);
+  kill(daemon.pid, SIGTERM);
+  RunResult r = WaitProgram(daemon, 10);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: --tls-cert " + std::string(kExpiredCert) + " (CN=127.0.0.1) "
+                       "expired on 2020-01-02T00:00:00"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("serving /metrics on https://127.0.0.1:"), std::string::npos) << r.err;
 }
 
 // Items 4, 15, 16: numbers out of any sane range are usage errors, never a busy loop, a window
