@@ -58,15 +58,11 @@ Result<std::string> ReadSmallFile(const std::string& path, std::string_view flag
 // --basic-auth-file: one line "user:password" (a file, so the password is not in `ps`).
 Status ReadBasicAuth(const std::string& path, HttpServerOptions* http) {
   CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, "--basic-auth-file"));
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  const auto colon = text.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
-      text.find('\n') != std::string::npos) {
-    return InvalidArgument(fmt::format("cgov daemon: --basic-auth-file {}: line 1: expected "
-                                       "USER:PASSWORD on one line", path));
+  Result<std::pair<std::string, std::string>> credentials = ParseBasicAuthFile(text);
+  if (!credentials.ok()) {
+    return credentials.status().WithContext(fmt::format("cgov daemon: --basic-auth-file {}", path));
   }
-  http->basic_auth_user = text.substr(0, colon);
-  http->basic_auth_password = text.substr(colon + 1);
+  std::tie(http->basic_auth_user, http->basic_auth_password) = std::move(credentials).value();
   return Status::Ok();
 }
 

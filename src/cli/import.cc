@@ -120,6 +120,22 @@ Status GuaImporter::Import(const GuaTick& t, const GuaSource& source) {
 
 }  // namespace
 
+Result<ImportCounts> ImportGuaDatabase(const std::string& source_path, const std::string& db) {
+  CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryWriter> writer, HistoryWriter::Open(db));
+  writer->set_batch(kTicksPerTransaction);
+  GuaImporter importer(writer.get(), source_path);
+  GuaSource source;
+  Status read = ReadGuaDatabase(source_path, &source, [&](const GuaTick& t) {
+    return importer.Import(t, source);
+  });
+  if (read.ok()) read = writer->Commit();
+  if (!read.ok()) {
+    writer->store().Rollback();
+    return read;
+  }
+  return ImportCounts{importer.added(), importer.skipped()};
+}
+
 int RunImport(int argc, char** argv) {
   std::string source_path, db;
   CLI::App app{"Import another tool's GPU history into a Cost Governor history database.",
@@ -135,25 +151,13 @@ int RunImport(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  Result<std::unique_ptr<HistoryWriter>> writer = HistoryWriter::Open(db);
-  if (!writer.ok()) {
-    fmt::print(stderr, "cgov import: {}\n", writer.status().message());
-    return kExitFailure;
-  }
-  (*writer)->set_batch(kTicksPerTransaction);
-  GuaImporter importer(writer->get(), source_path);
-  GuaSource source;
-  Status read = ReadGuaDatabase(source_path, &source, [&](const GuaTick& t) {
-    return importer.Import(t, source);
-  });
-  if (read.ok()) read = (*writer)->Commit();
-  if (!read.ok()) {
-    (*writer)->store().Rollback();
-    fmt::print(stderr, "cgov import: {}\n", read.message());
+  Result<ImportCounts> counts = ImportGuaDatabase(source_path, db);
+  if (!counts.ok()) {
+    fmt::print(stderr, "cgov import: {}\n", counts.status().message());
     return kExitFailure;
   }
   fmt::print(stderr, "cgov import: {} tick(s) added, {} already there, from {} into {}\n",
-             importer.added(), importer.skipped(), source_path, db);
+             counts->added, counts->skipped, source_path, db);
   return kExitOk;
 }
 

@@ -317,6 +317,18 @@ TEST(BasicAuthorization, TheWholePasswordCountsAndTheSchemeIsCaseInsensitive) {
   }
 }
 
+TEST(BasicAuthFile, OneLineUserColonPassword) {
+  auto plain = ParseBasicAuthFile("prom:a:b c\r\n");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->first, "prom");
+  EXPECT_EQ(plain->second, "a:b c");
+  for (std::string_view bad : {"", "\n", "prom", ":pw", "prom:", "prom:pw\nsecond:line"}) {
+    EXPECT_FALSE(ParseBasicAuthFile(bad).ok()) << bad;
+  }
+  EXPECT_EQ(ParseBasicAuthFile("nocolon").status().message(),
+            "line 1: expected USER:PASSWORD on one line");
+}
+
 TEST(ListenAddress, ParsesLoopbackAnyAndIpv6AndSaysWhatIsWrong) {
   auto a = ParseListenAddress("127.0.0.1:9400");
   ASSERT_TRUE(a.ok());

@@ -297,6 +297,16 @@ HttpServer::~HttpServer() {
 uint64_t HttpServer::answered() const { return state_->answered.load(); }
 uint64_t HttpServer::refused() const { return state_->refused.load(); }
 
+Result<std::pair<std::string, std::string>> ParseBasicAuthFile(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size() ||
+      text.find('\n') != std::string_view::npos) {
+    return InvalidArgument("line 1: expected USER:PASSWORD on one line");
+  }
+  return std::pair{std::string(text.substr(0, colon)), std::string(text.substr(colon + 1))};
+}
+
 Result<CertificateInfo> ReadCertificateInfo(std::string_view pem) {
   gnutls_x509_crt_t crt = nullptr;
   if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) return Internal("TLS: out of memory");

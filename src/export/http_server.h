@@ -43,6 +43,10 @@ struct CertificateInfo {
 // start, so the daemon says why first).
 Result<CertificateInfo> ReadCertificateInfo(std::string_view pem);
 
+// The contents of a --basic-auth-file: one line "USER:PASSWORD" (a final newline allowed; the
+// password is every byte after the first colon). Errors say what is wrong ("line 1: …").
+Result<std::pair<std::string, std::string>> ParseBasicAuthFile(std::string_view text);
+
 struct HttpServerOptions {
   ListenAddress address;
   unsigned connection_limit = 128;
