@@ -250,7 +250,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   server->state_->user = options.basic_auth_user;
   server->state_->password = options.basic_auth_password;
   server->port_ = port;
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+  // poll(), not epoll: with epoll libmicrohttpd 0.9.75 noticed a client's end of input only at
+  // the idle timeout, so a client that half-closed held its slot for 10 s.
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
   if (a.ipv6) flags |= MHD_USE_IPv6;
   const bool tls = options.tls || !options.tls_cert_pem.empty() || !options.tls_key_pem.empty();
   if (tls && (options.tls_cert_pem.empty() || options.tls_key_pem.empty())) {
