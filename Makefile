@@ -5,7 +5,7 @@ CGOV_WERROR ?= OFF
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test sanitize bench clang-build format clean
+.PHONY: all deps configure build run test san-build sanitize fuzz bench clang-build format clean
 
 all: build
 
@@ -58,14 +58,24 @@ bench: build
 # Unit and e2e tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang++).
 # -fno-sanitize=function: the fake NVML is C++ with its own declarations, so calls through
 # dlsym'd pointers differ in C++ type identity (not in ABI); the real driver is C and has none.
+# -fsanitize=fuzzer-no-link: coverage for the libFuzzer targets built in the same tree (make fuzz).
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize=function -fno-omit-frame-pointer
-sanitize:
+SAN_CXX_FLAGS = $(SAN_FLAGS) -fsanitize=fuzzer-no-link
+san-build:
 	@$(MAKE) --no-print-directory build BUILD=build-asan CC_NAME=clang++ \
 	  CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DCGOV_BUILD_BENCH=OFF -DCGOV_STATIC_LIBSTDCXX=OFF \
-	    -DCMAKE_CXX_FLAGS='$(SAN_FLAGS)' -DCMAKE_EXE_LINKER_FLAGS='$(SAN_FLAGS)' \
-	    -DCMAKE_SHARED_LINKER_FLAGS='$(SAN_FLAGS)'"
+	    -DCGOV_BUILD_FUZZ=ON -DCMAKE_CXX_FLAGS='$(SAN_CXX_FLAGS)' \
+	    -DCMAKE_EXE_LINKER_FLAGS='$(SAN_FLAGS)' -DCMAKE_SHARED_LINKER_FLAGS='$(SAN_FLAGS)'"
+
+sanitize: san-build
 	@cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+# Every libFuzzer target for FUZZ_SECONDS each (60 by default; CI runs a short smoke), from the
+# seed corpora in fuzz/corpus; a finding fails the run and is kept (docs/fuzzing.md).
+FUZZ_SECONDS ?= 60
+fuzz: san-build
+	@scripts/fuzz build-asan $(FUZZ_SECONDS)
 
 # The same tree built with clang++ (sanitizer and fuzz builds use it).
 clang-build:

@@ -2,6 +2,7 @@
 #include <limits>
 #include <random>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "analysis/cost.h"
@@ -11,6 +12,7 @@
 #include "analysis/phases.h"
 #include "analysis/pricing.h"
 #include "analysis/timeline.h"
+#include "core/text.h"
 
 namespace cgov {
 namespace {
@@ -484,6 +486,12 @@ TEST(Pricing, CatalogErrorsNameTheField) {
   EXPECT_EQ(bad.status().message(),
             "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a number of dollars "
             "from 0 to 999999999.999999 per GPU-hour, or null");
+  // Found by fuzz/price_catalog_fuzz: the JSON parser's error quoted the file's raw bytes (an
+  // escape sequence reached the terminal).
+  auto raw = ParsePriceCatalog("{\"instance_types\":[{\"name\":\"\xff\x1b[2J\"}]}", "p.json");
+  ASSERT_FALSE(raw.ok());
+  EXPECT_TRUE(IsSafeText(raw.status().message())) << raw.status().message();
+  EXPECT_THAT(raw.status().message(), ::testing::HasSubstr("p.json: not valid JSON: "));
 }
 
 }  // namespace

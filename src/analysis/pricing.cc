@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
+
 namespace cgov {
 
 extern const char kBuiltinPriceCatalog[];  // generated from data/prices.json at build time
@@ -88,9 +90,10 @@ Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view f
     }
     return catalog;
   } catch (const CatalogError& e) {
-    return InvalidArgument(fmt::format("{}: {}: {}", file, e.where, e.what));
+    return InvalidArgument(fmt::format("{}: {}: {}", file, SafeText(e.where), SafeText(e.what)));
   } catch (const json::exception& e) {
-    return InvalidArgument(fmt::format("{}: not valid JSON: {}", file, e.what()));
+    // SafeText: the parser quotes the bytes it stopped at, and they are the file's (any bytes).
+    return InvalidArgument(fmt::format("{}: not valid JSON: {}", file, SafeText(e.what())));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -331,7 +332,8 @@ Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_
   unit.erase(0, unit.find_first_not_of(" \t"));
   unit.erase(unit.find_last_not_of(" \t\r") + 1);
   const bool known_unit = unit.empty() || unit == "samples" || unit == "tokens" || unit == "steps";
-  if (rest == copy.c_str() || errno != 0 || !(value >= 0) || !known_unit) {
+  if (rest == copy.c_str() || errno != 0 || !(value >= 0) || !std::isfinite(value) ||
+      !known_unit) {
     // An excerpt, escaped: the line is the job's (any bytes, any length).
     const std::string excerpt = SafeText(last.substr(0, 80)) + (last.size() > 80 ? "…" : "");
     return InvalidArgument(fmt::format(

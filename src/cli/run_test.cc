@@ -90,6 +90,10 @@ TEST(ParseProgress, LastNonEmptyLineIsTheCumulativeWork) {
   auto bare = ParseProgress("42\n", "progress.log");
   EXPECT_EQ((*bare)->second, "");
   EXPECT_FALSE(ParseProgress("", "progress.log")->has_value());
+  // fuzz/progress_fuzz holds work finite: strtod read "inf" as infinite work (1e999 overflows).
+  for (const char* infinite : {"inf steps\n", "INFINITY\n", "1e999 tokens\n"}) {
+    EXPECT_FALSE(ParseProgress(infinite, "progress.log").ok()) << infinite;
+  }
 }
 
 // The line is the job's: any bytes, any length. The error quotes an escaped excerpt (issue 21,

@@ -1,0 +1,88 @@
+// The daemon's HTTP server as a scraper (or anyone who can reach --listen) meets it: any bytes on
+// a TCP connection to a real HttpServer on loopback (libmicrohttpd and cgov's own request
+// handling: method and body checks, basic auth, query arguments), then end of input. The first
+// byte picks a server with or without basic auth. Properties: the server answers or closes (a
+// hang is a timeout finding), every answer is HTTP, and it keeps serving the next connection.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "export/http_server.h"
+#include "fuzz_check.h"
+
+using namespace cgov;
+
+namespace {
+
+std::unique_ptr<HttpServer> StartServer(bool auth) {
+  HttpServerOptions o;
+  o.address = *ParseListenAddress("127.0.0.1:0");
+  o.timeout_s = 2;
+  if (auth) {
+    o.basic_auth_user = "prom";
+    o.basic_auth_password = "s3cret";
+  }
+  auto server = HttpServer::Start(o, [](const ServedRequest& r) {
+    ServedResponse response;
+    if (r.path == "/missing") response.status = 404;
+    response.body = "path=" + r.path + " accept=" + r.accept + "\n";
+    for (const auto& [key, value] : r.query) response.body += key + "=" + value + "\n";
+    return response;
+  });
+  FUZZ_CHECK(server.ok());
+  return std::move(server).value();
+}
+
+// Sends `request`, closes the sending side, and returns everything answered until close.
+std::string Exchange(uint16_t port, std::string_view request) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  FUZZ_CHECK(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  FUZZ_CHECK(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  for (size_t sent = 0; sent < request.size();) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close first (a refused request): fine
+    sent += static_cast<size_t>(n);
+  }
+  shutdown(fd, SHUT_WR);
+  std::string out;
+  char buffer[8192];
+  ssize_t n = 0;
+  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) out.append(buffer, static_cast<size_t>(n));
+  const bool closed = n == 0 || errno == ECONNRESET;
+  close(fd);
+  FUZZ_CHECK(closed);  // not a 5 s receive timeout: the server answered and closed
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static std::unique_ptr<HttpServer> open_server = StartServer(false);
+  static std::unique_ptr<HttpServer> auth_server = StartServer(true);
+  if (size == 0) return 0;
+  HttpServer& server = (data[0] & 1) ? *auth_server : *open_server;
+  const std::string answer =
+      Exchange(server.port(), std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+  FUZZ_CHECK(answer.empty() || answer.starts_with("HTTP/1."));
+  static unsigned calls = 0;
+  if (++calls % 16 == 0) {  // still serving (every 16th input: the check costs a connection)
+    const std::string health = Exchange(server.port(), "GET /health HTTP/1.1\r\nHost: x\r\n"
+                                        "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n\r\n");
+    FUZZ_CHECK(health.starts_with("HTTP/1.1 200"));
+  }
+  return 0;
+}

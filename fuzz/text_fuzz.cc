@@ -1,0 +1,65 @@
+// The small parsers of flags and environment values (durations, timestamps, dollar amounts,
+// tags, listen addresses), and the one sanitising rule every outside string goes through on its
+// way to a terminal, a JSON file or a Prometheus scrape. Properties, not only "no crash":
+// parsed values stay in their documented ranges, a timestamp reads back from its own format,
+// SafeText is idempotent and its output is what JSON and Prometheus accept.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/money.h"
+#include "core/duration.h"
+#include "core/json_writer.h"
+#include "core/tags.h"
+#include "core/text.h"
+#include "core/time_format.h"
+#include "export/exposition.h"
+#include "export/http_server.h"
+#include "fuzz_check.h"
+
+using namespace cgov;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+
+  if (auto d = ParseDuration(text); d.ok()) {
+    FUZZ_CHECK(d->count() >= 0);
+    (void)FormatDuration(*d);
+  }
+  if (auto ms = ParseTimestampMs(text); ms.ok()) {
+    FUZZ_CHECK(*ms >= kMinTimestampMs && *ms < kEndTimestampMs);
+    auto again = ParseTimestampMs(FormatRfc3339Utc(*ms * 1'000'000));
+    FUZZ_CHECK(again.ok() && *again == *ms);
+  }
+  if (auto usd = ParseUsd(text); usd.ok()) {
+    FUZZ_CHECK(*usd >= 0 && *usd <= kMaxPriceMicroUsd);
+    FUZZ_CHECK(CostOf(*usd, INT64_MAX) >= 0);
+  }
+  if (auto tags = MergeTags(text, {}); tags.ok()) {
+    for (const auto& [key, value] : *tags) {
+      FUZZ_CHECK(!key.empty() && key.size() <= 64 && key[0] >= 'a' && key[0] <= 'z');
+      FUZZ_CHECK(key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.-") ==
+                 std::string::npos);
+      FUZZ_CHECK(!value.empty() && value.size() <= 256 && value.find(',') == std::string::npos);
+      for (char c : value) FUZZ_CHECK(c >= 0x20 && c < 0x7f);
+    }
+  }
+  if (auto listen = ParseListenAddress(text); listen.ok()) FUZZ_CHECK(!listen->host.empty());
+
+  // SafeText: valid UTF-8 without control characters, unchanged when already so, idempotent.
+  const std::string safe = SafeText(text);
+  FUZZ_CHECK(IsSafeText(safe));
+  FUZZ_CHECK(SafeText(safe) == safe);
+  FUZZ_CHECK(IsSafeText(text) == (safe == text));
+  FUZZ_CHECK(nlohmann::json(safe).dump() == DumpJson(nlohmann::json(safe)));  // no U+FFFD needed
+  (void)DumpJson(nlohmann::json(std::string(text)));  // raw bytes: replaced, never an abort
+
+  // A label value of any bytes stays on its line and is valid UTF-8.
+  std::string labels;
+  AppendLabels({{"user", text}}, &labels);
+  FUZZ_CHECK(labels.find('\n') == std::string::npos);
+  FUZZ_CHECK(IsSafeText(labels));
+  return 0;
+}
