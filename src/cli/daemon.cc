@@ -496,6 +496,12 @@ int Daemon::Run(const sigset_t& stop) {
     fmt::print(stderr, "cgov daemon: {}\n", s.message());
     return kExitFailure;
   }
+  if (!writer_->store().fully_checked()) {
+    fmt::print(stderr, "cgov daemon: {}: SQLite's quick_check did not finish within {} s; the "
+               "database was only partly checked before writing (`sqlite3 {} 'PRAGMA "
+               "quick_check'` checks it all)\n", o_.db,
+               HistoryStore::kWriterCheckBudget.count() / 1000, o_.db);
+  }
   if (auto opened = NvmlSource::Open(o_.nvml_lib); opened.ok()) {
     nvml_ = std::move(opened).value();
     nvml_->StartEventWatch();

@@ -4,12 +4,16 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
+#include "core/text.h"
 #include "os/input_file.h"
 
 namespace cgov {
@@ -95,6 +99,45 @@ Status CheckIdentity(SqliteDb& db) {
   return Status::Ok();
 }
 
+// A deadline for SQLite's progress handler: a non-zero return interrupts the statement.
+int PastDeadline(void* deadline) {
+  return std::chrono::steady_clock::now() >
+         *static_cast<std::chrono::steady_clock::time_point*>(deadline);
+}
+
+// PRAGMA quick_check(1) within `budget`: an error when SQLite finds the file corrupt (its first
+// finding quoted), false when the budget ran out first (not an error: the caller says so), true
+// when the whole file was checked and is sound. Reads only.
+Result<bool> QuickCheck(SqliteDb& db, std::chrono::milliseconds budget) {
+  auto deadline = std::chrono::steady_clock::now() + budget;
+  sqlite3_progress_handler(db.raw(), 10'000, &PastDeadline, &deadline);
+  std::string finding;
+  int rc = SQLITE_OK;
+  {
+    sqlite3_stmt* stmt = nullptr;
+    rc = sqlite3_prepare_v2(db.raw(), "PRAGMA quick_check(1)", -1, &stmt, nullptr);
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_step(stmt);
+      if (rc == SQLITE_ROW) {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+        finding = text != nullptr ? text : "";
+      }
+    }
+    if (rc != SQLITE_ROW) finding = sqlite3_errmsg(db.raw());
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_progress_handler(db.raw(), 0, nullptr, nullptr);
+  if (rc == SQLITE_INTERRUPT) return false;
+  if (rc == SQLITE_ROW && finding == "ok") return true;
+  // "*** in database main ***\nPage 5: btreeInitPage() returns error code 11": one line.
+  if (finding.starts_with("*** in database main ***\n")) finding.erase(0, 25);
+  std::replace(finding.begin(), finding.end(), '\n', ' ');
+  return InvalidArgument(fmt::format(
+      "{}: the database is corrupt (SQLite quick_check: {}); nothing was written. Keep a copy, "
+      "then salvage what is readable with `sqlite3 {} .recover | sqlite3 NEW.db`", db.path(),
+      SafeText(finding), db.path()));
+}
+
 Status Migrate(SqliteDb& db) {
   CGOV_ASSIGN_OR_RETURN(int64_t version, db.QueryInt("PRAGMA user_version"));
   if (version >= kHistorySchemaVersion) return Status::Ok();
@@ -157,11 +200,17 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path, open_mode));
   CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA busy_timeout = 5000"));
   CGOV_RETURN_IF_ERROR(CheckIdentity(*db));
+  // Before anything is written (docs/history-db.md: a corrupt database is left as it is). A
+  // writer can afford a longer look than a report; a check cut short is said, never hidden.
+  CGOV_ASSIGN_OR_RETURN(const bool checked,
+                        QuickCheck(*db, mode == Mode::kWrite ? kWriterCheckBudget
+                                                             : kReaderCheckBudget));
   int lock_fd = -1;
   if (mode == Mode::kWrite) {
     CGOV_ASSIGN_OR_RETURN(lock_fd, TakeWriterLock(path, *db));
   }
   std::unique_ptr<HistoryStore> store(new HistoryStore(std::move(db), path, lock_fd));
+  store->fully_checked_ = checked;
   if (mode == Mode::kWrite) {
     CGOV_RETURN_IF_ERROR(store->PrepareWriter());
   } else {

@@ -8,6 +8,7 @@
 #ifndef CGOV_STORE_HISTORY_STORE_H_
 #define CGOV_STORE_HISTORY_STORE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -106,8 +107,15 @@ class HistoryStore {
   // kWrite creates the database if it does not exist, migrates an older schema forward and takes
   // the writer lock (a second writer gets a clear error). kRead needs an existing database. A file
   // that is not a Cost Governor history, or is corrupt, is an error and is left untouched.
+  // Before anything is written, SQLite's quick_check looks at every page for at most
+  // kWriterCheckBudget (writers) or kReaderCheckBudget (readers); corruption is an error.
   static Result<std::unique_ptr<HistoryStore>> Open(const std::string& path, Mode mode);
+  static constexpr std::chrono::milliseconds kWriterCheckBudget{10'000};
+  static constexpr std::chrono::milliseconds kReaderCheckBudget{2'000};
   ~HistoryStore();
+
+  // False when the quick_check on open ran out of time before it reached every page.
+  bool fully_checked() const { return fully_checked_; }
 
   const std::string& path() const { return path_; }
 
@@ -174,6 +182,7 @@ class HistoryStore {
   std::string path_;
   int64_t schema_version_ = kHistorySchemaVersion;  // a reader may open an older one
   int lock_fd_;  // -1 for readers
+  bool fully_checked_ = true;
   int64_t watermark_ms_ = 0;
   std::map<std::string, GpuRecord> gpus_;  // by uuid
   std::map<decltype(std::declval<IdentityRecord>().Key()), uint32_t> identities_;  // by Key()

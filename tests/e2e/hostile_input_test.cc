@@ -159,6 +159,41 @@ TEST(HostileInputE2E, AnExpiredCertificateIsServedWithAWarning) {
   EXPECT_NE(r.err.find("serving /metrics on https://127.0.0.1:"), std::string::npos) << r.err;
 }
 
+// Item 13: a database with a corrupt page was reported on (exit 0) and appended to. Now every
+// open runs quick_check first: the report fails, the daemon and an import refuse it, and not a
+// byte of the file changes.
+TEST(HostileInputE2E, ACorruptDatabaseIsRefusedBeforeAnythingIsWritten) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  RunResult demo = RunProgram(
+      {CgovBinary(), "demo", "--db", db, "--gpus", "1", "--duration", "2h", "--interval", "10s"},
+      {});
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  // The first 64 bytes of the hourly rollup table's root page (its b-tree page header) garbled.
+  const int64_t page_size = QueryDb(db, "PRAGMA page_size");
+  const int64_t root = QueryDb(db, "SELECT rootpage FROM sqlite_schema WHERE name = 'gpu_hour'");
+  ASSERT_GT(root, 1);
+  std::string bytes = ReadFile(db);
+  ASSERT_GE(static_cast<int64_t>(bytes.size()), root * page_size);
+  for (int i = 0; i < 64; ++i) bytes[(root - 1) * page_size + i] = static_cast<char>(i * 37 + 11);
+  WriteFile(db, bytes);
+  const std::string corrupt = "h.db: the database is corrupt (SQLite quick_check: ";
+  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "7d"}, {});
+  EXPECT_EQ(report.exit_code, 1) << report.out;
+  EXPECT_NE(report.err.find(corrupt), std::string::npos) << report.err;
+  RunResult daemon = RunProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s"},
+                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}}, 10);
+  EXPECT_EQ(daemon.exit_code, 1);
+  EXPECT_NE(daemon.err.find(corrupt), std::string::npos) << daemon.err;
+  EXPECT_NE(daemon.err.find("nothing was written"), std::string::npos) << daemon.err;
+  std::filesystem::copy_file(Fixture("gpu-usage-audit/demo-30ticks.db"), dir / "gua.db");
+  RunResult imported =
+      RunProgram({CgovBinary(), "import", "gpu-usage-audit", dir / "gua.db", "--db", db}, {});
+  EXPECT_EQ(imported.exit_code, 1);
+  EXPECT_NE(imported.err.find(corrupt), std::string::npos) << imported.err;
+  EXPECT_EQ(ReadFile(db), bytes) << "the corrupt file was written to";
+}
+
 // Items 4, 15, 16: numbers out of any sane range are usage errors, never a busy loop, a window
 // in 1715 or an import of 0.00 GPU-hours.
 TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
