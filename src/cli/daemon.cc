@@ -249,6 +249,7 @@ class Daemon {
   Status OpenWriter();
   Status StartRun();
   void Tick(TickSample* sample);
+  void TickFailed(int64_t now_ms, const std::string& why);
   void RecordXidEvents();
   void RecordMemoryHealth(const std::vector<GpuSlowSample>& slow, int64_t now_ms);
   Status StartServer();
@@ -269,6 +270,8 @@ class Daemon {
   RunRecord run_;
   RateLimitedLog failures_;
   int64_t ticks_ = 0, failed_ = 0, last_hours_ = 0;
+  int64_t failed_in_a_row_ = 0, failing_since_ms_ = 0;  // for the message when writing recovers
+  std::string db_problem_;  // the history file was removed or replaced: said until restart
   std::string hostname_;
   std::unique_ptr<DaemonMetrics> metrics_;   // with --listen
   std::unique_ptr<HttpServer> server_;
@@ -298,20 +301,52 @@ Status Daemon::StartRun() {
   if (hostname_.empty()) {
     hostname_ = o_.hostname.empty() ? ReadHostInfo(files_).hostname : SafeText(o_.hostname);
   }
+  last_hours_ = writer_->hours_written();
+  // Reopened after a failed write: the same run goes on (one run row per daemon process), unless
+  // the file is a different one now.
+  if (run_.id != 0) {
+    CGOV_ASSIGN_OR_RETURN(auto runs, writer_->store().Runs());
+    if (auto it = runs.find(run_.id); it != runs.end() && it->second.source == run_.source &&
+                                      it->second.started_ms == run_.started_ms) {
+      return Status::Ok();
+    }
+  }
   CGOV_ASSIGN_OR_RETURN(run_, writer_->BeginRun("daemon", clock_.WallNs() / 1'000'000,
                                                 o_.interval.count(), hostname_));
-  last_hours_ = writer_->hours_written();
   return Status::Ok();
+}
+
+// A tick that could not be written: counted as /metrics counts it, said at most once a minute.
+void Daemon::TickFailed(int64_t now_ms, const std::string& why) {
+  ++failed_;
+  if (failing_since_ms_ == 0) failing_since_ms_ = now_ms;
+  ++failed_in_a_row_;
+  failures_.Report(now_ms, why);
 }
 
 void Daemon::Tick(TickSample* sample) {
   const int64_t now_ms = clock_.WallNs() / 1'000'000;
+  if (writer_) {
+    // Someone removed or replaced the file (cgov demo --force, rm, a restore): what was written
+    // since it was opened went with the old file. Said until the daemon restarts; from now on
+    // the ticks go to whatever the path names (a new database if nothing).
+    if (std::string change = writer_->store().FileChange(); !change.empty()) {
+      const std::string problem = fmt::format(
+          "the history database {} {} at {} while the daemon wrote to it; the ticks before "
+          "went with the old file. Writing to {} again; restart the daemon once this is "
+          "understood", o_.db, change, FormatRfc3339Utc(now_ms * 1'000'000), o_.db);
+      fmt::print(stderr, "cgov daemon: warning: {}\n", problem);
+      if (metrics_) metrics_->SetHistoryDbProblem(problem);
+      db_problem_ = problem;
+      writer_.reset();
+    }
+  }
   if (!writer_) {
     Status reopened = OpenWriter();
     if (reopened.ok()) reopened = StartRun();
     if (!reopened.ok()) {
       writer_.reset();
-      failures_.Report(now_ms, reopened.message());
+      TickFailed(now_ms, reopened.message());
       if (metrics_) {
         metrics_->SetHistoryDbOk(false);
         metrics_->CountTick(/*failed=*/true);
@@ -328,12 +363,18 @@ void Daemon::Tick(TickSample* sample) {
   if (stored.ok()) status = writer_->Append(sample->wall_ns / 1'000'000, run_, *stored).status();
   if (metrics_) Publish(*sample, stored.ok() ? *stored : StoredTick{}, status.ok());
   if (!status.ok()) {
-    ++failed_;
-    failures_.Report(now_ms, status.message());
+    TickFailed(now_ms, status.message());
     writer_.reset();  // reopen: replays what was committed, so the rollups stay exact
     return;
   }
   ++ticks_;
+  if (failed_in_a_row_ > 0) {
+    fmt::print(stderr, "cgov daemon: {}: writing to {} again, after {} tick(s) not written since "
+               "{}\n", FormatRfc3339Utc(now_ms * 1'000'000), o_.db, failed_in_a_row_,
+               FormatRfc3339Utc(failing_since_ms_ * 1'000'000));
+    failed_in_a_row_ = 0;
+    failing_since_ms_ = 0;
+  }
   if (nvml_) {
     RecordXidEvents();
     RecordMemoryHealth(sample->gpu_slow, now_ms);
@@ -433,10 +474,14 @@ ServedResponse Daemon::Serve(const ServedRequest& request) {
     r.content_type = ContentTypeOf(format);
     r.body = metrics_->Render(format, now_ms);
   } else if (request.path == "/health" || request.path == "/healthz") {
-    // Healthy while sampling keeps up; a stuck or failing sampler shows as 503.
+    // Healthy while sampling keeps up and the history is safe; a stuck or failing sampler, or a
+    // database file removed under the daemon, shows as 503.
     const bool fresh = metrics_->SamplerFresh(now_ms);
-    r.status = fresh ? 200 : 503;
-    r.body = fresh ? "ok\n" : "stale: no sample within the staleness limit\n";
+    const std::string problem = metrics_->HistoryDbProblem();
+    r.status = fresh && problem.empty() ? 200 : 503;
+    r.body = !problem.empty() ? problem + "\n"
+             : fresh          ? "ok\n"
+                              : "stale: no sample within the staleness limit\n";
   } else if (request.path == "/") {
     r.content_type = "text/html; charset=utf-8";
     r.body = "<!doctype html><title>cgov daemon</title><h1>cgov daemon</h1>"
@@ -532,8 +577,10 @@ int Daemon::Run(const sigset_t& stop) {
   server_.reset();  // no scrape reads the state while it goes away
   Status committed = writer_ ? writer_->Commit() : Status::Ok();
   writer_.reset();
-  fmt::print(stderr, "cgov daemon: stopped after {} tick(s){}\n", ticks_,
-             failed_ > 0 ? fmt::format(", {} failed", failed_) : "");
+  // The same counts as cgov_ticks_total and cgov_tick_failures_total.
+  fmt::print(stderr, "cgov daemon: stopped after {} tick(s){}\n", ticks_ + failed_,
+             failed_ > 0 ? fmt::format(", {} not written", failed_) : "");
+  if (!db_problem_.empty()) fmt::print(stderr, "cgov daemon: warning: {}\n", db_problem_);
   if (!committed.ok()) fmt::print(stderr, "cgov daemon: {}\n", committed.message());
   return kExitOk;
 }
@@ -607,6 +654,9 @@ int RunDaemon(int argc, char** argv) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   sigprocmask(SIG_BLOCK, &stop, nullptr);
+  // A file-size limit (ulimit -f) reached is a failed write, as a full disk is, not death: the
+  // daemon counts the tick, says so, and writes again when it can.
+  signal(SIGXFSZ, SIG_IGN);
   Daemon daemon(std::move(options).value());
   return daemon.Run(stop);
 }

@@ -37,6 +37,11 @@ Status Generate(const DemoOptions& o, int64_t duration_ms, int64_t interval_ms) 
       return InvalidArgument(fmt::format("{} exists; choose another --db or pass --force to "
                                          "replace it", o.db));
     }
+    // A database a daemon writes to is not replaced: the daemon would go on writing to the
+    // deleted file, and its history would be lost.
+    if (Status free = CheckNoWriter(o.db); !free.ok()) {
+      return Unavailable(free.message() + "; --force does not replace a database in use");
+    }
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(o.db + suffix, ec);
   }
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryWriter> writer, HistoryWriter::Open(o.db));

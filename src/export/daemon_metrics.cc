@@ -131,6 +131,17 @@ void DaemonMetrics::SetHistoryDbOk(bool ok) {
   Changed();
 }
 
+void DaemonMetrics::SetHistoryDbProblem(std::string problem) {
+  std::lock_guard lock(mu_);
+  history_db_problem_ = std::move(problem);
+  Changed();
+}
+
+std::string DaemonMetrics::HistoryDbProblem() const {
+  std::lock_guard lock(mu_);
+  return history_db_problem_;
+}
+
 void DaemonMetrics::CountTick(bool failed) {
   std::lock_guard lock(mu_);
   ++ticks_;
@@ -403,7 +414,7 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
   success("nvml", fresh && last_->nvml_ok);
   success("gpu_processes", fresh && last_->processes_ok);
   success("procfs", fresh && last_->host_ok);
-  success("history_db", history_db_ok_);
+  success("history_db", history_db_ok_ && history_db_problem_.empty());
   if (last_) {
     w.Family("cgov_last_sample_timestamp_seconds", MetricType::kGauge,
              "Unix time of the last sampling tick.");

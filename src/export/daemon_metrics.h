@@ -80,6 +80,10 @@ class DaemonMetrics {
   void Credit(const TickCredit& credit,
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
   void SetHistoryDbOk(bool ok);
+  // A problem with the history database that lasts until the daemon restarts (its file was
+  // removed or replaced under it): history_db reads 0 and /health fails while it is set.
+  void SetHistoryDbProblem(std::string problem);
+  std::string HistoryDbProblem() const;
   void CountTick(bool failed);
 
   // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served.
@@ -132,6 +136,7 @@ class DaemonMetrics {
   int64_t dropped_identity_series_ = 0;
   int64_t ticks_ = 0, failed_ticks_ = 0;
   bool history_db_ok_ = true;
+  std::string history_db_problem_;
   uint64_t generation_ = 0;
   mutable std::array<Cached, 2> cache_;  // by ExpositionFormat
 };

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -182,6 +183,32 @@ Result<int> TakeWriterLock(const std::string& path, SqliteDb& db) {
 }
 
 }  // namespace
+
+Status CheckNoWriter(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::Ok();  // nothing there (or nothing a writer could hold either)
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // releases the lock if it was taken
+  if (!held) return Status::Ok();
+  std::string holder;
+  if (auto db = SqliteDb::Open(path, SqliteDb::OpenMode::kReadOnly); db.ok()) {
+    holder = LockHolder(**db);
+  }
+  return Unavailable(fmt::format("{}: a cgov is writing to this database{}", path, holder));
+}
+
+std::string HistoryStore::FileChange() const {
+  if (lock_fd_ < 0) return "";
+  struct stat open{}, named{};
+  if (::fstat(lock_fd_, &open) != 0) return "";
+  if (::stat(path_.c_str(), &named) != 0) {
+    return errno == ENOENT ? "was removed" : "";  // another error says nothing of the file
+  }
+  if (open.st_dev != named.st_dev || open.st_ino != named.st_ino) {
+    return "was replaced by another file";
+  }
+  return "";
+}
 
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path, Mode mode) {
   // A FIFO would block every open; a device (/dev/null) would get a journal written beside it.

@@ -100,6 +100,10 @@ struct RollupRow {
   std::string data;
 };
 
+// An error naming the writer (its pid) when a cgov writer holds `path`; Ok when none does or
+// there is no such file. For commands that would replace the file (cgov demo --force).
+Status CheckNoWriter(const std::string& path);
+
 class HistoryStore {
  public:
   enum class Mode { kRead, kWrite };
@@ -116,6 +120,9 @@ class HistoryStore {
 
   // False when the quick_check on open ran out of time before it reached every page.
   bool fully_checked() const { return fully_checked_; }
+  // For a writer: empty while path() still names the file it opened, else what became of it
+  // ("was removed", "was replaced by another file"): its writes then reach no one.
+  std::string FileChange() const;
 
   const std::string& path() const { return path_; }
 

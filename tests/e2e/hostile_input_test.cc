@@ -1,9 +1,13 @@
 // Hostile input (issue 21): strings from outside that are not UTF-8 or carry control characters
 // never abort cgov, never make /metrics unparseable, and never reach a terminal raw.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -192,6 +196,97 @@ TEST(HostileInputE2E, ACorruptDatabaseIsRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(imported.exit_code, 1);
   EXPECT_NE(imported.err.find(corrupt), std::string::npos) << imported.err;
   EXPECT_EQ(ReadFile(db), bytes) << "the corrupt file was written to";
+}
+
+// The value of the first sample of `name` in a /metrics text, or -1.
+double Sample(const std::string& metrics, const std::string& name) {
+  const size_t at = metrics.find("\n" + name);
+  if (at == std::string::npos) return -1;
+  const size_t end = metrics.find('\n', at + 1);
+  const std::string line = metrics.substr(at + 1, end - at - 1);
+  return std::stod(line.substr(line.rfind(' ') + 1));
+}
+
+std::string Curl(const std::string& url) {
+  return RunProgram({"/usr/bin/curl", "-s", "--max-time", "5", "-w", "\nHTTP %{http_code}", url},
+                    {}, 10).out;
+}
+
+// Item 12: `cgov demo --force` replaced a database a daemon was writing; the daemon wrote on
+// into the deleted file, exited 0 and reported healthy. Now demo refuses, and a file replaced
+// by other means is noticed: log, /health and the history_db collector say so.
+TEST(HostileInputE2E, ADatabaseInUseIsNotReplacedAndAReplacementIsNoticed) {
+  TempDir dir;
+  const std::string db = dir / "live.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                 "--listen", "127.0.0.1:19481"},
+                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
+  RunResult demo = RunProgram({CgovBinary(), "demo", "--db", db, "--force", "--gpus", "1",
+                               "--duration", "1h", "--interval", "10s"}, {});
+  EXPECT_EQ(demo.exit_code, 1) << demo.out;
+  EXPECT_NE(demo.err.find("live.db: a cgov is writing to this database (pid " +
+                          std::to_string(daemon.pid) + "); --force does not replace a database "
+                          "in use"), std::string::npos) << demo.err;
+  EXPECT_GE(QueryDb(db, "SELECT count(*) FROM tick"), 2) << "the live database is still there";
+
+  // Replaced behind its back (a rename over it, as a restore or a careless script does).
+  const std::string other = dir / "other.db";
+  ASSERT_EQ(RunProgram({CgovBinary(), "demo", "--db", other, "--gpus", "1", "--duration", "1h",
+                        "--interval", "10s"}, {}).exit_code, 0);
+  ASSERT_EQ(std::rename(other.c_str(), db.c_str()), 0);
+  std::string health;
+  ASSERT_TRUE(WaitFor([&] {
+    health = Curl("http://127.0.0.1:19481/health");
+    return health.find("HTTP 503") != std::string::npos;
+  }, 10)) << health;
+  EXPECT_NE(health.find("live.db was replaced by another file"), std::string::npos) << health;
+  const std::string metrics = Curl("http://127.0.0.1:19481/metrics");
+  const size_t at = metrics.find("cgov_collector_success{collector=\"history_db\"");
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_EQ(metrics.substr(metrics.find('\n', at) - 2, 2), " 0") << metrics.substr(at, 120);
+  // The ticks from then on are kept: they go to the file the path names now.
+  EXPECT_TRUE(WaitFor([&] {
+    return QueryDb(db, "SELECT count(*) FROM tick WHERE run IN "
+                       "(SELECT id FROM run WHERE source = 'daemon')") >= 1;
+  }, 10)) << "no tick of the daemon's in the file the path names now";
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 10);
+  EXPECT_EQ(stopped.exit_code, 0);
+  EXPECT_NE(stopped.err.find("warning: the history database " + db + " was replaced by another "
+                             "file at "), std::string::npos) << stopped.err;
+}
+
+// Item 18: with the disk full (here: a file-size limit, which fails writes the same way), the
+// final line said 8 failed ticks while cgov_tick_failures_total said 71, each reopen added a
+// `run` row, and nothing was said when writing recovered.
+TEST(HostileInputE2E, FailedWritesAreCountedOnceAndRecoveryIsSaid) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                 "--listen", "127.0.0.1:19482"},
+                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
+  rlimit tiny{1, RLIM_INFINITY}, unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  ASSERT_EQ(prlimit(daemon.pid, RLIMIT_FSIZE, &tiny, nullptr), 0) << std::strerror(errno);
+  ASSERT_TRUE(WaitFor([&] {
+    return Sample(Curl("http://127.0.0.1:19482/metrics"), "cgov_tick_failures_total") >= 3;
+  }, 15));
+  ASSERT_EQ(prlimit(daemon.pid, RLIMIT_FSIZE, &unlimited, nullptr), 0);
+  const int64_t before = QueryDb(db, "SELECT count(*) FROM tick");
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= before + 2; }, 15))
+      << "writing never recovered";
+  const double failures =
+      Sample(Curl("http://127.0.0.1:19482/metrics"), "cgov_tick_failures_total");
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 10);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find(", " + std::to_string(static_cast<int>(failures)) +
+                             " not written\n"), std::string::npos)
+      << "the final line counts what /metrics counted (" << failures << "):\n" << stopped.err;
+  EXPECT_NE(stopped.err.find("writing to " + db + " again, after "), std::string::npos)
+      << stopped.err;
+  EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM run"), 1) << "one run, however often it reopened";
 }
 
 // Items 4, 15, 16: numbers out of any sane range are usage errors, never a busy loop, a window
