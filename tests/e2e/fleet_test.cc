@@ -90,9 +90,10 @@ class FleetE2E : public ::testing::Test {
 TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryRuns) {
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required "
                                              "(scripts/install-deps installs it)";
-  hosts_ = {{"node-a", "fleet_a", dir_ / "a.db", 0, {}},
-            {"node-b", "fleet_b", dir_ / "b.db", 0, {}},
-            {"node-c", "fleet_c", dir_ / "c.db", 0, {}}};
+  for (const char* node : {"a", "b", "c"}) {
+    hosts_.push_back(Host{std::string("node-") + node, std::string("fleet_") + node,
+                          dir_ / (std::string(node) + ".db"), 0, {}});
+  }
   // Prometheus first, so that each daemon's first scrape comes within a scrape interval of its
   // start: increase() then extrapolates the counters back to their zero.
   std::string targets;
@@ -265,7 +266,7 @@ TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
   h.process = StartProgram({CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
                             FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(h.port)},
                            {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
-  hosts_.push_back(h);
+  hosts_.push_back(std::move(h));  // its process is the fixture's to stop now
   ASSERT_TRUE(WaitFor([&] {
     return HttpGet("http://127.0.0.1:" + std::to_string(h.port) + "/health", {},
                    std::chrono::seconds(1)).ok();
@@ -311,7 +312,7 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
                             FakeNvml("full"), "--listen", "127.0.0.1:" + port, "--tls-cert", cert,
                             "--tls-key", key, "--basic-auth-file", dir_ / "auth"},
                            {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
-  hosts_.push_back(h);
+  hosts_.push_back(std::move(h));  // its process is the fixture's to stop now
   const std::string url = "https://127.0.0.1:" + port + "/metrics";
   auto curl = [&](std::vector<std::string> extra) {
     std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-o", "/dev/stdout", "-w",

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 extern char** environ;
 
@@ -98,6 +99,30 @@ Started StartProgram(const std::vector<std::string>& argv, const Env& env,
   return s;
 }
 
+Started& Started::operator=(Started&& other) noexcept {
+  if (this != &other) {
+    this->~Started();
+    pid = std::exchange(other.pid, -1);
+    out_fd = std::exchange(other.out_fd, -1);
+    err_fd = std::exchange(other.err_fd, -1);
+    start_s = other.start_s;
+    spawn_error = std::move(other.spawn_error);
+  }
+  return *this;
+}
+
+Started::~Started() {
+  if (pid > 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
+  for (int* fd : {&out_fd, &err_fd}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+}
+
 RunResult WaitProgram(Started& s, double timeout_s) {
   RunResult result;
   if (s.pid < 0) {
@@ -134,6 +159,8 @@ RunResult WaitProgram(Started& s, double timeout_s) {
   }
   int status = 0;
   waitpid(s.pid, &status, 0);
+  s.pid = -1;  // reaped: nothing left for ~Started to stop
+  s.out_fd = s.err_fd = -1;  // closed above
   result.wall_s = Now() - s.start_s;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;

@@ -18,12 +18,22 @@ struct RunResult {
 };
 
 // A program started and not yet waited for.
+// A started program. One that was not waited for (a test that stopped at a failed ASSERT) is
+// killed and reaped when this goes away, so it cannot hold a port or a lock for the next test.
+// Movable, not copyable.
 struct Started {
   pid_t pid = -1;
   int out_fd = -1;
   int err_fd = -1;
   double start_s = 0;
   std::string spawn_error;
+
+  Started() = default;
+  Started(Started&& other) noexcept { *this = std::move(other); }
+  Started& operator=(Started&& other) noexcept;
+  Started(const Started&) = delete;
+  Started& operator=(const Started&) = delete;
+  ~Started();
 };
 
 using Env = std::map<std::string, std::string>;
