@@ -24,20 +24,30 @@ using namespace cgov;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
 
+  // An error quotes what it refuses, escaped: these strings also come from files and databases.
+  auto safe_error = [](const Status& status) { FUZZ_CHECK(IsSafeText(status.message())); };
   if (auto d = ParseDuration(text); d.ok()) {
     FUZZ_CHECK(d->count() >= 0);
     (void)FormatDuration(*d);
+  } else {
+    safe_error(d.status());
   }
   if (auto ms = ParseTimestampMs(text); ms.ok()) {
     FUZZ_CHECK(*ms >= kMinTimestampMs && *ms < kEndTimestampMs);
     auto again = ParseTimestampMs(FormatRfc3339Utc(*ms * 1'000'000));
     FUZZ_CHECK(again.ok() && *again == *ms);
+  } else {
+    safe_error(ms.status());
   }
   if (auto usd = ParseUsd(text); usd.ok()) {
     FUZZ_CHECK(*usd >= 0 && *usd <= kMaxPriceMicroUsd);
     FUZZ_CHECK(CostOf(*usd, INT64_MAX) >= 0);
+  } else {
+    safe_error(usd.status());
   }
-  if (auto tags = MergeTags(text, {}); tags.ok()) {
+  auto tags = MergeTags(text, {});
+  if (!tags.ok()) safe_error(tags.status());
+  if (tags.ok()) {
     for (const auto& [key, value] : *tags) {
       FUZZ_CHECK(!key.empty() && key.size() <= 64 && key[0] >= 'a' && key[0] <= 'z');
       FUZZ_CHECK(key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.-") ==
@@ -46,7 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (char c : value) FUZZ_CHECK(c >= 0x20 && c < 0x7f);
     }
   }
-  if (auto listen = ParseListenAddress(text); listen.ok()) FUZZ_CHECK(!listen->host.empty());
+  if (auto listen = ParseListenAddress(text); listen.ok()) {
+    FUZZ_CHECK(!listen->host.empty());
+  } else {
+    safe_error(listen.status());
+  }
 
   // SafeText: valid UTF-8 without control characters, unchanged when already so, idempotent.
   const std::string safe = SafeText(text);

@@ -1,4 +1,5 @@
 #include "analysis/money.h"
+#include "core/text.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -23,11 +24,13 @@ Result<MicroUsd> ParseUsd(std::string_view text) {
   if (whole.empty() || !digits(whole) || !digits(frac) || frac.size() > 6 ||
       (dot != std::string_view::npos && frac.empty())) {
     return InvalidArgument(fmt::format(
-        "bad price '{}': write dollars as a number with at most 6 decimals, e.g. 8 or 2.49", text));
+        "bad price '{}': write dollars as a number with at most 6 decimals, e.g. 8 or 2.49",
+        SafeText(text)));
   }
   while (whole.size() > 1 && whole.front() == '0') whole.remove_prefix(1);
   if (whole.size() > 9) {
-    return InvalidArgument(fmt::format("bad price '{}': at most $999,999,999.999999", text));
+    return InvalidArgument(
+        fmt::format("bad price '{}': at most $999,999,999.999999", SafeText(text)));
   }
   MicroUsd value = 0;
   for (char c : whole) value = value * 10 + (c - '0');

@@ -8,6 +8,7 @@
 #include "cli/command_table.h"
 #include "cli/history_writer.h"
 #include "store/gua_reader.h"
+#include "core/text.h"
 
 namespace cgov::cli {
 namespace {
@@ -84,7 +85,7 @@ Status GuaImporter::Import(const GuaTick& t, const GuaSource& source) {
     s.processes_known = true;  // gpu-usage-audit lists every process of every tick
     if (g.util_pct < 0 || g.util_pct > 100) {
       return InvalidArgument(fmt::format("{}: gpu_sample ts {} gpu {}: util_pct {} is not a "
-                                         "percentage", source_path_, t.ts_text, g.uuid, g.util_pct));
+                                         "percentage", source_path_, SafeText(t.ts_text), g.uuid, g.util_pct));
     }
     s.set(StoredGpuField::kUtilPct, static_cast<uint64_t>(g.util_pct));
     s.set(StoredGpuField::kMemUsedMib, NonNegative(g.memory_used_mib));

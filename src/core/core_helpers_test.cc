@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/money.h"
 #include "core/atomic_file.h"
+#include "core/duration.h"
 #include "core/tags.h"
+#include "core/text.h"
 #include "core/time_format.h"
 
 namespace cgov {
@@ -32,6 +35,20 @@ TEST(TimeFormat, TimestampsOutsideTheSupportedRangeAreRefused) {
     ASSERT_FALSE(ts.ok()) << text;
     EXPECT_NE(ts.status().message().find("1970-01-01 to 2199-12-31"), std::string::npos)
         << ts.status().message();
+  }
+}
+
+// Found by fuzz/import_fuzz: a gpu-usage-audit row's ts is any bytes, and the errors of the
+// time, duration and price parsers quoted what they refused raw (an escape sequence reached the
+// terminal). They quote it escaped.
+TEST(TimeFormat, ErrorsQuoteWhatTheyRefuseEscaped) {
+  const std::string hostile = "\x1b]0;pwned\x07\xff";
+  for (const Status& status : {ParseTimestampMs(hostile).status(), ParseDuration(hostile).status(),
+                               ParseUsd(hostile).status()}) {
+    ASSERT_FALSE(status.ok());
+    EXPECT_TRUE(IsSafeText(status.message())) << status.message();
+    EXPECT_NE(status.message().find("\\x1b]0;pwned\\x07\\xff"), std::string::npos)
+        << status.message();
   }
 }
 

@@ -1,4 +1,5 @@
 #include "core/duration.h"
+#include "core/text.h"
 
 #include <array>
 #include <charconv>
@@ -21,8 +22,8 @@ constexpr std::array<Unit, 5> kUnits = {{
 
 Status BadDuration(std::string_view text, std::string_view why) {
   return InvalidArgument(fmt::format(
-      "bad duration '{}': {} (write a whole number and a unit: 200ms, 1s, 30s, 5m, 2h, 7d)", text,
-      why));
+      "bad duration '{}': {} (write a whole number and a unit: 200ms, 1s, 30s, 5m, 2h, 7d)",
+      SafeText(text), SafeText(why)));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "core/time_format.h"
+#include "core/text.h"
 
 #include <time.h>
 
@@ -35,7 +36,7 @@ std::string FormatCompactUtc(int64_t unix_ns) {
 Result<int64_t> ParseTimestampMs(std::string_view text) {
   auto bad = [&] {
     return InvalidArgument(fmt::format("\"{}\" is not a timestamp (expected e.g. 2026-11-21, "
-                                       "2026-11-21T10:00Z or 2026-11-21T10:00:00+02:00)", text));
+                                       "2026-11-21T10:00Z or 2026-11-21T10:00:00+02:00)", SafeText(text)));
   };
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, millis = 0;
   size_t pos = 0;
@@ -93,7 +94,7 @@ Result<int64_t> ParseTimestampMs(std::string_view text) {
   const int64_t ms = seconds * 1000 + millis;
   if (ms < kMinTimestampMs || ms >= kEndTimestampMs) {
     return InvalidArgument(fmt::format("\"{}\" is outside the times cgov takes: 1970-01-01 to "
-                                       "2199-12-31", text));
+                                       "2199-12-31", SafeText(text)));
   }
   return ms;
 }

@@ -180,7 +180,8 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   const auto colon = text.rfind(':');
   auto bad = [&](std::string_view why) {
     return InvalidArgument(fmt::format("--listen {}: {} (expected HOST:PORT such as "
-                                       "127.0.0.1:9400, [::1]:9400 or 0.0.0.0:9400)", text, why));
+                                       "127.0.0.1:9400, [::1]:9400 or 0.0.0.0:9400)",
+                                       SafeText(text), why));
   };
   if (colon == std::string_view::npos) {
     const bool digits = !text.empty() && text.find_first_not_of("0123456789") == text.npos;

@@ -113,7 +113,7 @@ Status ReadGuaDatabase(const std::string& path, GuaSource* source,
     if (!ts.ok()) return ts.status().WithContext(fmt::format("{}: gpu_sample.ts", path));
     if (*ts <= last_ms) {
       return InvalidArgument(fmt::format("{}: gpu_sample.ts {} is not after the previous tick "
-                                         "(mixed time zones?)", path, tick.ts_text));
+                                         "(mixed time zones?)", path, SafeText(tick.ts_text)));
     }
     last_ms = tick.ts_ms = *ts;
     tick.run_id = OptInt(gpus, 7);
