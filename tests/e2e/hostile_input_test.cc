@@ -207,6 +207,12 @@ double Sample(const std::string& metrics, const std::string& name) {
   return std::stod(line.substr(line.rfind(' ') + 1));
 }
 
+// A daemon on a host without GPUs (host samples only), ticking every second, serving on `listen`.
+Started StartGpulessDaemon(const std::string& db, const std::string& listen) {
+  return StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--listen", listen},
+                      {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+}
+
 std::string Curl(const std::string& url) {
   return RunProgram({"/usr/bin/curl", "-s", "--max-time", "5", "-w", "\nHTTP %{http_code}", url},
                     {}, 10).out;
@@ -218,9 +224,7 @@ std::string Curl(const std::string& url) {
 TEST(HostileInputE2E, ADatabaseInUseIsNotReplacedAndAReplacementIsNoticed) {
   TempDir dir;
   const std::string db = dir / "live.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--listen", "127.0.0.1:19481"},
-                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  Started daemon = StartGpulessDaemon(db, "127.0.0.1:19481");
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
   RunResult demo = RunProgram({CgovBinary(), "demo", "--db", db, "--force", "--gpus", "1",
                                "--duration", "1h", "--interval", "10s"}, {});
@@ -263,9 +267,7 @@ TEST(HostileInputE2E, ADatabaseInUseIsNotReplacedAndAReplacementIsNoticed) {
 TEST(HostileInputE2E, FailedWritesAreCountedOnceAndRecoveryIsSaid) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--listen", "127.0.0.1:19482"},
-                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  Started daemon = StartGpulessDaemon(db, "127.0.0.1:19482");
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
   rlimit tiny{1, RLIM_INFINITY}, unlimited{RLIM_INFINITY, RLIM_INFINITY};
   ASSERT_EQ(prlimit(daemon.pid, RLIMIT_FSIZE, &tiny, nullptr), 0) << std::strerror(errno);
