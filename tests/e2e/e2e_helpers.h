@@ -1,13 +1,20 @@
 // Small helpers the end-to-end tests share: reading a history database the real binary wrote,
-// and finding a finding in a report's JSON.
+// finding a finding in a report's JSON, the last sample of a run, and a daemon on a fake driver
+// scraped once.
 #ifndef CGOV_TESTS_E2E_E2E_HELPERS_H_
 #define CGOV_TESTS_E2E_E2E_HELPERS_H_
 
+#include <signal.h>
+
 #include <cstdint>
+#include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "process_runner.h"
 #include "store/sqlite_db.h"
 
 namespace cgov::e2e {
@@ -28,6 +35,47 @@ inline const nlohmann::json* FindingById(const nlohmann::json& findings, const s
     if (f["id"] == id) return &f;
   }
   return nullptr;
+}
+
+// The last record of a samples.jsonl.
+inline nlohmann::json LastSample(const std::string& samples_jsonl) {
+  std::ifstream lines(samples_jsonl);
+  nlohmann::json last;
+  for (std::string line; std::getline(lines, line);) last = nlohmann::json::parse(line);
+  return last;
+}
+
+struct ScrapedDaemon {
+  bool ready = false;   // `ready` came true in time
+  std::string metrics;  // one /metrics scrape, taken once ready
+  RunResult stopped;    // the daemon after SIGTERM
+};
+
+// `cgov daemon --db DB` on the fake driver playing `scenario`, 1 s ticks, serving on
+// 127.0.0.1:`port`, with `extra` flags: waits (15 s at most) until `ready()`, scrapes /metrics
+// once, then stops the daemon with SIGTERM and collects its exit.
+inline ScrapedDaemon ScrapeDaemon(const std::string& db, const std::string& scenario, int port,
+                                  const std::vector<std::string>& extra,
+                                  const std::function<bool()>& ready) {
+  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                   "--nvml-lib", FakeNvml("full"),
+                                   "--listen", "127.0.0.1:" + std::to_string(port)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Started daemon = StartProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario(scenario)}});
+  ScrapedDaemon out;
+  out.ready = WaitFor(ready, 15);
+  if (out.ready) {
+    out.metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:" + std::to_string(port) +
+                              "/metrics"}, {}).out;
+  }
+  kill(daemon.pid, SIGTERM);
+  out.stopped = WaitProgram(daemon, 15);
+  return out;
+}
+
+// ScrapeDaemon's usual wait: `ticks` ticks written.
+inline std::function<bool()> TicksWritten(const std::string& db, int64_t ticks) {
+  return [db, ticks] { return QueryDb(db, "SELECT count(*) FROM tick") >= ticks; };
 }
 
 }  // namespace cgov::e2e

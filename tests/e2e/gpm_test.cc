@@ -44,21 +44,17 @@ TEST(GpmE2E, RunCarriesGpmIntoSamplesSummaryTableAndFindings) {
 TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19472"},
-                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("gpm_h100")}});
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 15));
-  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19472/metrics"}, {});
-  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
-  RunResult stopped = WaitProgram(daemon, 15);
-  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_NE(metrics.out.find("# TYPE DCGM_FI_PROF_SM_ACTIVE gauge"), std::string::npos)
-      << metrics.out;
+  ScrapedDaemon daemon = ScrapeDaemon(db, "gpm_h100", 19472, {}, TicksWritten(db, 4));
+  ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
+  ASSERT_EQ(daemon.stopped.exit_code, 0) << daemon.stopped.err;
+  const std::string& metrics = daemon.metrics;
+  EXPECT_NE(metrics.find("# TYPE DCGM_FI_PROF_SM_ACTIVE gauge"), std::string::npos)
+      << metrics;
   for (const char* series : {"DCGM_FI_PROF_SM_ACTIVE{", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{",
                              "DCGM_FI_PROF_PCIE_RX_BYTES{"}) {
-    const size_t at = metrics.out.find(series);
+    const size_t at = metrics.find(series);
     ASSERT_NE(at, std::string::npos) << series;
-    const std::string line = metrics.out.substr(at, metrics.out.find('\n', at) - at);
+    const std::string line = metrics.substr(at, metrics.find('\n', at) - at);
     const double value = std::stod(line.substr(line.rfind(' ') + 1));
     const double want = std::string(series).find("SM_ACTIVE") != std::string::npos ? 0.3
                         : std::string(series).find("TENSOR") != std::string::npos ? 0.02

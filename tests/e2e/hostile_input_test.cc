@@ -46,18 +46,14 @@ TEST(HostileInputE2E, AJobArgumentThatIsNotUtf8KeepsTheJobsExitAndTheSummary) {
 TEST(HostileInputE2E, AHostileHostnameKeepsMetricsAndReportsValid) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19475",
-                                 "--hostname", "box\xff\x1b[31m"},
-                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("gpm_h100")}});
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
-  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19475/metrics"}, {});
-  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
-  RunResult stopped = WaitProgram(daemon, 15);
-  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_NE(metrics.out.find("Hostname=\"box\\\\xff\\\\x1b[31m\""), std::string::npos)
-      << metrics.out.substr(0, 2000);
-  RunResult lint = RunProgram({"/usr/bin/promtool", "check", "metrics"}, {}, 30, metrics.out);
+  ScrapedDaemon daemon = ScrapeDaemon(db, "gpm_h100", 19475, {"--hostname", "box\xff\x1b[31m"},
+                                      TicksWritten(db, 2));
+  ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
+  const std::string& metrics = daemon.metrics;
+  ASSERT_EQ(daemon.stopped.exit_code, 0) << daemon.stopped.err;
+  EXPECT_NE(metrics.find("Hostname=\"box\\\\xff\\\\x1b[31m\""), std::string::npos)
+      << metrics.substr(0, 2000);
+  RunResult lint = RunProgram({"/usr/bin/promtool", "check", "metrics"}, {}, 30, metrics);
   EXPECT_NE(lint.exit_code, 1) << "promtool could not parse /metrics: " << lint.err;
   EXPECT_EQ(lint.err.find("invalid"), std::string::npos) << lint.err;
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});

@@ -54,13 +54,10 @@ TEST(MemoryHealthE2E, DoctorAndRunSayWhichGpusNeedAResetOrATicket) {
 TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19474"},
-                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("memory_health")}});
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 3; }, 15));
-  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19474/metrics"}, {});
-  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
-  RunResult stopped = WaitProgram(daemon, 15);
+  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", 19474, {}, TicksWritten(db, 3));
+  ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
+  const std::string& metrics = daemon.metrics;
+  const RunResult& stopped = daemon.stopped;
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_NE(stopped.err.find("GPU 1: memory needs attention"), std::string::npos) << stopped.err;
   EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM gpu_event WHERE kind = 'memory_health'"), 4)
@@ -69,9 +66,9 @@ TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
        {"DCGM_FI_DEV_ROW_REMAP_PENDING{gpu=\"0\"", "DCGM_FI_DEV_ROW_REMAP_FAILURE{gpu=\"1\"",
         "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{gpu=\"1\"", "DCGM_FI_DEV_RETIRED_DBE{gpu=\"2\"",
         "DCGM_FI_DEV_RETIRED_PENDING{gpu=\"2\"", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS{gpu=\"3\""}) {
-    const size_t at = metrics.out.find(line);
-    ASSERT_NE(at, std::string::npos) << line << "\n" << metrics.out;
-    const std::string sample = metrics.out.substr(at, metrics.out.find('\n', at) - at);
+    const size_t at = metrics.find(line);
+    ASSERT_NE(at, std::string::npos) << line << "\n" << metrics;
+    const std::string sample = metrics.substr(at, metrics.find('\n', at) - at);
     const double value = std::stod(sample.substr(sample.rfind(' ') + 1));
     const std::string name(line);
     const double want = name.find("UNCORRECTABLE") != std::string::npos ? 512
@@ -79,7 +76,7 @@ TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
                                                                          : 1;
     EXPECT_EQ(value, want) << sample;
   }
-  EXPECT_EQ(metrics.out.find("DCGM_FI_DEV_RETIRED_SBE{gpu=\"0\""), std::string::npos)
+  EXPECT_EQ(metrics.find("DCGM_FI_DEV_RETIRED_SBE{gpu=\"0\""), std::string::npos)
       << "an A100 remaps rows: no retired-page series";
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});
   ASSERT_EQ(report.exit_code, 0) << report.err;

@@ -81,14 +81,11 @@ TEST(MigE2E, RunAccountsEachInstanceAtItsShareOfTheGpu) {
 TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--price-per-gpu-hour", "10", "--nvml-lib", FakeNvml("full"),
-                                 "--listen", "127.0.0.1:19473"},
-                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("mig_h100")}});
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 15));
-  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19473/metrics"}, {});
-  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
-  RunResult stopped = WaitProgram(daemon, 15);
+  ScrapedDaemon daemon = ScrapeDaemon(db, "mig_h100", 19473, {"--price-per-gpu-hour", "10"},
+                                      TicksWritten(db, 4));
+  ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
+  const std::string& metrics = daemon.metrics;
+  const RunResult& stopped = daemon.stopped;
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_NE(stopped.err.find("GPU 0 MIG 2g.20gb GI 2: Xid 31 reported by the driver"),
             std::string::npos) << stopped.err;
@@ -102,19 +99,19 @@ TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
 
   // dcgm-exporter's MIG labels: the parent's gpu and UUID, plus GPU_I_PROFILE and GPU_I_ID.
   const std::string parent = "gpu=\"0\",UUID=\"GPU-fa4e0000-0000-4000-8000-000000000000\"";
-  EXPECT_NE(metrics.out.find("DCGM_FI_DEV_GPU_UTIL{" + parent), std::string::npos) << metrics.out;
+  EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_UTIL{" + parent), std::string::npos) << metrics;
   for (const char* series :
        {"DCGM_FI_DEV_GPU_UTIL{", "cgov_gpu_xid_errors_total{", "node_gpu_hourly_cost{"}) {
     for (const std::string labels : {"GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\"",
                                      "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"2\""}) {
-      size_t at = metrics.out.find(series);
+      size_t at = metrics.find(series);
       while (at != std::string::npos &&
-             metrics.out.substr(at, metrics.out.find('\n', at) - at).find(labels) ==
+             metrics.substr(at, metrics.find('\n', at) - at).find(labels) ==
                  std::string::npos) {
-        at = metrics.out.find(series, at + 1);
+        at = metrics.find(series, at + 1);
       }
-      ASSERT_NE(at, std::string::npos) << series << labels << "\n" << metrics.out;
-      const std::string line = metrics.out.substr(at, metrics.out.find('\n', at) - at);
+      ASSERT_NE(at, std::string::npos) << series << labels << "\n" << metrics;
+      const std::string line = metrics.substr(at, metrics.find('\n', at) - at);
       const double value = std::stod(line.substr(line.rfind(' ') + 1));
       const bool first = labels.find("GPU_I_ID=\"1\"") != std::string::npos;
       const std::string name(series);
@@ -124,7 +121,7 @@ TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
       EXPECT_NEAR(value, expected, 1e-5) << line;
     }
   }
-  RunResult lint = RunProgram({"/usr/bin/promtool", "check", "metrics"}, {}, 30, metrics.out);
+  RunResult lint = RunProgram({"/usr/bin/promtool", "check", "metrics"}, {}, 30, metrics);
   EXPECT_NE(lint.exit_code, 1) << "promtool could not parse /metrics: " << lint.err;
 
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json",

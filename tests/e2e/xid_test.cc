@@ -41,23 +41,21 @@ TEST(XidE2E, RunCountsTheXidOfALostGpuAndReportsACriticalFinding) {
 TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:19471"},
-                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("xid")}});
-  ASSERT_TRUE(WaitFor(
-      [&] { return QueryDb(db, "SELECT count(*) FROM gpu_event WHERE kind = 'xid'") >= 1; }, 15));
-  RunResult metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:19471/metrics"}, {});
-  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
-  RunResult stopped = WaitProgram(daemon, 15);
+  ScrapedDaemon daemon = ScrapeDaemon(db, "xid", 19471, {}, [&] {
+    return QueryDb(db, "SELECT count(*) FROM gpu_event WHERE kind = 'xid'") >= 1;
+  });
+  ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
+  const std::string& metrics = daemon.metrics;
+  const RunResult& stopped = daemon.stopped;
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_NE(stopped.err.find("GPU 1: Xid 79 reported by the driver"), std::string::npos)
       << stopped.err;
   EXPECT_EQ(QueryDb(db, "SELECT code FROM gpu_event WHERE kind = 'xid'"), 79);
   EXPECT_EQ(QueryDb(db, "PRAGMA user_version"), 3);
-  EXPECT_NE(metrics.out.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge"), std::string::npos)
-      << metrics.out;
-  EXPECT_NE(metrics.out.find("cgov_gpu_xid_errors_total{gpu=\"1\""), std::string::npos)
-      << metrics.out;
+  EXPECT_NE(metrics.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cgov_gpu_xid_errors_total{gpu=\"1\""), std::string::npos)
+      << metrics;
 
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});
   ASSERT_EQ(report.exit_code, 0) << report.err;
