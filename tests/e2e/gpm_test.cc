@@ -3,7 +3,6 @@
 // per-GPU table and findings, the history database, /metrics and `cgov report`.
 #include <signal.h>
 
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -34,9 +33,7 @@ TEST(GpmE2E, RunCarriesGpmIntoSamplesSummaryTableAndFindings) {
             std::string::npos);
   EXPECT_NE(r.err.find("| SM Active %  |"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("| SM Active % Mean | Tensor % Mean |"), std::string::npos) << r.err;
-  std::istringstream lines(ReadFile(dir / "run/samples.jsonl"));
-  json last;
-  for (std::string line; std::getline(lines, line);) last = json::parse(line);
+  const json last = LastSample(dir / "run/samples.jsonl");
   EXPECT_EQ(last["gpus"][0]["gpm"]["sm_active_pct"], 30.0) << last.dump();
   EXPECT_EQ(last["gpus"][0]["gpm"]["pcie_rx_mib_s"], 800.0);
 }

@@ -3,7 +3,6 @@
 // keeps it in the history and serves it on /metrics; `cgov report` finds it in the history.
 #include <signal.h>
 
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,9 +28,7 @@ TEST(XidE2E, RunCountsTheXidOfALostGpuAndReportsACriticalFinding) {
   EXPECT_EQ((*f)["observed"]["value"], 1.0);
   EXPECT_NE((*f)["recommendation"].get<std::string>().find("fallen off the bus"), std::string::npos);
   EXPECT_NE(r.err.find("Xid error(s) on GPU 1"), std::string::npos) << r.err;
-  std::istringstream lines(ReadFile(dir / "run/samples.jsonl"));
-  json last;
-  for (std::string line; std::getline(lines, line);) last = json::parse(line);
+  const json last = LastSample(dir / "run/samples.jsonl");
   EXPECT_EQ(last["gpus"][1]["lost"], true);
   EXPECT_EQ(last["gpus"][1]["xid_errors"], 1);
   EXPECT_EQ(last["gpus"][1]["last_xid"], 79);
