@@ -398,6 +398,30 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   EXPECT_NE(typo.status().message().find("p5.48xlarge"), std::string::npos) << "lists known ones";
 }
 
+// Issue 11 (model matching): a catalog `match` is a whole word of the NVML name, and the
+// longest one wins. "L4" priced the L40S; a more specific entry must beat a general one.
+TEST(Pricing, MatchesWholeWordsOfTheNvmlNameLongestFirst) {
+  const PriceCatalog& catalog = BuiltinCatalog();
+  EXPECT_TRUE(ResolvePrice({}, "NVIDIA L4", catalog)->per_gpu_hour.has_value());
+  EXPECT_FALSE(ResolvePrice({}, "NVIDIA L40S", catalog)->per_gpu_hour.has_value());
+  EXPECT_TRUE(ResolvePrice({}, "NVIDIA A10G", catalog)->per_gpu_hour.has_value());
+  EXPECT_EQ(ResolvePrice({}, "NVIDIA A100-SXM4-40GB", catalog)->source.find("A10G"),
+            std::string::npos);
+  EXPECT_TRUE(ResolvePrice({}, "Tesla T4", catalog)->per_gpu_hour.has_value());
+  EXPECT_TRUE(ContainsWord("NVIDIA A100-SXM4-80GB", "A100"));
+  EXPECT_FALSE(ContainsWord("NVIDIA A1000", "A100"));
+  EXPECT_FALSE(ContainsWord("NVIDIA L40S", "L4"));
+  auto parsed = ParsePriceCatalog(
+      R"({"schema_version":1,"instance_types":[],"gpu_models":[
+          {"model":"H100","match":["H100"],"on_demand_usd_per_gpu_hour":3,
+           "spot_usd_per_gpu_hour":null,"source":"s","as_of":"d"},
+          {"model":"H100 NVL","match":["H100 NVL"],"on_demand_usd_per_gpu_hour":2,
+           "spot_usd_per_gpu_hour":null,"source":"s","as_of":"d"}]})", "t.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(ResolvePrice({}, "NVIDIA H100 NVL", *parsed)->per_gpu_hour, 2'000'000);
+  EXPECT_EQ(ResolvePrice({}, "NVIDIA H100 80GB HBM3", *parsed)->per_gpu_hour, 3'000'000);
+}
+
 // A MIG instance costs its share of its parent's price, looked up by the parent's name (the
 // instance's own name, "... MIG 3g.40gb", is in no catalog row of its own).
 TEST(Pricing, MigInstancesCostTheirShareOfTheirGpu) {

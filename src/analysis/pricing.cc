@@ -1,5 +1,6 @@
 #include "analysis/pricing.h"
 
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -97,6 +98,19 @@ Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view f
   }
 }
 
+// `needle` in `text` with no letter or digit on either side of it.
+bool ContainsWord(std::string_view text, std::string_view needle) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (size_t at = text.find(needle); at != std::string_view::npos;
+       at = text.find(needle, at + 1)) {
+    const size_t end = at + needle.size();
+    if ((at == 0 || !alnum(text[at - 1])) && (end == text.size() || !alnum(text[end]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 const PriceCatalog& BuiltinCatalog() {
   static const PriceCatalog catalog = [] {
     Result<PriceCatalog> parsed = ParsePriceCatalog(kBuiltinPriceCatalog, "data/prices.json");
@@ -141,9 +155,13 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
           o.instance_type, known));
     }
   } else {
+    // The longest `match` that stands in the name as a whole word wins: "L4" is not in
+    // "NVIDIA L40S", and a catalog can tell "H100 NVL" from "H100".
+    size_t best = 0;
     for (const GpuModelPrice& m : catalog.gpu_models) {
       for (const std::string& needle : m.match) {
-        if (found == nullptr && gpu_name.find(needle) != std::string_view::npos) {
+        if (needle.size() > best && ContainsWord(gpu_name, needle)) {
+          best = needle.size();
           found = &m.price;
           found_name = m.model;
         }

@@ -41,6 +41,9 @@ struct PriceCatalog {
 
 // Parses catalog JSON; errors name the file and the field ("prices.json: gpu_models[2].as_of").
 Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view file);
+// True when `needle` stands in `text` as a whole word (no letter or digit right before or after
+// it): how a catalog `match` finds a GPU name ("L4" in "NVIDIA L4", not in "NVIDIA L40S").
+bool ContainsWord(std::string_view text, std::string_view needle);
 // The catalog compiled into cgov from data/prices.json.
 const PriceCatalog& BuiltinCatalog();
 
