@@ -10,6 +10,7 @@
 #include "cli/demo.h"
 #include "cli/doctor.h"
 #include "cli/import.h"
+#include "cli/prices.h"
 #include "cli/report.h"
 #include "cli/run.h"
 
@@ -55,6 +56,8 @@ const std::vector<Command>& Commands() {
        RunImport},
       {"doctor", "check what this machine offers: NVML, GPUs and their fields, /proc, cgroups",
        RunDoctor},
+      {"prices", "the price catalog, and the price a GPU name resolves to: cgov prices --gpu NAME",
+       RunPrices},
   };
   return commands;
 }
