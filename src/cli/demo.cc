@@ -11,6 +11,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "os/clock.h"
+#include "os/input_file.h"
 
 namespace cgov::cli {
 namespace {
@@ -31,6 +32,8 @@ struct DemoOptions {
 };
 
 Status Generate(const DemoOptions& o, int64_t duration_ms, int64_t interval_ms) {
+  // --force replaces a database file, never a FIFO, a device (/dev/null) or a directory.
+  CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(o.db, "--db"));
   std::error_code ec;
   if (std::filesystem::exists(o.db, ec)) {
     if (!o.force) {

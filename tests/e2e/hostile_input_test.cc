@@ -122,6 +122,9 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
       {{"daemon", "--db", fifo}, "--db " + fifo + ": a FIFO"},
       {{"report", "--db", fifo}, "a FIFO"},
       {{"daemon", "--db", "/dev/null"}, "--db /dev/null: a device"},
+      // --force replaced (deleted) whatever the path named: a FIFO, or /dev/null as root.
+      {{"demo", "--db", fifo, "--force", "--gpus", "1", "--duration", "1h"}, "--db " + fifo +
+       ": a FIFO"},
       {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", dir / "auth",
         "--tls-cert", dir / "empty.pem", "--tls-key", dir / "empty.pem"},
        "--tls-cert " + (dir / "empty.pem") + ": empty; refusing to serve without TLS"},
@@ -139,6 +142,7 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists("/dev/null-journal"));
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo)) << "the FIFO was replaced";
 }
 
 // Item 7: an expired certificate is served (its owner may be renewing it) with a warning that
