@@ -46,13 +46,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   for (const GpuModelPrice& m : catalog->gpu_models) {
-    CheckPrice(m.price.on_demand);
-    CheckPrice(m.price.spot);
+    for (const CatalogOffer& o : m.offers) {
+      CheckPrice(o.price.on_demand);
+      CheckPrice(o.price.spot);
+    }
+    for (const ReferencePrice* r : {&m.on_demand, &m.spot}) {
+      CheckPrice(r->median);
+      if (r->median) FUZZ_CHECK(r->low <= *r->median && *r->median <= r->high);
+    }
     for (const std::string& match : m.match) {
-      Result<ResolvedPrice> p = ResolvePrice({}, "NVIDIA " + match + " 80GB", *catalog);
-      if (!p.ok()) continue;
-      CheckResolved(*p);
-      CheckResolved(ShareOfPrice(*p, 3.0 / 7.0, "MIG 3g.40gb"));
+      for (std::optional<uint64_t> mib : {std::optional<uint64_t>(), std::optional<uint64_t>(81920)}) {
+        Result<ResolvedPrice> p = ResolvePrice({}, "NVIDIA " + match + " 80GB", *catalog, mib);
+        if (!p.ok()) continue;
+        CheckResolved(*p);
+        CheckResolved(ShareOfPrice(*p, 3.0 / 7.0, "MIG 3g.40gb"));
+      }
     }
   }
   return 0;

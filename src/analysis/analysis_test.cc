@@ -1,6 +1,7 @@
 // The analysis engine: hand-computed cases and properties over random timelines.
 #include <limits>
 #include <random>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -383,34 +384,114 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   PriceOptions instance{std::nullopt, "p4d.24xlarge", false};
   auto p4d = ResolvePrice(instance, "NVIDIA H100 80GB HBM3", catalog);
   ASSERT_TRUE(p4d.ok());
-  EXPECT_EQ(p4d->per_gpu_hour, 4'096'575) << "$32.7726 / 8";
+  EXPECT_EQ(p4d->per_gpu_hour, 2'744'705) << "$21.957642 / 8";
+  EXPECT_NE(p4d->source.find("p4d.24xlarge (aws us-east-1, 8 GPUs;"), std::string::npos)
+      << p4d->source;
+  // The default is the reference: the median of six providers' lowest H100 SXM prices
+  // ($2.69 RunPod, $3.85 Nebius, $3.99 Lambda, $6.88 AWS, $10.9791 GCP, $12.29 Azure).
   auto model = ResolvePrice({}, "NVIDIA H100 80GB HBM3", catalog);
-  EXPECT_EQ(model->per_gpu_hour, 12'290'000);
-  EXPECT_NE(model->source.find("catalog list price"), std::string::npos) << model->source;
+  EXPECT_EQ(model->per_gpu_hour, 5'435'000) << "($3.99 + $6.88) / 2";
+  EXPECT_EQ(model->source.rfind("reference price: H100 SXM 80GB, median of 6 providers' "
+                                "on-demand list prices ($2.69–$12.29 per GPU-hour, as of ", 0), 0u)
+      << model->source;
   auto unknown = ResolvePrice({}, "NVIDIA Fake GPU", catalog);
   ASSERT_TRUE(unknown.ok());
   EXPECT_FALSE(unknown->per_gpu_hour.has_value()) << "never a silent default";
   EXPECT_NE(unknown->source.find("price unknown"), std::string::npos);
   auto spot = ResolvePrice({std::nullopt, "", true}, "NVIDIA H100 80GB HBM3", catalog);
-  EXPECT_FALSE(spot->per_gpu_hour.has_value()) << "no spot price in the shipped catalog";
+  EXPECT_EQ(spot->per_gpu_hour, 6'571'000) << "GCP's a3-highgpu-1g spot list price";
+  EXPECT_NE(spot->source.find("catalog list price (spot): H100 SXM 80GB, gcp a3-highgpu-1g"),
+            std::string::npos) << spot->source;
+  auto no_spot = ResolvePrice({std::nullopt, "", true}, "NVIDIA L4", catalog);
+  EXPECT_FALSE(no_spot->per_gpu_hour) << "no provider lists a fixed L4 spot price";
   auto typo = ResolvePrice({std::nullopt, "p5.48xlarg", false}, "x", catalog);
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("p5.48xlarge"), std::string::npos) << "lists known ones";
 }
 
-// Issue 11 (model matching): a catalog `match` is a whole word of the NVML name, and the
-// longest one wins. "L4" priced the L40S; a more specific entry must beat a general one.
-TEST(Pricing, MatchesWholeWordsOfTheNvmlNameLongestFirst) {
+// Issue 11: the shipped catalog is dated, sourced and multi-provider.
+TEST(Pricing, TheShippedCatalogIsSourcedAndDated) {
   const PriceCatalog& catalog = BuiltinCatalog();
-  EXPECT_TRUE(ResolvePrice({}, "NVIDIA L4", catalog)->per_gpu_hour.has_value());
-  EXPECT_FALSE(ResolvePrice({}, "NVIDIA L40S", catalog)->per_gpu_hour.has_value());
-  EXPECT_TRUE(ResolvePrice({}, "NVIDIA A10G", catalog)->per_gpu_hour.has_value());
-  EXPECT_EQ(ResolvePrice({}, "NVIDIA A100-SXM4-40GB", catalog)->source.find("A10G"),
-            std::string::npos);
-  EXPECT_TRUE(ResolvePrice({}, "Tesla T4", catalog)->per_gpu_hour.has_value());
+  std::set<std::string> providers;
+  for (const GpuModelPrice& m : catalog.gpu_models) {
+    for (const CatalogOffer& o : m.offers) {
+      providers.insert(o.provider);
+      EXPECT_FALSE(o.price.source.empty()) << m.label;
+      EXPECT_EQ(o.price.as_of.size(), 10u) << m.label << ": YYYY-MM-DD";
+      EXPECT_TRUE(o.price.on_demand || o.price.spot) << m.label << " " << o.provider;
+    }
+    if (m.on_demand.median) {
+      EXPECT_LE(m.on_demand.low, *m.on_demand.median) << m.label;
+      EXPECT_GE(m.on_demand.high, *m.on_demand.median) << m.label;
+    }
+  }
+  EXPECT_GE(providers.size(), 6u);
+  for (const char* p : {"aws", "gcp", "azure"}) EXPECT_TRUE(providers.contains(p)) << p;
+}
+
+TEST(Pricing, ReferenceIsTheMedianOfEachProvidersLowestPrice) {
+  auto offer = [](std::string provider, double usd) {
+    CatalogOffer o;
+    o.provider = std::move(provider);
+    o.price.on_demand = static_cast<MicroUsd>(usd * kMicroPerUsd);
+    o.price.as_of = "2026-01-0" + std::to_string(static_cast<int>(usd));
+    return o;
+  };
+  // b's dearer offer does not count; four providers: the mean of the middle two.
+  ReferencePrice r = ReferenceOf({offer("a", 1), offer("b", 9), offer("b", 2), offer("c", 4),
+                                  offer("d", 8)}, false);
+  ASSERT_TRUE(r.median);
+  EXPECT_EQ(*r.median, 3'000'000);
+  EXPECT_EQ(r.providers, 4);
+  EXPECT_EQ(r.low, 1'000'000);
+  EXPECT_EQ(r.high, 8'000'000);
+  EXPECT_EQ(r.oldest_as_of, "2026-01-01");
+  EXPECT_EQ(r.newest_as_of, "2026-01-08");
+  EXPECT_EQ(*ReferenceOf({offer("a", 1), offer("c", 4), offer("d", 8)}, false).median, 4'000'000);
+  EXPECT_FALSE(ReferenceOf({offer("a", 1)}, true).median) << "no spot price listed";
+}
+
+// Issue 11 (model matching): a catalog `match` is a whole word of the NVML name, the longest one
+// wins, and memory tells apart what the name does not. The names are what nvidia-smi prints.
+TEST(Pricing, ResolvesTheNamesNvmlReportsToTheRightModel) {
+  const PriceCatalog& catalog = BuiltinCatalog();
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"NVIDIA H100 80GB HBM3", "H100 SXM 80GB"},   {"NVIDIA H100 PCIe", "H100 PCIe 80GB"},
+      {"NVIDIA H100 NVL", "H100 NVL 94GB"},         {"NVIDIA H200", "H200 141GB"},
+      {"NVIDIA H200 NVL", "H200 NVL"},              {"NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"},
+      {"NVIDIA A100-SXM4-40GB", "A100 40GB"},       {"NVIDIA A100-PCIE-40GB", "A100 40GB"},
+      {"NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"},  {"NVIDIA L40S", "L40S 48GB"},
+      {"NVIDIA L4", "L4 24GB"},                     {"NVIDIA A10G", "A10G 24GB"},
+      {"NVIDIA A10", "A10 24GB"},                   {"Tesla T4", "T4 16GB"},
+      {"Tesla V100-SXM2-32GB", "V100"},             {"NVIDIA GeForce RTX 4090", "RTX 4090 24GB"},
+      {"NVIDIA RTX A6000", "RTX A6000 48GB"},       {"NVIDIA B200", "B200 180GB"}};
+  for (const auto& [name, label] : table) {
+    const GpuModelPrice* m = FindModel(catalog, name, std::nullopt, nullptr);
+    ASSERT_NE(m, nullptr) << name;
+    EXPECT_EQ(m->label, label) << name;
+  }
+  for (const char* name : {"NVIDIA GH200 480GB", "NVIDIA A1000", "NVIDIA Fake GPU", ""}) {
+    EXPECT_EQ(FindModel(catalog, name, std::nullopt, nullptr), nullptr) << name;
+  }
+  // A name without its memory size: the memory decides, and without it nothing is guessed.
+  EXPECT_EQ(FindModel(catalog, "NVIDIA A100", 81920, nullptr)->label, "A100 SXM 80GB");
+  EXPECT_EQ(FindModel(catalog, "NVIDIA A100", 40960, nullptr)->label, "A100 40GB");
+  std::string why;
+  EXPECT_EQ(FindModel(catalog, "NVIDIA A100", std::nullopt, &why), nullptr);
+  EXPECT_NE(why.find("its memory size is unknown"), std::string::npos) << why;
+  auto ambiguous = ResolvePrice({}, "NVIDIA A100", catalog);
+  EXPECT_FALSE(ambiguous->per_gpu_hour);
+  EXPECT_NE(ambiguous->source.find("matches both"), std::string::npos) << ambiguous->source;
+  // H100s report 79.6 GiB of their 80 GB; an L40S 45 of 48: both agree with the catalog.
+  EXPECT_EQ(FindModel(catalog, "NVIDIA H100 80GB HBM3", 81559, nullptr)->label, "H100 SXM 80GB");
+  EXPECT_EQ(FindModel(catalog, "NVIDIA L40S", 46068, nullptr)->label, "L40S 48GB");
+  // The 80GB and 40GB A100s are priced differently (the 80GB one got the 40GB price before).
+  EXPECT_NE(ResolvePrice({}, "NVIDIA A100-SXM4-80GB", catalog)->per_gpu_hour,
+            ResolvePrice({}, "NVIDIA A100-SXM4-40GB", catalog)->per_gpu_hour);
   EXPECT_TRUE(ContainsWord("NVIDIA A100-SXM4-80GB", "A100"));
   EXPECT_FALSE(ContainsWord("NVIDIA A1000", "A100"));
   EXPECT_FALSE(ContainsWord("NVIDIA L40S", "L4"));
+  // A version-1 catalog (one price per model) still reads, and its longest match wins too.
   auto parsed = ParsePriceCatalog(
       R"({"schema_version":1,"instance_types":[],"gpu_models":[
           {"model":"H100","match":["H100"],"on_demand_usd_per_gpu_hour":3,
@@ -420,6 +501,18 @@ TEST(Pricing, MatchesWholeWordsOfTheNvmlNameLongestFirst) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(ResolvePrice({}, "NVIDIA H100 NVL", *parsed)->per_gpu_hour, 2'000'000);
   EXPECT_EQ(ResolvePrice({}, "NVIDIA H100 80GB HBM3", *parsed)->per_gpu_hour, 3'000'000);
+}
+
+TEST(Pricing, Version2ErrorsNameTheOffer) {
+  auto bad = ParsePriceCatalog(
+      R"({"schema_version":2,"gpu_models":[{"model":"X","match":["X"],"offers":[
+          {"provider":"p","region":"r","gpus":0,"on_demand_usd_per_hour":1,
+           "spot_usd_per_hour":null,"source":"s","as_of":"d"}]}]})", "p.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "p.json: gpu_models[0].offers[0].gpus: must be a whole number from 1 to 1000000");
+  auto version = ParsePriceCatalog(R"({"schema_version":3})", "p.json");
+  EXPECT_NE(version.status().message().find("reads versions 1 and 2"), std::string::npos);
 }
 
 // A MIG instance costs its share of its parent's price, looked up by the parent's name (the
@@ -432,10 +525,10 @@ TEST(Pricing, MigInstancesCostTheirShareOfTheirGpu) {
   mig.price_share = 0.5;
   auto part = ResolveUnitPrice({}, "NVIDIA H100 80GB HBM3 MIG 3g.40gb", mig, catalog);
   ASSERT_TRUE(part.ok());
-  EXPECT_EQ(part->per_gpu_hour, 12'290'000 / 2);
-  EXPECT_EQ(part->on_demand, 12'290'000 / 2);
+  EXPECT_EQ(part->per_gpu_hour, 5'435'000 / 2);
+  EXPECT_EQ(part->on_demand, 5'435'000 / 2);
   EXPECT_EQ(part->part, "MIG 3g.40gb at 50.0 %");
-  EXPECT_EQ(part->Describe().rfind("MIG 3g.40gb at 50.0 % of catalog list price", 0), 0u)
+  EXPECT_EQ(part->Describe().rfind("MIG 3g.40gb at 50.0 % of reference price", 0), 0u)
       << part->Describe();
   auto given = ResolveUnitPrice({10'000'000, "", false}, "x", mig, catalog);
   EXPECT_EQ(given->per_gpu_hour, 5'000'000) << "an explicit price is the whole GPU's too";
@@ -445,7 +538,7 @@ TEST(Pricing, MigInstancesCostTheirShareOfTheirGpu) {
   EXPECT_FALSE(unknown->per_gpu_hour) << "an unknown share is unpriced, never free";
   EXPECT_NE(unknown->source.find("share of its GPU is unknown"), std::string::npos);
   EXPECT_EQ(ResolveUnitPrice({}, "NVIDIA H100 80GB HBM3", std::nullopt, catalog)->per_gpu_hour,
-            12'290'000) << "a whole GPU as before";
+            5'435'000) << "a whole GPU as before";
 }
 
 TEST(Cost, PartsOfAGpuAreListedUnderTheirSource) {

@@ -45,7 +45,8 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
         o.price.instance_type.empty()) {
       row.price = given->second;
     } else {
-      CGOV_ASSIGN_OR_RETURN(row.price, ResolveUnitPrice(o.price, gpu.name, gpu.mig, catalog));
+      CGOV_ASSIGN_OR_RETURN(row.price, ResolveUnitPrice(o.price, gpu.name, gpu.mig, catalog,
+                                                             gpu.mem_total_mib));
     }
     const GpuUsage& u = row.totals.usage;
     row.share_pct = SharesPct(u.phase_ms);

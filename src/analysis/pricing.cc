@@ -1,7 +1,9 @@
 #include "analysis/pricing.h"
 
 #include <cctype>
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -48,46 +50,175 @@ std::optional<MicroUsd> Usd(const json& object, const char* key, const std::stri
   return static_cast<MicroUsd>(std::llround(usd * kMicroPerUsd));
 }
 
-std::string Describe(const CatalogPrice& p) {
-  return fmt::format("{}, {}", p.source, p.as_of);
+// A price as a person reads it: to the cent when that is exact, else to 1/10000 of a dollar.
+std::string PriceText(MicroUsd price) {
+  return FormatUsd(price, price % 10'000 == 0 ? 2 : 4);
+}
+
+std::vector<std::string> Strings(const json& object, const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  const json& v = Field(object, key, where);
+  if (!v.is_array()) throw CatalogError{where + "." + key, "must be an array of strings"};
+  for (const json& s : v) {
+    if (!s.is_string() || s.get<std::string>().empty()) {
+      throw CatalogError{where + "." + key, "must be an array of non-empty strings"};
+    }
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+const json& Array(const json& object, const char* key, const std::string& where) {
+  const json& v = Field(object, key, where);
+  if (!v.is_array()) throw CatalogError{where + "." + key, "must be an array"};
+  return v;
+}
+
+int PositiveInt(const json& object, const char* key, const std::string& where) {
+  const json& v = Field(object, key, where);
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > 1'000'000) {
+    throw CatalogError{where + "." + key, "must be a whole number from 1 to 1000000"};
+  }
+  return v.get<int>();
+}
+
+// Version 1: one price per model, instance types beside the models.
+void ParseV1(const json& root, PriceCatalog* catalog) {
+  const json& instances = Array(root, "instance_types", "(top)");
+  for (size_t i = 0; i < instances.size(); ++i) {
+    const std::string at = fmt::format("instance_types[{}]", i);
+    const json& e = instances[i];
+    InstanceType t;
+    t.name = Text(e, "name", at);
+    t.gpus = PositiveInt(e, "gpus", at);
+    t.gpu_model = Text(e, "gpu_model", at);
+    t.provider = e.contains("provider") ? Text(e, "provider", at) : "catalog";
+    t.price = {Usd(e, "on_demand_usd_per_hour", at, t.gpus), Usd(e, "spot_usd_per_hour", at, t.gpus),
+               Text(e, "source", at), Text(e, "as_of", at)};
+    catalog->instance_types.push_back(std::move(t));
+  }
+  const json& models = Array(root, "gpu_models", "(top)");
+  for (size_t i = 0; i < models.size(); ++i) {
+    const std::string at = fmt::format("gpu_models[{}]", i);
+    const json& e = models[i];
+    GpuModelPrice m;
+    m.model = Text(e, "model", at);
+    m.label = m.model;
+    m.match = Strings(e, "match", at);
+    CatalogOffer offer;
+    offer.provider = "catalog";
+    offer.price = {Usd(e, "on_demand_usd_per_gpu_hour", at), Usd(e, "spot_usd_per_gpu_hour", at),
+                   Text(e, "source", at), Text(e, "as_of", at)};
+    m.offers.push_back(std::move(offer));
+    catalog->gpu_models.push_back(std::move(m));
+  }
+}
+
+// Version 2: each model with its providers' offers; instance types are offers that name one.
+void ParseV2(const json& root, PriceCatalog* catalog) {
+  const json& models = Array(root, "gpu_models", "(top)");
+  for (size_t i = 0; i < models.size(); ++i) {
+    const std::string at = fmt::format("gpu_models[{}]", i);
+    const json& e = models[i];
+    GpuModelPrice m;
+    m.model = Text(e, "model", at);
+    m.label = e.contains("label") ? Text(e, "label", at) : m.model;
+    m.match = Strings(e, "match", at);
+    if (e.contains("memory_gb")) m.memory_gb = PositiveInt(e, "memory_gb", at);
+    const json& offers = Array(e, "offers", at);
+    for (size_t k = 0; k < offers.size(); ++k) {
+      const std::string oat = fmt::format("{}.offers[{}]", at, k);
+      const json& o = offers[k];
+      CatalogOffer offer;
+      offer.provider = Text(o, "provider", oat);
+      offer.region = Text(o, "region", oat);
+      if (o.contains("instance_type")) offer.instance_type = Text(o, "instance_type", oat);
+      offer.gpus = PositiveInt(o, "gpus", oat);
+      offer.price = {Usd(o, "on_demand_usd_per_hour", oat, offer.gpus),
+                     Usd(o, "spot_usd_per_hour", oat, offer.gpus), Text(o, "source", oat),
+                     Text(o, "as_of", oat)};
+      if (!offer.instance_type.empty()) {
+        catalog->instance_types.push_back({offer.instance_type, offer.gpus, m.model,
+                                           offer.provider, offer.region, offer.price});
+      }
+      m.offers.push_back(std::move(offer));
+    }
+    catalog->gpu_models.push_back(std::move(m));
+  }
+}
+
+// The words of a reference price's source: "median of 6 providers' on-demand list prices,
+// $2.69–$12.29, as of 2026-09-25…2026-11-09" or one provider's.
+std::string DescribeReference(const GpuModelPrice& m, bool spot) {
+  const ReferencePrice& r = spot ? m.spot : m.on_demand;
+  const char* kind = spot ? "spot" : "on-demand";
+  const std::string dates = r.oldest_as_of == r.newest_as_of
+                                ? r.oldest_as_of
+                                : r.oldest_as_of + "…" + r.newest_as_of;
+  if (r.providers == 1) {
+    const CatalogOffer* best = nullptr;
+    for (const CatalogOffer& o : m.offers) {
+      const std::optional<MicroUsd>& p = spot ? o.price.spot : o.price.on_demand;
+      if (p && *p == *r.median && best == nullptr) best = &o;
+    }
+    const std::string where = best == nullptr ? ""
+                              : !best->instance_type.empty()
+                                  ? " " + best->instance_type
+                                  : best->region.empty() ? "" : " " + best->region;
+    return fmt::format("catalog list price{}: {}, {}{} ({}, {}; the only provider in the catalog)",
+                       spot ? " (spot)" : "", m.label, best ? best->provider : "?", where,
+                       best ? best->price.source : "", dates);
+  }
+  return fmt::format("reference price{}: {}, median of {} providers' {} list prices ({}–{} per "
+                     "GPU-hour, as of {}; pass --price-per-gpu-hour or --instance-type for yours)",
+                     spot ? " (spot)" : "", m.label, r.providers, kind, PriceText(r.low),
+                     PriceText(r.high), dates);
 }
 
 }  // namespace
 
+ReferencePrice ReferenceOf(const std::vector<CatalogOffer>& offers, bool spot) {
+  std::map<std::string, const CatalogOffer*> cheapest;  // by provider
+  for (const CatalogOffer& o : offers) {
+    const std::optional<MicroUsd>& p = spot ? o.price.spot : o.price.on_demand;
+    if (!p) continue;
+    auto [it, inserted] = cheapest.emplace(o.provider, &o);
+    const std::optional<MicroUsd>& q = spot ? it->second->price.spot : it->second->price.on_demand;
+    if (!inserted && *p < *q) it->second = &o;
+  }
+  ReferencePrice r;
+  std::vector<MicroUsd> prices;
+  for (const auto& [provider, o] : cheapest) {
+    prices.push_back(spot ? *o->price.spot : *o->price.on_demand);
+    if (r.oldest_as_of.empty() || o->price.as_of < r.oldest_as_of) r.oldest_as_of = o->price.as_of;
+    if (o->price.as_of > r.newest_as_of) r.newest_as_of = o->price.as_of;
+  }
+  if (prices.empty()) return r;
+  std::sort(prices.begin(), prices.end());
+  const size_t n = prices.size();
+  r.providers = static_cast<int>(n);
+  r.low = prices.front();
+  r.high = prices.back();
+  // Both halves are at most kMaxPriceMicroUsd, so the sum cannot overflow; round half up.
+  r.median = n % 2 == 1 ? prices[n / 2] : (prices[n / 2 - 1] + prices[n / 2] + 1) / 2;
+  return r;
+}
+
 Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view file) {
   try {
     json root = json::parse(text);
-    if (Field(root, "schema_version", "(top)") != 1) {
-      throw CatalogError{"schema_version", "unsupported (this cgov reads version 1)"};
-    }
+    const json& version = Field(root, "schema_version", "(top)");
     PriceCatalog catalog;
-    const json& instances = Field(root, "instance_types", "(top)");
-    for (size_t i = 0; i < instances.size(); ++i) {
-      const std::string at = fmt::format("instance_types[{}]", i);
-      const json& e = instances[i];
-      InstanceType t;
-      t.name = Text(e, "name", at);
-      const json& gpus = Field(e, "gpus", at);
-      if (!gpus.is_number_integer() || gpus.get<int>() <= 0) throw CatalogError{at + ".gpus", "must be > 0"};
-      t.gpus = gpus.get<int>();
-      t.gpu_model = Text(e, "gpu_model", at);
-      t.price = {Usd(e, "on_demand_usd_per_hour", at, t.gpus), Usd(e, "spot_usd_per_hour", at, t.gpus),
-                 Text(e, "source", at), Text(e, "as_of", at)};
-      catalog.instance_types.push_back(std::move(t));
+    if (version == 1) {
+      ParseV1(root, &catalog);
+    } else if (version == 2) {
+      ParseV2(root, &catalog);
+    } else {
+      throw CatalogError{"schema_version", "unsupported (this cgov reads versions 1 and 2)"};
     }
-    const json& models = Field(root, "gpu_models", "(top)");
-    for (size_t i = 0; i < models.size(); ++i) {
-      const std::string at = fmt::format("gpu_models[{}]", i);
-      const json& e = models[i];
-      GpuModelPrice m;
-      m.model = Text(e, "model", at);
-      for (const json& s : Field(e, "match", at)) {
-        if (!s.is_string() || s.get<std::string>().empty()) throw CatalogError{at + ".match", "strings"};
-        m.match.push_back(s.get<std::string>());
-      }
-      m.price = {Usd(e, "on_demand_usd_per_gpu_hour", at), Usd(e, "spot_usd_per_gpu_hour", at),
-                 Text(e, "source", at), Text(e, "as_of", at)};
-      catalog.gpu_models.push_back(std::move(m));
+    for (GpuModelPrice& m : catalog.gpu_models) {
+      m.on_demand = ReferenceOf(m.offers, false);
+      m.spot = ReferenceOf(m.offers, true);
     }
     return catalog;
   } catch (const CatalogError& e) {
@@ -134,18 +265,48 @@ std::string InstanceTypeFromMetadata(std::string_view body) {
   return std::string(body.substr(0, 64));
 }
 
+const GpuModelPrice* FindModel(const PriceCatalog& catalog, std::string_view gpu_name,
+                               std::optional<uint64_t> memory_mib, std::string* why) {
+  // A GPU's reported memory is a little under its marketed size (an "80GB" H100 reports 79.6
+  // GiB, an L40S 45 of its 48 GB): it agrees from 85 % to 110 % of memory_gb.
+  auto memory_agrees = [&](const GpuModelPrice& m) {
+    if (!memory_mib || !m.memory_gb) return true;
+    const double gib = static_cast<double>(*memory_mib) / 1024.0;
+    return gib >= 0.85 * *m.memory_gb && gib <= 1.10 * *m.memory_gb;
+  };
+  // The longest `match` that stands in the name as a whole word wins: "L4" is not in
+  // "NVIDIA L40S", and "H100 NVL" beats "H100".
+  size_t best = 0;
+  std::vector<const GpuModelPrice*> found;
+  for (const GpuModelPrice& m : catalog.gpu_models) {
+    size_t longest = 0;
+    for (const std::string& needle : m.match) {
+      if (needle.size() > longest && ContainsWord(gpu_name, needle)) longest = needle.size();
+    }
+    if (longest == 0 || !memory_agrees(m)) continue;
+    if (longest > best) found.clear();
+    if (longest >= best) {
+      best = longest;
+      found.push_back(&m);
+    }
+  }
+  if (found.size() == 1) return found.front();
+  if (found.size() > 1 && why != nullptr) {
+    *why = fmt::format("'{}' matches both {} and {} and its memory size is unknown", gpu_name,
+                       found[0]->label, found[1]->label);
+  }
+  return nullptr;
+}
+
 Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_name,
-                                   const PriceCatalog& catalog) {
+                                   const PriceCatalog& catalog,
+                                   std::optional<uint64_t> memory_mib) {
   ResolvedPrice r;
   r.is_spot = o.spot;
-  const CatalogPrice* found = nullptr;
-  std::string found_name;
   if (!o.instance_type.empty()) {
+    const InstanceType* found = nullptr;
     for (const InstanceType& t : catalog.instance_types) {
-      if (t.name == o.instance_type) {
-        found = &t.price;
-        found_name = t.name;
-      }
+      if (t.name == o.instance_type) found = &t;
     }
     if (found == nullptr) {
       std::string known;
@@ -154,23 +315,28 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
           "--instance-type {}: not in the price catalog (known: {}); pass --price-per-gpu-hour",
           o.instance_type, known));
     }
-  } else {
-    // The longest `match` that stands in the name as a whole word wins: "L4" is not in
-    // "NVIDIA L40S", and a catalog can tell "H100 NVL" from "H100".
-    size_t best = 0;
-    for (const GpuModelPrice& m : catalog.gpu_models) {
-      for (const std::string& needle : m.match) {
-        if (needle.size() > best && ContainsWord(gpu_name, needle)) {
-          best = needle.size();
-          found = &m.price;
-          found_name = m.model;
-        }
-      }
+    r.on_demand = found->price.on_demand;
+    r.spot = found->price.spot;
+    if (o.price_per_gpu_hour) {
+      r.per_gpu_hour = o.price_per_gpu_hour;
+      r.source = fmt::format("--price-per-gpu-hour {}{}", FormatUsd(*o.price_per_gpu_hour, 4),
+                             o.spot ? " (spot)" : "");
+      return r;
     }
+    r.per_gpu_hour = o.spot ? found->price.spot : found->price.on_demand;
+    r.source = r.per_gpu_hour
+        ? fmt::format("catalog list price{}: {} ({} {}, {} GPU{}; {}, {})", o.spot ? " (spot)" : "",
+                      found->name, found->provider, found->region, found->gpus,
+                      found->gpus == 1 ? "" : "s", found->price.source, found->price.as_of)
+        : fmt::format("price unknown: the catalog has no {} price for {} (pass "
+                      "--price-per-gpu-hour)", o.spot ? "spot" : "on-demand", found->name);
+    return r;
   }
-  if (found != nullptr) {
-    r.on_demand = found->on_demand;
-    r.spot = found->spot;
+  std::string ambiguous;
+  const GpuModelPrice* model = FindModel(catalog, gpu_name, memory_mib, &ambiguous);
+  if (model != nullptr) {
+    r.on_demand = model->on_demand.median;
+    r.spot = model->spot.median;
   }
   if (o.price_per_gpu_hour) {
     r.per_gpu_hour = o.price_per_gpu_hour;
@@ -178,20 +344,21 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
                            o.spot ? " (spot)" : "");
     return r;
   }
-  if (found == nullptr) {
-    r.source = fmt::format("price unknown: no catalog entry for '{}' (pass --price-per-gpu-hour "
-                           "or --instance-type)", gpu_name.empty() ? "unknown GPU" : gpu_name);
+  if (model == nullptr) {
+    r.source = !ambiguous.empty()
+        ? fmt::format("price unknown: {} (pass --price-per-gpu-hour or --instance-type)", ambiguous)
+        : fmt::format("price unknown: no catalog entry for '{}' (pass --price-per-gpu-hour "
+                      "or --instance-type)", gpu_name.empty() ? "unknown GPU" : gpu_name);
     return r;
   }
-  const std::optional<MicroUsd> price = o.spot ? found->spot : found->on_demand;
-  if (!price) {
+  const ReferencePrice& ref = o.spot ? model->spot : model->on_demand;
+  if (!ref.median) {
     r.source = fmt::format("price unknown: the catalog has no {} price for {} (pass "
-                           "--price-per-gpu-hour)", o.spot ? "spot" : "on-demand", found_name);
+                           "--price-per-gpu-hour)", o.spot ? "spot" : "on-demand", model->label);
     return r;
   }
-  r.per_gpu_hour = price;
-  r.source = fmt::format("catalog list price{}: {} ({})", o.spot ? " (spot)" : "", found_name,
-                         Describe(*found));
+  r.per_gpu_hour = ref.median;
+  r.source = DescribeReference(*model, o.spot);
   return r;
 }
 
@@ -215,12 +382,16 @@ ResolvedPrice ShareOfPrice(const ResolvedPrice& whole, double share, std::string
 
 Result<ResolvedPrice> ResolveUnitPrice(const PriceOptions& options, std::string_view gpu_name,
                                        const std::optional<MigInstance>& mig,
-                                       const PriceCatalog& catalog) {
-  if (!mig) return ResolvePrice(options, gpu_name, catalog);
+                                       const PriceCatalog& catalog,
+                                       std::optional<uint64_t> memory_mib) {
+  if (!mig) return ResolvePrice(options, gpu_name, catalog, memory_mib);
+  // An instance's own memory is not its GPU's: the parent's, when known, tells variants apart.
+  std::optional<uint64_t> parent_mib;
+  if (mig->parent_memory_total_bytes) parent_mib = *mig->parent_memory_total_bytes >> 20;
   CGOV_ASSIGN_OR_RETURN(ResolvedPrice whole,
                         ResolvePrice(options, mig->parent_name.empty() ? gpu_name
                                                                        : mig->parent_name,
-                                     catalog));
+                                     catalog, parent_mib));
   return ShareOfPrice(whole, mig->price_share, "MIG " + mig->profile);
 }
 

@@ -3,6 +3,7 @@
 #ifndef CGOV_ANALYSIS_PRICING_H_
 #define CGOV_ANALYSIS_PRICING_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,28 +17,54 @@ namespace cgov {
 
 struct CatalogPrice {
   std::optional<MicroUsd> on_demand;  // per GPU-hour
-  std::optional<MicroUsd> spot;       // per GPU-hour; null in the shipped catalog
+  std::optional<MicroUsd> spot;       // per GPU-hour; null where the provider lists none
   std::string source;
   std::string as_of;
+};
+
+// One provider's listed price for a GPU model: a per-GPU listing or an instance type.
+struct CatalogOffer {
+  std::string provider;       // "aws", "runpod"
+  std::string region;         // "us-east-1", "Community Cloud"
+  std::string instance_type;  // "p5.48xlarge"; empty for a per-GPU listing
+  int gpus = 1;               // GPUs the listed price buys
+  CatalogPrice price;         // per GPU-hour (the listed price / gpus)
+};
+
+// The middle of the providers' prices for one model and their spread: each provider counts
+// once, at its lowest listed price per GPU-hour.
+struct ReferencePrice {
+  std::optional<MicroUsd> median;  // nullopt: no provider lists one
+  MicroUsd low = 0, high = 0;
+  int providers = 0;
+  std::string oldest_as_of, newest_as_of;
 };
 
 struct InstanceType {
   std::string name;
   int gpus = 0;
   std::string gpu_model;
+  std::string provider, region;
   CatalogPrice price;  // per GPU-hour (the instance's hourly price / gpus)
 };
 
 struct GpuModelPrice {
-  std::string model;
-  std::vector<std::string> match;  // substrings of NVML's device name
-  CatalogPrice price;
+  std::string model;                // the NVML name of the model
+  std::string label;                // how a report names it: "H100 SXM 80GB"
+  std::vector<std::string> match;   // whole words of NVML's device name
+  std::optional<int> memory_gb;     // tells variants apart when the name does not
+  std::vector<CatalogOffer> offers;
+  ReferencePrice on_demand, spot;   // computed from `offers`
 };
 
 struct PriceCatalog {
-  std::vector<InstanceType> instance_types;
+  std::vector<InstanceType> instance_types;  // the offers that name an instance type
   std::vector<GpuModelPrice> gpu_models;
 };
+
+// The reference of a set of offers: per provider its lowest price, then the median of those
+// (the mean of the middle two for an even count, rounded to the micro-dollar).
+ReferencePrice ReferenceOf(const std::vector<CatalogOffer>& offers, bool spot);
 
 // Parses catalog JSON; errors name the file and the field ("prices.json: gpu_models[2].as_of").
 Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view file);
@@ -71,10 +98,18 @@ struct ResolvedPrice {
 // "projects/123/machineTypes/a2-highgpu-1g" (the last path segment). Empty when none.
 std::string InstanceTypeFromMetadata(std::string_view body);
 
-// Resolution order: explicit price, instance type, catalog entry whose `match` is a substring of
-// `gpu_name`, else unknown. An unknown --instance-type is an error (a typo must not price at 0).
+// Resolution order: explicit price, instance type, the reference price of the catalog model
+// whose `match` stands in `gpu_name` as a whole word (the longest match wins; a model whose
+// memory_gb disagrees with the GPU's memory, when known, is passed over), else unknown. An
+// unknown --instance-type is an error (a typo must not price at 0).
 Result<ResolvedPrice> ResolvePrice(const PriceOptions& options, std::string_view gpu_name,
-                                   const PriceCatalog& catalog);
+                                   const PriceCatalog& catalog,
+                                   std::optional<uint64_t> memory_mib = std::nullopt);
+
+// The catalog model a GPU name (and memory, when known) resolves to; nullptr when none does or
+// two match equally well (*why says which).
+const GpuModelPrice* FindModel(const PriceCatalog& catalog, std::string_view gpu_name,
+                               std::optional<uint64_t> memory_mib, std::string* why);
 
 // A part of a GPU (a MIG instance) costs its share of the GPU's price: every price in `whole`
 // times `share` (0 < share <= 1), the source saying so (`what`: "MIG 3g.40gb"). A share of 0
@@ -85,7 +120,8 @@ ResolvedPrice ShareOfPrice(const ResolvedPrice& whole, double share, std::string
 // parent GPU's price (the parent's name is what the catalog knows).
 Result<ResolvedPrice> ResolveUnitPrice(const PriceOptions& options, std::string_view gpu_name,
                                        const std::optional<MigInstance>& mig,
-                                       const PriceCatalog& catalog);
+                                       const PriceCatalog& catalog,
+                                       std::optional<uint64_t> memory_mib = std::nullopt);
 
 }  // namespace cgov
 

@@ -139,13 +139,21 @@ void RunAccumulator::Finish(int64_t end_mono_ns, RunSummary* summary) const {
 
 namespace cgov {
 
+namespace {
+std::optional<uint64_t> MibOf(std::optional<uint64_t> bytes) {
+  if (!bytes) return std::nullopt;
+  return *bytes >> 20;
+}
+}  // namespace
+
 Status Analyze(const PriceOptions& price, std::optional<double> work, const std::string& unit,
                const PriceCatalog& catalog, RunSummary* summary) {
   std::vector<ResolvedPrice> prices;
   std::vector<std::string> labels;  // findings name GPUs by position unless a MIG instance is among them
   bool mig = false;
   for (const GpuRunSummary& g : summary->gpus) {
-    CGOV_ASSIGN_OR_RETURN(ResolvedPrice p, ResolveUnitPrice(price, g.name, g.mig, catalog));
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice p, ResolveUnitPrice(price, g.name, g.mig, catalog,
+                                                           MibOf(g.memory_total_bytes)));
     prices.push_back(std::move(p));
     labels.push_back(g.label.empty() ? fmt::format("{}", g.index) : g.label);
     mig = mig || g.mig.has_value();

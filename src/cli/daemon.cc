@@ -514,7 +514,11 @@ Status Daemon::StartServer() {
     }
     g.pci_bus_id = infos[i].pci_bus_id;
     CGOV_ASSIGN_OR_RETURN(ResolvedPrice price,
-                          ResolveUnitPrice(o_.price, infos[i].name, infos[i].mig, o_.catalog));
+                          ResolveUnitPrice(o_.price, infos[i].name, infos[i].mig, o_.catalog,
+                                           infos[i].memory_total_bytes
+                                               ? std::optional<uint64_t>(
+                                                     *infos[i].memory_total_bytes >> 20)
+                                               : std::nullopt));
     g.price_per_gpu_hour = price.per_gpu_hour;
     g.price_source = price.Describe();
   }

@@ -10,26 +10,44 @@ namespace {
 using nlohmann::json;
 
 TEST(PricesE2E, ListsTheCatalogAndResolvesGpuNames) {
-  RunResult r = RunProgram({CgovBinary(), "prices", "--gpu", "NVIDIA L4", "--gpu", "NVIDIA L40S"},
+  RunResult r = RunProgram({CgovBinary(), "prices", "--gpu", "NVIDIA L4", "--gpu", "NVIDIA L40S",
+                            "--gpu", "NVIDIA A100-SXM4-80GB", "--gpu", "NVIDIA V100"},
                            {{"CGOV_PRICE_CATALOG", ""}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Price catalog: built in (data/prices.json)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("p5.48xlarge"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  NVIDIA L4: $0.8048/GPU-hour (catalog list price: NVIDIA L4"),
+  EXPECT_NE(r.out.find("p5.48xlarge us-east-1"), std::string::npos) << r.out;
+  // Each model's reference with its range and how many providers it is the median of.
+  EXPECT_NE(r.out.find("  H100 SXM 80GB      $5.4350 $2.69–$12.29          6   $6.5710  "),
             std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  NVIDIA L40S: price unknown: no catalog entry"), std::string::npos)
+  EXPECT_NE(r.out.find("  NVIDIA L4: $0.8048/GPU-hour (catalog list price: L4 24GB, aws g6.xlarge"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  NVIDIA L40S: $1.1700/GPU-hour (reference price: L40S 48GB, median of 2 "
+                       "providers'"), std::string::npos)
       << "the L4 entry does not price an L40S:\n" << r.out;
+  EXPECT_NE(r.out.find("  NVIDIA A100-SXM4-80GB: $2.7900/GPU-hour (reference price: A100 SXM "
+                       "80GB"), std::string::npos) << "not the 40GB price:\n" << r.out;
+  EXPECT_NE(r.out.find("  NVIDIA V100: price unknown: the catalog has no on-demand price for V100"),
+            std::string::npos) << r.out;
 
   RunResult j = RunProgram({CgovBinary(), "prices", "--format", "json", "--gpu", "Tesla T4"}, {});
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const json doc = json::parse(j.out);
   ASSERT_FALSE(doc["gpu_models"].empty());
   for (const json& m : doc["gpu_models"]) {
-    EXPECT_TRUE(m.contains("as_of") && m.contains("source")) << m.dump();
+    for (const json& o : m["offers"]) {
+      EXPECT_TRUE(o.contains("as_of") && o.contains("source") && o.contains("provider"))
+          << o.dump();
+    }
   }
   ASSERT_EQ(doc["resolved"].size(), 1u);
   EXPECT_EQ(doc["resolved"][0]["gpu"], "Tesla T4");
   EXPECT_DOUBLE_EQ(doc["resolved"][0]["usd_per_gpu_hour"].get<double>(), 0.526);
+  const json& h100 = doc["gpu_models"][2];
+  EXPECT_EQ(h100["label"], "H100 SXM 80GB");
+  EXPECT_DOUBLE_EQ(h100["on_demand_reference"]["usd_per_gpu_hour"].get<double>(), 5.435);
+  EXPECT_DOUBLE_EQ(h100["on_demand_reference"]["low_usd"].get<double>(), 2.69);
+  EXPECT_DOUBLE_EQ(h100["on_demand_reference"]["high_usd"].get<double>(), 12.29);
+  EXPECT_EQ(h100["on_demand_reference"]["providers"], 6);
 }
 
 TEST(PricesE2E, ABadCatalogOrFormatIsAClearError) {
