@@ -248,6 +248,8 @@ class Daemon {
  private:
   Status OpenWriter();
   Status StartRun();
+  // The price this daemon prices `gpu` at (the one /metrics and the database carry).
+  Result<ResolvedPrice> PriceOf(const GpuInfo& gpu) const;
   void Tick(TickSample* sample);
   void TickFailed(int64_t now_ms, const std::string& why);
   void RecordXidEvents();
@@ -313,7 +315,21 @@ Status Daemon::StartRun() {
   }
   CGOV_ASSIGN_OR_RETURN(run_, writer_->BeginRun("daemon", clock_.WallNs() / 1'000'000,
                                                 o_.interval.count(), hostname_));
+  // The price of each GPU, recorded with the data: a report on this database prices it as
+  // /metrics does, whatever flags the report is run with (docs/history-db.md).
+  const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
+  for (size_t i = 0; i < infos.size() && i < gpu_ids_.size(); ++i) {
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price, PriceOf(infos[i]));
+    CGOV_RETURN_IF_ERROR(
+        writer_->store().PutPrice(gpu_ids_[i], run_.started_ms, RecordOfPrice(price)));
+  }
   return Status::Ok();
+}
+
+Result<ResolvedPrice> Daemon::PriceOf(const GpuInfo& gpu) const {
+  std::optional<uint64_t> mib;
+  if (gpu.memory_total_bytes) mib = *gpu.memory_total_bytes >> 20;
+  return ResolveUnitPrice(o_.price, gpu.name, gpu.mig, o_.catalog, mib);
 }
 
 // A tick that could not be written: counted as /metrics counts it, said at most once a minute.
@@ -513,12 +529,7 @@ Status Daemon::StartServer() {
       g.mig_profile = mig->profile;
     }
     g.pci_bus_id = infos[i].pci_bus_id;
-    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price,
-                          ResolveUnitPrice(o_.price, infos[i].name, infos[i].mig, o_.catalog,
-                                           infos[i].memory_total_bytes
-                                               ? std::optional<uint64_t>(
-                                                     *infos[i].memory_total_bytes >> 20)
-                                               : std::nullopt));
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price, PriceOf(infos[i]));
     g.price_per_gpu_hour = price.per_gpu_hour;
     g.price_source = price.Describe();
   }

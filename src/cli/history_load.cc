@@ -1,8 +1,11 @@
 #include "cli/history_load.h"
 
+#include "cli/history_writer.h"
+
 #include <fmt/format.h>
 
 #include "analysis/history_aggregator.h"
+#include "cli/history_writer.h"
 #include "core/time_format.h"
 
 namespace cgov::cli {
@@ -95,6 +98,16 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   CGOV_ASSIGN_OR_RETURN(in->commands, store.Commands());
   CGOV_ASSIGN_OR_RETURN(in->events, store.Events(since_ms, until_ms));
   CGOV_ASSIGN_OR_RETURN(in->memory_health, store.LatestEvents("memory_health", until_ms));
+  // The daemon's price of each GPU as of the window's end, as the fleet report reads it from
+  // /metrics. One it could not price is left to the report's own resolution.
+  CGOV_ASSIGN_OR_RETURN(auto prices, store.PricesAt(until_ms));
+  for (const auto& [id, record] : prices) {
+    if (!record.micro_usd) continue;
+    ResolvedPrice price = PriceOfRecord(record);
+    price.source = fmt::format("the daemon on {}: {}",
+                               in->hostname.empty() ? "this host" : in->hostname, record.source);
+    in->gpu_prices[id] = std::move(price);
+  }
   CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
   CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
   CGOV_ASSIGN_OR_RETURN(in->data_end_ms, DataEndMs(store));

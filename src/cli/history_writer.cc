@@ -6,6 +6,20 @@
 
 namespace cgov::cli {
 
+PriceRecord RecordOfPrice(const ResolvedPrice& price) {
+  return {price.per_gpu_hour, price.on_demand, price.spot, price.is_spot, price.Describe()};
+}
+
+ResolvedPrice PriceOfRecord(const PriceRecord& record) {
+  ResolvedPrice p;
+  p.per_gpu_hour = record.micro_usd;
+  p.on_demand = record.on_demand_micro_usd;
+  p.spot = record.spot_micro_usd;
+  p.is_spot = record.is_spot;
+  p.source = record.source;
+  return p;
+}
+
 Result<std::unique_ptr<HistoryWriter>> HistoryWriter::Open(const std::string& path) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
                         HistoryStore::Open(path, HistoryStore::Mode::kWrite));

@@ -9,9 +9,14 @@
 #include <string>
 
 #include "analysis/history_aggregator.h"
+#include "analysis/pricing.h"
 #include "store/history_store.h"
 
 namespace cgov::cli {
+
+// A resolved price as the history database keeps it (HistoryStore::PutPrice), and back.
+PriceRecord RecordOfPrice(const ResolvedPrice& price);
+ResolvedPrice PriceOfRecord(const PriceRecord& record);
 
 class HistoryWriter {
  public:

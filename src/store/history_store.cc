@@ -66,9 +66,18 @@ ALTER TABLE gpu ADD COLUMN parent_name TEXT;
 ALTER TABLE gpu ADD COLUMN price_share REAL;
 )sql";
 
+// Version 4: the price the writer priced each GPU at, from when (one row per change), so that a
+// report prices the history as the daemon's /metrics did.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE gpu_price (gpu INTEGER NOT NULL, since_ms INTEGER NOT NULL, micro_usd INTEGER,
+                        on_demand_micro_usd INTEGER, spot_micro_usd INTEGER,
+                        is_spot INTEGER NOT NULL, source TEXT NOT NULL,
+                        PRIMARY KEY (gpu, since_ms)) WITHOUT ROWID;
+)sql";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3};
+  static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
   return steps;
 }
 
@@ -449,6 +458,54 @@ Status HistoryStore::PutEvent(const GpuEventRecord& e) {
       "INSERT INTO gpu_event (ts_ms, gpu, kind, code) VALUES (?, ?, ?, ?)"));
   stmt.Bind(1, e.ts_ms).Bind(2, int64_t{e.gpu_id}).Bind(3, e.kind).Bind(4, e.code);
   return stmt.Run();
+}
+
+namespace {
+
+void BindPrice(SqliteStmt& stmt, int column, const std::optional<int64_t>& price) {
+  if (price) stmt.Bind(column, *price);
+}
+
+std::optional<int64_t> PriceColumn(const SqliteStmt& stmt, int column) {
+  if (stmt.IsNull(column)) return std::nullopt;
+  return stmt.Int(column);
+}
+
+}  // namespace
+
+Status HistoryStore::PutPrice(uint32_t gpu_id, int64_t since_ms, const PriceRecord& price) {
+  // The price in effect now: unchanged means no new row (a restart with the same flags).
+  using Prices = std::map<uint32_t, PriceRecord>;
+  CGOV_ASSIGN_OR_RETURN(Prices now, PricesAt(since_ms));
+  if (auto it = now.find(gpu_id); it != now.end() && it->second == price) return Status::Ok();
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "INSERT OR REPLACE INTO gpu_price (gpu, since_ms, micro_usd, on_demand_micro_usd, "
+      "spot_micro_usd, is_spot, source) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+  stmt.Bind(1, int64_t{gpu_id}).Bind(2, since_ms).Bind(6, int64_t{price.is_spot ? 1 : 0})
+      .Bind(7, price.source);
+  BindPrice(stmt, 3, price.micro_usd);
+  BindPrice(stmt, 4, price.on_demand_micro_usd);
+  BindPrice(stmt, 5, price.spot_micro_usd);
+  return stmt.Run();
+}
+
+Result<std::map<uint32_t, PriceRecord>> HistoryStore::PricesAt(int64_t at_ms) const {
+  std::map<uint32_t, PriceRecord> out;
+  if (schema_version_ < 4) return out;  // written before cgov recorded prices
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT gpu, micro_usd, on_demand_micro_usd, spot_micro_usd, is_spot, source FROM gpu_price "
+      "WHERE since_ms <= ? ORDER BY gpu, since_ms"));
+  stmt.Bind(1, at_ms);
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    PriceRecord& p = out[static_cast<uint32_t>(stmt.Int(0))];  // the latest row wins
+    p.micro_usd = PriceColumn(stmt, 1);
+    p.on_demand_micro_usd = PriceColumn(stmt, 2);
+    p.spot_micro_usd = PriceColumn(stmt, 3);
+    p.is_spot = stmt.Int(4) != 0;
+    p.source = std::string(stmt.Text(5));
+  }
 }
 
 Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms,

@@ -25,7 +25,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 3;
+inline constexpr int kHistorySchemaVersion = 4;
 inline constexpr int64_t kHourMs = 3'600'000;
 
 struct GpuRecord {
@@ -85,6 +85,15 @@ struct SessionRecord {
 };
 
 // Something the driver reported about one GPU at one moment (schema version 2).
+// The price a writer priced one GPU at (micro-dollars per GPU-hour; nullopt: unknown), as
+// analysis/pricing.h resolved it: kept here as plain numbers (the store knows no pricing).
+struct PriceRecord {
+  std::optional<int64_t> micro_usd, on_demand_micro_usd, spot_micro_usd;
+  bool is_spot = false;
+  std::string source;
+  bool operator==(const PriceRecord&) const = default;
+};
+
 struct GpuEventRecord {
   int64_t ts_ms = 0;
   uint32_t gpu_id = 0;
@@ -148,6 +157,9 @@ class HistoryStore {
   Status PutRollup(const RollupRow& row);
   Status PutSession(const SessionRecord& session);
   Status PutEvent(const GpuEventRecord& event);
+  // Records the price a writer priced a GPU at from `since_ms` on (no row when it is the one in
+  // effect already).
+  Status PutPrice(uint32_t gpu_id, int64_t since_ms, const PriceRecord& price);
   // Everything before watermark_ms is in the rollups and sessions; ticks from it on are not.
   Status SetWatermark(int64_t watermark_ms);
   int64_t watermark_ms() const { return watermark_ms_; }
@@ -178,6 +190,9 @@ class HistoryStore {
   // Each GPU's latest event of `kind` before `until_ms` (a state recorded when it changes:
   // "memory_health"), by GPU id.
   Result<std::vector<GpuEventRecord>> LatestEvents(std::string_view kind, int64_t until_ms) const;
+  // Each GPU's recorded price in effect at `at_ms` (its latest row from before then), by GPU id;
+  // empty for a database from before schema 4.
+  Result<std::map<uint32_t, PriceRecord>> PricesAt(int64_t at_ms) const;
 
  private:
   HistoryStore(std::unique_ptr<SqliteDb> db, std::string path, int lock_fd)

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/time_format.h"
 #include "store/sqlite_db.h"
 #include "store/tick_record.h"
 
@@ -203,7 +204,7 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   }
   {
     auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
-    std::string v1 = "DROP TABLE gpu_event; PRAGMA user_version = 1;";
+    std::string v1 = "DROP TABLE gpu_event; DROP TABLE gpu_price; PRAGMA user_version = 1;";
     for (const char* column : {"mig_profile", "gpu_instance_id", "compute_instance_id",
                                "mig_slices", "parent_uuid", "parent_name", "price_share"}) {
       v1 += std::string(" ALTER TABLE gpu DROP COLUMN ") + column + ";";
@@ -221,6 +222,9 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
     ASSERT_EQ(gpus->size(), 1u);
     EXPECT_EQ((*gpus)[0].uuid, "GPU-a");
     EXPECT_FALSE((*gpus)[0].mig.has_value());
+    auto prices = (*reader)->PricesAt(10'000);
+    ASSERT_TRUE(prices.ok()) << prices.status().message();
+    EXPECT_TRUE(prices->empty()) << "no prices recorded before schema 4";
   }
   auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_TRUE(writer.ok()) << writer.status().message();
@@ -247,7 +251,7 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   EXPECT_EQ((*gpus)[1].Label(), "1 MIG 3g.40gb GI 1");
   writer->reset();
   auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadOnly);
-  EXPECT_EQ(*(*db)->QueryInt("PRAGMA user_version"), 3);
+  EXPECT_EQ(*(*db)->QueryInt("PRAGMA user_version"), kHistorySchemaVersion);
 }
 
 // Memory health is a state recorded on change: a report asks for each GPU's latest before its
@@ -294,6 +298,37 @@ TEST_F(HistoryStoreTest, PruningNeverPassesTheWatermark) {
   EXPECT_EQ(*s.PruneTicks(8000), 4) << "only rolled-up ticks go";
   ASSERT_TRUE(s.Commit().ok());
   EXPECT_EQ((*s.TickRange())->first, 4000);
+}
+
+}  // namespace
+}  // namespace cgov
+
+namespace cgov {
+namespace {
+
+// Issue 11: the writer records the price it priced each GPU at; a report reads the one in effect
+// at the window's end. A restart at the same price adds no row; a change does.
+TEST_F(HistoryStoreTest, RecordsEachGpusPriceFromWhenItApplies) {
+  auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  PriceRecord list{5'435'000, 5'435'000, 6'571'000, false, "reference price: H100 SXM 80GB"};
+  PriceRecord mine{2'500'000, 5'435'000, 6'571'000, false, "--price-per-gpu-hour $2.5000"};
+  ASSERT_TRUE((*store)->PutPrice(1, 1'000, list).ok());
+  ASSERT_TRUE((*store)->PutPrice(1, 2'000, list).ok());  // a restart, same price
+  ASSERT_TRUE((*store)->PutPrice(1, 3'000, mine).ok());
+  ASSERT_TRUE((*store)->PutPrice(2, 3'000, PriceRecord{std::nullopt, std::nullopt, std::nullopt,
+                                                        false, "price unknown: no entry"}).ok());
+  auto rows = (*store)->PricesAt(kEndTimestampMs);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->at(1), mine);
+  EXPECT_FALSE(rows->at(2).micro_usd) << "unknown is kept as unknown, never 0";
+  EXPECT_EQ((*store)->PricesAt(2'999)->at(1), list);
+  EXPECT_EQ((*store)->PricesAt(1'000)->at(1), list);
+  EXPECT_TRUE((*store)->PricesAt(999)->empty());
+  auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadOnly);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*(*db)->QueryInt("SELECT count(*) FROM gpu_price WHERE gpu = 1"), 2)
+      << "the restart at the same price added no row";
 }
 
 }  // namespace

@@ -170,9 +170,14 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   std::map<std::string, double> phase, by_user, by_user_cost;
   size_t gpus = 0;
   for (const Host& h : hosts_) {
-    // A database does not keep the daemon's price: give the report the same one.
-    json one = Report({"--db", h.db, "--price-per-gpu-hour", "2.00"}, "10m", until);
+    // Issue 11: the database keeps the daemon's price, so the report needs no price flag to
+    // show the dollars /metrics shows (the catalog would price these H100s at $5.435).
+    json one = Report({"--db", h.db}, "10m", until);
     ASSERT_TRUE(one.contains("phases")) << h.name;
+    EXPECT_NE(one["cost"]["price_source"].dump().find(
+                  "the daemon on " + h.name + ": --price-per-gpu-hour $2.0000"),
+              std::string::npos) << one["cost"].dump();
+    EXPECT_DOUBLE_EQ(one["cost"]["price_per_gpu_hour_usd"].get<double>(), 2.0) << h.name;
     held += one["held_gpu_seconds"].get<double>();
     cost += one["cost"]["total_usd"].get<double>();
     gpus += one["gpu_count"].get<size_t>();
@@ -183,6 +188,10 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
     }
   }
   EXPECT_EQ(gpus, 6u);
+  // A report-time price still wins, and says so.
+  json override = Report({"--db", hosts_[0].db, "--price-per-gpu-hour", "3.00"}, "10m", until);
+  EXPECT_EQ(override["cost"]["price_source"], "--price-per-gpu-hour $3.0000")
+      << override["cost"].dump();
   // The fleet trails each host's database by what was not scraped yet: at most one scrape
   // interval and the one daemon tick whose duration is known only at the next tick, per GPU.
   const double tolerance = (kScrapeS + kTickS) * 6 + 0.5;
