@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/showback.h"
 #include "core/duration.h"
 
 namespace cgov {
@@ -16,16 +17,6 @@ int UtcSlot(int64_t hour) {
   return weekday * 24 + static_cast<int>(hour - days * 24);
 }
 
-std::string ByKey(HistoryBy by, const IdentityRecord& r, const std::string& hostname) {
-  switch (by) {
-    case HistoryBy::kHost: return r.host.empty() ? hostname : r.host;
-    case HistoryBy::kUser: return r.user;
-    case HistoryBy::kProject: return r.project;
-    case HistoryBy::kTeam: return r.team;
-    case HistoryBy::kPod: return r.pod;
-  }
-  return "";
-}
 
 Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
   std::map<uint32_t, GpuHour> totals;
@@ -97,7 +88,7 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
       auto id = in.identities.find(key.first);
       const IdentityRecord none;
       const IdentityRecord& record = id != in.identities.end() ? id->second : none;
-      WhoRow& row = rows[ByKey(s->by, record, in.hostname)];
+      WhoRow& row = rows[HistoryKey(s->by, record, in.hostname)];
       const HistoryGpuRow* gpu = FindGpu(*s, key.second);
       row.held_ms += h.held_ms;
       row.idle_held_ms += h.idle_held_ms;
@@ -109,7 +100,7 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
       row.cost = AddUsd(row.cost, PriceOf(gpu, mine));
       row.idle_held_cost +=
           PriceOf(gpu, h.attributed_ms[static_cast<size_t>(Phase::kIdleHeld)]);
-      if (!record.user.empty()) users[ByKey(s->by, record, in.hostname)].insert(record.user);
+      if (!record.user.empty()) users[HistoryKey(s->by, record, in.hostname)].insert(record.user);
     }
   }
   const int64_t total = s->usage.HeldMs();

@@ -1,0 +1,157 @@
+// Bill readers: each provider's documented columns, quoting, gzip, and errors that name the
+// file, line and column.
+#include "billing/billing.h"
+
+#include <zlib.h>
+
+#include <gtest/gtest.h>
+
+#include "core/csv.h"
+#include "core/time_format.h"
+
+namespace cgov {
+namespace {
+
+int64_t Ms(const char* t) { return *ParseTimestampMs(t); }
+
+TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
+  auto rows = ParseCsv("\xEF\xBB\xBF" "a,\"b,c\",\"say \"\"hi\"\"\"\r\n\r\n1,\"two\nlines\",3\n", "f.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].fields, (std::vector<std::string>{"a", "b,c", "say \"hi\""}));
+  EXPECT_EQ((*rows)[1].line, 3);
+  EXPECT_EQ((*rows)[1].fields[1], "two\nlines");
+  EXPECT_EQ(ParseCsv("a,\"open\n", "f.csv").status().message(),
+            "f.csv:1: a quoted field is never closed");
+  EXPECT_NE(ParseCsv("x\n\"a\"b\n", "f.csv").status().message().find("f.csv:2: text after a "
+                                                                       "closing quote"),
+            std::string::npos);
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,\"b\""), "\"a,\"\"b\"\"\"");
+}
+
+TEST(Billing, CostsAreExactMicroDollars) {
+  EXPECT_EQ(ParseCostMicroUsd("12.5"), 12'500'000);
+  EXPECT_EQ(ParseCostMicroUsd("0.0345678901"), 34'568);  // rounded half away from zero
+  EXPECT_EQ(ParseCostMicroUsd("-0.0000005"), -1);
+  EXPECT_EQ(ParseCostMicroUsd("7"), 7'000'000);
+  EXPECT_EQ(ParseCostMicroUsd("1.2E-5"), 12);
+  EXPECT_EQ(ParseCostMicroUsd(" 3.10 "), 3'100'000);
+  for (const char* bad : {"", "abc", "1.2.3", "-", ".", "1e400", "99999999999999"}) {
+    EXPECT_FALSE(ParseCostMicroUsd(bad)) << bad;
+  }
+}
+
+TEST(Billing, ReadsAnAwsCurExtract) {
+  const std::string cur =
+      "identity_line_item_id,line_item_line_item_type,line_item_resource_id,"
+      "line_item_usage_start_date,line_item_usage_end_date,product_instance_type,"
+      "line_item_unblended_cost,line_item_currency_code\n"
+      "a1,Usage,i-0aaa,2026-11-16T10:00:00Z,2026-11-16T11:00:00Z,p5.48xlarge,55.04,USD\n"
+      "a2,Usage,i-0bbb,2026-11-16T10:00:00.000Z,2026-11-16T10:30:00.000Z,g6.xlarge,0.4024,USD\n"
+      "a3,Tax,,2026-11-16T00:00:00Z,2026-11-17T00:00:00Z,,1.25,USD\n"
+      "a4,Usage,i-0ccc,2026-11-16T10:00:00Z,2026-11-16T11:00:00Z,g6.xlarge,0,USD\n";
+  auto bill = ParseBill(cur, "cur.csv", std::nullopt);
+  ASSERT_TRUE(bill.ok()) << bill.status().message();
+  EXPECT_EQ(bill->format, BillFormat::kAwsCur) << "told by the header";
+  ASSERT_EQ(bill->lines.size(), 3u) << "the free line moves no money";
+  EXPECT_EQ(bill->lines[0].resource, "i-0aaa");
+  EXPECT_EQ(bill->lines[0].line, 2);
+  EXPECT_EQ(bill->lines[1].start_ms, Ms("2026-11-16T10:00Z"));
+  EXPECT_EQ(bill->lines[1].end_ms, Ms("2026-11-16T10:30Z"));
+  EXPECT_EQ(bill->lines[2].resource, "");
+  EXPECT_EQ(bill->total_micro_usd, 55'040'000 + 402'400 + 1'250'000);
+  // The legacy CUR's column names read the same.
+  auto legacy = ParseBill("lineItem/ResourceId,lineItem/UsageStartDate,lineItem/UsageEndDate,"
+                          "lineItem/UnblendedCost\ni-1,2026-11-16T10:00:00Z,"
+                          "2026-11-16T11:00:00Z,2.5\n", "old.csv", BillFormat::kAwsCur);
+  ASSERT_TRUE(legacy.ok()) << legacy.status().message();
+  EXPECT_EQ(legacy->total_micro_usd, 2'500'000);
+}
+
+TEST(Billing, ReadsGcpAndAzureExports) {
+  const std::string gcp =
+      "service.description,sku.description,usage_start_time,usage_end_time,resource.name,"
+      "resource.global_name,labels,cost,currency\n"
+      "Compute Engine,Nvidia L4 GPU,2026-11-16 10:00:00 UTC,2026-11-16 11:00:00 UTC,node-b,"
+      "//compute.googleapis.com/projects/p/zones/us-central1-a/instances/4711,"
+      "\"[{\"\"key\"\":\"\"team\"\",\"\"value\"\":\"\"ml\"\"}]\",0.56,USD\n"
+      "Compute Engine,Nvidia L4 GPU,2026-11-16 11:00:00 UTC,2026-11-16 12:00:00 UTC,node-b,,"
+      "[],0.56,USD\n";
+  auto g = ParseBill(gcp, "gcp.csv", BillFormat::kGcp);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ(g->lines.size(), 2u);
+  EXPECT_EQ(g->lines[0].resource,
+            "//compute.googleapis.com/projects/p/zones/us-central1-a/instances/4711");
+  EXPECT_EQ(g->lines[1].resource, "node-b") << "resource.name when there is no global name";
+  EXPECT_EQ(g->lines[1].start_ms, Ms("2026-11-16T11:00Z"));
+
+  const std::string azure =
+      "InvoiceSectionName,ResourceId,Date,MeterCategory,CostInBillingCurrency,"
+      "BillingCurrencyCode\n"
+      "ml,/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/node-c,"
+      "11/16/2026,Virtual Machines,167.52,USD\n";
+  auto a = ParseBill(azure, "azure.csv", std::nullopt);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->format, BillFormat::kAzure);
+  ASSERT_EQ(a->lines.size(), 1u);
+  EXPECT_EQ(a->lines[0].start_ms, Ms("2026-11-16"));
+  EXPECT_EQ(a->lines[0].end_ms - a->lines[0].start_ms, 24 * 3600 * 1000) << "a day";
+}
+
+TEST(Billing, ErrorsNameTheFileLineAndColumn) {
+  const std::string head = "host,start,end,cost_usd\n";
+  EXPECT_EQ(ParseBill(head + "a,2026-11-16T10:00Z,2026-11-16T11:00Z,abc\n", "b.csv",
+                      std::nullopt).status().message(),
+            "b.csv:2: cost_usd: not a number of dollars: 'abc'");
+  EXPECT_EQ(ParseBill(head + "a,2026-11-16T10:00Z,2026-11-16T09:00Z,1\n", "b.csv",
+                      BillFormat::kCsv).status().message(),
+            "b.csv:2: end: not after the start: '2026-11-16T09:00Z'");
+  EXPECT_EQ(ParseBill(head + "a,yesterday,2026-11-16T09:00Z,1\n", "b.csv",
+                      BillFormat::kCsv).status().message(),
+            "b.csv:2: start: not a time: 'yesterday'");
+  EXPECT_NE(ParseBill("x,y\n1,2\n", "b.csv", std::nullopt).status().message().find(
+                "b.csv:1: not a bill cgov knows"), std::string::npos);
+  EXPECT_EQ(ParseBill("host,cost_usd\n", "b.csv", BillFormat::kCsv).status().message(),
+            "b.csv:1: no column start (a csv bill; docs/billing.md)");
+  EXPECT_NE(ParseBill("ResourceId,Date,CostInBillingCurrency,BillingCurrencyCode\nr,"
+                      "11/16/2026,3,EUR\n", "az.csv", std::nullopt).status().message().find(
+                "az.csv:2: BillingCurrencyCode: 'EUR': cgov reports in USD"), std::string::npos);
+  EXPECT_FALSE(ParseBill("", "e.csv", std::nullopt).ok());
+}
+
+TEST(Billing, GzipIsReadAndATruncatedOneRefused) {
+  const std::string text = "host,start,end,cost_usd\nbox,2026-11-16T10:00Z,2026-11-16T11:00Z,2\n";
+  z_stream z{};
+  ASSERT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                         Z_DEFAULT_STRATEGY), Z_OK);
+  std::string gz(256, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(gz.data());
+  z.avail_out = static_cast<uInt>(gz.size());
+  ASSERT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  gz.resize(gz.size() - z.avail_out);
+  deflateEnd(&z);
+  auto plain = MaybeGunzip(gz, 1 << 20, "b.csv.gz");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(*plain, text);
+  EXPECT_EQ(*MaybeGunzip(text, 1 << 20, "b.csv"), text) << "not gzip: as it is";
+  auto cut = MaybeGunzip(gz.substr(0, gz.size() / 2), 1 << 20, "b.csv.gz");
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("b.csv.gz: gzip data ends early"), std::string::npos)
+      << cut.status().message();
+}
+
+TEST(Billing, MapsHostsToResources) {
+  auto map = ParseBillingMap("host,resource\nnode-a,i-0aaa\nnode-b,4711\n", "map.csv");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  EXPECT_EQ(map->at("i-0aaa"), "node-a");
+  EXPECT_EQ(ParseBillingMap("node-a\n", "map.csv").status().message(),
+            "map.csv:1: expected host,resource");
+  EXPECT_NE(ParseBillingMap("a,r\nb,r\n", "map.csv").status().message().find(
+                "map.csv:2: resource r is host a already"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cgov
