@@ -268,6 +268,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   }
   s.findings = Recommend(s.usage, s.cost, prices, o.phases, names, health);
   s.savings = CombineSavings(s.findings, s.cost);
+  s.showback = EstimateShowback(s, o.idle_cost);
   return s;
 }
 

@@ -44,6 +44,34 @@ struct HistoryInput {
   bool has_sessions = true;
 };
 
+// What to do with the cost of GPU time no one held.
+struct IdleCostPolicy {
+  enum class Kind { kUnallocated, kProportional, kOwner };
+  Kind kind = Kind::kUnallocated;
+  std::string key, value;  // kOwner: "team", "platform"
+  std::string Name() const;  // "unallocated", "proportional", "owner:team=platform"
+};
+
+struct ShowbackRow {
+  std::string key;  // the --by value ("(unknown)" when the processes' identity did not say)
+  MicroUsd micro_usd = 0;
+  int64_t cents = 0;          // micro_usd rounded so that every row's cents add up
+  int64_t attributed_ms = 0;  // the GPU time its processes held, in billed spans
+  double share_pct = 0;       // of the billed total
+};
+
+struct Showback {
+  bool estimate = true;       // false: from a bill
+  std::string source;         // "aws-cur cur.csv (12 lines)", "estimate: resolved prices"
+  IdleCostPolicy policy;
+  std::vector<ShowbackRow> rows;  // by dollars, descending
+  MicroUsd billed_total = 0, idle = 0, unmatched = 0;
+  int64_t billed_total_cents = 0, idle_cents = 0, unmatched_cents = 0;
+  int64_t idle_ms = 0;  // GPU time no one held, in billed spans
+  int lines = 0, matched_lines = 0;
+  std::vector<std::string> notes;  // why lines went unmatched (the first few, by kind)
+};
+
 struct HistoryOptions {
   HistoryBy by = HistoryBy::kUser;
   PriceOptions price;
@@ -54,6 +82,7 @@ struct HistoryOptions {
   // Weekday (0 = Monday) x 24 + hour of day, for the Unix hour `hour`; default UTC.
   std::function<int(int64_t hour)> slot_of_hour;
   std::string tz_name = "UTC";
+  IdleCostPolicy idle_cost;  // --idle-cost: who pays for the GPU time no one held
 };
 
 struct HistoryGpuRow {
@@ -122,6 +151,9 @@ struct HistorySummary {
   std::vector<Finding> findings;
   SavingsBlock savings;
   std::vector<std::string> notes;
+  // Who pays for what: from a bill when the report was given one (set by the caller with
+  // BillShowback), else estimated from the resolved prices (analysis/showback.h).
+  Showback showback;
 };
 
 // Pure: prices, phases, attribution, actions, heatmap and findings of the input's window.

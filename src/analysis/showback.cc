@@ -268,11 +268,17 @@ Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
     s.idle += shares[i];
     s.idle_ms += idle_ms;
   }
-  for (auto& [key, row] : rows) s.rows.push_back(row);
-  for (const auto& [why, n] : unmatched_why) {
-    s.notes.push_back(fmt::format("unmatched: {} line{} ({}, first at line {})", n,
-                                  n == 1 ? "" : "s", why, unmatched_example[why]));
+  for (auto& [key, row] : rows) {
+    if (row.attributed_ms != 0 || row.micro_usd != 0) s.rows.push_back(row);
   }
+  std::vector<std::pair<int64_t, std::string>> by_line;  // the reasons in the file's order
+  for (const auto& [why, n] : unmatched_why) {
+    by_line.emplace_back(unmatched_example[why],
+                         fmt::format("unmatched: {} line{} ({}, first at line {})", n,
+                                     n == 1 ? "" : "s", why, unmatched_example[why]));
+  }
+  std::sort(by_line.begin(), by_line.end());
+  for (auto& [line, note] : by_line) s.notes.push_back(std::move(note));
   ApplyPolicy(by, &s);
   Finish(&s);
   if (s.billed_total != bill.total_micro_usd) {  // cannot happen: every line went somewhere
@@ -291,6 +297,7 @@ Showback EstimateShowback(const HistorySummary& summary, const IdleCostPolicy& p
     s.notes.push_back("no price for these GPUs: the showback needs --price-per-gpu-hour or a bill");
   } else {
     for (const WhoRow& w : summary.who) {
+      if (w.AttributedMs() == 0 && w.cost == 0) continue;  // a graphics-only holder
       s.rows.push_back({w.key.empty() ? kUnknownKey : w.key, w.cost, 0, w.AttributedMs(), 0});
     }
     s.idle = summary.unattributed_cost;

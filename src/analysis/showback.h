@@ -19,36 +19,8 @@
 
 namespace cgov {
 
-// What to do with the cost of GPU time no one held.
-struct IdleCostPolicy {
-  enum class Kind { kUnallocated, kProportional, kOwner };
-  Kind kind = Kind::kUnallocated;
-  std::string key, value;  // kOwner: "team", "platform"
-  std::string Name() const;  // "unallocated", "proportional", "owner:team=platform"
-};
-
 // "unallocated", "proportional" or "owner:KEY=VALUE".
 Result<IdleCostPolicy> ParseIdleCostPolicy(std::string_view text);
-
-struct ShowbackRow {
-  std::string key;  // the --by value ("(unknown)" when the processes' identity did not say)
-  MicroUsd micro_usd = 0;
-  int64_t cents = 0;          // micro_usd rounded so that every row's cents add up
-  int64_t attributed_ms = 0;  // the GPU time its processes held, in billed spans
-  double share_pct = 0;       // of the billed total
-};
-
-struct Showback {
-  bool estimate = true;       // false: from a bill
-  std::string source;         // "aws-cur cur.csv (12 lines)", "estimate: resolved prices"
-  IdleCostPolicy policy;
-  std::vector<ShowbackRow> rows;  // by dollars, descending
-  MicroUsd billed_total = 0, idle = 0, unmatched = 0;
-  int64_t billed_total_cents = 0, idle_cents = 0, unmatched_cents = 0;
-  int64_t idle_ms = 0;  // GPU time no one held, in billed spans
-  int lines = 0, matched_lines = 0;
-  std::vector<std::string> notes;  // why lines went unmatched (the first few, by kind)
-};
 
 // Shares `total` in proportion to `weights` (all >= 0), exactly: the floors of the exact shares,
 // then one unit each to the largest remainders (ties to the lower index). A zero total weight

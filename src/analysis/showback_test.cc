@@ -96,9 +96,10 @@ TEST(Showback, ProratesEachBilledSpanOverTheGpuTimeInsideIt) {
   EXPECT_EQ(s.unmatched, 7'770'000 + 1'250'000 + 500'000);
   EXPECT_EQ(Row(s, "alice")->attributed_ms, kHour / 2 + kHour / 4 + 2 * kHour);
   ASSERT_EQ(s.notes.size(), 3u);
-  EXPECT_NE(s.notes[0].find("host node-a: no GPU time recorded"), std::string::npos) << s.notes[0];
+  // In the file's order.
+  EXPECT_NE(s.notes[0].find("resource i-0zzz: no host cgov saw"), std::string::npos) << s.notes[0];
   EXPECT_NE(s.notes[1].find("no resource id"), std::string::npos) << s.notes[1];
-  EXPECT_NE(s.notes[2].find("resource i-0zzz: no host cgov saw"), std::string::npos) << s.notes[2];
+  EXPECT_NE(s.notes[2].find("host node-a: no GPU time recorded"), std::string::npos) << s.notes[2];
   EXPECT_EQ(s.rows.front().key, "alice") << "by dollars, descending";
 }
 

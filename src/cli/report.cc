@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "analysis/showback.h"
+#include "billing/billing.h"
 #include "cli/command_table.h"
 #include "cli/fleet_load.h"
 #include "cli/history_load.h"
@@ -18,6 +20,7 @@
 #include "core/json_writer.h"
 #include "core/time_format.h"
 #include "os/clock.h"
+#include "os/input_file.h"
 #include "report/history_report.h"
 
 namespace cgov::cli {
@@ -37,6 +40,8 @@ struct ReportOptions {
   std::string instance_type;
   std::string catalog_path;
   bool spot = false;
+  std::string billing, billing_format, billing_map, idle_cost = "unallocated";
+  bool since_given = false;
 };
 
 int SlotOf(const std::tm& t) { return ((t.tm_wday + 6) % 7) * 24 + t.tm_hour; }
@@ -79,8 +84,17 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   o.price.spot = r.spot;
   CGOV_RETURN_IF_ERROR(ApplyPriceFlags(r.catalog_path, r.price, &o.price, catalog));
   o.catalog = catalog;
-  if (r.format != "text" && r.format != "md" && r.format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected text, md or json", r.format));
+  if (r.format != "text" && r.format != "md" && r.format != "json" && r.format != "csv") {
+    return InvalidArgument(fmt::format("--format {}: expected text, md, json or csv (the "
+                                       "showback rows)", r.format));
+  }
+  CGOV_ASSIGN_OR_RETURN(o.idle_cost, ParseIdleCostPolicy(r.idle_cost));
+  if (!r.billing_format.empty() && !ParseBillFormat(r.billing_format)) {
+    return InvalidArgument(fmt::format("--billing-format {}: expected aws-cur, gcp, azure or csv",
+                                       r.billing_format));
+  }
+  if (r.billing.empty() && (!r.billing_format.empty() || !r.billing_map.empty())) {
+    return InvalidArgument("--billing-format and --billing-map go with --billing FILE");
   }
   if (!r.until.empty() && r.until != "now") {
     CGOV_RETURN_IF_ERROR(ParseTimestampMs(r.until).status().WithContext("--until"));
@@ -128,12 +142,50 @@ Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& op
   return LoadHistory(*store, w.since_ms, w.until_ms, options.phases);
 }
 
-Status Report(const ReportOptions& r, const HistoryOptions& options) {
+// The bill and the host map of --billing and --billing-map.
+struct BillInput {
+  Bill bill;
+  std::map<std::string, std::string> resource_host;
+};
+
+Result<BillInput> LoadBill(const ReportOptions& r) {
+  BillInput in;
+  std::optional<BillFormat> format;
+  if (!r.billing_format.empty()) format = ParseBillFormat(r.billing_format);
+  CGOV_ASSIGN_OR_RETURN(in.bill, ReadBill(r.billing, format));
+  if (!r.billing_map.empty()) {
+    CGOV_ASSIGN_OR_RETURN(std::string text,
+                          ReadInputFile(r.billing_map, 64 << 20, "--billing-map"));
+    CGOV_ASSIGN_OR_RETURN(in.resource_host, ParseBillingMap(text, r.billing_map));
+  }
+  return in;
+}
+
+Status Report(ReportOptions r, const HistoryOptions& options) {
+  std::optional<BillInput> bill;
+  if (!r.billing.empty()) {
+    CGOV_ASSIGN_OR_RETURN(bill, LoadBill(r));
+    // Without --since/--until the window is the bill's: every line can find its GPU time.
+    if (!r.since_given && r.until.empty() && !bill->bill.lines.empty()) {
+      int64_t from = bill->bill.lines.front().start_ms, to = bill->bill.lines.front().end_ms;
+      for (const BilledLine& l : bill->bill.lines) {
+        from = std::min(from, l.start_ms);
+        to = std::max(to, l.end_ms);
+      }
+      r.since = FormatRfc3339Utc(from * 1'000'000);
+      r.until = FormatRfc3339Utc(to * 1'000'000);
+    }
+  }
   CGOV_ASSIGN_OR_RETURN(HistoryInput input, r.prometheus.empty() ? LoadFromDb(r, options)
                                                                  : LoadFromPrometheus(r));
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
-  const std::string text = r.format == "json" ? DumpJson(HistoryReportJson(summary), 2) + "\n"
-                                              : HistoryReportText(summary, r.format == "md");
+  if (bill) {
+    summary.showback = BillShowback(input, options.by, bill->bill, bill->resource_host,
+                                    options.idle_cost);
+  }
+  const std::string text = r.format == "json"  ? DumpJson(HistoryReportJson(summary), 2) + "\n"
+                           : r.format == "csv" ? HistoryShowbackCsv(summary)
+                                               : HistoryReportText(summary, r.format == "md");
   if (r.out.empty()) {
     fmt::print("{}", text);
     return Status::Ok();
@@ -196,7 +248,8 @@ int RunReport(int argc, char** argv) {
                  "timestamp (2026-11-21T10:00Z)")->capture_default_str();
   app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "
                  "data; now with --prometheus)");
-  app.add_option("--format", r.format, "text, md or json (docs/report-json.md)")
+  app.add_option("--format", r.format, "text, md, json (docs/report-json.md) or csv (the "
+                 "showback rows, for a spreadsheet)")
       ->capture_default_str();
   app.add_option("--out", r.out, "write here (atomically) instead of stdout");
   app.add_option("--by", r.by, "who: user, project, team, pod or host")->capture_default_str();
@@ -209,11 +262,22 @@ int RunReport(int argc, char** argv) {
   app.add_option("--price-catalog", r.catalog_path, "your own price catalog (env "
                  "CGOV_PRICE_CATALOG; format of data/prices.json)");
   app.add_flag("--spot", r.spot, "price at the catalog's spot rate");
+  app.add_option("--billing", r.billing, "the invoice: a cloud billing export (AWS CUR, GCP, "
+                 "Azure; .gz read) or host,start,end,cost_usd CSV, joined to the GPU time for "
+                 "the showback (docs/billing.md); without --since, the window is the bill's");
+  app.add_option("--billing-format", r.billing_format, "aws-cur, gcp, azure or csv (default: "
+                 "told by the file's header)");
+  app.add_option("--billing-map", r.billing_map, "CSV of host,resource: which host a billed "
+                 "instance or resource id is (not needed where the resource is named as the host)");
+  app.add_option("--idle-cost", r.idle_cost, "who pays for GPU time no one held: unallocated "
+                 "(its own line), proportional (spread by GPU time), owner:KEY=VALUE "
+                 "(owner:team=platform)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  r.since_given = app.count("--since") > 0;
   PriceCatalog catalog;
   Result<HistoryOptions> options = Options(r, &catalog);
   if (!options.ok()) {

@@ -1,9 +1,11 @@
 #include "report/history_report.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "report/run_report.h"
@@ -160,6 +162,43 @@ std::string Who(const HistorySummary& s, bool md) {
          "Share and cost: the GPU-time split evenly between the compute holders of each sample.\n";
 }
 
+double Round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+std::string Cents(int64_t cents) { return FormatUsd(cents * 10'000); }
+
+std::string ShowbackText(const HistorySummary& s, bool md) {
+  const Showback& b = s.showback;
+  std::string out = Heading(
+      b.estimate ? "Showback (estimate from the prices above; bring the invoice with --billing FILE)"
+                 : "Showback (from the bill: " + b.source + ")", md);
+  std::vector<std::vector<std::string>> rows = {{HistoryByName(s.by), "GPU-h", "Share", "USD"}};
+  auto share = [&](int64_t micro) {
+    return b.billed_total != 0
+               ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(micro) /
+                                             static_cast<double>(b.billed_total))
+               : "—";
+  };
+  for (const ShowbackRow& r : b.rows) {
+    rows.push_back({r.key, fmt::format("{:.2f}", Hours(r.attributed_ms)), share(r.micro_usd),
+                    Cents(r.cents)});
+  }
+  rows.push_back({"idle capacity (" + b.policy.Name() + ")",
+                  b.idle_ms > 0 ? fmt::format("{:.2f}", Hours(b.idle_ms)) : "—", share(b.idle),
+                  Cents(b.idle_cents)});
+  if (!b.estimate) {
+    rows.push_back({"unmatched billing", "—", share(b.unmatched), Cents(b.unmatched_cents)});
+  }
+  rows.push_back({b.estimate ? "total (estimate)" : "total billed", "", "100.0 %",
+                  Cents(b.billed_total_cents)});
+  out += Table(rows, "lrrr", md);
+  if (!b.estimate) {
+    out += fmt::format("\n{} of {} billed lines matched a host with GPU time; each line's cost is "
+                       "spread over the GPU time recorded inside it.\n", b.matched_lines, b.lines);
+  }
+  for (const std::string& n : b.notes) out += "Note: " + n + "\n";
+  return out;
+}
+
 std::string Actions(const HistorySummary& s, bool md) {
   std::string out = Heading(fmt::format("Act on these: idle-held sessions (≥ {} idle-held)",
                                         Span(s.idle_held_min_ms)), md);
@@ -302,9 +341,63 @@ std::string HistoryReportText(const HistorySummary& s, bool md) {
     for (const std::string& n : s.notes) out += "Note: " + n + "\n";
     return out;
   }
-  out += Waste(s, md) + PerGpu(s, md) + Who(s, md) + Actions(s, md) + Heatmap(s, md);
+  out += Waste(s, md) + PerGpu(s, md) + Who(s, md) + ShowbackText(s, md) + Actions(s, md) +
+         Heatmap(s, md);
   out += FindingsMarkdown(s.findings, s.savings, true);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
+  return out;
+}
+
+json ShowbackJson(const HistorySummary& s) {
+  const Showback& b = s.showback;
+  auto usd = [](int64_t cents) { return static_cast<double>(cents) / 100.0; };
+  auto share = [&](int64_t micro) {
+    return b.billed_total != 0 ? Round3(100.0 * static_cast<double>(micro) /
+                                        static_cast<double>(b.billed_total))
+                               : 0.0;
+  };
+  json rows = json::array();
+  for (const ShowbackRow& r : b.rows) {
+    rows.push_back({{"key", r.key}, {"usd", usd(r.cents)},
+                    {"gpu_hours", Round6(static_cast<double>(r.attributed_ms) / 3.6e6)},
+                    {"share_pct", share(r.micro_usd)}});
+  }
+  return {{"estimate", b.estimate},
+          {"billing_source", b.source},
+          {"idle_cost_policy", b.policy.Name()},
+          {"by", HistoryByName(s.by)},
+          {"billed_total_usd", usd(b.billed_total_cents)},
+          {"rows", std::move(rows)},
+          {"idle_usd", usd(b.idle_cents)},
+          {"idle_gpu_hours", Round6(static_cast<double>(b.idle_ms) / 3.6e6)},
+          {"unmatched_usd", usd(b.unmatched_cents)},
+          {"lines", b.lines},
+          {"matched_lines", b.matched_lines},
+          {"notes", b.notes}};
+}
+
+std::string HistoryShowbackCsv(const HistorySummary& s) {
+  const Showback& b = s.showback;
+  auto usd = [](int64_t cents) {  // 1234.56: no currency sign or thousands separator
+    const int64_t a = cents < 0 ? -cents : cents;
+    return fmt::format("{}{}.{:02}", cents < 0 ? "-" : "", a / 100, a % 100);
+  };
+  auto line = [&](std::string_view kind, std::string_view key, int64_t ms, int64_t micro,
+                  int64_t cents) {
+    const double pct = b.billed_total != 0 ? 100.0 * static_cast<double>(micro) /
+                                                 static_cast<double>(b.billed_total)
+                                           : 0.0;
+    return fmt::format("{},{},{:.6f},{:.3f},{}\n", kind, CsvField(key),
+                       static_cast<double>(ms) / 3.6e6, pct, usd(cents));
+  };
+  std::string out = fmt::format("kind,{},gpu_hours,share_pct,usd\n", HistoryByName(s.by));
+  for (const ShowbackRow& r : b.rows) {
+    out += line("row", r.key, r.attributed_ms, r.micro_usd, r.cents);
+  }
+  out += line("idle", b.policy.Name(), b.idle_ms, b.idle, b.idle_cents);
+  out += line("unmatched", "", 0, b.unmatched, b.unmatched_cents);
+  out += line(b.estimate ? "total_estimate" : "total_billed", b.source, 0, b.billed_total,
+              b.billed_total_cents);
   return out;
 }
 
@@ -335,6 +428,7 @@ json HistoryReportJson(const HistorySummary& s) {
                      {"graphics_only_gpu_seconds",
                       Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)}}},
           {"cost", CostJson(s.cost)},
+          {"showback", ShowbackJson(s)},
           {"gpus", GpusJson(s)},
           {"who", WhoJson(s)},
           {"unattributed", {{"gpu_seconds", Round3(static_cast<double>(s.unattributed_ms) / 1e3)},

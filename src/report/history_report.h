@@ -16,6 +16,10 @@ std::string HistoryReportText(const HistorySummary& summary, bool markdown);
 
 nlohmann::json HistoryReportJson(const HistorySummary& summary);
 
+// The showback as CSV for a spreadsheet: kind (row, idle, unmatched, total_billed or
+// total_estimate), the --by key, gpu_hours, share_pct, usd. The usd column adds up to the total.
+std::string HistoryShowbackCsv(const HistorySummary& summary);
+
 }  // namespace cgov
 
 #endif  // CGOV_REPORT_HISTORY_REPORT_H_
