@@ -218,19 +218,25 @@ Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
                                         "--billing-map)", SafeText(line.resource)));
       continue;
     }
-    // The GPU time inside the line's span: each hour's rollup in the share of the hour the
-    // span covers (rollups are hourly; a span that cuts an hour takes that part of it).
+    // The GPU time inside the line's span: each hour's data in the share of its time the span
+    // covers (rollups are hourly: a span that cuts an hour takes that part of it, pro rata).
+    // An hour's data covers the hour within the report's window.
     std::map<std::string, int64_t> held;  // by key
     std::map<std::string, int64_t> raw_held;
     int64_t total = 0;
     for (const HourBucket& b : in.hours) {
-      const int64_t from = std::max(line.start_ms, b.hour * kHourMs);
-      const int64_t to = std::min(line.end_ms, (b.hour + 1) * kHourMs);
+      int64_t bucket_from = b.hour * kHourMs, bucket_to = (b.hour + 1) * kHourMs;
+      if (in.until_ms > in.since_ms) {
+        bucket_from = std::max(bucket_from, in.since_ms);
+        bucket_to = std::min(bucket_to, in.until_ms);
+      }
+      const int64_t from = std::max(line.start_ms, bucket_from);
+      const int64_t to = std::min(line.end_ms, bucket_to);
       if (to <= from) continue;
-      const int64_t overlap = to - from;
+      const int64_t overlap = to - from, span = bucket_to - bucket_from;
       for (const auto& [id, g] : b.gpus) {
         if (host_of_gpu[id] != host) continue;
-        total += g.usage.HeldMs() * overlap / kHourMs;
+        total += static_cast<int64_t>(Int128{g.usage.HeldMs()} * overlap / span);
       }
       for (const auto& [key, ih] : b.identities) {
         if (host_of_gpu[key.second] != host) continue;
@@ -241,7 +247,7 @@ Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
                               ? ""
                               : HistoryKey(by, record->second, host);
         if (who.empty()) who = kUnknownKey;
-        held[who] += ms * overlap / kHourMs;
+        held[who] += static_cast<int64_t>(Int128{ms} * overlap / span);
       }
     }
     int64_t attributed = 0;

@@ -20,6 +20,8 @@ int64_t Ms(const char* t) { return *ParseTimestampMs(t); }
 HistoryInput TwoHosts() {
   HistoryInput in;
   in.hostname = "";
+  in.since_ms = Ms("2026-11-16T10:00Z");
+  in.until_ms = Ms("2026-11-16T12:00Z");
   in.gpus = {{1, "GPU-a", 0, "NVIDIA H100 80GB HBM3", 81559, "", "node-a", {}},
              {2, "GPU-b", 0, "NVIDIA L4", 23034, "", "node-b", {}}};
   IdentityRecord alice, bob;
@@ -166,6 +168,33 @@ TEST(Showback, EstimateFromResolvedPricesAddsUp) {
   Showback p = EstimateShowback(s, *ParseIdleCostPolicy("proportional"));
   ExpectReconciles(p, 1'234'567 + 765'432 + 1'000'001);
   EXPECT_EQ(p.idle, 0);
+}
+
+}  // namespace
+}  // namespace cgov
+
+namespace cgov {
+namespace {
+
+// A window that ends inside an hour: that hour's data covers only the part in the window, and a
+// span over that part takes all of it (not half of half).
+TEST(Showback, AnHourCutByTheWindowIsNotScaledTwice) {
+  HistoryInput in = TwoHosts();
+  in.until_ms = Ms("2026-11-16T11:30Z");
+  HourBucket& last = in.hours.back();  // 11:00-11:30 only: half of each figure
+  for (auto& [id, g] : last.gpus) g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)] /= 2;
+  for (auto& [key, ih] : last.identities) {
+    ih.attributed_ms[static_cast<size_t>(Phase::kProductive)] /= 2;
+  }
+  Bill bill;
+  bill.file = "b.csv";
+  bill.lines = {{2, "node-a", Ms("2026-11-16T11:00Z"), Ms("2026-11-16T11:30Z"), 4'000'000}};
+  bill.total_micro_usd = 4'000'000;
+  Showback s = BillShowback(in, HistoryBy::kUser, bill, {}, {});
+  ASSERT_NE(Row(s, "alice"), nullptr);
+  EXPECT_EQ(Row(s, "alice")->attributed_ms, kHour / 4) << "half of the half hour";
+  EXPECT_EQ(Row(s, "alice")->micro_usd, 2'000'000);
+  EXPECT_EQ(s.idle_ms, kHour / 8);
 }
 
 }  // namespace
