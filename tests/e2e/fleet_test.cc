@@ -233,6 +233,22 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   std::set<std::string> hosts;
   for (const json& w : by_host["who"]) hosts.insert(w["key"]);
   EXPECT_EQ(hosts, (std::set<std::string>{"node-a", "node-b", "node-c"}));
+  // The fleet's invoice: one line per node over the window (and one for a node cgov never saw)
+  // spread over each node's GPU time, reconciling to the cent.
+  const std::string since_text = FormatRfc3339Utc((until_ms - 10 * 60'000) * 1'000'000);
+  std::string bill = "host,start,end,cost_usd\n";
+  for (const char* host : {"node-a", "node-b", "node-c", "node-z"}) {
+    bill += std::string(host) + "," + since_text + "," + until + ",1.00\n";
+  }
+  WriteFile(dir_ / "bill.csv", bill);
+  json billed = Report({"--prometheus", url, "--billing", dir_ / "bill.csv"}, "10m", until);
+  const json& showback = billed["showback"];
+  EXPECT_EQ(showback["estimate"], false) << showback.dump(1);
+  EXPECT_EQ(showback["matched_lines"], 3) << showback.dump(1);
+  EXPECT_DOUBLE_EQ(showback["unmatched_usd"].get<double>(), 1.0) << "node-z";
+  int64_t cents = std::llround(showback["idle_usd"].get<double>() * 100) + 100;
+  for (const json& row : showback["rows"]) cents += std::llround(row["usd"].get<double>() * 100);
+  EXPECT_EQ(cents, 400) << showback.dump(1);
   // The text report renders with per-host GPU names and says where sessions live.
   RunResult text = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10m",
                                "--until", until}, {}, 60);
