@@ -40,6 +40,9 @@ struct HistoryInput {
   // Prices that came with the data (the fleet report: each daemon's own), by GPU id. Used
   // unless the report was given --price-per-gpu-hour or --instance-type.
   std::map<uint32_t, ResolvedPrice> gpu_prices;
+  // The cloud instance or resource id each daemon was told it is billed as (--instance-id), and
+  // its host: a bill's line for that resource is that host's (docs/billing.md).
+  std::map<std::string, std::string> resource_hosts;
   // False when the source has no per-session data (Prometheus): no action list, a note instead.
   bool has_sessions = true;
 };

@@ -82,6 +82,15 @@ int PositiveInt(const json& object, const char* key, const std::string& where) {
   return v.get<int>();
 }
 
+// What every version says of a model: its NVML name, how reports name it, what matches it.
+GpuModelPrice ModelHead(const json& e, const std::string& at) {
+  GpuModelPrice m;
+  m.model = Text(e, "model", at);
+  m.label = e.contains("label") ? Text(e, "label", at) : m.model;
+  m.match = Strings(e, "match", at);
+  return m;
+}
+
 // Version 1: one price per model, instance types beside the models.
 void ParseV1(const json& root, PriceCatalog* catalog) {
   const json& instances = Array(root, "instance_types", "(top)");
@@ -101,10 +110,7 @@ void ParseV1(const json& root, PriceCatalog* catalog) {
   for (size_t i = 0; i < models.size(); ++i) {
     const std::string at = fmt::format("gpu_models[{}]", i);
     const json& e = models[i];
-    GpuModelPrice m;
-    m.model = Text(e, "model", at);
-    m.label = m.model;
-    m.match = Strings(e, "match", at);
+    GpuModelPrice m = ModelHead(e, at);
     CatalogOffer offer;
     offer.provider = "catalog";
     offer.price = {Usd(e, "on_demand_usd_per_gpu_hour", at), Usd(e, "spot_usd_per_gpu_hour", at),
@@ -120,10 +126,7 @@ void ParseV2(const json& root, PriceCatalog* catalog) {
   for (size_t i = 0; i < models.size(); ++i) {
     const std::string at = fmt::format("gpu_models[{}]", i);
     const json& e = models[i];
-    GpuModelPrice m;
-    m.model = Text(e, "model", at);
-    m.label = e.contains("label") ? Text(e, "label", at) : m.model;
-    m.match = Strings(e, "match", at);
+    GpuModelPrice m = ModelHead(e, at);
     if (e.contains("memory_gb")) m.memory_gb = PositiveInt(e, "memory_gb", at);
     const json& offers = Array(e, "offers", at);
     for (size_t k = 0; k < offers.size(); ++k) {

@@ -27,8 +27,10 @@ bool SameName(std::string_view a, std::string_view b) {
 
 // The host a billed resource is, or "" when none of `hosts` is.
 std::string HostOf(const std::string& resource, const std::map<std::string, std::string>& map,
+                   const std::map<std::string, std::string>& recorded,
                    const std::map<std::string, std::vector<uint32_t>>& hosts) {
   if (auto it = map.find(resource); it != map.end()) return it->second;
+  if (auto it = recorded.find(resource); it != recorded.end()) return it->second;
   std::string_view last = resource;
   if (const size_t slash = last.rfind('/'); slash != std::string_view::npos) {
     last.remove_prefix(slash + 1);
@@ -210,7 +212,7 @@ Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
     if (unmatched_why[why]++ == 0) unmatched_example[why] = line.line;
   };
   for (const BilledLine& line : bill.lines) {
-    const std::string host = HostOf(line.resource, resource_host, hosts);
+    const std::string host = HostOf(line.resource, resource_host, in.resource_hosts, hosts);
     if (host.empty()) {
       unmatched(line, line.resource.empty()
                           ? std::string("no resource id (taxes, support, credits)")

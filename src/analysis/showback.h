@@ -27,8 +27,9 @@ Result<IdleCostPolicy> ParseIdleCostPolicy(std::string_view text);
 // leaves everything at 0. A negative total (a credit) is shared as its magnitude, negated.
 std::vector<int64_t> LargestRemainder(int64_t total, const std::vector<int64_t>& weights);
 
-// From a bill: `resource_host` (--billing-map) says which host a resource is; a resource named
-// like a host, or whose last path segment is a host's name, needs no entry.
+// From a bill: `resource_host` (--billing-map) says which host a resource is, then the instance
+// ids the daemons recorded (in.resource_hosts); a resource named like a host, or whose last path
+// segment is a host's name, needs neither.
 Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
                       const std::map<std::string, std::string>& resource_host,
                       const IdleCostPolicy& policy);

@@ -40,6 +40,7 @@ struct DaemonOptions {
   std::string nvml_lib;
   std::string host_root = "/";
   std::string hostname;  // "" = the host's own
+  std::string instance_id;  // --instance-id: what the cloud bills this host as
   std::optional<HttpServerOptions> http;  // --listen
   PriceOptions price;
   PriceCatalog catalog;
@@ -124,6 +125,15 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
       ->capture_default_str();
   app.add_option("--hostname", o.hostname, "the name this host is reported under (default: its "
                  "own; in Kubernetes pass the node name)");
+  app.add_option("--instance-id", o.instance_id, "the id the cloud bills this host as (AWS "
+                 "i-0abc…, a GCP instance id, an Azure resource id): recorded with the data and "
+                 "on /metrics, so `cgov report --billing` finds this host's lines without a map")
+      ->check([](const std::string& id) {
+        return !id.empty() && id.size() <= 512 && IsSafeText(id) &&
+                       id.find_first_of(" ,\"") == std::string::npos
+                   ? std::string()
+                   : std::string("expected an id without spaces, commas or quotes");
+      });
   app.add_option("--listen", listen, fmt::format("off unless given: serve Prometheus "
                  "/metrics and /health on HOST:PORT (alone: {}; another address only when named; "
                  "docs/metrics.md)", kDefaultListen))
@@ -315,6 +325,9 @@ Status Daemon::StartRun() {
   }
   CGOV_ASSIGN_OR_RETURN(run_, writer_->BeginRun("daemon", clock_.WallNs() / 1'000'000,
                                                 o_.interval.count(), hostname_));
+  if (!o_.instance_id.empty()) {
+    CGOV_RETURN_IF_ERROR(writer_->store().SetMeta("instance_id", o_.instance_id));
+  }
   // The price of each GPU, recorded with the data: a report on this database prices it as
   // /metrics does, whatever flags the report is run with (docs/history-db.md).
   const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
@@ -512,6 +525,7 @@ ServedResponse Daemon::Serve(const ServedRequest& request) {
 Status Daemon::StartServer() {
   MetricsOptions mo;
   mo.hostname = hostname_;
+  mo.instance_id = o_.instance_id;
   mo.interval_ms = o_.interval.count();
   metrics_ = std::make_unique<DaemonMetrics>(mo);
   std::vector<MetricsGpu> gpus;

@@ -226,6 +226,15 @@ Status FleetBuilder::AddWindowFigures() {
       (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
     }
   }
+  // The instance ids the daemons were given (--instance-id), for --billing.
+  CGOV_ASSIGN_OR_RETURN(
+      std::vector<PromSeries> builds,
+      prom_.Query(fmt::format("max by (Hostname, instance_id) (last_over_time("
+                              "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", window), at));
+  for (const PromSeries& s : builds) {
+    if (s.Label("instance_id").empty()) continue;
+    in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
+  }
   // Each daemon's price, as of the end of the window.
   CGOV_ASSIGN_OR_RETURN(
       std::vector<PromSeries> prices,

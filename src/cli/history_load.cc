@@ -93,6 +93,8 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   in->since_ms = since_ms;
   in->until_ms = until_ms;
   CGOV_ASSIGN_OR_RETURN(in->hostname, store.Meta("hostname"));
+  CGOV_ASSIGN_OR_RETURN(std::string instance_id, store.Meta("instance_id"));
+  if (!instance_id.empty()) in->resource_hosts[instance_id] = in->hostname;
   CGOV_ASSIGN_OR_RETURN(in->gpus, store.Gpus());
   CGOV_ASSIGN_OR_RETURN(in->identities, store.Identities());
   CGOV_ASSIGN_OR_RETURN(in->commands, store.Commands());

@@ -239,8 +239,9 @@ int RunReport(int argc, char** argv) {
   ReportOptions r;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) r.catalog_path = catalog;
   CLI::App app{"Where the GPU-time went: phases, waste, per GPU, who held it, idle-held sessions "
-               "to act on, time-of-day pattern, findings. From one host's history database (safe "
-               "while the daemon writes) or from the fleet's Prometheus.", "cgov report"};
+               "to act on, time-of-day pattern, findings, and who pays: the showback, estimated or "
+               "from the invoice (--billing). From one host's history database (safe while the "
+               "daemon writes) or from the fleet's Prometheus.", "cgov report"};
   app.add_option("--db", r.db, "history database (cgov daemon, cgov demo, cgov import)");
   app.add_option("--prometheus", r.prometheus, "the fleet instead: a Prometheus (or Thanos, "
                  "Mimir, VictoriaMetrics) URL that scrapes `cgov daemon --listen`");

@@ -434,8 +434,14 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
            static_cast<double>(dropped_process_series_));
   w.Sample({{"Hostname", host}, {"metric", "cgov_identity_gpu_seconds_total"}},
            static_cast<double>(dropped_identity_series_));
-  w.Family("cgov_build_info", MetricType::kGauge, "Always 1; the version of cgov.");
-  w.Sample({{"version", CGOV_VERSION}, {"Hostname", host}}, 1);
+  w.Family("cgov_build_info", MetricType::kGauge,
+           "Always 1; the version of cgov (and the host's --instance-id, when given).");
+  if (options_.instance_id.empty()) {
+    w.Sample({{"version", CGOV_VERSION}, {"Hostname", host}}, 1);
+  } else {
+    w.Sample({{"version", CGOV_VERSION}, {"Hostname", host},
+              {"instance_id", options_.instance_id}}, 1);
+  }
 }
 
 }  // namespace cgov

@@ -63,6 +63,7 @@ struct MetricsTick {
 
 struct MetricsOptions {
   std::string hostname;
+  std::string instance_id;  // --instance-id: a label of cgov_build_info when given
   int64_t interval_ms = 30'000;
   size_t max_process_series = 1024;
   size_t max_identity_series = 4096;

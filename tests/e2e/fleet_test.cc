@@ -123,7 +123,8 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
     h.process = StartProgram(
         {CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
          FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
-         "--listen", "127.0.0.1:" + std::to_string(h.port), "--price-per-gpu-hour", "2.00"},
+         "--listen", "127.0.0.1:" + std::to_string(h.port), "--price-per-gpu-hour", "2.00",
+         "--instance-id", "i-0" + h.name},
         {{"CGOV_FAKE_NVML_SCENARIO", Scenario(h.scenario)}});
   }
   const auto now_s = [] {
@@ -178,6 +179,14 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
                   "the daemon on " + h.name + ": --price-per-gpu-hour $2.0000"),
               std::string::npos) << one["cost"].dump();
     EXPECT_DOUBLE_EQ(one["cost"]["price_per_gpu_hour_usd"].get<double>(), 2.0) << h.name;
+    // The database knows the instance id the daemon was given: a CUR line for it is this host's
+    // without a --billing-map.
+    WriteFile(dir_ / (h.name + "-cur.csv"),
+              "line_item_resource_id,line_item_usage_start_date,line_item_usage_end_date,"
+              "line_item_unblended_cost\ni-0" + h.name + "," +
+                  FormatRfc3339Utc((until_ms - 10 * 60'000) * 1'000'000) + "," + until + ",0.50\n");
+    json cur = Report({"--db", h.db, "--billing", dir_ / (h.name + "-cur.csv")}, "10m", until);
+    EXPECT_EQ(cur["showback"]["matched_lines"], 1) << cur["showback"].dump(1);
     held += one["held_gpu_seconds"].get<double>();
     cost += one["cost"]["total_usd"].get<double>();
     gpus += one["gpu_count"].get<size_t>();
@@ -237,7 +246,8 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   // spread over each node's GPU time, reconciling to the cent.
   const std::string since_text = FormatRfc3339Utc((until_ms - 10 * 60'000) * 1'000'000);
   std::string bill = "host,start,end,cost_usd\n";
-  for (const char* host : {"node-a", "node-b", "node-c", "node-z"}) {
+  // node-c's line names its instance id: Prometheus has it from cgov_build_info.
+  for (const char* host : {"node-a", "node-b", "i-0node-c", "node-z"}) {
     bill += std::string(host) + "," + since_text + "," + until + ",1.00\n";
   }
   WriteFile(dir_ / "bill.csv", bill);
