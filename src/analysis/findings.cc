@@ -38,10 +38,41 @@ std::string GpuList(const Context& c, const std::vector<unsigned>& gpus) {
 
 int64_t Phase_(const Context& c, Phase p) { return c.phase_ms[static_cast<size_t>(p)]; }
 
-// Alternating between near idle and busy: the stalls of a starved input pipeline.
+// Time under the busy threshold (70 %): truly idle, idle-held and underutilized.
+int64_t BelowBusyMs(const GpuUsage& g) {
+  return g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
+         g.phase_ms[static_cast<size_t>(Phase::kIdleHeld)] +
+         g.phase_ms[static_cast<size_t>(Phase::kUnderutilized)];
+}
+
+// The unused capacity of that time (ms): sum of ms x (100 - util) / 100.
+int64_t BelowBusyWasteMs(const GpuUsage& g) {
+  return (g.waste_ms_x100[static_cast<size_t>(Phase::kTrulyIdle)] +
+          g.waste_ms_x100[static_cast<size_t>(Phase::kIdleHeld)] +
+          g.waste_ms_x100[static_cast<size_t>(Phase::kUnderutilized)]) / 100;
+}
+
+// Swinging between a trough and busy: the stalls of a starved input pipeline. The swing is
+// relative (15 <-> 95 and 30 <-> 100 are bursts, not only 5 <-> 95): at least 4 switches
+// between under 50 % and at least 70 %, each side at least 15 % of the time.
 bool IsBursty(const GpuUsage& g) {
   const int64_t known = g.KnownMs();
-  return g.transitions >= 4 && Pct(g.low_ms, known) >= 15 && Pct(g.high_ms, known) >= 15;
+  return g.transitions >= 4 && Pct(BelowBusyMs(g), known) >= 15 && Pct(g.high_ms, known) >= 15;
+}
+
+// A GPU that computed nothing: truly idle (no process held memory, under 10 %) for at least
+// 90 % of its known time.
+bool IsUnused(const GpuUsage& g) {
+  return g.KnownMs() > 0 && Pct(g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)], g.KnownMs()) >= 90;
+}
+
+// A duration as people read it: "7.0 days", "6.5 h", "42 min", "30 s".
+std::string Human(int64_t ms) {
+  const double s = Seconds(ms);
+  if (s >= 2 * 86'400) return fmt::format("{:.1f} days", s / 86'400);
+  if (s >= 3'600) return fmt::format("{:.1f} h", s / 3'600);
+  if (s >= 120) return fmt::format("{:.0f} min", s / 60);
+  return fmt::format("{:.0f} s", s);
 }
 
 Severity BySize(double share_pct, double critical_pct) {
@@ -74,10 +105,10 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = gpus;
   f.recommendation = fmt::format(
-      "A process kept memory on GPU {} for {:.0f} GPU-seconds while SM utilization stayed under "
+      "A process kept memory on GPU {} for {} of GPU-time while SM utilization stayed under "
       "10 %: end the process or release the GPU when it is not computing (a notebook kernel left "
       "open, a job waiting on input); checkpoint and exit instead of idling.",
-      GpuList(c, f.gpus), Seconds(held));
+      GpuList(c, f.gpus), Human(held));
   f.remediations = {"release_idle_gpu", "checkpointing"};
   f.axis = Axis::kUtilization;
   f.savings_fraction = share / 100;
@@ -87,72 +118,210 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
 
 void InputPipeline(const Context& c, std::vector<Finding>* out) {
   std::vector<unsigned> bursty;
-  int64_t low = 0, time = 0;
+  int64_t trough = 0, trough_waste = 0, time = 0;
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
-    if (IsBursty(g)) {
+    if (IsBursty(g) && !IsUnused(g)) {
       bursty.push_back(i);
-      low += g.low_ms;
+      trough += BelowBusyMs(g);
+      trough_waste += BelowBusyWasteMs(g);
       time += g.KnownMs();
     }
   }
   if (bursty.empty()) return;
-  const double share = Pct(low, time);
+  const double share = Pct(trough, time);
   Finding f;
   f.id = "input_pipeline_starvation";
   f.severity = BySize(share, 40);
   f.title = "Bursty utilization: the GPUs wait for input between bursts of work";
   f.observed = share;
-  f.observed_unit = "% of the bursty GPUs' time under 10 % utilization";
+  f.observed_unit = "% of the bursty GPUs' time under 70 % utilization";
   f.threshold = 15;
-  f.threshold_text = ">= 4 switches between < 10 % and >= 70 %, each side >= 15 % of the time";
-  f.evidence_gpu_ms = low;
+  f.threshold_text = ">= 4 swings between < 50 % and >= 70 %, each side >= 15 % of the time";
+  f.evidence_gpu_ms = trough;
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = bursty;
   f.recommendation = fmt::format(
-      "GPU {} alternate between near-idle and busy ({:.0f} % of their time near idle): the input "
+      "GPU {} swing between a trough and busy ({:.0f} % of their time under 70 %): the input "
       "pipeline starves them. Raise DataLoader num_workers and set pin_memory=True (and "
       "persistent_workers, prefetch_factor); move JPEG/video decoding and augmentation to the GPU "
       "with NVIDIA DALI.",
       GpuList(c, bursty), share);
   f.remediations = {"dataloader_num_workers", "pin_memory", "nvidia_dali"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = 0.7 * low / static_cast<double>(std::max<int64_t>(1, c.known_ms));
-  f.savings_reasoning = "70 % of the near-idle time of the bursty GPUs, assuming loading overlaps "
-                        "compute once the pipeline keeps up (an estimate)";
+  f.savings_fraction =
+      0.7 * static_cast<double>(trough_waste) / static_cast<double>(std::max<int64_t>(1, c.known_ms));
+  f.savings_reasoning = "70 % of the unused capacity of the bursty GPUs' troughs, assuming loading "
+                        "overlaps compute once the pipeline keeps up (an estimate)";
   out->push_back(f);
 }
 
+// Low utilization without bursts or idling: the work does not fill the GPU. The convention of
+// cost tools is "utilization p50 under 60 %"; cgov keeps the mean per GPU (rollups hold no
+// distribution), so the rule is the mean at most 60 % on a GPU that is neither bursty, unused nor
+// near idle for 15 % of its time (those have rules of their own).
 void SteadyLow(const Context& c, std::vector<Finding>* out) {
-  int64_t band = 0, low = 0;
-  for (const GpuUsage& g : c.usage.gpus) {
-    band += g.band_ms;
-    low += g.low_ms;
+  std::vector<unsigned> gpus;
+  int64_t time = 0, util_x100 = 0, waste = 0;
+  for (unsigned i : c.gpus_with_data) {
+    const GpuUsage& g = c.usage.gpus[i];
+    const double mean = g.MeanUtilPct().value_or(100);
+    if (mean > 60 || IsBursty(g) || IsUnused(g) || Pct(g.low_ms, g.KnownMs()) >= 15) continue;
+    gpus.push_back(i);
+    time += g.KnownMs();
+    util_x100 += g.util_ms_x100;
+    for (int64_t w : g.waste_ms_x100) waste += w / 100;
   }
-  const double band_share = Pct(band, c.known_ms);
-  if (band_share < 50 || Pct(low, c.known_ms) >= 15) return;
-  const double mean = static_cast<double>(c.usage.UtilMsX100()) / std::max<int64_t>(1, c.known_ms);
+  if (gpus.empty() || Pct(time, c.known_ms) < 5) return;
+  const double mean = static_cast<double>(util_x100) / static_cast<double>(time);
   Finding f;
   f.id = "steady_underutilization";
-  f.severity = Severity::kWarning;
-  f.title = "Steadily low utilization: each step leaves the GPU partly unused";
-  f.observed = band_share;
-  f.observed_unit = "% of GPU-time between 30 % and 60 % utilization";
-  f.threshold = 50;
-  f.threshold_text = ">= 50 % of GPU-time in 30-60 % utilization and < 15 % near idle";
-  f.evidence_gpu_ms = band;
+  f.severity = mean < 30 ? Severity::kWarning : BySize(Pct(time, c.known_ms), 200);
+  f.title = "Steadily low utilization: the work leaves most of the GPU unused";
+  f.observed = mean;
+  f.observed_unit = "% mean utilization of these GPUs";
+  f.threshold = 60;
+  f.threshold_text = "mean utilization <= 60 %, not bursty, < 15 % of the time near idle";
+  f.evidence_gpu_ms = time;
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = gpus;
+  if (mean < 30) {
+    f.recommendation = fmt::format(
+        "GPU {} ran at {:.0f} % on average for {}: the work is far too small for the GPU. Share it "
+        "(MIG instances or CUDA MPS for several jobs or inference replicas), move it to a smaller "
+        "GPU, or batch requests so each kernel does more.",
+        GpuList(c, gpus), mean, Human(time));
+    f.remediations = {"mig", "cuda_mps", "smaller_sku", "larger_batch"};
+  } else {
+    f.recommendation = fmt::format(
+        "GPU {} ran at {:.0f} % on average without idling: kernels are too small to fill the GPU. "
+        "Increase the batch size (with gradient accumulation to keep the effective batch), use AMP "
+        "with BF16 so Tensor Cores do the math, or run on a smaller GPU.",
+        GpuList(c, gpus), mean);
+    f.remediations = {"larger_batch", "gradient_accumulation", "amp_bf16", "smaller_sku"};
+  }
+  f.axis = Axis::kUtilization;
+  // Half of their unused capacity up to 85 % utilization (a well-fed GPU), an estimate.
+  f.savings_fraction = 0.5 * std::max(0.0, (85 - mean) / 85) * static_cast<double>(time) /
+                       static_cast<double>(std::max<int64_t>(1, c.known_ms));
+  f.savings_reasoning = "half of the gap between these GPUs' mean utilization and 85 % (a "
+                        "well-fed GPU), over their share of the GPU-time; an estimate";
+  out->push_back(f);
+}
+
+// GPUs that computed nothing all window: paid for, unused.
+void UnusedGpus(const Context& c, std::vector<Finding>* out) {
+  std::vector<unsigned> gpus;
+  int64_t idle = 0, time = 0;
+  MicroUsd dollars = 0;
+  bool priced = true;
+  for (unsigned i : c.gpus_with_data) {
+    const GpuUsage& g = c.usage.gpus[i];
+    if (!IsUnused(g) || g.KnownMs() < 10 * std::max<int64_t>(1, c.usage.interval_ms)) continue;
+    gpus.push_back(i);
+    idle += g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)];
+    time += g.KnownMs();
+    if (i < c.prices.size() && c.prices[i].per_gpu_hour) {
+      dollars += CostOf(*c.prices[i].per_gpu_hour, g.HeldMs());
+    } else {
+      priced = false;
+    }
+  }
+  if (gpus.empty()) return;
+  Finding f;
+  f.id = "unused_gpu";
+  f.severity = BySize(Pct(idle, c.known_ms), 25);
+  f.title = "Unused GPUs: paid for, computing nothing";
+  f.observed = Pct(idle, time);
+  f.observed_unit = "% of these GPUs' time truly idle (no process, under 10 %)";
+  f.threshold = 90;
+  f.threshold_text = ">= 90 % of a GPU's time truly idle";
+  f.evidence_gpu_ms = idle;
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = gpus;
+  f.recommendation = fmt::format(
+      "GPU {} computed nothing for {} of GPU-time{}: release {}, scale the node pool down, or "
+      "share the capacity (MIG instances, CUDA MPS) with work that waits for a GPU. In a job: "
+      "request only the GPUs it uses.",
+      GpuList(c, gpus), Human(idle),
+      priced && c.cost.priced ? fmt::format(" ({} at the price above)", FormatUsd(dollars)) : "",
+      gpus.size() == 1 ? "it" : "them");
+  f.remediations = {"release_idle_gpu", "smaller_sku", "mig", "cuda_mps"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = static_cast<double>(idle) / static_cast<double>(std::max<int64_t>(1, c.known_ms));
+  f.savings_reasoning = "all of the unused GPUs' truly idle time";
+  out->push_back(f);
+}
+
+// Truly idle time on GPUs that did work at other times (a shared box at night, gaps between
+// jobs), beyond what the idle head and tail of a run explain.
+void IdleCapacity(const Context& c, bool head_or_tail, std::vector<Finding>* out) {
+  int64_t idle = 0;
+  std::vector<unsigned> gpus;
+  for (unsigned i : c.gpus_with_data) {
+    const GpuUsage& g = c.usage.gpus[i];
+    if (IsUnused(g) || IsBursty(g)) continue;
+    const int64_t ms = g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] - g.graphics_only_ms;
+    if (ms <= 0) continue;
+    idle += ms;
+    gpus.push_back(i);
+  }
+  if (head_or_tail) {  // the head and tail findings cover their own idle time
+    int64_t edges = c.usage.idle_head_ms * static_cast<int64_t>(c.gpus_with_data.size());
+    for (int64_t ms : c.usage.tail_phase_ms) edges += ms;
+    idle -= std::min(idle, edges);
+  }
+  const double share = Pct(idle, c.known_ms);
+  if (share < 10) return;
+  Finding f;
+  f.id = "idle_capacity";
+  f.severity = BySize(share, 40);
+  f.title = "Idle capacity: GPUs with nothing to do for part of the time";
+  f.observed = share;
+  f.observed_unit = "% of GPU-time truly idle on GPUs that worked at other times";
+  f.threshold = 10;
+  f.threshold_text = ">= 10 % of GPU-time";
+  f.evidence_gpu_ms = idle;
+  f.window_end_ms = c.usage.covered_ms;
+  f.gpus = gpus;
+  f.recommendation = fmt::format(
+      "GPU {} sat idle with no process for {} of GPU-time between their work: queue jobs so the "
+      "GPUs are fed (a scheduler such as Slurm or Kueue), scale the pool with the load, or use "
+      "spot capacity for work that can wait.",
+      GpuList(c, gpus), Human(idle));
+  f.remediations = {"release_idle_gpu", "spot_instances"};
+  f.axis = Axis::kUtilization;
+  f.savings_fraction = 0.5 * share / 100;
+  f.savings_reasoning = "half of the idle GPU-time, as scaling with the load recovers part of it "
+                        "(an estimate)";
+  out->push_back(f);
+}
+
+// The coverage invariant: waste that no rule explained is said, never silently dropped.
+void Unexplained(const Context& c, std::vector<Finding>* out) {
+  double explained = 0;
+  for (const Finding& f : *out) {
+    if (f.axis == Axis::kUtilization) explained = std::max(explained, f.savings_fraction);
+  }
+  const double waste = c.cost.waste_fraction;
+  if (waste < 0.10 || explained > 0) return;
+  Finding f;
+  f.id = "unexplained_waste";
+  f.severity = Severity::kInfo;
+  f.title = "Unused capacity with no specific lever found";
+  f.observed = waste * 100;
+  f.observed_unit = "% of GPU capacity unused";
+  f.threshold = 10;
+  f.threshold_text = ">= 10 % unused and no other finding explains it";
+  f.evidence_gpu_ms = c.known_ms;
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = c.gpus_with_data;
   f.recommendation = fmt::format(
-      "Utilization sits at {:.0f} % on average without idling: kernels are too small to fill the "
-      "GPU. Increase the batch size (with gradient accumulation to keep the effective batch), use "
-      "AMP with BF16 so Tensor Cores do the math, or run on a smaller GPU.",
-      mean);
-  f.remediations = {"larger_batch", "gradient_accumulation", "amp_bf16", "smaller_sku"};
-  f.axis = Axis::kUtilization;
-  f.savings_fraction = std::max(0.0, 0.5 * (85 - mean) / 85);
-  f.savings_reasoning = "half of the gap between the mean utilization and 85 % (a well-fed GPU), "
-                        "an estimate";
+      "{:.0f} % of the GPU capacity went unused and no pattern cgov knows explains it (utilization "
+      "varies without a clear burst, idle or steady-low pattern). Profile a few steps (PyTorch "
+      "profiler, Nsight Systems) to see where the GPU waits.", waste * 100);
+  f.axis = Axis::kNone;
+  f.savings_reasoning = "no lever: the finding says how much waste stays unexplained";
   out->push_back(f);
 }
 
@@ -185,11 +354,18 @@ constexpr double kTensorInUsePct = 30;   // at or above: the math already runs o
 constexpr double kLowSmActivityPct = 50;  // below, while utilization.gpu says compute-bound
 
 void ComputeBound(const Context& c, std::vector<Finding>* out) {
-  const double share = Pct(Phase_(c, Phase::kComputeBound), c.known_ms);
-  int64_t low = 0;
-  for (const GpuUsage& g : c.usage.gpus) low += g.low_ms;
-  // Busy in bursts with stalls between is a starved pipeline first (input_pipeline_starvation).
-  if (share < 50 || Pct(low, c.known_ms) >= 10) return;
+  // Busy in bursts with stalls between is a starved pipeline first (input_pipeline_starvation):
+  // only the GPUs that do not swing count here.
+  int64_t bound = 0, known = 0, low = 0;
+  for (unsigned i : c.gpus_with_data) {
+    const GpuUsage& g = c.usage.gpus[i];
+    if (IsBursty(g)) continue;
+    bound += g.phase_ms[static_cast<size_t>(Phase::kComputeBound)];
+    known += g.KnownMs();
+    low += g.low_ms;
+  }
+  const double share = Pct(bound, known);
+  if (known == 0 || share < 50 || Pct(low, known) >= 10) return;
   const BoundGpm gpm = BoundGpmOf(c);
   // The Tensor Cores already do the math: mixed precision has nothing left to give.
   if (gpm.tensor_active_pct && *gpm.tensor_active_pct >= kTensorInUsePct) return;
@@ -200,8 +376,9 @@ void ComputeBound(const Context& c, std::vector<Finding>* out) {
   f.observed = share;
   f.observed_unit = "% of GPU-time at >= 90 % utilization";
   f.threshold = 50;
-  f.threshold_text = ">= 50 % of GPU-time compute-bound and < 10 % near idle";
-  f.evidence_gpu_ms = Phase_(c, Phase::kComputeBound);
+  f.threshold_text = ">= 50 % of GPU-time compute-bound and < 10 % near idle (bursty GPUs "
+                     "excluded)";
+  f.evidence_gpu_ms = bound;
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = c.gpus_with_data;
   const std::string evidence =
@@ -333,12 +510,14 @@ void Imbalance(const Context& c, std::vector<Finding>* out) {
     hi = std::max(hi, mean);
   }
   if (hi - lo < 40 || lo >= 20 || hi < 60) return;
+  // (Unused GPUs have their own finding; the idle ones here did some work.)
   for (unsigned i : c.gpus_with_data) {
-    if (*c.usage.gpus[i].MeanUtilPct() < 20) {
+    if (*c.usage.gpus[i].MeanUtilPct() < 20 && !IsUnused(c.usage.gpus[i])) {
       idle.push_back(i);
       idle_ms += c.usage.gpus[i].KnownMs();
     }
   }
+  if (idle.empty()) return;
   Finding f;
   f.id = "gpu_imbalance";
   f.severity = Severity::kWarning;
@@ -684,13 +863,17 @@ std::vector<Finding> Recommend(const UsageTotals& usage, const CostBlock& cost,
     IdleHeld(c, &out);
     InputPipeline(c, &out);
     SteadyLow(c, &out);
+    UnusedGpus(c, &out);
     ComputeBound(c, &out);
     LowSmActivity(c, &out);
+    const size_t before_edges = out.size();
     IdleTailAndHead(c, &out);
+    IdleCapacity(c, out.size() > before_edges, &out);
     Imbalance(c, &out);
     HostBound(c, &out);
     Hardware(c, &out);
     Spot(c, &out);
+    Unexplained(c, &out);
   }
   for (Finding& f : out) {
     f.savings_fraction = std::clamp(f.savings_fraction, 0.0, 1.0);

@@ -1,7 +1,9 @@
 #include "analysis/history_summary.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -128,15 +130,19 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
   }()) : 0;
 }
 
+std::pair<std::string, std::string> KindOf(const std::string& command, const std::string& who,
+                                           bool ongoing, int64_t gpu_index);
+
 std::string Advice(const ActionRow& a) {
   const std::string who = a.user.empty() ? "the owner (unknown user: a system or container "
                                            "process?)" : a.user;
+  std::string advice = KindOf(a.command, who, false, a.gpu_index).second;
   if (a.ongoing) {
-    return fmt::format("check `nvidia-smi -i {}`; ask {} to free it, or end pid {} (`kill {}`)",
-                       a.gpu_index, who, a.session.pid, a.session.pid);
+    advice = fmt::format("still holding: check `nvidia-smi -i {}`, ask {} to free it or end pid "
+                         "{} (`kill {}`); then: {}", a.gpu_index, who, a.session.pid,
+                         a.session.pid, advice);
   }
-  return fmt::format("ended; ask {} about an idle timeout (e.g. Jupyter kernel culling) so "
-                     "memory is released when work stops", who);
+  return advice;
 }
 
 void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
@@ -166,6 +172,86 @@ void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
                            a.session.gpu_id, a.session.pid) <
            std::make_tuple(-b.idle_held_cost, -b.session.idle_held_ms, b.session.start_ms,
                            b.session.gpu_id, b.session.pid);
+  });
+}
+
+// What kind of holder a process name is, and the one step that fits it.
+std::pair<std::string, std::string> KindOf(const std::string& command, const std::string& who,
+                                           bool ongoing, int64_t gpu_index) {
+  auto has = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      if (command.find(n) != std::string::npos) return true;
+    }
+    return false;
+  };
+  const std::string now = ongoing ? fmt::format(" Now: check `nvidia-smi -i {}` and ask {} to "
+                                                "free it.", gpu_index, who)
+                                  : "";
+  if (has({"ipykernel", "jupyter"})) {
+    return {"notebook", fmt::format("ask {} to shut kernels down when done, or set an idle "
+                                    "timeout (Jupyter MappingKernelManager.cull_idle_timeout, "
+                                    "e.g. 1 h) so the kernel frees its GPU memory.{}", who, now)};
+  }
+  if (has({"tritonserver", "vllm", "text-generation", "uvicorn", "gunicorn", "torchserve",
+           "sglang", "ollama"})) {
+    return {"inference server",
+            fmt::format("an inference server idles between requests: scale it to zero off-hours "
+                        "(autoscaling on request rate), or share the GPU (MIG, MPS) with other "
+                        "replicas.{}", now)};
+  }
+  if (has({"bash", "zsh", "sh", "tmux", "screen", "fish"}) && command.size() <= 6) {
+    return {"interactive shell", fmt::format("a shell kept a GPU process alive: ask {} to end "
+                                             "it when the session ends.{}", who, now)};
+  }
+  if (has({"python", "torchrun", "accelerate", "deepspeed", "srun"})) {
+    return {"batch job", fmt::format("the job stopped computing but kept its memory: ask {} to "
+                                     "exit when training ends (no trailing evaluation on an idle "
+                                     "GPU, checkpoint and exit instead of waiting).{}", who, now)};
+  }
+  return {"process", fmt::format("ask {} why the process keeps GPU memory while idle.{}", who,
+                                 now)};
+}
+
+void BuildHabits(const HistoryInput& in, HistorySummary* s) {
+  const int64_t kDay = 86'400'000;
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<const ActionRow*>> by;
+  for (const ActionRow& a : s->actions) by[{a.user, a.command, a.gpu_uuid}].push_back(&a);
+  for (const auto& [key, rows] : by) {
+    HabitRow h;
+    h.user = rows.front()->user;
+    h.command = rows.front()->command;
+    h.gpu_index = rows.front()->gpu_index;
+    h.gpu_uuid = rows.front()->gpu_uuid;
+    h.window_days = static_cast<int>((in.until_ms - in.since_ms + kDay - 1) / kDay);
+    std::set<int64_t> days;
+    std::map<int, int> start_hours;
+    std::vector<int64_t> stretches;
+    for (const ActionRow* a : rows) {
+      ++h.sessions;
+      h.idle_held_ms += a->session.idle_held_ms;
+      h.idle_held_cost += a->idle_held_cost;
+      h.ongoing = h.ongoing || a->ongoing;
+      days.insert(a->session.idle_streak_max_start_ms / kDay);
+      ++start_hours[static_cast<int>(a->session.idle_streak_max_start_ms % kDay / 3'600'000)];
+      stretches.push_back(a->session.idle_streak_max_ms);
+    }
+    h.days = static_cast<int>(days.size());
+    int best = 0;
+    for (const auto& [hour, n] : start_hours) {
+      if (n > best) {
+        best = n;
+        h.typical_start_hour = hour;
+      }
+    }
+    std::sort(stretches.begin(), stretches.end());
+    h.typical_stretch_ms = stretches[stretches.size() / 2];
+    const std::string who = h.user.empty() ? "the owner" : h.user;
+    std::tie(h.kind, h.advice) = KindOf(h.command, who, h.ongoing, h.gpu_index);
+    s->habits.push_back(std::move(h));
+  }
+  std::sort(s->habits.begin(), s->habits.end(), [](const HabitRow& a, const HabitRow& b) {
+    return std::make_tuple(-a.idle_held_cost, -a.idle_held_ms, a.gpu_index, a.user, a.command) <
+           std::make_tuple(-b.idle_held_cost, -b.idle_held_ms, b.gpu_index, b.user, b.command);
   });
 }
 
@@ -255,6 +341,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   }
   BuildWho(in, &s);
   BuildActions(in, o.idle_held_min_ms, &s);
+  BuildHabits(in, &s);
   s.sessions_known = in.has_sessions;
   BuildHeatmap(in, o, &s);
   std::vector<std::string> names;  // as the per-GPU table names them

@@ -126,6 +126,25 @@ struct ActionRow {
   std::string advice;  // what to do, one line
 };
 
+// The idle-held sessions of one holder, process name and GPU together: a habit to change
+// ("bob's ipykernel on GPU 4: idle-held 40 h on 5 of 7 days").
+struct HabitRow {
+  std::string user;
+  std::string command;
+  int64_t gpu_index = -1;
+  std::string gpu_uuid;
+  std::string kind;  // "notebook", "batch job", "interactive shell", "inference server", "process"
+  int sessions = 0;
+  int days = 0;         // days (UTC) on which one of its idle-held stretches began
+  int window_days = 0;  // days the window spans
+  int64_t idle_held_ms = 0;
+  MicroUsd idle_held_cost = 0;
+  int typical_start_hour = -1;        // UTC hour its longest idle stretches most often begin
+  int64_t typical_stretch_ms = 0;     // the median of those stretches
+  bool ongoing = false;               // one of them still holds at the end of the data
+  std::string advice;                 // the one next step for this kind of holder
+};
+
 struct HistorySummary {
   static constexpr int kSchemaVersion = 1;
   int64_t since_ms = 0, until_ms = 0;
@@ -147,6 +166,7 @@ struct HistorySummary {
   double unattributed_share_pct = 0;  // of all GPU time, like WhoRow::share_pct
   MicroUsd unattributed_cost = 0;
   std::vector<ActionRow> actions;  // by idle-held dollars (then time), descending
+  std::vector<HabitRow> habits;    // the actions grouped, by dollars (then time), descending
   bool sessions_known = true;      // false: the source keeps no sessions (Prometheus)
   int64_t idle_held_min_ms = 0;
   // Mean utilization by weekday (0 = Monday) and hour of day; unknown where there is no data.

@@ -186,7 +186,7 @@ void UsageAccumulator::Commit(const Pending& p, int64_t duration_ms, State* stat
     if (low) u.low_ms += duration_ms;
     if (high) u.high_ms += duration_ms;
     if (util >= patterns_.band_low_pct && util <= patterns_.band_high_pct) u.band_ms += duration_ms;
-    if (low || high) {
+    if (util < patterns_.trough_util_pct || high) {
       const int now = high ? 1 : 0;
       if (state->last_state[i] >= 0 && state->last_state[i] != now) ++u.transitions;
       state->last_state[i] = now;

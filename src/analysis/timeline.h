@@ -37,6 +37,8 @@ std::vector<GpuPoint> GpuPoints(const TickSample& tick);
 // Pattern thresholds (docs/analysis.md explains each).
 struct PatternThresholds {
   double high_util_pct = 70;        // "near 100" side of a burst
+  double trough_util_pct = 50;      // the other side: a swing from below this to high_util_pct
+                                    // is a burst (15 <-> 95 and 30 <-> 100 are, 55 <-> 75 not)
   double band_low_pct = 30;         // steady-low band, both ends included
   double band_high_pct = 60;
   double memory_pressure_pct = 85;
@@ -51,7 +53,7 @@ struct GpuUsage {
   int64_t unknown_ms = 0;                            // held, utilization unknown
   int64_t graphics_only_ms = 0;                      // idle, only a graphics process held memory
   int64_t low_ms = 0, high_ms = 0, band_ms = 0;      // u < idle, u >= high, band_low <= u <= band_high
-  int transitions = 0;                               // low <-> high switches (mid values skipped)
+  int transitions = 0;  // trough (< trough_util_pct) <-> high switches (mid values skipped)
   int64_t thermal_ms = 0, power_capped_ms = 0;       // busy while those clock reasons were set
   int64_t memory_pressure_ms = 0;
   std::optional<double> memory_max_pct;

@@ -200,34 +200,41 @@ std::string ShowbackText(const HistorySummary& s, bool md) {
 }
 
 std::string Actions(const HistorySummary& s, bool md) {
-  std::string out = Heading(fmt::format("Act on these: idle-held sessions (≥ {} idle-held)",
+  std::string out = Heading(fmt::format("Act on these: idle-held habits (sessions idle-held ≥ {} "
+                                        "at a stretch, by holder, process and GPU)",
                                         Span(s.idle_held_min_ms)), md);
   if (!s.sessions_known) {
     return out + "Not available from Prometheus: sessions (which process, since when) live in "
                  "each host's history database: `cgov report --db` on the node. The idle-held "
                  "column of Who shows whose they are.\n";
   }
-  if (s.actions.empty()) {
+  if (s.habits.empty()) {
     return out + fmt::format("None: no process held memory on a cold GPU for {} or more.\n",
                              Span(s.idle_held_min_ms));
   }
   int n = 0;
-  for (const ActionRow& a : s.actions) {
-    if (n == kMaxActions) {
+  for (const HabitRow& h : s.habits) {
+    if (n == static_cast<int>(kMaxActions)) {
       out += fmt::format("… and {} more (all of them in --format json)\n",
-                         s.actions.size() - kMaxActions);
+                         s.habits.size() - kMaxActions);
       break;
     }
-    const SessionRecord& x = a.session;
+    const std::string typical =
+        h.typical_start_hour < 0
+            ? ""
+            : fmt::format("; typically {} from {:02}:00 UTC", Span(h.typical_stretch_ms),
+                          h.typical_start_hour);
     out += fmt::format(
-        "{}. {} GPU {} · {} · {} (pid {}) · held since {} · idle-held {} of {} (longest unbroken: "
-        "{} from {}) · up to {} MiB{}\n   → {}\n",
-        ++n, s.cost.priced ? FormatUsd(a.idle_held_cost) : "—", a.gpu_index,
-        a.user.empty() ? "(unknown user)" : a.user, a.command.empty() ? "?" : a.command, x.pid,
-        Time(x.start_ms), Span(x.idle_held_ms), Span(x.held_ms), Span(x.idle_streak_max_ms),
-        Time(x.idle_streak_max_start_ms), x.mem_max_mib,
-        a.ongoing ? " · still holding" : fmt::format(" · ended {}", Time(x.end_ms)), a.advice);
+        "{}. {} · {}'s {} ({}) on GPU {}: idle-held {} in {} session{} on {} of {} day{}{}{}\n"
+        "   → {}\n",
+        ++n, s.cost.priced ? FormatUsd(h.idle_held_cost) : "—",
+        h.user.empty() ? "(unknown user)" : h.user, h.command.empty() ? "?" : h.command, h.kind,
+        h.gpu_index, Span(h.idle_held_ms), h.sessions, h.sessions == 1 ? "" : "s", h.days,
+        h.window_days, h.window_days == 1 ? "" : "s", typical, h.ongoing ? " · still holding" : "",
+        h.advice);
   }
+  out += fmt::format("\n{} idle-held session{} in all: `--format json` lists each (pid, start, end, "
+                     "longest stretch).\n", s.actions.size(), s.actions.size() == 1 ? "" : "s");
   return out;
 }
 
@@ -319,6 +326,23 @@ json ActionsJson(const HistorySummary& s) {
                    {"longest_idle_held_start", FormatRfc3339Utc(x.idle_streak_max_start_ms * 1'000'000)},
                    {"mem_max_mib", x.mem_max_mib}, {"idle_held_cost_usd", Usd(s, a.idle_held_cost)},
                    {"advice", a.advice}});
+  }
+  return out;
+}
+
+json HabitsJson(const HistorySummary& s) {
+  json out = json::array();
+  for (const HabitRow& h : s.habits) {
+    out.push_back({{"user", h.user}, {"command", h.command}, {"kind", h.kind},
+                   {"gpu_index", h.gpu_index}, {"gpu_uuid", h.gpu_uuid},
+                   {"sessions", h.sessions}, {"days", h.days}, {"window_days", h.window_days},
+                   {"idle_held_seconds", Round3(static_cast<double>(h.idle_held_ms) / 1e3)},
+                   {"idle_held_cost_usd", Usd(s, h.idle_held_cost)},
+                   {"typical_start_hour_utc",
+                    h.typical_start_hour < 0 ? json(nullptr) : json(h.typical_start_hour)},
+                   {"typical_idle_held_seconds",
+                    Round3(static_cast<double>(h.typical_stretch_ms) / 1e3)},
+                   {"ongoing", h.ongoing}, {"advice", h.advice}});
   }
   return out;
 }
@@ -437,6 +461,7 @@ json HistoryReportJson(const HistorySummary& s) {
           {"idle_held_sessions", {{"min_idle_held_seconds",
                                    Round3(static_cast<double>(s.idle_held_min_ms) / 1e3)},
                                   {"available", s.sessions_known},
+                                  {"habits", HabitsJson(s)},
                                   {"sessions", ActionsJson(s)}}},
           {"heatmap_util_pct", HeatmapJson(s)},
           {"findings", FindingsJson(s.findings)},

@@ -213,6 +213,49 @@ TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
   EXPECT_NE(exists.err.find("--force"), std::string::npos);
 }
 
+// Issue 14: the demo week's action list is a handful of habits with advice for their kind of
+// holder, not one row per day; the GPU that computed nothing has a finding with its dollars.
+TEST(HistoryE2E, TheDemoWeekGroupsHabitsAndNamesTheUnusedGpu) {
+  TempDir dir;
+  RunResult demo = RunProgram({CgovBinary(), "demo", "--db", dir / "week.db", "--interval",
+                               "10s"}, {}, 120);
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  json r = ReportJson({"--db", dir / "week.db", "--since", "7d"});
+  const json& habits = r["idle_held_sessions"]["habits"];
+  const json& sessions = r["idle_held_sessions"]["sessions"];
+  ASSERT_GE(habits.size(), 2u);
+  EXPECT_LE(habits.size(), 5u) << habits.dump(1);
+  EXPECT_GT(sessions.size(), habits.size()) << "every session is still in the JSON";
+  EXPECT_EQ(habits[0]["user"], "bob");
+  EXPECT_EQ(habits[0]["kind"], "notebook");
+  EXPECT_GE(habits[0]["days"].get<int>(), 5);
+  EXPECT_NE(habits[0]["advice"].get<std::string>().find("cull_idle_timeout"), std::string::npos);
+  bool batch = false;
+  for (const json& h : habits) {
+    if (h["user"] == "dave") {
+      batch = true;
+      EXPECT_EQ(h["kind"], "batch job");
+      EXPECT_EQ(h["advice"].get<std::string>().find("Jupyter"), std::string::npos)
+          << "a finished batch job is not told about notebooks";
+    }
+  }
+  EXPECT_TRUE(batch) << habits.dump(1);
+  bool unused = false;
+  for (const json& f : r["findings"]) {
+    if (f["id"] != "unused_gpu") continue;
+    unused = true;
+    EXPECT_EQ(f["evidence"]["gpu_names"], json::array({"7"}));
+    EXPECT_NE(f["recommendation"].get<std::string>().find("computed nothing for 7.0 days"),
+              std::string::npos) << f.dump(1);
+    EXPECT_NE(f["recommendation"].get<std::string>().find("$"), std::string::npos);
+    EXPECT_GT(f["savings_fraction"].get<double>(), 0.1) << f.dump(1);
+  }
+  EXPECT_TRUE(unused) << r["findings"].dump(1);
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", dir / "week.db", "--since", "7d"},
+                              {});
+  EXPECT_NE(text.out.find("bob's ipykernel (notebook) on GPU 4"), std::string::npos) << text.out;
+}
+
 TEST(HistoryE2E, BadInputGetsAClearErrorAndNoOutput) {
   TempDir dir;
   RunResult missing = RunProgram({CgovBinary(), "report", "--db", dir / "none.db"}, {});
