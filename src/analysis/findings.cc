@@ -568,6 +568,14 @@ void HostBound(const Context& c, std::vector<Finding>* out) {
        "and augmentation to the GPU with NVIDIA DALI, preprocess the dataset once, or use a host "
        "with more cores per GPU.",
        {"nvidia_dali", "dataloader_num_workers"}, "half of the CPU-starved GPU-time, an estimate"},
+      {"cpu_contention", "CPU contention: other processes saturate the host while the GPUs wait",
+       "% of GPU-time under 70 % utilization with host CPU >= 90 %, the job's own processes using "
+       "under half of it", &GpuUsage::cpu_other_ms,
+       "The host's CPUs were saturated by processes outside this job (its own used under half of "
+       "what was busy): more cores for the job or more DataLoader workers would only compete. "
+       "Run it on a quieter host, or give it dedicated cores (a cgroup cpuset, the Kubernetes "
+       "static CPU manager policy, Slurm --exclusive).",
+       {}, "half of the GPU-time starved by the other tenants, an estimate"},
       {"io_wait", "I/O wait: the host waits for storage while the GPUs wait",
        "% of GPU-time under 70 % utilization with host iowait >= 20 %", &GpuUsage::iowait_ms,
        "Reading the data is the bottleneck: stage the dataset on local NVMe or in memory, use a "

@@ -25,6 +25,8 @@ struct Workload {
   std::function<GpuPoint(int t, size_t g)> gpu;
   std::function<HostSample(int t)> host;  // null: nothing known of the host
   std::vector<std::string> must, must_not;
+  // The job's own CPU, % of all the host's cores (cgov run knows it); null: unknown.
+  std::function<double(int t)> job_cpu = nullptr;
 };
 
 GpuPoint At(double util, uint64_t held_mib = 20'000) {
@@ -93,9 +95,13 @@ const std::vector<Workload>& Corpus() {
       {"inference_server", "1 GPU, steady low load with request spikes (25 %, 90 % every 30 s)",
        1, 600, [](int t, size_t) { return At(t % 30 == 0 ? 90 : 25); }, nullptr,
        {"steady_underutilization"}, {"input_pipeline_starvation", "idle_held_gpu"}},
-      {"cpu_bound_host", "1 GPU at 40 % while the host CPU is saturated (96 %)", 1, 600,
-       [](int, size_t) { return At(40); }, [](int) { return Cpu(96); }, {"cpu_bound_host"},
-       {"io_wait"}},
+      {"cpu_bound_host", "1 GPU at 40 % while the job's own processes saturate the host CPU "
+       "(96 %, the job 90 %)", 1, 600, [](int, size_t) { return At(40); },
+       [](int) { return Cpu(96); }, {"cpu_bound_host"}, {"io_wait", "cpu_contention"},
+       [](int) { return 90.0; }},
+      {"cpu_other_tenant", "1 GPU at 40 % while another tenant saturates the host CPU (96 %, "
+       "the job 3 %)", 1, 600, [](int, size_t) { return At(40); }, [](int) { return Cpu(96); },
+       {"cpu_contention"}, {"cpu_bound_host"}, [](int) { return 3.0; }},
       {"io_wait", "1 GPU at 40 % while the host waits for storage (iowait 35 %)", 1, 600,
        [](int, size_t) { return At(40); }, [](int) { return Cpu(50, 35); }, {"io_wait"},
        {"cpu_bound_host"}},
@@ -147,7 +153,9 @@ Diagnosis Diagnose(const Workload& w) {
   for (int t = 0; t < w.seconds; ++t) {
     std::vector<GpuPoint> points;
     for (size_t g = 0; g < w.gpus; ++g) points.push_back(w.gpu(t, g));
-    acc.Add(t * 1000, points, w.host ? w.host(t) : HostSample{});
+    std::optional<double> job;
+    if (w.job_cpu) job = w.job_cpu(t);
+    acc.Add(t * 1000, points, w.host ? w.host(t) : HostSample{}, job);
   }
   UsageTotals u = acc.Finish(w.seconds * 1000);
   ResolvedPrice price;

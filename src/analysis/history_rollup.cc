@@ -90,6 +90,7 @@ void MergeInto(const GpuUsage& from, GpuUsage* into) {
     into->memory_max_pct = std::max(into->memory_max_pct.value_or(0), *from.memory_max_pct);
   }
   into->cpu_bound_ms += from.cpu_bound_ms;
+  into->cpu_other_ms += from.cpu_other_ms;
   into->iowait_ms += from.iowait_ms;
   into->gpm_ms += from.gpm_ms;
   into->sm_active_ms_x100 += from.sm_active_ms_x100;

@@ -68,7 +68,12 @@ void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
   ++ticks_;
   std::vector<GpuPoint> points = GpuPoints(tick);
   points.resize(gpus_.size());
-  usage_.Add((tick.mono_ns - start_mono_ns_) / 1'000'000, points, tick.host);
+  // The job's CPU as a share of all the host's cores (cpu_pct: 100 = one core busy).
+  std::optional<double> job_cpu;
+  if (job.cpu_pct && !tick.host.core_pct.empty()) {
+    job_cpu = *job.cpu_pct / static_cast<double>(tick.host.core_pct.size());
+  }
+  usage_.Add((tick.mono_ns - start_mono_ns_) / 1'000'000, points, tick.host, job_cpu);
   for (size_t i = 0; i < tick.gpu_fast.size() && i < per_gpu_.size(); ++i) {
     const GpuFastSample& g = tick.gpu_fast[i];
     if (g.lost) {

@@ -123,14 +123,14 @@ UsageAccumulator::UsageAccumulator(size_t gpus, int64_t interval_ms, PhaseThresh
 }
 
 void UsageAccumulator::Add(int64_t t_ms, const std::vector<GpuPoint>& gpus,
-                           const HostSample& host) {
+                           const HostSample& host, std::optional<double> job_cpu_pct) {
   if (pending_) {
     const int64_t elapsed = std::max<int64_t>(0, t_ms - pending_->t_ms);
     const int64_t cap = 2 * state_.totals.interval_ms;
     state_.totals.gap_ms += std::max<int64_t>(0, elapsed - cap);
     Commit(*pending_, std::min(elapsed, cap), &state_);
   }
-  pending_ = Pending{t_ms, gpus, host.cpu_pct, host.iowait_pct};
+  pending_ = Pending{t_ms, gpus, host.cpu_pct, host.iowait_pct, job_cpu_pct};
 }
 
 UsageTotals UsageAccumulator::Finish(int64_t end_ms) const {
@@ -201,7 +201,12 @@ void UsageAccumulator::Commit(const Pending& p, int64_t duration_ms, State* stat
     }
     const bool starved = util < phases_.productive_util_pct;
     if (starved && p.host_cpu_pct && *p.host_cpu_pct >= patterns_.cpu_saturated_pct) {
-      u.cpu_bound_ms += duration_ms;
+      // Whose CPU: the job's own processes, or another tenant's when the job used under half.
+      if (p.job_cpu_pct && *p.job_cpu_pct < *p.host_cpu_pct / 2) {
+        u.cpu_other_ms += duration_ms;
+      } else {
+        u.cpu_bound_ms += duration_ms;
+      }
     }
     if (starved && p.host_iowait_pct && *p.host_iowait_pct >= patterns_.iowait_pct) {
       u.iowait_ms += duration_ms;

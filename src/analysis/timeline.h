@@ -57,7 +57,10 @@ struct GpuUsage {
   int64_t thermal_ms = 0, power_capped_ms = 0;       // busy while those clock reasons were set
   int64_t memory_pressure_ms = 0;
   std::optional<double> memory_max_pct;
-  int64_t cpu_bound_ms = 0;   // not productive while the host CPU was saturated
+  int64_t cpu_bound_ms = 0;   // not productive while the host CPU was saturated (by the job, or
+                              // by whom is unknown)
+  int64_t cpu_other_ms = 0;   // ... saturated by processes outside the job (it used < half);
+                              // known in `cgov run` only (not kept in history rollups)
   int64_t iowait_ms = 0;      // not productive while the host waited for I/O
   uint64_t xid_errors = 0;           // Xid critical errors in the window
   std::optional<uint32_t> last_xid;  // the code of the last one
@@ -103,8 +106,10 @@ class UsageAccumulator {
   UsageAccumulator(size_t gpus, int64_t interval_ms, PhaseThresholds phases = {},
                    PatternThresholds patterns = {});
 
-  // `t_ms`: the tick's time since the start of the run; ticks arrive in order.
-  void Add(int64_t t_ms, const std::vector<GpuPoint>& gpus, const HostSample& host);
+  // `t_ms`: the tick's time since the start of the run; ticks arrive in order. `job_cpu_pct`:
+  // the job's own processes' share of all the host's cores (0..100), when known (cgov run).
+  void Add(int64_t t_ms, const std::vector<GpuPoint>& gpus, const HostSample& host,
+           std::optional<double> job_cpu_pct = std::nullopt);
   // The totals with the last sample closed at `end_ms`.
   UsageTotals Finish(int64_t end_ms) const;
 
@@ -113,6 +118,7 @@ class UsageAccumulator {
     int64_t t_ms = 0;
     std::vector<GpuPoint> gpus;
     std::optional<double> host_cpu_pct, host_iowait_pct;
+    std::optional<double> job_cpu_pct;
   };
   struct State {
     UsageTotals totals;
