@@ -130,13 +130,13 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
   }()) : 0;
 }
 
-std::pair<std::string, std::string> KindOf(const std::string& command, const std::string& who,
-                                           bool ongoing, int64_t gpu_index);
+std::pair<std::string, std::string> KindOf(const ActionRow& a, const std::string& who,
+                                           bool ongoing);
 
 std::string Advice(const ActionRow& a) {
   const std::string who = a.user.empty() ? "the owner (unknown user: a system or container "
                                            "process?)" : a.user;
-  std::string advice = KindOf(a.command, who, false, a.gpu_index).second;
+  std::string advice = KindOf(a, who, false).second;
   if (a.ongoing) {
     advice = fmt::format("still holding: check `nvidia-smi -i {}`, ask {} to free it or end pid "
                          "{} (`kill {}`); then: {}", a.gpu_index, who, a.session.pid,
@@ -160,6 +160,8 @@ void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
     }
     if (auto id = in.identities.find(session.identity_id); id != in.identities.end()) {
       a.user = id->second.user;
+      a.pod = id->second.pod;
+      a.slurm_job = id->second.slurm_job;
     }
     if (auto c = in.commands.find(session.command_id); c != in.commands.end()) a.command = c->second;
     a.ongoing = session.open && in.data_end_ms && session.end_ms >= *in.data_end_ms;
@@ -175,9 +177,22 @@ void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
   });
 }
 
+// An inference server, by its process name.
+bool IsInferenceServer(const std::string& command) {
+  // Process names as /proc shows them (15 characters: "triton_python_b" is Triton's Python
+  // backend stub).
+  for (const char* n : {"triton", "vllm", "text-generation", "uvicorn", "gunicorn", "torchserve",
+                        "sglang", "ollama"}) {
+    if (command.find(n) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // What kind of holder a process name is, and the one step that fits it.
-std::pair<std::string, std::string> KindOf(const std::string& command, const std::string& who,
-                                           bool ongoing, int64_t gpu_index) {
+std::pair<std::string, std::string> KindOf(const ActionRow& a, const std::string& who,
+                                           bool ongoing) {
+  const std::string& command = a.command;
+  const int64_t gpu_index = a.gpu_index;
   auto has = [&](std::initializer_list<const char*> names) {
     for (const char* n : names) {
       if (command.find(n) != std::string::npos) return true;
@@ -192,8 +207,7 @@ std::pair<std::string, std::string> KindOf(const std::string& command, const std
                                     "timeout (Jupyter MappingKernelManager.cull_idle_timeout, "
                                     "e.g. 1 h) so the kernel frees its GPU memory.{}", who, now)};
   }
-  if (has({"tritonserver", "vllm", "text-generation", "uvicorn", "gunicorn", "torchserve",
-           "sglang", "ollama"})) {
+  if (IsInferenceServer(command)) {
     return {"inference server",
             fmt::format("an inference server idles between requests: scale it to zero off-hours "
                         "(autoscaling on request rate), or share the GPU (MIG, MPS) with other "
@@ -202,6 +216,18 @@ std::pair<std::string, std::string> KindOf(const std::string& command, const std
   if (has({"bash", "zsh", "sh", "tmux", "screen", "fish"}) && command.size() <= 6) {
     return {"interactive shell", fmt::format("a shell kept a GPU process alive: ask {} to end "
                                              "it when the session ends.{}", who, now)};
+  }
+  if (!a.slurm_job.empty()) {
+    return {"Slurm job", fmt::format("Slurm job {} keeps its GPU allocation while idle: end the "
+                                     "batch script when the work ends (scancel an interactive "
+                                     "salloc when done; give interactive partitions a short "
+                                     "time limit).{}", a.slurm_job, now)};
+  }
+  if (!a.pod.empty()) {
+    return {"Kubernetes pod", fmt::format("the pod keeps its GPU while idle: let Jobs finish "
+                                          "(activeDeadlineSeconds, ttlSecondsAfterFinished), "
+                                          "scale idle deployments to zero (KEDA), or cull idle "
+                                          "notebook pods.{}", now)};
   }
   if (has({"python", "torchrun", "accelerate", "deepspeed", "srun"})) {
     return {"batch job", fmt::format("the job stopped computing but kept its memory: ask {} to "
@@ -246,13 +272,57 @@ void BuildHabits(const HistoryInput& in, HistorySummary* s) {
     std::sort(stretches.begin(), stretches.end());
     h.typical_stretch_ms = stretches[stretches.size() / 2];
     const std::string who = h.user.empty() ? "the owner" : h.user;
-    std::tie(h.kind, h.advice) = KindOf(h.command, who, h.ongoing, h.gpu_index);
+    std::tie(h.kind, h.advice) = KindOf(*rows.front(), who, h.ongoing);
     s->habits.push_back(std::move(h));
   }
   std::sort(s->habits.begin(), s->habits.end(), [](const HabitRow& a, const HabitRow& b) {
     return std::make_tuple(-a.idle_held_cost, -a.idle_held_ms, a.gpu_index, a.user, a.command) <
            std::make_tuple(-b.idle_held_cost, -b.idle_held_ms, b.gpu_index, b.user, b.command);
   });
+}
+
+// The history knows who held each GPU: a steadily low GPU held by an inference server gets the
+// advice for one (batching, autoscaling, sharing), not the training advice (batch size, AMP).
+void AdviseByHolder(const HistoryInput& in, HistorySummary* s) {
+  std::map<uint32_t, std::map<std::string, int64_t>> held;  // GPU id -> command -> held ms
+  for (const SessionRecord& x : in.sessions) {
+    auto c = in.commands.find(x.command_id);
+    if (c != in.commands.end()) held[x.gpu_id][c->second] += x.held_ms;
+  }
+  auto main_command = [&](unsigned row) -> std::string {
+    if (row >= s->gpus.size()) return "";
+    const auto& by = held[s->gpus[row].gpu.id];
+    std::string best;
+    int64_t most = 0;
+    for (const auto& [command, ms] : by) {
+      if (ms > most) {
+        most = ms;
+        best = command;
+      }
+    }
+    return best;
+  };
+  for (Finding& f : s->findings) {
+    if (f.id != "steady_underutilization" || f.gpus.empty()) continue;
+    bool serving = true;
+    std::string command;
+    for (unsigned g : f.gpus) {
+      command = main_command(g);
+      serving = serving && IsInferenceServer(command);
+    }
+    if (!serving) continue;
+    f.recommendation = fmt::format(
+        "GPU {} serve{} inference ({}) at {:.0f} % on average: the load follows the requests. "
+        "Batch requests on the server (dynamic batching, continuous batching), autoscale replicas "
+        "on request rate (down to zero off-hours), or pack several models or replicas onto the "
+        "GPU with MIG instances or CUDA MPS.",
+        f.gpu_names.empty() ? "?" : [&] {
+          std::string names;
+          for (const std::string& n : f.gpu_names) names += (names.empty() ? "" : ",") + n;
+          return names;
+        }(), f.gpus.size() == 1 ? "s" : "", command, f.observed);
+    f.remediations = {"larger_batch", "mig", "cuda_mps"};
+  }
 }
 
 void BuildHeatmap(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
@@ -354,6 +424,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
     }
   }
   s.findings = Recommend(s.usage, s.cost, prices, o.phases, names, health);
+  AdviseByHolder(in, &s);
   s.savings = CombineSavings(s.findings, s.cost);
   s.showback = EstimateShowback(s, o.idle_cost);
   return s;

@@ -121,6 +121,7 @@ struct ActionRow {
   std::string gpu_uuid;
   std::string user;
   std::string command;
+  std::string pod, slurm_job;  // the holder's Kubernetes pod UID / Slurm job, when known
   bool ongoing = false;  // still holding at the end of the data
   MicroUsd idle_held_cost = 0;
   std::string advice;  // what to do, one line
@@ -133,7 +134,9 @@ struct HabitRow {
   std::string command;
   int64_t gpu_index = -1;
   std::string gpu_uuid;
-  std::string kind;  // "notebook", "batch job", "interactive shell", "inference server", "process"
+  // "notebook", "inference server", "interactive shell", "Slurm job", "Kubernetes pod",
+  // "batch job", "process"
+  std::string kind;
   int sessions = 0;
   int days = 0;         // days (UTC) on which one of its idle-held stretches began
   int window_days = 0;  // days the window spans

@@ -271,6 +271,26 @@ TEST(HistorySummary, WhoSplitsCostAndActionsNeedTheThreshold) {
   EXPECT_NE(s->actions[0].advice.find("nvidia-smi -i 0"), std::string::npos);
   o.idle_held_min_ms = 31 * 60 * 1000;
   EXPECT_TRUE(SummarizeHistory(TwoUsersOneGpu(), o)->actions.empty());
+  // Grouped into habits (one per holder here), each with advice for its kind of holder.
+  ASSERT_EQ(s->habits.size(), 2u);
+  EXPECT_EQ(s->habits[0].sessions, 1);
+  EXPECT_TRUE(s->habits[0].ongoing);
+  HistoryInput in = TwoUsersOneGpu();
+  in.identities[1].slurm_job = "4242";
+  in.identities[2].pod = "0b5c1d2e-pod";
+  o.idle_held_min_ms = 30 * 60 * 1000;
+  auto batch = SummarizeHistory(in, o);
+  ASSERT_EQ(batch->habits.size(), 2u);
+  for (const HabitRow& h : batch->habits) {
+    if (h.user == "alice") {
+      EXPECT_EQ(h.kind, "Slurm job");
+      EXPECT_NE(h.advice.find("Slurm job 4242"), std::string::npos) << h.advice;
+    } else {
+      EXPECT_EQ(h.kind, "Kubernetes pod");
+      EXPECT_NE(h.advice.find("activeDeadlineSeconds"), std::string::npos) << h.advice;
+    }
+  }
+  o.idle_held_min_ms = 31 * 60 * 1000;
   o.by = HistoryBy::kProject;
   auto by_project = SummarizeHistory(TwoUsersOneGpu(), o);
   ASSERT_EQ(by_project->who.size(), 1u);
