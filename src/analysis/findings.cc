@@ -74,12 +74,13 @@ bool IsUnused(const GpuUsage& g) {
   return g.KnownMs() > 0 && Pct(g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)], g.KnownMs()) >= 90;
 }
 
-// A duration as people read it: "7.0 days", "6.5 h", "42 min", "30 s".
+// A duration as people read it: "7.0 days", "6.5 h", "42 min", "30 s", "200 ms".
 std::string Human(int64_t ms) {
   const double s = Seconds(ms);
   if (s >= 2 * 86'400) return fmt::format("{:.1f} days", s / 86'400);
   if (s >= 3'600) return fmt::format("{:.1f} h", s / 3'600);
   if (s >= 120) return fmt::format("{:.0f} min", s / 60);
+  if (s < 1) return fmt::format("{} ms", ms);
   return fmt::format("{:.0f} s", s);
 }
 
@@ -204,8 +205,9 @@ void SteadyLow(const Context& c, std::vector<Finding>* out) {
     f.recommendation = fmt::format(
         "GPU {} ran at {:.0f} % on average without idling: kernels are too small to fill the GPU. "
         "Increase the batch size (with gradient accumulation to keep the effective batch), use AMP "
-        "with BF16 so Tensor Cores do the math, or run on a smaller GPU.",
-        GpuList(c, gpus), mean);
+        "with BF16 so Tensor Cores do the math, or run on a smaller GPU. (Sampled every {}: stalls "
+        "shorter than that look steady too; a profiler tells them apart.)",
+        GpuList(c, gpus), mean, Human(c.usage.interval_ms));
     f.remediations = {"larger_batch", "gradient_accumulation", "amp_bf16", "smaller_sku"};
   }
   f.axis = Axis::kUtilization;
@@ -472,11 +474,11 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
     f.window_end_ms = covered;
     f.gpus = c.gpus_with_data;
     f.recommendation = fmt::format(
-        "After the last work the GPUs stayed allocated for {:.0f} s{}: exit when training ends "
+        "After the last work the GPUs stayed allocated for {}{}: exit when training ends "
         "(no trailing evaluation on idle GPUs, no waiting for input), and release GPUs that a "
         "finished process still holds.",
-        Seconds(c.usage.idle_tail_ms),
-        held > 0 ? fmt::format(" ({:.0f} GPU-seconds with memory still held)", Seconds(held)) : "");
+        Human(c.usage.idle_tail_ms),
+        held > 0 ? fmt::format(" ({} of GPU-time with memory still held)", Human(held)) : "");
     f.remediations = {"release_idle_gpu", "checkpointing"};
     f.axis = Axis::kUtilization;
     f.savings_fraction = static_cast<double>(gpu_ms) / std::max<int64_t>(1, c.known_ms);
@@ -496,9 +498,9 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
     f.window_end_ms = c.usage.idle_head_ms;
     f.gpus = c.gpus_with_data;
     f.recommendation = fmt::format(
-        "No GPU worked during the first {:.0f} s (downloads, data preparation, compilation): do "
+        "No GPU worked during the first {} (downloads, data preparation, compilation): do "
         "that before allocating GPUs, or cache datasets and compiled kernels between runs.",
-        Seconds(c.usage.idle_head_ms));
+        Human(c.usage.idle_head_ms));
     f.remediations = {"release_idle_gpu"};
     f.axis = Axis::kUtilization;
     f.savings_fraction = Pct(c.usage.idle_head_ms, covered) / 100;
