@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "cli/history_writer.h"
 #include "cli/price_flags.h"
 #include "core/duration.h"
@@ -151,7 +152,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    *help_exit = app.exit(e);
+    *help_exit = UsageExit(app, e);
     return InvalidArgument("");
   }
   Result<std::chrono::milliseconds> every = ParseDuration(interval);

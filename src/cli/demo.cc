@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "cli/demo_fleet.h"
 #include "cli/history_writer.h"
 #include "core/duration.h"
@@ -100,7 +101,7 @@ int RunDemo(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return UsageExit(app, e);
   }
   auto duration = ParseDuration(o.duration);
   auto interval = ParseDuration(o.interval);

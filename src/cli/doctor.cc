@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "core/json_writer.h"
 #include "store/sample_record.h"
 
@@ -237,8 +238,7 @@ int RunDoctor(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    return UsageExit(app, e);
   }
   RootedFileReader files(host_root);
   DoctorReport report = BuildDoctorReport(nvml_lib, !nvml_lib.empty(), files, host_root);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "cli/history_writer.h"
 #include "store/gua_reader.h"
 #include "core/text.h"
@@ -150,7 +151,7 @@ int RunImport(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return UsageExit(app, e);
   }
   Result<ImportCounts> counts = ImportGuaDatabase(source_path, db);
   if (!counts.ok()) {

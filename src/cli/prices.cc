@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "cli/price_flags.h"
 #include "core/json_writer.h"
 #include "core/text.h"
@@ -154,8 +155,7 @@ int RunPrices(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    return UsageExit(app, e);
   }
   PriceCatalog catalog;
   if (Status s = ApplyPriceFlags(catalog_path, "", &options, &catalog); !s.ok()) {

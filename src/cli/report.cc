@@ -12,6 +12,7 @@
 #include "analysis/showback.h"
 #include "billing/billing.h"
 #include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "cli/fleet_load.h"
 #include "cli/history_load.h"
 #include "cli/price_flags.h"
@@ -276,7 +277,7 @@ int RunReport(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return UsageExit(app, e);
   }
   r.since_given = app.count("--since") > 0;
   PriceCatalog catalog;

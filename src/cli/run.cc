@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "cli/price_flags.h"
 #include "cli/run_recorder.h"
 #include "core/atomic_file.h"
@@ -276,8 +277,7 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   try {
     app.parse(option_count, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    *help_exit = code == 0 ? kExitOk : kExitUsage;
+    *help_exit = UsageExit(app, e);
     return InvalidArgument("");  // already printed by CLI11
   }
   if (dash < 0) {

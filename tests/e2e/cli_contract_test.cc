@@ -1,0 +1,68 @@
+// The exit-status contract (issue 17): 0 after --help, 2 for every usage error, from every
+// subcommand, whatever the argument parser thinks (its own codes are 100 and up).
+#include <gtest/gtest.h>
+
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+struct Case {
+  std::vector<std::string> args;  // after `cgov`
+  const char* what;
+};
+
+TEST(CliContract, EveryUsageErrorOfEverySubcommandExitsTwo) {
+  TempDir dir;
+  const std::string db = dir / "x.db";
+  const std::vector<Case> cases = {
+      // unknown flag
+      {{"run", "--bogus", "--", "true"}, "run: unknown flag"},
+      {{"daemon", "--db", db, "--bogus"}, "daemon: unknown flag"},
+      {{"report", "--db", db, "--bogus"}, "report: unknown flag"},
+      {{"demo", "--bogus"}, "demo: unknown flag"},
+      {{"import", "gpu-usage-audit", db, "--db", db, "--bogus"}, "import: unknown flag"},
+      {{"doctor", "--bogus"}, "doctor: unknown flag"},
+      {{"prices", "--bogus"}, "prices: unknown flag"},
+      // a flag without its value
+      {{"run", "--out"}, "run: missing value"},
+      {{"daemon", "--db"}, "daemon: missing value"},
+      {{"report", "--db"}, "report: missing value"},
+      {{"demo", "--gpus"}, "demo: missing value"},
+      {{"import", "gpu-usage-audit", db, "--db"}, "import: missing value"},
+      {{"doctor", "--nvml-lib"}, "doctor: missing value"},
+      {{"prices", "--gpu"}, "prices: missing value"},
+      // a bad value
+      {{"run", "--interval", "soon", "--", "true"}, "run: bad duration"},
+      {{"daemon", "--db", db, "--interval", "soon"}, "daemon: bad duration"},
+      {{"report", "--db", db, "--format", "yaml"}, "report: bad format"},
+      {{"demo", "--gpus", "0"}, "demo: out of range"},
+      {{"demo", "--gpus", "many"}, "demo: not a number"},
+      {{"prices", "--format", "yaml"}, "prices: bad format"},
+      {{"report", "--db", db, "--idle-cost", "nobody"}, "report: bad idle policy"},
+      // a required argument missing
+      {{"daemon"}, "daemon: no --db"},
+      {{"report"}, "report: no source"},
+      {{"import"}, "import: no subcommand"},
+      {{"import", "gpu-usage-audit"}, "import: no source"},
+      {{"import", "gpu-usage-audit", db}, "import: no --db"},
+      {{"run"}, "run: no command"},
+      // not a subcommand at all
+      {{"reprot"}, "a typo of a subcommand"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {CgovBinary()};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    RunResult r = RunProgram(argv, {}, 20);
+    EXPECT_EQ(r.exit_code, 2) << c.what << "\n" << r.err;
+    EXPECT_FALSE(r.err.empty()) << c.what << ": says why on stderr";
+  }
+  for (const char* command : {"run", "daemon", "report", "demo", "import", "doctor", "prices"}) {
+    RunResult help = RunProgram({CgovBinary(), command, "--help"}, {}, 20);
+    EXPECT_EQ(help.exit_code, 0) << command << ": --help";
+    EXPECT_NE(help.out.find("Usage:"), std::string::npos) << command;
+  }
+}
+
+}  // namespace
+}  // namespace cgov::e2e
