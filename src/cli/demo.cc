@@ -96,7 +96,13 @@ int RunDemo(int argc, char** argv) {
   app.add_option("--db", o.db, "history database to create")->capture_default_str();
   app.add_option("--scenario", o.scenario, "the simulated box (only `shared-box` so far)")
       ->capture_default_str()->check(CLI::IsMember({"shared-box"}));
-  app.add_option("--seed", o.seed, "random seed of the simulation")->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed of the simulation")
+      ->check([](const std::string& text) {
+        return !text.empty() && text[0] != '-' && text[0] != '+'
+                   ? std::string()
+                   : std::string("expected a whole number from 0 to 18446744073709551615");
+      })
+      ->capture_default_str();
   app.add_flag("--force", o.force, "replace --db if it exists");
   try {
     app.parse(argc, argv);

@@ -56,7 +56,8 @@ Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
     return until_ms - d->count();
   }
   Result<int64_t> ts = ParseTimestampMs(text);
-  if (!ts.ok() && ts.status().message().find("outside the times") != std::string_view::npos) {
+  if (!ts.ok() && (ts.status().message().find("outside the times") != std::string_view::npos ||
+                   ts.status().message().find("is not a date") != std::string_view::npos)) {
     return ts.status().WithContext("--since");
   }
   if (!ts.ok()) {

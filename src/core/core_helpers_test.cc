@@ -38,6 +38,20 @@ TEST(TimeFormat, TimestampsOutsideTheSupportedRangeAreRefused) {
   }
 }
 
+// Issue 17: impossible days are refused (2026-02-30 became 2026-03-02), and RFC 3339's
+// lower-case separators are accepted.
+TEST(TimeFormat, ImpossibleDatesAreRefusedAndLowerCaseSeparatorsRead) {
+  for (const char* text : {"2026-02-30", "2026-02-29", "2026-04-31T10:00Z", "2100-02-29"}) {
+    auto ts = ParseTimestampMs(text);
+    ASSERT_FALSE(ts.ok()) << text;
+    EXPECT_NE(ts.status().message().find("is not a date"), std::string::npos)
+        << ts.status().message();
+  }
+  EXPECT_TRUE(ParseTimestampMs("2028-02-29").ok()) << "a leap day";
+  EXPECT_TRUE(ParseTimestampMs("2000-02-29").ok()) << "400-year leap day";
+  EXPECT_EQ(*ParseTimestampMs("2026-11-20t10:00z"), *ParseTimestampMs("2026-11-20T10:00Z"));
+}
+
 // Found by fuzz/import_fuzz: a gpu-usage-audit row's ts is any bytes, and the errors of the
 // time, duration and price parsers quoted what they refused raw (an escape sequence reached the
 // terminal). They quote it escaped.

@@ -11,7 +11,8 @@
 
 namespace cgov {
 
-// Parses a non-negative integer followed by one unit (ms, s, m, h, d). No spaces, no fractions,
+// Parses non-negative integers each followed by a unit (ms, s, m, h, d, w, y), largest first, as
+// Prometheus writes durations: "30s", "2h30m", "1w". No spaces, no fractions,
 // no unit-less numbers (is "30" seconds or minutes?). The error names the text and the units.
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 

@@ -58,7 +58,8 @@ Result<int64_t> ParseTimestampMs(std::string_view text) {
   }
   int offset_min = 0;
   if (pos < text.size()) {
-    if (!(expect('T') || expect(' ')) || !number(2, &hour) || !expect(':') || !number(2, &minute)) {
+    if (!(expect('T') || expect('t') || expect(' ')) || !number(2, &hour) || !expect(':') ||
+        !number(2, &minute)) {
       return bad();
     }
     if (expect(':')) {
@@ -82,6 +83,14 @@ Result<int64_t> ParseTimestampMs(std::string_view text) {
   }
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return bad();
+  }
+  // 2026-02-30 is not a day (mktime-style normalising would make it 2026-03-02).
+  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  const int days_in_month = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+  if (day > days_in_month) {
+    return InvalidArgument(fmt::format("\"{}\" is not a date: {:04}-{:02} has {} days",
+                                       SafeText(text), year, month, days_in_month));
   }
   std::tm tm{};
   tm.tm_year = year - 1900;

@@ -40,6 +40,9 @@ TEST(CliContract, EveryUsageErrorOfEverySubcommandExitsTwo) {
       {{"demo", "--gpus", "many"}, "demo: not a number"},
       {{"prices", "--format", "yaml"}, "prices: bad format"},
       {{"report", "--db", db, "--idle-cost", "nobody"}, "report: bad idle policy"},
+      {{"report", "--db", db, "--since", "2026-02-30"}, "report: a day February has not"},
+      {{"report", "--db", db, "--since", "30m2h"}, "report: units out of order"},
+      {{"demo", "--seed", "-1"}, "demo: a negative seed"},
       // a required argument missing
       {{"daemon"}, "daemon: no --db"},
       {{"report"}, "report: no source"},
