@@ -122,7 +122,10 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                  "keep raw samples this long; hourly rollups are kept forever")
       ->capture_default_str();
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)");
-  app.add_option("--host-root", o.host_root, "read /proc and /etc under this directory")
+  app.add_option("--host-root", o.host_root, "read /proc and /etc under this directory, e.g. a "
+                 "host mounted at /host in a container (env CGOV_HOST_ROOT)")
+      ->envname("CGOV_HOST_ROOT")
+      ->check(CLI::ExistingDirectory)
       ->capture_default_str();
   app.add_option("--hostname", o.hostname, "the name this host is reported under (default: its "
                  "own; in Kubernetes pass the node name)");

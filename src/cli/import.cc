@@ -1,13 +1,16 @@
 #include "cli/import.h"
 
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/command_table.h"
-#include "cli/usage_exit.h"
 #include "cli/history_writer.h"
+#include "cli/usage_exit.h"
 #include "store/gua_reader.h"
 #include "core/text.h"
 
@@ -122,7 +125,19 @@ Status GuaImporter::Import(const GuaTick& t, const GuaSource& source) {
 
 }  // namespace
 
+// The first bytes of every SQLite 3 database file.
+bool IsSqliteFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  return in.read(header, sizeof header) && std::memcmp(header, "SQLite format 3", 16) == 0;
+}
+
 Result<ImportCounts> ImportGuaDatabase(const std::string& source_path, const std::string& db) {
+  // Checked before the destination is touched: a wrong file creates nothing.
+  if (!IsSqliteFile(source_path)) {
+    return InvalidArgument(fmt::format("{}: not a SQLite database (a gpu-usage-audit history is "
+                                       "one); nothing was imported", SafeText(source_path)));
+  }
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryWriter> writer, HistoryWriter::Open(db));
   writer->set_batch(kTicksPerTransaction);
   GuaImporter importer(writer.get(), source_path);
@@ -153,7 +168,15 @@ int RunImport(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return UsageExit(app, e);
   }
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(db, ec);
   Result<ImportCounts> counts = ImportGuaDatabase(source_path, db);
+  if (!counts.ok() && !existed) {
+    // A database this failed import created holds nothing worth keeping: no empty file behind.
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      std::filesystem::remove(db + suffix, ec);
+    }
+  }
   if (!counts.ok()) {
     fmt::print(stderr, "cgov import: {}\n", counts.status().message());
     return kExitFailure;

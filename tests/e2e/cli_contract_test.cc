@@ -1,5 +1,7 @@
 // The exit-status contract (issue 17): 0 after --help, 2 for every usage error, from every
 // subcommand, whatever the argument parser thinks (its own codes are 100 and up).
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "process_runner.h"
@@ -65,6 +67,27 @@ TEST(CliContract, EveryUsageErrorOfEverySubcommandExitsTwo) {
     EXPECT_EQ(help.exit_code, 0) << command << ": --help";
     EXPECT_NE(help.out.find("Usage:"), std::string::npos) << command;
   }
+}
+
+// A failed import names the source and what is wrong with it, and creates nothing.
+TEST(CliContract, AFailedImportLeavesNoDatabaseBehind) {
+  TempDir dir;
+  WriteFile(dir / "notes.txt", "not a database\n");
+  RunResult r = RunProgram({CgovBinary(), "import", "gpu-usage-audit", dir / "notes.txt", "--db",
+                            dir / "h.db"}, {}, 20);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(dir / "notes.txt" + ": not a SQLite database"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("SELECT"), std::string::npos) << "no internal SQL: " << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "h.db")) << "no empty database left behind";
+  // A SQLite file that is not gpu-usage-audit's: refused, and the new database removed too.
+  RunResult demo = RunProgram({CgovBinary(), "demo", "--db", dir / "other.db", "--duration",
+                               "1h", "--interval", "10s"}, {}, 30);
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  RunResult wrong = RunProgram({CgovBinary(), "import", "gpu-usage-audit", dir / "other.db",
+                                "--db", dir / "h2.db"}, {}, 20);
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "h2.db")) << wrong.err;
 }
 
 }  // namespace
