@@ -42,6 +42,7 @@ struct DaemonOptions {
   std::string host_root = "/";
   std::string hostname;  // "" = the host's own
   std::string instance_id;  // --instance-id: what the cloud bills this host as
+  std::string catalog_path;  // --price-catalog, re-read on SIGHUP
   std::optional<HttpServerOptions> http;  // --listen
   PriceOptions price;
   PriceCatalog catalog;
@@ -113,7 +114,8 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
-               "SIGINT/SIGTERM; with --listen, serve Prometheus /metrics too.\nReports: cgov report --db "
+               "SIGINT/SIGTERM (SIGHUP reloads the price catalog and reopens the database); with "
+               "--listen, serve Prometheus /metrics too.\nReports: cgov report --db "
                "PATH (safe while the daemon writes), cgov report --prometheus URL (the fleet).",
                "cgov daemon"};
   app.add_option("--db", o.db, "history database (created if missing)")->required();
@@ -177,6 +179,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   if (Status s = ApplyPriceFlags(catalog_path, price_text, &o.price, &o.catalog); !s.ok()) {
     return s.WithContext("cgov daemon");
   }
+  o.catalog_path = catalog_path;
   if (app.count("--listen") > 0) {
     HttpServerOptions http;
     CGOV_ASSIGN_OR_RETURN(http.address, ParseListenAddress(listen.empty() ? kDefaultListen
@@ -241,16 +244,17 @@ Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, His
   return ids;
 }
 
-// Waits until `deadline` (CLOCK_MONOTONIC ns) or a stop signal; true when a signal came.
-// A signal that arrived during a tick counts even when the tick overran its interval (a slow
-// driver): it was ignored then, and a daemon whose every tick overran could not be stopped.
-bool WaitForStop(const sigset_t& stop, int64_t deadline_ns, Clock& clock) {
+// Waits until `deadline` (CLOCK_MONOTONIC ns) or one of `signals`; the signal, or 0 at the
+// deadline. A signal that arrived during a tick counts even when the tick overran its interval
+// (a slow driver): it was ignored then, and a daemon whose every tick overran could not be
+// stopped.
+int WaitForSignal(const sigset_t& signals, int64_t deadline_ns, Clock& clock) {
   for (;;) {
     const int64_t left = std::max<int64_t>(0, deadline_ns - clock.MonotonicNs());
     timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
-    if (left == 0) return sigtimedwait(&stop, nullptr, &ts) > 0;  // a poll: pending or not
-    const int sig = sigtimedwait(&stop, nullptr, &ts);
-    if (sig > 0) return true;
+    const int sig = sigtimedwait(&signals, nullptr, &ts);
+    if (sig > 0) return sig;
+    if (left == 0) return 0;  // that was a poll: nothing pending
   }
 }
 
@@ -269,6 +273,8 @@ class Daemon {
   void RecordXidEvents();
   void RecordMemoryHealth(const std::vector<GpuSlowSample>& slow, int64_t now_ms);
   Status StartServer();
+  std::vector<MetricsGpu> MetricsGpus();
+  void Reload();
   void HookCredits();
   void Publish(const TickSample& sample, const StoredTick& stored, bool written);
   const IdentityRecord* IdentityOf(uint32_t id);
@@ -526,12 +532,8 @@ ServedResponse Daemon::Serve(const ServedRequest& request) {
   return r;
 }
 
-Status Daemon::StartServer() {
-  MetricsOptions mo;
-  mo.hostname = hostname_;
-  mo.instance_id = o_.instance_id;
-  mo.interval_ms = o_.interval.count();
-  metrics_ = std::make_unique<DaemonMetrics>(mo);
+// The GPUs as /metrics labels and prices them.
+std::vector<MetricsGpu> Daemon::MetricsGpus() {
   std::vector<MetricsGpu> gpus;
   const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
   for (size_t i = 0; i < infos.size() && i < gpu_ids_.size(); ++i) {
@@ -547,11 +549,62 @@ Status Daemon::StartServer() {
       g.mig_profile = mig->profile;
     }
     g.pci_bus_id = infos[i].pci_bus_id;
-    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price, PriceOf(infos[i]));
-    g.price_per_gpu_hour = price.per_gpu_hour;
-    g.price_source = price.Describe();
+    if (Result<ResolvedPrice> price = PriceOf(infos[i]); price.ok()) {
+      g.price_per_gpu_hour = price->per_gpu_hour;
+      g.price_source = price->Describe();
+    }
   }
-  metrics_->SetGpus(std::move(gpus));
+  return gpus;
+}
+
+// SIGHUP, as daemons take it: re-read the price catalog (--price-catalog), reopen the database
+// (moved by a restore or a rotation), and price the GPUs again from now on, in /metrics and in
+// the database. A catalog that no longer parses is reported and the one in use kept.
+void Daemon::Reload() {
+  const int64_t now_ms = clock_.WallNs() / 1'000'000;
+  std::string what = "database reopened";
+  if (!o_.catalog_path.empty()) {
+    PriceCatalog catalog;
+    PriceOptions price = o_.price;
+    if (Status s = ApplyPriceFlags(o_.catalog_path, "", &price, &catalog); !s.ok()) {
+      fmt::print(stderr, "cgov daemon: SIGHUP: keeping the price catalog in use: {}\n",
+                 s.message());
+    } else {
+      o_.catalog = std::move(catalog);
+      what += ", price catalog " + o_.catalog_path + " re-read";
+    }
+  }
+  if (writer_) {
+    if (Status s = writer_->Commit(); !s.ok()) fmt::print(stderr, "cgov daemon: {}\n", s.message());
+    writer_.reset();
+  }
+  Status reopened = OpenWriter();
+  if (reopened.ok()) reopened = StartRun();
+  if (!reopened.ok()) {
+    writer_.reset();  // the next tick tries again, and counts a failure if it cannot
+    fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", reopened.message());
+  } else {
+    const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
+    for (size_t i = 0; i < infos.size() && i < gpu_ids_.size(); ++i) {
+      Result<ResolvedPrice> price = PriceOf(infos[i]);
+      if (!price.ok()) continue;
+      if (Status s = writer_->store().PutPrice(gpu_ids_[i], now_ms, RecordOfPrice(*price));
+          !s.ok()) {
+        fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", s.message());
+      }
+    }
+  }
+  if (metrics_) metrics_->SetGpus(MetricsGpus());
+  fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", what);
+}
+
+Status Daemon::StartServer() {
+  MetricsOptions mo;
+  mo.hostname = hostname_;
+  mo.instance_id = o_.instance_id;
+  mo.interval_ms = o_.interval.count();
+  metrics_ = std::make_unique<DaemonMetrics>(mo);
+  metrics_->SetGpus(MetricsGpus());
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {
                           return Serve(request);
                         }));
@@ -598,14 +651,17 @@ int Daemon::Run(const sigset_t& stop) {
     }
   }
   fmt::print(stderr, "cgov daemon: recording {} GPU(s) every {} into {} (pid {}); stop with "
-             "SIGINT or SIGTERM\n", gpu_ids_.size(), FormatDuration(o_.interval), o_.db, getpid());
+             "SIGINT or SIGTERM, reload with SIGHUP\n", gpu_ids_.size(),
+             FormatDuration(o_.interval), o_.db, getpid());
   TickSample sample;
   int64_t next = clock_.MonotonicNs();
   for (;;) {
     Tick(&sample);
     // A late tick is taken late, never twice to catch up.
     next = std::max(next + o_.interval.count() * 1'000'000, clock_.MonotonicNs());
-    if (WaitForStop(stop, next, clock_)) break;
+    int sig = 0;
+    while ((sig = WaitForSignal(stop, next, clock_)) == SIGHUP) Reload();
+    if (sig != 0) break;
   }
   server_.reset();  // no scrape reads the state while it goes away
   Status committed = writer_ ? writer_->Commit() : Status::Ok();
@@ -686,6 +742,7 @@ int RunDaemon(int argc, char** argv) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);  // reload, not death (Daemon::Reload)
   sigprocmask(SIG_BLOCK, &stop, nullptr);
   // A file-size limit (ulimit -f) reached is a failed write, as a full disk is, not death: the
   // daemon counts the tick, says so, and writes again when it can.
