@@ -268,6 +268,18 @@ std::string InstanceTypeFromMetadata(std::string_view body) {
   return std::string(body.substr(0, 64));
 }
 
+namespace {
+
+// --price-per-gpu-hour wins over the catalog (which still says what on-demand and spot are).
+ResolvedPrice GivenPrice(const PriceOptions& o, ResolvedPrice r) {
+  r.per_gpu_hour = o.price_per_gpu_hour;
+  r.source = fmt::format("--price-per-gpu-hour {}{}", FormatUsd(*o.price_per_gpu_hour, 4),
+                         o.spot ? " (spot)" : "");
+  return r;
+}
+
+}  // namespace
+
 const GpuModelPrice* FindModel(const PriceCatalog& catalog, std::string_view gpu_name,
                                std::optional<uint64_t> memory_mib, std::string* why) {
   // A GPU's reported memory is a little under its marketed size (an "80GB" H100 reports 79.6
@@ -320,12 +332,7 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
     }
     r.on_demand = found->price.on_demand;
     r.spot = found->price.spot;
-    if (o.price_per_gpu_hour) {
-      r.per_gpu_hour = o.price_per_gpu_hour;
-      r.source = fmt::format("--price-per-gpu-hour {}{}", FormatUsd(*o.price_per_gpu_hour, 4),
-                             o.spot ? " (spot)" : "");
-      return r;
-    }
+    if (o.price_per_gpu_hour) return GivenPrice(o, std::move(r));
     r.per_gpu_hour = o.spot ? found->price.spot : found->price.on_demand;
     r.source = r.per_gpu_hour
         ? fmt::format("catalog list price{}: {} ({} {}, {} GPU{}; {}, {})", o.spot ? " (spot)" : "",
@@ -341,12 +348,7 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
     r.on_demand = model->on_demand.median;
     r.spot = model->spot.median;
   }
-  if (o.price_per_gpu_hour) {
-    r.per_gpu_hour = o.price_per_gpu_hour;
-    r.source = fmt::format("--price-per-gpu-hour {}{}", FormatUsd(*o.price_per_gpu_hour, 4),
-                           o.spot ? " (spot)" : "");
-    return r;
-  }
+  if (o.price_per_gpu_hour) return GivenPrice(o, std::move(r));
   if (model == nullptr) {
     r.source = !ambiguous.empty()
         ? fmt::format("price unknown: {} (pass --price-per-gpu-hour or --instance-type)", ambiguous)
