@@ -171,7 +171,7 @@ void InputPipeline(const Context& c, std::vector<Finding>* out) {
 // near idle for 15 % of its time (those have rules of their own).
 void SteadyLow(const Context& c, std::vector<Finding>* out) {
   std::vector<unsigned> gpus;
-  int64_t time = 0, util_x100 = 0, waste = 0;
+  int64_t time = 0, util_x100 = 0;
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
     const double mean = g.MeanUtilPct().value_or(100);
@@ -179,7 +179,6 @@ void SteadyLow(const Context& c, std::vector<Finding>* out) {
     gpus.push_back(i);
     time += g.KnownMs();
     util_x100 += g.util_ms_x100;
-    for (int64_t w : g.waste_ms_x100) waste += w / 100;
   }
   if (gpus.empty() || Pct(time, c.known_ms) < 5) return;
   const double mean = static_cast<double>(util_x100) / static_cast<double>(time);
