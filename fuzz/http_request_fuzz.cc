@@ -44,22 +44,39 @@ std::unique_ptr<HttpServer> StartServer(bool auth) {
   return std::move(server).value();
 }
 
-// Sends `request`, closes the sending side, and returns everything answered until close.
-std::string Exchange(uint16_t port, std::string_view request) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  FUZZ_CHECK(fd >= 0);
+// A connected socket to 127.0.0.1:`port`. At thousands of connections a second the loopback's
+// ephemeral ports run out for a moment (the server's side of each closed connection sits in
+// TIME_WAIT), and connect() fails with EADDRNOTAVAIL: that is the harness, not the server, so it
+// waits and tries again (for up to 5 s) before it calls the property broken.
+int Connect(uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{20, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  // Closed with a reset, not into TIME_WAIT: a thousand connections a second would otherwise
-  // use up the loopback's ephemeral ports within a minute (connect then fails, not the server).
-  linger reset{1, 0};
-  setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-  FUZZ_CHECK(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  int error = 0;
+  for (int attempt = 0; attempt < 250; ++attempt) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    FUZZ_CHECK(fd >= 0);
+    timeval tv{20, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    // Closed with a reset, not into TIME_WAIT on this side.
+    linger reset{1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return fd;
+    error = errno;
+    close(fd);
+    if (error != EADDRNOTAVAIL && error != EAGAIN && error != EINTR) break;
+    usleep(20'000);
+  }
+  std::fprintf(stderr, "connect: %s\n", std::strerror(error));
+  FUZZ_CHECK(!"connect to the server on loopback");
+  return -1;
+}
+
+// Sends `request`, closes the sending side, and returns everything answered until close.
+std::string Exchange(uint16_t port, std::string_view request) {
+  const int fd = Connect(port);
   for (size_t sent = 0; sent < request.size();) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;

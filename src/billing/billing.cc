@@ -153,8 +153,8 @@ std::optional<int64_t> ParseCostMicroUsd(std::string_view text) {
       ++decimals;
       continue;
     }
+    if (micro > (kMaxCostMicroUsd - 9) / 10) return std::nullopt;  // before it could overflow
     micro = micro * 10 + (c - '0');
-    if (micro > kMaxCostMicroUsd) return std::nullopt;
     if (decimals >= 0) ++decimals;
   }
   if (!digits) return std::nullopt;
