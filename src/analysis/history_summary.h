@@ -70,6 +70,7 @@ struct Showback {
   std::vector<ShowbackRow> rows;  // by dollars, descending
   MicroUsd billed_total = 0, idle = 0, unmatched = 0;
   int64_t billed_total_cents = 0, idle_cents = 0, unmatched_cents = 0;
+  double idle_share_pct = 0, unmatched_share_pct = 0;  // of the billed total, as rows' share_pct
   int64_t idle_ms = 0;  // GPU time no one held, in billed spans
   int lines = 0, matched_lines = 0;
   std::vector<std::string> notes;  // why lines went unmatched (the first few, by kind)

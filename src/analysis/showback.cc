@@ -76,11 +76,14 @@ void Finish(Showback* s) {
   s->idle_cents = cents[s->rows.size()];
   s->unmatched_cents = cents[s->rows.size() + 1];
   s->billed_total_cents = std::accumulate(cents.begin(), cents.end(), int64_t{0});
-  for (ShowbackRow& r : s->rows) {
-    r.share_pct = s->billed_total != 0 ? 100.0 * static_cast<double>(r.micro_usd) /
-                                             static_cast<double>(s->billed_total)
-                                       : 0;
-  }
+  auto share = [&](MicroUsd amount) {
+    return s->billed_total != 0
+               ? 100.0 * static_cast<double>(amount) / static_cast<double>(s->billed_total)
+               : 0.0;
+  };
+  for (ShowbackRow& r : s->rows) r.share_pct = share(r.micro_usd);
+  s->idle_share_pct = share(s->idle);
+  s->unmatched_share_pct = share(s->unmatched);
   std::sort(s->rows.begin(), s->rows.end(), [](const ShowbackRow& a, const ShowbackRow& b) {
     return a.micro_usd != b.micro_usd ? a.micro_usd > b.micro_usd : a.key < b.key;
   });

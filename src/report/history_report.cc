@@ -172,21 +172,19 @@ std::string ShowbackText(const HistorySummary& s, bool md) {
       b.estimate ? "Showback (estimate from the prices above; bring the invoice with --billing FILE)"
                  : "Showback (from the bill: " + b.source + ")", md);
   std::vector<std::vector<std::string>> rows = {{HistoryByName(s.by), "GPU-h", "Share", "USD"}};
-  auto share = [&](int64_t micro) {
-    return b.billed_total != 0
-               ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(micro) /
-                                             static_cast<double>(b.billed_total))
-               : "—";
+  auto share = [&](double pct) {
+    return b.billed_total != 0 ? fmt::format("{:.1f} %", pct) : std::string("—");
   };
   for (const ShowbackRow& r : b.rows) {
-    rows.push_back({r.key, fmt::format("{:.2f}", Hours(r.attributed_ms)), share(r.micro_usd),
+    rows.push_back({r.key, fmt::format("{:.2f}", Hours(r.attributed_ms)), share(r.share_pct),
                     Cents(r.cents)});
   }
   rows.push_back({"idle capacity (" + b.policy.Name() + ")",
-                  b.idle_ms > 0 ? fmt::format("{:.2f}", Hours(b.idle_ms)) : "—", share(b.idle),
-                  Cents(b.idle_cents)});
+                  b.idle_ms > 0 ? fmt::format("{:.2f}", Hours(b.idle_ms)) : "—",
+                  share(b.idle_share_pct), Cents(b.idle_cents)});
   if (!b.estimate) {
-    rows.push_back({"unmatched billing", "—", share(b.unmatched), Cents(b.unmatched_cents)});
+    rows.push_back({"unmatched billing", "—", share(b.unmatched_share_pct),
+                    Cents(b.unmatched_cents)});
   }
   rows.push_back({b.estimate ? "total (estimate)" : "total billed", "", "100.0 %",
                   Cents(b.billed_total_cents)});
@@ -375,16 +373,11 @@ std::string HistoryReportText(const HistorySummary& s, bool md) {
 json ShowbackJson(const HistorySummary& s) {
   const Showback& b = s.showback;
   auto usd = [](int64_t cents) { return static_cast<double>(cents) / 100.0; };
-  auto share = [&](int64_t micro) {
-    return b.billed_total != 0 ? Round3(100.0 * static_cast<double>(micro) /
-                                        static_cast<double>(b.billed_total))
-                               : 0.0;
-  };
   json rows = json::array();
   for (const ShowbackRow& r : b.rows) {
     rows.push_back({{"key", r.key}, {"usd", usd(r.cents)},
                     {"gpu_hours", Round6(static_cast<double>(r.attributed_ms) / 3.6e6)},
-                    {"share_pct", share(r.micro_usd)}});
+                    {"share_pct", Round3(r.share_pct)}});
   }
   return {{"estimate", b.estimate},
           {"billing_source", b.source},
@@ -406,22 +399,19 @@ std::string HistoryShowbackCsv(const HistorySummary& s) {
     const int64_t a = cents < 0 ? -cents : cents;
     return fmt::format("{}{}.{:02}", cents < 0 ? "-" : "", a / 100, a % 100);
   };
-  auto line = [&](std::string_view kind, std::string_view key, int64_t ms, int64_t micro,
+  auto line = [&](std::string_view kind, std::string_view key, int64_t ms, double pct,
                   int64_t cents) {
-    const double pct = b.billed_total != 0 ? 100.0 * static_cast<double>(micro) /
-                                                 static_cast<double>(b.billed_total)
-                                           : 0.0;
     return fmt::format("{},{},{:.6f},{:.3f},{}\n", kind, CsvField(key),
                        static_cast<double>(ms) / 3.6e6, pct, usd(cents));
   };
   std::string out = fmt::format("kind,{},gpu_hours,share_pct,usd\n", HistoryByName(s.by));
   for (const ShowbackRow& r : b.rows) {
-    out += line("row", r.key, r.attributed_ms, r.micro_usd, r.cents);
+    out += line("row", r.key, r.attributed_ms, r.share_pct, r.cents);
   }
-  out += line("idle", b.policy.Name(), b.idle_ms, b.idle, b.idle_cents);
-  out += line("unmatched", "", 0, b.unmatched, b.unmatched_cents);
-  out += line(b.estimate ? "total_estimate" : "total_billed", b.source, 0, b.billed_total,
-              b.billed_total_cents);
+  out += line("idle", b.policy.Name(), b.idle_ms, b.idle_share_pct, b.idle_cents);
+  out += line("unmatched", "", 0, b.unmatched_share_pct, b.unmatched_cents);
+  out += line(b.estimate ? "total_estimate" : "total_billed", b.source, 0,
+              b.billed_total != 0 ? 100.0 : 0.0, b.billed_total_cents);
   return out;
 }
 
