@@ -72,9 +72,12 @@ void RunRecorder::Run() {
     poller->Start();
   }
   // Process lists cost milliseconds on real drivers: read them at most once a second, whatever
-  // the tick, kicked right after the tick that falls due.
+  // the tick, just before the tick that falls due, which waits for them a bounded time (a
+  // quarter of the interval, at most 250 ms) so that both describe the same interval.
   const int64_t slow_every =
       std::max<int64_t>(1, 1000 / std::max<int64_t>(1, options_.interval.count()));
+  const auto slow_wait = std::min<std::chrono::steady_clock::duration>(
+      options_.interval / 4, std::chrono::milliseconds(250));
   std::set<std::string> host_errors;  // every distinct one of the run, not just the last tick's
   bool gpu_processes_seen = false;
   int64_t ticks = 0;
@@ -87,14 +90,14 @@ void RunRecorder::Run() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) break;
     }
+    const bool slow_due = ticks++ % slow_every == 0;
+    if (poller && slow_due) poller->KickAndWait(slow_wait);
     sampler.Tick(&tick);
     JobTreeSample job =
         tree.Read(tick.mono_ns, tick.host.load ? tick.host.load->last_pid : std::nullopt);
     accumulator_->AddTick(tick, job);
     for (const GpuSlowSample& g : tick.gpu_slow) gpu_processes_seen |= !g.processes.empty();
     for (const Status& e : host.errors()) host_errors.insert(e.message());
-    const bool slow_due = ticks++ % slow_every == 0;
-    if (poller && slow_due) poller->Kick();
     if (writer_ != nullptr) {
       WriteTickRecord(tick, job, options_.start_mono_ns, &line);
       writer_->Append(line);

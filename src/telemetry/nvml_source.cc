@@ -237,6 +237,9 @@ Status NvmlSource::Init() {
   gpm_util_ = std::make_unique<std::atomic<int>[]>(n);
   watched_.assign(n, false);
   util_from_gpm_.assign(n, false);
+  pcie_from_gpm_.assign(n, false);
+  energy_mj_.assign(n, std::nullopt);
+  energy_read_ns_.assign(n, 0);
   gpm_.assign(n, GpmState{});
   health_.assign(n, std::nullopt);
   health_read_ns_.assign(n, 0);
@@ -325,8 +328,6 @@ void NvmlSource::ProbeSlowFields(size_t i) {
     nvmlReturn_t ret = call();
     if (!CheckLost(i, ret)) gpu->field(field) = Judge(*library_, ret);
   };
-  probe(GpuField::kPcieThroughput, f.pcie_throughput != nullptr, "nvmlDeviceGetPcieThroughput",
-        [&] { return f.pcie_throughput(d, nvml::NVML_PCIE_UTIL_TX_BYTES, &value); });
   constexpr GpuField kListFields[] = {GpuField::kComputeProcesses, GpuField::kGraphicsProcesses,
                                       GpuField::kMpsProcesses};
   constexpr const char* kListSymbols[] = {"nvmlDeviceGetComputeRunningProcesses_v3",
@@ -365,6 +366,15 @@ void NvmlSource::ProbeSlowFields(size_t i) {
     }
     return ret;
   });
+  // GPM measures PCIe too: then the throughput call, ~20 ms of sleep a call, is not made.
+  if (gpu->field(GpuField::kGpm).supported) {
+    pcie_from_gpm_[i] = true;
+    gpu->field(GpuField::kPcieThroughput) = {
+        true, "from GPM (nvmlDeviceGetPcieThroughput sleeps ~20 ms a call: not used)"};
+  } else {
+    probe(GpuField::kPcieThroughput, f.pcie_throughput != nullptr, "nvmlDeviceGetPcieThroughput",
+          [&] { return f.pcie_throughput(d, nvml::NVML_PCIE_UTIL_TX_BYTES, &value); });
+  }
   probe(GpuField::kMemoryHealth, f.remapped_rows != nullptr || f.retired_pages != nullptr,
         "nvmlDeviceGetRemappedRows", [&] {
           MemoryHealth health;
@@ -401,6 +411,18 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
     for (const FastField& field : fields) {
       if (IsLost(i)) break;
       if (!gpus_[i].field(field.field).supported) continue;
+      if (field.field == GpuField::kTotalEnergy) {
+        if (energy_period_ns_ <= 0) continue;
+        const int64_t now = MonotonicNow();
+        if (energy_read_ns_[i] == 0 || now - energy_read_ns_[i] >= energy_period_ns_) {
+          const nvmlReturn_t ret = field.read(f, handles_[i], &sample);
+          CheckLost(i, ret);
+          energy_mj_[i] = ret == nvml::NVML_SUCCESS ? sample.energy_mj : std::nullopt;
+          energy_read_ns_[i] = now;
+        }
+        sample.energy_mj = energy_mj_[i];
+        continue;
+      }
       if (field.field == GpuField::kUtilization && util_from_gpm_[i]) {
         const int pct = gpm_util_[i].load(std::memory_order_relaxed);
         if (pct >= 0) sample.util_gpu_pct = static_cast<uint32_t>(pct);
@@ -423,7 +445,7 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
   const NvmlFunctions& f = library_->fn();
   for (size_t i = 0; i < gpus_.size(); ++i) {
     GpuSlowSample& sample = (*out)[i];
-    if (!IsLost(i) && gpus_[i].field(GpuField::kPcieThroughput).supported) {
+    if (!IsLost(i) && gpus_[i].field(GpuField::kPcieThroughput).supported && !pcie_from_gpm_[i]) {
       unsigned int tx = 0, rx = 0;
       nvmlReturn_t ret = f.pcie_throughput(handles_[i], nvml::NVML_PCIE_UTIL_TX_BYTES, &tx);
       if (ret == nvml::NVML_SUCCESS) sample.pcie_tx_kbps = tx;

@@ -2,8 +2,15 @@
 //
 // Reads are split in two so that slow driver calls never stretch the sampling tick:
 //   ReadFast  utilization, memory, power, temperature, clocks, reasons, codecs (microseconds each)
-//   ReadSlow  process lists, per-process utilization, PCIe throughput (milliseconds on real drivers)
+//   ReadSlow  process lists, per-process utilization, GPM, PCIe throughput (milliseconds on real
+//             drivers)
 // The sampler calls ReadFast on its tick and ReadSlow on a thread of its own.
+//
+// Two calls cost far more on a real driver than the rest (driver 580.159.04 on an H100,
+// docs/validation.md): nvmlDeviceGetTotalEnergyConsumption, ~2.9 ms of CPU a call, so the energy
+// counter is read only by those who ask and at most every SetEnergyPeriod; and
+// nvmlDeviceGetPcieThroughput, which sleeps ~20 ms and spends ~0.7 ms of CPU a call, so a GPU with
+// GPM (Hopper and later) takes its PCIe rates from GPM instead and the call is never made.
 #ifndef CGOV_TELEMETRY_NVML_SOURCE_H_
 #define CGOV_TELEMETRY_NVML_SOURCE_H_
 
@@ -63,6 +70,11 @@ class NvmlSource {
   // Resizes *out to gpus().size() and fills the fast fields. Unsupported or failed fields stay
   // unknown. Thread safety: may run concurrently with ReadSlow, not with itself.
   void ReadFast(std::vector<GpuFastSample>* out);
+
+  // Reads the energy counter (GpuFastSample::energy_mj) at most once per `period_ns`, the samples
+  // between carrying the last value (a counter: nothing is lost, it is only as old as the
+  // period); 0, the default, never reads it. Call before sampling starts.
+  void SetEnergyPeriod(int64_t period_ns) { energy_period_ns_ = period_ns; }
 
   // Registers every GPU whose driver reports Xid critical errors (field xid_events) for them;
   // each ReadSlow then drains what the driver queued, and their count and last code appear in
@@ -129,6 +141,12 @@ class NvmlSource {
   // MIG instances have no utilization call: theirs is GPM's graphics activity, kept here by
   // ReadGpm (percent, -1 until the first metrics) and read by ReadFast.
   std::vector<bool> util_from_gpm_;
+  // Per unit: PCIe rates come from GPM, and nvmlDeviceGetPcieThroughput is not called.
+  std::vector<bool> pcie_from_gpm_;
+  // The energy counter: how often it is read, and per unit the last read and when.
+  int64_t energy_period_ns_ = 0;
+  std::vector<std::optional<uint64_t>> energy_mj_;
+  std::vector<int64_t> energy_read_ns_;
   std::unique_ptr<std::atomic<int>[]> gpm_util_;
   std::unique_ptr<std::atomic<bool>[]> lost_;
   std::vector<ProcessListAbi> process_lists_;  // compute, graphics, mps

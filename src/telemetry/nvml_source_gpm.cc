@@ -62,6 +62,14 @@ void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
         }
       }
     }
+    if (pcie_from_gpm_[index]) {  // MiB/s as KB/s, the unit of nvmlDeviceGetPcieThroughput
+      auto kbps = [](const std::optional<double>& mib_s) -> std::optional<uint32_t> {
+        if (!mib_s) return std::nullopt;
+        return static_cast<uint32_t>(std::min(std::llround(*mib_s * 1048.576), 0xFFFFFFFFLL));
+      };
+      out->pcie_tx_kbps = kbps(out->gpm.pcie_tx_mib_s);
+      out->pcie_rx_kbps = kbps(out->gpm.pcie_rx_mib_s);
+    }
     if (util_from_gpm_[index]) {
       const std::optional<double>& pct = out->gpm.graphics_active_pct;
       gpm_util_[index].store(pct ? static_cast<int>(std::lround(std::min(*pct, 100.0))) : -1,

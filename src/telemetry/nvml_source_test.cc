@@ -307,6 +307,65 @@ TEST(NvmlSource, GpmMetricsComeFromTwoSamplesOnHopperOnly) {
   EXPECT_EQ(fake.Calls("nvmlGpmMetricsGet"), 1u);
 }
 
+// nvmlDeviceGetPcieThroughput sleeps ~20 ms a call on a real driver: a GPU with GPM never gets it.
+TEST(NvmlSource, PcieRatesComeFromGpmWhereThereIsGpm) {
+  const std::string scenario = R"({"gpus": [
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "gpm": true,
+     "timeline": [{"t": 0, "pcie_tx_mib_s": 100, "pcie_rx_mib_s": 2.5, "pcie_tx_kbps": 7,
+                   "pcie_rx_kbps": 7}]},
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920,
+     "timeline": [{"t": 0, "pcie_tx_kbps": 1000, "pcie_rx_kbps": 2000}]}]})";
+  FakeNvml fake("full", scenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  const GpuInfo& h100 = (*source)->gpus()[0];
+  EXPECT_TRUE(h100.field(GpuField::kPcieThroughput).supported);
+  EXPECT_NE(h100.field(GpuField::kPcieThroughput).reason.find("from GPM"), std::string::npos);
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  EXPECT_FALSE(slow[0].pcie_tx_kbps.has_value()) << "GPM's first sample has nothing to compare";
+  fake.SetTime(2);
+  (*source)->ReadSlow(&slow);
+  EXPECT_EQ(slow[0].pcie_tx_kbps, 104858u) << "100 MiB/s in KB/s";
+  EXPECT_EQ(slow[0].pcie_rx_kbps, 2621u);
+  EXPECT_EQ(slow[1].pcie_tx_kbps, 1000u) << "the A100 has no GPM: the throughput call";
+  EXPECT_EQ(slow[1].pcie_rx_kbps, 2000u);
+  // One probe and two reads of TX and RX, all for the A100.
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetPcieThroughput"), 5u);
+}
+
+// The energy counter costs ~2.9 ms of CPU a read on a real driver: read only when asked for, at
+// most once a period, the samples between carrying the last value.
+TEST(NvmlSource, EnergyIsReadOnlyWhenAskedAndAtMostOncePerPeriod) {
+  const std::string scenario =
+      R"({"gpus": [{"memory_total_mib": 1024, "timeline": [{"t": 0, "power_w": 100}]}]})";
+  FakeNvml fake("full", scenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  NvmlSource& nvml = **source;
+  EXPECT_TRUE(nvml.gpus()[0].field(GpuField::kTotalEnergy).supported);
+  const uint64_t probes = fake.Calls("nvmlDeviceGetTotalEnergyConsumption");
+  std::vector<GpuFastSample> fast;
+  nvml.ReadFast(&fast);
+  nvml.ReadFast(&fast);
+  EXPECT_FALSE(fast[0].energy_mj.has_value()) << "nobody asked";
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetTotalEnergyConsumption"), probes);
+
+  nvml.SetEnergyPeriod(3'600'000'000'000);  // an hour: read once, then carried
+  nvml.ReadFast(&fast);
+  ASSERT_TRUE(fast[0].energy_mj.has_value());
+  const uint64_t first = *fast[0].energy_mj;
+  fake.SetTime(100);
+  nvml.ReadFast(&fast);
+  EXPECT_EQ(fast[0].energy_mj, first) << "carried within the period";
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetTotalEnergyConsumption"), probes + 1);
+
+  nvml.SetEnergyPeriod(1);  // every read
+  nvml.ReadFast(&fast);
+  EXPECT_GT(fast[0].energy_mj.value_or(0), first) << "100 s of power since";
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetTotalEnergyConsumption"), probes + 2);
+}
+
 TEST(NvmlSource, Driver470MemoryExcludesItsReservationLikeV2Does) {
   const std::string scenario = R"({"driver_version": "470.57.02", "gpus": [
     {"memory_total_mib": 40960, "reserved_mib": 500},

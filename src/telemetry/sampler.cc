@@ -20,12 +20,24 @@ void SlowPoller::Kick() {
   wake_.notify_one();
 }
 
+bool SlowPoller::KickAndWait(std::chrono::steady_clock::duration max_wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t before = reads_;
+  if (!pending_ && !busy_) {
+    pending_ = true;
+    wake_.notify_one();
+  }
+  return done_.wait_for(lock, max_wait, [&] { return stop_ || reads_ > before; }) &&
+         reads_ > before;
+}
+
 void SlowPoller::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   wake_.notify_all();
+  done_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -53,6 +65,7 @@ void SlowPoller::Run() {
     busy_ = false;
     latest_.swap(fresh);
     ++reads_;
+    done_.notify_all();
   }
 }
 

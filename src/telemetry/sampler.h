@@ -24,9 +24,12 @@ struct TickSample {
 };
 
 // Reads the slow NVML fields on a thread of its own so that milliseconds-long driver calls
-// never delay a tick. The tick loop kicks it right after a tick (while caches are warm, and
-// without a second timer wake-up); a kick that comes while a read is pending or running is
-// dropped, so a hung driver call never queues work up. Thread-safe.
+// never delay a tick by more than the tick loop allows. The tick loop kicks it when a read falls
+// due and waits a bounded time for it (KickAndWait), so that the slow fields it stores describe
+// the same interval as the tick's fast ones (GPM's rates are over the time since the previous
+// read: a read taken one tick early puts a job's start and end one tick late). A kick that comes
+// while a read is pending or running is dropped, so a hung driver call never queues work up,
+// and the tick goes on with the last read. Thread-safe.
 class SlowPoller {
  public:
   explicit SlowPoller(NvmlSource* source) : source_(source) {}
@@ -35,6 +38,9 @@ class SlowPoller {
   void Start();
   // Asks for one read, unless one is already pending or running.
   void Kick();
+  // Kick, then wait until that read (or the one running) completes or `max_wait` passed; true
+  // when a read completed within it.
+  bool KickAndWait(std::chrono::steady_clock::duration max_wait);
   void Stop();
   // Replaces *out with the latest read (empty before the first one completes).
   void Latest(std::vector<GpuSlowSample>* out);
@@ -47,6 +53,7 @@ class SlowPoller {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable done_;  // a read completed
   bool stop_ = false;
   bool pending_ = false;
   bool busy_ = false;

@@ -128,5 +128,38 @@ TEST_F(SamplerTest, KicksDuringASlowReadAreDroppedNotQueued) {
   poller.Stop();
 }
 
+// The run loop waits for the slow read it kicks, so the tick and the slow fields describe the
+// same interval; a slow driver only delays the tick by the bound, and its read is not repeated.
+TEST_F(SamplerTest, KickAndWaitReturnsWithTheReadOrAtTheBound) {
+  FakeNvml fast_fake("full", R"({"gpus": [{"memory_total_mib": 1024,
+      "processes": [{"pid": 7, "used_mib": 512}]}]})", 1);
+  auto fast_nvml = NvmlSource::Open(fast_fake.path());
+  ASSERT_TRUE(fast_nvml.ok()) << fast_nvml.status().message();
+  SlowPoller quick(fast_nvml->get());
+  quick.Start();
+  EXPECT_TRUE(quick.KickAndWait(std::chrono::seconds(30)));
+  EXPECT_EQ(quick.reads(), 1u);
+  std::vector<GpuSlowSample> latest;
+  quick.Latest(&latest);
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_EQ(latest[0].processes.size(), 1u) << "the read is there when KickAndWait returns";
+  quick.Stop();
+}
+
+TEST_F(SamplerTest, KickAndWaitGivesUpAtItsBoundAndThenWaitsForTheSameRead) {
+  FakeNvml fake("full", kSlowScenario, 1);  // each read takes 300 ms
+  auto nvml = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(nvml.ok()) << nvml.status().message();
+  SlowPoller poller(nvml->get());
+  poller.Start();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(poller.KickAndWait(std::chrono::milliseconds(20)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(290))
+      << "returned at its bound, not when the 300 ms read ended";
+  EXPECT_TRUE(poller.KickAndWait(std::chrono::seconds(30))) << "waits for the read under way";
+  EXPECT_EQ(poller.reads(), 1u) << "the second kick came during the read: no second read";
+  poller.Stop();
+}
+
 }  // namespace
 }  // namespace cgov

@@ -1,0 +1,275 @@
+// What each NVML call cgov makes costs on this driver: wall-clock and CPU time per call (the CPU of
+// the calling thread, so the kernel's share of an ioctl counts), the median and the slowest of N
+// calls, then the same for cgov's own paths (NvmlSource::Open, ReadFast, ReadSlow). The fake
+// driver's figures say little; run it on a GPU host (docs/validation.md has what one said).
+//
+// Usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N]   (default: the system's NVML, GPU 0,
+// 200 repetitions). Prints a Markdown table; exit 1 when NVML does not open or has no such GPU.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "telemetry/nvml_source.h"
+
+namespace cgov {
+namespace {
+
+int64_t Ns(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+struct Timing {
+  std::vector<double> wall_us;
+  std::vector<double> cpu_us;
+};
+
+// VmRSS of this process in KiB (0 when unreadable).
+long RssKib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  long kib = 0;
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Times `call` `reps` times on this thread; *ret gets the last return code.
+Timing Time(int reps, const std::function<nvml::nvmlReturn_t()>& call, nvml::nvmlReturn_t* ret) {
+  Timing t;
+  for (int i = 0; i < reps; ++i) {
+    const int64_t w0 = Ns(CLOCK_MONOTONIC);
+    const int64_t c0 = Ns(CLOCK_THREAD_CPUTIME_ID);
+    *ret = call();
+    const int64_t c1 = Ns(CLOCK_THREAD_CPUTIME_ID);
+    const int64_t w1 = Ns(CLOCK_MONOTONIC);
+    t.wall_us.push_back(static_cast<double>(w1 - w0) / 1000);
+    t.cpu_us.push_back(static_cast<double>(c1 - c0) / 1000);
+  }
+  return t;
+}
+
+void Row(const std::string& what, const std::string& result, const Timing& t) {
+  std::printf("| %s | %s | %.1f | %.1f | %.1f |\n", what.c_str(), result.c_str(), Median(t.wall_us),
+              Median(t.cpu_us), *std::max_element(t.wall_us.begin(), t.wall_us.end()));
+}
+
+int Main(int argc, char** argv) {
+  std::string lib;
+  unsigned gpu = 0;
+  int reps = 200;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--lib" && i + 1 < argc) {
+      lib = argv[++i];
+    } else if (arg == "--gpu" && i + 1 < argc) {
+      gpu = static_cast<unsigned>(std::atoi(argv[++i]));
+    } else if (arg == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N]\n");
+      return 2;
+    }
+  }
+  if (lib.empty()) {
+    if (const char* env = std::getenv("CGOV_NVML_LIB")) lib = env;
+  }
+
+  // Open once, cold: the whole-process CPU (NVML may start threads of its own).
+  const long rss_before = RssKib();
+  const int64_t w0 = Ns(CLOCK_MONOTONIC);
+  const int64_t c0 = Ns(CLOCK_PROCESS_CPUTIME_ID);
+  auto opened = NvmlSource::Open(lib);
+  const int64_t c1 = Ns(CLOCK_PROCESS_CPUTIME_ID);
+  const int64_t w1 = Ns(CLOCK_MONOTONIC);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "cgov_nvml_calls: %s\n", opened.status().message().c_str());
+    return 1;
+  }
+  NvmlSource& source = **opened;
+  if (gpu >= source.gpus().size()) {
+    std::fprintf(stderr, "cgov_nvml_calls: no GPU %u (this host has %zu)\n", gpu,
+                 source.gpus().size());
+    return 1;
+  }
+  const NvmlFunctions& f = source.library().fn();
+  std::printf("NVML %s, driver %s, %s: GPU %u of %zu (%s); %d calls each\n",
+              source.library().path().c_str(), source.driver_version().c_str(),
+              source.nvml_version().c_str(), gpu, source.gpus().size(),
+              source.gpus()[gpu].name.c_str(), reps);
+  std::printf("resident memory: %ld KiB before NvmlSource::Open, %ld KiB after\n\n", rss_before,
+              RssKib());
+  std::printf("| call | result | median wall µs | median CPU µs | max wall µs |\n");
+  std::printf("| --- | --- | ---: | ---: | ---: |\n");
+  Timing open;
+  open.wall_us.push_back(static_cast<double>(w1 - w0) / 1000);
+  open.cpu_us.push_back(static_cast<double>(c1 - c0) / 1000);
+  Row("NvmlSource::Open (load, nvmlInit, enumerate, probe; once, process CPU)", "ok", open);
+
+  nvml::nvmlDevice_t d = nullptr;
+  if (f.handle_by_index(gpu, &d) != nvml::NVML_SUCCESS) {
+    std::fprintf(stderr, "cgov_nvml_calls: no handle for GPU %u\n", gpu);
+    return 1;
+  }
+  auto describe = [&](nvml::nvmlReturn_t r) {
+    return r == nvml::NVML_SUCCESS ? std::string("ok") : source.library().Describe(r);
+  };
+  auto time_call = [&](const std::string& what, bool present,
+                       const std::function<nvml::nvmlReturn_t()>& call) {
+    if (!present) {
+      std::printf("| %s | absent from this library | | | |\n", what.c_str());
+      return;
+    }
+    nvml::nvmlReturn_t ret = nvml::NVML_SUCCESS;
+    Timing t = Time(reps, call, &ret);
+    Row(what, describe(ret), t);
+  };
+
+  unsigned int u = 0, u2 = 0;
+  unsigned long long ull = 0;
+  nvml::nvmlUtilization_t util{};
+  nvml::nvmlMemory_v2_t mem2{};
+  nvml::nvmlMemory_t mem1{};
+  time_call("nvmlDeviceGetUtilizationRates", f.utilization != nullptr,
+            [&] { return f.utilization(d, &util); });
+  time_call("nvmlDeviceGetMemoryInfo_v2", f.memory_v2 != nullptr, [&] {
+    mem2.version = nvml::nvmlMemory_v2;
+    return f.memory_v2(d, &mem2);
+  });
+  time_call("nvmlDeviceGetMemoryInfo", f.memory_v1 != nullptr,
+            [&] { return f.memory_v1(d, &mem1); });
+  time_call("nvmlDeviceGetPowerUsage", f.power_usage != nullptr,
+            [&] { return f.power_usage(d, &u); });
+  time_call("nvmlDeviceGetEnforcedPowerLimit", f.power_limit != nullptr,
+            [&] { return f.power_limit(d, &u); });
+  time_call("nvmlDeviceGetTemperature (GPU)", f.temperature != nullptr,
+            [&] { return f.temperature(d, 0, &u); });
+  time_call("nvmlDeviceGetClockInfo (SM)", f.clock_info != nullptr,
+            [&] { return f.clock_info(d, 1, &u); });
+  time_call("nvmlDeviceGetClockInfo (memory)", f.clock_info != nullptr,
+            [&] { return f.clock_info(d, 2, &u); });
+  time_call("nvmlDeviceGetCurrentClocksEventReasons", f.clock_reasons != nullptr,
+            [&] { return f.clock_reasons(d, &ull); });
+  time_call("nvmlDeviceGetEncoderUtilization", f.encoder_util != nullptr,
+            [&] { return f.encoder_util(d, &u, &u2); });
+  time_call("nvmlDeviceGetDecoderUtilization", f.decoder_util != nullptr,
+            [&] { return f.decoder_util(d, &u, &u2); });
+  time_call("nvmlDeviceGetTotalEnergyConsumption", f.total_energy != nullptr,
+            [&] { return f.total_energy(d, &ull); });
+  time_call("nvmlDeviceGetPcieThroughput (TX)", f.pcie_throughput != nullptr,
+            [&] { return f.pcie_throughput(d, 0, &u); });
+  std::vector<unsigned char> procs(64 * nvml::kMaxProcessEntryBytes);
+  const struct {
+    const char* name;
+    nvml::nvmlDeviceGetProcesses_fn fn;
+  } lists[] = {{"compute processes", f.compute_procs},
+               {"graphics processes", f.graphics_procs},
+               {"MPS processes", f.mps_procs}};
+  for (const auto& list : lists) {
+    time_call(std::string("nvmlDevice*RunningProcesses (") + list.name + ")", list.fn != nullptr,
+              [&] {
+                unsigned int count = 64;
+                return list.fn(d, &count, procs.data());
+              });
+  }
+  // As cgov calls it: sized by a first call, then with the last timestamp seen.
+  std::vector<nvml::nvmlProcessUtilizationSample_t> samples;
+  unsigned long long last_seen = 0;
+  time_call("nvmlDeviceGetProcessUtilization", f.process_utilization != nullptr, [&] {
+    nvml::nvmlReturn_t ret = nvml::NVML_ERROR_INSUFFICIENT_SIZE;
+    for (int attempt = 0; attempt < 3 && ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+      unsigned int count = static_cast<unsigned int>(samples.size());
+      ret = f.process_utilization(d, samples.empty() ? nullptr : samples.data(), &count,
+                                  last_seen);
+      if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) samples.resize(count + 8);
+      if (ret == nvml::NVML_SUCCESS) {
+        for (unsigned k = 0; k < count; ++k) last_seen = std::max(last_seen, samples[k].timeStamp);
+      }
+    }
+    return ret;
+  });
+  std::printf("| (process-utilization buffer: %zu entries) | | | | |\n", samples.size());
+  const bool events = f.event_set_create && f.register_events && f.event_wait && f.event_set_free;
+  if (events) {
+    nvml::nvmlEventSet_t set = nullptr;
+    f.event_set_create(&set);
+    const nvml::nvmlReturn_t reg = f.register_events(d, nvml::nvmlEventTypeXidCriticalError, set);
+    time_call("nvmlEventSetWait_v2 (timeout 0)", reg == nvml::NVML_SUCCESS, [&] {
+      nvml::nvmlEventData_t data{};
+      return f.event_wait(set, &data, 0);
+    });
+    f.event_set_free(set);
+  }
+  time_call("nvmlDeviceGetRemappedRows", f.remapped_rows != nullptr, [&] {
+    unsigned int a = 0, b = 0, c = 0, e = 0;
+    return f.remapped_rows(d, &a, &b, &c, &e);
+  });
+  const bool gpm = f.gpm_sample_alloc && f.gpm_sample_get && f.gpm_metrics_get &&
+                   f.gpm_sample_free;
+  if (gpm) {
+    nvml::nvmlGpmSample_t s1 = nullptr, s2 = nullptr;
+    f.gpm_sample_alloc(&s1);
+    f.gpm_sample_alloc(&s2);
+    time_call("nvmlGpmSampleGet", true, [&] { return f.gpm_sample_get(d, s1); });
+    f.gpm_sample_get(d, s2);
+    auto request = std::make_unique<nvml::nvmlGpmMetricsGet_t>();
+    const unsigned int ids[] = {nvml::NVML_GPM_METRIC_SM_UTIL, nvml::NVML_GPM_METRIC_SM_OCCUPANCY,
+                                nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+                                nvml::NVML_GPM_METRIC_DRAM_BW_UTIL,
+                                nvml::NVML_GPM_METRIC_PCIE_TX_PER_SEC,
+                                nvml::NVML_GPM_METRIC_PCIE_RX_PER_SEC,
+                                nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC,
+                                nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC};
+    time_call("nvmlGpmMetricsGet (8 metrics)", true, [&] {
+      std::memset(request.get(), 0, sizeof(*request));
+      request->version = nvml::NVML_GPM_METRICS_GET_VERSION;
+      request->numMetrics = sizeof(ids) / sizeof(ids[0]);
+      request->sample1 = s1;
+      request->sample2 = s2;
+      for (unsigned i = 0; i < request->numMetrics; ++i) request->metrics[i].metricId = ids[i];
+      return f.gpm_metrics_get(request.get());
+    });
+    f.gpm_sample_free(s1);
+    f.gpm_sample_free(s2);
+  } else {
+    std::printf("| GPM (nvmlGpmSampleGet, nvmlGpmMetricsGet) | absent from this library | | | |\n");
+  }
+
+  // cgov's own paths over every GPU of the host.
+  std::vector<GpuFastSample> fast;
+  std::vector<GpuSlowSample> slow;
+  nvml::nvmlReturn_t ok = nvml::NVML_SUCCESS;
+  Row("NvmlSource::ReadFast (every GPU)", "ok", Time(reps, [&] {
+        source.ReadFast(&fast);
+        return ok;
+      }, &ok));
+  source.StartEventWatch();  // as cgov run and the daemon do
+  source.ReadSlow(&slow);  // primes GPM
+  Row("NvmlSource::ReadSlow (every GPU)", "ok", Time(std::max(1, reps / 10), [&] {
+        source.ReadSlow(&slow);
+        return ok;
+      }, &ok));
+  return 0;
+}
+
+}  // namespace
+}  // namespace cgov
+
+int main(int argc, char** argv) { return cgov::Main(argc, argv); }
