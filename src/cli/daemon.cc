@@ -551,6 +551,7 @@ std::vector<MetricsGpu> Daemon::MetricsGpus() {
       g.mig_profile = mig->profile;
     }
     g.pci_bus_id = infos[i].pci_bus_id;
+    g.memory_reserved_bytes = infos[i].memory_reserved_bytes;
     if (Result<ResolvedPrice> price = PriceOf(infos[i]); price.ok()) {
       g.price_per_gpu_hour = price->per_gpu_hour;
       g.price_source = price->Describe();

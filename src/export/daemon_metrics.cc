@@ -227,10 +227,15 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
           if (!s.mem_used_bytes) return std::nullopt;
           return std::floor(static_cast<double>(*s.mem_used_bytes) / kMib);
         });
-  gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
-        [&](const GpuFastSample& s) -> std::optional<double> {
+  // Free as nvidia-smi and DCGM count it: the driver's reservation is neither used nor free
+  // (an idle H100 80GB: 81559 MiB total, 480 reserved, 81079 free; driver 580.159.04).
+  family("DCGM_FI_DEV_FB_FREE", MetricType::kGauge, "Framebuffer memory free (in MiB).", false,
+         [&](size_t i) -> std::optional<double> {
+          const GpuFastSample& s = last_->gpus[i];
           if (!s.mem_used_bytes || !s.mem_total_bytes) return std::nullopt;
-          const uint64_t free = *s.mem_total_bytes - std::min(*s.mem_used_bytes, *s.mem_total_bytes);
+          const uint64_t taken =
+              *s.mem_used_bytes + gpus_[i].memory_reserved_bytes.value_or(0);
+          const uint64_t free = *s.mem_total_bytes - std::min(taken, *s.mem_total_bytes);
           return std::floor(static_cast<double>(free) / kMib);
         });
   gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).",

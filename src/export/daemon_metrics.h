@@ -36,6 +36,9 @@ struct MetricsGpu {
   std::optional<unsigned> gpu_instance_id;  // set for a MIG instance
   std::string mig_profile;
   std::string pci_bus_id;
+  // What the driver sets aside (nvmlMemory_v2_t.reserved): neither used nor free, as nvidia-smi
+  // and DCGM count it.
+  std::optional<uint64_t> memory_reserved_bytes;
   std::optional<MicroUsd> price_per_gpu_hour;
   std::string price_source;
 };

@@ -65,6 +65,7 @@ MetricsGpu Gpu(uint32_t id, int64_t index, std::optional<MicroUsd> price) {
   g.uuid = "GPU-" + std::to_string(index);
   g.name = "NVIDIA H100 80GB HBM3";
   g.pci_bus_id = "00000000:1" + std::to_string(index) + ":00.0";
+  g.memory_reserved_bytes = uint64_t{480} << 20;
   g.price_per_gpu_hour = price;
   g.price_source = "test";
   return g;
@@ -119,7 +120,7 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
                               "pci_bus_id=\"00000000:10:00.0\"} 55\n"));
   EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_FB_USED{gpu=\"0\""));
   EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 1024\n"));
-  EXPECT_THAT(text, HasSubstr("} 80535\n")) << "FB_FREE in MiB";
+  EXPECT_THAT(text, HasSubstr("} 80055\n")) << "FB_FREE in MiB: total less used and reserved";
   EXPECT_THAT(text, HasSubstr("} 123.45\n")) << "power in W";
   EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""))) << "lost GPU: no reading";
   EXPECT_THAT(text, HasSubstr("cgov_gpu_phase_seconds_total{gpu=\"0\",UUID=\"GPU-0\""));
