@@ -266,6 +266,13 @@ int Main(int argc, char** argv) {
         source.ReadSlow(&slow);
         return ok;
       }, &ok));
+  Timing shutdown;  // nvmlShutdown and the samples' release: what every cgov process pays at exit
+  const int64_t s0 = Ns(CLOCK_MONOTONIC);
+  const int64_t p0 = Ns(CLOCK_PROCESS_CPUTIME_ID);
+  opened->reset();
+  shutdown.wall_us.push_back(static_cast<double>(Ns(CLOCK_MONOTONIC) - s0) / 1000);
+  shutdown.cpu_us.push_back(static_cast<double>(Ns(CLOCK_PROCESS_CPUTIME_ID) - p0) / 1000);
+  Row("~NvmlSource (nvmlShutdown; once, process CPU)", "ok", shutdown);
   return 0;
 }
 

@@ -334,6 +334,27 @@ TEST(NvmlSource, PcieRatesComeFromGpmWhereThereIsGpm) {
   EXPECT_EQ(fake.Calls("nvmlDeviceGetPcieThroughput"), 5u);
 }
 
+// Per-process utilization costs milliseconds of CPU a call on a real driver, found or not.
+TEST(NvmlSource, ProcessUtilizationIsAskedOnlyOfGpusWithProcesses) {
+  const std::string scenario = R"({"gpus": [{"memory_total_mib": 1024,
+      "processes": [{"pid": 7, "used_mib": 512, "sm_util": 30, "start": 10}]}]})";
+  FakeNvml fake("full", scenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  const uint64_t probes = fake.Calls("nvmlDeviceGetProcessUtilization");
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_TRUE(slow[0].processes_known);
+  EXPECT_TRUE(slow[0].processes.empty());
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetProcessUtilization"), probes) << "no process: not asked";
+  fake.SetTime(12);
+  (*source)->ReadSlow(&slow);
+  ASSERT_EQ(slow[0].processes.size(), 1u);
+  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 30u);
+  EXPECT_GT(fake.Calls("nvmlDeviceGetProcessUtilization"), probes);
+}
+
 // The energy counter costs ~2.9 ms of CPU a read on a real driver: read only when asked for, at
 // most once a period, the samples between carrying the last value.
 TEST(NvmlSource, EnergyIsReadOnlyWhenAskedAndAtMostOncePerPeriod) {
