@@ -51,6 +51,9 @@ bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	@python3 bench/run_overhead.py $(BUILD)
 	@bash bench/history_bench.sh $(BUILD)/cgov
+	@if command -v nvidia-smi >/dev/null 2>&1; then \
+	  echo "== what each NVML call costs on this driver (docs/validation.md) =="; \
+	  $(BUILD)/cgov_nvml_calls; fi
 	@echo "== /metrics under load (cgov daemon --listen, 8 simulated H100s) =="
 	@$(BUILD)/cgov_scrape_load $(BUILD)/cgov $(BUILD)/fake_nvml/full/libnvidia-ml.so.1 \
 	  tests/fake_nvml/scenarios/h100x8.json

@@ -1,0 +1,51 @@
+// bench/nvml_calls.cc (cgov_nvml_calls) against the fake driver: every call cgov makes gets a
+// timed row, and a driver that does not open or a GPU that is not there is exit 1. Its figures
+// mean something only on a real driver (docs/validation.md); this keeps the tool working.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+std::string NvmlCalls() {
+  const std::string cgov = CgovBinary();
+  return cgov.substr(0, cgov.rfind('/')) + "/cgov_nvml_calls";
+}
+
+TEST(NvmlCallsE2E, TimesEveryCallCgovMakes) {
+  if (access(NvmlCalls().c_str(), X_OK) != 0) GTEST_SKIP() << "built without benchmarks";
+  RunResult r = RunProgram({NvmlCalls(), "--reps", "3"},
+                           {{"CGOV_NVML_LIB", FakeNvml("full")},
+                            {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU 0 of 8 (NVIDIA H100 80GB HBM3); 3 calls each"), std::string::npos)
+      << r.out;
+  for (const char* row :
+       {"| nvmlDeviceGetUtilizationRates | ok |", "| nvmlDeviceGetMemoryInfo_v2 | ok |",
+        "| nvmlDeviceGetTotalEnergyConsumption | ok |", "| nvmlDeviceGetPcieThroughput (TX) | ok |",
+        "| nvmlDevice*RunningProcesses (compute processes) | ok |",
+        "| nvmlDeviceGetProcessUtilization | ok |", "| nvmlGpmSampleGet | ok |",
+        "| nvmlGpmMetricsGet (8 metrics) | ok |", "| NvmlSource::ReadFast (every GPU) | ok |",
+        "| NvmlSource::ReadSlow (every GPU) | ok |", "| ~NvmlSource (nvmlShutdown"}) {
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  }
+}
+
+TEST(NvmlCallsE2E, NoDriverOrNoSuchGpuIsExit1AndBadUsage2) {
+  if (access(NvmlCalls().c_str(), X_OK) != 0) GTEST_SKIP() << "built without benchmarks";
+  RunResult none = RunProgram({NvmlCalls(), "--lib", "/nonexistent/libnvidia-ml.so.1"}, {});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << none.err;
+  RunResult gpu = RunProgram({NvmlCalls(), "--gpu", "99", "--reps", "1"},
+                             {{"CGOV_NVML_LIB", FakeNvml("full")},
+                              {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  EXPECT_EQ(gpu.exit_code, 1);
+  EXPECT_NE(gpu.err.find("no GPU 99 (this host has 8)"), std::string::npos) << gpu.err;
+  EXPECT_EQ(RunProgram({NvmlCalls(), "--bogus"}, {}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace cgov::e2e
