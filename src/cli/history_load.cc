@@ -119,8 +119,10 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   std::map<int64_t, HourBucket> hours;
   if (from_hour < to_hour) {
     // Raw samples before the window's first whole hour may have been pruned (--retain): then
-    // that hour comes from its rollup, whole.
-    const bool pruned = since_ms < from_hour * kHourMs && (!range || range->first > since_ms);
+    // that hour comes from its rollup, whole. A history that merely starts later has its raw
+    // samples from its start, and needs neither.
+    CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> pruned_before, store.RawPrunedBeforeMs());
+    const bool pruned = since_ms < from_hour * kHourMs && pruned_before && *pruned_before > since_ms;
     if (pruned && FloorHour(since_ms) < to_hour) {
       from_hour = FloorHour(since_ms);
       in->notes.push_back(fmt::format(

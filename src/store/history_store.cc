@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -447,10 +448,30 @@ Result<int64_t> HistoryStore::PruneTicks(int64_t before_ms) {
       "f.kind = 'memory_health'))"));
   events.Bind(1, std::min(before_ms, watermark_ms_));
   CGOV_RETURN_IF_ERROR(events.Run());
+  const int64_t cut_ms = std::min(before_ms, watermark_ms_);
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("DELETE FROM tick WHERE ts_ms < ?"));
-  stmt.Bind(1, std::min(before_ms, watermark_ms_));
+  stmt.Bind(1, cut_ms);
   CGOV_RETURN_IF_ERROR(stmt.Run());
-  return db_->Changes();
+  const int64_t pruned = db_->Changes();
+  // What was pruned, for the report's note: a history that merely starts later was not.
+  if (pruned > 0) {
+    CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> before, RawPrunedBeforeMs());
+    if (!before || *before < cut_ms) {
+      CGOV_RETURN_IF_ERROR(SetMeta("raw_pruned_before_ms", std::to_string(cut_ms)));
+    }
+  }
+  return pruned;
+}
+
+Result<std::optional<int64_t>> HistoryStore::RawPrunedBeforeMs() const {
+  CGOV_ASSIGN_OR_RETURN(std::string text, Meta("raw_pruned_before_ms"));
+  if (text.empty()) return std::optional<int64_t>();
+  int64_t ms = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return Internal(fmt::format("meta raw_pruned_before_ms is not a number: {}", text));
+  }
+  return std::optional<int64_t>(ms);
 }
 
 Status HistoryStore::PutEvent(const GpuEventRecord& e) {

@@ -172,6 +172,8 @@ class HistoryStore {
   Result<std::map<uint32_t, std::string>> Commands() const;
   Result<std::map<uint32_t, RunRecord>> Runs() const;
   Result<std::string> Meta(const std::string& key) const;  // "" when absent
+  // Raw ticks before this were deleted by PruneTicks (--retain); none when nothing was pruned.
+  Result<std::optional<int64_t>> RawPrunedBeforeMs() const;
   Status SetMeta(const std::string& key, const std::string& value);
   // First and last tick time, nullopt when there are no ticks.
   Result<std::optional<std::pair<int64_t, int64_t>>> TickRange() const;

@@ -295,9 +295,15 @@ TEST_F(HistoryStoreTest, PruningNeverPassesTheWatermark) {
   auto run = s.BeginRun("daemon", 0, 1000, "box");
   for (int64_t ts = 0; ts < 10; ++ts) ASSERT_TRUE(s.AppendTick(ts * 1000, run->id, {}).ok());
   ASSERT_TRUE(s.SetWatermark(4000).ok());
+  EXPECT_EQ(*s.RawPrunedBeforeMs(), std::nullopt) << "nothing pruned yet";
   EXPECT_EQ(*s.PruneTicks(8000), 4) << "only rolled-up ticks go";
   ASSERT_TRUE(s.Commit().ok());
   EXPECT_EQ((*s.TickRange())->first, 4000);
+  EXPECT_EQ(*s.RawPrunedBeforeMs(), 4000) << "what went, for the report's note";
+  ASSERT_TRUE(s.Begin().ok());
+  EXPECT_EQ(*s.PruneTicks(2000), 0);
+  ASSERT_TRUE(s.Commit().ok());
+  EXPECT_EQ(*s.RawPrunedBeforeMs(), 4000) << "a prune that deletes nothing changes nothing";
 }
 
 }  // namespace

@@ -193,6 +193,15 @@ TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
   }
   json a = ReportJson({"--db", dir / "a.db", "--since", "26h"});
   EXPECT_EQ(a, ReportJson({"--db", dir / "b.db", "--since", "26h"}));
+  // Issue 17: a window that starts before the history does, mid-hour, is not "pruned".
+  const time_t first = QueryDb(dir / "a.db", "SELECT min(ts_ms) FROM tick") / 1000 - 1800;
+  tm utc{};
+  gmtime_r(&first, &utc);
+  char since[32];
+  strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const json longer = ReportJson({"--db", dir / "a.db", "--since", since});
+  EXPECT_EQ(longer["notes"].dump().find("pruned"), std::string::npos) << longer["notes"].dump();
+  EXPECT_EQ(longer["phases"]["idle_held"], a["phases"]["idle_held"]) << "the same data";
   std::map<std::string, json> who = WhoByKey(a);
   for (const char* user : {"alice", "bob", "carol", "dave", "erin", "gdm"}) {
     EXPECT_TRUE(who.count(user)) << user;
