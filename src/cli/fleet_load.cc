@@ -1,6 +1,7 @@
 #include "cli/fleet_load.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
 
@@ -283,9 +284,15 @@ Result<HistoryInput> FleetBuilder::Build() {
     // Say which: our metrics are missing altogether, or only this window has none.
     CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> any,
                           prom_.Query("count(cgov_gpu_phase_seconds_total)", Seconds(until_ms_)));
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever,
-                          prom_.Query("count(last_over_time(cgov_gpu_phase_seconds_total[52w]))",
-                                      Seconds(until_ms_)));
+    // Up to the window's end, and up to now: a window before the data is not "no metrics".
+    constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever, prom_.Query(kEver, Seconds(until_ms_)));
+    if (ever.empty()) {
+      const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+      CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
+    }
     if (any.empty() && ever.empty()) {
       return NotFound(fmt::format(
           "--prometheus {}: no cgov metrics (cgov_gpu_phase_seconds_total) in this Prometheus: "

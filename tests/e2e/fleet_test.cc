@@ -281,6 +281,12 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
     }
   }
   EXPECT_GE(queries, 10);
+  // Issue 17: a window before the data is "not in this window", not "no cgov metrics".
+  const std::string hour_before = FormatRfc3339Utc((until_ms - 3'600'000) * 1'000'000);
+  RunResult early = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "1h",
+                                "--until", hour_before}, {}, 60);
+  EXPECT_EQ(early.exit_code, 1);
+  EXPECT_NE(early.err.find("not in this window"), std::string::npos) << early.err;
   // The rule files load in the real Prometheus (it would not be ready otherwise) and pass
   // their unit tests.
   RunResult rules = RunProgram({kPromtool, "test", "rules",
