@@ -21,6 +21,11 @@ std::string CudaText(std::optional<int> v) {
 
 std::string Or(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
 
+// The driver has the field, this user may not read it: a problem with a fix, not a limitation.
+bool IsPermissionDenied(const FieldSupport& s) {
+  return !s.supported && s.reason.starts_with("NVML_ERROR_NO_PERMISSION");
+}
+
 void RenderGpu(const GpuInfo& gpu, std::string* out) {
   if (gpu.lost) {
     *out += fmt::format(
@@ -45,7 +50,8 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
                         Or(gpu.mig->parent_uuid, "uuid unknown"), gpu.mig->slices,
                         gpu.mig->price_share * 100);
   }
-  std::vector<std::string> yes, no;
+  std::vector<std::string> yes, no, denied;
+  std::string denied_reason;
   // A MIG device answers most calls for its parent only: one line per reason, not per field.
   std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
   for (size_t f = 0; f < kGpuFieldCount; ++f) {
@@ -56,6 +62,11 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
       if (!s.reason.empty()) no.push_back(fmt::format("{}: {}", name, s.reason));
       continue;
     }
+    if (IsPermissionDenied(s)) {
+      denied.push_back(name);
+      denied_reason = s.reason;
+      continue;
+    }
     if (!gpu.mig) {
       no.push_back(fmt::format("unsupported: {} ({})", name, s.reason));
       continue;
@@ -64,6 +75,12 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
                            [&](const auto& r) { return r.first == s.reason; });
     if (it == by_reason.end()) by_reason.push_back({s.reason, {name}});
     else it->second.push_back(name);
+  }
+  if (!denied.empty()) {  // the driver could answer: this user may not ask (a fixable problem)
+    no.push_back(fmt::format("no permission: {} ({})\n  fix: run cgov as root, or as a user the "
+                             "driver allows these queries (profiling metrics may be restricted to "
+                             "admins: NVreg_RestrictProfilingToAdminUsers)", fmt::join(denied, " "),
+                             denied_reason));
   }
   for (const auto& [reason, names] : by_reason) {
     no.push_back(fmt::format("unsupported: {} ({}; a MIG instance's parent GPU answers these)",
@@ -144,6 +161,7 @@ std::string RenderDoctorText(const DoctorReport& r) {
   size_t problems = r.nvml_ok ? 0 : 1;
   for (const GpuInfo& g : r.gpus) {
     problems += g.lost || (g.memory_health && g.memory_health->NeedsAction()) ? 1 : 0;
+    problems += std::any_of(g.fields.begin(), g.fields.end(), IsPermissionDenied) ? 1 : 0;
   }
   problems += r.abi_warnings.size();
   for (const HostCheck& c : r.host) {
@@ -193,8 +211,12 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
       else if (!g.fields[f].reason.empty()) entry["source"] = g.fields[f].reason;  // MIG utilization
       fields[std::string(GpuFieldName(static_cast<GpuField>(f)))] = entry;
     }
-    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"name", g.name},
-                    {"pci_bus_id", g.pci_bus_id}, {"lost", g.lost},
+    auto text_or_null = [](const std::string& t) {
+      return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t);
+    };
+    gpus.push_back({{"index", g.index}, {"uuid", text_or_null(g.uuid)},
+                    {"name", text_or_null(g.name)}, {"pci_bus_id", text_or_null(g.pci_bus_id)},
+                    {"lost", g.lost},
                     {"lost_reason", g.lost ? nlohmann::json(g.lost_reason) : nlohmann::json(nullptr)},
                     {"memory_total_bytes", g.memory_total_bytes ? nlohmann::json(*g.memory_total_bytes)
                                                                 : nlohmann::json(nullptr)},

@@ -60,10 +60,21 @@ TEST(DoctorE2E, LostGpuAndUnsupportedFieldsAreNamedNotFatal) {
   EXPECT_TRUE(Contains(r.out, "dmesg")) << "the fix is named";
   EXPECT_TRUE(Contains(r.out, "unsupported: power (NVML_ERROR_NOT_SUPPORTED (Not Supported))"))
       << r.out;
-  EXPECT_TRUE(Contains(r.out, "unsupported: compute_processes (NVML_ERROR_NO_PERMISSION"))
+  // Issue 17: a field this user may not read is a problem with a fix, not "unsupported", and
+  // it counts.
+  EXPECT_TRUE(Contains(r.out, "no permission: compute_processes (NVML_ERROR_NO_PERMISSION"))
       << r.out;
+  EXPECT_FALSE(Contains(r.out, "unsupported: compute_processes")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "fix: run cgov as root")) << r.out;
   EXPECT_TRUE(Contains(r.out, "GPU 0  NVIDIA A100-SXM4-40GB")) << "GPU 0 still listed";
-  EXPECT_TRUE(Contains(r.out, "1 item(s) above need attention")) << "a lost GPU is a problem";
+  EXPECT_TRUE(Contains(r.out, "\n2 item(s) above need attention"))
+      << "the lost GPU and the denied field: " << r.out;
+  RunResult j = Doctor("full", "faults", {"--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_TRUE(doc["gpus"][1]["name"].is_null()) << "unknown is null, as docs/doctor.md says: "
+                                                << doc["gpus"][1].dump();
+  EXPECT_TRUE(doc["gpus"][1]["uuid"].is_null());
 }
 
 TEST(DoctorE2E, MissingOptionalSymbolsAreListed) {
