@@ -1,12 +1,12 @@
 #include "store/prometheus_source.h"
 
-#include <curl/curl.h>
-
 #include <cstdlib>
-#include <mutex>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "store/curl_library.h"
 
 namespace cgov {
 namespace {
@@ -20,10 +20,10 @@ size_t Append(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
-std::string Escape(CURL* curl, const std::string& text) {
-  char* escaped = curl_easy_escape(curl, text.data(), static_cast<int>(text.size()));
+std::string Escape(const CurlLibrary& lib, CURL* curl, const std::string& text) {
+  char* escaped = lib.easy_escape(curl, text.data(), static_cast<int>(text.size()));
   std::string out = escaped != nullptr ? escaped : "";
-  curl_free(escaped);
+  lib.free(escaped);
   return out;
 }
 
@@ -42,8 +42,7 @@ Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
                                        "such as http://127.0.0.1:9090", base_url));
   }
   while (base_url.ends_with("/")) base_url.pop_back();
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  CGOV_RETURN_IF_ERROR(LoadCurl().status());
   return PrometheusSource(std::move(base_url), timeout);
 }
 
@@ -64,33 +63,34 @@ Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& 
 Result<std::vector<PromSeries>> PrometheusSource::Get(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
     const std::string& expr) const {
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  CGOV_ASSIGN_OR_RETURN(const CurlLibrary* lib, LoadCurl());
+  std::unique_ptr<CURL, decltype(lib->easy_cleanup)> curl(lib->easy_init(), lib->easy_cleanup);
   if (!curl) return Internal("libcurl: cannot start a transfer");
   std::string url = base_url_ + path;
   char separator = '?';
   for (const auto& [name, value] : params) {
-    url += separator + name + "=" + Escape(curl.get(), value);
+    url += separator + name + "=" + Escape(*lib, curl.get(), value);
     separator = '&';
   }
   std::string body;
   char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &Append);
-  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
-  curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl.get(), CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered
-  curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
-  const CURLcode code = curl_easy_perform(curl.get());
+  lib->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  lib->easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &Append);
+  lib->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
+  lib->easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+  lib->easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
+  lib->easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+  lib->easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+  lib->easy_setopt(curl.get(), CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered
+  lib->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+  lib->easy_setopt(curl.get(), CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
+  const CURLcode code = lib->easy_perform(curl.get());
   if (code != CURLE_OK) {
     return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", base_url_,
-                                   error[0] != 0 ? error : curl_easy_strerror(code)));
+                                   error[0] != 0 ? error : lib->easy_strerror(code)));
   }
   long status = 0;
-  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
   nlohmann::json answer = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (answer.is_discarded() || !answer.is_object() || !answer.contains("status")) {
     return Unavailable(fmt::format("--prometheus {}: {} is not a Prometheus query API (HTTP {}, "

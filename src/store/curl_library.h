@@ -1,0 +1,34 @@
+// libcurl, loaded at run time by the one command that needs it (`cgov report --prometheus`).
+//
+// The GPU host's binary links no HTTP client library: libcurl pulls in ~25 more (Kerberos, LDAP,
+// SSH, RTMP, ...) that `cgov run`, `cgov daemon` and the rest never use (docs/architecture.md,
+// "Dependencies"). curl.h is used for its types and constants only; every call goes through the
+// pointers resolved here.
+#ifndef CGOV_STORE_CURL_LIBRARY_H_
+#define CGOV_STORE_CURL_LIBRARY_H_
+
+#include <curl/curl.h>
+
+#include "core/status.h"
+
+namespace cgov {
+
+struct CurlLibrary {
+  decltype(&curl_global_init) global_init = nullptr;
+  decltype(&curl_easy_init) easy_init = nullptr;
+  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&curl_easy_perform) easy_perform = nullptr;
+  decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
+  decltype(&curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&curl_easy_escape) easy_escape = nullptr;
+  decltype(&curl_free) free = nullptr;
+};
+
+// libcurl.so.4 (or `CGOV_LIBCURL`, for tests), loaded and initialised once for the process;
+// Unavailable, naming the library and the package to install, when it cannot be.
+Result<const CurlLibrary*> LoadCurl();
+
+}  // namespace cgov
+
+#endif  // CGOV_STORE_CURL_LIBRARY_H_

@@ -1,0 +1,64 @@
+// The libraries the cgov binary links are the ones docs/architecture.md lists (issue 17): a new
+// dependency shows up here before it shows up on a GPU host. libcurl is loaded at run time by
+// `report --prometheus` alone, never linked.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+std::set<std::string> DocumentedLibraries() {
+  const std::string doc = ReadFile(std::string(CGOV_DOCS_DIR) + "/architecture.md");
+  const size_t begin = doc.find("<!-- ldd:begin");
+  const size_t end = doc.find("<!-- ldd:end -->");
+  std::set<std::string> names;
+  if (begin == std::string::npos || end == std::string::npos) return names;
+  const std::string list = doc.substr(begin, end - begin);
+  const std::regex soname(R"(`(lib[A-Za-z0-9_+.-]+\.so\.[0-9]+)`)");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), soname);
+       it != std::sregex_iterator(); ++it) {
+    names.insert((*it)[1]);
+  }
+  return names;
+}
+
+TEST(DependenciesE2E, LddListsExactlyTheDocumentedLibraries) {
+  if (!CGOV_STATIC_LIBSTDCXX_BUILD) {
+    GTEST_SKIP() << "a build with libstdc++ linked dynamically (the sanitizer tree) is not the "
+                    "binary a GPU host runs";
+  }
+  const std::set<std::string> documented = DocumentedLibraries();
+  ASSERT_GE(documented.size(), 5u) << "the list in docs/architecture.md was not found";
+  RunResult ldd = RunProgram({"/usr/bin/ldd", CgovBinary()}, {});
+  ASSERT_EQ(ldd.exit_code, 0) << ldd.err;
+  std::set<std::string> linked;
+  std::istringstream lines(ldd.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    if (name.empty() || name.starts_with("linux-vdso") || name.find("ld-linux") != std::string::npos) {
+      continue;
+    }
+    linked.insert(name);
+  }
+  EXPECT_EQ(linked, documented) << ldd.out;
+  EXPECT_EQ(linked.count("libcurl.so.4"), 0u);
+}
+
+TEST(DependenciesE2E, PrometheusWithoutLibcurlSaysWhichPackage) {
+  RunResult r = RunProgram({CgovBinary(), "report", "--prometheus", "http://127.0.0.1:1"},
+                           {{"CGOV_LIBCURL", "/nonexistent/libcurl.so.4"}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("needs libcurl"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("libcurl4"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
