@@ -5,7 +5,7 @@ CGOV_WERROR ?= OFF
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test san-build sanitize fuzz bench clang-build format clean
+.PHONY: all deps configure build run test install deb san-build sanitize fuzz bench clang-build format clean
 
 all: build
 
@@ -46,6 +46,16 @@ run: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The binary (stripped), its man page and shell completions, the systemd unit, docs and deploy/
+# files under PREFIX, staged under DESTDIR when given.
+PREFIX ?= /usr/local
+install: build
+	@DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX) --strip
+
+# The Debian package, Depends from dpkg-shlibdeps: $(BUILD)/cgov_VERSION_ARCH.deb.
+deb: build
+	@scripts/make-deb $(BUILD)
 
 bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
