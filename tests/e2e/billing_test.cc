@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
@@ -38,7 +39,10 @@ class BillingE2E : public ::testing::Test {
     argv.insert(argv.end(), extra.begin(), extra.end());
     RunResult r = RunProgram(argv, {{"CGOV_PRICE_CATALOG", ""}}, 60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.exit_code == 0 ? json::parse(r.out)["showback"] : json();
+    if (r.exit_code != 0) return json();
+    const json report = json::parse(r.out);
+    EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+    return report["showback"];
   }
 
   // sum(rows.usd) + idle_usd + unmatched_usd == billed_total_usd, to the cent.

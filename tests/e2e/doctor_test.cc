@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
@@ -36,6 +37,7 @@ TEST(DoctorE2E, JsonListsEveryGpuAndField) {
   RunResult r = Doctor("full", "h100x8", {"--json"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(SchemaErrors("doctor.schema.json", doc), "");
   EXPECT_EQ(doc["schema_version"], 1);
   EXPECT_EQ(doc["nvml"]["ok"], true);
   EXPECT_EQ(doc["nvml"]["symbols"]["init"]["resolved"], "nvmlInit_v2");
@@ -72,6 +74,7 @@ TEST(DoctorE2E, LostGpuAndUnsupportedFieldsAreNamedNotFatal) {
   RunResult j = Doctor("full", "faults", {"--json"});
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(SchemaErrors("doctor.schema.json", doc), "");
   EXPECT_TRUE(doc["gpus"][1]["name"].is_null()) << "unknown is null, as docs/doctor.md says: "
                                                 << doc["gpus"][1].dump();
   EXPECT_TRUE(doc["gpus"][1]["uuid"].is_null());

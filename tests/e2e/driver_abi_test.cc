@@ -20,7 +20,10 @@ using nlohmann::json;
 std::vector<json> ReadLines(const std::string& path) {
   std::vector<json> lines;
   std::istringstream in(ReadFile(path));
-  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(json::parse(line));
+    EXPECT_EQ(SchemaErrors("samples.schema.json", lines.back()), "") << path;
+  }
   return lines;
 }
 
@@ -78,6 +81,7 @@ TEST(DriverAbiE2E, DoctorNamesTheProcessListAbiAndWarnsWhenTheDriverDisagrees) {
                            {{"CGOV_FAKE_NVML_SCENARIO", Scenario("r535_54_many")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json doc = json::parse(r.out);
+  EXPECT_EQ(SchemaErrors("doctor.schema.json", doc), "");
   EXPECT_EQ(doc["nvml"]["process_lists"]["compute"]["symbol"],
             "nvmlDeviceGetComputeRunningProcesses_v3");
   EXPECT_EQ(doc["nvml"]["process_lists"]["compute"]["entry_bytes"], 32);
@@ -106,7 +110,10 @@ json Report(const std::string& db, const std::string& by) {
                             "--idle-held-min", "1s"},
                            {});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? json::parse(r.out) : json::object();
+  if (r.exit_code != 0) return json::object();
+  json report = json::parse(r.out);
+  EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+  return report;
 }
 
 // MPS clients are only in the MPS lists; the containerised ones are seen by their host pids

@@ -5,13 +5,16 @@
 #define CGOV_TESTS_E2E_E2E_HELPERS_H_
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "process_runner.h"
@@ -29,6 +32,33 @@ inline int64_t QueryDb(const std::string& db, const std::string& sql) {
   return v.ok() ? *v : -1;
 }
 
+// What is wrong with `doc` under docs/`schema` (a JSON Schema, draft 2020-12), validated by
+// Debian's python3-jsonschema; "" when it is valid. For samples.jsonl, call it per line.
+// With CGOV_SCHEMA_DUMP=DIR in the environment it also keeps each document there (how the
+// schemas' first drafts were collected from every test's output).
+inline std::string SchemaErrors(const std::string& schema, const nlohmann::json& doc) {
+  TempDir dir;
+  const std::string path = dir / "doc.json";
+  WriteFile(path, doc.dump());
+  if (const char* dump = std::getenv("CGOV_SCHEMA_DUMP")) {
+    static int n = 0;
+    WriteFile(std::string(dump) + "/" + schema + "." + std::to_string(getpid()) + "." +
+                  std::to_string(n++) + ".json", doc.dump());
+  }
+  RunResult r = RunProgram(
+      {"/usr/bin/python3", "-c",
+       "import json,sys,jsonschema\n"
+       "schema=json.load(open(sys.argv[1]))\n"
+       "jsonschema.Draft202012Validator.check_schema(schema)\n"
+       "errors=sorted(jsonschema.Draft202012Validator(schema).iter_errors("
+       "json.load(open(sys.argv[2]))), key=lambda e: list(e.absolute_path))\n"
+       "for e in errors[:5]: print('/'.join(map(str, e.absolute_path)) + ': ' + e.message[:300])\n"
+       "sys.exit(1 if errors else 0)\n",
+       DocsFile(schema), path},
+      {});
+  return r.exit_code == 0 ? "" : r.out + r.err;
+}
+
 // The finding with `id` in a summary's or report's "findings" array, or nullptr.
 inline const nlohmann::json* FindingById(const nlohmann::json& findings, const std::string& id) {
   for (const nlohmann::json& f : findings) {
@@ -42,6 +72,7 @@ inline nlohmann::json LastSample(const std::string& samples_jsonl) {
   std::ifstream lines(samples_jsonl);
   nlohmann::json last;
   for (std::string line; std::getline(lines, line);) last = nlohmann::json::parse(line);
+  EXPECT_EQ(SchemaErrors("samples.schema.json", last), "") << samples_jsonl;
   return last;
 }
 

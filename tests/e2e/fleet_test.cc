@@ -17,6 +17,7 @@
 
 #include "core/time_format.h"
 #include "os/http_get.h"
+#include "e2e_helpers.h"
 #include "process_runner.h"
 #include "store/prometheus_source.h"
 
@@ -79,7 +80,10 @@ class FleetE2E : public ::testing::Test {
     argv.insert(argv.end(), source.begin(), source.end());
     RunResult r = RunProgram(argv, {}, 60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.exit_code == 0 ? json::parse(r.out) : json::object();
+    if (r.exit_code != 0) return json::object();
+    json report = json::parse(r.out);
+    EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+    return report;
   }
 
   TempDir dir_;

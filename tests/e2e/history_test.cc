@@ -29,7 +29,10 @@ json ReportJson(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   RunResult r = RunProgram(argv, {});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? json::parse(r.out) : json::object();
+  if (r.exit_code != 0) return json::object();
+  json report = json::parse(r.out);
+  EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+  return report;
 }
 
 const json& GpuByIndex(const json& report, int index) {

@@ -144,6 +144,7 @@ TEST(MigE2E, DoctorShowsEachInstanceAndWhereItsUtilizationComesFrom) {
                            {{"CGOV_FAKE_NVML_SCENARIO", Scenario("mig_h100")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json d = json::parse(r.out);
+  EXPECT_EQ(SchemaErrors("doctor.schema.json", d), "");
   ASSERT_EQ(d["gpus"].size(), 4u);
   EXPECT_EQ(d["gpus"][0]["mig"]["profile"], "3g.40gb");
   EXPECT_TRUE(d["gpus"][0]["fields"]["utilization"]["supported"]);
