@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include <date/date.h>
 #include <fmt/format.h>
 
 namespace cgov {
@@ -84,22 +85,19 @@ Result<int64_t> ParseTimestampMs(std::string_view text) {
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return bad();
   }
-  // 2026-02-30 is not a day (mktime-style normalising would make it 2026-03-02).
-  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  const int days_in_month = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
-  if (day > days_in_month) {
+  // 2026-02-30 is not a day (mktime-style normalising would make it 2026-03-02); the calendar
+  // is Howard Hinnant's date library's (Debian libhowardhinnant-date-dev), not ours.
+  const date::year_month_day ymd{date::year{year}, date::month{static_cast<unsigned>(month)},
+                                 date::day{static_cast<unsigned>(day)}};
+  if (!ymd.ok()) {
+    const auto last = date::year_month_day_last{date::year{year},
+                                                date::month_day_last{ymd.month()}}.day();
     return InvalidArgument(fmt::format("\"{}\" is not a date: {:04}-{:02} has {} days",
-                                       SafeText(text), year, month, days_in_month));
+                                       SafeText(text), year, month, static_cast<unsigned>(last)));
   }
-  std::tm tm{};
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = minute;
-  tm.tm_sec = second;
-  const int64_t seconds = static_cast<int64_t>(timegm(&tm)) - int64_t{offset_min} * 60;
+  const int64_t days = date::sys_days{ymd}.time_since_epoch().count();
+  const int64_t seconds = days * 86'400 + hour * 3600 + minute * 60 + second -
+                          int64_t{offset_min} * 60;
   const int64_t ms = seconds * 1000 + millis;
   if (ms < kMinTimestampMs || ms >= kEndTimestampMs) {
     return InvalidArgument(fmt::format("\"{}\" is outside the times cgov takes: 1970-01-01 to "
