@@ -17,9 +17,16 @@
 namespace cgov::cli {
 namespace {
 
-// The simulated week starts on a Monday at midnight UTC, so the same flags give the same
-// database byte for byte in content, whenever it is generated.
-constexpr int64_t kDemoStartMs = 1'794'787'200'000;  // 2026-11-16T00:00:00Z, a Monday
+constexpr int64_t kDayMs = 86'400'000;
+
+// The simulated time ends in the past, never after now: by default it starts on the Monday
+// (00:00 UTC) at or before now − duration, so a week is the last whole week. The schedule
+// follows the weekday and the hour, so the same flags give the same database in content from any
+// Monday; --start pins it (the tests' bills are dated).
+int64_t DefaultStartMs(int64_t now_ms, int64_t duration_ms) {
+  const int64_t day = (now_ms - duration_ms) / kDayMs;  // 1970-01-01 was a Thursday
+  return (day - (day + 3) % 7) * kDayMs;
+}
 constexpr int kTicksPerTransaction = 3600;
 
 struct DemoOptions {
@@ -28,11 +35,13 @@ struct DemoOptions {
   std::string interval = "1s";
   std::string db = "cgov-demo.db";
   std::string scenario = "shared-box";
+  std::string start;  // empty: DefaultStartMs
   uint64_t seed = 1;
   bool force = false;
 };
 
-Status Generate(const DemoOptions& o, int64_t duration_ms, int64_t interval_ms) {
+Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms,
+                int64_t interval_ms) {
   // --force replaces a database file, never a FIFO, a device (/dev/null) or a directory.
   CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(o.db, "--db"));
   std::error_code ec;
@@ -56,7 +65,7 @@ Status Generate(const DemoOptions& o, int64_t duration_ms, int64_t interval_ms) 
     return fleet.status();
   }
   CGOV_RETURN_IF_ERROR(writer->store().Commit());
-  CGOV_ASSIGN_OR_RETURN(RunRecord run, writer->BeginRun("demo:" + o.scenario, kDemoStartMs,
+  CGOV_ASSIGN_OR_RETURN(RunRecord run, writer->BeginRun("demo:" + o.scenario, start_ms,
                                                         interval_ms, "demo-box"));
   writer->set_batch(kTicksPerTransaction);
   SystemClock clock;
@@ -65,7 +74,7 @@ Status Generate(const DemoOptions& o, int64_t duration_ms, int64_t interval_ms) 
   const int64_t per_day = std::max<int64_t>(1, 24 * kHourMs / interval_ms);
   StoredTick tick;
   for (int64_t i = 0; i < ticks; ++i) {
-    const int64_t ts = kDemoStartMs + i * interval_ms;
+    const int64_t ts = start_ms + i * interval_ms;
     fleet->Tick(ts, &tick);
     CGOV_RETURN_IF_ERROR(writer->Append(ts, run, tick).status());
     if ((i + 1) % per_day == 0) {
@@ -103,6 +112,9 @@ int RunDemo(int argc, char** argv) {
                    : std::string("expected a whole number from 0 to 18446744073709551615");
       })
       ->capture_default_str();
+  app.add_option("--start", o.start,
+                 "when the simulated time starts (a timestamp; default: the Monday 00:00 UTC that "
+                 "makes it end before now)");
   app.add_flag("--force", o.force, "replace --db if it exists");
   try {
     app.parse(argc, argv);
@@ -121,7 +133,18 @@ int RunDemo(int argc, char** argv) {
                "interval\n");
     return kExitUsage;
   }
-  Status done = Generate(o, duration->count(), interval->count());
+  int64_t start_ms = 0;
+  if (!o.start.empty()) {
+    Result<int64_t> start = ParseTimestampMs(o.start);
+    if (!start.ok()) {
+      fmt::print(stderr, "cgov demo: --start: {}\n", start.status().message());
+      return kExitUsage;
+    }
+    start_ms = *start;
+  } else {
+    start_ms = DefaultStartMs(SystemClock().WallNs() / 1'000'000, duration->count());
+  }
+  Status done = Generate(o, start_ms, duration->count(), interval->count());
   if (!done.ok()) {
     fmt::print(stderr, "cgov demo: {}\n", done.message());
     return kExitFailure;

@@ -22,7 +22,8 @@ class BillingE2E : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     // 10 s ticks: the same week and GPU-hours as the default 1 s, a tenth of the time to write.
-    RunResult demo = RunProgram({CgovBinary(), "demo", "--db", *dir_ / "week.db", "--interval",
+    RunResult demo = RunProgram({CgovBinary(), "demo", "--start", "2026-11-16", "--db",
+                                 *dir_ / "week.db", "--interval",
                                  "10s"}, {}, 120);
     ASSERT_EQ(demo.exit_code, 0) << demo.err;
   }

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -220,6 +221,16 @@ TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
                               "(Europe/Berlin)", "### Findings", "| Phase "}) {
     EXPECT_NE(text.find(section), std::string::npos) << section;
   }
+  // Issue 17: the simulated time ends before now (on a Monday's week), or starts at --start.
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_LE(QueryDb(dir / "a.db", "SELECT max(ts_ms) FROM tick"), now_ms);
+  EXPECT_EQ((QueryDb(dir / "a.db", "SELECT min(ts_ms) FROM tick") / 86'400'000 + 3) % 7, 0)
+      << "a Monday";
+  RunResult pinned = RunProgram({CgovBinary(), "demo", "--duration", "1h", "--start",
+                                 "2026-11-16T00:00Z", "--db", dir / "pinned.db"}, {});
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  EXPECT_EQ(QueryDb(dir / "pinned.db", "SELECT min(ts_ms) FROM tick"), 1'794'787'200'000);
   RunResult exists = RunProgram({CgovBinary(), "demo", "--duration", "1h", "--db", dir / "a.db"}, {});
   EXPECT_EQ(exists.exit_code, 1);
   EXPECT_NE(exists.err.find("--force"), std::string::npos);
