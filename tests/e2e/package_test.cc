@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "process_runner.h"
@@ -67,6 +68,22 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
   EXPECT_NE(ReadFile(root + "/usr/lib/systemd/system/cgov.service")
                 .find("ExecStart=/usr/bin/cgov daemon"), std::string::npos);
   EXPECT_LT(std::filesystem::file_size(cgov), 16u << 20) << "stripped";
+  // The installed binary links what the built one does (dependencies_test.cc holds that to the
+  // list in docs/architecture.md).
+  auto libraries = [](const std::string& binary) {
+    RunResult ldd = RunProgram({"/usr/bin/ldd", binary}, {});
+    std::set<std::string> found;
+    std::istringstream lines(ldd.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string name;
+      words >> name;
+      if (!name.empty() && !name.starts_with("linux-vdso")) found.insert(name);
+    }
+    return found;
+  };
+  EXPECT_EQ(libraries(cgov), libraries(CgovBinary()));
+  EXPECT_GE(libraries(cgov).size(), 5u);
 
   // The installed binary runs: doctor on the fake driver, the demo and its report.
   const Env fake = {{"CGOV_NVML_LIB", FakeNvml("full")},
