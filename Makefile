@@ -59,6 +59,7 @@ deb: build
 
 bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+	@python3 bench/daemon_overhead.py $(BUILD)
 	@python3 bench/run_overhead.py $(BUILD)
 	@bash bench/history_bench.sh $(BUILD)/cgov
 	@if command -v nvidia-smi >/dev/null 2>&1; then \

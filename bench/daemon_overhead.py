@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""What `cgov daemon` costs as the operating system sees it (issue 20).
+
+The daemon runs as its own process at 1 Hz on the fake driver with 8 H100s and 14 GPU processes
+that are real child processes (so every identity read is a real /proc/PID read). After a start-up
+it is left out of, its CPU is read from /proc/PID/stat (utime+stime, what `top` and cgroup
+accounting charge; 10 ms resolution) and from every thread's schedstat (nanoseconds) over
+--ticks ticks, and its VmHWM at the end; each run is a fresh daemon and database. Printed as
+min / median / max over --runs runs, beside the in-process micro-benchmark of one tick
+(BM_FullTick), so the gap between them shows.
+
+Usage: bench/daemon_overhead.py BUILD_DIR [--ticks 300] [--runs 3]
+"""
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "build"
+TICKS = int(sys.argv[sys.argv.index("--ticks") + 1]) if "--ticks" in sys.argv else 300
+RUNS = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
+CGOV = os.path.join(BUILD, "cgov")
+FAKE = os.path.join(BUILD, "fake_nvml", "full", "libnvidia-ml.so.1")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+STARTUP_S = 5
+TARGET_US = 120
+
+BUSY = [{"t": 0, "util_gpu": 95, "util_mem": 60, "power_w": 610, "temp_c": 71,
+         "sm_clock_mhz": 1980, "sm_active": 88, "tensor_active": 46, "dram_active": 38},
+        {"t": 14, "util_gpu": 5, "util_mem": 2, "power_w": 140, "temp_c": 58,
+         "sm_clock_mhz": 1755, "sm_active": 4, "tensor_active": 1, "dram_active": 1}]
+IDLE = [{"t": 0, "util_gpu": 0, "util_mem": 0, "power_w": 72, "temp_c": 33, "sm_clock_mhz": 345}]
+
+
+def scenario(pids):
+    """8 H100s: GPUs 0-5 busy with two processes each, 6 and 7 idle with one holding memory."""
+    gpus, k = [], 0
+    for i in range(8):
+        n = 2 if i < 6 else 1
+        procs = [{"pid": pids[k + j], "type": "compute", "used_mib": 20000} for j in range(n)]
+        k += n
+        gpus.append({"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559,
+                     "power_limit_w": 700, "gpm": True, "period_s": 20,
+                     "timeline": BUSY if i < 6 else IDLE, "processes": procs})
+    return {"driver_version": "550.54.15", "gpus": gpus}
+
+
+def stat_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
+
+
+def schedstat_s(pid):
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total / 1e9
+
+
+def vm_hwm_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def one_run(work, run):
+    children = [subprocess.Popen(["sleep", "100000"]) for _ in range(14)]
+    try:
+        path = os.path.join(work, f"scenario{run}.json")
+        with open(path, "w") as f:
+            json.dump(scenario([c.pid for c in children]), f)
+        env = dict(os.environ, CGOV_NVML_LIB=FAKE, CGOV_FAKE_NVML_SCENARIO=path)
+        daemon = subprocess.Popen([CGOV, "daemon", "--db", os.path.join(work, f"h{run}.db"),
+                                   "--interval", "1s"], env=env, stderr=subprocess.DEVNULL)
+        time.sleep(STARTUP_S)
+        startup = stat_cpu_s(daemon.pid)
+        t0, c0, s0 = time.monotonic(), startup, schedstat_s(daemon.pid)
+        time.sleep(TICKS)
+        t1, c1, s1 = time.monotonic(), stat_cpu_s(daemon.pid), schedstat_s(daemon.pid)
+        hwm = vm_hwm_kib(daemon.pid)
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(30)
+        ticks = t1 - t0  # 1 Hz
+        return {"stat_us": (c1 - c0) / ticks * 1e6, "sched_us": (s1 - s0) / ticks * 1e6,
+                "startup_ms": startup * 1e3, "hwm_mib": hwm / 1024}
+    finally:
+        for c in children:
+            c.kill()
+            c.wait()
+
+
+def micro_full_tick_us():
+    bench = os.path.join(BUILD, "cgov_bench")
+    if not os.access(bench, os.X_OK):
+        return None
+    out = subprocess.run([bench, "--benchmark_filter=^BM_FullTick/", "--benchmark_repetitions=5",
+                          "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                         capture_output=True, text=True, check=True).stdout
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            return b["cpu_time"] / 1e3 if b["time_unit"] == "ns" else b["cpu_time"]
+    return None
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="cgov_daemon_bench_")
+    runs = [one_run(work, r) for r in range(RUNS)]
+
+    def mmm(key, fmt):
+        v = sorted(r[key] for r in runs)
+        return " / ".join(fmt.format(x) for x in (v[0], statistics.median(v), v[-1]))
+
+    print(f"## `cgov daemon` as the OS sees it: 1 Hz, 8 fake H100s, 14 real GPU processes, "
+          f"{TICKS} ticks a run, {RUNS} runs\n")
+    print("| measure | min / median / max | target |")
+    print("| --- | ---: | --- |")
+    print(f"| CPU per tick, /proc/PID/stat utime+stime | {mmm('stat_us', '{:.0f} µs')} | "
+          f"≤ {TARGET_US} µs |")
+    print(f"| CPU per tick, threads' schedstat | {mmm('sched_us', '{:.0f} µs')} | ≤ {TARGET_US} µs |")
+    print(f"| start-up CPU (first {STARTUP_S} s, left out above) | {mmm('startup_ms', '{:.0f} ms')} | |")
+    print(f"| VmHWM after {TICKS} ticks | {mmm('hwm_mib', '{:.1f} MiB')} | ≤ 8 MiB |")
+    micro = micro_full_tick_us()
+    if micro is not None:
+        med = statistics.median(r["sched_us"] for r in runs)
+        print(f"| `BM_FullTick` (in-process micro-benchmark, median of 5) | {micro:.0f} µs | |")
+        print(f"| whole process ÷ micro-benchmark | {med / micro:.1f}× | |")
+
+
+if __name__ == "__main__":
+    main()
