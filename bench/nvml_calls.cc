@@ -16,16 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "os/clock.h"
 #include "telemetry/nvml_source.h"
 
 namespace cgov {
 namespace {
 
-int64_t Ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+int64_t Ns(clockid_t clock) { return ClockNs(clock); }
 
 struct Timing {
   std::vector<double> wall_us;

@@ -3,17 +3,14 @@
 #include <time.h>
 
 namespace cgov {
-namespace {
 
-int64_t Now(clockid_t id) {
+int64_t ClockNs(int clock_id) {
   timespec ts{};
-  clock_gettime(id, &ts);
+  clock_gettime(static_cast<clockid_t>(clock_id), &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-}  // namespace
-
-int64_t SystemClock::MonotonicNs() { return Now(CLOCK_MONOTONIC); }
-int64_t SystemClock::WallNs() { return Now(CLOCK_REALTIME); }
+int64_t SystemClock::MonotonicNs() { return ClockNs(CLOCK_MONOTONIC); }
+int64_t SystemClock::WallNs() { return ClockNs(CLOCK_REALTIME); }
 
 }  // namespace cgov

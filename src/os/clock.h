@@ -22,6 +22,10 @@ class SystemClock : public Clock {
   int64_t WallNs() override;
 };
 
+// Nanoseconds of one of the kernel's clocks (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...),
+// for code that reads a clock directly rather than through the seam (the driver layer, benches).
+int64_t ClockNs(int clock_id);
+
 // A clock that moves only when told. Not thread-safe.
 class FakeClock : public Clock {
  public:

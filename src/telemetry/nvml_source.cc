@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "os/clock.h"
 
 namespace cgov {
 namespace {
@@ -142,12 +143,7 @@ FieldSupport SymbolMissing(const char* symbol) {
   return {false, fmt::format("symbol {} missing from the library", symbol)};
 }
 
-
-int64_t MonotonicNow() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+int64_t MonotonicNow() { return ClockNs(CLOCK_MONOTONIC); }
 
 }  // namespace
 

@@ -11,10 +11,6 @@ namespace cgov::e2e {
 namespace {
 
 std::string Script() { return std::string(CGOV_SCRIPTS_DIR) + "/gpu-validate"; }
-std::string BuildDir() {
-  const std::string cgov = CgovBinary();
-  return cgov.substr(0, cgov.rfind('/'));
-}
 
 // A stand-in nvidia-smi: one GPU; its sampling loop prints `util` % and 60 W twice a second for
 // at most a minute (the script stops it).

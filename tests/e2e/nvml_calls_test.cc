@@ -10,10 +10,7 @@
 namespace cgov::e2e {
 namespace {
 
-std::string NvmlCalls() {
-  const std::string cgov = CgovBinary();
-  return cgov.substr(0, cgov.rfind('/')) + "/cgov_nvml_calls";
-}
+std::string NvmlCalls() { return BuildDir() + "/cgov_nvml_calls"; }
 
 TEST(NvmlCallsE2E, TimesEveryCallCgovMakes) {
   if (access(NvmlCalls().c_str(), X_OK) != 0) GTEST_SKIP() << "built without benchmarks";

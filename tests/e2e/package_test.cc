@@ -16,10 +16,6 @@ namespace cgov::e2e {
 namespace {
 
 std::string Root() { return std::string(CGOV_SCRIPTS_DIR) + "/.."; }
-std::string BuildDir() {
-  const std::string cgov = CgovBinary();
-  return cgov.substr(0, cgov.rfind('/'));
-}
 RunResult Shell(const std::string& script, const Env& env = {}, double timeout_s = 60) {
   return RunProgram({"/bin/bash", "-c", script}, env, timeout_s);
 }

@@ -171,6 +171,11 @@ std::string TestJob() { return CGOV_TEST_JOB; }
 std::string FakeNvml(const std::string& variant) {
   return std::string(CGOV_FAKE_NVML_DIR) + "/" + variant + "/libnvidia-ml.so.1";
 }
+
+std::string BuildDir() {
+  const std::string cgov = CgovBinary();
+  return cgov.substr(0, cgov.rfind('/'));
+}
 std::string Scenario(const std::string& name) {
   return std::string(CGOV_SCENARIOS_DIR) + "/" + name + ".json";
 }

@@ -53,6 +53,7 @@ inline RunResult RunProgram(const std::vector<std::string>& argv, const Env& env
 
 // The binaries under test, the fake NVML variants, scenarios, fixtures.
 std::string CgovBinary();
+std::string BuildDir();  // the directory the binaries under test were built in
 std::string TestJob();
 std::string FakeNvml(const std::string& variant);  // "full", "legacy", ...
 std::string Scenario(const std::string& name);     // "h100x8" -> .../h100x8.json
