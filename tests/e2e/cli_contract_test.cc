@@ -45,6 +45,7 @@ TEST(CliContract, EveryUsageErrorOfEverySubcommandExitsTwo) {
       {{"report", "--db", db, "--since", "2026-02-30"}, "report: a day February has not"},
       {{"report", "--db", db, "--since", "30m2h"}, "report: units out of order"},
       {{"demo", "--seed", "-1"}, "demo: a negative seed"},
+      {{"demo", "--start", "2026-02-30", "--db", db}, "demo: a --start that is not a day"},
       // a required argument missing
       {{"daemon"}, "daemon: no --db"},
       {{"report"}, "report: no source"},
