@@ -469,7 +469,8 @@ Result<std::optional<int64_t>> HistoryStore::RawPrunedBeforeMs() const {
   int64_t ms = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    return Internal(fmt::format("meta raw_pruned_before_ms is not a number: {}", text));
+    return Internal(fmt::format("{}: table meta, key raw_pruned_before_ms: not a number: {}",
+                                path_, SafeText(text)));
   }
   return std::optional<int64_t>(ms);
 }

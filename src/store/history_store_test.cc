@@ -304,6 +304,11 @@ TEST_F(HistoryStoreTest, PruningNeverPassesTheWatermark) {
   EXPECT_EQ(*s.PruneTicks(2000), 0);
   ASSERT_TRUE(s.Commit().ok());
   EXPECT_EQ(*s.RawPrunedBeforeMs(), 4000) << "a prune that deletes nothing changes nothing";
+  ASSERT_TRUE(s.SetMeta("raw_pruned_before_ms", "junk").ok());
+  Result<std::optional<int64_t>> junk = s.RawPrunedBeforeMs();
+  ASSERT_FALSE(junk.ok());
+  EXPECT_NE(junk.status().message().find(path_), std::string::npos) << "names the database";
+  EXPECT_NE(junk.status().message().find("raw_pruned_before_ms"), std::string::npos);
 }
 
 }  // namespace
