@@ -31,15 +31,22 @@
 namespace cgov::cli {
 namespace {
 
-constexpr std::chrono::milliseconds kMinInterval{1000};
+// As `cgov run` allows: below it, a tick's own cost (~0.1-0.2 ms of CPU on the fake driver,
+// milliseconds on a real one: docs/benchmarks.md) becomes a visible share of a core.
+constexpr std::chrono::milliseconds kMinInterval{100};
 constexpr int64_t kLogEveryMs = 60'000;
 // How often the GPU energy counter behind DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION is read.
 constexpr std::chrono::milliseconds kEnergyPeriod{10'000};
+// How often /proc/meminfo is read: the host memory it gives (mem_used_pct_x10) is kept for the
+// record, and no report reads it per tick; /proc/stat (CPU, iowait) is read every tick, since the
+// findings set host CPU and iowait against each tick's GPU utilization.
+constexpr std::chrono::milliseconds kHostMemoryPeriod{60'000};
 
 struct DaemonOptions {
   std::string db;
   std::chrono::milliseconds interval{30'000};
   std::chrono::milliseconds retain{90LL * 24 * 3600 * 1000};
+  std::chrono::milliseconds commit_every{10'000};  // docs/history-db.md: what a crash may lose
   std::string nvml_lib;
   std::string host_root = "/";
   std::string hostname;  // "" = the host's own
@@ -112,7 +119,7 @@ class RateLimitedLog {
 Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) {
   DaemonOptions o;
   if (const char* lib = std::getenv("CGOV_NVML_LIB")) o.nvml_lib = lib;
-  std::string interval = "30s", retain = "90d";
+  std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
@@ -121,10 +128,14 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                "PATH (safe while the daemon writes), cgov report --prometheus URL (the fleet).",
                "cgov daemon"};
   app.add_option("--db", o.db, "history database (created if missing)")->required();
-  app.add_option("--interval", interval, "time between samples, >= 1s")->capture_default_str();
+  app.add_option("--interval", interval, "time between samples, 100ms to 1h")->capture_default_str();
   app.add_option("--retain", retain,
                  "keep raw samples this long; hourly rollups are kept forever")
       ->capture_default_str();
+  app.add_option("--commit-every", commit_every, "write samples to the database in one "
+                 "transaction at most this often (0s: every tick); a crash of the daemon loses at "
+                 "most this much, never a committed sample; SIGTERM, SIGINT and SIGHUP commit "
+                 "first")->capture_default_str();
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)");
   app.add_option("--host-root", o.host_root, "read /proc and /etc under this directory, e.g. a "
                  "host mounted at /host in a container (env CGOV_HOST_ROOT)")
@@ -167,7 +178,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   // At most an hour: the tick schedule counts in nanoseconds (110000d overflowed it into a busy
   // loop), and a sample an hour says little of a GPU anyway.
   if (*every < kMinInterval || *every > std::chrono::hours(1)) {
-    return InvalidArgument(fmt::format("cgov daemon: --interval {}: must be between 1s and 1h",
+    return InvalidArgument(fmt::format("cgov daemon: --interval {}: must be between 100ms and 1h",
                                        interval));
   }
   o.interval = *every;
@@ -178,6 +189,13 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                            "up hourly) and 36500d");
   }
   o.retain = *kept;
+  Result<std::chrono::milliseconds> commit = ParseDuration(commit_every);
+  if (!commit.ok()) return commit.status().WithContext("cgov daemon: --commit-every");
+  if (*commit > std::chrono::minutes(10)) {
+    return InvalidArgument(fmt::format("cgov daemon: --commit-every {}: must be between 0s and "
+                                       "10m", commit_every));
+  }
+  o.commit_every = *commit;
   if (Status s = ApplyPriceFlags(catalog_path, price_text, &o.price, &o.catalog); !s.ok()) {
     return s.WithContext("cgov daemon");
   }
@@ -262,7 +280,11 @@ int WaitForSignal(const sigset_t& signals, int64_t deadline_ns, Clock& clock) {
 
 class Daemon {
  public:
-  explicit Daemon(DaemonOptions o) : o_(std::move(o)), files_(o_.host_root), host_(&files_, &clock_) {}
+  // The host files whose fields a tick keeps (BuildStoredTick) and /metrics serves (host_ok).
+  explicit Daemon(DaemonOptions o)
+      : o_(std::move(o)), files_(o_.host_root), host_(&files_, &clock_, kHostCpu | kHostMemory) {
+    host_.set_memory_period_ns(kHostMemoryPeriod.count() * 1'000'000);
+  }
   int Run(const sigset_t& stop);
 
  private:
@@ -272,6 +294,8 @@ class Daemon {
   Result<ResolvedPrice> PriceOf(const GpuInfo& gpu) const;
   void Tick(TickSample* sample);
   void TickFailed(int64_t now_ms, const std::string& why);
+  // Discards the writer after a failure; the ticks its rolled-back batch lost become failures.
+  void DropWriter();
   void RecordXidEvents();
   void RecordMemoryHealth(const std::vector<GpuSlowSample>& slow, int64_t now_ms);
   Status StartServer();
@@ -306,6 +330,7 @@ class Daemon {
 
 Status Daemon::OpenWriter() {
   CGOV_ASSIGN_OR_RETURN(writer_, HistoryWriter::Open(o_.db));
+  writer_->set_commit_policy({.max_ticks = 0, .max_age_ms = o_.commit_every.count()});
   attributor_ = std::make_unique<ProcessAttributor>(&files_, &writer_->store());
   if (metrics_) HookCredits();
   return Status::Ok();
@@ -365,9 +390,20 @@ void Daemon::TickFailed(int64_t now_ms, const std::string& why) {
   failures_.Report(now_ms, why);
 }
 
+void Daemon::DropWriter() {
+  if (!writer_) return;
+  const int64_t lost = writer_->abandoned_ticks();
+  ticks_ -= lost;
+  failed_ += lost;
+  if (metrics_ && lost > 0) metrics_->CountLostTicks(lost);
+  writer_.reset();
+}
+
 void Daemon::Tick(TickSample* sample) {
   const int64_t now_ms = clock_.WallNs() / 1'000'000;
-  if (writer_) {
+  // Checked as each batch of ticks begins: a path lookup every tick cost more than the rest of
+  // the file work, and a batch written to a replaced file is lost whichever tick finds it.
+  if (writer_ && writer_->uncommitted_ticks() == 0) {
     // Someone removed or replaced the file (cgov demo --force, rm, a restore): what was written
     // since it was opened went with the old file. Said until the daemon restarts; from now on
     // the ticks go to whatever the path names (a new database if nothing).
@@ -379,14 +415,14 @@ void Daemon::Tick(TickSample* sample) {
       fmt::print(stderr, "cgov daemon: warning: {}\n", problem);
       if (metrics_) metrics_->SetHistoryDbProblem(problem);
       db_problem_ = problem;
-      writer_.reset();
+      DropWriter();
     }
   }
   if (!writer_) {
     Status reopened = OpenWriter();
     if (reopened.ok()) reopened = StartRun();
     if (!reopened.ok()) {
-      writer_.reset();
+      DropWriter();
       TickFailed(now_ms, reopened.message());
       if (metrics_) {
         metrics_->SetHistoryDbOk(false);
@@ -405,7 +441,7 @@ void Daemon::Tick(TickSample* sample) {
   if (metrics_) Publish(*sample, stored.ok() ? *stored : StoredTick{}, status.ok());
   if (!status.ok()) {
     TickFailed(now_ms, status.message());
-    writer_.reset();  // reopen: replays what was committed, so the rollups stay exact
+    DropWriter();  // reopen: replays what was committed, so the rollups stay exact
     return;
   }
   ++ticks_;
@@ -492,7 +528,7 @@ void Daemon::Publish(const TickSample& sample, const StoredTick& stored, bool wr
   for (const GpuFastSample& g : sample.gpu_fast) t.nvml_ok = t.nvml_ok && !g.lost;
   t.processes_ok = nvml_ != nullptr;
   for (const GpuSlowSample& g : sample.gpu_slow) t.processes_ok = t.processes_ok && g.processes_known;
-  t.host_ok = sample.host.mem_total_bytes.has_value();
+  t.host_ok = host_.errors().empty();
   for (const StoredProcess& p : stored.processes) {
     MetricsProcess& m = t.processes.emplace_back();
     m.gpu_pos = p.gpu_pos;
@@ -579,12 +615,12 @@ void Daemon::Reload() {
   }
   if (writer_) {
     if (Status s = writer_->Commit(); !s.ok()) fmt::print(stderr, "cgov daemon: {}\n", s.message());
-    writer_.reset();
+    DropWriter();
   }
   Status reopened = OpenWriter();
   if (reopened.ok()) reopened = StartRun();
   if (!reopened.ok()) {
-    writer_.reset();  // the next tick tries again, and counts a failure if it cannot
+    DropWriter();  // the next tick tries again, and counts a failure if it cannot
     fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", reopened.message());
   } else {
     const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
@@ -671,7 +707,7 @@ int Daemon::Run(const sigset_t& stop) {
   }
   server_.reset();  // no scrape reads the state while it goes away
   Status committed = writer_ ? writer_->Commit() : Status::Ok();
-  writer_.reset();
+  DropWriter();
   // The same counts as cgov_ticks_total and cgov_tick_failures_total.
   fmt::print(stderr, "cgov daemon: stopped after {} tick(s){}\n", ticks_ + failed_,
              failed_ > 0 ? fmt::format(", {} not written", failed_) : "");

@@ -67,7 +67,7 @@ Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms,
   CGOV_RETURN_IF_ERROR(writer->store().Commit());
   CGOV_ASSIGN_OR_RETURN(RunRecord run, writer->BeginRun("demo:" + o.scenario, start_ms,
                                                         interval_ms, "demo-box"));
-  writer->set_batch(kTicksPerTransaction);
+  writer->set_commit_policy({.max_ticks = kTicksPerTransaction});
   SystemClock clock;
   const int64_t started_ns = clock.MonotonicNs();
   const int64_t ticks = duration_ms / interval_ms;

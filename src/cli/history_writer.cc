@@ -1,8 +1,11 @@
 #include "cli/history_writer.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/time_format.h"
+#include "store/tick_record.h"
 
 namespace cgov::cli {
 
@@ -28,9 +31,7 @@ Result<std::unique_ptr<HistoryWriter>> HistoryWriter::Open(const std::string& pa
   return writer;
 }
 
-HistoryWriter::~HistoryWriter() {
-  if (in_transaction_) (void)Commit();
-}
+HistoryWriter::~HistoryWriter() { (void)Commit(); }
 
 Status HistoryWriter::Replay() {
   CGOV_ASSIGN_OR_RETURN(std::vector<SessionRecord> open, store_->OpenSessions());
@@ -89,6 +90,7 @@ Status HistoryWriter::WriteCompleted() {
 
 Result<bool> HistoryWriter::Append(int64_t ts_ms, const RunRecord& run, const StoredTick& tick) {
   if (ts_ms <= last_ts_ms_ || ts_ms < store_->watermark_ms()) {
+    if (Pending(ts_ms)) return false;
     CGOV_ASSIGN_OR_RETURN(bool exists, store_->HasTick(ts_ms));
     if (exists) return false;  // written before: importing twice adds nothing
   }
@@ -104,28 +106,75 @@ Result<bool> HistoryWriter::Append(int64_t ts_ms, const RunRecord& run, const St
         "data into a new database", store_->path(), FormatRfc3339Utc(ts_ms * 1'000'000),
         FormatRfc3339Utc(store_->watermark_ms() * 1'000'000)));
   }
-  if (!in_transaction_) {
-    CGOV_RETURN_IF_ERROR(store_->Begin());
-    in_transaction_ = true;
-  }
-  Result<bool> inserted = store_->AppendTick(ts_ms, run.id, tick);
-  if (!inserted.ok()) return inserted;
-  if (*inserted) {
-    aggregator_.Add(ts_ms, run, tick);
-    last_ts_ms_ = ts_ms;
-    CGOV_RETURN_IF_ERROR(WriteCompleted());
-  }
-  if (++in_batch_ >= batch_) CGOV_RETURN_IF_ERROR(Commit());
-  return *inserted;
+  // Only encoded here: the SQL runs once a batch (CommitBatch), with SQLite's code and pages
+  // warm, instead of a cold statement and transaction every tick.
+  if (in_batch_ == static_cast<int64_t>(pending_.size())) pending_.emplace_back();
+  PendingTick& p = pending_[static_cast<size_t>(in_batch_)];
+  p.ts_ms = ts_ms;
+  p.run_id = run.id;
+  p.data.clear();
+  EncodeTick(tick, &p.data);
+  if (in_batch_++ == 0) batch_first_ms_ = ts_ms;
+  aggregator_.Add(ts_ms, run, tick);
+  last_ts_ms_ = ts_ms;
+  // This tick's failure is the caller's to count, not among the abandoned ones.
+  if (CommitDue(ts_ms, run)) CGOV_RETURN_IF_ERROR(CommitBatch(/*unreported=*/1));
+  return true;
 }
 
-Status HistoryWriter::Commit() {
-  if (!in_transaction_) return Status::Ok();
-  in_transaction_ = false;
+bool HistoryWriter::Pending(int64_t ts_ms) const {
+  const auto end = pending_.begin() + in_batch_;
+  auto it = std::lower_bound(pending_.begin(), end, ts_ms,
+                             [](const PendingTick& p, int64_t ts) { return p.ts_ms < ts; });
+  return it != end && it->ts_ms == ts_ms;
+}
+
+bool HistoryWriter::CommitDue(int64_t ts_ms, const RunRecord& run) const {
+  if (policy_.max_ticks <= 0 && policy_.max_age_ms <= 0) return true;
+  if (policy_.max_ticks > 0 && in_batch_ >= policy_.max_ticks) return true;
+  if (policy_.max_age_ms <= 0) return false;
+  return committed_batches_ == 0 ||
+         ts_ms + std::max<int64_t>(run.interval_ms, 0) - batch_first_ms_ >= policy_.max_age_ms;
+}
+
+// The batch is gone (never written, or rolled back): its ticks were lost, `unreported` of them
+// not yet reported as appended.
+void HistoryWriter::Abandon(int64_t unreported) {
+  abandoned_ticks_ += in_batch_ - unreported;
   in_batch_ = 0;
-  Status committed = store_->Commit();
-  if (!committed.ok()) store_->Rollback();
-  return committed;
+}
+
+Status HistoryWriter::Commit() { return CommitBatch(0); }
+
+Status HistoryWriter::CommitBatch(int64_t unreported) {
+  if (in_batch_ == 0) return Status::Ok();
+  Status written = WriteBatch();
+  if (!written.ok()) {
+    Abandon(unreported);
+    return written;
+  }
+  in_batch_ = 0;
+  ++committed_batches_;
+  return Status::Ok();
+}
+
+// The batch's ticks with the hours and sessions they complete, in one transaction.
+Status HistoryWriter::WriteBatch() {
+  CGOV_RETURN_IF_ERROR(store_->Begin());
+  Status status;
+  for (int64_t i = 0; i < in_batch_ && status.ok(); ++i) {
+    const PendingTick& p = pending_[static_cast<size_t>(i)];
+    Result<bool> inserted = store_->AppendEncodedTick(p.ts_ms, p.run_id, p.data);
+    status = inserted.status();
+    if (status.ok() && !*inserted) {  // Append checked it was new: someone else wrote here
+      status = Internal(fmt::format("{}: a tick at {} appeared while a batch was being written",
+                                    store_->path(), FormatRfc3339Utc(p.ts_ms * 1'000'000)));
+    }
+  }
+  if (status.ok()) status = WriteCompleted();
+  if (status.ok()) status = store_->Commit();
+  if (!status.ok()) store_->Rollback();
+  return status;
 }
 
 Result<int64_t> HistoryWriter::Prune(int64_t before_ms) {

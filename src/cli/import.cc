@@ -139,7 +139,7 @@ Result<ImportCounts> ImportGuaDatabase(const std::string& source_path, const std
                                        "one); nothing was imported", SafeText(source_path)));
   }
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryWriter> writer, HistoryWriter::Open(db));
-  writer->set_batch(kTicksPerTransaction);
+  writer->set_commit_policy({.max_ticks = kTicksPerTransaction});
   GuaImporter importer(writer.get(), source_path);
   GuaSource source;
   Status read = ReadGuaDatabase(source_path, &source, [&](const GuaTick& t) {

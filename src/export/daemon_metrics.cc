@@ -149,6 +149,12 @@ void DaemonMetrics::CountTick(bool failed) {
   Changed();
 }
 
+void DaemonMetrics::CountLostTicks(int64_t ticks) {
+  std::lock_guard lock(mu_);
+  failed_ticks_ += ticks;
+  Changed();
+}
+
 int64_t DaemonMetrics::StaleAfterMs() const {
   return std::max(3 * options_.interval_ms, options_.interval_ms + 10'000);
 }

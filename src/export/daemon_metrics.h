@@ -61,7 +61,7 @@ struct MetricsTick {
   std::vector<MetricsProcess> processes;
   bool nvml_ok = false;       // the driver is loaded and no GPU was lost
   bool processes_ok = false;  // every GPU's process list was read
-  bool host_ok = false;       // /proc gave CPU and memory figures
+  bool host_ok = false;       // the host files read this tick were read and parsed
 };
 
 struct MetricsOptions {
@@ -89,6 +89,8 @@ class DaemonMetrics {
   void SetHistoryDbProblem(std::string problem);
   std::string HistoryDbProblem() const;
   void CountTick(bool failed);
+  // Ticks counted as written that a failed commit took with it: failures from now on.
+  void CountLostTicks(int64_t ticks);
 
   // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served.
   std::string Render(ExpositionFormat format, int64_t now_ms) const;

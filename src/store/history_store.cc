@@ -409,7 +409,12 @@ Result<bool> HistoryStore::AppendTick(int64_t ts_ms, uint32_t run_id, const Stor
   thread_local std::string buffer;
   buffer.clear();
   EncodeTick(tick, &buffer);
-  insert_tick_.Bind(1, ts_ms).Bind(2, int64_t{run_id}).BindBlob(3, buffer);
+  return AppendEncodedTick(ts_ms, run_id, buffer);
+}
+
+Result<bool> HistoryStore::AppendEncodedTick(int64_t ts_ms, uint32_t run_id,
+                                             std::string_view data) {
+  insert_tick_.Bind(1, ts_ms).Bind(2, int64_t{run_id}).BindBlob(3, data);
   CGOV_RETURN_IF_ERROR(insert_tick_.Run());
   return db_->Changes() > 0;
 }

@@ -154,6 +154,8 @@ class HistoryStore {
 
   // false when a tick at ts_ms exists already (nothing written: imports are idempotent).
   Result<bool> AppendTick(int64_t ts_ms, uint32_t run_id, const StoredTick& tick);
+  // The same with the tick already encoded (EncodeTick's bytes).
+  Result<bool> AppendEncodedTick(int64_t ts_ms, uint32_t run_id, std::string_view data);
   Status PutRollup(const RollupRow& row);
   Status PutSession(const SessionRecord& session);
   Status PutEvent(const GpuEventRecord& event);

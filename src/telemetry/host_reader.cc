@@ -71,29 +71,36 @@ void HostReader::Read(HostSample* out) {
   const int64_t now_ns = clock_->MonotonicNs();
   const double seconds = prev_ns_ > 0 ? static_cast<double>(now_ns - prev_ns_) * 1e-9 : 0;
 
-  std::optional<ProcStat> stat = ReadParsed("/proc/stat", ParseProcStat);
+  std::optional<ProcStat> stat;
+  if (host_files_ & kHostCpu) stat = ReadParsed("/proc/stat", ParseProcStat);
   if (stat && prev_stat_) {
     out->cpu_pct = CpuBusyPct(prev_stat_->total, stat->total);
     out->iowait_pct = CpuIowaitPct(prev_stat_->total, stat->total);
     out->core_pct = CoreBusyPct(*prev_stat_, *stat);
   }
-  if (std::optional<MemInfo> mem = ReadParsed("/proc/meminfo", ParseMeminfo)) {
-    out->mem_total_bytes = mem->total_bytes;
-    out->mem_available_bytes = mem->available_bytes;
+  if ((host_files_ & kHostMemory) &&
+      (memory_read_ns_ == 0 || now_ns - memory_read_ns_ >= memory_period_ns_)) {
+    memory_read_ns_ = now_ns;
+    if (std::optional<MemInfo> mem = ReadParsed("/proc/meminfo", ParseMeminfo)) {
+      out->mem_total_bytes = mem->total_bytes;
+      out->mem_available_bytes = mem->available_bytes;
+    }
   }
-  std::optional<std::vector<DiskCounters>> disks = ReadParsed("/proc/diskstats", ParseDiskstats);
+  std::optional<std::vector<DiskCounters>> disks;
+  if (host_files_ & kHostDisk) disks = ReadParsed("/proc/diskstats", ParseDiskstats);
   if (disks && prev_disks_) {
     IoRates r = DiskRates(*prev_disks_, *disks, seconds);
     out->disk_read_bytes_per_s = r.read_bytes_per_s;
     out->disk_write_bytes_per_s = r.write_bytes_per_s;
   }
-  std::optional<std::vector<NetCounters>> nets = ReadParsed("/proc/net/dev", ParseNetDev);
+  std::optional<std::vector<NetCounters>> nets;
+  if (host_files_ & kHostNet) nets = ReadParsed("/proc/net/dev", ParseNetDev);
   if (nets && prev_nets_) {
     IoRates r = NetRates(*prev_nets_, *nets, seconds);
     out->net_rx_bytes_per_s = r.read_bytes_per_s;
     out->net_tx_bytes_per_s = r.write_bytes_per_s;
   }
-  out->load = ReadParsed("/proc/loadavg", ParseLoadavg);
+  if (host_files_ & kHostLoad) out->load = ReadParsed("/proc/loadavg", ParseLoadavg);
 
   prev_ns_ = now_ns;
   prev_stat_ = std::move(stat);

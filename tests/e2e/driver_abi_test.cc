@@ -121,9 +121,10 @@ json Report(const std::string& db, const std::string& by) {
 TEST(DriverAbiE2E, MpsClientsInContainersShowUpWithTheirUsersAndProjects) {
   TempDir dir;
   const std::string db = dir / "h.db";
+  // Every tick committed as it is taken, so the test can watch them arrive.
   Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--nvml-lib", FakeNvml("full"), "--host-root",
-                                 Fixture("proc/mps-container")},
+                                 "--commit-every", "0s", "--nvml-lib", FakeNvml("full"),
+                                 "--host-root", Fixture("proc/mps-container")},
                                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("mps_container")}});
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 3; }, 15));
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);

@@ -104,9 +104,28 @@ inline ScrapedDaemon ScrapeDaemon(const std::string& db, const std::string& scen
   return out;
 }
 
-// ScrapeDaemon's usual wait: `ticks` ticks written.
-inline std::function<bool()> TicksWritten(const std::string& db, int64_t ticks) {
-  return [db, ticks] { return QueryDb(db, "SELECT count(*) FROM tick") >= ticks; };
+// `url`'s body, then a line "HTTP <status>" (curl; 5 s at most).
+inline std::string Curl(const std::string& url) {
+  return RunProgram({"/usr/bin/curl", "-s", "--max-time", "5", "-w", "\nHTTP %{http_code}", url},
+                    {}, 10).out;
+}
+
+// The value of the first sample of `name` in a /metrics text, or -1.
+inline double Sample(const std::string& metrics, const std::string& name) {
+  const size_t at = metrics.find("\n" + name);
+  if (at == std::string::npos) return -1;
+  const size_t end = metrics.find('\n', at + 1);
+  const std::string line = metrics.substr(at + 1, end - at - 1);
+  return std::stod(line.substr(line.rfind(' ') + 1));
+}
+
+// ScrapeDaemon's usual wait: the daemon serving on 127.0.0.1:`port` took `ticks` ticks
+// (cgov_ticks_total). Its database has them once it commits (--commit-every) or stops.
+inline std::function<bool()> TicksTaken(int port, int64_t ticks) {
+  return [port, ticks] {
+    return Sample(Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics"),
+                  "cgov_ticks_total") >= static_cast<double>(ticks);
+  };
 }
 
 }  // namespace cgov::e2e

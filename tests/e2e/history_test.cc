@@ -55,7 +55,8 @@ TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessio
   TempDir dir;
   const std::string db = dir / "h.db";
   Started daemon = StartDaemon(db);
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 15));
+  // The first tick is committed at once; the next ones a batch later (--commit-every 10s).
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 1; }, 15));
   // A report while the daemon writes.
   RunResult live = RunProgram({CgovBinary(), "report", "--db", db}, {});
   EXPECT_EQ(live.exit_code, 0) << live.err;
@@ -65,7 +66,8 @@ TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessio
                                  FakeNvml("full")}, SharedBox());
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_NE(second.err.find("another cgov is writing"), std::string::npos) << second.err;
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 15));
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 30))
+      << "the daemon commits a batch within --commit-every (10 s) and a tick";
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
@@ -131,6 +133,35 @@ TEST(HistoryE2E, KillNineTwentyTimesLosesNoCommittedTickAndLeavesAnIntactDatabas
   int64_t samples = 0;
   for (const json& g : r["gpus"]) samples += g["samples"].get<int64_t>();
   EXPECT_EQ(samples, 4 * committed) << "every committed tick is in the report";
+}
+
+// Issue 20: the daemon samples down to 100 ms, as `cgov run` does; the history keeps every tick
+// it took (the batches and the final commit) and the report counts each for its 100 ms.
+TEST(HistoryE2E, ASubSecondDaemonKeepsEveryTickAndCountsEachForItsInterval) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "100ms",
+                                 "--nvml-lib", FakeNvml("full"), "--host-root",
+                                 Fixture("proc/shared-box")},
+                                SharedBox());
+  usleep(3'000'000);
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 30);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("every 100ms"), std::string::npos) << stopped.err;
+  const size_t at = stopped.err.find("stopped after ");
+  ASSERT_NE(at, std::string::npos) << stopped.err;
+  const int64_t ticks = std::stoll(stopped.err.substr(at + 14));
+  EXPECT_GE(ticks, 10) << "3 s at 10 Hz";
+  EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM tick"), ticks);
+  json r = ReportJson({"--db", db, "--since", "1h"});
+  ASSERT_EQ(r["gpus"].size(), 4u);
+  for (const json& g : r["gpus"]) {
+    EXPECT_EQ(g["samples"], ticks) << g;
+    // Each tick stands for the time to the next (<= 2 intervals), the last for one interval.
+    EXPECT_GE(g["held_seconds"].get<double>(), 0.1 * static_cast<double>(ticks) - 0.05) << g;
+    EXPECT_LE(g["held_seconds"].get<double>(), 0.2 * static_cast<double>(ticks) + 0.05) << g;
+  }
 }
 
 TEST(HistoryE2E, ImportsTheRealGpuUsageAuditDatabaseAndAgreesWithItsReport) {

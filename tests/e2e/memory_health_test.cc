@@ -54,7 +54,7 @@ TEST(MemoryHealthE2E, DoctorAndRunSayWhichGpusNeedAResetOrATicket) {
 TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", 19474, {}, TicksWritten(db, 3));
+  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", 19474, {}, TicksTaken(19474, 3));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
   const RunResult& stopped = daemon.stopped;

@@ -82,7 +82,7 @@ TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
   TempDir dir;
   const std::string db = dir / "h.db";
   ScrapedDaemon daemon = ScrapeDaemon(db, "mig_h100", 19473, {"--price-per-gpu-hour", "10"},
-                                      TicksWritten(db, 4));
+                                      TicksTaken(19473, 4));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
   const RunResult& stopped = daemon.stopped;
