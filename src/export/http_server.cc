@@ -14,12 +14,14 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <gnutls/x509.h>
-#include <microhttpd.h>
-
 #include "core/text.h"
+#include "export/http_libraries.h"
 
 namespace cgov {
+
+// The loaded libmicrohttpd. REQUIRES: LoadMicrohttpd() succeeded (HttpServer::Start checks it
+// before any callback can run).
+static const MicrohttpdLibrary& Mhd() { return **LoadMicrohttpd(); }
 
 constexpr char kTlsPriorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
 
@@ -75,15 +77,15 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
 }
 
 MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close = false) {
-  MHD_Response* response = MHD_create_response_from_buffer(
+  MHD_Response* response = Mhd().create_response_from_buffer(
       r.body.size(), const_cast<char*>(r.body.data()), MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return MHD_NO;
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
-  MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
-  if (close) MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
-  if (r.status == 405) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-  const MHD_Result ret = MHD_queue_response(connection, static_cast<unsigned>(r.status), response);
-  MHD_destroy_response(response);
+  Mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
+  Mhd().add_response_header(response, "X-Content-Type-Options", "nosniff");
+  if (close) Mhd().add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  if (r.status == 405) Mhd().add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  const MHD_Result ret = Mhd().queue_response(connection, static_cast<unsigned>(r.status), response);
+  Mhd().destroy_response(response);
   return ret;
 }
 
@@ -116,9 +118,9 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
     if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
       return Refuse(state, connection, 405, "only GET and HEAD\n");
     }
-    const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+    const char* length = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char* encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+    const char* encoding = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
                                                        MHD_HTTP_HEADER_TRANSFER_ENCODING);
     if (encoding != nullptr || (length != nullptr && std::string_view(length) != "0") ||
         *upload_data_size > 0) {
@@ -135,7 +137,7 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
     // ("pass\0anything" passed as "pass"), and it wants the scheme spelt "Basic".
     size_t header_size = 0;
     const char* header = nullptr;
-    const bool found = MHD_lookup_connection_value_n(connection, MHD_HEADER_KIND,
+    const bool found = Mhd().lookup_connection_value_n(connection, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_AUTHORIZATION,
                                                      std::strlen(MHD_HTTP_HEADER_AUTHORIZATION),
                                                      &header, &header_size) == MHD_YES;
@@ -146,18 +148,18 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
     if (!ok) {
       state->refused.fetch_add(1, std::memory_order_relaxed);
       const std::string body = "authentication required\n";
-      MHD_Response* response = MHD_create_response_from_buffer(
+      MHD_Response* response = Mhd().create_response_from_buffer(
           body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
       if (response == nullptr) return MHD_NO;
-      const MHD_Result ret = MHD_queue_basic_auth_fail_response(connection, "cgov", response);
-      MHD_destroy_response(response);
+      const MHD_Result ret = Mhd().queue_basic_auth_fail_response(connection, "cgov", response);
+      Mhd().destroy_response(response);
       return ret;
     }
   }
   ServedRequest request;
   request.path = url;
-  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &AddArgument, &request.query);
-  if (const char* accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+  Mhd().get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &AddArgument, &request.query);
+  if (const char* accept = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
                                                        MHD_HTTP_HEADER_ACCEPT)) {
     request.accept = accept;
   }
@@ -217,6 +219,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   const ListenAddress& a = options.address;
   const std::string where = a.ipv6 ? fmt::format("[{}]:{}", a.host, a.port)
                                    : fmt::format("{}:{}", a.host, a.port);
+  if (Result<const MicrohttpdLibrary*> mhd = LoadMicrohttpd(); !mhd.ok()) return mhd.status();
   const int fd = socket(a.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Internal(fmt::format("--listen {}: socket: {}", where, std::strerror(errno)));
   const int one = 1;
@@ -261,7 +264,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return InvalidArgument("TLS: a certificate and a key are both needed; not serving plain HTTP");
   }
   if (tls) {
-    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+    if (Mhd().is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
       close(fd);
       return Unavailable("TLS: this libmicrohttpd was built without TLS support");
     }
@@ -274,7 +277,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
       {MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(kTlsPriorities)},
       {MHD_OPTION_END, 0, nullptr}};
   MHD_OptionItem no_options[] = {{MHD_OPTION_END, 0, nullptr}};
-  server->daemon_ = MHD_start_daemon(
+  server->daemon_ = Mhd().start_daemon(
       flags, 0, nullptr, nullptr, &Answer, server->state_.get(),
       MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_CONNECTION_LIMIT, options.connection_limit,
@@ -294,7 +297,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
 
 HttpServer::~HttpServer() {
   // Closes the listening socket and every open connection, and joins the server's threads.
-  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
+  if (daemon_ != nullptr) Mhd().stop_daemon(daemon_);
 }
 
 uint64_t HttpServer::answered() const { return state_->answered.load(); }
@@ -311,25 +314,26 @@ Result<std::pair<std::string, std::string>> ParseBasicAuthFile(std::string_view 
 }
 
 Result<CertificateInfo> ReadCertificateInfo(std::string_view pem) {
+  CGOV_ASSIGN_OR_RETURN(const GnutlsLibrary* tls, LoadGnutls());
   gnutls_x509_crt_t crt = nullptr;
-  if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) return Internal("TLS: out of memory");
+  if (tls->crt_init(&crt) != GNUTLS_E_SUCCESS) return Internal("TLS: out of memory");
   gnutls_datum_t data{reinterpret_cast<unsigned char*>(const_cast<char*>(pem.data())),
                       static_cast<unsigned>(std::min<size_t>(pem.size(), UINT32_MAX))};
-  const int imported = gnutls_x509_crt_import(crt, &data, GNUTLS_X509_FMT_PEM);
+  const int imported = tls->crt_import(crt, &data, GNUTLS_X509_FMT_PEM);
   if (imported != GNUTLS_E_SUCCESS) {
-    gnutls_x509_crt_deinit(crt);
+    tls->crt_deinit(crt);
     return InvalidArgument(fmt::format("not a PEM X.509 certificate ({})",
-                                       gnutls_strerror(imported)));
+                                       tls->strerror(imported)));
   }
   CertificateInfo info;
-  info.not_before_s = gnutls_x509_crt_get_activation_time(crt);
-  info.not_after_s = gnutls_x509_crt_get_expiration_time(crt);
+  info.not_before_s = tls->crt_get_activation_time(crt);
+  info.not_after_s = tls->crt_get_expiration_time(crt);
   gnutls_datum_t dn{};
-  if (gnutls_x509_crt_get_dn3(crt, &dn, 0) == GNUTLS_E_SUCCESS) {
+  if (tls->crt_get_dn3(crt, &dn, 0) == GNUTLS_E_SUCCESS) {
     info.subject = SafeText(std::string_view(reinterpret_cast<char*>(dn.data), dn.size));
-    gnutls_free(dn.data);
+    (*tls->free)(dn.data);
   }
-  gnutls_x509_crt_deinit(crt);
+  tls->crt_deinit(crt);
   return info;
 }
 

@@ -1,0 +1,74 @@
+#include "export/http_libraries.h"
+
+#include <mutex>
+#include <string>
+
+#include "os/shared_library.h"
+
+namespace cgov {
+namespace {
+
+Result<MicrohttpdLibrary> OpenMicrohttpd() {
+  std::string name;
+  CGOV_ASSIGN_OR_RETURN(void* handle,
+                        OpenSharedLibrary({"libmicrohttpd", "libmicrohttpd.so.12",
+                                           "CGOV_LIBMICROHTTPD", "--listen", "libmicrohttpd12"},
+                                          &name));
+  MicrohttpdLibrary lib;
+  SymbolResolver resolve(handle);
+  resolve(&lib.start_daemon, "MHD_start_daemon");
+  resolve(&lib.stop_daemon, "MHD_stop_daemon");
+  resolve(&lib.is_feature_supported, "MHD_is_feature_supported");
+  resolve(&lib.create_response_from_buffer, "MHD_create_response_from_buffer");
+  resolve(&lib.add_response_header, "MHD_add_response_header");
+  resolve(&lib.queue_response, "MHD_queue_response");
+  resolve(&lib.queue_basic_auth_fail_response, "MHD_queue_basic_auth_fail_response");
+  resolve(&lib.destroy_response, "MHD_destroy_response");
+  resolve(&lib.lookup_connection_value, "MHD_lookup_connection_value");
+  resolve(&lib.lookup_connection_value_n, "MHD_lookup_connection_value_n");
+  resolve(&lib.get_connection_values, "MHD_get_connection_values");
+  if (Status s = resolve.Check(name); !s.ok()) {
+    dlclose(handle);
+    return s;
+  }
+  return lib;  // the handle stays open: servers run on its threads until the process ends
+}
+
+Result<GnutlsLibrary> OpenGnutls() {
+  std::string name;
+  CGOV_ASSIGN_OR_RETURN(void* handle,
+                        OpenSharedLibrary({"GnuTLS", "libgnutls.so.30", "CGOV_LIBGNUTLS",
+                                           "--tls-cert", "libgnutls30"}, &name));
+  GnutlsLibrary lib;
+  SymbolResolver resolve(handle);
+  resolve(&lib.crt_init, "gnutls_x509_crt_init");
+  resolve(&lib.crt_deinit, "gnutls_x509_crt_deinit");
+  resolve(&lib.crt_import, "gnutls_x509_crt_import");
+  resolve(&lib.crt_get_activation_time, "gnutls_x509_crt_get_activation_time");
+  resolve(&lib.crt_get_expiration_time, "gnutls_x509_crt_get_expiration_time");
+  resolve(&lib.crt_get_dn3, "gnutls_x509_crt_get_dn3");
+  resolve(&lib.strerror, "gnutls_strerror");
+  resolve(&lib.free, "gnutls_free");
+  if (Status s = resolve.Check(name); !s.ok()) {
+    dlclose(handle);
+    return s;
+  }
+  return lib;
+}
+
+// Loads once per process; later calls return the first answer.
+template <typename Library>
+Result<const Library*> LoadOnce(Result<Library> (*open)()) {
+  static std::once_flag once;
+  static Result<Library> loaded = Unavailable("not loaded");
+  std::call_once(once, [open] { loaded = open(); });
+  if (!loaded.ok()) return loaded.status();
+  return &*loaded;
+}
+
+}  // namespace
+
+Result<const MicrohttpdLibrary*> LoadMicrohttpd() { return LoadOnce(&OpenMicrohttpd); }
+Result<const GnutlsLibrary*> LoadGnutls() { return LoadOnce(&OpenGnutls); }
+
+}  // namespace cgov

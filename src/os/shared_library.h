@@ -1,0 +1,50 @@
+// Libraries loaded at run time by the one feature that needs them, so that every other cgov
+// process (a `cgov run` wrapping a job, a daemon without --listen) neither maps nor initialises
+// them: libcurl for `report --prometheus`, libmicrohttpd for `daemon --listen`, GnuTLS for
+// `--tls-cert` (docs/architecture.md, "Dependencies"). Each is opened once and kept open for the
+// process.
+#ifndef CGOV_OS_SHARED_LIBRARY_H_
+#define CGOV_OS_SHARED_LIBRARY_H_
+
+#include <dlfcn.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace cgov {
+
+// What to load, and what to tell a user who lacks it.
+struct SharedLibrarySpec {
+  const char* library;     // "libcurl"
+  const char* soname;      // "libcurl.so.4"
+  const char* env;         // a variable naming another file to load instead (tests), or null
+  const char* needed_for;  // "--prometheus"
+  const char* package;     // the Debian package that installs it: "libcurl4"
+};
+
+// dlopen()s the library with RTLD_NOW and sets *opened_name to the file it tried; on failure
+// Unavailable says what needs it and which package to install.
+Result<void*> OpenSharedLibrary(const SharedLibrarySpec& spec, std::string* opened_name);
+
+// Resolves symbols of an opened library into typed slots, remembering the first one missing.
+class SymbolResolver {
+ public:
+  explicit SymbolResolver(void* handle) : handle_(handle) {}
+  template <typename T>
+  void operator()(T** slot, const char* symbol) {
+    *slot = reinterpret_cast<T*>(dlsym(handle_, symbol));
+    if (*slot == nullptr && missing_.empty()) missing_ = symbol;
+  }
+  // Ok, or Unavailable naming the library and the first symbol it lacked.
+  Status Check(const std::string& library) const;
+
+ private:
+  void* handle_;
+  std::string missing_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_OS_SHARED_LIBRARY_H_
