@@ -236,6 +236,12 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path
                                              : SqliteDb::OpenMode::kCreate;
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path, open_mode));
   CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA busy_timeout = 5000"));
+  if (mode == Mode::kWrite) {
+    // A writer appends at the end of its tables and reads a database through once (the quick
+    // check below): SQLite's default 2 MiB page cache would only fill up with pages it never
+    // reads again, and stay in the daemon's memory for good (docs/benchmarks.md).
+    CGOV_RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA cache_size = -{}", kWriterCacheKib)));
+  }
   CGOV_RETURN_IF_ERROR(CheckIdentity(*db));
   // Before anything is written (docs/history-db.md: a corrupt database is left as it is). A
   // writer can afford a longer look than a report; a check cut short is said, never hidden.

@@ -125,6 +125,8 @@ class HistoryStore {
   static Result<std::unique_ptr<HistoryStore>> Open(const std::string& path, Mode mode);
   static constexpr std::chrono::milliseconds kWriterCheckBudget{10'000};
   static constexpr std::chrono::milliseconds kReaderCheckBudget{2'000};
+  // A writer's page cache (SQLite's default is 2,000 KiB).
+  static constexpr int kWriterCacheKib = 256;
   ~HistoryStore();
 
   // False when the quick_check on open ran out of time before it reached every page.
