@@ -10,6 +10,8 @@ min / median / max over --runs runs, beside the in-process micro-benchmark of on
 (BM_FullTick), so the gap between them shows. Then the same at 10 Hz (--interval 100ms, 60 s a
 run), and the VmHWM of a daemon whose database already holds a day of history (`cgov demo
 --duration 24h --interval 1s --gpus 8`: what a day-old daemon's file holds), 60 ticks a run.
+Last, the floor under any 1 Hz sampler on this machine, measured the same way: build/cgov_wake_floor
+waking on a timer as the daemon does, alone and reading /proc/stat each time.
 
 Usage: bench/daemon_overhead.py BUILD_DIR [--ticks 300] [--runs 3]
 """
@@ -116,6 +118,20 @@ def micro_full_tick_us():
     return None
 
 
+def floor_run(files, ticks=60):
+    """A process that only wakes at 1 Hz (and reads `files`): its CPU per wake, as for the daemon."""
+    floor = subprocess.Popen([os.path.join(BUILD, "cgov_wake_floor"), "1000"] + files)
+    try:
+        time.sleep(STARTUP_S)
+        t0, s0 = time.monotonic(), schedstat_s(floor.pid)
+        time.sleep(ticks)
+        t1, s1 = time.monotonic(), schedstat_s(floor.pid)
+        return {"sched_us": (s1 - s0) / (t1 - t0) * 1e6}
+    finally:
+        floor.terminate()
+        floor.wait(10)
+
+
 def day_of_history(work, run):
     """A database holding 24 h of 1 Hz history of 8 GPUs, ending before now."""
     db = os.path.join(work, f"day{run}.db")
@@ -151,6 +167,13 @@ def main():
     print(f"| 10 Hz: VmHWM | {mmm(fast, 'hwm_mib', '{:.1f} MiB')} | ≤ 8 MiB |")
     print(f"| VmHWM with a day of 8-GPU history in the database (60 ticks) | "
           f"{mmm(day, 'hwm_mib', '{:.1f} MiB')} | ≤ 8 MiB |")
+    if os.access(os.path.join(BUILD, "cgov_wake_floor"), os.X_OK):
+        for label, files in (("a process that only wakes at 1 Hz", []),
+                             ("the same, reading /proc/stat each time", ["/proc/stat"]),
+                             ("the same, reading /proc/meminfo each time", ["/proc/meminfo"])):
+            runs_floor = [floor_run(files) for _ in range(RUNS)]
+            print(f"| floor: {label} (`cgov_wake_floor`, 60 wakes), schedstat | "
+                  f"{mmm(runs_floor, 'sched_us', '{:.0f} µs')} | |")
     micro = micro_full_tick_us()
     if micro is not None:
         med = statistics.median(r["sched_us"] for r in runs)

@@ -1,6 +1,5 @@
 #include "export/http_libraries.h"
 
-#include <mutex>
 #include <string>
 
 #include "os/shared_library.h"
@@ -54,16 +53,6 @@ Result<GnutlsLibrary> OpenGnutls() {
     return s;
   }
   return lib;
-}
-
-// Loads once per process; later calls return the first answer.
-template <typename Library>
-Result<const Library*> LoadOnce(Result<Library> (*open)()) {
-  static std::once_flag once;
-  static Result<Library> loaded = Unavailable("not loaded");
-  std::call_once(once, [open] { loaded = open(); });
-  if (!loaded.ok()) return loaded.status();
-  return &*loaded;
 }
 
 }  // namespace

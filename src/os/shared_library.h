@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,17 @@ class SymbolResolver {
   void* handle_;
   std::string missing_;
 };
+
+// Calls `open` once per process (per Library type) and returns its answer to every caller: the
+// loaded table of functions, or why it could not be loaded. Thread-safe.
+template <typename Library>
+Result<const Library*> LoadOnce(Result<Library> (*open)()) {
+  static std::once_flag once;
+  static Result<Library> loaded = Unavailable("not loaded");
+  std::call_once(once, [open] { loaded = open(); });
+  if (!loaded.ok()) return loaded.status();
+  return &*loaded;
+}
 
 }  // namespace cgov
 

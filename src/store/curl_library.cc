@@ -1,6 +1,5 @@
 #include "store/curl_library.h"
 
-#include <mutex>
 #include <string>
 
 #include <fmt/format.h>
@@ -39,12 +38,6 @@ Result<CurlLibrary> Load() {
 
 }  // namespace
 
-Result<const CurlLibrary*> LoadCurl() {
-  static std::once_flag once;
-  static Result<CurlLibrary> loaded = Unavailable("not loaded");
-  std::call_once(once, [] { loaded = Load(); });
-  if (!loaded.ok()) return loaded.status();
-  return &*loaded;
-}
+Result<const CurlLibrary*> LoadCurl() { return LoadOnce(&Load); }
 
 }  // namespace cgov
