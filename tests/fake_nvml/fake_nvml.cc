@@ -35,6 +35,7 @@ namespace {
 
 using fake_nvml::Gpu;
 using fake_nvml::Process;
+using fake_nvml::StateField;
 
 constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3,
               kNoPermission = 4, kNotFound = 6, kInsufficientSize = 7, kGpuIsLost = 15,
@@ -183,8 +184,12 @@ Call Resolve(nvmlDevice_st_fwd* device, const char* field) {
                             ? &call.scenario->gpus[static_cast<size_t>(call.gpu->parent)]
                             : call.gpu;
   if (physical->LostAt(call.t)) call.error = kGpuIsLost;
-  else if (field && call.gpu->not_supported.count(field)) call.error = kNotSupported;
-  else if (field && call.gpu->no_permission.count(field)) call.error = kNoPermission;
+  // (empty() first: a lookup by a const char* builds a std::string each call)
+  else if (field && !call.gpu->not_supported.empty() && call.gpu->not_supported.count(field)) {
+    call.error = kNotSupported;
+  } else if (field && !call.gpu->no_permission.empty() && call.gpu->no_permission.count(field)) {
+    call.error = kNoPermission;
+  }
   return call;
 }
 
@@ -197,28 +202,28 @@ struct Listing {
   unsigned gpu_instance, compute_instance;
 };
 
-// A GPU's processes; a parent in MIG mode lists every MIG device's (nvml.h: "aggregate
-// information"), a MIG device its own.
-std::vector<Listing> ProcessesOf(const fake_nvml::Scenario& s, const Gpu& gpu) {
-  std::vector<Listing> out;
+// Calls visit(Listing) for each of a GPU's processes; a parent in MIG mode lists every MIG
+// device's (nvml.h: "aggregate information"), a MIG device its own. A visitor, not a vector: the
+// fake answers ~100 calls a tick and must not cost more than the cgov it stands under.
+template <typename Visit>
+void ForEachProcess(const fake_nvml::Scenario& s, const Gpu& gpu, Visit visit) {
   const unsigned none = 0xFFFFFFFFu;
   const bool in_mig = gpu.IsMigDevice();
   for (const Process& p : gpu.processes) {
-    out.push_back({&p, in_mig ? gpu.gpu_instance : none, in_mig ? gpu.compute_instance : none});
+    visit(Listing{&p, in_mig ? gpu.gpu_instance : none, in_mig ? gpu.compute_instance : none});
   }
   for (size_t k : gpu.mig_devices) {
     const Gpu& d = s.mig_devices[k];
-    for (const Process& p : d.processes) out.push_back({&p, d.gpu_instance, d.compute_instance});
+    for (const Process& p : d.processes) visit(Listing{&p, d.gpu_instance, d.compute_instance});
   }
-  return out;
 }
 
 double MemUsedMib(const Call& c) {
   double sum = 0;
-  for (const Listing& l : ProcessesOf(*c.scenario, *c.gpu)) {
+  ForEachProcess(*c.scenario, *c.gpu, [&](const Listing& l) {
     if (l.process->ActiveAt(c.t)) sum += l.process->used_mib;
-  }
-  return c.gpu->ValueAt(c.t, "mem_used_mib", sum);
+  });
+  return c.gpu->ValueAt(c.t, StateField::kMemUsedMib, sum);
 }
 
 void CopyString(const std::string& from, char* to, unsigned size) {
@@ -278,17 +283,18 @@ int ListProcesses(nvmlDevice_st_fwd* device, unsigned* count, void* infos, ListK
   Call c = Resolve(device, field);
   if (c.error) return c.error;
   if (count == nullptr) return kInvalidArgument;
-  std::vector<Listing> listed;
-  for (const Listing& l : ProcessesOf(*c.scenario, *c.gpu)) {
-    if (l.process->ActiveAt(c.t) && Listed(*l.process, kind)) listed.push_back(l);
-  }
-  const auto needed = static_cast<unsigned>(listed.size());
+  auto listed = [&](const Listing& l) { return l.process->ActiveAt(c.t) && Listed(*l.process, kind); };
+  unsigned needed = 0;
+  ForEachProcess(*c.scenario, *c.gpu, [&](const Listing& l) { needed += listed(l) ? 1 : 0; });
   if (*count < needed || (infos == nullptr && needed > 0)) {
     *count = needed;
     return kInsufficientSize;
   }
   auto* out = static_cast<unsigned char*>(infos);
-  for (size_t k = 0; k < listed.size(); ++k) WriteEntry(out + k * entry_bytes, entry_bytes, listed[k]);
+  size_t k = 0;
+  ForEachProcess(*c.scenario, *c.gpu, [&](const Listing& l) {
+    if (listed(l)) WriteEntry(out + k++ * entry_bytes, entry_bytes, l);
+  });
   *count = needed;
   return kSuccess;
 }
@@ -497,8 +503,8 @@ int nvmlDeviceGetUtilizationRates(nvmlDevice_t device, unsigned* rates /* gpu, m
   FAKE_ENTER();
   Call c = Resolve(device, "utilization");
   if (c.error) return c.error;
-  rates[0] = Uint(c.gpu->ValueAt(c.t, "util_gpu", 0));
-  rates[1] = Uint(c.gpu->ValueAt(c.t, "util_mem", 0));
+  rates[0] = Uint(c.gpu->ValueAt(c.t, StateField::kUtilGpu, 0));
+  rates[1] = Uint(c.gpu->ValueAt(c.t, StateField::kUtilMem, 0));
   return kSuccess;
 }
 
@@ -506,7 +512,7 @@ int nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned* mw) {
   FAKE_ENTER();
   Call c = Resolve(device, "power");
   if (c.error) return c.error;
-  *mw = Uint(c.gpu->ValueAt(c.t, "power_w", 60) * 1000);
+  *mw = Uint(c.gpu->ValueAt(c.t, StateField::kPowerW, 60) * 1000);
   return kSuccess;
 }
 
@@ -523,7 +529,7 @@ int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long*
   if (c.t < t) t = joules = 0;
   while (t < c.t) {
     const double step = std::min(0.1, c.t - t);
-    joules += c.gpu->ValueAt(t + step / 2, "power_w", 60) * step;
+    joules += c.gpu->ValueAt(t + step / 2, StateField::kPowerW, 60) * step;
     t += step;
   }
   *mj = static_cast<unsigned long long>(joules * 1000);
@@ -544,7 +550,7 @@ int nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned* celsius)
   Call c = Resolve(device, "temperature");
   if (c.error) return c.error;
   if (sensor != 0) return kInvalidArgument;
-  *celsius = Uint(c.gpu->ValueAt(c.t, "temp_c", 35));
+  *celsius = Uint(c.gpu->ValueAt(c.t, StateField::kTempC, 35));
   return kSuccess;
 }
 
@@ -553,8 +559,8 @@ int nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned* mhz) {
   const char* field = type == 2 ? "mem_clock" : "sm_clock";
   Call c = Resolve(device, field);
   if (c.error) return c.error;
-  if (type == 2) *mhz = Uint(c.gpu->ValueAt(c.t, "mem_clock_mhz", 2619));
-  else if (type == 0 || type == 1) *mhz = Uint(c.gpu->ValueAt(c.t, "sm_clock_mhz", 1980));
+  if (type == 2) *mhz = Uint(c.gpu->ValueAt(c.t, StateField::kMemClockMhz, 2619));
+  else if (type == 0 || type == 1) *mhz = Uint(c.gpu->ValueAt(c.t, StateField::kSmClockMhz, 1980));
   else return kInvalidArgument;
   return kSuccess;
 }
@@ -562,7 +568,7 @@ int nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned* mhz) {
 static int ReasonsImpl(nvmlDevice_t device, unsigned long long* reasons) {
   Call c = Resolve(device, "clock_reasons");
   if (c.error) return c.error;
-  *reasons = static_cast<unsigned long long>(c.gpu->ValueAt(c.t, "clock_reasons", 0));
+  *reasons = static_cast<unsigned long long>(c.gpu->ValueAt(c.t, StateField::kClockReasons, 0));
   return kSuccess;
 }
 
@@ -580,8 +586,8 @@ int nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned* kbps
   FAKE_ENTER();
   Call c = Resolve(device, "pcie_throughput");
   if (c.error) return c.error;
-  if (counter == 0) *kbps = Uint(c.gpu->ValueAt(c.t, "pcie_tx_kbps", 0));
-  else if (counter == 1) *kbps = Uint(c.gpu->ValueAt(c.t, "pcie_rx_kbps", 0));
+  if (counter == 0) *kbps = Uint(c.gpu->ValueAt(c.t, StateField::kPcieTxKbps, 0));
+  else if (counter == 1) *kbps = Uint(c.gpu->ValueAt(c.t, StateField::kPcieRxKbps, 0));
   else return kInvalidArgument;
   return kSuccess;
 }
@@ -590,7 +596,7 @@ int nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned* pct, unsigned
   FAKE_ENTER();
   Call c = Resolve(device, "encoder");
   if (c.error) return c.error;
-  *pct = Uint(c.gpu->ValueAt(c.t, "enc_util", 0));
+  *pct = Uint(c.gpu->ValueAt(c.t, StateField::kEncUtil, 0));
   *period_us = 167000;
   return kSuccess;
 }
@@ -599,7 +605,7 @@ int nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned* pct, unsigned
   FAKE_ENTER();
   Call c = Resolve(device, "decoder");
   if (c.error) return c.error;
-  *pct = Uint(c.gpu->ValueAt(c.t, "dec_util", 0));
+  *pct = Uint(c.gpu->ValueAt(c.t, StateField::kDecUtil, 0));
   *period_us = 167000;
   return kSuccess;
 }
@@ -683,7 +689,7 @@ int nvmlDeviceGetProcessUtilization(nvmlDevice_t device, UtilSample* samples, un
     return kInsufficientSize;
   }
   unsigned k = 0;
-  double gpu_util = c.gpu->ValueAt(c.t, "util_gpu", 0);
+  double gpu_util = c.gpu->ValueAt(c.t, StateField::kUtilGpu, 0);
   for (const Process& p : c.gpu->processes) {
     if (!p.compute || !p.ActiveAt(c.t)) continue;
     samples[k++] = UtilSample{p.pid, now_us, Uint(p.sm_util.value_or(gpu_util)), Uint(p.mem_util),
@@ -980,22 +986,22 @@ int nvmlGpmMetricsGet(GpmMetricsGet* request) {
   const double t = request->sample2->t;
   for (unsigned k = 0; k < request->count; ++k) {
     GpmMetric& m = request->metrics[k];
-    const char* field = nullptr;
+    std::optional<StateField> field;
     switch (m.id) {
-      case 1: field = "util_gpu"; break;
-      case 2: field = "sm_active"; break;
-      case 3: field = "sm_occupancy"; break;
-      case 5: field = "tensor_active"; break;
-      case 10: field = "dram_active"; break;
-      case 20: field = "pcie_tx_mib_s"; break;
-      case 21: field = "pcie_rx_mib_s"; break;
-      case 60: field = "nvlink_rx_mib_s"; break;
-      case 61: field = "nvlink_tx_mib_s"; break;
+      case 1: field = StateField::kUtilGpu; break;
+      case 2: field = StateField::kSmActive; break;
+      case 3: field = StateField::kSmOccupancy; break;
+      case 5: field = StateField::kTensorActive; break;
+      case 10: field = StateField::kDramActive; break;
+      case 20: field = StateField::kPcieTxMibS; break;
+      case 21: field = StateField::kPcieRxMibS; break;
+      case 60: field = StateField::kNvlinkRxMibS; break;
+      case 61: field = StateField::kNvlinkTxMibS; break;
     }
     m.ret = field ? kSuccess : kNotSupported;
     m.value = !field ? 0
-              : m.id == 2 ? gpu.ValueAt(t, field, gpu.ValueAt(t, "util_gpu", 0))
-                          : gpu.ValueAt(t, field, 0);
+              : m.id == 2 ? gpu.ValueAt(t, *field, gpu.ValueAt(t, StateField::kUtilGpu, 0))
+                          : gpu.ValueAt(t, *field, 0);
   }
   return kSuccess;
 }

@@ -8,13 +8,20 @@
 
 namespace fake_nvml {
 
-const std::set<std::string> kStateFields = {
+const char* const kStateFieldNames[kStateFieldCount] = {
     "util_gpu",     "util_mem",      "mem_used_mib", "power_w",     "temp_c",
     "sm_clock_mhz", "mem_clock_mhz", "clock_reasons", "pcie_tx_kbps", "pcie_rx_kbps",
     "enc_util",     "dec_util",
     "sm_active",    "sm_occupancy",  "tensor_active", "dram_active",  "pcie_tx_mib_s",
     "pcie_rx_mib_s", "nvlink_tx_mib_s", "nvlink_rx_mib_s",
 };
+
+std::optional<StateField> StateFieldByName(const std::string& name) {
+  for (size_t i = 0; i < kStateFieldCount; ++i) {
+    if (name == kStateFieldNames[i]) return static_cast<StateField>(i);
+  }
+  return std::nullopt;
+}
 
 const std::set<std::string> kFieldNames = {
     "utilization", "memory",   "power",   "power_limit",     "temperature",
@@ -179,7 +186,7 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
         double t = 0;
         for (auto& [field, v] : value[i].items()) {
           if (field == "t") t = Number(v, pat + ".t");
-          else if (kStateFields.count(field)) state.values[field] = Number(v, pat + "." + field);
+          else if (auto f = StateFieldByName(field)) state[*f] = Number(v, pat + "." + field);
           else throw ParseError{pat + "." + field, "unknown timeline field"};
         }
         if (!g.timeline.empty() && t <= g.timeline.back().first) {
@@ -196,8 +203,9 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
   if (*g.reserved_mib < 0) throw ParseError{where + ".reserved_mib", "must be >= 0"};
   // Carry values forward so each point holds the full state from its time on.
   for (size_t i = 1; i < g.timeline.size(); ++i) {
-    for (auto& [field, v] : g.timeline[i - 1].second.values) {
-      g.timeline[i].second.values.emplace(field, v);
+    for (size_t f = 0; f < kStateFieldCount; ++f) {
+      double& v = g.timeline[i].second.values[f];
+      if (std::isnan(v)) v = g.timeline[i - 1].second.values[f];
     }
   }
   return g;
@@ -261,15 +269,14 @@ void Fill(Gpu* g, size_t index) {
 
 }  // namespace
 
-double Gpu::ValueAt(double t, const std::string& field, double fallback) const {
+double Gpu::ValueAt(double t, StateField field, double fallback) const {
   if (timeline.empty()) return fallback;
   if (period_s > 0) t = std::fmod(std::max(t, 0.0), period_s);
   auto it = std::upper_bound(timeline.begin(), timeline.end(), t,
                              [](double x, const auto& point) { return x < point.first; });
   if (it == timeline.begin()) return fallback;
-  const auto& values = std::prev(it)->second.values;
-  auto v = values.find(field);
-  return v == values.end() ? fallback : v->second;
+  const double v = std::prev(it)->second[field];
+  return std::isnan(v) ? fallback : v;
 }
 
 std::optional<int> ErrorCodeByName(const std::string& name) {

@@ -4,6 +4,8 @@
 #ifndef CGOV_TESTS_FAKE_NVML_SCENARIO_H_
 #define CGOV_TESTS_FAKE_NVML_SCENARIO_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -14,12 +16,27 @@
 
 namespace fake_nvml {
 
-// The values a GPU reports at one moment. A timeline point sets some; the rest carry over.
-struct GpuState {
-  std::map<std::string, double> values;  // "util_gpu", "power_w", ... (see kStateFields)
+// What a timeline point may set. Indexes GpuState::values; kStateFieldNames spells them as the
+// scenario file does.
+enum class StateField {
+  kUtilGpu, kUtilMem, kMemUsedMib, kPowerW, kTempC, kSmClockMhz, kMemClockMhz, kClockReasons,
+  kPcieTxKbps, kPcieRxKbps, kEncUtil, kDecUtil, kSmActive, kSmOccupancy, kTensorActive,
+  kDramActive, kPcieTxMibS, kPcieRxMibS, kNvlinkTxMibS, kNvlinkRxMibS,
+  kCount
 };
+inline constexpr size_t kStateFieldCount = static_cast<size_t>(StateField::kCount);
+extern const char* const kStateFieldNames[kStateFieldCount];
+std::optional<StateField> StateFieldByName(const std::string& name);
 
-extern const std::set<std::string> kStateFields;
+// The values a GPU reports at one moment. A timeline point sets some (NaN: not set); the rest
+// carry over. A flat array: the fake answers every NVML call from it, and a map lookup per call
+// made the fake cost more than the cgov it stands under (issue 20).
+struct GpuState {
+  std::array<double, kStateFieldCount> values;
+  GpuState() { values.fill(std::numeric_limits<double>::quiet_NaN()); }
+  double& operator[](StateField f) { return values[static_cast<size_t>(f)]; }
+  double operator[](StateField f) const { return values[static_cast<size_t>(f)]; }
+};
 extern const std::set<std::string> kFieldNames;  // for not_supported / no_permission
 
 struct Process {
@@ -76,7 +93,7 @@ struct Gpu {
   bool IsMigDevice() const { return parent >= 0; }
 
   // The value of `field` at time t, or `fallback` when the timeline never set it.
-  double ValueAt(double t, const std::string& field, double fallback) const;
+  double ValueAt(double t, StateField field, double fallback) const;
   bool LostAt(double t) const { return lost_at && t >= *lost_at; }
 };
 
