@@ -1,5 +1,7 @@
 #include "telemetry/procfs_host.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "telemetry/text_scan.h"
@@ -11,13 +13,13 @@ Status Bad(std::string_view file, size_t line, std::string_view field, std::stri
   return InvalidArgument(fmt::format("{}:{}: {}: {}", file, line, field, what));
 }
 
-bool ParseCpuLine(const std::vector<std::string_view>& f, CpuTimes* t) {
+bool ParseCpuLine(const std::string_view* f, size_t count, CpuTimes* t) {
   // cpuN user nice system idle [iowait irq softirq steal guest guest_nice]: older kernels print
   // fewer columns; the missing ones stay 0.
-  if (f.size() < 5) return false;
+  if (count < 5) return false;
   uint64_t* slots[] = {&t->user, &t->nice, &t->system, &t->idle,
                        &t->iowait, &t->irq, &t->softirq, &t->steal};
-  for (size_t i = 0; i < 8 && i + 1 < f.size(); ++i) {
+  for (size_t i = 0; i < 8 && i + 1 < count; ++i) {
     if (!ParseU64(f[i + 1], slots[i])) return false;
   }
   return true;
@@ -32,13 +34,20 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 Result<ProcStat> ParseProcStat(std::string_view text) {
   ProcStat stat;
   bool saw_total = false;
-  std::vector<std::string_view> lines = SplitLines(text);
-  for (size_t n = 0; n < lines.size(); ++n) {
-    if (!StartsWith(lines[n], "cpu")) continue;
-    std::vector<std::string_view> f = SplitFields(lines[n]);
+  std::string_view rest = text, line;
+  // Read every tick: the cpu lines come first (proc(5)), so the scan stops at the first line
+  // after them rather than walking `intr`, thousands of counters long on a large host.
+  for (size_t n = 1; NextLine(&rest, &line); ++n) {
+    if (!StartsWith(line, "cpu")) {
+      if (saw_total || !stat.cores.empty()) break;
+      continue;
+    }
+    constexpr size_t kFields = 9;  // the name and the 8 counters kept
+    std::string_view f[kFields];
+    const size_t count = SplitFieldsInto(line, f, kFields);
     CpuTimes times;
-    if (!ParseCpuLine(f, &times)) {
-      return Bad("/proc/stat", n + 1, f.empty() ? "cpu" : f[0], "expected at least 4 counters");
+    if (!ParseCpuLine(f, std::min(count, kFields), &times)) {
+      return Bad("/proc/stat", n, count == 0 ? "cpu" : f[0], "expected at least 4 counters");
     }
     if (f[0] == "cpu") {
       stat.total = times;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "os/fixture_testing.h"
+#include "telemetry/text_scan.h"
 
 namespace cgov {
 namespace {
@@ -27,6 +28,30 @@ TEST(ParseProcStat, OldKernelsWithFourColumns) {
   ASSERT_TRUE(stat.ok()) << stat.status().message();
   EXPECT_EQ(stat->total.Total(), 100u);
   EXPECT_EQ(stat->total.iowait, 0u);
+}
+
+TEST(ParseProcStat, StopsAtTheFirstLineAfterTheCpuLines) {
+  // Everything after the cpu lines is left unread: a "cpu"-prefixed line there is not a core.
+  auto stat = ParseProcStat("cpu  10 20 30 40 5\ncpu0 10 20 30 40 5\nintr 9 9 9\ncpu_x y\n");
+  ASSERT_TRUE(stat.ok()) << stat.status().message();
+  EXPECT_EQ(stat->cores.size(), 1u);
+  EXPECT_EQ(stat->total.iowait, 5u);
+  // Lines before the first cpu line are skipped, not a stop.
+  auto late = ParseProcStat("something 1\ncpu  1 2 3 4\n");
+  ASSERT_TRUE(late.ok()) << late.status().message();
+  EXPECT_EQ(late->total.Total(), 10u);
+}
+
+TEST(TextScan, NextLineAndSplitFieldsIntoAllocateNothingAndCountPastMax) {
+  std::string_view rest = "a b\n\n  c\t d  e", line;
+  std::vector<std::string_view> lines;
+  while (NextLine(&rest, &line)) lines.push_back(line);
+  EXPECT_EQ(lines, (std::vector<std::string_view>{"a b", "", "  c\t d  e"}));
+  std::string_view f[2];
+  EXPECT_EQ(SplitFieldsInto(lines[2], f, 2), 3u);
+  EXPECT_EQ(f[0], "c");
+  EXPECT_EQ(f[1], "d");
+  EXPECT_EQ(SplitFieldsInto("", f, 2), 0u);
 }
 
 TEST(ParseProcStat, ErrorsNameFileLineAndField) {

@@ -28,6 +28,27 @@ std::vector<std::string_view> SplitFields(std::string_view line) {
   return fields;
 }
 
+bool NextLine(std::string_view* rest, std::string_view* line) {
+  if (rest->empty()) return false;
+  const size_t end = rest->find('\n');
+  *line = rest->substr(0, end);
+  rest->remove_prefix(end == std::string_view::npos ? rest->size() : end + 1);
+  return true;
+}
+
+size_t SplitFieldsInto(std::string_view line, std::string_view* out, size_t max) {
+  size_t count = 0, i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i == start) continue;
+    if (count < max) out[count] = line.substr(start, i - start);
+    ++count;
+  }
+  return count;
+}
+
 bool ParseU64(std::string_view field, uint64_t* out) {
   if (field.empty()) return false;
   auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), *out);

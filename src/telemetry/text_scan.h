@@ -12,6 +12,12 @@ namespace cgov {
 std::vector<std::string_view> SplitLines(std::string_view text);
 // Splits on runs of spaces and tabs.
 std::vector<std::string_view> SplitFields(std::string_view line);
+// Takes the next line (without its '\n') off the front of *rest; false when none is left. For
+// files read every tick: no vector of lines, and the caller may stop at the lines it needs.
+bool NextLine(std::string_view* rest, std::string_view* line);
+// Splits on runs of spaces and tabs into out[0, max); returns how many fields the line has,
+// which may exceed max (those past it are counted, not stored).
+size_t SplitFieldsInto(std::string_view line, std::string_view* out, size_t max);
 // Parses a whole field as a decimal unsigned integer.
 bool ParseU64(std::string_view field, uint64_t* out);
 bool ParseI64(std::string_view field, int64_t* out);
