@@ -29,9 +29,11 @@ void BM_DaemonTickStore(benchmark::State& state) {
     auto run = (*writer)->BeginRun("bench", 0, 1000, "bench");
     TickSample sample = EightGpuTick(10);
     int64_t ts = 1'794'787'200'000;
+    StoredTick stored;
     for (auto _ : state) {
-      auto stored = cli::BuildStoredTick(sample, ids, nullptr);
-      auto appended = (*writer)->Append(ts, *run, *stored);
+      Status built = cli::BuildStoredTick(sample, ids, nullptr, &stored);
+      if (!built.ok()) state.SkipWithError(built.message().c_str());
+      auto appended = (*writer)->Append(ts, *run, stored);
       if (!appended.ok()) state.SkipWithError(appended.status().message().c_str());
       ts += 1000;  // an hour's rollup every 3600 iterations, as in the daemon
     }

@@ -16,6 +16,11 @@ std::vector<uint32_t> GpuIds(const StoredTick& tick) {
   return ids;
 }
 
+bool SameGpus(const std::vector<uint32_t>& ids, const StoredTick& tick) {
+  return std::equal(ids.begin(), ids.end(), tick.gpus.begin(), tick.gpus.end(),
+                    [](uint32_t id, const StoredGpu& g) { return id == g.gpu_id; });
+}
+
 HostSample HostOf(const StoredTick& tick) {
   HostSample host;
   if (tick.cpu_pct_x10) host.cpu_pct = *tick.cpu_pct_x10 / 10.0;
@@ -23,11 +28,9 @@ HostSample HostOf(const StoredTick& tick) {
   return host;
 }
 
-std::vector<GpuPoint> Points(const StoredTick& tick) {
-  std::vector<GpuPoint> points;
-  points.reserve(tick.gpus.size());
-  for (size_t i = 0; i < tick.gpus.size(); ++i) points.push_back(StoredGpuPoint(tick, i));
-  return points;
+void Points(const StoredTick& tick, std::vector<GpuPoint>* points) {
+  points->clear();
+  for (size_t i = 0; i < tick.gpus.size(); ++i) points->push_back(StoredGpuPoint(tick, i));
 }
 
 }  // namespace
@@ -77,7 +80,7 @@ void HistoryAggregator::Add(int64_t ts_ms, const RunRecord& run, const StoredTic
     const int64_t cap = run_ended ? pending_->run.interval_ms : 2 * pending_->run.interval_ms;
     const int64_t duration = std::min(elapsed, cap);
     Commit(*pending_, duration);
-    if (segment_ && (segment_->hour != hour || run_ended || segment_->gpu_ids != GpuIds(tick))) {
+    if (segment_ && (segment_->hour != hour || run_ended || !SameGpus(segment_->gpu_ids, tick))) {
       CloseSegment(run_ended ? pending_->ts_ms + duration : ts_ms);
     }
     if (elapsed > cap && !run_ended) {
@@ -91,8 +94,13 @@ void HistoryAggregator::Add(int64_t ts_ms, const RunRecord& run, const StoredTic
     segment_.emplace(Segment{hour, run.id, GpuIds(tick),
                              UsageAccumulator(tick.gpus.size(), run.interval_ms, phases_)});
   }
-  segment_->usage.Add(ts_ms - hour * kHourMs, Points(tick), HostOf(tick));
-  pending_ = Pending{ts_ms, run, tick};
+  Points(tick, &points_);
+  segment_->usage.Add(ts_ms - hour * kHourMs, points_, HostOf(tick));
+  // Assigned into, not replaced: the tick's vectors keep their capacity from tick to tick.
+  if (!pending_) pending_.emplace();
+  pending_->ts_ms = ts_ms;
+  pending_->run = run;
+  pending_->tick = tick;
 }
 
 void HistoryAggregator::Finish(int64_t end_ms) {
@@ -160,11 +168,17 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
             duration_ms * static_cast<int64_t>(std::clamp(*point.util_pct, 0.0, 100.0) + 0.5);
       }
     }
-    // Identities on this GPU: every holder gets the time; compute holders split it.
-    std::map<uint32_t, bool> holders;  // identity -> holds compute memory
+    // Identities on this GPU, by id: every holder gets the time; compute holders split it.
+    std::vector<std::pair<uint32_t, bool>>& holders = holders_;  // identity, holds compute memory
+    holders.clear();
     for (const StoredProcess& proc : tick.processes) {
-      if (proc.gpu_pos == i) holders[proc.identity_id] |= proc.compute;
+      if (proc.gpu_pos != i) continue;
+      auto it = std::find_if(holders.begin(), holders.end(),
+                             [&](const auto& h) { return h.first == proc.identity_id; });
+      if (it == holders.end()) holders.emplace_back(proc.identity_id, proc.compute);
+      else it->second = it->second || proc.compute;
     }
+    std::sort(holders.begin(), holders.end());
     int64_t compute_holders = 0;
     for (const auto& [id, compute] : holders) compute_holders += compute ? 1 : 0;
     int64_t left = duration_ms;
@@ -206,7 +220,8 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
   const StoredTick& tick = p.tick;
   const uint32_t gpu_id = tick.gpus[gpu_pos].gpu_id;
   const int64_t max_gap = 2 * p.run.interval_ms;
-  std::vector<uint32_t> present;
+  std::vector<uint32_t>& present = present_;
+  present.clear();
   for (const StoredProcess& proc : tick.processes) {
     if (proc.gpu_pos != gpu_pos || !proc.compute) continue;
     present.push_back(proc.pid);

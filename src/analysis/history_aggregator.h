@@ -98,6 +98,10 @@ class HistoryAggregator {
   std::map<std::tuple<int64_t, uint32_t, uint32_t>, bool> changed_;  // (start, gpu, pid)
   int64_t complete_before_ms_ = 0;
   std::function<void(const TickCredit&)> sink_;
+  // Scratch for one tick's work, kept so that a tick allocates nothing once warm.
+  std::vector<GpuPoint> points_;
+  std::vector<std::pair<uint32_t, bool>> holders_;
+  std::vector<uint32_t> present_;
 };
 
 // What the analysis needs of one GPU of a stored tick (MiB become bytes).

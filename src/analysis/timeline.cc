@@ -130,7 +130,13 @@ void UsageAccumulator::Add(int64_t t_ms, const std::vector<GpuPoint>& gpus,
     state_.totals.gap_ms += std::max<int64_t>(0, elapsed - cap);
     Commit(*pending_, std::min(elapsed, cap), &state_);
   }
-  pending_ = Pending{t_ms, gpus, host.cpu_pct, host.iowait_pct, job_cpu_pct};
+  // Assigned into: the GPU vector keeps its capacity from tick to tick.
+  if (!pending_) pending_.emplace();
+  pending_->t_ms = t_ms;
+  pending_->gpus = gpus;
+  pending_->host_cpu_pct = host.cpu_pct;
+  pending_->host_iowait_pct = host.iowait_pct;
+  pending_->job_cpu_pct = job_cpu_pct;
 }
 
 UsageTotals UsageAccumulator::Finish(int64_t end_ms) const {

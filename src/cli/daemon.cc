@@ -314,6 +314,7 @@ class Daemon {
   std::unique_ptr<NvmlSource> nvml_;
   std::unique_ptr<HistoryWriter> writer_;
   std::unique_ptr<ProcessAttributor> attributor_;
+  StoredTick stored_;  // this tick's, rebuilt in place each tick
   std::vector<uint32_t> gpu_ids_;
   RunRecord run_;
   RateLimitedLog failures_;
@@ -435,10 +436,13 @@ void Daemon::Tick(TickSample* sample) {
   sampler.Tick(sample);
   // The daemon has no job to keep out of the way of: process lists are read on the tick.
   if (nvml_) nvml_->ReadSlow(&sample->gpu_slow);
-  Result<StoredTick> stored = BuildStoredTick(*sample, gpu_ids_, attributor_.get());
-  Status status = stored.status();
-  if (stored.ok()) status = writer_->Append(sample->wall_ns / 1'000'000, run_, *stored).status();
-  if (metrics_) Publish(*sample, stored.ok() ? *stored : StoredTick{}, status.ok());
+  const Status built = BuildStoredTick(*sample, gpu_ids_, attributor_.get(), &stored_);
+  Status status = built;
+  if (built.ok()) status = writer_->Append(sample->wall_ns / 1'000'000, run_, stored_).status();
+  if (metrics_) {
+    if (built.ok()) Publish(*sample, stored_, status.ok());
+    else Publish(*sample, StoredTick{}, status.ok());
+  }
   if (!status.ok()) {
     TickFailed(now_ms, status.message());
     DropWriter();  // reopen: replays what was committed, so the rollups stay exact
@@ -718,9 +722,12 @@ int Daemon::Run(const sigset_t& stop) {
 
 }  // namespace
 
-Result<StoredTick> BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_ids,
-                                   ProcessAttributor* attributor) {
-  StoredTick out;
+Status BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_ids,
+                       ProcessAttributor* attributor, StoredTick* out_tick) {
+  StoredTick& out = *out_tick;
+  out.gpus.clear();
+  out.processes.clear();
+  out.mem_used_pct_x10.reset();
   out.cpu_pct_x10 = Rounded(tick.host.cpu_pct, 10);
   out.iowait_pct_x10 = Rounded(tick.host.iowait_pct, 10);
   if (tick.host.mem_total_bytes && tick.host.mem_available_bytes && *tick.host.mem_total_bytes > 0) {
@@ -729,7 +736,6 @@ Result<StoredTick> BuildStoredTick(const TickSample& tick, const std::vector<uin
                                                      *tick.host.mem_total_bytes));
     out.mem_used_pct_x10 = Rounded(100.0 * used / static_cast<double>(*tick.host.mem_total_bytes), 10);
   }
-  std::set<uint32_t> live;
   for (size_t i = 0; i < tick.gpu_fast.size() && i < gpu_ids.size(); ++i) {
     StoredGpu g;
     g.gpu_id = gpu_ids[i];
@@ -760,14 +766,13 @@ Result<StoredTick> BuildStoredTick(const TickSample& tick, const std::vector<uin
           sp.identity_id = ids.identity_id;
           sp.command_id = ids.command_id;
         }
-        live.insert(p.pid);
         out.processes.push_back(sp);
       }
     }
     out.gpus.push_back(std::move(g));
   }
-  if (attributor != nullptr) attributor->Retain(live);
-  return out;
+  if (attributor != nullptr) attributor->ForgetUnseen();
+  return Status::Ok();
 }
 
 int RunDaemon(int argc, char** argv) {

@@ -11,10 +11,11 @@
 
 namespace cgov::cli {
 
-// The stored form of a sampled tick. `gpu_ids[i]` is the dictionary id of the source's GPU i.
-// Process identities come from `attributor` (read once per process).
-Result<StoredTick> BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_ids,
-                                   ProcessAttributor* attributor);
+// The stored form of a sampled tick, into *out (its vectors' capacity kept: the daemon builds one
+// every tick). `gpu_ids[i]` is the dictionary id of the source's GPU i. Process identities come
+// from `attributor` (read once per process).
+Status BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_ids,
+                       ProcessAttributor* attributor, StoredTick* out);
 
 int RunDaemon(int argc, char** argv);
 

@@ -28,7 +28,10 @@ IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& own
 }
 
 Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
-  if (auto it = cache_.find(pid); it != cache_.end()) return it->second;
+  if (auto it = cache_.find(pid); it != cache_.end()) {
+    it->second.seen = generation_;
+    return it->second.ids;
+  }
   IdentityRecord identity;
   std::string command;
   if (Result<ProcessIdentity> process = reader_.Read(static_cast<int>(pid)); process.ok()) {
@@ -42,14 +45,15 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
   Ids ids;
   CGOV_ASSIGN_OR_RETURN(ids.identity_id, store_->IdentityId(identity));
   CGOV_ASSIGN_OR_RETURN(ids.command_id, store_->CommandId(command));
-  cache_[pid] = ids;
+  cache_[pid] = {ids, generation_};
   return ids;
 }
 
-void ProcessAttributor::Retain(const std::set<uint32_t>& live) {
+void ProcessAttributor::ForgetUnseen() {
   for (auto it = cache_.begin(); it != cache_.end();) {
-    it = live.count(it->first) ? std::next(it) : cache_.erase(it);
+    it = it->second.seen == generation_ ? std::next(it) : cache_.erase(it);
   }
+  ++generation_;
 }
 
 }  // namespace cgov::cli

@@ -5,7 +5,6 @@
 #define CGOV_CLI_PROCESS_ATTRIBUTION_H_
 
 #include <map>
-#include <set>
 #include <string>
 
 #include "os/file_reader.h"
@@ -29,15 +28,21 @@ class ProcessAttributor {
   };
   // A process that vanished before it could be read gets an empty identity (unknown user).
   Result<Ids> Lookup(uint32_t pid);
-  // Forgets every pid not in `live` (a pid that comes back later is read again).
-  void Retain(const std::set<uint32_t>& live);
+  // Forgets every pid not looked up since the last call (a pid that comes back later is read
+  // again). Called once a tick, after the tick's lookups: no set of live pids is built.
+  void ForgetUnseen();
   size_t cached() const { return cache_.size(); }
 
  private:
   FileReader* files_;
   ProcessReader reader_;
   HistoryStore* store_;
-  std::map<uint32_t, Ids> cache_;
+  struct Cached {
+    Ids ids;
+    uint64_t seen = 0;  // the generation_ it was last looked up in
+  };
+  std::map<uint32_t, Cached> cache_;
+  uint64_t generation_ = 0;
   std::string buffer_;
 };
 

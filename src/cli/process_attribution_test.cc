@@ -1,21 +1,53 @@
 #include "cli/process_attribution.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "cli/history_writer.h"
+#include "os/fake_file_reader.h"
 
 namespace cgov::cli {
 namespace {
 
-// The job's environment is its user's to write: CGOV_PROJECT and CGOV_TEAM come out valid UTF-8
-// without control characters (they reach /metrics labels and terminals; issue 21, item 8).
-TEST(IdentityOf, HostileEnvironmentValuesAreEscaped) {
-  ProcessIdentity process;
-  process.user = "alice";
-  const std::string environ = std::string("CGOV_PROJECT=\xff\x1b]0;pwned\x07") + '\0' +
-                              "CGOV_TEAM=ok" + '\0' + "CGOV_TAGS=a=b" + '\0';
-  IdentityRecord r = IdentityOf(process, "alice", environ);
-  EXPECT_EQ(r.project, "\\xff\\x1b]0;pwned\\x07");
-  EXPECT_EQ(r.team, "ok");
-  EXPECT_EQ(r.tags, "a=b");
+size_t ReadsOf(const FakeFileReader& files, const std::string& path) {
+  return static_cast<size_t>(std::count(files.reads().begin(), files.reads().end(), path));
+}
+
+TEST(ProcessAttributor, ForgetsThePidsNotLookedUpSinceTheLastTickAndReadsThemAgain) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("cgov_attribution_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    auto writer = HistoryWriter::Open((dir / "h.db").string());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    FakeFileReader files;  // no /proc: every process has vanished, and is read once all the same
+    ProcessAttributor attributor(&files, &(*writer)->store());
+
+    ASSERT_TRUE(attributor.Lookup(101).ok());
+    ASSERT_TRUE(attributor.Lookup(102).ok());
+    attributor.ForgetUnseen();  // a tick that saw both
+    EXPECT_EQ(attributor.cached(), 2u);
+
+    const size_t reads_of_102 = ReadsOf(files, "/proc/102/stat");
+    ASSERT_TRUE(attributor.Lookup(102).ok());  // cached: not read again
+    EXPECT_EQ(ReadsOf(files, "/proc/102/stat"), reads_of_102);
+    attributor.ForgetUnseen();  // a tick that saw 102 alone
+    EXPECT_EQ(attributor.cached(), 1u);
+
+    const size_t reads_of_101 = ReadsOf(files, "/proc/101/stat");
+    ASSERT_TRUE(attributor.Lookup(101).ok());  // back after being forgotten: read again
+    EXPECT_GT(ReadsOf(files, "/proc/101/stat"), reads_of_101);
+    attributor.ForgetUnseen();
+    EXPECT_EQ(attributor.cached(), 1u);
+    attributor.ForgetUnseen();  // a tick with no GPU process
+    EXPECT_EQ(attributor.cached(), 0u);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -62,9 +62,9 @@ ProcessEntryWidth ExpectedProcessEntryWidth(const ProcessListFacts& facts) {
   return {24, "driver version unknown; its symbols say 24-byte _v3 entries"};
 }
 
-DecodedProcessList DecodeProcessList(const unsigned char* buffer, size_t buffer_bytes,
-                                     unsigned count, size_t expected_bytes) {
-  DecodedProcessList out;
+ProcessListShape MeasureProcessList(const unsigned char* buffer, size_t buffer_bytes,
+                                    unsigned count, size_t expected_bytes) {
+  ProcessListShape out;
   // No width writes `count` entries past count x 32 bytes; one entry more is looked at so that a
   // driver writing more than it says is caught, the rest of a large buffer is not scanned.
   size_t written = std::min(buffer_bytes, (size_t{count} + 1) * kWidths[2]);
@@ -80,12 +80,22 @@ DecodedProcessList DecodeProcessList(const unsigned char* buffer, size_t buffer_
     if (written + kLastFieldBytes > end && written <= end) out.entry_bytes = width;
   }
   out.mismatch = out.entry_bytes != expected_bytes;
-  if (out.entry_bytes == 0) return out;
+  return out;
+}
+
+ProcessEntry ProcessEntryAt(const unsigned char* buffer, size_t entry_bytes, unsigned k) {
+  const unsigned char* entry = buffer + size_t{k} * entry_bytes;
+  return {LoadU32(entry), LoadU64(entry + 8)};
+}
+
+DecodedProcessList DecodeProcessList(const unsigned char* buffer, size_t buffer_bytes,
+                                     unsigned count, size_t expected_bytes) {
+  DecodedProcessList out;
+  static_cast<ProcessListShape&>(out) =
+      MeasureProcessList(buffer, buffer_bytes, count, expected_bytes);
+  if (out.entry_bytes == 0 || count == 0) return out;
   out.entries.reserve(count);
-  for (unsigned k = 0; k < count; ++k) {
-    const unsigned char* entry = buffer + size_t{k} * out.entry_bytes;
-    out.entries.push_back({LoadU32(entry), LoadU64(entry + 8)});
-  }
+  for (unsigned k = 0; k < count; ++k) out.entries.push_back(ProcessEntryAt(buffer, out.entry_bytes, k));
   return out;
 }
 

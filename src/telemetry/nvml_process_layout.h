@@ -56,17 +56,28 @@ struct ProcessEntry {
   uint64_t used_memory_bytes = 0;  // NVML_VALUE_NOT_AVAILABLE (~0) when the driver cannot say
 };
 
-struct DecodedProcessList {
-  std::vector<ProcessEntry> entries;
-  size_t entry_bytes = 0;  // the width decoded with; 0 when no width fits (entries empty)
+// The width a driver wrote a list in, found from where its writes end.
+struct ProcessListShape {
+  size_t entry_bytes = 0;  // the width decoded with; 0 when no width fits
   bool mismatch = false;   // the driver wrote another width than expected (or none that fits)
   size_t written_bytes = 0;  // how far the driver wrote (last non-sentinel byte + 1), looked
                              // for in the first (count + 1) x 32 bytes
 };
 
+struct DecodedProcessList : ProcessListShape {
+  std::vector<ProcessEntry> entries;  // empty when entry_bytes is 0
+};
+
+// The shape of `count` entries in a buffer the driver filled; the width is the one (16, 24 or
+// 32) for which the driver's writes end inside the last entry's last 8 bytes. REQUIRES:
+// count * 32 <= buffer_bytes. With ProcessEntryAt, a list read every tick allocates nothing.
+ProcessListShape MeasureProcessList(const unsigned char* buffer, size_t buffer_bytes,
+                                    unsigned count, size_t expected_bytes);
+// Entry k of a list of `entry_bytes`-wide entries (a non-zero MeasureProcessList width).
+ProcessEntry ProcessEntryAt(const unsigned char* buffer, size_t entry_bytes, unsigned k);
+
 // Decodes `count` entries from a buffer the driver filled. `expected_bytes` is the width from
-// ExpectedProcessEntryWidth; the width actually used is the one (16, 24 or 32) for which the
-// driver's writes end inside the last entry's last 8 bytes. REQUIRES: count * 32 <= buffer_bytes.
+// ExpectedProcessEntryWidth; the width used is MeasureProcessList's.
 DecodedProcessList DecodeProcessList(const unsigned char* buffer, size_t buffer_bytes,
                                      unsigned count, size_t expected_bytes);
 

@@ -437,7 +437,14 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
 
 void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
   DrainEvents();
-  out->assign(gpus_.size(), GpuSlowSample{});
+  // Reset in place: each GPU's process vector keeps its capacity for the next read.
+  out->resize(gpus_.size());
+  for (GpuSlowSample& sample : *out) {
+    std::vector<GpuProcess> processes = std::move(sample.processes);
+    processes.clear();
+    sample = GpuSlowSample{};
+    sample.processes = std::move(processes);
+  }
   const NvmlFunctions& f = library_->fn();
   for (size_t i = 0; i < gpus_.size(); ++i) {
     GpuSlowSample& sample = (*out)[i];

@@ -120,7 +120,7 @@ class NvmlSource {
   nvml::nvmlReturn_t ReadMemory(size_t index, GpuFastSample* out) const;
   void ReadProcesses(size_t index, GpuSlowSample* out);
   // Lists one kind into *by_pid; false when the list could not be read.
-  bool ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid);
+  bool ListProcesses(size_t index, size_t list, std::vector<GpuProcess>* processes);
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
   void ReadGpm(size_t index, GpuSlowSample* out);
   // Reads GPU `index`'s remapped rows, or where the GPU has none its retired pages.

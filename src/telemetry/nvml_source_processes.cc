@@ -34,7 +34,9 @@ void NvmlSource::DecideProcessLists() {
 }
 
 void NvmlSource::ReadProcesses(size_t index, GpuSlowSample* out) {
-  std::map<uint32_t, GpuProcess> by_pid;
+  // Filled in place, its capacity kept from tick to tick: a list read every tick allocates
+  // nothing once the GPU's process count has been seen.
+  out->processes.clear();
   constexpr GpuField kFields[] = {GpuField::kComputeProcesses, GpuField::kGraphicsProcesses,
                                   GpuField::kMpsProcesses};
   bool known = true;
@@ -45,14 +47,15 @@ void NvmlSource::ReadProcesses(size_t index, GpuSlowSample* out) {
       known = known && list != 0;
       continue;
     }
-    known = ListProcesses(index, list, &by_pid) && known;
+    known = ListProcesses(index, list, &out->processes) && known;
   }
   out->processes_known = known && !IsLost(index);
-  out->processes.clear();
-  for (auto& [pid, p] : by_pid) out->processes.push_back(p);
+  std::sort(out->processes.begin(), out->processes.end(),
+            [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
 }
 
-bool NvmlSource::ListProcesses(size_t index, size_t list, std::map<uint32_t, GpuProcess>* by_pid) {
+// Adds the list's entries to *processes, one per pid across the lists.
+bool NvmlSource::ListProcesses(size_t index, size_t list, std::vector<GpuProcess>* processes) {
   constexpr size_t kEntry = nvml::kMaxProcessEntryBytes;
   const ProcessListAbi& abi = process_lists_[list];
   if (proc_bytes_.empty()) proc_bytes_.resize(16 * kEntry);
@@ -71,8 +74,8 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::map<uint32_t, Gpu
       CheckLost(index, ret);
       return false;
     }
-    DecodedProcessList decoded =
-        DecodeProcessList(proc_bytes_.data(), proc_bytes_.size(), count, abi.expected.bytes);
+    const ProcessListShape decoded =
+        MeasureProcessList(proc_bytes_.data(), proc_bytes_.size(), count, abi.expected.bytes);
     if (decoded.mismatch) {
       Warn(decoded.entry_bytes == 0
                ? fmt::format("{} wrote {} bytes for {} process entries, which fits no known "
@@ -85,8 +88,13 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::map<uint32_t, Gpu
                              abi.expected.why, decoded.entry_bytes));
     }
     if (decoded.entry_bytes == 0) return false;
-    for (const ProcessEntry& e : decoded.entries) {
-      GpuProcess& p = (*by_pid)[e.pid];
+    for (unsigned k = 0; k < count; ++k) {
+      const ProcessEntry e = ProcessEntryAt(proc_bytes_.data(), decoded.entry_bytes, k);
+      // A GPU has a few processes: a scan beats a map's allocations. (A pid is listed again by
+      // another list, or by a MIG parent once per MIG device it uses.)
+      auto seen = std::find_if(processes->begin(), processes->end(),
+                               [&](const GpuProcess& p) { return p.pid == e.pid; });
+      GpuProcess& p = seen != processes->end() ? *seen : processes->emplace_back();
       p.pid = e.pid;
       if (list == 1) {
         p.graphics = true;
@@ -120,27 +128,22 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
     CheckLost(index, ret);
     return;
   }
-  struct Sum {
-    uint64_t sm = 0, mem = 0, n = 0;
-  };
-  std::map<uint32_t, Sum> sums;
   for (unsigned int k = 0; k < count; ++k) {
-    const auto& s = util_buffer_[k];
-    Sum& sum = sums[s.pid];
-    sum.sm += s.smUtil;
-    sum.mem += s.memUtil;
-    ++sum.n;
-    last_seen_us_[index] = std::max(last_seen_us_[index], s.timeStamp);
+    last_seen_us_[index] = std::max(last_seen_us_[index], util_buffer_[k].timeStamp);
   }
+  // The driver may give a process several samples in the window: each gets their mean. A scan
+  // per process, not a map: both lists hold a few entries.
   for (GpuProcess& p : out->processes) {
-    auto it = sums.find(p.pid);
-    if (it == sums.end()) {  // no sample: it did not use the GPU in this window
-      p.sm_util_pct = 0;
-      p.mem_util_pct = 0;
-      continue;
+    uint64_t sm = 0, mem = 0, n = 0;
+    for (unsigned int k = 0; k < count; ++k) {
+      if (util_buffer_[k].pid != p.pid) continue;
+      sm += util_buffer_[k].smUtil;
+      mem += util_buffer_[k].memUtil;
+      ++n;
     }
-    p.sm_util_pct = static_cast<uint32_t>(it->second.sm / it->second.n);
-    p.mem_util_pct = static_cast<uint32_t>(it->second.mem / it->second.n);
+    // No sample: it did not use the GPU in this window.
+    p.sm_util_pct = n == 0 ? 0 : static_cast<uint32_t>(sm / n);
+    p.mem_util_pct = n == 0 ? 0 : static_cast<uint32_t>(mem / n);
   }
 }
 

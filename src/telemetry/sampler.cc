@@ -79,7 +79,7 @@ void Sampler::Tick(TickSample* out) {
   }
   if (poller_ != nullptr) {
     poller_->Latest(&out->gpu_slow);
-  } else {
+  } else if (nvml_ == nullptr) {
     out->gpu_slow.clear();
   }
   host_->Read(&out->host);

@@ -64,7 +64,9 @@ class SlowPoller {
 // Not thread-safe; the tick loop owns it.
 class Sampler {
  public:
-  // `nvml` and `poller` may be null (no driver): GPU vectors stay empty.
+  // `nvml` may be null (no driver): GPU vectors are left empty. `poller` null with a driver: the
+  // slow fields are the caller's to read (the daemon reads them on the tick), and gpu_slow is
+  // left as it is, its vectors' capacity kept for that read.
   Sampler(NvmlSource* nvml, SlowPoller* poller, HostReader* host, Clock* clock)
       : nvml_(nvml), poller_(poller), host_(host), clock_(clock) {}
 
