@@ -72,11 +72,14 @@ void HostReader::Read(HostSample* out) {
   const double seconds = prev_ns_ > 0 ? static_cast<double>(now_ns - prev_ns_) * 1e-9 : 0;
 
   std::optional<ProcStat> stat;
-  if (host_files_ & kHostCpu) stat = ReadParsed("/proc/stat", ParseProcStat);
+  if (host_files_ & kHostCpu) {
+    stat = ReadParsed("/proc/stat",
+                      (host_files_ & kHostCpuCores) ? ParseProcStat : ParseProcStatTotal);
+  }
   if (stat && prev_stat_) {
     out->cpu_pct = CpuBusyPct(prev_stat_->total, stat->total);
     out->iowait_pct = CpuIowaitPct(prev_stat_->total, stat->total);
-    out->core_pct = CoreBusyPct(*prev_stat_, *stat);
+    if (host_files_ & kHostCpuCores) out->core_pct = CoreBusyPct(*prev_stat_, *stat);
   }
   if ((host_files_ & kHostMemory) &&
       (memory_read_ns_ == 0 || now_ns - memory_read_ns_ >= memory_period_ns_)) {

@@ -53,7 +53,8 @@ enum HostFiles : unsigned {
   kHostDisk = 1u << 2,    // /proc/diskstats: disk_*_bytes_per_s
   kHostNet = 1u << 3,     // /proc/net/dev: net_*_bytes_per_s
   kHostLoad = 1u << 4,    // /proc/loadavg: load
-  kAllHostFiles = (1u << 5) - 1,
+  kHostCpuCores = 1u << 5,  // with kHostCpu: core_pct too (a busy line per core; unparsed without)
+  kAllHostFiles = (1u << 6) - 1,
 };
 
 // Reads the host files each tick (kept open) and turns counters into rates against the previous

@@ -55,6 +55,26 @@ TEST_F(HostReaderTest, SecondTickHasRatesOverTheClockInterval) {
   EXPECT_TRUE(s.net_rx_bytes_per_s.has_value());
 }
 
+TEST_F(HostReaderTest, PerCoreBusyOnlyWhenAskedFor) {
+  // The daemon keeps the host's busy and iowait alone: without kHostCpuCores the same totals,
+  // and no per-core figure.
+  LoadT0();
+  HostReader totals(&files_, &clock_, kHostCpu);
+  HostReader cores(&files_, &clock_, kHostCpu | kHostCpuCores);
+  HostSample a, b;
+  totals.Read(&a);
+  cores.Read(&b);
+  LoadT1();
+  clock_.AdvanceNs(1'000'000'000);
+  totals.Read(&a);
+  cores.Read(&b);
+  ASSERT_TRUE(a.cpu_pct.has_value());
+  EXPECT_EQ(a.cpu_pct, b.cpu_pct);
+  EXPECT_EQ(a.iowait_pct, b.iowait_pct);
+  EXPECT_TRUE(a.core_pct.empty());
+  EXPECT_EQ(b.core_pct.size(), 2u);
+}
+
 TEST_F(HostReaderTest, ReadsEveryFileHotAndNothingElse) {
   LoadT0();
   HostReader reader(&files_, &clock_);

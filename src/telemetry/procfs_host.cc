@@ -31,7 +31,9 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 
 }  // namespace
 
-Result<ProcStat> ParseProcStat(std::string_view text) {
+namespace {
+
+Result<ProcStat> ParseCpuLines(std::string_view text, bool cores) {
   ProcStat stat;
   bool saw_total = false;
   std::string_view rest = text, line;
@@ -52,13 +54,19 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
     if (f[0] == "cpu") {
       stat.total = times;
       saw_total = true;
-    } else {
+      if (!cores) break;
+    } else if (cores) {
       stat.cores.push_back(times);
     }
   }
   if (!saw_total) return Bad("/proc/stat", 1, "cpu", "no aggregate cpu line");
   return stat;
 }
+
+}  // namespace
+
+Result<ProcStat> ParseProcStat(std::string_view text) { return ParseCpuLines(text, true); }
+Result<ProcStat> ParseProcStatTotal(std::string_view text) { return ParseCpuLines(text, false); }
 
 Result<MemInfo> ParseMeminfo(std::string_view text) {
   struct Key {

@@ -28,6 +28,8 @@ struct ProcStat {
 
 // /proc/stat. The error names the line and field.
 Result<ProcStat> ParseProcStat(std::string_view text);
+// The same without the per-core lines (cores stays empty): the aggregate line is the first.
+Result<ProcStat> ParseProcStatTotal(std::string_view text);
 
 // /proc/meminfo, in bytes. Fields the kernel does not print stay unknown.
 struct MemInfo {

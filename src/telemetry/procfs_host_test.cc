@@ -42,6 +42,14 @@ TEST(ParseProcStat, StopsAtTheFirstLineAfterTheCpuLines) {
   EXPECT_EQ(late->total.Total(), 10u);
 }
 
+TEST(ParseProcStat, TotalAloneStopsAtTheAggregateLine) {
+  auto stat = ParseProcStatTotal("cpu  1 2 3 4 5\ncpu0 x\n");  // cpu0 is never parsed
+  ASSERT_TRUE(stat.ok()) << stat.status().message();
+  EXPECT_EQ(stat->total.iowait, 5u);
+  EXPECT_TRUE(stat->cores.empty());
+  EXPECT_FALSE(ParseProcStatTotal("cpu0 1 2 3 4\n").ok());
+}
+
 TEST(TextScan, NextLineAndSplitFieldsIntoAllocateNothingAndCountPastMax) {
   std::string_view rest = "a b\n\n  c\t d  e", line;
   std::vector<std::string_view> lines;
