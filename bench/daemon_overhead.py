@@ -13,7 +13,13 @@ run), and the VmHWM of a daemon whose database already holds a day of history (`
 Last, the floor under any 1 Hz sampler on this machine, measured the same way: build/cgov_wake_floor
 waking on a timer as the daemon does, alone and reading /proc/stat each time.
 
+With --compare OTHER_BUILD_DIR (a build of an earlier commit), only the 1 Hz runs (or, with
+--hz 10, the 10 Hz ones), alternating between the two builds (each with its own fake driver),
+so that both see the same machine state: a before/after that a shared machine's drift cannot
+fake.
+
 Usage: bench/daemon_overhead.py BUILD_DIR [--ticks 300] [--runs 3]
+                                [--compare OTHER_BUILD_DIR [--hz 1|10]]
 """
 import json
 import os
@@ -146,7 +152,41 @@ def mmm(runs, key, fmt):
     return " / ".join(fmt.format(x) for x in (v[0], statistics.median(v), v[-1]))
 
 
+def use_build(build):
+    global CGOV, FAKE
+    CGOV = os.path.join(build, "cgov")
+    FAKE = os.path.join(build, "fake_nvml", "full", "libnvidia-ml.so.1")
+
+
+def compare(other):
+    """1 Hz runs alternating between BUILD and `other`: before/after on the same machine state."""
+    work = tempfile.mkdtemp(prefix="cgov_daemon_bench_")
+    hz = int(sys.argv[sys.argv.index("--hz") + 1]) if "--hz" in sys.argv else 1
+    results = {BUILD: [], other: []}
+    for r in range(RUNS):
+        for build in (other, BUILD):
+            use_build(build)
+            results[build].append(one_run(work, len(results[build]) + 10 * r + (build == other),
+                                          interval_s=1.0 / hz, ticks=TICKS))
+    use_build(BUILD)
+    print(f"## `cgov daemon` before and after, {hz} Hz, 8 fake H100s, 14 real GPU processes, "
+          f"{TICKS} ticks a run, {RUNS} runs each, alternating\n")
+    print("| measure | before: min / median / max | after: min / median / max | after ÷ before "
+          "(medians) |")
+    print("| --- | ---: | ---: | ---: |")
+    for key, label, fmt in (("sched_us", "CPU per tick, threads' schedstat", "{:.0f} µs"),
+                            ("stat_us", "CPU per tick, /proc/PID/stat utime+stime", "{:.0f} µs"),
+                            ("hwm_mib", f"VmHWM after {TICKS} ticks", "{:.1f} MiB")):
+        before = statistics.median(x[key] for x in results[other])
+        after = statistics.median(x[key] for x in results[BUILD])
+        print(f"| {label} | {mmm(results[other], key, fmt)} | {mmm(results[BUILD], key, fmt)} | "
+              f"{after / before:.2f} |")
+
+
 def main():
+    if "--compare" in sys.argv:
+        compare(sys.argv[sys.argv.index("--compare") + 1])
+        return
     work = tempfile.mkdtemp(prefix="cgov_daemon_bench_")
     runs = [one_run(work, r) for r in range(RUNS)]
     fast = [one_run(work, 100 + r, interval_s=0.1, ticks=600) for r in range(RUNS)]
