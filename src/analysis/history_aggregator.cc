@@ -97,7 +97,9 @@ void HistoryAggregator::Add(int64_t ts_ms, const RunRecord& run, const StoredTic
   Points(tick, &points_);
   segment_->usage.Add(ts_ms - hour * kHourMs, points_, HostOf(tick));
   // Assigned into, not replaced: the tick's vectors keep their capacity from tick to tick.
-  if (!pending_) pending_.emplace();
+  // (Not emplace(): clang takes a nested struct with member initializers for one that cannot be
+  // default-constructed there.)
+  if (!pending_) pending_ = Pending{};
   pending_->ts_ms = ts_ms;
   pending_->run = run;
   pending_->tick = tick;

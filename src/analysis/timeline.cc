@@ -131,7 +131,9 @@ void UsageAccumulator::Add(int64_t t_ms, const std::vector<GpuPoint>& gpus,
     Commit(*pending_, std::min(elapsed, cap), &state_);
   }
   // Assigned into: the GPU vector keeps its capacity from tick to tick.
-  if (!pending_) pending_.emplace();
+  // (Not emplace(): clang takes a nested struct with member initializers for one that cannot be
+  // default-constructed there.)
+  if (!pending_) pending_ = Pending{};
   pending_->t_ms = t_ms;
   pending_->gpus = gpus;
   pending_->host_cpu_pct = host.cpu_pct;
