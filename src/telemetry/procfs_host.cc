@@ -29,10 +29,6 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-}  // namespace
-
-namespace {
-
 Result<ProcStat> ParseCpuLines(std::string_view text, bool cores) {
   ProcStat stat;
   bool saw_total = false;
