@@ -20,6 +20,30 @@ int UtcSlot(int64_t hour) {
 }
 
 
+// Each GPU's hourly means, in hour order, as chart series.
+void AddHourlySeries(const HistoryInput& in, HistorySummary* s) {
+  std::map<uint32_t, HistoryGpuRow*> rows;
+  for (HistoryGpuRow& row : s->gpus) rows[row.gpu.id] = &row;
+  std::vector<const HourBucket*> hours;
+  for (const HourBucket& b : in.hours) hours.push_back(&b);
+  std::stable_sort(hours.begin(), hours.end(),
+                   [](const HourBucket* a, const HourBucket* b) { return a->hour < b->hour; });
+  for (const HourBucket* b : hours) {
+    for (const auto& [id, g] : b->gpus) {
+      auto it = rows.find(id);
+      if (it == rows.end()) continue;
+      HistoryGpuRow& row = *it->second;
+      if (std::optional<double> util = g.usage.MeanUtilPct()) row.util_series.Add(b->hour, *util);
+      if (g.mem_known_ms > 0 && row.gpu.mem_total_mib && *row.gpu.mem_total_mib > 0) {
+        const double mib = static_cast<double>(g.mem_used_mib_ms) /
+                           static_cast<double>(g.mem_known_ms);
+        row.mem_series.Add(b->hour,
+                           100.0 * mib / static_cast<double>(*row.gpu.mem_total_mib));
+      }
+    }
+  }
+}
+
 Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
   std::map<uint32_t, GpuHour> totals;
   for (const HourBucket& b : in.hours) {
@@ -67,6 +91,7 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
     return std::tie(a.gpu.host, a.gpu.index, a.gpu.uuid) <
            std::tie(b.gpu.host, b.gpu.index, b.gpu.uuid);
   });
+  if (s->gpus.size() <= kMaxChartedGpus) AddHourlySeries(in, s);
   return Status::Ok();
 }
 

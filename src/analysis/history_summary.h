@@ -15,6 +15,7 @@
 #include "analysis/findings.h"
 #include "analysis/history_rollup.h"
 #include "analysis/savings.h"
+#include "analysis/series.h"
 #include "store/history_store.h"
 
 namespace cgov {
@@ -101,7 +102,13 @@ struct HistoryGpuRow {
   std::optional<double> mean_sm_active_pct;      // NVML GPM, over the time it was known
   std::optional<double> mean_tensor_active_pct;
   MicroUsd cost = 0;  // held time x price (0 when unpriced)
+  // Mean utilization and memory used (% of total) of each hour, by Unix hour, for charts (the
+  // HTML report); empty when the window has more than kMaxChartedGpus GPUs.
+  MinMaxSeries util_series{1}, mem_series{1};
 };
+
+// Beyond this many GPUs a report draws no per-GPU charts (the table still lists every GPU).
+inline constexpr size_t kMaxChartedGpus = 64;
 
 struct WhoRow {
   std::string key;  // the --by value; "" when unknown (rendered "(unknown)")

@@ -56,6 +56,8 @@ RunAccumulator::RunAccumulator(const std::vector<GpuInfo>& gpus, int64_t start_m
                                int64_t interval_ms)
     : gpus_(gpus),
       per_gpu_(gpus.size()),
+      util_series_(gpus.size(), MinMaxSeries(std::max<int64_t>(1, interval_ms))),
+      mem_series_(gpus.size(), MinMaxSeries(std::max<int64_t>(1, interval_ms))),
       lost_(gpus.size()),
       used_(gpus.size()),
       health_(gpus.size()),
@@ -84,10 +86,16 @@ void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
       per_gpu_[i].Add(m, v);
       all_.Add(m, v);
     };
-    if (g.util_gpu_pct) add(RunMetric::kGpuUtilPct, *g.util_gpu_pct);
+    const int64_t t_ms = (tick.mono_ns - start_mono_ns_) / 1'000'000;
+    if (g.util_gpu_pct) {
+      add(RunMetric::kGpuUtilPct, *g.util_gpu_pct);
+      util_series_[i].Add(t_ms, *g.util_gpu_pct);
+    }
     if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_total_bytes > 0) {
-      add(RunMetric::kGpuMemPct, 100.0 * static_cast<double>(*g.mem_used_bytes) /
-                                     static_cast<double>(*g.mem_total_bytes));
+      const double pct = 100.0 * static_cast<double>(*g.mem_used_bytes) /
+                         static_cast<double>(*g.mem_total_bytes);
+      add(RunMetric::kGpuMemPct, pct);
+      mem_series_[i].Add(t_ms, pct);
     }
     if (g.power_mw) add(RunMetric::kGpuPowerW, *g.power_mw / 1000.0);
     if (g.temp_c) add(RunMetric::kGpuTempC, *g.temp_c);
@@ -136,6 +144,8 @@ void RunAccumulator::Finish(int64_t end_mono_ns, RunSummary* summary) const {
     g.lost = lost_[i];
     g.used_by_job = used_[i];
     g.metrics = per_gpu_[i].Stats();
+    g.util_series = util_series_[i];
+    g.mem_series = mem_series_[i];
     summary->gpus.push_back(std::move(g));
   }
 }

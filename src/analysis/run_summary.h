@@ -11,6 +11,7 @@
 
 #include "analysis/cost.h"
 #include "analysis/findings.h"
+#include "analysis/series.h"
 #include "analysis/savings.h"
 #include "analysis/timeline.h"
 #include "analysis/value_histogram.h"
@@ -43,6 +44,9 @@ struct GpuRunSummary {
   bool lost = false;     // lost at some point of the run
   bool used_by_job = false;  // a process of the job held memory on it
   MetricSet metrics;     // the GPU metrics only (CPU and host memory stay unset)
+  // Utilization and memory used (% of total) over the run, in ms since its start, for charts
+  // (the HTML report). Not in summary.json: samples.jsonl has every sample.
+  MinMaxSeries util_series, mem_series;
 };
 
 struct RunSummary {
@@ -109,6 +113,7 @@ class RunAccumulator {
 
   std::vector<GpuInfo> gpus_;
   std::vector<Histograms> per_gpu_;
+  std::vector<MinMaxSeries> util_series_, mem_series_;
   std::vector<bool> lost_, used_;
   std::vector<std::optional<MemoryHealth>> health_;  // the last read of each GPU
   Histograms all_;

@@ -23,6 +23,7 @@
 #include "os/clock.h"
 #include "os/input_file.h"
 #include "report/history_report.h"
+#include "report/html_report.h"
 
 namespace cgov::cli {
 namespace {
@@ -86,8 +87,9 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   o.price.spot = r.spot;
   CGOV_RETURN_IF_ERROR(ApplyPriceFlags(r.catalog_path, r.price, &o.price, catalog));
   o.catalog = catalog;
-  if (r.format != "text" && r.format != "md" && r.format != "json" && r.format != "csv") {
-    return InvalidArgument(fmt::format("--format {}: expected text, md, json or csv (the "
+  if (r.format != "text" && r.format != "md" && r.format != "json" && r.format != "csv" &&
+      r.format != "html") {
+    return InvalidArgument(fmt::format("--format {}: expected text, md, json, html or csv (the "
                                        "showback rows)", r.format));
   }
   CGOV_ASSIGN_OR_RETURN(o.idle_cost, ParseIdleCostPolicy(r.idle_cost));
@@ -186,7 +188,8 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
                                     options.idle_cost);
   }
   const std::string text = r.format == "json"  ? DumpJson(HistoryReportJson(summary), 2) + "\n"
-                           : r.format == "csv" ? HistoryShowbackCsv(summary)
+                           : r.format == "csv"  ? HistoryShowbackCsv(summary)
+                           : r.format == "html" ? HistoryReportHtml(summary)
                                                : HistoryReportText(summary, r.format == "md");
   if (r.out.empty()) {
     fmt::print("{}", text);
@@ -251,8 +254,9 @@ int RunReport(int argc, char** argv) {
                  "timestamp (2026-11-21T10:00Z)")->capture_default_str();
   app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "
                  "data; now with --prometheus)");
-  app.add_option("--format", r.format, "text, md, json (docs/report-json.md) or csv (the "
-                 "showback rows, for a spreadsheet)")
+  app.add_option("--format", r.format, "text, md, json (docs/report-json.md), html (one "
+                 "self-contained page, docs/html-report.md) or csv (the showback rows, for a "
+                 "spreadsheet)")
       ->capture_default_str();
   app.add_option("--out", r.out, "write here (atomically) instead of stdout");
   app.add_option("--by", r.by, "who: user, project, team, pod or host")->capture_default_str();

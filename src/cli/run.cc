@@ -27,6 +27,7 @@
 #include "os/file_reader.h"
 #include "os/job_process.h"
 #include "report/run_report.h"
+#include "report/html_report.h"
 #include "report/summary_json.h"
 #include "telemetry/job_tree.h"
 #include "telemetry/procfs_pid.h"
@@ -36,7 +37,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kMinInterval{100};
 constexpr const char* kOutputFiles[] = {"samples.jsonl", "summary.json", "report.md",
-                                        "progress.log"};
+                                        "report.html", "progress.log"};
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; }
 
@@ -89,7 +90,8 @@ void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_
   }
 }
 
-// Writes summary.json and report.md; failures become warnings (the job's status is unaffected).
+// Writes summary.json, report.html and report.md; failures become warnings (the job's status is
+// unaffected).
 void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* report) {
   if (dir.empty()) {
     *report = RunReportMarkdown(*summary, "");
@@ -98,6 +100,8 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
   Status json =
       WriteFileAtomically(dir + "/summary.json", DumpJson(SummaryJson(*summary), 2) + "\n");
   if (!json.ok()) summary->warnings.push_back(json.message());
+  Status page = WriteFileAtomically(dir + "/report.html", RunReportHtml(*summary));
+  if (!page.ok()) summary->warnings.push_back(page.message());
   *report = RunReportMarkdown(*summary, dir);
   Status md = WriteFileAtomically(dir + "/report.md", *report);
   if (!md.ok()) {

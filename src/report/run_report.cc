@@ -224,7 +224,7 @@ std::string RunReportMarkdown(const RunSummary& s, const std::string& out_dir) {
     out += fmt::format("Tags: {}\n", tags);
   }
   for (const std::string& w : s.warnings) out += fmt::format("Warning: {}\n", w);
-  if (!out_dir.empty()) out += fmt::format("Files: {}/ (samples.jsonl, summary.json, report.md)\n", out_dir);
+  if (!out_dir.empty()) out += fmt::format("Files: {}/ (samples.jsonl, summary.json, report.md, report.html)\n", out_dir);
   return out;
 }
 

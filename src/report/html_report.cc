@@ -1,0 +1,401 @@
+#include "report/html_report.h"
+
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/money.h"
+#include "core/duration.h"
+#include "core/time_format.h"
+#include "report/html.h"
+
+namespace cgov {
+namespace {
+
+using html::Esc;
+using html::Num;
+
+std::string F1(double v) { return fmt::format("{:.1f}", v); }
+std::string F2(double v) { return fmt::format("{:.2f}", v); }
+double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
+std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
+std::string Minute(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 16) + "Z"; }
+
+std::string Kpi(std::string_view label, const std::string& value_html) {
+  return fmt::format("<div class=\"kpi\">{}<b>{}</b></div>", Esc(label), value_html);
+}
+
+// The phase section shared by both reports: the bar, then a table of shares, hours and dollars.
+std::string PhaseSection(const std::array<double, kPhaseCount>& shares,
+                         const std::array<int64_t, kPhaseCount>& ms, const CostBlock& cost,
+                         std::string_view hours_pointer_suffix) {
+  std::array<std::string, kPhaseCount> costs;
+  html::Table t;
+  t.caption = "GPU-time by phase";
+  t.headers = {"Phase", "Share", "GPU-hours", "Cost"};
+  t.numeric = {false, true, true, true};
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    const auto phase = static_cast<Phase>(p);
+    const std::string at = fmt::format("/phases/{}", PhaseKey(phase));
+    costs[p] = cost.priced ? FormatUsd(cost.phase_cost[p]) : "";
+    t.rows.push_back(
+        {Esc(PhaseLabel(phase)) +
+             (phase == Phase::kIdleHeld ? " <span class=\"muted\">(the one other tools miss)</span>"
+                                        : ""),
+         Num(F1(shares[p]), at + "/share_pct") + " %",
+         Num(fmt::format("{:.3f}", Hours(ms[p])), at + std::string(hours_pointer_suffix),
+             1.0 / 3600),
+         cost.priced ? Num(costs[p], at + "/cost_usd") : "—"});
+  }
+  return "<section id=\"phases\"><h2>Where the GPU-time went</h2>\n" +
+         html::PhaseBarSvg(shares, costs) + t.Render() + "</section>\n";
+}
+
+std::string CostKpis(const CostBlock& c) {
+  std::string out = "<div class=\"kpis\">";
+  out += Kpi("GPU-hours", Num(F2(c.gpu_hours), "/cost/gpu_hours"));
+  out += Kpi("effective GPU-hours", Num(F2(c.effective_gpu_hours), "/cost/effective_gpu_hours"));
+  out += Kpi("capacity unused", Num(F1(c.waste_fraction * 100), "/cost/waste_fraction", 100) + " %");
+  if (c.priced) {
+    out += Kpi("cost (estimate)", Num(FormatUsd(c.total), "/cost/total_usd"));
+    out += Kpi("of which wasted", Num(FormatUsd(c.waste), "/cost/waste_usd"));
+    if (c.per_effective_gpu_hour) {
+      out += Kpi("per effective GPU-hour",
+                 Num(FormatUsd(*c.per_effective_gpu_hour), "/cost/cost_per_effective_gpu_hour_usd"));
+    }
+  }
+  out += "</div>\n";
+  out += c.priced ? "<p class=\"muted\">Price: " + Esc(c.price_source) + "</p>\n"
+                  : "<p>Cost: unknown — " + Esc(c.price_source) + "</p>\n";
+  return out;
+}
+
+std::string ChartsSection(const std::vector<std::string>& figures, std::string_view note) {
+  std::string out =
+      "<section id=\"charts\"><h2>Utilization and memory over time</h2>\n<ul class=\"legend\">"
+      "<li><svg width=\"24\" height=\"10\" aria-hidden=\"true\"><line class=\"swatch-util\" x1=\"0\" "
+      "x2=\"24\" y1=\"5\" y2=\"5\"/></svg>utilization % (solid; band: min–max)</li>"
+      "<li><svg width=\"24\" height=\"10\" aria-hidden=\"true\"><line class=\"swatch-mem\" x1=\"0\" "
+      "x2=\"24\" y1=\"5\" y2=\"5\"/></svg>memory used % (dashed; band: min–max)</li></ul>\n";
+  if (!note.empty()) out += "<p class=\"muted\">" + Esc(note) + "</p>\n";
+  out += "<div class=\"charts\">\n";
+  for (const std::string& f : figures) out += f;
+  return out + "</div></section>\n";
+}
+
+// ---- cgov run ----
+
+std::string MetricCell(const std::optional<MetricStats>& s, double MetricStats::*field,
+                       const std::string& pointer) {
+  return s ? Num(F1((*s).*field), pointer) : "—";
+}
+
+std::string RunMetricTable(const MetricSet& metrics, const std::string& at, std::string caption) {
+  html::Table t;
+  t.caption = std::move(caption);
+  t.headers = {"Metric", "Min", "P50", "P95", "Max", "Mean"};
+  t.numeric = {false, true, true, true, true, true};
+  static constexpr std::pair<const char*, double MetricStats::*> kCols[] = {
+      {"min", &MetricStats::min}, {"p50", &MetricStats::p50}, {"p95", &MetricStats::p95},
+      {"max", &MetricStats::max}, {"mean", &MetricStats::mean}};
+  for (size_t i = 0; i < kRunMetricCount; ++i) {
+    const auto m = static_cast<RunMetric>(i);
+    const bool gpm = m == RunMetric::kSmActivePct || m == RunMetric::kTensorActivePct;
+    if (gpm && !metrics[i]) continue;
+    std::vector<std::string> row = {Esc(RunMetricLabel(m))};
+    for (const auto& [key, field] : kCols) {
+      row.push_back(MetricCell(metrics[i], field, fmt::format("{}/{}/{}", at, RunMetricKey(m), key)));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t.Render();
+}
+
+std::string RunHeader(const RunSummary& s) {
+  std::string command;
+  for (const std::string& word : s.command) command += (command.empty() ? "" : " ") + word;
+  std::string gpus;
+  if (!s.gpu_unavailable_reason.empty()) {
+    gpus = "no GPU data (" + s.gpu_unavailable_reason + ")";
+  } else {
+    std::map<std::string, int> models;
+    for (const GpuRunSummary& g : s.gpus) ++models[g.name.empty() ? "unknown GPU" : g.name];
+    for (const auto& [name, n] : models) gpus += fmt::format("{}{} ×{}", gpus.empty() ? "" : ", ", name, n);
+    if (gpus.empty()) gpus = "none found by the driver";
+  }
+  std::string ended = s.exit_code ? fmt::format("exited {}", *s.exit_code) : "ended (status unknown)";
+  std::string out = "<header><h1>cgov run · <code>" + Esc(command) + "</code></h1>\n<ul class=\"facts\">";
+  out += "<li>GPU: " + Esc(gpus) + "</li>";
+  out += fmt::format("<li>Duration: {} s ({})</li>", Num(F1(s.duration_s), "/run/duration_s"),
+                     Esc(Span(static_cast<int64_t>(s.duration_s * 1000 + 0.5))));
+  out += fmt::format("<li>Started {}</li>", Esc(FormatRfc3339Utc(s.started_at_ns)));
+  out += fmt::format("<li>Job {}</li>", Esc(ended));
+  out += fmt::format("<li>{} samples at {} s</li>", Num(fmt::format("{}", s.samples), "/sampling/samples"),
+                     Num(F1(s.interval_s), "/sampling/interval_s"));
+  out += fmt::format("<li>Agent overhead: {} % CPU</li>",
+                     Num(fmt::format("{:.2f}", s.agent_cpu_pct), "/agent/cpu_pct"));
+  if (!s.tags.empty()) {
+    std::string tags;
+    for (const auto& [k, v] : s.tags) tags += fmt::format("{}{}={}", tags.empty() ? "" : " ", k, v);
+    out += "<li>Tags: <code>" + Esc(tags) + "</code></li>";
+  }
+  return out + "</ul></header>\n";
+}
+
+std::string RunCharts(const RunSummary& s) {
+  std::vector<std::string> figures;
+  const int64_t end_ms = static_cast<int64_t>(s.duration_s * 1000 + 0.5);
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const GpuRunSummary& g = s.gpus[i];
+    const std::string label = g.label.empty() ? fmt::format("{}", g.index) : g.label;
+    const std::string title = fmt::format("GPU {} ({})", label, g.name.empty() ? "unknown" : g.name);
+    figures.push_back(fmt::format(
+        "<figure class=\"gpu-chart\" data-gpu=\"{}\"><figcaption>{}</figcaption>{}</figure>\n",
+        Esc(label), Esc(title),
+        html::SeriesChartSvg(fmt::format("gpu{}", i), title,
+                             {{"util", "utilization %", &g.util_series},
+                              {"mem", "memory used %", &g.mem_series}},
+                             0, std::max<int64_t>(end_ms, 1), "0 s", Span(end_ms))));
+  }
+  return ChartsSection(figures, "");
+}
+
+std::string RunPerGpu(const RunSummary& s) {
+  html::Table t;
+  t.caption = "Per GPU";
+  t.sortable = true;
+  t.headers = {"GPU", "Model", "Util % P50", "Util % Mean", "Mem % Max", "Power W Mean",
+               "Temp °C Max", "Used by the job"};
+  t.numeric = {false, false, true, true, true, true, true, false};
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const GpuRunSummary& g = s.gpus[i];
+    const std::string at = fmt::format("/gpus/{}/metrics/", i);
+    auto m = [&](RunMetric metric) -> const std::optional<MetricStats>& {
+      return g.metrics[static_cast<size_t>(metric)];
+    };
+    t.rows.push_back({Esc(g.label.empty() ? fmt::format("{}", g.index) : g.label) +
+                          (g.lost ? " (lost during the run)" : ""),
+                      Esc(g.name),
+                      MetricCell(m(RunMetric::kGpuUtilPct), &MetricStats::p50, at + "gpu_util_pct/p50"),
+                      MetricCell(m(RunMetric::kGpuUtilPct), &MetricStats::mean, at + "gpu_util_pct/mean"),
+                      MetricCell(m(RunMetric::kGpuMemPct), &MetricStats::max, at + "gpu_mem_pct/max"),
+                      MetricCell(m(RunMetric::kGpuPowerW), &MetricStats::mean, at + "gpu_power_w/mean"),
+                      MetricCell(m(RunMetric::kGpuTempC), &MetricStats::max, at + "gpu_temp_c/max"),
+                      g.used_by_job ? "yes" : "no"});
+  }
+  return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + "</section>\n";
+}
+
+// ---- cgov report ----
+
+std::string Money(const HistorySummary& s, MicroUsd v, const std::string& pointer) {
+  return s.cost.priced ? Num(FormatUsd(v), pointer) : "—";
+}
+
+std::string HistoryHeader(const HistorySummary& s) {
+  std::string out = fmt::format(
+      "<header><h1>GPU history of {}</h1>\n<ul class=\"facts\"><li>{} → {} ({})</li>"
+      "<li>{} GPU(s)</li><li>time zone for the heatmap: {}</li></ul></header>\n",
+      Esc(s.hostname.empty() ? "this host" : s.hostname), Esc(Minute(s.since_ms)),
+      Esc(Minute(s.until_ms)), Esc(Span(s.until_ms - s.since_ms)),
+      Num(fmt::format("{}", s.gpu_count), "/gpu_count"), Esc(s.tz_name));
+  return out;
+}
+
+std::string HistoryWaste(const HistorySummary& s) {
+  std::string out = "<section id=\"waste\"><h2>Waste</h2>\n";
+  out += fmt::format(
+      "<p>Idle: {} GPU-hours ({} % of GPU-time), {} — about {} of {} GPUs idle on average.</p>\n",
+      Num(F2(Hours(s.idle_ms)), "/waste/idle_gpu_seconds", 1.0 / 3600),
+      Num(F1(s.idle_pct), "/waste/idle_pct"), Money(s, s.idle_cost, "/waste/idle_cost_usd"),
+      Num(F1(s.mean_idle_gpus), "/waste/mean_idle_gpus"), s.gpu_count);
+  return out + "</section>\n";
+}
+
+std::string HistoryCharts(const HistorySummary& s) {
+  std::vector<std::string> figures;
+  const int64_t first_hour = s.since_ms / 3'600'000;
+  const int64_t last_hour = (s.until_ms + 3'600'000 - 1) / 3'600'000;
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const HistoryGpuRow& g = s.gpus[i];
+    if (g.util_series.empty() && g.mem_series.empty()) continue;
+    const std::string title = fmt::format("GPU {} ({})", g.label, g.gpu.name.empty() ? "unknown" : g.gpu.name);
+    figures.push_back(fmt::format(
+        "<figure class=\"gpu-chart\" data-gpu=\"{}\"><figcaption>{}</figcaption>{}</figure>\n",
+        Esc(g.label), Esc(title),
+        html::SeriesChartSvg(fmt::format("gpu{}", i), title + ", hourly means",
+                             {{"util", "utilization %", &g.util_series},
+                              {"mem", "memory used %", &g.mem_series}},
+                             first_hour, std::max(last_hour, first_hour + 1),
+                             Minute(s.since_ms).substr(0, 10), Minute(s.until_ms).substr(0, 10))));
+  }
+  std::string note = "Hourly means; where a point stands for several hours its band spans their "
+                     "lowest and highest hourly means.";
+  if (s.gpus.size() > kMaxChartedGpus) {
+    note = fmt::format("{} GPUs: charts are drawn for at most {}; the table lists every GPU.",
+                       s.gpus.size(), kMaxChartedGpus);
+  }
+  return ChartsSection(figures, note);
+}
+
+std::string HistoryPerGpu(const HistorySummary& s) {
+  html::Table t;
+  t.caption = "Per GPU: shares of its time, means over the window";
+  t.sortable = true;
+  t.headers = {"GPU", "Model", "Truly idle %", "Idle-held %", "Under %", "Productive %", "Bound %",
+               "Util %", "Mem used MiB", "Power W", "Cost"};
+  t.numeric = {false, false, true, true, true, true, true, true, true, true, true};
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const HistoryGpuRow& g = s.gpus[i];
+    const std::string at = fmt::format("/gpus/{}/", i);
+    std::vector<std::string> row = {Esc(g.label), Esc(g.gpu.name)};
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      row.push_back(Num(F1(g.share_pct[p]),
+                        at + "phase_share_pct/" + std::string(PhaseKey(static_cast<Phase>(p)))));
+    }
+    auto opt = [&](const std::optional<double>& v, const char* key, int decimals) {
+      return v ? Num(fmt::format("{:.{}f}", *v, decimals), at + key) : std::string("—");
+    };
+    row.push_back(opt(g.mean_util_pct, "mean_util_pct", 1));
+    row.push_back(opt(g.mean_mem_used_mib, "mean_mem_used_mib", 0));
+    row.push_back(opt(g.mean_power_w, "mean_power_w", 0));
+    row.push_back(g.price.per_gpu_hour ? Num(FormatUsd(g.cost), at + "cost_usd") : "—");
+    t.rows.push_back(std::move(row));
+  }
+  return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + "</section>\n";
+}
+
+std::string HistoryWho(const HistorySummary& s) {
+  html::Table t;
+  t.caption = fmt::format("Who held the GPUs, by {}", HistoryByName(s.by));
+  t.sortable = true;
+  t.headers = {HistoryByName(s.by), "GPU-h held", "Idle-held h", "Share %", "Cost", "Idle-held $"};
+  t.numeric = {false, true, true, true, true, true};
+  for (size_t i = 0; i < s.who.size(); ++i) {
+    const WhoRow& w = s.who[i];
+    const std::string at = fmt::format("/who/{}/", i);
+    t.rows.push_back({Esc(w.key.empty() ? "(unknown)" : w.key),
+                      Num(F2(Hours(w.held_ms)), at + "held_seconds", 1.0 / 3600),
+                      Num(F2(Hours(w.idle_held_ms)), at + "idle_held_seconds", 1.0 / 3600),
+                      Num(F1(w.share_pct), at + "share_pct"), Money(s, w.cost, at + "cost_usd"),
+                      Money(s, w.idle_held_cost, at + "idle_held_cost_usd")});
+  }
+  t.rows.push_back({"(no compute process)",
+                    Num(F2(Hours(s.unattributed_ms)), "/unattributed/gpu_seconds", 1.0 / 3600), "—",
+                    Num(F1(s.unattributed_share_pct), "/unattributed/share_pct"),
+                    Money(s, s.unattributed_cost, "/unattributed/cost_usd"), "—"});
+  return "<section id=\"who\"><h2>Who held the GPUs</h2>" + t.Render() +
+         "<p class=\"muted\">Held: time a process of theirs was on a GPU (a shared GPU counts for "
+         "each holder). Share and cost: the GPU-time split evenly between the compute holders of "
+         "each sample.</p></section>\n";
+}
+
+std::string HistoryShowback(const HistorySummary& s) {
+  const Showback& b = s.showback;
+  if (b.rows.empty() && b.billed_total == 0) return "";
+  auto usd = [](int64_t cents) { return FormatUsd(static_cast<MicroUsd>(cents) * 10'000); };
+  html::Table t;
+  t.caption = b.estimate ? "Showback (estimate from the prices above)"
+                         : "Showback from the bill: " + b.source;
+  t.headers = {HistoryByName(s.by), "GPU-hours", "Share %", "USD"};
+  t.numeric = {false, true, true, true};
+  for (size_t i = 0; i < b.rows.size(); ++i) {
+    const ShowbackRow& r = b.rows[i];
+    const std::string at = fmt::format("/showback/rows/{}/", i);
+    t.rows.push_back({Esc(r.key), Num(F2(Hours(r.attributed_ms)), at + "gpu_hours"),
+                      Num(F1(r.share_pct), at + "share_pct"), Num(usd(r.cents), at + "usd")});
+  }
+  t.rows.push_back({"idle capacity (" + Esc(b.policy.Name()) + ")",
+                    Num(F2(Hours(b.idle_ms)), "/showback/idle_gpu_hours"), F1(b.idle_share_pct),
+                    Num(usd(b.idle_cents), "/showback/idle_usd")});
+  if (b.unmatched_cents != 0) {
+    t.rows.push_back({"unmatched bill lines", "", F1(b.unmatched_share_pct),
+                      Num(usd(b.unmatched_cents), "/showback/unmatched_usd")});
+  }
+  t.rows.push_back({b.estimate ? "total (estimate)" : "total (billed)", "", "100.0",
+                    Num(usd(b.billed_total_cents), "/showback/billed_total_usd")});
+  std::string out = "<section id=\"showback\"><h2>Showback</h2>" + t.Render();
+  for (const std::string& n : b.notes) out += "<p class=\"muted\">" + Esc(n) + "</p>";
+  return out + "</section>\n";
+}
+
+std::string HistoryActions(const HistorySummary& s) {
+  std::string out = "<section id=\"actions\"><h2>Act on these: idle-held habits</h2>\n";
+  if (!s.sessions_known) {
+    return out + "<p>This source keeps no per-session data (Prometheus): no action list.</p></section>\n";
+  }
+  if (s.habits.empty()) {
+    return out + fmt::format("<p>No process held a GPU idle for {} or more at a stretch.</p></section>\n",
+                             Esc(Span(s.idle_held_min_ms)));
+  }
+  out += "<ol class=\"actions\">";
+  for (size_t i = 0; i < s.habits.size() && i < 15; ++i) {
+    const HabitRow& h = s.habits[i];
+    const std::string at = fmt::format("/idle_held_sessions/habits/{}/", i);
+    out += fmt::format(
+        "<li>{} · <strong>{}'s {}</strong> ({}) on GPU {}: idle-held {} in {} sessions on {} of {} "
+        "days{}<br>→ {}</li>",
+        Money(s, h.idle_held_cost, at + "idle_held_cost_usd"), Esc(h.user.empty() ? "(unknown)" : h.user),
+        Esc(h.command), Esc(h.kind), h.gpu_index, Esc(Span(h.idle_held_ms)), h.sessions, h.days,
+        h.window_days, h.ongoing ? " · still holding" : "", Esc(h.advice));
+  }
+  return out + "</ol></section>\n";
+}
+
+}  // namespace
+
+std::string RunReportHtml(const RunSummary& s) {
+  std::string command;
+  for (const std::string& word : s.command) command += (command.empty() ? "" : " ") + word;
+  std::string out = html::PageStart("cgov run · " + command);
+  out += RunHeader(s);
+  const bool data = s.usage.KnownMs() > 0;
+  if (data) {
+    out += "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(s.cost);
+    if (s.cost.hourly) {
+      out += fmt::format("<p>If this pattern ran continuously: {}/hour · {}/day · {}/month · {}/year</p>\n",
+                         Num(FormatUsd(*s.cost.hourly), "/cost/hourly_usd"),
+                         Num(FormatUsd(*s.cost.daily), "/cost/daily_usd"),
+                         Num(FormatUsd(*s.cost.monthly), "/cost/monthly_usd"),
+                         Num(FormatUsd(*s.cost.yearly), "/cost/yearly_usd"));
+    }
+    out += "</section>\n" + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+  }
+  if (!s.gpus.empty()) out += RunCharts(s) + RunPerGpu(s);
+  out += "<section id=\"metrics\"><h2>Metrics</h2>" +
+         RunMetricTable(s.metrics, "/metrics", "Distribution over every sample") + "</section>\n";
+  out += "<section id=\"findings\"><h2>Findings</h2>\n" +
+         html::FindingsHtml(s.findings, s.savings, data) + "</section>\n";
+  if (!s.warnings.empty()) {
+    out += "<section id=\"warnings\"><h2>Warnings</h2><ul>";
+    for (const std::string& w : s.warnings) out += "<li>" + Esc(w) + "</li>";
+    out += "</ul></section>\n";
+  }
+  return out + html::PageEnd();
+}
+
+std::string HistoryReportHtml(const HistorySummary& s) {
+  std::string out = html::PageStart("GPU history of " + (s.hostname.empty() ? "this host" : s.hostname));
+  out += HistoryHeader(s);
+  if (s.usage.HeldMs() <= 0) {
+    out += "<p>No samples in this window.</p>\n";
+  } else {
+    out += "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(s.cost) + "</section>\n";
+    out += PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    out += HistoryWaste(s) + HistoryCharts(s) + HistoryPerGpu(s) + HistoryWho(s) +
+           HistoryShowback(s) + HistoryActions(s);
+    out += "<section id=\"heatmap\"><h2>Mean utilization by hour of day</h2>\n" +
+           html::HeatmapSvg(s.heatmap, s.tz_name) + "</section>\n";
+    out += "<section id=\"findings\"><h2>Findings</h2>\n" +
+           html::FindingsHtml(s.findings, s.savings, true) + "</section>\n";
+  }
+  if (!s.notes.empty()) {
+    out += "<section id=\"notes\"><h2>Notes</h2><ul>";
+    for (const std::string& n : s.notes) out += "<li>" + Esc(n) + "</li>";
+    out += "</ul></section>\n";
+  }
+  return out + html::PageEnd();
+}
+
+}  // namespace cgov

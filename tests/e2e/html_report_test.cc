@@ -1,0 +1,83 @@
+// End-to-end: the HTML report of a `cgov run` (the `make run` job) and of a history window (the
+// demo week), each loaded in Debian's headless Chromium by tests/browser/check_report.mjs: no
+// console errors, no network, every section, one chart per GPU with both series drawn, every
+// number tied to the JSON equal to it, keyboard sorting, axe-core, html-validate, dark mode and
+// A4 printing. Screenshots and PDFs are left under the build tree (html-report/) to look at.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+std::string FindNode() {
+  for (const char* p : {"/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"}) {
+    if (access(p, X_OK) == 0) return p;
+  }
+  return "";
+}
+
+// Runs the browser check; "" when it passed, else what it printed.
+std::string CheckInBrowser(const std::string& html, const std::string& json,
+                           const std::string& name, const std::vector<std::string>& sections) {
+  const std::string node = FindNode();
+  const std::string dir = CGOV_BROWSER_TESTS_DIR;
+  const std::string shots = BuildDir() + "/html-report";
+  std::filesystem::create_directories(shots);
+  std::vector<std::string> argv = {node, dir + "/check_report.mjs", html, json, shots + "/" + name};
+  argv.insert(argv.end(), sections.begin(), sections.end());
+  RunResult r = RunProgram(argv, {}, 120);
+  return r.exit_code == 0 ? "" : "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
+}
+
+class HtmlReportE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (FindNode().empty()) GTEST_SKIP() << "node is not installed: the browser checks need it";
+    ASSERT_EQ(access("/usr/bin/chromium", X_OK), 0)
+        << "Debian's chromium is missing: run scripts/install-deps";
+    ASSERT_TRUE(std::filesystem::exists(std::string(CGOV_BROWSER_TESTS_DIR) +
+                                        "/node_modules/playwright-core"))
+        << "the browser test tools are missing: run scripts/install-deps (npm ci in tests/browser)";
+  }
+};
+
+TEST_F(HtmlReportE2E, RunReportOfTheMakeRunJob) {
+  TempDir dir;
+  RunResult r = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
+                            dir / "run", "--interval", "200ms", "--tag", "project=demo", "--",
+                            "sleep", "3"},
+                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(dir / "run/report.html")) << r.err;
+  EXPECT_NE(r.err.find("report.html"), std::string::npos) << "the report names the file";
+  EXPECT_EQ(CheckInBrowser(dir / "run/report.html", dir / "run/summary.json", "run",
+                           {"cost", "phases", "charts", "gpus", "metrics", "findings"}),
+            "");
+}
+
+TEST_F(HtmlReportE2E, HistoryReportOfTheDemoWeek) {
+  TempDir dir;
+  RunResult demo = RunProgram({CgovBinary(), "demo", "--duration", "7d", "--interval", "60s",
+                               "--db", dir / "demo.db"}, {}, 120);
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  for (const char* format : {"html", "json"}) {
+    RunResult rep = RunProgram({CgovBinary(), "report", "--db", dir / "demo.db", "--since", "7d",
+                                "--format", format, "--out", dir / ("week." + std::string(format))},
+                               {}, 60);
+    ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  }
+  EXPECT_EQ(CheckInBrowser(dir / "week.html", dir / "week.json", "demo-week",
+                           {"cost", "phases", "waste", "charts", "gpus", "who", "showback",
+                            "actions", "heatmap", "findings"}),
+            "");
+}
+
+}  // namespace
+}  // namespace cgov::e2e
