@@ -33,6 +33,11 @@ run: build
 	@echo "== cgov demo: a shared 8-GPU box, a simulated week at 1 Hz, then cgov report --since 7d =="
 	@$(BUILD)/cgov demo --db $(BUILD)/demo.db --force --duration 7d
 	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d
+	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --format html --out $(BUILD)/demo-week.html
+	@echo
+	@echo "HTML reports (open in a browser; one self-contained file each, docs/html-report.md):"
+	@echo "  the demo week: $(BUILD)/demo-week.html"
+	@echo "  the run:       $(BUILD)/make-run/report.html"
 	@echo
 	@echo "== cgov daemon --listen: what Prometheus scrapes from a shared 4-GPU box (3 s; docs/metrics.md) =="
 	@rm -f $(BUILD)/make-run-daemon.db*; \

@@ -22,6 +22,7 @@
 #include "core/time_format.h"
 #include "os/clock.h"
 #include "os/input_file.h"
+#include "os/terminal.h"
 #include "report/history_report.h"
 #include "report/html_report.h"
 
@@ -190,7 +191,10 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
   const std::string text = r.format == "json"  ? DumpJson(HistoryReportJson(summary), 2) + "\n"
                            : r.format == "csv"  ? HistoryShowbackCsv(summary)
                            : r.format == "html" ? HistoryReportHtml(summary)
-                                               : HistoryReportText(summary, r.format == "md");
+                           : r.format == "md"   ? HistoryReportText(summary, kMarkdown)
+                                                : HistoryReportText(summary, TextStyle{
+                                                      false, r.out.empty() &&
+                                                                 TerminalWantsColor(STDOUT_FILENO)});
   if (r.out.empty()) {
     fmt::print("{}", text);
     return Status::Ok();
@@ -254,7 +258,8 @@ int RunReport(int argc, char** argv) {
                  "timestamp (2026-11-21T10:00Z)")->capture_default_str();
   app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "
                  "data; now with --prometheus)");
-  app.add_option("--format", r.format, "text, md, json (docs/report-json.md), html (one "
+  app.add_option("--format", r.format, "text (aligned columns; colour on a terminal unless "
+                 "NO_COLOR is set), md, json (docs/report-json.md), html (one "
                  "self-contained page, docs/html-report.md) or csv (the showback rows, for a "
                  "spreadsheet)")
       ->capture_default_str();

@@ -26,8 +26,9 @@
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/job_process.h"
-#include "report/run_report.h"
+#include "os/terminal.h"
 #include "report/html_report.h"
+#include "report/run_report.h"
 #include "report/summary_json.h"
 #include "telemetry/job_tree.h"
 #include "telemetry/procfs_pid.h"
@@ -435,7 +436,14 @@ int RunRun(int argc, char** argv) {
   AnalyzeRun(o, progress_file, recorder.detected_instance_type(), &summary);
   std::string report;
   WriteOutputs(*dir, &summary, &report);
-  if (!o.quiet) fmt::print(stderr, "\n{}", report);
+  // A person at a terminal reads plain text (colour unless NO_COLOR); a log or a pipe gets the
+  // Markdown that report.md holds.
+  if (!o.quiet) {
+    fmt::print(stderr, "\n{}",
+               IsTerminal(STDERR_FILENO)
+                   ? RunReportText(summary, *dir, TextStyle{false, TerminalWantsColor(STDERR_FILENO)})
+                   : report);
+  }
   return GateExitCode(o, summary, outcome.exit_code);
 }
 

@@ -10,6 +10,7 @@
 #include "core/time_format.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
+#include "report/text_style.h"
 #include "store/sample_record.h"
 
 namespace cgov {
@@ -23,60 +24,26 @@ double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
 std::string Time(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 16) + "Z"; }
 std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
 
-size_t Width(const std::string& s) {  // code points, which is close enough for our glyphs
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(),
-                                           [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
-// Rows of cells as a Markdown table or as aligned text columns; `right`: right-aligned columns.
-std::string Table(const std::vector<std::vector<std::string>>& rows, const std::string& right,
-                  bool markdown) {
-  if (rows.empty()) return "";
-  std::vector<size_t> widths(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], Width(row[c]));
-  }
-  std::string out;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    std::string line = markdown ? "|" : " ";
-    for (size_t c = 0; c < rows[r].size(); ++c) {
-      const std::string& cell = rows[r][c];
-      const std::string pad(widths[c] - Width(cell), ' ');
-      const bool is_right = c < right.size() && right[c] == 'r';
-      line += " " + (is_right ? pad + cell : cell + pad) + (markdown ? " |" : " ");
-    }
-    while (!markdown && !line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-    if (r == 0 && markdown) {
-      out += "|";
-      for (size_t c = 0; c < widths.size(); ++c) {
-        const bool is_right = c < right.size() && right[c] == 'r';
-        out += std::string(" ") + std::string(std::max<size_t>(3, widths[c]) - 1, '-') +
-               (is_right ? ":" : "-") + " |";
-      }
-      out += "\n";
-    }
-  }
-  return out;
-}
-
-std::string Heading(const std::string& title, bool markdown) {
-  return markdown ? "\n## " + title + "\n\n" : "\n■ " + title + "\n\n";
+// Inline code: `text` in Markdown, the text itself on a terminal.
+std::string Code(std::string_view text, const TextStyle& st) {
+  return st.markdown ? fmt::format("`{}`", text) : std::string(text);
 }
 
 std::string Money(const HistorySummary& s, MicroUsd v) { return s.cost.priced ? FormatUsd(v) : "—"; }
 
-std::string Headline(const HistorySummary& s, bool md) {
-  std::string out = fmt::format("{}GPU history of {} · {} → {} ({})\n",
-                                md ? "# " : "", s.hostname.empty() ? "this host" : s.hostname,
-                                Time(s.since_ms), Time(s.until_ms), Span(s.until_ms - s.since_ms));
+std::string Headline(const HistorySummary& s, const TextStyle& st) {
+  const bool md = st.markdown;
+  const std::string title =
+      fmt::format("GPU history of {} · {} → {} ({})", s.hostname.empty() ? "this host" : s.hostname,
+                  Time(s.since_ms), Time(s.until_ms), Span(s.until_ms - s.since_ms));
+  std::string out = md ? "# " + title + "\n" : (st.color ? Strong(title, st) : title) + "\n";
   if (s.usage.HeldMs() <= 0) return out + "\nNo samples in this window.\n";
   out += fmt::format("{} GPU(s) · {:.2f} GPU-hours recorded · cost {}\n", s.gpu_count,
                      s.cost.gpu_hours,
                      s.cost.priced ? fmt::format("{} (estimate; {})", FormatUsd(s.cost.total),
                                                  s.cost.price_source)
                                    : "unknown — " + s.cost.price_source);
-  out += Heading("Where the GPU-time went", md);
+  out += TextHeading("Where the GPU-time went", st);
   out += PhaseBar(s.phase_share_pct) +
          "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
   std::vector<std::vector<std::string>> rows = {{"Phase", "Share", "GPU-hours", "Cost"}};
@@ -87,7 +54,7 @@ std::string Headline(const HistorySummary& s, bool md) {
                     fmt::format("{:.1f} %", s.phase_share_pct[p]),
                     fmt::format("{:.2f}", Hours(s.phase_ms[p])), Money(s, s.cost.phase_cost[p])});
   }
-  out += Table(rows, "lrrr", md);
+  out += TextTable(rows, "lrrr", md);
   if (s.usage.UnknownMs() > 0) {
     out += fmt::format("\nUtilization unknown for {:.2f} GPU-hours (billed, not classified).\n",
                        Hours(s.usage.UnknownMs()));
@@ -95,9 +62,9 @@ std::string Headline(const HistorySummary& s, bool md) {
   return out;
 }
 
-std::string Waste(const HistorySummary& s, bool md) {
+std::string Waste(const HistorySummary& s, const TextStyle& st) {
   const int64_t graphics = s.usage.GraphicsOnlyMs();
-  std::string out = Heading("Waste", md);
+  std::string out = TextHeading("Waste", st);
   out += fmt::format("Idle: {:.2f} GPU-hours ({:.1f} % of GPU-time){} — ≈ {:.1f} of {} GPUs idle "
                      "on average (truly idle {:.2f} h, idle-held {:.2f} h).\n",
                      Hours(s.idle_ms), s.idle_pct,
@@ -112,7 +79,8 @@ std::string Waste(const HistorySummary& s, bool md) {
   return out;
 }
 
-std::string PerGpu(const HistorySummary& s, bool md) {
+std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
+  const bool md = st.markdown;
   // SM activity and tensor-pipe activity (NVML GPM) only when some GPU had them.
   bool gpm = false;
   for (const HistoryGpuRow& g : s.gpus) gpm = gpm || g.mean_sm_active_pct.has_value();
@@ -132,11 +100,12 @@ std::string PerGpu(const HistorySummary& s, bool md) {
     row.push_back(g.price.per_gpu_hour ? FormatUsd(g.cost) : "—");
     rows.push_back(std::move(row));
   }
-  return Heading("Per GPU (shares of its time; means over the window)", md) +
-         Table(rows, gpm ? "rlrrrrrrrrrrr" : "rlrrrrrrrrr", md);
+  return TextHeading("Per GPU (shares of its time; means over the window)", st) +
+         TextTable(rows, gpm ? "rlrrrrrrrrrrr" : "rlrrrrrrrrr", md);
 }
 
-std::string Who(const HistorySummary& s, bool md) {
+std::string Who(const HistorySummary& s, const TextStyle& st) {
+  const bool md = st.markdown;
   const std::string by = HistoryByName(s.by);
   std::vector<std::vector<std::string>> rows = {
       {by, "GPU-h held", "Idle-held h", "Share", "Cost", "Idle-held $"}};
@@ -157,7 +126,7 @@ std::string Who(const HistorySummary& s, bool md) {
                     fmt::format("{:.1f} %", s.unattributed_share_pct),
                     Money(s, s.unattributed_cost), "—"});
   }
-  return Heading("Who (by " + by + ")", md) + Table(rows, "lrrrrr", md) +
+  return TextHeading("Who (by " + by + ")", st) + TextTable(rows, "lrrrrr", md) +
          "\nHeld: time a process of theirs was on a GPU (a shared GPU counts for each holder). "
          "Share and cost: the GPU-time split evenly between the compute holders of each sample.\n";
 }
@@ -166,11 +135,12 @@ double Round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 std::string Cents(int64_t cents) { return FormatUsd(cents * 10'000); }
 
-std::string ShowbackText(const HistorySummary& s, bool md) {
+std::string ShowbackText(const HistorySummary& s, const TextStyle& st) {
+  const bool md = st.markdown;
   const Showback& b = s.showback;
-  std::string out = Heading(
+  std::string out = TextHeading(
       b.estimate ? "Showback (estimate from the prices above; bring the invoice with --billing FILE)"
-                 : "Showback (from the bill: " + b.source + ")", md);
+                 : "Showback (from the bill: " + b.source + ")", st);
   std::vector<std::vector<std::string>> rows = {{HistoryByName(s.by), "GPU-h", "Share", "USD"}};
   auto share = [&](double pct) {
     return b.billed_total != 0 ? fmt::format("{:.1f} %", pct) : std::string("—");
@@ -188,7 +158,7 @@ std::string ShowbackText(const HistorySummary& s, bool md) {
   }
   rows.push_back({b.estimate ? "total (estimate)" : "total billed", "", "100.0 %",
                   Cents(b.billed_total_cents)});
-  out += Table(rows, "lrrr", md);
+  out += TextTable(rows, "lrrr", md);
   if (!b.estimate) {
     out += fmt::format("\n{} of {} billed lines matched a host with GPU time; each line's cost is "
                        "spread over the GPU time recorded inside it.\n", b.matched_lines, b.lines);
@@ -197,13 +167,13 @@ std::string ShowbackText(const HistorySummary& s, bool md) {
   return out;
 }
 
-std::string Actions(const HistorySummary& s, bool md) {
-  std::string out = Heading(fmt::format("Act on these: idle-held habits (sessions idle-held ≥ {} "
+std::string Actions(const HistorySummary& s, const TextStyle& st) {
+  std::string out = TextHeading(fmt::format("Act on these: idle-held habits (sessions idle-held ≥ {} "
                                         "at a stretch, by holder, process and GPU)",
-                                        Span(s.idle_held_min_ms)), md);
+                                        Span(s.idle_held_min_ms)), st);
   if (!s.sessions_known) {
     return out + "Not available from Prometheus: sessions (which process, since when) live in "
-                 "each host's history database: `cgov report --db` on the node. The idle-held "
+                 "each host's history database: " + Code("cgov report --db", st) + " on the node. The idle-held "
                  "column of Who shows whose they are.\n";
   }
   if (s.habits.empty()) {
@@ -231,14 +201,16 @@ std::string Actions(const HistorySummary& s, bool md) {
         h.window_days, h.window_days == 1 ? "" : "s", typical, h.ongoing ? " · still holding" : "",
         h.advice);
   }
-  out += fmt::format("\n{} idle-held session{} in all: `--format json` lists each (pid, start, end, "
-                     "longest stretch).\n", s.actions.size(), s.actions.size() == 1 ? "" : "s");
+  out += fmt::format("\n{} idle-held session{} in all: {} lists each (pid, start, end, "
+                     "longest stretch).\n", s.actions.size(), s.actions.size() == 1 ? "" : "s",
+                     Code("--format json", st));
   return out;
 }
 
-std::string Heatmap(const HistorySummary& s, bool md) {
+std::string Heatmap(const HistorySummary& s, const TextStyle& st) {
+  const bool md = st.markdown;
   static const char* kDays[7] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-  std::string out = Heading("Mean utilization by hour of day (" + s.tz_name + ")", md);
+  std::string out = TextHeading("Mean utilization by hour of day (" + s.tz_name + ")", st);
   if (md) out += "```\n";
   out += "     00  03  06  09  12  15  18  21\n";
   for (int d = 0; d < 7; ++d) {
@@ -357,15 +329,15 @@ json HeatmapJson(const HistorySummary& s) {
 
 }  // namespace
 
-std::string HistoryReportText(const HistorySummary& s, bool md) {
-  std::string out = Headline(s, md);
+std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
+  std::string out = Headline(s, st);
   if (s.usage.HeldMs() <= 0) {
     for (const std::string& n : s.notes) out += "Note: " + n + "\n";
     return out;
   }
-  out += Waste(s, md) + PerGpu(s, md) + Who(s, md) + ShowbackText(s, md) + Actions(s, md) +
-         Heatmap(s, md);
-  out += FindingsMarkdown(s.findings, s.savings, true);
+  out += Waste(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) + Actions(s, st) +
+         Heatmap(s, st);
+  out += FindingsText(s.findings, s.savings, true, st);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
   return out;
 }

@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/history_summary.h"
+#include "report/text_style.h"
 
 namespace cgov {
 
-// `markdown`: Markdown tables; otherwise aligned plain-text columns for a terminal.
-std::string HistoryReportText(const HistorySummary& summary, bool markdown);
+// Markdown (`--format md`), or plain text for a terminal (`--format text`): aligned columns, no
+// Markdown syntax, colour only when `style.color`.
+std::string HistoryReportText(const HistorySummary& summary, const TextStyle& style);
 
 nlohmann::json HistoryReportJson(const HistorySummary& summary);
 

@@ -8,6 +8,7 @@
 
 #include "analysis/phases.h"
 #include "core/duration.h"
+#include "report/text_style.h"
 
 namespace cgov {
 namespace {
@@ -36,29 +37,62 @@ std::string GpuHeadline(const RunSummary& s) {
   return out;
 }
 
-std::string MetricTable(const RunSummary& s) {
-  std::string out =
-      "| Metric       |   Min |   P50 |   P95 |   Max |  Mean |\n"
-      "|--------------|------:|------:|------:|------:|------:|\n";
+// The distribution table: header and rows of cells.
+std::vector<std::vector<std::string>> MetricRows(const RunSummary& s) {
+  std::vector<std::vector<std::string>> rows = {{"Metric", "Min", "P50", "P95", "Max", "Mean"}};
   for (size_t i = 0; i < kRunMetricCount; ++i) {
     const auto& m = s.metrics[i];
     const auto metric = static_cast<RunMetric>(i);
     const bool gpm = metric == RunMetric::kSmActivePct || metric == RunMetric::kTensorActivePct;
     if (gpm && !m) continue;  // only GPUs with GPM (Hopper and later) have these rows
-    out += fmt::format("| {:<12} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5} |\n",
-                       RunMetricLabel(static_cast<RunMetric>(i)), Cell(m, &MetricStats::min),
-                       Cell(m, &MetricStats::p50), Cell(m, &MetricStats::p95),
-                       Cell(m, &MetricStats::max), Cell(m, &MetricStats::mean));
+    rows.push_back({RunMetricLabel(metric), Cell(m, &MetricStats::min), Cell(m, &MetricStats::p50),
+                    Cell(m, &MetricStats::p95), Cell(m, &MetricStats::max),
+                    Cell(m, &MetricStats::mean)});
+  }
+  return rows;
+}
+
+std::string MetricTable(const RunSummary& s, const TextStyle& st) {
+  const std::vector<std::vector<std::string>> rows = MetricRows(s);
+  if (!st.markdown) return TextTable(rows, "lrrrrr", false);
+  std::string out =
+      "| Metric       |   Min |   P50 |   P95 |   Max |  Mean |\n"
+      "|--------------|------:|------:|------:|------:|------:|\n";
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const std::vector<std::string>& c = rows[r];
+    out += fmt::format("| {:<12} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5} |\n", c[0], c[1], c[2],
+                       c[3], c[4], c[5]);
   }
   return out;
 }
 
-std::string PerGpuTable(const RunSummary& s) {
+std::string PerGpuTable(const RunSummary& s, const TextStyle& st) {
   // The GPM columns appear when any GPU has them (Hopper and later).
   bool gpm = false;
   for (const GpuRunSummary& g : s.gpus) {
     gpm = gpm || g.metrics[static_cast<size_t>(RunMetric::kSmActivePct)].has_value();
   }
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"GPU", "Util % P50", "Util % Mean"});
+  if (gpm) rows.back().insert(rows.back().end(), {"SM Active % Mean", "Tensor % Mean"});
+  rows.back().insert(rows.back().end(), {"Mem % Max", "Power W Mean", "Temp °C Max", "Job", ""});
+  for (const GpuRunSummary& g : s.gpus) {
+    auto at = [&](RunMetric metric) -> const std::optional<MetricStats>& {
+      return g.metrics[static_cast<size_t>(metric)];
+    };
+    std::vector<std::string> row = {Label(g), Cell(at(RunMetric::kGpuUtilPct), &MetricStats::p50),
+                                    Cell(at(RunMetric::kGpuUtilPct), &MetricStats::mean)};
+    if (gpm) {
+      row.push_back(Cell(at(RunMetric::kSmActivePct), &MetricStats::mean));
+      row.push_back(Cell(at(RunMetric::kTensorActivePct), &MetricStats::mean));
+    }
+    row.insert(row.end(), {Cell(at(RunMetric::kGpuMemPct), &MetricStats::max),
+                           Cell(at(RunMetric::kGpuPowerW), &MetricStats::mean),
+                           Cell(at(RunMetric::kGpuTempC), &MetricStats::max),
+                           g.used_by_job ? "yes" : "", g.lost ? "lost during the run" : ""});
+    rows.push_back(std::move(row));
+  }
+  if (!st.markdown) return "\n" + TextTable(rows, gpm ? "rrrrrrrrl" : "rrrrrrl", false);
   size_t width = 3;  // "GPU", or the widest label ("0 MIG 3g.40gb GI 1")
   for (const GpuRunSummary& g : s.gpus) width = std::max(width, Label(g).size());
   std::string out = fmt::format(
@@ -66,22 +100,13 @@ std::string PerGpuTable(const RunSummary& s) {
       "|{:->{}}:|-----------:|------------:|{}----------:|-------------:|------------:|:---:|\n",
       "GPU", width, gpm ? " SM Active % Mean | Tensor % Mean |" : "", "", width + 1,
       gpm ? "-----------------:|--------------:|" : "");
-  for (const GpuRunSummary& g : s.gpus) {
-    const auto& m = g.metrics;
-    auto at = [&](RunMetric metric) -> const std::optional<MetricStats>& {
-      return m[static_cast<size_t>(metric)];
-    };
-    const std::string gpm_cells =
-        gpm ? fmt::format(" {:>17} | {:>13} |", Cell(at(RunMetric::kSmActivePct), &MetricStats::mean),
-                          Cell(at(RunMetric::kTensorActivePct), &MetricStats::mean))
-            : "";
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const std::vector<std::string>& c = rows[r];
+    const size_t k = gpm ? 2 : 0;  // the GPM cells shift the rest
+    const std::string gpm_cells = gpm ? fmt::format(" {:>17} | {:>13} |", c[3], c[4]) : "";
     out += fmt::format("| {:>{}} | {:>10} | {:>11} |{} {:>9} | {:>12} | {:>11} | {:^3} |{}\n",
-                       Label(g), width, Cell(at(RunMetric::kGpuUtilPct), &MetricStats::p50),
-                       Cell(at(RunMetric::kGpuUtilPct), &MetricStats::mean), gpm_cells,
-                       Cell(at(RunMetric::kGpuMemPct), &MetricStats::max),
-                       Cell(at(RunMetric::kGpuPowerW), &MetricStats::mean),
-                       Cell(at(RunMetric::kGpuTempC), &MetricStats::max),
-                       g.used_by_job ? "yes" : "", g.lost ? " lost during the run" : "");
+                       c[0], width, c[1], c[2], gpm_cells, c[3 + k], c[4 + k], c[5 + k], c[6 + k],
+                       c[7 + k].empty() ? "" : " " + c[7 + k]);
   }
   return out;
 }
@@ -114,21 +139,24 @@ std::string PhaseBar(const std::array<double, kPhaseCount>& shares) {
 
 namespace {
 
-std::string CostSection(const RunSummary& s) {
+std::string CostSection(const RunSummary& s, const TextStyle& st) {
   const CostBlock& c = s.cost;
   const std::array<int64_t, kPhaseCount>& ms = s.phase_ms;
   if (s.usage.KnownMs() <= 0) return "";
   const std::array<double, kPhaseCount>& shares = s.phase_share_pct;
-  std::string out = fmt::format("\n### Where the GPU-time went ({:.2f} GPU-hours, {:.2f} effective)\n\n",
-                                c.gpu_hours, c.effective_gpu_hours);
+  std::string out = TextHeading(fmt::format("Where the GPU-time went ({:.2f} GPU-hours, {:.2f} effective)",
+                                            c.gpu_hours, c.effective_gpu_hours),
+                                st, 3);
   out += PhaseBar(shares) + "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
-  out += "| Phase | Share | GPU-hours | Cost |\n|---|---:|---:|---:|\n";
+  std::vector<std::vector<std::string>> rows = {{"Phase", "Share", "GPU-hours", "Cost"}};
   for (size_t p = 0; p < kPhaseCount; ++p) {
-    out += fmt::format("| {}{} | {:.1f} % | {:.3f} | {} |\n", PhaseLabel(static_cast<Phase>(p)),
-                       p == static_cast<size_t>(Phase::kIdleHeld) ? " (the one other tools miss)" : "",
-                       shares[p], static_cast<double>(ms[p]) / 3.6e6,
-                       c.priced ? FormatUsd(c.phase_cost[p]) : "—");
+    rows.push_back({fmt::format("{}{}", PhaseLabel(static_cast<Phase>(p)),
+                                p == static_cast<size_t>(Phase::kIdleHeld) ? " (the one other tools miss)" : ""),
+                    fmt::format("{:.1f} %", shares[p]),
+                    fmt::format("{:.3f}", static_cast<double>(ms[p]) / 3.6e6),
+                    c.priced ? FormatUsd(c.phase_cost[p]) : "—"});
   }
+  out += TextTable(rows, "lrrr", st.markdown);
   if (s.usage.gap_ms > 0) {
     out += fmt::format("\nNo data for {:.1f} s (gaps longer than twice the interval are not filled).\n",
                        static_cast<double>(s.usage.gap_ms) / 1000.0);
@@ -138,9 +166,9 @@ std::string CostSection(const RunSummary& s) {
     return out;
   }
   out += fmt::format(
-      "\nCost (estimate; {}): **{}** total · {} wasted ({:.1f} % of GPU capacity unused) · {} per "
+      "\nCost (estimate; {}): {} total · {} wasted ({:.1f} % of GPU capacity unused) · {} per "
       "effective GPU-hour\n",
-      c.price_source, FormatUsd(c.total), FormatUsd(c.waste), c.waste_fraction * 100,
+      c.price_source, Strong(FormatUsd(c.total), st), FormatUsd(c.waste), c.waste_fraction * 100,
       c.per_effective_gpu_hour ? FormatUsd(*c.per_effective_gpu_hour) : "—");
   if (c.hourly) {
     out += fmt::format("If this pattern ran continuously: {}/hour · {}/day · {}/month · {}/year\n",
@@ -156,16 +184,12 @@ std::string CostSection(const RunSummary& s) {
   return out;
 }
 
-std::string FindingsSection(const RunSummary& s) {
-  return FindingsMarkdown(s.findings, s.savings, s.usage.KnownMs() > 0);
-}
-
 }  // namespace
 
-std::string FindingsMarkdown(const std::vector<Finding>& findings, const SavingsBlock& v,
-                             bool has_data) {
+std::string FindingsText(const std::vector<Finding>& findings, const SavingsBlock& v,
+                         bool has_data, const TextStyle& st) {
   if (findings.empty()) return has_data ? "\nNo findings: nothing crossed a threshold.\n" : "";
-  std::string out = "\n### Findings\n\n";
+  std::string out = TextHeading("Findings", st, 3);
   int n = 0;
   for (const Finding& f : findings) {
     std::string gpus;
@@ -174,10 +198,13 @@ std::string FindingsMarkdown(const std::vector<Finding>& findings, const Savings
     } else {
       for (const std::string& g : f.gpu_names) gpus += (gpus.empty() ? "" : ",") + g;
     }
-    out += fmt::format("{}. **[{}] {}** — observed {:.1f} {} (threshold: {}){}\n   {}\n", ++n,
-                       SeverityName(f.severity), f.title, f.observed, f.observed_unit,
-                       f.threshold_text, gpus.empty() ? "" : fmt::format(" on GPU {}", gpus),
-                       f.recommendation);
+    // Markdown bolds the tag and the title together; a terminal colours the tag by severity.
+    const std::string head =
+        st.markdown ? fmt::format("**[{}] {}**", SeverityName(f.severity), f.title)
+                    : SeverityTag(f.severity, st) + " " + Strong(f.title, st);
+    out += fmt::format("{}. {} — observed {:.1f} {} (threshold: {}){}\n   {}\n", ++n, head,
+                       f.observed, f.observed_unit, f.threshold_text,
+                       gpus.empty() ? "" : fmt::format(" on GPU {}", gpus), f.recommendation);
     if (f.axis != Axis::kNone && f.savings_fraction > 0) {
       out += fmt::format("   Estimated recoverable: {:.1f} % of the spend ({} lever: {}).\n",
                          f.savings_fraction * 100, AxisName(f.axis), f.savings_reasoning);
@@ -187,10 +214,10 @@ std::string FindingsMarkdown(const std::vector<Finding>& findings, const Savings
     out += fmt::format(
         "\nSavings (estimate): utilization levers combine as 1 − Π(1 − f) = {:.1f} %, capped by the "
         "measured waste {:.1f} % → {:.1f} %; rate levers {:.1f} %; combined 1 − (1 − {:.1f} %)(1 − "
-        "{:.1f} %) = **{:.1f} %**{}.\n",
+        "{:.1f} %) = {}{}.\n",
         v.utilization_uncapped * 100, v.waste_fraction * 100, v.utilization_fraction * 100,
         v.rate_fraction * 100, v.utilization_fraction * 100, v.rate_fraction * 100,
-        v.combined_fraction * 100,
+        Strong(fmt::format("{:.1f} %", v.combined_fraction * 100), st),
         v.combined_usd ? fmt::format(" ≈ {}", FormatUsd(*v.combined_usd)) : "");
   }
   return out;
@@ -204,19 +231,20 @@ std::string FormatBytes(uint64_t bytes) {
   return fmt::format("{:.1f} GiB", b / (1ull << 30));
 }
 
-std::string RunReportMarkdown(const RunSummary& s, const std::string& out_dir) {
+std::string RunReportText(const RunSummary& s, const std::string& out_dir, const TextStyle& st) {
   std::string command;
   for (const std::string& word : s.command) command += (command.empty() ? "" : " ") + word;
-  std::string out = fmt::format("## cgov run · {}\n\n", command);
+  const std::string title = "cgov run · " + command;
+  std::string out = st.markdown ? "## " + title + "\n\n" : Strong(title, st) + "\n\n";
   out += fmt::format("{} · Duration: {} · Agent overhead: {:.2f}% CPU / {} RSS\n\n",
                      GpuHeadline(s),
                      FormatDuration(std::chrono::milliseconds(
                          static_cast<int64_t>(s.duration_s * 1000 + 0.5))),
                      s.agent_cpu_pct, FormatBytes(s.agent_rss_max_bytes));
-  out += MetricTable(s);
-  if (s.gpus.size() > 1) out += PerGpuTable(s);
-  out += CostSection(s);
-  out += FindingsSection(s);
+  out += MetricTable(s, st);
+  if (s.gpus.size() > 1) out += PerGpuTable(s, st);
+  out += CostSection(s, st);
+  out += FindingsText(s.findings, s.savings, s.usage.KnownMs() > 0, st);
   out += "\n" + JobLine(s);
   if (!s.tags.empty()) {
     std::string tags;

@@ -1,22 +1,28 @@
-// The end-of-run report, as Markdown: printed to stderr by `cgov run` and saved as report.md.
+// The end-of-run report: saved as report.md (Markdown) and printed to stderr by `cgov run` (plain
+// text on a terminal, the Markdown otherwise).
 #ifndef CGOV_REPORT_RUN_REPORT_H_
 #define CGOV_REPORT_RUN_REPORT_H_
 
 #include <string>
 
 #include "analysis/run_summary.h"
+#include "report/text_style.h"
 
 namespace cgov {
 
 // `out_dir`: where the run's files are ("" when none could be written).
-std::string RunReportMarkdown(const RunSummary& summary, const std::string& out_dir);
+std::string RunReportText(const RunSummary& summary, const std::string& out_dir,
+                          const TextStyle& style);
+inline std::string RunReportMarkdown(const RunSummary& summary, const std::string& out_dir) {
+  return RunReportText(summary, out_dir, kMarkdown);
+}
 
 // The five phases as a bar of 50 glyphs (· ░ ▒ ▓ █), from shares that sum to 100.
 std::string PhaseBar(const std::array<double, kPhaseCount>& shares);
 
-// The findings and the savings arithmetic, as a Markdown section ("" without data).
-std::string FindingsMarkdown(const std::vector<Finding>& findings, const SavingsBlock& savings,
-                             bool has_data);
+// The findings and the savings arithmetic as a section ("" without data).
+std::string FindingsText(const std::vector<Finding>& findings, const SavingsBlock& savings,
+                         bool has_data, const TextStyle& style);
 
 // "6.1 MiB", "2.4 GiB", "512 B".
 std::string FormatBytes(uint64_t bytes);

@@ -28,7 +28,7 @@ using nlohmann::json;
 TEST(HostileInputE2E, AJobArgumentThatIsNotUtf8KeepsTheJobsExitAndTheSummary) {
   TempDir dir;
   RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms", "--",
-                            "/bin/sh", "-c", "exit 3", "arg\xff\x1b[2J"},
+                            "/bin/sh", "-c", "exit 3", "arg\xff\x1b[2J", "<script>x()</script>"},
                            {{"CGOV_TAGS", ""}, {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "no raw escape reaches the terminal";
@@ -39,6 +39,10 @@ TEST(HostileInputE2E, AJobArgumentThatIsNotUtf8KeepsTheJobsExitAndTheSummary) {
   json header = json::parse(samples.substr(0, samples.find('\n')));
   EXPECT_EQ(header["command"][3], "arg\\xff\\x1b[2J");
   EXPECT_EQ(ReadFile(dir / "run/report.md").find('\x1b'), std::string::npos);
+  const std::string page = ReadFile(dir / "run/report.html");
+  EXPECT_EQ(page.find('\x1b'), std::string::npos);
+  EXPECT_EQ(page.find("<script>x()"), std::string::npos) << "an argument is text, not markup";
+  EXPECT_NE(page.find("arg\\xff\\x1b[2J &lt;script&gt;x()&lt;/script&gt;"), std::string::npos);
 }
 
 // Item 8: a host name (or any label) that is not UTF-8 made Prometheus reject the whole scrape

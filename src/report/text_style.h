@@ -1,0 +1,42 @@
+// What the terminal and Markdown reports share: aligned tables, headings and emphasis, written as
+// Markdown for report.md and `--format md`, or as plain text for a terminal (`--format text`):
+// no Markdown syntax there, and ANSI colour only when the caller says the terminal wants it.
+#ifndef CGOV_REPORT_TEXT_STYLE_H_
+#define CGOV_REPORT_TEXT_STYLE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/findings.h"
+
+namespace cgov {
+
+struct TextStyle {
+  bool markdown = false;
+  bool color = false;  // plain text only: ANSI bold and colour (see TerminalWantsColor)
+};
+
+inline constexpr TextStyle kMarkdown{true, false};
+inline constexpr TextStyle kPlainText{false, false};
+
+// Rows of cells (the first row the header) as a Markdown table or as aligned text columns;
+// `right`: 'r' for each right-aligned column.
+std::string TextTable(const std::vector<std::vector<std::string>>& rows, std::string_view right,
+                      bool markdown);
+
+// A section heading: "\n## Title\n\n" (level 2; level 3 "###") or "\n■ Title\n\n" in text.
+std::string TextHeading(std::string_view title, const TextStyle& style, int level = 2);
+
+// Emphasis: **text** in Markdown, bold on a colour terminal, the text itself otherwise.
+std::string Strong(std::string_view text, const TextStyle& style);
+
+// "[critical]" coloured by severity on a colour terminal (red, yellow, dim).
+std::string SeverityTag(Severity severity, const TextStyle& style);
+
+// Display width in code points (close enough for the glyphs cgov prints).
+size_t TextWidth(std::string_view s);
+
+}  // namespace cgov
+
+#endif  // CGOV_REPORT_TEXT_STYLE_H_
