@@ -269,6 +269,14 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("node-c/2"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Not available from Prometheus"), std::string::npos);
+  // The HTML page of the fleet: a chart per GPU named by host, who and the sessions' note.
+  RunResult page = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10m",
+                               "--until", until, "--format", "html"}, {}, 60);
+  EXPECT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_NE(page.out.find("<figure class=\"gpu-chart\" data-gpu=\"node-c/2\">"), std::string::npos)
+      << page.out.substr(0, 2000);
+  EXPECT_NE(page.out.find("<section id=\"who\">"), std::string::npos);
+  EXPECT_NE(page.out.find("no per-session data (Prometheus)"), std::string::npos);
 
   // Every dashboard query runs against the real engine, with Grafana's variables filled in.
   json dashboard = json::parse(ReadFile(DeployFile("grafana/cgov-dashboard.json")));
