@@ -11,6 +11,7 @@
 
 #include "analysis/cost.h"
 #include "analysis/findings.h"
+#include "analysis/run_compare.h"
 #include "analysis/series.h"
 #include "analysis/savings.h"
 #include "analysis/timeline.h"
@@ -81,6 +82,9 @@ struct RunSummary {
   CostBlock cost;
   std::vector<Finding> findings;
   SavingsBlock savings;
+  // Against --baseline runs, when given (their paths in `baseline_paths`).
+  std::optional<RunComparison> baseline;
+  std::vector<std::string> baseline_paths;
   // What went wrong inside cgov and degraded this summary (never the job).
   std::vector<std::string> warnings;
 };

@@ -13,6 +13,7 @@
 #include "cli/prices.h"
 #include "cli/report.h"
 #include "cli/run.h"
+#include "cli/runs.h"
 
 namespace cgov::cli {
 namespace {
@@ -47,6 +48,10 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {"run", "run a job unchanged and report how well it used the GPUs: cgov run -- COMMAND",
        RunRun},
+      {"compare", "compare a run with baseline runs: cgov compare BASELINE... CURRENT",
+       RunCompare},
+      {"runs", "many runs' summary.json by tag (CI artifacts): cgov runs DIR... --by project",
+       RunRuns},
       {"daemon", "record every GPU and GPU process of this host into a SQLite history",
        RunDaemon},
       {"report", "where the GPU-time of a history database went, who held it, what it cost",

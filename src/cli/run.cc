@@ -30,6 +30,7 @@
 #include "report/html_report.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
+#include "report/summary_read.h"
 #include "telemetry/job_tree.h"
 #include "telemetry/procfs_pid.h"
 
@@ -194,9 +195,33 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   }
 }
 
-// --fail-on: exit 3 when the job succeeded and a finding of that severity or worse fired.
+// This run against --baseline's runs, from the summary.json it is about to write.
+void CompareWithBaselines(const RunOptions& o, RunSummary* summary) {
+  if (o.baselines.empty()) return;
+  Result<RunDigest> current = DigestFromSummaryJson(SummaryJson(*summary), "this run");
+  if (!current.ok()) {
+    summary->warnings.push_back(current.status().message());
+    return;
+  }
+  Result<RunComparison> compared = CompareRuns(o.baselines, *current, o.fail_on_regression);
+  if (!compared.ok()) {
+    summary->warnings.push_back(compared.status().message());
+    return;
+  }
+  summary->baseline = std::move(compared).value();
+  for (const RunDigest& b : o.baselines) summary->baseline_paths.push_back(b.path);
+}
+
+// --fail-on: exit 3 when the job succeeded and a finding of that severity or worse fired;
+// --fail-on-regression: when it succeeded and its cost rose beyond the limit.
 int GateExitCode(const RunOptions& o, const RunSummary& summary, int job_exit_code) {
-  if (job_exit_code != 0 || !o.fail_on) return job_exit_code;
+  if (job_exit_code != 0) return job_exit_code;
+  if (summary.baseline && summary.baseline->regressed) {
+    fmt::print(stderr, "cgov run: exit {}: --fail-on-regression {:g}: {}\n", kExitFindingsGate,
+               *o.fail_on_regression, summary.baseline->verdict);
+    return kExitFindingsGate;
+  }
+  if (!o.fail_on) return job_exit_code;
   for (const Finding& f : summary.findings) {
     if (f.severity >= *o.fail_on) {
       fmt::print(stderr, "cgov run: exit {}: --fail-on {}: finding '{}' is {}\n",
@@ -235,12 +260,14 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   std::vector<std::string> tag_flags;
   std::string price, fail_on;
   std::optional<double> work;
+  std::vector<std::string> baseline_paths;
   CLI::App app{"Run COMMAND exactly as it would run without cgov (same stdin/stdout/stderr, "
                "environment and exit status), sample GPUs, host and the job's processes while it "
                "runs, and report at the end on stderr and in files.\n"
                "Exit status: the job's own; 128+N if a signal N ended it; 127 if COMMAND is not "
                "found; 126 if it cannot be executed; 2 for bad options (the job is not started); 3 "
-               "when --fail-on's severity fired on a job that succeeded.",
+               "when --fail-on's severity fired, or --fail-on-regression's limit was passed, on a "
+               "job that succeeded.",
                "cgov run [options] -- COMMAND [ARG]..."};
   app.add_option("--out", o.out_dir, "output directory (default ./cgov-runs/<UTC time>-<command>)");
   app.add_flag("--force", o.force, "write into --out even if it is not empty (replacing this "
@@ -271,6 +298,14 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   app.add_option("--fail-on", fail_on, "exit 3 when the job succeeded but a finding of this "
                                        "severity or worse fired: warning or critical (CI gates)")
       ->check(CLI::IsMember({"warning", "critical"}));
+  app.add_option("--baseline", baseline_paths,
+                 "a previous run's summary.json, or a directory of them (those with this run's "
+                 "tags, branch/commit aside), to compare with; repeatable (docs/ci.md)");
+  app.add_option("--fail-on-regression", o.fail_on_regression,
+                 "exit 3 when the job succeeded but its cost per unit of work (or per run) rose "
+                 "more than PCT % over the baseline (and above every baseline when there are "
+                 "several)")
+      ->check(CLI::Range(0.0, 1e6));
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)")
       ->envname("CGOV_NVML_LIB");
   app.add_option("--host-root", o.host_root, "read /proc and /sys under this directory (env "
@@ -308,7 +343,39 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   Result<Tags> tags = MergeTags(env_tags ? env_tags : "", tag_flags);
   if (!tags.ok()) return tags.status().WithContext("cgov run");
   o.tags = std::move(tags).value();
+  if (o.fail_on_regression && baseline_paths.empty()) {
+    return InvalidArgument("cgov run: --fail-on-regression needs --baseline PATH");
+  }
+  if (!baseline_paths.empty()) {
+    Result<std::vector<RunDigest>> baselines = LoadBaselines(baseline_paths, o.tags);
+    if (!baselines.ok()) return baselines.status().WithContext("cgov run: --baseline");
+    o.baselines = std::move(baselines).value();
+  }
   return o;
+}
+
+Result<std::vector<RunDigest>> LoadBaselines(const std::vector<std::string>& paths,
+                                             const Tags& tags) {
+  std::vector<RunDigest> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const bool directory = std::filesystem::is_directory(path, ec);
+    CGOV_ASSIGN_OR_RETURN(std::vector<std::string> files, FindSummaries({path}));
+    size_t matched = 0;
+    for (const std::string& file : files) {
+      CGOV_ASSIGN_OR_RETURN(RunDigest digest, ReadRunDigest(file));
+      if (directory && !SameJobTags(digest.tags, tags)) continue;
+      out.push_back(std::move(digest));
+      ++matched;
+    }
+    if (matched == 0) {
+      std::string wanted;
+      for (const auto& [k, v] : tags) wanted += fmt::format("{}{}={}", wanted.empty() ? "" : " ", k, v);
+      return InvalidArgument(fmt::format("{}: no summary.json there has this run's tags ({})",
+                                         path, wanted.empty() ? "none" : wanted));
+    }
+  }
+  return out;
 }
 
 Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_view text,
@@ -434,6 +501,7 @@ int RunRun(int argc, char** argv) {
   FillOutcome(o, start_wall_ns, start_mono_ns, outcome, &summary);
   recorder.Finish(clock.MonotonicNs(), &summary);
   AnalyzeRun(o, progress_file, recorder.detected_instance_type(), &summary);
+  CompareWithBaselines(o, &summary);
   std::string report;
   WriteOutputs(*dir, &summary, &report);
   // A person at a terminal reads plain text (colour unless NO_COLOR); a log or a pipe gets the

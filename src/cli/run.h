@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "analysis/findings.h"
 #include "analysis/pricing.h"
+#include "analysis/run_compare.h"
 #include "core/tags.h"
 
 namespace cgov::cli {
@@ -28,12 +29,15 @@ struct RunOptions {
   std::optional<double> work;         // --work
   std::string unit = "samples";       // --unit
   std::optional<Severity> fail_on;    // --fail-on
+  std::vector<RunDigest> baselines;   // --baseline: read and checked before the job starts
+  std::optional<double> fail_on_regression;  // --fail-on-regression PCT
   bool detect_instance = false;       // --detect-instance
   std::string metadata_endpoint = "http://169.254.169.254/latest/meta-data/instance-type";
   std::vector<std::string> command;
 };
 
-// Exit status when the job succeeded but --fail-on's severity fired (a CI gate).
+// Exit status when the job succeeded but --fail-on's severity fired, or --fail-on-regression's
+// limit was passed (CI gates).
 inline constexpr int kExitFindingsGate = 3;
 
 // The work done so far from the progress file: its last line, "N" or "N UNIT" (N cumulative).
@@ -48,6 +52,10 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit);
 
 // "python" from "/usr/bin/python3.11"-like paths, made safe for a directory name.
 std::string CommandLabel(const std::string& argv0);
+
+// The baseline runs --baseline names: each file as given; from a directory, every summary.json
+// under it whose tags are this run's (run-specific tags such as branch aside: SameJobTags).
+Result<std::vector<RunDigest>> LoadBaselines(const std::vector<std::string>& paths, const Tags& tags);
 
 // Creates (or, with force, reuses) the output directory. The error says what to do.
 Result<std::string> PrepareOutputDir(const RunOptions& options, int64_t now_wall_ns);

@@ -8,6 +8,7 @@
 
 #include "analysis/phases.h"
 #include "core/duration.h"
+#include "report/compare_report.h"
 #include "report/text_style.h"
 
 namespace cgov {
@@ -245,6 +246,7 @@ std::string RunReportText(const RunSummary& s, const std::string& out_dir, const
   if (s.gpus.size() > 1) out += PerGpuTable(s, st);
   out += CostSection(s, st);
   out += FindingsText(s.findings, s.savings, s.usage.KnownMs() > 0, st);
+  if (s.baseline) out += ComparisonText(*s.baseline, s.baseline_paths, st);
   out += "\n" + JobLine(s);
   if (!s.tags.empty()) {
     std::string tags;

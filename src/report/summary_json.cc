@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/time_format.h"
+#include "report/compare_report.h"
 #include "store/sample_record.h"
 
 namespace cgov {
@@ -149,7 +150,7 @@ json SummaryJson(const RunSummary& s) {
     gpus.back()["memory_health"] = g.memory_health ? MemoryHealthJson(*g.memory_health) : json(nullptr);
   }
   const bool gpu_data = s.gpu_unavailable_reason.empty();
-  return {
+  json out = {
       {"schema_version", RunSummary::kSchemaVersion},
       {"run",
        {{"command", s.command},
@@ -184,6 +185,8 @@ json SummaryJson(const RunSummary& s) {
       {"usage", UsageJson(s.usage)},
       {"warnings", s.warnings},
   };
+  if (s.baseline) out["baseline"] = ComparisonJson(*s.baseline, s.baseline_paths);
+  return out;
 }
 
 }  // namespace cgov

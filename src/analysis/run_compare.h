@@ -1,0 +1,88 @@
+// Comparing runs: this run against one or more baseline runs of the same job (`cgov run
+// --baseline`, `cgov compare`), and the figure a regression gate watches. Pure; the runs come
+// from their summary.json (report/summary_read.h). docs/ci.md states the rules.
+#ifndef CGOV_ANALYSIS_RUN_COMPARE_H_
+#define CGOV_ANALYSIS_RUN_COMPARE_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/findings.h"
+#include "analysis/phases.h"
+#include "core/status.h"
+#include "core/tags.h"
+
+namespace cgov {
+
+struct FindingDigest {
+  std::string id;
+  Severity severity = Severity::kInfo;
+  std::string title;
+};
+
+// What a comparison or a cross-run report reads of one run's summary.json.
+struct RunDigest {
+  std::string path;  // where it was read from ("" for the run being recorded)
+  Tags tags;
+  std::optional<int> exit_code;
+  std::string started_at;  // RFC 3339
+  double duration_s = 0;
+  double gpu_hours = 0;
+  double effective_gpu_hours = 0;
+  std::optional<double> total_usd;  // null when the run was not priced
+  std::optional<double> waste_usd;
+  double waste_pct = 0;  // of GPU capacity unused (summary's cost.waste_fraction x 100)
+  std::optional<double> work;
+  std::string unit;  // "samples", ...; "" without work
+  std::optional<double> cost_per_unit_usd;
+  std::array<double, kPhaseCount> phase_share_pct{};
+  std::vector<FindingDigest> findings;
+};
+
+// The figure a comparison gates on, chosen from what every run has:
+// cost per unit of work when all have work in the same unit and a price; else the cost of the run
+// when all are priced (the same job doing the same work); else its GPU-hours.
+enum class CompareFigure { kCostPerUnit, kCostPerRun, kGpuHoursPerRun };
+
+struct RunComparison {
+  CompareFigure figure = CompareFigure::kGpuHoursPerRun;
+  std::string figure_name;  // "cost per sample", "cost per run", "GPU-hours per run"
+  std::string figure_key;   // "cost_per_unit_usd", "cost_usd", "gpu_hours" (the JSON names)
+  std::vector<double> baseline_values;  // each baseline run's figure, in the order given
+  double baseline = 0;  // their median
+  double current = 0;
+  std::optional<double> change_pct;  // (current - baseline) / baseline x 100; null when baseline is 0
+  std::optional<double> spread_pct;  // (max - min) / median x 100 over >= 2 baselines
+  double baseline_max = 0;
+  double waste_pct_baseline = 0, waste_pct_current = 0;  // baseline: the mean over the baselines
+  std::array<double, kPhaseCount> phase_pct_baseline{}, phase_pct_current{};
+  std::vector<FindingDigest> findings_new;   // in this run, in no baseline
+  std::vector<FindingDigest> findings_gone;  // in a baseline, not in this run
+  std::vector<std::string> notes;            // tags or units that differ, failed baselines
+  // The gate (--fail-on-regression PCT).
+  std::optional<double> threshold_pct;
+  bool regressed = false;
+  std::string verdict;  // one line: what rose by how much, against which rule
+};
+
+// The baseline rule: the current figure is compared with the baselines' median. It is a
+// regression when it rose by more than `threshold_pct` and, with two or more baselines, also lies
+// above the highest of them (beyond the run-to-run spread). InvalidArgument without baselines.
+Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const RunDigest& current,
+                                  std::optional<double> threshold_pct);
+
+// A cost per unit as shown: "$0.0123", or per million units below a cent ("$24.68/M").
+std::string FormatUnitCost(double usd);
+
+// Tags that identify a CI run rather than the job (branch, commit, ...): a baseline from another
+// branch is the point, so these are left out when tags must match.
+bool IsRunSpecificTag(const std::string& key);
+
+// The tags two runs must share to be the same job: every tag but the run-specific ones.
+bool SameJobTags(const Tags& a, const Tags& b);
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_RUN_COMPARE_H_

@@ -1,0 +1,108 @@
+#include "report/compare_report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace cgov {
+namespace {
+
+using nlohmann::json;
+
+double Round(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
+
+json FindingsJson(const std::vector<FindingDigest>& findings) {
+  json out = json::array();
+  for (const FindingDigest& f : findings) {
+    out.push_back({{"id", f.id}, {"severity", SeverityName(f.severity)}, {"title", f.title}});
+  }
+  return out;
+}
+
+std::string Figure(const RunComparison& c, double v) {
+  switch (c.figure) {
+    case CompareFigure::kCostPerUnit: return FormatUnitCost(v);
+    case CompareFigure::kCostPerRun: return fmt::format("${:.2f}", v);
+    case CompareFigure::kGpuHoursPerRun: return fmt::format("{:.4f}", v);
+  }
+  return "";
+}
+
+}  // namespace
+
+json ComparisonJson(const RunComparison& c, const std::vector<std::string>& baseline_paths) {
+  json phases = json::object();
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    phases[std::string(PhaseKey(static_cast<Phase>(p)))] = {
+        {"baseline_pct", Round(c.phase_pct_baseline[p], 3)},
+        {"current_pct", Round(c.phase_pct_current[p], 3)},
+        {"change_pp", Round(c.phase_pct_current[p] - c.phase_pct_baseline[p], 3)}};
+  }
+  json values = json::array();
+  for (double v : c.baseline_values) values.push_back(Round(v, 9));
+  return {{"runs", baseline_paths.size()},
+          {"paths", baseline_paths},
+          {"figure", c.figure_key},
+          {"figure_name", c.figure_name},
+          {"baseline_values", values},
+          {"baseline", Round(c.baseline, 9)},
+          {"current", Round(c.current, 9)},
+          {"change_pct", c.change_pct ? json(Round(*c.change_pct, 3)) : json(nullptr)},
+          {"spread_pct", c.spread_pct ? json(Round(*c.spread_pct, 3)) : json(nullptr)},
+          {"waste_pct", {{"baseline", Round(c.waste_pct_baseline, 3)},
+                         {"current", Round(c.waste_pct_current, 3)},
+                         {"change_pp", Round(c.waste_pct_current - c.waste_pct_baseline, 3)}}},
+          {"phases", phases},
+          {"findings_new", FindingsJson(c.findings_new)},
+          {"findings_gone", FindingsJson(c.findings_gone)},
+          {"gate", {{"threshold_pct", c.threshold_pct ? json(*c.threshold_pct) : json(nullptr)},
+                    {"regressed", c.regressed},
+                    {"verdict", c.verdict}}},
+          {"notes", c.notes}};
+}
+
+std::string ComparisonText(const RunComparison& c, const std::vector<std::string>& paths,
+                           const TextStyle& st) {
+  std::string from;
+  for (const std::string& p : paths) from += (from.empty() ? "" : ", ") + p;
+  std::string out = TextHeading(fmt::format("Against the baseline ({} run{}: {})", paths.size(),
+                                            paths.size() == 1 ? "" : "s", from),
+                                st, 3);
+  const std::string change = c.change_pct ? fmt::format("{:+.1f} %", *c.change_pct) : "—";
+  std::vector<std::vector<std::string>> rows = {{"Figure", "Baseline", "This run", "Change"}};
+  rows.push_back({c.figure_name + (c.figure == CompareFigure::kGpuHoursPerRun ? "" : " (USD)"),
+                  Figure(c, c.baseline), Figure(c, c.current), change});
+  rows.push_back({"capacity unused", fmt::format("{:.1f} %", c.waste_pct_baseline),
+                  fmt::format("{:.1f} %", c.waste_pct_current),
+                  fmt::format("{:+.1f} pp", c.waste_pct_current - c.waste_pct_baseline)});
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    rows.push_back({std::string(PhaseLabel(static_cast<Phase>(p))),
+                    fmt::format("{:.1f} %", c.phase_pct_baseline[p]),
+                    fmt::format("{:.1f} %", c.phase_pct_current[p]),
+                    fmt::format("{:+.1f} pp", c.phase_pct_current[p] - c.phase_pct_baseline[p])});
+  }
+  out += TextTable(rows, "lrrr", st.markdown);
+  if (c.spread_pct) {
+    out += fmt::format("\nBaseline: the median of {} runs; their spread is {:.1f} % of it.\n",
+                       c.baseline_values.size(), *c.spread_pct);
+  }
+  auto list = [&](const std::vector<FindingDigest>& findings) {
+    std::string s;
+    for (const FindingDigest& f : findings) {
+      s += fmt::format("{}{} {} ({})", s.empty() ? "" : "; ", SeverityTag(f.severity, st), f.title, f.id);
+    }
+    return s;
+  };
+  if (!c.findings_new.empty()) out += "New findings: " + list(c.findings_new) + "\n";
+  if (!c.findings_gone.empty()) out += "Gone: " + list(c.findings_gone) + "\n";
+  if (c.threshold_pct) {
+    out += (c.regressed ? Strong("Gate: " + c.verdict, st) : "Gate: " + c.verdict) + "\n";
+  }
+  for (const std::string& n : c.notes) out += "Note: " + n + "\n";
+  return out;
+}
+
+}  // namespace cgov

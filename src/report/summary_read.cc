@@ -1,0 +1,170 @@
+#include "report/summary_read.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "os/input_file.h"
+
+namespace cgov {
+namespace {
+
+using nlohmann::json;
+
+// The member `key` of `obj` (or nullptr); obj must be an object.
+const json* Member(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+Status FieldError(const std::string& name, const std::string& field, const std::string& expected) {
+  return InvalidArgument(fmt::format("{}: {}: expected {}", name, field, expected));
+}
+
+// A required object member.
+Result<const json*> Object(const json& obj, const char* key, const std::string& name,
+                           const std::string& field) {
+  const json* v = Member(obj, key);
+  if (v == nullptr || !v->is_object()) return FieldError(name, field, "an object");
+  return v;
+}
+
+// A number, or null when `nullable`.
+Result<std::optional<double>> Number(const json& obj, const char* key, const std::string& name,
+                                     const std::string& field, bool nullable) {
+  const json* v = Member(obj, key);
+  if (v != nullptr && v->is_number()) return std::optional<double>(v->get<double>());
+  if (nullable && (v == nullptr || v->is_null())) return std::optional<double>();
+  return FieldError(name, field, nullable ? "a number or null" : "a number");
+}
+
+}  // namespace
+
+Result<RunDigest> DigestFromSummaryJson(const json& doc, const std::string& name) {
+  if (!doc.is_object()) return FieldError(name, "(document)", "a JSON object (summary.json)");
+  const json* version = Member(doc, "schema_version");
+  if (version == nullptr || !version->is_number_integer() || version->get<int64_t>() != 1) {
+    return FieldError(name, "schema_version", "1 (a cgov run summary.json)");
+  }
+  RunDigest d;
+  d.path = name;
+  CGOV_ASSIGN_OR_RETURN(const json* run, Object(doc, "run", name, "run"));
+  if (const json* tags = Member(*run, "tags"); tags != nullptr && tags->is_object()) {
+    for (const auto& [k, v] : tags->items()) {
+      if (!v.is_string()) return FieldError(name, "run.tags." + k, "a string");
+      d.tags[k] = v.get<std::string>();
+    }
+  } else {
+    return FieldError(name, "run.tags", "an object");
+  }
+  if (const json* code = Member(*run, "exit_code"); code != nullptr && code->is_number_integer()) {
+    d.exit_code = code->get<int>();
+  }
+  if (const json* at = Member(*run, "started_at"); at != nullptr && at->is_string()) {
+    d.started_at = at->get<std::string>();
+  }
+  CGOV_ASSIGN_OR_RETURN(auto duration, Number(*run, "duration_s", name, "run.duration_s", false));
+  d.duration_s = *duration;
+
+  CGOV_ASSIGN_OR_RETURN(const json* cost, Object(doc, "cost", name, "cost"));
+  CGOV_ASSIGN_OR_RETURN(auto hours, Number(*cost, "gpu_hours", name, "cost.gpu_hours", false));
+  d.gpu_hours = *hours;
+  CGOV_ASSIGN_OR_RETURN(auto effective, Number(*cost, "effective_gpu_hours", name,
+                                               "cost.effective_gpu_hours", false));
+  d.effective_gpu_hours = *effective;
+  CGOV_ASSIGN_OR_RETURN(d.total_usd, Number(*cost, "total_usd", name, "cost.total_usd", true));
+  CGOV_ASSIGN_OR_RETURN(d.waste_usd, Number(*cost, "waste_usd", name, "cost.waste_usd", true));
+  CGOV_ASSIGN_OR_RETURN(auto waste, Number(*cost, "waste_fraction", name, "cost.waste_fraction", false));
+  d.waste_pct = *waste * 100;
+  if (const json* work = Member(*cost, "work"); work != nullptr && !work->is_null()) {
+    if (!work->is_object()) return FieldError(name, "cost.work", "an object or null");
+    CGOV_ASSIGN_OR_RETURN(d.work, Number(*work, "units", name, "cost.work.units", false));
+    const json* unit = Member(*work, "unit");
+    if (unit == nullptr || !unit->is_string()) return FieldError(name, "cost.work.unit", "a string");
+    d.unit = unit->get<std::string>();
+    CGOV_ASSIGN_OR_RETURN(d.cost_per_unit_usd, Number(*work, "cost_per_unit_usd", name,
+                                                      "cost.work.cost_per_unit_usd", true));
+  }
+
+  CGOV_ASSIGN_OR_RETURN(const json* phases, Object(doc, "phases", name, "phases"));
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    const std::string key(PhaseKey(static_cast<Phase>(p)));
+    const json* phase = Member(*phases, key.c_str());
+    if (phase == nullptr || !phase->is_object()) return FieldError(name, "phases." + key, "an object");
+    CGOV_ASSIGN_OR_RETURN(auto share, Number(*phase, "share_pct", name,
+                                             "phases." + key + ".share_pct", false));
+    d.phase_share_pct[p] = *share;
+  }
+
+  const json* findings = Member(doc, "findings");
+  if (findings == nullptr || !findings->is_array()) return FieldError(name, "findings", "an array");
+  for (size_t i = 0; i < findings->size(); ++i) {
+    const json& f = (*findings)[i];
+    const std::string at = fmt::format("findings[{}]", i);
+    if (!f.is_object()) return FieldError(name, at, "an object");
+    const json* id = Member(f, "id");
+    const json* severity = Member(f, "severity");
+    const json* title = Member(f, "title");
+    if (id == nullptr || !id->is_string()) return FieldError(name, at + ".id", "a string");
+    if (severity == nullptr || !severity->is_string()) {
+      return FieldError(name, at + ".severity", "info, warning or critical");
+    }
+    FindingDigest digest;
+    digest.id = id->get<std::string>();
+    const std::string s = severity->get<std::string>();
+    if (s == "info") {
+      digest.severity = Severity::kInfo;
+    } else if (std::optional<Severity> parsed = ParseSeverity(s)) {
+      digest.severity = *parsed;
+    } else {
+      return FieldError(name, at + ".severity", "info, warning or critical");
+    }
+    if (title != nullptr && title->is_string()) digest.title = title->get<std::string>();
+    d.findings.push_back(std::move(digest));
+  }
+  return d;
+}
+
+Result<RunDigest> ReadRunDigest(const std::string& path) {
+  CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path, 64 << 20, "summary"));
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const size_t upto = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(upto), '\n');
+    return InvalidArgument(fmt::format("{}:{}: not JSON ({})", path, line, e.what()));
+  }
+  return DigestFromSummaryJson(doc, path);
+}
+
+Result<std::vector<std::string>> FindSummaries(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+      return Status(StatusCode::kNotFound, fmt::format("{}: no such file or directory", path));
+    }
+    if (!std::filesystem::is_directory(status)) {
+      out.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = std::filesystem::recursive_directory_iterator(
+             path, std::filesystem::directory_options::skip_permission_denied, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().filename() == "summary.json" && it->is_regular_file(ec)) {
+        found.push_back(it->path().string());
+      }
+    }
+    if (ec) return Status(StatusCode::kIoError, fmt::format("{}: {}", path, ec.message()));
+    if (found.empty()) return InvalidArgument(fmt::format("{}: no summary.json under it", path));
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+}  // namespace cgov

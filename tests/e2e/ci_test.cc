@@ -1,0 +1,148 @@
+// End-to-end: cgov in CI. The baseline gate (`cgov run --baseline --fail-on-regression`,
+// `cgov compare`) on the fake driver, and the cross-run showback (`cgov runs`) over generated
+// summaries.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e_helpers.h"
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+// `cgov run` of a job on 8 fake H100s that does 1000 samples of work in `seconds`.
+RunResult Job(const std::string& out, const std::string& seconds,
+              const std::vector<std::string>& extra, int exit_code = 0) {
+  std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
+                                   out, "--interval", "200ms", "--quiet", "--work", "1000",
+                                   "--tag", "project=vision"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"--", "/bin/sh", "-c",
+                           "sleep " + seconds + "; exit " + std::to_string(exit_code)});
+  return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
+}
+
+json ReadJsonFile(const std::string& path) { return json::parse(ReadFile(path)); }
+
+TEST(CiE2E, BaselineGatePassesTheSameJobAndStopsASlowerOne) {
+  TempDir dir;
+  ASSERT_EQ(Job(dir / "main", "2", {"--tag", "branch=main"}).exit_code, 0);
+  // The same job again, from another branch: within 25 %, exit 0, the comparison recorded.
+  RunResult same = Job(dir / "same", "2", {"--tag", "branch=mr-1", "--baseline", dir / "main",
+                                           "--fail-on-regression", "25"});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  json s = ReadJsonFile(dir / "same/summary.json");
+  EXPECT_EQ(SchemaErrors("summary.schema.json", s), "");
+  EXPECT_EQ(s["baseline"]["figure"], "cost_per_unit_usd");
+  EXPECT_EQ(s["baseline"]["gate"]["regressed"], false);
+  EXPECT_LT(std::abs(s["baseline"]["change_pct"].get<double>()), 25);
+  EXPECT_NE(ReadFile(dir / "same/report.md").find("### Against the baseline (1 run: "),
+            std::string::npos);
+  // Same work, twice the GPU time: exit 3, and stderr names the figure.
+  RunResult slower = Job(dir / "slower", "4", {"--tag", "branch=mr-2", "--baseline", dir / "main",
+                                               "--fail-on-regression", "25"});
+  EXPECT_EQ(slower.exit_code, 3);
+  EXPECT_NE(slower.err.find("--fail-on-regression 25: regression: cost per sample from"),
+            std::string::npos) << slower.err;
+  json b = ReadJsonFile(dir / "slower/summary.json")["baseline"];
+  EXPECT_EQ(b["gate"]["regressed"], true);
+  EXPECT_GT(b["change_pct"].get<double>(), 25);
+  // A failing job keeps its own exit status, regression or not.
+  RunResult failed = Job(dir / "failed", "4", {"--baseline", dir / "main", "--fail-on-regression",
+                                               "25"}, 5);
+  EXPECT_EQ(failed.exit_code, 5) << failed.err;
+  // cgov compare says the same outside a run.
+  RunResult compare = RunProgram({CgovBinary(), "compare", dir / "main/summary.json",
+                                  dir / "slower/summary.json", "--fail-on-regression", "25",
+                                  "--format", "json"}, {});
+  EXPECT_EQ(compare.exit_code, 3) << compare.err;
+  EXPECT_EQ(json::parse(compare.out), b);
+}
+
+TEST(CiE2E, SeveralBaselinesAndClearErrors) {
+  TempDir dir;
+  ASSERT_EQ(Job(dir / "runs/a", "2", {}).exit_code, 0);
+  ASSERT_EQ(Job(dir / "runs/b", "4", {}).exit_code, 0);
+  // A different job in the same directory is not a baseline (its tags differ).
+  ASSERT_EQ(Job(dir / "runs/other", "1", {"--tag", "project=nlp"}).exit_code, 0);
+  // 3.4 s: over the median of 2 s and 4 s by more than 5 %, but inside their spread.
+  RunResult r = Job(dir / "now", "3.4", {"--baseline", dir / "runs", "--fail-on-regression", "5"});
+  json b = ReadJsonFile(dir / "now/summary.json")["baseline"];
+  EXPECT_EQ(b["runs"], 2) << b.dump(1);
+  EXPECT_FALSE(b["spread_pct"].is_null());
+  EXPECT_EQ(r.exit_code, 0) << r.err << b.dump(1);
+  EXPECT_EQ(b["gate"]["regressed"], false);
+  EXPECT_GT(b["change_pct"].get<double>(), 5) << b.dump(1);
+  EXPECT_EQ(b["gate"]["verdict"].get<std::string>().rfind("within the run-to-run spread", 0), 0u);
+  // Errors stop the run before the job starts, naming the file and the field.
+  std::ofstream(dir / "bad.json") << "{\"schema_version\": 1, \"run\": []}";
+  RunResult bad = Job(dir / "never", "0", {"--baseline", dir / "bad.json"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.json: run: expected an object"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "never/summary.json"));
+  RunResult none = Job(dir / "never", "0", {"--tag", "project=x", "--baseline", dir / "runs"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no summary.json there has this run's tags (project=x)"),
+            std::string::npos) << none.err;
+  RunResult limit_alone = Job(dir / "never", "0", {"--fail-on-regression", "5"});
+  EXPECT_EQ(limit_alone.exit_code, 2);
+  EXPECT_NE(limit_alone.err.find("needs --baseline"), std::string::npos);
+}
+
+TEST(CiE2E, RunsOverFiftySummariesAddUpByProject) {
+  TempDir dir;
+  ASSERT_EQ(Job(dir / "seed", "0.5", {}).exit_code, 0);
+  const json seed = ReadJsonFile(dir / "seed/summary.json");
+  const char* projects[] = {"vision", "nlp", "speech"};
+  int64_t cents = 0;
+  std::map<std::string, int64_t> by_project;
+  for (int i = 0; i < 50; ++i) {
+    json s = seed;
+    s["run"]["tags"] = {{"project", projects[i % 3]}, {"branch", i % 2 ? "main" : "mr"}};
+    const double usd = 1.0 + 0.37 * i;
+    s["cost"]["total_usd"] = usd;
+    s["cost"]["gpu_hours"] = usd / 2.5;
+    s["cost"]["work"]["units"] = 100.0 * (i + 1);
+    const std::string sub = dir / ("artifacts/pipeline-" + std::to_string(i / 10) + "/job-" +
+                                   std::to_string(i));
+    std::filesystem::create_directories(sub);
+    std::ofstream(sub + "/summary.json") << s.dump();
+    cents += std::llround(usd * 100);
+    by_project[projects[i % 3]] += std::llround(usd * 100);
+  }
+  RunResult r = RunProgram({CgovBinary(), "runs", dir / "artifacts", "--format", "json"}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json report = json::parse(r.out);
+  EXPECT_EQ(report["total"]["runs"], 50);
+  EXPECT_EQ(std::llround(report["total"]["usd"].get<double>() * 100), cents);
+  ASSERT_EQ(report["rows"].size(), 3u);
+  int64_t sum = 0;
+  for (const json& row : report["rows"]) {
+    const int64_t c = std::llround(row["usd"].get<double>() * 100);
+    EXPECT_EQ(c, by_project[row["key"]]) << row["key"];
+    sum += c;
+  }
+  EXPECT_EQ(sum, cents);
+  EXPECT_FALSE(report["findings"].empty());
+  RunResult csv = RunProgram({CgovBinary(), "runs", dir / "artifacts", "--by", "branch",
+                              "--format", "csv"}, {});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("kind,branch,runs,failed_runs,gpu_hours,waste_pct,usd,", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find("\ntotal,,50,"), std::string::npos) << csv.out;
+  RunResult text = RunProgram({CgovBinary(), "runs", dir / "artifacts"}, {});
+  EXPECT_NE(text.out.find("■ Cost by project"), std::string::npos) << text.out;
+  RunResult empty = RunProgram({CgovBinary(), "runs", dir / "seed/samples.jsonl"}, {});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.err.find("samples.jsonl:2: not JSON"), std::string::npos) << empty.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
