@@ -20,6 +20,8 @@ struct FindingDigest {
   std::string id;
   Severity severity = Severity::kInfo;
   std::string title;
+  std::string evidence;        // "observed 27.3 % of GPU-time (threshold: >= 5 % ...) on GPU 0,1"
+  std::string recommendation;  // the finding's advice
 };
 
 // What a comparison or a cross-run report reads of one run's summary.json.
@@ -39,6 +41,11 @@ struct RunDigest {
   std::optional<double> cost_per_unit_usd;
   std::array<double, kPhaseCount> phase_share_pct{};
   std::vector<FindingDigest> findings;
+  // The run's own comparison with its baseline, when it had one (summary.json's baseline block).
+  std::string baseline_figure;  // "cost per sample"; "" without a baseline
+  std::optional<double> baseline_change_pct;
+  bool baseline_regressed = false;
+  std::string baseline_verdict;
 };
 
 // The figure a comparison gates on, chosen from what every run has:

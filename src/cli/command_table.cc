@@ -52,6 +52,8 @@ const std::vector<Command>& Commands() {
        RunCompare},
       {"runs", "many runs' summary.json by tag (CI artifacts): cgov runs DIR... --by project",
        RunRuns},
+      {"ci", "a run's summary.json as CI annotations, metrics or code quality: cgov ci FILE --format",
+       RunCi},
       {"daemon", "record every GPU and GPU process of this host into a SQLite history",
        RunDaemon},
       {"report", "where the GPU-time of a history database went, who held it, what it cost",

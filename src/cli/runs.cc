@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/json_writer.h"
 #include "os/terminal.h"
+#include "report/ci_export.h"
 #include "report/compare_report.h"
 #include "report/runs_report.h"
 #include "report/summary_read.h"
@@ -136,6 +137,36 @@ int RunRuns(int argc, char** argv) {
                            : format == "csv" ? RunsReportCsv(s)
                                              : RunsReportText(s, StyleFor(format, out));
   return Emit("runs", text, out);
+}
+
+int RunCi(int argc, char** argv) {
+  CLI::App app{"Turn a run's summary.json into what a CI system reads: GitHub workflow annotations, "
+               "a GitLab metrics report (OpenMetrics text) or a GitLab Code Quality report "
+               "(docs/ci.md).",
+               "cgov ci SUMMARY.json --format github|gitlab-metrics|gitlab-codequality"};
+  std::string path, format, out, location = ".gitlab-ci.yml";
+  app.add_option("summary", path, "the run's summary.json")->required();
+  app.add_option("--format", format, "github (annotations, on stdout in a workflow step), "
+                 "gitlab-metrics or gitlab-codequality")
+      ->required()
+      ->check(CLI::IsMember({"github", "gitlab-metrics", "gitlab-codequality"}));
+  app.add_option("--path", location, "gitlab-codequality: the file each issue is located in "
+                                     "(default .gitlab-ci.yml)");
+  app.add_option("--out", out, "write here (atomically) instead of stdout");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return UsageExit(app, e);
+  }
+  Result<RunDigest> run = ReadRunDigest(path);
+  if (!run.ok()) {
+    fmt::print(stderr, "cgov ci: {}\n", run.status().message());
+    return kExitFailure;
+  }
+  const std::string text = format == "github"           ? GithubAnnotations(*run)
+                           : format == "gitlab-metrics" ? GitlabMetrics(*run)
+                                                        : DumpJson(GitlabCodeQuality(*run, location), 2) + "\n";
+  return Emit("ci", text, out);
 }
 
 }  // namespace cgov::cli

@@ -121,7 +121,40 @@ Result<RunDigest> DigestFromSummaryJson(const json& doc, const std::string& name
       return FieldError(name, at + ".severity", "info, warning or critical");
     }
     if (title != nullptr && title->is_string()) digest.title = title->get<std::string>();
+    if (const json* advice = Member(f, "recommendation"); advice != nullptr && advice->is_string()) {
+      digest.recommendation = advice->get<std::string>();
+    }
+    const json* observed = Member(f, "observed");
+    const json* threshold = Member(f, "threshold");
+    if (observed != nullptr && observed->is_object() && threshold != nullptr &&
+        threshold->is_object()) {
+      const json* value = Member(*observed, "value");
+      const json* unit = Member(*observed, "unit");
+      const json* rule = Member(*threshold, "rule");
+      if (value != nullptr && value->is_number() && unit != nullptr && unit->is_string() &&
+          rule != nullptr && rule->is_string()) {
+        digest.evidence = fmt::format("observed {:.1f} {} (threshold: {})", value->get<double>(),
+                                      unit->get<std::string>(), rule->get<std::string>());
+      }
+    }
     d.findings.push_back(std::move(digest));
+  }
+  if (const json* b = Member(doc, "baseline"); b != nullptr && b->is_object()) {
+    const json* name_of = Member(*b, "figure_name");
+    const json* gate = Member(*b, "gate");
+    if (name_of == nullptr || !name_of->is_string() || gate == nullptr || !gate->is_object()) {
+      return FieldError(name, "baseline", "figure_name and gate (docs/summary.schema.json)");
+    }
+    d.baseline_figure = name_of->get<std::string>();
+    CGOV_ASSIGN_OR_RETURN(d.baseline_change_pct,
+                          Number(*b, "change_pct", name, "baseline.change_pct", true));
+    const json* regressed = Member(*gate, "regressed");
+    const json* verdict = Member(*gate, "verdict");
+    if (regressed == nullptr || !regressed->is_boolean()) {
+      return FieldError(name, "baseline.gate.regressed", "true or false");
+    }
+    d.baseline_regressed = regressed->get<bool>();
+    if (verdict != nullptr && verdict->is_string()) d.baseline_verdict = verdict->get<std::string>();
   }
   return d;
 }

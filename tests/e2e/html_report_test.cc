@@ -1,5 +1,5 @@
 // End-to-end: the HTML report of a `cgov run` (the `make run` job) and of a history window (the
-// demo week), each loaded in Debian's headless Chromium by tests/browser/check_report.mjs: no
+// demo week), each loaded in Debian's headless Chromium by tests/node/check_report.mjs: no
 // console errors, no network, every section, one chart per GPU with both series drawn, every
 // number tied to the JSON equal to it, keyboard sorting, axe-core, html-validate, dark mode and
 // A4 printing. Screenshots and PDFs are left under the build tree (html-report/) to look at.
@@ -27,7 +27,7 @@ std::string FindNode() {
 std::string CheckInBrowser(const std::string& html, const std::string& json,
                            const std::string& name, const std::vector<std::string>& sections) {
   const std::string node = FindNode();
-  const std::string dir = CGOV_BROWSER_TESTS_DIR;
+  const std::string dir = CGOV_NODE_TOOLS_DIR;
   const std::string shots = BuildDir() + "/html-report";
   std::filesystem::create_directories(shots);
   std::vector<std::string> argv = {node, dir + "/check_report.mjs", html, json, shots + "/" + name};
@@ -42,9 +42,9 @@ class HtmlReportE2E : public ::testing::Test {
     if (FindNode().empty()) GTEST_SKIP() << "node is not installed: the browser checks need it";
     ASSERT_EQ(access("/usr/bin/chromium", X_OK), 0)
         << "Debian's chromium is missing: run scripts/install-deps";
-    ASSERT_TRUE(std::filesystem::exists(std::string(CGOV_BROWSER_TESTS_DIR) +
+    ASSERT_TRUE(std::filesystem::exists(std::string(CGOV_NODE_TOOLS_DIR) +
                                         "/node_modules/playwright-core"))
-        << "the browser test tools are missing: run scripts/install-deps (npm ci in tests/browser)";
+        << "the browser test tools are missing: run scripts/install-deps (npm ci in tests/node)";
   }
 };
 
