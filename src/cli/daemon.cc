@@ -247,7 +247,8 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   return o;
 }
 
-// Registers the source's GPUs in the dictionary; their ids in source order.
+}  // namespace
+
 Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, HistoryStore* store) {
   std::vector<uint32_t> ids;
   for (const GpuInfo& g : gpus) {
@@ -263,6 +264,8 @@ Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, His
   }
   return ids;
 }
+
+namespace {
 
 // Waits until `deadline` (CLOCK_MONOTONIC ns) or one of `signals`; the signal, or 0 at the
 // deadline. A signal that arrived during a tick counts even when the tick overran its interval

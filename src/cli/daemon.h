@@ -17,6 +17,9 @@ namespace cgov::cli {
 Status BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_ids,
                        ProcessAttributor* attributor, StoredTick* out);
 
+// Registers a source's GPUs in the history dictionary; their ids in source order.
+Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, HistoryStore* store);
+
 int RunDaemon(int argc, char** argv);
 
 }  // namespace cgov::cli

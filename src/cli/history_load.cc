@@ -1,6 +1,6 @@
 #include "cli/history_load.h"
 
-#include "cli/history_writer.h"
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -102,15 +102,19 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   CGOV_ASSIGN_OR_RETURN(in->memory_health, store.LatestEvents("memory_health", until_ms));
   // The daemon's price of each GPU as of the window's end, as the fleet report reads it from
   // /metrics. One it could not price is left to the report's own resolution.
+  CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
+  // Who recorded the prices: the daemon, or `cgov run --db` when only runs wrote this database.
+  const bool runs_only = !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const auto& r) {
+    return r.second.source == "cgov run";
+  });
   CGOV_ASSIGN_OR_RETURN(auto prices, store.PricesAt(until_ms));
   for (const auto& [id, record] : prices) {
     if (!record.micro_usd) continue;
     ResolvedPrice price = PriceOfRecord(record);
-    price.source = fmt::format("the daemon on {}: {}",
+    price.source = fmt::format("{} on {}: {}", runs_only ? "cgov run" : "the daemon",
                                in->hostname.empty() ? "this host" : in->hostname, record.source);
     in->gpu_prices[id] = std::move(price);
   }
-  CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());
   CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
   CGOV_ASSIGN_OR_RETURN(in->data_end_ms, DataEndMs(store));
   const int64_t watermark_hour = FloorHour(store.watermark_ms());

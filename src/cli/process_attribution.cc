@@ -42,6 +42,7 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
     identity = IdentityOf(*process, owner, buffer_);
     command = process->stat.comm;
   }
+  if (override_applies_ && override_applies_(pid)) identity = override_identity_;
   Ids ids;
   CGOV_ASSIGN_OR_RETURN(ids.identity_id, store_->IdentityId(identity));
   CGOV_ASSIGN_OR_RETURN(ids.command_id, store_->CommandId(command));

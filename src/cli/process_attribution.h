@@ -4,6 +4,7 @@
 #ifndef CGOV_CLI_PROCESS_ATTRIBUTION_H_
 #define CGOV_CLI_PROCESS_ATTRIBUTION_H_
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -28,6 +29,12 @@ class ProcessAttributor {
   };
   // A process that vanished before it could be read gets an empty identity (unknown user).
   Result<Ids> Lookup(uint32_t pid);
+  // Processes for which `applies(pid)` holds get `identity` instead of what /proc says (their
+  // command is still read): `cgov run --db` names the job's processes by the run's tags.
+  void SetOverride(std::function<bool(uint32_t)> applies, IdentityRecord identity) {
+    override_applies_ = std::move(applies);
+    override_identity_ = std::move(identity);
+  }
   // Forgets every pid not looked up since the last call (a pid that comes back later is read
   // again). Called once a tick, after the tick's lookups: no set of live pids is built.
   void ForgetUnseen();
@@ -44,6 +51,8 @@ class ProcessAttributor {
   std::map<uint32_t, Cached> cache_;
   uint64_t generation_ = 0;
   std::string buffer_;
+  std::function<bool(uint32_t)> override_applies_;
+  IdentityRecord override_identity_;
 };
 
 }  // namespace cgov::cli

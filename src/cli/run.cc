@@ -1,6 +1,7 @@
 #include "cli/run.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -306,6 +307,9 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                  "more than PCT % over the baseline (and above every baseline when there are "
                  "several)")
       ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--db", o.db, "also record the run into this history database (created if "
+                             "needed): cgov report --db shows it, its processes named by the "
+                             "run's tags (docs/ci.md)");
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)")
       ->envname("CGOV_NVML_LIB");
   app.add_option("--host-root", o.host_root, "read /proc and /sys under this directory (env "
@@ -464,6 +468,20 @@ int RunRun(int argc, char** argv) {
                writer.status().message());
     return kExitUsage;
   }
+  std::unique_ptr<RunHistory> history;
+  if (!o.db.empty()) {
+    const passwd* pw = getpwuid(geteuid());
+    auto opened = RunHistory::Open(o.db, RunIdentity(o.tags, pw != nullptr ? pw->pw_name : ""));
+    if (!opened.ok()) {
+      fmt::print(stderr, "cgov run: --db {}\n", opened.status().message());
+      writer->reset();
+      std::error_code ec;
+      std::filesystem::remove(*dir + "/samples.jsonl", ec);
+      if (IsEmptyDir(*dir)) std::filesystem::remove(*dir, ec);
+      return kExitUsage;
+    }
+    history = std::move(opened).value();
+  }
 
   // The job may report its progress here (docs/run.md); set before any thread exists.
   const std::string progress_file = std::filesystem::absolute(*dir + "/progress.log").string();
@@ -490,7 +508,13 @@ int RunRun(int argc, char** argv) {
   header.started_at_ns = start_wall_ns;
   RunRecorder recorder(
       {o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(), std::move(preexisting),
-       o.detect_instance ? o.metadata_endpoint : ""},
+       o.detect_instance ? o.metadata_endpoint : "", history.get(), header.host.hostname,
+       start_wall_ns / 1'000'000,
+       [&o](const GpuInfo& gpu) {
+         std::optional<uint64_t> mib;
+         if (gpu.memory_total_bytes) mib = *gpu.memory_total_bytes >> 20;
+         return ResolveUnitPrice(o.price, gpu.name, gpu.mig, o.catalog, mib);
+       }},
       header, writer->get());
   recorder.Start();
   JobOutcome outcome = supervisor.Wait(nullptr);

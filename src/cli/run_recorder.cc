@@ -62,6 +62,18 @@ void RunRecorder::Run() {
   RootedFileReader files(options_.host_root);
   SystemClock clock;
   HostReader host(&files, &clock);
+  // --db: failures there become warnings and end the recording, never the job or its report.
+  RunHistory* history = options_.history;
+  auto history_failed = [&](const Status& s) {
+    warnings_.push_back(fmt::format("--db {}: {}; the rest of the run is not recorded there",
+                                    history->path(), s.message()));
+    history = nullptr;
+  };
+  if (history != nullptr) {
+    Status begun = history->Begin(header_.gpus, options_.hostname, options_.start_wall_ms,
+                                  options_.interval.count(), options_.price, &files);
+    if (!begun.ok()) history_failed(begun);
+  }
   JobTreeOptions tree_options;
   tree_options.ticks_per_second = sysconf(_SC_CLK_TCK);
   tree_options.page_size = sysconf(_SC_PAGESIZE);
@@ -96,6 +108,9 @@ void RunRecorder::Run() {
     JobTreeSample job =
         tree.Read(tick.mono_ns, tick.host.load ? tick.host.load->last_pid : std::nullopt);
     accumulator_->AddTick(tick, job);
+    if (history != nullptr) {
+      if (Status recorded = history->Record(tick, job.pids); !recorded.ok()) history_failed(recorded);
+    }
     for (const GpuSlowSample& g : tick.gpu_slow) gpu_processes_seen |= !g.processes.empty();
     for (const Status& e : host.errors()) host_errors.insert(e.message());
     if (writer_ != nullptr) {
@@ -109,6 +124,9 @@ void RunRecorder::Run() {
     if (!WaitUntil(next)) break;
   }
   if (poller) poller->Stop();
+  if (history != nullptr) {
+    if (Status finished = history->Finish(); !finished.ok()) history_failed(finished);
+  }
   warnings_.insert(warnings_.end(), host_errors.begin(), host_errors.end());
   if (nvml) {
     for (const std::string& w : nvml->AbiWarnings()) warnings_.push_back("NVML: " + w);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/run_summary.h"
+#include "cli/run_history.h"
 #include "os/file_reader.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
@@ -25,6 +26,12 @@ struct RecorderOptions {
   int root_pid = 0;       // cgov's own pid: the job tree hangs below it
   std::vector<int> preexisting_pids;  // alive before the job was spawned: never the job's
   std::string metadata_endpoint;      // non-empty: --detect-instance asks it once
+  // --db: the history database the run is recorded into (null: none), what it names this host,
+  // the run's wall-clock start and each GPU's price.
+  RunHistory* history = nullptr;
+  std::string hostname;
+  int64_t start_wall_ms = 0;
+  RunHistory::PriceFn price;
 };
 
 // Start() once, Stop() once; results are read after Stop().

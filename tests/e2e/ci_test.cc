@@ -1,9 +1,12 @@
 // End-to-end: cgov in CI. The baseline gate (`cgov run --baseline --fail-on-regression`,
 // `cgov compare`) on the fake driver, and the cross-run showback (`cgov runs`) over generated
 // summaries.
+#include <signal.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -142,6 +145,67 @@ TEST(CiE2E, RunsOverFiftySummariesAddUpByProject) {
   RunResult empty = RunProgram({CgovBinary(), "runs", dir / "seed/samples.jsonl"}, {});
   EXPECT_EQ(empty.exit_code, 1);
   EXPECT_NE(empty.err.find("samples.jsonl:2: not JSON"), std::string::npos) << empty.err;
+}
+
+// Two GPUs: the job (the fake's "child") keeps GPU 0 busy; someone else holds GPU 1, idle.
+constexpr char kJobScenario[] = R"({
+  "driver_version": "550.54.15",
+  "gpus": [
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559,
+     "timeline": [{"t": 0, "util_gpu": 90, "mem_used_mib": 20000}],
+     "processes": [{"pid": "child", "used_mib": 20000}]},
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559,
+     "timeline": [{"t": 0, "util_gpu": 0, "mem_used_mib": 4000}],
+     "processes": [{"pid": 4242, "used_mib": 4000}]}
+  ]
+})";
+
+TEST(CiE2E, RunsRecordedIntoAHistoryDatabaseAreIdentitiesWithTheirTags) {
+  TempDir dir;
+  const std::string scenario = dir / "job.json";
+  std::ofstream(scenario) << kJobScenario;
+  const std::string db = dir / "history.db";
+  double summed_gpu_seconds = 0;
+  for (const char* project : {"vision", "nlp"}) {
+    const std::string out = dir / project;
+    RunResult r = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out", out,
+                              "--interval", "200ms", "--quiet", "--db", db, "--tag",
+                              std::string("project=") + project, "--tag", "team=ml",
+                              "--price-per-gpu-hour", "3.60", "--", "sleep", "1.5"},
+                             {{"CGOV_FAKE_NVML_SCENARIO", scenario}}, 60);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json summary = ReadJsonFile(out + "/summary.json");
+    EXPECT_EQ(summary["gpus"][0]["used_by_job"], true) << "the fake's \"child\" is the job";
+    EXPECT_EQ(summary["warnings"], json::array()) << summary["warnings"];
+    summed_gpu_seconds += summary["cost"]["gpu_hours"].get<double>() * 3600;
+  }
+  EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM run WHERE source = 'cgov run'"), 2);
+  RunResult rep = RunProgram({CgovBinary(), "report", "--db", db, "--since", "1h", "--by",
+                              "project", "--format", "json"}, {});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const json report = json::parse(rep.out);
+  EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+  // The same GPU time as the two summaries, to within a sample per GPU and run.
+  EXPECT_NEAR(report["held_gpu_seconds"].get<double>(), summed_gpu_seconds, 2 * 2 * 0.2 + 0.05);
+  EXPECT_NE(report["cost"]["price_source"].get<std::string>().find("cgov run on "),
+            std::string::npos) << report["cost"]["price_source"];
+  std::map<std::string, double> held;
+  for (const json& w : report["who"]) held[w["key"]] = w["held_seconds"].get<double>();
+  EXPECT_GT(held["vision"], 1.0) << report["who"].dump(1);
+  EXPECT_GT(held["nlp"], 0.5) << report["who"].dump(1);
+  EXPECT_GT(held[""], 2.0) << "pid 4242 is someone else's, unknown here: " << report["who"].dump(1);
+  // One writer at a time: a second writer is refused before its job starts.
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                 "--nvml-lib", FakeNvml("full")},
+                                {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM run WHERE source = 'daemon'") == 1; }));
+  RunResult locked = RunProgram({CgovBinary(), "run", "--out", dir / "locked", "--db", db, "--",
+                                 "true"}, {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  EXPECT_EQ(locked.exit_code, 2);
+  EXPECT_NE(locked.err.find("another cgov is writing to this database"), std::string::npos)
+      << locked.err;
+  kill(daemon.pid, SIGTERM);
+  WaitProgram(daemon);
 }
 
 }  // namespace

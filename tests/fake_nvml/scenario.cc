@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -71,11 +73,30 @@ std::set<std::string> FieldSet(const json& j, const std::string& where) {
   return out;
 }
 
+// The lowest pid among the children of the process that loaded the fake (any of its threads):
+// "pid": "child" makes a scenario's process the job `cgov run` started. 0 when there is none.
+unsigned FirstChildPid() {
+  unsigned lowest = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream children(task.path() / "children");
+    for (unsigned pid = 0; children >> pid;) {
+      if (lowest == 0 || pid < lowest) lowest = pid;
+    }
+  }
+  return lowest;
+}
+
 Process ParseProcess(const json& j, const std::string& where) {
   Process p;
   for (auto& [key, value] : j.items()) {
     std::string at = where + "." + key;
-    if (key == "pid") p.pid = static_cast<unsigned>(Number(value, at));
+    if (key == "pid" && value.is_string() && value.get<std::string>() == "child") {
+      p.pid = FirstChildPid();
+      if (p.pid == 0) throw ParseError{at, "\"child\": the process that loaded NVML has no child"};
+    } else if (key == "pid") {
+      p.pid = static_cast<unsigned>(Number(value, at));
+    }
     else if (key == "type") {
       std::string type = Text(value, at);
       if (type != "compute" && type != "graphics" && type != "both" && type != "mps") {
