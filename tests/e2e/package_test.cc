@@ -111,7 +111,7 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
   RunResult bash = Shell("source '" + root + "/usr/share/bash-completion/completions/cgov'; "
                          "COMP_WORDS=(cgov run --f); COMP_CWORD=2; _cgov; echo \"${COMPREPLY[*]}\"; "
                          "COMP_WORDS=(cgov rep); COMP_CWORD=1; _cgov; echo \"${COMPREPLY[*]}\"");
-  EXPECT_EQ(bash.out, "--fail-on --force\nreport\n") << bash.err;
+  EXPECT_EQ(bash.out, "--fail-on --fail-on-regression --force\nreport\n") << bash.err;
   if (access("/usr/bin/zsh", X_OK) == 0) {
     RunResult zsh = RunProgram({"/usr/bin/zsh", "-n", root + "/usr/share/zsh/vendor-completions/_cgov"}, {});
     EXPECT_EQ(zsh.exit_code, 0) << zsh.err;
