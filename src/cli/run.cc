@@ -468,16 +468,20 @@ int RunRun(int argc, char** argv) {
                writer.status().message());
     return kExitUsage;
   }
+  // The job never started: leave no empty samples.jsonl (nor the directory made for it).
+  auto discard_outputs = [&] {
+    writer->reset();
+    std::error_code ec;
+    std::filesystem::remove(*dir + "/samples.jsonl", ec);
+    if (IsEmptyDir(*dir)) std::filesystem::remove(*dir, ec);
+  };
   std::unique_ptr<RunHistory> history;
   if (!o.db.empty()) {
     const passwd* pw = getpwuid(geteuid());
     auto opened = RunHistory::Open(o.db, RunIdentity(o.tags, pw != nullptr ? pw->pw_name : ""));
     if (!opened.ok()) {
       fmt::print(stderr, "cgov run: --db {}\n", opened.status().message());
-      writer->reset();
-      std::error_code ec;
-      std::filesystem::remove(*dir + "/samples.jsonl", ec);
-      if (IsEmptyDir(*dir)) std::filesystem::remove(*dir, ec);
+      discard_outputs();
       return kExitUsage;
     }
     history = std::move(opened).value();
@@ -493,10 +497,7 @@ int RunRun(int argc, char** argv) {
   Result<pid_t> pid = supervisor.Spawn(o.command);
   if (!pid.ok()) {
     fmt::print(stderr, "{}\n", pid.status().message());
-    writer->reset();
-    std::error_code ec;
-    std::filesystem::remove(*dir + "/samples.jsonl", ec);
-    if (IsEmptyDir(*dir)) std::filesystem::remove(*dir, ec);
+    discard_outputs();
     return ExitCodeForSpawnError(pid.status().code());
   }
 

@@ -343,6 +343,50 @@ std::string HistoryActions(const HistorySummary& s) {
   return out + "</ol></section>\n";
 }
 
+// A list of lines as a section ("" when there are none).
+std::string ListSection(std::string_view id, std::string_view title,
+                        const std::vector<std::string>& items) {
+  if (items.empty()) return "";
+  std::string out = fmt::format("<section id=\"{}\"><h2>{}</h2><ul>", id, Esc(title));
+  for (const std::string& item : items) out += "<li>" + Esc(item) + "</li>";
+  return out + "</ul></section>\n";
+}
+
+// This run against --baseline's runs (summary.json's "baseline").
+std::string BaselineSection(const RunComparison& c, const std::vector<std::string>& paths) {
+  html::Table t;
+  t.caption = fmt::format("Against {} baseline run{}", paths.size(), paths.size() == 1 ? "" : "s");
+  t.headers = {"Figure", "Baseline", "This run", "Change"};
+  t.numeric = {false, true, true, true};
+  auto figure = [&](double v) {
+    return c.figure == CompareFigure::kCostPerUnit   ? FormatUnitCost(v)
+           : c.figure == CompareFigure::kCostPerRun ? fmt::format("${:.2f}", v)
+                                                    : fmt::format("{:.4f}", v);
+  };
+  t.rows.push_back({Esc(c.figure_name), Esc(figure(c.baseline)), Esc(figure(c.current)),
+                    c.change_pct ? Num(fmt::format("{:+.1f}", *c.change_pct), "/baseline/change_pct") + " %"
+                                 : "—"});
+  t.rows.push_back({"capacity unused", Num(F1(c.waste_pct_baseline), "/baseline/waste_pct/baseline") + " %",
+                    Num(F1(c.waste_pct_current), "/baseline/waste_pct/current") + " %",
+                    Num(fmt::format("{:+.1f}", c.waste_pct_current - c.waste_pct_baseline),
+                        "/baseline/waste_pct/change_pp") + " pp"});
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    const std::string at = fmt::format("/baseline/phases/{}/", PhaseKey(static_cast<Phase>(p)));
+    t.rows.push_back({Esc(PhaseLabel(static_cast<Phase>(p))),
+                      Num(F1(c.phase_pct_baseline[p]), at + "baseline_pct") + " %",
+                      Num(F1(c.phase_pct_current[p]), at + "current_pct") + " %",
+                      Num(fmt::format("{:+.1f}", c.phase_pct_current[p] - c.phase_pct_baseline[p]),
+                          at + "change_pp") + " pp"});
+  }
+  std::string out = "<section id=\"baseline\"><h2>Against the baseline</h2>\n" + t.Render();
+  if (c.threshold_pct) {
+    out += fmt::format("<p>{}Gate: {}{}</p>\n", c.regressed ? "<strong>" : "", Esc(c.verdict),
+                       c.regressed ? "</strong>" : "");
+  }
+  for (const std::string& n : c.notes) out += "<p class=\"muted\">" + Esc(n) + "</p>\n";
+  return out + "</section>\n";
+}
+
 }  // namespace
 
 std::string RunReportHtml(const RunSummary& s) {
@@ -367,11 +411,8 @@ std::string RunReportHtml(const RunSummary& s) {
          RunMetricTable(s.metrics, "/metrics", "Distribution over every sample") + "</section>\n";
   out += "<section id=\"findings\"><h2>Findings</h2>\n" +
          html::FindingsHtml(s.findings, s.savings, data) + "</section>\n";
-  if (!s.warnings.empty()) {
-    out += "<section id=\"warnings\"><h2>Warnings</h2><ul>";
-    for (const std::string& w : s.warnings) out += "<li>" + Esc(w) + "</li>";
-    out += "</ul></section>\n";
-  }
+  if (s.baseline) out += BaselineSection(*s.baseline, s.baseline_paths);
+  out += ListSection("warnings", "Warnings", s.warnings);
   return out + html::PageEnd();
 }
 
@@ -390,11 +431,7 @@ std::string HistoryReportHtml(const HistorySummary& s) {
     out += "<section id=\"findings\"><h2>Findings</h2>\n" +
            html::FindingsHtml(s.findings, s.savings, true) + "</section>\n";
   }
-  if (!s.notes.empty()) {
-    out += "<section id=\"notes\"><h2>Notes</h2><ul>";
-    for (const std::string& n : s.notes) out += "<li>" + Esc(n) + "</li>";
-    out += "</ul></section>\n";
-  }
+  out += ListSection("notes", "Notes", s.notes);
   return out + html::PageEnd();
 }
 

@@ -50,15 +50,26 @@ class HtmlReportE2E : public ::testing::Test {
 
 TEST_F(HtmlReportE2E, RunReportOfTheMakeRunJob) {
   TempDir dir;
-  RunResult r = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                            dir / "run", "--interval", "200ms", "--tag", "project=demo", "--",
-                            "sleep", "3"},
-                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
+  auto run = [&](const std::string& out, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
+                                     dir / out, "--interval", "200ms", "--tag", "project=demo",
+                                     "--work", "1000"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {"--", "sleep", "3"});
+    return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
+  };
+  RunResult r = run("run", {});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(std::filesystem::exists(dir / "run/report.html")) << r.err;
   EXPECT_NE(r.err.find("report.html"), std::string::npos) << "the report names the file";
   EXPECT_EQ(CheckInBrowser(dir / "run/report.html", dir / "run/summary.json", "run",
                            {"cost", "phases", "charts", "gpus", "metrics", "findings"}),
+            "");
+  // The same job against the first as its baseline: the comparison's section and figures.
+  RunResult again = run("again", {"--baseline", dir / "run"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(CheckInBrowser(dir / "again/report.html", dir / "again/summary.json", "run-baseline",
+                           {"cost", "phases", "charts", "gpus", "metrics", "findings", "baseline"}),
             "");
 }
 
