@@ -72,8 +72,8 @@ TEST(CompareRuns, SeveralBaselinesNeedTheRiseToLeaveTheirSpread) {
 
 TEST(CompareRuns, FindingsNewAndGoneTagsAndNoBaseline) {
   RunDigest before = ARun(10), now = ARun(10, std::nullopt, {{"project", "v"}, {"branch", "x"}});
-  before.findings = {{"unused_gpu", Severity::kWarning, "Unused"}, {"idle_held_gpu", Severity::kCritical, "Held"}};
-  now.findings = {{"idle_held_gpu", Severity::kCritical, "Held"}, {"memory_pressure", Severity::kInfo, "Mem"}};
+  before.findings = {{"unused_gpu", Severity::kWarning, "Unused", "", ""}, {"idle_held_gpu", Severity::kCritical, "Held", "", ""}};
+  now.findings = {{"idle_held_gpu", Severity::kCritical, "Held", "", ""}, {"memory_pressure", Severity::kInfo, "Mem", "", ""}};
   auto c = CompareRuns({before}, now, std::nullopt);
   ASSERT_EQ(c->findings_new.size(), 1u);
   EXPECT_EQ(c->findings_new[0].id, "memory_pressure");
@@ -98,7 +98,7 @@ TEST(AggregateRuns, GroupsAddUpToTheTotalInCents) {
                       {{"project", i % 3 == 0 ? "a" : i % 3 == 1 ? "b" : "c"}});
     if (i == 7) r.tags.clear();
     if (i == 9) r.exit_code = 1;
-    if (i % 10 == 0) r.findings = {{"unused_gpu", Severity::kWarning, "Unused"}};
+    if (i % 10 == 0) r.findings = {{"unused_gpu", Severity::kWarning, "Unused", "", ""}};
     runs.push_back(r);
   }
   const RunShowback s = AggregateRuns(runs, "project");
