@@ -383,13 +383,15 @@ const char* HistoryByName(HistoryBy by) {
     case HistoryBy::kTeam: return "team";
     case HistoryBy::kPod: return "pod";
     case HistoryBy::kHost: return "host";
+    case HistoryBy::kSlurmJob: return "slurm_job";
+    case HistoryBy::kAccount: return "account";
   }
   return "";
 }
 
 std::optional<HistoryBy> ParseHistoryBy(std::string_view text) {
   for (HistoryBy by : {HistoryBy::kUser, HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kPod,
-                       HistoryBy::kHost}) {
+                       HistoryBy::kHost, HistoryBy::kSlurmJob, HistoryBy::kAccount}) {
     if (text == HistoryByName(by)) return by;
   }
   return std::nullopt;

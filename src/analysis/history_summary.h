@@ -20,7 +20,7 @@
 
 namespace cgov {
 
-enum class HistoryBy { kUser, kProject, kTeam, kPod, kHost };
+enum class HistoryBy { kUser, kProject, kTeam, kPod, kHost, kSlurmJob, kAccount };
 const char* HistoryByName(HistoryBy by);  // "user", ...
 std::optional<HistoryBy> ParseHistoryBy(std::string_view text);
 

@@ -104,11 +104,7 @@ void ApplyPolicy(HistoryBy by, Showback* s) {
     for (size_t i = 0; i < s->rows.size(); ++i) s->rows[i].micro_usd += shares[i];
     s->idle = 0;
   } else if (s->policy.kind == IdleCostPolicy::Kind::kOwner) {
-    const char* by_name = by == HistoryBy::kUser      ? "user"
-                          : by == HistoryBy::kProject ? "project"
-                          : by == HistoryBy::kTeam    ? "team"
-                          : by == HistoryBy::kPod     ? "pod"
-                                                      : "host";
+    const char* by_name = HistoryByName(by);
     const std::string key = s->policy.key == by_name ? s->policy.value
                                                      : s->policy.key + "=" + s->policy.value;
     auto it = std::find_if(s->rows.begin(), s->rows.end(),
@@ -131,6 +127,8 @@ std::string HistoryKey(HistoryBy by, const IdentityRecord& r, const std::string&
     case HistoryBy::kProject: return r.project;
     case HistoryBy::kTeam: return r.team;
     case HistoryBy::kPod: return r.pod;
+    case HistoryBy::kSlurmJob: return r.slurm_job;
+    case HistoryBy::kAccount: return r.slurm_account;
   }
   return "";
 }

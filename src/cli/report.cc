@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/showback.h"
+#include "analysis/slurm_accounting.h"
 #include "billing/billing.h"
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
@@ -44,6 +45,7 @@ struct ReportOptions {
   std::string catalog_path;
   bool spot = false;
   std::string billing, billing_format, billing_map, idle_cost = "unallocated";
+  std::string slurm_accounting;  // sacct --parsable2 or scontrol show job output
   bool since_given = false;
 };
 
@@ -73,7 +75,12 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   HistoryOptions o;
   auto by = ParseHistoryBy(r.by);
   if (!by) {
-    return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod or host", r.by));
+    return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod, host, "
+                                       "slurm_job or account", r.by));
+  }
+  if (*by == HistoryBy::kAccount && r.slurm_accounting.empty()) {
+    return InvalidArgument("--by account: give the jobs' accounts with --slurm-accounting FILE "
+                           "(sacct --parsable2 --format=JobID,User,Account,Partition)");
   }
   if (r.db.empty() == r.prometheus.empty()) {
     return InvalidArgument("give one source: --db PATH (one host's history) or --prometheus URL "
@@ -181,8 +188,21 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
       r.until = FormatRfc3339Utc(to * 1'000'000);
     }
   }
+  std::optional<SlurmJobs> slurm;
+  if (!r.slurm_accounting.empty()) {
+    CGOV_ASSIGN_OR_RETURN(std::string text,
+                          ReadInputFile(r.slurm_accounting, 64 << 20, "--slurm-accounting"));
+    CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(text, r.slurm_accounting));
+  }
   CGOV_ASSIGN_OR_RETURN(HistoryInput input, r.prometheus.empty() ? LoadFromDb(r, options)
                                                                  : LoadFromPrometheus(r));
+  if (slurm) {
+    const size_t matched = ApplySlurmJobs(*slurm, &input.identities);
+    input.notes.push_back(fmt::format("--slurm-accounting {}: {} job(s) read, {} process "
+                                      "identit{} matched by job id",
+                                      r.slurm_accounting, slurm->size(), matched,
+                                      matched == 1 ? "y" : "ies"));
+  }
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
   if (bill) {
     summary.showback = BillShowback(input, options.by, bill->bill, bill->resource_host,
@@ -264,7 +284,12 @@ int RunReport(int argc, char** argv) {
                  "spreadsheet)")
       ->capture_default_str();
   app.add_option("--out", r.out, "write here (atomically) instead of stdout");
-  app.add_option("--by", r.by, "who: user, project, team, pod or host")->capture_default_str();
+  app.add_option("--by", r.by, "who: user, project, team, pod, host, slurm_job or account "
+                             "(with --slurm-accounting)")->capture_default_str();
+  app.add_option("--slurm-accounting", r.slurm_accounting,
+                 "Slurm jobs' users, accounts and partitions: a file of `sacct --parsable2 "
+                 "--format=JobID,User,Account,Partition` or `scontrol show job` output; a job's "
+                 "account is its processes' project when they name none");
   app.add_option("--tz", r.tz, "time zone of the hour-of-day heatmap: UTC, +HH:MM or "
                  "Europe/Berlin-style")->capture_default_str();
   app.add_option("--idle-held-min", r.idle_held_min,

@@ -53,6 +53,7 @@ struct IdentityRecord {
   std::string team;     // CGOV_TEAM
   std::string tags;     // CGOV_TAGS, "k=v,k=v" sorted
   std::string host;     // set by the fleet report; not stored (a database is one host)
+  std::string slurm_account, slurm_partition;  // set by report --slurm-accounting; not stored
 
   auto Key() const {
     return std::make_tuple(user, owner, pod, container, slurm_job, project, team, tags);

@@ -1,0 +1,37 @@
+// Slurm jobs' owners for `cgov report --slurm-accounting FILE`: a GPU process whose cgroup names a
+// Slurm job (job_<id>) gets the job's user, account (its project when it has none) and partition.
+// FILE is the output of `sacct --parsable2 --format=JobID,User,Account,Partition` (any column
+// order; the header line names them) or of `scontrol show job` (Key=Value records). Pure.
+#ifndef CGOV_ANALYSIS_SLURM_ACCOUNTING_H_
+#define CGOV_ANALYSIS_SLURM_ACCOUNTING_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "store/history_store.h"
+
+namespace cgov {
+
+struct SlurmJob {
+  std::string id;  // "4242117", an array task "4242117_3"
+  std::string user;
+  std::string account;
+  std::string partition;
+};
+using SlurmJobs = std::map<std::string, SlurmJob>;  // by id
+
+// `name` names the input in errors ("sacct.txt:3: ..."). Job steps (4242117.batch, 4242117.0)
+// are skipped: they belong to their job.
+Result<SlurmJobs> ParseSlurmAccounting(std::string_view text, const std::string& name);
+
+// Fills slurm_account and slurm_partition of every identity whose slurm_job is known, its user
+// when the process did not say, and its project (the account) when the process named none.
+// Returns how many identities matched.
+size_t ApplySlurmJobs(const SlurmJobs& jobs, std::map<uint32_t, IdentityRecord>* identities);
+
+}  // namespace cgov
+
+#endif  // CGOV_ANALYSIS_SLURM_ACCOUNTING_H_

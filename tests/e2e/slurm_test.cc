@@ -1,0 +1,100 @@
+// End-to-end: a Slurm node. The daemon records a shared box whose GPU processes run in Slurm
+// jobs (cgroup job_<id>); `cgov report --slurm-accounting` with recorded `sacct` output names
+// their accounts, and `--by account` / `--by slurm_job` split the GPU time by them.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e_helpers.h"
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+// The shared box's /proc, with alice's trainer (41000) in Slurm job 4242117 and bob's notebook
+// (42000) in job 4242118, neither naming a project in its environment.
+std::string SlurmBox(const TempDir& dir) {
+  const std::string root = dir / "root";
+  std::filesystem::copy(Fixture("proc/shared-box"), root, std::filesystem::copy_options::recursive);
+  const std::map<std::string, std::string> jobs = {{"41000", "4242117"}, {"42000", "4242118"}};
+  for (const auto& [pid, job] : jobs) {
+    const std::string proc = root + "/proc/" + pid;
+    std::filesystem::remove(proc + "/cgroup");
+    std::filesystem::remove(proc + "/environ");
+    std::ofstream(proc + "/cgroup") << "0::/system.slice/slurmstepd.scope/job_" << job
+                                    << "/step_0/user/task_0\n";
+    std::ofstream(proc + "/environ") << "PATH=/usr/bin" << '\0' << "SLURM_JOB_ID=" << job << '\0';
+  }
+  return root;
+}
+
+json Report(const std::string& db, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {CgovBinary(), "report", "--db", db, "--since", "1h",
+                                   "--format", "json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  RunResult r = RunProgram(argv, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return json::object();
+  json report = json::parse(r.out);
+  EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+  return report;
+}
+
+std::map<std::string, double> HeldByKey(const json& report) {
+  std::map<std::string, double> out;
+  for (const json& w : report["who"]) out[w["key"]] = w["held_seconds"].get<double>();
+  return out;
+}
+
+TEST(SlurmE2E, AccountsFromRecordedSacctSplitTheGpuTime) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                 "--commit-every", "1s", "--nvml-lib", FakeNvml("full"),
+                                 "--host-root", SlurmBox(dir)},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 30));
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  ASSERT_EQ(WaitProgram(daemon, 15).exit_code, 0);
+  const std::string sacct = Fixture("slurm/sacct.txt");
+
+  const json by_user = Report(db, {"--slurm-accounting", sacct});
+  const json by_account = Report(db, {"--by", "account", "--slurm-accounting", sacct});
+  const json by_job = Report(db, {"--by", "slurm_job"});
+  const json by_project = Report(db, {"--by", "project", "--slurm-accounting", sacct});
+  std::map<std::string, double> user = HeldByKey(by_user), account = HeldByKey(by_account),
+                                 job = HeldByKey(by_job), project = HeldByKey(by_project);
+  ASSERT_GT(user["alice"], 0) << by_user["who"].dump(1);
+  // Each job's account holds exactly what its user held.
+  EXPECT_DOUBLE_EQ(account["llm-research"], user["alice"]) << by_account["who"].dump(1);
+  EXPECT_DOUBLE_EQ(account["notebooks-lab"], user["bob"]) << by_account["who"].dump(1);
+  EXPECT_DOUBLE_EQ(job["4242117"], user["alice"]) << by_job["who"].dump(1);
+  EXPECT_DOUBLE_EQ(job["4242118"], user["bob"]);
+  // The account is the project of processes that named none; the pod's own project stays.
+  EXPECT_DOUBLE_EQ(project["llm-research"], user["alice"]) << by_project["who"].dump(1);
+  EXPECT_GT(project["vision"], 0);
+  // The totals do not move.
+  EXPECT_EQ(by_account["held_gpu_seconds"], by_user["held_gpu_seconds"]);
+  EXPECT_NE(by_account["notes"].dump().find("3 job(s) read, 2 process identities matched"),
+            std::string::npos) << by_account["notes"];
+
+  RunResult no_file = RunProgram({CgovBinary(), "report", "--db", db, "--by", "account"}, {});
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_NE(no_file.err.find("--slurm-accounting FILE"), std::string::npos) << no_file.err;
+  std::ofstream(dir / "bad.txt") << "JobID|User\nnot-a-job|x\n";
+  RunResult bad = RunProgram({CgovBinary(), "report", "--db", db, "--slurm-accounting",
+                              dir / "bad.txt"}, {});
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;  // as a bad --billing file: the input, not the flags
+  EXPECT_NE(bad.err.find("bad.txt:2: JobID: expected digits"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
