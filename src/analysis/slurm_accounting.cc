@@ -26,6 +26,19 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// The lines of `text`, trimmed: line k (from 1) is the (k - 1)th.
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out.push_back(Trim(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return out;
+}
+
 bool IsStep(std::string_view id) { return id.find('.') != std::string_view::npos; }
 
 Status Add(SlurmJob job, const std::string& where, SlurmJobs* jobs) {
@@ -44,18 +57,15 @@ Status Add(SlurmJob job, const std::string& where, SlurmJobs* jobs) {
 Result<SlurmJobs> ParseSacct(std::string_view text, const std::string& name) {
   SlurmJobs jobs;
   std::map<std::string, size_t> column;
-  size_t line_no = 0, start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = Trim(text.substr(start, end - start));
-    start = end + 1;
-    ++line_no;
+  const std::vector<std::string_view> lines = Lines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    const size_t line_no = i + 1;
     if (line.empty()) continue;
     const std::vector<std::string_view> cells = Split(line, '|');
     const std::string where = fmt::format("{}:{}", name, line_no);
     if (column.empty()) {
-      for (size_t i = 0; i < cells.size(); ++i) column[std::string(Trim(cells[i]))] = i;
+      for (size_t c = 0; c < cells.size(); ++c) column[std::string(Trim(cells[c]))] = c;
       if (!column.count("JobID")) {
         return InvalidArgument(where + ": expected a header naming JobID (sacct --parsable2 "
                                       "--format=JobID,User,Account,Partition)");
@@ -84,7 +94,6 @@ Result<SlurmJobs> ParseScontrol(std::string_view text, const std::string& name) 
   SlurmJobs jobs;
   SlurmJob job;
   std::string job_where;
-  size_t line_no = 0, start = 0;
   auto flush = [&]() -> Status {
     if (job_where.empty()) return Status::Ok();
     Status s = Add(std::move(job), job_where, &jobs);
@@ -92,12 +101,10 @@ Result<SlurmJobs> ParseScontrol(std::string_view text, const std::string& name) 
     job_where.clear();
     return s;
   };
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = Trim(text.substr(start, end - start));
-    start = end + 1;
-    ++line_no;
+  const std::vector<std::string_view> lines = Lines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    const size_t line_no = i + 1;
     if (line.empty()) {
       CGOV_RETURN_IF_ERROR(flush());
       continue;

@@ -59,6 +59,19 @@ inline std::string SchemaErrors(const std::string& schema, const nlohmann::json&
   return r.exit_code == 0 ? "" : r.out + r.err;
 }
 
+// `cgov report --format json ARGS...`, checked against docs/report.schema.json; an empty object
+// (and a failed expectation) when it exits non-zero.
+inline nlohmann::json ReportJson(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {CgovBinary(), "report", "--format", "json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunResult r = RunProgram(argv, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return nlohmann::json::object();
+  nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+  return report;
+}
+
 // The finding with `id` in a summary's or report's "findings" array, or nullptr.
 inline const nlohmann::json* FindingById(const nlohmann::json& findings, const std::string& id) {
   for (const nlohmann::json& f : findings) {

@@ -25,17 +25,6 @@ Started StartDaemon(const std::string& db, const Env& env = SharedBox()) {
                       env);
 }
 
-json ReportJson(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {CgovBinary(), "report", "--format", "json"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunResult r = RunProgram(argv, {});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return json::object();
-  json report = json::parse(r.out);
-  EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
-  return report;
-}
-
 const json& GpuByIndex(const json& report, int index) {
   for (const json& g : report["gpus"]) {
     if (g["index"] == index) return g;

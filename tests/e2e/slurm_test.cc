@@ -37,15 +37,9 @@ std::string SlurmBox(const TempDir& dir) {
 }
 
 json Report(const std::string& db, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {CgovBinary(), "report", "--db", db, "--since", "1h",
-                                   "--format", "json"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  RunResult r = RunProgram(argv, {});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return json::object();
-  json report = json::parse(r.out);
-  EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
-  return report;
+  std::vector<std::string> args = {"--db", db, "--since", "1h"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return ReportJson(args);
 }
 
 std::map<std::string, double> HeldByKey(const json& report) {
