@@ -105,7 +105,11 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
     for (size_t p = 0; p < kPhaseCount; ++p) c.phase_pct_baseline[p] += b.phase_share_pct[p] / n;
   }
   c.waste_pct_current = current.waste_pct;
+  c.waste_change_pp = c.waste_pct_current - c.waste_pct_baseline;
   c.phase_pct_current = current.phase_share_pct;
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    c.phase_change_pp[p] = c.phase_pct_current[p] - c.phase_pct_baseline[p];
+  }
   // Findings by id: new in this run, or gone from it.
   std::set<std::string> before, now;
   for (const RunDigest& b : baselines) {

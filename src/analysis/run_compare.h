@@ -64,7 +64,8 @@ struct RunComparison {
   std::optional<double> spread_pct;  // (max - min) / median x 100 over >= 2 baselines
   double baseline_max = 0;
   double waste_pct_baseline = 0, waste_pct_current = 0;  // baseline: the mean over the baselines
-  std::array<double, kPhaseCount> phase_pct_baseline{}, phase_pct_current{};
+  double waste_change_pp = 0;                             // current - baseline
+  std::array<double, kPhaseCount> phase_pct_baseline{}, phase_pct_current{}, phase_change_pp{};
   std::vector<FindingDigest> findings_new;   // in this run, in no baseline
   std::vector<FindingDigest> findings_gone;  // in a baseline, not in this run
   std::vector<std::string> notes;            // tags or units that differ, failed baselines

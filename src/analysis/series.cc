@@ -8,6 +8,14 @@ MinMaxSeries::MinMaxSeries(int64_t width, size_t max_buckets)
     : width_(std::max<int64_t>(1, width)), max_buckets_(std::max<size_t>(2, max_buckets)) {}
 
 void MinMaxSeries::Add(int64_t t, double value) {
+  total_.min = total_.count == 0 ? value : std::min(total_.min, value);
+  total_.max = total_.count == 0 ? value : std::max(total_.max, value);
+  total_.sum += value;
+  ++total_.count;
+  Place(t, value);
+}
+
+void MinMaxSeries::Place(int64_t t, double value) {
   int64_t index = (t >= 0 ? t : t - width_ + 1) / width_;  // floor, also before 0
   if (!buckets_.empty() && index <= buckets_.back().index) {
     SeriesBucket& b = buckets_.back();
@@ -21,7 +29,7 @@ void MinMaxSeries::Add(int64_t t, double value) {
     Coarsen();
     index = (t >= 0 ? t : t - width_ + 1) / width_;
     if (index <= buckets_.back().index) {
-      Add(t, value);
+      Place(t, value);
       return;
     }
   }

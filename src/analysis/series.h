@@ -26,15 +26,19 @@ class MinMaxSeries {
   void Add(int64_t t, double value);
   // Buckets in time order; time without values has no bucket (a gap).
   const std::vector<SeriesBucket>& buckets() const { return buckets_; }
+  // Every value ever added, as one bucket (min, max, sum, count): what the chart stands for.
+  const SeriesBucket& total() const { return total_; }
   int64_t width() const { return width_; }
   bool empty() const { return buckets_.empty(); }
 
  private:
+  void Place(int64_t t, double value);  // into its bucket, coarsening when full
   void Coarsen();
 
   int64_t width_;
   size_t max_buckets_;
   std::vector<SeriesBucket> buckets_;
+  SeriesBucket total_;
 };
 
 }  // namespace cgov

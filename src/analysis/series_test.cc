@@ -35,6 +35,10 @@ TEST(MinMaxSeries, StaysBoundedAndASpikeSurvivesDownsampling) {
   }
   EXPECT_DOUBLE_EQ(max, 100.0);
   EXPECT_EQ(count, 10'000);
+  EXPECT_DOUBLE_EQ(s.total().max, 100.0) << "the whole series, kept apart from the buckets";
+  EXPECT_DOUBLE_EQ(s.total().min, 5.0);
+  EXPECT_EQ(s.total().count, 10'000);
+  EXPECT_DOUBLE_EQ(s.total().sum, sum);
   EXPECT_DOUBLE_EQ(total, sum);
   // Buckets cover [index x width, (index + 1) x width): the spike's bucket holds t = 7777.
   for (const SeriesBucket& b : s.buckets()) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "telemetry/text_scan.h"
 
 namespace cgov {
 namespace {
@@ -17,25 +18,6 @@ std::vector<std::string_view> Split(std::string_view line, char sep) {
     start = at + 1;
   }
   out.push_back(line.substr(start));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-// The lines of `text`, trimmed: line k (from 1) is the (k - 1)th.
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    out.push_back(Trim(text.substr(start, end - start)));
-    start = end + 1;
-  }
   return out;
 }
 
@@ -57,9 +39,9 @@ Status Add(SlurmJob job, const std::string& where, SlurmJobs* jobs) {
 Result<SlurmJobs> ParseSacct(std::string_view text, const std::string& name) {
   SlurmJobs jobs;
   std::map<std::string, size_t> column;
-  const std::vector<std::string_view> lines = Lines(text);
+  const std::vector<std::string_view> lines = SplitLines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view line = lines[i];
+    const std::string_view line = Trim(lines[i]);
     const size_t line_no = i + 1;
     if (line.empty()) continue;
     const std::vector<std::string_view> cells = Split(line, '|');
@@ -101,18 +83,17 @@ Result<SlurmJobs> ParseScontrol(std::string_view text, const std::string& name) 
     job_where.clear();
     return s;
   };
-  const std::vector<std::string_view> lines = Lines(text);
+  const std::vector<std::string_view> lines = SplitLines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view line = lines[i];
+    const std::string_view line = Trim(lines[i]);
     const size_t line_no = i + 1;
     if (line.empty()) {
       CGOV_RETURN_IF_ERROR(flush());
       continue;
     }
-    for (std::string_view token : Split(line, ' ')) {
-      token = Trim(token);
+    for (std::string_view token : SplitFields(line)) {
       const size_t eq = token.find('=');
-      if (token.empty() || eq == std::string_view::npos) continue;
+      if (eq == std::string_view::npos) continue;
       const std::string_view key = token.substr(0, eq), value = token.substr(eq + 1);
       if (key == "JobId") {
         CGOV_RETURN_IF_ERROR(flush());

@@ -24,6 +24,9 @@ TEST(SlurmAccounting, SacctParsable2ByHeaderStepsSkipped) {
   EXPECT_EQ(jobs->at("4242118").partition, "interactive");
   EXPECT_EQ(jobs->at("4242119_3").account, "vision") << "an array task";
   // Any column order; only JobID is required.
+  auto crlf = ParseSlurmAccounting("JobID|Account\r\n8|ml\r\n", "x");
+  ASSERT_TRUE(crlf.ok()) << crlf.status().message();
+  EXPECT_EQ(crlf->at("8").account, "ml") << "CRLF line ends";
   auto reordered = ParseSlurmAccounting("Account|JobID\nml|7\n", "x");
   ASSERT_TRUE(reordered.ok());
   EXPECT_EQ(reordered->at("7").account, "ml");

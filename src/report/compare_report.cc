@@ -39,7 +39,7 @@ json ComparisonJson(const RunComparison& c, const std::vector<std::string>& base
     phases[std::string(PhaseKey(static_cast<Phase>(p)))] = {
         {"baseline_pct", Round(c.phase_pct_baseline[p], 3)},
         {"current_pct", Round(c.phase_pct_current[p], 3)},
-        {"change_pp", Round(c.phase_pct_current[p] - c.phase_pct_baseline[p], 3)}};
+        {"change_pp", Round(c.phase_change_pp[p], 3)}};
   }
   json values = json::array();
   for (double v : c.baseline_values) values.push_back(Round(v, 9));
@@ -54,7 +54,7 @@ json ComparisonJson(const RunComparison& c, const std::vector<std::string>& base
           {"spread_pct", c.spread_pct ? json(Round(*c.spread_pct, 3)) : json(nullptr)},
           {"waste_pct", {{"baseline", Round(c.waste_pct_baseline, 3)},
                          {"current", Round(c.waste_pct_current, 3)},
-                         {"change_pp", Round(c.waste_pct_current - c.waste_pct_baseline, 3)}}},
+                         {"change_pp", Round(c.waste_change_pp, 3)}}},
           {"phases", phases},
           {"findings_new", FindingsJson(c.findings_new)},
           {"findings_gone", FindingsJson(c.findings_gone)},
@@ -77,12 +77,12 @@ std::string ComparisonText(const RunComparison& c, const std::vector<std::string
                   Figure(c, c.baseline), Figure(c, c.current), change});
   rows.push_back({"capacity unused", fmt::format("{:.1f} %", c.waste_pct_baseline),
                   fmt::format("{:.1f} %", c.waste_pct_current),
-                  fmt::format("{:+.1f} pp", c.waste_pct_current - c.waste_pct_baseline)});
+                  fmt::format("{:+.1f} pp", c.waste_change_pp)});
   for (size_t p = 0; p < kPhaseCount; ++p) {
     rows.push_back({std::string(PhaseLabel(static_cast<Phase>(p))),
                     fmt::format("{:.1f} %", c.phase_pct_baseline[p]),
                     fmt::format("{:.1f} %", c.phase_pct_current[p]),
-                    fmt::format("{:+.1f} pp", c.phase_pct_current[p] - c.phase_pct_baseline[p])});
+                    fmt::format("{:+.1f} pp", c.phase_change_pp[p])});
   }
   out += TextTable(rows, "lrrr", st.markdown);
   if (c.spread_pct) {

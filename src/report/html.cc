@@ -194,8 +194,6 @@ std::string SeriesChartSvg(std::string_view id, std::string_view title,
     const std::vector<SeriesBucket>& b = cs.series->buckets();
     const double w = static_cast<double>(cs.series->width());
     std::string band, line;
-    double lo = 100, hi = 0, sum = 0;
-    int64_t n = 0;
     // Runs of consecutive buckets draw as one band and one line; a missing bucket is a gap.
     for (size_t i = 0; i < b.size();) {
       size_t j = i + 1;
@@ -211,10 +209,6 @@ std::string SeriesChartSvg(std::string_view id, std::string_view title,
         line += fmt::format("{}{:.1f},{:.1f}", k == i ? "M" : " L", (xa + xb) / 2,
                             y_of(b[k].Mean()));
         if (k + 1 == j && j - i == 1) line += fmt::format(" L{:.1f},{:.1f}", xb, y_of(b[k].Mean()));
-        lo = std::min(lo, b[k].min);
-        hi = std::max(hi, b[k].max);
-        sum += b[k].sum;
-        n += b[k].count;
       }
       band += upper + lower + " Z";
       i = j;
@@ -223,9 +217,11 @@ std::string SeriesChartSvg(std::string_view id, std::string_view title,
         "<g class=\"series {0}\" data-series=\"{0}\" data-buckets=\"{1}\"><path class=\"band\" "
         "d=\"{2}\"/><path class=\"mean\" d=\"{3}\"/></g>",
         Esc(cs.name), b.size(), band, line);
-    desc += n > 0 ? fmt::format("{}{}: mean {:.1f}, min {:.1f}, max {:.1f}.", desc.empty() ? "" : " ",
-                                cs.label, sum / static_cast<double>(n), lo, hi)
-                  : fmt::format("{}{}: no data.", desc.empty() ? "" : " ", cs.label);
+    const SeriesBucket& all = cs.series->total();
+    desc += all.count > 0
+                ? fmt::format("{}{}: mean {:.1f}, min {:.1f}, max {:.1f}.", desc.empty() ? "" : " ",
+                              cs.label, all.Mean(), all.min, all.max)
+                : fmt::format("{}{}: no data.", desc.empty() ? "" : " ", cs.label);
   }
   std::string axes;
   for (int pct : {0, 50, 100}) {

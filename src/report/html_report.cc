@@ -368,14 +368,14 @@ std::string BaselineSection(const RunComparison& c, const std::vector<std::strin
                                  : "—"});
   t.rows.push_back({"capacity unused", Num(F1(c.waste_pct_baseline), "/baseline/waste_pct/baseline") + " %",
                     Num(F1(c.waste_pct_current), "/baseline/waste_pct/current") + " %",
-                    Num(fmt::format("{:+.1f}", c.waste_pct_current - c.waste_pct_baseline),
+                    Num(fmt::format("{:+.1f}", c.waste_change_pp),
                         "/baseline/waste_pct/change_pp") + " pp"});
   for (size_t p = 0; p < kPhaseCount; ++p) {
     const std::string at = fmt::format("/baseline/phases/{}/", PhaseKey(static_cast<Phase>(p)));
     t.rows.push_back({Esc(PhaseLabel(static_cast<Phase>(p))),
                       Num(F1(c.phase_pct_baseline[p]), at + "baseline_pct") + " %",
                       Num(F1(c.phase_pct_current[p]), at + "current_pct") + " %",
-                      Num(fmt::format("{:+.1f}", c.phase_pct_current[p] - c.phase_pct_baseline[p]),
+                      Num(fmt::format("{:+.1f}", c.phase_change_pp[p]),
                           at + "change_pp") + " pp"});
   }
   std::string out = "<section id=\"baseline\"><h2>Against the baseline</h2>\n" + t.Render();

@@ -1,10 +1,12 @@
 #include "report/summary_read.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "os/input_file.h"
 
 namespace cgov {
@@ -33,8 +35,16 @@ Result<const json*> Object(const json& obj, const char* key, const std::string& 
 // A number, or null when `nullable`.
 Result<std::optional<double>> Number(const json& obj, const char* key, const std::string& name,
                                      const std::string& field, bool nullable) {
+  // Dollars are summed in cents (cgov runs): a bound keeps any sum of runs inside int64.
+  constexpr double kLimit = 1e12;
   const json* v = Member(obj, key);
-  if (v != nullptr && v->is_number()) return std::optional<double>(v->get<double>());
+  if (v != nullptr && v->is_number()) {
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || std::abs(x) > kLimit) {
+      return FieldError(name, field, "a number between -1e12 and 1e12");
+    }
+    return std::optional<double>(x);
+  }
   if (nullable && (v == nullptr || v->is_null())) return std::optional<double>();
   return FieldError(name, field, nullable ? "a number or null" : "a number");
 }
@@ -167,7 +177,7 @@ Result<RunDigest> ReadRunDigest(const std::string& path) {
   } catch (const json::parse_error& e) {
     const size_t upto = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(upto), '\n');
-    return InvalidArgument(fmt::format("{}:{}: not JSON ({})", path, line, e.what()));
+    return InvalidArgument(fmt::format("{}:{}: not JSON ({})", path, line, SafeText(e.what())));
   }
   return DigestFromSummaryJson(doc, path);
 }

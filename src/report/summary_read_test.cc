@@ -61,6 +61,10 @@ TEST(SummaryRead, ErrorsNameTheFileAndTheField) {
   doc["schema_version"] = 2;
   EXPECT_NE(DigestFromSummaryJson(doc, "x").status().message().find("schema_version"),
             std::string::npos);
+  doc = SummaryJson(Summary());
+  doc["cost"]["total_usd"] = 1e300;  // would overflow the cents cgov runs sums
+  EXPECT_EQ(DigestFromSummaryJson(doc, "x").status().message(),
+            "x: cost.total_usd: expected a number between -1e12 and 1e12");
   EXPECT_EQ(DigestFromSummaryJson(nlohmann::json::array(), "x").status().message(),
             "x: (document): expected a JSON object (summary.json)");
 }

@@ -22,6 +22,7 @@ size_t SplitFieldsInto(std::string_view line, std::string_view* out, size_t max)
 bool ParseU64(std::string_view field, uint64_t* out);
 bool ParseI64(std::string_view field, int64_t* out);
 bool ParseDouble(std::string_view field, double* out);
+// Without leading and trailing spaces, tabs, CR and LF.
 std::string_view Trim(std::string_view text);
 
 }  // namespace cgov
