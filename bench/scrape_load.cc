@@ -66,7 +66,7 @@ const std::string kScrape = "GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection:
 double ScrapeMs(int port, bool* ok) {
   const auto start = Clock::now();
   const std::string r = Exchange(port, kScrape);
-  *ok = r.starts_with("HTTP/1.1 200") && r.find("DCGM_FI_DEV_GPU_UTIL") != std::string::npos;
+  *ok = r.starts_with("HTTP/1.1 200") && r.find("cgov_gpu_utilization_ratio") != std::string::npos;
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
         if (r == 0 || (r < 0 && errno != EAGAIN)) {
           all.push_back(std::chrono::duration<double, std::milli>(Clock::now() - c.start).count());
           if (!c.got.starts_with("HTTP/1.1 200") ||
-              c.got.find("DCGM_FI_DEV_GPU_UTIL") == std::string::npos) {
+              c.got.find("cgov_gpu_utilization_ratio") == std::string::npos) {
             ++errors;
           }
           epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);

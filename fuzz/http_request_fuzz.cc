@@ -30,9 +30,8 @@ std::unique_ptr<HttpServer> StartServer(bool auth) {
   o.address = *ParseListenAddress("127.0.0.1:0");
   o.timeout_s = 2;
   if (auth) {
-    o.basic_auth_user = "prom";
-    o.basic_auth_password = "s3cret";
-  }
+    o.users = {{"prom", "s3cret", false}};
+    }
   auto server = HttpServer::Start(o, [](const ServedRequest& r) {
     ServedResponse response;
     if (r.path == "/missing") response.status = 404;

@@ -1,6 +1,7 @@
 #include "cli/daemon.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,11 +54,13 @@ struct DaemonOptions {
   std::string instance_id;  // --instance-id: what the cloud bills this host as
   std::string catalog_path;  // --price-catalog, re-read on SIGHUP
   std::optional<HttpServerOptions> http;  // --listen
+  bool dcgm_names = false;                // --metrics-names dcgm
   PriceOptions price;
   PriceCatalog catalog;
 };
 
-constexpr char kDefaultListen[] = "127.0.0.1:9400";
+// Not dcgm-exporter's 9400: both run on GPU nodes (docs/metrics.md, "Beside dcgm-exporter").
+constexpr char kDefaultListen[] = "127.0.0.1:9474";
 
 // Reads a whole small file (a key, a certificate, a password) or says which one failed: a
 // regular file of at most 1 MiB (a FIFO, a device or a directory is refused, never read).
@@ -67,14 +70,23 @@ Result<std::string> ReadSmallFile(const std::string& path, std::string_view flag
   return text;
 }
 
-// --basic-auth-file: one line "user:password" (a file, so the password is not in `ps`).
+// --basic-auth-file: one line "user:password" (a file, so the password is not in `ps`), which
+// only its owner may read: a password in plain text readable by others is refused.
 Status ReadBasicAuth(const std::string& path, HttpServerOptions* http) {
   CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, "--basic-auth-file"));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    return InvalidArgument(fmt::format(
+        "cgov daemon: --basic-auth-file {}: a password in plain text readable by its group or "
+        "others (mode {:04o}); `chmod 600 {}`, or keep a bcrypt hash in --web-config instead",
+        path, st.st_mode & 07777, path));
+  }
   Result<std::pair<std::string, std::string>> credentials = ParseBasicAuthFile(text);
   if (!credentials.ok()) {
     return credentials.status().WithContext(fmt::format("cgov daemon: --basic-auth-file {}", path));
   }
-  std::tie(http->basic_auth_user, http->basic_auth_password) = std::move(credentials).value();
+  auto [user, password] = std::move(credentials).value();
+  http->users.push_back({std::move(user), std::move(password), false});
   return Status::Ok();
 }
 
@@ -121,6 +133,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   if (const char* lib = std::getenv("CGOV_NVML_LIB")) o.nvml_lib = lib;
   std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
+  std::string metrics_names = "cgov", web_config;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
                "SIGINT/SIGTERM (SIGHUP reloads the price catalog and reopens the database); with "
@@ -157,8 +170,17 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                  "/metrics and /health on HOST:PORT (alone: {}; another address only when named; "
                  "docs/metrics.md)", kDefaultListen))
       ->expected(0, 1)->default_str(kDefaultListen);
+  app.add_option("--metrics-names", metrics_names, "cgov: GPU readings under cgov's own names "
+                 "only, safe beside dcgm-exporter; dcgm: under dcgm-exporter's DCGM_FI_* names "
+                 "too, for a node without dcgm-exporter whose dashboards expect them "
+                 "(docs/metrics.md)")
+      ->check(CLI::IsMember({"cgov", "dcgm"}))
+      ->capture_default_str();
   app.add_option("--basic-auth-file", auth_file, "require HTTP basic auth: a file with one line "
                  "USER:PASSWORD");
+  app.add_option("--web-config", web_config, "a Prometheus web configuration file (the "
+                 "exporters' format): basic_auth_users with bcrypt hashes, tls_server_config's "
+                 "cert_file and key_file (docs/metrics.md)");
   app.add_option("--tls-cert", tls_cert, "serve HTTPS with this PEM certificate (with --tls-key)");
   app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert");
   app.add_option("--price-per-gpu-hour", price_text, "USD per GPU-hour for the cost counters "
@@ -205,6 +227,25 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     CGOV_ASSIGN_OR_RETURN(http.address, ParseListenAddress(listen.empty() ? kDefaultListen
                                                                           : listen));
     if (!auth_file.empty()) CGOV_RETURN_IF_ERROR(ReadBasicAuth(auth_file, &http));
+    if (!web_config.empty()) {
+      if (!auth_file.empty()) {
+        return InvalidArgument("cgov daemon: --web-config and --basic-auth-file: give the users "
+                               "in one of them");
+      }
+      CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(web_config, "--web-config"));
+      Result<WebConfig> config = ParseWebConfig(text, web_config);
+      if (!config.ok()) return config.status().WithContext("cgov daemon: --web-config");
+      if (!config->tls_cert_file.empty()) {
+        if (!tls_cert.empty()) {
+          return InvalidArgument(fmt::format("cgov daemon: --tls-cert and --web-config {}'s "
+                                             "tls_server_config: give the certificate in one of "
+                                             "them", web_config));
+        }
+        tls_cert = config->tls_cert_file;
+        tls_key = config->tls_key_file;
+      }
+      http.users = std::move(config->users);
+    }
     if (tls_cert.empty() != tls_key.empty()) {
       return InvalidArgument("cgov daemon: --tls-cert and --tls-key go together");
     }
@@ -239,10 +280,13 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
       }
       http.tls = true;
     }
+    http.open_paths = {"/health", "/healthz"};  // probes send no credentials; says no secret
     o.http = std::move(http);
-  } else if (!auth_file.empty() || !tls_cert.empty() || !tls_key.empty()) {
-    return InvalidArgument("cgov daemon: --basic-auth-file, --tls-cert and --tls-key need "
-                           "--listen");
+    o.dcgm_names = metrics_names == "dcgm";
+  } else if (!auth_file.empty() || !tls_cert.empty() || !tls_key.empty() ||
+             !web_config.empty() || app.count("--metrics-names") > 0) {
+    return InvalidArgument("cgov daemon: --basic-auth-file, --web-config, --tls-cert, --tls-key "
+                           "and --metrics-names need --listen");
   }
   return o;
 }
@@ -417,7 +461,12 @@ void Daemon::Tick(TickSample* sample) {
           "went with the old file. Writing to {} again; restart the daemon once this is "
           "understood", o_.db, change, FormatRfc3339Utc(now_ms * 1'000'000), o_.db);
       fmt::print(stderr, "cgov daemon: warning: {}\n", problem);
-      if (metrics_) metrics_->SetHistoryDbProblem(problem);
+      // /health answers without credentials: it names no path.
+      if (metrics_) {
+        metrics_->SetHistoryDbProblem(fmt::format(
+            "the history database {} at {}; see the daemon's log", change,
+            FormatRfc3339Utc(now_ms * 1'000'000)));
+      }
       db_problem_ = problem;
       DropWriter();
     }
@@ -649,6 +698,7 @@ Status Daemon::StartServer() {
   mo.hostname = hostname_;
   mo.instance_id = o_.instance_id;
   mo.interval_ms = o_.interval.count();
+  mo.dcgm_names = o_.dcgm_names;
   metrics_ = std::make_unique<DaemonMetrics>(mo);
   metrics_->SetGpus(MetricsGpus());
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {
@@ -660,9 +710,9 @@ Status Daemon::StartServer() {
   fmt::print(stderr, "cgov daemon: serving /metrics on {}://{}{}{}:{}\n",
              o_.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
              a.ipv6 ? "]" : "", server_->port());
-  if (!a.IsLoopback() && o_.http->basic_auth_user.empty()) {
+  if (!a.IsLoopback() && o_.http->users.empty()) {
     fmt::print(stderr, "cgov daemon: warning: /metrics is open to the network without "
-               "authentication (--basic-auth-file); it names users, projects and processes\n");
+               "authentication (--web-config or --basic-auth-file); it names users, projects and processes\n");
   }
   return Status::Ok();
 }

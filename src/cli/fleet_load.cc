@@ -211,8 +211,9 @@ Status FleetBuilder::AddWindowFigures() {
     double scale;  // to MiB / 0.1 W
     bool memory;
   };
-  for (const Mean& m : {Mean{"DCGM_FI_DEV_FB_USED", 1, true},
-                        Mean{"DCGM_FI_DEV_POWER_USAGE", 10, false}}) {
+  // cgov's own names: a dcgm-exporter on the same node serves its readings under DCGM_FI_*.
+  for (const Mean& m : {Mean{"cgov_gpu_memory_used_bytes", 1.0 / 1048576, true},
+                        Mean{"cgov_gpu_power_watts", 10, false}}) {
     CGOV_ASSIGN_OR_RETURN(
         std::vector<PromSeries> result,
         prom_.Query(fmt::format("avg by (Hostname, UUID, GPU_I_ID) (avg_over_time({}[{}ms]))", m.metric,

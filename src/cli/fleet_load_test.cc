@@ -74,9 +74,9 @@ class FakePrometheus {
       out.body = Vector({{Identity(), 900}}).dump();
     } else if (q.find("cgov_identity_held_seconds_total") != std::string::npos) {
       out.body = Vector({{Identity(), 9900}}).dump();
-    } else if (q.find("DCGM_FI_DEV_FB_USED") != std::string::npos) {
-      out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 40000}}).dump();
-    } else if (q.find("DCGM_FI_DEV_POWER_USAGE") != std::string::npos) {
+    } else if (q.find("cgov_gpu_memory_used_bytes") != std::string::npos) {
+      out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 40000.0 * 1048576}}).dump();
+    } else if (q.find("cgov_gpu_power_watts") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 500.5}}).dump();
     } else if (q.find("cgov_gpu_price_usd_per_hour") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"source", "catalog: p5"}}, 4}}).dump();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -33,15 +34,6 @@ struct DaemonMetrics::GpuLabels {
       labels.emplace_back("GPU_I_PROFILE", g.mig_profile);
       labels.emplace_back("GPU_I_ID", gpu_instance);
     }
-  }
-  // Appends GPU_I_PROFILE and GPU_I_ID for a MIG instance (series of another shape than the
-  // per-GPU gauges).
-  Labels WithMig(Labels out) const {
-    if (!gpu_instance.empty()) {
-      out.emplace_back("GPU_I_PROFILE", labels[6].second);
-      out.emplace_back("GPU_I_ID", gpu_instance);
-    }
-    return out;
   }
   GpuLabels(const GpuLabels&) = delete;
   GpuLabels& operator=(const GpuLabels&) = delete;
@@ -202,14 +194,23 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const
 void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
                                     int64_t now_ms) const {
   // A reading is served only from a fresh tick that has it: unknown is absent, never stale.
-  const bool fresh = Fresh(now_ms);
-  // One family: a sample for each GPU whose value_of(position) is known; a lost GPU's only when
-  // `lost_too` (Xid errors: Xid 79 is how a GPU gets lost).
-  auto family = [&](std::string_view name, MetricType type, std::string_view help, bool lost_too,
-                    auto value_of) {
+  if (!Fresh(now_ms)) return;
+  const MetricsTick& t = *last_;
+  // One reading under cgov's name (base units) and, with --metrics-names dcgm, under
+  // dcgm-exporter's name and unit too. A sample for each GPU whose value is known; a lost GPU's
+  // only when `lost_too` (Xid errors: Xid 79 is how a GPU gets lost).
+  using ValueOf = std::function<std::optional<double>(size_t)>;
+  struct Reading {
+    std::string_view name, help, dcgm_name, dcgm_help;
+    MetricType type = MetricType::kGauge;
+    bool lost_too = false;
+    ValueOf value, dcgm_value;
+  };
+  auto emit = [&](std::string_view name, std::string_view help, MetricType type, bool lost_too,
+                  const ValueOf& value_of) {
     bool started = false;
-    for (size_t i = 0; fresh && i < gpus_.size() && i < last_->gpus.size(); ++i) {
-      if (last_->gpus[i].lost && !lost_too) continue;
+    for (size_t i = 0; i < gpus_.size() && i < t.gpus.size(); ++i) {
+      if (t.gpus[i].lost && !lost_too) continue;
       const std::optional<double> v = value_of(i);
       if (!v) continue;
       if (!started) w.Family(name, type, help);
@@ -217,106 +218,143 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
       w.Sample(labels[i].labels, *v);
     }
   };
-  auto gauge = [&](std::string_view name, std::string_view help, auto value_of) {
-    family(name, MetricType::kGauge, help, false,
-           [&](size_t i) { return value_of(last_->gpus[i]); });
+  auto render = [&](const Reading& r) {
+    emit(r.name, r.help, r.type, r.lost_too, r.value);
+    if (options_.dcgm_names) emit(r.dcgm_name, r.dcgm_help, r.type, r.lost_too, r.dcgm_value);
   };
-  auto opt = [](auto v) -> std::optional<double> {
-    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  // Integer readings in another unit: divided (57 / 100 is 0.57; 57 * 0.01 is not).
+  auto scaled = [&](auto field, double divisor) -> ValueOf {
+    return [&t, field, divisor](size_t i) -> std::optional<double> {
+      const auto& v = t.gpus[i].*field;
+      if (!v) return std::nullopt;
+      return static_cast<double>(*v) / divisor;
+    };
   };
-  gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).",
-        [&](const GpuFastSample& s) { return opt(s.util_gpu_pct); });
-  gauge("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).",
-        [&](const GpuFastSample& s) { return opt(s.util_mem_pct); });
-  gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).",
-        [&](const GpuFastSample& s) -> std::optional<double> {
-          if (!s.mem_used_bytes) return std::nullopt;
-          return std::floor(static_cast<double>(*s.mem_used_bytes) / kMib);
-        });
+  auto hertz = [&](auto field) -> ValueOf {  // from MHz
+    return [&t, field](size_t i) -> std::optional<double> {
+      const auto& v = t.gpus[i].*field;
+      if (!v) return std::nullopt;
+      return static_cast<double>(*v) * 1e6;
+    };
+  };
+  render({"cgov_gpu_utilization_ratio", "Time a kernel ran on the GPU in the last sample period "
+          "(NVML utilization.gpu, 0-1).", "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).",
+          MetricType::kGauge, false, scaled(&GpuFastSample::util_gpu_pct, 100),
+          scaled(&GpuFastSample::util_gpu_pct, 1)});
+  render({"cgov_gpu_memory_copy_utilization_ratio", "Time device memory was read or written "
+          "(NVML utilization.memory, 0-1).", "DCGM_FI_DEV_MEM_COPY_UTIL",
+          "Memory utilization (in %).", MetricType::kGauge, false,
+          scaled(&GpuFastSample::util_mem_pct, 100), scaled(&GpuFastSample::util_mem_pct, 1)});
   // Free as nvidia-smi and DCGM count it: the driver's reservation is neither used nor free
   // (an idle H100 80GB: 81559 MiB total, 480 reserved, 81079 free; driver 580.159.04).
-  family("DCGM_FI_DEV_FB_FREE", MetricType::kGauge, "Framebuffer memory free (in MiB).", false,
-         [&](size_t i) -> std::optional<double> {
-          const GpuFastSample& s = last_->gpus[i];
-          if (!s.mem_used_bytes || !s.mem_total_bytes) return std::nullopt;
-          const uint64_t taken =
-              *s.mem_used_bytes + gpus_[i].memory_reserved_bytes.value_or(0);
-          const uint64_t free = *s.mem_total_bytes - std::min(taken, *s.mem_total_bytes);
-          return std::floor(static_cast<double>(free) / kMib);
-        });
-  gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).",
-        [&](const GpuFastSample& s) -> std::optional<double> {
-          if (!s.power_mw) return std::nullopt;
-          return *s.power_mw / 1000.0;
-        });
-  gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).",
-        [&](const GpuFastSample& s) { return opt(s.temp_c); });
-  gauge("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).",
-        [&](const GpuFastSample& s) { return opt(s.sm_clock_mhz); });
-  gauge("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).",
-        [&](const GpuFastSample& s) { return opt(s.mem_clock_mhz); });
-  // NVML GPM as dcgm-exporter's profiling fields: activity as a ratio, traffic in bytes/s.
-  auto prof = [&](std::string_view name, std::string_view help,
-                  std::optional<double> GpmMetrics::*field, double scale) {
-    family(name, MetricType::kGauge, help, false, [&](size_t i) -> std::optional<double> {
-      if (i >= last_->gpm.size() || !(last_->gpm[i].*field)) return std::nullopt;
-      return *(last_->gpm[i].*field) * scale;
-    });
+  auto free_bytes = [&](size_t i) -> std::optional<double> {
+    const GpuFastSample& s = t.gpus[i];
+    if (!s.mem_used_bytes || !s.mem_total_bytes) return std::nullopt;
+    const uint64_t taken = *s.mem_used_bytes + gpus_[i].memory_reserved_bytes.value_or(0);
+    return static_cast<double>(*s.mem_total_bytes - std::min(taken, *s.mem_total_bytes));
   };
-  prof("DCGM_FI_PROF_SM_ACTIVE", "Ratio of SMs busy (NVML GPM SM utilization, 0-1).",
-       &GpmMetrics::sm_active_pct, 0.01);
-  prof("DCGM_FI_PROF_SM_OCCUPANCY", "Ratio of resident warps to the maximum (0-1).",
-       &GpmMetrics::sm_occupancy_pct, 0.01);
-  prof("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "Ratio of time any tensor pipe was busy (0-1).",
-       &GpmMetrics::tensor_active_pct, 0.01);
-  prof("DCGM_FI_PROF_DRAM_ACTIVE", "Ratio of peak DRAM bandwidth used (0-1).",
-       &GpmMetrics::dram_active_pct, 0.01);
-  prof("DCGM_FI_PROF_PCIE_TX_BYTES", "PCIe bytes sent per second.", &GpmMetrics::pcie_tx_mib_s,
-       1048576.0);
-  prof("DCGM_FI_PROF_PCIE_RX_BYTES", "PCIe bytes received per second.",
-       &GpmMetrics::pcie_rx_mib_s, 1048576.0);
-  prof("DCGM_FI_PROF_NVLINK_TX_BYTES", "NVLink bytes sent per second.",
-       &GpmMetrics::nvlink_tx_mib_s, 1048576.0);
-  prof("DCGM_FI_PROF_NVLINK_RX_BYTES", "NVLink bytes received per second.",
-       &GpmMetrics::nvlink_rx_mib_s, 1048576.0);
-  // Memory health as dcgm-exporter names it: remapped rows (Ampere and later) or retired pages.
-  auto health = [&](std::string_view name, std::string_view help, bool rows,
-                    double (*value_of)(const MemoryHealth&)) {
-    family(name, MetricType::kGauge, help, false, [&](size_t i) -> std::optional<double> {
-      if (i >= last_->memory_health.size() || !last_->memory_health[i] ||
-          last_->memory_health[i]->row_remapping != rows) {
+  auto mib = [](const ValueOf& bytes) -> ValueOf {
+    return [bytes](size_t i) -> std::optional<double> {
+      const std::optional<double> b = bytes(i);
+      if (!b) return std::nullopt;
+      return std::floor(*b / kMib);
+    };
+  };
+  const ValueOf used_bytes = scaled(&GpuFastSample::mem_used_bytes, 1);
+  render({"cgov_gpu_memory_used_bytes", "Device memory in use (bytes).", "DCGM_FI_DEV_FB_USED",
+          "Framebuffer memory used (in MiB).", MetricType::kGauge, false, used_bytes,
+          mib(used_bytes)});
+  render({"cgov_gpu_memory_free_bytes", "Device memory free: total less used and the driver's "
+          "reservation (bytes).", "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
+          MetricType::kGauge, false, free_bytes, mib(free_bytes)});
+  render({"cgov_gpu_power_watts", "Power draw (W).", "DCGM_FI_DEV_POWER_USAGE",
+          "Power draw (in W).", MetricType::kGauge, false, scaled(&GpuFastSample::power_mw, 1000),
+          scaled(&GpuFastSample::power_mw, 1000)});
+  render({"cgov_gpu_temperature_celsius", "GPU temperature (degrees Celsius).",
+          "DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", MetricType::kGauge, false,
+          scaled(&GpuFastSample::temp_c, 1), scaled(&GpuFastSample::temp_c, 1)});
+  render({"cgov_gpu_sm_clock_hertz", "SM clock frequency (Hz).", "DCGM_FI_DEV_SM_CLOCK",
+          "SM clock frequency (in MHz).", MetricType::kGauge, false,
+          hertz(&GpuFastSample::sm_clock_mhz), scaled(&GpuFastSample::sm_clock_mhz, 1)});
+  render({"cgov_gpu_memory_clock_hertz", "Memory clock frequency (Hz).", "DCGM_FI_DEV_MEM_CLOCK",
+          "Memory clock frequency (in MHz).", MetricType::kGauge, false,
+          hertz(&GpuFastSample::mem_clock_mhz), scaled(&GpuFastSample::mem_clock_mhz, 1)});
+  // NVML GPM, as dcgm-exporter's profiling fields: activity as a ratio, traffic in bytes/s.
+  auto gpm = [&](std::optional<double> GpmMetrics::*field, double scale) -> ValueOf {
+    return [&t, field, scale](size_t i) -> std::optional<double> {
+      if (i >= t.gpm.size() || !(t.gpm[i].*field)) return std::nullopt;
+      return *(t.gpm[i].*field) * scale;
+    };
+  };
+  auto prof = [&](std::string_view name, std::string_view help, std::string_view dcgm_name,
+                  std::optional<double> GpmMetrics::*field, double scale) {
+    render({name, help, dcgm_name, help, MetricType::kGauge, false, gpm(field, scale),
+            gpm(field, scale)});
+  };
+  prof("cgov_gpu_sm_active_ratio", "Ratio of SMs busy (NVML GPM SM utilization, 0-1).",
+       "DCGM_FI_PROF_SM_ACTIVE", &GpmMetrics::sm_active_pct, 0.01);
+  prof("cgov_gpu_sm_occupancy_ratio", "Ratio of resident warps to the maximum (0-1).",
+       "DCGM_FI_PROF_SM_OCCUPANCY", &GpmMetrics::sm_occupancy_pct, 0.01);
+  prof("cgov_gpu_tensor_active_ratio", "Ratio of time any tensor pipe was busy (0-1).",
+       "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", &GpmMetrics::tensor_active_pct, 0.01);
+  prof("cgov_gpu_dram_active_ratio", "Ratio of peak DRAM bandwidth used (0-1).",
+       "DCGM_FI_PROF_DRAM_ACTIVE", &GpmMetrics::dram_active_pct, 0.01);
+  prof("cgov_gpu_pcie_transmit_bytes_per_second", "PCIe bytes sent per second.",
+       "DCGM_FI_PROF_PCIE_TX_BYTES", &GpmMetrics::pcie_tx_mib_s, 1048576.0);
+  prof("cgov_gpu_pcie_receive_bytes_per_second", "PCIe bytes received per second.",
+       "DCGM_FI_PROF_PCIE_RX_BYTES", &GpmMetrics::pcie_rx_mib_s, 1048576.0);
+  prof("cgov_gpu_nvlink_transmit_bytes_per_second", "NVLink bytes sent per second.",
+       "DCGM_FI_PROF_NVLINK_TX_BYTES", &GpmMetrics::nvlink_tx_mib_s, 1048576.0);
+  prof("cgov_gpu_nvlink_receive_bytes_per_second", "NVLink bytes received per second.",
+       "DCGM_FI_PROF_NVLINK_RX_BYTES", &GpmMetrics::nvlink_rx_mib_s, 1048576.0);
+  // Memory health: remapped rows (Ampere and later) or retired pages (the GPUs before).
+  auto health = [&](std::string_view name, std::string_view dcgm_name, std::string_view help,
+                    bool rows, double (*value_of)(const MemoryHealth&)) {
+    ValueOf v = [&t, rows, value_of](size_t i) -> std::optional<double> {
+      if (i >= t.memory_health.size() || !t.memory_health[i] ||
+          t.memory_health[i]->row_remapping != rows) {
         return std::nullopt;
       }
-      return value_of(*last_->memory_health[i]);
-    });
+      return value_of(*t.memory_health[i]);
+    };
+    render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
   };
-  health("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "Rows remapped for correctable errors.", true,
+  health("cgov_gpu_remapped_rows_correctable", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+         "Rows remapped for correctable errors.", true,
          [](const MemoryHealth& h) { return static_cast<double>(h.remapped_correctable); });
-  health("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Rows remapped for uncorrectable errors.",
-         true, [](const MemoryHealth& h) { return static_cast<double>(h.remapped_uncorrectable); });
-  health("DCGM_FI_DEV_ROW_REMAP_PENDING", "1 when rows wait for a GPU reset to be remapped.", true,
+  health("cgov_gpu_remapped_rows_uncorrectable", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+         "Rows remapped for uncorrectable errors.", true,
+         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_uncorrectable); });
+  health("cgov_gpu_row_remap_pending", "DCGM_FI_DEV_ROW_REMAP_PENDING",
+         "1 when rows wait for a GPU reset to be remapped.", true,
          [](const MemoryHealth& h) { return h.remap_pending ? 1.0 : 0.0; });
-  health("DCGM_FI_DEV_ROW_REMAP_FAILURE", "1 when a row remapping has failed.", true,
+  health("cgov_gpu_row_remap_failure", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+         "1 when a row remapping has failed.", true,
          [](const MemoryHealth& h) { return h.remap_failure ? 1.0 : 0.0; });
-  health("DCGM_FI_DEV_RETIRED_SBE", "Pages retired for repeated single-bit ECC errors.", false,
+  health("cgov_gpu_retired_pages_sbe", "DCGM_FI_DEV_RETIRED_SBE",
+         "Pages retired for repeated single-bit ECC errors.", false,
          [](const MemoryHealth& h) { return static_cast<double>(h.retired_sbe); });
-  health("DCGM_FI_DEV_RETIRED_DBE", "Pages retired for double-bit ECC errors.", false,
+  health("cgov_gpu_retired_pages_dbe", "DCGM_FI_DEV_RETIRED_DBE",
+         "Pages retired for double-bit ECC errors.", false,
          [](const MemoryHealth& h) { return static_cast<double>(h.retired_dbe); });
-  health("DCGM_FI_DEV_RETIRED_PENDING", "1 when pages wait for a reboot to be retired.", false,
+  health("cgov_gpu_retired_pages_pending", "DCGM_FI_DEV_RETIRED_PENDING",
+         "1 when pages wait for a reboot to be retired.", false,
          [](const MemoryHealth& h) { return h.retired_pending ? 1.0 : 0.0; });
-  family("DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge,
-         "Value of the last XID error encountered (0: none since cgov started).", true,
-         [&](size_t i) -> std::optional<double> {
-           const GpuFastSample& s = last_->gpus[i];
-           if (!s.xid_errors) return std::nullopt;
-           return static_cast<double>(s.last_xid.value_or(0));
-         });
-  family("cgov_gpu_xid_errors_total", MetricType::kCounter,
-         "Xid critical errors the driver reported since cgov started.", true,
-         [&](size_t i) { return opt(last_->gpus[i].xid_errors); });
-  family("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::kCounter,
-         "Total energy consumption since the driver was last loaded (in mJ).", false,
-         [&](size_t i) { return opt(last_->gpus[i].energy_mj); });
+  const ValueOf last_xid = [&t](size_t i) -> std::optional<double> {
+    if (!t.gpus[i].xid_errors) return std::nullopt;
+    return static_cast<double>(t.gpus[i].last_xid.value_or(0));
+  };
+  render({"cgov_gpu_last_xid", "Code of the last Xid critical error (0: none since cgov started).",
+          "DCGM_FI_DEV_XID_ERRORS",
+          "Value of the last XID error encountered (0: none since cgov started).",
+          MetricType::kGauge, true, last_xid, last_xid});
+  emit("cgov_gpu_xid_errors_total", "Xid critical errors the driver reported since cgov started.",
+       MetricType::kCounter, true, scaled(&GpuFastSample::xid_errors, 1));
+  render({"cgov_gpu_energy_joules_total", "Energy used since the driver was last loaded (J).",
+          "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+          "Total energy consumption since the driver was last loaded (in mJ).",
+          MetricType::kCounter, false, scaled(&GpuFastSample::energy_mj, 1000),
+          scaled(&GpuFastSample::energy_mj, 1)});
 }
 
 void DaemonMetrics::RenderCounters(ExpositionWriter& w,
@@ -355,15 +393,6 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w,
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (!gpus_[i].price_per_gpu_hour) continue;
     w.Sample(labels[i].With("source", gpus_[i].price_source), UsdOf(*gpus_[i].price_per_gpu_hour));
-  }
-  // OpenCost's name: the hourly cost of one GPU of this node.
-  w.Family("node_gpu_hourly_cost", MetricType::kGauge,
-           "Hourly cost of one GPU of this node (USD), as OpenCost names it.");
-  for (size_t i = 0; i < gpus_.size(); ++i) {
-    if (!gpus_[i].price_per_gpu_hour) continue;
-    w.Sample(labels[i].WithMig({{"node", options_.hostname}, {"UUID", gpus_[i].uuid},
-                                {"gpu", labels[i].gpu}}),
-             UsdOf(*gpus_[i].price_per_gpu_hour));
   }
 }
 

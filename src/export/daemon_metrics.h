@@ -1,6 +1,6 @@
-// What `cgov daemon --listen` serves on /metrics: the last tick's GPU readings under
-// dcgm-exporter's names and labels, OpenCost's node_gpu_hourly_cost, and Cost Governor's own
-// counters (GPU-seconds and dollars by phase, per GPU and per identity), added up from the same
+// What `cgov daemon --listen` serves on /metrics: the last tick's GPU readings under cgov's
+// names with dcgm-exporter's labels (and, with --metrics-names dcgm, under dcgm-exporter's names
+// too), and Cost Governor's own counters (GPU-seconds and dollars by phase, per GPU and per identity), added up from the same
 // tick credits the history database's rollups are made of. docs/metrics.md lists every series.
 //
 // Thread-safe: the daemon's tick loop writes, the HTTP server's thread renders.
@@ -68,6 +68,10 @@ struct MetricsOptions {
   std::string hostname;
   std::string instance_id;  // --instance-id: a label of cgov_build_info when given
   int64_t interval_ms = 30'000;
+  // --metrics-names dcgm: the GPU readings under dcgm-exporter's names as well (for a node
+  // without dcgm-exporter whose dashboards expect them). Off by default: beside dcgm-exporter the
+  // same reading twice would be summed twice.
+  bool dcgm_names = false;
   size_t max_process_series = 1024;
   size_t max_identity_series = 4096;
   // An identity's series go away this long after its last credit.

@@ -115,14 +115,17 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   m.Credit(credit, [&](uint32_t id) { return id == 1 ? &alice : nullptr; });
 
   const std::string text = m.Render(ExpositionFormat::kText, 100'500);
-  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
-                              "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
-                              "pci_bus_id=\"00000000:10:00.0\"} 55\n"));
-  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_FB_USED{gpu=\"0\""));
-  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 1024\n"));
-  EXPECT_THAT(text, HasSubstr("} 80055\n")) << "FB_FREE in MiB: total less used and reserved";
+  // cgov's names, base units, dcgm-exporter's labels; no DCGM_FI_* series unless asked for.
+  EXPECT_THAT(text, HasSubstr("cgov_gpu_utilization_ratio{gpu=\"0\",UUID=\"GPU-0\","
+                              "device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
+                              "Hostname=\"node-a\",pci_bus_id=\"00000000:10:00.0\"} 0.55\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_gpu_memory_used_bytes{gpu=\"0\""));
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 1073741824\n"));
+  EXPECT_THAT(text, HasSubstr("} 83943751680\n")) << "free: total less used and reserved";
   EXPECT_THAT(text, HasSubstr("} 123.45\n")) << "power in W";
-  EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""))) << "lost GPU: no reading";
+  EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_"))) << "dcgm-exporter's names are opt-in";
+  EXPECT_THAT(text, Not(HasSubstr("node_gpu_hourly_cost"))) << "OpenCost's name is OpenCost's";
+  EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_utilization_ratio{gpu=\"1\""))) << "lost GPU";
   EXPECT_THAT(text, HasSubstr("cgov_gpu_phase_seconds_total{gpu=\"0\",UUID=\"GPU-0\""));
   EXPECT_THAT(text, HasSubstr("phase=\"underutilized\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("UUID=\"GPU-1\",device=\"nvidia1\",modelName=\"NVIDIA H100 80GB "
@@ -132,7 +135,7 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_THAT(text, HasSubstr("cgov_gpu_cost_usd_total{gpu=\"0\",UUID=\"GPU-0\""));
   EXPECT_THAT(text, HasSubstr("phase=\"underutilized\"} 0.001\n"));
   EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_cost_usd_total{gpu=\"1\"")));
-  EXPECT_THAT(text, HasSubstr("node_gpu_hourly_cost{node=\"node-a\",UUID=\"GPU-0\",gpu=\"0\"} 3.6\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_gpu_price_usd_per_hour{gpu=\"0\",UUID=\"GPU-0\""));
   EXPECT_THAT(text, HasSubstr("cgov_identity_gpu_seconds_total{Hostname=\"node-a\",user=\"alice\","
                               "project=\"llm\",team=\"\",pod=\"\",phase=\"underutilized\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("cgov_identity_cost_usd_total{Hostname=\"node-a\",user=\"alice\","
@@ -153,16 +156,37 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   const std::string after = m.Render(ExpositionFormat::kText, 100'900);
   EXPECT_THAT(after, HasSubstr("pid=\"12\""));
   EXPECT_THAT(after, Not(HasSubstr("pid=\"11\"")));
-  EXPECT_THAT(after, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 60\n")) << "the new reading";
+  EXPECT_THAT(after, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 0.6\n")) << "the new reading";
 
   // 20 s later with no tick: the readings go, the counters stay, the sampler reports failure.
   const std::string stale = m.Render(ExpositionFormat::kText, 120'000);
-  EXPECT_THAT(stale, Not(HasSubstr("DCGM_FI_DEV_GPU_UTIL")));
+  EXPECT_THAT(stale, Not(HasSubstr("cgov_gpu_utilization_ratio")));
   EXPECT_THAT(stale, Not(HasSubstr("cgov_process_gpu_memory_bytes{")));
   EXPECT_THAT(stale, HasSubstr("phase=\"underutilized\"} 1\n"));
   EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 0"));
   EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"nvml\",Hostname=\"node-a\"} 0"));
   EXPECT_FALSE(m.SamplerFresh(120'000));
+}
+
+TEST(DaemonMetrics, DcgmNamesAreAddedOnlyWhenAsked) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  o.dcgm_names = true;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(7, 0, 3'600'000)});
+  m.RecordTick(TickAt(100'000, 57));
+  const std::string text = m.Render(ExpositionFormat::kText, 100'500);
+  // The same reading under both names, each in its own unit (57 % is 0.57, not 0.5700000000000001).
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 0.57\n"));
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
+                              "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
+                              "pci_bus_id=\"00000000:10:00.0\"} 57\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{gpu=\"0\""));
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 1024\n")) << "FB_USED in MiB";
+  EXPECT_THAT(text, HasSubstr("} 80055\n")) << "FB_FREE in MiB: total less used and reserved";
+  EXPECT_THAT(text, HasSubstr("cgov_gpu_memory_used_bytes{gpu=\"0\""));
+  EXPECT_THAT(text, Not(HasSubstr("node_gpu_hourly_cost")));
 }
 
 TEST(DaemonMetrics, IdentitiesAreCappedAndExpire) {
@@ -295,8 +319,7 @@ TEST_F(HttpServerTest, AHalfClosedConnectionIsClosedAtOnce) {
 
 TEST_F(HttpServerTest, BasicAuthGuardsEveryPath) {
   HttpServerOptions o;
-  o.basic_auth_user = "prom";
-  o.basic_auth_password = "s3cret";
+  o.users = {{"prom", "s3cret", false}};
   Start(o);
   std::string r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
                                             "close\r\n\r\n");
@@ -316,6 +339,21 @@ TEST_F(HttpServerTest, BasicAuthGuardsEveryPath) {
   r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: basic "
                                 "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
+}
+
+// Liveness probes send no credentials: /health is answered without them, nothing else is.
+TEST_F(HttpServerTest, OpenPathsNeedNoCredentials) {
+  HttpServerOptions o;
+  o.users = {{"prom", "s3cret", false}};
+  o.open_paths = {"/health"};
+  Start(o);
+  EXPECT_THAT(Exchange(server_->port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: "
+                                        "close\r\n\r\n"), StartsWith("HTTP/1.1 200"));
+  for (const char* path : {"/metrics", "/health/", "/healthx", "/"}) {
+    EXPECT_THAT(Exchange(server_->port(), std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\n"
+                                          "Connection: close\r\n\r\n"),
+                StartsWith("HTTP/1.1 401")) << path;
+  }
 }
 
 // Issue 21 item 11: "pass\0anything" was accepted as "pass"; "basic" (lower case) refused.

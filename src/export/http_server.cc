@@ -27,21 +27,14 @@ constexpr char kTlsPriorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
 
 struct HttpServer::State {
   ServedHandler handler;
-  std::string user, password;
+  std::unique_ptr<BasicAuthChecker> auth;
+  std::vector<std::string> open_paths;
   std::atomic<uint64_t> answered{0}, refused{0};
 };
 
 namespace {
 
 int g_first_call_marker = 0;
-
-bool ConstantTimeEqual(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return diff == 0;
-}
 
 // Strict base64 (RFC 4648 section 4, padding required); nullopt on anything else.
 std::optional<std::string> DecodeBase64(std::string_view text) {
@@ -132,7 +125,9 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
     *upload_data_size = 0;
     return MHD_YES;
   }
-  if (!state->user.empty()) {
+  const bool open_path = std::find(state->open_paths.begin(), state->open_paths.end(),
+                                   std::string_view(url)) != state->open_paths.end();
+  if (state->auth->enabled() && !open_path) {
     // Decoded here, not by libmicrohttpd: its C strings end a password at an embedded NUL
     // ("pass\0anything" passed as "pass"), and it wants the scheme spelt "Basic".
     size_t header_size = 0;
@@ -143,8 +138,7 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
                                                      &header, &header_size) == MHD_YES;
     const auto credentials =
         found ? ParseBasicAuthorization(std::string_view(header, header_size)) : std::nullopt;
-    const bool ok = credentials && ConstantTimeEqual(credentials->first, state->user) &&
-                    ConstantTimeEqual(credentials->second, state->password);
+    const bool ok = credentials && state->auth->Check(credentials->first, credentials->second);
     if (!ok) {
       state->refused.fetch_add(1, std::memory_order_relaxed);
       const std::string body = "authentication required\n";
@@ -251,8 +245,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->state_ = std::make_unique<State>();
   server->state_->handler = std::move(handler);
-  server->state_->user = options.basic_auth_user;
-  server->state_->password = options.basic_auth_password;
+  server->state_->auth = std::make_unique<BasicAuthChecker>(options.users);
+  server->state_->open_paths = options.open_paths;
   server->port_ = port;
   // poll(), not epoll: with epoll libmicrohttpd 0.9.75 noticed a client's end of input only at
   // the idle timeout, so a client that half-closed held its slot for 10 s.

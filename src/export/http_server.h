@@ -12,8 +12,10 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/status.h"
+#include "export/basic_auth.h"
 
 struct MHD_Daemon;
 
@@ -53,8 +55,10 @@ struct HttpServerOptions {
   unsigned timeout_s = 10;             // an idle or dripping connection is closed after this
   size_t memory_limit_bytes = 32768;   // per connection: the request head must fit
   unsigned threads = 2;
-  std::string basic_auth_user;         // empty: no authentication
-  std::string basic_auth_password;
+  std::vector<BasicAuthUser> users;    // empty: no authentication
+  // Paths answered without credentials even when authentication is on (liveness probes send
+  // none): they must say nothing secret.
+  std::vector<std::string> open_paths;
   bool tls = false;                    // HTTPS: TLS 1.2 or 1.3, or the server does not start
   std::string tls_cert_pem;            // both set: HTTPS
   std::string tls_key_pem;

@@ -4,7 +4,10 @@
 #ifndef CGOV_TESTS_E2E_E2E_HELPERS_H_
 #define CGOV_TESTS_E2E_E2E_HELPERS_H_
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -21,6 +24,19 @@
 #include "store/sqlite_db.h"
 
 namespace cgov::e2e {
+
+// A port free right now on 127.0.0.1 (the kernel's pick).
+inline int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
 
 // One integer from `sql` on the database at `db`, read-only and patient with a writer; -1 when
 // the database or the query fails (a test's WaitFor keeps polling).

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,19 +33,6 @@ constexpr double kScrapeS = 1.0;
 constexpr double kTickS = 1.0;
 
 std::string DeployFile(const std::string& name) { return DocsFile("../deploy/" + name); }
-
-// A port free right now on 127.0.0.1 (the kernel's pick).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 struct Host {
   std::string name, scenario, db;
@@ -359,6 +347,7 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
                                "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"}, {}, 60);
   ASSERT_EQ(made.exit_code, 0) << made.err;
   WriteFile(dir_ / "auth", "prometheus:correct horse\n");
+  ASSERT_EQ(chmod((dir_ / "auth").c_str(), 0600), 0);
   Host h{"node-tls", "fleet_b", dir_ / "tls.db", FreePort(), {}};
   const std::string port = std::to_string(h.port);
   h.process = StartProgram({CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
@@ -375,18 +364,60 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
     return RunProgram(argv, {}, 10).out;
   };
   std::string out;
+  RunResult r0;
   ASSERT_TRUE(WaitFor([&] {
     out = curl({"-u", "prometheus:correct horse"});
-    return out.find("DCGM_FI_DEV_GPU_UTIL") != std::string::npos;
+    return out.find("cgov_gpu_utilization_ratio") != std::string::npos;
   }, 20)) << out;
   EXPECT_NE(out.find("HTTP 200"), std::string::npos);
   EXPECT_NE(curl({"-u", "prometheus:wrong"}).find("HTTP 401"), std::string::npos);
   EXPECT_NE(curl({}).find("HTTP 401"), std::string::npos);
   // Plain HTTP on the TLS port gets nothing served.
   auto plain = HttpGet("http://127.0.0.1:" + port + "/metrics", {}, std::chrono::seconds(2));
-  EXPECT_TRUE(!plain.ok() || plain->body.find("DCGM") == std::string::npos);
+  EXPECT_TRUE(!plain.ok() || plain->body.find("cgov_") == std::string::npos);
+
+  // The same served from a Prometheus web config: a bcrypt user (the hash of "test" in
+  // Prometheus' basic-auth guide) and the certificate and key named relative to the file.
+  WriteFile(dir_ / "web.yml", "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"
+                              "basic_auth_users:\n  prometheus: $2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBC"
+                              "fIB51VRjgBUyv6kdnyTlgWj81Ay\n");
+  Host w{"node-web", "fleet_b", dir_ / "web.db", FreePort(), {}};
+  const std::string web_port = std::to_string(w.port);
+  w.process = StartProgram({CgovBinary(), "daemon", "--db", w.db, "--interval", "1s",
+                            "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:" + web_port,
+                            "--web-config", dir_ / "web.yml"},
+                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
+  hosts_.push_back(std::move(w));
+  auto web = [&](std::vector<std::string> extra, const std::string& path) {
+    std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-o", "/dev/stdout", "-w",
+                                     "\nHTTP %{http_code}", "--cacert", cert, "--max-time", "5"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("https://127.0.0.1:" + web_port + path);
+    return RunProgram(argv, {}, 10).out;
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    out = web({"-u", "prometheus:test"}, "/metrics");
+    return out.find("cgov_gpu_utilization_ratio") != std::string::npos;
+  }, 20)) << out;
+  EXPECT_NE(web({"-u", "prometheus:test"}, "/metrics").find("HTTP 200"), std::string::npos);
+  EXPECT_NE(web({"-u", "prometheus:Test"}, "/metrics").find("HTTP 401"), std::string::npos);
+  EXPECT_NE(web({}, "/metrics").find("HTTP 401"), std::string::npos);
+  const std::string probe = web({}, "/health");
+  EXPECT_NE(probe.find("HTTP 200"), std::string::npos) << "probes send no credentials";
+  EXPECT_EQ(probe.find("cgov_"), std::string::npos) << probe;
 
   // Flags that make no sense are usage errors, before anything starts.
+  r0 = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "127.0.0.1:0",
+                   "--web-config", dir_ / "web.yml", "--basic-auth-file", dir_ / "auth"}, {}, 10);
+  EXPECT_EQ(r0.exit_code, 2);
+  EXPECT_NE(r0.err.find("give the users in one of them"), std::string::npos) << r0.err;
+  WriteFile(dir_ / "bad-web.yml", "basic_auth_users:\n  prometheus: correct horse\n");
+  r0 = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "127.0.0.1:0",
+                   "--web-config", dir_ / "bad-web.yml"}, {}, 10);
+  EXPECT_EQ(r0.exit_code, 2);
+  EXPECT_NE(r0.err.find("bad-web.yml:2: basic_auth_users.prometheus: not a bcrypt hash"),
+            std::string::npos) << r0.err;
+  EXPECT_EQ(r0.err.find("correct horse"), std::string::npos) << "the secret is not echoed";
   RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--tls-cert", cert,
                             "--tls-key", key}, {}, 10);
   EXPECT_EQ(r.exit_code, 2);
@@ -396,6 +427,7 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("numeric"), std::string::npos) << r.err;
   WriteFile(dir_ / "bad-auth", "no colon here\n");
+  ASSERT_EQ(chmod((dir_ / "bad-auth").c_str(), 0600), 0);
   r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "127.0.0.1:0",
                   "--basic-auth-file", dir_ / "bad-auth"}, {}, 10);
   EXPECT_EQ(r.exit_code, 2);

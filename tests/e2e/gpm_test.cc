@@ -45,16 +45,16 @@ TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   ASSERT_EQ(daemon.stopped.exit_code, 0) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
-  EXPECT_NE(metrics.find("# TYPE DCGM_FI_PROF_SM_ACTIVE gauge"), std::string::npos)
+  EXPECT_NE(metrics.find("# TYPE cgov_gpu_sm_active_ratio gauge"), std::string::npos)
       << metrics;
-  for (const char* series : {"DCGM_FI_PROF_SM_ACTIVE{", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{",
-                             "DCGM_FI_PROF_PCIE_RX_BYTES{"}) {
+  for (const char* series : {"cgov_gpu_sm_active_ratio{", "cgov_gpu_tensor_active_ratio{",
+                             "cgov_gpu_pcie_receive_bytes_per_second{"}) {
     const size_t at = metrics.find(series);
     ASSERT_NE(at, std::string::npos) << series;
     const std::string line = metrics.substr(at, metrics.find('\n', at) - at);
     const double value = std::stod(line.substr(line.rfind(' ') + 1));
-    const double want = std::string(series).find("SM_ACTIVE") != std::string::npos ? 0.3
-                        : std::string(series).find("TENSOR") != std::string::npos ? 0.02
+    const double want = std::string(series).find("sm_active") != std::string::npos ? 0.3
+                        : std::string(series).find("tensor") != std::string::npos ? 0.02
                                                                                  : 800.0 * 1048576;
     EXPECT_NEAR(value, want, want * 1e-9) << line;
   }

@@ -111,6 +111,9 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   WriteFile(dir / "empty.pem", "");
   WriteFile(dir / "auth", "u:p\n");
+  chmod((dir / "auth").c_str(), 0600);
+  WriteFile(dir / "shared-auth", "u:p\n");
+  chmod((dir / "shared-auth").c_str(), 0644);
   const std::string db = dir / "h.db";
   struct Case {
     std::vector<std::string> args;
@@ -122,6 +125,10 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
       {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", "/dev/zero"},
        "--basic-auth-file /dev/zero: a device"},
       {{"daemon", "--db", db, "--price-catalog", "/dev/zero"}, "--price-catalog /dev/zero: a device"},
+      // A password in plain text that others may read.
+      {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", dir / "shared-auth"},
+       "--basic-auth-file " + (dir / "shared-auth") + ": a password in plain text readable by its "
+       "group or others (mode 0644); `chmod 600 " + (dir / "shared-auth") + "`"},
       {{"daemon", "--db", db, "--price-catalog", fifo}, "a FIFO"},
       {{"daemon", "--db", fifo}, "--db " + fifo + ": a FIFO"},
       {{"report", "--db", fifo}, "a FIFO"},
@@ -235,7 +242,9 @@ TEST(HostileInputE2E, ADatabaseInUseIsNotReplacedAndAReplacementIsNoticed) {
     health = Curl("http://127.0.0.1:19481/health");
     return health.find("HTTP 503") != std::string::npos;
   }, 20)) << health;
-  EXPECT_NE(health.find("live.db was replaced by another file"), std::string::npos) << health;
+  EXPECT_NE(health.find("the history database was replaced by another file"), std::string::npos)
+      << health;
+  EXPECT_EQ(health.find(dir.path()), std::string::npos) << "/health names no path";
   const std::string metrics = Curl("http://127.0.0.1:19481/metrics");
   const size_t at = metrics.find("cgov_collector_success{collector=\"history_db\"");
   ASSERT_NE(at, std::string::npos) << metrics;

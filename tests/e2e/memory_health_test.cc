@@ -54,7 +54,8 @@ TEST(MemoryHealthE2E, DoctorAndRunSayWhichGpusNeedAResetOrATicket) {
 TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", 19474, {}, TicksTaken(19474, 3));
+  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", 19474, {"--metrics-names", "dcgm"},
+                                      TicksTaken(19474, 3));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
   const RunResult& stopped = daemon.stopped;
@@ -65,19 +66,27 @@ TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
   for (const char* line :
        {"DCGM_FI_DEV_ROW_REMAP_PENDING{gpu=\"0\"", "DCGM_FI_DEV_ROW_REMAP_FAILURE{gpu=\"1\"",
         "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{gpu=\"1\"", "DCGM_FI_DEV_RETIRED_DBE{gpu=\"2\"",
-        "DCGM_FI_DEV_RETIRED_PENDING{gpu=\"2\"", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS{gpu=\"3\""}) {
+        "DCGM_FI_DEV_RETIRED_PENDING{gpu=\"2\"", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS{gpu=\"3\"",
+        // and under cgov's own names (served with or without --metrics-names dcgm)
+        "cgov_gpu_row_remap_pending{gpu=\"0\"", "cgov_gpu_remapped_rows_uncorrectable{gpu=\"1\"",
+        "cgov_gpu_retired_pages_dbe{gpu=\"2\"", "cgov_gpu_remapped_rows_correctable{gpu=\"3\""}) {
     const size_t at = metrics.find(line);
     ASSERT_NE(at, std::string::npos) << line << "\n" << metrics;
     const std::string sample = metrics.substr(at, metrics.find('\n', at) - at);
     const double value = std::stod(sample.substr(sample.rfind(' ') + 1));
     const std::string name(line);
-    const double want = name.find("UNCORRECTABLE") != std::string::npos ? 512
-                        : name.find("CORRECTABLE") != std::string::npos ? 3
+    const double want = name.find("UNCORRECTABLE") != std::string::npos ||
+                                name.find("uncorrectable") != std::string::npos
+                            ? 512
+                        : name.find("CORRECTABLE") != std::string::npos ||
+                                name.find("correctable") != std::string::npos
+                            ? 3
                                                                          : 1;
     EXPECT_EQ(value, want) << sample;
   }
   EXPECT_EQ(metrics.find("DCGM_FI_DEV_RETIRED_SBE{gpu=\"0\""), std::string::npos)
       << "an A100 remaps rows: no retired-page series";
+  EXPECT_EQ(metrics.find("cgov_gpu_retired_pages_sbe{gpu=\"0\""), std::string::npos);
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   json j = json::parse(report.out);

@@ -99,9 +99,9 @@ TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
 
   // dcgm-exporter's MIG labels: the parent's gpu and UUID, plus GPU_I_PROFILE and GPU_I_ID.
   const std::string parent = "gpu=\"0\",UUID=\"GPU-fa4e0000-0000-4000-8000-000000000000\"";
-  EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_UTIL{" + parent), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cgov_gpu_utilization_ratio{" + parent), std::string::npos) << metrics;
   for (const char* series :
-       {"DCGM_FI_DEV_GPU_UTIL{", "cgov_gpu_xid_errors_total{", "node_gpu_hourly_cost{"}) {
+       {"cgov_gpu_utilization_ratio{", "cgov_gpu_xid_errors_total{", "cgov_gpu_price_usd_per_hour{"}) {
     for (const std::string labels : {"GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\"",
                                      "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"2\""}) {
       size_t at = metrics.find(series);
@@ -115,7 +115,7 @@ TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
       const double value = std::stod(line.substr(line.rfind(' ') + 1));
       const bool first = labels.find("GPU_I_ID=\"1\"") != std::string::npos;
       const std::string name(series);
-      const double expected = name.starts_with("DCGM_FI_DEV_GPU_UTIL") ? (first ? 90 : 0)
+      const double expected = name.starts_with("cgov_gpu_utilization") ? (first ? 0.9 : 0)
                               : name.starts_with("cgov_gpu_xid")     ? (first ? 0 : 1)
                               : 10 * kShares[first ? 0 : 1];
       EXPECT_NEAR(value, expected, 1e-5) << line;

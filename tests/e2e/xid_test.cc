@@ -49,8 +49,9 @@ TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
       << stopped.err;
   EXPECT_EQ(QueryDb(db, "SELECT code FROM gpu_event WHERE kind = 'xid'"), 79);
   EXPECT_EQ(QueryDb(db, "PRAGMA user_version"), 4);
-  EXPECT_NE(metrics.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge"), std::string::npos)
-      << metrics;
+  EXPECT_NE(metrics.find("# TYPE cgov_gpu_last_xid gauge"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cgov_gpu_last_xid{gpu=\"1\""), std::string::npos)
+      << "a lost GPU's Xid is served" << metrics;
   EXPECT_NE(metrics.find("cgov_gpu_xid_errors_total{gpu=\"1\""), std::string::npos)
       << metrics;
 

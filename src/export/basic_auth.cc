@@ -1,0 +1,284 @@
+#include "export/basic_auth.h"
+
+#include <crypt.h>
+#include <yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "os/shared_library.h"
+
+namespace cgov {
+namespace {
+
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+struct CryptLibrary {
+  decltype(&::crypt_r) crypt = nullptr;  // crypt_r
+};
+
+Result<CryptLibrary> OpenCrypt() {
+  std::string name;
+  CGOV_ASSIGN_OR_RETURN(void* handle,
+                        OpenSharedLibrary({"libcrypt", "libcrypt.so.1", "CGOV_LIBCRYPT",
+                                           "--web-config", "libcrypt1"}, &name));
+  CryptLibrary lib;
+  SymbolResolver resolve(handle);
+  resolve(&lib.crypt, "crypt_r");
+  if (Status s = resolve.Check(name); !s.ok()) {
+    dlclose(handle);
+    return s;
+  }
+  return lib;
+}
+
+struct YamlLibrary {
+  decltype(&yaml_parser_initialize) parser_initialize = nullptr;
+  decltype(&yaml_parser_delete) parser_delete = nullptr;
+  decltype(&yaml_parser_set_input_string) parser_set_input_string = nullptr;
+  decltype(&yaml_parser_load) parser_load = nullptr;
+  decltype(&yaml_document_delete) document_delete = nullptr;
+  decltype(&yaml_document_get_root_node) document_get_root_node = nullptr;
+  decltype(&yaml_document_get_node) document_get_node = nullptr;
+};
+
+Result<YamlLibrary> OpenYaml() {
+  std::string name;
+  CGOV_ASSIGN_OR_RETURN(void* handle,
+                        OpenSharedLibrary({"libyaml", "libyaml-0.so.2", "CGOV_LIBYAML",
+                                           "--web-config", "libyaml-0-2"}, &name));
+  YamlLibrary lib;
+  SymbolResolver resolve(handle);
+  resolve(&lib.parser_initialize, "yaml_parser_initialize");
+  resolve(&lib.parser_delete, "yaml_parser_delete");
+  resolve(&lib.parser_set_input_string, "yaml_parser_set_input_string");
+  resolve(&lib.parser_load, "yaml_parser_load");
+  resolve(&lib.document_delete, "yaml_document_delete");
+  resolve(&lib.document_get_root_node, "yaml_document_get_root_node");
+  resolve(&lib.document_get_node, "yaml_document_get_node");
+  if (Status s = resolve.Check(name); !s.ok()) {
+    dlclose(handle);
+    return s;
+  }
+  return lib;
+}
+
+bool IsBcryptChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '/';
+}
+
+// One loaded YAML document and the questions the web config asks of it.
+class YamlDocument {
+ public:
+  YamlDocument(const YamlLibrary* y, std::string path) : y_(y), path_(std::move(path)) {}
+  ~YamlDocument() {
+    if (loaded_) y_->document_delete(&doc_);
+  }
+  YamlDocument(const YamlDocument&) = delete;
+  YamlDocument& operator=(const YamlDocument&) = delete;
+
+  Status Load(std::string_view text) {
+    yaml_parser_t parser;
+    if (y_->parser_initialize(&parser) == 0) return Internal("libyaml: out of memory");
+    y_->parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()),
+                                text.size());
+    const bool ok = y_->parser_load(&parser, &doc_) != 0;
+    Status s = Status::Ok();
+    if (!ok) {
+      s = InvalidArgument(fmt::format("{}:{}:{}: not YAML: {}", path_,
+                                      parser.problem_mark.line + 1,
+                                      parser.problem_mark.column + 1,
+                                      SafeText(parser.problem ? parser.problem : "parse error")));
+    }
+    y_->parser_delete(&parser);
+    loaded_ = ok;
+    return s;
+  }
+  yaml_node_t* Root() { return y_->document_get_root_node(&doc_); }
+  yaml_node_t* Node(int index) { return y_->document_get_node(&doc_, index); }
+  static size_t Line(const yaml_node_t* n) { return n->start_mark.line + 1; }
+  static std::string_view Scalar(const yaml_node_t* n) {
+    return {reinterpret_cast<const char*>(n->data.scalar.value), n->data.scalar.length};
+  }
+  // A null value (`key:` with nothing after it) reads as an empty plain scalar.
+  static bool IsNull(const yaml_node_t* n) {
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+      return false;
+    }
+    const std::string_view v = Scalar(n);
+    return v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL";
+  }
+  Status Error(const yaml_node_t* n, std::string_view key, std::string_view what) const {
+    return InvalidArgument(fmt::format("{}:{}: {}: {}", path_, Line(n), key, what));
+  }
+  // Calls visit(key, key node, value node) for each pair of a mapping, refusing non-scalar and
+  // repeated keys.
+  template <typename Visit>
+  Status ForEachPair(yaml_node_t* map, std::string_view where, Visit visit) {
+    if (map->type != YAML_MAPPING_NODE) return Error(map, where, "expected a mapping");
+    std::vector<std::string> seen;
+    for (yaml_node_pair_t* p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         ++p) {
+      yaml_node_t* k = Node(p->key);
+      yaml_node_t* v = Node(p->value);
+      if (k == nullptr || v == nullptr) return Error(map, where, "malformed mapping");
+      if (k->type != YAML_SCALAR_NODE) return Error(k, where, "expected a plain key");
+      const std::string key(Scalar(k));
+      const std::string name = where.empty() ? key : fmt::format("{}.{}", where, SafeText(key));
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+        return Error(k, name, "given twice");
+      }
+      seen.push_back(key);
+      if (Status s = visit(key, name, k, v); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const YamlLibrary* y_;
+  std::string path_;
+  yaml_document_t doc_{};
+  bool loaded_ = false;
+};
+
+}  // namespace
+
+Status CheckBcryptHash(std::string_view hash) {
+  if (hash.size() != 60 || hash[0] != '$' || hash[1] != '2' ||
+      (hash[2] != 'a' && hash[2] != 'b' && hash[2] != 'y') || hash[3] != '$' || hash[6] != '$') {
+    return InvalidArgument("not a bcrypt hash (expected $2y$, $2b$ or $2a$, a two-digit cost, '$' "
+                           "and 53 characters, as `htpasswd -nBC 10 USER` prints after the colon)");
+  }
+  if (hash[4] < '0' || hash[4] > '3' || hash[5] < '0' || hash[5] > '9') {
+    return InvalidArgument("bcrypt cost is not two digits");
+  }
+  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  if (cost < 4 || cost > 31) return InvalidArgument("bcrypt cost must be from 04 to 31");
+  if (!std::all_of(hash.begin() + 7, hash.end(), IsBcryptChar)) {
+    return InvalidArgument("bcrypt salt and hash hold a character outside [./A-Za-z0-9]");
+  }
+  return Status::Ok();
+}
+
+Result<bool> BcryptMatches(std::string_view password, const std::string& hash) {
+  CGOV_ASSIGN_OR_RETURN(const CryptLibrary* lib, LoadOnce(&OpenCrypt));
+  // crypt_r reads a C string, and bcrypt only the first 72 bytes: a password it would cut
+  // short ("pass\0anything", or 73 bytes matching on 72) is refused rather than matched.
+  if (password.find('\0') != std::string_view::npos || password.size() > 72) return false;
+  auto data = std::make_unique<crypt_data>();  // ~32 KiB in libxcrypt: not on the stack
+  const std::string phrase(password);
+  const char* out = lib->crypt(phrase.c_str(), hash.c_str(), data.get());
+  if (out == nullptr || out[0] == '*') {
+    return Unavailable("libcrypt could not check a bcrypt hash (a libcrypt without bcrypt?)");
+  }
+  return ConstantTimeEqual(out, hash);
+}
+
+bool BasicAuthChecker::Check(std::string_view user, std::string_view password) {
+  bool known = false;
+  bool ok = false;
+  for (const BasicAuthUser& u : users_) {  // every user compared: no early answer to time
+    const bool same_user = ConstantTimeEqual(u.name, user);
+    if (!same_user) continue;
+    known = true;
+    if (!u.bcrypt) {
+      ok = ConstantTimeEqual(u.secret, password);
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      auto it = matched_.find(u.name);
+      if (it != matched_.end() && ConstantTimeEqual(it->second, password)) {
+        ok = true;
+        continue;
+      }
+    }
+    Result<bool> match = BcryptMatches(password, u.secret);
+    if (match.ok() && *match) {
+      std::lock_guard lock(mu_);
+      matched_[u.name] = std::string(password);
+      ok = true;
+    }
+  }
+  return known && ok;
+}
+
+Result<WebConfig> ParseWebConfig(std::string_view yaml, const std::string& path) {
+  CGOV_ASSIGN_OR_RETURN(const YamlLibrary* lib, LoadOnce(&OpenYaml));
+  YamlDocument doc(lib, path);
+  CGOV_RETURN_IF_ERROR(doc.Load(yaml));
+  yaml_node_t* root = doc.Root();
+  if (root == nullptr || YamlDocument::IsNull(root)) {
+    return InvalidArgument(fmt::format("{}: empty: expected basic_auth_users and/or "
+                                       "tls_server_config", path));
+  }
+  WebConfig config;
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  auto resolve = [&](std::string_view file) {
+    const std::filesystem::path p(file);
+    return (p.is_absolute() || dir.empty() ? p : dir / p).string();
+  };
+  Status s = doc.ForEachPair(root, "", [&](const std::string& key, const std::string& name,
+                                           yaml_node_t* k, yaml_node_t* v) -> Status {
+    if (key == "basic_auth_users") {
+      if (YamlDocument::IsNull(v)) return Status::Ok();
+      return doc.ForEachPair(v, name, [&](const std::string& user, const std::string& user_name,
+                                          yaml_node_t* uk, yaml_node_t* hv) -> Status {
+        if (user.empty() || user.find(':') != std::string::npos || !IsSafeText(user)) {
+          return doc.Error(uk, user_name, "a user name must be printable and hold no ':'");
+        }
+        if (hv->type != YAML_SCALAR_NODE) return doc.Error(hv, user_name, "expected a hash");
+        const std::string_view hash = YamlDocument::Scalar(hv);
+        if (Status bad = CheckBcryptHash(hash); !bad.ok()) {
+          return doc.Error(hv, user_name, bad.message());
+        }
+        config.users.push_back({user, std::string(hash), true});
+        return Status::Ok();
+      });
+    }
+    if (key == "tls_server_config") {
+      return doc.ForEachPair(v, name, [&](const std::string& field, const std::string& field_name,
+                                          yaml_node_t*, yaml_node_t* fv) -> Status {
+        if (field != "cert_file" && field != "key_file") {
+          return doc.Error(fv, field_name, "not supported by cgov, which serves TLS 1.2 and 1.3 "
+                           "with a certificate and key (cert_file, key_file) and nothing else; "
+                           "refused rather than ignored");
+        }
+        if (fv->type != YAML_SCALAR_NODE || YamlDocument::Scalar(fv).empty()) {
+          return doc.Error(fv, field_name, "expected a file name");
+        }
+        (field == "cert_file" ? config.tls_cert_file : config.tls_key_file) =
+            resolve(YamlDocument::Scalar(fv));
+        return Status::Ok();
+      });
+    }
+    if (key == "http_server_config") {
+      return doc.Error(k, name, "not supported by cgov (HTTP/1.1 only, no extra headers); "
+                       "refused rather than ignored");
+    }
+    return doc.Error(k, name, "unknown key (expected basic_auth_users or tls_server_config)");
+  });
+  CGOV_RETURN_IF_ERROR(s);
+  if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
+    return InvalidArgument(fmt::format("{}: tls_server_config needs both cert_file and key_file",
+                                       path));
+  }
+  if (config.users.empty() && config.tls_cert_file.empty()) {
+    return InvalidArgument(fmt::format("{}: sets no basic_auth_users and no tls_server_config: "
+                                       "nothing to serve differently", path));
+  }
+  return config;
+}
+
+}  // namespace cgov

@@ -1,0 +1,231 @@
+// Issue 12, "live beside the others": on a GPU Operator node dcgm-exporter serves its DCGM_FI_*
+// series too. The real Prometheus scrapes a cgov daemon (authenticating against a bcrypt hash
+// from --web-config) and a dcgm-exporter exposition of the same GPUs side by side; then every
+// Grafana panel, every rule in deploy/ and the fleet report are evaluated, dcgm-exporter's series
+// are deleted from the TSDB (admin API), and everything is evaluated again at the same instants:
+// the answers must be identical, i.e. each is the answer cgov alone gives.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e_helpers.h"
+#include "export/http_server.h"
+#include "core/time_format.h"
+#include "os/http_get.h"
+#include "process_runner.h"
+#include "store/prometheus_source.h"
+
+namespace cgov::e2e {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kPrometheus[] = "/usr/bin/prometheus";
+// The hash of "test" in Prometheus' basic-auth guide (made by another bcrypt implementation).
+constexpr char kHashOfTest[] = "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay";
+
+std::string DeployFile(const std::string& name) { return DocsFile("../deploy/" + name); }
+
+double NowS() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch()).count() / 1e3;
+}
+
+// A query's answer as text, series in label order, so two answers compare exactly.
+std::string Canonical(const std::vector<PromSeries>& result) {
+  std::vector<std::string> rows;
+  for (const PromSeries& s : result) {
+    std::string row;
+    for (const auto& [k, v] : s.labels) row += k + "=" + v + ",";
+    for (const auto& [t, v] : s.points) row += fmt::format(" {}@{:.3f}", v, t);
+    rows.push_back(row);
+  }
+  std::sort(rows.begin(), rows.end());
+  std::string out;
+  for (const std::string& r : rows) out += r + "\n";
+  return out.empty() ? "(empty)" : out;
+}
+
+// Every `expr:` of a rule file (each on one line there), checked against the number of rules.
+std::vector<std::string> RuleExpressions(const std::string& path) {
+  const std::string text = ReadFile(path);
+  std::vector<std::string> out;
+  const std::regex expr(R"(^\s+expr:\s*(.+)$)");
+  std::istringstream lines(text);
+  int rules = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, expr)) out.push_back(m[1]);
+    if (line.find("- record:") != std::string::npos || line.find("- alert:") != std::string::npos) {
+      ++rules;
+    }
+  }
+  EXPECT_EQ(static_cast<int>(out.size()), rules) << "a rule whose expr spans lines: read it too";
+  return out;
+}
+
+TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsAnswer) {
+  ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
+  TempDir dir;
+  // dcgm-exporter, as its /metrics reads on this node (the fixture's header says what it is).
+  const std::string exposition = ReadFile(Fixture("dcgm-exporter/node-a.prom"));
+  HttpServerOptions dcgm_options;
+  dcgm_options.address = *ParseListenAddress("127.0.0.1:0");
+  auto dcgm = HttpServer::Start(dcgm_options, [&](const ServedRequest&) {
+    ServedResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";  // what its Go client sends
+    r.body = exposition;
+    return r;
+  });
+  ASSERT_TRUE(dcgm.ok()) << dcgm.status().message();
+
+  // cgov with a bcrypt user in a web config; the real Prometheus authenticates as that user.
+  WriteFile(dir / "web.yml", std::string("basic_auth_users:\n  prometheus: ") + kHashOfTest + "\n");
+  WriteFile(dir / "password", "test");
+  const int cgov_port = FreePort(), prom_port = FreePort();
+  const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
+  WriteFile(dir / "prometheus.yml",
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            "rule_files: [\"" + DeployFile("prometheus/cgov-rules.yml") + "\"]\n"
+            "scrape_configs:\n"
+            "  - job_name: cgov\n"
+            "    basic_auth: {username: prometheus, password_file: \"" + (dir / "password") +
+                "\"}\n"
+            "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string(cgov_port) + "\"]}]\n"
+            "  - job_name: nvidia-dcgm-exporter\n"
+            "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string((*dcgm)->port()) +
+                "\"]}]\n");
+  Started prometheus = StartProgram({kPrometheus, "--config.file=" + (dir / "prometheus.yml"),
+                                     "--storage.tsdb.path=" + (dir / "tsdb"),
+                                     "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
+                                     "--web.enable-admin-api", "--log.level=warn"}, {});
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", dir / "a.db", "--interval", "1s", "--nvml-lib",
+       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", "node-a",
+       "--listen", "127.0.0.1:" + std::to_string(cgov_port), "--web-config", dir / "web.yml",
+       "--price-per-gpu-hour", "2.00"},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_a")}});
+  auto stop = [](Started& p, int sig) {
+    if (p.pid > 0) {
+      kill(p.pid, sig);
+      WaitProgram(p, 15);
+      p.pid = -1;
+    }
+  };
+  auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
+  ASSERT_TRUE(prom.ok());
+  const bool scraped = WaitFor([&] {
+    auto up = prom->Query("count(up == 1) == 2 and count(count_over_time(cgov_ticks_total[1m]) "
+                          ">= 10) == 1 and count(count_over_time(DCGM_FI_DEV_GPU_UTIL[1m]) >= 10) "
+                          "== 2", NowS());
+    return up.ok() && !up->empty();
+  }, 60);
+  if (!scraped) {
+    stop(daemon, SIGKILL);
+    stop(prometheus, SIGTERM);
+    FAIL() << "Prometheus did not scrape both exporters (cgov through basic auth)";
+  }
+  // /health answers a probe without credentials; /metrics does not.
+  auto health = HttpGet("http://127.0.0.1:" + std::to_string(cgov_port) + "/health", {},
+                        std::chrono::seconds(5));
+  auto bare = HttpGet("http://127.0.0.1:" + std::to_string(cgov_port) + "/metrics", {},
+                      std::chrono::seconds(5));
+  ASSERT_TRUE(health.ok() && bare.ok());
+  EXPECT_EQ(health->status, 200) << health->body;
+  EXPECT_EQ(bare->status, 401);
+
+  // The questions: every Grafana panel (variables filled in as Grafana would), the host
+  // variable's query, every recording and alerting rule's expression; plus a control that
+  // reads dcgm-exporter's names and so must change.
+  std::vector<std::pair<std::string, std::string>> questions;
+  json dashboard = json::parse(ReadFile(DeployFile("grafana/cgov-dashboard.json")));
+  for (const json& panel : dashboard["panels"]) {
+    for (const json& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      expr = std::regex_replace(expr, std::regex("\\$__rate_interval"), "4s");
+      expr = std::regex_replace(expr, std::regex("\\$__range"), "10s");
+      expr = std::regex_replace(expr, std::regex("\\$host"), ".*");
+      questions.emplace_back("panel " + panel["title"].get<std::string>(), expr);
+    }
+  }
+  questions.emplace_back("variable host", "group by (Hostname) (cgov_gpu_phase_seconds_total)");
+  for (const std::string& expr : RuleExpressions(DeployFile("prometheus/cgov-rules.yml"))) {
+    questions.emplace_back("rule", expr);
+  }
+  const std::string control = "sum(DCGM_FI_DEV_POWER_USAGE)";
+  questions.emplace_back("control", control);
+  ASSERT_GE(questions.size(), 20u);
+
+  // Instants inside the scraped span, whole seconds (the same on both passes).
+  const double t0 = std::floor(NowS()) - 2;
+  const std::vector<double> instants = {t0 - 4, t0};
+  auto answers = [&] {
+    std::map<std::string, std::string> out;
+    for (double at : instants) {
+      for (const auto& [what, expr] : questions) {
+        auto result = prom->Query(expr, at);
+        EXPECT_TRUE(result.ok()) << what << ": " << expr << ": " << result.status().message();
+        out[fmt::format("{} @{}: {}", what, at, expr)] = result.ok() ? Canonical(*result) : "";
+      }
+    }
+    return out;
+  };
+  auto fleet_report = [&] {
+    RunResult r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10s",
+                              "--until", FormatRfc3339Utc(static_cast<int64_t>(t0) * 1'000'000'000),
+                              "--format", "json", "--by", "user"}, {}, 60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::map<std::string, std::string> side_by_side = answers();
+  const std::string report_side_by_side = fleet_report();
+
+  // dcgm-exporter goes, and its series with it.
+  (*dcgm).reset();
+  RunResult deleted = RunProgram({"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                  "-X", "POST", "-g", url + "/api/v1/admin/tsdb/delete_series?"
+                                  "match[]={job=\"nvidia-dcgm-exporter\"}"}, {}, 30);
+  ASSERT_EQ(deleted.out, "204") << deleted.err;
+  const std::map<std::string, std::string> alone = answers();
+  const std::string report_alone = fleet_report();
+  stop(daemon, SIGTERM);
+  stop(prometheus, SIGTERM);
+
+  int non_empty = 0;
+  for (const auto& [question, answer] : side_by_side) {
+    const std::string& single = alone.at(question);
+    if (question.find(control) != std::string::npos) {
+      EXPECT_NE(answer, "(empty)") << "the control: dcgm-exporter's series were scraped";
+      EXPECT_EQ(single, "(empty)") << "cgov serves no DCGM_FI_* series by default";
+      continue;
+    }
+    EXPECT_EQ(answer, single) << question;
+    if (single != "(empty)") ++non_empty;
+  }
+  // Not a comparison of nothing: most questions have an answer (the budget alert and the
+  // collectors-failing alert rightly have none).
+  EXPECT_GE(non_empty, static_cast<int>(side_by_side.size()) * 2 / 3);
+  for (const char* panel : {"panel Fleet mean utilization", "panel Power draw per node",
+                            "panel GPU memory used per GPU"}) {
+    bool found = false;
+    for (const auto& [question, answer] : alone) {
+      if (question.starts_with(panel) && answer != "(empty)") found = true;
+    }
+    EXPECT_TRUE(found) << panel << " has an answer";
+  }
+  EXPECT_FALSE(report_side_by_side.empty());
+  EXPECT_EQ(report_side_by_side, report_alone) << "the fleet report reads cgov's series only";
+}
+
+}  // namespace
+}  // namespace cgov::e2e
