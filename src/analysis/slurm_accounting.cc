@@ -127,6 +127,9 @@ size_t ApplySlurmJobs(const SlurmJobs& jobs, std::map<uint32_t, IdentityRecord>*
     if (r.slurm_job.empty()) continue;
     auto it = jobs.find(r.slurm_job);
     if (it == jobs.end()) continue;
+    // A process of another user naming this job (SLURM_JOB_ID is the process's own to set) is
+    // not charged to the job's account.
+    if (!r.user.empty() && !it->second.user.empty() && r.user != it->second.user) continue;
     ++matched;
     r.slurm_account = it->second.account;
     r.slurm_partition = it->second.partition;

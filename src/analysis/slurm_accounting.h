@@ -29,7 +29,8 @@ Result<SlurmJobs> ParseSlurmAccounting(std::string_view text, const std::string&
 
 // Fills slurm_account and slurm_partition of every identity whose slurm_job is known, its user
 // when the process did not say, and its project (the account) when the process named none.
-// Returns how many identities matched.
+// An identity whose user is known and is not the job's user is left alone (a process may name
+// any job in its SLURM_JOB_ID). Returns how many identities matched.
 size_t ApplySlurmJobs(const SlurmJobs& jobs, std::map<uint32_t, IdentityRecord>* identities);
 
 }  // namespace cgov

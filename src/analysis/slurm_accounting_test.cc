@@ -59,20 +59,24 @@ TEST(SlurmAccounting, IdentitiesGainAccountUserAndProjectWhereTheyHadNone) {
   std::map<uint32_t, IdentityRecord> ids;
   ids[1].slurm_job = "4242117";             // nothing else known
   ids[2].slurm_job = "4242118";
-  ids[2].user = "bob-login";                // what /proc said stays
-  ids[2].project = "from-env";
+  ids[2].user = "bob";                      // the job's user
+  ids[2].project = "from-env";              // what the process said stays
   ids[3].slurm_job = "999";                 // not in the file
   ids[4].user = "dave";                     // not a Slurm job
+  ids[5].slurm_job = "4242117";             // alice's job, claimed by mallory's SLURM_JOB_ID
+  ids[5].user = "mallory";
   EXPECT_EQ(ApplySlurmJobs(*jobs, &ids), 2u);
   EXPECT_EQ(ids[1].user, "alice");
   EXPECT_EQ(ids[1].project, "llm-research");
   EXPECT_EQ(ids[1].slurm_account, "llm-research");
   EXPECT_EQ(ids[1].slurm_partition, "gpu");
-  EXPECT_EQ(ids[2].user, "bob-login");
+  EXPECT_EQ(ids[2].user, "bob");
   EXPECT_EQ(ids[2].project, "from-env");
   EXPECT_EQ(ids[2].slurm_account, "notebooks-lab");
   EXPECT_EQ(ids[3].slurm_account, "");
   EXPECT_EQ(ids[4].slurm_account, "");
+  EXPECT_EQ(ids[5].slurm_account, "") << "not charged to another user's job";
+  EXPECT_EQ(ids[5].project, "");
 }
 
 }  // namespace

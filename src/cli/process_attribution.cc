@@ -14,6 +14,16 @@ IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& own
   r.pod = process.cgroup.pod_uid;
   r.container = process.cgroup.container_id;
   r.slurm_job = process.cgroup.slurm_job_id;
+  if (r.slurm_job.empty()) {
+    // Without Slurm's cgroup plugin the job id is only in the environment srun/sbatch set. The
+    // job's user wrote that environment: a number, nothing else, and the accounting gives the
+    // job's account only to a process of the job's own user (ApplySlurmJobs).
+    const std::string job = EnvironValue(environ, "SLURM_JOB_ID").value_or("");
+    if (!job.empty() && job.size() <= 20 &&
+        job.find_first_not_of("0123456789") == std::string::npos) {
+      r.slurm_job = job;
+    }
+  }
   // The job's own environment: anything its user wrote.
   r.project = SafeText(EnvironValue(environ, "CGOV_PROJECT").value_or(""));
   r.team = SafeText(EnvironValue(environ, "CGOV_TEAM").value_or(""));

@@ -26,6 +26,21 @@ TEST(IdentityOf, HostileEnvironmentValuesAreEscaped) {
   EXPECT_EQ(r.tags, "a=b");
 }
 
+// Without Slurm's cgroup plugin the job is named by SLURM_JOB_ID in the process's environment:
+// taken when it is a number and the cgroup said nothing; the cgroup's job wins.
+TEST(IdentityOf, SlurmJobFromTheEnvironmentWhenTheCgroupSaysNothing) {
+  ProcessIdentity process;
+  process.user = "alice";
+  auto env = [](const std::string& job) { return "PATH=/bin" + std::string(1, '\0') +
+                                                 "SLURM_JOB_ID=" + job + '\0'; };
+  EXPECT_EQ(IdentityOf(process, "alice", env("4242117")).slurm_job, "4242117");
+  for (const char* bad : {"", "12a", "1 2", "../x", "123456789012345678901"}) {
+    EXPECT_EQ(IdentityOf(process, "alice", env(bad)).slurm_job, "") << bad;
+  }
+  process.cgroup.slurm_job_id = "77";
+  EXPECT_EQ(IdentityOf(process, "alice", env("4242117")).slurm_job, "77");
+}
+
 size_t ReadsOf(const FakeFileReader& files, const std::string& path) {
   return static_cast<size_t>(std::count(files.reads().begin(), files.reads().end(), path));
 }

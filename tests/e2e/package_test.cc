@@ -35,11 +35,11 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
   for (const char* p : {"libc6", "libsqlite3-0", "zlib1g"}) {
     EXPECT_NE(depends.out.find(p), std::string::npos) << p << " in " << depends.out;
   }
-  for (const char* p : {"curl", "microhttpd", "gnutls"}) {
+  for (const char* p : {"curl", "microhttpd", "gnutls", "yaml"}) {
     EXPECT_EQ(depends.out.find(p), std::string::npos) << p << " in " << depends.out;
   }
   RunResult recommends = RunProgram({"/usr/bin/dpkg-deb", "-f", deb, "Recommends"}, {});
-  EXPECT_EQ(recommends.out, "libcurl4, libmicrohttpd12\n") << recommends.err;
+  EXPECT_EQ(recommends.out, "libcurl4, libmicrohttpd12, libyaml-0-2\n") << recommends.err;
   std::istringstream names(depends.out);
   std::string entry;
   while (std::getline(names, entry, ',')) {

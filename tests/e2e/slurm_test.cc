@@ -1,5 +1,5 @@
 // End-to-end: a Slurm node. The daemon records a shared box whose GPU processes run in Slurm
-// jobs (cgroup job_<id>); `cgov report --slurm-accounting` with recorded `sacct` output names
+// jobs (cgroup job_<id>, or only SLURM_JOB_ID in the environment); `cgov report --slurm-accounting` with recorded `sacct` output names
 // their accounts, and `--by account` / `--by slurm_job` split the GPU time by them.
 #include <signal.h>
 
@@ -19,8 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-// The shared box's /proc, with alice's trainer (41000) in Slurm job 4242117 and bob's notebook
-// (42000) in job 4242118, neither naming a project in its environment.
+// The shared box's /proc, with alice's trainer (41000) in Slurm job 4242117 (its cgroup says so)
+// and bob's notebook (42000) in job 4242118 (only its SLURM_JOB_ID says so: a node without
+// Slurm's cgroup plugin), neither naming a project in its environment.
 std::string SlurmBox(const TempDir& dir) {
   const std::string root = dir / "root";
   std::filesystem::copy(Fixture("proc/shared-box"), root, std::filesystem::copy_options::recursive);
@@ -29,8 +30,12 @@ std::string SlurmBox(const TempDir& dir) {
     const std::string proc = root + "/proc/" + pid;
     std::filesystem::remove(proc + "/cgroup");
     std::filesystem::remove(proc + "/environ");
-    std::ofstream(proc + "/cgroup") << "0::/system.slice/slurmstepd.scope/job_" << job
-                                    << "/step_0/user/task_0\n";
+    if (pid == "41000") {
+      std::ofstream(proc + "/cgroup") << "0::/system.slice/slurmstepd.scope/job_" << job
+                                      << "/step_0/user/task_0\n";
+    } else {
+      std::ofstream(proc + "/cgroup") << "0::/user.slice/user-1001.slice/session-3.scope\n";
+    }
     std::ofstream(proc + "/environ") << "PATH=/usr/bin" << '\0' << "SLURM_JOB_ID=" << job << '\0';
   }
   return root;
