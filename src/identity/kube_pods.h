@@ -1,13 +1,13 @@
 // The pods of this Kubernetes node as the API server describes them: UID -> namespace, name,
 // the container names by container id, and the project/team/user their labels give. Filled from
-// a pod list and then from watch events (src/telemetry/kube_watch.h); read by the daemon's
+// a pod list and then from watch events (src/identity/kube_watch.h); read by the daemon's
 // process attribution, which knows a process's pod only as the UID and container id in its
 // cgroup path. Thread-safe.
 //
 // Memory is bounded: only the labels the mapping names are kept, at most `max_pods` pods, and a
 // deleted pod is kept for `deleted_grace_ms` (its processes may linger) and then forgotten.
-#ifndef CGOV_TELEMETRY_KUBE_PODS_H_
-#define CGOV_TELEMETRY_KUBE_PODS_H_
+#ifndef CGOV_IDENTITY_KUBE_PODS_H_
+#define CGOV_IDENTITY_KUBE_PODS_H_
 
 #include <cstdint>
 #include <map>
@@ -81,4 +81,4 @@ class KubePodDirectory {
 
 }  // namespace cgov
 
-#endif  // CGOV_TELEMETRY_KUBE_PODS_H_
+#endif  // CGOV_IDENTITY_KUBE_PODS_H_

@@ -1,4 +1,4 @@
-#include "telemetry/kube_pods.h"
+#include "identity/kube_pods.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "telemetry/kube_pods.h"
+#include "identity/kube_pods.h"
 
 #include <algorithm>
 
