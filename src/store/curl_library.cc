@@ -12,7 +12,7 @@ namespace {
 Result<CurlLibrary> Load() {
   std::string name;
   CGOV_ASSIGN_OR_RETURN(void* handle,
-                        OpenSharedLibrary({"libcurl", "libcurl.so.4", "CGOV_LIBCURL", "--prometheus",
+                        OpenSharedLibrary({"libcurl", "libcurl.so.4", "CGOV_LIBCURL", "--prometheus and --kubernetes",
                                            "libcurl4"}, &name));
   CurlLibrary lib;
   SymbolResolver resolve(handle);
@@ -25,6 +25,8 @@ Result<CurlLibrary> Load() {
   resolve(&lib.easy_strerror, "curl_easy_strerror");
   resolve(&lib.easy_escape, "curl_easy_escape");
   resolve(&lib.free, "curl_free");
+  resolve(&lib.slist_append, "curl_slist_append");
+  resolve(&lib.slist_free_all, "curl_slist_free_all");
   if (Status s = resolve.Check(name); !s.ok()) {
     dlclose(handle);
     return s;

@@ -1,4 +1,5 @@
-// libcurl, loaded at run time by the one command that needs it (`cgov report --prometheus`).
+// libcurl, loaded at run time by what needs it (`cgov report --prometheus`, and `cgov daemon
+// --kubernetes` for the API server's pod list and watch).
 //
 // The GPU host's binary links no HTTP client library: libcurl pulls in ~25 more (Kerberos, LDAP,
 // SSH, RTMP, ...) that `cgov run`, `cgov daemon` and the rest never use (docs/architecture.md,
@@ -23,6 +24,8 @@ struct CurlLibrary {
   decltype(&curl_easy_strerror) easy_strerror = nullptr;
   decltype(&curl_easy_escape) easy_escape = nullptr;
   decltype(&curl_free) free = nullptr;
+  decltype(&curl_slist_append) slist_append = nullptr;
+  decltype(&curl_slist_free_all) slist_free_all = nullptr;
 };
 
 // libcurl.so.4 (or `CGOV_LIBCURL`, for tests), loaded and initialised once for the process;

@@ -1,0 +1,284 @@
+#include "identity/kube_watch.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/text.h"
+#include "os/input_file.h"
+#include "telemetry/text_scan.h"
+#include "store/curl_library.h"
+
+namespace cgov {
+namespace {
+
+constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+struct Transfer {
+  const std::function<bool(std::string_view)>* on_data = nullptr;
+  const std::atomic<bool>* stop = nullptr;
+  bool refused = false;  // on_data asked to stop
+};
+
+size_t OnData(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  if (!(*t->on_data)(std::string_view(data, size * n))) {
+    t->refused = true;
+    return 0;  // aborts the transfer
+  }
+  return size * n;
+}
+
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<Transfer*>(user)->stop->load() ? 1 : 0;  // non-zero aborts
+}
+
+// What a refusal says: the API server answers errors as a metav1.Status.
+std::string StatusMessage(const std::string& body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("message") && j["message"].is_string()) {
+    return SafeText(j["message"].get<std::string>());
+  }
+  return SafeText(body.substr(0, 200));
+}
+
+// A query value: the continue token is opaque (base64 with '=', '+', '/' in practice).
+std::string PercentEncoded(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+KubeApiOptions InClusterKubeApi() {
+  KubeApiOptions o;
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host != nullptr && *host != 0) {
+    const std::string h = host;
+    // An IPv6 service address goes in brackets.
+    o.api_url = fmt::format("https://{}:{}", h.find(':') != std::string::npos ? "[" + h + "]" : h,
+                            port != nullptr && *port != 0 ? port : "443");
+  }
+  o.token_file = fmt::format("{}/token", kServiceAccountDir);
+  o.ca_file = fmt::format("{}/ca.crt", kServiceAccountDir);
+  return o;
+}
+
+Result<std::unique_ptr<KubePodWatch>> KubePodWatch::Start(KubeApiOptions options,
+                                                          KubePodDirectory* pods) {
+  CGOV_RETURN_IF_ERROR(LoadCurl().status());
+  std::unique_ptr<KubePodWatch> w(new KubePodWatch(std::move(options), pods));
+  w->thread_ = std::thread([p = w.get()] { p->Loop(); });
+  return w;
+}
+
+KubePodWatch::~KubePodWatch() {
+  stop_ = true;
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool KubePodWatch::WaitSynced(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return synced_; });
+}
+
+std::string KubePodWatch::LastError() const {
+  std::lock_guard lock(mu_);
+  return last_error_;
+}
+
+void KubePodWatch::SetError(std::string error) {
+  std::lock_guard lock(mu_);
+  last_error_ = std::move(error);
+}
+
+void KubePodWatch::Loop() {
+  bool need_list = true;
+  std::chrono::milliseconds backoff = o_.retry_min;
+  while (!stop_) {
+    Status s = Status::Ok();
+    if (need_list) {
+      s = List();
+      if (s.ok()) {
+        need_list = false;
+        ++lists_;
+        std::lock_guard lock(mu_);
+        synced_ = true;
+        last_error_.clear();
+        cv_.notify_all();
+      }
+    }
+    if (s.ok() && !stop_) {
+      s = Watch();
+      if (s.code() == StatusCode::kNotFound) {  // 410 Gone: the resourceVersion is too old
+        need_list = true;
+        SetError(std::string(s.message()));
+        continue;
+      }
+      if (s.ok()) {  // the server ended the watch (timeoutSeconds): resume at once
+        backoff = o_.retry_min;
+        continue;
+      }
+    }
+    if (stop_) break;
+    SetError(std::string(s.message()));
+    pods_->Expire(WallMs());
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, backoff, [&] { return stop_.load(); });
+    backoff = std::min(o_.retry_max, backoff * 2);
+  }
+}
+
+Status KubePodWatch::Get(const std::string& url, long timeout_ms,
+                         const std::function<bool(std::string_view)>& on_data,
+                         std::string* error_body, long* status) {
+  CGOV_ASSIGN_OR_RETURN(const CurlLibrary* lib, LoadCurl());
+  std::unique_ptr<CURL, decltype(lib->easy_cleanup)> curl(lib->easy_init(), lib->easy_cleanup);
+  if (!curl) return Internal("libcurl: cannot start a transfer");
+  curl_slist* headers = lib->slist_append(nullptr, "Accept: application/json");
+  if (!o_.token_file.empty()) {
+    // Re-read every time: a projected service-account token is rotated by the kubelet.
+    Result<std::string> token = ReadInputFile(o_.token_file, 64 << 10, "--kube-token-file");
+    if (!token.ok()) {
+      lib->slist_free_all(headers);
+      return token.status();
+    }
+    std::string t = std::string(Trim(*token));
+    headers = lib->slist_append(headers, ("Authorization: Bearer " + t).c_str());
+    std::fill(t.begin(), t.end(), '\0');
+  }
+  // Collected only until the status is known to be 200; an error's body is kept for its message.
+  std::string early;
+  bool ok_status = false;
+  std::function<bool(std::string_view)> route = [&](std::string_view data) {
+    if (!ok_status) {
+      long code = 0;
+      lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &code);
+      ok_status = code == 200;
+      if (!ok_status) {
+        if (early.size() < (64 << 10)) early.append(data);
+        return true;
+      }
+    }
+    return on_data(data);
+  };
+  Transfer t{&route, &stop_, false};
+  char error[CURL_ERROR_SIZE] = {0};
+  lib->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  lib->easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
+  lib->easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &OnData);
+  lib->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &t);
+  lib->easy_setopt(curl.get(), CURLOPT_XFERINFOFUNCTION, &OnProgress);
+  lib->easy_setopt(curl.get(), CURLOPT_XFERINFODATA, &t);
+  lib->easy_setopt(curl.get(), CURLOPT_NOPROGRESS, 0L);
+  lib->easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+  lib->easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, timeout_ms);
+  lib->easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+  lib->easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+  lib->easy_setopt(curl.get(), CURLOPT_ACCEPT_ENCODING, "");
+  lib->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+  lib->easy_setopt(curl.get(), CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
+  if (!o_.ca_file.empty()) lib->easy_setopt(curl.get(), CURLOPT_CAINFO, o_.ca_file.c_str());
+  const CURLcode code = lib->easy_perform(curl.get());
+  lib->slist_free_all(headers);
+  lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, status);
+  if (error_body != nullptr) *error_body = std::move(early);
+  if (t.refused) return Status::Ok();  // the caller stopped it and knows why
+  if (code != CURLE_OK && code != CURLE_OPERATION_TIMEDOUT && !stop_) {
+    return Unavailable(fmt::format("Kubernetes API {}: {}", o_.api_url,
+                                   error[0] != 0 ? error : lib->easy_strerror(code)));
+  }
+  return Status::Ok();
+}
+
+Status KubePodWatch::List() {
+  const std::string selector = "spec.nodeName%3D" + o_.node_name;
+  std::string next;
+  bool first = true;
+  do {
+    std::string url = fmt::format("{}/api/v1/pods?fieldSelector={}&limit={}", o_.api_url, selector,
+                                  o_.page_size);
+    if (!next.empty()) url += "&continue=" + PercentEncoded(next);
+    std::string body, error_body;
+    long status = 0;
+    CGOV_RETURN_IF_ERROR(Get(url, 60'000, [&](std::string_view d) {
+      if (body.size() + d.size() > (256u << 20)) return false;  // a page is far smaller
+      body.append(d);
+      return true;
+    }, &error_body, &status));
+    if (stop_) return Unavailable("stopped");
+    if (status != 200) {
+      return Unavailable(fmt::format(
+          "Kubernetes API {}: listing the pods of node {} answered HTTP {}: {}{}", o_.api_url,
+          SafeText(o_.node_name), status, StatusMessage(error_body),
+          status == 403 ? " (the service account needs get, list and watch on pods: "
+                          "deploy/kubernetes)"
+          : status == 401 ? " (the token was refused)" : ""));
+    }
+    Result<std::string> more = pods_->ApplyListPage(body, first, WallMs());
+    if (!more.ok()) {
+      return Unavailable(fmt::format("Kubernetes API {}: {}", o_.api_url, more.status().message()));
+    }
+    next = *more;
+    first = false;
+  } while (!next.empty() && !stop_);
+  return Status::Ok();
+}
+
+Status KubePodWatch::Watch() {
+  ++watches_;
+  const std::string url = fmt::format(
+      "{}/api/v1/pods?fieldSelector=spec.nodeName%3D{}&watch=1&allowWatchBookmarks=true"
+      "&resourceVersion={}&timeoutSeconds={}", o_.api_url, o_.node_name,
+      pods_->resource_version(), o_.watch_timeout_s);
+  std::string line, error_body;
+  Status event_error = Status::Ok();
+  long status = 0;
+  CGOV_RETURN_IF_ERROR(Get(url, (o_.watch_timeout_s + 30) * 1000L, [&](std::string_view d) {
+    for (char c : d) {
+      if (c != '\n') {
+        if (line.size() < (16u << 20)) line.push_back(c);
+        continue;
+      }
+      if (!line.empty()) {
+        Status s = pods_->ApplyEvent(line, WallMs());
+        line.clear();
+        if (!s.ok()) {
+          event_error = s;
+          return false;
+        }
+      }
+    }
+    return true;
+  }, &error_body, &status));
+  if (status == 410) return NotFound(StatusMessage(error_body));
+  if (status != 200 && !stop_) {
+    return Unavailable(fmt::format("Kubernetes API {}: the pod watch answered HTTP {}: {}",
+                                   o_.api_url, status, StatusMessage(error_body)));
+  }
+  if (!event_error.ok()) {
+    if (event_error.code() == StatusCode::kNotFound) return event_error;
+    return Unavailable(fmt::format("Kubernetes API {}: pod watch: {}", o_.api_url,
+                                   event_error.message()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace cgov
