@@ -385,13 +385,16 @@ const char* HistoryByName(HistoryBy by) {
     case HistoryBy::kHost: return "host";
     case HistoryBy::kSlurmJob: return "slurm_job";
     case HistoryBy::kAccount: return "account";
+    case HistoryBy::kNamespace: return "namespace";
+    case HistoryBy::kContainer: return "container";
   }
   return "";
 }
 
 std::optional<HistoryBy> ParseHistoryBy(std::string_view text) {
   for (HistoryBy by : {HistoryBy::kUser, HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kPod,
-                       HistoryBy::kHost, HistoryBy::kSlurmJob, HistoryBy::kAccount}) {
+                       HistoryBy::kHost, HistoryBy::kSlurmJob, HistoryBy::kAccount,
+                       HistoryBy::kNamespace, HistoryBy::kContainer}) {
     if (text == HistoryByName(by)) return by;
   }
   return std::nullopt;

@@ -16,6 +16,7 @@ namespace {
 __extension__ typedef __int128 Int128;
 constexpr int64_t kMicroPerCent = 10'000;
 constexpr const char* kUnknownKey = "(unknown)";
+constexpr const char* kUnlabelledKey = "(unlabelled)";
 
 bool SameName(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
@@ -121,14 +122,24 @@ void ApplyPolicy(HistoryBy by, Showback* s) {
 }  // namespace
 
 std::string HistoryKey(HistoryBy by, const IdentityRecord& r, const std::string& hostname) {
+  // A pod the API server described but whose labels name no project (team, user): shown as
+  // such, so that who breaks the tagging policy is seen with the GPU-hours it carries.
+  const bool described_pod = !r.kube_pod_name.empty();
+  auto labelled = [&](const std::string& value) {
+    return value.empty() && described_pod ? std::string(kUnlabelledKey) : value;
+  };
+  const std::string pod = described_pod ? r.kube_namespace + "/" + r.kube_pod_name : r.pod;
   switch (by) {
     case HistoryBy::kHost: return r.host.empty() ? hostname : r.host;
-    case HistoryBy::kUser: return r.user;
-    case HistoryBy::kProject: return r.project;
-    case HistoryBy::kTeam: return r.team;
-    case HistoryBy::kPod: return r.pod;
+    case HistoryBy::kUser: return labelled(r.user);
+    case HistoryBy::kProject: return labelled(r.project);
+    case HistoryBy::kTeam: return labelled(r.team);
+    case HistoryBy::kPod: return pod;
     case HistoryBy::kSlurmJob: return r.slurm_job;
     case HistoryBy::kAccount: return r.slurm_account;
+    case HistoryBy::kNamespace: return r.kube_namespace;
+    case HistoryBy::kContainer:
+      return !r.kube_container_name.empty() ? pod + "/" + r.kube_container_name : r.container;
   }
   return "";
 }

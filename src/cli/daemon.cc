@@ -23,6 +23,8 @@
 #include "core/time_format.h"
 #include "export/daemon_metrics.h"
 #include "export/http_server.h"
+#include "identity/kube_pods.h"
+#include "identity/kube_watch.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
@@ -55,6 +57,8 @@ struct DaemonOptions {
   std::string catalog_path;  // --price-catalog, re-read on SIGHUP
   std::optional<HttpServerOptions> http;  // --listen
   bool dcgm_names = false;                // --metrics-names dcgm
+  std::optional<KubeApiOptions> kube;     // --kubernetes
+  KubeLabelMap kube_labels = DefaultKubeLabelMap();
   PriceOptions price;
   PriceCatalog catalog;
 };
@@ -134,6 +138,10 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
   std::string metrics_names = "cgov", web_config;
+  bool kubernetes = false;
+  KubeApiOptions kube = InClusterKubeApi();
+  if (const char* node = std::getenv("NODE_NAME")) kube.node_name = node;
+  std::string kube_labels;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
                "SIGINT/SIGTERM (SIGHUP reloads the price catalog and reopens the database); with "
@@ -183,6 +191,20 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                  "cert_file and key_file (docs/metrics.md)");
   app.add_option("--tls-cert", tls_cert, "serve HTTPS with this PEM certificate (with --tls-key)");
   app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert");
+  app.add_flag("--kubernetes", kubernetes, "name pods: watch this node's pods on the Kubernetes "
+               "API server (in-cluster service account by default) for each GPU process's "
+               "namespace, pod, container and labels (docs/kubernetes.md)");
+  app.add_option("--node-name", kube.node_name, "with --kubernetes: this node's name (env "
+                 "NODE_NAME; default: --hostname)");
+  app.add_option("--kube-api", kube.api_url, "with --kubernetes: the API server's URL (default: "
+                 "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)");
+  app.add_option("--kube-token-file", kube.token_file, "with --kubernetes: a bearer token, "
+                 "re-read at every connection (\"\": none)")->capture_default_str();
+  app.add_option("--kube-ca-file", kube.ca_file, "with --kubernetes: the API server's CA (\"\": "
+                 "the system's)")->capture_default_str();
+  app.add_option("--kube-labels", kube_labels, "with --kubernetes: which pod labels give the "
+                 "project, team and user, first present wins (default: project=project-id,"
+                 "app.kubernetes.io/part-of,app.kubernetes.io/name;team=team-id;user=user-id)");
   app.add_option("--price-per-gpu-hour", price_text, "USD per GPU-hour for the cost counters "
                  "(overrides the catalog)");
   app.add_option("--instance-type", o.price.instance_type, "price GPUs as this instance type");
@@ -222,6 +244,44 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     return s.WithContext("cgov daemon");
   }
   o.catalog_path = catalog_path;
+  const bool kube_flags = app.count("--node-name") + app.count("--kube-api") +
+                              app.count("--kube-token-file") + app.count("--kube-ca-file") +
+                              app.count("--kube-labels") > 0;
+  if (kube_flags && !kubernetes) {
+    return InvalidArgument("cgov daemon: --node-name, --kube-api, --kube-token-file, "
+                           "--kube-ca-file and --kube-labels go with --kubernetes");
+  }
+  if (kubernetes) {
+    if (kube.node_name.empty()) kube.node_name = o.hostname;
+    if (kube.node_name.empty()) {
+      RootedFileReader host_files(o.host_root);
+      kube.node_name = ReadHostInfo(host_files).hostname;
+    }
+    // A node name is a DNS subdomain: it goes into the API's URL as it is.
+    const bool dns = !kube.node_name.empty() && kube.node_name.size() <= 253 &&
+                     kube.node_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") ==
+                         std::string::npos;
+    if (!dns) {
+      return InvalidArgument(fmt::format("cgov daemon: --node-name \"{}\": not a Kubernetes node "
+                                         "name (lower-case letters, digits, '-' and '.')",
+                                         SafeText(kube.node_name)));
+    }
+    if (kube.api_url.empty()) {
+      return InvalidArgument("cgov daemon: --kubernetes: KUBERNETES_SERVICE_HOST is not set (not "
+                             "in a pod?); give the API server with --kube-api URL");
+    }
+    if (!kube.api_url.starts_with("https://") && !kube.api_url.starts_with("http://")) {
+      return InvalidArgument(fmt::format("cgov daemon: --kube-api {}: expected an https:// URL",
+                                         SafeText(kube.api_url)));
+    }
+    while (kube.api_url.ends_with('/')) kube.api_url.pop_back();
+    if (!kube_labels.empty()) {
+      Result<KubeLabelMap> map = ParseKubeLabelMap(kube_labels);
+      if (!map.ok()) return map.status().WithContext("cgov daemon");
+      o.kube_labels = std::move(map).value();
+    }
+    o.kube = std::move(kube);
+  }
   if (app.count("--listen") > 0) {
     HttpServerOptions http;
     CGOV_ASSIGN_OR_RETURN(http.address, ParseListenAddress(listen.empty() ? kDefaultListen
@@ -361,6 +421,10 @@ class Daemon {
   std::unique_ptr<NvmlSource> nvml_;
   std::unique_ptr<HistoryWriter> writer_;
   std::unique_ptr<ProcessAttributor> attributor_;
+  std::unique_ptr<KubePodDirectory> kube_pods_;  // with --kubernetes
+  std::unique_ptr<KubePodWatch> kube_watch_;
+  std::string kube_error_;  // the watch's last error, as last said
+  int64_t kube_expired_ms_ = 0;
   StoredTick stored_;  // this tick's, rebuilt in place each tick
   std::vector<uint32_t> gpu_ids_;
   RunRecord run_;
@@ -380,6 +444,7 @@ Status Daemon::OpenWriter() {
   CGOV_ASSIGN_OR_RETURN(writer_, HistoryWriter::Open(o_.db));
   writer_->set_commit_policy({.max_ticks = 0, .max_age_ms = o_.commit_every.count()});
   attributor_ = std::make_unique<ProcessAttributor>(&files_, &writer_->store());
+  attributor_->SetPods(kube_pods_.get());
   if (metrics_) HookCredits();
   return Status::Ok();
 }
@@ -449,6 +514,15 @@ void Daemon::DropWriter() {
 
 void Daemon::Tick(TickSample* sample) {
   const int64_t now_ms = clock_.WallNs() / 1'000'000;
+  if (kube_watch_ && now_ms - kube_expired_ms_ >= 60'000) {
+    kube_expired_ms_ = now_ms;
+    kube_pods_->Expire(now_ms);
+    // Said when it changes, not every minute.
+    if (std::string error = kube_watch_->LastError(); error != kube_error_) {
+      if (!error.empty()) fmt::print(stderr, "cgov daemon: warning: --kubernetes: {}\n", error);
+      kube_error_ = std::move(error);
+    }
+  }
   // Checked as each batch of ticks begins: a path lookup every tick cost more than the rest of
   // the file work, and a batch written to a replaced file is lost whichever tick finds it.
   if (writer_ && writer_->uncommitted_ticks() == 0) {
@@ -718,6 +792,15 @@ Status Daemon::StartServer() {
 }
 
 int Daemon::Run(const sigset_t& stop) {
+  if (o_.kube) {
+    kube_pods_ = std::make_unique<KubePodDirectory>(o_.kube_labels);
+    Result<std::unique_ptr<KubePodWatch>> watch = KubePodWatch::Start(*o_.kube, kube_pods_.get());
+    if (!watch.ok()) {
+      fmt::print(stderr, "cgov daemon: --kubernetes: {}\n", watch.status().message());
+      return kExitFailure;
+    }
+    kube_watch_ = std::move(watch).value();
+  }
   // The database first: a wrong --db fails at once, before the driver is loaded.
   if (Status s = OpenWriter(); !s.ok()) {
     fmt::print(stderr, "cgov daemon: {}\n", s.message());
@@ -749,6 +832,17 @@ int Daemon::Run(const sigset_t& stop) {
       return kExitFailure;
     }
   }
+  if (kube_watch_) {
+    // The first ticks should name their pods: the list usually takes well under a second.
+    if (kube_watch_->WaitSynced(std::chrono::seconds(10))) {
+      fmt::print(stderr, "cgov daemon: --kubernetes: {} pod(s) on node {}\n", kube_pods_->size(),
+                 o_.kube->node_name);
+    } else {
+      kube_error_ = kube_watch_->LastError();
+      fmt::print(stderr, "cgov daemon: warning: --kubernetes: no pod list yet ({}); recording pod "
+                 "UIDs until it comes\n", kube_error_.empty() ? "no answer in 10 s" : kube_error_);
+    }
+  }
   fmt::print(stderr, "cgov daemon: recording {} GPU(s) every {} into {} (pid {}); stop with "
              "SIGINT or SIGTERM, reload with SIGHUP\n", gpu_ids_.size(),
              FormatDuration(o_.interval), o_.db, getpid());
@@ -763,6 +857,7 @@ int Daemon::Run(const sigset_t& stop) {
     if (sig != 0) break;
   }
   server_.reset();  // no scrape reads the state while it goes away
+  kube_watch_.reset();
   Status committed = writer_ ? writer_->Commit() : Status::Ok();
   DropWriter();
   // The same counts as cgov_ticks_total and cgov_tick_failures_total.

@@ -14,7 +14,7 @@ namespace {
 
 constexpr char kGpuPhaseLabels[] =
     "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
-constexpr char kIdentityLabels[] = "Hostname, user, project, team, pod";
+constexpr char kIdentityLabels[] = "Hostname, user, project, team, namespace, pod, container";
 
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
@@ -65,7 +65,10 @@ class FleetBuilder {
   // (host, UUID, GPU_I_ID): a MIG instance carries its parent's UUID, as in dcgm-exporter
   std::map<std::tuple<std::string, std::string, std::string>, uint32_t> gpu_ids_;
   std::map<std::string, uint32_t> host_gpu_;                         // host -> its first GPU id
-  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, uint32_t>
+  // (host, user, project, team, namespace, pod, container)
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string,
+                      std::string, std::string>,
+           uint32_t>
       identity_ids_;
   std::map<int64_t, HourBucket> hours_;
 };
@@ -99,12 +102,16 @@ uint32_t FleetBuilder::GpuId(const PromSeries& s) {
 
 uint32_t FleetBuilder::IdentityId(const PromSeries& s) {
   auto key = std::make_tuple(s.Label("Hostname"), s.Label("user"), s.Label("project"),
-                             s.Label("team"), s.Label("pod"));
+                             s.Label("team"), s.Label("namespace"), s.Label("pod"),
+                             s.Label("container"));
   auto [it, added] = identity_ids_.emplace(key, identity_ids_.size() + 1);
   if (added) {
     IdentityRecord r;
     r.id = it->second;
-    std::tie(r.host, r.user, r.project, r.team, r.pod) = key;
+    std::tie(r.host, r.user, r.project, r.team, r.kube_namespace, r.pod, r.kube_container_name) =
+        key;
+    // A daemon with --kubernetes labels pods by name, within their namespace.
+    if (!r.kube_namespace.empty()) r.kube_pod_name = r.pod;
     in_.identities[r.id] = r;
   }
   return it->second;

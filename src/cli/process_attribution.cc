@@ -37,10 +37,41 @@ IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& own
   return r;
 }
 
+void ApplyKubePod(const KubePod& pod, IdentityRecord* r) {
+  r->kube_namespace = pod.namespace_name;
+  r->kube_pod_name = pod.name;
+  if (auto c = pod.containers.find(r->container); c != pod.containers.end()) {
+    r->kube_container_name = c->second;
+  }
+  // The labels are the platform's tagging policy: a pod without the label is unlabelled even
+  // if its process sets CGOV_PROJECT (which anyone in the pod may write).
+  r->project = pod.project;
+  r->team = pod.team;
+  if (!pod.user.empty()) r->user = pod.user;
+}
+
+// The identity id of `identity` as the pod directory describes it now (when it has a pod).
+Result<uint32_t> ProcessAttributor::Resolve(IdentityRecord identity, Cached* cached) {
+  if (pods_ != nullptr && !identity.pod.empty()) {
+    cached->base = identity;
+    cached->pods_generation = pods_->generation();
+    if (std::optional<KubePod> pod = pods_->Find(identity.pod)) {
+      ApplyKubePod(*pod, &identity);
+      CGOV_RETURN_IF_ERROR(store_->RecordKubeNames(identity));
+    }
+  }
+  return store_->IdentityId(identity);
+}
+
 Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
   if (auto it = cache_.find(pid); it != cache_.end()) {
-    it->second.seen = generation_;
-    return it->second.ids;
+    Cached& c = it->second;
+    c.seen = generation_;
+    // A pod's names or labels may have arrived or changed since (the watch runs beside).
+    if (c.base && pods_ != nullptr && c.pods_generation != pods_->generation()) {
+      CGOV_ASSIGN_OR_RETURN(c.ids.identity_id, Resolve(*c.base, &c));
+    }
+    return c.ids;
   }
   IdentityRecord identity;
   std::string command;
@@ -52,11 +83,16 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
     identity = IdentityOf(*process, owner, buffer_);
     command = process->stat.comm;
   }
-  if (override_applies_ && override_applies_(pid)) identity = override_identity_;
-  Ids ids;
-  CGOV_ASSIGN_OR_RETURN(ids.identity_id, store_->IdentityId(identity));
-  CGOV_ASSIGN_OR_RETURN(ids.command_id, store_->CommandId(command));
-  cache_[pid] = {ids, generation_};
+  Cached cached;
+  if (override_applies_ && override_applies_(pid)) {
+    CGOV_ASSIGN_OR_RETURN(cached.ids.identity_id, store_->IdentityId(override_identity_));
+  } else {
+    CGOV_ASSIGN_OR_RETURN(cached.ids.identity_id, Resolve(std::move(identity), &cached));
+  }
+  CGOV_ASSIGN_OR_RETURN(cached.ids.command_id, store_->CommandId(command));
+  cached.seen = generation_;
+  const Ids ids = cached.ids;
+  cache_[pid] = std::move(cached);
   return ids;
 }
 

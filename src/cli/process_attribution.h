@@ -6,8 +6,10 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
+#include "identity/kube_pods.h"
 #include "os/file_reader.h"
 #include "store/history_store.h"
 #include "telemetry/process_reader.h"
@@ -17,6 +19,11 @@ namespace cgov::cli {
 // Pure: the identity of a process from what /proc said (environ may be empty: unreadable).
 IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& owner_name,
                           std::string_view environ);
+// Pure: a process in a pod the API server described gets its namespace, pod and container
+// names, and the project and team its pod's labels give (the labels are the policy: not the
+// process's CGOV_PROJECT/CGOV_TEAM, so an unlabelled pod shows as such), and the user of its
+// user label when there is one (over the uid a container runs as).
+void ApplyKubePod(const KubePod& pod, IdentityRecord* identity);
 
 class ProcessAttributor {
  public:
@@ -35,6 +42,9 @@ class ProcessAttributor {
     override_applies_ = std::move(applies);
     override_identity_ = std::move(identity);
   }
+  // Kubernetes: processes whose cgroup names a pod get its names and labels from `pods` (kept
+  // up to date by a KubePodWatch); a cached process is re-resolved when the directory changed.
+  void SetPods(const KubePodDirectory* pods) { pods_ = pods; }
   // Forgets every pid not looked up since the last call (a pid that comes back later is read
   // again). Called once a tick, after the tick's lookups: no set of live pids is built.
   void ForgetUnseen();
@@ -47,10 +57,15 @@ class ProcessAttributor {
   struct Cached {
     Ids ids;
     uint64_t seen = 0;  // the generation_ it was last looked up in
+    // For a process in a pod: what /proc said, and the directory's generation applied to it.
+    std::optional<IdentityRecord> base;
+    uint64_t pods_generation = 0;
   };
+  Result<uint32_t> Resolve(IdentityRecord identity, Cached* cached);
   std::map<uint32_t, Cached> cache_;
   uint64_t generation_ = 0;
   std::string buffer_;
+  const KubePodDirectory* pods_ = nullptr;
   std::function<bool(uint32_t)> override_applies_;
   IdentityRecord override_identity_;
 };

@@ -78,5 +78,68 @@ TEST(ProcessAttributor, ForgetsThePidsNotLookedUpSinceTheLastTickAndReadsThemAga
   std::filesystem::remove_all(dir);
 }
 
+TEST(ApplyKubePod, NamesAndLabelsThePolicyNotTheEnvironment) {
+  KubePod pod;
+  pod.namespace_name = "ml";
+  pod.name = "train-0";
+  pod.containers["abc"] = "trainer";
+  pod.team = "research";
+  pod.user = "alice";
+  IdentityRecord r;
+  r.user = "root";  // the uid the container runs as
+  r.container = "abc";
+  r.project = "from-env";
+  ApplyKubePod(pod, &r);
+  EXPECT_EQ(r.kube_namespace, "ml");
+  EXPECT_EQ(r.kube_pod_name, "train-0");
+  EXPECT_EQ(r.kube_container_name, "trainer");
+  EXPECT_EQ(r.project, "") << "no project-id label: unlabelled, whatever the process says";
+  EXPECT_EQ(r.team, "research");
+  EXPECT_EQ(r.user, "alice");
+}
+
+// A process seen before its pod's description arrived is named once it does: the cached
+// process is re-resolved when the directory changes, without reading /proc again.
+TEST(ProcessAttributor, APodDescribedLaterNamesItsCachedProcesses) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("cgov_attribution_kube_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    auto writer = HistoryWriter::Open((dir / "h.db").string());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    FakeFileReader files;
+    files.Set("/proc/201/stat", "201 (python) S 1 201 201 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
+                                "100 0 0");
+    files.Set("/proc/201/cgroup", "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_"
+                                  "555555555555.slice/cri-containerd-" + std::string(64, 'a') +
+                                  ".scope\n");
+    KubePodDirectory pods(DefaultKubeLabelMap());
+    ProcessAttributor attributor(&files, &(*writer)->store());
+    attributor.SetPods(&pods);
+    auto first = attributor.Lookup(201);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    ASSERT_TRUE(pods.ApplyEvent(R"({"type":"ADDED","object":{"metadata":{"uid":)"
+                                R"("11111111-2222-4333-8444-555555555555","namespace":"ml",)"
+                                R"("name":"train-0","labels":{"project-id":"llm"}},"status":)"
+                                R"({"containerStatuses":[{"name":"trainer","containerID":)"
+                                R"("containerd://)" + std::string(64, 'a') + R"("}]}}})", 0).ok());
+    const size_t reads = ReadsOf(files, "/proc/201/stat");
+    auto second = attributor.Lookup(201);
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(ReadsOf(files, "/proc/201/stat"), reads) << "not read again";
+    EXPECT_NE(second->identity_id, first->identity_id);
+    auto identities = (*writer)->store().Identities();
+    ASSERT_TRUE(identities.ok());
+    const IdentityRecord& named = identities->at(second->identity_id);
+    EXPECT_EQ(named.project, "llm");
+    EXPECT_EQ(named.kube_namespace, "ml");
+    EXPECT_EQ(named.kube_pod_name, "train-0");
+    EXPECT_EQ(named.kube_container_name, "trainer");
+    EXPECT_EQ(attributor.Lookup(201)->identity_id, second->identity_id) << "stable after";
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cgov::cli

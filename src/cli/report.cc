@@ -76,7 +76,7 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   auto by = ParseHistoryBy(r.by);
   if (!by) {
     return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod, host, "
-                                       "slurm_job or account", r.by));
+                                       "slurm_job, account, namespace or container", r.by));
   }
   if (*by == HistoryBy::kAccount && r.slurm_accounting.empty()) {
     return InvalidArgument("--by account: give the jobs' accounts with --slurm-accounting FILE "
@@ -284,7 +284,8 @@ int RunReport(int argc, char** argv) {
                  "spreadsheet)")
       ->capture_default_str();
   app.add_option("--out", r.out, "write here (atomically) instead of stdout");
-  app.add_option("--by", r.by, "who: user, project, team, pod, host, slurm_job or account "
+  app.add_option("--by", r.by, "who: user, project, team, pod, container, namespace, host, "
+                 "slurm_job or account "
                              "(with --slurm-accounting)")->capture_default_str();
   app.add_option("--slurm-accounting", r.slurm_accounting,
                  "Slurm jobs' users, accounts and partitions: a file of `sacct --parsable2 "

@@ -93,9 +93,12 @@ void DaemonMetrics::Credit(const TickCredit& credit,
   }
   for (const TickCredit::Identity& id : credit.identities) {
     const IdentityRecord* record = identity_of(id.identity_id);
-    IdentityKey key = record == nullptr
-                          ? IdentityKey{}
-                          : IdentityKey{record->user, record->project, record->team, record->pod};
+    IdentityKey key =
+        record == nullptr
+            ? IdentityKey{}
+            : IdentityKey{record->user, record->project, record->team, record->kube_namespace,
+                          record->kube_pod_name.empty() ? record->pod : record->kube_pod_name,
+                          record->kube_container_name};
     auto it = identities_.find(key);
     if (it == identities_.end()) {
       if (identities_.size() >= options_.max_identity_series) {
@@ -400,7 +403,8 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
   auto identity_labels = [&](const IdentityKey& k) {
     return Labels{{"Hostname", options_.hostname}, {"user", std::get<0>(k)},
                   {"project", std::get<1>(k)},     {"team", std::get<2>(k)},
-                  {"pod", std::get<3>(k)}};
+                  {"namespace", std::get<3>(k)},   {"pod", std::get<4>(k)},
+                  {"container", std::get<5>(k)}};
   };
   if (!identities_.empty()) {
     w.Family("cgov_identity_gpu_seconds_total", MetricType::kCounter,

@@ -109,7 +109,9 @@ class DaemonMetrics {
     PhaseArray ms{};
     PhaseArray util_ms_x100{};
   };
-  using IdentityKey = std::tuple<std::string, std::string, std::string, std::string>;
+  // user, project, team, namespace, pod (its name, else its UID), container (its name)
+  using IdentityKey =
+      std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
   struct IdentityCounters {
     PhaseArray attributed_ms{};
     int64_t held_ms = 0;

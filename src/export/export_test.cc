@@ -137,9 +137,11 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_cost_usd_total{gpu=\"1\"")));
   EXPECT_THAT(text, HasSubstr("cgov_gpu_price_usd_per_hour{gpu=\"0\",UUID=\"GPU-0\""));
   EXPECT_THAT(text, HasSubstr("cgov_identity_gpu_seconds_total{Hostname=\"node-a\",user=\"alice\","
-                              "project=\"llm\",team=\"\",pod=\"\",phase=\"underutilized\"} 1\n"));
+                              "project=\"llm\",team=\"\",namespace=\"\",pod=\"\",container=\"\","
+                              "phase=\"underutilized\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("cgov_identity_cost_usd_total{Hostname=\"node-a\",user=\"alice\","
-                              "project=\"llm\",team=\"\",pod=\"\"} 0.001\n"));
+                              "project=\"llm\",team=\"\",namespace=\"\",pod=\"\",container=\"\"} "
+                              "0.001\n"));
   // Capped at 2 process series, the biggest kept, the rest counted.
   EXPECT_THAT(text, HasSubstr("pid=\"12\""));
   EXPECT_THAT(text, Not(HasSubstr("pid=\"10\"")));

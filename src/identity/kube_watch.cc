@@ -96,7 +96,8 @@ KubePodWatch::~KubePodWatch() {
 
 bool KubePodWatch::WaitSynced(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return synced_; });
+  cv_.wait_for(lock, timeout, [&] { return synced_ || !last_error_.empty(); });
+  return synced_;
 }
 
 std::string KubePodWatch::LastError() const {
@@ -107,6 +108,7 @@ std::string KubePodWatch::LastError() const {
 void KubePodWatch::SetError(std::string error) {
   std::lock_guard lock(mu_);
   last_error_ = std::move(error);
+  cv_.notify_all();
 }
 
 void KubePodWatch::Loop() {

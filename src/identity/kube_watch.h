@@ -47,8 +47,9 @@ class KubePodWatch {
   KubePodWatch(const KubePodWatch&) = delete;
   KubePodWatch& operator=(const KubePodWatch&) = delete;
 
-  // Waits up to `timeout` for the first complete list. False when it did not come; LastError()
-  // says why (the server unreachable, the token refused, RBAC's 403...).
+  // Waits up to `timeout` for the first complete list, or for the first attempt to fail. False
+  // when no list came; LastError() says why (the server unreachable, the token refused, RBAC's
+  // 403...), and the watch keeps retrying.
   bool WaitSynced(std::chrono::milliseconds timeout);
   std::string LastError() const;
   uint64_t lists() const { return lists_.load(); }      // complete lists so far

@@ -76,9 +76,20 @@ CREATE TABLE gpu_price (gpu INTEGER NOT NULL, since_ms INTEGER NOT NULL, micro_u
                         PRIMARY KEY (gpu, since_ms)) WITHOUT ROWID;
 )sql";
 
+// Version 5: Kubernetes names of the pods and containers that identities name by UID and
+// container id (from the API server, `cgov daemon --kubernetes`). One pod UID is one pod for
+// ever, so the names sit beside the identity rows, not in their key.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE kube_pod (uid TEXT PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL)
+  WITHOUT ROWID;
+CREATE TABLE kube_container (id TEXT PRIMARY KEY, pod_uid TEXT NOT NULL, name TEXT NOT NULL)
+  WITHOUT ROWID;
+)sql";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
+  static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
+                                                 kSchemaV5};
   return steps;
 }
 
@@ -607,19 +618,53 @@ Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {
 }
 
 Result<std::map<uint32_t, IdentityRecord>> HistoryStore::Identities() const {
+  // The Kubernetes names beside each identity's pod UID and container id (version 5 on).
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT id, user, owner, pod, container, slurm_job, project, team, tags FROM identity"));
+      schema_version_ >= 5
+          ? "SELECT i.id, i.user, i.owner, i.pod, i.container, i.slurm_job, i.project, i.team, "
+            "i.tags, coalesce(p.namespace, ''), coalesce(p.name, ''), coalesce(c.name, '') "
+            "FROM identity i LEFT JOIN kube_pod p ON p.uid = i.pod AND i.pod != '' "
+            "LEFT JOIN kube_container c ON c.id = i.container AND i.container != ''"
+          : "SELECT id, user, owner, pod, container, slurm_job, project, team, tags, '', '', '' "
+            "FROM identity"));
   std::map<uint32_t, IdentityRecord> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
     IdentityRecord r;
     r.id = static_cast<uint32_t>(stmt.Int(0));
-    std::string* fields[] = {&r.user, &r.owner, &r.pod, &r.container, &r.slurm_job,
-                             &r.project, &r.team, &r.tags};
-    for (int i = 0; i < 8; ++i) *fields[i] = std::string(stmt.Text(i + 1));
+    std::string* fields[] = {&r.user, &r.owner, &r.pod, &r.container, &r.slurm_job, &r.project,
+                             &r.team, &r.tags, &r.kube_namespace, &r.kube_pod_name,
+                             &r.kube_container_name};
+    for (int i = 0; i < 11; ++i) *fields[i] = std::string(stmt.Text(i + 1));
     out[r.id] = std::move(r);
   }
+}
+
+Status HistoryStore::RecordKubeNames(const IdentityRecord& identity) {
+  if (!identity.pod.empty() && !identity.kube_pod_name.empty()) {
+    auto names = std::make_pair(identity.kube_namespace, identity.kube_pod_name);
+    auto it = kube_pods_.find(identity.pod);
+    if (it == kube_pods_.end() || it->second != names) {
+      CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+          "INSERT OR REPLACE INTO kube_pod (uid, namespace, name) VALUES (?,?,?)"));
+      stmt.Bind(1, identity.pod).Bind(2, identity.kube_namespace).Bind(3, identity.kube_pod_name);
+      CGOV_RETURN_IF_ERROR(stmt.Run());
+      kube_pods_[identity.pod] = std::move(names);
+    }
+  }
+  if (!identity.container.empty() && !identity.kube_container_name.empty()) {
+    auto it = kube_containers_.find(identity.container);
+    if (it == kube_containers_.end() || it->second != identity.kube_container_name) {
+      CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+          "INSERT OR REPLACE INTO kube_container (id, pod_uid, name) VALUES (?,?,?)"));
+      stmt.Bind(1, identity.container).Bind(2, identity.pod)
+          .Bind(3, identity.kube_container_name);
+      CGOV_RETURN_IF_ERROR(stmt.Run());
+      kube_containers_[identity.container] = identity.kube_container_name;
+    }
+  }
+  return Status::Ok();
 }
 
 Result<std::map<uint32_t, std::string>> HistoryStore::Commands() const {

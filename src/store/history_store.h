@@ -25,7 +25,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 4;
+inline constexpr int kHistorySchemaVersion = 5;
 inline constexpr int64_t kHourMs = 3'600'000;
 
 struct GpuRecord {
@@ -53,6 +53,9 @@ struct IdentityRecord {
   std::string team;     // CGOV_TEAM
   std::string tags;     // CGOV_TAGS, "k=v,k=v" sorted
   std::string host;     // set by the fleet report; not stored (a database is one host)
+  // Kubernetes names of `pod` and `container` (cgov daemon --kubernetes): stored beside the
+  // identity (kube_pod, kube_container), not in its key; empty when unknown.
+  std::string kube_namespace, kube_pod_name, kube_container_name;
   std::string slurm_account, slurm_partition;  // set by report --slurm-accounting; not stored
 
   auto Key() const {
@@ -151,6 +154,9 @@ class HistoryStore {
   // Dictionaries: the id of a record, inserted when new. Cached in memory.
   Result<uint32_t> GpuId(const GpuRecord& gpu);
   Result<uint32_t> IdentityId(const IdentityRecord& identity);
+  // Records the Kubernetes names of the identity's pod and container (when it has them);
+  // writes only what changed since this store last recorded it.
+  Status RecordKubeNames(const IdentityRecord& identity);
   Result<uint32_t> CommandId(const std::string& name);
   Result<RunRecord> BeginRun(const std::string& source, int64_t started_ms, int64_t interval_ms,
                              const std::string& hostname);
@@ -215,6 +221,8 @@ class HistoryStore {
   int64_t watermark_ms_ = 0;
   std::map<std::string, GpuRecord> gpus_;  // by uuid
   std::map<decltype(std::declval<IdentityRecord>().Key()), uint32_t> identities_;  // by Key()
+  std::map<std::string, std::pair<std::string, std::string>> kube_pods_;  // uid -> (ns, name)
+  std::map<std::string, std::string> kube_containers_;                    // id -> name
   std::map<std::string, uint32_t, std::less<>> commands_;
   SqliteStmt insert_tick_, put_rollup_, put_identity_rollup_, put_session_, set_meta_;
 };

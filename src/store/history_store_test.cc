@@ -204,7 +204,8 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   }
   {
     auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
-    std::string v1 = "DROP TABLE gpu_event; DROP TABLE gpu_price; PRAGMA user_version = 1;";
+    std::string v1 = "DROP TABLE gpu_event; DROP TABLE gpu_price; DROP TABLE kube_pod; "
+                     "DROP TABLE kube_container; PRAGMA user_version = 1;";
     for (const char* column : {"mig_profile", "gpu_instance_id", "compute_instance_id",
                                "mig_slices", "parent_uuid", "parent_name", "price_share"}) {
       v1 += std::string(" ALTER TABLE gpu DROP COLUMN ") + column + ";";
@@ -225,6 +226,8 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
     auto prices = (*reader)->PricesAt(10'000);
     ASSERT_TRUE(prices.ok()) << prices.status().message();
     EXPECT_TRUE(prices->empty()) << "no prices recorded before schema 4";
+    auto identities = (*reader)->Identities();
+    ASSERT_TRUE(identities.ok()) << identities.status().message() << ": no kube tables before 5";
   }
   auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_TRUE(writer.ok()) << writer.status().message();
@@ -252,6 +255,36 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   writer->reset();
   auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadOnly);
   EXPECT_EQ(*(*db)->QueryInt("PRAGMA user_version"), kHistorySchemaVersion);
+}
+
+// Kubernetes names sit beside the identity rows: an identity read back carries its pod's
+// namespace and name and its container's name; a change of name is recorded, a repeat is not.
+TEST_F(HistoryStoreTest, KubernetesNamesComeBackWithTheirIdentities) {
+  auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_TRUE(store.ok());
+  IdentityRecord a;
+  a.user = "alice";
+  a.pod = "uid-a";
+  a.container = "c-a";
+  a.kube_namespace = "ml";
+  a.kube_pod_name = "train-0";
+  a.kube_container_name = "trainer";
+  IdentityRecord plain;
+  plain.user = "bob";
+  auto id_a = (*store)->IdentityId(a);
+  auto id_plain = (*store)->IdentityId(plain);
+  ASSERT_TRUE(id_a.ok() && id_plain.ok());
+  ASSERT_TRUE((*store)->RecordKubeNames(a).ok());
+  ASSERT_TRUE((*store)->RecordKubeNames(a).ok());
+  auto all = (*store)->Identities();
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->at(*id_a).kube_namespace, "ml");
+  EXPECT_EQ(all->at(*id_a).kube_pod_name, "train-0");
+  EXPECT_EQ(all->at(*id_a).kube_container_name, "trainer");
+  EXPECT_EQ(all->at(*id_plain).kube_pod_name, "");
+  auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadOnly);
+  EXPECT_EQ(*(*db)->QueryInt("SELECT count(*) FROM kube_pod"), 1);
+  EXPECT_EQ(*(*db)->QueryInt("SELECT count(*) FROM kube_container"), 1);
 }
 
 // Memory health is a state recorded on change: a report asks for each GPU's latest before its

@@ -1,0 +1,243 @@
+// End-to-end: a Kubernetes GPU node. The daemon (--kubernetes) lists and watches this node's
+// pods on a fake API server (tests/fake_kube/api_server.py, shaped as the real one) and names
+// each GPU process's namespace, pod and container, with the project/team/user its pod's labels
+// give; the history keeps the names, `cgov report --by namespace|pod|container|project` splits
+// the GPU time by them ("(unlabelled)" for a pod without the label), and /metrics labels its
+// identity series with them. With RBAC denying the pod list, the daemon says so and records
+// pod UIDs.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e_helpers.h"
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kPodA[] = "11111111-2222-4333-8444-555555555555";  // alice's trainer (41000)
+constexpr char kPodB[] = "22222222-3333-4444-8555-666666666666";  // bob's notebook (42000)
+constexpr char kPodC[] = "0f6c1e2a-93b4-4c1d-9f3e-5a7b2c8d4e61";  // carol's pod (43000)
+constexpr char kContainerC[] = "4f1a9c2b7d3e8f60a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2";
+
+std::string Underscored(std::string uid) {
+  std::replace(uid.begin(), uid.end(), '-', '_');
+  return uid;
+}
+
+json Pod(const std::string& uid, const std::string& ns, const std::string& name,
+         const std::string& container, const std::string& container_id, json labels,
+         const std::string& node = "gpu-node-1") {
+  return {{"kind", "Pod"}, {"apiVersion", "v1"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid},
+                        {"resourceVersion", "900"}, {"labels", labels}}},
+          {"spec", {{"nodeName", node}, {"containers", {{{"name", container}}}}}},
+          {"status", {{"phase", "Running"},
+                      {"containerStatuses", {{{"name", container}, {"ready", true},
+                                              {"containerID", "containerd://" + container_id}}}}}}};
+}
+
+// The shared box's /proc with alice's trainer and bob's notebook moved into pods (carol's
+// process is in a pod already), CGOV_PROJECT left in alice's environment: the labels win.
+std::string KubeBox(const TempDir& dir) {
+  const std::string root = dir / "root";
+  std::filesystem::copy(Fixture("proc/shared-box"), root, std::filesystem::copy_options::recursive);
+  const std::map<std::string, std::pair<std::string, std::string>> pods = {
+      {"41000", {kPodA, std::string(64, 'a')}}, {"42000", {kPodB, std::string(64, 'b')}}};
+  for (const auto& [pid, pod] : pods) {
+    const std::string cgroup = root + "/proc/" + pid + "/cgroup";
+    std::filesystem::remove(cgroup);
+    std::ofstream(cgroup) << "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"
+                          << Underscored(pod.first) << ".slice/cri-containerd-" << pod.second
+                          << ".scope\n";
+  }
+  return root;
+}
+
+struct FakeApi {
+  Started process;
+  std::string url, log;
+};
+
+FakeApi StartFakeApi(const TempDir& dir, const json& scenario) {
+  WriteFile(dir / "scenario.json", scenario.dump());
+  FakeApi api;
+  api.log = dir / "api.log";
+  api.process = StartProgram({"/usr/bin/python3", DocsFile("../tests/fake_kube/api_server.py"),
+                              dir / "scenario.json", dir / "api.port", api.log}, {});
+  EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(dir / "api.port"); }, 10));
+  api.url = "http://127.0.0.1:" + ReadFile(dir / "api.port");
+  return api;
+}
+
+std::map<std::string, double> HeldByKey(const json& report) {
+  std::map<std::string, double> out;
+  for (const json& w : report["who"]) out[w["key"]] = w["held_seconds"].get<double>();
+  return out;
+}
+
+TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
+  TempDir dir;
+  json scenario = {
+      {"node", "gpu-node-1"}, {"token", "t0ken"}, {"resource_version", 900},
+      {"pods",
+       {Pod(kPodA, "ml", "train-0", "trainer", std::string(64, 'a'),
+            {{"project-id", "llm-k8s"}, {"team-id", "research"}, {"user-id", "alice"}}),
+        Pod(kPodB, "notebooks", "nb-bob", "notebook", std::string(64, 'b'), {{"team-id", "lab"}}),
+        Pod(kPodC, "ml", "vision-0", "worker", kContainerC,
+            {{"project-id", "vision"}, {"team-id", "applied"}, {"user-id", "carol"}}),
+        Pod("33333333-4444-4555-8666-777777777777", "ml", "elsewhere", "x", std::string(64, 'c'),
+            {{"project-id", "other"}}, "gpu-node-2")}},
+      {"watches", {{{"events", json::array()}, {"then", "hold"}}}}};
+  FakeApi api = StartFakeApi(dir, scenario);
+  WriteFile(dir / "token", "t0ken\n");
+  const std::string db = dir / "h.db";
+  const int port = FreePort();
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
+       "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir), "--kubernetes",
+       "--kube-api", api.url, "--kube-token-file", dir / "token", "--kube-ca-file", "",
+       "--node-name", "gpu-node-1", "--listen", "127.0.0.1:" + std::to_string(port)},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  ASSERT_TRUE(WaitFor(TicksTaken(port, 4), 30));
+  const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 15);
+  kill(api.process.pid, SIGKILL);
+  WaitProgram(api.process, 5);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("--kubernetes: 3 pod(s) on node gpu-node-1"), std::string::npos)
+      << stopped.err;
+
+  // /metrics: the identity series carry namespace, pod and container as dcgm-exporter does.
+  EXPECT_NE(metrics.find("cgov_identity_held_seconds_total{Hostname=\""), std::string::npos);
+  EXPECT_NE(metrics.find("user=\"alice\",project=\"llm-k8s\",team=\"research\",namespace=\"ml\","
+                         "pod=\"train-0\",container=\"trainer\"}"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("project=\"\",team=\"lab\",namespace=\"notebooks\",pod=\"nb-bob\","
+                         "container=\"notebook\"}"), std::string::npos) << metrics;
+
+  // The history keeps the names; the report splits by them.
+  EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM kube_pod"), 3);
+  const std::vector<std::string> base = {"--db", db, "--since", "1h"};
+  auto report = [&](const std::string& by) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--by", by});
+    return ReportJson(args);
+  };
+  const json by_user = report("user"), by_ns = report("namespace"), by_pod = report("pod"),
+             by_project = report("project"), by_container = report("container");
+  std::map<std::string, double> user = HeldByKey(by_user), ns = HeldByKey(by_ns),
+                                 pod = HeldByKey(by_pod), project = HeldByKey(by_project),
+                                 container = HeldByKey(by_container);
+  ASSERT_GT(pod["ml/train-0"], 0) << by_pod["who"].dump(1);
+  ASSERT_GT(pod["notebooks/nb-bob"], 0);
+  ASSERT_GT(pod["ml/vision-0"], 0);
+  EXPECT_DOUBLE_EQ(ns["ml"], pod["ml/train-0"] + pod["ml/vision-0"]) << by_ns["who"].dump(1);
+  EXPECT_DOUBLE_EQ(ns["notebooks"], pod["notebooks/nb-bob"]);
+  EXPECT_DOUBLE_EQ(container["ml/train-0/trainer"], pod["ml/train-0"]);
+  // Labels win over the process's own CGOV_PROJECT (llm); a pod without project-id is shown
+  // as unlabelled with the GPU time it carries.
+  EXPECT_DOUBLE_EQ(project["llm-k8s"], pod["ml/train-0"]) << by_project["who"].dump(1);
+  EXPECT_EQ(project.count("llm"), 0u);
+  EXPECT_DOUBLE_EQ(project["(unlabelled)"], pod["notebooks/nb-bob"]);
+  EXPECT_DOUBLE_EQ(user["carol"], pod["ml/vision-0"]) << "user-id label";
+  // Every view adds up to the same total.
+  for (const json* r : {&by_ns, &by_pod, &by_project, &by_container}) {
+    EXPECT_EQ((*r)["held_gpu_seconds"], by_user["held_gpu_seconds"]);
+  }
+  // What cgov asked the API server: this node's pods, with the token.
+  std::ifstream log(api.log);
+  int requests = 0;
+  for (std::string line; std::getline(log, line); ++requests) {
+    json r = json::parse(line);
+    EXPECT_TRUE(r["authorized"].get<bool>());
+    EXPECT_EQ(r["query"]["fieldSelector"], "spec.nodeName=gpu-node-1");
+  }
+  EXPECT_GE(requests, 2) << "a list and a watch";
+}
+
+TEST(KubernetesE2E, RbacDeniedIsSaidAndPodsKeepTheirUids) {
+  TempDir dir;
+  FakeApi api = StartFakeApi(dir, json{{"node", "gpu-node-1"}, {"token", nullptr}, {"deny", true}});
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
+       "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir), "--kubernetes",
+       "--kube-api", api.url, "--kube-token-file", "", "--kube-ca-file", "", "--node-name",
+       "gpu-node-1"},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 40));
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 15);
+  kill(api.process.pid, SIGKILL);
+  WaitProgram(api.process, 5);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("HTTP 403: pods is forbidden"), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("needs get, list and watch on pods"), std::string::npos);
+  const json by_pod = ReportJson({"--db", db, "--since", "1h", "--by", "pod"});
+  EXPECT_GT(HeldByKey(by_pod)[kPodA], 0) << by_pod["who"].dump(1);
+
+  // Flags that need --kubernetes, and a node name that is not one.
+  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--kube-api", api.url},
+                           {}, 10);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("go with --kubernetes"), std::string::npos) << r.err;
+  r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--kubernetes", "--kube-api",
+                  api.url, "--node-name", "Bad_Node"}, {}, 10);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a Kubernetes node name"), std::string::npos) << r.err;
+  r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--kubernetes", "--node-name",
+                  "n1"}, {{"KUBERNETES_SERVICE_HOST", ""}}, 10);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("give the API server with --kube-api"), std::string::npos) << r.err;
+}
+
+// deploy/kubernetes validates against the Kubernetes API's schema (and prometheus-operator's
+// for the ServiceMonitor) and asks for no more than docs/kubernetes.md argues; a manifest with
+// a wrong field type, a broader role or the node's whole filesystem is refused.
+TEST(KubernetesE2E, DeployManifestsValidateAndAskForLittle) {
+  const std::string node = access("/usr/bin/node", X_OK) == 0 ? "/usr/bin/node" : "node";
+  const std::string check = std::string(CGOV_NODE_TOOLS_DIR) + "/check_manifests.mjs";
+  const std::string manifest = std::string(CGOV_SOURCE_DIR) + "/deploy/kubernetes/daemonset.yaml";
+  RunResult r = RunProgram({node, check, manifest}, {}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err
+                            << "\n(the test tools come from scripts/install-deps: npm ci)";
+  EXPECT_NE(r.out.find("ok apps/v1/DaemonSet cgov"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ok monitoring.coreos.com/v1/ServiceMonitor cgov"), std::string::npos);
+
+  TempDir dir;
+  const std::string original = ReadFile(manifest);
+  auto broken = [&](const std::string& from, const std::string& to) {
+    std::string text = original;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    WriteFile(dir / "broken.yaml", text);
+    return RunProgram({node, check, dir / "broken.yaml"}, {}, 60);
+  };
+  r = broken("containerPort: 9474", "containerPort: \"nine\"");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("DaemonSet cgov"), std::string::npos) << r.err;
+  r = broken("verbs: [get, list, watch]", "verbs: [get, list, watch, delete]");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("beyond get/list/watch on pods"), std::string::npos) << r.err;
+  r = broken("hostPath: {path: /proc, type: Directory}", "hostPath: {path: /}");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("whole filesystem"), std::string::npos) << r.err;
+  r = broken("add: [SYS_PTRACE]", "add: [SYS_PTRACE, DAC_READ_SEARCH]");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("capabilities beyond SYS_PTRACE"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e

@@ -1,0 +1,107 @@
+// Checks deploy/kubernetes/*.yaml: every object validates against the Kubernetes API's own
+// schema (kubernetes-models, generated from the OpenAPI spec; the ServiceMonitor against
+// prometheus-operator's CRD schema), and the permissions are the ones docs/kubernetes.md argues
+// for. Prints one line per object; exits 1 with every problem listed.
+//   node check_manifests.mjs FILE.yaml...
+import { readFileSync } from "node:fs";
+import { parseAllDocuments } from "yaml";
+import { Namespace, Service, ServiceAccount } from "kubernetes-models/v1";
+import { DaemonSet } from "kubernetes-models/apps/v1";
+import { ClusterRole, ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+
+const models = {
+  "v1/Namespace": Namespace,
+  "v1/Service": Service,
+  "v1/ServiceAccount": ServiceAccount,
+  "apps/v1/DaemonSet": DaemonSet,
+  "rbac.authorization.k8s.io/v1/ClusterRole": ClusterRole,
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": ClusterRoleBinding,
+  "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+};
+
+const problems = [];
+const objects = [];
+for (const file of process.argv.slice(2)) {
+  for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
+    if (doc.errors.length > 0) {
+      problems.push(`${file}: YAML: ${doc.errors.map((e) => e.message).join("; ")}`);
+      continue;
+    }
+    const object = doc.toJS();
+    if (object === null) continue;
+    const key = `${object.apiVersion}/${object.kind}`;
+    const Model = models[key];
+    if (!Model) {
+      problems.push(`${file}: ${key}: no schema known to this check`);
+      continue;
+    }
+    try {
+      new Model(object).validate();
+      console.log(`ok ${key} ${object.metadata?.name}`);
+    } catch (e) {
+      problems.push(`${file}: ${key} ${object.metadata?.name}: ${e.message}`);
+    }
+    objects.push(object);
+  }
+}
+
+// The policy: what the daemon may do, and nothing more.
+const find = (kind) => objects.filter((o) => o.kind === kind);
+const roles = find("ClusterRole");
+for (const role of roles) {
+  for (const rule of role.rules ?? []) {
+    const verbs = [...(rule.verbs ?? [])].sort().join(",");
+    if (JSON.stringify(rule.resources) !== '["pods"]' || verbs !== "get,list,watch" ||
+        JSON.stringify(rule.apiGroups) !== '[""]') {
+      problems.push(`ClusterRole ${role.metadata.name}: a rule beyond get/list/watch on pods: ` +
+                    JSON.stringify(rule));
+    }
+  }
+}
+for (const account of find("ServiceAccount")) {
+  if (account.automountServiceAccountToken !== false) {
+    problems.push(`ServiceAccount ${account.metadata.name}: the token should be mounted only ` +
+                  "where a pod asks for it (automountServiceAccountToken: false)");
+  }
+}
+for (const ns of find("Namespace")) {
+  if (!ns.metadata.labels?.["pod-security.kubernetes.io/enforce"]) {
+    problems.push(`Namespace ${ns.metadata.name}: no pod-security.kubernetes.io/enforce label`);
+  }
+}
+for (const ds of find("DaemonSet")) {
+  const pod = ds.spec.template.spec;
+  for (const v of pod.volumes ?? []) {
+    if (v.hostPath && v.hostPath.path === "/") {
+      problems.push(`DaemonSet ${ds.metadata.name}: mounts the node's whole filesystem (${v.name})`);
+    }
+  }
+  for (const c of pod.containers) {
+    const add = c.securityContext?.capabilities?.add ?? [];
+    if (add.some((cap) => cap !== "SYS_PTRACE")) {
+      problems.push(`DaemonSet ${ds.metadata.name}: capabilities beyond SYS_PTRACE: ${add}`);
+    }
+    if (!c.resources?.requests || !c.resources?.limits) {
+      problems.push(`DaemonSet ${ds.metadata.name}: container ${c.name} without requests and limits`);
+    }
+    for (const m of c.volumeMounts ?? []) {
+      const volume = (pod.volumes ?? []).find((v) => v.name === m.name);
+      if (volume?.hostPath && m.readOnly !== true && !m.mountPath.startsWith("/var/lib/cgov")) {
+        problems.push(`DaemonSet ${ds.metadata.name}: host path ${volume.hostPath.path} mounted writable`);
+      }
+    }
+    if (!(c.args ?? []).includes("--kubernetes")) {
+      problems.push(`DaemonSet ${ds.metadata.name}: the daemon does not name pods (--kubernetes)`);
+    }
+  }
+  if (pod.automountServiceAccountToken !== true || !pod.serviceAccountName) {
+    problems.push(`DaemonSet ${ds.metadata.name}: --kubernetes needs its service account's token`);
+  }
+}
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(p);
+  process.exit(1);
+}
+console.log(`${objects.length} objects valid`);
