@@ -11,6 +11,7 @@
 
 #include "analysis/showback.h"
 #include "analysis/slurm_accounting.h"
+#include "os/command_output.h"
 #include "billing/billing.h"
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
@@ -46,6 +47,7 @@ struct ReportOptions {
   bool spot = false;
   std::string billing, billing_format, billing_map, idle_cost = "unallocated";
   std::string slurm_accounting;  // sacct --parsable2 or scontrol show job output
+  bool sacct = false;            // --sacct: run sacct for the report's window
   bool since_given = false;
 };
 
@@ -78,9 +80,13 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
     return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod, host, "
                                        "slurm_job, account, namespace or container", r.by));
   }
-  if (*by == HistoryBy::kAccount && r.slurm_accounting.empty()) {
-    return InvalidArgument("--by account: give the jobs' accounts with --slurm-accounting FILE "
-                           "(sacct --parsable2 --format=JobID,User,Account,Partition)");
+  if (*by == HistoryBy::kAccount && r.slurm_accounting.empty() && !r.sacct) {
+    return InvalidArgument("--by account: give the jobs' accounts with --sacct (runs sacct) or "
+                           "--slurm-accounting FILE (sacct --parsable2 "
+                           "--format=JobID,User,Account,Partition)");
+  }
+  if (r.sacct && !r.slurm_accounting.empty()) {
+    return InvalidArgument("--sacct and --slurm-accounting: give the jobs' accounts one way");
   }
   if (r.db.empty() == r.prometheus.empty()) {
     return InvalidArgument("give one source: --db PATH (one host's history) or --prometheus URL "
@@ -196,11 +202,30 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
   }
   CGOV_ASSIGN_OR_RETURN(HistoryInput input, r.prometheus.empty() ? LoadFromDb(r, options)
                                                                  : LoadFromPrometheus(r));
+  std::string slurm_source = "--slurm-accounting " + r.slurm_accounting;
+  if (r.sacct) {
+    // The jobs of the report's window, every user's, as --slurm-accounting reads them. sacct
+    // takes local times (the cluster's time zone is the host's).
+    auto local = [](int64_t ms) {
+      const time_t t = ms / 1000;
+      tm parts{};
+      localtime_r(&t, &parts);
+      return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", parts.tm_year + 1900,
+                         parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min,
+                         parts.tm_sec);
+    };
+    const std::vector<std::string> argv = {
+        "sacct", "--allusers", "--parsable2", "--format=JobID,User,Account,Partition",
+        "--starttime=" + local(input.since_ms), "--endtime=" + local(input.until_ms)};
+    Result<CommandOutput> out = RunCommand(argv, std::chrono::seconds(60), 64 << 20);
+    if (!out.ok()) return out.status().WithContext("--sacct");
+    CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(out->out, "sacct"));
+    slurm_source = "--sacct (sacct " + argv[4] + " " + argv[5] + ")";
+  }
   if (slurm) {
     const size_t matched = ApplySlurmJobs(*slurm, &input.identities);
-    input.notes.push_back(fmt::format("--slurm-accounting {}: {} job(s) read, {} process "
-                                      "identit{} matched by job id",
-                                      r.slurm_accounting, slurm->size(), matched,
+    input.notes.push_back(fmt::format("{}: {} job(s) read, {} process identit{} matched by job "
+                                      "id", slurm_source, slurm->size(), matched,
                                       matched == 1 ? "y" : "ies"));
   }
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
@@ -286,11 +311,13 @@ int RunReport(int argc, char** argv) {
   app.add_option("--out", r.out, "write here (atomically) instead of stdout");
   app.add_option("--by", r.by, "who: user, project, team, pod, container, namespace, host, "
                  "slurm_job or account "
-                             "(with --slurm-accounting)")->capture_default_str();
+                             "(with --slurm-accounting or --sacct)")->capture_default_str();
   app.add_option("--slurm-accounting", r.slurm_accounting,
                  "Slurm jobs' users, accounts and partitions: a file of `sacct --parsable2 "
                  "--format=JobID,User,Account,Partition` or `scontrol show job` output; a job's "
                  "account is its processes' project when they name none");
+  app.add_flag("--sacct", r.sacct, "the same from Slurm itself: run `sacct --allusers "
+               "--parsable2` for the report's window (sacct on PATH)");
   app.add_option("--tz", r.tz, "time zone of the hour-of-day heatmap: UTC, +HH:MM or "
                  "Europe/Berlin-style")->capture_default_str();
   app.add_option("--idle-held-min", r.idle_held_min,

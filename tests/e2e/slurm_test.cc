@@ -85,6 +85,38 @@ TEST(SlurmE2E, AccountsFromRecordedSacctSplitTheGpuTime) {
   EXPECT_NE(by_account["notes"].dump().find("3 job(s) read, 2 process identities matched"),
             std::string::npos) << by_account["notes"];
 
+  // --sacct runs Slurm's sacct for the window: here a recorder on PATH that checks it was asked
+  // for every user's jobs in parsable form and answers with the recorded output.
+  const std::string bin = dir / "bin";
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin + "/sacct") << "#!/bin/sh\n"
+                                   "echo \"$@\" > \"$(dirname \"$0\")/args\"\n"
+                                   "case \" $* \" in *' --allusers '*) ;; *) exit 9;; esac\n"
+                                   "case \" $* \" in *' --parsable2 '*) ;; *) exit 9;; esac\n"
+                                   "exec cat '" << sacct << "'\n";
+  std::filesystem::permissions(bin + "/sacct", std::filesystem::perms::owner_all);
+  const std::string path = bin + ":" + std::getenv("PATH");
+  RunResult from_sacct = RunProgram({CgovBinary(), "report", "--db", db, "--since", "1h",
+                                     "--format", "json", "--by", "account", "--sacct"},
+                                    {{"PATH", path}});
+  ASSERT_EQ(from_sacct.exit_code, 0) << from_sacct.err;
+  const json by_sacct = json::parse(from_sacct.out);
+  EXPECT_EQ(HeldByKey(by_sacct), account) << "the same accounts as from the file";
+  const std::string args = ReadFile(bin + "/args");
+  EXPECT_NE(args.find("--format=JobID,User,Account,Partition --starttime="), std::string::npos)
+      << args;
+  EXPECT_NE(args.find("--endtime="), std::string::npos) << args;
+  EXPECT_NE(by_sacct["notes"].dump().find("--sacct (sacct --starttime="), std::string::npos)
+      << by_sacct["notes"];
+  std::ofstream(bin + "/sacct", std::ios::trunc)
+      << "#!/bin/sh\necho 'sacct: error: Problem talking to the database: Connection refused' "
+         ">&2\nexit 1\n";
+  RunResult down = RunProgram({CgovBinary(), "report", "--db", db, "--by", "account", "--sacct"},
+                              {{"PATH", path}});
+  EXPECT_EQ(down.exit_code, 1) << down.err;
+  EXPECT_NE(down.err.find("--sacct: sacct: exited 1: sacct: error: Problem talking to the "
+                          "database"), std::string::npos) << down.err;
+
   RunResult no_file = RunProgram({CgovBinary(), "report", "--db", db, "--by", "account"}, {});
   EXPECT_EQ(no_file.exit_code, 2);
   EXPECT_NE(no_file.err.find("--slurm-accounting FILE"), std::string::npos) << no_file.err;
