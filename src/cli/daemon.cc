@@ -514,6 +514,7 @@ void Daemon::DropWriter() {
 
 void Daemon::Tick(TickSample* sample) {
   const int64_t now_ms = clock_.WallNs() / 1'000'000;
+  if (kube_watch_ && metrics_) metrics_->SetKubernetesOk(kube_watch_->healthy());
   if (kube_watch_ && now_ms - kube_expired_ms_ >= 60'000) {
     kube_expired_ms_ = now_ms;
     kube_pods_->Expire(now_ms);

@@ -126,6 +126,13 @@ void DaemonMetrics::SetHistoryDbOk(bool ok) {
   Changed();
 }
 
+void DaemonMetrics::SetKubernetesOk(bool ok) {
+  std::lock_guard lock(mu_);
+  if (kubernetes_ok_ == ok) return;  // the cached exposition stays valid
+  kubernetes_ok_ = ok;
+  Changed();
+}
+
 void DaemonMetrics::SetHistoryDbProblem(std::string problem) {
   std::lock_guard lock(mu_);
   history_db_problem_ = std::move(problem);
@@ -459,6 +466,7 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
   success("gpu_processes", fresh && last_->processes_ok);
   success("procfs", fresh && last_->host_ok);
   success("history_db", history_db_ok_ && history_db_problem_.empty());
+  if (kubernetes_ok_) success("kubernetes", *kubernetes_ok_);
   if (last_) {
     w.Family("cgov_last_sample_timestamp_seconds", MetricType::kGauge,
              "Unix time of the last sampling tick.");

@@ -107,6 +107,7 @@ std::string KubePodWatch::LastError() const {
 
 void KubePodWatch::SetError(std::string error) {
   std::lock_guard lock(mu_);
+  healthy_ = false;
   last_error_ = std::move(error);
   cv_.notify_all();
 }
@@ -123,6 +124,7 @@ void KubePodWatch::Loop() {
         ++lists_;
         std::lock_guard lock(mu_);
         synced_ = true;
+        healthy_ = true;
         last_error_.clear();
         cv_.notify_all();
       }
@@ -136,6 +138,11 @@ void KubePodWatch::Loop() {
       }
       if (s.ok()) {  // the server ended the watch (timeoutSeconds): resume at once
         backoff = o_.retry_min;
+        if (!healthy_) {
+          std::lock_guard lock(mu_);
+          healthy_ = true;
+          last_error_.clear();
+        }
         continue;
       }
     }

@@ -52,6 +52,8 @@ class KubePodWatch {
   // 403...), and the watch keeps retrying.
   bool WaitSynced(std::chrono::milliseconds timeout);
   std::string LastError() const;
+  // The last list or watch worked (no error since): the daemon's collector health.
+  bool healthy() const { return healthy_.load(); }
   uint64_t lists() const { return lists_.load(); }      // complete lists so far
   uint64_t watches() const { return watches_.load(); }  // watch requests made
 
@@ -71,6 +73,7 @@ class KubePodWatch {
   KubePodDirectory* pods_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> lists_{0}, watches_{0};
+  std::atomic<bool> healthy_{false};
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string last_error_;

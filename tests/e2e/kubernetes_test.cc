@@ -121,6 +121,8 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
 
   // /metrics: the identity series carry namespace, pod and container as dcgm-exporter does.
   EXPECT_NE(metrics.find("cgov_identity_held_seconds_total{Hostname=\""), std::string::npos);
+  EXPECT_NE(metrics.find("cgov_collector_success{collector=\"kubernetes\",Hostname=\"vm\"} 1"),
+            std::string::npos) << metrics;
   EXPECT_NE(metrics.find("user=\"alice\",project=\"llm-k8s\",team=\"research\",namespace=\"ml\","
                          "pod=\"train-0\",container=\"trainer\"}"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("project=\"\",team=\"lab\",namespace=\"notebooks\",pod=\"nb-bob\","
@@ -170,13 +172,17 @@ TEST(KubernetesE2E, RbacDeniedIsSaidAndPodsKeepTheirUids) {
   TempDir dir;
   FakeApi api = StartFakeApi(dir, json{{"node", "gpu-node-1"}, {"token", nullptr}, {"deny", true}});
   const std::string db = dir / "h.db";
+  const int port = FreePort();
   Started daemon = StartProgram(
       {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
        "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir), "--kubernetes",
        "--kube-api", api.url, "--kube-token-file", "", "--kube-ca-file", "", "--node-name",
-       "gpu-node-1"},
+       "gpu-node-1", "--listen", "127.0.0.1:" + std::to_string(port)},
       {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 40));
+  EXPECT_NE(Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics")
+                .find("cgov_collector_success{collector=\"kubernetes\",Hostname=\"vm\"} 0"),
+            std::string::npos) << "a failing pod watch is a failing collector";
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);
   kill(api.process.pid, SIGKILL);
