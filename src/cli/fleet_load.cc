@@ -30,8 +30,9 @@ std::optional<size_t> PhaseSlot(const std::string& key) {
 
 class FleetBuilder {
  public:
-  FleetBuilder(const PrometheusSource& prometheus, int64_t since_ms, int64_t until_ms)
-      : prom_(prometheus), since_ms_(since_ms), until_ms_(until_ms) {}
+  FleetBuilder(const PrometheusSource& prometheus, int64_t since_ms, int64_t until_ms,
+               FleetOptions options)
+      : prom_(prometheus), since_ms_(since_ms), until_ms_(until_ms), options_(options) {}
 
   Result<HistoryInput> Build();
 
@@ -58,9 +59,11 @@ class FleetBuilder {
   Status AddWholeHours(int64_t first_ms, int64_t last_ms);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
   Status AddWindowFigures();
+  Status AddOpenCostPrices(int64_t window, double at);
 
   const PrometheusSource& prom_;
   int64_t since_ms_, until_ms_;
+  FleetOptions options_;
   HistoryInput in_;
   // (host, UUID, GPU_I_ID): a MIG instance carries its parent's UUID, as in dcgm-exporter
   std::map<std::tuple<std::string, std::string, std::string>, uint32_t> gpu_ids_;
@@ -257,6 +260,7 @@ Status FleetBuilder::AddWindowFigures() {
     p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
     in_.gpu_prices[id->second] = p;
   }
+  if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(window, at));
   // Samples: the ticks each host took (at least one where there is data).
   CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks,
                         prom_.Query(Increase("cgov_ticks_total", "Hostname", window), at));
@@ -271,6 +275,48 @@ Status FleetBuilder::AddWindowFigures() {
   for (const auto& [key, id] : gpu_ids_) {
     int64_t& samples = first.gpus[id].samples;
     samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
+  }
+  return Status::Ok();
+}
+
+// OpenCost's node_gpu_hourly_cost ("hourly cost per GPU on this node", labelled `node`) as the
+// price of each whole GPU of the host of that name. A MIG instance keeps its daemon's price (its
+// share of the GPU's), and a host OpenCost does not price keeps its daemon's, said in a note.
+Status FleetBuilder::AddOpenCostPrices(int64_t window, double at) {
+  CGOV_ASSIGN_OR_RETURN(
+      std::vector<PromSeries> costs,
+      prom_.Query(fmt::format("max by (node) (last_over_time(node_gpu_hourly_cost[{}ms]))",
+                              window), at));
+  if (costs.empty()) {
+    return NotFound("--opencost-prices: no node_gpu_hourly_cost in this Prometheus for the window "
+                    "(is OpenCost scraped here?)");
+  }
+  std::map<std::string, double> by_node;
+  for (const PromSeries& s : costs) {
+    if (!s.points.empty() && std::isfinite(s.points[0].second) && s.points[0].second >= 0) {
+      by_node[s.Label("node")] = s.points[0].second;
+    }
+  }
+  std::set<std::string> unpriced;
+  for (const auto& [key, id] : gpu_ids_) {
+    const auto& [host, uuid, instance] = key;
+    auto cost = by_node.find(host);
+    if (cost == by_node.end()) {
+      unpriced.insert(host);
+      continue;
+    }
+    if (!instance.empty()) continue;  // a MIG instance: its daemon's share stays
+    ResolvedPrice p;
+    p.per_gpu_hour = std::llround(cost->second * kMicroPerUsd);
+    p.source = fmt::format("OpenCost: node_gpu_hourly_cost{{node=\"{}\"}}", host);
+    in_.gpu_prices[id] = p;
+  }
+  if (!unpriced.empty()) {
+    std::string hosts;
+    for (const std::string& h : unpriced) hosts += (hosts.empty() ? "" : ", ") + h;
+    in_.notes.push_back(fmt::format("--opencost-prices: OpenCost prices no GPU of {} (no "
+                                    "node_gpu_hourly_cost with that node): its daemon's price "
+                                    "is used", hosts));
   }
   return Status::Ok();
 }
@@ -338,8 +384,8 @@ Result<HistoryInput> FleetBuilder::Build() {
 }  // namespace
 
 Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since_ms,
-                               int64_t until_ms) {
-  return FleetBuilder(prometheus, since_ms, until_ms).Build();
+                               int64_t until_ms, FleetOptions options) {
+  return FleetBuilder(prometheus, since_ms, until_ms, options).Build();
 }
 
 }  // namespace cgov::cli

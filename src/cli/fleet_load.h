@@ -15,8 +15,14 @@
 
 namespace cgov::cli {
 
+struct FleetOptions {
+  // Price each GPU at OpenCost's node_gpu_hourly_cost for its node (node == Hostname), scraped
+  // into the same Prometheus, instead of the daemon's own price.
+  bool opencost_prices = false;
+};
+
 Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since_ms,
-                               int64_t until_ms);
+                               int64_t until_ms, FleetOptions options = {});
 
 }  // namespace cgov::cli
 

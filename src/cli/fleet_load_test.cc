@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <mutex>
 
 #include "core/time_format.h"
@@ -76,6 +77,10 @@ class FakePrometheus {
       out.body = Vector({{Identity(), 9900}}).dump();
     } else if (q.find("cgov_gpu_memory_used_bytes") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 40000.0 * 1048576}}).dump();
+    } else if (q.find("node_gpu_hourly_cost") != std::string::npos) {
+      // OpenCost's series: one per node, its own labels.
+      out.body = opencost_ ? Vector({{{{"node", "n1"}}, 2.5}, {{{"node", "other"}}, 9.0}}).dump()
+                           : Vector({}).dump();
     } else if (q.find("cgov_gpu_power_watts") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 500.5}}).dump();
     } else if (q.find("cgov_gpu_price_usd_per_hour") != std::string::npos) {
@@ -87,6 +92,7 @@ class FakePrometheus {
     }
     return out;
   }
+  std::atomic<bool> opencost_{true};
   std::vector<ServedRequest> seen() {
     std::lock_guard lock(mu_);
     return seen_;
@@ -180,6 +186,26 @@ TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
   EXPECT_TRUE(summary->heatmap[0][13].has_value());
   EXPECT_FALSE(summary->heatmap[0][14].has_value());
   EXPECT_EQ(summary->gpus.at(0).price.per_gpu_hour, 4'000'000);
+}
+
+// --opencost-prices: OpenCost's node_gpu_hourly_cost for node n1 prices n1's GPU; none at all
+// in the window is an error that says what is missing.
+TEST(FleetLoad, OpenCostPricesTheGpusOfItsNodes) {
+  FakePrometheus fake;
+  auto server = Serve([&](const ServedRequest& r) { return fake.Answer(r); });
+  ASSERT_NE(server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*server) + "/");
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> loaded = LoadFleet(*prom, kSince, kUntil, {.opencost_prices = true});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->gpu_prices.size(), 1u);
+  const ResolvedPrice& p = loaded->gpu_prices.begin()->second;
+  EXPECT_EQ(p.per_gpu_hour, 2'500'000) << "OpenCost's price, not the daemon's $4";
+  EXPECT_EQ(p.source, "OpenCost: node_gpu_hourly_cost{node=\"n1\"}");
+  fake.opencost_ = false;
+  loaded = LoadFleet(*prom, kSince, kUntil, {.opencost_prices = true});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), HasSubstr("no node_gpu_hourly_cost"));
 }
 
 TEST(FleetLoad, AnswersThatAreNotPrometheusOrFailedQueriesAreClearErrors) {

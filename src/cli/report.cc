@@ -48,6 +48,7 @@ struct ReportOptions {
   std::string billing, billing_format, billing_map, idle_cost = "unallocated";
   std::string slurm_accounting;  // sacct --parsable2 or scontrol show job output
   bool sacct = false;            // --sacct: run sacct for the report's window
+  bool opencost_prices = false;  // --opencost-prices (with --prometheus)
   bool since_given = false;
 };
 
@@ -91,6 +92,13 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   if (r.db.empty() == r.prometheus.empty()) {
     return InvalidArgument("give one source: --db PATH (one host's history) or --prometheus URL "
                            "(the fleet)");
+  }
+  if (r.opencost_prices && r.prometheus.empty()) {
+    return InvalidArgument("--opencost-prices reads OpenCost's series from --prometheus URL");
+  }
+  if (r.opencost_prices && (!r.price.empty() || !r.instance_type.empty())) {
+    return InvalidArgument("--opencost-prices and --price-per-gpu-hour / --instance-type: give "
+                           "the price one way");
   }
   o.by = *by;
   CGOV_ASSIGN_OR_RETURN(auto min, ParseDuration(r.idle_held_min));
@@ -147,7 +155,7 @@ Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data
 Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
   CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus, PrometheusSource::Open(r.prometheus));
   CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, std::nullopt));  // default: now
-  return LoadFleet(prometheus, w.since_ms, w.until_ms);
+  return LoadFleet(prometheus, w.since_ms, w.until_ms, {.opencost_prices = r.opencost_prices});
 }
 
 Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& options) {
@@ -323,6 +331,9 @@ int RunReport(int argc, char** argv) {
   app.add_option("--idle-held-min", r.idle_held_min,
                  "list a session once it has been idle-held this long")->capture_default_str();
   app.add_option("--price-per-gpu-hour", r.price, "USD per GPU-hour (overrides the catalog)");
+  app.add_flag("--opencost-prices", r.opencost_prices, "with --prometheus: price each GPU at "
+               "OpenCost's node_gpu_hourly_cost for its node (OpenCost scraped into the same "
+               "Prometheus)");
   app.add_option("--instance-type", r.instance_type, "price GPUs as this instance type (catalog)");
   app.add_option("--price-catalog", r.catalog_path, "your own price catalog (env "
                  "CGOV_PRICE_CATALOG; format of data/prices.json)");

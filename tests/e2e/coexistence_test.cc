@@ -81,10 +81,21 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   const std::string exposition = ReadFile(Fixture("dcgm-exporter/node-a.prom"));
   HttpServerOptions dcgm_options;
   dcgm_options.address = *ParseListenAddress("127.0.0.1:0");
-  auto dcgm = HttpServer::Start(dcgm_options, [&](const ServedRequest&) {
+  // OpenCost on the same cluster: its node_gpu_hourly_cost, one series per node with its labels
+  // (cgov serves no series of that name), served on /opencost of the same test server.
+  const std::string opencost =
+      "# HELP node_gpu_hourly_cost node_gpu_hourly_cost hourly cost for each gpu on this node\n"
+      "# TYPE node_gpu_hourly_cost gauge\n"
+      "node_gpu_hourly_cost{arch=\"amd64\",instance=\"node-a\",instance_type=\"p5.48xlarge\","
+      "node=\"node-a\",provider_id=\"aws:///us-east-1a/i-0abc\",region=\"us-east-1\"} 3.1\n"
+      "# HELP node_gpu_count node_gpu_count count of gpu on this node\n"
+      "# TYPE node_gpu_count gauge\n"
+      "node_gpu_count{arch=\"amd64\",instance=\"node-a\",instance_type=\"p5.48xlarge\","
+      "node=\"node-a\",provider_id=\"aws:///us-east-1a/i-0abc\",region=\"us-east-1\"} 2\n";
+  auto dcgm = HttpServer::Start(dcgm_options, [&](const ServedRequest& request) {
     ServedResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";  // what its Go client sends
-    r.body = exposition;
+    r.body = request.path == "/opencost" ? opencost : exposition;
     return r;
   });
   ASSERT_TRUE(dcgm.ok()) << dcgm.status().message();
@@ -103,6 +114,11 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
                 "\"}\n"
             "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string(cgov_port) + "\"]}]\n"
             "  - job_name: nvidia-dcgm-exporter\n"
+            "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string((*dcgm)->port()) +
+                "\"]}]\n"
+            "  - job_name: opencost\n"
+            "    honor_labels: true\n"
+            "    metrics_path: /opencost\n"
             "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string((*dcgm)->port()) +
                 "\"]}]\n");
   Started prometheus = StartProgram({kPrometheus, "--config.file=" + (dir / "prometheus.yml"),
@@ -125,7 +141,7 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
   ASSERT_TRUE(prom.ok());
   const bool scraped = WaitFor([&] {
-    auto up = prom->Query("count(up == 1) == 2 and count(count_over_time(cgov_ticks_total[1m]) "
+    auto up = prom->Query("count(up == 1) == 3 and count(count_over_time(cgov_ticks_total[1m]) "
                           ">= 10) == 1 and count(count_over_time(DCGM_FI_DEV_GPU_UTIL[1m]) >= 10) "
                           "== 2", NowS());
     return up.ok() && !up->empty();
@@ -133,7 +149,7 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   if (!scraped) {
     stop(daemon, SIGKILL);
     stop(prometheus, SIGTERM);
-    FAIL() << "Prometheus did not scrape both exporters (cgov through basic auth)";
+    FAIL() << "Prometheus did not scrape the three exporters (cgov through basic auth)";
   }
   // /health answers a probe without credentials; /metrics does not.
   auto health = HttpGet("http://127.0.0.1:" + std::to_string(cgov_port) + "/health", {},
@@ -191,6 +207,29 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   };
   const std::map<std::string, std::string> side_by_side = answers();
   const std::string report_side_by_side = fleet_report();
+  // OpenCost's price for the node, read from the same Prometheus; one node_gpu_hourly_cost
+  // series in it: OpenCost's (cgov publishes none of that name).
+  auto opencost_series = prom->Query("count(node_gpu_hourly_cost)", t0);
+  ASSERT_TRUE(opencost_series.ok() && opencost_series->size() == 1);
+  EXPECT_EQ(opencost_series->front().points[0].second, 1);
+  RunResult priced = RunProgram(
+      {CgovBinary(), "report", "--prometheus", url, "--since", "10s", "--until",
+       FormatRfc3339Utc(static_cast<int64_t>(t0) * 1'000'000'000), "--format", "json",
+       "--opencost-prices"}, {}, 60);
+  ASSERT_EQ(priced.exit_code, 0) << priced.err;
+  const json with_opencost = json::parse(priced.out);
+  ASSERT_FALSE(with_opencost["gpus"].empty());
+  const json by_daemon = json::parse(report_side_by_side);
+  ASSERT_EQ(with_opencost["gpus"].size(), by_daemon["gpus"].size());
+  for (size_t i = 0; i < by_daemon["gpus"].size(); ++i) {
+    const json& g = with_opencost["gpus"][i];
+    EXPECT_EQ(g["price_source"], "OpenCost: node_gpu_hourly_cost{node=\"node-a\"}") << g.dump();
+    // Its GPU-seconds at $3.10 an hour (the JSON's dollars are in cents).
+    const double held_s = g["held_seconds"].get<double>();
+    ASSERT_GT(held_s, 0);
+    EXPECT_DOUBLE_EQ(g["cost_usd"].get<double>(), std::round(held_s * 3.1 / 3600 * 100) / 100)
+        << g.dump();
+  }
 
   // dcgm-exporter goes, and its series with it.
   (*dcgm).reset();
