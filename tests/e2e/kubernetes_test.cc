@@ -128,6 +128,16 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   EXPECT_NE(metrics.find("project=\"\",team=\"lab\",namespace=\"notebooks\",pod=\"nb-bob\","
                          "container=\"notebook\"}"), std::string::npos) << metrics;
 
+  // /metrics and the history agree by namespace: the scrape came before the daemon's last ticks,
+  // so the report may hold at most those few ticks more (1 s each, per holder).
+  std::map<std::string, double> scraped;
+  for (size_t at = metrics.find("cgov_identity_held_seconds_total{"); at != std::string::npos;
+       at = metrics.find("cgov_identity_held_seconds_total{", at + 1)) {
+    const std::string line = metrics.substr(at, metrics.find('\n', at) - at);
+    const size_t ns = line.find("namespace=\"") + 11;
+    scraped[line.substr(ns, line.find('"', ns) - ns)] += std::stod(line.substr(line.rfind(' ')));
+  }
+
   // The history keeps the names; the report splits by them.
   EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM kube_pod"), 3);
   const std::vector<std::string> base = {"--db", db, "--since", "1h"};
@@ -153,6 +163,17 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   EXPECT_EQ(project.count("llm"), 0u);
   EXPECT_DOUBLE_EQ(project["(unlabelled)"], pod["notebooks/nb-bob"]);
   EXPECT_DOUBLE_EQ(user["carol"], pod["ml/vision-0"]) << "user-id label";
+  // The ticks the history has beyond the scrape's, plus the one whose credit waits for the
+  // next tick: at most that many seconds more per holder (the interval is 1 s).
+  const double later_ticks = static_cast<double>(QueryDb(db, "SELECT count(*) FROM tick")) -
+                             Sample(metrics, "cgov_ticks_total") + 1;
+  ASSERT_GE(later_ticks, 1);
+  for (const char* name : {"ml", "notebooks"}) {
+    const double holders = std::string(name) == "ml" ? 2 : 1;
+    EXPECT_GT(scraped[name], 0) << name;
+    EXPECT_GE(ns[name], scraped[name]) << name;
+    EXPECT_LE(ns[name] - scraped[name], later_ticks * holders + 1e-9) << name;
+  }
   // Every view adds up to the same total.
   for (const json* r : {&by_ns, &by_pod, &by_project, &by_container}) {
     EXPECT_EQ((*r)["held_gpu_seconds"], by_user["held_gpu_seconds"]);
