@@ -289,34 +289,35 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
   render({"cgov_gpu_memory_clock_hertz", "Memory clock frequency (Hz).", "DCGM_FI_DEV_MEM_CLOCK",
           "Memory clock frequency (in MHz).", MetricType::kGauge, false,
           hertz(&GpuFastSample::mem_clock_mhz), scaled(&GpuFastSample::mem_clock_mhz, 1)});
-  // NVML GPM, as dcgm-exporter's profiling fields: activity as a ratio, traffic in bytes/s.
-  auto gpm = [&](std::optional<double> GpmMetrics::*field, double scale) -> ValueOf {
-    return [&t, field, scale](size_t i) -> std::optional<double> {
+  // NVML GPM, as dcgm-exporter's profiling fields: activity as a ratio (percent / 100, divided
+  // as above), traffic in bytes/s (MiB/s x 1048576).
+  auto gpm = [&](std::optional<double> GpmMetrics::*field, double times, double per) -> ValueOf {
+    return [&t, field, times, per](size_t i) -> std::optional<double> {
       if (i >= t.gpm.size() || !(t.gpm[i].*field)) return std::nullopt;
-      return *(t.gpm[i].*field) * scale;
+      return *(t.gpm[i].*field) * times / per;
     };
   };
   auto prof = [&](std::string_view name, std::string_view help, std::string_view dcgm_name,
-                  std::optional<double> GpmMetrics::*field, double scale) {
-    render({name, help, dcgm_name, help, MetricType::kGauge, false, gpm(field, scale),
-            gpm(field, scale)});
+                  std::optional<double> GpmMetrics::*field, bool ratio) {
+    const ValueOf v = ratio ? gpm(field, 1, 100) : gpm(field, 1048576.0, 1);
+    render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
   };
   prof("cgov_gpu_sm_active_ratio", "Ratio of SMs busy (NVML GPM SM utilization, 0-1).",
-       "DCGM_FI_PROF_SM_ACTIVE", &GpmMetrics::sm_active_pct, 0.01);
+       "DCGM_FI_PROF_SM_ACTIVE", &GpmMetrics::sm_active_pct, true);
   prof("cgov_gpu_sm_occupancy_ratio", "Ratio of resident warps to the maximum (0-1).",
-       "DCGM_FI_PROF_SM_OCCUPANCY", &GpmMetrics::sm_occupancy_pct, 0.01);
+       "DCGM_FI_PROF_SM_OCCUPANCY", &GpmMetrics::sm_occupancy_pct, true);
   prof("cgov_gpu_tensor_active_ratio", "Ratio of time any tensor pipe was busy (0-1).",
-       "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", &GpmMetrics::tensor_active_pct, 0.01);
+       "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", &GpmMetrics::tensor_active_pct, true);
   prof("cgov_gpu_dram_active_ratio", "Ratio of peak DRAM bandwidth used (0-1).",
-       "DCGM_FI_PROF_DRAM_ACTIVE", &GpmMetrics::dram_active_pct, 0.01);
+       "DCGM_FI_PROF_DRAM_ACTIVE", &GpmMetrics::dram_active_pct, true);
   prof("cgov_gpu_pcie_transmit_bytes_per_second", "PCIe bytes sent per second.",
-       "DCGM_FI_PROF_PCIE_TX_BYTES", &GpmMetrics::pcie_tx_mib_s, 1048576.0);
+       "DCGM_FI_PROF_PCIE_TX_BYTES", &GpmMetrics::pcie_tx_mib_s, false);
   prof("cgov_gpu_pcie_receive_bytes_per_second", "PCIe bytes received per second.",
-       "DCGM_FI_PROF_PCIE_RX_BYTES", &GpmMetrics::pcie_rx_mib_s, 1048576.0);
+       "DCGM_FI_PROF_PCIE_RX_BYTES", &GpmMetrics::pcie_rx_mib_s, false);
   prof("cgov_gpu_nvlink_transmit_bytes_per_second", "NVLink bytes sent per second.",
-       "DCGM_FI_PROF_NVLINK_TX_BYTES", &GpmMetrics::nvlink_tx_mib_s, 1048576.0);
+       "DCGM_FI_PROF_NVLINK_TX_BYTES", &GpmMetrics::nvlink_tx_mib_s, false);
   prof("cgov_gpu_nvlink_receive_bytes_per_second", "NVLink bytes received per second.",
-       "DCGM_FI_PROF_NVLINK_RX_BYTES", &GpmMetrics::nvlink_rx_mib_s, 1048576.0);
+       "DCGM_FI_PROF_NVLINK_RX_BYTES", &GpmMetrics::nvlink_rx_mib_s, false);
   // Memory health: remapped rows (Ampere and later) or retired pages (the GPUs before).
   auto health = [&](std::string_view name, std::string_view dcgm_name, std::string_view help,
                     bool rows, double (*value_of)(const MemoryHealth&)) {
