@@ -12,7 +12,8 @@ namespace {
 Result<CurlLibrary> Load() {
   std::string name;
   CGOV_ASSIGN_OR_RETURN(void* handle,
-                        OpenSharedLibrary({"libcurl", "libcurl.so.4", "CGOV_LIBCURL", "--prometheus and --kubernetes",
+                        OpenSharedLibrary({"libcurl", "libcurl.so.4", "CGOV_LIBCURL",
+                                           "--prometheus or --kubernetes",
                                            "libcurl4"}, &name));
   CurlLibrary lib;
   SymbolResolver resolve(handle);

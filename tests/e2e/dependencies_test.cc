@@ -73,5 +73,27 @@ TEST(DependenciesE2E, ListenWithoutLibmicrohttpdSaysWhichPackage) {
   EXPECT_NE(r.err.find("install the Debian package libmicrohttpd12"), std::string::npos) << r.err;
 }
 
+// --kubernetes and --web-config load their libraries at start: a missing one stops the daemon
+// before it records anything, naming the package.
+TEST(DependenciesE2E, KubernetesAndWebConfigWithoutTheirLibrariesSayWhichPackage) {
+  TempDir dir;
+  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--kubernetes",
+                            "--kube-api", "http://127.0.0.1:1", "--node-name", "n1"},
+                           {{"CGOV_LIBCURL", "/nonexistent/libcurl.so.4"},
+                            {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cgov daemon: --kubernetes: --prometheus or --kubernetes needs libcurl"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("install the Debian package libcurl4"), std::string::npos) << r.err;
+  WriteFile(dir / "web.yml", "basic_auth_users:\n  u: $2a$06$DCq7YPn5Rq63x1Lad4cll.TV4S6ytwfsfvkgY8"
+                             "jIucDrjc8deX1s.\n");
+  r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--listen", "127.0.0.1:0",
+                  "--web-config", dir / "web.yml"},
+                 {{"CGOV_LIBYAML", "/nonexistent/libyaml-0.so.2"}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--web-config needs libyaml"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("install the Debian package libyaml-0-2"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace cgov::e2e
