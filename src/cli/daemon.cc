@@ -787,25 +787,28 @@ Status Daemon::StartServer() {
              a.ipv6 ? "]" : "", server_->port());
   if (!a.IsLoopback() && o_.http->users.empty()) {
     fmt::print(stderr, "cgov daemon: warning: /metrics is open to the network without "
-               "authentication (--web-config or --basic-auth-file); it names users, projects and processes\n");
+               "authentication (--web-config or --basic-auth-file); it names users, projects "
+               "and processes\n");
   }
   return Status::Ok();
 }
 
 int Daemon::Run(const sigset_t& stop) {
+  // The directory before the writer (its attributor reads it); the watch that fills it only
+  // once the database opened: a wrong --db asks the API server nothing.
+  if (o_.kube) kube_pods_ = std::make_unique<KubePodDirectory>(o_.kube_labels);
+  // The database first: a wrong --db fails at once, before the driver is loaded.
+  if (Status s = OpenWriter(); !s.ok()) {
+    fmt::print(stderr, "cgov daemon: {}\n", s.message());
+    return kExitFailure;
+  }
   if (o_.kube) {
-    kube_pods_ = std::make_unique<KubePodDirectory>(o_.kube_labels);
     Result<std::unique_ptr<KubePodWatch>> watch = KubePodWatch::Start(*o_.kube, kube_pods_.get());
     if (!watch.ok()) {
       fmt::print(stderr, "cgov daemon: --kubernetes: {}\n", watch.status().message());
       return kExitFailure;
     }
     kube_watch_ = std::move(watch).value();
-  }
-  // The database first: a wrong --db fails at once, before the driver is loaded.
-  if (Status s = OpenWriter(); !s.ok()) {
-    fmt::print(stderr, "cgov daemon: {}\n", s.message());
-    return kExitFailure;
   }
   if (!writer_->store().fully_checked()) {
     fmt::print(stderr, "cgov daemon: {}: SQLite's quick_check did not finish within {} s; the "

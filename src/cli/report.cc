@@ -213,7 +213,7 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
   std::string slurm_source = "--slurm-accounting " + r.slurm_accounting;
   if (r.sacct) {
     // The jobs of the report's window, every user's, as --slurm-accounting reads them. sacct
-    // takes local times (the cluster's time zone is the host's).
+    // takes local times: written and read in the same TZ (sacct inherits ours, --tz included).
     auto local = [](int64_t ms) {
       const time_t t = ms / 1000;
       tm parts{};

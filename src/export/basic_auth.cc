@@ -1,8 +1,5 @@
 #include "export/basic_auth.h"
 
-#include <crypt.h>
-#include <yaml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -10,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "os/shared_library.h"
+#include "export/http_libraries.h"
 
 namespace cgov {
 namespace {
@@ -21,56 +18,6 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b) {
     diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
   }
   return diff == 0;
-}
-
-struct CryptLibrary {
-  decltype(&::crypt_r) crypt = nullptr;  // crypt_r
-};
-
-Result<CryptLibrary> OpenCrypt() {
-  std::string name;
-  CGOV_ASSIGN_OR_RETURN(void* handle,
-                        OpenSharedLibrary({"libcrypt", "libcrypt.so.1", "CGOV_LIBCRYPT",
-                                           "--web-config", "libcrypt1"}, &name));
-  CryptLibrary lib;
-  SymbolResolver resolve(handle);
-  resolve(&lib.crypt, "crypt_r");
-  if (Status s = resolve.Check(name); !s.ok()) {
-    dlclose(handle);
-    return s;
-  }
-  return lib;
-}
-
-struct YamlLibrary {
-  decltype(&yaml_parser_initialize) parser_initialize = nullptr;
-  decltype(&yaml_parser_delete) parser_delete = nullptr;
-  decltype(&yaml_parser_set_input_string) parser_set_input_string = nullptr;
-  decltype(&yaml_parser_load) parser_load = nullptr;
-  decltype(&yaml_document_delete) document_delete = nullptr;
-  decltype(&yaml_document_get_root_node) document_get_root_node = nullptr;
-  decltype(&yaml_document_get_node) document_get_node = nullptr;
-};
-
-Result<YamlLibrary> OpenYaml() {
-  std::string name;
-  CGOV_ASSIGN_OR_RETURN(void* handle,
-                        OpenSharedLibrary({"libyaml", "libyaml-0.so.2", "CGOV_LIBYAML",
-                                           "--web-config", "libyaml-0-2"}, &name));
-  YamlLibrary lib;
-  SymbolResolver resolve(handle);
-  resolve(&lib.parser_initialize, "yaml_parser_initialize");
-  resolve(&lib.parser_delete, "yaml_parser_delete");
-  resolve(&lib.parser_set_input_string, "yaml_parser_set_input_string");
-  resolve(&lib.parser_load, "yaml_parser_load");
-  resolve(&lib.document_delete, "yaml_document_delete");
-  resolve(&lib.document_get_root_node, "yaml_document_get_root_node");
-  resolve(&lib.document_get_node, "yaml_document_get_node");
-  if (Status s = resolve.Check(name); !s.ok()) {
-    dlclose(handle);
-    return s;
-  }
-  return lib;
 }
 
 bool IsBcryptChar(char c) {
@@ -100,6 +47,16 @@ class YamlDocument {
                                       parser.problem_mark.line + 1,
                                       parser.problem_mark.column + 1,
                                       SafeText(parser.problem ? parser.problem : "parse error")));
+    } else {
+      // A second document (after `---`) would be ignored by a reader of the first: refused.
+      yaml_document_t next{};
+      if (y_->parser_load(&parser, &next) != 0) {
+        if (yaml_node_t* root = y_->document_get_root_node(&next); root != nullptr) {
+          s = InvalidArgument(fmt::format("{}:{}: a second YAML document; the web config is one",
+                                          path_, root->start_mark.line + 1));
+        }
+        y_->document_delete(&next);
+      }
     }
     y_->parser_delete(&parser);
     loaded_ = ok;
@@ -172,7 +129,7 @@ Status CheckBcryptHash(std::string_view hash) {
 }
 
 Result<bool> BcryptMatches(std::string_view password, const std::string& hash) {
-  CGOV_ASSIGN_OR_RETURN(const CryptLibrary* lib, LoadOnce(&OpenCrypt));
+  CGOV_ASSIGN_OR_RETURN(const CryptLibrary* lib, LoadCrypt());
   // crypt_r reads a C string, and bcrypt only the first 72 bytes: a password it would cut
   // short ("pass\0anything", or 73 bytes matching on 72) is refused rather than matched.
   if (password.find('\0') != std::string_view::npos || password.size() > 72) return false;
@@ -215,7 +172,7 @@ bool BasicAuthChecker::Check(std::string_view user, std::string_view password) {
 }
 
 Result<WebConfig> ParseWebConfig(std::string_view yaml, const std::string& path) {
-  CGOV_ASSIGN_OR_RETURN(const YamlLibrary* lib, LoadOnce(&OpenYaml));
+  CGOV_ASSIGN_OR_RETURN(const YamlLibrary* lib, LoadYaml());
   YamlDocument doc(lib, path);
   CGOV_RETURN_IF_ERROR(doc.Load(yaml));
   yaml_node_t* root = doc.Root();

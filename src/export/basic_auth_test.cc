@@ -107,6 +107,8 @@ TEST(WebConfig, ErrorsNameFileLineAndKey) {
               HasSubstr("basic_auth_users.a: expected a hash"));
   EXPECT_THAT(error("basic_auth_users:\n  'a:b': " + hash + "\n"), HasSubstr("no ':'"));
   EXPECT_THAT(error(""), HasSubstr("web.yml: empty"));
+  EXPECT_THAT(error("basic_auth_users:\n  a: " + hash + "\n---\nhttp_server_config: {}\n"),
+              HasSubstr("web.yml:4: a second YAML document"));
   EXPECT_THAT(error("basic_auth_users:\n"), HasSubstr("nothing to serve differently"));
 }
 

@@ -55,9 +55,47 @@ Result<GnutlsLibrary> OpenGnutls() {
   return lib;
 }
 
+Result<CryptLibrary> OpenCrypt() {
+  std::string name;
+  CGOV_ASSIGN_OR_RETURN(void* handle,
+                        OpenSharedLibrary({"libcrypt", "libcrypt.so.1", "CGOV_LIBCRYPT",
+                                           "--web-config", "libcrypt1"}, &name));
+  CryptLibrary lib;
+  SymbolResolver resolve(handle);
+  resolve(&lib.crypt, "crypt_r");
+  if (Status s = resolve.Check(name); !s.ok()) {
+    dlclose(handle);
+    return s;
+  }
+  return lib;
+}
+
+Result<YamlLibrary> OpenYaml() {
+  std::string name;
+  CGOV_ASSIGN_OR_RETURN(void* handle,
+                        OpenSharedLibrary({"libyaml", "libyaml-0.so.2", "CGOV_LIBYAML",
+                                           "--web-config", "libyaml-0-2"}, &name));
+  YamlLibrary lib;
+  SymbolResolver resolve(handle);
+  resolve(&lib.parser_initialize, "yaml_parser_initialize");
+  resolve(&lib.parser_delete, "yaml_parser_delete");
+  resolve(&lib.parser_set_input_string, "yaml_parser_set_input_string");
+  resolve(&lib.parser_load, "yaml_parser_load");
+  resolve(&lib.document_delete, "yaml_document_delete");
+  resolve(&lib.document_get_root_node, "yaml_document_get_root_node");
+  resolve(&lib.document_get_node, "yaml_document_get_node");
+  if (Status s = resolve.Check(name); !s.ok()) {
+    dlclose(handle);
+    return s;
+  }
+  return lib;
+}
+
 }  // namespace
 
 Result<const MicrohttpdLibrary*> LoadMicrohttpd() { return LoadOnce(&OpenMicrohttpd); }
 Result<const GnutlsLibrary*> LoadGnutls() { return LoadOnce(&OpenGnutls); }
+Result<const CryptLibrary*> LoadCrypt() { return LoadOnce(&OpenCrypt); }
+Result<const YamlLibrary*> LoadYaml() { return LoadOnce(&OpenYaml); }
 
 }  // namespace cgov

@@ -1,13 +1,15 @@
 // libmicrohttpd and GnuTLS, loaded at run time by `cgov daemon --listen` (and `--tls-cert`)
-// alone: linked, they cost every cgov process ~4 ms at exec and ~2.8 MB of RSS (GnuTLS and the
+// alone, and libcrypt and libyaml by `--web-config` alone: linked, they cost every cgov process ~4 ms at exec and ~2.8 MB of RSS (GnuTLS and the
 // six libraries it brings initialise at load), which a `cgov run` wrapping a job must not pay
 // (docs/benchmarks.md, docs/architecture.md "Dependencies"). The headers are used for types and
 // constants only; every call goes through the pointers resolved here.
 #ifndef CGOV_EXPORT_HTTP_LIBRARIES_H_
 #define CGOV_EXPORT_HTTP_LIBRARIES_H_
 
+#include <crypt.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
+#include <yaml.h>
 
 #include "core/status.h"
 
@@ -44,6 +46,25 @@ struct GnutlsLibrary {
 
 // libgnutls.so.30 (or `CGOV_LIBGNUTLS`), as LoadMicrohttpd. Thread-safe.
 Result<const GnutlsLibrary*> LoadGnutls();
+
+struct CryptLibrary {
+  decltype(&::crypt_r) crypt = nullptr;  // crypt_r
+};
+
+struct YamlLibrary {
+  decltype(&yaml_parser_initialize) parser_initialize = nullptr;
+  decltype(&yaml_parser_delete) parser_delete = nullptr;
+  decltype(&yaml_parser_set_input_string) parser_set_input_string = nullptr;
+  decltype(&yaml_parser_load) parser_load = nullptr;
+  decltype(&yaml_document_delete) document_delete = nullptr;
+  decltype(&yaml_document_get_root_node) document_get_root_node = nullptr;
+  decltype(&yaml_document_get_node) document_get_node = nullptr;
+};
+
+// libcrypt.so.1 (libxcrypt: bcrypt; or `CGOV_LIBCRYPT`) and libyaml-0.so.2 (or `CGOV_LIBYAML`),
+// as LoadMicrohttpd. Thread-safe.
+Result<const CryptLibrary*> LoadCrypt();
+Result<const YamlLibrary*> LoadYaml();
 
 }  // namespace cgov
 

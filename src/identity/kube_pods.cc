@@ -98,25 +98,18 @@ Result<KubeLabelMap> ParseKubeLabelMap(std::string_view text) {
     }
   }
   if (given.empty()) return InvalidArgument("--kube-labels: empty");
-  // What was not given keeps its default.
+  // What was not given keeps its default (what was given holds at least one key).
   const KubeLabelMap defaults = DefaultKubeLabelMap();
-  if (map.project.empty() && std::find(given.begin(), given.end(), "project") == given.end()) {
-    map.project = defaults.project;
-  }
-  if (map.team.empty() && std::find(given.begin(), given.end(), "team") == given.end()) {
-    map.team = defaults.team;
-  }
-  if (map.user.empty() && std::find(given.begin(), given.end(), "user") == given.end()) {
-    map.user = defaults.user;
-  }
+  if (map.project.empty()) map.project = defaults.project;
+  if (map.team.empty()) map.team = defaults.team;
+  if (map.user.empty()) map.user = defaults.user;
   return map;
 }
 
 KubePodDirectory::KubePodDirectory(KubeLabelMap map, size_t max_pods, int64_t deleted_grace_ms)
     : map_(std::move(map)), max_pods_(max_pods), deleted_grace_ms_(deleted_grace_ms) {}
 
-Status KubePodDirectory::Upsert(const void* pod_json, int64_t now_ms, bool deleted) {
-  const json& pod = *static_cast<const json*>(pod_json);
+Status KubePodDirectory::Upsert(const json& pod, int64_t now_ms, bool deleted) {
   const json* meta = Member(pod, "metadata");
   if (meta == nullptr || !meta->is_object()) return InvalidArgument("a pod without metadata");
   KubePod p;
@@ -181,7 +174,7 @@ Result<std::string> KubePodDirectory::ApplyListPage(std::string_view text, bool 
     ++list_epoch_;
   }
   if (const json* items = Member(list, "items"); items != nullptr && items->is_array()) {
-    for (const json& pod : *items) CGOV_RETURN_IF_ERROR(Upsert(&pod, now_ms, false));
+    for (const json& pod : *items) CGOV_RETURN_IF_ERROR(Upsert(pod, now_ms, false));
   }
   const json* meta = Member(list, "metadata");
   const std::string next = meta != nullptr ? StringAt(*meta, "continue") : "";
@@ -219,7 +212,7 @@ Status KubePodDirectory::ApplyEvent(std::string_view line, int64_t now_ms) {
   const json* meta = Member(*object, "metadata");
   const std::string version = meta != nullptr ? StringAt(*meta, "resourceVersion") : "";
   if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
-    CGOV_RETURN_IF_ERROR(Upsert(object, now_ms, type == "DELETED"));
+    CGOV_RETURN_IF_ERROR(Upsert(*object, now_ms, type == "DELETED"));
   } else if (type != "BOOKMARK") {
     return InvalidArgument(fmt::format("a watch event of unknown type \"{}\"", SafeText(type)));
   }

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/status.h"
 
 namespace cgov {
@@ -66,7 +68,7 @@ class KubePodDirectory {
   void Expire(int64_t now_ms);
 
  private:
-  Status Upsert(const void* pod_json, int64_t now_ms, bool deleted);  // nlohmann::json*
+  Status Upsert(const nlohmann::json& pod, int64_t now_ms, bool deleted);
 
   KubeLabelMap map_;
   size_t max_pods_;

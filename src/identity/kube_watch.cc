@@ -117,6 +117,7 @@ void KubePodWatch::Loop() {
   std::chrono::milliseconds backoff = o_.retry_min;
   while (!stop_) {
     Status s = Status::Ok();
+    const bool fresh_list = need_list;
     if (need_list) {
       s = List();
       if (s.ok()) {
@@ -130,25 +131,31 @@ void KubePodWatch::Loop() {
       }
     }
     if (s.ok() && !stop_) {
+      const auto started = std::chrono::steady_clock::now();
       s = Watch();
+      // A server that answers 410 to a list's own resourceVersion, or ends every watch at
+      // once, is retried with the backoff below, never in a tight loop.
+      const bool at_once = std::chrono::steady_clock::now() - started < o_.retry_min;
       if (s.code() == StatusCode::kNotFound) {  // 410 Gone: the resourceVersion is too old
         need_list = true;
-        SetError(std::string(s.message()));
-        continue;
-      }
-      if (s.ok()) {  // the server ended the watch (timeoutSeconds): resume at once
-        backoff = o_.retry_min;
+        if (!fresh_list) continue;  // relist at once; a list that is gone at once waits
+      } else if (s.ok()) {  // the server ended the watch (timeoutSeconds): resume
         if (!healthy_) {
           std::lock_guard lock(mu_);
           healthy_ = true;
           last_error_.clear();
         }
-        continue;
+        if (!at_once) {
+          backoff = o_.retry_min;
+          continue;
+        }
       }
     }
     if (stop_) break;
-    SetError(std::string(s.message()));
-    pods_->Expire(WallMs());
+    if (!s.ok()) {
+      SetError(std::string(s.message()));
+      pods_->Expire(WallMs());
+    }
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, backoff, [&] { return stop_.load(); });
     backoff = std::min(o_.retry_max, backoff * 2);
@@ -169,9 +176,16 @@ Status KubePodWatch::Get(const std::string& url, long timeout_ms,
       lib->slist_free_all(headers);
       return token.status();
     }
-    std::string t = std::string(Trim(*token));
-    headers = lib->slist_append(headers, ("Authorization: Bearer " + t).c_str());
-    std::fill(t.begin(), t.end(), '\0');
+    const std::string_view bearer = Trim(*token);
+    // One header line: a token with a control character or a space inside would split it.
+    if (bearer.empty() || std::any_of(bearer.begin(), bearer.end(), [](char c) {
+          return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
+        })) {
+      lib->slist_free_all(headers);
+      return InvalidArgument(fmt::format("--kube-token-file {}: not one bearer token (empty, or "
+                                         "a space or control character inside)", o_.token_file));
+    }
+    headers = lib->slist_append(headers, ("Authorization: Bearer " + std::string(bearer)).c_str());
   }
   // Collected only until the status is known to be 200; an error's body is kept for its message.
   std::string early;

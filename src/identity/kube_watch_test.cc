@@ -156,11 +156,39 @@ TEST(KubePodWatch, RbacDeniedAndABadTokenAreSaid) {
   watch->reset();
 
   FakeApiServer server(json{{"node", "gpu-node-1"}, {"token", "right"}});
+  // A token file that would split the header line is refused, never sent.
+  auto split = KubePodWatch::Start(Options(server, server.TokenFile("right\r\nX-Evil: 1")),
+                                   &pods);
+  ASSERT_TRUE(split.ok());
+  EXPECT_FALSE((*split)->WaitSynced(std::chrono::milliseconds(1500)));
+  EXPECT_THAT((*split)->LastError(), HasSubstr("not one bearer token"));
+  EXPECT_THAT((*split)->LastError(), Not(HasSubstr("Evil")));
+  split->reset();
+  EXPECT_TRUE(server.requests().empty()) << "nothing was sent";
   auto wrong = KubePodWatch::Start(Options(server, server.TokenFile("wrong")), &pods);
   ASSERT_TRUE(wrong.ok());
   EXPECT_FALSE((*wrong)->WaitSynced(std::chrono::milliseconds(1500)));
   EXPECT_THAT((*wrong)->LastError(), HasSubstr("HTTP 401"));
   EXPECT_THAT((*wrong)->LastError(), Not(HasSubstr("wrong"))) << "the token is never quoted";
+}
+
+// A server that answers 410 to the list's own resourceVersion, or ends every watch at once, is
+// retried with the backoff (50 ms doubling to 200 ms here), not in a tight loop.
+TEST(KubePodWatch, AServerThatFailsAtOnceIsNotHammered) {
+  for (const json& watch : {json{{"gone", true}}, json{{"events", json::array()}, {"then", "end"}}}) {
+    FakeApiServer server(json{{"node", "gpu-node-1"}, {"token", nullptr},
+                              {"pods", {PodJson("u1", "ml", "p", "x")}}, {"watches", {watch}}});
+    KubePodDirectory pods(DefaultKubeLabelMap());
+    auto w = KubePodWatch::Start(Options(server, ""), &pods);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->WaitSynced(std::chrono::seconds(10)));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const uint64_t watches = (*w)->watches();
+    w->reset();
+    EXPECT_GE(watches, 2u) << watch.dump();
+    EXPECT_LE(watches, 12u) << watch.dump() << ": at most one a backoff period";
+    EXPECT_EQ(pods.Find("u1")->name, "p");
+  }
 }
 
 TEST(KubePodWatch, FiveThousandPodsInPages) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,13 @@ inline nlohmann::json ReportJson(const std::vector<std::string>& args) {
   nlohmann::json report = nlohmann::json::parse(r.out);
   EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
   return report;
+}
+
+// A report's "who" rows as key -> held GPU-seconds.
+inline std::map<std::string, double> HeldByKey(const nlohmann::json& report) {
+  std::map<std::string, double> out;
+  for (const nlohmann::json& w : report["who"]) out[w["key"]] = w["held_seconds"].get<double>();
+  return out;
 }
 
 // The finding with `id` in a summary's or report's "findings" array, or nullptr.

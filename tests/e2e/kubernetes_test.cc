@@ -80,12 +80,6 @@ FakeApi StartFakeApi(const TempDir& dir, const json& scenario) {
   return api;
 }
 
-std::map<std::string, double> HeldByKey(const json& report) {
-  std::map<std::string, double> out;
-  for (const json& w : report["who"]) out[w["key"]] = w["held_seconds"].get<double>();
-  return out;
-}
-
 TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   TempDir dir;
   json scenario = {

@@ -47,12 +47,6 @@ json Report(const std::string& db, const std::vector<std::string>& extra) {
   return ReportJson(args);
 }
 
-std::map<std::string, double> HeldByKey(const json& report) {
-  std::map<std::string, double> out;
-  for (const json& w : report["who"]) out[w["key"]] = w["held_seconds"].get<double>();
-  return out;
-}
-
 TEST(SlurmE2E, AccountsFromRecordedSacctSplitTheGpuTime) {
   TempDir dir;
   const std::string db = dir / "h.db";
