@@ -43,6 +43,8 @@ GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   p.clock_reasons = g.get(StoredGpuField::kClockReasons);
   if (auto sm = g.get(StoredGpuField::kSmActivePctX10)) p.sm_active_pct = *sm / 10.0;
   if (auto tensor = g.get(StoredGpuField::kTensorActivePctX10)) p.tensor_active_pct = *tensor / 10.0;
+  p.allocated = std::any_of(tick.allocations.begin(), tick.allocations.end(),
+                            [&](const StoredAllocation& a) { return a.gpu_pos == gpu_pos; });
   if (!g.processes_known) return p;
   uint64_t compute = 0;
   for (const StoredProcess& proc : tick.processes) {
@@ -157,7 +159,8 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
     const GpuPoint point = StoredGpuPoint(tick, i);
     std::optional<Phase> phase;
     if (point.util_pct) {
-      phase = Classify(std::clamp(*point.util_pct, 0.0, 100.0), point.compute_memory_bytes, phases_);
+      phase = Classify(std::clamp(*point.util_pct, 0.0, 100.0), point.compute_memory_bytes, phases_,
+                       point.allocated);
     }
     if (sink_) {
       TickCredit::Gpu& gc = credit.gpus.emplace_back();
@@ -179,6 +182,15 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
                              [&](const auto& h) { return h.first == proc.identity_id; });
       if (it == holders.end()) holders.emplace_back(proc.identity_id, proc.compute);
       else it->second = it->second || proc.compute;
+    }
+    // A container the GPU was allocated to holds it as a compute process would (its processes,
+    // if it has any, are not on this GPU or not visible to cgov).
+    for (const StoredAllocation& a : tick.allocations) {
+      if (a.gpu_pos != i) continue;
+      auto it = std::find_if(holders.begin(), holders.end(),
+                             [&](const auto& h) { return h.first == a.identity_id; });
+      if (it == holders.end()) holders.emplace_back(a.identity_id, true);
+      else it->second = true;
     }
     std::sort(holders.begin(), holders.end());
     int64_t compute_holders = 0;

@@ -89,6 +89,43 @@ TEST(HistoryAggregator, SharedGpuTimeIsSplitWithoutLosingAMillisecond) {
   EXPECT_EQ(sum, 1000);
 }
 
+// A GPU the kubelet allocated to a pod: idle with no memory held it is idle-held, charged to the
+// allocated container; busy, the container shares it with the processes on it; no session.
+TEST(HistoryAggregator, AnAllocatedGpuIsHeldByItsContainer) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  std::vector<TickCredit> credits;
+  a.set_credit_sink([&](const TickCredit& c) { credits.push_back(c); });
+  StoredTick idle = Tick(0, {{300, 3, 128, true}});  // only Xorg on it
+  idle.allocations = {{0, 7}};
+  a.Add(0, run, idle);
+  a.Add(1000, run, idle);
+  StoredTick busy = Tick(80, {{100, 1, 70000}});
+  busy.allocations = {{0, 7}};
+  a.Add(2000, run, busy);
+  a.Add(3000, run, Tick(0, {}));  // the pod is gone
+  a.Finish(4000);
+  const HourBucket all = Merged(a.TakeCompleteHours());
+  const GpuHour& g = all.gpus.at(1);
+  EXPECT_EQ(g.usage.phase_ms[kIdleHeld], 2000) << "allocated, idle, nothing in memory";
+  EXPECT_EQ(g.usage.phase_ms[kTrulyIdle], 1000) << "no longer allocated";
+  EXPECT_EQ(g.usage.phase_ms[kProductive], 1000);
+  const IdentityHour& pod = all.identities.at({7, 1});
+  EXPECT_EQ(pod.held_ms, 3000);
+  EXPECT_EQ(pod.idle_held_ms, 2000);
+  EXPECT_EQ(pod.attributed_ms[kIdleHeld], 2000);
+  EXPECT_EQ(pod.attributed_ms[kProductive], 500) << "shared with the process on it";
+  EXPECT_EQ(all.identities.at({1, 1}).attributed_ms[kProductive], 500);
+  EXPECT_EQ(all.identities.at({3, 1}).AttributedMsForTest(), 0) << "Xorg still draws only";
+  EXPECT_TRUE(a.AllSessions().size() == 1 && a.AllSessions()[0].pid == 100)
+      << "an allocation is not a process session";
+  ASSERT_EQ(credits.size(), 4u);
+  ASSERT_EQ(credits[0].identities.size(), 2u);
+  EXPECT_EQ(credits[0].identities[1].identity_id, 7u);
+  EXPECT_EQ(credits[0].identities[1].idle_held_ms, 1000);
+  EXPECT_EQ(credits[0].gpus[0].phase, Phase::kIdleHeld);
+}
+
 TEST(HistoryAggregator, HoursCompleteOnlyWhenALaterHourStartsAndSplitAtTheTickStart) {
   const RunRecord run{1, 0, 1000, "t", "h"};
   HistoryAggregator a;

@@ -30,9 +30,9 @@ std::string_view PhaseLabel(Phase p) {
   return "";
 }
 
-Phase Classify(double u, std::optional<uint64_t> m, const PhaseThresholds& t) {
+Phase Classify(double u, std::optional<uint64_t> m, const PhaseThresholds& t, bool allocated) {
   if (u < t.idle_util_pct) {
-    return m && *m > t.held_memory_bytes ? Phase::kIdleHeld : Phase::kTrulyIdle;
+    return allocated || (m && *m > t.held_memory_bytes) ? Phase::kIdleHeld : Phase::kTrulyIdle;
   }
   if (u < t.productive_util_pct) return Phase::kUnderutilized;
   if (u < t.compute_bound_util_pct) return Phase::kProductive;

@@ -5,7 +5,8 @@
 //   underutilized  idle_util_pct <= u < productive_util_pct
 //   productive     productive_util_pct <= u < compute_bound_util_pct
 //   compute_bound  u >= compute_bound_util_pct
-// Graphics-only memory (Xorg) never makes a GPU idle-held.
+// Graphics-only memory (Xorg) never makes a GPU idle-held. A GPU the kubelet allocated to a pod
+// (cgov daemon --pod-resources) is held whatever memory it has: idle, it is idle-held.
 #ifndef CGOV_ANALYSIS_PHASES_H_
 #define CGOV_ANALYSIS_PHASES_H_
 
@@ -31,9 +32,10 @@ struct PhaseThresholds {
   uint64_t held_memory_bytes = 100ull << 20;  // 100 MiB
 };
 
-// REQUIRES: util_pct known. `compute_memory_bytes` unknown (no process list) is taken as not held.
+// REQUIRES: util_pct known. `compute_memory_bytes` unknown (no process list) is taken as not held;
+// `allocated`: a pod was given the GPU, which no one else can then use.
 Phase Classify(double util_pct, std::optional<uint64_t> compute_memory_bytes,
-               const PhaseThresholds& t);
+               const PhaseThresholds& t, bool allocated = false);
 
 // Shares in percent with `decimals` places that sum to exactly 100 (largest remainder: each share
 // is floored, then the units left go to the largest remainders, ties to the earlier phase).

@@ -178,7 +178,7 @@ void UsageAccumulator::Commit(const Pending& p, int64_t duration_ms, State* stat
       continue;
     }
     const double util = std::clamp(*g.util_pct, 0.0, 100.0);
-    const Phase phase = Classify(util, g.compute_memory_bytes, phases_);
+    const Phase phase = Classify(util, g.compute_memory_bytes, phases_, g.allocated);
     const auto pi = static_cast<size_t>(phase);
     const auto util_x100 = static_cast<int64_t>(util + 0.5);  // NVML reports whole percents
     u.phase_ms[pi] += duration_ms;

@@ -23,6 +23,7 @@ struct GpuPoint {
   std::optional<double> util_pct;
   std::optional<uint64_t> compute_memory_bytes;  // held by compute processes; unknown without a list
   uint64_t graphics_only_memory_bytes = 0;       // held by processes that only draw
+  bool allocated = false;  // the kubelet allocated it to a pod (a stored tick's allocations)
   std::optional<double> memory_pct;              // device memory used / total
   std::optional<uint64_t> clock_reasons;
   std::optional<uint64_t> xid_errors;  // counter since the sampler started watching

@@ -86,10 +86,15 @@ CREATE TABLE kube_container (id TEXT PRIMARY KEY, pod_uid TEXT NOT NULL, name TE
   WITHOUT ROWID;
 )sql";
 
+// Version 6: a tick may list the GPUs the kubelet allocated to pods (the tick encoding's
+// allocation list, docs/history-db.md). No table changes: the version keeps an older cgov, which
+// would misread such ticks, from opening the file.
+constexpr const char* kSchemaV6 = "-- ticks may carry GPU allocations";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
   static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                                 kSchemaV5};
+                                                 kSchemaV5, kSchemaV6};
   return steps;
 }
 

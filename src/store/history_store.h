@@ -25,7 +25,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 5;
+inline constexpr int kHistorySchemaVersion = 6;
 inline constexpr int64_t kHourMs = 3'600'000;
 
 struct GpuRecord {

@@ -68,6 +68,30 @@ TEST(TickRecord, RoundTripsEveryFieldAndUnknowns) {
   EXPECT_LT(data.size(), 40u) << data.size();
 }
 
+// A GPU allocated to a pod (cgov daemon --pod-resources) travels with the tick; a tick without
+// allocations encodes as history schema 5 wrote it, byte for byte.
+TEST(TickRecord, AllocationsRoundTripAndCostNothingWhenAbsent) {
+  StoredTick t = SampleTick();
+  std::string without;
+  EncodeTick(t, &without);
+  t.allocations = {{0, 9}, {1, 3}};
+  std::string with;
+  EncodeTick(t, &with);
+  EXPECT_EQ(with.size(), without.size() + 5) << "count and two pairs of one-byte varints";
+  StoredTick back;
+  ASSERT_TRUE(DecodeTick(with, "row", &back).ok());
+  EXPECT_EQ(back.allocations, t.allocations);
+  EXPECT_EQ(back.processes.size(), 2u);
+  ASSERT_TRUE(DecodeTick(without, "row", &back).ok());
+  EXPECT_TRUE(back.allocations.empty());
+  for (size_t cut = without.size(); cut < with.size(); ++cut) {
+    EXPECT_FALSE(DecodeTick(std::string_view(with).substr(0, cut), "t", &back).ok()) << cut;
+  }
+  t.allocations = {{2, 1}};  // the tick lists two GPUs
+  EncodeTick(t, &(with = {}));
+  EXPECT_NE(DecodeTick(with, "t", &back).message().find("allocation of a GPU"), std::string::npos);
+}
+
 TEST(TickRecord, MalformedDataIsAnErrorThatNamesTheRow) {
   std::string data;
   EncodeTick(SampleTick(), &data);

@@ -16,8 +16,9 @@ constexpr uint64_t kProcGraphics = 2;
 constexpr uint64_t kProcMemKnown = 4;
 constexpr uint64_t kProcSmKnown = 8;
 
-// Host header bits.
-constexpr uint64_t kHostCpu = 1, kHostIowait = 2, kHostMem = 4;
+// Host header bits. kHostAllocations: an allocation list follows the processes (history schema 6
+// on; a tick without allocations is encoded as before).
+constexpr uint64_t kHostCpu = 1, kHostIowait = 2, kHostMem = 4, kHostAllocations = 8;
 
 class Reader {
  public:
@@ -122,7 +123,8 @@ bool GetVarint(std::string_view data, size_t* pos, uint64_t* v) {
 void EncodeTick(const StoredTick& tick, std::string* out) {
   out->push_back(static_cast<char>(kTickEncodingVersion));
   const uint64_t host = (tick.cpu_pct_x10 ? kHostCpu : 0) | (tick.iowait_pct_x10 ? kHostIowait : 0) |
-                        (tick.mem_used_pct_x10 ? kHostMem : 0);
+                        (tick.mem_used_pct_x10 ? kHostMem : 0) |
+                        (tick.allocations.empty() ? 0 : kHostAllocations);
   PutVarint(host, out);
   if (tick.cpu_pct_x10) PutVarint(*tick.cpu_pct_x10, out);
   if (tick.iowait_pct_x10) PutVarint(*tick.iowait_pct_x10, out);
@@ -131,6 +133,12 @@ void EncodeTick(const StoredTick& tick, std::string* out) {
   for (const StoredGpu& g : tick.gpus) EncodeGpu(g, out);
   PutVarint(tick.processes.size(), out);
   for (const StoredProcess& p : tick.processes) EncodeProcess(p, out);
+  if (tick.allocations.empty()) return;
+  PutVarint(tick.allocations.size(), out);
+  for (const StoredAllocation& a : tick.allocations) {
+    PutVarint(a.gpu_pos, out);
+    PutVarint(a.identity_id, out);
+  }
 }
 
 Status DecodeTick(std::string_view data, std::string_view context, StoredTick* tick) {
@@ -161,6 +169,17 @@ Status DecodeTick(std::string_view data, std::string_view context, StoredTick* t
   tick->processes.resize(count);
   for (StoredProcess& p : tick->processes) {
     CGOV_RETURN_IF_ERROR(DecodeProcess(r, tick->gpus.size(), &p));
+  }
+  if (host & kHostAllocations) {
+    if (!r.Next(&count) || count > data.size()) return r.Error("allocation count");
+    tick->allocations.resize(count);
+    for (StoredAllocation& a : tick->allocations) {
+      uint64_t gpu_pos = 0, identity = 0;
+      if (!r.Next(&gpu_pos) || !r.Next(&identity)) return r.Error("allocation");
+      if (gpu_pos >= tick->gpus.size()) return r.Error("allocation of a GPU the tick does not list");
+      a.gpu_pos = static_cast<uint32_t>(gpu_pos);
+      a.identity_id = static_cast<uint32_t>(identity);
+    }
   }
   if (!r.Done()) return r.Error("trailing bytes");
   return Status::Ok();

@@ -47,6 +47,14 @@ struct StoredProcess {
   std::optional<uint32_t> sm_util_pct;
 };
 
+// A GPU the kubelet allocated to a pod's container (cgov daemon --pod-resources) while the tick
+// lists none of that pod's processes on it: the container holds the GPU by allocation.
+struct StoredAllocation {
+  uint32_t gpu_pos = 0;      // position of its GPU in StoredTick::gpus
+  uint32_t identity_id = 0;  // the container's identity (dictionary id)
+  bool operator==(const StoredAllocation&) const = default;
+};
+
 struct StoredTick {
   // Host, in tenths of a percent.
   std::optional<uint32_t> cpu_pct_x10;
@@ -54,6 +62,7 @@ struct StoredTick {
   std::optional<uint32_t> mem_used_pct_x10;
   std::vector<StoredGpu> gpus;          // sorted by gpu_id
   std::vector<StoredProcess> processes;  // sorted by (gpu_pos, pid)
+  std::vector<StoredAllocation> allocations;  // sorted by (gpu_pos, identity_id)
 };
 
 inline constexpr uint8_t kTickEncodingVersion = 1;
