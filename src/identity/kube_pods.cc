@@ -228,6 +228,23 @@ std::optional<KubePod> KubePodDirectory::Find(std::string_view uid) const {
   return it->second;
 }
 
+std::optional<KubePod> KubePodDirectory::FindByName(std::string_view namespace_name,
+                                                    std::string_view name) const {
+  std::lock_guard lock(mu_);
+  const KubePod* best = nullptr;
+  for (const auto& [uid, pod] : pods_) {
+    if (pod.name != name || pod.namespace_name != namespace_name) continue;
+    // A live pod over a deleted one of the same name (a StatefulSet's replacement); of deleted
+    // ones, the last deleted.
+    if (best == nullptr || (best->deleted_ms != 0 && (pod.deleted_ms == 0 ||
+                                                      pod.deleted_ms > best->deleted_ms))) {
+      best = &pod;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
+
 uint64_t KubePodDirectory::generation() const {
   std::lock_guard lock(mu_);
   return generation_;

@@ -58,6 +58,9 @@ class KubePodDirectory {
   Status ApplyEvent(std::string_view json_line, int64_t now_ms);
 
   std::optional<KubePod> Find(std::string_view uid) const;
+  // By namespace and name (the kubelet's pod-resources API names pods so): a live pod before a
+  // deleted one of the same name. A scan of every pod: for callers that cache the answer.
+  std::optional<KubePod> FindByName(std::string_view namespace_name, std::string_view name) const;
   // Changes with every pod added, changed or removed (callers re-resolve what they cached).
   uint64_t generation() const;
   std::string resource_version() const;

@@ -84,6 +84,23 @@ TEST(KubePods, ARelistMarksThePodsItNoLongerHasDeleted) {
   EXPECT_EQ(d.Find("u2")->deleted_ms, 0);
 }
 
+// The pod-resources API names pods by namespace and name: a pod replaced under the same name
+// (a StatefulSet's) is found as the live one.
+TEST(KubePods, FindByNamePrefersTheLivePod) {
+  KubePodDirectory d(DefaultKubeLabelMap());
+  ASSERT_TRUE(d.ApplyListPage(List({Pod("old", "ml", "db-0", "", "c1"), Pod("x", "other", "db-0",
+                                                                            "", "c3")}, "10"),
+                              true, 0).ok());
+  ASSERT_TRUE(d.ApplyEvent(R"({"type":"DELETED","object":)" + Pod("old", "ml", "db-0", "", "c1") +
+                           "}", 1000).ok());
+  EXPECT_EQ(d.FindByName("ml", "db-0")->uid, "old") << "deleted, but the only one";
+  ASSERT_TRUE(d.ApplyEvent(R"({"type":"ADDED","object":)" + Pod("new", "ml", "db-0", "", "c2") +
+                           "}", 2000).ok());
+  EXPECT_EQ(d.FindByName("ml", "db-0")->uid, "new");
+  EXPECT_EQ(d.FindByName("other", "db-0")->uid, "x");
+  EXPECT_FALSE(d.FindByName("ml", "db-1"));
+}
+
 TEST(KubePods, ErrorsAndGone) {
   KubePodDirectory d(DefaultKubeLabelMap());
   Status gone = d.ApplyEvent(R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1",
