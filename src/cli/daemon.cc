@@ -5,11 +5,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -25,6 +27,7 @@
 #include "export/http_server.h"
 #include "identity/kube_pods.h"
 #include "identity/kube_watch.h"
+#include "identity/pod_resources.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
@@ -59,6 +62,7 @@ struct DaemonOptions {
   bool dcgm_names = false;                // --metrics-names dcgm
   std::optional<KubeApiOptions> kube;     // --kubernetes
   KubeLabelMap kube_labels = DefaultKubeLabelMap();
+  std::optional<PodResourcesOptions> pod_resources;  // --pod-resources
   PriceOptions price;
   PriceCatalog catalog;
 };
@@ -142,6 +146,8 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   KubeApiOptions kube = InClusterKubeApi();
   if (const char* node = std::getenv("NODE_NAME")) kube.node_name = node;
   std::string kube_labels;
+  bool pod_resources = false;
+  PodResourcesOptions pod_resources_options;
   if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
                "SIGINT/SIGTERM (SIGHUP reloads the price catalog and reopens the database); with "
@@ -205,6 +211,11 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   app.add_option("--kube-labels", kube_labels, "with --kubernetes: which pod labels give the "
                  "project, team and user, first present wins (default: project=project-id,"
                  "app.kubernetes.io/part-of,app.kubernetes.io/name;team=team-id;user=user-id)");
+  app.add_flag("--pod-resources", pod_resources, "with --kubernetes: ask the kubelet's "
+               "pod-resources API which GPUs each container was given, and charge a GPU allocated "
+               "to a pod to it (idle-held when idle) whether or not its processes are seen");
+  app.add_option("--pod-resources-socket", pod_resources_options.socket_path, "with "
+                 "--pod-resources: the kubelet's socket")->capture_default_str();
   app.add_option("--price-per-gpu-hour", price_text, "USD per GPU-hour for the cost counters "
                  "(overrides the catalog)");
   app.add_option("--instance-type", o.price.instance_type, "price GPUs as this instance type");
@@ -282,6 +293,15 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     }
     o.kube = std::move(kube);
   }
+  if ((pod_resources || app.count("--pod-resources-socket") > 0) && !kubernetes) {
+    return InvalidArgument("cgov daemon: --pod-resources and --pod-resources-socket go with "
+                           "--kubernetes (the kubelet names pods; their labels come from the "
+                           "API server)");
+  }
+  if (app.count("--pod-resources-socket") > 0 && !pod_resources) {
+    return InvalidArgument("cgov daemon: --pod-resources-socket goes with --pod-resources");
+  }
+  if (pod_resources) o.pod_resources = std::move(pod_resources_options);
   if (app.count("--listen") > 0) {
     HttpServerOptions http;
     CGOV_ASSIGN_OR_RETURN(http.address, ParseListenAddress(listen.empty() ? kDefaultListen
@@ -409,6 +429,8 @@ class Daemon {
   std::vector<MetricsGpu> MetricsGpus();
   void Reload();
   void HookCredits();
+  // From the pod-resources poller's latest answer (when it changed), said when its error does.
+  void UpdateAllocations();
   void Publish(const TickSample& sample, const StoredTick& stored, bool written);
   const IdentityRecord* IdentityOf(uint32_t id);
   std::string CommandOf(uint32_t id);
@@ -425,6 +447,10 @@ class Daemon {
   std::unique_ptr<KubePodWatch> kube_watch_;
   std::string kube_error_;  // the watch's last error, as last said
   int64_t kube_expired_ms_ = 0;
+  std::unique_ptr<PodResourcesPoller> pod_resources_;  // with --pod-resources
+  std::string pod_resources_error_;                    // its last error, as last said
+  uint64_t allocations_generation_ = UINT64_MAX;       // of the snapshot allocations_ came from
+  std::vector<GpuAllocation> allocations_;
   StoredTick stored_;  // this tick's, rebuilt in place each tick
   std::vector<uint32_t> gpu_ids_;
   RunRecord run_;
@@ -563,7 +589,11 @@ void Daemon::Tick(TickSample* sample) {
   sampler.Tick(sample);
   // The daemon has no job to keep out of the way of: process lists are read on the tick.
   if (nvml_) nvml_->ReadSlow(&sample->gpu_slow);
-  const Status built = BuildStoredTick(*sample, gpu_ids_, attributor_.get(), &stored_);
+  Status built = BuildStoredTick(*sample, gpu_ids_, attributor_.get(), &stored_);
+  if (built.ok() && pod_resources_) {
+    UpdateAllocations();
+    built = AddAllocations(allocations_, attributor_.get(), &stored_);
+  }
   Status status = built;
   if (built.ok()) status = writer_->Append(sample->wall_ns / 1'000'000, run_, stored_).status();
   if (metrics_) {
@@ -593,6 +623,19 @@ void Daemon::Tick(TickSample* sample) {
       failures_.Report(now_ms, pruned.status().message());
     }
   }
+}
+
+void Daemon::UpdateAllocations() {
+  if (metrics_) metrics_->SetPodResourcesOk(pod_resources_->healthy());
+  if (std::string error = pod_resources_->LastError(); error != pod_resources_error_) {
+    if (!error.empty()) fmt::print(stderr, "cgov daemon: warning: --pod-resources: {}\n", error);
+    else fmt::print(stderr, "cgov daemon: --pod-resources: the kubelet answers again\n");
+    pod_resources_error_ = std::move(error);
+  }
+  std::shared_ptr<const PodResourcesPoller::Snapshot> now = pod_resources_->Current();
+  if (now->generation == allocations_generation_) return;
+  allocations_generation_ = now->generation;
+  allocations_ = AllocatedGpus(now->devices, nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{});
 }
 
 // Each Xid once in the log and once in the history (kept as long as the ticks around it).
@@ -810,6 +853,22 @@ int Daemon::Run(const sigset_t& stop) {
     }
     kube_watch_ = std::move(watch).value();
   }
+  if (o_.pod_resources) {
+    Result<std::unique_ptr<PodResourcesPoller>> poller = PodResourcesPoller::Start(*o_.pod_resources);
+    if (!poller.ok()) {
+      fmt::print(stderr, "cgov daemon: --pod-resources: {}\n", poller.status().message());
+      return kExitFailure;
+    }
+    pod_resources_ = std::move(poller).value();
+    if (std::string error = pod_resources_->LastError(); !error.empty()) {
+      fmt::print(stderr, "cgov daemon: warning: --pod-resources: {}; retrying every {}\n", error,
+                 FormatDuration(o_.pod_resources->interval));
+      pod_resources_error_ = std::move(error);
+    } else {
+      fmt::print(stderr, "cgov daemon: --pod-resources: {} device(s) allocated to containers\n",
+                 pod_resources_->Current()->devices.size());
+    }
+  }
   if (!writer_->store().fully_checked()) {
     fmt::print(stderr, "cgov daemon: {}: SQLite's quick_check did not finish within {} s; the "
                "database was only partly checked before writing (`sqlite3 {} 'PRAGMA "
@@ -879,6 +938,7 @@ Status BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_
   StoredTick& out = *out_tick;
   out.gpus.clear();
   out.processes.clear();
+  out.allocations.clear();
   out.mem_used_pct_x10.reset();
   out.cpu_pct_x10 = Rounded(tick.host.cpu_pct, 10);
   out.iowait_pct_x10 = Rounded(tick.host.iowait_pct, 10);
@@ -924,6 +984,71 @@ Status BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_
     out.gpus.push_back(std::move(g));
   }
   if (attributor != nullptr) attributor->ForgetUnseen();
+  return Status::Ok();
+}
+
+std::vector<GpuAllocation> AllocatedGpus(const std::vector<PodDevice>& devices,
+                                         const std::vector<GpuInfo>& gpus) {
+  std::vector<GpuAllocation> out;
+  auto add = [&](size_t pos, const PodDevice& d) {
+    GpuAllocation a{static_cast<uint32_t>(pos), d.namespace_name, d.pod, d.container};
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(std::move(a));
+  };
+  for (const PodDevice& d : devices) {
+    // Time-slicing hands out replicas of one GPU as "<uuid>::<n>".
+    std::string_view id = d.device_id;
+    if (size_t replica = id.find("::"); replica != std::string_view::npos) id = id.substr(0, replica);
+    bool found = false;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      if (!gpus[i].uuid.empty() && gpus[i].uuid == id) {
+        add(i, d);
+        found = true;
+      }
+    }
+    if (found) continue;
+    // A whole GPU whose MIG instances are what cgov samples: every instance of it.
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      if (gpus[i].mig && !id.empty() && gpus[i].mig->parent_uuid == id) {
+        add(i, d);
+        found = true;
+      }
+    }
+    // The device plugin's index strategy names a whole GPU by its index.
+    if (found || !d.resource_name.starts_with("nvidia.com/") || id.empty() ||
+        id.find_first_not_of("0123456789") != std::string_view::npos || id.size() > 4) {
+      continue;
+    }
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      if (!gpus[i].mig && std::to_string(gpus[i].index) == id) add(i, d);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status AddAllocations(const std::vector<GpuAllocation>& allocations,
+                      ProcessAttributor* attributor, StoredTick* out) {
+  std::string pod_uid;
+  for (const GpuAllocation& a : allocations) {
+    if (a.gpu_pos >= out->gpus.size()) continue;
+    CGOV_ASSIGN_OR_RETURN(std::optional<uint32_t> id,
+                          attributor->ContainerIdentity(a.namespace_name, a.pod, a.container,
+                                                        &pod_uid));
+    if (!id) continue;  // the pod is not (yet) in the directory: its UID and labels are unknown
+    // A process of the pod computing on the GPU holds it already, under its own identity.
+    const bool seen = std::any_of(out->processes.begin(), out->processes.end(),
+                                  [&](const StoredProcess& p) {
+                                    return p.gpu_pos == a.gpu_pos && p.compute &&
+                                           attributor->PodOf(p.pid) == pod_uid;
+                                  });
+    if (!seen) out->allocations.push_back({a.gpu_pos, *id});
+  }
+  std::sort(out->allocations.begin(), out->allocations.end(),
+            [](const StoredAllocation& x, const StoredAllocation& y) {
+              return std::tie(x.gpu_pos, x.identity_id) < std::tie(y.gpu_pos, y.identity_id);
+            });
+  out->allocations.erase(std::unique(out->allocations.begin(), out->allocations.end()),
+                         out->allocations.end());
   return Status::Ok();
 }
 

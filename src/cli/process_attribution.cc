@@ -96,6 +96,46 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
   return ids;
 }
 
+Result<std::optional<uint32_t>> ProcessAttributor::ContainerIdentity(
+    const std::string& namespace_name, const std::string& pod, const std::string& container,
+    std::string* pod_uid) {
+  pod_uid->clear();
+  if (pods_ == nullptr) return std::optional<uint32_t>();
+  if (pods_->generation() != containers_generation_) {
+    containers_.clear();  // names or labels may have changed: resolved again
+    containers_generation_ = pods_->generation();
+  }
+  auto key = std::make_tuple(namespace_name, pod, container);
+  if (auto it = containers_.find(key); it != containers_.end()) {
+    *pod_uid = it->second.pod_uid;
+    return it->second.identity_id;
+  }
+  ContainerCached cached;
+  if (std::optional<KubePod> found = pods_->FindByName(namespace_name, pod)) {
+    IdentityRecord identity;
+    identity.pod = found->uid;
+    for (const auto& [id, name] : found->containers) {
+      if (name == container) identity.container = id;
+    }
+    ApplyKubePod(*found, &identity);
+    identity.kube_container_name = SafeText(container);
+    CGOV_RETURN_IF_ERROR(store_->RecordKubeNames(identity));
+    CGOV_ASSIGN_OR_RETURN(uint32_t id, store_->IdentityId(identity));
+    cached.identity_id = id;
+    cached.pod_uid = found->uid;
+  }
+  *pod_uid = cached.pod_uid;
+  const std::optional<uint32_t> id = cached.identity_id;
+  containers_.emplace(std::move(key), std::move(cached));
+  return id;
+}
+
+std::string_view ProcessAttributor::PodOf(uint32_t pid) const {
+  auto it = cache_.find(pid);
+  if (it == cache_.end() || !it->second.base) return {};
+  return it->second.base->pod;
+}
+
 void ProcessAttributor::ForgetUnseen() {
   for (auto it = cache_.begin(); it != cache_.end();) {
     it = it->second.seen == generation_ ? std::next(it) : cache_.erase(it);

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 
 #include "identity/kube_pods.h"
 #include "os/file_reader.h"
@@ -45,6 +47,16 @@ class ProcessAttributor {
   // Kubernetes: processes whose cgroup names a pod get its names and labels from `pods` (kept
   // up to date by a KubePodWatch); a cached process is re-resolved when the directory changed.
   void SetPods(const KubePodDirectory* pods) { pods_ = pods; }
+  // The identity of a container the kubelet allocated a device to: its pod found in the
+  // directory by namespace and name, with the labels' project, team and user; no user or owner
+  // (no process of it may be visible). *pod_uid is set to the pod's UID. nullopt while the
+  // directory does not know the pod (or there is no directory). Cached per directory generation.
+  Result<std::optional<uint32_t>> ContainerIdentity(const std::string& namespace_name,
+                                                    const std::string& pod,
+                                                    const std::string& container,
+                                                    std::string* pod_uid);
+  // The pod UID of a process looked up since the last ForgetUnseen ("" when none or unknown).
+  std::string_view PodOf(uint32_t pid) const;
   // Forgets every pid not looked up since the last call (a pid that comes back later is read
   // again). Called once a tick, after the tick's lookups: no set of live pids is built.
   void ForgetUnseen();
@@ -63,6 +75,12 @@ class ProcessAttributor {
   };
   Result<uint32_t> Resolve(IdentityRecord identity, Cached* cached);
   std::map<uint32_t, Cached> cache_;
+  struct ContainerCached {
+    std::optional<uint32_t> identity_id;
+    std::string pod_uid;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, ContainerCached> containers_;
+  uint64_t containers_generation_ = 0;
   uint64_t generation_ = 0;
   std::string buffer_;
   const KubePodDirectory* pods_ = nullptr;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/daemon.h"
 #include "cli/history_writer.h"
 #include "os/fake_file_reader.h"
 
@@ -137,6 +138,88 @@ TEST(ProcessAttributor, APodDescribedLaterNamesItsCachedProcesses) {
     EXPECT_EQ(named.kube_pod_name, "train-0");
     EXPECT_EQ(named.kube_container_name, "trainer");
     EXPECT_EQ(attributor.Lookup(201)->identity_id, second->identity_id) << "stable after";
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The device plugin's IDs name GPUs by UUID, by MIG instance, by a time-slicing replica of a
+// UUID, or (its index strategy) by index; another vendor's devices name none.
+TEST(AllocatedGpus, DeviceIdsNameGpusAsTheDevicePluginDoes) {
+  std::vector<GpuInfo> gpus(4);
+  for (unsigned i = 0; i < 3; ++i) {
+    gpus[i].index = i;
+    gpus[i].uuid = "GPU-" + std::to_string(i);
+  }
+  gpus[3].index = 3;
+  gpus[3].uuid = "MIG-a";
+  gpus[3].mig = MigInstance{};
+  gpus[3].mig->parent_uuid = "GPU-3";
+  auto device = [](std::string pod, std::string resource, std::string id) {
+    return PodDevice{"ns", std::move(pod), "c", std::move(resource), std::move(id)};
+  };
+  const std::vector<GpuAllocation> got = AllocatedGpus(
+      {device("a", "nvidia.com/gpu", "GPU-1"), device("a", "nvidia.com/gpu", "GPU-1"),
+       device("b", "nvidia.com/gpu.shared", "GPU-0::2"), device("c", "nvidia.com/gpu", "2"),
+       device("d", "nvidia.com/mig-1g.10gb", "MIG-a"), device("e", "nvidia.com/gpu", "GPU-3"),
+       device("f", "example.com/fpga", "1"), device("g", "nvidia.com/gpu", "GPU-9"),
+       device("h", "nvidia.com/gpu", "3")},
+      gpus);
+  const std::vector<GpuAllocation> want = {
+      {0, "ns", "b", "c"}, {1, "ns", "a", "c"}, {2, "ns", "c", "c"}, {3, "ns", "d", "c"},
+      {3, "ns", "e", "c"}};
+  EXPECT_EQ(got, want) << "index 3 is a MIG GPU: its index names no whole GPU cgov samples";
+}
+
+// An allocated container is stored as holding its GPU unless a process of its pod computes on
+// it; a pod the directory does not know yet is left out (no UID, no labels to charge it by).
+TEST(AddAllocations, AContainerHoldsItsGpuUnlessItsProcessIsSeenOnIt) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("cgov_allocations_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    auto writer = HistoryWriter::Open((dir / "h.db").string());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    FakeFileReader files;
+    files.Set("/proc/201/stat", "201 (python) S 1 201 201 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
+                                "100 0 0");
+    files.Set("/proc/201/cgroup", "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_"
+                                  "555555555555.slice/cri-containerd-" + std::string(64, 'a') +
+                                  ".scope\n");
+    KubePodDirectory pods(DefaultKubeLabelMap());
+    ASSERT_TRUE(pods.ApplyEvent(R"({"type":"ADDED","object":{"metadata":{"uid":)"
+                                R"("11111111-2222-4333-8444-555555555555","namespace":"ml",)"
+                                R"("name":"train-0","labels":{"project-id":"llm","team-id":"r"}},)"
+                                R"("status":{"containerStatuses":[{"name":"trainer",)"
+                                R"("containerID":"containerd://)" + std::string(64, 'a') +
+                                R"("}]}}})", 0).ok());
+    ProcessAttributor attributor(&files, &(*writer)->store());
+    attributor.SetPods(&pods);
+    ASSERT_TRUE(attributor.Lookup(201).ok());
+    StoredTick tick;
+    tick.gpus.resize(3);
+    StoredProcess p;
+    p.gpu_pos = 1;
+    p.pid = 201;
+    p.compute = true;
+    tick.processes = {p};
+    const std::vector<GpuAllocation> allocated = {
+        {0, "ml", "train-0", "trainer"}, {1, "ml", "train-0", "trainer"},
+        {2, "ml", "not-yet-listed", "x"}, {7, "ml", "train-0", "trainer"}};
+    ASSERT_TRUE(AddAllocations(allocated, &attributor, &tick).ok());
+    ASSERT_EQ(tick.allocations.size(), 1u) << "GPU 1 has the pod's process; GPU 2's pod is unknown";
+    EXPECT_EQ(tick.allocations[0].gpu_pos, 0u);
+    auto identities = (*writer)->store().Identities();
+    ASSERT_TRUE(identities.ok());
+    const IdentityRecord& held = identities->at(tick.allocations[0].identity_id);
+    EXPECT_EQ(held.pod, "11111111-2222-4333-8444-555555555555");
+    EXPECT_EQ(held.container, std::string(64, 'a'));
+    EXPECT_EQ(held.project, "llm");
+    EXPECT_EQ(held.team, "r");
+    EXPECT_EQ(held.kube_namespace, "ml");
+    EXPECT_EQ(held.kube_pod_name, "train-0");
+    EXPECT_EQ(held.kube_container_name, "trainer");
+    EXPECT_EQ(held.user, "") << "no process: no user";
   }
   std::filesystem::remove_all(dir);
 }

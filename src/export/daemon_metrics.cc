@@ -133,6 +133,13 @@ void DaemonMetrics::SetKubernetesOk(bool ok) {
   Changed();
 }
 
+void DaemonMetrics::SetPodResourcesOk(bool ok) {
+  std::lock_guard lock(mu_);
+  if (pod_resources_ok_ == ok) return;
+  pod_resources_ok_ = ok;
+  Changed();
+}
+
 void DaemonMetrics::SetHistoryDbProblem(std::string problem) {
   std::lock_guard lock(mu_);
   history_db_problem_ = std::move(problem);
@@ -468,6 +475,7 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
   success("procfs", fresh && last_->host_ok);
   success("history_db", history_db_ok_ && history_db_problem_.empty());
   if (kubernetes_ok_) success("kubernetes", *kubernetes_ok_);
+  if (pod_resources_ok_) success("pod_resources", *pod_resources_ok_);
   if (last_) {
     w.Family("cgov_last_sample_timestamp_seconds", MetricType::kGauge,
              "Unix time of the last sampling tick.");

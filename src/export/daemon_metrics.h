@@ -90,6 +90,8 @@ class DaemonMetrics {
   void SetHistoryDbOk(bool ok);
   // --kubernetes: whether the API server's pod list and watch work (a collector of its own).
   void SetKubernetesOk(bool ok);
+  // With --pod-resources: the last List call to the kubelet worked.
+  void SetPodResourcesOk(bool ok);
   // A problem with the history database that lasts until the daemon restarts (its file was
   // removed or replaced under it): history_db reads 0 and /health fails while it is set.
   void SetHistoryDbProblem(std::string problem);
@@ -151,6 +153,7 @@ class DaemonMetrics {
   int64_t ticks_ = 0, failed_ticks_ = 0;
   bool history_db_ok_ = true;
   std::optional<bool> kubernetes_ok_;  // set only with --kubernetes
+  std::optional<bool> pod_resources_ok_;  // set only with --pod-resources
   std::string history_db_problem_;
   uint64_t generation_ = 0;
   mutable std::array<Cached, 2> cache_;  // by ExpositionFormat

@@ -127,8 +127,9 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
                     Money(s, s.unattributed_cost), "—"});
   }
   return TextHeading("Who (by " + by + ")", st) + TextTable(rows, "lrrrrr", md) +
-         "\nHeld: time a process of theirs was on a GPU (a shared GPU counts for each holder). "
-         "Share and cost: the GPU-time split evenly between the compute holders of each sample.\n";
+         "\nHeld: time a process of theirs was on a GPU, or the kubelet had allocated it to their "
+         "pod (a shared GPU counts for each holder). Share and cost: the GPU-time split evenly "
+         "between the compute holders of each sample.\n";
 }
 
 double Round6(double v) { return std::round(v * 1e6) / 1e6; }

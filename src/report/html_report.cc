@@ -286,8 +286,8 @@ std::string HistoryWho(const HistorySummary& s) {
                     Num(F1(s.unattributed_share_pct), "/unattributed/share_pct"),
                     Money(s, s.unattributed_cost, "/unattributed/cost_usd"), "—"});
   return "<section id=\"who\"><h2>Who held the GPUs</h2>" + t.Render() +
-         "<p class=\"muted\">Held: time a process of theirs was on a GPU (a shared GPU counts for "
-         "each holder). Share and cost: the GPU-time split evenly between the compute holders of "
+         "<p class=\"muted\">Held: time a process of theirs was on a GPU, or the kubelet had "
+         "allocated it to their pod (a shared GPU counts for each holder). Share and cost: the GPU-time split evenly between the compute holders of "
          "each sample.</p></section>\n";
 }
 

@@ -4,7 +4,7 @@
 // give; the history keeps the names, `cgov report --by namespace|pod|container|project` splits
 // the GPU time by them ("(unlabelled)" for a pod without the label), and /metrics labels its
 // identity series with them. With RBAC denying the pod list, the daemon says so and records
-// pod UIDs.
+// pod UIDs. With --pod-resources, a GPU the kubelet allocated to a pod is charged to it.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,6 +183,129 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   EXPECT_GE(requests, 2) << "a list and a watch";
 }
 
+// The kubelet's pod-resources API (a real gRPC server: tests/fake_kube/pod_resources_server.py)
+// says which GPUs each container was given. A pod allocated GPU 2, which none of its processes
+// uses (only Xorg draws on it), is charged for it: GPU 2 is idle-held, not truly idle, and its
+// time is the pod's by namespace, pod and project, in the report and on /metrics alike. A pod
+// whose process is seen on its GPU is not charged twice.
+TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
+  TempDir dir;
+  constexpr char kPodD[] = "44444444-5555-4666-8777-888888888888";
+  json scenario = {
+      {"node", "gpu-node-1"}, {"token", nullptr}, {"resource_version", 900},
+      {"pods",
+       {Pod(kPodA, "ml", "train-0", "trainer", std::string(64, 'a'),
+            {{"project-id", "llm-k8s"}, {"team-id", "research"}}),
+        Pod(kPodB, "notebooks", "nb-bob", "notebook", std::string(64, 'b'),
+            {{"project-id", "nb"}, {"team-id", "lab"}}),
+        Pod(kPodC, "ml", "vision-0", "worker", kContainerC,
+            {{"project-id", "vision"}, {"team-id", "applied"}}),
+        Pod(kPodD, "notebooks", "reserved-0", "main", std::string(64, 'd'),
+            {{"project-id", "reserve"}, {"team-id", "lab"}})}},
+      {"watches", {{{"events", json::array()}, {"then", "hold"}}}}};
+  FakeApi api = StartFakeApi(dir, scenario);
+  const std::string gpu = "GPU-fa4e0000-0000-4000-8000-00000000000";
+  WriteFile(dir / "answer.textproto",
+            "pod_resources { name: \"train-0\" namespace: \"ml\" containers { name: \"trainer\" "
+            "devices { resource_name: \"nvidia.com/gpu\" device_ids: \"" + gpu + "0\" } } }\n"
+            "pod_resources { name: \"reserved-0\" namespace: \"notebooks\" containers { name: "
+            "\"main\" devices { resource_name: \"nvidia.com/gpu\" device_ids: \"" + gpu + "2\" "
+            "} } }\n"
+            "pod_resources { name: \"coredns-0\" namespace: \"kube-system\" containers { name: "
+            "\"coredns\" } }\n");
+  const std::string socket = dir / "kubelet.sock";
+  Started kubelet = StartProgram({"/usr/bin/python3",
+                                  DocsFile("../tests/fake_kube/pod_resources_server.py"), socket,
+                                  dir / "answer.textproto", dir / "kubelet.log"}, {});
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket); }, 20))
+      << "python3-grpcio and protoc come from scripts/install-deps";
+  const std::string db = dir / "h.db";
+  const int port = FreePort();
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
+       "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir), "--kubernetes",
+       "--kube-api", api.url, "--kube-token-file", "", "--kube-ca-file", "",
+       "--node-name", "gpu-node-1", "--pod-resources", "--pod-resources-socket", socket,
+       "--listen", "127.0.0.1:" + std::to_string(port)},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  ASSERT_TRUE(WaitFor(TicksTaken(port, 4), 30));
+  const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
+  ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
+  RunResult stopped = WaitProgram(daemon, 15);
+  for (Started* p : {&api.process, &kubelet}) {
+    kill(p->pid, SIGKILL);
+    WaitProgram(*p, 5);
+  }
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("--pod-resources: 2 device(s) allocated to containers"),
+            std::string::npos) << stopped.err;
+  EXPECT_NE(metrics.find("cgov_collector_success{collector=\"pod_resources\",Hostname=\"vm\"} 1"),
+            std::string::npos) << metrics;
+  EXPECT_NE(ReadFile(dir / "kubelet.log").find("/v1.PodResourcesLister/List"), std::string::npos);
+
+  const std::vector<std::string> base = {"--db", db, "--since", "1h"};
+  auto report = [&](const std::string& by) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--by", by});
+    return ReportJson(args);
+  };
+  const json by_pod = report("pod"), by_ns = report("namespace"), by_project = report("project");
+  std::map<std::string, double> pod = HeldByKey(by_pod), ns = HeldByKey(by_ns),
+                                 project = HeldByKey(by_project);
+  // GPU 2: idle-held for all of its time, all of it the reserved pod's.
+  const json* gpu2 = nullptr;
+  for (const json& g : by_pod["gpus"]) {
+    if (g["index"] == 2) gpu2 = &g;
+  }
+  ASSERT_NE(gpu2, nullptr);
+  const double gpu2_seconds = (*gpu2)["held_seconds"].get<double>();
+  ASSERT_GT(gpu2_seconds, 0);
+  EXPECT_EQ((*gpu2)["phase_seconds"]["idle_held"].get<double>(), gpu2_seconds) << gpu2->dump(1);
+  EXPECT_EQ((*gpu2)["phase_seconds"]["truly_idle"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(pod["notebooks/reserved-0"], gpu2_seconds) << by_pod["who"].dump(1);
+  for (const json& w : by_pod["who"]) {
+    if (w["key"] != "notebooks/reserved-0") continue;
+    EXPECT_EQ(w["idle_held_seconds"].get<double>(), gpu2_seconds);
+    EXPECT_EQ(w["attributed_seconds"]["idle_held"].get<double>(), gpu2_seconds);
+  }
+  // train-0's own process is on GPU 0: charged once, as before.
+  for (const json& g : by_pod["gpus"]) {
+    if (g["index"] == 0) EXPECT_DOUBLE_EQ(pod["ml/train-0"], g["held_seconds"].get<double>());
+  }
+  // By namespace and by project, the same seconds.
+  EXPECT_DOUBLE_EQ(ns["notebooks"], pod["notebooks/nb-bob"] + pod["notebooks/reserved-0"]);
+  EXPECT_DOUBLE_EQ(ns["ml"], pod["ml/train-0"] + pod["ml/vision-0"]);
+  EXPECT_DOUBLE_EQ(project["reserve"], pod["notebooks/reserved-0"]) << by_project["who"].dump(1);
+  EXPECT_DOUBLE_EQ(project["nb"], pod["notebooks/nb-bob"]);
+  EXPECT_EQ(by_ns["held_gpu_seconds"], by_pod["held_gpu_seconds"]);
+  EXPECT_EQ(by_project["held_gpu_seconds"], by_pod["held_gpu_seconds"]);
+
+  // /metrics: the reserved pod's idle-held seconds under its names, as the history has them to
+  // the tick (the scrape came before the daemon's last ticks).
+  const std::string series = "cgov_identity_idle_held_seconds_total{";
+  double scraped = -1;
+  for (size_t at = metrics.find(series); at != std::string::npos;
+       at = metrics.find(series, at + 1)) {
+    const std::string line = metrics.substr(at, metrics.find('\n', at) - at);
+    if (line.find("namespace=\"notebooks\",pod=\"reserved-0\",container=\"main\"") !=
+        std::string::npos) {
+      EXPECT_NE(line.find("project=\"reserve\",team=\"lab\""), std::string::npos) << line;
+      scraped = std::stod(line.substr(line.rfind(' ')));
+    }
+  }
+  ASSERT_GT(scraped, 0) << metrics;
+  const double later_ticks = static_cast<double>(QueryDb(db, "SELECT count(*) FROM tick")) -
+                             Sample(metrics, "cgov_ticks_total") + 1;
+  EXPECT_GE(gpu2_seconds, scraped);
+  EXPECT_LE(gpu2_seconds - scraped, later_ticks + 1e-9);
+
+  // Without --kubernetes, --pod-resources cannot name pods: refused.
+  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--pod-resources"}, {},
+                           10);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("go with --kubernetes"), std::string::npos) << r.err;
+}
+
 TEST(KubernetesE2E, RbacDeniedIsSaidAndPodsKeepTheirUids) {
   TempDir dir;
   FakeApi api = StartFakeApi(dir, json{{"node", "gpu-node-1"}, {"token", nullptr}, {"deny", true}});
@@ -255,6 +378,9 @@ TEST(KubernetesE2E, DeployManifestsValidateAndAskForLittle) {
   r = broken("hostPath: {path: /proc, type: Directory}", "hostPath: {path: /}");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("whole filesystem"), std::string::npos) << r.err;
+  r = broken("mountPath: /var/lib/kubelet/pod-resources", "mountPath: /kubelet");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--pod-resources without the kubelet's"), std::string::npos) << r.err;
   r = broken("add: [SYS_PTRACE]", "add: [SYS_PTRACE, DAC_READ_SEARCH]");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("capabilities beyond SYS_PTRACE"), std::string::npos) << r.err;

@@ -94,6 +94,18 @@ for (const ds of find("DaemonSet")) {
     if (!(c.args ?? []).includes("--kubernetes")) {
       problems.push(`DaemonSet ${ds.metadata.name}: the daemon does not name pods (--kubernetes)`);
     }
+    // --pod-resources reads the kubelet's socket at its documented path (the daemon's default).
+    if ((c.args ?? []).includes("--pod-resources")) {
+      const mounted = (c.volumeMounts ?? []).some((m) => {
+        const volume = (pod.volumes ?? []).find((v) => v.name === m.name);
+        return m.mountPath === "/var/lib/kubelet/pod-resources" &&
+               volume?.hostPath?.path === "/var/lib/kubelet/pod-resources";
+      });
+      if (!mounted) {
+        problems.push(`DaemonSet ${ds.metadata.name}: --pod-resources without the kubelet's ` +
+                      "/var/lib/kubelet/pod-resources mounted at the same path");
+      }
+    }
   }
   if (pod.automountServiceAccountToken !== true || !pod.serviceAccountName) {
     problems.push(`DaemonSet ${ds.metadata.name}: --kubernetes needs its service account's token`);
