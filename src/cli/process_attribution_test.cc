@@ -99,47 +99,70 @@ TEST(ApplyKubePod, NamesAndLabelsThePolicyNotTheEnvironment) {
   EXPECT_EQ(r.user, "alice");
 }
 
+// Process 201, in pod 11111111-... (container "aaa..."), as /proc shows it.
+void SetPodProcess(FakeFileReader* files) {
+  files->Set("/proc/201/stat", "201 (python) S 1 201 201 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
+                               "100 0 0");
+  files->Set("/proc/201/cgroup", "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_"
+                                 "555555555555.slice/cri-containerd-" + std::string(64, 'a') +
+                                 ".scope\n");
+}
+
+// The watch event that describes process 201's pod, ml/train-0, with these labels.
+std::string TrainPodAdded(const std::string& labels) {
+  return R"({"type":"ADDED","object":{"metadata":{"uid":"11111111-2222-4333-8444-555555555555",)"
+         R"("namespace":"ml","name":"train-0","labels":{)" + labels + R"(}},"status":)"
+         R"({"containerStatuses":[{"name":"trainer","containerID":"containerd://)" +
+         std::string(64, 'a') + R"("}]}}})";
+}
+
+// A history database, process 201 in pod ml/train-0 on /proc, and an empty pod directory.
+class KubeAttribution : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cgov_kube_attribution_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto writer = HistoryWriter::Open((dir_ / "h.db").string());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    writer_ = std::move(writer).value();
+    SetPodProcess(&files_);
+  }
+  void TearDown() override {
+    writer_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  HistoryStore& store() { return writer_->store(); }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<HistoryWriter> writer_;
+  FakeFileReader files_;
+  KubePodDirectory pods_{DefaultKubeLabelMap()};
+};
+
 // A process seen before its pod's description arrived is named once it does: the cached
 // process is re-resolved when the directory changes, without reading /proc again.
-TEST(ProcessAttributor, APodDescribedLaterNamesItsCachedProcesses) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("cgov_attribution_kube_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  {
-    auto writer = HistoryWriter::Open((dir / "h.db").string());
-    ASSERT_TRUE(writer.ok()) << writer.status().message();
-    FakeFileReader files;
-    files.Set("/proc/201/stat", "201 (python) S 1 201 201 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
-                                "100 0 0");
-    files.Set("/proc/201/cgroup", "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_"
-                                  "555555555555.slice/cri-containerd-" + std::string(64, 'a') +
-                                  ".scope\n");
-    KubePodDirectory pods(DefaultKubeLabelMap());
-    ProcessAttributor attributor(&files, &(*writer)->store());
-    attributor.SetPods(&pods);
-    auto first = attributor.Lookup(201);
-    ASSERT_TRUE(first.ok()) << first.status().message();
-    ASSERT_TRUE(pods.ApplyEvent(R"({"type":"ADDED","object":{"metadata":{"uid":)"
-                                R"("11111111-2222-4333-8444-555555555555","namespace":"ml",)"
-                                R"("name":"train-0","labels":{"project-id":"llm"}},"status":)"
-                                R"({"containerStatuses":[{"name":"trainer","containerID":)"
-                                R"("containerd://)" + std::string(64, 'a') + R"("}]}}})", 0).ok());
-    const size_t reads = ReadsOf(files, "/proc/201/stat");
-    auto second = attributor.Lookup(201);
-    ASSERT_TRUE(second.ok());
-    EXPECT_EQ(ReadsOf(files, "/proc/201/stat"), reads) << "not read again";
-    EXPECT_NE(second->identity_id, first->identity_id);
-    auto identities = (*writer)->store().Identities();
-    ASSERT_TRUE(identities.ok());
-    const IdentityRecord& named = identities->at(second->identity_id);
-    EXPECT_EQ(named.project, "llm");
-    EXPECT_EQ(named.kube_namespace, "ml");
-    EXPECT_EQ(named.kube_pod_name, "train-0");
-    EXPECT_EQ(named.kube_container_name, "trainer");
-    EXPECT_EQ(attributor.Lookup(201)->identity_id, second->identity_id) << "stable after";
-  }
-  std::filesystem::remove_all(dir);
+TEST_F(KubeAttribution, APodDescribedLaterNamesItsCachedProcesses) {
+  ProcessAttributor attributor(&files_, &store());
+  attributor.SetPods(&pods_);
+  auto first = attributor.Lookup(201);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE(pods_.ApplyEvent(TrainPodAdded(R"("project-id":"llm")"), 0).ok());
+  const size_t reads = ReadsOf(files_, "/proc/201/stat");
+  auto second = attributor.Lookup(201);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(ReadsOf(files_, "/proc/201/stat"), reads) << "not read again";
+  EXPECT_NE(second->identity_id, first->identity_id);
+  auto identities = store().Identities();
+  ASSERT_TRUE(identities.ok());
+  const IdentityRecord& named = identities->at(second->identity_id);
+  EXPECT_EQ(named.project, "llm");
+  EXPECT_EQ(named.kube_namespace, "ml");
+  EXPECT_EQ(named.kube_pod_name, "train-0");
+  EXPECT_EQ(named.kube_container_name, "trainer");
+  EXPECT_EQ(attributor.Lookup(201)->identity_id, second->identity_id) << "stable after";
 }
 
 // The device plugin's IDs name GPUs by UUID, by MIG instance, by a time-slicing replica of a
@@ -172,56 +195,35 @@ TEST(AllocatedGpus, DeviceIdsNameGpusAsTheDevicePluginDoes) {
 
 // An allocated container is stored as holding its GPU unless a process of its pod computes on
 // it; a pod the directory does not know yet is left out (no UID, no labels to charge it by).
-TEST(AddAllocations, AContainerHoldsItsGpuUnlessItsProcessIsSeenOnIt) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("cgov_allocations_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  {
-    auto writer = HistoryWriter::Open((dir / "h.db").string());
-    ASSERT_TRUE(writer.ok()) << writer.status().message();
-    FakeFileReader files;
-    files.Set("/proc/201/stat", "201 (python) S 1 201 201 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
-                                "100 0 0");
-    files.Set("/proc/201/cgroup", "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_"
-                                  "555555555555.slice/cri-containerd-" + std::string(64, 'a') +
-                                  ".scope\n");
-    KubePodDirectory pods(DefaultKubeLabelMap());
-    ASSERT_TRUE(pods.ApplyEvent(R"({"type":"ADDED","object":{"metadata":{"uid":)"
-                                R"("11111111-2222-4333-8444-555555555555","namespace":"ml",)"
-                                R"("name":"train-0","labels":{"project-id":"llm","team-id":"r"}},)"
-                                R"("status":{"containerStatuses":[{"name":"trainer",)"
-                                R"("containerID":"containerd://)" + std::string(64, 'a') +
-                                R"("}]}}})", 0).ok());
-    ProcessAttributor attributor(&files, &(*writer)->store());
-    attributor.SetPods(&pods);
-    ASSERT_TRUE(attributor.Lookup(201).ok());
-    StoredTick tick;
-    tick.gpus.resize(3);
-    StoredProcess p;
-    p.gpu_pos = 1;
-    p.pid = 201;
-    p.compute = true;
-    tick.processes = {p};
-    const std::vector<GpuAllocation> allocated = {
-        {0, "ml", "train-0", "trainer"}, {1, "ml", "train-0", "trainer"},
-        {2, "ml", "not-yet-listed", "x"}, {7, "ml", "train-0", "trainer"}};
-    ASSERT_TRUE(AddAllocations(allocated, &attributor, &tick).ok());
-    ASSERT_EQ(tick.allocations.size(), 1u) << "GPU 1 has the pod's process; GPU 2's pod is unknown";
-    EXPECT_EQ(tick.allocations[0].gpu_pos, 0u);
-    auto identities = (*writer)->store().Identities();
-    ASSERT_TRUE(identities.ok());
-    const IdentityRecord& held = identities->at(tick.allocations[0].identity_id);
-    EXPECT_EQ(held.pod, "11111111-2222-4333-8444-555555555555");
-    EXPECT_EQ(held.container, std::string(64, 'a'));
-    EXPECT_EQ(held.project, "llm");
-    EXPECT_EQ(held.team, "r");
-    EXPECT_EQ(held.kube_namespace, "ml");
-    EXPECT_EQ(held.kube_pod_name, "train-0");
-    EXPECT_EQ(held.kube_container_name, "trainer");
-    EXPECT_EQ(held.user, "") << "no process: no user";
-  }
-  std::filesystem::remove_all(dir);
+TEST_F(KubeAttribution, AnAllocatedContainerHoldsItsGpuUnlessItsProcessIsSeenOnIt) {
+  ASSERT_TRUE(pods_.ApplyEvent(TrainPodAdded(R"("project-id":"llm","team-id":"r")"), 0).ok());
+  ProcessAttributor attributor(&files_, &store());
+  attributor.SetPods(&pods_);
+  ASSERT_TRUE(attributor.Lookup(201).ok());
+  StoredTick tick;
+  tick.gpus.resize(3);
+  StoredProcess p;
+  p.gpu_pos = 1;
+  p.pid = 201;
+  p.compute = true;
+  tick.processes = {p};
+  const std::vector<GpuAllocation> allocated = {
+      {0, "ml", "train-0", "trainer"}, {1, "ml", "train-0", "trainer"},
+      {2, "ml", "not-yet-listed", "x"}, {7, "ml", "train-0", "trainer"}};
+  ASSERT_TRUE(AddAllocations(allocated, &attributor, &tick).ok());
+  ASSERT_EQ(tick.allocations.size(), 1u) << "GPU 1 has the pod's process; GPU 2's pod is unknown";
+  EXPECT_EQ(tick.allocations[0].gpu_pos, 0u);
+  auto identities = store().Identities();
+  ASSERT_TRUE(identities.ok());
+  const IdentityRecord& held = identities->at(tick.allocations[0].identity_id);
+  EXPECT_EQ(held.pod, "11111111-2222-4333-8444-555555555555");
+  EXPECT_EQ(held.container, std::string(64, 'a'));
+  EXPECT_EQ(held.project, "llm");
+  EXPECT_EQ(held.team, "r");
+  EXPECT_EQ(held.kube_namespace, "ml");
+  EXPECT_EQ(held.kube_pod_name, "train-0");
+  EXPECT_EQ(held.kube_container_name, "trainer");
+  EXPECT_EQ(held.user, "") << "no process: no user";
 }
 
 }  // namespace

@@ -270,7 +270,9 @@ TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
   }
   // train-0's own process is on GPU 0: charged once, as before.
   for (const json& g : by_pod["gpus"]) {
-    if (g["index"] == 0) EXPECT_DOUBLE_EQ(pod["ml/train-0"], g["held_seconds"].get<double>());
+    if (g["index"] == 0) {
+      EXPECT_DOUBLE_EQ(pod["ml/train-0"], g["held_seconds"].get<double>());
+    }
   }
   // By namespace and by project, the same seconds.
   EXPECT_DOUBLE_EQ(ns["notebooks"], pod["notebooks/nb-bob"] + pod["notebooks/reserved-0"]);
