@@ -60,6 +60,7 @@ struct DaemonOptions {
   std::string catalog_path;  // --price-catalog, re-read on SIGHUP
   std::optional<HttpServerOptions> http;  // --listen
   bool dcgm_names = false;                // --metrics-names dcgm
+  bool process_series = false;            // --metrics-processes
   std::optional<KubeApiOptions> kube;     // --kubernetes
   KubeLabelMap kube_labels = DefaultKubeLabelMap();
   std::optional<PodResourcesOptions> pod_resources;  // --pod-resources
@@ -190,6 +191,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                  "(docs/metrics.md)")
       ->check(CLI::IsMember({"cgov", "dcgm"}))
       ->capture_default_str();
+  app.add_flag("--metrics-processes", o.process_series, "also serve one series per GPU process "
+               "(its pid a label: a new series with every process; off by default, "
+               "docs/metrics.md \"Series budget\")");
   app.add_option("--basic-auth-file", auth_file, "require HTTP basic auth: a file with one line "
                  "USER:PASSWORD");
   app.add_option("--web-config", web_config, "a Prometheus web configuration file (the "
@@ -364,9 +368,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     o.http = std::move(http);
     o.dcgm_names = metrics_names == "dcgm";
   } else if (!auth_file.empty() || !tls_cert.empty() || !tls_key.empty() ||
-             !web_config.empty() || app.count("--metrics-names") > 0) {
-    return InvalidArgument("cgov daemon: --basic-auth-file, --web-config, --tls-cert, --tls-key "
-                           "and --metrics-names need --listen");
+             !web_config.empty() || app.count("--metrics-names") > 0 || o.process_series) {
+    return InvalidArgument("cgov daemon: --basic-auth-file, --web-config, --tls-cert, --tls-key, "
+                           "--metrics-names and --metrics-processes need --listen");
   }
   return o;
 }
@@ -817,6 +821,7 @@ Status Daemon::StartServer() {
   mo.instance_id = o_.instance_id;
   mo.interval_ms = o_.interval.count();
   mo.dcgm_names = o_.dcgm_names;
+  mo.process_series = o_.process_series;
   metrics_ = std::make_unique<DaemonMetrics>(mo);
   metrics_->SetGpus(MetricsGpus());
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {

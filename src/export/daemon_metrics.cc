@@ -12,6 +12,19 @@ namespace {
 
 constexpr double kMib = 1024.0 * 1024.0;
 
+// Where identities beyond MetricsOptions::max_identity_series are credited.
+constexpr char kOther[] = "(other)";
+// A label value from the outside (a user name, a pod or project label) is at most this long.
+constexpr size_t kMaxLabelBytes = 128;
+
+// `value` cut to kMaxLabelBytes at a UTF-8 character boundary, ending in "…" when cut.
+std::string BoundedLabel(std::string_view value) {
+  if (value.size() <= kMaxLabelBytes) return std::string(value);
+  size_t end = kMaxLabelBytes - 3;  // room for the ellipsis
+  while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0) == 0x80) --end;
+  return std::string(value.substr(0, end)) + "\u2026";
+}
+
 std::string_view PhaseKeyAt(size_t i) {
   return i < kPhaseCount ? PhaseKey(static_cast<Phase>(i)) : std::string_view("unknown");
 }
@@ -54,6 +67,7 @@ void DaemonMetrics::SetGpus(std::vector<MetricsGpu> gpus) {
 }
 
 void DaemonMetrics::RecordTick(MetricsTick tick) {
+  if (!options_.process_series) tick.processes.clear();
   const size_t cap = options_.max_process_series;
   int64_t dropped = 0;
   if (tick.processes.size() > cap) {
@@ -96,16 +110,21 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     IdentityKey key =
         record == nullptr
             ? IdentityKey{}
-            : IdentityKey{record->user, record->project, record->team, record->kube_namespace,
-                          record->kube_pod_name.empty() ? record->pod : record->kube_pod_name,
-                          record->kube_container_name};
+            : IdentityKey{BoundedLabel(record->user), BoundedLabel(record->project),
+                          BoundedLabel(record->team), BoundedLabel(record->kube_namespace),
+                          BoundedLabel(record->kube_pod_name.empty() ? record->pod
+                                                                     : record->kube_pod_name),
+                          BoundedLabel(record->kube_container_name)};
     auto it = identities_.find(key);
     if (it == identities_.end()) {
-      if (identities_.size() >= options_.max_identity_series) {
-        ++dropped_identity_series_;
-        continue;
+      // Beyond the cap a new identity is credited to "(other)" (which may take the cap's last
+      // place): the totals over identities stay the GPUs' totals.
+      if (identities_.size() + 1 >= options_.max_identity_series) {
+        ++folded_identity_credits_;
+        key = IdentityKey{kOther, kOther, kOther, kOther, kOther, kOther};
+        it = identities_.find(key);
       }
-      it = identities_.emplace(std::move(key), IdentityCounters{}).first;
+      if (it == identities_.end()) it = identities_.emplace(std::move(key), IdentityCounters{}).first;
     }
     IdentityCounters& c = it->second;
     c.held_ms += id.held_ms;
@@ -489,12 +508,12 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
            "Sampling ticks that could not be written to the history database.");
   w.Sample({{"Hostname", host}}, static_cast<double>(failed_ticks_));
   w.Family("cgov_series_dropped_total", MetricType::kCounter,
-           "Series left out because their family reached its cap (per tick for processes, per "
-           "new identity for identities).");
+           "Series left out because their family reached its cap: per tick for processes; for "
+           "identities, each credit that went to the identity \"(other)\" instead.");
   w.Sample({{"Hostname", host}, {"metric", "cgov_process_gpu_memory_bytes"}},
            static_cast<double>(dropped_process_series_));
   w.Sample({{"Hostname", host}, {"metric", "cgov_identity_gpu_seconds_total"}},
-           static_cast<double>(dropped_identity_series_));
+           static_cast<double>(folded_identity_credits_));
   w.Family("cgov_build_info", MetricType::kGauge,
            "Always 1; the version of cgov (and the host's --instance-id, when given).");
   if (options_.instance_id.empty()) {

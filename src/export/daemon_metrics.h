@@ -72,8 +72,13 @@ struct MetricsOptions {
   // without dcgm-exporter whose dashboards expect them). Off by default: beside dcgm-exporter the
   // same reading twice would be summed twice.
   bool dcgm_names = false;
+  // --metrics-processes: cgov_process_gpu_memory_bytes, one series per GPU process (its pid a
+  // label: every new process is a new series). Off by default (docs/metrics.md, "Series budget").
+  bool process_series = false;
   size_t max_process_series = 1024;
-  size_t max_identity_series = 4096;
+  // Identities with series of their own; a new one beyond this is credited to the identity
+  // "(other)", so totals stay exact.
+  size_t max_identity_series = 256;
   // An identity's series go away this long after its last credit.
   int64_t identity_expiry_ms = 3'600'000;
 };
@@ -149,7 +154,8 @@ class DaemonMetrics {
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
   int64_t dropped_process_series_ = 0;
-  int64_t dropped_identity_series_ = 0;
+  int64_t folded_identity_credits_ = 0;  // credits that went to "(other)"
+
   int64_t ticks_ = 0, failed_ticks_ = 0;
   bool history_db_ok_ = true;
   std::optional<bool> kubernetes_ok_;  // set only with --kubernetes

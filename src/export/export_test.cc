@@ -1,9 +1,13 @@
-#include <chrono>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -91,6 +95,7 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   MetricsOptions o;
   o.hostname = "node-a";
   o.interval_ms = 1000;
+  o.process_series = true;  // --metrics-processes
   o.max_process_series = 2;
   DaemonMetrics m(o);
   m.SetGpus({Gpu(7, 0, 3'600'000), Gpu(9, 1, std::nullopt)});
@@ -191,7 +196,10 @@ TEST(DaemonMetrics, DcgmNamesAreAddedOnlyWhenAsked) {
   EXPECT_THAT(text, Not(HasSubstr("node_gpu_hourly_cost")));
 }
 
-TEST(DaemonMetrics, IdentitiesAreCappedAndExpire) {
+// Beyond the cap a new identity is credited to "(other)", which takes the cap's last place: the
+// identities' totals stay the GPUs'. Identities idle past the expiry leave; label values from
+// the outside are bounded.
+TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
   MetricsOptions o;
   o.hostname = "h";
   o.max_identity_series = 2;
@@ -200,6 +208,8 @@ TEST(DaemonMetrics, IdentitiesAreCappedAndExpire) {
   m.SetGpus({Gpu(1, 0, std::nullopt)});
   std::vector<IdentityRecord> users(3);
   for (int i = 0; i < 3; ++i) users[i].user = "u" + std::to_string(i);
+  users[0].project = std::string(120, 'p') + "\xc3\xa9\xc3\xa9\xc3\xa9";  // 126 bytes: kept
+  users[2].project = std::string(125, 'p') + "\xc3\xa9\xc3\xa9";          // 129 bytes: cut
   auto credit = [&](int64_t ts, std::vector<uint32_t> who) {
     TickCredit c;
     c.ts_ms = ts;
@@ -208,13 +218,193 @@ TEST(DaemonMetrics, IdentitiesAreCappedAndExpire) {
   };
   credit(0, {0, 1, 2});
   std::string text = m.Render(ExpositionFormat::kText, 0);
-  EXPECT_THAT(text, HasSubstr("user=\"u1\""));
+  EXPECT_THAT(text, HasSubstr("user=\"u0\",project=\"" + users[0].project + "\""));
+  EXPECT_THAT(text, Not(HasSubstr("user=\"u1\"")));
   EXPECT_THAT(text, Not(HasSubstr("user=\"u2\"")));
-  EXPECT_THAT(text, HasSubstr("metric=\"cgov_identity_gpu_seconds_total\"} 1\n"));
-  credit(20'000, {2});  // u0 and u1 idle for longer than the expiry: gone, u2 gets a slot
+  EXPECT_THAT(text, HasSubstr("user=\"(other)\",project=\"(other)\",team=\"(other)\","
+                              "namespace=\"(other)\",pod=\"(other)\",container=\"(other)\","
+                              "phase=\"productive\"} 2\n")) << "u1 and u2, a second each";
+  EXPECT_THAT(text, HasSubstr("metric=\"cgov_identity_gpu_seconds_total\"} 2\n"));
+  credit(20'000, {2});  // u0 and "(other)" idle for longer than the expiry: gone; u2 gets a slot
   text = m.Render(ExpositionFormat::kText, 20'000);
   EXPECT_THAT(text, Not(HasSubstr("user=\"u0\"")));
-  EXPECT_THAT(text, HasSubstr("user=\"u2\""));
+  EXPECT_THAT(text, Not(HasSubstr("user=\"(other)\"")));
+  EXPECT_THAT(text, HasSubstr("user=\"u2\",project=\"" + std::string(125, 'p') + "\u2026\""))
+      << "cut before the character that would pass 128 bytes, marked";
+}
+
+// docs/metrics.md, "Series budget": a node serves at most kFixedSeries + kPerGpuSeries per GPU
+// + kPerIdentitySeries per identity with series of its own (at most max_identity_series, 256 by
+// default, "(other)" included), plus one per GPU process with --metrics-processes.
+// With --metrics-names dcgm, kPerGpuDcgmSeries more per GPU. Fixed: the self-metrics, the
+// collectors (--kubernetes and --pod-resources add one each), the build info.
+constexpr size_t kFixedSeries = 15, kPerGpuSeries = 41, kPerGpuDcgmSeries = 22,
+                 kPerIdentitySeries = 9;
+
+// Every series of an exposition (its name and labels), once.
+std::set<std::string> SeriesOf(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    out.insert(line.substr(0, line.rfind(' ')));
+  }
+  return out;
+}
+
+// The sum of one family's samples in an exposition.
+double SumOf(const std::string& text, const std::string& family) {
+  double sum = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(family + "{")) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+// An hour at 1 Hz on 8 GPUs with 200 GPU processes at any time, each in a pod of its own living
+// 1 to 10 minutes (~2,000 identities in the hour), scraped every 15 s: the distinct series ever
+// served stay within the budget, and the identities' seconds still add up to every second
+// credited.
+TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  DaemonMetrics m(o);
+  std::vector<MetricsGpu> gpus;
+  for (uint32_t i = 0; i < 8; ++i) gpus.push_back(Gpu(i + 1, i, 3'600'000));
+  m.SetGpus(gpus);
+  struct Proc {
+    uint32_t pid, identity;
+    int64_t ends_ms;
+    size_t gpu;
+  };
+  std::vector<IdentityRecord> identities;
+  std::vector<Proc> live;
+  uint32_t next_pid = 1000;
+  uint64_t rng = 88172645463325252ull;
+  auto random = [&] {  // xorshift64: the same run every time
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  };
+  std::set<std::string> ever;
+  int64_t credited_ms = 0;
+  for (int64_t t = 0; t < 3600; ++t) {
+    const int64_t now = t * 1000;
+    std::erase_if(live, [&](const Proc& p) { return p.ends_ms <= now; });
+    while (live.size() < 200) {
+      IdentityRecord r;
+      const std::string n = std::to_string(identities.size());
+      r.user = "u" + std::to_string(random() % 40);
+      r.project = "p" + std::to_string(random() % 20);
+      r.pod = "uid-" + n;
+      r.kube_namespace = "batch";
+      r.kube_pod_name = "job-" + n;
+      r.kube_container_name = "main";
+      identities.push_back(r);
+      live.push_back({next_pid++, static_cast<uint32_t>(identities.size() - 1),
+                      now + 60'000 + static_cast<int64_t>(random() % 540'000), random() % 8});
+    }
+    MetricsTick tick;
+    tick.wall_ms = now;
+    GpuFastSample g;
+    g.util_gpu_pct = 50;
+    g.mem_used_bytes = 1024ull << 20;
+    g.mem_total_bytes = 81559ull << 20;
+    tick.gpus.assign(8, g);
+    tick.nvml_ok = tick.processes_ok = tick.host_ok = true;
+    TickCredit c;
+    c.ts_ms = now;
+    for (size_t gpu = 0; gpu < 8; ++gpu) {
+      c.gpus.push_back({gpus[gpu].gpu_id, 1000, Phase::kUnderutilized, 50'000});
+      std::vector<const Proc*> on;
+      for (const Proc& p : live) {
+        if (p.gpu != gpu) continue;
+        on.push_back(&p);
+        tick.processes.push_back({gpu, p.pid, true, uint64_t{1} << 30, "u", "python"});
+      }
+      int64_t left = 1000;
+      for (size_t i = 0; i < on.size(); ++i) {
+        const int64_t share = i + 1 == on.size() ? left : 1000 / static_cast<int64_t>(on.size());
+        left -= share;
+        credited_ms += share;
+        c.identities.push_back({on[i]->identity, gpus[gpu].gpu_id, 1000, 0, share,
+                                Phase::kUnderutilized});
+      }
+    }
+    m.RecordTick(std::move(tick));
+    m.Credit(c, [&](uint32_t id) { return &identities[id]; });
+    m.CountTick(false);
+    if (t % 15 == 0) ever.merge(SeriesOf(m.Render(ExpositionFormat::kText, now + 500)));
+  }
+  const std::string last = m.Render(ExpositionFormat::kText, 3'599'500);
+  ever.merge(SeriesOf(last));
+  ASSERT_GT(identities.size(), 1500u);
+  EXPECT_LE(ever.size(), kFixedSeries + 8 * kPerGpuSeries + 256 * kPerIdentitySeries);
+  EXPECT_THAT(last, HasSubstr("user=\"(other)\""));
+  EXPECT_THAT(last, Not(HasSubstr("pid=\""))) << "no per-process series unless asked for";
+  EXPECT_NEAR(SumOf(last, "cgov_identity_gpu_seconds_total"),
+              static_cast<double>(credited_ms) / 1000, 1e-6);
+
+  // The budget's terms, measured: one GPU and one identity more cost exactly this many series.
+  auto count = [](size_t gpu_count, size_t identity_count, bool dcgm = false) {
+    MetricsOptions small;
+    small.hostname = "n";
+    small.dcgm_names = dcgm;
+    DaemonMetrics d(small);
+    std::vector<MetricsGpu> g;
+    for (uint32_t i = 0; i < gpu_count; ++i) g.push_back(Gpu(i + 1, i, 3'600'000));
+    d.SetGpus(g);
+    MetricsTick tick;  // every reading known: the most series a GPU can have
+    GpuFastSample s;
+    s.util_gpu_pct = s.util_mem_pct = s.enc_util_pct = s.dec_util_pct = 50;
+    s.mem_used_bytes = 1ull << 30;
+    s.mem_total_bytes = 80ull << 30;
+    s.power_mw = s.power_limit_mw = 100'000;
+    s.temp_c = s.sm_clock_mhz = s.mem_clock_mhz = 50;
+    s.clock_reasons = 0;
+    s.energy_mj = 1000;
+    s.xid_errors = 1;
+    s.last_xid = 79;
+    tick.gpus.assign(gpu_count, s);
+    GpmMetrics gpm;
+    for (auto field : {&GpmMetrics::graphics_active_pct, &GpmMetrics::sm_active_pct,
+                       &GpmMetrics::sm_occupancy_pct, &GpmMetrics::tensor_active_pct,
+                       &GpmMetrics::dram_active_pct, &GpmMetrics::pcie_tx_mib_s,
+                       &GpmMetrics::pcie_rx_mib_s, &GpmMetrics::nvlink_tx_mib_s,
+                       &GpmMetrics::nvlink_rx_mib_s}) {
+      gpm.*field = 1;
+    }
+    tick.gpm.assign(gpu_count, gpm);
+    MemoryHealth health;
+    health.row_remapping = true;  // four series (retired pages would be three)
+    tick.memory_health.assign(gpu_count, health);
+    tick.nvml_ok = tick.processes_ok = tick.host_ok = true;
+    d.RecordTick(std::move(tick));
+    std::vector<IdentityRecord> who(identity_count);
+    TickCredit c;
+    for (uint32_t i = 0; i < identity_count; ++i) {
+      who[i].user = "u" + std::to_string(i);
+      c.identities.push_back({i, 1, 1000, 0, 1000, Phase::kProductive});
+    }
+    for (uint32_t i = 0; i < gpu_count; ++i) {
+      for (size_t p = 0; p <= kPhaseCount; ++p) {  // every phase, "unknown" too
+        c.gpus.push_back({i + 1, 1000, p < kPhaseCount ? std::optional(static_cast<Phase>(p))
+                                                      : std::nullopt, 50'000});
+      }
+    }
+    d.Credit(c, [&](uint32_t id) { return &who[id]; });
+    d.SetKubernetesOk(true);
+    d.SetPodResourcesOk(true);
+    return SeriesOf(d.Render(ExpositionFormat::kText, 0)).size();
+  };
+  EXPECT_EQ(count(1, 1) - count(0, 1), kPerGpuSeries);
+  EXPECT_EQ(count(2, 1) - count(1, 1), count(1, 1) - count(0, 1));
+  EXPECT_EQ(count(1, 2) - count(1, 1), kPerIdentitySeries);
+  EXPECT_EQ(count(0, 0), kFixedSeries);
+  EXPECT_EQ(count(1, 1, true) - count(1, 1), kPerGpuDcgmSeries);
 }
 
 // A raw HTTP exchange: whatever the server answers until it closes (or 3 s pass). `half_close`:

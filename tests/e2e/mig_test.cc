@@ -81,7 +81,8 @@ TEST(MigE2E, RunAccountsEachInstanceAtItsShareOfTheGpu) {
 TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  ScrapedDaemon daemon = ScrapeDaemon(db, "mig_h100", 19473, {"--price-per-gpu-hour", "10"},
+  ScrapedDaemon daemon = ScrapeDaemon(db, "mig_h100", 19473,
+                                      {"--price-per-gpu-hour", "10", "--metrics-processes"},
                                       TicksTaken(19473, 4));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
@@ -100,6 +101,10 @@ TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
   // dcgm-exporter's MIG labels: the parent's gpu and UUID, plus GPU_I_PROFILE and GPU_I_ID.
   const std::string parent = "gpu=\"0\",UUID=\"GPU-fa4e0000-0000-4000-8000-000000000000\"";
   EXPECT_NE(metrics.find("cgov_gpu_utilization_ratio{" + parent), std::string::npos) << metrics;
+  // --metrics-processes: a process series per GPU process, its instance labelled likewise.
+  EXPECT_NE(metrics.find("cgov_process_gpu_memory_bytes{" + parent + ",Hostname="),
+            std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("pid=\"51100\""), std::string::npos) << metrics;
   for (const char* series :
        {"cgov_gpu_utilization_ratio{", "cgov_gpu_xid_errors_total{", "cgov_gpu_price_usd_per_hour{"}) {
     for (const std::string labels : {"GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\"",
