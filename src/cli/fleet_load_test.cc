@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <map>
 #include <mutex>
 
 #include "core/time_format.h"
@@ -237,6 +238,66 @@ TEST(FleetLoad, AnswersThatAreNotPrometheusOrFailedQueriesAreClearErrors) {
   EXPECT_THAT(r.status().message(), HasSubstr("query: sum by"));
 
   EXPECT_FALSE(PrometheusSource::Open("127.0.0.1:9090").ok()) << "a URL needs its scheme";
+}
+
+// Long-term stores behind the same query API (docs/fleet.md, "Long-term stores"): every query
+// asks for a whole answer; a partial one is refused whatever the store calls it; a frontend's own
+// error is quoted. The answers are shaped after each store's documentation, not captured.
+TEST(PrometheusSource, PartialAnswersAreRefusedAndStoresErrorsQuoted) {
+  struct Case {
+    const char* store;
+    int status;
+    std::string content_type, body, expect;  // expect "": the answer is taken
+  };
+  const std::string empty = R"j("data":{"resultType":"vector","result":[]})j";
+  const std::vector<Case> cases = {
+      {"Thanos Query, a store down and partial responses allowed", 200, "application/json",
+       R"j({"status":"success",)j" + empty + R"j(,"warnings":["fetch series for {cluster=\"eu\"} )j"
+       R"j(receive-0:10901: rpc error: code = Unavailable desc = connection refused"]})j",
+       "may be incomplete: fetch series for {cluster=\"eu\"} receive-0:10901: rpc error"},
+      {"VictoriaMetrics cluster, a vmstorage node down", 200, "application/json",
+       R"j({"status":"success","isPartial":true,)j" + empty + "}", "the answer is partial (isPartial"},
+      {"Mimir, a query limit", 422, "application/json",
+       R"j({"status":"error","errorType":"execution","error":"the query exceeded the maximum )j"
+       R"j(number of chunks fetched (limit: 2000000) (err-mimir-max-chunks-per-query)"})j",
+       "the query failed (HTTP 422): execution: the query exceeded the maximum number of chunks"},
+      {"a query frontend's queue full", 429, "text/plain", "too many outstanding requests\n",
+       "/api/v1/query answered HTTP 429: too many outstanding requests"},
+      {"a gateway", 502, "text/html", "<html><body>Bad Gateway</body></html>\nmore",
+       "answered HTTP 502: <html><body>Bad Gateway</body></html>"},
+      {"Prometheus, an info annotation", 200, "application/json",
+       R"j({"status":"success",)j" + empty + R"j(,"warnings":["PromQL info: metric might not be a )j"
+       R"j(counter, name does not end in _total/_sum/_count/_bucket: \"cgov_x\""]})j", ""},
+  };
+  for (const Case& c : cases) {
+    std::mutex mu;
+    std::map<std::string, std::string> asked;
+    auto server = Serve([&](const ServedRequest& r) {
+      {
+        std::lock_guard lock(mu);
+        asked = r.query;
+      }
+      ServedResponse answer;
+      answer.status = c.status;
+      answer.content_type = c.content_type;
+      answer.body = c.body;
+      return answer;
+    });
+    ASSERT_NE(server, nullptr);
+    auto prom = PrometheusSource::Open(Url(*server));
+    ASSERT_TRUE(prom.ok());
+    Result<std::vector<PromSeries>> r = prom->Query("sum(cgov_gpu_phase_seconds_total)", 1e9);
+    if (c.expect.empty()) {
+      EXPECT_TRUE(r.ok()) << c.store << ": " << r.status().message();
+    } else {
+      ASSERT_FALSE(r.ok()) << c.store;
+      EXPECT_THAT(r.status().message(), HasSubstr(c.expect)) << c.store;
+    }
+    std::lock_guard lock(mu);
+    EXPECT_EQ(asked["partial_response"], "false") << c.store << ": Thanos' switch";
+    EXPECT_EQ(asked["deny_partial_response"], "1") << c.store << ": VictoriaMetrics' switch";
+    EXPECT_EQ(asked["query"], "sum(cgov_gpu_phase_seconds_total)");
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "store/curl_library.h"
 
 namespace cgov {
@@ -25,6 +26,22 @@ std::string Escape(const CurlLibrary& lib, CURL* curl, const std::string& text) 
   std::string out = escaped != nullptr ? escaped : "";
   lib.free(escaped);
   return out;
+}
+
+// Every query asks for a whole answer or none: Thanos Query's `partial_response=false`,
+// VictoriaMetrics' `deny_partial_response=1` (Prometheus and Mimir ignore both). A total summed
+// over a fleet with a store missing would be silently low.
+const std::vector<std::pair<std::string, std::string>>& WholeAnswerParams() {
+  static const std::vector<std::pair<std::string, std::string>> params = {
+      {"partial_response", "false"}, {"deny_partial_response", "1"}};
+  return params;
+}
+
+// The first line of an answer that is not JSON, short and printable.
+std::string FirstLine(std::string_view body) {
+  std::string_view line = body.substr(0, body.find('\n'));
+  if (line.size() > 200) line = line.substr(0, 200);
+  return SafeText(line);
 }
 
 double NumberOf(const nlohmann::json& v) {
@@ -68,9 +85,11 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   if (!curl) return Internal("libcurl: cannot start a transfer");
   std::string url = base_url_ + path;
   char separator = '?';
-  for (const auto& [name, value] : params) {
-    url += separator + name + "=" + Escape(*lib, curl.get(), value);
-    separator = '&';
+  for (const auto* list : {&params, &WholeAnswerParams()}) {
+    for (const auto& [name, value] : *list) {
+      url += separator + name + "=" + Escape(*lib, curl.get(), value);
+      separator = '&';
+    }
   }
   std::string body;
   char error[CURL_ERROR_SIZE] = {0};
@@ -93,6 +112,11 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
   nlohmann::json answer = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (answer.is_discarded() || !answer.is_object() || !answer.contains("status")) {
+    if (status != 200 && status != 404 && !body.empty()) {
+      // A query frontend's or proxy's own answer (Mimir's 429, a gateway's 502): its words.
+      return Unavailable(fmt::format("--prometheus {}: {} answered HTTP {}: {}", base_url_, path,
+                                     status, FirstLine(body)));
+    }
     return Unavailable(fmt::format("--prometheus {}: {} is not a Prometheus query API (HTTP {}, "
                                    "the answer is not Prometheus JSON); is the URL the server's "
                                    "root, such as http://127.0.0.1:9090?", base_url_, path, status));
@@ -100,8 +124,24 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   if (answer["status"] != "success") {
     return InvalidArgument(fmt::format("--prometheus {}: the query failed (HTTP {}): {}: {}\n  "
                                        "query: {}", base_url_, status,
-                                       answer.value("errorType", "error"),
-                                       answer.value("error", "no message"), expr));
+                                       SafeText(answer.value("errorType", "error")),
+                                       SafeText(answer.value("error", "no message")), expr));
+  }
+  // A partial answer (a store or storage node down) is refused, whatever the server's settings:
+  // VictoriaMetrics marks it isPartial; Thanos, and Prometheus for a failed remote read, put
+  // why in warnings. PromQL's info annotations ("PromQL info: ...") are notes, not gaps.
+  if (answer.value("isPartial", false) == true) {
+    return Unavailable(fmt::format("--prometheus {}: the answer is partial (isPartial: some "
+                                   "storage nodes did not answer); cgov needs every series for "
+                                   "exact totals: try again, or query a healthy node\n  query: {}",
+                                   base_url_, expr));
+  }
+  for (const nlohmann::json& w : answer.value("warnings", nlohmann::json::array())) {
+    const std::string warning = w.is_string() ? w.get<std::string>() : w.dump();
+    if (warning.starts_with("PromQL info:")) continue;
+    return Unavailable(fmt::format("--prometheus {}: the server warned that the answer may be "
+                                   "incomplete: {}; cgov needs every series for exact totals\n"
+                                   "  query: {}", base_url_, SafeText(warning), expr));
   }
   const nlohmann::json& data = answer["data"];
   const std::string type = data.value("resultType", "");
