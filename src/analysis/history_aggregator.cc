@@ -236,14 +236,15 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
   const int64_t max_gap = 2 * p.run.interval_ms;
   std::vector<uint32_t>& present = present_;
   present.clear();
-  for (const StoredProcess& proc : tick.processes) {
-    if (proc.gpu_pos != gpu_pos || !proc.compute) continue;
-    present.push_back(proc.pid);
-    auto it = open_sessions_.find({gpu_id, proc.pid});
+  // A compute process, or a container the GPU is allocated to (its session's pid is
+  // kAllocationSessionPid | identity: one per container and GPU, never a real pid).
+  auto hold = [&](uint32_t pid, uint32_t identity_id, uint32_t command_id, uint32_t mem_mib) {
+    present.push_back(pid);
+    auto it = open_sessions_.find({gpu_id, pid});
     if (it != open_sessions_.end() && (p.ts_ms - it->second.end_ms > max_gap ||
-                                       it->second.identity_id != proc.identity_id)) {
+                                       it->second.identity_id != identity_id)) {
       it->second.open = false;  // a restart after a gap, or the pid was reused
-      changed_[{it->second.start_ms, gpu_id, proc.pid}] = true;
+      changed_[{it->second.start_ms, gpu_id, pid}] = true;
       closed_sessions_.push_back(it->second);
       open_sessions_.erase(it);
       it = open_sessions_.end();
@@ -251,11 +252,11 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
     if (it == open_sessions_.end()) {
       SessionRecord s;
       s.gpu_id = gpu_id;
-      s.pid = proc.pid;
+      s.pid = pid;
       s.start_ms = p.ts_ms;
-      s.identity_id = proc.identity_id;
-      s.command_id = proc.command_id;
-      it = open_sessions_.emplace(SessionKey{gpu_id, proc.pid}, s).first;
+      s.identity_id = identity_id;
+      s.command_id = command_id;
+      it = open_sessions_.emplace(SessionKey{gpu_id, pid}, s).first;
     }
     SessionRecord& s = it->second;
     s.end_ms = p.ts_ms + duration_ms;
@@ -270,8 +271,15 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
     } else {
       s.idle_streak_ms = 0;
     }
-    s.mem_max_mib = std::max(s.mem_max_mib, proc.mem_used_mib.value_or(0));
-    changed_[{s.start_ms, gpu_id, proc.pid}] = true;
+    s.mem_max_mib = std::max(s.mem_max_mib, mem_mib);
+    changed_[{s.start_ms, gpu_id, pid}] = true;
+  };
+  for (const StoredProcess& proc : tick.processes) {
+    if (proc.gpu_pos != gpu_pos || !proc.compute) continue;
+    hold(proc.pid, proc.identity_id, proc.command_id, proc.mem_used_mib.value_or(0));
+  }
+  for (const StoredAllocation& a : tick.allocations) {
+    if (a.gpu_pos == gpu_pos) hold(kAllocationSessionPid | a.identity_id, a.identity_id, 0, 0);
   }
   // Sessions of this GPU whose process is gone.
   for (auto it = open_sessions_.lower_bound({gpu_id, 0});

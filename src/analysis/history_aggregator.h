@@ -4,9 +4,9 @@
 //
 // A tick stands for the time to the next tick of its run, at most 2x the run's interval (longer is
 // a gap, never filled); the last tick of a run stands for one interval. Time goes to the hour the
-// tick starts in. Phases as in analysis/phases.h; identities from the processes and allocations
-// the tick lists (an allocated container holds its GPU as a compute process does), sessions only
-// from processes. Not thread-safe.
+// tick starts in. Phases as in analysis/phases.h; identities and sessions from the processes and
+// allocations the tick lists (an allocated container holds its GPU as a compute process does;
+// its session's pid is kAllocationSessionPid | identity). Not thread-safe.
 #ifndef CGOV_ANALYSIS_HISTORY_AGGREGATOR_H_
 #define CGOV_ANALYSIS_HISTORY_AGGREGATOR_H_
 

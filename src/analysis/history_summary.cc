@@ -162,6 +162,11 @@ std::string Advice(const ActionRow& a) {
   const std::string who = a.user.empty() ? "the owner (unknown user: a system or container "
                                            "process?)" : a.user;
   std::string advice = KindOf(a, who, false).second;
+  if (a.ongoing && a.session.allocation()) {
+    return fmt::format("still allocated: the pod {} holds GPU {} by its GPU request, with nothing "
+                       "running on it; delete it (`kubectl delete pod -n {}`) or scale its owner "
+                       "down; then: {}", a.pod_name, a.gpu_index, a.pod_name_for_kubectl, advice);
+  }
   if (a.ongoing) {
     advice = fmt::format("still holding: check `nvidia-smi -i {}`, ask {} to free it or end pid "
                          "{} (`kill {}`); then: {}", a.gpu_index, who, a.session.pid,
@@ -187,8 +192,18 @@ void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
       a.user = id->second.user;
       a.pod = id->second.pod;
       a.slurm_job = id->second.slurm_job;
+      if (!id->second.kube_pod_name.empty()) {
+        a.pod_name = id->second.kube_namespace + "/" + id->second.kube_pod_name;
+        a.pod_name_for_kubectl = id->second.kube_namespace + " " + id->second.kube_pod_name;
+      }
     }
-    if (auto c = in.commands.find(session.command_id); c != in.commands.end()) a.command = c->second;
+    if (session.allocation()) {
+      // No process: the container the kubelet gave the GPU to.
+      if (a.pod_name.empty()) a.pod_name = a.pod_name_for_kubectl = a.pod;
+      a.command = "(allocated to " + a.pod_name + ")";
+    } else if (auto c = in.commands.find(session.command_id); c != in.commands.end()) {
+      a.command = c->second;
+    }
     a.ongoing = session.open && in.data_end_ms && session.end_ms >= *in.data_end_ms;
     a.idle_held_cost = PriceOf(gpu, session.idle_held_ms);
     a.advice = Advice(a);
@@ -227,6 +242,15 @@ std::pair<std::string, std::string> KindOf(const ActionRow& a, const std::string
   const std::string now = ongoing ? fmt::format(" Now: check `nvidia-smi -i {}` and ask {} to "
                                                 "free it.", gpu_index, who)
                                   : "";
+  if (a.session.allocation()) {
+    return {"allocated pod",
+            fmt::format("the pod asked for a GPU and runs nothing on it: release the GPU when the "
+                        "work is done (Jobs: activeDeadlineSeconds, ttlSecondsAfterFinished), scale "
+                        "idle deployments to zero (KEDA), or cull idle notebook pods.{}",
+                        ongoing ? fmt::format(" Now: `kubectl delete pod -n {}`, or scale its "
+                                              "owner down.", a.pod_name_for_kubectl)
+                                : "")};
+  }
   if (has({"ipykernel", "jupyter"})) {
     return {"notebook", fmt::format("ask {} to shut kernels down when done, or set an idle "
                                     "timeout (Jupyter MappingKernelManager.cull_idle_timeout, "
@@ -271,6 +295,7 @@ void BuildHabits(const HistoryInput& in, HistorySummary* s) {
     HabitRow h;
     h.user = rows.front()->user;
     h.command = rows.front()->command;
+    if (rows.front()->session.allocation()) h.pod_name = rows.front()->pod_name;
     h.gpu_index = rows.front()->gpu_index;
     h.gpu_uuid = rows.front()->gpu_uuid;
     h.window_days = static_cast<int>((in.until_ms - in.since_ms + kDay - 1) / kDay);

@@ -132,6 +132,9 @@ struct ActionRow {
   std::string user;
   std::string command;
   std::string pod, slurm_job;  // the holder's Kubernetes pod UID / Slurm job, when known
+  std::string pod_name;              // "namespace/name", when known
+  std::string pod_name_for_kubectl;  // "namespace name"
+  // A session.allocation(): `command` is "(allocated to namespace/name)", the pid no process.
   bool ongoing = false;  // still holding at the end of the data
   MicroUsd idle_held_cost = 0;
   std::string advice;  // what to do, one line
@@ -145,8 +148,9 @@ struct HabitRow {
   int64_t gpu_index = -1;
   std::string gpu_uuid;
   // "notebook", "inference server", "interactive shell", "Slurm job", "Kubernetes pod",
-  // "batch job", "process"
+  // "batch job", "process", "allocated pod" (a GPU the kubelet gave a pod: no process)
   std::string kind;
+  std::string pod_name;  // "namespace/name" of an allocated pod
   int sessions = 0;
   int days = 0;         // days (UTC) on which one of its idle-held stretches began
   int window_days = 0;  // days the window spans

@@ -90,7 +90,8 @@ TEST(HistoryAggregator, SharedGpuTimeIsSplitWithoutLosingAMillisecond) {
 }
 
 // A GPU the kubelet allocated to a pod: idle with no memory held it is idle-held, charged to the
-// allocated container; busy, the container shares it with the processes on it; no session.
+// allocated container; busy, the container shares it with the processes on it. The container's
+// session (pid kAllocationSessionPid | identity) runs while the allocation does.
 TEST(HistoryAggregator, AnAllocatedGpuIsHeldByItsContainer) {
   const RunRecord run{1, 0, 1000, "t", "h"};
   HistoryAggregator a;
@@ -117,8 +118,16 @@ TEST(HistoryAggregator, AnAllocatedGpuIsHeldByItsContainer) {
   EXPECT_EQ(pod.attributed_ms[kProductive], 500) << "shared with the process on it";
   EXPECT_EQ(all.identities.at({1, 1}).attributed_ms[kProductive], 500);
   EXPECT_EQ(all.identities.at({3, 1}).AttributedMsForTest(), 0) << "Xorg still draws only";
-  EXPECT_TRUE(a.AllSessions().size() == 1 && a.AllSessions()[0].pid == 100)
-      << "an allocation is not a process session";
+  const std::vector<SessionRecord> sessions = a.AllSessions();
+  ASSERT_EQ(sessions.size(), 2u);
+  const SessionRecord& held = sessions[0].allocation() ? sessions[0] : sessions[1];
+  EXPECT_EQ(held.pid, kAllocationSessionPid | 7);
+  EXPECT_EQ(held.identity_id, 7u);
+  EXPECT_EQ(held.held_ms, 3000);
+  EXPECT_EQ(held.idle_held_ms, 2000);
+  EXPECT_EQ(held.idle_streak_max_ms, 2000);
+  EXPECT_FALSE(held.open) << "the allocation ended at 3000";
+  EXPECT_EQ(held.end_ms, 3000);
   ASSERT_EQ(credits.size(), 4u);
   ASSERT_EQ(credits[0].identities.size(), 2u);
   EXPECT_EQ(credits[0].identities[1].identity_id, 7u);
@@ -333,6 +342,49 @@ TEST(HistorySummary, WhoSplitsCostAndActionsNeedTheThreshold) {
   ASSERT_EQ(by_project->who.size(), 1u);
   EXPECT_EQ(by_project->who[0].users, (std::vector<std::string>{"alice", "bob"}));
   EXPECT_DOUBLE_EQ(by_project->who[0].share_pct, 100);
+}
+
+// A pod the kubelet allocated the GPU to, idle for the hour with nothing running: an action
+// naming the pod (no pid), with the advice to scale it down or delete it.
+TEST(HistorySummary, AnIdleAllocatedPodIsAnActionWithoutAPid) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  int64_t ts = 0;
+  for (int i = 0; i < 3600; ++i, ts += 1000) {
+    StoredTick t = Tick(0, {});
+    t.allocations = {{0, 5}};
+    a.Add(ts, run, t);
+  }
+  a.Finish(ts);
+  HistoryInput in;
+  in.since_ms = 0;
+  in.until_ms = ts;
+  in.gpus = {{1, "GPU-x", 0, "NVIDIA H100 80GB HBM3", 81559, "", "", {}}};
+  in.identities[5].pod = "44444444-uid";
+  in.identities[5].kube_namespace = "notebooks";
+  in.identities[5].kube_pod_name = "reserved-0";
+  in.hours = a.TakeCompleteHours();
+  in.sessions = a.AllSessions();
+  in.data_end_ms = ts;
+  HistoryOptions o;
+  o.price.price_per_gpu_hour = 10 * kMicroPerUsd;
+  auto s = SummarizeHistory(in, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->actions.size(), 1u);
+  const ActionRow& action = s->actions[0];
+  EXPECT_TRUE(action.session.allocation());
+  EXPECT_EQ(action.command, "(allocated to notebooks/reserved-0)");
+  EXPECT_EQ(action.idle_held_cost, 10 * kMicroPerUsd) << "the whole hour";
+  EXPECT_TRUE(action.ongoing);
+  EXPECT_NE(action.advice.find("still allocated: the pod notebooks/reserved-0 holds GPU 0"),
+            std::string::npos) << action.advice;
+  EXPECT_NE(action.advice.find("kubectl delete pod -n notebooks reserved-0"), std::string::npos);
+  EXPECT_EQ(action.advice.find("kill"), std::string::npos) << "no process to end";
+  ASSERT_EQ(s->habits.size(), 1u);
+  EXPECT_EQ(s->habits[0].kind, "allocated pod");
+  EXPECT_EQ(s->habits[0].pod_name, "notebooks/reserved-0");
+  EXPECT_NE(s->habits[0].advice.find("Now: `kubectl delete pod -n notebooks reserved-0`"),
+            std::string::npos) << s->habits[0].advice;
 }
 
 TEST(HistorySummary, HeatmapSlotsAreWeekdayAndHourInUtcByDefault) {

@@ -193,11 +193,16 @@ std::string Actions(const HistorySummary& s, const TextStyle& st) {
             ? ""
             : fmt::format("; typically {} from {:02}:00 UTC", Span(h.typical_stretch_ms),
                           h.typical_start_hour);
+    // An allocated pod runs no process: it is named by the pod.
+    const std::string holder =
+        !h.pod_name.empty()
+            ? fmt::format("pod {} (GPU allocated, nothing running)", h.pod_name)
+            : fmt::format("{}'s {} ({})", h.user.empty() ? "(unknown user)" : h.user,
+                          h.command.empty() ? "?" : h.command, h.kind);
     out += fmt::format(
-        "{}. {} · {}'s {} ({}) on GPU {}: idle-held {} in {} session{} on {} of {} day{}{}{}\n"
+        "{}. {} · {} on GPU {}: idle-held {} in {} session{} on {} of {} day{}{}{}\n"
         "   → {}\n",
-        ++n, s.cost.priced ? FormatUsd(h.idle_held_cost) : "—",
-        h.user.empty() ? "(unknown user)" : h.user, h.command.empty() ? "?" : h.command, h.kind,
+        ++n, s.cost.priced ? FormatUsd(h.idle_held_cost) : "—", holder,
         h.gpu_index, Span(h.idle_held_ms), h.sessions, h.sessions == 1 ? "" : "s", h.days,
         h.window_days, h.window_days == 1 ? "" : "s", typical, h.ongoing ? " · still holding" : "",
         h.advice);
@@ -286,7 +291,8 @@ json ActionsJson(const HistorySummary& s) {
   json out = json::array();
   for (const ActionRow& a : s.actions) {
     const SessionRecord& x = a.session;
-    out.push_back({{"gpu_index", a.gpu_index}, {"gpu_uuid", a.gpu_uuid}, {"pid", x.pid},
+    out.push_back({{"gpu_index", a.gpu_index}, {"gpu_uuid", a.gpu_uuid},
+                   {"pid", x.allocation() ? json(nullptr) : json(x.pid)},
                    {"user", a.user}, {"command", a.command},
                    {"start", FormatRfc3339Utc(x.start_ms * 1'000'000)},
                    {"end", FormatRfc3339Utc(x.end_ms * 1'000'000)}, {"ongoing", a.ongoing},

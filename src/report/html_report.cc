@@ -333,11 +333,17 @@ std::string HistoryActions(const HistorySummary& s) {
   for (size_t i = 0; i < s.habits.size() && i < 15; ++i) {
     const HabitRow& h = s.habits[i];
     const std::string at = fmt::format("/idle_held_sessions/habits/{}/", i);
+    // An allocated pod runs no process: it is named by the pod.
+    const std::string holder =
+        !h.pod_name.empty()
+            ? fmt::format("<strong>pod {}</strong> (GPU allocated, nothing running)",
+                          Esc(h.pod_name))
+            : fmt::format("<strong>{}'s {}</strong> ({})",
+                          Esc(h.user.empty() ? "(unknown)" : h.user), Esc(h.command), Esc(h.kind));
     out += fmt::format(
-        "<li>{} · <strong>{}'s {}</strong> ({}) on GPU {}: idle-held {} in {} sessions on {} of {} "
+        "<li>{} · {} on GPU {}: idle-held {} in {} sessions on {} of {} "
         "days{}<br>→ {}</li>",
-        Money(s, h.idle_held_cost, at + "idle_held_cost_usd"), Esc(h.user.empty() ? "(unknown)" : h.user),
-        Esc(h.command), Esc(h.kind), h.gpu_index, Esc(Span(h.idle_held_ms)), h.sessions, h.days,
+        Money(s, h.idle_held_cost, at + "idle_held_cost_usd"), holder, h.gpu_index, Esc(Span(h.idle_held_ms)), h.sessions, h.days,
         h.window_days, h.ongoing ? " · still holding" : "", Esc(h.advice));
   }
   return out + "</ol></section>\n";

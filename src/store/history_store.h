@@ -71,7 +71,11 @@ struct RunRecord {
   std::string hostname;
 };
 
-// One process holding one GPU without a break (docs/history-db.md).
+// A session's pid with this bit set is no process: a container the kubelet allocated the GPU to
+// (a tick's allocations), the rest of the pid its identity id. Real pids stay below 2^22.
+inline constexpr uint32_t kAllocationSessionPid = 0x80000000u;
+
+// One process (or one allocated container) holding one GPU without a break (docs/history-db.md).
 struct SessionRecord {
   uint32_t gpu_id = 0;
   uint32_t pid = 0;
@@ -86,6 +90,7 @@ struct SessionRecord {
   int64_t idle_streak_max_ms = 0;        // the longest unbroken idle-held stretch
   int64_t idle_streak_max_start_ms = 0;  // and when it began
   bool open = true;  // false once the process left the GPU or its run ended
+  bool allocation() const { return (pid & kAllocationSessionPid) != 0; }
 };
 
 // Something the driver reported about one GPU at one moment (schema version 2).

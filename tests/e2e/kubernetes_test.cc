@@ -282,6 +282,21 @@ TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
   EXPECT_EQ(by_ns["held_gpu_seconds"], by_pod["held_gpu_seconds"]);
   EXPECT_EQ(by_project["held_gpu_seconds"], by_pod["held_gpu_seconds"]);
 
+  // The action list names the pod's idle allocation (no pid: no process; ReportJson checks the
+  // report's schema).
+  const json actions = ReportJson({"--db", db, "--since", "1h", "--idle-held-min", "1s"});
+  bool listed = false;
+  for (const json& x : actions["idle_held_sessions"]["sessions"]) {
+    if (x["command"] != "(allocated to notebooks/reserved-0)") continue;
+    listed = true;
+    EXPECT_TRUE(x["pid"].is_null()) << x.dump();
+    EXPECT_EQ(x["gpu_index"], 2);
+    EXPECT_EQ(x["idle_held_seconds"].get<double>(), gpu2_seconds);
+    EXPECT_NE(x["advice"].get<std::string>().find("kubectl delete pod -n notebooks reserved-0"),
+              std::string::npos) << x.dump();
+  }
+  EXPECT_TRUE(listed) << actions["idle_held_sessions"].dump(1);
+
   // /metrics: the reserved pod's idle-held seconds under its names, as the history has them to
   // the tick (the scrape came before the daemon's last ticks).
   const std::string series = "cgov_identity_idle_held_seconds_total{";
