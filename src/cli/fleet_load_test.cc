@@ -13,11 +13,13 @@
 
 #include "core/time_format.h"
 #include "export/http_server.h"
+#include "os/fake_http_server.h"
 
 namespace cgov::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using nlohmann::json;
 
 const int64_t kSince = *ParseTimestampMs("2026-11-16T10:30:00Z");  // a Monday
@@ -297,6 +299,27 @@ TEST(PrometheusSource, PartialAnswersAreRefusedAndStoresErrorsQuoted) {
     EXPECT_EQ(asked["partial_response"], "false") << c.store << ": Thanos' switch";
     EXPECT_EQ(asked["deny_partial_response"], "1") << c.store << ": VictoriaMetrics' switch";
     EXPECT_EQ(asked["query"], "sum(cgov_gpu_phase_seconds_total)");
+  }
+}
+
+// Mimir's and Cortex's tenant: sent as X-Scope-OrgID when given, never otherwise; an ID Mimir
+// would refuse (or one that would split the header line) is refused before anything is sent.
+TEST(PrometheusSource, ATenantIsSentAsXScopeOrgId) {
+  FakeHttpServer server(200, R"({"status":"success","data":{"resultType":"vector","result":[]}})");
+  auto tenant = PrometheusSource::Open(server.url(""), std::chrono::seconds(5), "team-a_(eu)");
+  ASSERT_TRUE(tenant.ok()) << tenant.status().message();
+  ASSERT_TRUE(tenant->Query("up", 1e9).ok());
+  auto plain = PrometheusSource::Open(server.url(""));
+  ASSERT_TRUE(plain->Query("up", 1e9).ok());
+  const std::vector<std::string> heads = server.requests();
+  ASSERT_EQ(heads.size(), 2u);
+  EXPECT_THAT(heads[0], HasSubstr("X-Scope-OrgID: team-a_(eu)\r\n"));
+  EXPECT_THAT(heads[1], Not(HasSubstr("X-Scope-OrgID")));
+  for (const std::string& bad :
+       std::vector<std::string>{"a b", "x\r\nEvil: 1", "é", std::string(151, 'a')}) {
+    auto refused = PrometheusSource::Open(server.url(""), std::chrono::seconds(5), bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("--prometheus-tenant"));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -34,6 +35,7 @@ namespace {
 struct ReportOptions {
   std::string db;
   std::string prometheus;
+  std::string prometheus_tenant;  // --prometheus-tenant: X-Scope-OrgID
   std::string since = "24h";
   std::string until;  // "" = the end of the data
   std::string format = "text";
@@ -92,6 +94,9 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   if (r.db.empty() == r.prometheus.empty()) {
     return InvalidArgument("give one source: --db PATH (one host's history) or --prometheus URL "
                            "(the fleet)");
+  }
+  if (!r.prometheus_tenant.empty() && r.prometheus.empty()) {
+    return InvalidArgument("--prometheus-tenant goes with --prometheus URL");
   }
   if (r.opencost_prices && r.prometheus.empty()) {
     return InvalidArgument("--opencost-prices reads OpenCost's series from --prometheus URL");
@@ -153,7 +158,9 @@ Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data
 }
 
 Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
-  CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus, PrometheusSource::Open(r.prometheus));
+  CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus,
+                        PrometheusSource::Open(r.prometheus, std::chrono::seconds(30),
+                                               r.prometheus_tenant));
   CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, std::nullopt));  // default: now
   return LoadFleet(prometheus, w.since_ms, w.until_ms, {.opencost_prices = r.opencost_prices});
 }
@@ -307,6 +314,8 @@ int RunReport(int argc, char** argv) {
   app.add_option("--db", r.db, "history database (cgov daemon, cgov demo, cgov import)");
   app.add_option("--prometheus", r.prometheus, "the fleet instead: a Prometheus (or Thanos, "
                  "Mimir, VictoriaMetrics) URL that scrapes `cgov daemon --listen`");
+  app.add_option("--prometheus-tenant", r.prometheus_tenant, "with --prometheus: the tenant to "
+                 "ask for, sent as X-Scope-OrgID (Grafana Mimir, Cortex)");
   app.add_option("--since", r.since, "window start: a duration before --until (24h, 7d) or a "
                  "timestamp (2026-11-21T10:00Z)")->capture_default_str();
   app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "

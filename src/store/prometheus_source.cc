@@ -53,14 +53,21 @@ double NumberOf(const nlohmann::json& v) {
 }  // namespace
 
 Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
-                                                std::chrono::milliseconds timeout) {
+                                                std::chrono::milliseconds timeout,
+                                                std::string tenant) {
+  if (tenant.size() > 150 ||
+      tenant.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                               "!-_.*'()") != std::string::npos) {
+    return InvalidArgument(fmt::format("--prometheus-tenant \"{}\": a tenant ID is at most 150 "
+                                       "of a-z A-Z 0-9 ! - _ . * ' ( )", SafeText(tenant)));
+  }
   if (!base_url.starts_with("http://") && !base_url.starts_with("https://")) {
     return InvalidArgument(fmt::format("--prometheus {}: expected an http:// or https:// URL "
                                        "such as http://127.0.0.1:9090", base_url));
   }
   while (base_url.ends_with("/")) base_url.pop_back();
   CGOV_RETURN_IF_ERROR(LoadCurl().status());
-  return PrometheusSource(std::move(base_url), timeout);
+  return PrometheusSource(std::move(base_url), timeout, std::move(tenant));
 }
 
 Result<std::vector<PromSeries>> PrometheusSource::Query(const std::string& expr,
@@ -93,6 +100,11 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   }
   std::string body;
   char error[CURL_ERROR_SIZE] = {0};
+  curl_slist* headers = nullptr;
+  if (!tenant_.empty()) headers = lib->slist_append(nullptr, ("X-Scope-OrgID: " + tenant_).c_str());
+  std::unique_ptr<curl_slist, decltype(lib->slist_free_all)> header_list(headers,
+                                                                         lib->slist_free_all);
+  if (headers != nullptr) lib->easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
   lib->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
   lib->easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &Append);
   lib->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);

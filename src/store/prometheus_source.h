@@ -25,9 +25,12 @@ struct PromSeries {
 
 class PrometheusSource {
  public:
-  // `base_url`: "http://127.0.0.1:9090" (a path prefix such as /prometheus is kept).
+  // `base_url`: "http://127.0.0.1:9090" (a path prefix such as /prometheus is kept). `tenant`:
+  // sent as X-Scope-OrgID (Grafana Mimir's and Cortex's tenant), "" for none; at most 150
+  // characters of a-z A-Z 0-9 ! - _ . * ' ( ), as Mimir allows.
   static Result<PrometheusSource> Open(std::string base_url,
-                                       std::chrono::milliseconds timeout = std::chrono::seconds(30));
+                                       std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                                       std::string tenant = "");
 
   // The instant vector of `expr` at Unix time `time_s`.
   Result<std::vector<PromSeries>> Query(const std::string& expr, double time_s) const;
@@ -37,14 +40,15 @@ class PrometheusSource {
   const std::string& url() const { return base_url_; }
 
  private:
-  PrometheusSource(std::string base_url, std::chrono::milliseconds timeout)
-      : base_url_(std::move(base_url)), timeout_(timeout) {}
+  PrometheusSource(std::string base_url, std::chrono::milliseconds timeout, std::string tenant)
+      : base_url_(std::move(base_url)), timeout_(timeout), tenant_(std::move(tenant)) {}
   Result<std::vector<PromSeries>> Get(const std::string& path,
                                       const std::vector<std::pair<std::string, std::string>>& params,
                                       const std::string& expr) const;
 
   std::string base_url_;
   std::chrono::milliseconds timeout_;
+  std::string tenant_;
 };
 
 }  // namespace cgov
