@@ -288,6 +288,10 @@ Result<std::vector<PodDevice>> ListPodResources(const std::string& socket_path,
   if (call.too_big) {
     return Unavailable(fmt::format("{}: the answer is over {} MiB", where, kMaxResponseBytes >> 20));
   }
+  if (code == CURLE_COULDNT_CONNECT) {
+    // libcurl's own words name a TCP port and a time that changes with every try.
+    return Unavailable(fmt::format("{}: nothing answers on it (is the kubelet running?)", where));
+  }
   if (code != CURLE_OK) {
     return Unavailable(fmt::format("{}: {}", where, error[0] != 0 ? error : lib->easy_strerror(code)));
   }

@@ -4,6 +4,8 @@
 #include "identity/pod_resources.h"
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,6 +168,17 @@ TEST(PodResources, ListsOverTheUnixSocketFromARealGrpcServer) {
   EXPECT_THAT(missing.status().message(), HasSubstr("/var/lib/kubelet/pod-resources"));
   EXPECT_THAT(ListPodResources(CGOV_FIXTURES_DIR, std::chrono::seconds(1)).status().message(),
               HasSubstr("not a socket"));
+  // A socket nobody listens on (a kubelet that stopped): said in words that do not change.
+  const std::string dead = kubelet.socket() + ".dead";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", dead.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ::close(fd);  // bound, never listening: connect() is refused
+  EXPECT_THAT(ListPodResources(dead, std::chrono::seconds(1)).status().message(),
+              HasSubstr("nothing answers on it (is the kubelet running?)"));
+  std::filesystem::remove(dead);
 }
 
 // The poller keeps the last answer, moves its generation only when the devices change, and drops
