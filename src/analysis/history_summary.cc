@@ -91,7 +91,8 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
     return std::tie(a.gpu.host, a.gpu.index, a.gpu.uuid) <
            std::tie(b.gpu.host, b.gpu.index, b.gpu.uuid);
   });
-  if (s->gpus.size() <= kMaxChartedGpus) AddHourlySeries(in, s);
+  // Not over per-GPU totals of long spans (heatmap_hours): a chart needs the GPU's own hours.
+  if (s->gpus.size() <= kMaxChartedGpus && in.heatmap_hours.empty()) AddHourlySeries(in, s);
   return Status::Ok();
 }
 
@@ -377,12 +378,17 @@ void AdviseByHolder(const HistoryInput& in, HistorySummary* s) {
 
 void BuildHeatmap(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
   std::array<int64_t, 7 * 24> util{}, known{};
-  for (const HourBucket& b : in.hours) {
-    const int slot = o.slot_of_hour ? o.slot_of_hour(b.hour) : UtcSlot(b.hour);
-    if (slot < 0 || slot >= 7 * 24) continue;
-    for (const auto& [id, g] : b.gpus) {
-      util[slot] += g.usage.util_ms_x100;
-      known[slot] += g.usage.KnownMs();
+  auto add = [&](int64_t hour, const GpuUsage& u) {
+    const int slot = o.slot_of_hour ? o.slot_of_hour(hour) : UtcSlot(hour);
+    if (slot < 0 || slot >= 7 * 24) return;
+    util[slot] += u.util_ms_x100;
+    known[slot] += u.KnownMs();
+  };
+  if (!in.heatmap_hours.empty()) {
+    for (const auto& [hour, u] : in.heatmap_hours) add(hour, u);
+  } else {
+    for (const HourBucket& b : in.hours) {
+      for (const auto& [id, g] : b.gpus) add(b.hour, g.usage);
     }
   }
   for (int slot = 0; slot < 7 * 24; ++slot) {

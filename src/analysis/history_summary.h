@@ -48,6 +48,9 @@ struct HistoryInput {
   std::map<std::string, std::string> resource_hosts;
   // False when the source has no per-session data (Prometheus): no action list, a note instead.
   bool has_sessions = true;
+  // The whole fleet's usage by hour, when `hours` holds per-GPU totals of spans longer than an
+  // hour (the fleet report over recording rules): the heatmap reads these instead.
+  std::map<int64_t, GpuUsage> heatmap_hours;
 };
 
 // What to do with the cost of GPU time no one held.

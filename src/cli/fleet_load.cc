@@ -1,9 +1,12 @@
 #include "cli/fleet_load.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -15,6 +18,25 @@ namespace {
 constexpr char kGpuPhaseLabels[] =
     "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
 constexpr char kIdentityLabels[] = "Hostname, user, project, team, namespace, pod, container";
+
+constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
+// Auto reads the rules for windows of a day or more: shorter ones are cheap from raw counters.
+constexpr int64_t kAutoRulesMinWindowMs = 24 * kHourMs;
+
+// The hourly rule over a counter: cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h.
+std::string RuleOf(std::string_view counter) {
+  counter.remove_prefix(std::string_view("cgov_").size());
+  counter.remove_suffix(std::string_view("_total").size());
+  return fmt::format("cgov:{}:increase1h", counter);
+}
+
+// A stretch of the window read one way: the raw counters over (from, to], or a run of
+// consecutive hourly rule evaluations at first, first + 1h, ..., last (covering (first - 1h, last]).
+struct Span {
+  bool rules = false;
+  int64_t from_ms = 0, to_ms = 0;
+  int64_t Hours() const { return (to_ms - from_ms) / kHourMs; }
+};
 
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
@@ -53,12 +75,24 @@ class FleetBuilder {
     return Increase(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
                     kGpuPhaseLabels, range_ms);
   }
+  // What `counter` added over `span`, summed by `by`: evaluated at the span's end.
+  static std::string SpanSum(const char* counter, const std::string& by, const Span& span) {
+    if (!span.rules) return Increase(counter, by.c_str(), span.to_ms - span.from_ms);
+    // The run's evaluations and none before: half an hour's margin either side of the first
+    // one, whether the store's ranges include their start (Prometheus 2) or not (3).
+    return fmt::format("sum by ({}) (sum_over_time({}[{}ms]))", by, RuleOf(counter),
+                       span.to_ms - span.from_ms - kHourMs / 2);
+  }
   uint32_t GpuId(const PromSeries& s);
   uint32_t IdentityId(const PromSeries& s);
+  Result<std::vector<Span>> PlanSpans();
+  Status AddRawSpan(int64_t from_ms, int64_t to_ms);
   Status AddGpuSegment(int64_t start_ms, int64_t end_ms);
   Status AddWholeHours(int64_t first_ms, int64_t last_ms);
+  Status AddRuleRun(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
-  Status AddWindowFigures();
+  Status AddIdentities(const Span& span);
+  Status AddWindowFigures(const std::vector<Span>& spans);
   Status AddOpenCostPrices(int64_t window, double at);
 
   const PrometheusSource& prom_;
@@ -74,7 +108,25 @@ class FleetBuilder {
            uint32_t>
       identity_ids_;
   std::map<int64_t, HourBucket> hours_;
+  // Per-GPU totals of the rule runs too long to read by the hour, and the fleet's hours in them.
+  std::map<uint32_t, GpuHour> run_totals_;
+  std::map<int64_t, GpuUsage> fleet_hours_;
+  int64_t rule_hours_ = 0;
 };
+
+void AddToUsage(size_t slot, double value, bool busy, GpuUsage* u) {
+  if (busy) {
+    if (slot < kPhaseCount) u->util_ms_x100 += Ms(value) * 100;
+    if (slot < kPhaseCount) u->waste_ms_x100[slot] -= Ms(value) * 100;
+    return;
+  }
+  if (slot == kPhaseCount) {
+    u->unknown_ms += Ms(value);
+  } else {
+    u->phase_ms[slot] += Ms(value);
+    u->waste_ms_x100[slot] += Ms(value) * 100;
+  }
+}
 
 uint32_t FleetBuilder::GpuId(const PromSeries& s) {
   const std::string host = s.Label("Hostname"), uuid = s.Label("UUID");
@@ -125,19 +177,7 @@ void FleetBuilder::AddGpuPoint(const PromSeries& s, int64_t hour, double value, 
   if (!slot || std::isnan(value)) return;
   HourBucket& b = hours_[hour];
   b.hour = hour;
-  GpuHour& g = b.gpus[GpuId(s)];
-  GpuUsage& u = g.usage;
-  if (busy) {
-    if (*slot < kPhaseCount) u.util_ms_x100 += Ms(value) * 100;
-    if (*slot < kPhaseCount) u.waste_ms_x100[*slot] -= Ms(value) * 100;
-    return;
-  }
-  if (*slot == kPhaseCount) {
-    u.unknown_ms += Ms(value);
-  } else {
-    u.phase_ms[*slot] += Ms(value);
-    u.waste_ms_x100[*slot] += Ms(value) * 100;
-  }
+  AddToUsage(*slot, value, busy, &b.gpus[GpuId(s)].usage);
 }
 
 Status FleetBuilder::AddGpuSegment(int64_t start_ms, int64_t end_ms) {
@@ -171,21 +211,128 @@ Status FleetBuilder::AddWholeHours(int64_t first_ms, int64_t last_ms) {
   return Status::Ok();
 }
 
-// What is read once for the whole window: identities, memory, power, prices, tick counts.
-Status FleetBuilder::AddWindowFigures() {
+// The window's stretches: runs of consecutive hourly rule evaluations where they are to be read,
+// and raw counters around and between them.
+Result<std::vector<Span>> FleetBuilder::PlanSpans() {
   const int64_t window = until_ms_ - since_ms_;
-  const double at = Seconds(until_ms_);
+  const bool want = options_.rules == RecordingRules::kOn ||
+                    (options_.rules == RecordingRules::kAuto && window >= kAutoRulesMinWindowMs);
+  std::vector<int64_t> evaluations;
+  if (want && window > kHourMs) {
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> marks,
+                          prom_.Query(fmt::format("{}[{}ms]", kEvaluations, window),
+                                      Seconds(until_ms_)));
+    for (const PromSeries& s : marks) {
+      for (const auto& [t, value] : s.points) {
+        const int64_t at = std::llround(t * 1000);
+        if (at - kHourMs >= since_ms_ && at <= until_ms_) evaluations.push_back(at);
+      }
+    }
+    std::sort(evaluations.begin(), evaluations.end());
+    evaluations.erase(std::unique(evaluations.begin(), evaluations.end()), evaluations.end());
+  }
+  std::vector<Span> spans;
+  int64_t cursor = since_ms_;
+  for (size_t i = 0; i < evaluations.size();) {
+    if (evaluations[i] - kHourMs < cursor) {  // overlaps the run before (the schedule moved)
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j + 1 < evaluations.size() && evaluations[j + 1] - evaluations[j] == kHourMs) ++j;
+    if (evaluations[i] - kHourMs > cursor) {
+      spans.push_back({.rules = false, .from_ms = cursor, .to_ms = evaluations[i] - kHourMs});
+    }
+    spans.push_back({.rules = true, .from_ms = evaluations[i] - kHourMs, .to_ms = evaluations[j]});
+    cursor = evaluations[j];
+    i = j + 1;
+  }
+  if (options_.rules == RecordingRules::kOn && spans.empty()) {
+    return NotFound(fmt::format(
+        "--recording-rules on: {} has no evaluation of the hourly rules ({}) between {} and {}: "
+        "load deploy/prometheus/cgov-rules.yml (group cgov-hourly) into it, or pass "
+        "--recording-rules off", prom_.url(), kEvaluations, FormatRfc3339Utc(since_ms_ * 1'000'000),
+        FormatRfc3339Utc(until_ms_ * 1'000'000)));
+  }
+  if (until_ms_ > cursor) spans.push_back({.rules = false, .from_ms = cursor, .to_ms = until_ms_});
+  return spans;
+}
+
+// Raw counters over (from, to]: a partial first hour, one range query for the whole hours, a
+// partial last hour.
+Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
+  const int64_t first_boundary = (HourOf(from_ms) + 1) * kHourMs;
+  const int64_t last_boundary = HourOf(to_ms) * kHourMs;
+  if (first_boundary > last_boundary) return AddGpuSegment(from_ms, to_ms);
+  CGOV_RETURN_IF_ERROR(AddGpuSegment(from_ms, first_boundary));
+  CGOV_RETURN_IF_ERROR(AddWholeHours(first_boundary, last_boundary));
+  return AddGpuSegment(last_boundary, to_ms);
+}
+
+// A run of hourly rule evaluations. Each evaluation's hour is filed under the clock hour holding
+// most of it (the same hour when Prometheus evaluates on the hour, as a backfill does).
+Status FleetBuilder::AddRuleRun(const Span& run) {
+  const int64_t hours = run.Hours();
+  rule_hours_ += hours;
+  std::array<std::vector<PromSeries>, 2> totals;
+  std::set<std::tuple<std::string, std::string, std::string>> gpus;
+  for (bool busy : {false, true}) {
+    CGOV_ASSIGN_OR_RETURN(
+        totals[busy],
+        prom_.Query(SpanSum(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
+                            kGpuPhaseLabels, run),
+                    Seconds(run.to_ms)));
+    for (const PromSeries& s : totals[busy]) {
+      gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
+    }
+  }
+  const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
+  auto hour_of = [](double t) { return HourOf(std::llround(t * 1000) - kHourMs / 2); };
+  if (static_cast<int64_t>(gpus.size()) * hours <= options_.hourly_point_budget) {
+    for (bool busy : {false, true}) {
+      CGOV_ASSIGN_OR_RETURN(
+          std::vector<PromSeries> result,
+          prom_.QueryRange(RuleOf(busy ? "cgov_gpu_busy_seconds_total"
+                                       : "cgov_gpu_phase_seconds_total"),
+                           first, last, 3600));
+      for (const PromSeries& s : result) {
+        for (const auto& [t, value] : s.points) AddGpuPoint(s, hour_of(t), value, busy);
+      }
+    }
+    return Status::Ok();
+  }
+  for (bool busy : {false, true}) {
+    for (const PromSeries& s : totals[busy]) {
+      const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+      if (!slot || s.points.empty() || std::isnan(s.points[0].second)) continue;
+      AddToUsage(*slot, s.points[0].second, busy, &run_totals_[GpuId(s)].usage);
+    }
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<PromSeries> fleet,
+        prom_.QueryRange(fmt::format("sum by (phase) ({})",
+                                     RuleOf(busy ? "cgov_gpu_busy_seconds_total"
+                                                 : "cgov_gpu_phase_seconds_total")),
+                         first, last, 3600));
+    for (const PromSeries& s : fleet) {
+      const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+      if (!slot) continue;
+      for (const auto& [t, value] : s.points) {
+        if (!std::isnan(value)) AddToUsage(*slot, value, busy, &fleet_hours_[hour_of(t)]);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Identities and ticks over one span, into the window's first hour.
+Status FleetBuilder::AddIdentities(const Span& span) {
+  const double at = Seconds(span.to_ms);
   HourBucket& first = hours_[HourOf(since_ms_)];
   first.hour = HourOf(since_ms_);
-  std::map<uint32_t, GpuHour> held;  // per GPU over the window
-  for (const auto& [hour, b] : hours_) {
-    for (const auto& [id, g] : b.gpus) MergeInto(g, &held[id]);
-  }
-  // Identities.
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed,
-                        prom_.Query(Increase("cgov_identity_gpu_seconds_total",
-                                             fmt::format("{}, phase", kIdentityLabels).c_str(),
-                                             window), at));
+  CGOV_ASSIGN_OR_RETURN(
+      std::vector<PromSeries> attributed,
+      prom_.Query(SpanSum("cgov_identity_gpu_seconds_total",
+                          fmt::format("{}, phase", kIdentityLabels), span), at));
   auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
     auto gpu = host_gpu_.find(s.Label("Hostname"));
     if (gpu == host_gpu_.end()) return nullptr;
@@ -206,28 +353,60 @@ Status FleetBuilder::AddWindowFigures() {
   for (bool idle : {false, true}) {
     CGOV_ASSIGN_OR_RETURN(
         std::vector<PromSeries> result,
-        prom_.Query(Increase(idle ? "cgov_identity_idle_held_seconds_total"
-                                  : "cgov_identity_held_seconds_total",
-                             kIdentityLabels, window), at));
+        prom_.Query(SpanSum(idle ? "cgov_identity_idle_held_seconds_total"
+                                 : "cgov_identity_held_seconds_total",
+                            kIdentityLabels, span), at));
     for (const PromSeries& s : result) {
       IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
       if (h == nullptr) continue;
       (idle ? h->idle_held_ms : h->held_ms) += Ms(s.points[0].second);
     }
   }
-  // Memory and power: the window's mean reading, over the GPU's held time.
+  // Samples: the ticks each host took (at least one where there is data).
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks,
+                        prom_.Query(SpanSum("cgov_ticks_total", "Hostname", span), at));
+  for (const PromSeries& s : ticks) {
+    if (s.points.empty()) continue;
+    for (const auto& [key, id] : gpu_ids_) {
+      if (std::get<0>(key) == s.Label("Hostname")) {
+        first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// What is read once for the whole window: memory, power, prices, instance ids.
+Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
+  const int64_t window = until_ms_ - since_ms_;
+  const double at = Seconds(until_ms_);
+  HourBucket& first = hours_[HourOf(since_ms_)];
+  first.hour = HourOf(since_ms_);
+  std::map<uint32_t, GpuHour> held = run_totals_;  // per GPU over the window
+  for (const auto& [hour, b] : hours_) {
+    for (const auto& [id, g] : b.gpus) MergeInto(g, &held[id]);
+  }
+  for (const Span& span : spans) CGOV_RETURN_IF_ERROR(AddIdentities(span));
+  for (const auto& [key, id] : gpu_ids_) {
+    int64_t& samples = first.gpus[id].samples;
+    samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
+  }
+  // Memory and power: the window's mean reading, over the GPU's held time. Over recording rules,
+  // the mean of their hourly means (a raw mean over a month reads every sample of it).
   struct Mean {
     const char* metric;
+    const char* rule;
     double scale;  // to MiB / 0.1 W
     bool memory;
   };
   // cgov's own names: a dcgm-exporter on the same node serves its readings under DCGM_FI_*.
-  for (const Mean& m : {Mean{"cgov_gpu_memory_used_bytes", 1.0 / 1048576, true},
-                        Mean{"cgov_gpu_power_watts", 10, false}}) {
+  for (const Mean& m :
+       {Mean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h", 1.0 / 1048576, true},
+        Mean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h", 10, false}}) {
     CGOV_ASSIGN_OR_RETURN(
         std::vector<PromSeries> result,
-        prom_.Query(fmt::format("avg by (Hostname, UUID, GPU_I_ID) (avg_over_time({}[{}ms]))", m.metric,
-                                window), at));
+        prom_.Query(fmt::format("avg by (Hostname, UUID, GPU_I_ID) (avg_over_time({}[{}ms]))",
+                                rule_hours_ > 0 ? m.rule : m.metric, window), at));
     for (const PromSeries& s : result) {
       auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
       if (id == gpu_ids_.end() || s.points.empty()) continue;
@@ -238,44 +417,38 @@ Status FleetBuilder::AddWindowFigures() {
       (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
     }
   }
-  // The instance ids the daemons were given (--instance-id), for --billing.
+  // The instance ids the daemons were given (--instance-id), for --billing (which reads raw
+  // counters only).
+  const int64_t recent = rule_hours_ > 0 ? std::min(window, 2 * kHourMs) : window;
   CGOV_ASSIGN_OR_RETURN(
       std::vector<PromSeries> builds,
       prom_.Query(fmt::format("max by (Hostname, instance_id) (last_over_time("
-                              "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", window), at));
+                              "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", recent), at));
   for (const PromSeries& s : builds) {
     if (s.Label("instance_id").empty()) continue;
     in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
   }
-  // Each daemon's price, as of the end of the window.
-  CGOV_ASSIGN_OR_RETURN(
-      std::vector<PromSeries> prices,
-      prom_.Query(fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time("
-                              "cgov_gpu_price_usd_per_hour[{}ms]))", window), at));
-  for (const PromSeries& s : prices) {
-    auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
-    if (id == gpu_ids_.end() || s.points.empty()) continue;
-    ResolvedPrice p;
-    p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
-    p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
-    in_.gpu_prices[id->second] = p;
+  // Each daemon's price, as of the end of the window: the raw gauge's last value, and over
+  // recording rules for a GPU gone before the last two hours, the rule's last hourly value.
+  std::vector<std::string> price_queries = {
+      fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time("
+                  "cgov_gpu_price_usd_per_hour[{}ms]))", recent)};
+  if (rule_hours_ > 0) {
+    price_queries.push_back(fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time("
+                                        "cgov:gpu_price_usd_per_hour:last1h[{}ms]))", window));
   }
-  if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(window, at));
-  // Samples: the ticks each host took (at least one where there is data).
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks,
-                        prom_.Query(Increase("cgov_ticks_total", "Hostname", window), at));
-  for (const PromSeries& s : ticks) {
-    if (s.points.empty()) continue;
-    for (const auto& [key, id] : gpu_ids_) {
-      if (std::get<0>(key) == s.Label("Hostname")) {
-        first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
-      }
+  for (const std::string& query : price_queries) {
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> prices, prom_.Query(query, at));
+    for (const PromSeries& s : prices) {
+      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
+      if (id == gpu_ids_.end() || s.points.empty() || in_.gpu_prices.count(id->second)) continue;
+      ResolvedPrice p;
+      p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
+      p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
+      in_.gpu_prices[id->second] = p;
     }
   }
-  for (const auto& [key, id] : gpu_ids_) {
-    int64_t& samples = first.gpus[id].samples;
-    samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
-  }
+  if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(window, at));
   return Status::Ok();
 }
 
@@ -325,14 +498,9 @@ Result<HistoryInput> FleetBuilder::Build() {
   in_.since_ms = since_ms_;
   in_.until_ms = until_ms_;
   in_.has_sessions = false;
-  const int64_t first_boundary = (HourOf(since_ms_) + 1) * kHourMs;
-  const int64_t last_boundary = HourOf(until_ms_) * kHourMs;
-  if (first_boundary > last_boundary) {
-    CGOV_RETURN_IF_ERROR(AddGpuSegment(since_ms_, until_ms_));
-  } else {
-    CGOV_RETURN_IF_ERROR(AddGpuSegment(since_ms_, first_boundary));
-    CGOV_RETURN_IF_ERROR(AddWholeHours(first_boundary, last_boundary));
-    CGOV_RETURN_IF_ERROR(AddGpuSegment(last_boundary, until_ms_));
+  CGOV_ASSIGN_OR_RETURN(std::vector<Span> spans, PlanSpans());
+  for (const Span& span : spans) {
+    CGOV_RETURN_IF_ERROR(span.rules ? AddRuleRun(span) : AddRawSpan(span.from_ms, span.to_ms));
   }
   if (gpu_ids_.empty()) {
     // Say which: our metrics are missing altogether, or only this window has none.
@@ -358,7 +526,16 @@ Result<HistoryInput> FleetBuilder::Build() {
                                 FormatRfc3339Utc(since_ms_ * 1'000'000),
                                 FormatRfc3339Utc(until_ms_ * 1'000'000)));
   }
-  CGOV_RETURN_IF_ERROR(AddWindowFigures());
+  if (!run_totals_.empty()) {
+    // The heatmap reads the fleet's hours: the runs' and the raw counters' own.
+    in_.heatmap_hours = std::move(fleet_hours_);
+    for (const auto& [hour, b] : hours_) {
+      for (const auto& [id, g] : b.gpus) MergeInto(g.usage, &in_.heatmap_hours[hour]);
+    }
+  }
+  CGOV_RETURN_IF_ERROR(AddWindowFigures(spans));
+  HourBucket& first = hours_[HourOf(since_ms_)];
+  for (const auto& [id, g] : run_totals_) MergeInto(g, &first.gpus[id]);
   for (auto& [hour, b] : hours_) in_.hours.push_back(std::move(b));
   std::set<std::string> hosts;
   for (const GpuRecord& g : in_.gpus) hosts.insert(g.host);
@@ -378,10 +555,25 @@ Result<HistoryInput> FleetBuilder::Build() {
   in_.notes.push_back(fmt::format(
       "From Prometheus at {}: the scraped counters of each daemon, not extrapolated; the last "
       "scrape interval and tick before the window's end are not in yet.", prom_.url()));
+  if (rule_hours_ > 0) {
+    const int64_t window_hours = (until_ms_ - since_ms_ + kHourMs - 1) / kHourMs;
+    in_.notes.push_back(fmt::format(
+        "{} of the window's {} hours from the hourly recording rules (cgov-hourly), the rest "
+        "from the raw counters{}; mean memory and power are the rules' hourly means.",
+        rule_hours_, window_hours,
+        run_totals_.empty() ? "" : " (each GPU's figures as totals, the heatmap by the hour)"));
+  }
   return std::move(in_);
 }
 
 }  // namespace
+
+std::optional<RecordingRules> ParseRecordingRules(std::string_view text) {
+  if (text == "auto") return RecordingRules::kAuto;
+  if (text == "on") return RecordingRules::kOn;
+  if (text == "off") return RecordingRules::kOff;
+  return std::nullopt;
+}
 
 Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since_ms,
                                int64_t until_ms, FleetOptions options) {

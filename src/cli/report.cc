@@ -51,6 +51,7 @@ struct ReportOptions {
   std::string slurm_accounting;  // sacct --parsable2 or scontrol show job output
   bool sacct = false;            // --sacct: run sacct for the report's window
   bool opencost_prices = false;  // --opencost-prices (with --prometheus)
+  std::string recording_rules;   // --recording-rules auto|on|off (with --prometheus)
   bool since_given = false;
 };
 
@@ -97,6 +98,20 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   }
   if (!r.prometheus_tenant.empty() && r.prometheus.empty()) {
     return InvalidArgument("--prometheus-tenant goes with --prometheus URL");
+  }
+  if (!r.recording_rules.empty()) {
+    if (r.prometheus.empty()) {
+      return InvalidArgument("--recording-rules goes with --prometheus URL");
+    }
+    if (!ParseRecordingRules(r.recording_rules)) {
+      return InvalidArgument(fmt::format("--recording-rules {}: expected auto, on or off",
+                                         r.recording_rules));
+    }
+    if (r.recording_rules == "on" && !r.billing.empty()) {
+      return InvalidArgument("--recording-rules on and --billing: a bill's lines are placed by "
+                             "host and hour, which the rules' totals do not keep (auto and off "
+                             "read the raw counters with --billing)");
+    }
   }
   if (r.opencost_prices && r.prometheus.empty()) {
     return InvalidArgument("--opencost-prices reads OpenCost's series from --prometheus URL");
@@ -162,7 +177,11 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
                         PrometheusSource::Open(r.prometheus, std::chrono::seconds(30),
                                                r.prometheus_tenant));
   CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, std::nullopt));  // default: now
-  return LoadFleet(prometheus, w.since_ms, w.until_ms, {.opencost_prices = r.opencost_prices});
+  FleetOptions options{.opencost_prices = r.opencost_prices};
+  if (!r.recording_rules.empty()) options.rules = *ParseRecordingRules(r.recording_rules);
+  // A bill's lines are placed by host and hour: the raw counters keep both.
+  if (!r.billing.empty()) options.rules = RecordingRules::kOff;
+  return LoadFleet(prometheus, w.since_ms, w.until_ms, options);
 }
 
 Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& options) {
@@ -343,6 +362,9 @@ int RunReport(int argc, char** argv) {
   app.add_flag("--opencost-prices", r.opencost_prices, "with --prometheus: price each GPU at "
                "OpenCost's node_gpu_hourly_cost for its node (OpenCost scraped into the same "
                "Prometheus)");
+  app.add_option("--recording-rules", r.recording_rules, "with --prometheus: read the hourly "
+                 "recording rules of deploy/prometheus/cgov-rules.yml where Prometheus evaluated "
+                 "them: auto (windows of a day or more; the default), on, off (raw counters)");
   app.add_option("--instance-type", r.instance_type, "price GPUs as this instance type (catalog)");
   app.add_option("--price-catalog", r.catalog_path, "your own price catalog (env "
                  "CGOV_PRICE_CATALOG; format of data/prices.json)");

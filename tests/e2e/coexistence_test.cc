@@ -56,16 +56,31 @@ std::string Canonical(const std::vector<PromSeries>& result) {
   return out.empty() ? "(empty)" : out;
 }
 
-// Every `expr:` of a rule file (each on one line there), checked against the number of rules.
+// Every `expr:` of a rule file (on one line, or folded `>-` over the lines indented below it),
+// checked against the number of rules.
 std::vector<std::string> RuleExpressions(const std::string& path) {
   const std::string text = ReadFile(path);
   std::vector<std::string> out;
-  const std::regex expr(R"(^\s+expr:\s*(.+)$)");
+  const std::regex expr(R"(^(\s+)expr:\s*(.+)$)");
   std::istringstream lines(text);
   int rules = 0;
+  size_t folded_indent = 0;  // > 0 while reading a folded expression's lines
   for (std::string line; std::getline(lines, line);) {
+    const size_t indent = line.find_first_not_of(' ');
+    if (folded_indent > 0 && indent != std::string::npos && indent > folded_indent) {
+      out.back() += (out.back().empty() ? "" : " ") + line.substr(indent);
+      continue;
+    }
+    folded_indent = 0;
     std::smatch m;
-    if (std::regex_match(line, m, expr)) out.push_back(m[1]);
+    if (std::regex_match(line, m, expr)) {
+      if (m[2] == ">-") {
+        folded_indent = m[1].length();
+        out.emplace_back();
+      } else {
+        out.push_back(m[2]);
+      }
+    }
     if (line.find("- record:") != std::string::npos || line.find("- alert:") != std::string::npos) {
       ++rules;
     }

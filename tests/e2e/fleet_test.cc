@@ -291,9 +291,11 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   EXPECT_NE(early.err.find("not in this window"), std::string::npos) << early.err;
   // The rule files load in the real Prometheus (it would not be ready otherwise) and pass
   // their unit tests.
-  RunResult rules = RunProgram({kPromtool, "test", "rules",
-                                DeployFile("prometheus/cgov-rules.test.yml")}, {}, 60);
-  EXPECT_EQ(rules.exit_code, 0) << rules.out << rules.err;
+  for (const char* tests : {"prometheus/cgov-rules.test.yml",
+                            "prometheus/cgov-hourly-rules.test.yml"}) {
+    RunResult rules = RunProgram({kPromtool, "test", "rules", DeployFile(tests)}, {}, 60);
+    EXPECT_EQ(rules.exit_code, 0) << tests << ": " << rules.out << rules.err;
+  }
 }
 
 TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {

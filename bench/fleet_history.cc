@@ -1,0 +1,275 @@
+// cgov_fleet_history: a fleet's /metrics history in cgov's own metric shapes, as OpenMetrics text
+// for `promtool tsdb create-blocks-from openmetrics`, and the truth it was made from as JSON.
+//
+//   cgov_fleet_history --nodes N [--first-node 0] [--gpus 8] [--hours 24] [--interval 60]
+//                      [--start UNIX] [--seed 1] --out FILE.om --truth FILE.json
+//
+// Nodes first-node .. first-node + N - 1: a large fleet is written (and backfilled) in parts,
+// each node the same whichever part it is in.
+//
+// Each node's GPUs run jobs one after another: a job holds its GPU for 30 min to 6 h under its
+// own pod (so identities come and go), with a utilization pattern of its kind (busy, starved,
+// notebook left idle), and a GPU waits 0-2 h between jobs (truly idle). Every interval each daemon
+// adds its interval's GPU-seconds to the phase it classifies, as `cgov daemon` does, and the
+// holder's identity counters with it. Series carry the labels the daemon serves; only the
+// families `cgov report --prometheus` reads are written. Used by bench/fleet_scale.sh and
+// tests/e2e/fleet_rules_test.cc.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kPhases[] = {"truly_idle", "idle_held", "underutilized", "productive",
+                                   "compute_bound", "unknown"};
+constexpr int kPhaseCount = 5;  // unknown is served and never counted here
+
+struct Rng {  // splitmix64: the same fleet for the same seed on every machine
+  uint64_t s;
+  uint64_t Next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  int Uniform(int lo, int hi) { return lo + static_cast<int>(Next() % (hi - lo + 1)); }
+};
+
+struct Job {
+  int node, gpu, first, last;  // steps [first, last]
+  int kind;                    // 0 busy, 1 starved, 2 notebook
+  std::string pod, user, project, team;
+};
+
+struct Step {          // one GPU at one step
+  int8_t phase = 0;    // index in kPhases
+  int8_t util = 0;     // percent
+  int32_t job = -1;
+};
+
+int Classify(int util, bool held) {
+  if (!held) return 0;
+  if (util == 0) return 1;
+  if (util < 60) return 2;
+  if (util < 95) return 3;
+  return 4;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int nodes = 0, first_node = 0, gpus = 8, hours = 24, interval = 60;
+  long long start = 1785542400;  // 2026-08-01T00:00:00Z
+  uint64_t seed = 1;
+  const char* out_path = nullptr;
+  const char* truth_path = nullptr;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const char* v = argv[i + 1];
+    if (flag == "--nodes") nodes = std::atoi(v);
+    else if (flag == "--first-node") first_node = std::atoi(v);
+    else if (flag == "--gpus") gpus = std::atoi(v);
+    else if (flag == "--hours") hours = std::atoi(v);
+    else if (flag == "--interval") interval = std::atoi(v);
+    else if (flag == "--start") start = std::atoll(v);
+    else if (flag == "--seed") seed = std::strtoull(v, nullptr, 10);
+    else if (flag == "--out") out_path = v;
+    else if (flag == "--truth") truth_path = v;
+    else {
+      std::fprintf(stderr, "cgov_fleet_history: unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  if (nodes <= 0 || gpus <= 0 || hours <= 0 || interval <= 0 || !out_path || !truth_path) {
+    std::fprintf(stderr, "usage: cgov_fleet_history --nodes N [--gpus 8] [--hours 24] "
+                         "[--interval 60] [--start UNIX] [--seed 1] --out FILE --truth FILE\n");
+    return 2;
+  }
+  const int steps = hours * 3600 / interval + 1;  // step 0 is the daemons' start: all zero
+  std::vector<Job> jobs;
+  std::vector<Step> grid(static_cast<size_t>(nodes) * gpus * steps);
+  auto at = [&](int n, int g, int k) -> Step& {
+    return grid[(static_cast<size_t>(n) * gpus + g) * steps + k];
+  };
+  for (int n = 0; n < nodes; ++n) {
+    Rng rng{seed * 1000003u + static_cast<uint64_t>(first_node + n)};
+    int node_jobs = 0;
+    for (int g = 0; g < gpus; ++g) {
+      int k = 1 + rng.Uniform(0, 120 * 60 / interval);
+      while (k < steps) {
+        Job j;
+        j.node = n;
+        j.gpu = g;
+        j.first = k;
+        j.last = std::min(steps - 1, k + rng.Uniform(30, 360) * 60 / interval);
+        j.kind = rng.Uniform(0, 9) < 6 ? 0 : (rng.Uniform(0, 1) ? 1 : 2);
+        const int u = rng.Uniform(0, 199);
+        j.user = "user" + std::to_string(u);
+        j.project = "proj" + std::to_string(u % 23);
+        j.team = "team" + std::to_string(u % 7);
+        j.pod = "job-" + std::to_string(first_node + n) + "-" + std::to_string(node_jobs++);
+        for (int s = j.first; s <= j.last; ++s) {
+          Step& st = at(n, g, s);
+          const int r = rng.Uniform(0, 99);
+          int util = 0;
+          if (j.kind == 0) util = r < 5 ? 0 : rng.Uniform(70, 100);
+          if (j.kind == 1) util = r < 20 ? 0 : rng.Uniform(10, 55);
+          if (j.kind == 2) util = r < 90 ? 0 : rng.Uniform(20, 90);
+          st.util = static_cast<int8_t>(util);
+          st.job = static_cast<int32_t>(jobs.size());
+          st.phase = static_cast<int8_t>(Classify(util, true));
+        }
+        jobs.push_back(j);
+        k = j.last + 1 + rng.Uniform(0, 120 * 60 / interval);
+      }
+    }
+  }
+  FILE* out = std::fopen(out_path, "w");
+  if (out == nullptr) {
+    std::perror(out_path);
+    return 1;
+  }
+  std::vector<char> buffer(1 << 22);
+  std::setvbuf(out, buffer.data(), _IOFBF, buffer.size());
+  auto host = [&](int n) { return "node-" + std::to_string(first_node + n); };
+  auto uuid = [&](int n, int g) {
+    char b[64];
+    std::snprintf(b, sizeof b, "GPU-%08x-0000-4000-8000-%012x", first_node + n, g);
+    return std::string(b);
+  };
+  auto gpu_labels = [&](int n, int g) {
+    char b[256];
+    std::snprintf(b, sizeof b,
+                  "gpu=\"%d\",UUID=\"%s\",device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\","
+                  "Hostname=\"%s\",pci_bus_id=\"00000000:%02X:00.0\"",
+                  g, uuid(n, g).c_str(), g, host(n).c_str(), 0x18 + g * 0x10);
+    return std::string(b);
+  };
+  auto t = [&](int k) { return start + static_cast<long long>(k) * interval; };
+  std::map<std::string, double> phase_truth;
+  double busy_truth = 0;
+  // Counters by GPU and phase.
+  for (int busy = 0; busy < 2; ++busy) {
+    const char* family = busy ? "cgov_gpu_busy_seconds" : "cgov_gpu_phase_seconds";
+    std::fprintf(out, "# TYPE %s counter\n", family);
+    for (int n = 0; n < nodes; ++n) {
+      for (int g = 0; g < gpus; ++g) {
+        const std::string labels = gpu_labels(n, g);
+        for (int p = 0; p < kPhaseCount + (busy ? 0 : 1); ++p) {
+          double value = 0;
+          for (int k = 0; k < steps; ++k) {
+            const Step& st = at(n, g, k);
+            if (k > 0 && st.phase == p) value += busy ? interval * st.util / 100.0 : interval;
+            std::fprintf(out, "%s_total{%s,phase=\"%s\"} %.10g %lld\n", family, labels.c_str(),
+                         kPhases[p], value, t(k));
+          }
+          (busy ? busy_truth : phase_truth[kPhases[p]]) += value;
+        }
+      }
+    }
+  }
+  // Gauges: memory, power, price.
+  std::fprintf(out, "# TYPE cgov_gpu_memory_used_bytes gauge\n");
+  for (int n = 0; n < nodes; ++n) {
+    for (int g = 0; g < gpus; ++g) {
+      const std::string labels = gpu_labels(n, g);
+      for (int k = 0; k < steps; ++k) {
+        const double bytes = at(n, g, k).job >= 0 ? 40.0 * (1 << 30) : 0;
+        std::fprintf(out, "cgov_gpu_memory_used_bytes{%s} %.10g %lld\n", labels.c_str(), bytes,
+                     t(k));
+      }
+    }
+  }
+  std::fprintf(out, "# TYPE cgov_gpu_power_watts gauge\n");
+  for (int n = 0; n < nodes; ++n) {
+    for (int g = 0; g < gpus; ++g) {
+      const std::string labels = gpu_labels(n, g);
+      for (int k = 0; k < steps; ++k) {
+        std::fprintf(out, "cgov_gpu_power_watts{%s} %d %lld\n", labels.c_str(),
+                     70 + 6 * at(n, g, k).util, t(k));
+      }
+    }
+  }
+  std::fprintf(out, "# TYPE cgov_gpu_price_usd_per_hour gauge\n");
+  for (int n = 0; n < nodes; ++n) {
+    for (int g = 0; g < gpus; ++g) {
+      const std::string labels = gpu_labels(n, g);
+      for (int k = 0; k < steps; ++k) {
+        std::fprintf(out, "cgov_gpu_price_usd_per_hour{%s,source=\"flag\"} 3 %lld\n",
+                     labels.c_str(), t(k));
+      }
+    }
+  }
+  // Identity counters: a job's series are born with its first interval and leave after its last.
+  std::map<std::string, double> project_truth;
+  double held_truth = 0, idle_held_truth = 0;
+  const char* families[] = {"cgov_identity_gpu_seconds", "cgov_identity_held_seconds",
+                            "cgov_identity_idle_held_seconds"};
+  for (int f = 0; f < 3; ++f) {
+    std::fprintf(out, "# TYPE %s counter\n", families[f]);
+    for (const Job& j : jobs) {
+      char labels[256];
+      std::snprintf(labels, sizeof labels,
+                    "Hostname=\"%s\",user=\"%s\",project=\"%s\",team=\"%s\",namespace=\"\","
+                    "pod=\"%s\",container=\"\"",
+                    host(j.node).c_str(), j.user.c_str(), j.project.c_str(), j.team.c_str(),
+                    j.pod.c_str());
+      for (int p = 0; p < (f == 0 ? kPhaseCount + 1 : 1); ++p) {
+        double value = 0;
+        for (int k = j.first; k <= j.last; ++k) {
+          const Step& st = at(j.node, j.gpu, k);
+          if (f == 0 && st.phase == p) value += interval;
+          if (f == 1) value += interval;
+          if (f == 2 && st.phase == 1) value += interval;
+          if (f == 0) {
+            std::fprintf(out, "%s_total{%s,phase=\"%s\"} %.10g %lld\n", families[f], labels,
+                         kPhases[p], value, t(k));
+          } else {
+            std::fprintf(out, "%s_total{%s} %.10g %lld\n", families[f], labels, value, t(k));
+          }
+        }
+        if (f == 0) project_truth[j.project] += value;
+        if (f == 1) held_truth += value;
+        if (f == 2) idle_held_truth += value;
+      }
+    }
+  }
+  std::fprintf(out, "# TYPE cgov_ticks counter\n");
+  for (int n = 0; n < nodes; ++n) {
+    for (int k = 0; k < steps; ++k) {
+      std::fprintf(out, "cgov_ticks_total{Hostname=\"%s\"} %d %lld\n", host(n).c_str(), k, t(k));
+    }
+  }
+  std::fprintf(out, "# EOF\n");
+  if (std::fclose(out) != 0) {
+    std::perror(out_path);
+    return 1;
+  }
+  FILE* truth = std::fopen(truth_path, "w");
+  if (truth == nullptr) {
+    std::perror(truth_path);
+    return 1;
+  }
+  std::fprintf(truth, "{\"nodes\": %d, \"gpus_per_node\": %d, \"hours\": %d, \"interval_s\": %d, "
+                      "\"start\": %lld, \"end\": %lld, \"identities\": %zu,\n \"phase_seconds\": {",
+               nodes, gpus, hours, interval, start, t(steps - 1), jobs.size());
+  bool first = true;
+  for (const auto& [phase, v] : phase_truth) {
+    std::fprintf(truth, "%s\"%s\": %.3f", first ? "" : ", ", phase.c_str(), v);
+    first = false;
+  }
+  std::fprintf(truth, "},\n \"busy_seconds\": %.3f, \"held_seconds\": %.3f, "
+                      "\"idle_held_seconds\": %.3f,\n \"project_seconds\": {",
+               busy_truth, held_truth, idle_held_truth);
+  first = true;
+  for (const auto& [project, v] : project_truth) {
+    std::fprintf(truth, "%s\"%s\": %.3f", first ? "" : ", ", project.c_str(), v);
+    first = false;
+  }
+  std::fprintf(truth, "}}\n");
+  return std::fclose(truth) == 0 ? 0 : 1;
+}
