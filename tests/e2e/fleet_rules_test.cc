@@ -1,0 +1,197 @@
+// End-to-end: the hourly recording rules in a real Prometheus (Debian's package). A 30-hour
+// history of three nodes (cgov_fleet_history) is backfilled with `promtool tsdb create-blocks-
+// from openmetrics`, the cgov-hourly rules are backfilled over it with `promtool tsdb create-
+// blocks-from rules` (leaving out two hours, as when Prometheus is down), and `cgov report
+// --prometheus` must give the generator's own totals to the GPU-second from the raw counters and
+// from the rules alike.
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <map>
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/fleet_load.h"
+#include "core/time_format.h"
+#include "e2e_helpers.h"
+#include "os/http_get.h"
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kPrometheus[] = "/usr/bin/prometheus";
+constexpr char kPromtool[] = "/usr/bin/promtool";
+
+// The cgov-hourly group of deploy/prometheus/cgov-rules.yml, as a rule file of its own.
+std::string HourlyGroup() {
+  const std::string rules = ReadFile(DocsFile("../deploy/prometheus/cgov-rules.yml"));
+  const size_t from = rules.find("  - name: cgov-hourly\n");
+  EXPECT_NE(from, std::string::npos);
+  const size_t to = rules.find("\n  - name:", from + 1);
+  return "groups:\n" + rules.substr(from, to == std::string::npos ? to : to + 1 - from);
+}
+
+class FleetRulesE2E : public ::testing::Test {
+ protected:
+  void TearDown() override { Stop(); }
+  void Start() {
+    prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
+                                "--storage.tsdb.path=" + (dir_ / "tsdb"),
+                                "--storage.tsdb.retention.time=100y",
+                                "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                                "--log.level=warn"},
+                               {});
+    ASSERT_TRUE(WaitFor([&] {
+      auto ready = HttpGet(url_ + "/-/ready", {}, std::chrono::seconds(1));
+      return ready.ok() && ready->status == 200;
+    }, 60)) << "Prometheus did not become ready";
+  }
+  void Stop() {
+    if (prometheus_.pid > 0) {
+      kill(prometheus_.pid, SIGTERM);
+      WaitProgram(prometheus_, 20);
+      prometheus_.pid = -1;
+    }
+  }
+  json Report(const std::string& rules, const std::string& since, const std::string& until,
+              const std::string& by) {
+    RunResult r = RunProgram({CgovBinary(), "report", "--prometheus", url_, "--format", "json",
+                              "--since", since, "--until", until, "--by", by,
+                              "--recording-rules", rules}, {}, 120);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (r.exit_code != 0) return json::object();
+    json report = json::parse(r.out);
+    EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
+    return report;
+  }
+
+  TempDir dir_;
+  int port_ = FreePort();
+  std::string url_ = "http://127.0.0.1:" + std::to_string(port_);
+  Started prometheus_;
+};
+
+TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkippedHour) {
+  ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
+  RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", "30",
+                               "--out", dir_ / "fleet.om", "--truth", dir_ / "truth.json"}, {});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const json truth = json::parse(ReadFile(dir_ / "truth.json"));
+  const int64_t start = truth["start"], end = truth["end"];
+  RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
+                                   "--max-block-duration=48h", dir_ / "fleet.om", dir_ / "tsdb"},
+                                  {}, 120);
+  ASSERT_EQ(backfill.exit_code, 0) << backfill.out << backfill.err;
+  WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1m\n");
+  WriteFile(dir_ / "hourly.yml", HourlyGroup());
+  Start();
+  // The rules over hours 0-12 and 14-30: Prometheus "down" for two hours between.
+  for (auto [from, to, out] : {std::tuple{start, start + 12 * 3600, "rules-a"},
+                               std::tuple{start + 14 * 3600, end, "rules-b"}}) {
+    RunResult rules = RunProgram(
+        {kPromtool, "tsdb", "create-blocks-from", "rules", "--start", std::to_string(from),
+         "--end", std::to_string(to), "--url", url_, "--output-dir", dir_ / out,
+         dir_ / "hourly.yml"}, {}, 120);
+    ASSERT_EQ(rules.exit_code, 0) << rules.out << rules.err;
+  }
+  Stop();
+  for (const char* out : {"rules-a", "rules-b"}) {
+    RunResult moved = RunProgram({"/bin/sh", "-c", "mv " + (dir_ / out) + "/* " + (dir_ / "tsdb")},
+                                 {});
+    ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  }
+  Start();
+
+  const std::string since = FormatRfc3339Utc((start - 60) * 1'000'000'000);
+  const std::string until = FormatRfc3339Utc(end * 1'000'000'000);
+  std::map<std::string, json> reports;
+  for (const char* rules : {"off", "on", "auto"}) {
+    reports[rules] = Report(rules, since, until, "project");
+    ASSERT_TRUE(reports[rules].contains("phases")) << rules;
+  }
+  for (const auto& [rules, report] : reports) {
+    SCOPED_TRACE(rules);
+    EXPECT_EQ(report["gpu_count"], 6);
+    // Every phase and the projects' attributed time: the generator's counters, to the second.
+    for (const auto& [phase, seconds] : truth["phase_seconds"].items()) {
+      if (phase == "unknown") continue;
+      EXPECT_NEAR(report["phases"][phase]["gpu_seconds"].get<double>(), seconds.get<double>(),
+                  0.5) << phase;
+    }
+    std::map<std::string, double> projects;
+    for (const json& w : report["who"]) {
+      for (const auto& [phase, s] : w["attributed_seconds"].items()) projects[w["key"]] += s.get<double>();
+    }
+    for (const auto& [project, seconds] : truth["project_seconds"].items()) {
+      EXPECT_NEAR(projects[project], seconds.get<double>(), 0.5) << project;
+    }
+    const std::string notes = report["notes"].dump();
+    std::smatch m;
+    const bool from_rules = std::regex_search(
+        notes, m, std::regex("(\\d+) of the window's 31 hours from the hourly recording rules"));
+    EXPECT_EQ(from_rules, rules != "off") << notes;
+    // Where the backfill's evaluations fall in the hour is its own; the two skipped hours are
+    // never among them.
+    if (from_rules) {
+      EXPECT_GE(std::stoi(m[1]), 24) << notes;
+      EXPECT_LE(std::stoi(m[1]), 28) << notes;
+    }
+  }
+  // A large fleet's runs come as per-GPU totals and the fleet's hours (here forced by a budget
+  // of no hourly points): the same totals, and a heatmap holding every second of them.
+  auto prom = PrometheusSource::Open(url_, std::chrono::seconds(30));
+  ASSERT_TRUE(prom.ok());
+  std::map<std::string, std::array<int64_t, kPhaseCount>> by_budget;
+  for (int64_t budget : {int64_t{50'000}, int64_t{0}}) {
+    SCOPED_TRACE(budget);
+    auto in = cli::LoadFleet(*prom, (start - 60) * 1000, end * 1000,
+                             {.rules = cli::RecordingRules::kOn, .hourly_point_budget = budget});
+    ASSERT_TRUE(in.ok()) << in.status().message();
+    std::array<int64_t, kPhaseCount> phases{};
+    int64_t known = 0, heatmap_known = 0;
+    for (const HourBucket& b : in->hours) {
+      for (const auto& [id, g] : b.gpus) {
+        for (size_t p = 0; p < kPhaseCount; ++p) phases[p] += g.usage.phase_ms[p];
+        known += g.usage.KnownMs();
+      }
+    }
+    for (const auto& [hour, u] : in->heatmap_hours) heatmap_known += u.KnownMs();
+    EXPECT_EQ(in->heatmap_hours.empty(), budget > 0);
+    if (budget == 0) {
+      EXPECT_EQ(heatmap_known, known);
+      EXPECT_GE(in->heatmap_hours.size(), 30u);
+    }
+    by_budget[std::to_string(budget)] = phases;
+  }
+  EXPECT_EQ(by_budget["0"], by_budget["50000"]);
+
+  // A window of less than a day reads the raw counters unless told to read the rules.
+  const std::string half = FormatRfc3339Utc((start + 12 * 3600) * 1'000'000'000);
+  json short_auto = Report("auto", since, half, "user");
+  EXPECT_EQ(short_auto["notes"].dump().find("recording rules"), std::string::npos);
+  json short_on = Report("on", since, half, "user");
+  EXPECT_NE(short_on["notes"].dump().find("recording rules"), std::string::npos);
+  EXPECT_DOUBLE_EQ(short_on["held_gpu_seconds"].get<double>(),
+                   short_auto["held_gpu_seconds"].get<double>());
+
+  // Where the rules were never evaluated, `on` says so; a bad value is a usage error.
+  RunResult none = RunProgram({CgovBinary(), "report", "--prometheus", url_, "--since", "2h",
+                               "--until", FormatRfc3339Utc(start * 1'000'000'000),
+                               "--recording-rules", "on"}, {}, 60);
+  EXPECT_EQ(none.exit_code, 1) << none.err;
+  EXPECT_NE(none.err.find("no evaluation of the hourly rules"), std::string::npos) << none.err;
+  RunResult bad = RunProgram({CgovBinary(), "report", "--prometheus", url_, "--recording-rules",
+                              "sometimes"}, {}, 60);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("expected auto, on or off"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
