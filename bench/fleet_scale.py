@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""What `cgov report --prometheus` costs as the fleet grows (issue: 1,000 GPU nodes).
+
+For each fleet size: cgov_fleet_history writes 24 h of 8-GPU nodes' /metrics at a 60 s scrape
+interval (identities churning with their jobs), in parts of at most 100 nodes; each part is
+backfilled into one TSDB with `promtool tsdb create-blocks-from openmetrics`; Prometheus (Debian's,
+default query limits) starts on it on loopback; `promtool tsdb create-blocks-from rules` backfills
+the cgov-hourly recording rules of deploy/prometheus/cgov-rules.yml; Prometheus restarts with them.
+Then the report runs over the whole day and over 6 h and 12 h of it, from the raw counters and
+from the rules, `--by user` and `--by project`: wall time (median of --repeat), cgov's VmHWM
+(getrusage of the child), and Prometheus's VmHWM. Every report's phase totals are checked against
+the generator's own to the GPU-second.
+
+  bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--work DIR]
+
+Part of `make bench` (10 and 100 nodes there: CGOV_BENCH_FLEET_NODES=10,100,1000 for the whole
+curve, which needs ~60 GB of disk for a while and ~30 min). docs/benchmarks.md has the figures.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PART = 100
+HOURS = 24
+START = 1785542400  # 2026-08-01T00:00:00Z
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def hourly_rules(path):
+    text = open(os.path.join(SRC, "deploy/prometheus/cgov-rules.yml")).read()
+    start = text.index("  - name: cgov-hourly\n")
+    end = text.find("\n  - name:", start + 1)
+    with open(path, "w") as f:
+        f.write("groups:\n" + text[start:end + 1 if end >= 0 else None])
+
+
+def vm_hwm_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Prometheus:
+    def __init__(self, work, tsdb):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = os.path.join(work, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1m\n")
+        self.proc = subprocess.Popen(
+            ["/usr/bin/prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
+             "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{self.port}",
+             "--log.level=warn"], stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "prometheus.log"), "a"))
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                sys.exit("fleet_scale: Prometheus exited; see prometheus.log")
+            time.sleep(0.5)
+        sys.exit("fleet_scale: Prometheus did not become ready in 600 s")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=120)
+
+
+def run(argv, **kw):
+    r = subprocess.run(argv, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"fleet_scale: {' '.join(argv[:4])} failed ({r.returncode}): {r.stderr[-2000:]}")
+    return r
+
+
+def report(build, url, since, until, by, rules, work):
+    """One report: (wall seconds, cgov's VmHWM in KiB from its own rusage, parsed JSON)."""
+    out_path, err_path = os.path.join(work, "report.json"), os.path.join(work, "report.err")
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        t0 = time.monotonic()
+        proc = subprocess.Popen([os.path.join(build, "cgov"), "report", "--prometheus", url,
+                                 "--format", "json", "--since", since, "--until", until, "--by", by,
+                                 "--recording-rules", rules], stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"fleet_scale: report --recording-rules {rules} failed: "
+                 f"{open(err_path).read()[-2000:]}")
+    return wall, usage.ru_maxrss, json.load(open(out_path))
+
+
+def iso(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--nodes", default=os.environ.get("CGOV_BENCH_FLEET_NODES", "10,100"))
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--work", default=None)
+    a = ap.parse_args()
+    print(f"{'nodes':>6} {'GPUs':>6} {'window':>6} {'rules':>5} {'by':>8} {'wall s':>8} "
+          f"{'cgov HWM MiB':>12} {'prom HWM MiB':>12}  totals")
+    for nodes in [int(n) for n in a.nodes.split(",")]:
+        work = tempfile.mkdtemp(prefix="cgov-fleet-", dir=a.work)
+        try:
+            measure(a, nodes, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(a, nodes, work):
+    tsdb = os.path.join(work, "tsdb")
+    truth = {"phase_seconds": {}}
+    setup = time.monotonic()
+    for first in range(0, nodes, PART):
+        part = min(PART, nodes - first)
+        om, tj = os.path.join(work, "part.om"), os.path.join(work, "part.json")
+        run([os.path.join(a.build, "cgov_fleet_history"), "--nodes", str(part), "--first-node",
+             str(first), "--hours", str(HOURS), "--start", str(START), "--out", om, "--truth", tj])
+        run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "openmetrics",
+             "--max-block-duration=24h", om, tsdb])
+        os.remove(om)
+        t = json.load(open(tj))
+        for k, v in t["phase_seconds"].items():
+            truth["phase_seconds"][k] = truth["phase_seconds"].get(k, 0) + v
+    prom = Prometheus(work, tsdb)
+    rules = os.path.join(work, "hourly.yml")
+    hourly_rules(rules)
+    run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "rules", "--start", str(START),
+         "--end", str(START + HOURS * 3600), "--url", prom.url, "--output-dir",
+         os.path.join(work, "rules"), rules])
+    prom.stop()
+    for block in os.listdir(os.path.join(work, "rules")):
+        shutil.move(os.path.join(work, "rules", block), tsdb)
+    prom = Prometheus(work, tsdb)
+    print(f"# {nodes} nodes: history, backfill and rules in {time.monotonic() - setup:.0f} s",
+          flush=True)
+    try:
+        until = START + HOURS * 3600
+        for hours in (6, 12, 24):
+            since = until - hours * 3600 - (60 if hours == HOURS else 0)
+            for rules in ("off", "on"):
+                for by in ("user", "project"):
+                    walls, hwms, body = [], [], None
+                    for _ in range(a.repeat):
+                        wall, hwm, body = report(a.build, prom.url, iso(since), iso(until), by, rules,
+                                                work)
+                        walls.append(wall)
+                        hwms.append(hwm)
+                    ok = "-"
+                    if hours == HOURS:
+                        bad = [k for k, v in truth["phase_seconds"].items()
+                               if k != "unknown" and abs(body["phases"][k]["gpu_seconds"] - v) > 0.5]
+                        ok = "exact" if not bad else "OFF: " + ",".join(bad)
+                    print(f"{nodes:>6} {nodes * 8:>6} {hours:>5}h {rules:>5} {by:>8} "
+                          f"{statistics.median(walls):>8.2f} {max(hwms) / 1024:>12.0f} "
+                          f"{vm_hwm_kib(prom.proc.pid) / 1024:>12.0f}  {ok}", flush=True)
+    finally:
+        prom.stop()
+
+
+if __name__ == "__main__":
+    main()
