@@ -68,6 +68,7 @@ bench: build
 	@python3 bench/run_overhead.py $(BUILD)
 	@bash bench/history_bench.sh $(BUILD)/cgov
 	@bash bench/kube_overhead.sh $(BUILD)
+	@/usr/bin/python3 bench/fleet_scale.py $(BUILD)
 	@if command -v nvidia-smi >/dev/null 2>&1; then \
 	  echo "== what each NVML call costs on this driver (docs/validation.md) =="; \
 	  $(BUILD)/cgov_nvml_calls; fi

@@ -325,3 +325,102 @@ TEST(PrometheusSource, ATenantIsSentAsXScopeOrgId) {
 
 }  // namespace
 }  // namespace cgov::cli
+
+namespace cgov::cli {
+namespace {
+
+// Rule evaluations at :07:30 past the hour (Prometheus' offset for the group), one skipped (the
+// 14:07:30 one) and two after a restart moved the schedule to :40: the report reads each run of
+// evaluations exactly an hour apart from the rules and everything else from the raw counters,
+// with no second counted twice or left out.
+TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-17T10:00:00Z");
+  std::vector<double> marks;
+  for (const char* t : {"2026-11-16T11:07:30Z", "2026-11-16T12:07:30Z", "2026-11-16T13:07:30Z",
+                        "2026-11-16T15:07:30Z", "2026-11-16T16:07:30Z", "2026-11-16T16:40:00Z",
+                        "2026-11-16T17:40:00Z", "2026-11-17T09:40:00Z"}) {
+    marks.push_back(S(t));
+  }
+  std::mutex mu;
+  std::vector<std::pair<std::string, double>> asked;  // (query, time) of instant queries
+  auto server = Serve([&](const ServedRequest& r) {
+    ServedResponse out;
+    out.content_type = "application/json";
+    const std::string q = r.query.count("query") ? r.query.at("query") : "";
+    const double at = std::stod(r.query.count("time") ? r.query.at("time") : "0");
+    if (r.path == "/api/v1/query") {
+      std::lock_guard lock(mu);
+      asked.emplace_back(q, at);
+    }
+    if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[")) {
+      json values = json::array();
+      for (double t : marks) values.push_back({t, std::to_string(t)});
+      out.body = json{{"status", "success"},
+                      {"data", {{"resultType", "matrix"},
+                                {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
+                     .dump();
+    } else if (q.find("cgov_gpu_phase_seconds_total") != std::string::npos ||
+               q.find("cgov:gpu_phase_seconds:increase1h") != std::string::npos) {
+      // Each raw segment and each rule run: one second of productive time per second it spans.
+      json result = json::array();
+      if (r.path == "/api/v1/query_range") {  // whole hours, one point each
+        const double start = std::stod(r.query.at("start")), end = std::stod(r.query.at("end"));
+        json values = json::array();
+        for (double t = start; t <= end + 0.001; t += 3600) values.push_back({t, "3600"});
+        result.push_back({{"metric", GpuLabels("productive")}, {"values", values}});
+        out.body = json{{"status", "success"},
+                        {"data", {{"resultType", "matrix"}, {"result", result}}}}.dump();
+      } else {
+        // The range of the query's selector is the span it covers (the rule sums: half an hour
+        // short of the run, which the rule's hours make up).
+        const size_t open = q.find('[');
+        const double ms = std::stod(q.substr(open + 1));
+        const bool rules = q.find("sum_over_time") != std::string::npos;
+        out.body = Vector({{GpuLabels("productive"), rules ? ms / 1000 + 1800 : ms / 1000}}).dump();
+      }
+    } else {
+      out.body = Vector({}).dump();
+    }
+    return out;
+  });
+  ASSERT_NE(server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*server));
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> loaded = LoadFleet(*prom, since, until);  // a day: auto reads the rules
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  int64_t productive = 0;
+  for (const HourBucket& b : loaded->hours) {
+    for (const auto& [id, g] : b.gpus) {
+      productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+    }
+  }
+  EXPECT_EQ(productive, until - since);  // every second of the day, once
+  // The runs: 10:07:30-13:07:30 (3 h), 14:07:30-16:07:30 (2 h: the 14:07:30 evaluation was
+  // skipped, so 13:07:30-14:07:30 is raw), 16:40-17:40 (1 h; the 16:40 evaluation's hour
+  // overlaps 16:07:30's and is left out), 08:40-09:40 (1 h); raw between and around them.
+  std::vector<std::pair<std::string, double>> rule_sums;
+  for (const auto& [q, at] : asked) {
+    if (q.starts_with("sum by (Hostname, UUID") && q.find("sum_over_time(cgov:gpu_phase") != std::string::npos) {
+      rule_sums.emplace_back(q.substr(q.find('[')), at);
+    }
+  }
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"[9000000ms]))", S("2026-11-16T13:07:30Z")},
+      {"[5400000ms]))", S("2026-11-16T16:07:30Z")},
+      {"[1800000ms]))", S("2026-11-16T17:40:00Z")},
+      {"[1800000ms]))", S("2026-11-17T09:40:00Z")}};
+  EXPECT_EQ(rule_sums, expected);
+  bool noted = false;
+  for (const std::string& n : loaded->notes) {
+    noted |= n.find("7 of the window's 24 hours from the hourly recording rules") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+  // Off: no marker asked for, no rule read.
+  asked.clear();
+  ASSERT_TRUE(LoadFleet(*prom, since, until, {.rules = RecordingRules::kOff}).ok());
+  for (const auto& [q, at] : asked) EXPECT_EQ(q.find("cgov:"), std::string::npos) << q;
+}
+
+}  // namespace
+}  // namespace cgov::cli
