@@ -11,7 +11,7 @@ from the rules, `--by user` and `--by project`: wall time (median of --repeat), 
 (getrusage of the child), and Prometheus's VmHWM. Every report's phase totals are checked against
 the generator's own to the GPU-second.
 
-  bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--work DIR]
+  bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--windows 6,12,24] [--work DIR]
 
 Part of `make bench` (10 and 100 nodes there: CGOV_BENCH_FLEET_NODES=10,100,1000 for the whole
 curve, which needs ~60 GB of disk for a while and ~30 min). docs/benchmarks.md has the figures.
@@ -119,6 +119,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--nodes", default=os.environ.get("CGOV_BENCH_FLEET_NODES", "10,100"))
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--windows", default="6,12,24", help="hours, each ending at the day's end")
     ap.add_argument("--work", default=None)
     a = ap.parse_args()
     print(f"{'nodes':>6} {'GPUs':>6} {'window':>6} {'rules':>5} {'by':>8} {'wall s':>8} "
@@ -160,7 +161,7 @@ def measure(a, nodes, work):
           flush=True)
     try:
         until = START + HOURS * 3600
-        for hours in (6, 12, 24):
+        for hours in [int(h) for h in a.windows.split(",")]:
             since = until - hours * 3600 - (60 if hours == HOURS else 0)
             for rules in ("off", "on"):
                 for by in ("user", "project"):

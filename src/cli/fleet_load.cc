@@ -331,8 +331,10 @@ Status FleetBuilder::AddIdentities(const Span& span) {
   first.hour = HourOf(since_ms_);
   CGOV_ASSIGN_OR_RETURN(
       std::vector<PromSeries> attributed,
+      // Only what is not zero: most identities spend nothing in most phases, and a large
+      // fleet's answer is mostly identity series.
       prom_.Query(SpanSum("cgov_identity_gpu_seconds_total",
-                          fmt::format("{}, phase", kIdentityLabels), span), at));
+                          fmt::format("{}, phase", kIdentityLabels), span) + " > 0", at));
   auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
     auto gpu = host_gpu_.find(s.Label("Hostname"));
     if (gpu == host_gpu_.end()) return nullptr;
@@ -355,7 +357,7 @@ Status FleetBuilder::AddIdentities(const Span& span) {
         std::vector<PromSeries> result,
         prom_.Query(SpanSum(idle ? "cgov_identity_idle_held_seconds_total"
                                  : "cgov_identity_held_seconds_total",
-                            kIdentityLabels, span), at));
+                            kIdentityLabels, span) + " > 0", at));
     for (const PromSeries& s : result) {
       IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
       if (h == nullptr) continue;

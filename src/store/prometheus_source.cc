@@ -155,29 +155,42 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
                                    "incomplete: {}; cgov needs every series for exact totals\n"
                                    "  query: {}", base_url_, SafeText(warning), expr));
   }
-  const nlohmann::json& data = answer["data"];
+  nlohmann::json& data = answer["data"];
   const std::string type = data.value("resultType", "");
   std::vector<PromSeries> out;
   if (type != "vector" && type != "matrix") {
     return InvalidArgument(fmt::format("--prometheus {}: expected a vector or matrix, got '{}'\n"
                                        "  query: {}", base_url_, type, expr));
   }
-  const nlohmann::json results = data.value("result", nlohmann::json::array());
-  for (const nlohmann::json& r : results) {
+  // A fleet's answer can be tens of megabytes: the text goes once parsed, and each series' JSON
+  // once converted, so the peak is the parsed answer rather than three copies of it.
+  std::string().swap(body);
+  auto results = data.find("result");
+  if (results == data.end() || !results->is_array()) return out;
+  out.reserve(results->size());
+  for (nlohmann::json& r : *results) {
     PromSeries s;
-    const nlohmann::json metric = r.value("metric", nlohmann::json::object());
-    for (const auto& [name, value] : metric.items()) {
-      if (value.is_string()) s.labels[name] = value.get<std::string>();
-    }
-    if (type == "vector") {
-      const nlohmann::json& v = r["value"];
-      if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
-    } else {
-      const nlohmann::json values = r.value("values", nlohmann::json::array());
-      for (const nlohmann::json& v : values) {
-        if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
+    auto metric = r.find("metric");
+    if (metric != r.end() && metric->is_object()) {
+      for (auto& [name, value] : metric->items()) {
+        if (value.is_string()) s.labels.emplace(name, std::move(value.get_ref<std::string&>()));
       }
     }
+    if (type == "vector") {
+      auto v = r.find("value");
+      if (v != r.end() && v->is_array() && v->size() == 2) {
+        s.points.emplace_back(NumberOf((*v)[0]), NumberOf((*v)[1]));
+      }
+    } else {
+      auto values = r.find("values");
+      if (values != r.end() && values->is_array()) {
+        s.points.reserve(values->size());
+        for (const nlohmann::json& v : *values) {
+          if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
+        }
+      }
+    }
+    r = nullptr;
     out.push_back(std::move(s));
   }
   return out;
