@@ -30,6 +30,8 @@ import time
 import urllib.request
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SRC, "bench"))
+from daemon_overhead import vm_hwm_kib  # noqa: E402
 PART = 100
 HOURS = 24
 START = 1785542400  # 2026-08-01T00:00:00Z
@@ -47,14 +49,6 @@ def hourly_rules(path):
     end = text.find("\n  - name:", start + 1)
     with open(path, "w") as f:
         f.write("groups:\n" + text[start:end + 1 if end >= 0 else None])
-
-
-def vm_hwm_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Prometheus:

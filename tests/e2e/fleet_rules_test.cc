@@ -62,14 +62,8 @@ class FleetRulesE2E : public ::testing::Test {
   }
   json Report(const std::string& rules, const std::string& since, const std::string& until,
               const std::string& by) {
-    RunResult r = RunProgram({CgovBinary(), "report", "--prometheus", url_, "--format", "json",
-                              "--since", since, "--until", until, "--by", by,
-                              "--recording-rules", rules}, {}, 120);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    if (r.exit_code != 0) return json::object();
-    json report = json::parse(r.out);
-    EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
-    return report;
+    return ReportJson({"--prometheus", url_, "--since", since, "--until", until, "--by", by,
+                       "--recording-rules", rules});
   }
 
   TempDir dir_;
