@@ -18,6 +18,8 @@ namespace {
 constexpr char kGpuPhaseLabels[] =
     "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
 constexpr char kIdentityLabels[] = "Hostname, user, project, team, namespace, pod, container";
+// Without pods: what every --by but pod and container needs (namespace says a pod was described).
+constexpr char kIdentityLabelsWithoutPods[] = "Hostname, user, project, team, namespace";
 
 constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
 // Auto reads the rules for windows of a day or more: shorter ones are cheap from raw counters.
@@ -82,6 +84,9 @@ class FleetBuilder {
     // one, whether the store's ranges include their start (Prometheus 2) or not (3).
     return fmt::format("sum by ({}) (sum_over_time({}[{}ms]))", by, RuleOf(counter),
                        span.to_ms - span.from_ms - kHourMs / 2);
+  }
+  const char* IdentityLabels() const {
+    return options_.pods ? kIdentityLabels : kIdentityLabelsWithoutPods;
   }
   uint32_t GpuId(const PromSeries& s);
   uint32_t IdentityId(const PromSeries& s);
@@ -165,8 +170,9 @@ uint32_t FleetBuilder::IdentityId(const PromSeries& s) {
     r.id = it->second;
     std::tie(r.host, r.user, r.project, r.team, r.kube_namespace, r.pod, r.kube_container_name) =
         key;
-    // A daemon with --kubernetes labels pods by name, within their namespace.
-    if (!r.kube_namespace.empty()) r.kube_pod_name = r.pod;
+    // A daemon with --kubernetes labels pods by name, within their namespace (summed over its
+    // pods when they were not asked for: still a described pod, for "(unlabelled)").
+    if (!r.kube_namespace.empty()) r.kube_pod_name = options_.pods ? r.pod : "(pods)";
     in_.identities[r.id] = r;
   }
   return it->second;
@@ -334,7 +340,7 @@ Status FleetBuilder::AddIdentities(const Span& span) {
       // Only what is not zero: most identities spend nothing in most phases, and a large
       // fleet's answer is mostly identity series.
       prom_.Query(SpanSum("cgov_identity_gpu_seconds_total",
-                          fmt::format("{}, phase", kIdentityLabels), span) + " > 0", at));
+                          fmt::format("{}, phase", IdentityLabels()), span) + " > 0", at));
   auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
     auto gpu = host_gpu_.find(s.Label("Hostname"));
     if (gpu == host_gpu_.end()) return nullptr;
@@ -357,7 +363,7 @@ Status FleetBuilder::AddIdentities(const Span& span) {
         std::vector<PromSeries> result,
         prom_.Query(SpanSum(idle ? "cgov_identity_idle_held_seconds_total"
                                  : "cgov_identity_held_seconds_total",
-                            kIdentityLabels, span) + " > 0", at));
+                            IdentityLabels(), span) + " > 0", at));
     for (const PromSeries& s : result) {
       IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
       if (h == nullptr) continue;

@@ -36,6 +36,10 @@ struct FleetOptions {
   // into the same Prometheus, instead of the daemon's own price.
   bool opencost_prices = false;
   RecordingRules rules = RecordingRules::kAuto;
+  // Identities down to the pod and container (--by pod, container). Otherwise they are summed
+  // by host, user, project, team and namespace in Prometheus: a window's answer then does not
+  // grow with the pods that came and went in it.
+  bool pods = true;
   // A rule run's GPUs come by the hour while GPUs x hours stays within this many points, and as
   // totals over the run (plus the fleet's hours, for the heatmap) beyond it: a month of a large
   // fleet by GPU and hour would be tens of millions of points. Tests lower it.

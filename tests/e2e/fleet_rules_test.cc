@@ -138,6 +138,13 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
       EXPECT_LE(std::stoi(m[1]), 28) << notes;
     }
   }
+  // --by pod reads identities down to the pod (the other --by values have them summed in
+  // Prometheus): one row per generated job, the same held time.
+  json by_pod = Report("on", since, until, "pod");
+  EXPECT_EQ(by_pod["who"].size(), truth["identities"].get<size_t>());
+  EXPECT_DOUBLE_EQ(by_pod["held_gpu_seconds"].get<double>(),
+                   reports["on"]["held_gpu_seconds"].get<double>());
+
   // A large fleet's runs come as per-GPU totals and the fleet's hours (here forced by a budget
   // of no hourly points): the same totals, and a heatmap holding every second of them.
   auto prom = PrometheusSource::Open(url_, std::chrono::seconds(30));
