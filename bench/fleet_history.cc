@@ -14,6 +14,7 @@
 // holder's identity counters with it. Series carry the labels the daemon serves; only the
 // families `cgov report --prometheus` reads are written. Used by bench/fleet_scale.sh and
 // tests/e2e/fleet_rules_test.cc.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -25,7 +25,8 @@ constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
 // Auto reads the rules for windows of a day or more: shorter ones are cheap from raw counters.
 constexpr int64_t kAutoRulesMinWindowMs = 24 * kHourMs;
 
-// The hourly rule over a counter: cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h.
+// The hourly rule over a counter:
+// cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h.
 std::string RuleOf(std::string_view counter) {
   counter.remove_prefix(std::string_view("cgov_").size());
   counter.remove_suffix(std::string_view("_total").size());
@@ -33,12 +34,18 @@ std::string RuleOf(std::string_view counter) {
 }
 
 // A stretch of the window read one way: the raw counters over (from, to], or a run of
-// consecutive hourly rule evaluations at first, first + 1h, ..., last (covering (first - 1h, last]).
+// consecutive hourly rule evaluations at first, first + 1h, ..., last (covering
+// (first - 1h, last]).
 struct Span {
   bool rules = false;
   int64_t from_ms = 0, to_ms = 0;
   int64_t Hours() const { return (to_ms - from_ms) / kHourMs; }
 };
+
+// One of the two per-GPU counters (by phase).
+const char* GpuCounter(bool busy) {
+  return busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total";
+}
 
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
@@ -74,8 +81,7 @@ class FleetBuilder {
   }
   // One of the two per-GPU counters (by phase) over `range_ms`.
   static std::string GpuIncrease(bool busy, int64_t range_ms) {
-    return Increase(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
-                    kGpuPhaseLabels, range_ms);
+    return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
   }
   // What `counter` added over `span`, summed by `by`: evaluated at the span's end.
   static std::string SpanSum(const char* counter, const std::string& by, const Span& span) {
@@ -230,8 +236,12 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
                                       Seconds(until_ms_)));
     for (const PromSeries& s : marks) {
       for (const auto& [t, value] : s.points) {
-        const int64_t at = std::llround(t * 1000);
-        if (at - kHourMs >= since_ms_ && at <= until_ms_) evaluations.push_back(at);
+        // Compared as a double first: a store's answer is not trusted to be a sane time.
+        const double ms = t * 1000;
+        const auto lo = static_cast<double>(since_ms_ + kHourMs);
+        if (ms >= lo && ms <= static_cast<double>(until_ms_)) {
+          evaluations.push_back(std::llround(ms));
+        }
       }
     }
     std::sort(evaluations.begin(), evaluations.end());
@@ -285,24 +295,27 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
   for (bool busy : {false, true}) {
     CGOV_ASSIGN_OR_RETURN(
         totals[busy],
-        prom_.Query(SpanSum(busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total",
-                            kGpuPhaseLabels, run),
-                    Seconds(run.to_ms)));
+        prom_.Query(SpanSum(GpuCounter(busy), kGpuPhaseLabels, run), Seconds(run.to_ms)));
     for (const PromSeries& s : totals[busy]) {
       gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
     }
   }
   const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
-  auto hour_of = [](double t) { return HourOf(std::llround(t * 1000) - kHourMs / 2); };
+  // A point's hour; none for a time outside the run (a store's answer is not trusted to stay
+  // in range, nor to be a number).
+  auto hour_of = [&](double t) -> std::optional<int64_t> {
+    if (!(t >= first && t <= last)) return std::nullopt;
+    return HourOf(std::llround(t * 1000) - kHourMs / 2);
+  };
   if (static_cast<int64_t>(gpus.size()) * hours <= options_.hourly_point_budget) {
     for (bool busy : {false, true}) {
       CGOV_ASSIGN_OR_RETURN(
           std::vector<PromSeries> result,
-          prom_.QueryRange(RuleOf(busy ? "cgov_gpu_busy_seconds_total"
-                                       : "cgov_gpu_phase_seconds_total"),
-                           first, last, 3600));
+          prom_.QueryRange(RuleOf(GpuCounter(busy)), first, last, 3600));
       for (const PromSeries& s : result) {
-        for (const auto& [t, value] : s.points) AddGpuPoint(s, hour_of(t), value, busy);
+        for (const auto& [t, value] : s.points) {
+          if (std::optional<int64_t> hour = hour_of(t)) AddGpuPoint(s, *hour, value, busy);
+        }
       }
     }
     return Status::Ok();
@@ -315,15 +328,14 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
     }
     CGOV_ASSIGN_OR_RETURN(
         std::vector<PromSeries> fleet,
-        prom_.QueryRange(fmt::format("sum by (phase) ({})",
-                                     RuleOf(busy ? "cgov_gpu_busy_seconds_total"
-                                                 : "cgov_gpu_phase_seconds_total")),
-                         first, last, 3600));
+        prom_.QueryRange(fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy))), first,
+                         last, 3600));
     for (const PromSeries& s : fleet) {
       const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
       if (!slot) continue;
       for (const auto& [t, value] : s.points) {
-        if (!std::isnan(value)) AddToUsage(*slot, value, busy, &fleet_hours_[hour_of(t)]);
+        std::optional<int64_t> hour = hour_of(t);
+        if (hour && !std::isnan(value)) AddToUsage(*slot, value, busy, &fleet_hours_[*hour]);
       }
     }
   }

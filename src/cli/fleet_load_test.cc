@@ -323,12 +323,6 @@ TEST(PrometheusSource, ATenantIsSentAsXScopeOrgId) {
   }
 }
 
-}  // namespace
-}  // namespace cgov::cli
-
-namespace cgov::cli {
-namespace {
-
 // Rule evaluations at :07:30 past the hour (Prometheus' offset for the group), one skipped (the
 // 14:07:30 one) and two after a restart moved the schedule to :40: the report reads each run of
 // evaluations exactly an hour apart from the rules and everything else from the raw counters,
@@ -342,6 +336,7 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
                         "2026-11-16T17:40:00Z", "2026-11-17T09:40:00Z"}) {
     marks.push_back(S(t));
   }
+  marks.push_back(1e300);  // not a time: ignored, not overflowed
   std::mutex mu;
   std::vector<std::pair<std::string, double>> asked;  // (query, time) of instant queries
   auto server = Serve([&](const ServedRequest& r) {
@@ -401,7 +396,8 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
   // overlaps 16:07:30's and is left out), 08:40-09:40 (1 h); raw between and around them.
   std::vector<std::pair<std::string, double>> rule_sums;
   for (const auto& [q, at] : asked) {
-    if (q.starts_with("sum by (Hostname, UUID") && q.find("sum_over_time(cgov:gpu_phase") != std::string::npos) {
+    if (q.starts_with("sum by (Hostname, UUID") &&
+        q.find("sum_over_time(cgov:gpu_phase") != std::string::npos) {
       rule_sums.emplace_back(q.substr(q.find('[')), at);
     }
   }
@@ -413,7 +409,8 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
   EXPECT_EQ(rule_sums, expected);
   bool noted = false;
   for (const std::string& n : loaded->notes) {
-    noted |= n.find("7 of the window's 24 hours from the hourly recording rules") != std::string::npos;
+    noted |= n.find("7 of the window's 24 hours from the hourly recording rules") !=
+             std::string::npos;
   }
   EXPECT_TRUE(noted);
   // Off: no marker asked for, no rule read.

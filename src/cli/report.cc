@@ -178,7 +178,8 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
                                                r.prometheus_tenant));
   CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, std::nullopt));  // default: now
   FleetOptions options{.opencost_prices = r.opencost_prices};
-  options.pods = r.by == "pod" || r.by == "container";
+  const std::optional<HistoryBy> by = ParseHistoryBy(r.by);  // checked with the other flags
+  options.pods = by == HistoryBy::kPod || by == HistoryBy::kContainer;
   if (!r.recording_rules.empty()) options.rules = *ParseRecordingRules(r.recording_rules);
   // A bill's lines are placed by host and hour: the raw counters keep both.
   if (!r.billing.empty()) options.rules = RecordingRules::kOff;

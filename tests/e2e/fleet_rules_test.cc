@@ -121,7 +121,9 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
     }
     std::map<std::string, double> projects;
     for (const json& w : report["who"]) {
-      for (const auto& [phase, s] : w["attributed_seconds"].items()) projects[w["key"]] += s.get<double>();
+      for (const auto& [phase, s] : w["attributed_seconds"].items()) {
+        projects[w["key"]] += s.get<double>();
+      }
     }
     for (const auto& [project, seconds] : truth["project_seconds"].items()) {
       EXPECT_NEAR(projects[project], seconds.get<double>(), 0.5) << project;
