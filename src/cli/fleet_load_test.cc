@@ -323,6 +323,37 @@ TEST(PrometheusSource, ATenantIsSentAsXScopeOrgId) {
   }
 }
 
+// --prometheus-timeout: the server is told it too (its `timeout` parameter, so it stops when the
+// report does), a server slower than it is a named error rather than a bare transport one, and a
+// server's own timeout error says what to change.
+TEST(PrometheusSource, ATimeoutIsSentAndAnsweredByName) {
+  const std::string empty = R"({"status":"success","data":{"resultType":"vector","result":[]}})";
+  FakeHttpServer quick(200, empty);
+  auto prom = PrometheusSource::Open(quick.url(""), std::chrono::milliseconds(1500));
+  ASSERT_TRUE(prom.ok()) << prom.status().message();
+  ASSERT_TRUE(prom->Query("up", 1e9).ok());
+  ASSERT_TRUE(prom->QueryRange("up", 1e9, 1e9 + 60, 60).ok());
+  const std::vector<std::string> heads = quick.requests();
+  ASSERT_EQ(heads.size(), 2u);
+  for (const std::string& head : heads) EXPECT_THAT(head, HasSubstr("timeout=1500ms"));
+
+  FakeHttpServer slow(200, empty, /*delay_ms=*/3000);
+  prom = PrometheusSource::Open(slow.url(""), std::chrono::milliseconds(1000));
+  auto late = prom->Query("sum(cgov_gpu_phase_seconds_total)", 1e9);
+  ASSERT_FALSE(late.ok());
+  EXPECT_THAT(late.status().message(), HasSubstr("no whole answer in 1 s (--prometheus-timeout)"));
+  EXPECT_THAT(late.status().message(), HasSubstr("query: sum(cgov_gpu_phase_seconds_total)"));
+
+  FakeHttpServer limited(503, R"({"status":"error","errorType":"timeout",)"
+                              R"("error":"query timed out in expression evaluation"})");
+  prom = PrometheusSource::Open(limited.url(""));
+  auto refused = prom->Query("up", 1e9);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("timeout: query timed out in expression evaluation (the server's own "
+                        "limit, its --query.timeout, or --prometheus-timeout"));
+}
+
 // Rule evaluations at :07:30 past the hour (Prometheus' offset for the group), one skipped (the
 // 14:07:30 one) and two after a restart moved the schedule to :40: the report reads each run of
 // evaluations exactly an hour apart from the rules and everything else from the raw counters,

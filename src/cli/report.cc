@@ -36,6 +36,8 @@ struct ReportOptions {
   std::string db;
   std::string prometheus;
   std::string prometheus_tenant;  // --prometheus-tenant: X-Scope-OrgID
+  std::string prometheus_timeout = "2m";  // per query
+  bool verbose = false;                    // --verbose: each Prometheus query on stderr
   std::string since = "24h";
   std::string until;  // "" = the end of the data
   std::string format = "text";
@@ -98,6 +100,12 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   }
   if (!r.prometheus_tenant.empty() && r.prometheus.empty()) {
     return InvalidArgument("--prometheus-tenant goes with --prometheus URL");
+  }
+  if (r.prometheus_timeout != "2m" && r.prometheus.empty()) {
+    return InvalidArgument("--prometheus-timeout goes with --prometheus URL");
+  }
+  if (r.verbose && r.prometheus.empty()) {
+    return InvalidArgument("--verbose lists the queries of --prometheus URL");
   }
   if (!r.recording_rules.empty()) {
     if (r.prometheus.empty()) {
@@ -173,9 +181,20 @@ Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data
 }
 
 Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
+  Result<std::chrono::milliseconds> timeout = ParseDuration(r.prometheus_timeout);
+  if (!timeout.ok() || *timeout < std::chrono::seconds(1) || *timeout > std::chrono::hours(1)) {
+    return InvalidArgument(fmt::format("--prometheus-timeout {}: expected a duration from 1s to "
+                                       "1h (2m, 90s)", r.prometheus_timeout));
+  }
   CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus,
-                        PrometheusSource::Open(r.prometheus, std::chrono::seconds(30),
-                                               r.prometheus_tenant));
+                        PrometheusSource::Open(r.prometheus, *timeout, r.prometheus_tenant));
+  if (r.verbose) {
+    prometheus.set_trace([](const QueryTrace& t) {
+      fmt::print(stderr, "cgov report: {:7.3f} s {:>8.1f} KiB {:>7} series {:>8} points  {} {}\n",
+                 t.seconds, static_cast<double>(t.bytes) / 1024, t.series, t.points,
+                 t.path.substr(t.path.rfind('/') + 1), t.expr);
+    });
+  }
   CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, std::nullopt));  // default: now
   FleetOptions options{.opencost_prices = r.opencost_prices};
   const std::optional<HistoryBy> by = ParseHistoryBy(r.by);  // checked with the other flags
@@ -337,6 +356,11 @@ int RunReport(int argc, char** argv) {
                  "Mimir, VictoriaMetrics) URL that scrapes `cgov daemon --listen`");
   app.add_option("--prometheus-tenant", r.prometheus_tenant, "with --prometheus: the tenant to "
                  "ask for, sent as X-Scope-OrgID (Grafana Mimir, Cortex)");
+  app.add_flag("--verbose", r.verbose, "with --prometheus: each query on stderr as it is "
+               "answered, with its time, size, series and points");
+  app.add_option("--prometheus-timeout", r.prometheus_timeout, "with --prometheus: how long one "
+                 "query may take, sent to the server as its timeout too (capped there by its "
+                 "--query.timeout, 2m by default)")->capture_default_str();
   app.add_option("--since", r.since, "window start: a duration before --until (24h, 7d) or a "
                  "timestamp (2026-11-21T10:00Z)")->capture_default_str();
   app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "

@@ -1,5 +1,6 @@
 #include "store/prometheus_source.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 
@@ -50,6 +51,36 @@ double NumberOf(const nlohmann::json& v) {
   return v.is_number() ? v.get<double>() : 0;
 }
 
+// Each series of a result array, its JSON freed as it is converted.
+void ConvertSeries(bool vector, nlohmann::json& results, std::vector<PromSeries>* out) {
+  out->reserve(results.size());
+  for (nlohmann::json& r : results) {
+    PromSeries s;
+    auto metric = r.find("metric");
+    if (metric != r.end() && metric->is_object()) {
+      for (auto& [name, value] : metric->items()) {
+        if (value.is_string()) s.labels.emplace(name, std::move(value.get_ref<std::string&>()));
+      }
+    }
+    if (vector) {
+      auto v = r.find("value");
+      if (v != r.end() && v->is_array() && v->size() == 2) {
+        s.points.emplace_back(NumberOf((*v)[0]), NumberOf((*v)[1]));
+      }
+    } else {
+      auto values = r.find("values");
+      if (values != r.end() && values->is_array()) {
+        s.points.reserve(values->size());
+        for (const nlohmann::json& v : *values) {
+          if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
+        }
+      }
+    }
+    r = nullptr;
+    out->push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
@@ -72,7 +103,14 @@ Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
 
 Result<std::vector<PromSeries>> PrometheusSource::Query(const std::string& expr,
                                                         double time_s) const {
-  return Get("/api/v1/query", {{"query", expr}, {"time", fmt::format("{:.3f}", time_s)}}, expr);
+  return Get("/api/v1/query",
+             {{"query", expr}, {"time", fmt::format("{:.3f}", time_s)}, TimeoutParam()}, expr);
+}
+
+// The server gives up when cgov does (Prometheus caps it at its --query.timeout): a query past
+// its time is not left running there after the report has stopped waiting.
+std::pair<std::string, std::string> PrometheusSource::TimeoutParam() const {
+  return {"timeout", fmt::format("{}ms", timeout_.count())};  // a duration every store parses
 }
 
 Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& expr,
@@ -80,13 +118,15 @@ Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& 
                                                              double step_s) const {
   return Get("/api/v1/query_range",
              {{"query", expr}, {"start", fmt::format("{:.3f}", start_s)},
-              {"end", fmt::format("{:.3f}", end_s)}, {"step", fmt::format("{:.3f}", step_s)}},
+              {"end", fmt::format("{:.3f}", end_s)}, {"step", fmt::format("{:.3f}", step_s)},
+              TimeoutParam()},
              expr);
 }
 
 Result<std::vector<PromSeries>> PrometheusSource::Get(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
     const std::string& expr) const {
+  const auto started = std::chrono::steady_clock::now();
   CGOV_ASSIGN_OR_RETURN(const CurlLibrary* lib, LoadCurl());
   std::unique_ptr<CURL, decltype(lib->easy_cleanup)> curl(lib->easy_init(), lib->easy_cleanup);
   if (!curl) return Internal("libcurl: cannot start a transfer");
@@ -116,6 +156,12 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   lib->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
   lib->easy_setopt(curl.get(), CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
   const CURLcode code = lib->easy_perform(curl.get());
+  if (code == CURLE_OPERATION_TIMEDOUT) {
+    return Unavailable(fmt::format("--prometheus {}: no whole answer in {:.0f} s "
+                                   "(--prometheus-timeout); a longer timeout, a shorter window, or "
+                                   "the hourly recording rules (--recording-rules on)\n  query: {}",
+                                   base_url_, static_cast<double>(timeout_.count()) / 1000, expr));
+  }
   if (code != CURLE_OK) {
     return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", base_url_,
                                    error[0] != 0 ? error : lib->easy_strerror(code)));
@@ -134,10 +180,15 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
                                    "root, such as http://127.0.0.1:9090?", base_url_, path, status));
   }
   if (answer["status"] != "success") {
-    return InvalidArgument(fmt::format("--prometheus {}: the query failed (HTTP {}): {}: {}\n  "
-                                       "query: {}", base_url_, status,
-                                       SafeText(answer.value("errorType", "error")),
-                                       SafeText(answer.value("error", "no message")), expr));
+    const std::string type = answer.value("errorType", "error");
+    return InvalidArgument(fmt::format(
+        "--prometheus {}: the query failed (HTTP {}): {}: {}{}\n  query: {}", base_url_, status,
+        SafeText(type), SafeText(answer.value("error", "no message")),
+        type == "timeout" ? " (the server's own limit, its --query.timeout, or "
+                            "--prometheus-timeout; a shorter window or the hourly recording "
+                            "rules need less)"
+                          : "",
+        expr));
   }
   // A partial answer (a store or storage node down) is refused, whatever the server's settings:
   // VictoriaMetrics marks it isPartial; Thanos, and Prometheus for a failed remote read, put
@@ -164,34 +215,15 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   }
   // A fleet's answer can be tens of megabytes: the text goes once parsed, and each series' JSON
   // once converted, so the peak is the parsed answer rather than three copies of it.
+  const size_t bytes = body.size();
   std::string().swap(body);
   auto results = data.find("result");
-  if (results == data.end() || !results->is_array()) return out;
-  out.reserve(results->size());
-  for (nlohmann::json& r : *results) {
-    PromSeries s;
-    auto metric = r.find("metric");
-    if (metric != r.end() && metric->is_object()) {
-      for (auto& [name, value] : metric->items()) {
-        if (value.is_string()) s.labels.emplace(name, std::move(value.get_ref<std::string&>()));
-      }
-    }
-    if (type == "vector") {
-      auto v = r.find("value");
-      if (v != r.end() && v->is_array() && v->size() == 2) {
-        s.points.emplace_back(NumberOf((*v)[0]), NumberOf((*v)[1]));
-      }
-    } else {
-      auto values = r.find("values");
-      if (values != r.end() && values->is_array()) {
-        s.points.reserve(values->size());
-        for (const nlohmann::json& v : *values) {
-          if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
-        }
-      }
-    }
-    r = nullptr;
-    out.push_back(std::move(s));
+  if (results != data.end() && results->is_array()) ConvertSeries(type == "vector", *results, &out);
+  if (trace_) {
+    QueryTrace t{.path = path, .expr = expr, .bytes = bytes, .series = out.size()};
+    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (const PromSeries& s : out) t.points += s.points.size();
+    trace_(t);
   }
   return out;
 }

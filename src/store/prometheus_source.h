@@ -5,8 +5,10 @@
 #define CGOV_STORE_PROMETHEUS_SOURCE_H_
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,13 +25,23 @@ struct PromSeries {
   }
 };
 
+// What one query cost: for `cgov report --verbose`, and for whoever sizes a fleet's store.
+struct QueryTrace {
+  std::string_view path;  // /api/v1/query or /api/v1/query_range
+  std::string_view expr;
+  double seconds = 0;     // the request, answer and parse
+  size_t bytes = 0;       // the answer as sent (after gzip, as curl counts it: the text's size)
+  size_t series = 0, points = 0;
+};
+
 class PrometheusSource {
  public:
-  // `base_url`: "http://127.0.0.1:9090" (a path prefix such as /prometheus is kept). `tenant`:
+  // `base_url`: "http://127.0.0.1:9090" (a path prefix such as /prometheus is kept). `timeout`:
+  // for each query, sent to the server too (its `timeout` parameter). `tenant`:
   // sent as X-Scope-OrgID (Grafana Mimir's and Cortex's tenant), "" for none; at most 150
   // characters of a-z A-Z 0-9 ! - _ . * ' ( ), as Mimir allows.
   static Result<PrometheusSource> Open(std::string base_url,
-                                       std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                                       std::chrono::milliseconds timeout = std::chrono::minutes(2),
                                        std::string tenant = "");
 
   // The instant vector of `expr` at Unix time `time_s`.
@@ -38,6 +50,8 @@ class PrometheusSource {
   Result<std::vector<PromSeries>> QueryRange(const std::string& expr, double start_s,
                                              double end_s, double step_s) const;
   const std::string& url() const { return base_url_; }
+  // Called after each answered query.
+  void set_trace(std::function<void(const QueryTrace&)> trace) { trace_ = std::move(trace); }
 
  private:
   PrometheusSource(std::string base_url, std::chrono::milliseconds timeout, std::string tenant)
@@ -45,10 +59,12 @@ class PrometheusSource {
   Result<std::vector<PromSeries>> Get(const std::string& path,
                                       const std::vector<std::pair<std::string, std::string>>& params,
                                       const std::string& expr) const;
+  std::pair<std::string, std::string> TimeoutParam() const;
 
   std::string base_url_;
   std::chrono::milliseconds timeout_;
   std::string tenant_;
+  std::function<void(const QueryTrace&)> trace_;
 };
 
 }  // namespace cgov
