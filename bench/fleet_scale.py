@@ -11,7 +11,12 @@ from the rules, `--by user` and `--by project`: wall time (median of --repeat), 
 (getrusage of the child), and Prometheus's VmHWM. Every report's phase totals are checked against
 the generator's own to the GPU-second.
 
-  bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--windows 6,12,24] [--work DIR]
+  bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--windows 6,12,24]
+                       [--hours 24] [--work DIR | --keep DIR]
+
+--hours sets the history's length (720 for a month; the windows end at its end). --keep DIR builds
+the TSDB in DIR/<nodes>n<hours>h and leaves it there, and a later run with the same --keep reuses
+it instead of setting it up again.
 
 Part of `make bench` (10 and 100 nodes there: CGOV_BENCH_FLEET_NODES=10,100,1000 for the whole
 curve). Each 100-node part is a 4.7 GB text file while it is backfilled, then deleted; 1,000
@@ -34,7 +39,6 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "bench"))
 from daemon_overhead import vm_hwm_kib  # noqa: E402
 PART = 100
-HOURS = 24
 START = 1785542400  # 2026-08-01T00:00:00Z
 
 
@@ -114,11 +118,18 @@ def main():
     ap.add_argument("--nodes", default=os.environ.get("CGOV_BENCH_FLEET_NODES", "10,100"))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--windows", default="6,12,24", help="hours, each ending at the day's end")
-    ap.add_argument("--work", default=None)
+    ap.add_argument("--hours", type=int, default=24, help="the history's length")
+    ap.add_argument("--work", default=None, help="where the temporary work folders go")
+    ap.add_argument("--keep", default=None, help="keep (and reuse) each TSDB under this folder")
     a = ap.parse_args()
     print(f"{'nodes':>6} {'GPUs':>6} {'window':>6} {'rules':>5} {'by':>8} {'wall s':>8} "
           f"{'cgov HWM MiB':>12} {'prom HWM MiB':>12}  totals")
     for nodes in [int(n) for n in a.nodes.split(",")]:
+        if a.keep:
+            work = os.path.join(a.keep, f"{nodes}n{a.hours}h")
+            os.makedirs(work, exist_ok=True)
+            measure(a, nodes, work)
+            continue
         work = tempfile.mkdtemp(prefix="cgov-fleet-", dir=a.work)
         try:
             measure(a, nodes, work)
@@ -128,13 +139,20 @@ def main():
 
 def measure(a, nodes, work):
     tsdb = os.path.join(work, "tsdb")
+    done = os.path.join(work, "truth.json")  # written last: the TSDB is whole
+    if os.path.exists(done):
+        print(f"# {nodes} nodes: the TSDB kept in {work}", flush=True)
+        prom = Prometheus(work, tsdb)
+        reports(a, nodes, work, prom, json.load(open(done)))
+        return
+    shutil.rmtree(tsdb, ignore_errors=True)
     truth = {"phase_seconds": {}}
     setup = time.monotonic()
     for first in range(0, nodes, PART):
         part = min(PART, nodes - first)
         om, tj = os.path.join(work, "part.om"), os.path.join(work, "part.json")
         run([os.path.join(a.build, "cgov_fleet_history"), "--nodes", str(part), "--first-node",
-             str(first), "--hours", str(HOURS), "--start", str(START), "--out", om, "--truth", tj])
+             str(first), "--hours", str(a.hours), "--start", str(START), "--out", om, "--truth", tj])
         run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "openmetrics",
              "--max-block-duration=24h", om, tsdb])
         os.remove(om)
@@ -145,7 +163,7 @@ def measure(a, nodes, work):
     rules = os.path.join(work, "hourly.yml")
     hourly_rules(rules)
     run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "rules", "--start", str(START),
-         "--end", str(START + HOURS * 3600), "--url", prom.url, "--output-dir",
+         "--end", str(START + a.hours * 3600), "--url", prom.url, "--output-dir",
          os.path.join(work, "rules"), rules])
     prom.stop()
     for block in os.listdir(os.path.join(work, "rules")):
@@ -153,10 +171,18 @@ def measure(a, nodes, work):
     prom = Prometheus(work, tsdb)
     print(f"# {nodes} nodes: history, backfill and rules in {time.monotonic() - setup:.0f} s",
           flush=True)
+    if a.keep:
+        with open(done + ".tmp", "w") as f:
+            json.dump(truth, f)
+        os.rename(done + ".tmp", done)
+    reports(a, nodes, work, prom, truth)
+
+
+def reports(a, nodes, work, prom, truth):
     try:
-        until = START + HOURS * 3600
+        until = START + a.hours * 3600
         for hours in [int(h) for h in a.windows.split(",")]:
-            since = until - hours * 3600 - (60 if hours == HOURS else 0)
+            since = until - hours * 3600 - (60 if hours == a.hours else 0)
             for rules in ("off", "on"):
                 for by in ("user", "project"):
                     walls, hwms, body = [], [], None
@@ -168,7 +194,7 @@ def measure(a, nodes, work):
                     ok = "-"
                     if "error" in body:
                         ok = "FAILED: " + body["error"]
-                    elif hours == HOURS:
+                    elif hours == a.hours:
                         bad = [k for k, v in truth["phase_seconds"].items()
                                if k != "unknown" and abs(body["phases"][k]["gpu_seconds"] - v) > 0.5]
                         ok = "exact" if not bad else "OFF: " + ",".join(bad)
