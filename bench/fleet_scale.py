@@ -80,6 +80,25 @@ class Prometheus:
             time.sleep(0.5)
         sys.exit("fleet_scale: Prometheus did not become ready in 600 s")
 
+    def settle(self, quiet=0.05, seconds=10, limit=1800):
+        """Waits until Prometheus is idle (under `quiet` of a core for `seconds`): backfilled
+        blocks overlap in time, and it merges them (vertical compaction) in its first minutes,
+        which a report timed then would pay for. Returns the seconds waited."""
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def cpu():
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick
+
+        start = time.monotonic()
+        while time.monotonic() - start < limit:
+            before = cpu()
+            time.sleep(seconds)
+            if cpu() - before < quiet * seconds:
+                return time.monotonic() - start
+        return time.monotonic() - start
+
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=120)
@@ -141,8 +160,9 @@ def measure(a, nodes, work):
     tsdb = os.path.join(work, "tsdb")
     done = os.path.join(work, "truth.json")  # written last: the TSDB is whole
     if os.path.exists(done):
-        print(f"# {nodes} nodes: the TSDB kept in {work}", flush=True)
         prom = Prometheus(work, tsdb)
+        print(f"# {nodes} nodes: the TSDB kept in {work}; Prometheus idle after "
+              f"{prom.settle():.0f} s", flush=True)
         reports(a, nodes, work, prom, json.load(open(done)))
         return
     shutil.rmtree(tsdb, ignore_errors=True)
@@ -169,8 +189,8 @@ def measure(a, nodes, work):
     for block in os.listdir(os.path.join(work, "rules")):
         shutil.move(os.path.join(work, "rules", block), tsdb)
     prom = Prometheus(work, tsdb)
-    print(f"# {nodes} nodes: history, backfill and rules in {time.monotonic() - setup:.0f} s",
-          flush=True)
+    print(f"# {nodes} nodes: history, backfill and rules in {time.monotonic() - setup:.0f} s; "
+          f"Prometheus idle after {prom.settle():.0f} s more", flush=True)
     if a.keep:
         with open(done + ".tmp", "w") as f:
             json.dump(truth, f)

@@ -83,14 +83,9 @@ class FleetBuilder {
   static std::string GpuIncrease(bool busy, int64_t range_ms) {
     return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
   }
-  // What `counter` added over `span`, summed by `by`: evaluated at the span's end.
-  static std::string SpanSum(const char* counter, const std::string& by, const Span& span) {
-    if (!span.rules) return Increase(counter, by.c_str(), span.to_ms - span.from_ms);
-    // The run's evaluations and none before: half an hour's margin either side of the first
-    // one, whether the store's ranges include their start (Prometheus 2) or not (3).
-    return fmt::format("sum by ({}) (sum_over_time({}[{}ms]))", by, RuleOf(counter),
-                       span.to_ms - span.from_ms - kHourMs / 2);
-  }
+  Result<std::vector<PromSeries>> SpanSum(const char* counter, const std::string& by,
+                                          const Span& span,
+                                          const std::set<std::string>& restarted);
   const char* IdentityLabels() const {
     return options_.pods ? kIdentityLabels : kIdentityLabelsWithoutPods;
   }
@@ -206,17 +201,91 @@ Status FleetBuilder::AddGpuSegment(int64_t start_ms, int64_t end_ms) {
   return Status::Ok();
 }
 
-// Hours [first_ms, last_ms), both on hour boundaries: one range query per counter.
+// `metric` restricted to the given hosts (a PromQL regex of their names, each one literal).
+std::string OnHosts(const std::string& metric, const std::set<std::string>& hosts) {
+  std::string alternatives;
+  for (const std::string& host : hosts) {
+    if (!alternatives.empty()) alternatives += '|';
+    for (char c : host) {
+      if (std::string_view(".+*?()|[]{}^$").find(c) != std::string_view::npos) {
+        alternatives += "\\\\";  // a backslash for the regex, escaped for the string
+      } else if (c == '\\' || c == '"') {
+        alternatives += c == '\\' ? "\\\\\\" : "\\";  // a quote or a backslash, escaped
+      }
+      alternatives += c;
+    }
+  }
+  return fmt::format("{}{{Hostname=~\"{}\"}}", metric, alternatives);
+}
+
+// Hours [first_ms, last_ms), both on hour boundaries. Each series' last value at every boundary
+// from first_ms to last_ms comes in one range query, each sample read once, and is differenced
+// here, carried over hours without a scrape. An hour in which a host's daemon restarted (its
+// counters reset: its tick counter's resets, or a counter that fell) is read for that host with
+// Increase(), as a partial hour is.
 Status FleetBuilder::AddWholeHours(int64_t first_ms, int64_t last_ms) {
   if (last_ms <= first_ms) return Status::Ok();
+  // The hour ending at each boundary, and 5 min before it: a restart just after a boundary is
+  // only seen against the last scrape before it.
+  CGOV_ASSIGN_OR_RETURN(
+      std::vector<PromSeries> resets,
+      prom_.QueryRange("sum by (Hostname) (resets(cgov_ticks_total[65m])) > 0",
+                       Seconds(first_ms + kHourMs), Seconds(last_ms), 3600));
+  std::map<int64_t, std::set<std::string>> restarted;  // hour -> hosts
+  for (const PromSeries& s : resets) {
+    for (const auto& [t, value] : s.points) {
+      restarted[HourOf(std::llround(t * 1000)) - 1].insert(s.Label("Hostname"));
+    }
+  }
+  const int64_t first_hour = HourOf(first_ms);
   for (bool busy : {false, true}) {
     CGOV_ASSIGN_OR_RETURN(
-        std::vector<PromSeries> result,
-        prom_.QueryRange(GpuIncrease(busy, kHourMs), Seconds(first_ms + kHourMs),
-                         Seconds(last_ms), 3600));
-    for (const PromSeries& s : result) {
+        std::vector<PromSeries> values,
+        prom_.QueryRange(fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuPhaseLabels,
+                                     GpuCounter(busy)),
+                         Seconds(first_ms), Seconds(last_ms), 3600));
+    std::map<int64_t, std::set<std::string>> fallback = restarted;
+    for (const PromSeries& s : values) {
+      const std::string host = s.Label("Hostname");
+      std::optional<double> before;              // the last value, carried over unscraped hours
+      std::optional<int64_t> before_boundary;    // the boundary it was read at
       for (const auto& [t, value] : s.points) {
-        AddGpuPoint(s, HourOf(std::llround(t * 1000)) - 1, value, busy);
+        const int64_t boundary = HourOf(std::llround(t * 1000));  // the hour it starts
+        if (std::isnan(value)) continue;
+        if (boundary <= first_hour) {
+          before = value, before_boundary = boundary;
+          continue;
+        }
+        const int64_t hour = boundary - 1;  // (boundary - 1 h, boundary]
+        auto hosts = fallback.find(hour);
+        if (hosts != fallback.end() && hosts->second.count(host)) {
+          before = value, before_boundary = boundary;
+          continue;
+        }
+        double base = before.value_or(0);
+        if (value < base) {
+          if (before_boundary == hour) {  // it fell within the hour: a restart the ticks missed
+            fallback[hour].insert(host);
+            before = value, before_boundary = boundary;
+            continue;
+          }
+          base = 0;  // restarted while unscraped: all of it since its start
+        }
+        // The hours between the last boundary read and this one had no scrape: nothing in them.
+        AddGpuPoint(s, hour, value - base, busy);
+        before = value, before_boundary = boundary;
+      }
+    }
+    for (const auto& [hour, hosts] : fallback) {
+      if (hosts.empty()) continue;
+      CGOV_ASSIGN_OR_RETURN(
+          std::vector<PromSeries> result,
+          prom_.Query(Increase(OnHosts(GpuCounter(busy), hosts), kGpuPhaseLabels, kHourMs),
+                      Seconds((hour + 1) * kHourMs)));
+      for (const PromSeries& s : result) {
+        if (hosts.count(s.Label("Hostname")) && !s.points.empty()) {
+          AddGpuPoint(s, hour, s.points[0].second, busy);
+        }
       }
     }
   }
@@ -295,7 +364,7 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
   for (bool busy : {false, true}) {
     CGOV_ASSIGN_OR_RETURN(
         totals[busy],
-        prom_.Query(SpanSum(GpuCounter(busy), kGpuPhaseLabels, run), Seconds(run.to_ms)));
+        SpanSum(GpuCounter(busy), kGpuPhaseLabels, run, {}));
     for (const PromSeries& s : totals[busy]) {
       gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
     }
@@ -342,17 +411,76 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
   return Status::Ok();
 }
 
+// What `counter` added over `span`, summed by `by`, where it added something. Over rules, the
+// run's evaluations summed in the store. Over raw counters, each sum's last value at the span's
+// end less its last value at its start (both up to an hour back: read once, not per function as
+// Increase() does), except on the hosts whose daemon restarted in it (`restarted`, and any whose
+// sum fell): there, Increase().
+Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const std::string& by,
+                                                      const Span& span,
+                                                      const std::set<std::string>& restarted) {
+  const int64_t range = span.to_ms - span.from_ms;
+  if (span.rules) {
+    // The run's evaluations and none before: half an hour's margin either side of the first
+    // one, whether the store's ranges include their start (Prometheus 2) or not (3).
+    return prom_.Query(fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by,
+                                   RuleOf(counter), range - kHourMs / 2),
+                       Seconds(span.to_ms));
+  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> end,
+                        prom_.Query(fmt::format("sum by ({}) (last_over_time({}[{}ms]))", by,
+                                                counter, range + kHourMs),
+                                    Seconds(span.to_ms)));
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> start,
+                        prom_.Query(fmt::format("sum by ({}) (last_over_time({}[1h]))", by,
+                                                counter),
+                                    Seconds(span.from_ms)));
+  std::map<std::map<std::string, std::string>, double> base;
+  for (PromSeries& s : start) {
+    if (!s.points.empty()) base[std::move(s.labels)] = s.points[0].second;
+  }
+  std::set<std::string> hosts = restarted;
+  auto base_of = [&](const PromSeries& s) {
+    auto it = base.find(s.labels);
+    return it == base.end() ? 0.0 : it->second;
+  };
+  for (const PromSeries& s : end) {
+    if (!s.points.empty() && s.points[0].second < base_of(s)) hosts.insert(s.Label("Hostname"));
+  }
+  std::vector<PromSeries> out;
+  for (PromSeries& s : end) {
+    if (s.points.empty() || hosts.count(s.Label("Hostname"))) continue;
+    s.points[0].second -= base_of(s);
+    if (s.points[0].second > 0) out.push_back(std::move(s));
+  }
+  if (hosts.empty()) return out;
+  CGOV_ASSIGN_OR_RETURN(
+      std::vector<PromSeries> again,
+      prom_.Query(Increase(OnHosts(counter, hosts), by.c_str(), range) + " > 0",
+                  Seconds(span.to_ms)));
+  for (PromSeries& s : again) {
+    if (hosts.count(s.Label("Hostname"))) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // Identities and ticks over one span, into the window's first hour.
 Status FleetBuilder::AddIdentities(const Span& span) {
   const double at = Seconds(span.to_ms);
   HourBucket& first = hours_[HourOf(since_ms_)];
   first.hour = HourOf(since_ms_);
-  CGOV_ASSIGN_OR_RETURN(
-      std::vector<PromSeries> attributed,
-      // Only what is not zero: most identities spend nothing in most phases, and a large
-      // fleet's answer is mostly identity series.
-      prom_.Query(SpanSum("cgov_identity_gpu_seconds_total",
-                          fmt::format("{}, phase", IdentityLabels()), span) + " > 0", at));
+  std::set<std::string> restarted;
+  if (!span.rules) {
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<PromSeries> resets,
+        prom_.Query(fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
+                                span.to_ms - span.from_ms + 5 * 60'000),
+                    at));
+    for (const PromSeries& s : resets) restarted.insert(s.Label("Hostname"));
+  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed,
+                        SpanSum("cgov_identity_gpu_seconds_total",
+                                fmt::format("{}, phase", IdentityLabels()), span, restarted));
   auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
     auto gpu = host_gpu_.find(s.Label("Hostname"));
     if (gpu == host_gpu_.end()) return nullptr;
@@ -371,11 +499,10 @@ Status FleetBuilder::AddIdentities(const Span& span) {
     }
   }
   for (bool idle : {false, true}) {
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<PromSeries> result,
-        prom_.Query(SpanSum(idle ? "cgov_identity_idle_held_seconds_total"
-                                 : "cgov_identity_held_seconds_total",
-                            IdentityLabels(), span) + " > 0", at));
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result,
+                          SpanSum(idle ? "cgov_identity_idle_held_seconds_total"
+                                       : "cgov_identity_held_seconds_total",
+                                  IdentityLabels(), span, restarted));
     for (const PromSeries& s : result) {
       IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
       if (h == nullptr) continue;
@@ -384,7 +511,7 @@ Status FleetBuilder::AddIdentities(const Span& span) {
   }
   // Samples: the ticks each host took (at least one where there is data).
   CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks,
-                        prom_.Query(SpanSum("cgov_ticks_total", "Hostname", span), at));
+                        SpanSum("cgov_ticks_total", "Hostname", span, restarted));
   for (const PromSeries& s : ticks) {
     if (s.points.empty()) continue;
     for (const auto& [key, id] : gpu_ids_) {

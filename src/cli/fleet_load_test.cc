@@ -53,10 +53,18 @@ class FakePrometheus {
     const std::string q = r.query.count("query") ? r.query.at("query") : "";
     const bool busy = q.find("cgov_gpu_busy_seconds_total") != std::string::npos;
     const bool phase = q.find("cgov_gpu_phase_seconds_total") != std::string::npos;
+    if (q.starts_with("sum by (Hostname) (resets(")) {  // no daemon restarted
+      out.body = json{{"status", "success"},
+                      {"data", {{"resultType", r.path == "/api/v1/query" ? "vector" : "matrix"},
+                                {"result", json::array()}}}}.dump();
+      return out;
+    }
     if (r.path == "/api/v1/query_range") {
-      // Whole hours 11:00-12:00 and 12:00-13:00, evaluated at their ends.
-      json values = busy ? json{{S("2026-11-16T12:00Z"), "2250"}, {S("2026-11-16T13:00Z"), "2700"}}
-                         : json{{S("2026-11-16T12:00Z"), "3000"}, {S("2026-11-16T13:00Z"), "3600"}};
+      // Whole hours 11:00-12:00 and 12:00-13:00: the counters' values at 11:00, 12:00, 13:00.
+      json values = busy ? json{{S("2026-11-16T11:00Z"), "1350"}, {S("2026-11-16T12:00Z"), "3600"},
+                                {S("2026-11-16T13:00Z"), "6300"}}
+                         : json{{S("2026-11-16T11:00Z"), "1800"}, {S("2026-11-16T12:00Z"), "4800"},
+                                {S("2026-11-16T13:00Z"), "8400"}};
       out.body = json{{"status", "success"},
                       {"data", {{"resultType", "matrix"},
                                 {"result", {{{"metric", GpuLabels("productive")},
@@ -65,6 +73,8 @@ class FakePrometheus {
     }
     const double at = std::stod(r.query.count("time") ? r.query.at("time") : "0");
     const bool first = std::abs(at - S("2026-11-16T11:00Z")) < 1;
+    // The identity and tick sums at the window's start (10:30) and end: what they added between.
+    const bool start = std::abs(at - S("2026-11-16T10:30Z")) < 1;
     if (phase && q.starts_with("sum")) {
       out.body = (first ? Vector({{GpuLabels("productive"), busy ? 1350 : 1800}})
                         : Vector({{GpuLabels("idle_held"), busy ? 0 : 900}})).dump();
@@ -72,12 +82,15 @@ class FakePrometheus {
       out.body = (first ? Vector({{GpuLabels("productive"), 1350}})
                         : Vector({{GpuLabels("idle_held"), 0}})).dump();
     } else if (q.find("cgov_identity_gpu_seconds_total") != std::string::npos) {
-      out.body = Vector({{Identity({{"phase", "productive"}}), 9000},
-                         {Identity({{"phase", "idle_held"}}), 900}}).dump();
+      // idle_held is born in the window; bob's sum added nothing in it (left out).
+      json bob = Identity({{"user", "bob"}, {"phase", "productive"}});
+      out.body = (start ? Vector({{Identity({{"phase", "productive"}}), 100}, {bob, 77}})
+                        : Vector({{Identity({{"phase", "productive"}}), 9100}, {bob, 77},
+                                  {Identity({{"phase", "idle_held"}}), 900}})).dump();
     } else if (q.find("cgov_identity_idle_held_seconds_total") != std::string::npos) {
-      out.body = Vector({{Identity(), 900}}).dump();
+      out.body = (start ? Vector({}) : Vector({{Identity(), 900}})).dump();
     } else if (q.find("cgov_identity_held_seconds_total") != std::string::npos) {
-      out.body = Vector({{Identity(), 9900}}).dump();
+      out.body = Vector({{Identity(), start ? 50.0 : 9950.0}}).dump();
     } else if (q.find("cgov_gpu_memory_used_bytes") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 40000.0 * 1048576}}).dump();
     } else if (q.find("node_gpu_hourly_cost") != std::string::npos) {
@@ -89,7 +102,7 @@ class FakePrometheus {
     } else if (q.find("cgov_gpu_price_usd_per_hour") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"source", "catalog: p5"}}, 4}}).dump();
     } else if (q.find("cgov_ticks_total") != std::string::npos) {
-      out.body = Vector({{{{"Hostname", "n1"}}, 330}}).dump();
+      out.body = Vector({{{{"Hostname", "n1"}}, start ? 1000.0 : 1330.0}}).dump();
     } else {
       out.body = Vector({}).dump();
     }
@@ -168,18 +181,24 @@ TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
   EXPECT_FALSE(in.has_sessions);
   EXPECT_EQ(in.hostname, "1 host (n1)");
 
-  // The range query asked for exactly the whole hours, hourly.
-  bool ranged = false;
+  // The range queries asked for the counters' values at the whole hours' bounds (the hours'
+  // restarts, too, at their ends), hourly.
+  int ranged = 0;
   for (const ServedRequest& r : fake.seen()) {
     if (r.path != "/api/v1/query_range") continue;
-    ranged = true;
-    EXPECT_DOUBLE_EQ(std::stod(r.query.at("start")), S("2026-11-16T12:00Z"));
+    ++ranged;
+    const std::string& q = r.query.at("query");
+    const bool resets = q.find("resets(cgov_ticks_total[65m])") != std::string::npos;
+    EXPECT_DOUBLE_EQ(std::stod(r.query.at("start")),
+                     S(resets ? "2026-11-16T12:00Z" : "2026-11-16T11:00Z")) << q;
     EXPECT_DOUBLE_EQ(std::stod(r.query.at("end")), S("2026-11-16T13:00Z"));
     EXPECT_EQ(r.query.at("step"), "3600.000");
-    EXPECT_THAT(r.query.at("query"), HasSubstr("[3600000ms]"));
-    EXPECT_THAT(r.query.at("query"), HasSubstr("offset 3600000ms"));
+    if (!resets) {
+      EXPECT_THAT(q, HasSubstr("(last_over_time(cgov_gpu_"));
+      EXPECT_THAT(q, HasSubstr("_seconds_total[1h]))"));
+    }
   }
-  EXPECT_TRUE(ranged);
+  EXPECT_EQ(ranged, 3) << "restarts, then the two counters";
 
   // The summary of it: the heatmap has Monday 10-13, prices are the daemon's.
   HistoryOptions options;
@@ -391,9 +410,13 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
       // Each raw segment and each rule run: one second of productive time per second it spans.
       json result = json::array();
       if (r.path == "/api/v1/query_range") {  // whole hours, one point each
+        // The rule's hours; the raw counter's value at each boundary (a second a second).
         const double start = std::stod(r.query.at("start")), end = std::stod(r.query.at("end"));
+        const bool raw = q.find("last_over_time") != std::string::npos;
         json values = json::array();
-        for (double t = start; t <= end + 0.001; t += 3600) values.push_back({t, "3600"});
+        for (double t = start; t <= end + 0.001; t += 3600) {
+          values.push_back({t, std::to_string(raw ? t - S("2026-11-16T00:00Z") : 3600)});
+        }
         result.push_back({{"metric", GpuLabels("productive")}, {"values", values}});
         out.body = json{{"status", "success"},
                         {"data", {{"resultType", "matrix"}, {"result", result}}}}.dump();
@@ -433,10 +456,10 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
     }
   }
   const std::vector<std::pair<std::string, double>> expected = {
-      {"[9000000ms]))", S("2026-11-16T13:07:30Z")},
-      {"[5400000ms]))", S("2026-11-16T16:07:30Z")},
-      {"[1800000ms]))", S("2026-11-16T17:40:00Z")},
-      {"[1800000ms]))", S("2026-11-17T09:40:00Z")}};
+      {"[9000000ms])) > 0", S("2026-11-16T13:07:30Z")},
+      {"[5400000ms])) > 0", S("2026-11-16T16:07:30Z")},
+      {"[1800000ms])) > 0", S("2026-11-16T17:40:00Z")},
+      {"[1800000ms])) > 0", S("2026-11-17T09:40:00Z")}};
   EXPECT_EQ(rule_sums, expected);
   bool noted = false;
   for (const std::string& n : loaded->notes) {
@@ -451,4 +474,81 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
 }
 
 }  // namespace
+// Whole hours read as the counters' values at each boundary, differenced: a daemon restart seen
+// by its tick counter's resets (n2, 12:00-13:00) or by a counter that fell within an hour
+// (n1.example) has that hour read with Increase() for those hosts alone (their names quoted
+// for a regex); a counter that fell while its host went unscraped (n3) counts from zero.
+TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-16T14:00:00Z");
+  auto labels = [](const std::string& host) {
+    json l = GpuLabels("productive");
+    l["Hostname"] = host;
+    l["UUID"] = "GPU-" + host;
+    return l;
+  };
+  auto matrix = [](json result) {
+    return json{{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}
+        .dump();
+  };
+  std::mutex mu;
+  std::vector<std::pair<std::string, double>> again;  // the Increase() queries for some hosts
+  auto server = Serve([&](const ServedRequest& r) {
+    ServedResponse out;
+    out.content_type = "application/json";
+    const std::string q = r.query.count("query") ? r.query.at("query") : "";
+    if (r.path == "/api/v1/query_range" && q.find("resets(cgov_ticks_total[65m])") != q.npos) {
+      out.body = matrix({{{"metric", {{"Hostname", "n2"}}},
+                          {"values", {{S("2026-11-16T13:00Z"), "1"}}}}});
+    } else if (r.path == "/api/v1/query_range" &&
+               q.find("last_over_time(cgov_gpu_phase_seconds_total[1h])") != q.npos) {
+      auto at = [](const char* hour, const char* value) { return json{S(hour), value}; };
+      out.body = matrix(
+          {{{"metric", labels("n1.example")},
+            {"values", {at("2026-11-16T11:00Z", "3600"), at("2026-11-16T12:00Z", "7200"),
+                        at("2026-11-16T13:00Z", "1000"), at("2026-11-16T14:00Z", "4600")}}},
+           {{"metric", labels("n2")},
+            {"values", {at("2026-11-16T11:00Z", "100"), at("2026-11-16T12:00Z", "3700"),
+                        at("2026-11-16T13:00Z", "50"), at("2026-11-16T14:00Z", "3650")}}},
+           {{"metric", labels("n3")},
+            {"values", {at("2026-11-16T11:00Z", "500"), at("2026-11-16T13:00Z", "200"),
+                        at("2026-11-16T14:00Z", "3800")}}}});
+    } else if (q.find("cgov_gpu_phase_seconds_total{Hostname=~") != q.npos) {
+      {
+        std::lock_guard lock(mu);
+        again.emplace_back(q, std::stod(r.query.at("time")));
+      }
+      out.body = Vector({{labels("n1.example"), 2800}, {labels("n2"), 3400}, {labels("n9"), 999}})
+                     .dump();
+    } else {
+      out.body = Vector({}).dump();
+    }
+    return out;
+  });
+  ASSERT_NE(server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*server));
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOff});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  std::map<uint32_t, std::string> host_of;
+  for (const GpuRecord& g : loaded->gpus) host_of[g.id] = g.host;
+  std::map<std::string, std::map<int64_t, int64_t>> seconds;  // host -> hour -> productive s
+  const int64_t h10 = since / kHourMs;
+  for (const HourBucket& b : loaded->hours) {
+    for (const auto& [id, g] : b.gpus) {
+      const int64_t ms = g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+      if (ms != 0) seconds[host_of[id]][b.hour - h10] = ms / 1000;
+    }
+  }
+  using Hours = std::map<int64_t, int64_t>;
+  EXPECT_EQ(seconds["n1.example"], (Hours{{1, 3600}, {2, 2800}, {3, 3600}}));
+  EXPECT_EQ(seconds["n2"], (Hours{{1, 3600}, {2, 3400}, {3, 3600}}));
+  EXPECT_EQ(seconds["n3"], (Hours{{2, 200}, {3, 3600}}));
+  EXPECT_EQ(seconds.count("n9"), 0u) << "a host not asked for is not taken";
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_THAT(again[0].first,
+              HasSubstr("cgov_gpu_phase_seconds_total{Hostname=~\"n1\\\\.example|n2\"}"));
+  EXPECT_DOUBLE_EQ(again[0].second, S("2026-11-16T13:00Z"));
+}
+
 }  // namespace cgov::cli
