@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -93,8 +94,6 @@ class FleetBuilder {
   uint32_t IdentityId(const PromSeries& s);
   Result<std::vector<Span>> PlanSpans();
   Status AddRawSpan(int64_t from_ms, int64_t to_ms);
-  Status AddGpuSegment(int64_t start_ms, int64_t end_ms);
-  Status AddWholeHours(int64_t first_ms, int64_t last_ms);
   Status AddRuleRun(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
   Status AddIdentities(const Span& span);
@@ -187,20 +186,6 @@ void FleetBuilder::AddGpuPoint(const PromSeries& s, int64_t hour, double value, 
   AddToUsage(*slot, value, busy, &b.gpus[GpuId(s)].usage);
 }
 
-Status FleetBuilder::AddGpuSegment(int64_t start_ms, int64_t end_ms) {
-  const int64_t range = end_ms - start_ms;
-  if (range < 1000) return Status::Ok();
-  for (bool busy : {false, true}) {
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<PromSeries> result,
-        prom_.Query(GpuIncrease(busy, range), Seconds(end_ms)));
-    for (const PromSeries& s : result) {
-      if (!s.points.empty()) AddGpuPoint(s, HourOf(start_ms), s.points[0].second, busy);
-    }
-  }
-  return Status::Ok();
-}
-
 // `metric` restricted to the given hosts (a PromQL regex of their names, each one literal).
 std::string OnHosts(const std::string& metric, const std::set<std::string>& hosts) {
   std::string alternatives;
@@ -218,73 +203,121 @@ std::string OnHosts(const std::string& metric, const std::set<std::string>& host
   return fmt::format("{}{{Hostname=~\"{}\"}}", metric, alternatives);
 }
 
-// Hours [first_ms, last_ms), both on hour boundaries. Each series' last value at every boundary
-// from first_ms to last_ms comes in one range query, each sample read once, and is differenced
-// here, carried over hours without a scrape. An hour in which a host's daemon restarted (its
-// counters reset: its tick counter's resets, or a counter that fell) is read for that host with
-// Increase(), as a partial hour is.
-Status FleetBuilder::AddWholeHours(int64_t first_ms, int64_t last_ms) {
-  if (last_ms <= first_ms) return Status::Ok();
-  // The hour ending at each boundary, and 5 min before it: a restart just after a boundary is
-  // only seen against the last scrape before it.
-  CGOV_ASSIGN_OR_RETURN(
-      std::vector<PromSeries> resets,
-      prom_.QueryRange("sum by (Hostname) (resets(cgov_ticks_total[65m])) > 0",
-                       Seconds(first_ms + kHourMs), Seconds(last_ms), 3600));
-  std::map<int64_t, std::set<std::string>> restarted;  // hour -> hosts
+// Raw counters over (from, to]. Each series' value at `from`, at every hour boundary inside the
+// span and at `to` (its last scraped value up to then, up to an hour back) comes from one range
+// query for the boundaries, each sample read once, and an instant one at either end; the values
+// are differenced here, carried over hours without a scrape, each difference filed under the
+// clock hour its stretch starts in. A stretch in which a host's daemon restarted (its counters
+// reset: its tick counter's resets, or a counter that fell) is read for that host with
+// Increase(), which handles resets.
+Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
+  std::vector<int64_t> times = {from_ms};
+  for (int64_t b = (HourOf(from_ms) + 1) * kHourMs; b < to_ms; b += kHourMs) times.push_back(b);
+  times.push_back(to_ms);
+  const size_t n = times.size() - 1;  // stretch k is (times[k - 1], times[k]]
+  auto index_of = [&](double t) -> std::optional<size_t> {
+    auto it = std::lower_bound(times.begin(), times.end(), std::llround(t * 1000));
+    if (it == times.end() || *it != std::llround(t * 1000)) return std::nullopt;
+    return static_cast<size_t>(it - times.begin());
+  };
+  // Each read: the times' first, their last, and the whole hours between (if any), hourly.
+  auto read = [&](const std::function<std::string(int64_t range_ms)>& query, size_t first,
+                  std::vector<PromSeries>* out) -> Status {
+    // An instant answer's point is filed at the time asked for, whatever time it carries.
+    auto add = [&](std::vector<PromSeries> more, std::optional<int64_t> at_ms) {
+      for (PromSeries& s : more) {
+        if (at_ms) {
+          for (auto& point : s.points) point.first = Seconds(*at_ms);
+        }
+        out->push_back(std::move(s));
+      }
+    };
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> at_first,
+                          prom_.Query(query(times[first] - times[first - (first > 0)]),
+                                      Seconds(times[first])));
+    add(std::move(at_first), times[first]);
+    if (n > first) {
+      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> at_last,
+                            prom_.Query(query(times[n] - times[n - 1]), Seconds(times[n])));
+      add(std::move(at_last), times[n]);
+    }
+    if (n > first + 1) {
+      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> hours,
+                            prom_.QueryRange(query(kHourMs), Seconds(times[first + 1]),
+                                             Seconds(times[n - 1]), 3600));
+      add(std::move(hours), std::nullopt);
+    }
+    return Status::Ok();
+  };
+  // The restarts in each stretch, seen against the last scrape up to 5 min before it.
+  std::vector<PromSeries> resets;
+  CGOV_RETURN_IF_ERROR(read(
+      [](int64_t range_ms) {
+        return fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
+                           range_ms + 5 * 60'000);
+      },
+      1, &resets));
+  std::vector<std::set<std::string>> restarted(n + 1);
   for (const PromSeries& s : resets) {
     for (const auto& [t, value] : s.points) {
-      restarted[HourOf(std::llround(t * 1000)) - 1].insert(s.Label("Hostname"));
+      if (std::optional<size_t> k = index_of(t)) restarted[*k].insert(s.Label("Hostname"));
     }
   }
-  const int64_t first_hour = HourOf(first_ms);
   for (bool busy : {false, true}) {
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<PromSeries> values,
-        prom_.QueryRange(fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuPhaseLabels,
-                                     GpuCounter(busy)),
-                         Seconds(first_ms), Seconds(last_ms), 3600));
-    std::map<int64_t, std::set<std::string>> fallback = restarted;
-    for (const PromSeries& s : values) {
-      const std::string host = s.Label("Hostname");
-      std::optional<double> before;              // the last value, carried over unscraped hours
-      std::optional<int64_t> before_boundary;    // the boundary it was read at
+    std::vector<PromSeries> read_values;
+    CGOV_RETURN_IF_ERROR(read(
+        [&](int64_t) {
+          return fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuPhaseLabels,
+                             GpuCounter(busy));
+        },
+        0, &read_values));
+    // Each series' values by time index (NaN: none read).
+    std::map<std::map<std::string, std::string>, std::pair<PromSeries, std::vector<double>>> by;
+    for (PromSeries& s : read_values) {
+      auto [it, added] = by.try_emplace(s.labels);
+      if (added) it->second.second.assign(n + 1, std::nan(""));
       for (const auto& [t, value] : s.points) {
-        const int64_t boundary = HourOf(std::llround(t * 1000));  // the hour it starts
+        if (std::optional<size_t> k = index_of(t)) it->second.second[*k] = value;
+      }
+      if (added) it->second.first = std::move(s);
+    }
+    std::vector<std::set<std::string>> again = restarted;
+    for (const auto& [labels, series] : by) {
+      const auto& [s, values] = series;
+      const std::string host = s.Label("Hostname");
+      std::optional<double> before;     // the last value, carried over stretches unscraped
+      std::optional<size_t> before_at;  // the time index it was read at
+      for (size_t k = 0; k <= n; ++k) {
+        const double value = values[k];
         if (std::isnan(value)) continue;
-        if (boundary <= first_hour) {
-          before = value, before_boundary = boundary;
-          continue;
-        }
-        const int64_t hour = boundary - 1;  // (boundary - 1 h, boundary]
-        auto hosts = fallback.find(hour);
-        if (hosts != fallback.end() && hosts->second.count(host)) {
-          before = value, before_boundary = boundary;
+        if (k == 0 || again[k].count(host)) {
+          before = value, before_at = k;
           continue;
         }
         double base = before.value_or(0);
         if (value < base) {
-          if (before_boundary == hour) {  // it fell within the hour: a restart the ticks missed
-            fallback[hour].insert(host);
-            before = value, before_boundary = boundary;
+          if (before_at == k - 1) {  // it fell within the stretch: a restart the ticks missed
+            again[k].insert(host);
+            before = value, before_at = k;
             continue;
           }
           base = 0;  // restarted while unscraped: all of it since its start
         }
-        // The hours between the last boundary read and this one had no scrape: nothing in them.
-        AddGpuPoint(s, hour, value - base, busy);
-        before = value, before_boundary = boundary;
+        // The stretches since the last value read had no scrape: nothing in them.
+        AddGpuPoint(s, HourOf(times[k - 1]), value - base, busy);
+        before = value, before_at = k;
       }
     }
-    for (const auto& [hour, hosts] : fallback) {
-      if (hosts.empty()) continue;
+    for (size_t k = 1; k <= n; ++k) {
+      if (again[k].empty()) continue;
       CGOV_ASSIGN_OR_RETURN(
           std::vector<PromSeries> result,
-          prom_.Query(Increase(OnHosts(GpuCounter(busy), hosts), kGpuPhaseLabels, kHourMs),
-                      Seconds((hour + 1) * kHourMs)));
+          prom_.Query(Increase(OnHosts(GpuCounter(busy), again[k]), kGpuPhaseLabels,
+                               times[k] - times[k - 1]),
+                      Seconds(times[k])));
       for (const PromSeries& s : result) {
-        if (hosts.count(s.Label("Hostname")) && !s.points.empty()) {
-          AddGpuPoint(s, hour, s.points[0].second, busy);
+        if (again[k].count(s.Label("Hostname")) && !s.points.empty()) {
+          AddGpuPoint(s, HourOf(times[k - 1]), s.points[0].second, busy);
         }
       }
     }
@@ -341,17 +374,6 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
   }
   if (until_ms_ > cursor) spans.push_back({.rules = false, .from_ms = cursor, .to_ms = until_ms_});
   return spans;
-}
-
-// Raw counters over (from, to]: a partial first hour, one range query for the whole hours, a
-// partial last hour.
-Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
-  const int64_t first_boundary = (HourOf(from_ms) + 1) * kHourMs;
-  const int64_t last_boundary = HourOf(to_ms) * kHourMs;
-  if (first_boundary > last_boundary) return AddGpuSegment(from_ms, to_ms);
-  CGOV_RETURN_IF_ERROR(AddGpuSegment(from_ms, first_boundary));
-  CGOV_RETURN_IF_ERROR(AddWholeHours(first_boundary, last_boundary));
-  return AddGpuSegment(last_boundary, to_ms);
 }
 
 // A run of hourly rule evaluations. Each evaluation's hour is filed under the clock hour holding

@@ -61,10 +61,10 @@ class FakePrometheus {
     }
     if (r.path == "/api/v1/query_range") {
       // Whole hours 11:00-12:00 and 12:00-13:00: the counters' values at 11:00, 12:00, 13:00.
-      json values = busy ? json{{S("2026-11-16T11:00Z"), "1350"}, {S("2026-11-16T12:00Z"), "3600"},
-                                {S("2026-11-16T13:00Z"), "6300"}}
-                         : json{{S("2026-11-16T11:00Z"), "1800"}, {S("2026-11-16T12:00Z"), "4800"},
-                                {S("2026-11-16T13:00Z"), "8400"}};
+      json values = busy ? json{{S("2026-11-16T11:00Z"), "1750"}, {S("2026-11-16T12:00Z"), "4000"},
+                                {S("2026-11-16T13:00Z"), "6700"}}
+                         : json{{S("2026-11-16T11:00Z"), "2300"}, {S("2026-11-16T12:00Z"), "5300"},
+                                {S("2026-11-16T13:00Z"), "8900"}};
       out.body = json{{"status", "success"},
                       {"data", {{"resultType", "matrix"},
                                 {"result", {{{"metric", GpuLabels("productive")},
@@ -72,15 +72,14 @@ class FakePrometheus {
       return out;
     }
     const double at = std::stod(r.query.count("time") ? r.query.at("time") : "0");
-    const bool first = std::abs(at - S("2026-11-16T11:00Z")) < 1;
     // The identity and tick sums at the window's start (10:30) and end: what they added between.
     const bool start = std::abs(at - S("2026-11-16T10:30Z")) < 1;
-    if (phase && q.starts_with("sum")) {
-      out.body = (first ? Vector({{GpuLabels("productive"), busy ? 1350 : 1800}})
-                        : Vector({{GpuLabels("idle_held"), busy ? 0 : 900}})).dump();
-    } else if (busy) {
-      out.body = (first ? Vector({{GpuLabels("productive"), 1350}})
-                        : Vector({{GpuLabels("idle_held"), 0}})).dump();
+    if (phase || busy) {
+      // The counters' values at the window's start and end: 30 min of productive time (22.5
+      // of it busy) before the 11:00 value, 15 min of idle-held time after the 13:00 one.
+      out.body = (start ? Vector({{GpuLabels("productive"), busy ? 400 : 500}})
+                        : Vector({{GpuLabels("productive"), busy ? 6700 : 8900},
+                                  {GpuLabels("idle_held"), busy ? 0 : 900}})).dump();
     } else if (q.find("cgov_identity_gpu_seconds_total") != std::string::npos) {
       // idle_held is born in the window; bob's sum added nothing in it (left out).
       json bob = Identity({{"user", "bob"}, {"phase", "productive"}});
@@ -188,7 +187,7 @@ TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
     if (r.path != "/api/v1/query_range") continue;
     ++ranged;
     const std::string& q = r.query.at("query");
-    const bool resets = q.find("resets(cgov_ticks_total[65m])") != std::string::npos;
+    const bool resets = q.find("resets(cgov_ticks_total[3900000ms])") != std::string::npos;
     EXPECT_DOUBLE_EQ(std::stod(r.query.at("start")),
                      S(resets ? "2026-11-16T12:00Z" : "2026-11-16T11:00Z")) << q;
     EXPECT_DOUBLE_EQ(std::stod(r.query.at("end")), S("2026-11-16T13:00Z"));
@@ -421,8 +420,12 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
         out.body = json{{"status", "success"},
                         {"data", {{"resultType", "matrix"}, {"result", result}}}}.dump();
       } else {
-        // The range of the query's selector is the span it covers (the rule sums: half an hour
-        // short of the run, which the rule's hours make up).
+        if (q.find("(last_over_time(cgov_gpu_phase_seconds_total[1h]))") != std::string::npos) {
+          out.body = Vector({{GpuLabels("productive"), at - S("2026-11-16T00:00Z")}}).dump();
+          return out;  // the raw counter's value
+        }
+        // The range of the rule sum's selector is the run it covers, half an hour short of it
+        // (which the rule's hours make up).
         const size_t open = q.find('[');
         const double ms = std::stod(q.substr(open + 1));
         const bool rules = q.find("sum_over_time") != std::string::npos;
@@ -497,7 +500,7 @@ TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
     ServedResponse out;
     out.content_type = "application/json";
     const std::string q = r.query.count("query") ? r.query.at("query") : "";
-    if (r.path == "/api/v1/query_range" && q.find("resets(cgov_ticks_total[65m])") != q.npos) {
+    if (r.path == "/api/v1/query_range" && q.find("resets(cgov_ticks_total[") != q.npos) {
       out.body = matrix({{{"metric", {{"Hostname", "n2"}}},
                           {"values", {{S("2026-11-16T13:00Z"), "1"}}}}});
     } else if (r.path == "/api/v1/query_range" &&
@@ -541,9 +544,10 @@ TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
     }
   }
   using Hours = std::map<int64_t, int64_t>;
-  EXPECT_EQ(seconds["n1.example"], (Hours{{1, 3600}, {2, 2800}, {3, 3600}}));
-  EXPECT_EQ(seconds["n2"], (Hours{{1, 3600}, {2, 3400}, {3, 3600}}));
-  EXPECT_EQ(seconds["n3"], (Hours{{2, 200}, {3, 3600}}));
+  // 10:00-11:00: no value at 10:00, so each counts from zero (born in the window).
+  EXPECT_EQ(seconds["n1.example"], (Hours{{0, 3600}, {1, 3600}, {2, 2800}, {3, 3600}}));
+  EXPECT_EQ(seconds["n2"], (Hours{{0, 100}, {1, 3600}, {2, 3400}, {3, 3600}}));
+  EXPECT_EQ(seconds["n3"], (Hours{{0, 500}, {2, 200}, {3, 3600}}));
   EXPECT_EQ(seconds.count("n9"), 0u) << "a host not asked for is not taken";
   ASSERT_EQ(again.size(), 1u);
   EXPECT_THAT(again[0].first,
