@@ -220,43 +220,45 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
     if (it == times.end() || *it != std::llround(t * 1000)) return std::nullopt;
     return static_cast<size_t>(it - times.begin());
   };
-  // Each read: the times' first, their last, and the whole hours between (if any), hourly.
-  auto read = [&](const std::function<std::string(int64_t range_ms)>& query, size_t first,
+  // Each read: the times from `first` on, each run of them evenly spaced in one range query (one
+  // pass over each series, whatever the run's length: the window's hours; an edge's two ends) and
+  // any other alone. With `stretches`, a run's stretches are as long as its step, for a query
+  // whose range is the stretch before each time.
+  auto read = [&](bool stretches, const std::function<std::string(int64_t range_ms)>& query,
                   std::vector<PromSeries>* out) -> Status {
-    // An instant answer's point is filed at the time asked for, whatever time it carries.
-    auto add = [&](std::vector<PromSeries> more, std::optional<int64_t> at_ms) {
-      for (PromSeries& s : more) {
-        if (at_ms) {
-          for (auto& point : s.points) point.first = Seconds(*at_ms);
-        }
-        out->push_back(std::move(s));
+    for (size_t i = stretches ? 1 : 0, j = i; i <= n; i = j + 1) {
+      const int64_t step = i < n ? times[i + 1] - times[i] : 0;
+      j = i;
+      if (step > 0 && (!stretches || times[i] - times[i - 1] == step)) {
+        for (j = i + 1; j < n && times[j + 1] - times[j] == step;) ++j;
       }
-    };
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> at_first,
-                          prom_.Query(query(times[first] - times[first - (first > 0)]),
-                                      Seconds(times[first])));
-    add(std::move(at_first), times[first]);
-    if (n > first) {
-      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> at_last,
-                            prom_.Query(query(times[n] - times[n - 1]), Seconds(times[n])));
-      add(std::move(at_last), times[n]);
-    }
-    if (n > first + 1) {
-      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> hours,
-                            prom_.QueryRange(query(kHourMs), Seconds(times[first + 1]),
-                                             Seconds(times[n - 1]), 3600));
-      add(std::move(hours), std::nullopt);
+      const int64_t range = stretches ? times[i] - times[i - 1] : 0;
+      if (j == i) {
+        CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> one,
+                              prom_.Query(query(range), Seconds(times[i])));
+        for (PromSeries& s : one) {
+          // An instant answer's point is filed at the time asked for, whatever it carries.
+          for (auto& point : s.points) point.first = Seconds(times[i]);
+          out->push_back(std::move(s));
+        }
+        continue;
+      }
+      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> run,
+                            prom_.QueryRange(query(range), Seconds(times[i]), Seconds(times[j]),
+                                             Seconds(step)));
+      for (PromSeries& s : run) out->push_back(std::move(s));
     }
     return Status::Ok();
   };
   // The restarts in each stretch, seen against the last scrape up to 5 min before it.
   std::vector<PromSeries> resets;
   CGOV_RETURN_IF_ERROR(read(
+      true,
       [](int64_t range_ms) {
         return fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
                            range_ms + 5 * 60'000);
       },
-      1, &resets));
+      &resets));
   std::vector<std::set<std::string>> restarted(n + 1);
   for (const PromSeries& s : resets) {
     for (const auto& [t, value] : s.points) {
@@ -266,11 +268,12 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
   for (bool busy : {false, true}) {
     std::vector<PromSeries> read_values;
     CGOV_RETURN_IF_ERROR(read(
+        false,
         [&](int64_t) {
           return fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuPhaseLabels,
                              GpuCounter(busy));
         },
-        0, &read_values));
+        &read_values));
     // Each series' values by time index (NaN: none read).
     std::map<std::map<std::string, std::string>, std::pair<PromSeries, std::vector<double>>> by;
     for (PromSeries& s : read_values) {

@@ -5,9 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -60,11 +62,17 @@ class FakePrometheus {
       return out;
     }
     if (r.path == "/api/v1/query_range") {
-      // Whole hours 11:00-12:00 and 12:00-13:00: the counters' values at 11:00, 12:00, 13:00.
-      json values = busy ? json{{S("2026-11-16T11:00Z"), "1750"}, {S("2026-11-16T12:00Z"), "4000"},
-                                {S("2026-11-16T13:00Z"), "6700"}}
-                         : json{{S("2026-11-16T11:00Z"), "2300"}, {S("2026-11-16T12:00Z"), "5300"},
-                                {S("2026-11-16T13:00Z"), "8900"}};
+      // The counters' values at 10:30, 11:00, 12:00 and 13:00, as far as the range asks.
+      const std::map<double, std::pair<const char*, const char*>> table = {
+          {S("2026-11-16T10:30Z"), {"400", "500"}}, {S("2026-11-16T11:00Z"), {"1750", "2300"}},
+          {S("2026-11-16T12:00Z"), {"4000", "5300"}}, {S("2026-11-16T13:00Z"), {"6700", "8900"}}};
+      json values = json::array();
+      const double step = std::stod(r.query.at("step"));
+      for (double t = std::stod(r.query.at("start")); t <= std::stod(r.query.at("end")) + 1e-3;
+           t += step) {
+        auto it = table.find(t);
+        if (it != table.end()) values.push_back({t, busy ? it->second.first : it->second.second});
+      }
       out.body = json{{"status", "success"},
                       {"data", {{"resultType", "matrix"},
                                 {"result", {{{"metric", GpuLabels("productive")},
@@ -180,24 +188,30 @@ TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
   EXPECT_FALSE(in.has_sessions);
   EXPECT_EQ(in.hostname, "1 host (n1)");
 
-  // The range queries asked for the counters' values at the whole hours' bounds (the hours'
-  // restarts, too, at their ends), hourly.
-  int ranged = 0;
+  // Each run of evenly spaced times came in one range query: the counters' values at 10:30 and
+  // 11:00, then at 12:00 and 13:00 (13:15 alone); the restarts in the hour to 12:00 and the one
+  // to 13:00 (the half hour to 11:00 and the quarter to 13:15 alone).
+  std::vector<std::string> ranges;
   for (const ServedRequest& r : fake.seen()) {
     if (r.path != "/api/v1/query_range") continue;
-    ++ranged;
     const std::string& q = r.query.at("query");
     const bool resets = q.find("resets(cgov_ticks_total[3900000ms])") != std::string::npos;
-    EXPECT_DOUBLE_EQ(std::stod(r.query.at("start")),
-                     S(resets ? "2026-11-16T12:00Z" : "2026-11-16T11:00Z")) << q;
-    EXPECT_DOUBLE_EQ(std::stod(r.query.at("end")), S("2026-11-16T13:00Z"));
-    EXPECT_EQ(r.query.at("step"), "3600.000");
+    ranges.push_back(fmt::format(
+        "{} {}+{}", resets ? "resets" : q.substr(q.find("(last_over_time(") + 16, 17),
+        FormatRfc3339Utc(std::llround(std::stod(r.query.at("start")) * 1e9)),
+        r.query.at("step")));
     if (!resets) {
-      EXPECT_THAT(q, HasSubstr("(last_over_time(cgov_gpu_"));
       EXPECT_THAT(q, HasSubstr("_seconds_total[1h]))"));
     }
+    EXPECT_DOUBLE_EQ(std::stod(r.query.at("end")) - std::stod(r.query.at("start")),
+                     std::stod(r.query.at("step"))) << q;
   }
-  EXPECT_EQ(ranged, 3) << "restarts, then the two counters";
+  std::sort(ranges.begin(), ranges.end());
+  EXPECT_EQ(ranges, (std::vector<std::string>{"cgov_gpu_busy_sec 2026-11-16T10:30:00.000Z+1800.000",
+                                              "cgov_gpu_busy_sec 2026-11-16T12:00:00.000Z+3600.000",
+                                              "cgov_gpu_phase_se 2026-11-16T10:30:00.000Z+1800.000",
+                                              "cgov_gpu_phase_se 2026-11-16T12:00:00.000Z+3600.000",
+                                              "resets 2026-11-16T12:00:00.000Z+3600.000"}));
 
   // The summary of it: the heatmap has Monday 10-13, prices are the daemon's.
   HistoryOptions options;
@@ -320,6 +334,62 @@ TEST(PrometheusSource, PartialAnswersAreRefusedAndStoresErrorsQuoted) {
   }
 }
 
+// Answers are read as they are parsed, not into a document: what each shape gives. Keys in any
+// order, samples with a number or a string, fields cgov does not know (a native histogram, stats,
+// nested objects in a label's place) passed over, a scalar refused, truncated JSON not taken.
+TEST(PrometheusSource, AnswersAreReadWhateverTheirKeyOrderAndExtraFields) {
+  struct Case {
+    std::string body;
+    size_t series = 0;
+    std::string labels, points;  // "k=v,..." and "t:v,..." of the last series
+    std::string error;           // "" = taken
+  };
+  const std::vector<Case> cases = {
+      {R"({"data":{"result":[{"value":[1,"2.5"],"metric":{"a":"x","b":"y"}}],)"
+       R"("resultType":"vector"},"status":"success"})", 1, "a=x,b=y,", "1:2.5,", ""},
+      {R"({"status":"success","data":{"resultType":"matrix","result":[)"
+       R"({"metric":{},"values":[[1,"1"],[2,"NaN"],[3,4]]},)"
+       R"({"metric":{"n":"z","odd":{"deep":["x"]}},"values":[[5,"+Inf"]],)"
+       R"("histograms":[[6,{"count":"1","buckets":[[0,"1","2","3"]]}]]}]},)"
+       R"("stats":{"timings":{"evalTotalTime":0.1}},"warnings":[]})", 2, "n=z,", "5:inf,", ""},
+      {R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})", 0, "", "",
+       "expected a vector or matrix, got 'scalar'"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{})", 0, "", "",
+       "not a Prometheus query API"},
+      {R"(["status","success"])", 0, "", "", "not a Prometheus query API"},
+      {R"({"status":"success","warnings":[{"code":7}],"data":{"resultType":"vector","result":[]}})",
+       0, "", "", "incomplete: (a warning that is not text)"},
+  };
+  for (const Case& c : cases) {
+    auto server = Serve([&](const ServedRequest&) {
+      ServedResponse answer;
+      answer.content_type = "application/json";
+      answer.body = c.body;
+      return answer;
+    });
+    ASSERT_NE(server, nullptr);
+    auto prom = PrometheusSource::Open(Url(*server));
+    Result<std::vector<PromSeries>> r = prom->Query("up", 1e9);
+    if (!c.error.empty()) {
+      ASSERT_FALSE(r.ok()) << c.body;
+      EXPECT_THAT(r.status().message(), HasSubstr(c.error)) << c.body;
+      continue;
+    }
+    ASSERT_TRUE(r.ok()) << c.body << ": " << r.status().message();
+    ASSERT_EQ(r->size(), c.series) << c.body;
+    std::string labels, points;
+    for (const auto& [k, v] : r->back().labels) labels += k + "=" + v + ",";
+    for (const auto& [t, v] : r->back().points) points += fmt::format("{}:{},", t, v);
+    EXPECT_EQ(labels, c.labels) << c.body;
+    EXPECT_EQ(points, c.points) << c.body;
+    if (c.series == 2) {
+      ASSERT_EQ(r->front().points.size(), 3u);
+      EXPECT_TRUE(std::isnan(r->front().points[1].second));
+      EXPECT_EQ(r->front().points[2].second, 4);
+    }
+  }
+}
+
 // Mimir's and Cortex's tenant: sent as X-Scope-OrgID when given, never otherwise; an ID Mimir
 // would refuse (or one that would split the header line) is refused before anything is sent.
 TEST(PrometheusSource, ATenantIsSentAsXScopeOrgId) {
@@ -412,8 +482,9 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
         // The rule's hours; the raw counter's value at each boundary (a second a second).
         const double start = std::stod(r.query.at("start")), end = std::stod(r.query.at("end"));
         const bool raw = q.find("last_over_time") != std::string::npos;
+        const double step = std::stod(r.query.at("step"));
         json values = json::array();
-        for (double t = start; t <= end + 0.001; t += 3600) {
+        for (double t = start; t <= end + 0.001; t += step) {
           values.push_back({t, std::to_string(raw ? t - S("2026-11-16T00:00Z") : 3600)});
         }
         result.push_back({{"metric", GpuLabels("productive")}, {"values", values}});

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cmath>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -45,41 +47,129 @@ std::string FirstLine(std::string_view body) {
   return SafeText(line);
 }
 
-double NumberOf(const nlohmann::json& v) {
-  // Sample values come as strings ("1.5", "NaN", "+Inf").
-  if (v.is_string()) return std::strtod(v.get<std::string>().c_str(), nullptr);
-  return v.is_number() ? v.get<double>() : 0;
-}
+// A query API answer read as it is parsed (nlohmann's SAX interface): the fields cgov uses and
+// each series straight into a PromSeries, never a document tree of it. A fleet's answer can be
+// tens of megabytes, and its tree several times that.
+class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool is_object = false;  // the answer is a JSON object
+  std::optional<std::string> status;
+  std::string error_type = "error", error = "no message", result_type;
+  bool is_partial = false;
+  std::vector<std::string> warnings;
+  std::vector<PromSeries> series;
 
-// Each series of a result array, its JSON freed as it is converted.
-void ConvertSeries(bool vector, nlohmann::json& results, std::vector<PromSeries>* out) {
-  out->reserve(results.size());
-  for (nlohmann::json& r : results) {
-    PromSeries s;
-    auto metric = r.find("metric");
-    if (metric != r.end() && metric->is_object()) {
-      for (auto& [name, value] : metric->items()) {
-        if (value.is_string()) s.labels.emplace(name, std::move(value.get_ref<std::string&>()));
-      }
-    }
-    if (vector) {
-      auto v = r.find("value");
-      if (v != r.end() && v->is_array() && v->size() == 2) {
-        s.points.emplace_back(NumberOf((*v)[0]), NumberOf((*v)[1]));
-      }
-    } else {
-      auto values = r.find("values");
-      if (values != r.end() && values->is_array()) {
-        s.points.reserve(values->size());
-        for (const nlohmann::json& v : *values) {
-          if (v.is_array() && v.size() == 2) s.points.emplace_back(NumberOf(v[0]), NumberOf(v[1]));
-        }
-      }
-    }
-    r = nullptr;
-    out->push_back(std::move(s));
+  bool null() override { return Scalar(nullptr, 0); }
+  bool boolean(bool v) override {
+    if (Top() == kTop && key_ == "isPartial") is_partial = v;
+    return Scalar(nullptr, 0);
   }
-}
+  bool number_integer(number_integer_t v) override {
+    return Scalar(nullptr, static_cast<double>(v));
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    return Scalar(nullptr, static_cast<double>(v));
+  }
+  bool number_float(number_float_t v, const string_t&) override { return Scalar(nullptr, v); }
+  bool string(string_t& v) override { return Scalar(&v, 0); }
+  bool binary(binary_t&) override { return Scalar(nullptr, 0); }
+  bool key(string_t& k) override {
+    key_ = std::move(k);
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    Where w = kOther;
+    if (Top() == kWarnings) warnings.push_back(kNotText);
+    if (stack_.empty()) {
+      is_object = true;
+      w = kTop;
+    } else if (Top() == kTop && key_ == "data") {
+      w = kData;
+    } else if (Top() == kResult) {
+      series.emplace_back();
+      w = kSeries;
+    } else if (Top() == kSeries && key_ == "metric") {
+      w = kMetric;
+    }
+    stack_.push_back(w);
+    return true;
+  }
+  bool end_object() override {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    Where w = kOther;
+    if (Top() == kWarnings) warnings.push_back(kNotText);
+    if (Top() == kData && key_ == "result") {
+      w = kResult;
+    } else if (Top() == kSeries && (key_ == "value" || key_ == "values")) {
+      w = key_ == "value" ? kSample : kSamples;
+    } else if (Top() == kSamples) {
+      w = kSample;
+    } else if (Top() == kTop && key_ == "warnings") {
+      w = kWarnings;
+    }
+    if (w == kSample) sample_ = {0, std::nan(""), std::nan("")};
+    stack_.push_back(w);
+    return true;
+  }
+  bool end_array() override {
+    if (Top() == kSample && sample_.fields == 2 && !series.empty()) {
+      series.back().points.emplace_back(sample_.time, sample_.value);
+    }
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  enum Where { kOther, kTop, kData, kResult, kSeries, kMetric, kSamples, kSample, kWarnings };
+  static constexpr char kNotText[] = "(a warning that is not text)";
+  Where Top() const { return stack_.empty() ? kOther : stack_.back(); }
+  // A string (`text`) or any other scalar (`number`: its value, or 0).
+  bool Scalar(string_t* text, double number) {
+    switch (Top()) {
+      case kTop:
+        if (text == nullptr) break;
+        if (key_ == "status") status = *text;
+        if (key_ == "errorType") error_type = *text;
+        if (key_ == "error") error = *text;
+        break;
+      case kData:
+        if (text != nullptr && key_ == "resultType") result_type = *text;
+        break;
+      case kMetric:
+        if (text != nullptr && !series.empty()) {
+          series.back().labels.emplace(key_, std::move(*text));
+        }
+        break;
+      case kSample: {
+        // Times come as numbers, values as strings ("1.5", "NaN", "+Inf").
+        const double v = text != nullptr ? std::strtod(text->c_str(), nullptr) : number;
+        if (sample_.fields == 0) sample_.time = v;
+        if (sample_.fields == 1) sample_.value = v;
+        ++sample_.fields;
+        break;
+      }
+      case kWarnings:
+        warnings.push_back(text != nullptr ? *text : kNotText);
+        break;
+      default:
+        break;
+    }
+    return true;
+  }
+
+  std::vector<Where> stack_;
+  string_t key_;
+  struct {
+    int fields = 0;
+    double time = 0, value = 0;
+  } sample_;
+};
 
 }  // namespace
 
@@ -168,8 +258,9 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   }
   long status = 0;
   lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
-  nlohmann::json answer = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (answer.is_discarded() || !answer.is_object() || !answer.contains("status")) {
+  AnswerReader answer;
+  const bool parsed = nlohmann::json::sax_parse(body, &answer);
+  if (!parsed || !answer.is_object || !answer.status) {
     if (status != 200 && status != 404 && !body.empty()) {
       // A query frontend's or proxy's own answer (Mimir's 429, a gateway's 502): its words.
       return Unavailable(fmt::format("--prometheus {}: {} answered HTTP {}: {}", base_url_, path,
@@ -179,11 +270,13 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
                                    "the answer is not Prometheus JSON); is the URL the server's "
                                    "root, such as http://127.0.0.1:9090?", base_url_, path, status));
   }
-  if (answer["status"] != "success") {
-    const std::string type = answer.value("errorType", "error");
+  const size_t bytes = body.size();
+  std::string().swap(body);
+  if (*answer.status != "success") {
+    const std::string& type = answer.error_type;
     return InvalidArgument(fmt::format(
         "--prometheus {}: the query failed (HTTP {}): {}: {}{}\n  query: {}", base_url_, status,
-        SafeText(type), SafeText(answer.value("error", "no message")),
+        SafeText(type), SafeText(answer.error),
         type == "timeout" ? " (the server's own limit, its --query.timeout, or "
                             "--prometheus-timeout; a shorter window or the hourly recording "
                             "rules need less)"
@@ -193,32 +286,23 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   // A partial answer (a store or storage node down) is refused, whatever the server's settings:
   // VictoriaMetrics marks it isPartial; Thanos, and Prometheus for a failed remote read, put
   // why in warnings. PromQL's info annotations ("PromQL info: ...") are notes, not gaps.
-  if (answer.value("isPartial", false) == true) {
+  if (answer.is_partial) {
     return Unavailable(fmt::format("--prometheus {}: the answer is partial (isPartial: some "
                                    "storage nodes did not answer); cgov needs every series for "
                                    "exact totals: try again, or query a healthy node\n  query: {}",
                                    base_url_, expr));
   }
-  for (const nlohmann::json& w : answer.value("warnings", nlohmann::json::array())) {
-    const std::string warning = w.is_string() ? w.get<std::string>() : w.dump();
+  for (const std::string& warning : answer.warnings) {
     if (warning.starts_with("PromQL info:")) continue;
     return Unavailable(fmt::format("--prometheus {}: the server warned that the answer may be "
                                    "incomplete: {}; cgov needs every series for exact totals\n"
                                    "  query: {}", base_url_, SafeText(warning), expr));
   }
-  nlohmann::json& data = answer["data"];
-  const std::string type = data.value("resultType", "");
-  std::vector<PromSeries> out;
-  if (type != "vector" && type != "matrix") {
+  if (answer.result_type != "vector" && answer.result_type != "matrix") {
     return InvalidArgument(fmt::format("--prometheus {}: expected a vector or matrix, got '{}'\n"
-                                       "  query: {}", base_url_, type, expr));
+                                       "  query: {}", base_url_, answer.result_type, expr));
   }
-  // A fleet's answer can be tens of megabytes: the text goes once parsed, and each series' JSON
-  // once converted, so the peak is the parsed answer rather than three copies of it.
-  const size_t bytes = body.size();
-  std::string().swap(body);
-  auto results = data.find("result");
-  if (results != data.end() && results->is_array()) ConvertSeries(type == "vector", *results, &out);
+  std::vector<PromSeries> out = std::move(answer.series);
   if (trace_) {
     QueryTrace t{.path = path, .expr = expr, .bytes = bytes, .series = out.size()};
     t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
