@@ -469,6 +469,17 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   auto typo = ResolvePrice({std::nullopt, "p5.48xlarg", false}, "x", catalog);
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("p5.48xlarge"), std::string::npos) << "lists known ones";
+  // The short form a metric label carries: a few words, never the prose above.
+  EXPECT_EQ(ResolvePrice(explicit_price, "NVIDIA H100 80GB HBM3", catalog)->label,
+            "--price-per-gpu-hour");
+  EXPECT_EQ(p4d->label, "instance-type p4d.24xlarge");
+  EXPECT_EQ(model->label, "catalog H100 SXM 80GB");
+  EXPECT_EQ(spot->label, "catalog H100 SXM 80GB (spot)");
+  EXPECT_EQ(unknown->label, "unknown");
+  EXPECT_EQ(no_spot->label, "unknown");
+  ResolvedPrice mig = ShareOfPrice(*model, 3.0 / 7, "MIG 3g.40gb");
+  EXPECT_EQ(mig.Label(), "catalog H100 SXM 80GB, MIG 3g.40gb at 42.9 %");
+  EXPECT_EQ(ShareOfPrice(*model, 0, "MIG 1g.10gb").Label(), "unknown");
 }
 
 // Issue 11: the shipped catalog is dated, sourced and multi-provider.
@@ -608,7 +619,7 @@ TEST(Cost, PartsOfAGpuAreListedUnderTheirSource) {
   acc.Add(0, {Point(50), Point(50), Point(50)}, {});
   acc.Add(1000, {Point(50), Point(50), Point(50)}, {});
   UsageTotals usage = acc.Finish(2000);
-  ResolvedPrice whole{10'000'000, 10'000'000, std::nullopt, false, "list", ""};
+  ResolvedPrice whole{10'000'000, 10'000'000, std::nullopt, false, "list", "", "list"};
   ResolvedPrice half = ShareOfPrice(whole, 0.5, "MIG 3g.40gb");
   ResolvedPrice quarter = ShareOfPrice(whole, 0.25, "MIG 2g.20gb");
   CostBlock cost = ComputeCost(usage, {whole, half, quarter}, std::nullopt, "");
@@ -645,7 +656,7 @@ TEST(Money, PricesAreBoundedAndCostsSaturateInsteadOfWrapping) {
   UsageAccumulator acc(2, 1000);
   acc.Add(0, {Point(50), Point(50)}, {});
   UsageTotals usage = acc.Finish(std::numeric_limits<int64_t>::max() / 4);
-  ResolvedPrice p{kMaxPriceMicroUsd, kMaxPriceMicroUsd, std::nullopt, false, "max", ""};
+  ResolvedPrice p{kMaxPriceMicroUsd, kMaxPriceMicroUsd, std::nullopt, false, "max", "", "max"};
   CostBlock cost = ComputeCost(usage, {p, p}, std::nullopt, "");
   EXPECT_GT(cost.total, 0) << "saturated, never wrapped negative";
   EXPECT_GE(cost.waste, 0);

@@ -275,6 +275,7 @@ ResolvedPrice GivenPrice(const PriceOptions& o, ResolvedPrice r) {
   r.per_gpu_hour = o.price_per_gpu_hour;
   r.source = fmt::format("--price-per-gpu-hour {}{}", FormatUsd(*o.price_per_gpu_hour, 4),
                          o.spot ? " (spot)" : "");
+  r.label = o.spot ? "--price-per-gpu-hour (spot)" : "--price-per-gpu-hour";
   return r;
 }
 
@@ -334,6 +335,9 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
     r.spot = found->price.spot;
     if (o.price_per_gpu_hour) return GivenPrice(o, std::move(r));
     r.per_gpu_hour = o.spot ? found->price.spot : found->price.on_demand;
+    r.label = !r.per_gpu_hour
+                  ? "unknown"
+                  : fmt::format("instance-type {}{}", found->name, o.spot ? " (spot)" : "");
     r.source = r.per_gpu_hour
         ? fmt::format("catalog list price{}: {} ({} {}, {} GPU{}; {}, {})", o.spot ? " (spot)" : "",
                       found->name, found->provider, found->region, found->gpus,
@@ -350,6 +354,7 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
   }
   if (o.price_per_gpu_hour) return GivenPrice(o, std::move(r));
   if (model == nullptr) {
+    r.label = "unknown";
     r.source = !ambiguous.empty()
         ? fmt::format("price unknown: {} (pass --price-per-gpu-hour or --instance-type)", ambiguous)
         : fmt::format("price unknown: no catalog entry for '{}' (pass --price-per-gpu-hour "
@@ -358,12 +363,14 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
   }
   const ReferencePrice& ref = o.spot ? model->spot : model->on_demand;
   if (!ref.median) {
+    r.label = "unknown";
     r.source = fmt::format("price unknown: the catalog has no {} price for {} (pass "
                            "--price-per-gpu-hour)", o.spot ? "spot" : "on-demand", model->label);
     return r;
   }
   r.per_gpu_hour = ref.median;
   r.source = DescribeReference(*model, o.spot);
+  r.label = fmt::format("catalog {}{}", model->label, o.spot ? " (spot)" : "");
   return r;
 }
 
@@ -371,6 +378,7 @@ ResolvedPrice ShareOfPrice(const ResolvedPrice& whole, double share, std::string
   ResolvedPrice part = whole;
   if (!(share > 0 && share <= 1)) {
     part.per_gpu_hour = part.on_demand = part.spot = std::nullopt;
+    part.label = "unknown";
     part.source = fmt::format("price unknown: {}'s share of its GPU is unknown (its memory or "
                               "the GPU's could not be read)", what);
     return part;

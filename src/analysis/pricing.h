@@ -92,6 +92,12 @@ struct ResolvedPrice {
   std::string part;
   // `source` with the part, if any: "MIG 3g.40gb at 49.3 % of catalog list price: …".
   std::string Describe() const { return part.empty() ? source : part + " of " + source; }
+  // `source` in a few words, for a metric label (a label value is an index key in every
+  // Prometheus that scrapes it, so no prose): "--price-per-gpu-hour", "instance-type
+  // p5.48xlarge", "catalog H100 SXM 80GB (spot)", "unknown".
+  std::string label;
+  // `label` with the part, if any: "catalog H100 SXM 80GB, MIG 3g.40gb at 49.3 %".
+  std::string Label() const { return part.empty() ? label : label + ", " + part; }
 };
 
 // The instance type in a metadata answer: AWS answers "p5.48xlarge", GCP

@@ -768,7 +768,7 @@ std::vector<MetricsGpu> Daemon::MetricsGpus() {
     g.memory_reserved_bytes = infos[i].memory_reserved_bytes;
     if (Result<ResolvedPrice> price = PriceOf(infos[i]); price.ok()) {
       g.price_per_gpu_hour = price->per_gpu_hour;
-      g.price_source = price->Describe();
+      g.price_source = price->Label();  // the history and `cgov prices` keep the whole story
     }
   }
   return gpus;
