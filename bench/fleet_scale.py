@@ -80,10 +80,11 @@ class Prometheus:
             time.sleep(0.5)
         sys.exit("fleet_scale: Prometheus did not become ready in 600 s")
 
-    def settle(self, quiet=0.05, seconds=10, limit=1800):
-        """Waits until Prometheus is idle (under `quiet` of a core for `seconds`): backfilled
-        blocks overlap in time, and it merges them (vertical compaction) in its first minutes,
-        which a report timed then would pay for. Returns the seconds waited."""
+    def settle(self, quiet=0.05, seconds=10, limit=1800, at_least=150):
+        """Waits until Prometheus is idle (under `quiet` of a core for `seconds`, and not before
+        `at_least` seconds: its compactor first runs a minute after start): backfilled blocks
+        overlap in time and it merges them then, which a report timed then would pay for.
+        Returns the seconds waited."""
         tick = os.sysconf("SC_CLK_TCK")
 
         def cpu():
@@ -95,7 +96,7 @@ class Prometheus:
         while time.monotonic() - start < limit:
             before = cpu()
             time.sleep(seconds)
-            if cpu() - before < quiet * seconds:
+            if cpu() - before < quiet * seconds and time.monotonic() - start >= at_least:
                 return time.monotonic() - start
         return time.monotonic() - start
 
