@@ -44,6 +44,17 @@ void AddHourlySeries(const HistoryInput& in, HistorySummary* s) {
   }
 }
 
+// The daemon's own price when the data came with one and the report was given none.
+Result<ResolvedPrice> GpuPrice(const HistoryInput& in, const HistoryOptions& o,
+                               const GpuRecord& gpu, const PriceCatalog& catalog) {
+  auto given = in.gpu_prices.find(gpu.id);
+  if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
+      o.price.instance_type.empty()) {
+    return given->second;
+  }
+  return ResolveUnitPrice(o.price, gpu.name, gpu.mig, catalog, gpu.mem_total_mib);
+}
+
 Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
   std::map<uint32_t, GpuHour> totals;
   for (const HourBucket& b : in.hours) {
@@ -57,14 +68,7 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
     row.gpu = gpu;
     row.label = gpu.host.empty() ? gpu.Label() : fmt::format("{}/{}", gpu.host, gpu.Label());
     row.totals = it->second;
-    auto given = in.gpu_prices.find(gpu.id);
-    if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
-        o.price.instance_type.empty()) {
-      row.price = given->second;
-    } else {
-      CGOV_ASSIGN_OR_RETURN(row.price, ResolveUnitPrice(o.price, gpu.name, gpu.mig, catalog,
-                                                             gpu.mem_total_mib));
-    }
+    CGOV_ASSIGN_OR_RETURN(row.price, GpuPrice(in, o, gpu, catalog));
     const GpuUsage& u = row.totals.usage;
     row.share_pct = SharesPct(u.phase_ms);
     row.mean_util_pct = u.MeanUtilPct();
@@ -489,6 +493,25 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.savings = CombineSavings(s.findings, s.cost);
   s.showback = EstimateShowback(s, o.idle_cost);
   return s;
+}
+
+Result<std::map<uint32_t, MicroUsd>> GpuHourlyPrices(const HistoryInput& in,
+                                                     const HistoryOptions& options) {
+  std::set<uint32_t> sampled;
+  for (const HourBucket& b : in.hours) {
+    for (const auto& [id, g] : b.gpus) {
+      if (g.samples > 0) sampled.insert(id);
+    }
+  }
+  const PriceCatalog& catalog =
+      options.catalog != nullptr ? *options.catalog : BuiltinCatalog();
+  std::map<uint32_t, MicroUsd> prices;
+  for (const GpuRecord& gpu : in.gpus) {
+    if (!sampled.count(gpu.id)) continue;
+    CGOV_ASSIGN_OR_RETURN(ResolvedPrice price, GpuPrice(in, options, gpu, catalog));
+    if (price.per_gpu_hour) prices[gpu.id] = *price.per_gpu_hour;
+  }
+  return prices;
 }
 
 }  // namespace cgov

@@ -11,20 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "analysis/budget.h"
 #include "analysis/cost.h"
 #include "analysis/findings.h"
+#include "analysis/history_by.h"
 #include "analysis/history_rollup.h"
 #include "analysis/savings.h"
 #include "analysis/series.h"
 #include "store/history_store.h"
 
 namespace cgov {
-
-enum class HistoryBy {
-  kUser, kProject, kTeam, kPod, kHost, kSlurmJob, kAccount, kNamespace, kContainer
-};
-const char* HistoryByName(HistoryBy by);  // "user", ...
-std::optional<HistoryBy> ParseHistoryBy(std::string_view text);
 
 // What the report reads of the database for its window (cli/history_load.h fills it).
 struct HistoryInput {
@@ -197,7 +193,17 @@ struct HistorySummary {
   // Who pays for what: from a bill when the report was given one (set by the caller with
   // BillShowback), else estimated from the resolved prices (analysis/showback.h).
   Showback showback;
+  // --budgets FILE: each budget's period to date and forecast (set by the caller with
+  // EvaluateBudgets over its periods' data, not this window's); empty without the flag.
+  std::vector<BudgetStatus> budgets;
+  std::string budgets_file;
+  int budget_forecast_days = 0;
 };
+
+// Each sampled GPU's price per GPU-hour as SummarizeHistory prices it (a GPU it cannot price is
+// left out). Pure.
+Result<std::map<uint32_t, MicroUsd>> GpuHourlyPrices(const HistoryInput& input,
+                                                     const HistoryOptions& options);
 
 // Pure: prices, phases, attribution, actions, heatmap and findings of the input's window.
 Result<HistorySummary> SummarizeHistory(const HistoryInput& input, const HistoryOptions& options);

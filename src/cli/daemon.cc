@@ -16,9 +16,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "analysis/budget.h"
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
 #include "cli/history_writer.h"
+#include "cli/history_load.h"
 #include "cli/price_flags.h"
 #include "core/duration.h"
 #include "core/text.h"
@@ -66,6 +68,8 @@ struct DaemonOptions {
   std::optional<PodResourcesOptions> pod_resources;  // --pod-resources
   PriceOptions price;
   PriceCatalog catalog;
+  std::string budgets_path;            // --budgets, re-read on SIGHUP
+  std::optional<BudgetFile> budgets;
 };
 
 // Not dcgm-exporter's 9400: both run on GPU nodes (docs/metrics.md, "Beside dcgm-exporter").
@@ -77,6 +81,13 @@ Result<std::string> ReadSmallFile(const std::string& path, std::string_view flag
   Result<std::string> text = ReadInputFile(path, 1 << 20, flag);
   if (!text.ok()) return text.status().WithContext("cgov daemon");
   return text;
+}
+
+Result<BudgetFile> ReadBudgets(const std::string& path) {
+  CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, "--budgets"));
+  Result<BudgetFile> file = ParseBudgets(text, path);
+  if (!file.ok()) return file.status().WithContext("cgov daemon: --budgets");
+  return file;
 }
 
 // --basic-auth-file: one line "user:password" (a file, so the password is not in `ps`), which
@@ -142,7 +153,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   if (const char* lib = std::getenv("CGOV_NVML_LIB")) o.nvml_lib = lib;
   std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
-  std::string metrics_names = "cgov", web_config;
+  std::string metrics_names = "cgov", web_config, budgets;
   bool kubernetes = false;
   KubeApiOptions kube = InClusterKubeApi();
   if (const char* node = std::getenv("NODE_NAME")) kube.node_name = node;
@@ -220,6 +231,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                "to a pod to it (idle-held when idle) whether or not its processes are seen");
   app.add_option("--pod-resources-socket", pod_resources_options.socket_path, "with "
                  "--pod-resources: the kubelet's socket")->capture_default_str();
+  app.add_option("--budgets", budgets, "with --listen: a budgets file (TOML, docs/budgets.md); "
+                 "serves each budget's amount, alert thresholds and this host's spend in its "
+                 "current period (cgov_budget_*), re-read on SIGHUP");
   app.add_option("--price-per-gpu-hour", price_text, "USD per GPU-hour for the cost counters "
                  "(overrides the catalog)");
   app.add_option("--instance-type", o.price.instance_type, "price GPUs as this instance type");
@@ -368,9 +382,16 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     o.http = std::move(http);
     o.dcgm_names = metrics_names == "dcgm";
   } else if (!auth_file.empty() || !tls_cert.empty() || !tls_key.empty() ||
-             !web_config.empty() || app.count("--metrics-names") > 0 || o.process_series) {
+             !web_config.empty() || app.count("--metrics-names") > 0 || o.process_series ||
+             !budgets.empty()) {
     return InvalidArgument("cgov daemon: --basic-auth-file, --web-config, --tls-cert, --tls-key, "
-                           "--metrics-names and --metrics-processes need --listen");
+                           "--metrics-names, --metrics-processes and --budgets need --listen "
+                           "(a report reads budgets from the database with `cgov report "
+                           "--budgets`)");
+  }
+  if (!budgets.empty()) {
+    CGOV_ASSIGN_OR_RETURN(o.budgets, ReadBudgets(budgets));
+    o.budgets_path = budgets;
   }
   return o;
 }
@@ -430,6 +451,9 @@ class Daemon {
   void RecordXidEvents();
   void RecordMemoryHealth(const std::vector<GpuSlowSample>& slow, int64_t now_ms);
   Status StartServer();
+  // Each budget's spend in its period, from the history, handed to /metrics; the ticks
+  // credited after that carry it on.
+  Status SeedBudgets();
   std::vector<MetricsGpu> MetricsGpus();
   void Reload();
   void HookCredits();
@@ -812,6 +836,20 @@ void Daemon::Reload() {
     }
   }
   if (metrics_) metrics_->SetGpus(MetricsGpus());
+  if (metrics_ && o_.budgets && writer_) {
+    Result<BudgetFile> budgets = ReadBudgets(o_.budgets_path);
+    if (!budgets.ok()) {
+      fmt::print(stderr, "cgov daemon: SIGHUP: keeping the budgets in use: {}\n",
+                 budgets.status().message());
+    } else {
+      o_.budgets = std::move(budgets).value();
+      what += ", budgets " + o_.budgets_path + " re-read";
+    }
+    // From the history, committed above: every credit so far is in it.
+    if (Status s = SeedBudgets(); !s.ok()) {
+      fmt::print(stderr, "cgov daemon: SIGHUP: budgets: {}\n", s.message());
+    }
+  }
   fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", what);
 }
 
@@ -827,6 +865,7 @@ Status Daemon::StartServer() {
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {
                           return Serve(request);
                         }));
+  if (o_.budgets) CGOV_RETURN_IF_ERROR(SeedBudgets());
   HookCredits();  // the writer was opened before the metrics existed
   const ListenAddress& a = o_.http->address;
   // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
@@ -838,6 +877,28 @@ Status Daemon::StartServer() {
                "authentication (--web-config or --basic-auth-file); it names users, projects "
                "and processes\n");
   }
+  return Status::Ok();
+}
+
+Status Daemon::SeedBudgets() {
+  const int64_t started_ns = clock_.MonotonicNs();
+  // Up to the last tick written, which the writer, just opened, credits when the next tick
+  // comes (for its interval, or the time to the next tick of the same run), as a report reads
+  // it; up to now in a history without ticks.
+  CGOV_ASSIGN_OR_RETURN(auto range, writer_->store().TickRange());
+  const int64_t as_of_ms = range ? range->second : clock_.WallNs() / 1'000'000;
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in,
+                        LoadHistory(writer_->store(), BudgetDataStartMs(*o_.budgets, as_of_ms),
+                                    as_of_ms, PhaseThresholds{}));
+  HistoryOptions options;  // priced as the cost counters are
+  options.price = o_.price;
+  options.catalog = &o_.catalog;
+  CGOV_ASSIGN_OR_RETURN(auto prices, GpuHourlyPrices(in, options));
+  metrics_->SetBudgets(
+      BudgetTracker(EvaluateBudgets(*o_.budgets, in, prices, as_of_ms), as_of_ms));
+  fmt::print(stderr, "cgov daemon: --budgets: {} budget(s) from {}; their spend so far read from "
+             "the history in {:.2f} s\n", o_.budgets->budgets.size(), o_.budgets_path,
+             static_cast<double>(clock_.MonotonicNs() - started_ns) / 1e9);
   return Status::Ok();
 }
 

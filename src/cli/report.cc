@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "analysis/budget.h"
 #include "analysis/showback.h"
 #include "analysis/slurm_accounting.h"
 #include "os/command_output.h"
@@ -54,6 +55,7 @@ struct ReportOptions {
   bool sacct = false;            // --sacct: run sacct for the report's window
   bool opencost_prices = false;  // --opencost-prices (with --prometheus)
   std::string recording_rules;   // --recording-rules auto|on|off (with --prometheus)
+  std::string budgets;            // --budgets FILE (docs/budgets.md)
   bool since_given = false;
 };
 
@@ -180,7 +182,8 @@ Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data
   return w;
 }
 
-Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
+// `window`: the report's own (--since, --until) when not given.
+Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Window> window) {
   Result<std::chrono::milliseconds> timeout = ParseDuration(r.prometheus_timeout);
   if (!timeout.ok() || *timeout < std::chrono::seconds(1) || *timeout > std::chrono::hours(1)) {
     return InvalidArgument(fmt::format("--prometheus-timeout {}: expected a duration from 1s to "
@@ -195,7 +198,12 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
                  t.path.substr(t.path.rfind('/') + 1), t.expr);
     });
   }
-  CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, std::nullopt));  // default: now
+  Window w;
+  if (window) {
+    w = *window;
+  } else {
+    CGOV_ASSIGN_OR_RETURN(w, ResolveWindow(r, std::nullopt));  // default: now
+  }
   FleetOptions options{.opencost_prices = r.opencost_prices};
   const std::optional<HistoryBy> by = ParseHistoryBy(r.by);  // checked with the other flags
   options.pods = by == HistoryBy::kPod || by == HistoryBy::kContainer;
@@ -205,14 +213,39 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r) {
   return LoadFleet(prometheus, w.since_ms, w.until_ms, options);
 }
 
-Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& options) {
+Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& options,
+                                std::optional<Window> window) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
                         HistoryStore::Open(r.db, HistoryStore::Mode::kRead));
-  // Default: the end of the data, so that a finished database (a demo, an import) reports the
-  // same whenever it is read. For a running daemon that is a tick ago.
-  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
-  CGOV_ASSIGN_OR_RETURN(Window w, ResolveWindow(r, end));
+  Window w;
+  if (window) {
+    w = *window;
+  } else {
+    // Default: the end of the data, so that a finished database (a demo, an import) reports the
+    // same whenever it is read. For a running daemon that is a tick ago.
+    CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
+    CGOV_ASSIGN_OR_RETURN(w, ResolveWindow(r, end));
+  }
   return LoadHistory(*store, w.since_ms, w.until_ms, options.phases);
+}
+
+Result<HistoryInput> Load(const ReportOptions& r, const HistoryOptions& options,
+                          std::optional<Window> window = std::nullopt) {
+  return r.prometheus.empty() ? LoadFromDb(r, options, window) : LoadFromPrometheus(r, window);
+}
+
+// Each budget's period to the end of the report's window, read from the same source (a month
+// of history, whatever --since says), priced as the report prices.
+Status AddBudgets(const ReportOptions& r, const HistoryOptions& options, const BudgetFile& file,
+                  HistorySummary* summary) {
+  const int64_t as_of = summary->until_ms;
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in,
+                        Load(r, options, Window{BudgetDataStartMs(file, as_of), as_of}));
+  CGOV_ASSIGN_OR_RETURN(auto prices, GpuHourlyPrices(in, options));
+  summary->budgets = EvaluateBudgets(file, in, prices, as_of);
+  summary->budgets_file = file.path;
+  summary->budget_forecast_days = file.forecast_days;
+  return Status::Ok();
 }
 
 // The bill and the host map of --billing and --billing-map.
@@ -255,8 +288,12 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
                           ReadInputFile(r.slurm_accounting, 64 << 20, "--slurm-accounting"));
     CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(text, r.slurm_accounting));
   }
-  CGOV_ASSIGN_OR_RETURN(HistoryInput input, r.prometheus.empty() ? LoadFromDb(r, options)
-                                                                 : LoadFromPrometheus(r));
+  std::optional<BudgetFile> budgets;
+  if (!r.budgets.empty()) {
+    CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(r.budgets, 1 << 20, "--budgets"));
+    CGOV_ASSIGN_OR_RETURN(budgets, ParseBudgets(text, r.budgets));
+  }
+  CGOV_ASSIGN_OR_RETURN(HistoryInput input, Load(r, options));
   std::string slurm_source = "--slurm-accounting " + r.slurm_accounting;
   if (r.sacct) {
     // The jobs of the report's window, every user's, as --slurm-accounting reads them. sacct
@@ -284,6 +321,7 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
                                       matched == 1 ? "y" : "ies"));
   }
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
+  if (budgets) CGOV_RETURN_IF_ERROR(AddBudgets(r, options, *budgets, &summary));
   if (bill) {
     summary.showback = BillShowback(input, options.by, bill->bill, bill->resource_host,
                                     options.idle_cost);
@@ -402,6 +440,9 @@ int RunReport(int argc, char** argv) {
                  "told by the file's header)");
   app.add_option("--billing-map", r.billing_map, "CSV of host,resource: which host a billed "
                  "instance or resource id is (not needed where the resource is named as the host)");
+  app.add_option("--budgets", r.budgets, "a budgets file (TOML, docs/budgets.md): each project's, "
+                 "team's, namespace's or user's spend this month or week, its forecast to the "
+                 "period's end and when it crosses");
   app.add_option("--idle-cost", r.idle_cost, "who pays for GPU time no one held: unallocated "
                  "(its own line), proportional (spread by GPU time), owner:KEY=VALUE "
                  "(owner:team=platform)")->capture_default_str();

@@ -132,11 +132,20 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     c.attributed_ms[id.phase ? static_cast<size_t>(*id.phase) : kUnknownPhase] += id.attributed_ms;
     auto pos = gpu_pos_.find(id.gpu_id);
     if (pos != gpu_pos_.end() && gpus_[pos->second].price_per_gpu_hour) {
-      c.cost_usd += UsdOf(*gpus_[pos->second].price_per_gpu_hour) *
-                    static_cast<double>(id.attributed_ms) / 3.6e6;
+      const MicroUsd price = *gpus_[pos->second].price_per_gpu_hour;
+      c.cost_usd += UsdOf(price) * static_cast<double>(id.attributed_ms) / 3.6e6;
+      if (budgets_ && record != nullptr) {
+        budgets_->Credit(credit.ts_ms, *record, options_.hostname, price, id.attributed_ms);
+      }
     }
     c.last_credit_ms = credit.ts_ms;
   }
+}
+
+void DaemonMetrics::SetBudgets(BudgetTracker budgets) {
+  std::lock_guard lock(mu_);
+  budgets_ = std::move(budgets);
+  Changed();
 }
 
 void DaemonMetrics::SetHistoryDbOk(bool ok) {
@@ -210,6 +219,7 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const
     RenderCounters(w, labels);
     RenderProcesses(w, now_ms);
     RenderSelf(w, now_ms);
+    RenderBudgets(w, now_ms);
     cached.generation = generation_;
     cached.fresh = fresh;
   }
@@ -522,6 +532,39 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
     w.Sample({{"version", CGOV_VERSION}, {"Hostname", host},
               {"instance_id", options_.instance_id}}, 1);
   }
+}
+
+// Gauges, not counters: a period's spend starts again from 0 when the next period begins.
+void DaemonMetrics::RenderBudgets(ExpositionWriter& w, int64_t now_ms) const {
+  if (!budgets_) return;
+  const std::vector<BudgetTracker::Row> rows = budgets_->Rows(now_ms);
+  if (rows.empty()) return;
+  auto labels = [&](const BudgetTracker::Row& r) {
+    return Labels{{"scope", HistoryByName(r.budget->scope)},
+                  {"name", r.budget->name},
+                  {"period", BudgetPeriodName(r.budget->period)},
+                  {"Hostname", options_.hostname}};
+  };
+  w.Family("cgov_budget_usd", MetricType::kGauge,
+           "A budget's amount for each period (cgov daemon --budgets FILE, docs/budgets.md).");
+  for (const auto& r : rows) w.Sample(labels(r), UsdOf(r.budget->amount));
+  w.Family("cgov_budget_spent_usd", MetricType::kGauge,
+           "What this host's GPU time attributed to the budget's key cost in its current period "
+           "(UTC), from the history at start and each tick since; sum over hosts for a fleet.");
+  for (const auto& r : rows) w.Sample(labels(r), UsdOf(r.spent));
+  w.Family("cgov_budget_alert_threshold_usd", MetricType::kGauge,
+           "The spend at which each of the budget's alert thresholds (pct, of the amount) fires.");
+  for (const auto& r : rows) {
+    for (int pct : r.budget->alert_pcts) {
+      const std::string pct_text = std::to_string(pct);
+      Labels l = labels(r);
+      l.emplace_back("pct", pct_text);
+      w.Sample(l, UsdOf(r.budget->amount) * pct / 100.0);
+    }
+  }
+  w.Family("cgov_budget_period_start_timestamp_seconds", MetricType::kGauge,
+           "Unix time at which the budget's current period began.");
+  for (const auto& r : rows) w.Sample(labels(r), static_cast<double>(r.period.start_ms) / 1000.0);
 }
 
 }  // namespace cgov

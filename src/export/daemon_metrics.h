@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/budget_tracker.h"
 #include "analysis/history_aggregator.h"
 #include "analysis/money.h"
 #include "export/exposition.h"
@@ -92,6 +93,8 @@ class DaemonMetrics {
   // `identity_of` resolves TickCredit identity ids (nullptr: unknown identity).
   void Credit(const TickCredit& credit,
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  // --budgets FILE: the budgets to serve (cgov_budget_*), carried on by each Credit from here.
+  void SetBudgets(BudgetTracker budgets);
   void SetHistoryDbOk(bool ok);
   // --kubernetes: whether the API server's pod list and watch work (a collector of its own).
   void SetKubernetesOk(bool ok);
@@ -135,6 +138,7 @@ class DaemonMetrics {
   void RenderCounters(ExpositionWriter& w, const std::deque<GpuLabels>& labels) const;
   void RenderProcesses(ExpositionWriter& w, int64_t now_ms) const;
   void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
+  void RenderBudgets(ExpositionWriter& w, int64_t now_ms) const;
   bool Fresh(int64_t now_ms) const;
   void Changed() { ++generation_; }
 
@@ -153,6 +157,7 @@ class DaemonMetrics {
   std::vector<GpuCounters> gpu_counters_;
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
+  std::optional<BudgetTracker> budgets_;
   int64_t dropped_process_series_ = 0;
   int64_t folded_identity_credits_ = 0;  // credits that went to "(other)"
 

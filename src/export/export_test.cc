@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/time_format.h"
+
 #include "export/daemon_metrics.h"
 #include "export/exposition.h"
 #include "export/http_server.h"
@@ -173,6 +175,45 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 0"));
   EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"nvml\",Hostname=\"node-a\"} 0"));
   EXPECT_FALSE(m.SamplerFresh(120'000));
+}
+
+TEST(DaemonMetrics, BudgetsServeAmountThresholdsAndThisHostsSpend) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(7, 0, 3'600'000), Gpu(9, 1, std::nullopt)});
+  const int64_t now = *ParseTimestampMs("2026-11-25T10:00Z");
+  BudgetStatus seed;
+  seed.budget = {HistoryBy::kProject, "llm", BudgetPeriod::kMonth, 5'000'000'000, {80, 100}, 1};
+  seed.period = PeriodOf(BudgetPeriod::kMonth, now);
+  seed.spent = 100'000'000;  // $100 in the history before this start
+  m.SetBudgets(BudgetTracker({seed}, now));
+  IdentityRecord alice;
+  alice.user = "alice";
+  alice.project = "llm";
+  TickCredit credit;
+  credit.ts_ms = now + 1000;
+  credit.gpus = {{7, 60'000, Phase::kProductive, 0}, {9, 60'000, Phase::kProductive, 0}};
+  // A minute on the $3.60 GPU ($0.06) and a minute on the unpriced one (nothing).
+  credit.identities = {{1, 7, 60'000, 0, 60'000, Phase::kProductive},
+                       {1, 9, 60'000, 0, 60'000, Phase::kProductive}};
+  m.Credit(credit, [&](uint32_t id) { return id == 1 ? &alice : nullptr; });
+
+  const std::string text = m.Render(ExpositionFormat::kText, now + 2000);
+  const std::string labels = "{scope=\"project\",name=\"llm\",period=\"month\","
+                             "Hostname=\"node-a\"";
+  EXPECT_THAT(text, HasSubstr("# TYPE cgov_budget_usd gauge\ncgov_budget_usd" + labels +
+                              "} 5000\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_budget_spent_usd" + labels + "} 100.06\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_budget_alert_threshold_usd" + labels + ",pct=\"80\"} 4000\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_budget_alert_threshold_usd" + labels + ",pct=\"100\"} 5000\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_budget_period_start_timestamp_seconds" + labels +
+                              "} 1793491200\n")) << "2026-11-01T00:00Z";
+
+  DaemonMetrics none(o);
+  EXPECT_THAT(none.Render(ExpositionFormat::kText, now), Not(HasSubstr("cgov_budget")))
+      << "no --budgets, no series";
 }
 
 TEST(DaemonMetrics, DcgmNamesAreAddedOnlyWhenAsked) {

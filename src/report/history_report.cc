@@ -8,6 +8,7 @@
 #include "core/csv.h"
 #include "core/duration.h"
 #include "core/time_format.h"
+#include "report/budget_report.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
 #include "report/text_style.h"
@@ -338,12 +339,13 @@ json HeatmapJson(const HistorySummary& s) {
 
 std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
   std::string out = Headline(s, st);
-  if (s.usage.HeldMs() <= 0) {
+  if (s.usage.HeldMs() <= 0) {  // the budgets' periods may still hold spend
+    out += BudgetsText(s, st);
     for (const std::string& n : s.notes) out += "Note: " + n + "\n";
     return out;
   }
-  out += Waste(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) + Actions(s, st) +
-         Heatmap(s, st);
+  out += Waste(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) + BudgetsText(s, st) +
+         Actions(s, st) + Heatmap(s, st);
   out += FindingsText(s.findings, s.savings, true, st);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
   return out;
@@ -394,7 +396,10 @@ std::string HistoryShowbackCsv(const HistorySummary& s) {
   return out;
 }
 
-json HistoryReportJson(const HistorySummary& s) {
+namespace {
+
+// Every member but the optional ones.
+json HistoryReportJsonCore(const HistorySummary& s) {
   const int64_t held = s.usage.HeldMs();
   json phases = json::object();
   for (size_t p = 0; p < kPhaseCount; ++p) {
@@ -436,6 +441,14 @@ json HistoryReportJson(const HistorySummary& s) {
           {"findings", FindingsJson(s.findings)},
           {"savings", SavingsJson(s.savings)},
           {"notes", s.notes}};
+}
+
+}  // namespace
+
+json HistoryReportJson(const HistorySummary& s) {
+  json out = HistoryReportJsonCore(s);
+  if (!s.budgets_file.empty()) out["budgets"] = BudgetsJson(s);  // only with --budgets
+  return out;
 }
 
 }  // namespace cgov

@@ -78,15 +78,19 @@ TEST_F(HtmlReportE2E, HistoryReportOfTheDemoWeek) {
   RunResult demo = RunProgram({CgovBinary(), "demo", "--duration", "7d", "--interval", "60s",
                                "--db", dir / "demo.db"}, {}, 120);
   ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  // Budgets too: their section's amounts, spend and forecasts are checked against the JSON.
+  WriteFile(dir / "budgets.toml", "[[budget]]\nproject = \"notebooks\"\nweekly_usd = 300\n"
+                                  "[[budget]]\nteam = \"research\"\nmonthly_usd = 9000\n");
   for (const char* format : {"html", "json"}) {
     RunResult rep = RunProgram({CgovBinary(), "report", "--db", dir / "demo.db", "--since", "7d",
-                                "--format", format, "--out", dir / ("week." + std::string(format))},
+                                "--budgets", dir / "budgets.toml", "--format", format, "--out",
+                                dir / ("week." + std::string(format))},
                                {}, 60);
     ASSERT_EQ(rep.exit_code, 0) << rep.err;
   }
   EXPECT_EQ(CheckInBrowser(dir / "week.html", dir / "week.json", "demo-week",
                            {"cost", "phases", "waste", "charts", "gpus", "who", "showback",
-                            "actions", "heatmap", "findings"}),
+                            "budgets", "actions", "heatmap", "findings"}),
             "");
 }
 
