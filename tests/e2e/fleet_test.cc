@@ -234,6 +234,19 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   std::set<std::string> hosts;
   for (const json& w : by_host["who"]) hosts.insert(w["key"]);
   EXPECT_EQ(hosts, (std::set<std::string>{"node-a", "node-b", "node-c"}));
+  // Budgets from the fleet's counters (issue 18): a project's spend this month is the fleet
+  // report's own cost for it over the same span.
+  WriteFile(dir_ / "budgets.toml", "[[budget]]\nproject = \"llm\"\nmonthly_usd = 100\n");
+  json budgeted = Report({"--prometheus", url, "--budgets", dir_ / "budgets.toml"}, "10m", until);
+  ASSERT_TRUE(budgeted.contains("budgets")) << budgeted.dump();
+  const json& budget = budgeted["budgets"]["rows"][0];
+  json month = Report({"--prometheus", url}, budget["period_start"], until, "project");
+  double llm_cost = -1;
+  for (const json& w : month["who"]) {
+    if (w["key"] == "llm") llm_cost = w["cost_usd"].get<double>();
+  }
+  EXPECT_GT(llm_cost, 0) << month["who"].dump();
+  EXPECT_DOUBLE_EQ(budget["spent_usd"].get<double>(), llm_cost) << budget.dump(1);
   // The fleet's invoice: one line per node over the window (and one for a node cgov never saw)
   // spread over each node's GPU time, reconciling to the cent.
   const std::string since_text = FormatRfc3339Utc((until_ms - 10 * 60'000) * 1'000'000);
