@@ -28,6 +28,20 @@ const int64_t kSince = *ParseTimestampMs("2026-11-16T10:30:00Z");  // a Monday
 const int64_t kUntil = *ParseTimestampMs("2026-11-16T13:15:00Z");
 double S(const char* t) { return static_cast<double>(*ParseTimestampMs(t)) / 1000; }
 
+// A query's time as Prometheus reads it: RFC 3339, or decimal seconds.
+double TimeParam(const std::string& text) {
+  if (Result<int64_t> ms = ParseTimestampMs(text); ms.ok()) return static_cast<double>(*ms) / 1000;
+  return std::stod(text);
+}
+
+// A step as Prometheus reads it: a duration (1800000ms), or decimal seconds made nanoseconds
+// and then milliseconds, both truncated (2060.490 s is 2060489 ms).
+double StepParam(const std::string& text) {
+  if (text.ends_with("ms")) return static_cast<double>(std::stoll(text)) / 1000;
+  const auto ns = static_cast<int64_t>(std::stod(text) * 1e9);
+  return static_cast<double>(ns / 1'000'000) / 1000;
+}
+
 json GpuLabels(const char* phase) {
   return {{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"gpu", "0"}, {"modelName", "NVIDIA H100"},
           {"pci_bus_id", "00000000:18:00.0"}, {"phase", phase}};
@@ -67,8 +81,8 @@ class FakePrometheus {
           {S("2026-11-16T10:30Z"), {"400", "500"}}, {S("2026-11-16T11:00Z"), {"1750", "2300"}},
           {S("2026-11-16T12:00Z"), {"4000", "5300"}}, {S("2026-11-16T13:00Z"), {"6700", "8900"}}};
       json values = json::array();
-      const double step = std::stod(r.query.at("step"));
-      for (double t = std::stod(r.query.at("start")); t <= std::stod(r.query.at("end")) + 1e-3;
+      const double step = StepParam(r.query.at("step"));
+      for (double t = TimeParam(r.query.at("start")); t <= TimeParam(r.query.at("end")) + 1e-3;
            t += step) {
         auto it = table.find(t);
         if (it != table.end()) values.push_back({t, busy ? it->second.first : it->second.second});
@@ -79,7 +93,7 @@ class FakePrometheus {
                                              {"values", values}}}}}}}.dump();
       return out;
     }
-    const double at = std::stod(r.query.count("time") ? r.query.at("time") : "0");
+    const double at = (r.query.count("time") ? TimeParam(r.query.at("time")) : 0.0);
     // The identity and tick sums at the window's start (10:30) and end: what they added between.
     const bool start = std::abs(at - S("2026-11-16T10:30Z")) < 1;
     if (phase || busy) {
@@ -198,20 +212,20 @@ TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
     const bool resets = q.find("resets(cgov_ticks_total[3900000ms])") != std::string::npos;
     ranges.push_back(fmt::format(
         "{} {}+{}", resets ? "resets" : q.substr(q.find("(last_over_time(") + 16, 17),
-        FormatRfc3339Utc(std::llround(std::stod(r.query.at("start")) * 1e9)),
+        FormatRfc3339Utc(std::llround(TimeParam(r.query.at("start")) * 1e9)),
         r.query.at("step")));
     if (!resets) {
       EXPECT_THAT(q, HasSubstr("_seconds_total[1h]))"));
     }
-    EXPECT_DOUBLE_EQ(std::stod(r.query.at("end")) - std::stod(r.query.at("start")),
-                     std::stod(r.query.at("step"))) << q;
+    EXPECT_DOUBLE_EQ(TimeParam(r.query.at("end")) - TimeParam(r.query.at("start")),
+                     StepParam(r.query.at("step"))) << q;
   }
   std::sort(ranges.begin(), ranges.end());
-  EXPECT_EQ(ranges, (std::vector<std::string>{"cgov_gpu_busy_sec 2026-11-16T10:30:00.000Z+1800.000",
-                                              "cgov_gpu_busy_sec 2026-11-16T12:00:00.000Z+3600.000",
-                                              "cgov_gpu_phase_se 2026-11-16T10:30:00.000Z+1800.000",
-                                              "cgov_gpu_phase_se 2026-11-16T12:00:00.000Z+3600.000",
-                                              "resets 2026-11-16T12:00:00.000Z+3600.000"}));
+  EXPECT_EQ(ranges, (std::vector<std::string>{"cgov_gpu_busy_sec 2026-11-16T10:30:00.000Z+1800000ms",
+                                              "cgov_gpu_busy_sec 2026-11-16T12:00:00.000Z+3600000ms",
+                                              "cgov_gpu_phase_se 2026-11-16T10:30:00.000Z+1800000ms",
+                                              "cgov_gpu_phase_se 2026-11-16T12:00:00.000Z+3600000ms",
+                                              "resets 2026-11-16T12:00:00.000Z+3600000ms"}));
 
   // The summary of it: the heatmap has Monday 10-13, prices are the daemon's.
   HistoryOptions options;
@@ -446,23 +460,24 @@ TEST(PrometheusSource, ATimeoutIsSentAndAnsweredByName) {
 // 14:07:30 one) and two after a restart moved the schedule to :40: the report reads each run of
 // evaluations exactly an hour apart from the rules and everything else from the raw counters,
 // with no second counted twice or left out.
-TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
-  const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
-  const int64_t until = *ParseTimestampMs("2026-11-17T10:00:00Z");
+// A Prometheus with one GPU's productive time, a second every second, and hourly rule
+// evaluations at `marks`; each instant query is recorded in `asked` as (query, time).
+struct RulesFake {
   std::vector<double> marks;
-  for (const char* t : {"2026-11-16T11:07:30Z", "2026-11-16T12:07:30Z", "2026-11-16T13:07:30Z",
-                        "2026-11-16T15:07:30Z", "2026-11-16T16:07:30Z", "2026-11-16T16:40:00Z",
-                        "2026-11-16T17:40:00Z", "2026-11-17T09:40:00Z"}) {
-    marks.push_back(S(t));
-  }
-  marks.push_back(1e300);  // not a time: ignored, not overflowed
   std::mutex mu;
-  std::vector<std::pair<std::string, double>> asked;  // (query, time) of instant queries
-  auto server = Serve([&](const ServedRequest& r) {
+  std::vector<std::pair<std::string, double>> asked;
+  std::unique_ptr<HttpServer> server;
+};
+
+void ServeRules(RulesFake* fake) {
+  fake->server = Serve([fake](const ServedRequest& r) {
+    std::mutex& mu = fake->mu;
+    std::vector<std::pair<std::string, double>>& asked = fake->asked;
+    const std::vector<double>& marks = fake->marks;
     ServedResponse out;
     out.content_type = "application/json";
     const std::string q = r.query.count("query") ? r.query.at("query") : "";
-    const double at = std::stod(r.query.count("time") ? r.query.at("time") : "0");
+    const double at = (r.query.count("time") ? TimeParam(r.query.at("time")) : 0.0);
     if (r.path == "/api/v1/query") {
       std::lock_guard lock(mu);
       asked.emplace_back(q, at);
@@ -471,8 +486,9 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
       json values = json::array();
       for (double t : marks) values.push_back({t, std::to_string(t)});
       out.body = json{{"status", "success"},
-                      {"data", {{"resultType", "matrix"},
-                                {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
+                      {"data",
+                       {{"resultType", "matrix"},
+                        {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
                      .dump();
     } else if (q.find("cgov_gpu_phase_seconds_total") != std::string::npos ||
                q.find("cgov:gpu_phase_seconds:increase1h") != std::string::npos) {
@@ -480,16 +496,17 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
       json result = json::array();
       if (r.path == "/api/v1/query_range") {  // whole hours, one point each
         // The rule's hours; the raw counter's value at each boundary (a second a second).
-        const double start = std::stod(r.query.at("start")), end = std::stod(r.query.at("end"));
+        const double start = TimeParam(r.query.at("start")), end = TimeParam(r.query.at("end"));
         const bool raw = q.find("last_over_time") != std::string::npos;
-        const double step = std::stod(r.query.at("step"));
+        const double step = StepParam(r.query.at("step"));
         json values = json::array();
         for (double t = start; t <= end + 0.001; t += step) {
           values.push_back({t, std::to_string(raw ? t - S("2026-11-16T00:00Z") : 3600)});
         }
         result.push_back({{"metric", GpuLabels("productive")}, {"values", values}});
-        out.body = json{{"status", "success"},
-                        {"data", {{"resultType", "matrix"}, {"result", result}}}}.dump();
+        out.body =
+            json{{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}
+                .dump();
       } else {
         if (q.find("(last_over_time(cgov_gpu_phase_seconds_total[1h]))") != std::string::npos) {
           out.body = Vector({{GpuLabels("productive"), at - S("2026-11-16T00:00Z")}}).dump();
@@ -507,6 +524,23 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
     }
     return out;
   });
+}
+
+TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-17T10:00:00Z");
+  std::vector<double> marks;
+  for (const char* t : {"2026-11-16T11:07:30Z", "2026-11-16T12:07:30Z", "2026-11-16T13:07:30Z",
+                        "2026-11-16T15:07:30Z", "2026-11-16T16:07:30Z", "2026-11-16T16:40:00Z",
+                        "2026-11-16T17:40:00Z", "2026-11-17T09:40:00Z"}) {
+    marks.push_back(S(t));
+  }
+  marks.push_back(1e300);  // not a time: ignored, not overflowed
+  RulesFake fake;
+  fake.marks = marks;
+  ServeRules(&fake);
+  const std::unique_ptr<HttpServer>& server = fake.server;
+  std::vector<std::pair<std::string, double>>& asked = fake.asked;
   ASSERT_NE(server, nullptr);
   auto prom = PrometheusSource::Open(Url(*server));
   ASSERT_TRUE(prom.ok());
@@ -545,6 +579,32 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
   asked.clear();
   ASSERT_TRUE(LoadFleet(*prom, since, until, {.rules = RecordingRules::kOff}).ok());
   for (const auto& [q, at] : asked) EXPECT_EQ(q.find("cgov:"), std::string::npos) << q;
+}
+
+// Regression: evaluations taken at a fraction of a second (promtool's backfill took them at
+// :34:20.490). Prometheus reads a decimal step as float seconds and truncates it (2060.490 s is
+// 2060489 ms), so a raw stretch's range came back with its last point a millisecond early, was
+// not matched to the time asked for, and that stretch was lost (FleetRulesE2E, now and then).
+TEST(FleetLoad, EvaluationsAtAFractionOfASecondLoseNoRawStretch) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T09:59:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-17T10:00:00Z");
+  RulesFake fake;
+  for (int hour : {11, 12, 13, 16, 17, 18}) {  // 14 and 15 skipped: a raw stretch between
+    fake.marks.push_back(S("2026-11-16T00:34:20.490Z") + hour * 3600.0);
+  }
+  ServeRules(&fake);
+  ASSERT_NE(fake.server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*fake.server));
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> loaded = LoadFleet(*prom, since, until);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  int64_t productive = 0;
+  for (const HourBucket& b : loaded->hours) {
+    for (const auto& [id, g] : b.gpus) {
+      productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+    }
+  }
+  EXPECT_EQ(productive, until - since) << "every second of the window, once";
 }
 
 }  // namespace
@@ -590,7 +650,7 @@ TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
     } else if (q.find("cgov_gpu_phase_seconds_total{Hostname=~") != q.npos) {
       {
         std::lock_guard lock(mu);
-        again.emplace_back(q, std::stod(r.query.at("time")));
+        again.emplace_back(q, TimeParam(r.query.at("time")));
       }
       out.body = Vector({{labels("n1.example"), 2800}, {labels("n2"), 3400}, {labels("n9"), 999}})
                      .dump();

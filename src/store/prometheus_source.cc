@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
+#include "core/time_format.h"
 #include "store/curl_library.h"
 
 namespace cgov {
@@ -191,10 +192,22 @@ Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
   return PrometheusSource(std::move(base_url), timeout, std::move(tenant));
 }
 
+namespace {
+
+// Times and steps in forms every store parses exactly, to the millisecond: RFC 3339 and whole
+// milliseconds. Prometheus reads a decimal step as float seconds and truncates it (2060.490 s is
+// 2060489 ms), so the last point of a range came back a millisecond before the time asked for
+// and was not matched to it.
+int64_t WholeMs(double seconds) { return std::llround(seconds * 1000); }
+std::string TimeParam(double seconds) { return FormatRfc3339Utc(WholeMs(seconds) * 1'000'000); }
+std::string StepParam(double seconds) { return fmt::format("{}ms", WholeMs(seconds)); }
+
+}  // namespace
+
 Result<std::vector<PromSeries>> PrometheusSource::Query(const std::string& expr,
                                                         double time_s) const {
-  return Get("/api/v1/query",
-             {{"query", expr}, {"time", fmt::format("{:.3f}", time_s)}, TimeoutParam()}, expr);
+  return Get("/api/v1/query", {{"query", expr}, {"time", TimeParam(time_s)}, TimeoutParam()},
+             expr);
 }
 
 // The server gives up when cgov does (Prometheus caps it at its --query.timeout): a query past
@@ -207,9 +220,8 @@ Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& 
                                                              double start_s, double end_s,
                                                              double step_s) const {
   return Get("/api/v1/query_range",
-             {{"query", expr}, {"start", fmt::format("{:.3f}", start_s)},
-              {"end", fmt::format("{:.3f}", end_s)}, {"step", fmt::format("{:.3f}", step_s)},
-              TimeoutParam()},
+             {{"query", expr}, {"start", TimeParam(start_s)}, {"end", TimeParam(end_s)},
+              {"step", StepParam(step_s)}, TimeoutParam()},
              expr);
 }
 
