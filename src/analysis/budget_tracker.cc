@@ -1,8 +1,5 @@
 #include "analysis/budget_tracker.h"
 
-#include <algorithm>
-#include <array>
-
 #include "analysis/showback.h"
 
 namespace cgov {
@@ -15,10 +12,8 @@ BudgetTracker::BudgetTracker(const std::vector<BudgetStatus>& seeds, int64_t as_
     t.period = PeriodOf(s.budget.period, as_of_ms);
     // Seeded up to a period's very end: the credits from now on belong to the next one.
     if (t.period.start_ms == s.period.start_ms) t.seeded = s.spent;
+    by_key_[t.budget.scope][t.budget.name].push_back(tracked_.size());
     tracked_.push_back(std::move(t));
-    if (std::find(scopes_.begin(), scopes_.end(), s.budget.scope) == scopes_.end()) {
-      scopes_.push_back(s.budget.scope);
-    }
   }
 }
 
@@ -30,22 +25,20 @@ MicroUsd BudgetTracker::Tracked::Spent() const {
 
 void BudgetTracker::Credit(int64_t ts_ms, const IdentityRecord& who, const std::string& hostname,
                            MicroUsd price_per_gpu_hour, int64_t ms) {
-  if (ms <= 0 || tracked_.empty() || ts_ms < seeded_before_ms_) return;
-  std::array<std::string, 4> keys;  // by position in scopes_ (at most project, team, ns, user)
-  for (size_t i = 0; i < scopes_.size() && i < keys.size(); ++i) {
-    keys[i] = HistoryKey(scopes_[i], who, hostname);
-  }
-  for (Tracked& t : tracked_) {
-    const size_t scope = static_cast<size_t>(
-        std::find(scopes_.begin(), scopes_.end(), t.budget.scope) - scopes_.begin());
-    if (scope >= keys.size() || keys[scope] != t.budget.name) continue;
-    if (ts_ms >= t.period.end_ms) {  // a new period: its spend starts from nothing
-      t.period = PeriodOf(t.budget.period, ts_ms);
-      t.seeded = 0;
-      t.ms_by_price.clear();
+  if (ms <= 0 || ts_ms < seeded_before_ms_) return;
+  for (const auto& [scope, keys] : by_key_) {
+    auto it = keys.find(HistoryKey(scope, who, hostname));
+    if (it == keys.end()) continue;
+    for (size_t i : it->second) {
+      Tracked& t = tracked_[i];
+      if (ts_ms >= t.period.end_ms) {  // a new period: its spend starts from nothing
+        t.period = PeriodOf(t.budget.period, ts_ms);
+        t.seeded = 0;
+        t.ms_by_price.clear();
+      }
+      if (ts_ms < t.period.start_ms) continue;  // a clock stepped back across the boundary
+      t.ms_by_price[price_per_gpu_hour] += ms;
     }
-    if (ts_ms < t.period.start_ms) continue;  // a clock stepped back across the boundary
-    t.ms_by_price[price_per_gpu_hour] += ms;
   }
 }
 

@@ -46,7 +46,9 @@ class BudgetTracker {
   };
   int64_t seeded_before_ms_ = 0;
   std::vector<Tracked> tracked_;
-  std::vector<HistoryBy> scopes_;  // those the budgets use, each once
+  // The budgets of each scope's key (a key may have a monthly and a weekly one), by position in
+  // tracked_: a credit costs one key and one look-up per scope the budgets use.
+  std::map<HistoryBy, std::map<std::string, std::vector<size_t>, std::less<>>> by_key_;
 };
 
 }  // namespace cgov
