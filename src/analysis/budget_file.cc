@@ -151,8 +151,9 @@ Result<BudgetFile> ParseBudgets(std::string_view text, const std::string& path) 
   toml::parse_result parsed = toml::parse(text, std::string_view(path));
   if (!parsed) {
     const toml::parse_error& e = parsed.error();
+    // toml++ may quote the byte it stopped at: escaped, so the message is safe to print.
     return InvalidArgument(fmt::format("{}:{}:{}: {}", path, e.source().begin.line,
-                                       e.source().begin.column, e.description()));
+                                       e.source().begin.column, SafeText(e.description())));
   }
   BudgetFile file;
   file.path = path;
