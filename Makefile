@@ -20,7 +20,8 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # `make run` shows what this machine offers, wraps a 6-second job on 8 simulated H100s (the fake
-# NVML driver), reports a simulated week of a shared box, and shows the daemon's /metrics: a
+# NVML driver), reports a simulated week of a shared box (with deploy/budgets' example budgets),
+# and shows the daemon's /metrics: a
 # GPU-less laptop sees every part.
 run: build
 	@$(BUILD)/cgov doctor || true
@@ -32,8 +33,9 @@ run: build
 	@echo
 	@echo "== cgov demo: a shared 8-GPU box, a simulated week at 1 Hz, then cgov report --since 7d =="
 	@$(BUILD)/cgov demo --db $(BUILD)/demo.db --force --duration 7d
-	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d
-	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --format html --out $(BUILD)/demo-week.html
+	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --budgets deploy/budgets/budgets.example.toml
+	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --budgets deploy/budgets/budgets.example.toml \
+	  --format html --out $(BUILD)/demo-week.html
 	@echo
 	@echo "HTML reports (open in a browser; one self-contained file each, docs/html-report.md):"
 	@echo "  the demo week: $(BUILD)/demo-week.html"

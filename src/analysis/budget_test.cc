@@ -3,6 +3,9 @@
 #include "analysis/budget.h"
 #include "analysis/budget_tracker.h"
 
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
 
 #include "analysis/history_summary.h"
@@ -53,6 +56,17 @@ weekly_usd = 1200
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->forecast_days, 7);
   EXPECT_TRUE(empty->budgets.empty());
+}
+
+TEST(BudgetFile, TheShippedExampleParses) {
+  const std::string path =
+      std::string(CGOV_FIXTURES_DIR) + "/../../deploy/budgets/budgets.example.toml";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<BudgetFile> f = ParseBudgets(text, path);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->budgets.size(), 4u);
 }
 
 TEST(BudgetFile, ErrorsNameFileLineColumnAndField) {
