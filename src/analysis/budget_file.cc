@@ -1,19 +1,15 @@
-// The budgets file (TOML, docs/budgets.md), parsed with toml++ header-only and without
-// exceptions: this is the only file that includes it, so the binary links nothing new.
-#include <algorithm>
+// The budgets file (docs/budgets.md): the TOML subset of core/toml_subset.h, then what each key
+// of a budget means.
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
-#define TOML_HEADER_ONLY 1
-#define TOML_EXCEPTIONS 0
-#define TOML_ENABLE_FORMATTERS 0
-#include <toml++/toml.h>
-
 #include "analysis/budget.h"
 #include "core/text.h"
+#include "core/toml_subset.h"
 
 namespace cgov {
 namespace {
@@ -21,58 +17,55 @@ namespace {
 constexpr size_t kMaxNameBytes = 256;
 constexpr double kMaxAmountUsd = 1e12;
 
-Status ErrorAt(const std::string& path, const toml::source_region& where, std::string_view field,
+Status ErrorAt(const std::string& path, int line, int column, std::string_view field,
                std::string_view message) {
-  return InvalidArgument(fmt::format("{}:{}:{}: {}: {}", path, where.begin.line,
-                                     where.begin.column, field, message));
+  return InvalidArgument(fmt::format("{}:{}:{}: {}: {}", path, line, column, field, message));
+}
+Status ErrorAt(const std::string& path, const TomlValue& at, std::string_view field,
+               std::string_view message) {
+  return ErrorAt(path, at.line, at.column, field, message);
 }
 
 const char* const kScopeKeys[] = {"project", "team", "namespace", "user"};
 const HistoryBy kScopes[] = {HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kNamespace,
                              HistoryBy::kUser};
 
-Status ParseName(const std::string& path, const toml::node& node, std::string_view key,
-                 Budget* b) {
-  const std::optional<std::string_view> name = node.value<std::string_view>();
-  if (!name || name->empty() || name->size() > kMaxNameBytes) {
-    return ErrorAt(path, node.source(), key,
-                   fmt::format("expected the {}'s name, a string of 1 to {} bytes", key,
-                               kMaxNameBytes));
+Status ParseName(const std::string& path, const TomlValue& v, std::string_view key, Budget* b) {
+  if (v.kind != TomlValue::Kind::kString || v.text.empty() || v.text.size() > kMaxNameBytes) {
+    return ErrorAt(path, v, key, fmt::format("expected the {}'s name, a string of 1 to {} bytes",
+                                             key, kMaxNameBytes));
   }
-  if (SafeText(*name) != *name) {  // toml++ checked the UTF-8; control characters remain
-    return ErrorAt(path, node.source(), key, "control characters are not allowed in a name");
+  if (!IsSafeText(v.text)) {
+    return ErrorAt(path, v, key, "a name is UTF-8 text without control characters");
   }
-  b->name = std::string(*name);
+  b->name = v.text;
   return Status::Ok();
 }
 
-Status ParseAmount(const std::string& path, const toml::node& node, std::string_view key,
+Status ParseAmount(const std::string& path, const TomlValue& v, std::string_view key,
                    Budget* b) {
-  const std::optional<double> usd = node.value<double>();  // an integer converts
-  if (!usd || !std::isfinite(*usd) || *usd <= 0 || *usd > kMaxAmountUsd) {
-    return ErrorAt(path, node.source(), key,
-                   fmt::format("expected a number of dollars above 0 and at most {:.0f}",
-                               kMaxAmountUsd));
+  const bool number = v.kind == TomlValue::Kind::kInteger || v.kind == TomlValue::Kind::kFloat;
+  if (!number || !std::isfinite(v.number) || v.number <= 0 || v.number > kMaxAmountUsd) {
+    return ErrorAt(path, v, key, fmt::format("expected a number of dollars above 0 and at most "
+                                             "{:.0f}", kMaxAmountUsd));
   }
-  b->amount = std::llround(*usd * static_cast<double>(kMicroPerUsd));
+  b->amount = std::llround(v.number * static_cast<double>(kMicroPerUsd));
   b->period = key == "weekly_usd" ? BudgetPeriod::kWeek : BudgetPeriod::kMonth;
   return Status::Ok();
 }
 
-Status ParseAlerts(const std::string& path, const toml::node& node, Budget* b) {
-  const toml::array* list = node.as_array();
-  if (list == nullptr) {
-    return ErrorAt(path, node.source(), "alerts_pct", "expected a list of percentages");
+Status ParseAlerts(const std::string& path, const TomlValue& v, Budget* b) {
+  if (v.kind != TomlValue::Kind::kList) {
+    return ErrorAt(path, v, "alerts_pct", "expected a list of percentages");
   }
   std::set<int> pcts;
-  for (const toml::node& item : *list) {
-    const std::optional<int64_t> pct = item.value_exact<int64_t>();
-    if (!pct || *pct < 1 || *pct > 1000) {
-      return ErrorAt(path, item.source(), "alerts_pct",
+  for (const TomlValue& item : v.items) {
+    if (item.kind != TomlValue::Kind::kInteger || item.integer < 1 || item.integer > 1000) {
+      return ErrorAt(path, item, "alerts_pct",
                      "expected whole percentages from 1 to 1000 (50, 80, 100)");
     }
-    if (!pcts.insert(static_cast<int>(*pct)).second) {
-      return ErrorAt(path, item.source(), "alerts_pct", fmt::format("{} is listed twice", *pct));
+    if (!pcts.insert(static_cast<int>(item.integer)).second) {
+      return ErrorAt(path, item, "alerts_pct", fmt::format("{} is listed twice", item.integer));
     }
   }
   b->alert_pcts.assign(pcts.begin(), pcts.end());
@@ -80,67 +73,66 @@ Status ParseAlerts(const std::string& path, const toml::node& node, Budget* b) {
 }
 
 // One key of a [[budget]] table; `scope_at` and `amount_at` remember where the one-of keys were.
-Status ParseBudgetKey(const std::string& path, const toml::key& name, const toml::node& value,
-                      Budget* b, const toml::node** scope_at, const toml::node** amount_at) {
-  const std::string_view key = name.str();
+Status ParseBudgetKey(const std::string& path, const TomlEntry& e, Budget* b,
+                      const TomlValue** scope_at, const TomlValue** amount_at) {
   for (size_t i = 0; i < std::size(kScopeKeys); ++i) {
-    if (key != kScopeKeys[i]) continue;
+    if (e.key != kScopeKeys[i]) continue;
     if (*scope_at != nullptr) {
-      return ErrorAt(path, value.source(), key, "a budget is for one project, team, namespace "
-                     "or user: give one of them");
+      return ErrorAt(path, e.value, e.key, "a budget is for one project, team, namespace or "
+                     "user: give one of them");
     }
-    *scope_at = &value;
+    *scope_at = &e.value;
     b->scope = kScopes[i];
-    return ParseName(path, value, key, b);
+    return ParseName(path, e.value, e.key, b);
   }
-  if (key == "monthly_usd" || key == "weekly_usd") {
+  if (e.key == "monthly_usd" || e.key == "weekly_usd") {
     if (*amount_at != nullptr) {
-      return ErrorAt(path, value.source(), key, "give one of monthly_usd and weekly_usd");
+      return ErrorAt(path, e.value, e.key, "give one of monthly_usd and weekly_usd");
     }
-    *amount_at = &value;
-    return ParseAmount(path, value, key, b);
+    *amount_at = &e.value;
+    return ParseAmount(path, e.value, e.key, b);
   }
-  if (key == "alerts_pct") return ParseAlerts(path, value, b);
-  return ErrorAt(path, name.source(), key,
+  if (e.key == "alerts_pct") return ParseAlerts(path, e.value, b);
+  return ErrorAt(path, e.line, e.column, e.key,
                  "unknown key (a budget takes project, team, namespace or user; monthly_usd or "
                  "weekly_usd; alerts_pct)");
 }
 
-Result<Budget> ParseBudget(const std::string& path, const toml::node& node) {
-  const toml::table* table = node.as_table();
-  if (table == nullptr) {
-    return ErrorAt(path, node.source(), "budget", "expected a [[budget]] table");
+Result<Budget> ParseBudget(const std::string& path, const TomlTable& table) {
+  if (table.name != "budget") {
+    return ErrorAt(path, table.line, table.column, table.name,
+                   "unknown table (the file takes [[budget]] tables)");
   }
   Budget b;
-  b.line = static_cast<int>(node.source().begin.line);
+  b.line = table.line;
   b.alert_pcts.assign(std::begin(kDefaultAlertPcts), std::end(kDefaultAlertPcts));
-  const toml::node* scope_at = nullptr;
-  const toml::node* amount_at = nullptr;
-  for (const auto& [key, value] : *table) {
-    CGOV_RETURN_IF_ERROR(ParseBudgetKey(path, key, value, &b, &scope_at, &amount_at));
+  const TomlValue* scope_at = nullptr;
+  const TomlValue* amount_at = nullptr;
+  for (const TomlEntry& e : table.entries) {
+    CGOV_RETURN_IF_ERROR(ParseBudgetKey(path, e, &b, &scope_at, &amount_at));
   }
   if (scope_at == nullptr) {
-    return ErrorAt(path, node.source(), "budget",
+    return ErrorAt(path, table.line, table.column, "budget",
                    "name what it is for: project, team, namespace or user = \"NAME\"");
   }
   if (amount_at == nullptr) {
-    return ErrorAt(path, node.source(), "budget", "give its amount: monthly_usd or weekly_usd");
+    return ErrorAt(path, table.line, table.column, "budget",
+                   "give its amount: monthly_usd or weekly_usd");
   }
   return b;
 }
 
-Status ParseTop(const std::string& path, const toml::table& top, BudgetFile* file) {
-  for (const auto& [key, value] : top) {
-    if (key.str() == "forecast_days") {
-      const std::optional<int64_t> days = value.value_exact<int64_t>();
-      if (!days || *days < 1 || *days > 90) {
-        return ErrorAt(path, value.source(), "forecast_days", "expected whole days from 1 to 90");
-      }
-      file->forecast_days = static_cast<int>(*days);
-    } else if (key.str() != "budget") {
-      return ErrorAt(path, key.source(), key.str(),
+Status ParseTop(const std::string& path, const TomlTable& top, BudgetFile* file) {
+  for (const TomlEntry& e : top.entries) {
+    if (e.key != "forecast_days") {
+      return ErrorAt(path, e.line, e.column, e.key,
                      "unknown key (the file takes forecast_days and [[budget]] tables)");
     }
+    if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 1 ||
+        e.value.integer > 90) {
+      return ErrorAt(path, e.value, "forecast_days", "expected whole days from 1 to 90");
+    }
+    file->forecast_days = static_cast<int>(e.value.integer);
   }
   return Status::Ok();
 }
@@ -148,30 +140,20 @@ Status ParseTop(const std::string& path, const toml::table& top, BudgetFile* fil
 }  // namespace
 
 Result<BudgetFile> ParseBudgets(std::string_view text, const std::string& path) {
-  toml::parse_result parsed = toml::parse(text, std::string_view(path));
-  if (!parsed) {
-    const toml::parse_error& e = parsed.error();
-    // toml++ may quote the byte it stopped at: escaped, so the message is safe to print.
-    return InvalidArgument(fmt::format("{}:{}:{}: {}", path, e.source().begin.line,
-                                       e.source().begin.column, SafeText(e.description())));
-  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<TomlTable> tables, ParseTomlSubset(text, path));
   BudgetFile file;
   file.path = path;
-  const toml::table& top = parsed.table();
-  CGOV_RETURN_IF_ERROR(ParseTop(path, top, &file));
-  const toml::node* list = top.get("budget");
-  if (list == nullptr) return file;  // no budgets: nothing to track
-  const toml::array* budgets = list->as_array();
-  if (budgets == nullptr || budgets->size() > kMaxBudgets) {
-    return ErrorAt(path, list->source(), "budget",
-                   fmt::format("expected up to {} [[budget]] tables", kMaxBudgets));
+  CGOV_RETURN_IF_ERROR(ParseTop(path, tables.front(), &file));
+  if (tables.size() - 1 > kMaxBudgets) {
+    return ErrorAt(path, tables[kMaxBudgets + 1].line, tables[kMaxBudgets + 1].column, "budget",
+                   fmt::format("more than {} budgets", kMaxBudgets));
   }
   std::map<std::tuple<HistoryBy, std::string, BudgetPeriod>, int> seen;
-  for (const toml::node& node : *budgets) {
-    CGOV_ASSIGN_OR_RETURN(Budget b, ParseBudget(path, node));
+  for (size_t i = 1; i < tables.size(); ++i) {
+    CGOV_ASSIGN_OR_RETURN(Budget b, ParseBudget(path, tables[i]));
     auto [it, fresh] = seen.emplace(std::tuple(b.scope, b.name, b.period), b.line);
     if (!fresh) {
-      return ErrorAt(path, node.source(), "budget",
+      return ErrorAt(path, tables[i].line, tables[i].column, "budget",
                      fmt::format("{} {:?} has a {}ly budget already (line {})",
                                  HistoryByName(b.scope), b.name, BudgetPeriodName(b.period),
                                  it->second));
