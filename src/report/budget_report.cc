@@ -78,9 +78,9 @@ std::string BudgetsHtml(const HistorySummary& s) {
   using html::Num;
   html::Table t;
   t.caption = Header(s);
-  t.headers = {"Budget", "Period", "Amount", "Spent", "Spent %", "Per day", "Forecast",
-               "Forecast %", "Reaches the amount"};
-  t.numeric = {false, false, true, true, true, true, true, true, false};
+  t.headers = {"Budget", "Period", "Amount", "Spent", "Spent %", "Alert %", "Per day",
+               "Forecast", "Forecast %", "Reaches the amount"};
+  t.numeric = {false, false, true, true, true, true, true, true, true, false};
   for (size_t i = 0; i < s.budgets.size(); ++i) {
     const BudgetStatus& b = s.budgets[i];
     const std::string at = fmt::format("/budgets/rows/{}/", i);
@@ -89,6 +89,7 @@ std::string BudgetsHtml(const HistorySummary& s) {
          Esc(PeriodLabel(b)), Num(FormatUsd(b.budget.amount), at + "amount_usd"),
          Num(FormatUsd(b.spent), at + "spent_usd"),
          Num(fmt::format("{:.1f}", b.spent_pct), at + "spent_pct"),
+         b.alert_pct > 0 ? Num(fmt::format("{}", b.alert_pct), at + "alert_pct") : "—",
          b.per_day ? Num(FormatUsd(*b.per_day), at + "forecast/usd_per_day") : "—",
          b.forecast ? Num(FormatUsd(*b.forecast), at + "forecast/usd") : "—",
          b.forecast ? Num(fmt::format("{:.1f}", b.forecast_pct), at + "forecast/pct") : "—",
