@@ -74,7 +74,7 @@ TEST(BudgetFile, ErrorsNameFileLineColumnAndField) {
     const char* text;
     const char* error;
   } cases[] = {
-      {"[[budget]]\nproject = \n", "b.toml:2:"},  // toml++'s own syntax error
+      {"[[budget]]\nproject = \n", "b.toml:2:"},  // no value: the TOML subset's own error
       {"[[budget]]\nproject = \"a\"\nmontly_usd = 5\n", "b.toml:3:1: montly_usd: unknown key"},
       {"[[budget]]\nproject = \"a\"\nteam = \"b\"\nmonthly_usd = 5\n",
        "b.toml:3:8: team: a budget is for one project"},
