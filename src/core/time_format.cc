@@ -28,6 +28,10 @@ std::string FormatRfc3339Utc(int64_t unix_ns) {
                      t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ms);
 }
 
+std::string FormatMinuteUtc(int64_t unix_ms) {
+  return FormatRfc3339Utc(unix_ms * 1'000'000).substr(0, 16) + "Z";
+}
+
 std::string FormatCompactUtc(int64_t unix_ns) {
   tm t = Utc(unix_ns);
   return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,

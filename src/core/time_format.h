@@ -13,6 +13,9 @@ namespace cgov {
 // "2026-11-21T11:19:27.123Z" (RFC 3339, milliseconds, UTC).
 std::string FormatRfc3339Utc(int64_t unix_ns);
 
+// "2026-11-21T11:19Z": to the minute, as reports show a time.
+std::string FormatMinuteUtc(int64_t unix_ms);
+
 // "20261121T111927Z": for directory names (sorts by time, no ':' for other filesystems).
 std::string FormatCompactUtc(int64_t unix_ns);
 

@@ -13,7 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Minute(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 16) + "Z"; }
 std::string Day(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 10); }
 
 std::string PeriodLabel(const BudgetStatus& b) {
@@ -25,8 +24,8 @@ std::string Pct(double pct) { return fmt::format("{:.1f} %", pct); }
 
 // When the amount is reached: already (the hour it was), by the forecast, or not this period.
 std::string Crossing(const BudgetStatus& b) {
-  if (b.crossed_hour_ms) return "crossed " + Minute(*b.crossed_hour_ms);
-  if (b.crosses_ms) return "forecast " + Minute(*b.crosses_ms);
+  if (b.crossed_hour_ms) return "crossed " + FormatMinuteUtc(*b.crossed_hour_ms);
+  if (b.crosses_ms) return "forecast " + FormatMinuteUtc(*b.crosses_ms);
   if (!b.forecast) return "— (under an hour of data)";
   return "not this " + std::string(BudgetPeriodName(b.budget.period));
 }
@@ -34,7 +33,7 @@ std::string Crossing(const BudgetStatus& b) {
 std::string Header(const HistorySummary& s) {
   const BudgetStatus& first = s.budgets.front();
   return fmt::format("Budgets ({}; spend to {}, forecast linear on the trailing {} days or the "
-                     "data since)", SafeText(s.budgets_file), Minute(first.as_of_ms),
+                     "data since)", SafeText(s.budgets_file), FormatMinuteUtc(first.as_of_ms),
                      s.budget_forecast_days);
 }
 

@@ -22,7 +22,6 @@ using nlohmann::json;
 constexpr size_t kMaxActions = 15;
 
 double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
-std::string Time(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 16) + "Z"; }
 std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
 
 // Inline code: `text` in Markdown, the text itself on a terminal.
@@ -36,7 +35,7 @@ std::string Headline(const HistorySummary& s, const TextStyle& st) {
   const bool md = st.markdown;
   const std::string title =
       fmt::format("GPU history of {} · {} → {} ({})", s.hostname.empty() ? "this host" : s.hostname,
-                  Time(s.since_ms), Time(s.until_ms), Span(s.until_ms - s.since_ms));
+                  FormatMinuteUtc(s.since_ms), FormatMinuteUtc(s.until_ms), Span(s.until_ms - s.since_ms));
   std::string out = md ? "# " + title + "\n" : (st.color ? Strong(title, st) : title) + "\n";
   if (s.usage.HeldMs() <= 0) return out + "\nNo samples in this window.\n";
   out += fmt::format("{} GPU(s) · {:.2f} GPU-hours recorded · cost {}\n", s.gpu_count,

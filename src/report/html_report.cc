@@ -21,7 +21,6 @@ std::string F1(double v) { return fmt::format("{:.1f}", v); }
 std::string F2(double v) { return fmt::format("{:.2f}", v); }
 double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
 std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
-std::string Minute(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 16) + "Z"; }
 
 std::string Kpi(std::string_view label, const std::string& value_html) {
   return fmt::format("<div class=\"kpi\">{}<b>{}</b></div>", Esc(label), value_html);
@@ -198,8 +197,8 @@ std::string HistoryHeader(const HistorySummary& s) {
   std::string out = fmt::format(
       "<header><h1>GPU history of {}</h1>\n<ul class=\"facts\"><li>{} → {} ({})</li>"
       "<li>{} GPU(s)</li><li>time zone for the heatmap: {}</li></ul></header>\n",
-      Esc(s.hostname.empty() ? "this host" : s.hostname), Esc(Minute(s.since_ms)),
-      Esc(Minute(s.until_ms)), Esc(Span(s.until_ms - s.since_ms)),
+      Esc(s.hostname.empty() ? "this host" : s.hostname), Esc(FormatMinuteUtc(s.since_ms)),
+      Esc(FormatMinuteUtc(s.until_ms)), Esc(Span(s.until_ms - s.since_ms)),
       Num(fmt::format("{}", s.gpu_count), "/gpu_count"), Esc(s.tz_name));
   return out;
 }
@@ -229,7 +228,7 @@ std::string HistoryCharts(const HistorySummary& s) {
                              {{"util", "utilization %", &g.util_series},
                               {"mem", "memory used %", &g.mem_series}},
                              first_hour, std::max(last_hour, first_hour + 1),
-                             Minute(s.since_ms).substr(0, 10), Minute(s.until_ms).substr(0, 10))));
+                             FormatMinuteUtc(s.since_ms).substr(0, 10), FormatMinuteUtc(s.until_ms).substr(0, 10))));
   }
   std::string note = "Hourly means; where a point stands for several hours its band spans their "
                      "lowest and highest hourly means.";
