@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "analysis/budget.h"
+#include "analysis/phases.h"
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
 #include "cli/history_writer.h"
@@ -30,6 +31,8 @@
 #include "identity/kube_pods.h"
 #include "identity/kube_watch.h"
 #include "identity/pod_resources.h"
+#include "notify/notifier.h"
+#include "notify/notify_engine.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
@@ -70,6 +73,8 @@ struct DaemonOptions {
   PriceCatalog catalog;
   std::string budgets_path;            // --budgets, re-read on SIGHUP
   std::optional<BudgetFile> budgets;
+  std::optional<NotifyFile> notify;    // --notify
+  std::string notify_state;            // --notify-state
 };
 
 // Not dcgm-exporter's 9400: both run on GPU nodes (docs/metrics.md, "Beside dcgm-exporter").
@@ -87,6 +92,14 @@ Result<BudgetFile> ReadBudgets(const std::string& path) {
   CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, "--budgets"));
   Result<BudgetFile> file = ParseBudgets(text, path);
   if (!file.ok()) return file.status().WithContext("cgov daemon: --budgets");
+  return file;
+}
+
+Result<NotifyFile> ReadNotify(const std::string& path) {
+  CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, "--notify"));
+  Result<NotifyFile> file = ParseNotifyFile(text, path);
+  if (!file.ok()) return file.status().WithContext("cgov daemon: --notify");
+  if (Status s = ReadSinkUrls(&*file); !s.ok()) return s.WithContext("cgov daemon: --notify");
   return file;
 }
 
@@ -153,7 +166,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   if (const char* lib = std::getenv("CGOV_NVML_LIB")) o.nvml_lib = lib;
   std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
-  std::string metrics_names = "cgov", web_config, budgets;
+  std::string metrics_names = "cgov", web_config, budgets, notify;
   bool kubernetes = false;
   KubeApiOptions kube = InClusterKubeApi();
   if (const char* node = std::getenv("NODE_NAME")) kube.node_name = node;
@@ -234,6 +247,12 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   app.add_option("--budgets", budgets, "with --listen: a budgets file (TOML, docs/budgets.md); "
                  "serves each budget's amount, alert thresholds and this host's spend in its "
                  "current period (cgov_budget_*), re-read on SIGHUP");
+  app.add_option("--notify", notify, "a notifications file (TOML, docs/notifications.md): "
+                 "rules (idle-held process, idle GPU, low utilization, memory nearly full, Xid) "
+                 "and the webhooks, Slack or Teams channels their notices go to");
+  app.add_option("--notify-state", o.notify_state, "with --notify: where undelivered notices "
+                 "and open incidents are kept across restarts (default: the --db path with "
+                 "\".notify\" appended)");
   app.add_option("--price-per-gpu-hour", price_text, "USD per GPU-hour for the cost counters "
                  "(overrides the catalog)");
   app.add_option("--instance-type", o.price.instance_type, "price GPUs as this instance type");
@@ -393,6 +412,13 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     CGOV_ASSIGN_OR_RETURN(o.budgets, ReadBudgets(budgets));
     o.budgets_path = budgets;
   }
+  if (!o.notify_state.empty() && notify.empty()) {
+    return InvalidArgument("cgov daemon: --notify-state goes with --notify");
+  }
+  if (!notify.empty()) {
+    CGOV_ASSIGN_OR_RETURN(o.notify, ReadNotify(notify));
+    if (o.notify_state.empty()) o.notify_state = o.db + ".notify";
+  }
   return o;
 }
 
@@ -463,6 +489,9 @@ class Daemon {
   const IdentityRecord* IdentityOf(uint32_t id);
   std::string CommandOf(uint32_t id);
   ServedResponse Serve(const ServedRequest& request);
+  Status StartNotifier();
+  // This tick as the notification rules see it, and the notices it brings handed over.
+  void Notify(const TickSample& sample, const std::vector<XidEvent>& xids);
 
   DaemonOptions o_;
   SystemClock clock_;
@@ -492,6 +521,10 @@ class Daemon {
   std::map<uint32_t, IdentityRecord> identities_;  // dictionary cache for the metrics' labels
   std::map<uint32_t, std::string> commands_;
   std::vector<std::optional<MemoryHealth>> recorded_health_;  // per GPU, as last put in history
+  std::vector<XidEvent> xids_;  // drained from the driver, not yet in the history
+  std::unique_ptr<Notifier> notifier_;  // with --notify
+  std::unique_ptr<NotifyEngine> notify_engine_;
+  NotifyInput notify_input_;  // rebuilt in place each tick
 };
 
 Status Daemon::OpenWriter() {
@@ -628,6 +661,13 @@ void Daemon::Tick(TickSample* sample) {
     if (built.ok()) Publish(*sample, stored_, status.ok());
     else Publish(*sample, StoredTick{}, status.ok());
   }
+  if (nvml_) {
+    std::vector<XidEvent> drained = nvml_->DrainXidEvents();
+    if (built.ok() && notify_engine_) Notify(*sample, drained);
+    xids_.insert(xids_.end(), drained.begin(), drained.end());
+  } else if (built.ok() && notify_engine_) {
+    Notify(*sample, {});
+  }
   if (!status.ok()) {
     TickFailed(now_ms, status.message());
     DropWriter();  // reopen: replays what was committed, so the rollups stay exact
@@ -668,7 +708,9 @@ void Daemon::UpdateAllocations() {
 
 // Each Xid once in the log and once in the history (kept as long as the ticks around it).
 void Daemon::RecordXidEvents() {
-  for (const XidEvent& e : nvml_->DrainXidEvents()) {
+  std::vector<XidEvent> xids;
+  xids.swap(xids_);
+  for (const XidEvent& e : xids) {
     const std::vector<GpuInfo>& gpus = nvml_->gpus();
     fmt::print(stderr, "cgov daemon: GPU {}: Xid {} reported by the driver\n",
                e.gpu_index < gpus.size() ? gpus[e.gpu_index].Label() : "?", e.xid);
@@ -853,6 +895,72 @@ void Daemon::Reload() {
   fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", what);
 }
 
+Status Daemon::StartNotifier() {
+  std::vector<Incident> open;
+  int64_t waiting = 0;
+  CGOV_ASSIGN_OR_RETURN(notifier_, Notifier::Start(*o_.notify, o_.notify_state, &open, &waiting));
+  std::vector<std::string> sinks;
+  for (const NotifySink& s : o_.notify->sinks) sinks.push_back(s.name);
+  notify_engine_ = std::make_unique<NotifyEngine>(o_.notify->rules, std::move(sinks), hostname_);
+  for (const Incident& i : notify_engine_->Restore(std::move(open))) {
+    fmt::print(stderr, "cgov daemon: --notify: rule {:?} is no longer in {}: its open incident "
+               "{} is dropped without a resolved notice\n", i.rule, o_.notify->path, i.key);
+  }
+  fmt::print(stderr, "cgov daemon: --notify: {} rule(s), {} sink(s) from {}; state in {} ({} "
+             "open incident(s), {} notice(s) waiting)\n", o_.notify->rules.size(),
+             o_.notify->sinks.size(), o_.notify->path, o_.notify_state,
+             notify_engine_->incidents().size(), waiting);
+  return Status::Ok();
+}
+
+void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids) {
+  NotifyInput& in = notify_input_;
+  in.now_ms = sample.wall_ns / 1'000'000;
+  static const std::vector<GpuInfo> kNone;
+  const std::vector<GpuInfo>& infos = nvml_ ? nvml_->gpus() : kNone;
+  in.gpus.resize(std::min(stored_.gpus.size(), infos.size()));
+  for (size_t i = 0; i < in.gpus.size(); ++i) {
+    NotifyGpu& g = in.gpus[i];
+    g.id = {infos[i].index, infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index)
+                                                  : infos[i].uuid, infos[i].name};
+    const GpuPoint p = StoredGpuPoint(stored_, i);
+    g.util_pct = p.util_pct;
+    g.phase.reset();
+    if (p.util_pct) g.phase = Classify(*p.util_pct, p.compute_memory_bytes, PhaseThresholds{}, p.allocated);
+    g.memory_pct.reset();
+    if (i < sample.gpu_fast.size() && !stored_.gpus[i].lost && sample.gpu_fast[i].mem_used_bytes &&
+        infos[i].memory_total_bytes.value_or(0) > 0) {
+      g.memory_pct = 100.0 * static_cast<double>(*sample.gpu_fast[i].mem_used_bytes) /
+                     static_cast<double>(*infos[i].memory_total_bytes);
+    }
+    Result<ResolvedPrice> price = PriceOf(infos[i]);
+    g.usd_per_hour = price.ok() && price->per_gpu_hour
+                         ? static_cast<double>(*price->per_gpu_hour) / kMicroPerUsd
+                         : 0;
+  }
+  in.processes.clear();
+  for (const StoredProcess& p : stored_.processes) {
+    NotifyProcess& n = in.processes.emplace_back();
+    n.gpu_pos = p.gpu_pos;
+    n.pid = p.pid;
+    n.compute = p.compute;
+    n.mem_mib = p.mem_used_mib.value_or(0);
+    const IdentityRecord* id = IdentityOf(p.identity_id);
+    n.user = id != nullptr ? id->user : "";
+    n.command = CommandOf(p.command_id);
+  }
+  in.xids.clear();
+  for (const XidEvent& x : xids) in.xids.push_back({x.gpu_index, x.xid, x.unix_ms});
+  std::vector<Notice> notices = notify_engine_->Evaluate(in);
+  if (notices.empty()) return;
+  for (const Notice& n : notices) {
+    fmt::print(stderr, "cgov daemon: notice ({}): {}\n", NoticeEventName(n.event), n.summary);
+  }
+  std::vector<Incident> open;
+  for (const auto& [key, incident] : notify_engine_->incidents()) open.push_back(incident);
+  notifier_->Submit(std::move(notices), std::move(open));
+}
+
 Status Daemon::StartServer() {
   MetricsOptions mo;
   mo.hostname = hostname_;
@@ -961,6 +1069,12 @@ int Daemon::Run(const sigset_t& stop) {
       return kExitFailure;
     }
   }
+  if (o_.notify) {
+    if (Status s = StartNotifier(); !s.ok()) {
+      fmt::print(stderr, "cgov daemon: --notify: {}\n", s.message());
+      return kExitFailure;
+    }
+  }
   if (kube_watch_) {
     // The first ticks should name their pods: the list usually takes well under a second.
     if (kube_watch_->WaitSynced(std::chrono::seconds(10))) {
@@ -987,6 +1101,7 @@ int Daemon::Run(const sigset_t& stop) {
   }
   server_.reset();  // no scrape reads the state while it goes away
   kube_watch_.reset();
+  notifier_.reset();  // what the last ticks brought is written before it goes
   Status committed = writer_ ? writer_->Commit() : Status::Ok();
   DropWriter();
   // The same counts as cgov_ticks_total and cgov_tick_failures_total.

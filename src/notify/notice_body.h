@@ -1,0 +1,19 @@
+// A notice as each sink's receiver takes it: cgov's own JSON for a generic webhook
+// (docs/notice.schema.json), a Slack incoming-webhook message, a Microsoft Teams Workflows
+// webhook message (an Adaptive Card). Pure.
+#ifndef CGOV_NOTIFY_NOTICE_BODY_H_
+#define CGOV_NOTIFY_NOTICE_BODY_H_
+
+#include <string>
+
+#include "notify/notice.h"
+
+namespace cgov {
+
+inline constexpr char kNoticeSchema[] = "cgov.notice/1";
+
+std::string NoticeBody(SinkKind sink, const Notice& notice);
+
+}  // namespace cgov
+
+#endif  // CGOV_NOTIFY_NOTICE_BODY_H_

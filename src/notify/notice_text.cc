@@ -1,0 +1,86 @@
+// What a notice says to people: one summary line and one next step, the same in every sink.
+#include <fmt/format.h>
+
+#include "core/duration.h"
+#include "notify/notify_engine.h"
+
+namespace cgov {
+namespace {
+
+std::string Gpu(const Notice& n) {
+  if (!n.gpu) return "a GPU";
+  return n.gpu->name.empty() ? fmt::format("GPU {}", n.gpu->index)
+                             : fmt::format("GPU {} ({})", n.gpu->index, n.gpu->name);
+}
+
+std::string Holder(const Notice& n) {
+  const std::string who = n.user.empty() ? "a process of unknown user" : n.user + "'s process";
+  return n.command.empty() ? fmt::format("{} {}", who, n.pid)
+                           : fmt::format("{} {} ({})", who, n.pid, n.command);
+}
+
+// The condition, as "<what> for <how long>" reads: "has held it idle", ...
+std::string Condition(const Notice& n) {
+  const std::string gpu = Gpu(n);
+  switch (n.kind) {
+    case NotifyRuleKind::kIdleHeld:
+      return fmt::format("{} holds memory on {} while it computes nothing", Holder(n), gpu);
+    case NotifyRuleKind::kTrulyIdle:
+      return fmt::format("{} runs nothing at all", gpu);
+    case NotifyRuleKind::kLowUtilization:
+      return fmt::format("{} averages {:.0f}% utilization (the rule: below {:.0f}%)", gpu,
+                         n.value_pct.value_or(0), n.threshold_pct.value_or(0));
+    case NotifyRuleKind::kMemoryHigh:
+      return fmt::format("{} memory is {:.0f}% full (the rule: above {:.0f}%)", gpu,
+                         n.value_pct.value_or(0), n.threshold_pct.value_or(0));
+    case NotifyRuleKind::kXid:
+      return fmt::format("the driver reported Xid {} on {}", n.xid, gpu);
+  }
+  return "";
+}
+
+std::string NextStep(const Notice& n) {
+  if (n.event == NoticeEvent::kResolved) return "Nothing: the condition is over.";
+  switch (n.kind) {
+    case NotifyRuleKind::kIdleHeld:
+      return fmt::format("If it will not compute again soon, save its work and stop it (pid {}): "
+                         "that frees the GPU for others.", n.pid);
+    case NotifyRuleKind::kTrulyIdle:
+      return "Schedule work on it, or stop paying for it (stop the instance, scale the node "
+             "pool down).";
+    case NotifyRuleKind::kLowUtilization:
+      return "Find what starves it: data loading (more DataLoader workers, DALI), small "
+             "batches, or share it (MPS, MIG); `cgov report` names what it sees.";
+    case NotifyRuleKind::kMemoryHigh:
+      return "The next allocation may fail (out of memory): lower the batch size or use "
+             "activation checkpointing.";
+    case NotifyRuleKind::kXid:
+      return "Look the Xid up in NVIDIA's Xid catalog and run `cgov doctor`; repeated Xids call "
+             "for draining the node.";
+  }
+  return "";
+}
+
+}  // namespace
+
+void WriteNoticeText(Notice* n) {
+  const std::string lasted =
+      FormatDuration(std::chrono::milliseconds(std::max<int64_t>(0, n->at_ms - n->since_ms)));
+  const std::string cost = n->cost_usd > 0 ? fmt::format(", ${:.2f}", n->cost_usd) : "";
+  switch (n->event) {
+    case NoticeEvent::kFiring:
+      n->summary = n->kind == NotifyRuleKind::kXid
+                       ? fmt::format("{}: {}", n->host, Condition(*n))
+                       : fmt::format("{}: {}, for {}{}", n->host, Condition(*n), lasted, cost);
+      break;
+    case NoticeEvent::kReminder:
+      n->summary = fmt::format("{}: still, {}, for {}{}", n->host, Condition(*n), lasted, cost);
+      break;
+    case NoticeEvent::kResolved:
+      n->summary = fmt::format("{}: resolved after {}{}: {}", n->host, lasted, cost, Condition(*n));
+      break;
+  }
+  n->next_step = NextStep(*n);
+}
+
+}  // namespace cgov

@@ -1,0 +1,195 @@
+#include "notify/notifier.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "core/time_format.h"
+#include "notify/notice_body.h"
+#include "notify/webhook_post.h"
+
+namespace cgov {
+namespace {
+
+constexpr int64_t kLogEveryMs = 60'000;
+constexpr int64_t kIdleWaitMs = 1'000;  // a new submission wakes the thread sooner
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A receiver that refuses the request itself: sending it again cannot help.
+bool Malformed(long status) { return status == 400 || status == 413 || status == 422; }
+
+}  // namespace
+
+Notifier::Notifier(NotifyFile file, std::unique_ptr<NotifyState> state)
+    : file_(std::move(file)), state_(std::move(state)) {}
+
+Result<std::unique_ptr<Notifier>> Notifier::Start(NotifyFile file, const std::string& state_path,
+                                                  std::vector<Incident>* open, int64_t* waiting) {
+  CGOV_ASSIGN_OR_RETURN(std::unique_ptr<NotifyState> state, NotifyState::Open(state_path));
+  CGOV_ASSIGN_OR_RETURN(*open, state->Incidents());
+  CGOV_ASSIGN_OR_RETURN(*waiting, state->Queued());
+  std::unique_ptr<Notifier> n(new Notifier(std::move(file), std::move(state)));
+  n->thread_ = std::thread([p = n.get()] { p->Run(); });
+  return n;
+}
+
+Notifier::~Notifier() { Stop(); }
+
+void Notifier::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Notifier::Submit(std::vector<Notice> notices, std::vector<Incident> incidents) {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+    submitted_.push_back({std::move(notices), std::move(incidents)});
+  }
+  cv_.notify_all();
+}
+
+Notifier::Counts Notifier::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+void Notifier::Log(const std::string& sink, const std::string& message) {
+  fmt::print(stderr, "cgov daemon: {}: --notify: sink {:?}: {}\n",
+             FormatRfc3339Utc(WallMs() * 1'000'000), sink, message);
+}
+
+// One transaction per batch taken: the incidents as the latest submission left them, and one
+// delivery per notice and sink. A failed write keeps the batch for the next try.
+void Notifier::SaveSubmitted() {
+  std::vector<Submitted> batch;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(submitted_);
+  }
+  if (batch.empty()) return;
+  std::vector<Delivery> queued;
+  for (const Submitted& s : batch) {
+    for (const Notice& n : s.notices) {
+      for (const std::string& name : n.sinks) {
+        for (const NotifySink& sink : file_.sinks) {
+          if (sink.name != name) continue;
+          queued.push_back({0, sink.name, n.id, NoticeBody(sink.kind, n), n.at_ms, 0, n.at_ms});
+        }
+      }
+    }
+  }
+  int64_t dropped = 0;
+  Status saved = state_->Save(batch.back().incidents, &queued, file_.queue_max, &dropped);
+  if (!saved.ok()) {
+    const int64_t now = WallMs();
+    if (now - save_failed_ms_ >= kLogEveryMs) {
+      fmt::print(stderr, "cgov daemon: --notify: {} (kept in memory, written again at the next "
+                 "notice)\n", saved.message());
+      save_failed_ms_ = now;
+    }
+    std::lock_guard lock(mu_);
+    submitted_.insert(submitted_.begin(), std::make_move_iterator(batch.begin()),
+                      std::make_move_iterator(batch.end()));
+    return;
+  }
+  if (dropped > 0) {
+    fmt::print(stderr, "cgov daemon: --notify: the queue passed queue_max = {}: its {} oldest "
+               "notice(s) dropped undelivered\n", file_.queue_max, dropped);
+    std::lock_guard lock(mu_);
+    counts_.dropped += dropped;
+  }
+}
+
+void Notifier::Attempt(const Delivery& d, const NotifySink& sink) {
+  Result<PostOutcome> posted = PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms, &stop_);
+  if (stop_) return;  // abandoned: still queued, sent at the next start
+  PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
+  const int64_t now = WallMs();
+  Status written;
+  if (out.http_status >= 200 && out.http_status < 300) {
+    written = state_->Delivered(d.seq);
+    if (auto it = failing_since_ms_.find(sink.name); it != failing_since_ms_.end()) {
+      Log(sink.name, fmt::format("delivering again, after failing since {}",
+                                 FormatRfc3339Utc(it->second * 1'000'000)));
+      failing_since_ms_.erase(it);
+    }
+    std::lock_guard lock(mu_);
+    ++counts_.sent;
+  } else if (Malformed(out.http_status)) {
+    written = state_->GiveUp(d.seq, out.error);
+    Log(sink.name, fmt::format("notice {} refused with HTTP {} ({}); kept in {} and not sent "
+                               "again", d.notice_id, out.http_status, out.error, state_->path()));
+    std::lock_guard lock(mu_);
+    ++counts_.given_up;
+  } else {
+    const int64_t attempts = d.attempts + 1;
+    int64_t delay = std::min<int64_t>(file_.retry_max_ms, int64_t{1000} << std::min<int64_t>(attempts - 1, 20));
+    if (out.retry_after_ms >= 0) delay = std::max(delay, std::min<int64_t>(out.retry_after_ms, 3'600'000));
+    const std::string why = out.http_status != 0 ? fmt::format("HTTP {}: {}", out.http_status, out.error)
+                                                 : out.error;
+    written = state_->Retry(d.seq, attempts, now + delay, why);
+    failing_since_ms_.emplace(sink.name, now);
+    if (now - logged_ms_[sink.name] >= kLogEveryMs) {
+      logged_ms_[sink.name] = now;
+      Result<int64_t> waiting = state_->Queued();
+      Log(sink.name, fmt::format("{} (attempt {}; trying again in {} ms; {} notice(s) waiting)",
+                                 why, attempts, delay, waiting.ok() ? *waiting : -1));
+    }
+    std::lock_guard lock(mu_);
+    ++counts_.failed;
+  }
+  if (!written.ok()) Log(sink.name, std::string(written.message()));
+}
+
+void Notifier::DeliverDue(int64_t* wake_ms) {
+  for (;;) {
+    Result<std::vector<Delivery>> heads = state_->Heads();
+    if (!heads.ok()) {
+      fmt::print(stderr, "cgov daemon: --notify: {}\n", heads.status().message());
+      return;
+    }
+    bool delivered_any = false;
+    for (const Delivery& d : *heads) {
+      if (stop_) return;
+      const NotifySink* sink = nullptr;
+      for (const NotifySink& s : file_.sinks) {
+        if (s.name == d.sink) sink = &s;
+      }
+      if (sink == nullptr) continue;  // a sink no longer in the file: kept, not sent
+      if (d.next_ms > WallMs()) {
+        *wake_ms = std::min(*wake_ms, d.next_ms);
+        continue;
+      }
+      Attempt(d, *sink);
+      delivered_any = true;
+      SaveSubmitted();  // a long attempt must not leave a tick's notices only in memory
+    }
+    if (!delivered_any) return;
+  }
+}
+
+void Notifier::Run() {
+  for (;;) {
+    SaveSubmitted();
+    if (stop_) break;
+    int64_t wake_ms = WallMs() + kIdleWaitMs;
+    DeliverDue(&wake_ms);
+    std::unique_lock lock(mu_);
+    const int64_t wait = std::max<int64_t>(0, wake_ms - WallMs());
+    cv_.wait_for(lock, std::chrono::milliseconds(wait),
+                 [&] { return stop_.load() || !submitted_.empty(); });
+  }
+  SaveSubmitted();
+}
+
+}  // namespace cgov

@@ -1,0 +1,343 @@
+// The notifications file (docs/notifications.md): the TOML subset of core/toml_subset.h, then
+// what each key of a rule and of a sink means.
+#include "notify/notify_file.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/duration.h"
+#include "core/text.h"
+#include "core/toml_subset.h"
+#include "os/input_file.h"
+#include "telemetry/text_scan.h"
+
+namespace cgov {
+namespace {
+
+constexpr size_t kMaxNameBytes = 64;
+
+struct KindName {
+  NotifyRuleKind kind;
+  const char* name;
+  int64_t default_for_ms;
+};
+constexpr KindName kRuleKinds[] = {
+    {NotifyRuleKind::kIdleHeld, "idle_held", 3'600'000},
+    {NotifyRuleKind::kTrulyIdle, "truly_idle", 3'600'000},
+    {NotifyRuleKind::kLowUtilization, "low_utilization", 3'600'000},
+    {NotifyRuleKind::kMemoryHigh, "memory_high", 300'000},
+    {NotifyRuleKind::kXid, "xid", 0},
+};
+constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {
+    {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"}};
+
+Status ErrorAt(const std::string& path, int line, int column, std::string_view key,
+               std::string_view message) {
+  return InvalidArgument(fmt::format("{}:{}:{}: {}: {}", path, line, column, key, message));
+}
+Status ErrorAt(const std::string& path, const TomlValue& at, std::string_view key,
+               std::string_view message) {
+  return ErrorAt(path, at.line, at.column, key, message);
+}
+
+// A name as a sink or rule is called: letters, digits, '-', '_' and '.'.
+Result<std::string> Name(const std::string& path, const TomlValue& v, std::string_view key) {
+  const bool ok = v.kind == TomlValue::Kind::kString && !v.text.empty() &&
+                  v.text.size() <= kMaxNameBytes &&
+                  std::all_of(v.text.begin(), v.text.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                           c == '.';
+                  });
+  if (!ok) {
+    return ErrorAt(path, v, key, fmt::format("expected a name of 1 to {} letters, digits, '-', "
+                                             "'_' or '.'", kMaxNameBytes));
+  }
+  return v.text;
+}
+
+Result<int64_t> DurationMs(const std::string& path, const TomlValue& v, std::string_view key,
+                           int64_t min_ms, int64_t max_ms) {
+  const std::string range = fmt::format("from {} to {}", FormatDuration(std::chrono::milliseconds(min_ms)),
+                                        FormatDuration(std::chrono::milliseconds(max_ms)));
+  if (v.kind != TomlValue::Kind::kString) {
+    return ErrorAt(path, v, key, fmt::format("expected a duration in quotes (\"90s\", \"2h\"), {}",
+                                             range));
+  }
+  Result<std::chrono::milliseconds> d = ParseDuration(v.text);
+  if (!d.ok()) return ErrorAt(path, v, key, d.status().message());
+  if (d->count() < min_ms || d->count() > max_ms) {
+    return ErrorAt(path, v, key, fmt::format("{} is out of range: {}", v.text, range));
+  }
+  return d->count();
+}
+
+Result<double> Percent(const std::string& path, const TomlValue& v, std::string_view key) {
+  const bool number = v.kind == TomlValue::Kind::kInteger || v.kind == TomlValue::Kind::kFloat;
+  if (!number || !std::isfinite(v.number) || v.number <= 0 || v.number >= 100) {
+    return ErrorAt(path, v, key, "expected a percentage above 0 and below 100");
+  }
+  return v.number;
+}
+
+Result<std::vector<std::string>> Names(const std::string& path, const TomlValue& v,
+                                       std::string_view key, bool user_names) {
+  if (v.kind != TomlValue::Kind::kList || v.items.empty()) {
+    return ErrorAt(path, v, key, "expected a list of names, [\"a\", \"b\"]");
+  }
+  std::vector<std::string> out;
+  for (const TomlValue& item : v.items) {
+    if (user_names) {
+      // Users as the history names them: any safe text.
+      if (item.kind != TomlValue::Kind::kString || item.text.empty() || item.text.size() > 256 ||
+          !IsSafeText(item.text)) {
+        return ErrorAt(path, item, key, "expected user names: UTF-8 text without control "
+                       "characters");
+      }
+      out.push_back(item.text);
+    } else {
+      CGOV_ASSIGN_OR_RETURN(std::string name, Name(path, item, key));
+      out.push_back(std::move(name));
+    }
+    if (std::count(out.begin(), out.end(), out.back()) > 1) {
+      return ErrorAt(path, item, key, fmt::format("{:?} is listed twice", out.back()));
+    }
+  }
+  return out;
+}
+
+Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
+  NotifySink s;
+  s.line = table.line;
+  bool kind = false;
+  for (const TomlEntry& e : table.entries) {
+    if (e.key == "name") {
+      CGOV_ASSIGN_OR_RETURN(s.name, Name(path, e.value, e.key));
+    } else if (e.key == "kind") {
+      auto it = std::find_if(std::begin(kSinkKinds), std::end(kSinkKinds),
+                             [&](const auto& k) { return e.value.text == k.second; });
+      if (e.value.kind != TomlValue::Kind::kString || it == std::end(kSinkKinds)) {
+        return ErrorAt(path, e.value, e.key, "expected \"webhook\", \"slack\" or \"teams\"");
+      }
+      s.kind = it->first;
+      kind = true;
+    } else if (e.key == "url_file") {
+      if (e.value.kind != TomlValue::Kind::kString || e.value.text.empty() ||
+          !IsSafeText(e.value.text)) {
+        return ErrorAt(path, e.value, e.key, "expected the path of a file holding the URL");
+      }
+      s.url_file = e.value.text;
+    } else if (e.key == "timeout") {
+      CGOV_ASSIGN_OR_RETURN(s.timeout_ms, DurationMs(path, e.value, e.key, 100, 300'000));
+    } else {
+      return ErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
+                     "url_file and timeout)");
+    }
+  }
+  for (auto [given, key] : {std::pair{!s.name.empty(), "name"}, std::pair{kind, "kind"},
+                            std::pair{!s.url_file.empty(), "url_file"}}) {
+    if (!given) return ErrorAt(path, table.line, table.column, "sink", fmt::format("give its {}", key));
+  }
+  return s;
+}
+
+Status ParseRuleKey(const std::string& path, const TomlEntry& e, NotifyRule* r,
+                    const TomlValue** threshold_at, const TomlValue** users_at) {
+  if (e.key == "name") {
+    CGOV_ASSIGN_OR_RETURN(r->name, Name(path, e.value, e.key));
+  } else if (e.key == "for") {
+    CGOV_ASSIGN_OR_RETURN(r->for_ms, DurationMs(path, e.value, e.key, 0, 30LL * 86'400'000));
+  } else if (e.key == "remind_every") {
+    CGOV_ASSIGN_OR_RETURN(r->remind_every_ms,
+                          DurationMs(path, e.value, e.key, 0, 30LL * 86'400'000));
+  } else if (e.key == "below_pct" || e.key == "above_pct") {
+    CGOV_ASSIGN_OR_RETURN(r->threshold_pct, Percent(path, e.value, e.key));
+    *threshold_at = &e.value;
+  } else if (e.key == "sinks") {
+    CGOV_ASSIGN_OR_RETURN(r->sinks, Names(path, e.value, e.key, false));
+  } else if (e.key == "users") {
+    CGOV_ASSIGN_OR_RETURN(r->users, Names(path, e.value, e.key, true));
+    *users_at = &e.value;
+  } else if (e.key != "kind") {
+    return ErrorAt(path, e.line, e.column, e.key, "unknown key (a rule takes kind, name, for, "
+                   "below_pct or above_pct, remind_every, sinks and users)");
+  }
+  return Status::Ok();
+}
+
+// The threshold key a kind takes ("" for none) and its default.
+std::pair<const char*, double> ThresholdOf(NotifyRuleKind kind) {
+  switch (kind) {
+    case NotifyRuleKind::kLowUtilization: return {"below_pct", 50};
+    case NotifyRuleKind::kMemoryHigh: return {"above_pct", 85};
+    default: return {"", 0};
+  }
+}
+
+Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
+  const TomlEntry* kind_entry = nullptr;
+  for (const TomlEntry& e : table.entries) {
+    if (e.key == "kind") kind_entry = &e;
+  }
+  if (kind_entry == nullptr) {
+    return ErrorAt(path, table.line, table.column, "rule", "give its kind: idle_held, "
+                   "truly_idle, low_utilization, memory_high or xid");
+  }
+  const TomlValue& kv = kind_entry->value;
+  auto kind = std::find_if(std::begin(kRuleKinds), std::end(kRuleKinds),
+                           [&](const KindName& k) { return kv.text == k.name; });
+  if (kv.kind != TomlValue::Kind::kString || kind == std::end(kRuleKinds)) {
+    return ErrorAt(path, kv, "kind", "expected idle_held, truly_idle, low_utilization, "
+                   "memory_high or xid");
+  }
+  NotifyRule r;
+  r.line = table.line;
+  r.kind = kind->kind;
+  r.name = kind->name;
+  r.for_ms = kind->default_for_ms;
+  r.threshold_pct = ThresholdOf(r.kind).second;
+  const TomlValue* threshold_at = nullptr;
+  const TomlValue* users_at = nullptr;
+  for (const TomlEntry& e : table.entries) {
+    CGOV_RETURN_IF_ERROR(ParseRuleKey(path, e, &r, &threshold_at, &users_at));
+    if ((e.key == "below_pct" || e.key == "above_pct") && e.key != ThresholdOf(r.kind).first) {
+      return ErrorAt(path, e.line, e.column, e.key,
+                     *ThresholdOf(r.kind).first == '\0'
+                         ? fmt::format("a {} rule takes no threshold", kind->name)
+                         : fmt::format("a {} rule takes {}", kind->name, ThresholdOf(r.kind).first));
+    }
+  }
+  if (users_at != nullptr && r.kind != NotifyRuleKind::kIdleHeld) {
+    return ErrorAt(path, *users_at, "users", "only an idle_held rule is scoped by user (the "
+                   "others are about a whole GPU)");
+  }
+  if (r.kind == NotifyRuleKind::kXid && r.remind_every_ms > 0) {
+    return ErrorAt(path, table.line, table.column, "remind_every",
+                   "an Xid is one event: nothing to remind of");
+  }
+  return r;
+}
+
+Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file) {
+  for (const TomlEntry& e : top.entries) {
+    if (e.key == "queue_max") {
+      if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 10 ||
+          e.value.integer > 1'000'000) {
+        return ErrorAt(path, e.value, e.key, "expected a whole number of notices from 10 to "
+                       "1000000");
+      }
+      file->queue_max = e.value.integer;
+    } else if (e.key == "retry_max") {
+      CGOV_ASSIGN_OR_RETURN(file->retry_max_ms, DurationMs(path, e.value, e.key, 1000, 3'600'000));
+    } else {
+      return ErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
+                     "retry_max, [[sink]] and [[rule]] tables)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckNames(const std::string& path, const NotifyFile& file,
+                  const std::vector<const TomlTable*>& rule_tables) {
+  std::set<std::string> sinks, rules;
+  for (const NotifySink& s : file.sinks) {
+    if (!sinks.insert(s.name).second) {
+      return ErrorAt(path, s.line, 1, "sink", fmt::format("a second sink named {:?}", s.name));
+    }
+  }
+  for (size_t i = 0; i < file.rules.size(); ++i) {
+    const NotifyRule& r = file.rules[i];
+    if (!rules.insert(r.name).second) {
+      return ErrorAt(path, r.line, 1, "rule", fmt::format("a second rule named {:?} (rules of "
+                     "one kind need a name each)", r.name));
+    }
+    for (const std::string& s : r.sinks) {
+      if (sinks.count(s) == 0) {
+        return ErrorAt(path, rule_tables[i]->line, rule_tables[i]->column, "sinks",
+                       fmt::format("no sink is named {:?}", s));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view NotifyRuleKindName(NotifyRuleKind kind) {
+  for (const KindName& k : kRuleKinds) {
+    if (k.kind == kind) return k.name;
+  }
+  return "?";
+}
+
+std::string_view SinkKindName(SinkKind kind) {
+  for (const auto& [k, name] : kSinkKinds) {
+    if (k == kind) return name;
+  }
+  return "?";
+}
+
+Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& path) {
+  CGOV_ASSIGN_OR_RETURN(std::vector<TomlTable> tables, ParseTomlSubset(text, path));
+  NotifyFile file;
+  file.path = path;
+  CGOV_RETURN_IF_ERROR(ParseTop(path, tables.front(), &file));
+  std::vector<const TomlTable*> rule_tables;
+  for (size_t i = 1; i < tables.size(); ++i) {
+    const TomlTable& t = tables[i];
+    if (t.name == "sink") {
+      if (file.sinks.size() == kMaxNotifySinks) {
+        return ErrorAt(path, t.line, t.column, "sink", fmt::format("more than {} sinks",
+                                                                   kMaxNotifySinks));
+      }
+      CGOV_ASSIGN_OR_RETURN(NotifySink s, ParseSink(path, t));
+      file.sinks.push_back(std::move(s));
+    } else if (t.name == "rule") {
+      if (file.rules.size() == kMaxNotifyRules) {
+        return ErrorAt(path, t.line, t.column, "rule", fmt::format("more than {} rules",
+                                                                   kMaxNotifyRules));
+      }
+      CGOV_ASSIGN_OR_RETURN(NotifyRule r, ParseRule(path, t));
+      file.rules.push_back(std::move(r));
+      rule_tables.push_back(&t);
+    } else {
+      return ErrorAt(path, t.line, t.column, t.name,
+                     "unknown table (the file takes [[sink]] and [[rule]] tables)");
+    }
+  }
+  if (file.sinks.empty() || file.rules.empty()) {
+    return ErrorAt(path, 1, 1, file.sinks.empty() ? "sink" : "rule",
+                   "a notifications file needs at least one [[sink]] and one [[rule]]");
+  }
+  CGOV_RETURN_IF_ERROR(CheckNames(path, file, rule_tables));
+  return file;
+}
+
+Status ReadSinkUrls(NotifyFile* file) {
+  for (NotifySink& s : file->sinks) {
+    const std::string what = fmt::format("{}:{}: sink {:?}: url_file", file->path, s.line, s.name);
+    CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(s.url_file, 8192, what));
+    struct stat st {};
+    if (::stat(s.url_file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+      return InvalidArgument(fmt::format("{} {}: the URL is a credential, and the file is "
+                                         "readable by its group or others (mode {:04o}); `chmod "
+                                         "600 {}`", what, s.url_file, st.st_mode & 07777,
+                                         s.url_file));
+    }
+    const std::string_view url = Trim(text);
+    const bool one_line = url.find_first_of("\r\n \t") == std::string_view::npos && IsSafeText(url);
+    if (!one_line || !(url.starts_with("https://") || url.starts_with("http://")) ||
+        url.size() > 4096) {
+      return InvalidArgument(fmt::format("{} {}: expected one http:// or https:// URL on one "
+                                         "line", what, s.url_file));
+    }
+    s.url = std::string(url);
+  }
+  return Status::Ok();
+}
+
+}  // namespace cgov

@@ -1,0 +1,71 @@
+// The notifications file of `cgov daemon --notify` (docs/notifications.md): which conditions
+// become notices (rules), and where notices go (sinks). TOML, in the subset of
+// core/toml_subset.h. Parsing is pure; the sinks' URLs are read from their own files
+// (ReadSinkUrls), so a secret is never on a command line nor in a file that is shared.
+#ifndef CGOV_NOTIFY_NOTIFY_FILE_H_
+#define CGOV_NOTIFY_NOTIFY_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace cgov {
+
+enum class NotifyRuleKind {
+  kIdleHeld,        // a process holds GPU memory while the GPU idles, for `for`
+  kTrulyIdle,       // a GPU with no process at all, for `for`
+  kLowUtilization,  // a GPU in use whose utilization averaged below `below_pct` over `for`
+  kMemoryHigh,      // a GPU whose memory is above `above_pct` full, for `for`
+  kXid,             // the driver reported an Xid error
+};
+std::string_view NotifyRuleKindName(NotifyRuleKind kind);  // "idle_held", ...
+
+enum class SinkKind { kWebhook, kSlack, kTeams };
+std::string_view SinkKindName(SinkKind kind);  // "webhook", "slack", "teams"
+
+struct NotifySink {
+  std::string name;      // unique in the file
+  SinkKind kind = SinkKind::kWebhook;
+  std::string url_file;  // holds the URL (a secret: Slack's and Teams' URLs are credentials)
+  std::string url;       // read from url_file by ReadSinkUrls
+  int64_t timeout_ms = 10'000;  // one delivery attempt, connection included
+  int line = 0;
+};
+
+struct NotifyRule {
+  std::string name;  // unique in the file; default: the kind's name
+  NotifyRuleKind kind = NotifyRuleKind::kIdleHeld;
+  int64_t for_ms = 0;
+  double threshold_pct = 0;  // below_pct (low_utilization) or above_pct (memory_high)
+  int64_t remind_every_ms = 0;  // 0: no reminders
+  std::vector<std::string> sinks;  // by name; default: every sink
+  std::vector<std::string> users;  // idle_held: only these users' processes; default: everyone's
+  int line = 0;
+};
+
+struct NotifyFile {
+  std::string path;
+  std::vector<NotifySink> sinks;
+  std::vector<NotifyRule> rules;
+  int64_t queue_max = 10'000;      // notices kept undelivered, over all sinks
+  int64_t retry_max_ms = 300'000;  // the longest wait between two attempts
+};
+
+inline constexpr size_t kMaxNotifyRules = 100;
+inline constexpr size_t kMaxNotifySinks = 20;
+
+// Errors are "path:line:column: key: message". Each sink and each rule is checked; a rule naming
+// a sink that does not exist is refused.
+Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& path);
+
+// Reads each sink's url_file: a regular file of one line, an http:// or https:// URL, readable
+// by its owner only (mode 600 or 400), since the URL is the credential. Errors name the sink
+// and the file.
+Status ReadSinkUrls(NotifyFile* file);
+
+}  // namespace cgov
+
+#endif  // CGOV_NOTIFY_NOTIFY_FILE_H_

@@ -1,0 +1,440 @@
+// The notifications file, the rules engine, the bodies each sink receives, the state database
+// and the notifier's deliveries against a loopback HTTP server.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "notify/notice_body.h"
+#include "notify/notifier.h"
+#include "notify/notify_engine.h"
+#include "notify/notify_file.h"
+#include "notify/notify_state.h"
+#include "os/fake_http_server.h"
+
+namespace cgov {
+namespace {
+
+using nlohmann::json;
+
+// ---- the file ----
+
+TEST(NotifyFile, ParsesRulesAndSinksWithTheirDefaults) {
+  Result<NotifyFile> f = ParseNotifyFile(
+      "queue_max = 500\nretry_max = \"2m\"\n"
+      "[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"/etc/cgov/ops.url\"\n"
+      "[[sink]]\nname = \"hook\"\nkind = \"webhook\"\nurl_file = \"h.url\"\ntimeout = \"3s\"\n"
+      "[[rule]]\nkind = \"idle_held\"\nfor = \"2h\"\nremind_every = \"4h\"\nusers = [\"bob\"]\n"
+      "sinks = [\"ops\"]\n"
+      "[[rule]]\nkind = \"low_utilization\"\n"
+      "[[rule]]\nname = \"mem\"\nkind = \"memory_high\"\nabove_pct = 90\n"
+      "[[rule]]\nkind = \"xid\"\n",
+      "n.toml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->queue_max, 500);
+  EXPECT_EQ(f->retry_max_ms, 120'000);
+  ASSERT_EQ(f->sinks.size(), 2u);
+  EXPECT_EQ(f->sinks[0].kind, SinkKind::kSlack);
+  EXPECT_EQ(f->sinks[0].timeout_ms, 10'000);
+  EXPECT_EQ(f->sinks[1].timeout_ms, 3'000);
+  ASSERT_EQ(f->rules.size(), 4u);
+  EXPECT_EQ(f->rules[0].name, "idle_held");
+  EXPECT_EQ(f->rules[0].for_ms, 7'200'000);
+  EXPECT_EQ(f->rules[0].remind_every_ms, 14'400'000);
+  EXPECT_EQ(f->rules[0].users, std::vector<std::string>{"bob"});
+  EXPECT_EQ(f->rules[0].sinks, std::vector<std::string>{"ops"});
+  EXPECT_EQ(f->rules[1].threshold_pct, 50);  // the classic "below 50 % for 1 h"
+  EXPECT_EQ(f->rules[1].for_ms, 3'600'000);
+  EXPECT_EQ(f->rules[2].name, "mem");
+  EXPECT_EQ(f->rules[2].threshold_pct, 90);
+  EXPECT_EQ(f->rules[2].for_ms, 300'000);
+  EXPECT_TRUE(f->rules[3].sinks.empty());  // every sink
+}
+
+TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
+  const std::string sink = "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"u\"\n";
+  struct Case {
+    std::string text, error;
+  } cases[] = {
+      {"[[rule]]\nkind = \"xid\"\n", "n.toml:1:1: sink: a notifications file needs at least"},
+      {sink, "n.toml:1:1: rule: a notifications file needs at least"},
+      {sink + "[[rule]]\nfor = \"1h\"\n", "n.toml:5:1: rule: give its kind"},
+      {sink + "[[rule]]\nkind = \"idle\"\n", "n.toml:6:8: kind: expected idle_held"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"2 h\"\n", "n.toml:7:7: for:"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = 7200\n", "n.toml:7:7: for: expected a duration"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"31d\"\n", "n.toml:7:7: for: 31d is out of range"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nbelow_pct = 5\n", "n.toml:7:1: below_pct: a idle_held rule takes no threshold"},
+      {sink + "[[rule]]\nkind = \"memory_high\"\nbelow_pct = 5\n", "n.toml:7:1: below_pct: a memory_high rule takes above_pct"},
+      {sink + "[[rule]]\nkind = \"memory_high\"\nabove_pct = 100\n", "n.toml:7:13: above_pct: expected a percentage"},
+      {sink + "[[rule]]\nkind = \"truly_idle\"\nusers = [\"bob\"]\n", "n.toml:7:9: users: only an idle_held rule"},
+      {sink + "[[rule]]\nkind = \"xid\"\nremind_every = \"1h\"\n", "n.toml:5:1: remind_every: an Xid is one event"},
+      {sink + "[[rule]]\nkind = \"xid\"\nsinks = [\"pager\"]\n", "n.toml:5:1: sinks: no sink is named \"pager\""},
+      {sink + "[[rule]]\nkind = \"xid\"\n[[rule]]\nkind = \"xid\"\n", "n.toml:7:1: rule: a second rule named \"xid\""},
+      {sink + sink + "[[rule]]\nkind = \"xid\"\n", "n.toml:5:1: sink: a second sink named \"ops\""},
+      {sink + "[[rule]]\nkind = \"xid\"\ncolour = 1\n", "n.toml:7:1: colour: unknown key"},
+      {sink + "[[alert]]\n", "n.toml:5:1: alert: unknown table"},
+      {"[[sink]]\nname = \"a b\"\n", "n.toml:2:8: name: expected a name"},
+      {"[[sink]]\nname = \"ops\"\nkind = \"webhook\"\n", "n.toml:1:1: sink: give its url_file"},
+      {"[[sink]]\nname = \"o\"\nkind = \"slack\"\nurl_file = \"u\"\ntimeout = \"10m\"\n", "n.toml:5:11: timeout:"},
+      {"queue_max = 5\n", "n.toml:1:13: queue_max: expected a whole number"},
+  };
+  for (const Case& c : cases) {
+    Result<NotifyFile> f = ParseNotifyFile(c.text, "n.toml");
+    ASSERT_FALSE(f.ok()) << c.text;
+    EXPECT_NE(f.status().message().find(c.error), std::string::npos)
+        << c.text << "\n-> " << f.status().message();
+  }
+}
+
+class UrlFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cgov-notify-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  NotifyFile Write(const std::string& content, mode_t mode) {
+    const std::string path = dir_ + "/u.url";
+    FILE* f = fopen(path.c_str(), "w");
+    fputs(content.c_str(), f);
+    fclose(f);
+    chmod(path.c_str(), mode);
+    NotifyFile file;
+    file.path = "n.toml";
+    file.sinks.push_back({"ops", SinkKind::kSlack, path, "", 10'000, 3});
+    return file;
+  }
+  std::string dir_;
+};
+
+TEST_F(UrlFileTest, TheUrlIsReadFromAPrivateFileOfOneLine) {
+  NotifyFile ok = Write("https://hooks.example/T0/B0/xyz\n", 0600);
+  ASSERT_TRUE(ReadSinkUrls(&ok).ok());
+  EXPECT_EQ(ok.sinks[0].url, "https://hooks.example/T0/B0/xyz");
+  NotifyFile shared = Write("https://hooks.example/T0/B0/xyz\n", 0640);
+  Status s = ReadSinkUrls(&shared);
+  EXPECT_NE(s.message().find("n.toml:3: sink \"ops\": url_file"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("mode 0640"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find("xyz"), std::string::npos) << "the secret was printed";
+  for (const char* bad : {"ftp://x/y\n", "https://a b\n", "https://a\nhttps://b\n", ""}) {
+    NotifyFile f = Write(bad, 0600);
+    EXPECT_FALSE(ReadSinkUrls(&f).ok()) << bad;
+  }
+}
+
+// ---- the engine ----
+
+NotifyRule Rule(NotifyRuleKind kind, int64_t for_ms, int64_t remind_ms = 0, double pct = 0) {
+  NotifyRule r;
+  r.kind = kind;
+  r.name = std::string(NotifyRuleKindName(kind));
+  r.for_ms = for_ms;
+  r.remind_every_ms = remind_ms;
+  r.threshold_pct = pct;
+  return r;
+}
+
+NotifyInput Tick(int64_t now_ms, std::optional<Phase> phase, double util, bool notebook) {
+  NotifyInput in;
+  in.now_ms = now_ms;
+  NotifyGpu& g = in.gpus.emplace_back();
+  g.id = {1, "GPU-1", "NVIDIA H100 80GB HBM3"};
+  g.util_pct = util;
+  g.phase = phase;
+  g.memory_pct = 40;
+  g.usd_per_hour = 36;  // a cent a second
+  if (notebook) in.processes.push_back({0, 4242, true, "bob", "jupyter-lab", 20'000});
+  return in;
+}
+
+TEST(NotifyEngine, IdleHeldFiresOnceAfterItsForRemindsAndResolvesOnce) {
+  NotifyEngine e({Rule(NotifyRuleKind::kIdleHeld, 2'000, 5'000)}, {"ops"}, "box");
+  std::vector<Notice> all;
+  for (int64_t t = 0; t <= 12'000; t += 1'000) {
+    const bool held = t < 10'000;
+    for (Notice& n : e.Evaluate(Tick(t, held ? Phase::kIdleHeld : Phase::kTrulyIdle, 0, held))) {
+      EXPECT_EQ(n.at_ms, t);
+      all.push_back(n);
+    }
+  }
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].event, NoticeEvent::kFiring);
+  EXPECT_EQ(all[0].at_ms, 2'000);
+  EXPECT_EQ(all[1].event, NoticeEvent::kReminder);
+  EXPECT_EQ(all[1].at_ms, 7'000);
+  EXPECT_EQ(all[2].event, NoticeEvent::kResolved);
+  EXPECT_EQ(all[2].at_ms, 10'000);
+  for (const Notice& n : all) {
+    EXPECT_EQ(n.since_ms, 0);
+    EXPECT_EQ(n.user, "bob");
+    EXPECT_EQ(n.pid, 4242u);
+    EXPECT_EQ(n.sinks, std::vector<std::string>{"ops"});
+    EXPECT_EQ(n.id.substr(0, n.id.rfind('/')), "box/idle_held/GPU-1/4242/2000");
+  }
+  EXPECT_DOUBLE_EQ(all[2].cost_usd, 0.10);  // 10 s at a cent a second
+  EXPECT_EQ(all[1].id, "box/idle_held/GPU-1/4242/2000/reminder-1");
+  EXPECT_NE(all[0].summary.find("bob's process 4242 (jupyter-lab)"), std::string::npos)
+      << all[0].summary;
+  EXPECT_NE(all[0].next_step.find("pid 4242"), std::string::npos);
+  EXPECT_TRUE(e.incidents().empty());
+}
+
+TEST(NotifyEngine, AConditionBrokenBeforeItsForStartsItsStreakAgain) {
+  NotifyEngine e({Rule(NotifyRuleKind::kIdleHeld, 3'000)}, {"ops"}, "box");
+  EXPECT_TRUE(e.Evaluate(Tick(0, Phase::kIdleHeld, 0, true)).empty());
+  EXPECT_TRUE(e.Evaluate(Tick(2'000, Phase::kIdleHeld, 0, true)).empty());
+  EXPECT_TRUE(e.Evaluate(Tick(3'000, Phase::kProductive, 80, true)).empty());  // computes
+  EXPECT_TRUE(e.Evaluate(Tick(4'000, Phase::kIdleHeld, 0, true)).empty());
+  EXPECT_TRUE(e.Evaluate(Tick(6'000, Phase::kIdleHeld, 0, true)).empty());
+  std::vector<Notice> n = e.Evaluate(Tick(7'000, Phase::kIdleHeld, 0, true));
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].since_ms, 4'000);
+}
+
+TEST(NotifyEngine, AnUnknownReadingNeitherResolvesNorReminds) {
+  NotifyEngine e({Rule(NotifyRuleKind::kIdleHeld, 0, 2'000)}, {"ops"}, "box");
+  ASSERT_EQ(e.Evaluate(Tick(0, Phase::kIdleHeld, 0, true)).size(), 1u);
+  EXPECT_TRUE(e.Evaluate(Tick(5'000, std::nullopt, 0, true)).empty());  // a lost GPU
+  EXPECT_EQ(e.incidents().size(), 1u);
+  std::vector<Notice> n = e.Evaluate(Tick(6'000, Phase::kIdleHeld, 0, true));
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].event, NoticeEvent::kReminder);
+}
+
+TEST(NotifyEngine, UsersScopeWhoseProcessesAreWatched) {
+  NotifyRule r = Rule(NotifyRuleKind::kIdleHeld, 0);
+  r.users = {"alice"};
+  NotifyEngine e({r}, {"ops"}, "box");
+  EXPECT_TRUE(e.Evaluate(Tick(0, Phase::kIdleHeld, 0, true)).empty());
+}
+
+TEST(NotifyEngine, ARestoredIncidentGoesOnWithoutANewNoticeAndResolvesWithItsOwnSince) {
+  const std::vector<NotifyRule> rules = {Rule(NotifyRuleKind::kIdleHeld, 1'000, 60'000)};
+  NotifyEngine before(rules, {"ops"}, "box");
+  before.Evaluate(Tick(0, Phase::kIdleHeld, 0, true));
+  ASSERT_EQ(before.Evaluate(Tick(1'000, Phase::kIdleHeld, 0, true)).size(), 1u);
+  std::vector<Incident> open;
+  for (const auto& [key, i] : before.incidents()) open.push_back(i);
+
+  NotifyEngine after(rules, {"ops"}, "box");
+  EXPECT_TRUE(after.Restore(open).empty());
+  EXPECT_TRUE(after.Evaluate(Tick(30'000, Phase::kIdleHeld, 0, true)).empty());
+  std::vector<Notice> n = after.Evaluate(Tick(31'000, Phase::kTrulyIdle, 0, false));
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].event, NoticeEvent::kResolved);
+  EXPECT_EQ(n[0].since_ms, 0);
+  EXPECT_EQ(n[0].id, "box/idle_held/GPU-1/4242/1000/resolved");
+
+  // A rule gone from the file: its incident is handed back, not kept.
+  NotifyEngine renamed({Rule(NotifyRuleKind::kTrulyIdle, 0)}, {"ops"}, "box");
+  EXPECT_EQ(renamed.Restore(open).size(), 1u);
+  EXPECT_TRUE(renamed.incidents().empty());
+}
+
+TEST(NotifyEngine, LowUtilizationAveragesTheTrailingWindowOfAGpuInUse) {
+  NotifyEngine e({Rule(NotifyRuleKind::kLowUtilization, 4'000, 0, 50)}, {"ops"}, "box");
+  // 30, 30, 30, 30 % -> fires once the GPU has been in use for the whole 4 s.
+  for (int64_t t = 0; t < 4'000; t += 1'000) {
+    EXPECT_TRUE(e.Evaluate(Tick(t, Phase::kUnderutilized, 30, true)).empty()) << t;
+  }
+  std::vector<Notice> n = e.Evaluate(Tick(4'000, Phase::kUnderutilized, 30, true));
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_DOUBLE_EQ(*n[0].value_pct, 30);
+  EXPECT_DOUBLE_EQ(*n[0].threshold_pct, 50);
+  // A busy stretch lifts the trailing average over 50 %: resolved.
+  EXPECT_TRUE(e.Evaluate(Tick(5'000, Phase::kComputeBound, 95, true)).empty());  // (30*4+95)/5
+  n = e.Evaluate(Tick(6'000, Phase::kComputeBound, 95, true));  // (30*3+95*2)/5 = 56
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].event, NoticeEvent::kResolved);
+}
+
+TEST(NotifyEngine, EachXidIsOneNotice) {
+  NotifyEngine e({Rule(NotifyRuleKind::kXid, 0)}, {"ops"}, "box");
+  NotifyInput in = Tick(5'000, Phase::kProductive, 80, true);
+  in.xids = {{0, 79, 4'900}, {0, 13, 4'950}};
+  std::vector<Notice> n = e.Evaluate(in);
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0].xid, 79u);
+  EXPECT_NE(n[0].summary.find("Xid 79 on GPU 1"), std::string::npos) << n[0].summary;
+  EXPECT_NE(n[0].id, n[1].id);
+  EXPECT_TRUE(e.incidents().empty());
+  EXPECT_TRUE(e.Evaluate(Tick(6'000, Phase::kProductive, 80, true)).empty());
+}
+
+// ---- the bodies ----
+
+Notice ANotice() {
+  NotifyEngine e({Rule(NotifyRuleKind::kIdleHeld, 0)}, {"ops"}, "box<&>");
+  NotifyInput in = Tick(1'795'000'000'000, Phase::kIdleHeld, 0, true);
+  in.processes[0].command = "python <train> & co";
+  return e.Evaluate(in).at(0);
+}
+
+TEST(NoticeBody, WebhookIsCgovsOwnJson) {
+  const json j = json::parse(NoticeBody(SinkKind::kWebhook, ANotice()));
+  EXPECT_EQ(j["schema"], "cgov.notice/1");
+  EXPECT_EQ(j["event"], "firing");
+  EXPECT_EQ(j["at"], "2026-11-18T11:06:40.000Z");
+  EXPECT_EQ(j["gpu"]["uuid"], "GPU-1");
+  EXPECT_EQ(j["pid"], 4242);
+  EXPECT_TRUE(j["xid"].is_null());
+  EXPECT_TRUE(j["threshold_pct"].is_null());
+}
+
+TEST(NoticeBody, SlackEscapesItsMarkupCharacters) {
+  const json j = json::parse(NoticeBody(SinkKind::kSlack, ANotice()));
+  const std::string text = j["text"];
+  EXPECT_NE(text.find("python &lt;train&gt; &amp; co"), std::string::npos) << text;
+  EXPECT_EQ(text.find("<train>"), std::string::npos) << text;
+}
+
+TEST(NoticeBody, TeamsIsAnAdaptiveCardMessage) {
+  const Notice n = ANotice();
+  const json j = json::parse(NoticeBody(SinkKind::kTeams, n));
+  EXPECT_EQ(j["type"], "message");
+  const json& a = j["attachments"].at(0);
+  EXPECT_EQ(a["contentType"], "application/vnd.microsoft.card.adaptive");
+  EXPECT_EQ(a["content"]["type"], "AdaptiveCard");
+  EXPECT_EQ(a["content"]["body"][0]["text"], n.summary);
+  EXPECT_EQ(a["content"]["body"][2]["text"], n.next_step);
+}
+
+// ---- the state database and the notifier ----
+
+class NotifyStateTest : public UrlFileTest {};
+
+Delivery To(const std::string& sink, const std::string& id) {
+  return {0, sink, id, "{\"id\":\"" + id + "\"}", 1000, 0, 1000};
+}
+
+TEST_F(NotifyStateTest, KeepsIncidentsAndEachSinksQueueInOrderAcrossReopening) {
+  const std::string path = dir_ + "/s.db";
+  Incident i;
+  i.rule = "idle_held";
+  i.key = "GPU-1/4242";
+  i.since_ms = 10;
+  i.opened_ms = i.last_notice_ms = 20;
+  i.gpu = {1, "GPU-1", "H100"};
+  i.user = "bob";
+  i.pid = 4242;
+  i.command = "jupyter-lab";
+  i.usd_per_hour = 3.5;
+  i.value_pct = 1;
+  {
+    auto s = NotifyState::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    std::vector<Delivery> q = {To("a", "n1"), To("b", "n1"), To("a", "n2")};
+    int64_t dropped = -1;
+    ASSERT_TRUE((*s)->Save({i}, &q, 100, &dropped).ok());
+    EXPECT_EQ(dropped, 0);
+    EXPECT_EQ(q[2].seq, 3);
+  }
+  auto s = NotifyState::Open(path);
+  ASSERT_TRUE(s.ok());
+  auto incidents = (*s)->Incidents();
+  ASSERT_TRUE(incidents.ok());
+  ASSERT_EQ(incidents->size(), 1u);
+  EXPECT_EQ(incidents->front(), i);
+  auto heads = (*s)->Heads();
+  ASSERT_TRUE(heads.ok());
+  ASSERT_EQ(heads->size(), 2u);
+  EXPECT_EQ((*heads)[0].notice_id, "n1");
+  EXPECT_EQ((*heads)[0].sink, "a");
+  ASSERT_TRUE((*s)->Retry((*heads)[0].seq, 1, 5000, "HTTP 503").ok());
+  ASSERT_TRUE((*s)->Delivered((*heads)[1].seq).ok());
+  heads = (*s)->Heads();
+  ASSERT_EQ(heads->size(), 1u);  // sink a's n1 again: n2 waits behind it
+  EXPECT_EQ((*heads)[0].notice_id, "n1");
+  EXPECT_EQ((*heads)[0].attempts, 1);
+  EXPECT_EQ((*heads)[0].next_ms, 5000);
+  ASSERT_TRUE((*s)->GiveUp((*heads)[0].seq, "HTTP 400").ok());
+  heads = (*s)->Heads();
+  ASSERT_EQ(heads->size(), 1u);
+  EXPECT_EQ((*heads)[0].notice_id, "n2");
+  // A full queue drops its oldest.
+  std::vector<Delivery> more;
+  for (int k = 0; k < 12; ++k) more.push_back(To("a", "m" + std::to_string(k)));
+  int64_t dropped = 0;
+  ASSERT_TRUE((*s)->Save({}, &more, 10, &dropped).ok());
+  EXPECT_EQ(dropped, 3);
+  EXPECT_EQ(*(*s)->Queued(), 10);
+  EXPECT_EQ((*s)->Heads()->front().notice_id, "m2");
+  EXPECT_TRUE((*s)->Incidents()->empty());
+}
+
+TEST_F(NotifyStateTest, AFileThatIsNotOneIsNeverWritten) {
+  const std::string path = dir_ + "/history.db";
+  {
+    auto db = SqliteDb::Open(path, SqliteDb::OpenMode::kCreate);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE tick (ts_ms INTEGER PRIMARY KEY)").ok());
+  }
+  auto s = NotifyState::Open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not a cgov notifications state database"),
+            std::string::npos);
+}
+
+NotifyFile OneSink(const std::string& url) {
+  NotifyFile f;
+  f.sinks.push_back({"ops", SinkKind::kWebhook, "", url, 1'000, 1});
+  f.retry_max_ms = 1'000;
+  return f;
+}
+
+TEST_F(NotifyStateTest, NotifierDeliversAndAFailedDeliveryWaitsForTheNextStart) {
+  const std::string path = dir_ + "/s.db";
+  Notice n = ANotice();
+  {
+    FakeHttpServer down(503, "no", 0, 64);
+    std::vector<Incident> open;
+    int64_t waiting = -1;
+    auto notifier = Notifier::Start(OneSink(down.url("/hook")), path, &open, &waiting);
+    ASSERT_TRUE(notifier.ok()) << notifier.status().message();
+    EXPECT_EQ(waiting, 0);
+    (*notifier)->Submit({n}, {});
+    for (int i = 0; i < 300 && (*notifier)->counts().failed == 0; ++i) usleep(10'000);
+    EXPECT_GE((*notifier)->counts().failed, 1);
+    EXPECT_EQ((*notifier)->counts().sent, 0);
+  }
+  FakeHttpServer up(200, "ok", 0, 64);
+  std::vector<Incident> open;
+  int64_t waiting = -1;
+  auto notifier = Notifier::Start(OneSink(up.url("/hook")), path, &open, &waiting);
+  ASSERT_TRUE(notifier.ok());
+  EXPECT_EQ(waiting, 1);
+  // Its retry time has come or comes within retry_max (1 s).
+  for (int i = 0; i < 300 && (*notifier)->counts().sent == 0; ++i) usleep(10'000);
+  EXPECT_EQ((*notifier)->counts().sent, 1);
+  ASSERT_EQ(up.requests().size(), 1u);
+  EXPECT_NE(up.requests()[0].find("Idempotency-Key: " + n.id), std::string::npos)
+      << up.requests()[0];
+  (*notifier)->Stop();
+  EXPECT_EQ(*NotifyState::Open(path).value()->Queued(), 0);
+}
+
+TEST_F(NotifyStateTest, AHangingReceiverIsGivenUpAtTheTimeoutAndSubmitNeverWaits) {
+  FakeHttpServer hangs(200, "ok", /*delay_ms=*/5'000, 4);
+  std::vector<Incident> open;
+  int64_t waiting = 0;
+  auto notifier = Notifier::Start(OneSink(hangs.url("/hook")), dir_ + "/s.db", &open, &waiting);
+  ASSERT_TRUE(notifier.ok());
+  (*notifier)->Submit({ANotice()}, {});
+  usleep(100'000);  // the delivery is in flight, hanging
+  const auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < 50; ++k) (*notifier)->Submit({ANotice()}, {});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  for (int i = 0; i < 300 && (*notifier)->counts().failed == 0; ++i) usleep(10'000);
+  EXPECT_EQ((*notifier)->counts().failed, 1);  // timed out after 1 s
+  (*notifier)->Stop();
+  // Nothing submitted was lost: all 51 wait in the queue.
+  EXPECT_EQ(*NotifyState::Open(dir_ + "/s.db").value()->Queued(), 51);
+}
+
+}  // namespace
+}  // namespace cgov
