@@ -492,6 +492,7 @@ class Daemon {
   Status StartNotifier();
   // This tick as the notification rules see it, and the notices it brings handed over.
   void Notify(const TickSample& sample, const std::vector<XidEvent>& xids);
+  void PublishNotifications();  // the notifier's counts to /metrics
 
   DaemonOptions o_;
   SystemClock clock_;
@@ -668,6 +669,7 @@ void Daemon::Tick(TickSample* sample) {
   } else if (built.ok() && notify_engine_) {
     Notify(*sample, {});
   }
+  PublishNotifications();
   if (!status.ok()) {
     TickFailed(now_ms, status.message());
     DropWriter();  // reopen: replays what was committed, so the rollups stay exact
@@ -959,6 +961,12 @@ void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids)
   std::vector<Incident> open;
   for (const auto& [key, incident] : notify_engine_->incidents()) open.push_back(incident);
   notifier_->Submit(std::move(notices), std::move(open));
+}
+
+void Daemon::PublishNotifications() {
+  if (!metrics_ || !notifier_) return;
+  const Notifier::Counts c = notifier_->counts();
+  metrics_->SetNotifications({c.sent, c.failed, c.dropped, c.given_up, c.queued});
 }
 
 Status Daemon::StartServer() {

@@ -186,6 +186,18 @@ void DaemonMetrics::CountTick(bool failed) {
   Changed();
 }
 
+void DaemonMetrics::SetNotifications(MetricsNotifications counts) {
+  std::lock_guard lock(mu_);
+  if (notifications_ && notifications_->sent == counts.sent &&
+      notifications_->failed_attempts == counts.failed_attempts &&
+      notifications_->dropped == counts.dropped && notifications_->refused == counts.refused &&
+      notifications_->queued == counts.queued) {
+    return;
+  }
+  notifications_ = counts;
+  Changed();
+}
+
 void DaemonMetrics::CountLostTicks(int64_t ticks) {
   std::lock_guard lock(mu_);
   failed_ticks_ += ticks;
@@ -524,6 +536,23 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
            static_cast<double>(dropped_process_series_));
   w.Sample({{"Hostname", host}, {"metric", "cgov_identity_gpu_seconds_total"}},
            static_cast<double>(folded_identity_credits_));
+  if (notifications_) {
+    const MetricsNotifications& n = *notifications_;
+    w.Family("cgov_notices_sent_total", MetricType::kCounter,
+             "Notices delivered (answered 2xx), all sinks (cgov daemon --notify).");
+    w.Sample({{"Hostname", host}}, static_cast<double>(n.sent));
+    w.Family("cgov_notice_failures_total", MetricType::kCounter,
+             "Delivery attempts that failed and will be tried again (no answer, 5xx, 429, ...).");
+    w.Sample({{"Hostname", host}}, static_cast<double>(n.failed_attempts));
+    w.Family("cgov_notices_dropped_total", MetricType::kCounter,
+             "Notices that will never be delivered: pushed out of a full queue (queue_max), or "
+             "refused by the receiver as malformed (400, 413, 422).");
+    w.Sample({{"Hostname", host}, {"reason", "queue_full"}}, static_cast<double>(n.dropped));
+    w.Sample({{"Hostname", host}, {"reason", "refused"}}, static_cast<double>(n.refused));
+    w.Family("cgov_notices_queued", MetricType::kGauge,
+             "Deliveries waiting in the notifications state database, all sinks.");
+    w.Sample({{"Hostname", host}}, static_cast<double>(n.queued));
+  }
   w.Family("cgov_build_info", MetricType::kGauge,
            "Always 1; the version of cgov (and the host's --instance-id, when given).");
   if (options_.instance_id.empty()) {

@@ -65,6 +65,11 @@ struct MetricsTick {
   bool host_ok = false;       // the host files read this tick were read and parsed
 };
 
+// --notify: what the notifier has done since the daemon started, and what waits.
+struct MetricsNotifications {
+  int64_t sent = 0, failed_attempts = 0, dropped = 0, refused = 0, queued = 0;
+};
+
 struct MetricsOptions {
   std::string hostname;
   std::string instance_id;  // --instance-id: a label of cgov_build_info when given
@@ -95,6 +100,7 @@ class DaemonMetrics {
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
   // --budgets FILE: the budgets to serve (cgov_budget_*), carried on by each Credit from here.
   void SetBudgets(BudgetTracker budgets);
+  void SetNotifications(MetricsNotifications counts);
   void SetHistoryDbOk(bool ok);
   // --kubernetes: whether the API server's pod list and watch work (a collector of its own).
   void SetKubernetesOk(bool ok);
@@ -158,6 +164,7 @@ class DaemonMetrics {
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
   std::optional<BudgetTracker> budgets_;
+  std::optional<MetricsNotifications> notifications_;  // set only with --notify
   int64_t dropped_process_series_ = 0;
   int64_t folded_identity_credits_ = 0;  // credits that went to "(other)"
 

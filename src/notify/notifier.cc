@@ -178,12 +178,20 @@ void Notifier::DeliverDue(int64_t* wake_ms) {
   }
 }
 
+void Notifier::CountQueued() {
+  Result<int64_t> queued = state_->Queued();
+  if (!queued.ok()) return;
+  std::lock_guard lock(mu_);
+  counts_.queued = *queued;
+}
+
 void Notifier::Run() {
   for (;;) {
     SaveSubmitted();
     if (stop_) break;
     int64_t wake_ms = WallMs() + kIdleWaitMs;
     DeliverDue(&wake_ms);
+    CountQueued();
     std::unique_lock lock(mu_);
     const int64_t wait = std::max<int64_t>(0, wake_ms - WallMs());
     cv_.wait_for(lock, std::chrono::milliseconds(wait),

@@ -25,6 +25,7 @@ class Notifier {
     int64_t failed = 0;    // attempts that failed (each retry counts)
     int64_t dropped = 0;   // pushed out of a full queue
     int64_t given_up = 0;  // refused by the receiver as malformed (400, 413, 422)
+    int64_t queued = 0;    // waiting in the state database, as last counted
   };
 
   // Opens `state_path`, gives the incidents it holds in *open (for NotifyEngine::Restore) and
@@ -48,6 +49,7 @@ class Notifier {
   void DeliverDue(int64_t* wake_ms);
   void Attempt(const Delivery& d, const NotifySink& sink);
   void Log(const std::string& sink, const std::string& message);
+  void CountQueued();
 
   NotifyFile file_;
   std::unique_ptr<NotifyState> state_;  // the thread's own once started

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -54,6 +55,19 @@ TEST(NotifyFile, ParsesRulesAndSinksWithTheirDefaults) {
   EXPECT_EQ(f->rules[2].threshold_pct, 90);
   EXPECT_EQ(f->rules[2].for_ms, 300'000);
   EXPECT_TRUE(f->rules[3].sinks.empty());  // every sink
+}
+
+TEST(NotifyFile, TheShippedExampleParses) {
+  const std::string path =
+      std::string(CGOV_FIXTURES_DIR) + "/../../deploy/notify/notify.example.toml";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<NotifyFile> f = ParseNotifyFile(text, path);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->sinks.size(), 2u);
+  EXPECT_EQ(f->rules.size(), 5u);
+  EXPECT_EQ(f->rules[2].threshold_pct, 50);
 }
 
 TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {

@@ -210,11 +210,24 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
   }
   WriteFile(dir / "notify.toml", sinks + "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\n"
                                          "users = [\"bob\"]\n");
-  Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt));
+  const int port = FreePort();
+  Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt),
+                                        {"--listen", "127.0.0.1:" + std::to_string(port)});
   ASSERT_TRUE(WaitFor([&] { return receiver->Requests().size() >= 3; }, 20)) << Stop(daemon).err;
   receiver->Mode("ok");
   ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 20)) << Stop(daemon).err;
-  usleep(500'000);
+  // /metrics says what was delivered and what failed, once a tick has carried the counts over.
+  const std::string metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  EXPECT_TRUE(WaitFor([&] {
+    return Curl(metrics_url).find("cgov_notices_sent_total{Hostname=\"vm\"} 3\n") !=
+           std::string::npos;
+  }, 10)) << Curl(metrics_url);
+  const std::string metrics = Curl(metrics_url);
+  EXPECT_NE(metrics.find("cgov_notice_failures_total{Hostname=\"vm\"} 3\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cgov_notices_queued{Hostname=\"vm\"} 0\n"), std::string::npos);
+  EXPECT_NE(metrics.find("cgov_notices_dropped_total{Hostname=\"vm\",reason=\"refused\"} 0\n"),
+            std::string::npos);
   RunResult stopped = Stop(daemon);
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   const std::vector<json> delivered = receiver->Delivered();
