@@ -445,6 +445,13 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.notes = in.notes;
   s.idle_held_min_ms = o.idle_held_min_ms;
   CGOV_RETURN_IF_ERROR(BuildGpuRows(in, o, &s));
+  for (const PolicyActionRecord& a : in.policy_actions) {
+    HistorySummary::PolicyAction& row = s.policy_actions.emplace_back();
+    row.record = a;
+    for (const GpuRecord& g : in.gpus) {
+      if (g.id == a.gpu_id) row.gpu_index = static_cast<int>(g.index);
+    }
+  }
   std::vector<ResolvedPrice> prices;
   s.gpu_count = s.gpus.size();
   for (const HistoryGpuRow& g : s.gpus) {

@@ -34,6 +34,7 @@ struct HistoryInput {
   std::vector<SessionRecord> sessions;   // overlapping the window
   std::vector<GpuEventRecord> events;    // in the window (Xid errors), oldest first
   std::vector<GpuEventRecord> memory_health;  // each GPU's latest state before the window's end
+  std::vector<PolicyActionRecord> policy_actions;  // in the window (cgov daemon --policy)
   std::optional<int64_t> data_end_ms;    // the end of the last tick's time in the database
   std::vector<std::string> notes;        // what the loader had to round or skip
   // Prices that came with the data (the fleet report: each daemon's own), by GPU id. Used
@@ -196,6 +197,13 @@ struct HistorySummary {
   // --budgets FILE: each budget's period to date and forecast (set by the caller with
   // EvaluateBudgets over its periods' data, not this window's); empty without the flag.
   std::vector<BudgetStatus> budgets;
+  // What `cgov daemon --policy` did in the window, oldest first, with the GPU's index (-1
+  // unknown); empty for a source without them (Prometheus).
+  struct PolicyAction {
+    PolicyActionRecord record;
+    int gpu_index = -1;
+  };
+  std::vector<PolicyAction> policy_actions;
   std::string budgets_file;
   int budget_forecast_days = 0;
 };

@@ -33,6 +33,8 @@
 #include "identity/pod_resources.h"
 #include "notify/notifier.h"
 #include "notify/notify_engine.h"
+#include "policy/policy_executor.h"
+#include "policy/process_credentials.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
@@ -75,6 +77,8 @@ struct DaemonOptions {
   std::optional<BudgetFile> budgets;
   std::optional<NotifyFile> notify;    // --notify
   std::string notify_state;            // --notify-state
+  std::optional<PolicyFile> policy;    // --policy
+  bool policy_dry_run = false;         // --policy-dry-run
 };
 
 // Not dcgm-exporter's 9400: both run on GPU nodes (docs/metrics.md, "Beside dcgm-exporter").
@@ -166,7 +170,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   if (const char* lib = std::getenv("CGOV_NVML_LIB")) o.nvml_lib = lib;
   std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, auth_file, tls_cert, tls_key, price_text, catalog_path;
-  std::string metrics_names = "cgov", web_config, budgets, notify;
+  std::string metrics_names = "cgov", web_config, budgets, notify, policy;
   bool kubernetes = false;
   KubeApiOptions kube = InClusterKubeApi();
   if (const char* node = std::getenv("NODE_NAME")) kube.node_name = node;
@@ -253,6 +257,11 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   app.add_option("--notify-state", o.notify_state, "with --notify: where undelivered notices "
                  "and open incidents are kept across restarts (default: the --db path with "
                  "\".notify\" appended)");
+  app.add_option("--policy", policy, "a policy file (TOML, docs/policy.md): stop processes that "
+                 "have held idle GPUs too long (SIGTERM, then SIGKILL after a grace), for the "
+                 "users and groups it names; every action is kept in the history database");
+  app.add_flag("--policy-dry-run", o.policy_dry_run, "with --policy: decide and record what it "
+               "would do (action would_stop), signal nothing");
   app.add_option("--price-per-gpu-hour", price_text, "USD per GPU-hour for the cost counters "
                  "(overrides the catalog)");
   app.add_option("--instance-type", o.price.instance_type, "price GPUs as this instance type");
@@ -412,6 +421,15 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     CGOV_ASSIGN_OR_RETURN(o.budgets, ReadBudgets(budgets));
     o.budgets_path = budgets;
   }
+  if (o.policy_dry_run && policy.empty()) {
+    return InvalidArgument("cgov daemon: --policy-dry-run goes with --policy");
+  }
+  if (!policy.empty()) {
+    CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(policy, "--policy"));
+    Result<PolicyFile> file = ParsePolicyFile(text, policy);
+    if (!file.ok()) return file.status().WithContext("cgov daemon: --policy");
+    o.policy = std::move(file).value();
+  }
   if (!o.notify_state.empty() && notify.empty()) {
     return InvalidArgument("cgov daemon: --notify-state goes with --notify");
   }
@@ -493,6 +511,10 @@ class Daemon {
   // This tick as the notification rules see it, and the notices it brings handed over.
   void Notify(const TickSample& sample, const std::vector<XidEvent>& xids);
   void PublishNotifications();  // the notifier's counts to /metrics
+  void StartPolicy();
+  // This tick's GPU processes as the policy sees them, its decisions carried out.
+  void EnforcePolicy(int64_t now_ms);
+  PolicyProcess PolicyProcessOf(const StoredProcess& p);
 
   DaemonOptions o_;
   SystemClock clock_;
@@ -526,6 +548,10 @@ class Daemon {
   std::unique_ptr<Notifier> notifier_;  // with --notify
   std::unique_ptr<NotifyEngine> notify_engine_;
   NotifyInput notify_input_;  // rebuilt in place each tick
+  std::unique_ptr<PolicyEngine> policy_engine_;  // with --policy
+  std::unique_ptr<PolicyExecutor> policy_executor_;
+  std::map<uint32_t, std::optional<ProcessCredentials>> credentials_;  // by pid, while on a GPU
+  std::map<uint32_t, std::string> group_names_;  // the host's /etc/group
 };
 
 Status Daemon::OpenWriter() {
@@ -669,6 +695,7 @@ void Daemon::Tick(TickSample* sample) {
   } else if (built.ok() && notify_engine_) {
     Notify(*sample, {});
   }
+  if (built.ok() && policy_engine_ && writer_) EnforcePolicy(sample->wall_ns / 1'000'000);
   PublishNotifications();
   if (!status.ok()) {
     TickFailed(now_ms, status.message());
@@ -969,6 +996,83 @@ void Daemon::PublishNotifications() {
   metrics_->SetNotifications({c.sent, c.failed, c.dropped, c.given_up, c.queued});
 }
 
+void Daemon::StartPolicy() {
+  std::string groups;
+  if (Status s = files_.Read("/etc/group", &groups); !s.ok()) {
+    fmt::print(stderr, "cgov daemon: warning: --policy: {}; policies scoped by group match no "
+               "one\n", s.message());
+  }
+  group_names_ = ParseGroupFile(groups);
+  policy_engine_ = std::make_unique<PolicyEngine>(*o_.policy);
+  policy_executor_ = std::make_unique<PolicyExecutor>(
+      o_.policy_dry_run, [this](const PolicyActionRecord& r) {
+        if (!writer_) return;
+        if (Status s = writer_->store().PutPolicyAction(r); !s.ok()) {
+          failures_.Report(r.ts_ms, s.message());
+        }
+      });
+  fmt::print(stderr, "cgov daemon: --policy: {} polic{} from {}; {}\n", o_.policy->rules.size(),
+             o_.policy->rules.size() == 1 ? "y" : "ies", o_.policy->path,
+             o_.policy_dry_run ? "dry run: it records what it would do and signals nothing"
+                               : "enabled: it sends SIGTERM, then SIGKILL after each grace");
+}
+
+PolicyProcess Daemon::PolicyProcessOf(const StoredProcess& sp) {
+  PolicyProcess p;
+  p.pid = sp.pid;
+  p.gpu_id = sp.gpu_pos < gpu_ids_.size() ? gpu_ids_[sp.gpu_pos] : 0;
+  auto [it, fresh] = credentials_.try_emplace(sp.pid);
+  if (fresh) {
+    Result<ProcessCredentials> read = ReadCredentials(files_, sp.pid);
+    if (read.ok()) it->second = *read;
+  }
+  if (it->second) {
+    p.start_ticks = it->second->start_ticks;
+    p.uid = it->second->uid;
+    for (uint32_t gid : it->second->gids) {
+      if (auto g = group_names_.find(gid); g != group_names_.end()) p.groups.push_back(g->second);
+    }
+  }
+  const IdentityRecord* id = IdentityOf(sp.identity_id);
+  p.user = id != nullptr ? id->user : "";
+  p.command = CommandOf(sp.command_id);
+  p.idle_held = true;
+  return p;
+}
+
+void Daemon::EnforcePolicy(int64_t now_ms) {
+  std::map<uint32_t, PolicyProcess> by_pid;
+  std::set<uint32_t> computing;  // held compute memory somewhere
+  for (const StoredProcess& sp : stored_.processes) {
+    if (sp.gpu_pos >= stored_.gpus.size()) continue;
+    const GpuPoint g = StoredGpuPoint(stored_, sp.gpu_pos);
+    auto it = by_pid.find(sp.pid);
+    if (it == by_pid.end()) it = by_pid.emplace(sp.pid, PolicyProcessOf(sp)).first;
+    PolicyProcess& p = it->second;
+    // Unknown utilization counts as use: a guard that cannot be checked holds.
+    p.used_gpu = p.used_gpu || g.util_pct.value_or(1) > 0 || sp.sm_util_pct.value_or(0) > 0;
+    if (!sp.compute) continue;
+    computing.insert(sp.pid);
+    const bool idle_held = g.util_pct && Classify(*g.util_pct, g.compute_memory_bytes,
+                                                  PhaseThresholds{}, g.allocated) == Phase::kIdleHeld;
+    p.idle_held = p.idle_held && idle_held;
+  }
+  std::vector<PolicyProcess> processes;
+  std::set<uint32_t> used;
+  for (auto& [pid, p] : by_pid) {
+    p.idle_held = p.idle_held && computing.count(pid) > 0;
+    if (p.used_gpu) used.insert(pid);
+    processes.push_back(std::move(p));
+  }
+  for (const PolicyDecision& d : policy_engine_->Evaluate(now_ms, processes)) {
+    policy_executor_->Act(d, now_ms);
+  }
+  policy_executor_->Tick(now_ms, used);
+  for (auto it = credentials_.begin(); it != credentials_.end();) {
+    it = by_pid.count(it->first) > 0 ? std::next(it) : credentials_.erase(it);
+  }
+}
+
 Status Daemon::StartServer() {
   MetricsOptions mo;
   mo.hostname = hostname_;
@@ -1077,6 +1181,7 @@ int Daemon::Run(const sigset_t& stop) {
       return kExitFailure;
     }
   }
+  if (o_.policy) StartPolicy();
   if (o_.notify) {
     if (Status s = StartNotifier(); !s.ok()) {
       fmt::print(stderr, "cgov daemon: --notify: {}\n", s.message());

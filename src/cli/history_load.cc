@@ -100,6 +100,7 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   CGOV_ASSIGN_OR_RETURN(in->commands, store.Commands());
   CGOV_ASSIGN_OR_RETURN(in->events, store.Events(since_ms, until_ms));
   CGOV_ASSIGN_OR_RETURN(in->memory_health, store.LatestEvents("memory_health", until_ms));
+  CGOV_ASSIGN_OR_RETURN(in->policy_actions, store.PolicyActions(since_ms, until_ms));
   // The daemon's price of each GPU as of the window's end, as the fleet report reads it from
   // /metrics. One it could not price is left to the report's own resolution.
   CGOV_ASSIGN_OR_RETURN(Runs runs, store.Runs());

@@ -9,6 +9,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
+#include "report/policy_report.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
 #include "report/text_style.h"
@@ -339,12 +340,12 @@ json HeatmapJson(const HistorySummary& s) {
 std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
   std::string out = Headline(s, st);
   if (s.usage.HeldMs() <= 0) {  // the budgets' periods may still hold spend
-    out += BudgetsText(s, st);
+    out += BudgetsText(s, st) + PolicyActionsText(s, st);
     for (const std::string& n : s.notes) out += "Note: " + n + "\n";
     return out;
   }
   out += Waste(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) + BudgetsText(s, st) +
-         Actions(s, st) + Heatmap(s, st);
+         Actions(s, st) + PolicyActionsText(s, st) + Heatmap(s, st);
   out += FindingsText(s.findings, s.savings, true, st);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
   return out;
@@ -446,6 +447,7 @@ json HistoryReportJsonCore(const HistorySummary& s) {
 
 json HistoryReportJson(const HistorySummary& s) {
   json out = HistoryReportJsonCore(s);
+  out["policy_actions"] = PolicyActionsJson(s);
   if (!s.budgets_file.empty()) out["budgets"] = BudgetsJson(s);  // only with --budgets
   return out;
 }

@@ -9,6 +9,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
+#include "report/policy_report.h"
 #include "report/html.h"
 
 namespace cgov {
@@ -426,12 +427,12 @@ std::string HistoryReportHtml(const HistorySummary& s) {
   std::string out = html::PageStart("GPU history of " + (s.hostname.empty() ? "this host" : s.hostname));
   out += HistoryHeader(s);
   if (s.usage.HeldMs() <= 0) {
-    out += "<p>No samples in this window.</p>\n" + BudgetsHtml(s);
+    out += "<p>No samples in this window.</p>\n" + BudgetsHtml(s) + PolicyActionsHtml(s);
   } else {
     out += "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(s.cost) + "</section>\n";
     out += PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
     out += HistoryWaste(s) + HistoryCharts(s) + HistoryPerGpu(s) + HistoryWho(s) +
-           HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s);
+           HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s) + PolicyActionsHtml(s);
     out += "<section id=\"heatmap\"><h2>Mean utilization by hour of day</h2>\n" +
            html::HeatmapSvg(s.heatmap, s.tz_name) + "</section>\n";
     out += "<section id=\"findings\"><h2>Findings</h2>\n" +

@@ -91,10 +91,19 @@ CREATE TABLE kube_container (id TEXT PRIMARY KEY, pod_uid TEXT NOT NULL, name TE
 // would misread such ticks, from opening the file.
 constexpr const char* kSchemaV6 = "-- ticks may carry GPU allocations";
 
+// Version 7: what `cgov daemon --policy` did to processes (docs/policy.md).
+constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE policy_action (ts_ms INTEGER NOT NULL, policy TEXT NOT NULL, action TEXT NOT NULL,
+                            gpu INTEGER NOT NULL, pid INTEGER NOT NULL, user TEXT NOT NULL,
+                            command TEXT NOT NULL, idle_held_ms INTEGER NOT NULL,
+                            outcome TEXT NOT NULL);
+CREATE INDEX policy_action_by_ts ON policy_action (ts_ms);
+)sql";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
   static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                                 kSchemaV5, kSchemaV6};
+                                                 kSchemaV5, kSchemaV6, kSchemaV7};
   return steps;
 }
 
@@ -507,6 +516,34 @@ Status HistoryStore::PutEvent(const GpuEventRecord& e) {
       "INSERT INTO gpu_event (ts_ms, gpu, kind, code) VALUES (?, ?, ?, ?)"));
   stmt.Bind(1, e.ts_ms).Bind(2, int64_t{e.gpu_id}).Bind(3, e.kind).Bind(4, e.code);
   return stmt.Run();
+}
+
+Status HistoryStore::PutPolicyAction(const PolicyActionRecord& a) {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "INSERT INTO policy_action (ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, "
+      "outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  stmt.Bind(1, a.ts_ms).Bind(2, a.policy).Bind(3, a.action).Bind(4, int64_t{a.gpu_id})
+      .Bind(5, int64_t{a.pid}).Bind(6, a.user).Bind(7, a.command).Bind(8, a.idle_held_ms)
+      .Bind(9, a.outcome);
+  return stmt.Run();
+}
+
+Result<std::vector<PolicyActionRecord>> HistoryStore::PolicyActions(int64_t since_ms,
+                                                                    int64_t until_ms) const {
+  std::vector<PolicyActionRecord> out;
+  if (schema_version_ < 7) return out;
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, outcome FROM "
+      "policy_action WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms, rowid"));
+  stmt.Bind(1, since_ms).Bind(2, until_ms);
+  for (;;) {
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return out;
+    out.push_back({stmt.Int(0), std::string(stmt.Text(1)), std::string(stmt.Text(2)),
+                   static_cast<uint32_t>(stmt.Int(3)), static_cast<uint32_t>(stmt.Int(4)),
+                   std::string(stmt.Text(5)), std::string(stmt.Text(6)), stmt.Int(7),
+                   std::string(stmt.Text(8))});
+  }
 }
 
 namespace {

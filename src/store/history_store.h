@@ -25,7 +25,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 6;
+inline constexpr int kHistorySchemaVersion = 7;
 inline constexpr int64_t kHourMs = 3'600'000;
 
 struct GpuRecord {
@@ -110,6 +110,22 @@ struct GpuEventRecord {
   int64_t code = 0;  // the Xid; EncodeMemoryHealth
 };
 
+// What `cgov daemon --policy` did, or would have done, to one process (schema version 7):
+// who, what, why, when. Names are kept as they were, not as dictionary ids: the record must
+// read the same however the dictionaries change.
+struct PolicyActionRecord {
+  int64_t ts_ms = 0;
+  std::string policy;  // the policy's name in the file
+  std::string action;  // "would_stop", "sigterm", "sigkill", "exited", "refused", "withheld"
+  uint32_t gpu_id = 0;
+  uint32_t pid = 0;
+  std::string user;
+  std::string command;
+  int64_t idle_held_ms = 0;  // how long it had held idle GPUs when the policy decided
+  std::string outcome;       // what happened, or why not
+  bool operator==(const PolicyActionRecord&) const = default;
+};
+
 // An opaque rollup row (the analysis layer owns the encoding of `data`).
 struct RollupRow {
   int64_t hour = 0;  // Unix ms / kHourMs
@@ -173,6 +189,9 @@ class HistoryStore {
   Status PutRollup(const RollupRow& row);
   Status PutSession(const SessionRecord& session);
   Status PutEvent(const GpuEventRecord& event);
+  Status PutPolicyAction(const PolicyActionRecord& action);
+  // Oldest first; none in a database older than schema version 7.
+  Result<std::vector<PolicyActionRecord>> PolicyActions(int64_t since_ms, int64_t until_ms) const;
   // Records the price a writer priced a GPU at from `since_ms` on (no row when it is the one in
   // effect already).
   Status PutPrice(uint32_t gpu_id, int64_t since_ms, const PriceRecord& price);

@@ -229,7 +229,8 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   {
     auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
     std::string v1 = "DROP TABLE gpu_event; DROP TABLE gpu_price; DROP TABLE kube_pod; "
-                     "DROP TABLE kube_container; PRAGMA user_version = 1;";
+                     "DROP TABLE kube_container; DROP TABLE policy_action; "
+                     "PRAGMA user_version = 1;";
     for (const char* column : {"mig_profile", "gpu_instance_id", "compute_instance_id",
                                "mig_slices", "parent_uuid", "parent_name", "price_share"}) {
       v1 += std::string(" ALTER TABLE gpu DROP COLUMN ") + column + ";";
@@ -252,6 +253,9 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
     EXPECT_TRUE(prices->empty()) << "no prices recorded before schema 4";
     auto identities = (*reader)->Identities();
     ASSERT_TRUE(identities.ok()) << identities.status().message() << ": no kube tables before 5";
+    auto actions = (*reader)->PolicyActions(0, 10'000);
+    ASSERT_TRUE(actions.ok()) << actions.status().message() << ": no policy_action before 7";
+    EXPECT_TRUE(actions->empty());
   }
   auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_TRUE(writer.ok()) << writer.status().message();
@@ -260,6 +264,14 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   ASSERT_TRUE(events.ok() && events->size() == 1u);
   EXPECT_EQ((*events)[0].code, 79);
   EXPECT_TRUE(*(*writer)->HasTick(1000)) << "the migration kept the ticks";
+  const PolicyActionRecord action{1600, "stale", "sigterm", 1, 4242, "bob", "jupyter-lab",
+                                  7'200'000, "sent"};
+  ASSERT_TRUE((*writer)->PutPolicyAction(action).ok());
+  auto actions = (*writer)->PolicyActions(0, 10'000);
+  ASSERT_TRUE(actions.ok()) << actions.status().message();
+  ASSERT_EQ(actions->size(), 1u);
+  EXPECT_EQ(actions->front(), action);
+  EXPECT_TRUE((*writer)->PolicyActions(1601, 10'000)->empty()) << "the window's start counts";
   MigInstance mig;
   mig.gpu_instance_id = 1;
   mig.profile = "3g.40gb";

@@ -1,0 +1,144 @@
+#include "policy/policy_executor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/duration.h"
+#include "core/time_format.h"
+#include "telemetry/procfs_pid.h"
+
+namespace cgov {
+namespace {
+
+int PidfdOpen(uint32_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+int PidfdSignal(int pidfd, int sig) {
+  return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+}
+
+std::optional<std::string> Slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The pidfd became readable: the process has exited.
+bool Exited(int pidfd) {
+  pollfd p{pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+
+std::string Duration(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+PolicyExecutor::~PolicyExecutor() {
+  for (const Pending& p : pending_) close(p.pidfd);
+}
+
+void PolicyExecutor::Record(PolicyActionRecord r, std::string action, std::string outcome,
+                            int64_t now_ms) {
+  r.ts_ms = now_ms;
+  r.action = std::move(action);
+  r.outcome = std::move(outcome);
+  fmt::print(stderr, "cgov daemon: {}: --policy {:?}: {} pid {} ({}'s {}, idle-held for {}): {}\n",
+             FormatRfc3339Utc(now_ms * 1'000'000), r.policy, r.action, r.pid, r.user, r.command,
+             Duration(r.idle_held_ms), r.outcome);
+  record_(r);
+}
+
+int PolicyExecutor::OpenVerified(const PolicyProcess& p, std::string* why) const {
+  const int pidfd = PidfdOpen(p.pid);
+  if (pidfd < 0) {
+    *why = errno == ESRCH ? "it had exited already"
+                          : fmt::format("pidfd_open: {}", std::strerror(errno));
+    return -1;
+  }
+  // Read after the pidfd is held: if these still describe the sampled process, the pidfd does.
+  const std::string dir = fmt::format("{}/{}", proc_root_, p.pid);
+  std::optional<std::string> stat = Slurp(dir + "/stat");
+  std::optional<std::string> status = Slurp(dir + "/status");
+  Result<PidStat> parsed = stat ? ParsePidStat(*stat) : Result<PidStat>(NotFound("no stat"));
+  Result<uint32_t> uid = status ? ParseStatusUid(*status) : Result<uint32_t>(NotFound("no status"));
+  if (!parsed.ok() || !uid.ok() || parsed->start_ticks != p.start_ticks || *uid != *p.uid) {
+    close(pidfd);
+    *why = "the pid no longer names the process that was sampled (it exited and the pid was "
+           "reused, or the GPU driver sees another pid namespace)";
+    return -1;
+  }
+  return pidfd;
+}
+
+void PolicyExecutor::Act(const PolicyDecision& d, int64_t now_ms) {
+  PolicyActionRecord r;
+  r.policy = d.rule->name;
+  r.gpu_id = d.process.gpu_id;
+  r.pid = d.process.pid;
+  r.user = d.process.user;
+  r.command = d.process.command;
+  r.idle_held_ms = now_ms - d.idle_since_ms;
+  if (d.kind == PolicyDecision::Kind::kRefused) {
+    Record(std::move(r), "refused", d.why, now_ms);
+    return;
+  }
+  if (dry_run_) {
+    Record(std::move(r), "would_stop", fmt::format("dry run: SIGTERM, then SIGKILL after {} if "
+                                                   "it still runs", Duration(d.rule->grace_ms)),
+           now_ms);
+    return;
+  }
+  std::string why;
+  const int pidfd = OpenVerified(d.process, &why);
+  if (pidfd < 0) {
+    Record(std::move(r), "refused", why, now_ms);
+    return;
+  }
+  if (PidfdSignal(pidfd, SIGTERM) != 0) {
+    const int err = errno;
+    close(pidfd);
+    Record(std::move(r), "refused", err == ESRCH ? "it had exited already"
+                                                 : fmt::format("SIGTERM: {}", std::strerror(err)),
+           now_ms);
+    return;
+  }
+  Record(r, "sigterm", fmt::format("sent; SIGKILL after {} if it still runs",
+                                   Duration(d.rule->grace_ms)), now_ms);
+  pending_.push_back({pidfd, now_ms, now_ms + d.rule->grace_ms, std::move(r)});
+}
+
+void PolicyExecutor::Tick(int64_t now_ms, const std::set<uint32_t>& used_gpu) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    Pending& p = *it;
+    if (Exited(p.pidfd)) {
+      Record(p.record, "exited", fmt::format("it exited within {} of SIGTERM",
+                                             Duration(now_ms - p.term_ms)), now_ms);
+    } else if (now_ms < p.kill_at_ms) {
+      ++it;
+      continue;
+    } else if (used_gpu.count(p.record.pid) > 0) {
+      Record(p.record, "withheld", "SIGKILL withheld: it used a GPU in the last sample", now_ms);
+    } else if (PidfdSignal(p.pidfd, SIGKILL) != 0) {
+      Record(p.record, errno == ESRCH ? "exited" : "refused",
+             errno == ESRCH ? "it exited as the grace ended"
+                            : fmt::format("SIGKILL: {}", std::strerror(errno)), now_ms);
+    } else {
+      Record(p.record, "sigkill", fmt::format("sent: it still ran {} after SIGTERM",
+                                              Duration(now_ms - p.term_ms)), now_ms);
+    }
+    close(p.pidfd);
+    it = pending_.erase(it);
+  }
+}
+
+}  // namespace cgov

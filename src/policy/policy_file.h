@@ -1,0 +1,43 @@
+// The policy file of `cgov daemon --policy` (docs/policy.md): which idle-held processes the
+// daemon may stop, and whose. TOML, in the subset of core/toml_subset.h. Pure.
+#ifndef CGOV_POLICY_POLICY_FILE_H_
+#define CGOV_POLICY_POLICY_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace cgov {
+
+struct PolicyRule {
+  std::string name;               // unique in the file
+  int64_t idle_held_ms = 0;       // act once a process has held idle GPUs this long
+  int64_t grace_ms = 300'000;     // SIGTERM, then SIGKILL this long after if it still runs
+  std::vector<std::string> users;   // scope: these users ("*": every known user but root) ...
+  std::vector<std::string> groups;  // ... or members of these groups
+  std::vector<std::string> commands;        // only these commands (globs); empty: any
+  std::vector<std::string> allow_users;     // never these users
+  std::vector<std::string> allow_commands;  // never these commands (globs)
+  int line = 0;
+};
+
+struct PolicyFile {
+  std::string path;
+  std::vector<PolicyRule> rules;
+};
+
+inline constexpr size_t kMaxPolicyRules = 50;
+
+// Errors are "path:line:column: key: message". A policy without a scope (users or groups) is
+// refused: nothing is stopped for everyone by default.
+Result<PolicyFile> ParsePolicyFile(std::string_view text, const std::string& path);
+
+// fnmatch(3)-style: '*' any run, '?' one byte, the rest literal.
+bool CommandMatches(std::string_view glob, std::string_view command);
+
+}  // namespace cgov
+
+#endif  // CGOV_POLICY_POLICY_FILE_H_

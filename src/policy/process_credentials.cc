@@ -1,0 +1,80 @@
+#include "policy/process_credentials.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "telemetry/procfs_pid.h"
+
+namespace cgov {
+namespace {
+
+// The unsigned numbers of `text`, separated by spaces or tabs.
+std::vector<uint32_t> Numbers(std::string_view text) {
+  std::vector<uint32_t> out;
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    uint32_t v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc()) break;
+    out.push_back(v);
+    p = next;
+  }
+  return out;
+}
+
+std::string_view Field(std::string_view status, std::string_view name) {
+  for (size_t at = 0; at < status.size();) {
+    const size_t eol = std::min(status.find('\n', at), status.size());
+    std::string_view line = status.substr(at, eol - at);
+    if (line.starts_with(name) && line.size() > name.size() && line[name.size()] == ':') {
+      return line.substr(name.size() + 1);
+    }
+    at = eol + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<uint32_t> ParseStatusGids(std::string_view status) {
+  std::vector<uint32_t> out;
+  const std::vector<uint32_t> gid = Numbers(Field(status, "Gid"));
+  if (!gid.empty()) out.push_back(gid.front());
+  for (uint32_t g : Numbers(Field(status, "Groups"))) {
+    if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
+  }
+  return out;
+}
+
+std::map<uint32_t, std::string> ParseGroupFile(std::string_view text) {
+  std::map<uint32_t, std::string> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t eol = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, eol - at);
+    at = eol + 1;
+    const size_t c1 = line.find(':');
+    const size_t c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+    const size_t c3 = c2 == std::string_view::npos ? c2 : line.find(':', c2 + 1);
+    if (c3 == std::string_view::npos || c1 == 0) continue;
+    uint32_t gid = 0;
+    auto [p, ec] = std::from_chars(line.data() + c2 + 1, line.data() + c3, gid);
+    if (ec != std::errc() || p != line.data() + c3) continue;
+    out.emplace(gid, std::string(line.substr(0, c1)));
+  }
+  return out;
+}
+
+Result<ProcessCredentials> ReadCredentials(FileReader& files, uint32_t pid) {
+  std::string stat, status;
+  CGOV_RETURN_IF_ERROR(files.Read(fmt::format("/proc/{}/stat", pid), &stat));
+  CGOV_RETURN_IF_ERROR(files.Read(fmt::format("/proc/{}/status", pid), &status));
+  CGOV_ASSIGN_OR_RETURN(PidStat parsed, ParsePidStat(stat));
+  CGOV_ASSIGN_OR_RETURN(uint32_t uid, ParseStatusUid(status));
+  return ProcessCredentials{parsed.start_ticks, uid, ParseStatusGids(status)};
+}
+
+}  // namespace cgov
