@@ -1,4 +1,6 @@
 // The policy file, the guards the engine applies, and reading a process's credentials.
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "policy/policy_engine.h"
@@ -21,6 +23,19 @@ TEST(PolicyFile, ParsesAPolicyWithItsDefaults) {
   EXPECT_EQ(f->rules[0].grace_ms, 300'000);  // the default
   EXPECT_EQ(f->rules[0].commands.size(), 2u);
   EXPECT_EQ(f->rules[1].grace_ms, 30'000);
+}
+
+TEST(PolicyFile, TheShippedExampleParses) {
+  const std::string path =
+      std::string(CGOV_FIXTURES_DIR) + "/../../deploy/policy/policy.example.toml";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<PolicyFile> f = ParsePolicyFile(text, path);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_EQ(f->rules.size(), 2u);
+  EXPECT_EQ(f->rules[0].idle_held_ms, 4 * 3'600'000);
+  EXPECT_EQ(f->rules[1].users, std::vector<std::string>{"*"});
 }
 
 TEST(PolicyFile, ErrorsNameTheLineColumnAndKey) {
