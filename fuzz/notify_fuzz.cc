@@ -67,7 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const Notice& n : engine.Evaluate(in)) {
       FUZZ_CHECK(ids.insert(n.id).second);
       FUZZ_CHECK(IsSafeText(n.summary) && IsSafeText(n.next_step) && !n.sinks.empty());
-      for (SinkKind k : {SinkKind::kWebhook, SinkKind::kSlack, SinkKind::kTeams}) {
+      for (SinkKind k : {SinkKind::kWebhook, SinkKind::kSlack, SinkKind::kTeams,
+                         SinkKind::kTerminal}) {
         FUZZ_CHECK(nlohmann::json::accept(NoticeBody(k, n)));
       }
     }

@@ -91,6 +91,9 @@ std::string NoticeBody(SinkKind sink, const Notice& notice) {
     case SinkKind::kWebhook: return WebhookJson(notice).dump();
     case SinkKind::kSlack: return SlackJson(notice).dump();
     case SinkKind::kTeams: return TeamsJson(notice).dump();
+    case SinkKind::kTerminal:
+      return Json{{"user", notice.user}, {"text", "cgov: " + notice.summary + "\n" +
+                                                      notice.next_step}}.dump();
   }
   return "{}";
 }

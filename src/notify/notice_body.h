@@ -1,6 +1,6 @@
 // A notice as each sink's receiver takes it: cgov's own JSON for a generic webhook
 // (docs/notice.schema.json), a Slack incoming-webhook message, a Microsoft Teams Workflows
-// webhook message (an Adaptive Card). Pure.
+// webhook message (an Adaptive Card); for a terminal sink, the user and the text to show. Pure.
 #ifndef CGOV_NOTIFY_NOTICE_BODY_H_
 #define CGOV_NOTIFY_NOTICE_BODY_H_
 

@@ -3,9 +3,11 @@
 #include <chrono>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
 #include "notify/notice_body.h"
+#include "notify/terminal_sink.h"
 #include "notify/webhook_post.h"
 
 namespace cgov {
@@ -83,6 +85,8 @@ void Notifier::SaveSubmitted() {
       for (const std::string& name : n.sinks) {
         for (const NotifySink& sink : file_.sinks) {
           if (sink.name != name) continue;
+          // A terminal is a user's: a notice about no one's process is shown on none.
+          if (sink.kind == SinkKind::kTerminal && n.user.empty()) continue;
           queued.push_back({0, sink.name, n.id, NoticeBody(sink.kind, n), n.at_ms, 0, n.at_ms});
         }
       }
@@ -110,7 +114,26 @@ void Notifier::SaveSubmitted() {
   }
 }
 
+// The terminal sink: shown now on the user's terminals, or on none (the user is not logged in,
+// or said `mesg n`): either way done, nothing to retry.
+void Notifier::ShowOnTerminals(const Delivery& d, const NotifySink& sink) {
+  const nlohmann::json body = nlohmann::json::parse(d.body, nullptr, false);
+  const std::string user = body.is_object() ? body.value("user", "") : "";
+  Result<int> reached = WriteToUserTerminals(sink.utmp_file, user,
+                                             body.is_object() ? body.value("text", "") : "");
+  if (!reached.ok()) {
+    Log(sink.name, fmt::format("{}; notice {} not shown", reached.status().message(), d.notice_id));
+  }
+  if (Status s = state_->Delivered(d.seq); !s.ok()) Log(sink.name, std::string(s.message()));
+  std::lock_guard lock(mu_);
+  if (reached.ok() && *reached > 0) ++counts_.sent;
+}
+
 void Notifier::Attempt(const Delivery& d, const NotifySink& sink) {
+  if (sink.kind == SinkKind::kTerminal) {
+    ShowOnTerminals(d, sink);
+    return;
+  }
   Result<PostOutcome> posted = PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms, &stop_);
   if (stop_) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};

@@ -48,6 +48,7 @@ class Notifier {
   // Posts what is due; the time the next one falls due in *wake_ms.
   void DeliverDue(int64_t* wake_ms);
   void Attempt(const Delivery& d, const NotifySink& sink);
+  void ShowOnTerminals(const Delivery& d, const NotifySink& sink);
   void Log(const std::string& sink, const std::string& message);
   void CountQueued();
 

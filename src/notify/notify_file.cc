@@ -34,7 +34,8 @@ constexpr KindName kRuleKinds[] = {
     {NotifyRuleKind::kXid, "xid", 0},
 };
 constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {
-    {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"}};
+    {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"},
+    {SinkKind::kTerminal, "terminal"}};
 
 Status ErrorAt(const std::string& path, int line, int column, std::string_view key,
                std::string_view message) {
@@ -113,7 +114,7 @@ Result<std::vector<std::string>> Names(const std::string& path, const TomlValue&
 Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
   NotifySink s;
   s.line = table.line;
-  bool kind = false;
+  bool kind = false, utmp_given = false;
   for (const TomlEntry& e : table.entries) {
     if (e.key == "name") {
       CGOV_ASSIGN_OR_RETURN(s.name, Name(path, e.value, e.key));
@@ -121,7 +122,8 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
       auto it = std::find_if(std::begin(kSinkKinds), std::end(kSinkKinds),
                              [&](const auto& k) { return e.value.text == k.second; });
       if (e.value.kind != TomlValue::Kind::kString || it == std::end(kSinkKinds)) {
-        return ErrorAt(path, e.value, e.key, "expected \"webhook\", \"slack\" or \"teams\"");
+        return ErrorAt(path, e.value, e.key,
+                       "expected \"webhook\", \"slack\", \"teams\" or \"terminal\"");
       }
       s.kind = it->first;
       kind = true;
@@ -133,13 +135,27 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
       s.url_file = e.value.text;
     } else if (e.key == "timeout") {
       CGOV_ASSIGN_OR_RETURN(s.timeout_ms, DurationMs(path, e.value, e.key, 100, 300'000));
+    } else if (e.key == "utmp_file") {
+      if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
+          !IsSafeText(e.value.text)) {
+        return ErrorAt(path, e.value, e.key, "expected the absolute path of a utmp file");
+      }
+      s.utmp_file = e.value.text;
+      utmp_given = true;
     } else {
       return ErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
-                     "url_file and timeout)");
+                     "url_file and timeout; a terminal sink name, kind and utmp_file)");
     }
   }
+  const bool terminal = kind && s.kind == SinkKind::kTerminal;
+  if (terminal && !s.url_file.empty()) {
+    return ErrorAt(path, table.line, table.column, "url_file", "a terminal sink has no URL");
+  }
+  if (!terminal && utmp_given) {
+    return ErrorAt(path, table.line, table.column, "utmp_file", "only a terminal sink reads utmp");
+  }
   for (auto [given, key] : {std::pair{!s.name.empty(), "name"}, std::pair{kind, "kind"},
-                            std::pair{!s.url_file.empty(), "url_file"}}) {
+                            std::pair{terminal || !s.url_file.empty(), "url_file"}}) {
     if (!given) return ErrorAt(path, table.line, table.column, "sink", fmt::format("give its {}", key));
   }
   return s;
@@ -319,6 +335,7 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
 
 Status ReadSinkUrls(NotifyFile* file) {
   for (NotifySink& s : file->sinks) {
+    if (s.kind == SinkKind::kTerminal) continue;
     const std::string what = fmt::format("{}:{}: sink {:?}: url_file", file->path, s.line, s.name);
     CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(s.url_file, 8192, what));
     struct stat st {};

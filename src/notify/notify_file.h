@@ -23,8 +23,8 @@ enum class NotifyRuleKind {
 };
 std::string_view NotifyRuleKindName(NotifyRuleKind kind);  // "idle_held", ...
 
-enum class SinkKind { kWebhook, kSlack, kTeams };
-std::string_view SinkKindName(SinkKind kind);  // "webhook", "slack", "teams"
+enum class SinkKind { kWebhook, kSlack, kTeams, kTerminal };
+std::string_view SinkKindName(SinkKind kind);  // "webhook", "slack", "teams", "terminal"
 
 struct NotifySink {
   std::string name;      // unique in the file
@@ -33,6 +33,7 @@ struct NotifySink {
   std::string url;       // read from url_file by ReadSinkUrls
   int64_t timeout_ms = 10'000;  // one delivery attempt, connection included
   int line = 0;
+  std::string utmp_file = "/run/utmp";  // terminal: who is logged in where
 };
 
 struct NotifyRule {

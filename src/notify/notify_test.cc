@@ -1,7 +1,12 @@
 // The notifications file, the rules engine, the bodies each sink receives, the state database
 // and the notifier's deliveries against a loopback HTTP server.
+#include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utmpx.h>
+
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -16,6 +21,7 @@
 #include "notify/notify_engine.h"
 #include "notify/notify_file.h"
 #include "notify/notify_state.h"
+#include "notify/terminal_sink.h"
 #include "os/fake_http_server.h"
 
 namespace cgov {
@@ -55,6 +61,12 @@ TEST(NotifyFile, ParsesRulesAndSinksWithTheirDefaults) {
   EXPECT_EQ(f->rules[2].threshold_pct, 90);
   EXPECT_EQ(f->rules[2].for_ms, 300'000);
   EXPECT_TRUE(f->rules[3].sinks.empty());  // every sink
+  Result<NotifyFile> t = ParseNotifyFile("[[sink]]\nname = \"tty\"\nkind = \"terminal\"\n"
+                                         "[[rule]]\nkind = \"idle_held\"\n", "n.toml");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->sinks[0].kind, SinkKind::kTerminal);
+  EXPECT_EQ(t->sinks[0].utmp_file, "/run/utmp");
+  EXPECT_TRUE(ReadSinkUrls(&*t).ok()) << "a terminal has no URL file to read";
 }
 
 TEST(NotifyFile, TheShippedExampleParses) {
@@ -96,6 +108,11 @@ TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
       {"[[sink]]\nname = \"ops\"\nkind = \"webhook\"\n", "n.toml:1:1: sink: give its url_file"},
       {"[[sink]]\nname = \"o\"\nkind = \"slack\"\nurl_file = \"u\"\ntimeout = \"10m\"\n", "n.toml:5:11: timeout:"},
       {"queue_max = 5\n", "n.toml:1:13: queue_max: expected a whole number"},
+      {"[[sink]]\nname = \"t\"\nkind = \"terminal\"\nurl_file = \"u\"\n",
+       "n.toml:1:1: url_file: a terminal sink has no URL"},
+      {sink + "utmp_file = \"/run/utmp\"\n", "n.toml:1:1: utmp_file: only a terminal sink"},
+      {"[[sink]]\nname = \"t\"\nkind = \"terminal\"\nutmp_file = \"run/utmp\"\n",
+       "n.toml:4:13: utmp_file: expected the absolute path"},
   };
   for (const Case& c : cases) {
     Result<NotifyFile> f = ParseNotifyFile(c.text, "n.toml");
@@ -316,6 +333,67 @@ TEST(NoticeBody, TeamsIsAnAdaptiveCardMessage) {
   EXPECT_EQ(a["content"]["type"], "AdaptiveCard");
   EXPECT_EQ(a["content"]["body"][0]["text"], n.summary);
   EXPECT_EQ(a["content"]["body"][2]["text"], n.next_step);
+}
+
+// ---- the terminal sink ----
+
+class TerminalSinkTest : public UrlFileTest {};
+
+TEST_F(TerminalSinkTest, WritesToTheUsersTerminalsThatTakeMessagesAndNothingElse) {
+  // A real terminal: a pseudo-terminal, its slave logged in (in a utmp file of our own) for the
+  // user running the test.
+  const int master = posix_openpt(O_RDWR | O_NOCTTY | O_NONBLOCK);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  const std::string slave = ptsname(master);
+  const int slave_fd = open(slave.c_str(), O_RDWR | O_NOCTTY);  // held: no hangup between writes
+  ASSERT_GE(slave_fd, 0);
+  const std::string user = getpwuid(geteuid())->pw_name;
+  const std::string utmp = dir_ + "/utmp";
+  close(open(utmp.c_str(), O_CREAT | O_WRONLY, 0644));
+  ASSERT_EQ(utmpxname(utmp.c_str()), 0);
+  setutxent();
+  utmpx u{};
+  u.ut_type = USER_PROCESS;
+  u.ut_pid = getpid();
+  strncpy(u.ut_user, user.c_str(), sizeof(u.ut_user) - 1);
+  strncpy(u.ut_line, slave.substr(5).c_str(), sizeof(u.ut_line) - 1);  // "pts/N"
+  ASSERT_NE(pututxline(&u), nullptr);
+  endutxent();
+  auto drain = [&] {
+    std::string got;
+    char buffer[4096];
+    for (int i = 0; i < 50; ++i) {
+      const ssize_t n = read(master, buffer, sizeof(buffer));
+      if (n > 0) got.append(buffer, static_cast<size_t>(n));
+      else usleep(2'000);
+    }
+    return got;
+  };
+  chmod(slave.c_str(), 0620);  // mesg y
+  Result<int> reached = WriteToUserTerminals(utmp, user, "GPU 1 idle\x1b[2J for 2h\nstop it");
+  ASSERT_TRUE(reached.ok()) << reached.status().message();
+  EXPECT_EQ(*reached, 1);
+  const std::string shown = drain();
+  EXPECT_NE(shown.find("GPU 1 idle"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("stop it"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find('\x1b'), std::string::npos) << "an escape sequence reached the terminal";
+  chmod(slave.c_str(), 0600);  // mesg n
+  EXPECT_EQ(*WriteToUserTerminals(utmp, user, "not shown"), 0);
+  EXPECT_EQ(drain().find("not shown"), std::string::npos);
+  chmod(slave.c_str(), 0620);
+  EXPECT_EQ(*WriteToUserTerminals(utmp, "no-such-user-here", "x"), 0);
+  EXPECT_FALSE(WriteToUserTerminals(dir_ + "/missing", user, "x").ok());
+  close(slave_fd);
+  close(master);
+}
+
+TEST(NoticeBody, ATerminalGetsTheUserAndTheText) {
+  const Notice n = ANotice();
+  const json j = json::parse(NoticeBody(SinkKind::kTerminal, n));
+  EXPECT_EQ(j["user"], "bob");
+  EXPECT_EQ(j["text"], "cgov: " + n.summary + "\n" + n.next_step);
 }
 
 // ---- the state database and the notifier ----

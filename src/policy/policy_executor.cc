@@ -129,9 +129,10 @@ void PolicyExecutor::Tick(int64_t now_ms, const std::set<uint32_t>& used_gpu) {
     } else if (used_gpu.count(p.record.pid) > 0) {
       Record(p.record, "withheld", "SIGKILL withheld: it used a GPU in the last sample", now_ms);
     } else if (PidfdSignal(p.pidfd, SIGKILL) != 0) {
-      Record(p.record, errno == ESRCH ? "exited" : "refused",
-             errno == ESRCH ? "it exited as the grace ended"
-                            : fmt::format("SIGKILL: {}", std::strerror(errno)), now_ms);
+      const int err = errno;
+      Record(p.record, err == ESRCH ? "exited" : "refused",
+             err == ESRCH ? "it exited as the grace ended"
+                          : fmt::format("SIGKILL: {}", std::strerror(err)), now_ms);
     } else {
       Record(p.record, "sigkill", fmt::format("sent: it still ran {} after SIGTERM",
                                               Duration(now_ms - p.term_ms)), now_ms);
