@@ -435,6 +435,12 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   }
   if (!notify.empty()) {
     CGOV_ASSIGN_OR_RETURN(o.notify, ReadNotify(notify));
+    for (const NotifyRule& r : o.notify->rules) {
+      if (r.kind == NotifyRuleKind::kBudget && !o.budgets) {
+        return InvalidArgument(fmt::format("cgov daemon: --notify {}:{}: a budget rule needs "
+                                           "--budgets FILE (with --listen)", notify, r.line));
+      }
+    }
     if (o.notify_state.empty()) o.notify_state = o.db + ".notify";
   }
   return o;
@@ -980,6 +986,17 @@ void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids)
   }
   in.xids.clear();
   for (const XidEvent& x : xids) in.xids.push_back({x.gpu_index, x.xid, x.unix_ms});
+  in.budgets.clear();
+  if (metrics_) {
+    for (const BudgetTracker::Row& r : metrics_->BudgetRows(in.now_ms)) {
+      const std::string scope(HistoryByName(r.budget->scope));
+      const std::string period(BudgetPeriodName(r.budget->period));
+      in.budgets.push_back({fmt::format("{} {}, {}ly", scope, r.budget->name, period),
+                            fmt::format("{}/{}/{}", scope, r.budget->name, period),
+                            static_cast<double>(r.budget->amount) / kMicroPerUsd,
+                            static_cast<double>(r.spent) / kMicroPerUsd, r.budget->alert_pcts});
+    }
+  }
   std::vector<Notice> notices = notify_engine_->Evaluate(in);
   if (notices.empty()) return;
   for (const Notice& n : notices) {

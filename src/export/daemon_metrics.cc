@@ -186,6 +186,11 @@ void DaemonMetrics::CountTick(bool failed) {
   Changed();
 }
 
+std::vector<BudgetTracker::Row> DaemonMetrics::BudgetRows(int64_t now_ms) const {
+  std::lock_guard lock(mu_);
+  return budgets_ ? budgets_->Rows(now_ms) : std::vector<BudgetTracker::Row>{};
+}
+
 void DaemonMetrics::SetNotifications(MetricsNotifications counts) {
   std::lock_guard lock(mu_);
   if (notifications_ && notifications_->sent == counts.sent &&

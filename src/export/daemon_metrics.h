@@ -101,6 +101,9 @@ class DaemonMetrics {
   // --budgets FILE: the budgets to serve (cgov_budget_*), carried on by each Credit from here.
   void SetBudgets(BudgetTracker budgets);
   void SetNotifications(MetricsNotifications counts);
+  // --budgets: each budget's current period as /metrics serves it (empty without budgets). The
+  // rows point into the budgets set last: valid until the next SetBudgets.
+  std::vector<BudgetTracker::Row> BudgetRows(int64_t now_ms) const;
   void SetHistoryDbOk(bool ok);
   // --kubernetes: whether the API server's pod list and watch work (a collector of its own).
   void SetKubernetesOk(bool ok);

@@ -39,6 +39,8 @@ struct Incident {
   std::string command;
   double usd_per_hour = 0;     // the GPU's price, for the cost so far
   double value_pct = 0;        // the latest reading the rule compares (utilization, memory)
+  std::string budget;          // kBudget: its name, amount and spend
+  double budget_usd = 0, spent_usd = 0, threshold_pct = 0;
   bool operator==(const Incident&) const = default;
 };
 
@@ -57,6 +59,8 @@ struct Notice {
   double cost_usd = 0;  // the GPU's price over since..at
   std::optional<double> value_pct, threshold_pct;
   uint32_t xid = 0;
+  std::string budget;     // kBudget: "project vision, monthly"
+  double budget_usd = 0, spent_usd = 0;
   std::string summary;    // one line, for people
   std::string next_step;  // the one thing to do
   std::vector<std::string> sinks;  // where it goes

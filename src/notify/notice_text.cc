@@ -35,6 +35,10 @@ std::string Condition(const Notice& n) {
                          n.value_pct.value_or(0), n.threshold_pct.value_or(0));
     case NotifyRuleKind::kXid:
       return fmt::format("the driver reported Xid {} on {}", n.xid, gpu);
+    case NotifyRuleKind::kBudget:
+      return fmt::format("the {} budget of ${:.2f} is {:.0f}% spent on this host (${:.2f}; its "
+                         "{:.0f}% alert)", n.budget, n.budget_usd, n.value_pct.value_or(0),
+                         n.spent_usd, n.threshold_pct.value_or(0));
   }
   return "";
 }
@@ -57,6 +61,9 @@ std::string NextStep(const Notice& n) {
     case NotifyRuleKind::kXid:
       return "Look the Xid up in NVIDIA's Xid catalog and run `cgov doctor`; repeated Xids call "
              "for draining the node.";
+    case NotifyRuleKind::kBudget:
+      return "See who spends it and its forecast: `cgov report --budgets FILE --by` the "
+             "budget's scope.";
   }
   return "";
 }
@@ -69,7 +76,7 @@ void WriteNoticeText(Notice* n) {
   const std::string cost = n->cost_usd > 0 ? fmt::format(", ${:.2f}", n->cost_usd) : "";
   switch (n->event) {
     case NoticeEvent::kFiring:
-      n->summary = n->kind == NotifyRuleKind::kXid
+      n->summary = n->kind == NotifyRuleKind::kXid || n->kind == NotifyRuleKind::kBudget
                        ? fmt::format("{}: {}", n->host, Condition(*n))
                        : fmt::format("{}: {}, for {}{}", n->host, Condition(*n), lasted, cost);
       break;

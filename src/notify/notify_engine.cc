@@ -147,6 +147,26 @@ std::vector<NotifyEngine::Candidate> NotifyEngine::Candidates(size_t rule_pos,
       break;
     case NotifyRuleKind::kXid:
       break;  // events, not conditions: Evaluate sends them as they come
+    case NotifyRuleKind::kBudget:
+      // One incident per budget and alert threshold reached; a new period's spend starts
+      // again below them, which resolves it.
+      for (const NotifyBudget& b : in.budgets) {
+        const double pct = b.amount_usd > 0 ? 100 * b.spent_usd / b.amount_usd : 0;
+        for (int alert : b.alert_pcts) {
+          if (pct < alert) continue;
+          Candidate& c = out.emplace_back();
+          c.key = fmt::format("{}/{}", b.key, alert);
+          holding.insert(c.key);
+          Streak(rule_pos, c.key, true, in.now_ms, &c.since_ms);
+          c.fires = in.now_ms - c.since_ms >= rule.for_ms;
+          c.fields.value_pct = pct;
+          c.fields.budget = b.name;
+          c.fields.budget_usd = b.amount_usd;
+          c.fields.spent_usd = b.spent_usd;
+          c.fields.threshold_pct = alert;
+        }
+      }
+      break;
   }
   // A key not holding this tick starts its streak again when it next holds.
   for (auto it = streaks_.lower_bound({rule_pos, ""}); it != streaks_.end() && it->first.first == rule_pos;) {
@@ -172,6 +192,13 @@ Notice NotifyEngine::Make(const NotifyRule& rule, const Incident& i, NoticeEvent
   if (rule.kind != NotifyRuleKind::kXid) n.value_pct = i.value_pct;
   if (rule.kind == NotifyRuleKind::kLowUtilization || rule.kind == NotifyRuleKind::kMemoryHigh) {
     n.threshold_pct = rule.threshold_pct;
+  }
+  if (rule.kind == NotifyRuleKind::kBudget) {
+    n.gpu.reset();
+    n.threshold_pct = i.threshold_pct;
+    n.budget = i.budget;
+    n.budget_usd = i.budget_usd;
+    n.spent_usd = i.spent_usd;
   }
   const std::string which = event == NoticeEvent::kReminder
                                 ? fmt::format("reminder-{}", i.reminders)
@@ -215,6 +242,7 @@ std::vector<Notice> NotifyEngine::Evaluate(const NotifyInput& in) {
       }
       if (!c->second->unknown) {
         i.value_pct = c->second->fields.value_pct;
+        i.spent_usd = c->second->fields.spent_usd;
         if (rule.remind_every_ms > 0 && in.now_ms - i.last_notice_ms >= rule.remind_every_ms) {
           ++i.reminders;
           i.last_notice_ms = in.now_ms;

@@ -40,11 +40,21 @@ struct NotifyXid {
   int64_t at_ms = 0;
 };
 
+// One budget's current period (cgov daemon --budgets: this host's spend).
+struct NotifyBudget {
+  std::string name;    // "project vision, monthly"
+  std::string key;     // "project/vision/month": unique
+  double amount_usd = 0;
+  double spent_usd = 0;
+  std::vector<int> alert_pcts;
+};
+
 struct NotifyInput {
   int64_t now_ms = 0;
   std::vector<NotifyGpu> gpus;
   std::vector<NotifyProcess> processes;
   std::vector<NotifyXid> xids;
+  std::vector<NotifyBudget> budgets;
 };
 
 class NotifyEngine {

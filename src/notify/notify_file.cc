@@ -32,6 +32,7 @@ constexpr KindName kRuleKinds[] = {
     {NotifyRuleKind::kLowUtilization, "low_utilization", 3'600'000},
     {NotifyRuleKind::kMemoryHigh, "memory_high", 300'000},
     {NotifyRuleKind::kXid, "xid", 0},
+    {NotifyRuleKind::kBudget, "budget", 0},
 };
 constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {
     {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"},
@@ -201,14 +202,14 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
   }
   if (kind_entry == nullptr) {
     return ErrorAt(path, table.line, table.column, "rule", "give its kind: idle_held, "
-                   "truly_idle, low_utilization, memory_high or xid");
+                   "truly_idle, low_utilization, memory_high, xid or budget");
   }
   const TomlValue& kv = kind_entry->value;
   auto kind = std::find_if(std::begin(kRuleKinds), std::end(kRuleKinds),
                            [&](const KindName& k) { return kv.text == k.name; });
   if (kv.kind != TomlValue::Kind::kString || kind == std::end(kRuleKinds)) {
     return ErrorAt(path, kv, "kind", "expected idle_held, truly_idle, low_utilization, "
-                   "memory_high or xid");
+                   "memory_high, xid or budget");
   }
   NotifyRule r;
   r.line = table.line;

@@ -20,6 +20,7 @@ enum class NotifyRuleKind {
   kLowUtilization,  // a GPU in use whose utilization averaged below `below_pct` over `for`
   kMemoryHigh,      // a GPU whose memory is above `above_pct` full, for `for`
   kXid,             // the driver reported an Xid error
+  kBudget,          // a budget's spend (this host's, --budgets) reached one of its alert_pcts
 };
 std::string_view NotifyRuleKindName(NotifyRuleKind kind);  // "idle_held", ...
 

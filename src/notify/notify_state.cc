@@ -25,7 +25,9 @@ nlohmann::json IncidentJson(const Incident& i) {
           {"opened_ms", i.opened_ms}, {"last_notice_ms", i.last_notice_ms},
           {"reminders", i.reminders}, {"gpu_index", i.gpu.index}, {"gpu_uuid", i.gpu.uuid},
           {"gpu_name", i.gpu.name}, {"user", i.user}, {"pid", i.pid}, {"command", i.command},
-          {"usd_per_hour", i.usd_per_hour}, {"value_pct", i.value_pct}};
+          {"usd_per_hour", i.usd_per_hour}, {"value_pct", i.value_pct}, {"budget", i.budget},
+          {"budget_usd", i.budget_usd}, {"spent_usd", i.spent_usd},
+          {"threshold_pct", i.threshold_pct}};
 }
 
 Result<Incident> IncidentOf(std::string_view rule, std::string_view key, std::string_view data,
@@ -36,7 +38,8 @@ Result<Incident> IncidentOf(std::string_view rule, std::string_view key, std::st
   i.key = key;
   bool known = false;
   for (NotifyRuleKind k : {NotifyRuleKind::kIdleHeld, NotifyRuleKind::kTrulyIdle,
-                           NotifyRuleKind::kLowUtilization, NotifyRuleKind::kMemoryHigh}) {
+                           NotifyRuleKind::kLowUtilization, NotifyRuleKind::kMemoryHigh,
+                           NotifyRuleKind::kBudget}) {
     if (j.is_object() && j.value("kind", "") == NotifyRuleKindName(k)) {
       i.kind = k;
       known = true;
@@ -55,6 +58,10 @@ Result<Incident> IncidentOf(std::string_view rule, std::string_view key, std::st
   i.command = j.value("command", "");
   i.usd_per_hour = j.value("usd_per_hour", 0.0);
   i.value_pct = j.value("value_pct", 0.0);
+  i.budget = j.value("budget", "");
+  i.budget_usd = j.value("budget_usd", 0.0);
+  i.spent_usd = j.value("spent_usd", 0.0);
+  i.threshold_pct = j.value("threshold_pct", 0.0);
   return i;
 }
 

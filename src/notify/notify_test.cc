@@ -297,6 +297,31 @@ TEST(NotifyEngine, EachXidIsOneNotice) {
   EXPECT_TRUE(e.Evaluate(Tick(6'000, Phase::kProductive, 80, true)).empty());
 }
 
+TEST(NotifyEngine, ABudgetNoticesEachAlertOnceAndResolvesWhenANewPeriodStarts) {
+  NotifyEngine e({Rule(NotifyRuleKind::kBudget, 0)}, {"ops"}, "box");
+  auto at = [&](int64_t t, double spent) {
+    NotifyInput in;
+    in.now_ms = t;
+    in.budgets.push_back({"project vision, monthly", "project/vision/month", 1000, spent,
+                          {50, 80, 100}});
+    return e.Evaluate(in);
+  };
+  EXPECT_TRUE(at(0, 400).empty());
+  std::vector<Notice> n = at(1'000, 820);  // past 50 and 80 at once
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(*n[0].threshold_pct, 50);
+  EXPECT_EQ(*n[1].threshold_pct, 80);
+  EXPECT_FALSE(n[1].gpu.has_value());
+  EXPECT_EQ(n[1].budget, "project vision, monthly");
+  EXPECT_NE(n[1].summary.find("82% spent on this host ($820.00; its 80% alert)"),
+            std::string::npos) << n[1].summary;
+  EXPECT_TRUE(at(2'000, 900).empty());
+  EXPECT_EQ(at(3'000, 1000).size(), 1u);  // 100
+  n = at(4'000, 3);  // the next month
+  ASSERT_EQ(n.size(), 3u);
+  for (const Notice& r : n) EXPECT_EQ(r.event, NoticeEvent::kResolved);
+}
+
 // ---- the bodies ----
 
 Notice ANotice() {

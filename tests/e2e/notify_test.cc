@@ -261,6 +261,43 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
   }
 }
 
+TEST(NotifyE2E, ABudgetsAlertsAreNoticedOnceAcrossARestart) {
+  TempDir dir;
+  auto receiver = StartReceiver(dir, "hook");
+  WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.0001\n");
+  WriteFile(dir / "notify.toml",
+            "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
+                UrlFile(dir, "ops", receiver->url + "/hook") + "\"\n"
+            "[[rule]]\nkind = \"budget\"\n");
+  const std::vector<std::string> extra = {"--listen", "127.0.0.1:" + std::to_string(FreePort()),
+                                          "--budgets", dir / "budgets.toml"};
+  // bob's notebook spends a ten-thousandth of a dollar within a tick or two: 50, 80, 100 %.
+  Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt), extra);
+  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 20)) << Stop(daemon).err;
+  usleep(1'000'000);
+  RunResult first = Stop(daemon);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  // Restarted: the spend comes back from the history, still past every threshold: no new notice.
+  daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt), extra);
+  usleep(2'500'000);
+  RunResult second = Stop(daemon);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find("3 open incident(s)"), std::string::npos) << second.err;
+  const std::vector<json> delivered = receiver->Delivered();
+  ASSERT_EQ(delivered.size(), 3u) << json(receiver->Requests()).dump(1);
+  std::set<double> thresholds;
+  for (const json& r : delivered) {
+    const json& b = r["body"];
+    EXPECT_EQ(b["kind"], "budget");
+    EXPECT_EQ(b["event"], "firing");
+    EXPECT_EQ(b["budget"]["name"], "user bob, monthly");
+    EXPECT_TRUE(b["gpu"].is_null());
+    EXPECT_EQ(SchemaErrors("notice.schema.json", b), "") << b.dump(1);
+    thresholds.insert(b["threshold_pct"].get<double>());
+  }
+  EXPECT_EQ(thresholds, (std::set<double>{50, 80, 100}));
+}
+
 TEST(NotifyE2E, BadFilesAreRefusedBeforeAnythingIsWritten) {
   TempDir dir;
   const std::string url = UrlFile(dir, "ops", "http://127.0.0.1:9/hook");
@@ -273,7 +310,7 @@ TEST(NotifyE2E, BadFilesAreRefusedBeforeAnythingIsWritten) {
            "\"\n[[rule]]\nkind = \"idle_held\"\nfor = \"2 hours\"\n",
        "notify.toml:7:7: for:"},
       {"[[sink]]\nname = \"ops\"\nkind = \"pager\"\nurl_file = \"" + url + "\"\n",
-       "notify.toml:3:8: kind: expected \"webhook\", \"slack\" or \"teams\""},
+       "notify.toml:3:8: kind: expected \"webhook\", \"slack\", \"teams\" or \"terminal\""},
       {"[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" + url +
            "\"\n[[rule]]\nkind = \"truly_idle\"\nsinks = [\"pager\"]\n",
        "sinks: no sink is named \"pager\""},
@@ -286,6 +323,14 @@ TEST(NotifyE2E, BadFilesAreRefusedBeforeAnythingIsWritten) {
     EXPECT_NE(r.err.find(c.error), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "h.db")) << c.file;
   }
+  // A budget rule needs the budgets.
+  WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" +
+                                     url + "\"\n[[rule]]\nkind = \"budget\"\n");
+  RunResult budgetless = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--notify",
+                                     dir / "notify.toml"}, {});
+  EXPECT_EQ(budgetless.exit_code, 2);
+  EXPECT_NE(budgetless.err.find("notify.toml:5: a budget rule needs --budgets FILE"),
+            std::string::npos) << budgetless.err;
   // The URL is a credential: a file others may read is refused.
   WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" +
                                      url + "\"\n[[rule]]\nkind = \"xid\"\n");
