@@ -119,7 +119,9 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   EXPECT_NE(enabled.err.find("sigterm pid " + target_pid), std::string::npos) << enabled.err;
   EXPECT_NE(enabled.err.find("sigkill pid " + target_pid), std::string::npos) << enabled.err;
   for (pid_t pid : {allowed.pid, busy.pid}) EXPECT_TRUE(Running(pid)) << pid;
-  if (root) EXPECT_TRUE(Running(other.pid));
+  if (root) {
+    EXPECT_TRUE(Running(other.pid));
+  }
 
   // 3. The report shows each step, for the target alone.
   const json report = ReportJson({"--db", dir / "h.db", "--since", "1h"});
