@@ -440,6 +440,10 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
         return InvalidArgument(fmt::format("cgov daemon: --notify {}:{}: a budget rule needs "
                                            "--budgets FILE (with --listen)", notify, r.line));
       }
+      if (r.kind == NotifyRuleKind::kPolicy && !o.policy) {
+        return InvalidArgument(fmt::format("cgov daemon: --notify {}:{}: a policy rule needs "
+                                           "--policy FILE", notify, r.line));
+      }
     }
     if (o.notify_state.empty()) o.notify_state = o.db + ".notify";
   }
@@ -558,6 +562,7 @@ class Daemon {
   std::unique_ptr<PolicyExecutor> policy_executor_;
   std::map<uint32_t, std::optional<ProcessCredentials>> credentials_;  // by pid, while on a GPU
   std::map<uint32_t, std::string> group_names_;  // the host's /etc/group
+  std::vector<PolicyActionRecord> policy_done_;  // recorded this tick, for --notify
 };
 
 Status Daemon::OpenWriter() {
@@ -694,6 +699,8 @@ void Daemon::Tick(TickSample* sample) {
     if (built.ok()) Publish(*sample, stored_, status.ok());
     else Publish(*sample, StoredTick{}, status.ok());
   }
+  // The policy first: what it does this tick is noticed this tick.
+  if (built.ok() && policy_engine_ && writer_) EnforcePolicy(sample->wall_ns / 1'000'000);
   if (nvml_) {
     std::vector<XidEvent> drained = nvml_->DrainXidEvents();
     if (built.ok() && notify_engine_) Notify(*sample, drained);
@@ -701,7 +708,7 @@ void Daemon::Tick(TickSample* sample) {
   } else if (built.ok() && notify_engine_) {
     Notify(*sample, {});
   }
-  if (built.ok() && policy_engine_ && writer_) EnforcePolicy(sample->wall_ns / 1'000'000);
+  policy_done_.clear();
   PublishNotifications();
   if (!status.ok()) {
     TickFailed(now_ms, status.message());
@@ -986,6 +993,21 @@ void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids)
   }
   in.xids.clear();
   for (const XidEvent& x : xids) in.xids.push_back({x.gpu_index, x.xid, x.unix_ms});
+  in.policy_actions.clear();
+  for (const PolicyActionRecord& r : policy_done_) {
+    NotifyPolicyAction& a = in.policy_actions.emplace_back();
+    a.at_ms = r.ts_ms;
+    for (size_t i = 0; i < gpu_ids_.size() && i < in.gpus.size(); ++i) {
+      if (gpu_ids_[i] == r.gpu_id) a.gpu_pos = i;
+    }
+    a.policy = r.policy;
+    a.action = r.action;
+    a.outcome = r.outcome;
+    a.pid = r.pid;
+    a.user = r.user;
+    a.command = r.command;
+    a.idle_held_ms = r.idle_held_ms;
+  }
   in.budgets.clear();
   if (metrics_) {
     for (const BudgetTracker::Row& r : metrics_->BudgetRows(in.now_ms)) {
@@ -1023,6 +1045,7 @@ void Daemon::StartPolicy() {
   policy_engine_ = std::make_unique<PolicyEngine>(*o_.policy);
   policy_executor_ = std::make_unique<PolicyExecutor>(
       o_.policy_dry_run, [this](const PolicyActionRecord& r) {
+        if (notify_engine_) policy_done_.push_back(r);
         if (!writer_) return;
         if (Status s = writer_->store().PutPolicyAction(r); !s.ok()) {
           failures_.Report(r.ts_ms, s.message());

@@ -60,6 +60,7 @@ struct Notice {
   std::optional<double> value_pct, threshold_pct;
   uint32_t xid = 0;
   std::string budget;     // kBudget: "project vision, monthly"
+  std::string policy, policy_action, policy_outcome;  // kPolicy
   double budget_usd = 0, spent_usd = 0;
   std::string summary;    // one line, for people
   std::string next_step;  // the one thing to do

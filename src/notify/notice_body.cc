@@ -33,6 +33,9 @@ Json WebhookJson(const Notice& n) {
   j["value_pct"] = n.value_pct ? Json(std::round(*n.value_pct * 10) / 10) : Json(nullptr);
   j["threshold_pct"] = n.threshold_pct ? Json(*n.threshold_pct) : Json(nullptr);
   j["xid"] = n.xid == 0 ? Json(nullptr) : Json(n.xid);
+  j["policy"] = n.policy.empty() ? Json(nullptr)
+                                 : Json{{"name", n.policy}, {"action", n.policy_action},
+                                        {"outcome", n.policy_outcome}};
   j["budget"] = n.budget.empty() ? Json(nullptr)
                                  : Json{{"name", n.budget},
                                         {"amount_usd", std::round(n.budget_usd * 100) / 100},

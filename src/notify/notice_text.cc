@@ -35,6 +35,11 @@ std::string Condition(const Notice& n) {
                          n.value_pct.value_or(0), n.threshold_pct.value_or(0));
     case NotifyRuleKind::kXid:
       return fmt::format("the driver reported Xid {} on {}", n.xid, gpu);
+    case NotifyRuleKind::kPolicy:
+      return fmt::format("policy {:?}, {}: {} on {}, idle-held for {}: {}", n.policy,
+                         n.policy_action, Holder(n), gpu,
+                         FormatDuration(std::chrono::milliseconds(n.at_ms - n.since_ms)),
+                         n.policy_outcome);
     case NotifyRuleKind::kBudget:
       return fmt::format("the {} budget of ${:.2f} is {:.0f}% spent on this host (${:.2f}; its "
                          "{:.0f}% alert)", n.budget, n.budget_usd, n.value_pct.value_or(0),
@@ -61,6 +66,19 @@ std::string NextStep(const Notice& n) {
     case NotifyRuleKind::kXid:
       return "Look the Xid up in NVIDIA's Xid catalog and run `cgov doctor`; repeated Xids call "
              "for draining the node.";
+    case NotifyRuleKind::kPolicy:
+      if (n.policy_action == "would_stop") {
+        return "A dry run: nothing was signalled. Without --policy-dry-run the process would be "
+               "stopped.";
+      }
+      if (n.policy_action == "sigterm") {
+        return "Save what you need now: SIGKILL follows after the policy's grace if it still "
+               "runs.";
+      }
+      if (n.policy_action == "sigkill" || n.policy_action == "exited") {
+        return "The GPU is free; start the work again when it is ready to compute.";
+      }
+      return "Nothing more will be done to this process.";
     case NotifyRuleKind::kBudget:
       return "See who spends it and its forecast: `cgov report --budgets FILE --by` the "
              "budget's scope.";
@@ -76,7 +94,8 @@ void WriteNoticeText(Notice* n) {
   const std::string cost = n->cost_usd > 0 ? fmt::format(", ${:.2f}", n->cost_usd) : "";
   switch (n->event) {
     case NoticeEvent::kFiring:
-      n->summary = n->kind == NotifyRuleKind::kXid || n->kind == NotifyRuleKind::kBudget
+      n->summary = n->kind == NotifyRuleKind::kXid || n->kind == NotifyRuleKind::kBudget ||
+                           n->kind == NotifyRuleKind::kPolicy
                        ? fmt::format("{}: {}", n->host, Condition(*n))
                        : fmt::format("{}: {}, for {}{}", n->host, Condition(*n), lasted, cost);
       break;

@@ -146,6 +146,7 @@ std::vector<NotifyEngine::Candidate> NotifyEngine::Candidates(size_t rule_pos,
       }
       break;
     case NotifyRuleKind::kXid:
+    case NotifyRuleKind::kPolicy:
       break;  // events, not conditions: Evaluate sends them as they come
     case NotifyRuleKind::kBudget:
       // One incident per budget and alert threshold reached; a new period's spend starts
@@ -222,6 +223,26 @@ std::vector<Notice> NotifyEngine::Evaluate(const NotifyInput& in) {
         i.since_ms = i.opened_ms = x.at_ms;
         Notice& n = notices.emplace_back(Make(rule, i, NoticeEvent::kFiring, in.now_ms));
         n.xid = x.xid;
+        WriteNoticeText(&n);
+      }
+      continue;
+    }
+    if (rule.kind == NotifyRuleKind::kPolicy) {
+      for (const NotifyPolicyAction& a : in.policy_actions) {
+        Incident i;
+        if (a.gpu_pos && *a.gpu_pos < in.gpus.size()) i.gpu = in.gpus[*a.gpu_pos].id;
+        i.key = fmt::format("{}/{}/{}/{}", a.policy, a.pid, a.action, a.at_ms);
+        i.since_ms = a.at_ms - a.idle_held_ms;
+        i.opened_ms = a.at_ms;
+        i.user = a.user;
+        i.pid = a.pid;
+        i.command = a.command;
+        Notice& n = notices.emplace_back(Make(rule, i, NoticeEvent::kFiring, in.now_ms));
+        if (!a.gpu_pos) n.gpu.reset();
+        n.value_pct.reset();
+        n.policy = a.policy;
+        n.policy_action = a.action;
+        n.policy_outcome = a.outcome;
         WriteNoticeText(&n);
       }
       continue;

@@ -49,12 +49,23 @@ struct NotifyBudget {
   std::vector<int> alert_pcts;
 };
 
+// One step `cgov daemon --policy` took (docs/policy.md).
+struct NotifyPolicyAction {
+  int64_t at_ms = 0;
+  std::optional<size_t> gpu_pos;  // into NotifyInput::gpus
+  std::string policy, action, outcome;
+  uint32_t pid = 0;
+  std::string user, command;
+  int64_t idle_held_ms = 0;
+};
+
 struct NotifyInput {
   int64_t now_ms = 0;
   std::vector<NotifyGpu> gpus;
   std::vector<NotifyProcess> processes;
   std::vector<NotifyXid> xids;
   std::vector<NotifyBudget> budgets;
+  std::vector<NotifyPolicyAction> policy_actions;
 };
 
 class NotifyEngine {

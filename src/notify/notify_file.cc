@@ -33,6 +33,7 @@ constexpr KindName kRuleKinds[] = {
     {NotifyRuleKind::kMemoryHigh, "memory_high", 300'000},
     {NotifyRuleKind::kXid, "xid", 0},
     {NotifyRuleKind::kBudget, "budget", 0},
+    {NotifyRuleKind::kPolicy, "policy", 0},
 };
 constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {
     {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"},
@@ -202,14 +203,14 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
   }
   if (kind_entry == nullptr) {
     return ErrorAt(path, table.line, table.column, "rule", "give its kind: idle_held, "
-                   "truly_idle, low_utilization, memory_high, xid or budget");
+                   "truly_idle, low_utilization, memory_high, xid, budget or policy");
   }
   const TomlValue& kv = kind_entry->value;
   auto kind = std::find_if(std::begin(kRuleKinds), std::end(kRuleKinds),
                            [&](const KindName& k) { return kv.text == k.name; });
   if (kv.kind != TomlValue::Kind::kString || kind == std::end(kRuleKinds)) {
     return ErrorAt(path, kv, "kind", "expected idle_held, truly_idle, low_utilization, "
-                   "memory_high, xid or budget");
+                   "memory_high, xid, budget or policy");
   }
   NotifyRule r;
   r.line = table.line;
@@ -232,9 +233,12 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
     return ErrorAt(path, *users_at, "users", "only an idle_held rule is scoped by user (the "
                    "others are about a whole GPU)");
   }
-  if (r.kind == NotifyRuleKind::kXid && r.remind_every_ms > 0) {
+  if ((r.kind == NotifyRuleKind::kXid || r.kind == NotifyRuleKind::kPolicy) &&
+      r.remind_every_ms > 0) {
     return ErrorAt(path, table.line, table.column, "remind_every",
-                   "an Xid is one event: nothing to remind of");
+                   r.kind == NotifyRuleKind::kXid ? "an Xid is one event: nothing to remind of"
+                                                  : "a policy action is one event: nothing to "
+                                                    "remind of");
   }
   return r;
 }

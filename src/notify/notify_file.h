@@ -21,6 +21,7 @@ enum class NotifyRuleKind {
   kMemoryHigh,      // a GPU whose memory is above `above_pct` full, for `for`
   kXid,             // the driver reported an Xid error
   kBudget,          // a budget's spend (this host's, --budgets) reached one of its alert_pcts
+  kPolicy,          // --policy did (or in a dry run would do) something to a process
 };
 std::string_view NotifyRuleKindName(NotifyRuleKind kind);  // "idle_held", ...
 

@@ -322,6 +322,26 @@ TEST(NotifyEngine, ABudgetNoticesEachAlertOnceAndResolvesWhenANewPeriodStarts) {
   for (const Notice& r : n) EXPECT_EQ(r.event, NoticeEvent::kResolved);
 }
 
+TEST(NotifyEngine, EachPolicyStepIsOneNotice) {
+  NotifyEngine e({Rule(NotifyRuleKind::kPolicy, 0)}, {"ops"}, "box");
+  NotifyInput in = Tick(20'000, Phase::kIdleHeld, 0, true);
+  in.policy_actions.push_back({20'000, 0, "stale", "sigterm", "sent; SIGKILL after 5m if it still "
+                               "runs", 4242, "bob", "jupyter-lab", 14'400'000});
+  std::vector<Notice> n = e.Evaluate(in);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].policy_action, "sigterm");
+  EXPECT_EQ(n[0].pid, 4242u);
+  EXPECT_EQ(n[0].since_ms, 20'000 - 14'400'000);
+  EXPECT_NE(n[0].summary.find("policy \"stale\", sigterm: bob's process 4242 (jupyter-lab) on "
+                              "GPU 1 (NVIDIA H100 80GB HBM3), idle-held for 4h"),
+            std::string::npos) << n[0].summary;
+  EXPECT_NE(n[0].next_step.find("SIGKILL follows"), std::string::npos);
+  const json j = json::parse(NoticeBody(SinkKind::kWebhook, n[0]));
+  EXPECT_EQ(j["policy"]["action"], "sigterm");
+  EXPECT_TRUE(j["budget"].is_null());
+  EXPECT_TRUE(e.Evaluate(Tick(21'000, Phase::kIdleHeld, 0, true)).empty());
+}
+
 // ---- the bodies ----
 
 Notice ANotice() {

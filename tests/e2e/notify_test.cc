@@ -16,64 +16,12 @@
 
 #include "e2e_helpers.h"
 #include "process_runner.h"
+#include "webhook_receiver.h"
 
 namespace cgov::e2e {
 namespace {
 
 using nlohmann::json;
-
-struct Receiver {
-  Started process;
-  std::string url, log, mode_file;
-
-  void Mode(const std::string& mode) const { WriteFile(mode_file, mode + "\n"); }
-  std::vector<json> Requests() const {
-    std::vector<json> out;
-    std::ifstream in(log);
-    for (std::string line; std::getline(in, line);) {
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_discarded()) out.push_back(std::move(j));
-    }
-    return out;
-  }
-  // Requests answered 2xx (the ones cgov counts as delivered).
-  std::vector<json> Delivered() const {
-    std::vector<json> out;
-    for (json& r : Requests()) {
-      if (r["status"] == 200) out.push_back(std::move(r));
-    }
-    return out;
-  }
-  ~Receiver() {
-    if (process.pid > 0) {
-      kill(process.pid, SIGKILL);
-      WaitProgram(process, 5);
-    }
-  }
-};
-
-std::unique_ptr<Receiver> StartReceiver(const TempDir& dir, const std::string& name,
-                                        const std::string& mode = "ok") {
-  auto r = std::make_unique<Receiver>();
-  r->log = dir / (name + ".log");
-  r->mode_file = dir / (name + ".mode");
-  r->Mode(mode);
-  const std::string port_file = dir / (name + ".port");
-  r->process = StartProgram({"/usr/bin/python3", DocsFile("../tests/fake_webhook/receiver.py"),
-                             "--mode-file", r->mode_file, "--log", r->log, "--port-file",
-                             port_file, "--max-seconds", "240"}, {});
-  EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(port_file); }, 10));
-  r->url = "http://127.0.0.1:" + ReadFile(port_file);
-  return r;
-}
-
-// A URL file as cgov requires it: one line, readable by its owner only.
-std::string UrlFile(const TempDir& dir, const std::string& name, const std::string& url) {
-  const std::string path = dir / (name + ".url");
-  WriteFile(path, url + "\n");
-  chmod(path.c_str(), 0600);
-  return path;
-}
 
 // One A100 whose only process is bob's notebook (pid 42000 is jupyter-lab in the shared-box
 // /proc), holding 8 GB while the GPU computes nothing; it leaves at `end_s`, if given.

@@ -17,6 +17,7 @@
 
 #include "e2e_helpers.h"
 #include "process_runner.h"
+#include "webhook_receiver.h"
 
 namespace cgov::e2e {
 namespace {
@@ -79,11 +80,17 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   WriteFile(dir / "policy.toml",
             "[[policy]]\nname = \"stale\"\nidle_held_for = \"1s\"\ngrace = \"2s\"\n"
             "groups = [\"" + group_name + "\"]\nallow_commands = [\"keep*\"]\n");
+  // Each step is noticed too (a notify rule of kind policy).
+  auto receiver = StartReceiver(dir, "hook");
+  WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
+                                     UrlFile(dir, "ops", receiver->url + "/hook") +
+                                     "\"\n[[rule]]\nkind = \"policy\"\n");
   const Env env = {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}};
   auto daemon_argv = [&](bool dry) {
     std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
                                      "200ms", "--commit-every", "0s", "--nvml-lib",
-                                     FakeNvml("full"), "--policy", dir / "policy.toml"};
+                                     FakeNvml("full"), "--policy", dir / "policy.toml",
+                                     "--notify", dir / "notify.toml"};
     if (dry) argv.push_back("--policy-dry-run");
     return argv;
   };
@@ -138,6 +145,17 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   }
   RunResult text = RunProgram({CgovBinary(), "report", "--db", dir / "h.db", "--since", "1h"}, {});
   EXPECT_NE(text.out.find("Policy actions (3)"), std::string::npos) << text.out;
+  // 4. And the same three steps reached the webhook, each once.
+  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 10));
+  const std::vector<json> notices = receiver->Delivered();
+  ASSERT_EQ(notices.size(), 3u) << json(notices).dump(1);
+  for (size_t i = 0; i < 3; ++i) {
+    const json& b = notices[i]["body"];
+    EXPECT_EQ(b["kind"], "policy");
+    EXPECT_EQ(b["policy"]["action"], kinds[i]);
+    EXPECT_EQ(b["pid"], target_id);
+    EXPECT_EQ(SchemaErrors("notice.schema.json", b), "") << b.dump(1);
+  }
   for (Started* s : {&allowed, &busy, &other}) {
     if (s->pid > 0) kill(s->pid, SIGKILL);
   }
