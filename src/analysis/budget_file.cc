@@ -17,14 +17,6 @@ namespace {
 constexpr size_t kMaxNameBytes = 256;
 constexpr double kMaxAmountUsd = 1e12;
 
-Status ErrorAt(const std::string& path, int line, int column, std::string_view field,
-               std::string_view message) {
-  return InvalidArgument(fmt::format("{}:{}:{}: {}: {}", path, line, column, field, message));
-}
-Status ErrorAt(const std::string& path, const TomlValue& at, std::string_view field,
-               std::string_view message) {
-  return ErrorAt(path, at.line, at.column, field, message);
-}
 
 const char* const kScopeKeys[] = {"project", "team", "namespace", "user"};
 const HistoryBy kScopes[] = {HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kNamespace,
@@ -32,11 +24,11 @@ const HistoryBy kScopes[] = {HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::k
 
 Status ParseName(const std::string& path, const TomlValue& v, std::string_view key, Budget* b) {
   if (v.kind != TomlValue::Kind::kString || v.text.empty() || v.text.size() > kMaxNameBytes) {
-    return ErrorAt(path, v, key, fmt::format("expected the {}'s name, a string of 1 to {} bytes",
+    return TomlErrorAt(path, v, key, fmt::format("expected the {}'s name, a string of 1 to {} bytes",
                                              key, kMaxNameBytes));
   }
   if (!IsSafeText(v.text)) {
-    return ErrorAt(path, v, key, "a name is UTF-8 text without control characters");
+    return TomlErrorAt(path, v, key, "a name is UTF-8 text without control characters");
   }
   b->name = v.text;
   return Status::Ok();
@@ -46,7 +38,7 @@ Status ParseAmount(const std::string& path, const TomlValue& v, std::string_view
                    Budget* b) {
   const bool number = v.kind == TomlValue::Kind::kInteger || v.kind == TomlValue::Kind::kFloat;
   if (!number || !std::isfinite(v.number) || v.number <= 0 || v.number > kMaxAmountUsd) {
-    return ErrorAt(path, v, key, fmt::format("expected a number of dollars above 0 and at most "
+    return TomlErrorAt(path, v, key, fmt::format("expected a number of dollars above 0 and at most "
                                              "{:.0f}", kMaxAmountUsd));
   }
   b->amount = std::llround(v.number * static_cast<double>(kMicroPerUsd));
@@ -56,16 +48,16 @@ Status ParseAmount(const std::string& path, const TomlValue& v, std::string_view
 
 Status ParseAlerts(const std::string& path, const TomlValue& v, Budget* b) {
   if (v.kind != TomlValue::Kind::kList) {
-    return ErrorAt(path, v, "alerts_pct", "expected a list of percentages");
+    return TomlErrorAt(path, v, "alerts_pct", "expected a list of percentages");
   }
   std::set<int> pcts;
   for (const TomlValue& item : v.items) {
     if (item.kind != TomlValue::Kind::kInteger || item.integer < 1 || item.integer > 1000) {
-      return ErrorAt(path, item, "alerts_pct",
+      return TomlErrorAt(path, item, "alerts_pct",
                      "expected whole percentages from 1 to 1000 (50, 80, 100)");
     }
     if (!pcts.insert(static_cast<int>(item.integer)).second) {
-      return ErrorAt(path, item, "alerts_pct", fmt::format("{} is listed twice", item.integer));
+      return TomlErrorAt(path, item, "alerts_pct", fmt::format("{} is listed twice", item.integer));
     }
   }
   b->alert_pcts.assign(pcts.begin(), pcts.end());
@@ -78,7 +70,7 @@ Status ParseBudgetKey(const std::string& path, const TomlEntry& e, Budget* b,
   for (size_t i = 0; i < std::size(kScopeKeys); ++i) {
     if (e.key != kScopeKeys[i]) continue;
     if (*scope_at != nullptr) {
-      return ErrorAt(path, e.value, e.key, "a budget is for one project, team, namespace or "
+      return TomlErrorAt(path, e.value, e.key, "a budget is for one project, team, namespace or "
                      "user: give one of them");
     }
     *scope_at = &e.value;
@@ -87,20 +79,20 @@ Status ParseBudgetKey(const std::string& path, const TomlEntry& e, Budget* b,
   }
   if (e.key == "monthly_usd" || e.key == "weekly_usd") {
     if (*amount_at != nullptr) {
-      return ErrorAt(path, e.value, e.key, "give one of monthly_usd and weekly_usd");
+      return TomlErrorAt(path, e.value, e.key, "give one of monthly_usd and weekly_usd");
     }
     *amount_at = &e.value;
     return ParseAmount(path, e.value, e.key, b);
   }
   if (e.key == "alerts_pct") return ParseAlerts(path, e.value, b);
-  return ErrorAt(path, e.line, e.column, e.key,
+  return TomlErrorAt(path, e.line, e.column, e.key,
                  "unknown key (a budget takes project, team, namespace or user; monthly_usd or "
                  "weekly_usd; alerts_pct)");
 }
 
 Result<Budget> ParseBudget(const std::string& path, const TomlTable& table) {
   if (table.name != "budget") {
-    return ErrorAt(path, table.line, table.column, table.name,
+    return TomlErrorAt(path, table.line, table.column, table.name,
                    "unknown table (the file takes [[budget]] tables)");
   }
   Budget b;
@@ -112,11 +104,11 @@ Result<Budget> ParseBudget(const std::string& path, const TomlTable& table) {
     CGOV_RETURN_IF_ERROR(ParseBudgetKey(path, e, &b, &scope_at, &amount_at));
   }
   if (scope_at == nullptr) {
-    return ErrorAt(path, table.line, table.column, "budget",
+    return TomlErrorAt(path, table.line, table.column, "budget",
                    "name what it is for: project, team, namespace or user = \"NAME\"");
   }
   if (amount_at == nullptr) {
-    return ErrorAt(path, table.line, table.column, "budget",
+    return TomlErrorAt(path, table.line, table.column, "budget",
                    "give its amount: monthly_usd or weekly_usd");
   }
   return b;
@@ -125,12 +117,12 @@ Result<Budget> ParseBudget(const std::string& path, const TomlTable& table) {
 Status ParseTop(const std::string& path, const TomlTable& top, BudgetFile* file) {
   for (const TomlEntry& e : top.entries) {
     if (e.key != "forecast_days") {
-      return ErrorAt(path, e.line, e.column, e.key,
+      return TomlErrorAt(path, e.line, e.column, e.key,
                      "unknown key (the file takes forecast_days and [[budget]] tables)");
     }
     if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 1 ||
         e.value.integer > 90) {
-      return ErrorAt(path, e.value, "forecast_days", "expected whole days from 1 to 90");
+      return TomlErrorAt(path, e.value, "forecast_days", "expected whole days from 1 to 90");
     }
     file->forecast_days = static_cast<int>(e.value.integer);
   }
@@ -145,7 +137,7 @@ Result<BudgetFile> ParseBudgets(std::string_view text, const std::string& path) 
   file.path = path;
   CGOV_RETURN_IF_ERROR(ParseTop(path, tables.front(), &file));
   if (tables.size() - 1 > kMaxBudgets) {
-    return ErrorAt(path, tables[kMaxBudgets + 1].line, tables[kMaxBudgets + 1].column, "budget",
+    return TomlErrorAt(path, tables[kMaxBudgets + 1].line, tables[kMaxBudgets + 1].column, "budget",
                    fmt::format("more than {} budgets", kMaxBudgets));
   }
   std::map<std::tuple<HistoryBy, std::string, BudgetPeriod>, int> seen;
@@ -153,7 +145,7 @@ Result<BudgetFile> ParseBudgets(std::string_view text, const std::string& path) 
     CGOV_ASSIGN_OR_RETURN(Budget b, ParseBudget(path, tables[i]));
     auto [it, fresh] = seen.emplace(std::tuple(b.scope, b.name, b.period), b.line);
     if (!fresh) {
-      return ErrorAt(path, tables[i].line, tables[i].column, "budget",
+      return TomlErrorAt(path, tables[i].line, tables[i].column, "budget",
                      fmt::format("{} {:?} has a {}ly budget already (line {})",
                                  HistoryByName(b.scope), b.name, BudgetPeriodName(b.period),
                                  it->second));

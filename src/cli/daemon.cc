@@ -252,8 +252,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                  "serves each budget's amount, alert thresholds and this host's spend in its "
                  "current period (cgov_budget_*), re-read on SIGHUP");
   app.add_option("--notify", notify, "a notifications file (TOML, docs/notifications.md): "
-                 "rules (idle-held process, idle GPU, low utilization, memory nearly full, Xid) "
-                 "and the webhooks, Slack or Teams channels their notices go to");
+                 "rules (idle-held process, idle GPU, low utilization, memory nearly full, Xid, "
+                 "budget thresholds, policy steps) and the webhooks, Slack or Teams channels or "
+                 "users' terminals their notices go to");
   app.add_option("--notify-state", o.notify_state, "with --notify: where undelivered notices "
                  "and open incidents are kept across restarts (default: the --db path with "
                  "\".notify\" appended)");
@@ -521,6 +522,9 @@ class Daemon {
   // This tick as the notification rules see it, and the notices it brings handed over.
   void Notify(const TickSample& sample, const std::vector<XidEvent>& xids);
   void PublishNotifications();  // the notifier's counts to /metrics
+  // This tick's GPUs as the analysis sees them (gpu_points_, gpu_phases_), once for the
+  // notification rules and the policy alike.
+  void ClassifyGpus();
   void StartPolicy();
   // This tick's GPU processes as the policy sees them, its decisions carried out.
   void EnforcePolicy(int64_t now_ms);
@@ -563,6 +567,9 @@ class Daemon {
   std::map<uint32_t, std::optional<ProcessCredentials>> credentials_;  // by pid, while on a GPU
   std::map<uint32_t, std::string> group_names_;  // the host's /etc/group
   std::vector<PolicyActionRecord> policy_done_;  // recorded this tick, for --notify
+  std::vector<GpuPoint> gpu_points_;                // by GPU position, this tick (ClassifyGpus)
+  std::vector<std::optional<Phase>> gpu_phases_;
+  std::vector<double> gpu_usd_per_hour_;  // each GPU's price as /metrics has it (0: unknown)
 };
 
 Status Daemon::OpenWriter() {
@@ -585,6 +592,14 @@ void Daemon::HookCredits() {
 Status Daemon::StartRun() {
   CGOV_ASSIGN_OR_RETURN(gpu_ids_, RegisterGpus(nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{},
                                                &writer_->store()));
+  // Priced once here (at start, and after SIGHUP re-read the catalog), not every tick.
+  gpu_usd_per_hour_.clear();
+  for (const GpuInfo& g : nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{}) {
+    Result<ResolvedPrice> price = PriceOf(g);
+    gpu_usd_per_hour_.push_back(price.ok() && price->per_gpu_hour
+                                    ? static_cast<double>(*price->per_gpu_hour) / kMicroPerUsd
+                                    : 0);
+  }
   if (hostname_.empty()) {
     hostname_ = o_.hostname.empty() ? ReadHostInfo(files_).hostname : SafeText(o_.hostname);
   }
@@ -699,6 +714,7 @@ void Daemon::Tick(TickSample* sample) {
     if (built.ok()) Publish(*sample, stored_, status.ok());
     else Publish(*sample, StoredTick{}, status.ok());
   }
+  if (built.ok() && (policy_engine_ || notify_engine_)) ClassifyGpus();
   // The policy first: what it does this tick is noticed this tick.
   if (built.ok() && policy_engine_ && writer_) EnforcePolicy(sample->wall_ns / 1'000'000);
   if (nvml_) {
@@ -955,6 +971,19 @@ Status Daemon::StartNotifier() {
   return Status::Ok();
 }
 
+void Daemon::ClassifyGpus() {
+  gpu_points_.resize(stored_.gpus.size());
+  gpu_phases_.resize(stored_.gpus.size());
+  for (size_t i = 0; i < stored_.gpus.size(); ++i) {
+    gpu_points_[i] = StoredGpuPoint(stored_, i);
+    const GpuPoint& p = gpu_points_[i];
+    gpu_phases_[i].reset();
+    if (p.util_pct) {
+      gpu_phases_[i] = Classify(*p.util_pct, p.compute_memory_bytes, PhaseThresholds{}, p.allocated);
+    }
+  }
+}
+
 void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids) {
   NotifyInput& in = notify_input_;
   in.now_ms = sample.wall_ns / 1'000'000;
@@ -965,20 +994,15 @@ void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids)
     NotifyGpu& g = in.gpus[i];
     g.id = {infos[i].index, infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index)
                                                   : infos[i].uuid, infos[i].name};
-    const GpuPoint p = StoredGpuPoint(stored_, i);
-    g.util_pct = p.util_pct;
-    g.phase.reset();
-    if (p.util_pct) g.phase = Classify(*p.util_pct, p.compute_memory_bytes, PhaseThresholds{}, p.allocated);
+    g.util_pct = gpu_points_[i].util_pct;
+    g.phase = gpu_phases_[i];
     g.memory_pct.reset();
     if (i < sample.gpu_fast.size() && !stored_.gpus[i].lost && sample.gpu_fast[i].mem_used_bytes &&
         infos[i].memory_total_bytes.value_or(0) > 0) {
       g.memory_pct = 100.0 * static_cast<double>(*sample.gpu_fast[i].mem_used_bytes) /
                      static_cast<double>(*infos[i].memory_total_bytes);
     }
-    Result<ResolvedPrice> price = PriceOf(infos[i]);
-    g.usd_per_hour = price.ok() && price->per_gpu_hour
-                         ? static_cast<double>(*price->per_gpu_hour) / kMicroPerUsd
-                         : 0;
+    g.usd_per_hour = i < gpu_usd_per_hour_.size() ? gpu_usd_per_hour_[i] : 0;
   }
   in.processes.clear();
   for (const StoredProcess& p : stored_.processes) {
@@ -996,17 +1020,9 @@ void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids)
   in.policy_actions.clear();
   for (const PolicyActionRecord& r : policy_done_) {
     NotifyPolicyAction& a = in.policy_actions.emplace_back();
-    a.at_ms = r.ts_ms;
-    for (size_t i = 0; i < gpu_ids_.size() && i < in.gpus.size(); ++i) {
-      if (gpu_ids_[i] == r.gpu_id) a.gpu_pos = i;
-    }
-    a.policy = r.policy;
-    a.action = r.action;
-    a.outcome = r.outcome;
-    a.pid = r.pid;
-    a.user = r.user;
-    a.command = r.command;
-    a.idle_held_ms = r.idle_held_ms;
+    a.record = r;
+    auto at = std::find(gpu_ids_.begin(), gpu_ids_.end(), r.gpu_id);
+    if (at != gpu_ids_.end()) a.gpu_pos = static_cast<size_t>(at - gpu_ids_.begin());
   }
   in.budgets.clear();
   if (metrics_) {
@@ -1084,8 +1100,8 @@ void Daemon::EnforcePolicy(int64_t now_ms) {
   std::map<uint32_t, PolicyProcess> by_pid;
   std::set<uint32_t> computing;  // held compute memory somewhere
   for (const StoredProcess& sp : stored_.processes) {
-    if (sp.gpu_pos >= stored_.gpus.size()) continue;
-    const GpuPoint g = StoredGpuPoint(stored_, sp.gpu_pos);
+    if (sp.gpu_pos >= gpu_points_.size()) continue;
+    const GpuPoint& g = gpu_points_[sp.gpu_pos];
     auto it = by_pid.find(sp.pid);
     if (it == by_pid.end()) it = by_pid.emplace(sp.pid, PolicyProcessOf(sp)).first;
     PolicyProcess& p = it->second;
@@ -1093,9 +1109,7 @@ void Daemon::EnforcePolicy(int64_t now_ms) {
     p.used_gpu = p.used_gpu || g.util_pct.value_or(1) > 0 || sp.sm_util_pct.value_or(0) > 0;
     if (!sp.compute) continue;
     computing.insert(sp.pid);
-    const bool idle_held = g.util_pct && Classify(*g.util_pct, g.compute_memory_bytes,
-                                                  PhaseThresholds{}, g.allocated) == Phase::kIdleHeld;
-    p.idle_held = p.idle_held && idle_held;
+    p.idle_held = p.idle_held && gpu_phases_[sp.gpu_pos] == Phase::kIdleHeld;
   }
   std::vector<PolicyProcess> processes;
   std::set<uint32_t> used;

@@ -1,8 +1,14 @@
 #include "core/toml_subset.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <chrono>
 
 #include <fmt/format.h>
+
+#include "core/duration.h"
+#include "core/text.h"
 
 namespace cgov {
 namespace {
@@ -279,6 +285,65 @@ class Parser {
 
 Result<std::vector<TomlTable>> ParseTomlSubset(std::string_view text, const std::string& path) {
   return Parser(text, path).Parse();
+}
+
+Status TomlErrorAt(const std::string& path, int line, int column, std::string_view key,
+                   std::string_view message) {
+  return InvalidArgument(fmt::format("{}:{}:{}: {}: {}", path, line, column, key, message));
+}
+
+Status TomlErrorAt(const std::string& path, const TomlValue& at, std::string_view key,
+                   std::string_view message) {
+  return TomlErrorAt(path, at.line, at.column, key, message);
+}
+
+Result<int64_t> TomlDurationMs(const std::string& path, const TomlValue& v, std::string_view key,
+                               int64_t min_ms, int64_t max_ms) {
+  const std::string range =
+      fmt::format("from {} to {}", FormatDuration(std::chrono::milliseconds(min_ms)),
+                  FormatDuration(std::chrono::milliseconds(max_ms)));
+  if (v.kind != TomlValue::Kind::kString) {
+    return TomlErrorAt(path, v, key,
+                       fmt::format("expected a duration in quotes (\"90s\", \"2h\"), {}", range));
+  }
+  Result<std::chrono::milliseconds> d = ParseDuration(v.text);
+  if (!d.ok()) return TomlErrorAt(path, v, key, d.status().message());
+  if (d->count() < min_ms || d->count() > max_ms) {
+    return TomlErrorAt(path, v, key, fmt::format("{} is out of range: {}", v.text, range));
+  }
+  return d->count();
+}
+
+Result<std::string> TomlName(const std::string& path, const TomlValue& v, std::string_view key) {
+  const bool ok = v.kind == TomlValue::Kind::kString && !v.text.empty() && v.text.size() <= 64 &&
+                  std::all_of(v.text.begin(), v.text.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                           c == '.';
+                  });
+  if (!ok) {
+    return TomlErrorAt(path, v, key, "expected a name of 1 to 64 letters, digits, '-', '_' or '.'");
+  }
+  return v.text;
+}
+
+Result<std::vector<std::string>> TomlStrings(const std::string& path, const TomlValue& v,
+                                             std::string_view key) {
+  if (v.kind != TomlValue::Kind::kList || v.items.empty()) {
+    return TomlErrorAt(path, v, key, "expected a list of strings, [\"a\", \"b\"]");
+  }
+  std::vector<std::string> out;
+  for (const TomlValue& item : v.items) {
+    if (item.kind != TomlValue::Kind::kString || item.text.empty() || item.text.size() > 256 ||
+        !IsSafeText(item.text)) {
+      return TomlErrorAt(path, item, key,
+                         "expected UTF-8 text of 1 to 256 bytes without control characters");
+    }
+    if (std::find(out.begin(), out.end(), item.text) != out.end()) {
+      return TomlErrorAt(path, item, key, fmt::format("{:?} is listed twice", item.text));
+    }
+    out.push_back(item.text);
+  }
+  return out;
 }
 
 }  // namespace cgov

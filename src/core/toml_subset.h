@@ -47,6 +47,21 @@ struct TomlTable {
 // The top-level table first, then one table per `[[name]]` header, in order.
 Result<std::vector<TomlTable>> ParseTomlSubset(std::string_view text, const std::string& path);
 
+// What the configuration files built on it (budgets, notifications, policies) share: an error
+// "path:line:column: key: message", and the values they read the same way.
+Status TomlErrorAt(const std::string& path, int line, int column, std::string_view key,
+                   std::string_view message);
+Status TomlErrorAt(const std::string& path, const TomlValue& at, std::string_view key,
+                   std::string_view message);
+// A quoted duration ("90s", "2h", core/duration.h) within [min_ms, max_ms].
+Result<int64_t> TomlDurationMs(const std::string& path, const TomlValue& v, std::string_view key,
+                               int64_t min_ms, int64_t max_ms);
+// A name things are called by: 1 to 64 letters, digits, '-', '_' or '.'.
+Result<std::string> TomlName(const std::string& path, const TomlValue& v, std::string_view key);
+// A non-empty list of distinct strings, each 1 to 256 bytes of UTF-8 without control characters.
+Result<std::vector<std::string>> TomlStrings(const std::string& path, const TomlValue& v,
+                                             std::string_view key);
+
 }  // namespace cgov
 
 #endif  // CGOV_CORE_TOML_SUBSET_H_

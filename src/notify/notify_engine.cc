@@ -229,20 +229,22 @@ std::vector<Notice> NotifyEngine::Evaluate(const NotifyInput& in) {
     }
     if (rule.kind == NotifyRuleKind::kPolicy) {
       for (const NotifyPolicyAction& a : in.policy_actions) {
+        const PolicyActionRecord& step = a.record;
+        const bool gpu_known = a.gpu_pos && *a.gpu_pos < in.gpus.size();
         Incident i;
-        if (a.gpu_pos && *a.gpu_pos < in.gpus.size()) i.gpu = in.gpus[*a.gpu_pos].id;
-        i.key = fmt::format("{}/{}/{}/{}", a.policy, a.pid, a.action, a.at_ms);
-        i.since_ms = a.at_ms - a.idle_held_ms;
-        i.opened_ms = a.at_ms;
-        i.user = a.user;
-        i.pid = a.pid;
-        i.command = a.command;
+        if (gpu_known) i.gpu = in.gpus[*a.gpu_pos].id;
+        i.key = fmt::format("{}/{}/{}/{}", step.policy, step.pid, step.action, step.ts_ms);
+        i.since_ms = step.ts_ms - step.idle_held_ms;
+        i.opened_ms = step.ts_ms;
+        i.user = step.user;
+        i.pid = step.pid;
+        i.command = step.command;
         Notice& n = notices.emplace_back(Make(rule, i, NoticeEvent::kFiring, in.now_ms));
-        if (!a.gpu_pos) n.gpu.reset();
+        if (!gpu_known) n.gpu.reset();
         n.value_pct.reset();
-        n.policy = a.policy;
-        n.policy_action = a.action;
-        n.policy_outcome = a.outcome;
+        n.policy = step.policy;
+        n.policy_action = step.action;
+        n.policy_outcome = step.outcome;
         WriteNoticeText(&n);
       }
       continue;

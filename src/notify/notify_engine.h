@@ -12,6 +12,7 @@
 
 #include "analysis/phases.h"
 #include "notify/notice.h"
+#include "store/history_store.h"
 
 namespace cgov {
 
@@ -49,14 +50,10 @@ struct NotifyBudget {
   std::vector<int> alert_pcts;
 };
 
-// One step `cgov daemon --policy` took (docs/policy.md).
+// One step `cgov daemon --policy` took (docs/policy.md), as the history records it.
 struct NotifyPolicyAction {
-  int64_t at_ms = 0;
   std::optional<size_t> gpu_pos;  // into NotifyInput::gpus
-  std::string policy, action, outcome;
-  uint32_t pid = 0;
-  std::string user, command;
-  int64_t idle_held_ms = 0;
+  PolicyActionRecord record;
 };
 
 struct NotifyInput {

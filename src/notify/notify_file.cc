@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "core/duration.h"
 #include "core/text.h"
 #include "core/toml_subset.h"
 #include "os/input_file.h"
@@ -18,8 +17,6 @@
 
 namespace cgov {
 namespace {
-
-constexpr size_t kMaxNameBytes = 64;
 
 struct KindName {
   NotifyRuleKind kind;
@@ -39,78 +36,20 @@ constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {
     {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"},
     {SinkKind::kTerminal, "terminal"}};
 
-Status ErrorAt(const std::string& path, int line, int column, std::string_view key,
-               std::string_view message) {
-  return InvalidArgument(fmt::format("{}:{}:{}: {}: {}", path, line, column, key, message));
-}
-Status ErrorAt(const std::string& path, const TomlValue& at, std::string_view key,
-               std::string_view message) {
-  return ErrorAt(path, at.line, at.column, key, message);
-}
-
-// A name as a sink or rule is called: letters, digits, '-', '_' and '.'.
-Result<std::string> Name(const std::string& path, const TomlValue& v, std::string_view key) {
-  const bool ok = v.kind == TomlValue::Kind::kString && !v.text.empty() &&
-                  v.text.size() <= kMaxNameBytes &&
-                  std::all_of(v.text.begin(), v.text.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                           c == '.';
-                  });
-  if (!ok) {
-    return ErrorAt(path, v, key, fmt::format("expected a name of 1 to {} letters, digits, '-', "
-                                             "'_' or '.'", kMaxNameBytes));
-  }
-  return v.text;
-}
-
-Result<int64_t> DurationMs(const std::string& path, const TomlValue& v, std::string_view key,
-                           int64_t min_ms, int64_t max_ms) {
-  const std::string range = fmt::format("from {} to {}", FormatDuration(std::chrono::milliseconds(min_ms)),
-                                        FormatDuration(std::chrono::milliseconds(max_ms)));
-  if (v.kind != TomlValue::Kind::kString) {
-    return ErrorAt(path, v, key, fmt::format("expected a duration in quotes (\"90s\", \"2h\"), {}",
-                                             range));
-  }
-  Result<std::chrono::milliseconds> d = ParseDuration(v.text);
-  if (!d.ok()) return ErrorAt(path, v, key, d.status().message());
-  if (d->count() < min_ms || d->count() > max_ms) {
-    return ErrorAt(path, v, key, fmt::format("{} is out of range: {}", v.text, range));
-  }
-  return d->count();
-}
-
 Result<double> Percent(const std::string& path, const TomlValue& v, std::string_view key) {
   const bool number = v.kind == TomlValue::Kind::kInteger || v.kind == TomlValue::Kind::kFloat;
   if (!number || !std::isfinite(v.number) || v.number <= 0 || v.number >= 100) {
-    return ErrorAt(path, v, key, "expected a percentage above 0 and below 100");
+    return TomlErrorAt(path, v, key, "expected a percentage above 0 and below 100");
   }
   return v.number;
 }
 
-Result<std::vector<std::string>> Names(const std::string& path, const TomlValue& v,
-                                       std::string_view key, bool user_names) {
-  if (v.kind != TomlValue::Kind::kList || v.items.empty()) {
-    return ErrorAt(path, v, key, "expected a list of names, [\"a\", \"b\"]");
-  }
-  std::vector<std::string> out;
-  for (const TomlValue& item : v.items) {
-    if (user_names) {
-      // Users as the history names them: any safe text.
-      if (item.kind != TomlValue::Kind::kString || item.text.empty() || item.text.size() > 256 ||
-          !IsSafeText(item.text)) {
-        return ErrorAt(path, item, key, "expected user names: UTF-8 text without control "
-                       "characters");
-      }
-      out.push_back(item.text);
-    } else {
-      CGOV_ASSIGN_OR_RETURN(std::string name, Name(path, item, key));
-      out.push_back(std::move(name));
-    }
-    if (std::count(out.begin(), out.end(), out.back()) > 1) {
-      return ErrorAt(path, item, key, fmt::format("{:?} is listed twice", out.back()));
-    }
-  }
-  return out;
+// Sink names, each one a sink is called by.
+Result<std::vector<std::string>> SinkNames(const std::string& path, const TomlValue& v,
+                                           std::string_view key) {
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::string> names, TomlStrings(path, v, key));
+  for (const TomlValue& item : v.items) CGOV_RETURN_IF_ERROR(TomlName(path, item, key).status());
+  return names;
 }
 
 Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
@@ -119,12 +58,12 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
   bool kind = false, utmp_given = false;
   for (const TomlEntry& e : table.entries) {
     if (e.key == "name") {
-      CGOV_ASSIGN_OR_RETURN(s.name, Name(path, e.value, e.key));
+      CGOV_ASSIGN_OR_RETURN(s.name, TomlName(path, e.value, e.key));
     } else if (e.key == "kind") {
       auto it = std::find_if(std::begin(kSinkKinds), std::end(kSinkKinds),
                              [&](const auto& k) { return e.value.text == k.second; });
       if (e.value.kind != TomlValue::Kind::kString || it == std::end(kSinkKinds)) {
-        return ErrorAt(path, e.value, e.key,
+        return TomlErrorAt(path, e.value, e.key,
                        "expected \"webhook\", \"slack\", \"teams\" or \"terminal\"");
       }
       s.kind = it->first;
@@ -132,33 +71,33 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
     } else if (e.key == "url_file") {
       if (e.value.kind != TomlValue::Kind::kString || e.value.text.empty() ||
           !IsSafeText(e.value.text)) {
-        return ErrorAt(path, e.value, e.key, "expected the path of a file holding the URL");
+        return TomlErrorAt(path, e.value, e.key, "expected the path of a file holding the URL");
       }
       s.url_file = e.value.text;
     } else if (e.key == "timeout") {
-      CGOV_ASSIGN_OR_RETURN(s.timeout_ms, DurationMs(path, e.value, e.key, 100, 300'000));
+      CGOV_ASSIGN_OR_RETURN(s.timeout_ms, TomlDurationMs(path, e.value, e.key, 100, 300'000));
     } else if (e.key == "utmp_file") {
       if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
           !IsSafeText(e.value.text)) {
-        return ErrorAt(path, e.value, e.key, "expected the absolute path of a utmp file");
+        return TomlErrorAt(path, e.value, e.key, "expected the absolute path of a utmp file");
       }
       s.utmp_file = e.value.text;
       utmp_given = true;
     } else {
-      return ErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
+      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
                      "url_file and timeout; a terminal sink name, kind and utmp_file)");
     }
   }
   const bool terminal = kind && s.kind == SinkKind::kTerminal;
   if (terminal && !s.url_file.empty()) {
-    return ErrorAt(path, table.line, table.column, "url_file", "a terminal sink has no URL");
+    return TomlErrorAt(path, table.line, table.column, "url_file", "a terminal sink has no URL");
   }
   if (!terminal && utmp_given) {
-    return ErrorAt(path, table.line, table.column, "utmp_file", "only a terminal sink reads utmp");
+    return TomlErrorAt(path, table.line, table.column, "utmp_file", "only a terminal sink reads utmp");
   }
   for (auto [given, key] : {std::pair{!s.name.empty(), "name"}, std::pair{kind, "kind"},
                             std::pair{terminal || !s.url_file.empty(), "url_file"}}) {
-    if (!given) return ErrorAt(path, table.line, table.column, "sink", fmt::format("give its {}", key));
+    if (!given) return TomlErrorAt(path, table.line, table.column, "sink", fmt::format("give its {}", key));
   }
   return s;
 }
@@ -166,22 +105,22 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
 Status ParseRuleKey(const std::string& path, const TomlEntry& e, NotifyRule* r,
                     const TomlValue** threshold_at, const TomlValue** users_at) {
   if (e.key == "name") {
-    CGOV_ASSIGN_OR_RETURN(r->name, Name(path, e.value, e.key));
+    CGOV_ASSIGN_OR_RETURN(r->name, TomlName(path, e.value, e.key));
   } else if (e.key == "for") {
-    CGOV_ASSIGN_OR_RETURN(r->for_ms, DurationMs(path, e.value, e.key, 0, 30LL * 86'400'000));
+    CGOV_ASSIGN_OR_RETURN(r->for_ms, TomlDurationMs(path, e.value, e.key, 0, 30LL * 86'400'000));
   } else if (e.key == "remind_every") {
     CGOV_ASSIGN_OR_RETURN(r->remind_every_ms,
-                          DurationMs(path, e.value, e.key, 0, 30LL * 86'400'000));
+                          TomlDurationMs(path, e.value, e.key, 0, 30LL * 86'400'000));
   } else if (e.key == "below_pct" || e.key == "above_pct") {
     CGOV_ASSIGN_OR_RETURN(r->threshold_pct, Percent(path, e.value, e.key));
     *threshold_at = &e.value;
   } else if (e.key == "sinks") {
-    CGOV_ASSIGN_OR_RETURN(r->sinks, Names(path, e.value, e.key, false));
+    CGOV_ASSIGN_OR_RETURN(r->sinks, SinkNames(path, e.value, e.key));
   } else if (e.key == "users") {
-    CGOV_ASSIGN_OR_RETURN(r->users, Names(path, e.value, e.key, true));
+    CGOV_ASSIGN_OR_RETURN(r->users, TomlStrings(path, e.value, e.key));
     *users_at = &e.value;
   } else if (e.key != "kind") {
-    return ErrorAt(path, e.line, e.column, e.key, "unknown key (a rule takes kind, name, for, "
+    return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a rule takes kind, name, for, "
                    "below_pct or above_pct, remind_every, sinks and users)");
   }
   return Status::Ok();
@@ -202,14 +141,14 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
     if (e.key == "kind") kind_entry = &e;
   }
   if (kind_entry == nullptr) {
-    return ErrorAt(path, table.line, table.column, "rule", "give its kind: idle_held, "
+    return TomlErrorAt(path, table.line, table.column, "rule", "give its kind: idle_held, "
                    "truly_idle, low_utilization, memory_high, xid, budget or policy");
   }
   const TomlValue& kv = kind_entry->value;
   auto kind = std::find_if(std::begin(kRuleKinds), std::end(kRuleKinds),
                            [&](const KindName& k) { return kv.text == k.name; });
   if (kv.kind != TomlValue::Kind::kString || kind == std::end(kRuleKinds)) {
-    return ErrorAt(path, kv, "kind", "expected idle_held, truly_idle, low_utilization, "
+    return TomlErrorAt(path, kv, "kind", "expected idle_held, truly_idle, low_utilization, "
                    "memory_high, xid, budget or policy");
   }
   NotifyRule r;
@@ -223,19 +162,19 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
   for (const TomlEntry& e : table.entries) {
     CGOV_RETURN_IF_ERROR(ParseRuleKey(path, e, &r, &threshold_at, &users_at));
     if ((e.key == "below_pct" || e.key == "above_pct") && e.key != ThresholdOf(r.kind).first) {
-      return ErrorAt(path, e.line, e.column, e.key,
+      return TomlErrorAt(path, e.line, e.column, e.key,
                      *ThresholdOf(r.kind).first == '\0'
                          ? fmt::format("a {} rule takes no threshold", kind->name)
                          : fmt::format("a {} rule takes {}", kind->name, ThresholdOf(r.kind).first));
     }
   }
   if (users_at != nullptr && r.kind != NotifyRuleKind::kIdleHeld) {
-    return ErrorAt(path, *users_at, "users", "only an idle_held rule is scoped by user (the "
+    return TomlErrorAt(path, *users_at, "users", "only an idle_held rule is scoped by user (the "
                    "others are about a whole GPU)");
   }
   if ((r.kind == NotifyRuleKind::kXid || r.kind == NotifyRuleKind::kPolicy) &&
       r.remind_every_ms > 0) {
-    return ErrorAt(path, table.line, table.column, "remind_every",
+    return TomlErrorAt(path, table.line, table.column, "remind_every",
                    r.kind == NotifyRuleKind::kXid ? "an Xid is one event: nothing to remind of"
                                                   : "a policy action is one event: nothing to "
                                                     "remind of");
@@ -248,14 +187,14 @@ Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file)
     if (e.key == "queue_max") {
       if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 10 ||
           e.value.integer > 1'000'000) {
-        return ErrorAt(path, e.value, e.key, "expected a whole number of notices from 10 to "
+        return TomlErrorAt(path, e.value, e.key, "expected a whole number of notices from 10 to "
                        "1000000");
       }
       file->queue_max = e.value.integer;
     } else if (e.key == "retry_max") {
-      CGOV_ASSIGN_OR_RETURN(file->retry_max_ms, DurationMs(path, e.value, e.key, 1000, 3'600'000));
+      CGOV_ASSIGN_OR_RETURN(file->retry_max_ms, TomlDurationMs(path, e.value, e.key, 1000, 3'600'000));
     } else {
-      return ErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
+      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
                      "retry_max, [[sink]] and [[rule]] tables)");
     }
   }
@@ -267,18 +206,18 @@ Status CheckNames(const std::string& path, const NotifyFile& file,
   std::set<std::string> sinks, rules;
   for (const NotifySink& s : file.sinks) {
     if (!sinks.insert(s.name).second) {
-      return ErrorAt(path, s.line, 1, "sink", fmt::format("a second sink named {:?}", s.name));
+      return TomlErrorAt(path, s.line, 1, "sink", fmt::format("a second sink named {:?}", s.name));
     }
   }
   for (size_t i = 0; i < file.rules.size(); ++i) {
     const NotifyRule& r = file.rules[i];
     if (!rules.insert(r.name).second) {
-      return ErrorAt(path, r.line, 1, "rule", fmt::format("a second rule named {:?} (rules of "
+      return TomlErrorAt(path, r.line, 1, "rule", fmt::format("a second rule named {:?} (rules of "
                      "one kind need a name each)", r.name));
     }
     for (const std::string& s : r.sinks) {
       if (sinks.count(s) == 0) {
-        return ErrorAt(path, rule_tables[i]->line, rule_tables[i]->column, "sinks",
+        return TomlErrorAt(path, rule_tables[i]->line, rule_tables[i]->column, "sinks",
                        fmt::format("no sink is named {:?}", s));
       }
     }
@@ -312,26 +251,26 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
     const TomlTable& t = tables[i];
     if (t.name == "sink") {
       if (file.sinks.size() == kMaxNotifySinks) {
-        return ErrorAt(path, t.line, t.column, "sink", fmt::format("more than {} sinks",
+        return TomlErrorAt(path, t.line, t.column, "sink", fmt::format("more than {} sinks",
                                                                    kMaxNotifySinks));
       }
       CGOV_ASSIGN_OR_RETURN(NotifySink s, ParseSink(path, t));
       file.sinks.push_back(std::move(s));
     } else if (t.name == "rule") {
       if (file.rules.size() == kMaxNotifyRules) {
-        return ErrorAt(path, t.line, t.column, "rule", fmt::format("more than {} rules",
+        return TomlErrorAt(path, t.line, t.column, "rule", fmt::format("more than {} rules",
                                                                    kMaxNotifyRules));
       }
       CGOV_ASSIGN_OR_RETURN(NotifyRule r, ParseRule(path, t));
       file.rules.push_back(std::move(r));
       rule_tables.push_back(&t);
     } else {
-      return ErrorAt(path, t.line, t.column, t.name,
+      return TomlErrorAt(path, t.line, t.column, t.name,
                      "unknown table (the file takes [[sink]] and [[rule]] tables)");
     }
   }
   if (file.sinks.empty() || file.rules.empty()) {
-    return ErrorAt(path, 1, 1, file.sinks.empty() ? "sink" : "rule",
+    return TomlErrorAt(path, 1, 1, file.sinks.empty() ? "sink" : "rule",
                    "a notifications file needs at least one [[sink]] and one [[rule]]");
   }
   CGOV_RETURN_IF_ERROR(CheckNames(path, file, rule_tables));

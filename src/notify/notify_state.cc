@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "os/input_file.h"
+
 namespace cgov {
 namespace {
 
@@ -68,6 +70,8 @@ Result<Incident> IncidentOf(std::string_view rule, std::string_view key, std::st
 }  // namespace
 
 Result<std::unique_ptr<NotifyState>> NotifyState::Open(const std::string& path) {
+  // A FIFO would hang SQLite's open, a device would get a journal beside it.
+  CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(path, "--notify-state"));
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
                         SqliteDb::Open(path, SqliteDb::OpenMode::kCreate));
   CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA busy_timeout = 5000"));

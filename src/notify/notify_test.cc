@@ -325,8 +325,8 @@ TEST(NotifyEngine, ABudgetNoticesEachAlertOnceAndResolvesWhenANewPeriodStarts) {
 TEST(NotifyEngine, EachPolicyStepIsOneNotice) {
   NotifyEngine e({Rule(NotifyRuleKind::kPolicy, 0)}, {"ops"}, "box");
   NotifyInput in = Tick(20'000, Phase::kIdleHeld, 0, true);
-  in.policy_actions.push_back({20'000, 0, "stale", "sigterm", "sent; SIGKILL after 5m if it still "
-                               "runs", 4242, "bob", "jupyter-lab", 14'400'000});
+  in.policy_actions.push_back({0, {20'000, "stale", "sigterm", 1, 4242, "bob", "jupyter-lab",
+                                   14'400'000, "sent; SIGKILL after 5m if it still runs"}});
   std::vector<Notice> n = e.Evaluate(in);
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n[0].policy_action, "sigterm");
@@ -430,6 +430,8 @@ TEST_F(TerminalSinkTest, WritesToTheUsersTerminalsThatTakeMessagesAndNothingElse
   chmod(slave.c_str(), 0620);
   EXPECT_EQ(*WriteToUserTerminals(utmp, "no-such-user-here", "x"), 0);
   EXPECT_FALSE(WriteToUserTerminals(dir_ + "/missing", user, "x").ok());
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(WriteToUserTerminals(dir_ + "/fifo", user, "x").ok()) << "and did not hang";
   close(slave_fd);
   close(master);
 }
@@ -515,6 +517,14 @@ TEST_F(NotifyStateTest, AFileThatIsNotOneIsNeverWritten) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("not a cgov notifications state database"),
             std::string::npos);
+  // Nor a FIFO (SQLite would block opening it) or a directory.
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  for (const char* name : {"/fifo", ""}) {
+    auto other = NotifyState::Open(dir_ + name);
+    ASSERT_FALSE(other.ok()) << name;
+    EXPECT_NE(other.status().message().find("--notify-state"), std::string::npos)
+        << other.status().message();
+  }
 }
 
 NotifyFile OneSink(const std::string& url) {

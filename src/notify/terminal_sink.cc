@@ -47,8 +47,13 @@ bool WriteAll(int fd, const std::string& text) {
 
 Result<int> WriteToUserTerminals(const std::string& utmp_file, const std::string& user,
                                  const std::string& text) {
-  if (access(utmp_file.c_str(), R_OK) != 0) {
+  // A regular file: the utmp functions would block opening a FIFO.
+  struct stat utmp {};
+  if (stat(utmp_file.c_str(), &utmp) != 0 || access(utmp_file.c_str(), R_OK) != 0) {
     return Unavailable(fmt::format("{}: {}", utmp_file, std::strerror(errno)));
+  }
+  if (!S_ISREG(utmp.st_mode)) {
+    return InvalidArgument(fmt::format("{}: not a regular file (a utmp file is one)", utmp_file));
   }
   passwd pw{};
   passwd* found = nullptr;
