@@ -68,6 +68,7 @@ struct MetricsTick {
 // --notify: what the notifier has done since the daemon started, and what waits.
 struct MetricsNotifications {
   int64_t sent = 0, failed_attempts = 0, dropped = 0, refused = 0, queued = 0;
+  bool operator==(const MetricsNotifications&) const = default;
 };
 
 struct MetricsOptions {
