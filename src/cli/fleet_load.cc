@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -84,8 +85,13 @@ class FleetBuilder {
   static std::string GpuIncrease(bool busy, int64_t range_ms) {
     return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
   }
+  // SpanSum(): its requests (one over rules; the span's end and start over raw counters), then
+  // the sums from their answers.
+  static std::vector<PromRequest> SpanSumRequests(const char* counter, const std::string& by,
+                                                  const Span& span);
   Result<std::vector<PromSeries>> SpanSum(const char* counter, const std::string& by,
-                                          const Span& span,
+                                          const Span& span, std::vector<PromSeries> end,
+                                          std::vector<PromSeries> start,
                                           const std::set<std::string>& restarted);
   const char* IdentityLabels() const {
     return options_.pods ? kIdentityLabels : kIdentityLabelsWithoutPods;
@@ -98,7 +104,7 @@ class FleetBuilder {
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
   Status AddIdentities(const Span& span);
   Status AddWindowFigures(const std::vector<Span>& spans);
-  Status AddOpenCostPrices(int64_t window, double at);
+  Status AddOpenCostPrices(const std::vector<PromSeries>& costs);
 
   const PrometheusSource& prom_;
   int64_t since_ms_, until_ms_;
@@ -220,45 +226,59 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
     if (it == times.end() || *it != std::llround(t * 1000)) return std::nullopt;
     return static_cast<size_t>(it - times.begin());
   };
-  // Each read: the times from `first` on, each run of them evenly spaced in one range query (one
-  // pass over each series, whatever the run's length: the window's hours; an edge's two ends) and
-  // any other alone. With `stretches`, a run's stretches are as long as its step, for a query
-  // whose range is the stretch before each time.
-  auto read = [&](bool stretches, const std::function<std::string(int64_t range_ms)>& query,
-                  std::vector<PromSeries>* out) -> Status {
+  // Each read: the times from the first (with `stretches`, the second) on, each run of them
+  // evenly spaced in one range query (one pass over each series, whatever the run's length: the
+  // window's hours; an edge's two ends) and any other alone. With `stretches`, a run's stretches
+  // are as long as its step, for a query whose range is the stretch before each time.
+  std::vector<PromRequest> requests;
+  auto reads = [&](bool stretches, const std::function<std::string(int64_t range_ms)>& query) {
+    const size_t first = requests.size();
     for (size_t i = stretches ? 1 : 0, j = i; i <= n; i = j + 1) {
       const int64_t step = i < n ? times[i + 1] - times[i] : 0;
       j = i;
       if (step > 0 && (!stretches || times[i] - times[i - 1] == step)) {
         for (j = i + 1; j < n && times[j + 1] - times[j] == step;) ++j;
       }
-      const int64_t range = stretches ? times[i] - times[i - 1] : 0;
+      const std::string expr = query(stretches ? times[i] - times[i - 1] : 0);
       if (j == i) {
-        CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> one,
-                              prom_.Query(query(range), Seconds(times[i])));
-        for (PromSeries& s : one) {
-          // An instant answer's point is filed at the time asked for, whatever it carries.
-          for (auto& point : s.points) point.first = Seconds(times[i]);
-          out->push_back(std::move(s));
-        }
-        continue;
+        requests.push_back({.expr = expr, .time_s = Seconds(times[i])});
+      } else {
+        requests.push_back({.expr = expr, .start_s = Seconds(times[i]),
+                            .end_s = Seconds(times[j]), .step_s = Seconds(step)});
       }
-      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> run,
-                            prom_.QueryRange(query(range), Seconds(times[i]), Seconds(times[j]),
-                                             Seconds(step)));
-      for (PromSeries& s : run) out->push_back(std::move(s));
     }
-    return Status::Ok();
+    return std::pair(first, requests.size());
   };
-  // The restarts in each stretch, seen against the last scrape up to 5 min before it.
-  std::vector<PromSeries> resets;
-  CGOV_RETURN_IF_ERROR(read(
-      true,
-      [](int64_t range_ms) {
-        return fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
-                           range_ms + 5 * 60'000);
-      },
-      &resets));
+  // The restarts in each stretch, seen against the last scrape up to 5 min before it; then each
+  // counter's values. All asked at once.
+  const auto resets_at = reads(true, [](int64_t range_ms) {
+    return fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
+                       range_ms + 5 * 60'000);
+  });
+  std::array<std::pair<size_t, size_t>, 2> values_at;
+  for (bool busy : {false, true}) {
+    values_at[busy] = reads(false, [&](int64_t) {
+      return fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuPhaseLabels,
+                         GpuCounter(busy));
+    });
+  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
+  // The series of the requests [from, to) as one list.
+  auto collect = [&](std::pair<size_t, size_t> at) {
+    std::vector<PromSeries> out;
+    for (size_t r = at.first; r < at.second; ++r) {
+      for (PromSeries& s : answers[r]) {
+        if (requests[r].step_s == 0) {
+          // An instant answer's point is filed at the time asked for, whatever it carries.
+          for (auto& point : s.points) point.first = requests[r].time_s;
+        }
+        out.push_back(std::move(s));
+      }
+      std::vector<PromSeries>().swap(answers[r]);
+    }
+    return out;
+  };
+  const std::vector<PromSeries> resets = collect(resets_at);
   std::vector<std::set<std::string>> restarted(n + 1);
   for (const PromSeries& s : resets) {
     for (const auto& [t, value] : s.points) {
@@ -266,18 +286,11 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
     }
   }
   for (bool busy : {false, true}) {
-    std::vector<PromSeries> read_values;
-    CGOV_RETURN_IF_ERROR(read(
-        false,
-        [&](int64_t) {
-          return fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuPhaseLabels,
-                             GpuCounter(busy));
-        },
-        &read_values));
+    std::vector<PromSeries> read_values = collect(values_at[busy]);
     // Each series' values by time index (NaN: none read).
-    std::map<std::map<std::string, std::string>, std::pair<PromSeries, std::vector<double>>> by;
+    std::map<std::string, std::pair<PromSeries, std::vector<double>>> by;
     for (PromSeries& s : read_values) {
-      auto [it, added] = by.try_emplace(s.labels);
+      auto [it, added] = by.try_emplace(s.LabelKey());
       if (added) it->second.second.assign(n + 1, std::nan(""));
       for (const auto& [t, value] : s.points) {
         if (std::optional<size_t> k = index_of(t)) it->second.second[*k] = value;
@@ -384,12 +397,11 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
 Status FleetBuilder::AddRuleRun(const Span& run) {
   const int64_t hours = run.Hours();
   rule_hours_ += hours;
-  std::array<std::vector<PromSeries>, 2> totals;
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> totals,
+                        prom_.QueryAll({SpanSumRequests(GpuCounter(false), kGpuPhaseLabels, run)[0],
+                                        SpanSumRequests(GpuCounter(true), kGpuPhaseLabels, run)[0]}));
   std::set<std::tuple<std::string, std::string, std::string>> gpus;
   for (bool busy : {false, true}) {
-    CGOV_ASSIGN_OR_RETURN(
-        totals[busy],
-        SpanSum(GpuCounter(busy), kGpuPhaseLabels, run, {}));
     for (const PromSeries& s : totals[busy]) {
       gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
     }
@@ -402,11 +414,14 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
     return HourOf(std::llround(t * 1000) - kHourMs / 2);
   };
   if (static_cast<int64_t>(gpus.size()) * hours <= options_.hourly_point_budget) {
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<std::vector<PromSeries>> results,
+        prom_.QueryAll({{.expr = RuleOf(GpuCounter(false)), .start_s = first, .end_s = last,
+                         .step_s = 3600},
+                        {.expr = RuleOf(GpuCounter(true)), .start_s = first, .end_s = last,
+                         .step_s = 3600}}));
     for (bool busy : {false, true}) {
-      CGOV_ASSIGN_OR_RETURN(
-          std::vector<PromSeries> result,
-          prom_.QueryRange(RuleOf(GpuCounter(busy)), first, last, 3600));
-      for (const PromSeries& s : result) {
+      for (const PromSeries& s : results[busy]) {
         for (const auto& [t, value] : s.points) {
           if (std::optional<int64_t> hour = hour_of(t)) AddGpuPoint(s, *hour, value, busy);
         }
@@ -414,17 +429,19 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
     }
     return Status::Ok();
   }
+  std::vector<PromRequest> fleet_requests;
+  for (bool busy : {false, true}) {
+    fleet_requests.push_back({.expr = fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy))),
+                              .start_s = first, .end_s = last, .step_s = 3600});
+  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> fleet, prom_.QueryAll(fleet_requests));
   for (bool busy : {false, true}) {
     for (const PromSeries& s : totals[busy]) {
       const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
       if (!slot || s.points.empty() || std::isnan(s.points[0].second)) continue;
       AddToUsage(*slot, s.points[0].second, busy, &run_totals_[GpuId(s)].usage);
     }
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<PromSeries> fleet,
-        prom_.QueryRange(fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy))), first,
-                         last, 3600));
-    for (const PromSeries& s : fleet) {
+    for (const PromSeries& s : fleet[busy]) {
       const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
       if (!slot) continue;
       for (const auto& [t, value] : s.points) {
@@ -441,32 +458,38 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
 // end less its last value at its start (both up to an hour back: read once, not per function as
 // Increase() does), except on the hosts whose daemon restarted in it (`restarted`, and any whose
 // sum fell): there, Increase().
-Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const std::string& by,
-                                                      const Span& span,
-                                                      const std::set<std::string>& restarted) {
+std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, const std::string& by,
+                                                       const Span& span) {
   const int64_t range = span.to_ms - span.from_ms;
   if (span.rules) {
     // The run's evaluations and none before: half an hour's margin either side of the first
     // one, whether the store's ranges include their start (Prometheus 2) or not (3).
-    return prom_.Query(fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by,
-                                   RuleOf(counter), range - kHourMs / 2),
-                       Seconds(span.to_ms));
+    return {{.expr = fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by, RuleOf(counter),
+                                 range - kHourMs / 2),
+             .time_s = Seconds(span.to_ms)}};
   }
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> end,
-                        prom_.Query(fmt::format("sum by ({}) (last_over_time({}[{}ms]))", by,
-                                                counter, range + kHourMs),
-                                    Seconds(span.to_ms)));
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> start,
-                        prom_.Query(fmt::format("sum by ({}) (last_over_time({}[1h]))", by,
-                                                counter),
-                                    Seconds(span.from_ms)));
-  std::map<std::map<std::string, std::string>, double> base;
-  for (PromSeries& s : start) {
-    if (!s.points.empty()) base[std::move(s.labels)] = s.points[0].second;
+  return {{.expr = fmt::format("sum by ({}) (last_over_time({}[{}ms]))", by, counter,
+                               range + kHourMs),
+           .time_s = Seconds(span.to_ms)},
+          {.expr = fmt::format("sum by ({}) (last_over_time({}[1h]))", by, counter),
+           .time_s = Seconds(span.from_ms)}};
+}
+
+// `end` and `start`: the answers of SpanSumRequests() (over rules, the one answer and none).
+Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const std::string& by,
+                                                      const Span& span,
+                                                      std::vector<PromSeries> end,
+                                                      std::vector<PromSeries> start,
+                                                      const std::set<std::string>& restarted) {
+  if (span.rules) return end;
+  const int64_t range = span.to_ms - span.from_ms;
+  std::unordered_map<std::string, double> base;
+  for (const PromSeries& s : start) {
+    if (!s.points.empty()) base[s.LabelKey()] = s.points[0].second;
   }
   std::set<std::string> hosts = restarted;
   auto base_of = [&](const PromSeries& s) {
-    auto it = base.find(s.labels);
+    auto it = base.find(s.LabelKey());
     return it == base.end() ? 0.0 : it->second;
   };
   for (const PromSeries& s : end) {
@@ -494,18 +517,42 @@ Status FleetBuilder::AddIdentities(const Span& span) {
   const double at = Seconds(span.to_ms);
   HourBucket& first = hours_[HourOf(since_ms_)];
   first.hour = HourOf(since_ms_);
+  // Asked at once: the restarts in the span (over raw counters), and each counter's sums.
+  struct Sum {
+    const char* counter;
+    std::string by;
+    size_t first = 0;  // its requests' place in the batch
+  };
+  std::array<Sum, 4> sums = {Sum{"cgov_identity_gpu_seconds_total",
+                                 fmt::format("{}, phase", IdentityLabels())},
+                             Sum{"cgov_identity_held_seconds_total", IdentityLabels()},
+                             Sum{"cgov_identity_idle_held_seconds_total", IdentityLabels()},
+                             Sum{"cgov_ticks_total", "Hostname"}};
+  std::vector<PromRequest> requests;
+  if (!span.rules) {
+    requests.push_back({.expr = fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
+                                            span.to_ms - span.from_ms + 5 * 60'000),
+                        .time_s = at});
+  }
+  for (Sum& sum : sums) {
+    sum.first = requests.size();
+    for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span)) {
+      requests.push_back(std::move(r));
+    }
+  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
   std::set<std::string> restarted;
   if (!span.rules) {
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<PromSeries> resets,
-        prom_.Query(fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
-                                span.to_ms - span.from_ms + 5 * 60'000),
-                    at));
-    for (const PromSeries& s : resets) restarted.insert(s.Label("Hostname"));
+    for (const PromSeries& s : answers[0]) restarted.insert(s.Label("Hostname"));
   }
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed,
-                        SpanSum("cgov_identity_gpu_seconds_total",
-                                fmt::format("{}, phase", IdentityLabels()), span, restarted));
+  // Sum k's figures from its answers.
+  auto sum_of = [&](size_t k) {
+    const Sum& sum = sums[k];
+    return SpanSum(sum.counter, sum.by, span, std::move(answers[sum.first]),
+                   span.rules ? std::vector<PromSeries>() : std::move(answers[sum.first + 1]),
+                   restarted);
+  };
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed, sum_of(0));
   auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
     auto gpu = host_gpu_.find(s.Label("Hostname"));
     if (gpu == host_gpu_.end()) return nullptr;
@@ -524,10 +571,7 @@ Status FleetBuilder::AddIdentities(const Span& span) {
     }
   }
   for (bool idle : {false, true}) {
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result,
-                          SpanSum(idle ? "cgov_identity_idle_held_seconds_total"
-                                       : "cgov_identity_held_seconds_total",
-                                  IdentityLabels(), span, restarted));
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result, sum_of(idle ? 2 : 1));
     for (const PromSeries& s : result) {
       IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
       if (h == nullptr) continue;
@@ -535,14 +579,14 @@ Status FleetBuilder::AddIdentities(const Span& span) {
     }
   }
   // Samples: the ticks each host took (at least one where there is data).
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks,
-                        SpanSum("cgov_ticks_total", "Hostname", span, restarted));
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks, sum_of(3));
+  std::map<std::string, std::vector<uint32_t>> host_gpus;
+  for (const auto& [key, id] : gpu_ids_) host_gpus[std::get<0>(key)].push_back(id);
   for (const PromSeries& s : ticks) {
-    if (s.points.empty()) continue;
-    for (const auto& [key, id] : gpu_ids_) {
-      if (std::get<0>(key) == s.Label("Hostname")) {
-        first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
-      }
+    auto gpus = host_gpus.find(s.Label("Hostname"));
+    if (s.points.empty() || gpus == host_gpus.end()) continue;
+    for (uint32_t id : gpus->second) {
+      first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
     }
   }
   return Status::Ok();
@@ -572,14 +616,45 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
     bool memory;
   };
   // cgov's own names: a dcgm-exporter on the same node serves its readings under DCGM_FI_*.
-  for (const Mean& m :
-       {Mean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h", 1.0 / 1048576, true},
-        Mean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h", 10, false}}) {
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<PromSeries> result,
-        prom_.Query(fmt::format("avg by (Hostname, UUID, GPU_I_ID) (avg_over_time({}[{}ms]))",
-                                rule_hours_ > 0 ? m.rule : m.metric, window), at));
-    for (const PromSeries& s : result) {
+  const std::array<Mean, 2> means = {
+      Mean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h", 1.0 / 1048576, true},
+      Mean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h", 10, false}};
+  // All asked at once: the means; the instance ids the daemons were given (--instance-id), for
+  // --billing (which reads raw counters only); each daemon's price as of the end of the window
+  // (the raw gauge's last value, and over recording rules for a GPU gone before the last two
+  // hours, the rule's last hourly value); OpenCost's prices when asked for.
+  std::vector<PromRequest> requests;
+  for (const Mean& m : means) {
+    requests.push_back({.expr = fmt::format("avg by (Hostname, UUID, GPU_I_ID) "
+                                            "(avg_over_time({}[{}ms]))",
+                                            rule_hours_ > 0 ? m.rule : m.metric, window),
+                        .time_s = at});
+  }
+  const int64_t recent = rule_hours_ > 0 ? std::min(window, 2 * kHourMs) : window;
+  requests.push_back({.expr = fmt::format("max by (Hostname, instance_id) (last_over_time("
+                                          "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", recent),
+                      .time_s = at});
+  const size_t prices_at = requests.size();
+  requests.push_back({.expr = fmt::format("max by (Hostname, UUID, GPU_I_ID, source) "
+                                          "(last_over_time(cgov_gpu_price_usd_per_hour[{}ms]))",
+                                          recent),
+                      .time_s = at});
+  if (rule_hours_ > 0) {
+    requests.push_back({.expr = fmt::format("max by (Hostname, UUID, GPU_I_ID, source) "
+                                            "(last_over_time(cgov:gpu_price_usd_per_hour:last1h"
+                                            "[{}ms]))", window),
+                        .time_s = at});
+  }
+  const size_t opencost_at = requests.size();
+  if (options_.opencost_prices) {
+    requests.push_back({.expr = fmt::format("max by (node) (last_over_time("
+                                            "node_gpu_hourly_cost[{}ms]))", window),
+                        .time_s = at});
+  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
+  for (size_t k = 0; k < means.size(); ++k) {
+    const Mean& m = means[k];
+    for (const PromSeries& s : answers[k]) {
       auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
       if (id == gpu_ids_.end() || s.points.empty()) continue;
       const int64_t ms = held[id->second].usage.HeldMs();
@@ -589,29 +664,12 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
       (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
     }
   }
-  // The instance ids the daemons were given (--instance-id), for --billing (which reads raw
-  // counters only).
-  const int64_t recent = rule_hours_ > 0 ? std::min(window, 2 * kHourMs) : window;
-  CGOV_ASSIGN_OR_RETURN(
-      std::vector<PromSeries> builds,
-      prom_.Query(fmt::format("max by (Hostname, instance_id) (last_over_time("
-                              "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", recent), at));
-  for (const PromSeries& s : builds) {
+  for (const PromSeries& s : answers[means.size()]) {
     if (s.Label("instance_id").empty()) continue;
     in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
   }
-  // Each daemon's price, as of the end of the window: the raw gauge's last value, and over
-  // recording rules for a GPU gone before the last two hours, the rule's last hourly value.
-  std::vector<std::string> price_queries = {
-      fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time("
-                  "cgov_gpu_price_usd_per_hour[{}ms]))", recent)};
-  if (rule_hours_ > 0) {
-    price_queries.push_back(fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time("
-                                        "cgov:gpu_price_usd_per_hour:last1h[{}ms]))", window));
-  }
-  for (const std::string& query : price_queries) {
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> prices, prom_.Query(query, at));
-    for (const PromSeries& s : prices) {
+  for (size_t k = prices_at; k < opencost_at; ++k) {
+    for (const PromSeries& s : answers[k]) {
       auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
       if (id == gpu_ids_.end() || s.points.empty() || in_.gpu_prices.count(id->second)) continue;
       ResolvedPrice p;
@@ -620,18 +678,14 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
       in_.gpu_prices[id->second] = p;
     }
   }
-  if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(window, at));
+  if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(answers[opencost_at]));
   return Status::Ok();
 }
 
 // OpenCost's node_gpu_hourly_cost ("hourly cost per GPU on this node", labelled `node`) as the
 // price of each whole GPU of the host of that name. A MIG instance keeps its daemon's price (its
 // share of the GPU's), and a host OpenCost does not price keeps its daemon's, said in a note.
-Status FleetBuilder::AddOpenCostPrices(int64_t window, double at) {
-  CGOV_ASSIGN_OR_RETURN(
-      std::vector<PromSeries> costs,
-      prom_.Query(fmt::format("max by (node) (last_over_time(node_gpu_hourly_cost[{}ms]))",
-                              window), at));
+Status FleetBuilder::AddOpenCostPrices(const std::vector<PromSeries>& costs) {
   if (costs.empty()) {
     return NotFound("--opencost-prices: no node_gpu_hourly_cost in this Prometheus for the window "
                     "(is OpenCost scraped here?)");

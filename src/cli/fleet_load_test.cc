@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "core/time_format.h"
 #include "export/http_server.h"
@@ -150,12 +151,15 @@ std::unique_ptr<HttpServer> Serve(ServedHandler handler) {
 
 std::string Url(const HttpServer& s) { return "http://127.0.0.1:" + std::to_string(s.port()); }
 
-TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
+// `parallel`: the queries in flight at once, which changes nothing in what is loaded.
+void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
+  SCOPED_TRACE(fmt::format("{} at once", parallel));
   FakePrometheus fake;
   auto server = Serve([&](const ServedRequest& r) { return fake.Answer(r); });
   ASSERT_NE(server, nullptr);
   auto prom = PrometheusSource::Open(Url(*server) + "/");
   ASSERT_TRUE(prom.ok());
+  prom->set_parallel(parallel);
   Result<HistoryInput> loaded = LoadFleet(*prom, kSince, kUntil);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const HistoryInput& in = *loaded;
@@ -235,6 +239,11 @@ TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
   EXPECT_TRUE(summary->heatmap[0][13].has_value());
   EXPECT_FALSE(summary->heatmap[0][14].has_value());
   EXPECT_EQ(summary->gpus.at(0).price.per_gpu_hour, 4'000'000);
+}
+
+TEST(FleetLoad, PartialAndWholeHoursIdentitiesPricesAndMeans) {
+  CheckPartialAndWholeHoursIdentitiesPricesAndMeans(1);
+  CheckPartialAndWholeHoursIdentitiesPricesAndMeans(4);
 }
 
 // --opencost-prices: OpenCost's node_gpu_hourly_cost for node n1 prices n1's GPU; none at all
@@ -392,7 +401,7 @@ TEST(PrometheusSource, AnswersAreReadWhateverTheirKeyOrderAndExtraFields) {
     ASSERT_TRUE(r.ok()) << c.body << ": " << r.status().message();
     ASSERT_EQ(r->size(), c.series) << c.body;
     std::string labels, points;
-    for (const auto& [k, v] : r->back().labels) labels += k + "=" + v + ",";
+    for (const auto& [k, v] : r->back().Labels()) labels += fmt::format("{}={},", k, v);
     for (const auto& [t, v] : r->back().points) points += fmt::format("{}:{},", t, v);
     EXPECT_EQ(labels, c.labels) << c.body;
     EXPECT_EQ(points, c.points) << c.body;
@@ -454,6 +463,96 @@ TEST(PrometheusSource, ATimeoutIsSentAndAnsweredByName) {
   EXPECT_THAT(refused.status().message(),
               HasSubstr("timeout: query timed out in expression evaluation (the server's own "
                         "limit, its --query.timeout, or --prometheus-timeout"));
+}
+
+// Labels packed into one string: in name order whatever order they came in, a name's first
+// value kept, lengths past one byte, and any byte in a value.
+TEST(PromSeries, LabelsArePackedInNameOrder) {
+  const std::string long_value(300, 'v');  // its length takes two bytes
+  const std::string with_nul("x\0y", 3);
+  PromSeries a, b, c;
+  a.AddLabel("z", "1");
+  a.AddLabel("a", long_value);
+  a.AddLabel("m", with_nul);
+  a.AddLabel("a", "second");
+  b.AddLabel("m", with_nul);
+  b.AddLabel("a", long_value);
+  b.AddLabel("z", "1");
+  EXPECT_EQ(a.LabelKey(), b.LabelKey());
+  EXPECT_EQ(a.Label("a"), long_value);
+  EXPECT_EQ(a.Label("m"), with_nul);
+  EXPECT_EQ(a.Label("z"), "1");
+  EXPECT_EQ(a.Label("b"), "");
+  EXPECT_EQ(a.Label("zz"), "");
+  std::vector<std::string> names;
+  for (const auto& [name, value] : a.Labels()) names.emplace_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "m", "z"}));
+  c.AddLabel("z", "1");
+  c.AddLabel("m", with_nul);
+  EXPECT_NE(c.LabelKey(), a.LabelKey());
+  c.AddLabel("a", "");
+  EXPECT_NE(c.LabelKey(), a.LabelKey()) << "an empty value is not another value";
+  EXPECT_EQ(c.Label("a"), "");
+  EXPECT_EQ(c.Labels().size(), 3u);
+}
+
+// A batch answers each request with its own answer, whatever order they finish in, with up to
+// parallel() in flight at once; a failure fails the batch, and with one at a time nothing after
+// it is sent.
+TEST(PrometheusSource, ABatchAnswersInOrderAndStopsAtItsFirstFailure) {
+  std::atomic<int> in_flight{0}, most{0}, served{0};
+  HttpServerOptions o;
+  o.address = *ParseListenAddress("127.0.0.1:0");
+  o.threads = 4;
+  auto started = HttpServer::Start(o, [&](const ServedRequest& r) {
+    const int now = ++in_flight;
+    for (int m = most; now > m && !most.compare_exchange_weak(m, now);) {
+    }
+    ++served;
+    const std::string q = r.query.at("query");
+    const int n = std::stoi(q.substr(q.find('(') + 1));
+    // Later requests answer sooner, so that they finish out of order.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 * (12 - n)));
+    ServedResponse out;
+    out.content_type = "application/json";
+    out.body = q.starts_with("fail")
+                   ? json{{"status", "error"}, {"errorType", "bad_data"},
+                          {"error", fmt::format("request {} refused", n)}}.dump()
+                   : Vector({{{{"n", std::to_string(n)}}, static_cast<double>(n)}}).dump();
+    --in_flight;
+    return out;
+  });
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  auto prom = PrometheusSource::Open(Url(**started));
+  ASSERT_TRUE(prom.ok());
+  prom->set_parallel(4);
+  std::vector<PromRequest> requests;
+  for (int n = 0; n < 12; ++n) {
+    requests.push_back({.expr = fmt::format("vector({})", n), .time_s = 1e9});
+  }
+  Result<std::vector<std::vector<PromSeries>>> answers = prom->QueryAll(requests);
+  ASSERT_TRUE(answers.ok()) << answers.status().message();
+  ASSERT_EQ(answers->size(), 12u);
+  for (int n = 0; n < 12; ++n) {
+    ASSERT_EQ((*answers)[n].size(), 1u);
+    EXPECT_EQ((*answers)[n][0].Label("n"), std::to_string(n));
+  }
+  EXPECT_GE(most.load(), 2) << "requests in flight together";
+  EXPECT_LE(most.load(), 4) << "never more than parallel()";
+
+  requests[5].expr = "fail(5)";
+  requests[9].expr = "fail(9)";
+  answers = prom->QueryAll(requests);
+  ASSERT_FALSE(answers.ok());
+  EXPECT_THAT(answers.status().message(), HasSubstr("request 5 refused"))
+      << "the first failure in the order asked";
+  prom->set_parallel(1);
+  served = 0;
+  answers = prom->QueryAll(requests);
+  ASSERT_FALSE(answers.ok());
+  EXPECT_THAT(answers.status().message(), HasSubstr("request 5 refused"));
+  EXPECT_EQ(served.load(), 6) << "nothing after the failure is sent";
+  EXPECT_TRUE(prom->QueryAll({}).ok());
 }
 
 // Rule evaluations at :07:30 past the hour (Prometheus' offset for the group), one skipped (the
@@ -575,6 +674,18 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
              std::string::npos;
   }
   EXPECT_TRUE(noted);
+  // Three queries at once: the same figures.
+  prom->set_parallel(3);
+  Result<HistoryInput> parallel = LoadFleet(*prom, since, until);
+  ASSERT_TRUE(parallel.ok()) << parallel.status().message();
+  int64_t productive_parallel = 0;
+  for (const HourBucket& b : parallel->hours) {
+    for (const auto& [id, g] : b.gpus) {
+      productive_parallel += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+    }
+  }
+  EXPECT_EQ(productive_parallel, until - since);
+  prom->set_parallel(1);
   // Off: no marker asked for, no rule read.
   asked.clear();
   ASSERT_TRUE(LoadFleet(*prom, since, until, {.rules = RecordingRules::kOff}).ok());
@@ -612,7 +723,8 @@ TEST(FleetLoad, EvaluationsAtAFractionOfASecondLoseNoRawStretch) {
 // by its tick counter's resets (n2, 12:00-13:00) or by a counter that fell within an hour
 // (n1.example) has that hour read with Increase() for those hosts alone (their names quoted
 // for a regex); a counter that fell while its host went unscraped (n3) counts from zero.
-TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
+void CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(int parallel) {
+  SCOPED_TRACE(fmt::format("{} at once", parallel));
   const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
   const int64_t until = *ParseTimestampMs("2026-11-16T14:00:00Z");
   auto labels = [](const std::string& host) {
@@ -662,6 +774,7 @@ TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
   ASSERT_NE(server, nullptr);
   auto prom = PrometheusSource::Open(Url(*server));
   ASSERT_TRUE(prom.ok());
+  prom->set_parallel(parallel);
   Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOff});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   std::map<uint32_t, std::string> host_of;
@@ -684,6 +797,11 @@ TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
   EXPECT_THAT(again[0].first,
               HasSubstr("cgov_gpu_phase_seconds_total{Hostname=~\"n1\\\\.example|n2\"}"));
   EXPECT_DOUBLE_EQ(again[0].second, S("2026-11-16T13:00Z"));
+}
+
+TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
+  CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(1);
+  CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(4);
 }
 
 }  // namespace cgov::cli

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -33,11 +34,16 @@
 namespace cgov::cli {
 namespace {
 
+// Queries in flight at once against --prometheus: a store answers independent queries on
+// several cores (Prometheus runs up to 20 at once by default, its --query.max-concurrency).
+constexpr int kDefaultPrometheusParallel = 4;
+
 struct ReportOptions {
   std::string db;
   std::string prometheus;
   std::string prometheus_tenant;  // --prometheus-tenant: X-Scope-OrgID
   std::string prometheus_timeout = "2m";  // per query
+  std::optional<int> prometheus_parallel;  // --prometheus-parallel
   bool verbose = false;                    // --verbose: each Prometheus query on stderr
   std::string since = "24h";
   std::string until;  // "" = the end of the data
@@ -108,6 +114,15 @@ Result<HistoryOptions> Options(const ReportOptions& r, PriceCatalog* catalog) {
   }
   if (r.verbose && r.prometheus.empty()) {
     return InvalidArgument("--verbose lists the queries of --prometheus URL");
+  }
+  if (r.prometheus_parallel) {
+    if (r.prometheus.empty()) {
+      return InvalidArgument("--prometheus-parallel goes with --prometheus URL");
+    }
+    if (*r.prometheus_parallel < 1 || *r.prometheus_parallel > 32) {
+      return InvalidArgument(fmt::format("--prometheus-parallel {}: expected 1 to 32 queries at "
+                                         "once", *r.prometheus_parallel));
+    }
   }
   if (!r.recording_rules.empty()) {
     if (r.prometheus.empty()) {
@@ -191,6 +206,7 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
   }
   CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus,
                         PrometheusSource::Open(r.prometheus, *timeout, r.prometheus_tenant));
+  prometheus.set_parallel(r.prometheus_parallel.value_or(kDefaultPrometheusParallel));
   if (r.verbose) {
     prometheus.set_trace([](const QueryTrace& t) {
       fmt::print(stderr, "cgov report: {:7.3f} s {:>8.1f} KiB {:>7} series {:>8} points  {} {}\n",
@@ -399,6 +415,9 @@ int RunReport(int argc, char** argv) {
   app.add_option("--prometheus-timeout", r.prometheus_timeout, "with --prometheus: how long one "
                  "query may take, sent to the server as its timeout too (capped there by its "
                  "--query.timeout, 2m by default)")->capture_default_str();
+  app.add_option("--prometheus-parallel", r.prometheus_parallel, fmt::format(
+                 "with --prometheus: how many independent queries may be in flight at once "
+                 "(1 to 32; default {})", kDefaultPrometheusParallel));
   app.add_option("--since", r.since, "window start: a duration before --until (24h, 7d) or a "
                  "timestamp (2026-11-21T10:00Z)")->capture_default_str();
   app.add_option("--until", r.until, "window end: a timestamp or `now` (default: the end of the "

@@ -1,10 +1,13 @@
 #include "store/prometheus_source.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -144,7 +147,7 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
         break;
       case kMetric:
         if (text != nullptr && !series.empty()) {
-          series.back().labels.emplace(key_, std::move(*text));
+          series.back().AddLabel(key_, *text);
         }
         break;
       case kSample: {
@@ -172,7 +175,67 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
   } sample_;
 };
 
+// A packed label field: its length (7 bits a byte, low first, the high bit saying more follow),
+// then its bytes.
+void PutField(std::string_view field, std::string* out) {
+  size_t n = field.size();
+  do {
+    out->push_back(static_cast<char>((n & 0x7f) | (n > 0x7f ? 0x80 : 0)));
+    n >>= 7;
+  } while (n > 0);
+  out->append(field);
+}
+
+// The field at `*at` in `packed`, moving `*at` past it.
+std::string_view GetField(std::string_view packed, size_t* at) {
+  size_t n = 0;
+  for (int shift = 0; *at < packed.size(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(packed[(*at)++]);
+    n |= static_cast<size_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  std::string_view field = packed.substr(*at, n);
+  *at += field.size();
+  return field;
+}
+
 }  // namespace
+
+std::string PromSeries::Label(std::string_view name) const {
+  for (size_t at = 0; at < packed_.size();) {
+    const std::string_view key = GetField(packed_, &at), value = GetField(packed_, &at);
+    if (key == name) return std::string(value);
+    if (key > name) break;
+  }
+  return {};
+}
+
+void PromSeries::AddLabel(std::string_view name, std::string_view value) {
+  size_t at = 0;
+  while (at < packed_.size()) {
+    const size_t start = at;
+    const std::string_view key = GetField(packed_, &at);
+    if (key == name) return;
+    if (key > name) {
+      at = start;
+      break;
+    }
+    GetField(packed_, &at);
+  }
+  std::string field;
+  PutField(name, &field);
+  PutField(value, &field);
+  packed_.insert(at, field);
+}
+
+std::vector<std::pair<std::string_view, std::string_view>> PromSeries::Labels() const {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  for (size_t at = 0; at < packed_.size();) {
+    const std::string_view key = GetField(packed_, &at);
+    out.emplace_back(key, GetField(packed_, &at));
+  }
+  return out;
+}
 
 Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
                                                 std::chrono::milliseconds timeout,
@@ -223,6 +286,36 @@ Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& 
              {{"query", expr}, {"start", TimeParam(start_s)}, {"end", TimeParam(end_s)},
               {"step", StepParam(step_s)}, TimeoutParam()},
              expr);
+}
+
+Result<std::vector<std::vector<PromSeries>>> PrometheusSource::QueryAll(
+    const std::vector<PromRequest>& requests) const {
+  std::vector<std::optional<Result<std::vector<PromSeries>>>> answers(requests.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    while (!failed) {
+      const size_t i = next++;
+      if (i >= requests.size()) break;
+      const PromRequest& r = requests[i];
+      answers[i] = r.step_s > 0 ? QueryRange(r.expr, r.start_s, r.end_s, r.step_s)
+                                : Query(r.expr, r.time_s);
+      if (!answers[i]->ok()) failed = true;
+    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    const size_t threads = std::min<size_t>(parallel_, requests.size());
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+  }
+  for (const auto& answer : answers) {
+    if (answer && !answer->ok()) return answer->status();
+  }
+  std::vector<std::vector<PromSeries>> out;  // none failed, so every request was sent
+  out.reserve(requests.size());
+  for (auto& answer : answers) out.push_back(std::move(**answer));
+  return out;
 }
 
 Result<std::vector<PromSeries>> PrometheusSource::Get(
@@ -316,6 +409,8 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   }
   std::vector<PromSeries> out = std::move(answer.series);
   if (trace_) {
+    static std::mutex trace_mutex;  // batches answer on several threads
+    std::lock_guard<std::mutex> lock(trace_mutex);
     QueryTrace t{.path = path, .expr = expr, .bytes = bytes, .series = out.size()};
     t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     for (const PromSeries& s : out) t.points += s.points.size();

@@ -46,7 +46,7 @@ std::string Canonical(const std::vector<PromSeries>& result) {
   std::vector<std::string> rows;
   for (const PromSeries& s : result) {
     std::string row;
-    for (const auto& [k, v] : s.labels) row += k + "=" + v + ",";
+    for (const auto& [k, v] : s.Labels()) row += fmt::format("{}={},", k, v);
     for (const auto& [t, v] : s.points) row += fmt::format(" {}@{:.3f}", v, t);
     rows.push_back(row);
   }

@@ -354,6 +354,17 @@ TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
   r = RunProgram({CgovBinary(), "report", "--prometheus", "ftp://x"}, {}, 30);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("http://"), std::string::npos) << r.err;
+  // --prometheus-parallel: with --prometheus only, 1 to 32.
+  r = RunProgram({CgovBinary(), "report", "--db", dir_ / "x.db", "--prometheus-parallel", "2"},
+                 {}, 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--prometheus-parallel goes with --prometheus"), std::string::npos) << r.err;
+  for (const char* bad : {"0", "33", "-1"}) {
+    r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--prometheus-parallel", bad},
+                   {}, 30);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("expected 1 to 32"), std::string::npos) << bad << ": " << r.err;
+  }
 }
 
 TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
