@@ -28,11 +28,12 @@ constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
 constexpr int64_t kAutoRulesMinWindowMs = 24 * kHourMs;
 
 // The hourly rule over a counter:
-// cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h.
-std::string RuleOf(std::string_view counter) {
+// cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h; with `fleet`, the fleet's
+// (by GPU model and phase) cgov:fleet_gpu_phase_seconds:increase1h.
+std::string RuleOf(std::string_view counter, bool fleet = false) {
   counter.remove_prefix(std::string_view("cgov_").size());
   counter.remove_suffix(std::string_view("_total").size());
-  return fmt::format("cgov:{}:increase1h", counter);
+  return fmt::format("cgov:{}{}:increase1h", fleet ? "fleet_" : "", counter);
 }
 
 // A stretch of the window read one way: the raw counters over (from, to], or a run of
@@ -397,16 +398,24 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
 Status FleetBuilder::AddRuleRun(const Span& run) {
   const int64_t hours = run.Hours();
   rule_hours_ += hours;
+  const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
+  // The fleet's hours by phase, for the heatmap when the GPUs come as totals: from the fleet
+  // rules (a few series by GPU model), or where a rule file predates them, from the GPUs' rules.
+  auto fleet_hours = [&](bool busy, bool fleet_rule) -> PromRequest {
+    return {.expr = fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy), fleet_rule)),
+            .start_s = first, .end_s = last, .step_s = 3600};
+  };
+  // Asked at once: the GPUs' totals over the run, and the fleet's hours (cheap).
   CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> totals,
                         prom_.QueryAll({SpanSumRequests(GpuCounter(false), kGpuPhaseLabels, run)[0],
-                                        SpanSumRequests(GpuCounter(true), kGpuPhaseLabels, run)[0]}));
+                                        SpanSumRequests(GpuCounter(true), kGpuPhaseLabels, run)[0],
+                                        fleet_hours(false, true), fleet_hours(true, true)}));
   std::set<std::tuple<std::string, std::string, std::string>> gpus;
   for (bool busy : {false, true}) {
     for (const PromSeries& s : totals[busy]) {
       gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
     }
   }
-  const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
   // A point's hour; none for a time outside the run (a store's answer is not trusted to stay
   // in range, nor to be a number).
   auto hour_of = [&](double t) -> std::optional<int64_t> {
@@ -429,12 +438,20 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
     }
     return Status::Ok();
   }
-  std::vector<PromRequest> fleet_requests;
-  for (bool busy : {false, true}) {
-    fleet_requests.push_back({.expr = fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy))),
-                              .start_s = first, .end_s = last, .step_s = 3600});
+  // Some phase has time in every hour a GPU was watched, so a fleet rule that misses an hour of
+  // the run (a rule file older than the fleet rules, or changed within the run) is not used.
+  std::set<int64_t> fleet_rule_hours;
+  for (const PromSeries& s : totals[2]) {
+    for (const auto& [t, value] : s.points) {
+      if (std::optional<int64_t> hour = hour_of(t)) fleet_rule_hours.insert(*hour);
+    }
   }
-  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> fleet, prom_.QueryAll(fleet_requests));
+  std::array<std::vector<PromSeries>, 2> fleet = {std::move(totals[2]), std::move(totals[3])};
+  if (static_cast<int64_t>(fleet_rule_hours.size()) < hours) {
+    CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> by_gpu,
+                          prom_.QueryAll({fleet_hours(false, false), fleet_hours(true, false)}));
+    fleet = {std::move(by_gpu[0]), std::move(by_gpu[1])};
+  }
   for (bool busy : {false, true}) {
     for (const PromSeries& s : totals[busy]) {
       const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));

@@ -563,8 +563,10 @@ TEST(PrometheusSource, ABatchAnswersInOrderAndStopsAtItsFirstFailure) {
 // evaluations at `marks`; each instant query is recorded in `asked` as (query, time).
 struct RulesFake {
   std::vector<double> marks;
+  bool fleet_rules = false;  // cgov:fleet_gpu_phase_seconds:increase1h answers too
   std::mutex mu;
   std::vector<std::pair<std::string, double>> asked;
+  std::vector<std::string> ranges;  // each range query's expression
   std::unique_ptr<HttpServer> server;
 };
 
@@ -577,9 +579,10 @@ void ServeRules(RulesFake* fake) {
     out.content_type = "application/json";
     const std::string q = r.query.count("query") ? r.query.at("query") : "";
     const double at = (r.query.count("time") ? TimeParam(r.query.at("time")) : 0.0);
-    if (r.path == "/api/v1/query") {
+    {
       std::lock_guard lock(mu);
-      asked.emplace_back(q, at);
+      if (r.path == "/api/v1/query") asked.emplace_back(q, at);
+      if (r.path == "/api/v1/query_range") fake->ranges.push_back(q);
     }
     if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[")) {
       json values = json::array();
@@ -590,7 +593,9 @@ void ServeRules(RulesFake* fake) {
                         {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
                      .dump();
     } else if (q.find("cgov_gpu_phase_seconds_total") != std::string::npos ||
-               q.find("cgov:gpu_phase_seconds:increase1h") != std::string::npos) {
+               q.find("cgov:gpu_phase_seconds:increase1h") != std::string::npos ||
+               (fake->fleet_rules &&
+                q.find("cgov:fleet_gpu_phase_seconds:increase1h") != std::string::npos)) {
       // Each raw segment and each rule run: one second of productive time per second it spans.
       json result = json::array();
       if (r.path == "/api/v1/query_range") {  // whole hours, one point each
@@ -716,6 +721,46 @@ TEST(FleetLoad, EvaluationsAtAFractionOfASecondLoseNoRawStretch) {
     }
   }
   EXPECT_EQ(productive, until - since) << "every second of the window, once";
+}
+
+// A run too long to read by GPU and hour (a budget of no points here): each GPU as its total,
+// and the heatmap's hours from the fleet rules, or from the GPUs' rules summed by phase where
+// the fleet rules are missing (a rule file that predates them).
+TEST(FleetLoad, ALargeRunsHeatmapComesFromTheFleetRulesOrElseTheGpusRules) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-16T18:00:00Z");
+  for (bool fleet_rules : {true, false}) {
+    SCOPED_TRACE(fleet_rules ? "fleet rules" : "no fleet rules");
+    RulesFake fake;
+    fake.fleet_rules = fleet_rules;
+    for (int hour = 11; hour <= 18; ++hour) {
+      fake.marks.push_back(S("2026-11-16T00:00:00Z") + hour * 3600.0);
+    }
+    ServeRules(&fake);
+    ASSERT_NE(fake.server, nullptr);
+    auto prom = PrometheusSource::Open(Url(*fake.server));
+    ASSERT_TRUE(prom.ok());
+    Result<HistoryInput> loaded = LoadFleet(
+        *prom, since, until, {.rules = RecordingRules::kOn, .hourly_point_budget = 0});
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    int64_t productive = 0, heatmap = 0;
+    for (const HourBucket& b : loaded->hours) {
+      for (const auto& [id, g] : b.gpus) {
+        productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+      }
+    }
+    for (const auto& [hour, u] : loaded->heatmap_hours) {
+      heatmap += u.phase_ms[static_cast<size_t>(Phase::kProductive)];
+    }
+    EXPECT_EQ(productive, until - since);
+    EXPECT_EQ(heatmap, until - since);
+    EXPECT_EQ(loaded->heatmap_hours.size(), 8u);
+    bool by_gpu = false;
+    for (const std::string& q : fake.ranges) {
+      by_gpu |= q == "sum by (phase) (cgov:gpu_phase_seconds:increase1h)";
+    }
+    EXPECT_EQ(by_gpu, !fleet_rules) << "the GPUs' rules are summed only without the fleet's";
+  }
 }
 
 }  // namespace
