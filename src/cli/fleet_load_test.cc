@@ -10,8 +10,10 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/time_format.h"
@@ -847,6 +849,143 @@ void CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(int parallel) {
 TEST(FleetLoad, RestartedDaemonsHoursAreReadAgainForThoseHosts) {
   CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(1);
   CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(4);
+}
+
+// The raw values at a rule run's end are carried (the values at its start plus its sums), not
+// read again, except on a host whose daemon restarted within the run: its ticks read at the
+// run's end are not the carried ones, and its first raw stretch after the run is read with
+// Increase(). n2's daemon starts at 09:45 and restarts at 10:05, so its counter at 14:30
+// (15,900 s) stands above the carried 15,300 and no fall gives the restart away.
+TEST(FleetLoad, ValuesCarriedOverARunHoldOnlyWhereNoDaemonRestartedInIt) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T09:30:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-16T14:30:00Z");
+  const double t0 = S("2026-11-16T09:00Z");
+  // Each host's counter (and tick counter: one tick a second) at time t; nullopt before its
+  // daemon started.
+  auto value = [&](const std::string& host, double t) -> std::optional<double> {
+    if (host == "n1") return t - t0;
+    if (t < S("2026-11-16T09:45Z")) return std::nullopt;
+    return t < S("2026-11-16T10:05Z") ? t - S("2026-11-16T09:45Z") : t - S("2026-11-16T10:05Z");
+  };
+  auto gpu = [](const std::string& host) {
+    json l = GpuLabels("productive");
+    l["Hostname"] = host;
+    l["UUID"] = "GPU-" + host;
+    return l;
+  };
+  std::mutex mu;
+  std::vector<std::pair<std::string, double>> asked;  // instant queries: (query, time)
+  auto server = Serve([&](const ServedRequest& r) {
+    ServedResponse out;
+    out.content_type = "application/json";
+    const std::string q = r.query.count("query") ? r.query.at("query") : "";
+    const bool range = r.path == "/api/v1/query_range";
+    const double at = range ? 0 : TimeParam(r.query.at("time"));
+    if (!range) {
+      std::lock_guard lock(mu);
+      asked.emplace_back(q, at);
+    }
+    // One answer: each host's series from `of(host, t)` at the times asked.
+    auto answer = [&](const std::function<json(const std::string&)>& labels,
+                      const std::function<std::optional<double>(const std::string&, double)>& of) {
+      json result = json::array();
+      for (const std::string host : {"n1", "n2"}) {
+        json values = json::array();
+        const double start = range ? TimeParam(r.query.at("start")) : at;
+        const double end = range ? TimeParam(r.query.at("end")) : at;
+        const double step = range ? StepParam(r.query.at("step")) : 1;
+        for (double t = start; t <= end + 1e-3; t += step) {
+          if (std::optional<double> v = of(host, t)) values.push_back({t, std::to_string(*v)});
+        }
+        if (values.empty()) continue;
+        if (range) {
+          result.push_back({{"metric", labels(host)}, {"values", values}});
+        } else {
+          result.push_back({{"metric", labels(host)}, {"value", values[0]}});
+        }
+      }
+      return json{{"status", "success"},
+                  {"data", {{"resultType", range ? "matrix" : "vector"}, {"result", result}}}}
+          .dump();
+    };
+    auto host_only = [](const std::string& host) { return json{{"Hostname", host}}; };
+    auto identity = [](const std::string& host) {
+      return json{{"Hostname", host}, {"user", host == "n1" ? "alice" : "bob"}};
+    };
+    auto constant = [](double v) {
+      return [v](const std::string&, double) -> std::optional<double> { return v; };
+    };
+    if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[")) {
+      json values = json::array();
+      for (const char* t : {"2026-11-16T11:00Z", "2026-11-16T12:00Z", "2026-11-16T13:00Z",
+                            "2026-11-16T14:00Z"}) {
+        values.push_back({S(t), std::to_string(S(t))});
+      }
+      out.body = json{{"status", "success"},
+                      {"data", {{"resultType", "matrix"},
+                                {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
+                     .dump();
+    } else if (q.find("cgov_gpu_phase_seconds_total{Hostname=~") != q.npos) {
+      out.body = answer(gpu, [&](const std::string& host, double) -> std::optional<double> {
+        if (host == "n2") return 1800;  // what it added from 14:00 to 14:30
+        return std::nullopt;
+      });
+    } else if (q.find("cgov_identity_held_seconds_total{Hostname=~") != q.npos) {
+      out.body = answer(identity, [&](const std::string& host, double) -> std::optional<double> {
+        if (host == "n2") return 1800;
+        return std::nullopt;
+      });
+    } else if (q.find("last_over_time(cgov_gpu_phase_seconds_total[1h])") != q.npos) {
+      out.body = answer(gpu, value);
+    } else if (q.find("(last_over_time(cgov_identity_held_seconds_total[") != q.npos) {
+      out.body = answer(identity, value);  // an identity's held time: its host's every second
+    } else if (q.find("sum_over_time(cgov:identity_held_seconds:increase1h[") != q.npos) {
+      out.body = answer(identity, constant(14400));
+    } else if (q.find("last_over_time(cgov_ticks_total[1h])") != q.npos) {
+      out.body = answer(host_only, value);
+    } else if (q.find("sum_over_time(cgov:gpu_phase_seconds:increase1h[") != q.npos) {
+      out.body = answer(gpu, constant(14400));  // the run's 4 h, the restart taken care of
+    } else if (q.find("sum_over_time(cgov:ticks:increase1h[") != q.npos) {
+      out.body = answer(host_only, constant(14400));
+    } else if (range && q == "cgov:gpu_phase_seconds:increase1h") {
+      out.body = answer(gpu, constant(3600));
+    } else {
+      out.body = Vector({}).dump();
+    }
+    return out;
+  });
+  ASSERT_NE(server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*server));
+  ASSERT_TRUE(prom.ok());
+  prom->set_parallel(3);
+  Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOn});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  std::map<uint32_t, std::string> host_of;
+  for (const GpuRecord& g : loaded->gpus) host_of[g.id] = g.host;
+  std::map<std::string, int64_t> seconds;
+  for (const HourBucket& b : loaded->hours) {
+    for (const auto& [id, g] : b.gpus) {
+      seconds[host_of[id]] += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)] / 1000;
+    }
+  }
+  EXPECT_EQ(seconds["n1"], 18000) << "09:30 to 14:30";
+  EXPECT_EQ(seconds["n2"], 17100) << "09:45 to 14:30";
+  // The identities' sums the same way.
+  std::map<std::string, int64_t> held;
+  for (const auto& [key, h] : loaded->hours.front().identities) {
+    held[loaded->identities.at(key.first).user] += h.held_ms / 1000;
+  }
+  EXPECT_EQ(held, (std::map<std::string, int64_t>{{"alice", 18000}, {"bob", 17100}}));
+  bool read_at_run_end = false, increase_for_n2 = false;
+  for (const auto& [q, at] : asked) {
+    read_at_run_end |= q.find("last_over_time(cgov_gpu_phase_seconds_total[1h])") != q.npos &&
+                       at == S("2026-11-16T14:00Z");
+    increase_for_n2 |= q.find("cgov_gpu_phase_seconds_total{Hostname=~\"n2\"}[1800000ms]") !=
+                           q.npos &&
+                       at == S("2026-11-16T14:30Z");
+  }
+  EXPECT_FALSE(read_at_run_end) << "carried, not read";
+  EXPECT_TRUE(increase_for_n2);
 }
 
 }  // namespace cgov::cli
