@@ -24,6 +24,9 @@ constexpr char kIdentityLabels[] = "Hostname, user, project, team, namespace, po
 constexpr char kIdentityLabelsWithoutPods[] = "Hostname, user, project, team, namespace";
 
 constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
+// A counter that fell by more than this (a millisecond of a seconds counter) was reset; less is
+// the rounding of floating-point values summed in another order.
+constexpr double kFallMargin = 1e-3;
 // Auto reads the rules for windows of a day or more: shorter ones are cheap from raw counters.
 constexpr int64_t kAutoRulesMinWindowMs = 24 * kHourMs;
 
@@ -62,25 +65,6 @@ std::optional<size_t> PhaseSlot(const std::string& key) {
   return std::nullopt;
 }
 
-// Each series' value in an instant answer, by its label set.
-std::unordered_map<std::string, double> ValuesOf(const std::vector<PromSeries>& answer) {
-  std::unordered_map<std::string, double> values;
-  for (const PromSeries& s : answer) {
-    if (!s.points.empty()) values[s.LabelKey()] = s.points[0].second;
-  }
-  return values;
-}
-
-// Adds each series' (only) value to `values`, by its label set.
-void AddValues(const std::vector<PromSeries>& answer,
-               std::unordered_map<std::string, double>* values) {
-  for (const PromSeries& s : answer) {
-    if (!s.points.empty() && !std::isnan(s.points[0].second)) {
-      (*values)[s.LabelKey()] += s.points[0].second;
-    }
-  }
-}
-
 class FleetBuilder {
  public:
   FleetBuilder(const PrometheusSource& prometheus, int64_t since_ms, int64_t until_ms,
@@ -111,7 +95,7 @@ class FleetBuilder {
                                                   const Span& span);
   Result<std::vector<PromSeries>> SpanSum(const char* counter, const std::string& by,
                                           const Span& span, std::vector<PromSeries> end,
-                                          const std::unordered_map<std::string, double>& base,
+                                          std::vector<PromSeries> start,
                                           const std::set<std::string>& restarted);
   const char* IdentityLabels() const {
     return options_.pods ? kIdentityLabels : kIdentityLabelsWithoutPods;
@@ -143,21 +127,6 @@ class FleetBuilder {
   std::map<uint32_t, GpuHour> run_totals_;
   std::map<int64_t, GpuUsage> fleet_hours_;
   int64_t rule_hours_ = 0;
-  // Values at a span's end carried over a rule run: what the raw counters read at the run's
-  // start plus the run's sums is each series' value at its end, so the raw span after the run
-  // does not read it again (a pass over the fleet's series saved per counter). A host whose
-  // daemon restarted within the run is read as before: its tick counter, read for real at the
-  // run's end (a thousand series, cheap), does not equal the carried one.
-  struct Carry {
-    int64_t at_ms = -1;  // the time the values stand for; -1: none
-    std::array<std::unordered_map<std::string, double>, 2> gpu;  // by label set; [busy]
-    std::unordered_map<std::string, double> ticks;               // by host
-    std::array<std::unordered_map<std::string, double>, 3> identity;  // attributed, held, idle
-  };
-  Carry gpu_carry_, identity_carry_;
-  // The hosts whose carried values do not hold (their daemon restarted within the run before
-  // the raw span starting then), by that span's start.
-  std::map<int64_t, std::set<std::string>> restarted_in_run_;
 };
 
 void AddToUsage(size_t slot, double value, bool busy, GpuUsage* u) {
@@ -265,13 +234,10 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
   // evenly spaced in one range query (one pass over each series, whatever the run's length: the
   // window's hours; an edge's two ends) and any other alone. With `stretches`, a run's stretches
   // are as long as its step, for a query whose range is the stretch before each time.
-  // The values at `from` carried over the rule run before (Carry): not read again, but for
-  // the hosts whose daemon restarted in the run, found by their ticks read at `from`.
-  const bool carried = gpu_carry_.at_ms == from_ms;
   std::vector<PromRequest> requests;
   auto reads = [&](bool stretches, const std::function<std::string(int64_t range_ms)>& query) {
     const size_t first = requests.size();
-    for (size_t i = stretches || carried ? 1 : 0, j = i; i <= n; i = j + 1) {
+    for (size_t i = stretches ? 1 : 0, j = i; i <= n; i = j + 1) {
       const int64_t step = i < n ? times[i + 1] - times[i] : 0;
       j = i;
       if (step > 0 && (!stretches || times[i] - times[i - 1] == step)) {
@@ -300,28 +266,7 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
                          GpuCounter(busy));
     });
   }
-  // The ticks at either end: at `from` against the carried ones, at `to` to carry.
-  const std::string ticks = "sum by (Hostname) (last_over_time(cgov_ticks_total[1h]))";
-  const size_t ticks_at = requests.size();
-  requests.push_back({.expr = ticks, .time_s = Seconds(to_ms)});
-  if (carried) requests.push_back({.expr = ticks, .time_s = Seconds(from_ms)});
   CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
-  Carry next;
-  next.at_ms = to_ms;
-  for (const PromSeries& s : answers[ticks_at]) {
-    if (!s.points.empty()) next.ticks[s.Label("Hostname")] = s.points[0].second;
-  }
-  std::set<std::string> restarted_in_run;
-  if (carried) {
-    for (const PromSeries& s : answers[ticks_at + 1]) {
-      auto carried_ticks = gpu_carry_.ticks.find(s.Label("Hostname"));
-      if (s.points.empty() || carried_ticks == gpu_carry_.ticks.end()) continue;
-      if (std::abs(s.points[0].second - carried_ticks->second) > 0.5) {
-        restarted_in_run.insert(s.Label("Hostname"));
-      }
-    }
-    restarted_in_run_[from_ms] = restarted_in_run;
-  }
   // The series of the requests [from, to) as one list.
   auto collect = [&](std::pair<size_t, size_t> at) {
     std::vector<PromSeries> out;
@@ -344,21 +289,13 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
       if (std::optional<size_t> k = index_of(t)) restarted[*k].insert(s.Label("Hostname"));
     }
   }
-  // Restarted in the run: the first stretch is read with Increase() for them.
-  restarted[1].insert(restarted_in_run.begin(), restarted_in_run.end());
   for (bool busy : {false, true}) {
     std::vector<PromSeries> read_values = collect(values_at[busy]);
     // Each series' values by time index (NaN: none read).
     std::map<std::string, std::pair<PromSeries, std::vector<double>>> by;
     for (PromSeries& s : read_values) {
       auto [it, added] = by.try_emplace(s.LabelKey());
-      if (added) {
-        it->second.second.assign(n + 1, std::nan(""));
-        if (carried) {
-          auto value = gpu_carry_.gpu[busy].find(it->first);
-          if (value != gpu_carry_.gpu[busy].end()) it->second.second[0] = value->second;
-        }
-      }
+      if (added) it->second.second.assign(n + 1, std::nan(""));
       for (const auto& [t, value] : s.points) {
         if (std::optional<size_t> k = index_of(t)) it->second.second[*k] = value;
       }
@@ -378,7 +315,7 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
           continue;
         }
         double base = before.value_or(0);
-        if (value < base) {
+        if (value < base - kFallMargin) {
           if (before_at == k - 1) {  // it fell within the stretch: a restart the ticks missed
             again[k].insert(host);
             before = value, before_at = k;
@@ -390,7 +327,6 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
         AddGpuPoint(s, HourOf(times[k - 1]), value - base, busy);
         before = value, before_at = k;
       }
-      if (!std::isnan(values[n])) next.gpu[busy][labels] = values[n];
     }
     for (size_t k = 1; k <= n; ++k) {
       if (again[k].empty()) continue;
@@ -406,7 +342,6 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
       }
     }
   }
-  gpu_carry_ = std::move(next);
   return Status::Ok();
 }
 
@@ -473,22 +408,11 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
     return {.expr = fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy), fleet_rule)),
             .start_s = first, .end_s = last, .step_s = 3600};
   };
-  // Asked at once: the GPUs' totals over the run, the fleet's hours and the hosts' ticks (cheap;
-  // carried with the totals to the raw span after the run).
+  // Asked at once: the GPUs' totals over the run, and the fleet's hours (cheap).
   CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> totals,
                         prom_.QueryAll({SpanSumRequests(GpuCounter(false), kGpuPhaseLabels, run)[0],
                                         SpanSumRequests(GpuCounter(true), kGpuPhaseLabels, run)[0],
-                                        fleet_hours(false, true), fleet_hours(true, true),
-                                        SpanSumRequests("cgov_ticks_total", "Hostname", run)[0]}));
-  if (gpu_carry_.at_ms == run.from_ms) {
-    gpu_carry_.at_ms = run.to_ms;
-    for (bool busy : {false, true}) AddValues(totals[busy], &gpu_carry_.gpu[busy]);
-    for (const PromSeries& s : totals[4]) {
-      if (!s.points.empty()) gpu_carry_.ticks[s.Label("Hostname")] += s.points[0].second;
-    }
-  } else {
-    gpu_carry_ = Carry();
-  }
+                                        fleet_hours(false, true), fleet_hours(true, true)}));
   std::set<std::tuple<std::string, std::string, std::string>> gpus;
   for (bool busy : {false, true}) {
     for (const PromSeries& s : totals[busy]) {
@@ -571,20 +495,27 @@ std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, cons
            .time_s = Seconds(span.from_ms)}};
 }
 
-// `end`: the first answer of SpanSumRequests() (over rules, the only one); `base`: the sums'
-// values at the span's start (its second answer, or carried over a run).
-Result<std::vector<PromSeries>> FleetBuilder::SpanSum(
-    const char* counter, const std::string& by, const Span& span, std::vector<PromSeries> end,
-    const std::unordered_map<std::string, double>& base, const std::set<std::string>& restarted) {
+// `end` and `start`: the answers of SpanSumRequests() (over rules, the one answer and none).
+Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const std::string& by,
+                                                      const Span& span,
+                                                      std::vector<PromSeries> end,
+                                                      std::vector<PromSeries> start,
+                                                      const std::set<std::string>& restarted) {
   if (span.rules) return end;
   const int64_t range = span.to_ms - span.from_ms;
+  std::unordered_map<std::string, double> base;
+  for (const PromSeries& s : start) {
+    if (!s.points.empty()) base[s.LabelKey()] = s.points[0].second;
+  }
   std::set<std::string> hosts = restarted;
   auto base_of = [&](const PromSeries& s) {
     auto it = base.find(s.LabelKey());
     return it == base.end() ? 0.0 : it->second;
   };
   for (const PromSeries& s : end) {
-    if (!s.points.empty() && s.points[0].second < base_of(s)) hosts.insert(s.Label("Hostname"));
+    if (!s.points.empty() && s.points[0].second < base_of(s) - kFallMargin) {
+      hosts.insert(s.Label("Hostname"));
+    }
   }
   std::vector<PromSeries> out;
   for (PromSeries& s : end) {
@@ -619,57 +550,29 @@ Status FleetBuilder::AddIdentities(const Span& span) {
                              Sum{"cgov_identity_held_seconds_total", IdentityLabels()},
                              Sum{"cgov_identity_idle_held_seconds_total", IdentityLabels()},
                              Sum{"cgov_ticks_total", "Hostname"}};
-  // The identity sums' values at a raw span's start carried over the run before it (Carry):
-  // not read again. The ticks are cheap and read anyway.
-  const bool carried = !span.rules && identity_carry_.at_ms == span.from_ms;
   std::vector<PromRequest> requests;
   if (!span.rules) {
     requests.push_back({.expr = fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
                                             span.to_ms - span.from_ms + 5 * 60'000),
                         .time_s = at});
   }
-  for (size_t k = 0; k < sums.size(); ++k) {
-    sums[k].first = requests.size();
-    std::vector<PromRequest> asked = SpanSumRequests(sums[k].counter, sums[k].by, span);
-    if (carried && k < identity_carry_.identity.size()) asked.resize(1);  // the end alone
-    for (PromRequest& r : asked) requests.push_back(std::move(r));
+  for (Sum& sum : sums) {
+    sum.first = requests.size();
+    for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span)) {
+      requests.push_back(std::move(r));
+    }
   }
   CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
   std::set<std::string> restarted;
   if (!span.rules) {
     for (const PromSeries& s : answers[0]) restarted.insert(s.Label("Hostname"));
-    if (carried) {
-      auto in_run = restarted_in_run_.find(span.from_ms);
-      if (in_run != restarted_in_run_.end()) {
-        restarted.insert(in_run->second.begin(), in_run->second.end());
-      }
-    }
-  }
-  // What is carried to the span after this one: over raw counters the sums' values at this
-  // span's end; over a run, what was carried to its start plus the run's sums.
-  Carry next;
-  if (!span.rules || identity_carry_.at_ms == span.from_ms) {
-    next.at_ms = span.to_ms;
-    for (size_t k = 0; k < next.identity.size(); ++k) {
-      const std::vector<PromSeries>& end = answers[sums[k].first];
-      if (span.rules) {
-        next.identity[k] = std::move(identity_carry_.identity[k]);
-        AddValues(end, &next.identity[k]);
-      } else {
-        next.identity[k] = ValuesOf(end);
-      }
-    }
   }
   // Sum k's figures from its answers.
   auto sum_of = [&](size_t k) {
     const Sum& sum = sums[k];
-    std::unordered_map<std::string, double> base;
-    if (!span.rules) {
-      base = carried && k < identity_carry_.identity.size()
-                 ? std::move(identity_carry_.identity[k])
-                 : ValuesOf(answers[sum.first + 1]);
-    }
-    return SpanSum(sum.counter, sum.by, span, std::move(answers[sum.first]), base, restarted);
+    return SpanSum(sum.counter, sum.by, span, std::move(answers[sum.first]),
+                   span.rules ? std::vector<PromSeries>() : std::move(answers[sum.first + 1]),
+                   restarted);
   };
   CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed, sum_of(0));
   auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
@@ -708,7 +611,6 @@ Status FleetBuilder::AddIdentities(const Span& span) {
       first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
     }
   }
-  identity_carry_ = std::move(next);
   return Status::Ok();
 }
 
