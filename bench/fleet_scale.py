@@ -8,11 +8,11 @@ default query limits) starts on it on loopback; `promtool tsdb create-blocks-fro
 the cgov-hourly recording rules of deploy/prometheus/cgov-rules.yml; Prometheus restarts with them.
 Then the report runs over the whole day and over 6 h and 12 h of it, from the raw counters and
 from the rules, `--by user` and `--by project`: wall time (median of --repeat), cgov's VmHWM
-(getrusage of the child), and Prometheus's VmHWM. Every report's phase totals are checked against
-the generator's own to the GPU-second.
+(getrusage of the child), Prometheus' CPU time for the report (median) and its VmHWM. Every
+report's phase totals are checked against the generator's own to the GPU-second.
 
   bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--windows 6,12,24]
-                       [--hours 24] [--work DIR | --keep DIR]
+                       [--hours 24] [--work DIR | --keep DIR] [--parallel 4]
 
 --hours sets the history's length (720 for a month; the windows end at its end). --keep DIR builds
 the TSDB in DIR/<nodes>n<hours>h and leaves it there, and a later run with the same --keep reuses
@@ -100,6 +100,12 @@ class Prometheus:
                 return time.monotonic() - start
         return time.monotonic() - start
 
+    def cpu_seconds(self):
+        """Prometheus' CPU time so far (utime + stime): what a report costs the server."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=120)
@@ -112,14 +118,15 @@ def run(argv, **kw):
     return r
 
 
-def report(build, url, since, until, by, rules, work):
+def report(build, url, since, until, by, rules, work, parallel):
     """One report: (wall seconds, cgov's VmHWM in KiB from its own rusage, parsed JSON)."""
     out_path, err_path = os.path.join(work, "report.json"), os.path.join(work, "report.err")
     with open(out_path, "w") as out, open(err_path, "w") as err:
         t0 = time.monotonic()
         proc = subprocess.Popen([os.path.join(build, "cgov"), "report", "--prometheus", url,
                                  "--format", "json", "--since", since, "--until", until, "--by", by,
-                                 "--recording-rules", rules], stdout=out, stderr=err)
+                                 "--recording-rules", rules, "--prometheus-parallel",
+                                 str(parallel)], stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -141,9 +148,10 @@ def main():
     ap.add_argument("--hours", type=int, default=24, help="the history's length")
     ap.add_argument("--work", default=None, help="where the temporary work folders go")
     ap.add_argument("--keep", default=None, help="keep (and reuse) each TSDB under this folder")
+    ap.add_argument("--parallel", type=int, default=4, help="cgov report --prometheus-parallel")
     a = ap.parse_args()
     print(f"{'nodes':>6} {'GPUs':>6} {'window':>6} {'rules':>5} {'by':>8} {'wall s':>8} "
-          f"{'cgov HWM MiB':>12} {'prom HWM MiB':>12}  totals")
+          f"{'cgov HWM MiB':>12} {'prom CPU s':>10} {'prom HWM MiB':>12}  totals")
     for nodes in [int(n) for n in a.nodes.split(",")]:
         if a.keep:
             work = os.path.join(a.keep, f"{nodes}n{a.hours}h")
@@ -206,10 +214,12 @@ def reports(a, nodes, work, prom, truth):
             since = until - hours * 3600 - (60 if hours == a.hours else 0)
             for rules in ("off", "on"):
                 for by in ("user", "project"):
-                    walls, hwms, body = [], [], None
+                    walls, hwms, cpus, body = [], [], [], None
                     for _ in range(a.repeat):
+                        cpu = prom.cpu_seconds()
                         wall, hwm, body = report(a.build, prom.url, iso(since), iso(until), by, rules,
-                                                work)
+                                                work, a.parallel)
+                        cpus.append(prom.cpu_seconds() - cpu)
                         walls.append(wall)
                         hwms.append(hwm)
                     ok = "-"
@@ -221,6 +231,7 @@ def reports(a, nodes, work, prom, truth):
                         ok = "exact" if not bad else "OFF: " + ",".join(bad)
                     print(f"{nodes:>6} {nodes * 8:>6} {hours:>5}h {rules:>5} {by:>8} "
                           f"{statistics.median(walls):>8.2f} {max(hwms) / 1024:>12.0f} "
+                          f"{statistics.median(cpus):>10.1f} "
                           f"{vm_hwm_kib(prom.proc.pid) / 1024:>12.0f}  {ok}", flush=True)
     finally:
         prom.stop()
