@@ -404,9 +404,11 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
   const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
   // The fleet's hours by phase, for the heatmap when the GPUs come as totals: from the fleet
   // rules (a few series by GPU model), or where a rule file predates them, from the GPUs' rules.
-  auto fleet_hours = [&](bool busy, bool fleet_rule) -> PromRequest {
-    return {.expr = fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy), fleet_rule)),
-            .start_s = first, .end_s = last, .step_s = 3600};
+  auto hourly = [&](std::string expr) -> PromRequest {  // each evaluation of the run
+    return {.expr = std::move(expr), .start_s = first, .end_s = last, .step_s = 3600};
+  };
+  auto fleet_hours = [&](bool busy, bool fleet_rule) {
+    return hourly(fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy), fleet_rule)));
   };
   // Asked at once: the GPUs' totals over the run, and the fleet's hours (cheap).
   CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> totals,
@@ -428,10 +430,7 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
   if (static_cast<int64_t>(gpus.size()) * hours <= options_.hourly_point_budget) {
     CGOV_ASSIGN_OR_RETURN(
         std::vector<std::vector<PromSeries>> results,
-        prom_.QueryAll({{.expr = RuleOf(GpuCounter(false)), .start_s = first, .end_s = last,
-                         .step_s = 3600},
-                        {.expr = RuleOf(GpuCounter(true)), .start_s = first, .end_s = last,
-                         .step_s = 3600}}));
+        prom_.QueryAll({hourly(RuleOf(GpuCounter(false))), hourly(RuleOf(GpuCounter(true)))}));
     for (bool busy : {false, true}) {
       for (const PromSeries& s : results[busy]) {
         for (const auto& [t, value] : s.points) {

@@ -49,6 +49,27 @@ json GpuLabels(const char* phase) {
   return {{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"gpu", "0"}, {"modelName", "NVIDIA H100"},
           {"pci_bus_id", "00000000:18:00.0"}, {"phase", phase}};
 }
+// A productive GPU of its own on `host`.
+json ProductiveGpuOn(const std::string& host) {
+  json l = GpuLabels("productive");
+  l["Hostname"] = host;
+  l["UUID"] = "GPU-" + host;
+  return l;
+}
+// Each host's productive seconds by hour, counted from `first_hour`.
+std::map<std::string, std::map<int64_t, int64_t>> ProductiveSecondsByHost(const HistoryInput& in,
+                                                                           int64_t first_hour) {
+  std::map<uint32_t, std::string> host_of;
+  for (const GpuRecord& g : in.gpus) host_of[g.id] = g.host;
+  std::map<std::string, std::map<int64_t, int64_t>> seconds;
+  for (const HourBucket& b : in.hours) {
+    for (const auto& [id, g] : b.gpus) {
+      const int64_t ms = g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+      if (ms != 0) seconds[host_of[id]][b.hour - first_hour] += ms / 1000;
+    }
+  }
+  return seconds;
+}
 json Identity(json extra = json::object()) {
   json l = {{"Hostname", "n1"}, {"user", "alice"}, {"project", "llm"}};
   l.update(extra);
@@ -774,12 +795,7 @@ void CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(int parallel) {
   SCOPED_TRACE(fmt::format("{} at once", parallel));
   const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
   const int64_t until = *ParseTimestampMs("2026-11-16T14:00:00Z");
-  auto labels = [](const std::string& host) {
-    json l = GpuLabels("productive");
-    l["Hostname"] = host;
-    l["UUID"] = "GPU-" + host;
-    return l;
-  };
+  auto labels = ProductiveGpuOn;
   auto matrix = [](json result) {
     return json{{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}
         .dump();
@@ -824,16 +840,7 @@ void CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(int parallel) {
   prom->set_parallel(parallel);
   Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOff});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  std::map<uint32_t, std::string> host_of;
-  for (const GpuRecord& g : loaded->gpus) host_of[g.id] = g.host;
-  std::map<std::string, std::map<int64_t, int64_t>> seconds;  // host -> hour -> productive s
-  const int64_t h10 = since / kHourMs;
-  for (const HourBucket& b : loaded->hours) {
-    for (const auto& [id, g] : b.gpus) {
-      const int64_t ms = g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
-      if (ms != 0) seconds[host_of[id]][b.hour - h10] = ms / 1000;
-    }
-  }
+  auto seconds = ProductiveSecondsByHost(*loaded, since / kHourMs);  // host -> hour -> s
   using Hours = std::map<int64_t, int64_t>;
   // 10:00-11:00: no value at 10:00, so each counts from zero (born in the window).
   EXPECT_EQ(seconds["n1.example"], (Hours{{0, 3600}, {1, 3600}, {2, 2800}, {3, 3600}}));
@@ -867,12 +874,7 @@ TEST(FleetLoad, ADaemonRestartWithinARunIsCountedOnce) {
     if (t < S("2026-11-16T09:45Z")) return std::nullopt;
     return t < S("2026-11-16T10:05Z") ? t - S("2026-11-16T09:45Z") : t - S("2026-11-16T10:05Z");
   };
-  auto gpu = [](const std::string& host) {
-    json l = GpuLabels("productive");
-    l["Hostname"] = host;
-    l["UUID"] = "GPU-" + host;
-    return l;
-  };
+  auto gpu = ProductiveGpuOn;
   auto server = Serve([&](const ServedRequest& r) {
     ServedResponse out;
     out.content_type = "application/json";
@@ -954,13 +956,9 @@ TEST(FleetLoad, ADaemonRestartWithinARunIsCountedOnce) {
   prom->set_parallel(3);
   Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOn});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  std::map<uint32_t, std::string> host_of;
-  for (const GpuRecord& g : loaded->gpus) host_of[g.id] = g.host;
   std::map<std::string, int64_t> seconds;
-  for (const HourBucket& b : loaded->hours) {
-    for (const auto& [id, g] : b.gpus) {
-      seconds[host_of[id]] += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)] / 1000;
-    }
+  for (const auto& [host, hours] : ProductiveSecondsByHost(*loaded, 0)) {
+    for (const auto& [hour, s] : hours) seconds[host] += s;
   }
   EXPECT_EQ(seconds["n1"], 18000) << "09:30 to 14:30";
   EXPECT_EQ(seconds["n2"], 17100) << "09:45 to 14:30";
