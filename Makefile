@@ -72,8 +72,10 @@ bench: build
 	@bash bench/kube_overhead.sh $(BUILD)
 	@/usr/bin/python3 bench/fleet_scale.py $(BUILD)
 	@if command -v nvidia-smi >/dev/null 2>&1; then \
-	  echo "== what each NVML call costs on this driver (docs/validation.md) =="; \
-	  $(BUILD)/cgov_nvml_calls; fi
+	  echo "== what each NVML call costs on this driver, back to back and once a second (docs/validation.md) =="; \
+	  $(BUILD)/cgov_nvml_calls --paced 1000:10; \
+	  echo "== cgov daemon and cgov run on this driver, from outside the process =="; \
+	  python3 bench/real_driver_overhead.py $(BUILD) $(BUILD)/real-overhead; fi
 	@echo "== /metrics under load (cgov daemon --listen, 8 simulated H100s) =="
 	@$(BUILD)/cgov_scrape_load $(BUILD)/cgov $(BUILD)/fake_nvml/full/libnvidia-ml.so.1 \
 	  tests/fake_nvml/scenarios/h100x8.json

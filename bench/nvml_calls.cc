@@ -3,8 +3,15 @@
 // calls, then the same for cgov's own paths (NvmlSource::Open, ReadFast, ReadSlow). The fake
 // driver's figures say little; run it on a GPU host (docs/validation.md has what one said).
 //
-// Usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N]   (default: the system's NVML, GPU 0,
-// 200 repetitions). Prints a Markdown table; exit 1 when NVML does not open or has no such GPU.
+// Back to back, a driver may answer from what it read for the call before. So, with --paced MS:N,
+// a second table: N rounds MS apart, each making every call once in the order a daemon tick does
+// (fast fields, process lists, per-process utilization, events, GPM with a fresh sample each
+// round), then NvmlSource::ReadSlow: what each call costs when it comes once a tick. The GPM
+// metrics are asked in groups, one group a round in turn, to show which of them cost.
+//
+// Usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N] [--paced MS:N]   (default: the
+// system's NVML, GPU 0, 200 repetitions, no paced rounds). Prints Markdown tables; exit 1 when
+// NVML does not open or has no such GPU.
 #include <time.h>
 
 #include <algorithm>
@@ -13,7 +20,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "os/clock.h"
@@ -63,6 +73,207 @@ Timing Time(int reps, const std::function<nvml::nvmlReturn_t()>& call, nvml::nvm
   return t;
 }
 
+// The GPM metrics ReadGpm asks for, and groups of them for the paced rounds.
+struct MetricGroup {
+  const char* name;
+  std::vector<unsigned int> ids;
+};
+const std::vector<MetricGroup>& MetricGroups() {
+  static const std::vector<MetricGroup> groups = {
+      {"all 9, as ReadGpm asks",
+       {nvml::NVML_GPM_METRIC_GRAPHICS_UTIL, nvml::NVML_GPM_METRIC_SM_UTIL,
+        nvml::NVML_GPM_METRIC_SM_OCCUPANCY, nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+        nvml::NVML_GPM_METRIC_DRAM_BW_UTIL, nvml::NVML_GPM_METRIC_PCIE_TX_PER_SEC,
+        nvml::NVML_GPM_METRIC_PCIE_RX_PER_SEC, nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
+        nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC}},
+      {"activity: graphics, SM, occupancy, tensor, DRAM",
+       {nvml::NVML_GPM_METRIC_GRAPHICS_UTIL, nvml::NVML_GPM_METRIC_SM_UTIL,
+        nvml::NVML_GPM_METRIC_SM_OCCUPANCY, nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+        nvml::NVML_GPM_METRIC_DRAM_BW_UTIL}},
+      {"PCIe TX, RX",
+       {nvml::NVML_GPM_METRIC_PCIE_TX_PER_SEC, nvml::NVML_GPM_METRIC_PCIE_RX_PER_SEC}},
+      {"NVLink TX, RX",
+       {nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
+        nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC}},
+  };
+  return groups;
+}
+
+nvml::nvmlReturn_t GetMetrics(const NvmlFunctions& f, nvml::nvmlGpmMetricsGet_t* request,
+                              nvml::nvmlGpmSample_t older, nvml::nvmlGpmSample_t newer,
+                              const std::vector<unsigned int>& ids) {
+  std::memset(request, 0, sizeof(*request));
+  request->version = nvml::NVML_GPM_METRICS_GET_VERSION;
+  request->numMetrics = static_cast<unsigned int>(ids.size());
+  request->sample1 = older;
+  request->sample2 = newer;
+  for (size_t i = 0; i < ids.size(); ++i) request->metrics[i].metricId = ids[i];
+  return f.gpm_metrics_get(request);
+}
+
+// N rounds `period_ms` apart, each making every call once (see the file's comment); Print gives
+// each call's median and largest CPU a round and its last result.
+class PacedRounds {
+ public:
+  PacedRounds(NvmlSource& source, nvml::nvmlDevice_t d)
+      : source_(source), f_(source.library().fn()), d_(d) {
+    events_ =
+        f_.event_set_create && f_.register_events && f_.event_wait && f_.event_set_free &&
+        f_.event_set_create(&set_) == nvml::NVML_SUCCESS &&
+        f_.register_events(d, nvml::nvmlEventTypeXidCriticalError, set_) == nvml::NVML_SUCCESS;
+    gpm_ = f_.gpm_sample_alloc && f_.gpm_sample_get && f_.gpm_metrics_get && f_.gpm_sample_free;
+    if (gpm_) {
+      f_.gpm_sample_alloc(&gpm_samples_[0]);
+      f_.gpm_sample_alloc(&gpm_samples_[1]);
+      f_.gpm_sample_get(d, gpm_samples_[0]);
+    }
+    source_.ReadSlow(&slow_);  // primes its GPM
+  }
+  ~PacedRounds() {
+    if (set_ != nullptr) f_.event_set_free(set_);
+    for (nvml::nvmlGpmSample_t s : gpm_samples_) {
+      if (s != nullptr) f_.gpm_sample_free(s);
+    }
+  }
+
+  void Run(int period_ms, int rounds) {
+    auto next = std::chrono::steady_clock::now();
+    for (int round = 0; round < rounds; ++round) {
+      next += std::chrono::milliseconds(period_ms);
+      std::this_thread::sleep_until(next);
+      FastCalls();
+      SlowCalls();
+      GpmCalls(round);
+      Time1("NvmlSource::ReadSlow (every GPU)", true, [&] {
+        source_.ReadSlow(&slow_);
+        return nvml::NVML_SUCCESS;
+      });
+    }
+    std::printf("\n%d rounds %d ms apart, each call once a round:\n\n", rounds, period_ms);
+    Print();
+  }
+
+ private:
+  void Time1(const std::string& what, bool present,
+             const std::function<nvml::nvmlReturn_t()>& call) {
+    if (!present) return;
+    nvml::nvmlReturn_t ret = nvml::NVML_SUCCESS;
+    Timing t = Time(1, call, &ret);
+    if (!timings_.count(what)) order_.push_back(what);
+    Timing& all = timings_[what];
+    all.wall_us.push_back(t.wall_us[0]);
+    all.cpu_us.push_back(t.cpu_us[0]);
+    results_[what] = ret;
+  }
+
+  void FastCalls() {
+    unsigned int u = 0, u2 = 0;
+    unsigned long long ull = 0;
+    nvml::nvmlUtilization_t util{};
+    nvml::nvmlMemory_v2_t mem2{};
+    Time1("nvmlDeviceGetUtilizationRates", f_.utilization != nullptr,
+          [&] { return f_.utilization(d_, &util); });
+    Time1("nvmlDeviceGetMemoryInfo_v2", f_.memory_v2 != nullptr, [&] {
+      mem2.version = nvml::nvmlMemory_v2;
+      return f_.memory_v2(d_, &mem2);
+    });
+    Time1("nvmlDeviceGetPowerUsage", f_.power_usage != nullptr,
+          [&] { return f_.power_usage(d_, &u); });
+    Time1("nvmlDeviceGetEnforcedPowerLimit", f_.power_limit != nullptr,
+          [&] { return f_.power_limit(d_, &u); });
+    Time1("nvmlDeviceGetTemperature (GPU)", f_.temperature != nullptr,
+          [&] { return f_.temperature(d_, 0, &u); });
+    Time1("nvmlDeviceGetClockInfo (SM)", f_.clock_info != nullptr,
+          [&] { return f_.clock_info(d_, 1, &u); });
+    Time1("nvmlDeviceGetClockInfo (memory)", f_.clock_info != nullptr,
+          [&] { return f_.clock_info(d_, 2, &u); });
+    Time1("nvmlDeviceGetCurrentClocksEventReasons", f_.clock_reasons != nullptr,
+          [&] { return f_.clock_reasons(d_, &ull); });
+    Time1("nvmlDeviceGetEncoderUtilization", f_.encoder_util != nullptr,
+          [&] { return f_.encoder_util(d_, &u, &u2); });
+    Time1("nvmlDeviceGetDecoderUtilization", f_.decoder_util != nullptr,
+          [&] { return f_.decoder_util(d_, &u, &u2); });
+  }
+
+  void SlowCalls() {
+    const nvml::nvmlDeviceGetProcesses_fn lists[] = {f_.compute_procs, f_.graphics_procs,
+                                                     f_.mps_procs};
+    const char* names[] = {"compute", "graphics", "MPS"};
+    for (int k = 0; k < 3; ++k) {
+      Time1(std::string("nvmlDevice*RunningProcesses (") + names[k] + ")", lists[k] != nullptr,
+            [&] {
+              unsigned int count = 64;
+              return lists[k](d_, &count, procs_.data());
+            });
+    }
+    Time1("nvmlDeviceGetProcessUtilization", f_.process_utilization != nullptr, [&] {
+      // As cgov calls it: the buffer grown to what the driver asks (the second try is in the
+      // time, as it is in cgov's the first time).
+      unsigned int count = 0;
+      nvml::nvmlReturn_t ret = nvml::NVML_ERROR_INSUFFICIENT_SIZE;
+      for (int attempt = 0; attempt < 3 && ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+        count = static_cast<unsigned int>(samples_.size());
+        ret = f_.process_utilization(d_, samples_.data(), &count, last_seen_);
+        if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) samples_.resize(count + 8);
+      }
+      if (ret == nvml::NVML_SUCCESS) {
+        for (unsigned k = 0; k < count; ++k) {
+          last_seen_ = std::max(last_seen_, samples_[k].timeStamp);
+        }
+      }
+      return ret;
+    });
+    Time1("nvmlEventSetWait_v2 (timeout 0)", events_, [&] {
+      nvml::nvmlEventData_t data{};
+      return f_.event_wait(set_, &data, 0);
+    });
+  }
+
+  // A fresh sample each round, and one group of metrics over it and the round before's.
+  void GpmCalls(int round) {
+    if (!gpm_) return;
+    nvml::nvmlGpmSample_t older = gpm_samples_[round % 2], newer = gpm_samples_[(round + 1) % 2];
+    Time1("nvmlGpmSampleGet", true, [&] { return f_.gpm_sample_get(d_, newer); });
+    const MetricGroup& group = MetricGroups()[round % MetricGroups().size()];
+    Time1(std::string("nvmlGpmMetricsGet (") + group.name + ")", true,
+          [&] { return GetMetrics(f_, request_.get(), older, newer, group.ids); });
+    Time1("nvmlGpmMetricsGet again, the same two samples", true,
+          [&] { return GetMetrics(f_, request_.get(), older, newer, group.ids); });
+  }
+
+  void Print() {
+    std::printf(
+        "| call | result (last round) | rounds | median CPU µs | max CPU µs | median wall µs |\n");
+    std::printf("| --- | --- | ---: | ---: | ---: | ---: |\n");
+    for (const std::string& what : order_) {
+      const Timing& t = timings_[what];
+      const nvml::nvmlReturn_t ret = results_[what];
+      const std::string result =
+          ret == nvml::NVML_SUCCESS ? std::string("ok") : source_.library().Describe(ret);
+      std::printf("| %s | %s | %zu | %.1f | %.1f | %.1f |\n", what.c_str(), result.c_str(),
+                  t.cpu_us.size(), Median(t.cpu_us),
+                  *std::max_element(t.cpu_us.begin(), t.cpu_us.end()), Median(t.wall_us));
+    }
+  }
+
+  NvmlSource& source_;
+  const NvmlFunctions& f_;
+  nvml::nvmlDevice_t d_;
+  std::map<std::string, Timing> timings_;
+  std::map<std::string, nvml::nvmlReturn_t> results_;  // the last round's
+  std::vector<std::string> order_;
+  bool events_ = false;
+  bool gpm_ = false;
+  nvml::nvmlEventSet_t set_ = nullptr;
+  nvml::nvmlGpmSample_t gpm_samples_[2] = {nullptr, nullptr};
+  std::unique_ptr<nvml::nvmlGpmMetricsGet_t> request_ =
+      std::make_unique<nvml::nvmlGpmMetricsGet_t>();
+  std::vector<unsigned char> procs_ = std::vector<unsigned char>(64 * nvml::kMaxProcessEntryBytes);
+  std::vector<nvml::nvmlProcessUtilizationSample_t> samples_;
+  unsigned long long last_seen_ = 0;
+  std::vector<GpuSlowSample> slow_;
+};
+
 void Row(const std::string& what, const std::string& result, const Timing& t) {
   std::printf("| %s | %s | %.1f | %.1f | %.1f |\n", what.c_str(), result.c_str(), Median(t.wall_us),
               Median(t.cpu_us), *std::max_element(t.wall_us.begin(), t.wall_us.end()));
@@ -72,6 +283,7 @@ int Main(int argc, char** argv) {
   std::string lib;
   unsigned gpu = 0;
   int reps = 200;
+  int paced_ms = 0, paced_rounds = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--lib" && i + 1 < argc) {
@@ -80,8 +292,12 @@ int Main(int argc, char** argv) {
       gpu = static_cast<unsigned>(std::atoi(argv[++i]));
     } else if (arg == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--paced" && i + 1 < argc &&
+               std::sscanf(argv[++i], "%d:%d", &paced_ms, &paced_rounds) == 2 && paced_ms > 0 &&
+               paced_rounds > 0) {
     } else {
-      std::fprintf(stderr, "usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N]\n");
+      std::fprintf(stderr,
+                   "usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N] [--paced MS:N]\n");
       return 2;
     }
   }
@@ -227,22 +443,9 @@ int Main(int argc, char** argv) {
     time_call("nvmlGpmSampleGet", true, [&] { return f.gpm_sample_get(d, s1); });
     f.gpm_sample_get(d, s2);
     auto request = std::make_unique<nvml::nvmlGpmMetricsGet_t>();
-    const unsigned int ids[] = {nvml::NVML_GPM_METRIC_SM_UTIL, nvml::NVML_GPM_METRIC_SM_OCCUPANCY,
-                                nvml::NVML_GPM_METRIC_ANY_TENSOR_UTIL,
-                                nvml::NVML_GPM_METRIC_DRAM_BW_UTIL,
-                                nvml::NVML_GPM_METRIC_PCIE_TX_PER_SEC,
-                                nvml::NVML_GPM_METRIC_PCIE_RX_PER_SEC,
-                                nvml::NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC,
-                                nvml::NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC};
-    time_call("nvmlGpmMetricsGet (8 metrics)", true, [&] {
-      std::memset(request.get(), 0, sizeof(*request));
-      request->version = nvml::NVML_GPM_METRICS_GET_VERSION;
-      request->numMetrics = sizeof(ids) / sizeof(ids[0]);
-      request->sample1 = s1;
-      request->sample2 = s2;
-      for (unsigned i = 0; i < request->numMetrics; ++i) request->metrics[i].metricId = ids[i];
-      return f.gpm_metrics_get(request.get());
-    });
+    const MetricGroup& all = MetricGroups()[0];
+    time_call(std::string("nvmlGpmMetricsGet (") + all.name + "; the same two samples each time)",
+              true, [&] { return GetMetrics(f, request.get(), s1, s2, all.ids); });
     f.gpm_sample_free(s1);
     f.gpm_sample_free(s2);
   } else {
@@ -263,6 +466,7 @@ int Main(int argc, char** argv) {
         source.ReadSlow(&slow);
         return ok;
       }, &ok));
+  if (paced_rounds > 0) PacedRounds(source, d).Run(paced_ms, paced_rounds);
   Timing shutdown;  // nvmlShutdown and the samples' release: what every cgov process pays at exit
   const int64_t s0 = Ns(CLOCK_MONOTONIC);
   const int64_t p0 = Ns(CLOCK_PROCESS_CPUTIME_ID);

@@ -25,9 +25,33 @@ TEST(NvmlCallsE2E, TimesEveryCallCgovMakes) {
         "| nvmlDeviceGetTotalEnergyConsumption | ok |", "| nvmlDeviceGetPcieThroughput (TX) | ok |",
         "| nvmlDevice*RunningProcesses (compute processes) | ok |",
         "| nvmlDeviceGetProcessUtilization | ok |", "| nvmlGpmSampleGet | ok |",
-        "| nvmlGpmMetricsGet (8 metrics) | ok |", "| NvmlSource::ReadFast (every GPU) | ok |",
-        "| NvmlSource::ReadSlow (every GPU) | ok |", "| ~NvmlSource (nvmlShutdown"}) {
+        "| nvmlGpmMetricsGet (all 9, as ReadGpm asks; the same two samples each time) | ok |",
+        "| NvmlSource::ReadFast (every GPU) | ok |", "| NvmlSource::ReadSlow (every GPU) | ok |",
+        "| ~NvmlSource (nvmlShutdown"}) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  }
+}
+
+// Paced rounds: every call once a round, as a daemon tick makes it, with its last result.
+TEST(NvmlCallsE2E, PacedRoundsTimeEachCallOnceARound) {
+  if (access(NvmlCalls().c_str(), X_OK) != 0) GTEST_SKIP() << "built without benchmarks";
+  RunResult r = RunProgram({NvmlCalls(), "--reps", "1", "--paced", "20:4"},
+                           {{"CGOV_NVML_LIB", FakeNvml("full")},
+                            {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t paced = r.out.find("4 rounds 20 ms apart, each call once a round:");
+  ASSERT_NE(paced, std::string::npos) << r.out;
+  const std::string table = r.out.substr(paced);
+  for (const char* row :
+       {"| nvmlDeviceGetUtilizationRates | ok | 4 |", "| nvmlGpmSampleGet | ok | 4 |",
+        "| nvmlDevice*RunningProcesses (compute) | ok | 4 |",
+        "| nvmlEventSetWait_v2 (timeout 0) | ", "| NvmlSource::ReadSlow (every GPU) | ok | 4 |",
+        "| nvmlGpmMetricsGet (all 9, as ReadGpm asks) | ok | 1 |",
+        "| nvmlGpmMetricsGet (NVLink TX, RX) | ok | 1 |"}) {
+    EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
+  }
+  for (const char* bad : {"0:4", "20:0", "20", "x:y"}) {
+    EXPECT_EQ(RunProgram({NvmlCalls(), "--paced", bad}, {}).exit_code, 2) << bad;
   }
 }
 
