@@ -11,6 +11,15 @@
 // counter is read only by those who ask and at most every SetEnergyPeriod; and
 // nvmlDeviceGetPcieThroughput, which sleeps ~20 ms and spends ~0.7 ms of CPU a call, so a GPU with
 // GPM (Hopper and later) takes its PCIe rates from GPM instead and the call is never made.
+//
+// On that driver a few more calls each wait on an RPC to the GPU's firmware (GSP) and spend a
+// millisecond or more of CPU a call, found with perf on an H200 (docs/validation.md):
+// nvmlDeviceGetProcessUtilization (~2.4 ms) and nvmlGpmMetricsGet when it is asked for any
+// activity metric (SM, occupancy, tensor, DRAM, graphics: ~1-1.9 ms; PCIe and NVLink alone cost
+// ~4 us). So ReadSlow asks per-process utilization only of a GPU with two or more processes
+// listed (the one process of a GPU is given the GPU's own utilization), and leaves the activity
+// metrics out of a GPM read when the GPU listed no process at either end of the sample window
+// and its utilization is 0 (they are then 0: without a process no kernel can run).
 #ifndef CGOV_TELEMETRY_NVML_SOURCE_H_
 #define CGOV_TELEMETRY_NVML_SOURCE_H_
 
@@ -122,7 +131,11 @@ class NvmlSource {
   // Lists one kind into *by_pid; false when the list could not be read.
   bool ListProcesses(size_t index, size_t list, std::vector<GpuProcess>* processes);
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
-  void ReadGpm(size_t index, GpuSlowSample* out);
+  // True when nvmlDeviceGetUtilizationRates answers 0 % for both the GPU and its memory now.
+  bool UtilizationIsZero(size_t index);
+  // `quiet`: the GPU ran nothing in the window (no process, 0 %): only PCIe and NVLink are asked,
+  // the activity metrics are 0.
+  void ReadGpm(size_t index, bool quiet, GpuSlowSample* out);
   // Reads GPU `index`'s remapped rows, or where the GPU has none its retired pages.
   nvml::nvmlReturn_t ReadMemoryHealth(size_t index, MemoryHealth* out);
   void Warn(std::string line);
@@ -162,6 +175,7 @@ class NvmlSource {
   std::vector<std::string> abi_warnings_;
   // Slow-path state (touched by ReadSlow only; Probe before it).
   std::vector<unsigned long long> last_seen_us_;
+  std::vector<bool> no_process_before_;  // the last read listed no process (processes known)
   std::vector<unsigned char> proc_bytes_;  // room for N entries of kMaxProcessEntryBytes
   std::vector<nvml::nvmlProcessUtilizationSample_t> util_buffer_;
   // GPM: two samples per GPU, the older one and the one taken now, alternating.

@@ -12,7 +12,7 @@ using nvml::nvmlReturn_t;
 
 // Each read takes a GPM sample; the metrics are the driver's over the time since the previous
 // one (so the first read has none).
-void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
+void NvmlSource::ReadGpm(size_t index, bool quiet, GpuSlowSample* out) {
   const NvmlFunctions& f = library_->fn();
   GpmState& g = gpm_[index];
   for (nvml::nvmlGpmSample_t& sample : g.samples) {
@@ -33,6 +33,9 @@ void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
       unsigned int id;
       std::optional<double> GpmMetrics::*field;
     };
+    // The activity metrics first (kActivity of them): each request that holds any of them costs
+    // the driver an RPC to the GPU's firmware; PCIe and NVLink alone do not.
+    static constexpr size_t kActivity = 5;
     static constexpr Wanted kWanted[] = {
         {nvml::NVML_GPM_METRIC_GRAPHICS_UTIL, &GpmMetrics::graphics_active_pct},
         {nvml::NVML_GPM_METRIC_SM_UTIL, &GpmMetrics::sm_active_pct},
@@ -46,21 +49,23 @@ void NvmlSource::ReadGpm(size_t index, GpuSlowSample* out) {
     };
     if (!gpm_request_) gpm_request_ = std::make_unique<nvml::nvmlGpmMetricsGet_t>();  // zeroed
     nvml::nvmlGpmMetricsGet_t& request = *gpm_request_;  // only the slots asked for are reset
+    const size_t first = quiet ? kActivity : 0;
     request.version = nvml::NVML_GPM_METRICS_GET_VERSION;
-    request.numMetrics = std::size(kWanted);
+    request.numMetrics = static_cast<unsigned int>(std::size(kWanted) - first);
     request.sample1 = g.samples[g.current ^ 1];
     request.sample2 = g.samples[g.current];
-    for (size_t k = 0; k < std::size(kWanted); ++k) {
-      request.metrics[k] = nvml::nvmlGpmMetric_t{};
-      request.metrics[k].metricId = kWanted[k].id;
+    for (size_t k = first; k < std::size(kWanted); ++k) {
+      request.metrics[k - first] = nvml::nvmlGpmMetric_t{};
+      request.metrics[k - first].metricId = kWanted[k].id;
     }
     if (f.gpm_metrics_get(&request) == nvml::NVML_SUCCESS) {
-      for (size_t k = 0; k < std::size(kWanted); ++k) {
-        const nvml::nvmlGpmMetric_t& m = request.metrics[k];
+      for (size_t k = first; k < std::size(kWanted); ++k) {
+        const nvml::nvmlGpmMetric_t& m = request.metrics[k - first];
         if (m.nvmlReturn == nvml::NVML_SUCCESS && std::isfinite(m.value) && m.value >= 0) {
           out->gpm.*kWanted[k].field = m.value;
         }
       }
+      for (size_t k = 0; k < first; ++k) out->gpm.*kWanted[k].field = 0.0;
     }
     if (pcie_from_gpm_[index]) {  // MiB/s as KB/s, the unit of nvmlDeviceGetPcieThroughput
       auto kbps = [](const std::optional<double>& mib_s) -> std::optional<uint32_t> {

@@ -121,10 +121,12 @@ TEST(NvmlSource, SlowFieldsListProcessesWithMemoryAndUtilization) {
   // test guards: averaging only the processes that had samples overstates utilization).
   (*source)->ReadSlow(&slow);
   EXPECT_EQ(slow[0].processes[0].sm_util_pct, 0u);
-  fake.SetTime(16);  // later: new samples; the X server has exited
+  fake.SetTime(16);  // later; the X server has exited, and the GPU idles since t=10
+  const uint64_t asked = fake.Calls("nvmlDeviceGetProcessUtilization");
   (*source)->ReadSlow(&slow);
   ASSERT_EQ(slow[0].processes.size(), 1u);
-  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 91u);
+  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 0u) << "the one process has the GPU's utilization";
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetProcessUtilization"), asked) << "nor asked of GPU 1's one";
 }
 
 TEST(NvmlSource, ProcessBufferGrowsOnInsufficientSize) {
@@ -334,10 +336,13 @@ TEST(NvmlSource, PcieRatesComeFromGpmWhereThereIsGpm) {
   EXPECT_EQ(fake.Calls("nvmlDeviceGetPcieThroughput"), 5u);
 }
 
-// Per-process utilization costs milliseconds of CPU a call on a real driver, found or not.
-TEST(NvmlSource, ProcessUtilizationIsAskedOnlyOfGpusWithProcesses) {
+// Per-process utilization costs milliseconds of CPU a call on a real driver, found or not
+// (docs/validation.md): asked only where it splits a GPU between two or more processes.
+TEST(NvmlSource, ProcessUtilizationIsAskedOnlyOfGpusWithTwoOrMoreProcesses) {
   const std::string scenario = R"({"gpus": [{"memory_total_mib": 1024,
-      "processes": [{"pid": 7, "used_mib": 512, "sm_util": 30, "start": 10}]}]})";
+      "timeline": [{"t": 0, "util_gpu": 40, "util_mem": 15}],
+      "processes": [{"pid": 7, "used_mib": 512, "sm_util": 30, "mem_util": 9, "start": 10},
+                    {"pid": 8, "used_mib": 256, "sm_util": 10, "mem_util": 6, "start": 20}]}]})";
   FakeNvml fake("full", scenario, 1);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
@@ -351,8 +356,61 @@ TEST(NvmlSource, ProcessUtilizationIsAskedOnlyOfGpusWithProcesses) {
   fake.SetTime(12);
   (*source)->ReadSlow(&slow);
   ASSERT_EQ(slow[0].processes.size(), 1u);
-  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 30u);
+  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 40u) << "all the GPU ran was its own";
+  EXPECT_EQ(slow[0].processes[0].mem_util_pct, 15u);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetProcessUtilization"), probes) << "one process: not asked";
+  fake.SetTime(22);
+  (*source)->ReadSlow(&slow);
+  ASSERT_EQ(slow[0].processes.size(), 2u);
+  EXPECT_EQ(slow[0].processes[0].sm_util_pct, 30u) << "two: the driver splits the GPU";
+  EXPECT_EQ(slow[0].processes[1].sm_util_pct, 10u);
+  EXPECT_EQ(slow[0].processes[1].mem_util_pct, 6u);
   EXPECT_GT(fake.Calls("nvmlDeviceGetProcessUtilization"), probes);
+}
+
+// nvmlGpmMetricsGet costs ~1-2 ms of CPU on a real driver when asked for an activity metric and
+// ~4 us for PCIe and NVLink alone (docs/validation.md). A GPU that listed no process at either
+// end of the window and idles now ran nothing: its activity is 0 without asking.
+TEST(NvmlSource, GpmActivityIsNotAskedOfAGpuThatRanNothing) {
+  // The fake answers whatever the scenario says, so an activity read shows as 25 %, and a
+  // window in which it was not asked as 0.
+  const std::string scenario = R"({"gpus": [
+    {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "gpm": true,
+     "timeline": [{"t": 0, "util_gpu": 0, "util_mem": 0, "sm_active": 25, "tensor_active": 25,
+                   "dram_active": 25, "pcie_tx_mib_s": 3},
+                  {"t": 5, "util_gpu": 60, "util_mem": 20, "sm_active": 25, "tensor_active": 25,
+                   "dram_active": 25, "pcie_tx_mib_s": 3},
+                  {"t": 7, "util_gpu": 0, "util_mem": 0, "sm_active": 25, "tensor_active": 25,
+                   "dram_active": 25, "pcie_tx_mib_s": 3}],
+     "processes": [{"pid": 9, "used_mib": 512, "start": 10, "end": 12}]}]})";
+  FakeNvml fake("full", scenario, 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  std::vector<GpuSlowSample> slow;
+  struct Step {
+    double t;
+    double want_sm;
+    const char* why;
+  };
+  const Step steps[] = {
+      {2, 0, "no process at either end and 0 %: not asked"},
+      {3, 0, "the same"},
+      {6, 25, "60 % with no process listed (one the driver hides from this namespace): asked"},
+      {8, 0, "0 % again"},
+      {11, 25, "a process at the window's end: asked"},
+      {13, 25, "a process at the window's start: asked"},
+      {14, 0, "none at either end again"}};
+  (*source)->ReadSlow(&slow);  // the first GPM sample
+  EXPECT_FALSE(slow[0].gpm.Any()) << "one sample: no window yet";
+  for (const Step& step : steps) {
+    fake.SetTime(step.t);
+    (*source)->ReadSlow(&slow);
+    const GpmMetrics& g = slow[0].gpm;
+    EXPECT_EQ(g.sm_active_pct, step.want_sm) << "t=" << step.t << ": " << step.why;
+    EXPECT_EQ(g.tensor_active_pct, step.want_sm) << "t=" << step.t;
+    EXPECT_EQ(g.dram_active_pct, step.want_sm) << "t=" << step.t;
+    EXPECT_EQ(g.pcie_tx_mib_s, 3) << "t=" << step.t << ": PCIe is always asked (it is cheap)";
+  }
 }
 
 // The energy counter costs ~2.9 ms of CPU a read on a real driver: read only when asked for, at
@@ -513,8 +571,9 @@ TEST(NvmlSource, LostGpuStopsBeingQueriedAndTheOthersGoOn) {
   std::vector<GpuSlowSample> slow;
   nvml.ReadFast(&fast);
   nvml.ReadSlow(&slow);
-  // GPU 0 and 1 each get one utilization call; the lost GPU 2 gets none.
-  EXPECT_EQ(fake.Calls("nvmlDeviceGetUtilizationRates"), 2u);
+  // GPU 0 and 1 each get one utilization call in the fast read, and one in the slow read (each
+  // lists one process, whose utilization is the GPU's); the lost GPU 2 gets none.
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetUtilizationRates"), 4u);
   EXPECT_TRUE(slow[2].lost);
   EXPECT_FALSE(slow[2].processes_known);
   EXPECT_TRUE(slow[1].processes_known);
