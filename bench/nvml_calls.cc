@@ -111,6 +111,58 @@ nvml::nvmlReturn_t GetMetrics(const NvmlFunctions& f, nvml::nvmlGpmMetricsGet_t*
   return f.gpm_metrics_get(request);
 }
 
+// One timed call: its row name, whether the library has it, and the call.
+struct NamedCall {
+  std::string name;
+  bool present;
+  bool every_tick;  // made on every tick (energy, v1 memory and PCIe throughput are not)
+  std::function<nvml::nvmlReturn_t()> call;
+};
+
+// Where the calls below write their answers; must outlive them.
+struct CallScratch {
+  unsigned int u = 0, u2 = 0;
+  unsigned long long ull = 0;
+  nvml::nvmlUtilization_t util{};
+  nvml::nvmlMemory_v2_t mem2{};
+  nvml::nvmlMemory_t mem1{};
+};
+
+// The single-value calls, in the order ReadFast makes them.
+std::vector<NamedCall> ValueCalls(const NvmlFunctions& f, nvml::nvmlDevice_t d, CallScratch* s) {
+  return {
+      {"nvmlDeviceGetUtilizationRates", f.utilization != nullptr, true,
+       [&f, d, s] { return f.utilization(d, &s->util); }},
+      {"nvmlDeviceGetMemoryInfo_v2", f.memory_v2 != nullptr, true,
+       [&f, d, s] {
+         s->mem2.version = nvml::nvmlMemory_v2;
+         return f.memory_v2(d, &s->mem2);
+       }},
+      {"nvmlDeviceGetMemoryInfo", f.memory_v1 != nullptr, false,
+       [&f, d, s] { return f.memory_v1(d, &s->mem1); }},
+      {"nvmlDeviceGetPowerUsage", f.power_usage != nullptr, true,
+       [&f, d, s] { return f.power_usage(d, &s->u); }},
+      {"nvmlDeviceGetEnforcedPowerLimit", f.power_limit != nullptr, true,
+       [&f, d, s] { return f.power_limit(d, &s->u); }},
+      {"nvmlDeviceGetTemperature (GPU)", f.temperature != nullptr, true,
+       [&f, d, s] { return f.temperature(d, 0, &s->u); }},
+      {"nvmlDeviceGetClockInfo (SM)", f.clock_info != nullptr, true,
+       [&f, d, s] { return f.clock_info(d, 1, &s->u); }},
+      {"nvmlDeviceGetClockInfo (memory)", f.clock_info != nullptr, true,
+       [&f, d, s] { return f.clock_info(d, 2, &s->u); }},
+      {"nvmlDeviceGetCurrentClocksEventReasons", f.clock_reasons != nullptr, true,
+       [&f, d, s] { return f.clock_reasons(d, &s->ull); }},
+      {"nvmlDeviceGetEncoderUtilization", f.encoder_util != nullptr, true,
+       [&f, d, s] { return f.encoder_util(d, &s->u, &s->u2); }},
+      {"nvmlDeviceGetDecoderUtilization", f.decoder_util != nullptr, true,
+       [&f, d, s] { return f.decoder_util(d, &s->u, &s->u2); }},
+      {"nvmlDeviceGetTotalEnergyConsumption", f.total_energy != nullptr, false,
+       [&f, d, s] { return f.total_energy(d, &s->ull); }},
+      {"nvmlDeviceGetPcieThroughput (TX)", f.pcie_throughput != nullptr, false,
+       [&f, d, s] { return f.pcie_throughput(d, 0, &s->u); }},
+  };
+}
+
 // N rounds `period_ms` apart, each making every call once (see the file's comment); Print gives
 // each call's median and largest CPU a round and its last result.
 class PacedRounds {
@@ -167,32 +219,9 @@ class PacedRounds {
   }
 
   void FastCalls() {
-    unsigned int u = 0, u2 = 0;
-    unsigned long long ull = 0;
-    nvml::nvmlUtilization_t util{};
-    nvml::nvmlMemory_v2_t mem2{};
-    Time1("nvmlDeviceGetUtilizationRates", f_.utilization != nullptr,
-          [&] { return f_.utilization(d_, &util); });
-    Time1("nvmlDeviceGetMemoryInfo_v2", f_.memory_v2 != nullptr, [&] {
-      mem2.version = nvml::nvmlMemory_v2;
-      return f_.memory_v2(d_, &mem2);
-    });
-    Time1("nvmlDeviceGetPowerUsage", f_.power_usage != nullptr,
-          [&] { return f_.power_usage(d_, &u); });
-    Time1("nvmlDeviceGetEnforcedPowerLimit", f_.power_limit != nullptr,
-          [&] { return f_.power_limit(d_, &u); });
-    Time1("nvmlDeviceGetTemperature (GPU)", f_.temperature != nullptr,
-          [&] { return f_.temperature(d_, 0, &u); });
-    Time1("nvmlDeviceGetClockInfo (SM)", f_.clock_info != nullptr,
-          [&] { return f_.clock_info(d_, 1, &u); });
-    Time1("nvmlDeviceGetClockInfo (memory)", f_.clock_info != nullptr,
-          [&] { return f_.clock_info(d_, 2, &u); });
-    Time1("nvmlDeviceGetCurrentClocksEventReasons", f_.clock_reasons != nullptr,
-          [&] { return f_.clock_reasons(d_, &ull); });
-    Time1("nvmlDeviceGetEncoderUtilization", f_.encoder_util != nullptr,
-          [&] { return f_.encoder_util(d_, &u, &u2); });
-    Time1("nvmlDeviceGetDecoderUtilization", f_.decoder_util != nullptr,
-          [&] { return f_.decoder_util(d_, &u, &u2); });
+    for (const NamedCall& c : ValueCalls(f_, d_, &scratch_)) {
+      if (c.every_tick) Time1(c.name, c.present, c.call);
+    }
   }
 
   void SlowCalls() {
@@ -272,6 +301,7 @@ class PacedRounds {
   std::vector<nvml::nvmlProcessUtilizationSample_t> samples_;
   unsigned long long last_seen_ = 0;
   std::vector<GpuSlowSample> slow_;
+  CallScratch scratch_;
 };
 
 void Row(const std::string& what, const std::string& result, const Timing& t) {
@@ -355,39 +385,8 @@ int Main(int argc, char** argv) {
     Row(what, describe(ret), t);
   };
 
-  unsigned int u = 0, u2 = 0;
-  unsigned long long ull = 0;
-  nvml::nvmlUtilization_t util{};
-  nvml::nvmlMemory_v2_t mem2{};
-  nvml::nvmlMemory_t mem1{};
-  time_call("nvmlDeviceGetUtilizationRates", f.utilization != nullptr,
-            [&] { return f.utilization(d, &util); });
-  time_call("nvmlDeviceGetMemoryInfo_v2", f.memory_v2 != nullptr, [&] {
-    mem2.version = nvml::nvmlMemory_v2;
-    return f.memory_v2(d, &mem2);
-  });
-  time_call("nvmlDeviceGetMemoryInfo", f.memory_v1 != nullptr,
-            [&] { return f.memory_v1(d, &mem1); });
-  time_call("nvmlDeviceGetPowerUsage", f.power_usage != nullptr,
-            [&] { return f.power_usage(d, &u); });
-  time_call("nvmlDeviceGetEnforcedPowerLimit", f.power_limit != nullptr,
-            [&] { return f.power_limit(d, &u); });
-  time_call("nvmlDeviceGetTemperature (GPU)", f.temperature != nullptr,
-            [&] { return f.temperature(d, 0, &u); });
-  time_call("nvmlDeviceGetClockInfo (SM)", f.clock_info != nullptr,
-            [&] { return f.clock_info(d, 1, &u); });
-  time_call("nvmlDeviceGetClockInfo (memory)", f.clock_info != nullptr,
-            [&] { return f.clock_info(d, 2, &u); });
-  time_call("nvmlDeviceGetCurrentClocksEventReasons", f.clock_reasons != nullptr,
-            [&] { return f.clock_reasons(d, &ull); });
-  time_call("nvmlDeviceGetEncoderUtilization", f.encoder_util != nullptr,
-            [&] { return f.encoder_util(d, &u, &u2); });
-  time_call("nvmlDeviceGetDecoderUtilization", f.decoder_util != nullptr,
-            [&] { return f.decoder_util(d, &u, &u2); });
-  time_call("nvmlDeviceGetTotalEnergyConsumption", f.total_energy != nullptr,
-            [&] { return f.total_energy(d, &ull); });
-  time_call("nvmlDeviceGetPcieThroughput (TX)", f.pcie_throughput != nullptr,
-            [&] { return f.pcie_throughput(d, 0, &u); });
+  CallScratch scratch;
+  for (const NamedCall& c : ValueCalls(f, d, &scratch)) time_call(c.name, c.present, c.call);
   std::vector<unsigned char> procs(64 * nvml::kMaxProcessEntryBytes);
   const struct {
     const char* name;
