@@ -100,17 +100,20 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
     *report = RunReportMarkdown(*summary, "");
     return;
   }
-  Status json =
-      WriteFileAtomically(dir + "/summary.json", DumpJson(SummaryJson(*summary), 2) + "\n");
+  // Each file is fsynced before its rename; the directory, which makes the three renames
+  // durable, once after the last (each fsync of it is a journal commit).
+  Status json = WriteFileAtomically(dir + "/summary.json",
+                                    DumpJson(SummaryJson(*summary), 2) + "\n", false);
   if (!json.ok()) summary->warnings.push_back(json.message());
-  Status page = WriteFileAtomically(dir + "/report.html", RunReportHtml(*summary));
+  Status page = WriteFileAtomically(dir + "/report.html", RunReportHtml(*summary), false);
   if (!page.ok()) summary->warnings.push_back(page.message());
   *report = RunReportMarkdown(*summary, dir);
-  Status md = WriteFileAtomically(dir + "/report.md", *report);
+  Status md = WriteFileAtomically(dir + "/report.md", *report, false);
   if (!md.ok()) {
     summary->warnings.push_back(md.message());
     *report = RunReportMarkdown(*summary, dir);
   }
+  SyncDirectory(dir);  // as before, a directory that cannot be synced is not a warning
 }
 
 // Validates and stores the pricing, work and gate flags (all before the job starts).

@@ -67,7 +67,18 @@ Status WriteThrough(const std::string& path, std::string_view content) {
 
 }  // namespace
 
-Status WriteFileAtomically(const std::string& path, std::string_view content) {
+Status SyncDirectory(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError(fmt::format("cannot sync directory {}: {}", dir, std::strerror(errno)));
+  const int synced = fsync(fd);
+  const int err = errno;
+  close(fd);
+  if (synced != 0) return IoError(fmt::format("cannot sync directory {}: {}", dir, std::strerror(err)));
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view content,
+                           bool sync_directory) {
   struct stat existing {};
   mode_t mode = 0;
   if (lstat(path.c_str(), &existing) == 0) {
@@ -100,11 +111,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view content) {
     unlink(temp.c_str());
     return Fail("rename", path, err);
   }
-  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {  // the rename is durable once the directory is
-    fsync(dir_fd);
-    close(dir_fd);
-  }
+  // The rename is durable once the directory is; a failure here leaves the new content in place.
+  if (sync_directory) SyncDirectory(dir);
   return Status::Ok();
 }
 

@@ -145,6 +145,20 @@ TEST_F(AtomicFileTest, FailureLeavesTheOldFileAndNamesThePath) {
   EXPECT_EQ(Read(path), "old");
 }
 
+// Several files into one directory, which the caller syncs once after the last (cgov run).
+TEST_F(AtomicFileTest, TheCallerMaySyncTheDirectoryOnceForSeveralFiles) {
+  for (const char* name : {"/a.json", "/b.html"}) {
+    ASSERT_TRUE(WriteFileAtomically(dir_ + name, name, /*sync_directory=*/false).ok()) << name;
+    EXPECT_EQ(Read(dir_ + name), name);
+  }
+  EXPECT_TRUE(SyncDirectory(dir_).ok());
+  Status missing = SyncDirectory(dir_ + "/no/such/dir");
+  EXPECT_EQ(missing.code(), StatusCode::kIoError);
+  EXPECT_NE(missing.message().find("cannot sync directory " + dir_ + "/no/such/dir"),
+            std::string::npos)
+      << missing.message();
+}
+
 // Issue 21 item 10: files were forced to 0644 whatever the umask.
 TEST_F(AtomicFileTest, ANewFileFollowsTheUmaskAndAReplacedOneKeepsItsMode) {
   const mode_t old_mask = umask(027);
