@@ -309,6 +309,13 @@ void Row(const std::string& what, const std::string& result, const Timing& t) {
               Median(t.cpu_us), *std::max_element(t.wall_us.begin(), t.wall_us.end()));
 }
 
+// "MS:N", both positive and nothing after them.
+bool ParsePaced(const char* text, int* period_ms, int* rounds) {
+  int used = 0;
+  return std::sscanf(text, "%d:%d%n", period_ms, rounds, &used) == 2 && text[used] == '\0' &&
+         *period_ms > 0 && *rounds > 0;
+}
+
 int Main(int argc, char** argv) {
   std::string lib;
   unsigned gpu = 0;
@@ -322,9 +329,7 @@ int Main(int argc, char** argv) {
       gpu = static_cast<unsigned>(std::atoi(argv[++i]));
     } else if (arg == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--paced" && i + 1 < argc &&
-               std::sscanf(argv[++i], "%d:%d", &paced_ms, &paced_rounds) == 2 && paced_ms > 0 &&
-               paced_rounds > 0) {
+    } else if (arg == "--paced" && i + 1 < argc && ParsePaced(argv[++i], &paced_ms, &paced_rounds)) {
     } else {
       std::fprintf(stderr,
                    "usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N] [--paced MS:N]\n");

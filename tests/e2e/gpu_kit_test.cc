@@ -62,6 +62,21 @@ TEST(GpuKitE2E, BinariesFindTheirLibrariesInTheKitAndRun) {
     EXPECT_EQ(access((kit + file).c_str(), X_OK), 0) << file;
   }
   EXPECT_EQ(access((lib + "libc.so.6").c_str(), F_OK), -1) << "the GPU host's own C library";
+  RunResult again =
+      RunProgram({std::string(CGOV_SCRIPTS_DIR) + "/gpu-kit", BuildDir(), kit}, {}, 120);
+  EXPECT_EQ(again.exit_code, 0) << "an earlier kit is replaced: " << again.err;
+}
+
+// It replaces the folder it is given: only one it made itself (or an empty or new one).
+TEST(GpuKitE2E, AFolderItDidNotMakeIsLeftAlone) {
+  TempDir dir;
+  WriteFile(dir / "precious.txt", "keep me");
+  RunResult r = RunProgram({std::string(CGOV_SCRIPTS_DIR) + "/gpu-kit", BuildDir(), dir.path()},
+                           {}, 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not a kit made by gpu-kit"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadFile(dir / "precious.txt"), "keep me");
+  EXPECT_EQ(RunProgram({std::string(CGOV_SCRIPTS_DIR) + "/gpu-kit", BuildDir()}, {}).exit_code, 2);
 }
 
 TEST(GpuKitE2E, RealDriverOverheadMeasuresCgovRunAndNeedsAGpu) {

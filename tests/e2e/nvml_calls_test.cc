@@ -50,7 +50,7 @@ TEST(NvmlCallsE2E, PacedRoundsTimeEachCallOnceARound) {
         "| nvmlGpmMetricsGet (NVLink TX, RX) | ok | 1 |"}) {
     EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
   }
-  for (const char* bad : {"0:4", "20:0", "20", "x:y"}) {
+  for (const char* bad : {"0:4", "20:0", "20", "x:y", "20:4x"}) {
     EXPECT_EQ(RunProgram({NvmlCalls(), "--paced", bad}, {}).exit_code, 2) << bad;
   }
 }
