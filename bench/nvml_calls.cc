@@ -329,7 +329,8 @@ int Main(int argc, char** argv) {
       gpu = static_cast<unsigned>(std::atoi(argv[++i]));
     } else if (arg == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--paced" && i + 1 < argc && ParsePaced(argv[++i], &paced_ms, &paced_rounds)) {
+    } else if (arg == "--paced" && i + 1 < argc &&
+               ParsePaced(argv[++i], &paced_ms, &paced_rounds)) {
     } else {
       std::fprintf(stderr,
                    "usage: cgov_nvml_calls [--lib PATH] [--gpu N] [--reps N] [--paced MS:N]\n");

@@ -69,12 +69,11 @@ Status WriteThrough(const std::string& path, std::string_view content) {
 
 Status SyncDirectory(const std::string& dir) {
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError(fmt::format("cannot sync directory {}: {}", dir, std::strerror(errno)));
-  const int synced = fsync(fd);
+  const int synced = fd < 0 ? -1 : fsync(fd);
   const int err = errno;
-  close(fd);
-  if (synced != 0) return IoError(fmt::format("cannot sync directory {}: {}", dir, std::strerror(err)));
-  return Status::Ok();
+  if (fd >= 0) close(fd);
+  if (synced == 0) return Status::Ok();
+  return IoError(fmt::format("cannot sync directory {}: {}", dir, std::strerror(err)));
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view content,

@@ -468,7 +468,11 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
     const bool no_process = sample.processes_known && sample.processes.empty();
     if (!IsLost(i) && gpus_[i].field(GpuField::kGpm).supported) {
       // The utilization call (~12 us) only where it can spare the activity metrics (~1-2 ms).
-      ReadGpm(i, no_process && no_process_before_[i] && UtilizationIsZero(i), &sample);
+      const auto idle = [&] {
+        const std::optional<nvml::nvmlUtilization_t> u = UtilizationNow(i);
+        return u && u->gpu == 0 && u->memory == 0;
+      };
+      ReadGpm(i, no_process && no_process_before_[i] && idle(), &sample);
     }
     no_process_before_[i] = no_process;
     if (!IsLost(i) && gpus_[i].field(GpuField::kMemoryHealth).supported) {

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,8 +132,9 @@ class NvmlSource {
   // Lists one kind into *by_pid; false when the list could not be read.
   bool ListProcesses(size_t index, size_t list, std::vector<GpuProcess>* processes);
   void ReadProcessUtilization(size_t index, GpuSlowSample* out);
-  // True when nvmlDeviceGetUtilizationRates answers 0 % for both the GPU and its memory now.
-  bool UtilizationIsZero(size_t index);
+  // nvmlDeviceGetUtilizationRates now; nullopt where the GPU has none of its own (MIG) or the
+  // call failed.
+  std::optional<nvml::nvmlUtilization_t> UtilizationNow(size_t index);
   // `quiet`: the GPU ran nothing in the window (no process, 0 %): only PCIe and NVLink are asked,
   // the activity metrics are 0.
   void ReadGpm(size_t index, bool quiet, GpuSlowSample* out);

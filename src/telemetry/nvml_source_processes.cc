@@ -111,12 +111,15 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::vector<GpuProcess
   return false;
 }
 
-bool NvmlSource::UtilizationIsZero(size_t index) {
-  if (util_from_gpm_[index] || !gpus_[index].field(GpuField::kUtilization).supported) return false;
+std::optional<nvml::nvmlUtilization_t> NvmlSource::UtilizationNow(size_t index) {
+  if (util_from_gpm_[index] || !gpus_[index].field(GpuField::kUtilization).supported) {
+    return std::nullopt;
+  }
   nvml::nvmlUtilization_t u{};
   const nvmlReturn_t ret = library_->fn().utilization(handles_[index], &u);
   CheckLost(index, ret);
-  return ret == nvml::NVML_SUCCESS && u.gpu == 0 && u.memory == 0;
+  if (ret != nvml::NVML_SUCCESS) return std::nullopt;
+  return u;
 }
 
 void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
@@ -127,13 +130,10 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
   // rates of its own and is asked as before.
   if (out->processes.size() == 1 && gpus_[index].field(GpuField::kUtilization).supported &&
       !util_from_gpm_[index]) {
-    nvml::nvmlUtilization_t u{};
-    const nvmlReturn_t ret = f.utilization(handles_[index], &u);
-    if (ret == nvml::NVML_SUCCESS) {
-      out->processes[0].sm_util_pct = u.gpu;
-      out->processes[0].mem_util_pct = u.memory;
+    if (std::optional<nvml::nvmlUtilization_t> u = UtilizationNow(index)) {
+      out->processes[0].sm_util_pct = u->gpu;
+      out->processes[0].mem_util_pct = u->memory;
     }
-    CheckLost(index, ret);
     return;
   }
   unsigned int count = 0;
