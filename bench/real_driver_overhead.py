@@ -215,6 +215,12 @@ def main():
     p.add_argument("--parts", default="daemon,run,perf",
                    help="which of daemon, run and perf to measure (comma-separated)")
     args = p.parse_args()
+    parts = set(args.parts.split(","))
+    if not parts <= {"daemon", "run", "perf"}:
+        p.error(f"--parts: unknown {', '.join(sorted(parts - {'daemon', 'run', 'perf'}))} "
+                "(daemon, run, perf)")
+    if args.seconds <= 0 or args.runs < 1 or args.device < 0:
+        p.error("--seconds must be > 0, --runs >= 1 and --device >= 0")
     smi = shutil.which(os.environ.get("NVIDIA_SMI", "nvidia-smi"))
     if smi is None or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
         print("real_driver_overhead: no NVIDIA GPU here (nvidia-smi missing or failing): "
@@ -228,13 +234,15 @@ def main():
                          capture_output=True, text=True).stdout.strip()
     lines.append(f"# cgov on a real driver: {gpu}; kernel {os.uname().release}; "
                  f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}\n")
-    parts = set(args.parts.split(","))
-    if "daemon" in parts:
-        daemon_part(args, work, lines)
-    if "run" in parts:
-        run_part(args, work, lines)
-    if "perf" in parts:
-        lines.append(f"\nperf: {perf_profile(args, work, args.out)}")
+    try:
+        if "daemon" in parts:
+            daemon_part(args, work, lines)
+        if "run" in parts:
+            run_part(args, work, lines)
+        if "perf" in parts:
+            lines.append(f"\nperf: {perf_profile(args, work, args.out)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "real-overhead.md"), "w") as f:
         f.write(text)

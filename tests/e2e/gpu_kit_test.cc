@@ -2,9 +2,13 @@
 // find their libraries beside them, and bench/real_driver_overhead.py measures cgov there. No GPU
 // here: the kit is checked by what the loader resolves, the script against the fake driver and a
 // stand-in nvidia-smi (its figures mean something only on a real driver).
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "process_runner.h"
 
@@ -106,6 +110,12 @@ TEST(GpuKitE2E, RealDriverOverheadMeasuresCgovRunAndNeedsAGpu) {
     EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
   }
   EXPECT_EQ(md.find("nan"), std::string::npos) << md;
+  for (std::vector<std::string> bad : {std::vector<std::string>{"--parts", "demon"},
+                                       {"--seconds", "0"}, {"--runs", "0"}}) {
+    bad.insert(bad.begin(), {"/usr/bin/python3", script, BuildDir(), dir / "bad"});
+    RunResult usage = RunProgram(bad, {{"NVIDIA_SMI", FakeSmi(dir)}});
+    EXPECT_EQ(usage.exit_code, 2) << bad[4] << " " << bad[5] << ": " << usage.err;
+  }
 }
 
 }  // namespace
