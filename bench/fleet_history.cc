@@ -2,10 +2,13 @@
 // for `promtool tsdb create-blocks-from openmetrics`, and the truth it was made from as JSON.
 //
 //   cgov_fleet_history --nodes N [--first-node 0] [--gpus 8] [--hours 24] [--interval 60]
-//                      [--start UNIX] [--seed 1] --out FILE.om --truth FILE.json
+//                      [--start UNIX] [--seed 1] [--split-hours H] --out FILE.om --truth FILE.json
 //
 // Nodes first-node .. first-node + N - 1: a large fleet is written (and backfilled) in parts,
-// each node the same whichever part it is in.
+// each node the same whichever part it is in. With --split-hours, the history goes to
+// FILE.om.0, FILE.om.1, ...: each a whole OpenMetrics file with the samples of H hours (the last
+// one also the history's final scrape). promtool's backfill reads its whole input once per block
+// it writes, so a month in one file is read 30 times; in day files, once.
 //
 // Each node's GPUs run jobs one after another: a job holds its GPU for 30 min to 6 h under its
 // own pod (so identities come and go), with a utilization pattern of its kind (busy, starved,
@@ -60,12 +63,58 @@ int Classify(int util, bool held) {
   return 4;
 }
 
+// The history's text, in one file or one per --split-hours: each sample goes to the file of its
+// step, and a family's TYPE line (and the closing EOF) to every file.
+class Output {
+ public:
+  bool Open(const char* path, int parts, int steps_per_part) {
+    steps_per_part_ = steps_per_part;
+    for (int k = 0; k < parts; ++k) {
+      std::string name = parts == 1 ? path : std::string(path) + "." + std::to_string(k);
+      FILE* f = std::fopen(name.c_str(), "w");
+      if (f == nullptr) {
+        std::perror(name.c_str());
+        return false;
+      }
+      buffers_.emplace_back(1 << 20);
+      std::setvbuf(f, buffers_.back().data(), _IOFBF, buffers_.back().size());
+      files_.push_back(f);
+      names_.push_back(std::move(name));
+    }
+    return true;
+  }
+  FILE* At(int step) const {
+    return files_[std::min<size_t>(step / steps_per_part_, files_.size() - 1)];
+  }
+  void All(const char* line) const {
+    for (FILE* f : files_) std::fputs(line, f);
+  }
+  bool Close() {
+    bool ok = true;
+    for (size_t k = 0; k < files_.size(); ++k) {
+      if (std::fclose(files_[k]) != 0) {
+        std::perror(names_[k].c_str());
+        ok = false;
+      }
+    }
+    files_.clear();
+    return ok;
+  }
+
+ private:
+  int steps_per_part_ = 1;
+  std::vector<FILE*> files_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<char>> buffers_;  // each file's (a moved vector keeps its storage)
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int nodes = 0, first_node = 0, gpus = 8, hours = 24, interval = 60;
   long long start = 1785542400;  // 2026-08-01T00:00:00Z
   uint64_t seed = 1;
+  int split_hours = 0;
   const char* out_path = nullptr;
   const char* truth_path = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -78,6 +127,7 @@ int main(int argc, char** argv) {
     else if (flag == "--interval") interval = std::atoi(v);
     else if (flag == "--start") start = std::atoll(v);
     else if (flag == "--seed") seed = std::strtoull(v, nullptr, 10);
+    else if (flag == "--split-hours") split_hours = std::atoi(v);
     else if (flag == "--out") out_path = v;
     else if (flag == "--truth") truth_path = v;
     else {
@@ -85,9 +135,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (nodes <= 0 || gpus <= 0 || hours <= 0 || interval <= 0 || !out_path || !truth_path) {
-    std::fprintf(stderr, "usage: cgov_fleet_history --nodes N [--gpus 8] [--hours 24] "
-                         "[--interval 60] [--start UNIX] [--seed 1] --out FILE --truth FILE\n");
+  if (nodes <= 0 || gpus <= 0 || hours <= 0 || interval <= 0 || split_hours < 0 ||
+      split_hours * 3600 % interval != 0 || !out_path || !truth_path) {
+    std::fprintf(stderr, "usage: cgov_fleet_history --nodes N [--first-node 0] [--gpus 8] "
+                         "[--hours 24] [--interval 60] [--start UNIX] [--seed 1] "
+                         "[--split-hours H] --out FILE --truth FILE\n");
     return 2;
   }
   const int steps = hours * 3600 / interval + 1;  // step 0 is the daemons' start: all zero
@@ -129,13 +181,11 @@ int main(int argc, char** argv) {
       }
     }
   }
-  FILE* out = std::fopen(out_path, "w");
-  if (out == nullptr) {
-    std::perror(out_path);
+  const int parts = split_hours > 0 ? (hours + split_hours - 1) / split_hours : 1;
+  Output out;
+  if (!out.Open(out_path, parts, split_hours > 0 ? split_hours * 3600 / interval : steps)) {
     return 1;
   }
-  std::vector<char> buffer(1 << 22);
-  std::setvbuf(out, buffer.data(), _IOFBF, buffer.size());
   auto host = [&](int n) { return "node-" + std::to_string(first_node + n); };
   auto uuid = [&](int n, int g) {
     char b[64];
@@ -156,7 +206,7 @@ int main(int argc, char** argv) {
   // Counters by GPU and phase.
   for (int busy = 0; busy < 2; ++busy) {
     const char* family = busy ? "cgov_gpu_busy_seconds" : "cgov_gpu_phase_seconds";
-    std::fprintf(out, "# TYPE %s counter\n", family);
+    out.All((std::string("# TYPE ") + family + " counter\n").c_str());
     for (int n = 0; n < nodes; ++n) {
       for (int g = 0; g < gpus; ++g) {
         const std::string labels = gpu_labels(n, g);
@@ -165,8 +215,8 @@ int main(int argc, char** argv) {
           for (int k = 0; k < steps; ++k) {
             const Step& st = at(n, g, k);
             if (k > 0 && st.phase == p) value += busy ? interval * st.util / 100.0 : interval;
-            std::fprintf(out, "%s_total{%s,phase=\"%s\"} %.10g %lld\n", family, labels.c_str(),
-                         kPhases[p], value, t(k));
+            std::fprintf(out.At(k), "%s_total{%s,phase=\"%s\"} %.10g %lld\n", family,
+                         labels.c_str(), kPhases[p], value, t(k));
           }
           (busy ? busy_truth : phase_truth[kPhases[p]]) += value;
         }
@@ -174,33 +224,33 @@ int main(int argc, char** argv) {
     }
   }
   // Gauges: memory, power, price.
-  std::fprintf(out, "# TYPE cgov_gpu_memory_used_bytes gauge\n");
+  out.All("# TYPE cgov_gpu_memory_used_bytes gauge\n");
   for (int n = 0; n < nodes; ++n) {
     for (int g = 0; g < gpus; ++g) {
       const std::string labels = gpu_labels(n, g);
       for (int k = 0; k < steps; ++k) {
         const double bytes = at(n, g, k).job >= 0 ? 40.0 * (1 << 30) : 0;
-        std::fprintf(out, "cgov_gpu_memory_used_bytes{%s} %.10g %lld\n", labels.c_str(), bytes,
-                     t(k));
+        std::fprintf(out.At(k), "cgov_gpu_memory_used_bytes{%s} %.10g %lld\n", labels.c_str(),
+                     bytes, t(k));
       }
     }
   }
-  std::fprintf(out, "# TYPE cgov_gpu_power_watts gauge\n");
+  out.All("# TYPE cgov_gpu_power_watts gauge\n");
   for (int n = 0; n < nodes; ++n) {
     for (int g = 0; g < gpus; ++g) {
       const std::string labels = gpu_labels(n, g);
       for (int k = 0; k < steps; ++k) {
-        std::fprintf(out, "cgov_gpu_power_watts{%s} %d %lld\n", labels.c_str(),
+        std::fprintf(out.At(k), "cgov_gpu_power_watts{%s} %d %lld\n", labels.c_str(),
                      70 + 6 * at(n, g, k).util, t(k));
       }
     }
   }
-  std::fprintf(out, "# TYPE cgov_gpu_price_usd_per_hour gauge\n");
+  out.All("# TYPE cgov_gpu_price_usd_per_hour gauge\n");
   for (int n = 0; n < nodes; ++n) {
     for (int g = 0; g < gpus; ++g) {
       const std::string labels = gpu_labels(n, g);
       for (int k = 0; k < steps; ++k) {
-        std::fprintf(out, "cgov_gpu_price_usd_per_hour{%s,source=\"flag\"} 3 %lld\n",
+        std::fprintf(out.At(k), "cgov_gpu_price_usd_per_hour{%s,source=\"flag\"} 3 %lld\n",
                      labels.c_str(), t(k));
       }
     }
@@ -211,7 +261,7 @@ int main(int argc, char** argv) {
   const char* families[] = {"cgov_identity_gpu_seconds", "cgov_identity_held_seconds",
                             "cgov_identity_idle_held_seconds"};
   for (int f = 0; f < 3; ++f) {
-    std::fprintf(out, "# TYPE %s counter\n", families[f]);
+    out.All((std::string("# TYPE ") + families[f] + " counter\n").c_str());
     for (const Job& j : jobs) {
       char labels[256];
       std::snprintf(labels, sizeof labels,
@@ -227,10 +277,11 @@ int main(int argc, char** argv) {
           if (f == 1) value += interval;
           if (f == 2 && st.phase == 1) value += interval;
           if (f == 0) {
-            std::fprintf(out, "%s_total{%s,phase=\"%s\"} %.10g %lld\n", families[f], labels,
-                         kPhases[p], value, t(k));
+            std::fprintf(out.At(k), "%s_total{%s,phase=\"%s\"} %.10g %lld\n", families[f],
+                         labels, kPhases[p], value, t(k));
           } else {
-            std::fprintf(out, "%s_total{%s} %.10g %lld\n", families[f], labels, value, t(k));
+            std::fprintf(out.At(k), "%s_total{%s} %.10g %lld\n", families[f], labels, value,
+                         t(k));
           }
         }
         if (f == 0) project_truth[j.project] += value;
@@ -239,17 +290,15 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::fprintf(out, "# TYPE cgov_ticks counter\n");
+  out.All("# TYPE cgov_ticks counter\n");
   for (int n = 0; n < nodes; ++n) {
     for (int k = 0; k < steps; ++k) {
-      std::fprintf(out, "cgov_ticks_total{Hostname=\"%s\"} %d %lld\n", host(n).c_str(), k, t(k));
+      std::fprintf(out.At(k), "cgov_ticks_total{Hostname=\"%s\"} %d %lld\n", host(n).c_str(), k,
+                   t(k));
     }
   }
-  std::fprintf(out, "# EOF\n");
-  if (std::fclose(out) != 0) {
-    std::perror(out_path);
-    return 1;
-  }
+  out.All("# EOF\n");
+  if (!out.Close()) return 1;
   FILE* truth = std::fopen(truth_path, "w");
   if (truth == nullptr) {
     std::perror(truth_path);

@@ -14,9 +14,9 @@ report's phase totals are checked against the generator's own to the GPU-second.
   bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--windows 6,12,24]
                        [--hours 24] [--work DIR | --keep DIR] [--parallel 4]
 
---hours sets the history's length (720 for a month; the windows end at its end). --keep DIR builds
-the TSDB in DIR/<nodes>n<hours>h and leaves it there, and a later run with the same --keep reuses
-it instead of setting it up again.
+--hours sets the history's length (720 for a month, written and backfilled a day at a time; the
+windows end at its end). --keep DIR builds the TSDB in DIR/<nodes>n<hours>h and leaves it there,
+and a later run with the same --keep reuses it instead of setting it up again.
 
 Part of `make bench` (10 and 100 nodes there: CGOV_BENCH_FLEET_NODES=10,100,1000 for the whole
 curve). Each 100-node part is a 4.7 GB text file while it is backfilled, then deleted; 1,000
@@ -180,11 +180,16 @@ def measure(a, nodes, work):
     for first in range(0, nodes, PART):
         part = min(PART, nodes - first)
         om, tj = os.path.join(work, "part.om"), os.path.join(work, "part.json")
+        # A history longer than a day comes in day files: promtool reads its input once per
+        # block it writes.
+        days = (a.hours + 23) // 24
         run([os.path.join(a.build, "cgov_fleet_history"), "--nodes", str(part), "--first-node",
-             str(first), "--hours", str(a.hours), "--start", str(START), "--out", om, "--truth", tj])
-        run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "openmetrics",
-             "--max-block-duration=24h", om, tsdb])
-        os.remove(om)
+             str(first), "--hours", str(a.hours), "--start", str(START), "--out", om, "--truth", tj]
+            + (["--split-hours", "24"] if days > 1 else []))
+        for name in [f"{om}.{d}" for d in range(days)] if days > 1 else [om]:
+            run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "openmetrics",
+                 "--max-block-duration=24h", name, tsdb])
+            os.remove(name)
         t = json.load(open(tj))
         for k, v in t["phase_seconds"].items():
             truth["phase_seconds"][k] = truth["phase_seconds"].get(k, 0) + v
