@@ -24,6 +24,10 @@ constexpr char kIdentityLabels[] = "Hostname, user, project, team, namespace, po
 constexpr char kIdentityLabelsWithoutPods[] = "Hostname, user, project, team, namespace";
 
 constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
+// The rule file's version, recorded with each evaluation: from 2 on, the owners' identity rules
+// (cgov:owner_*: identities summed by host, user, project, team and namespace) are recorded.
+constexpr char kRulesVersion[] = "cgov:hourly_rules:version";
+constexpr double kOwnerRulesVersion = 2;
 // A counter that fell by more than this (a millisecond of a seconds counter) was reset; less is
 // the rounding of floating-point values summed in another order.
 constexpr double kFallMargin = 1e-3;
@@ -39,11 +43,20 @@ std::string RuleOf(std::string_view counter, bool fleet = false) {
   return fmt::format("cgov:{}{}:increase1h", fleet ? "fleet_" : "", counter);
 }
 
+// The owners' hourly rule over an identity counter: cgov_identity_held_seconds_total ->
+// cgov:owner_held_seconds:increase1h (by host, user, project, team and namespace).
+std::string OwnerRuleOf(std::string_view counter) {
+  counter.remove_prefix(std::string_view("cgov_identity_").size());
+  counter.remove_suffix(std::string_view("_total").size());
+  return fmt::format("cgov:owner_{}:increase1h", counter);
+}
+
 // A stretch of the window read one way: the raw counters over (from, to], or a run of
 // consecutive hourly rule evaluations at first, first + 1h, ..., last (covering
-// (first - 1h, last]).
+// (first - 1h, last]), with the owners' identity rules in each evaluation of it or in none.
 struct Span {
   bool rules = false;
+  bool owner_rules = false;
   int64_t from_ms = 0, to_ms = 0;
   int64_t Hours() const { return (to_ms - from_ms) / kHourMs; }
 };
@@ -89,10 +102,10 @@ class FleetBuilder {
   static std::string GpuIncrease(bool busy, int64_t range_ms) {
     return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
   }
-  // SpanSum(): its requests (one over rules; the span's end and start over raw counters), then
-  // the sums from their answers.
+  // SpanSum(): its requests (one over rules, the owners' rule with `owners`; the span's end and
+  // start over raw counters), then the sums from their answers.
   static std::vector<PromRequest> SpanSumRequests(const char* counter, const std::string& by,
-                                                  const Span& span);
+                                                  const Span& span, bool owners = false);
   Result<std::vector<PromSeries>> SpanSum(const char* counter, const std::string& by,
                                           const Span& span, std::vector<PromSeries> end,
                                           std::vector<PromSeries> start,
@@ -352,23 +365,42 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
   const bool want = options_.rules == RecordingRules::kOn ||
                     (options_.rules == RecordingRules::kAuto && window >= kAutoRulesMinWindowMs);
   std::vector<int64_t> evaluations;
+  std::set<int64_t> owner_evaluations;  // those that recorded the owners' identity rules
   if (want && window > kHourMs) {
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> marks,
-                          prom_.Query(fmt::format("{}[{}ms]", kEvaluations, window),
-                                      Seconds(until_ms_)));
-    for (const PromSeries& s : marks) {
+    // The evaluations in the window, and the rule file's version at each.
+    CGOV_ASSIGN_OR_RETURN(
+        std::vector<std::vector<PromSeries>> answers,
+        prom_.QueryAll({{.expr = fmt::format("{}[{}ms]", kEvaluations, window),
+                         .time_s = Seconds(until_ms_)},
+                        {.expr = fmt::format("{}[{}ms]", kRulesVersion, window),
+                         .time_s = Seconds(until_ms_)}}));
+    // A time within the window, in ms (a store's answer is not trusted to be a sane time, so
+    // it is compared as a double first).
+    auto in_window = [&](double t) -> std::optional<int64_t> {
+      const double ms = t * 1000;
+      const auto lo = static_cast<double>(since_ms_ + kHourMs);
+      if (!(ms >= lo && ms <= static_cast<double>(until_ms_))) return std::nullopt;
+      return std::llround(ms);
+    };
+    for (const PromSeries& s : answers[0]) {
       for (const auto& [t, value] : s.points) {
-        // Compared as a double first: a store's answer is not trusted to be a sane time.
-        const double ms = t * 1000;
-        const auto lo = static_cast<double>(since_ms_ + kHourMs);
-        if (ms >= lo && ms <= static_cast<double>(until_ms_)) {
-          evaluations.push_back(std::llround(ms));
-        }
+        if (std::optional<int64_t> ms = in_window(t)) evaluations.push_back(*ms);
+      }
+    }
+    for (const PromSeries& s : answers[1]) {
+      for (const auto& [t, value] : s.points) {
+        std::optional<int64_t> ms = in_window(t);
+        if (ms && value >= kOwnerRulesVersion) owner_evaluations.insert(*ms);
       }
     }
     std::sort(evaluations.begin(), evaluations.end());
     evaluations.erase(std::unique(evaluations.begin(), evaluations.end()), evaluations.end());
   }
+  // Where the report reads identities without pods, a run ends where the owners' rules begin
+  // or end (a rule file upgraded, or downgraded, within the window).
+  auto owner_rules = [&](size_t k) {
+    return !options_.pods && owner_evaluations.count(evaluations[k]) > 0;
+  };
   std::vector<Span> spans;
   int64_t cursor = since_ms_;
   for (size_t i = 0; i < evaluations.size();) {
@@ -377,11 +409,15 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
       continue;
     }
     size_t j = i;
-    while (j + 1 < evaluations.size() && evaluations[j + 1] - evaluations[j] == kHourMs) ++j;
+    while (j + 1 < evaluations.size() && evaluations[j + 1] - evaluations[j] == kHourMs &&
+           owner_rules(j + 1) == owner_rules(i)) {
+      ++j;
+    }
     if (evaluations[i] - kHourMs > cursor) {
       spans.push_back({.rules = false, .from_ms = cursor, .to_ms = evaluations[i] - kHourMs});
     }
-    spans.push_back({.rules = true, .from_ms = evaluations[i] - kHourMs, .to_ms = evaluations[j]});
+    spans.push_back({.rules = true, .owner_rules = owner_rules(i),
+                     .from_ms = evaluations[i] - kHourMs, .to_ms = evaluations[j]});
     cursor = evaluations[j];
     i = j + 1;
   }
@@ -478,12 +514,13 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
 // Increase() does), except on the hosts whose daemon restarted in it (`restarted`, and any whose
 // sum fell): there, Increase().
 std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, const std::string& by,
-                                                       const Span& span) {
+                                                       const Span& span, bool owners) {
   const int64_t range = span.to_ms - span.from_ms;
   if (span.rules) {
     // The run's evaluations and none before: half an hour's margin either side of the first
     // one, whether the store's ranges include their start (Prometheus 2) or not (3).
-    return {{.expr = fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by, RuleOf(counter),
+    return {{.expr = fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by,
+                                 owners ? OwnerRuleOf(counter) : RuleOf(counter),
                                  range - kHourMs / 2),
              .time_s = Seconds(span.to_ms)}};
   }
@@ -549,6 +586,9 @@ Status FleetBuilder::AddIdentities(const Span& span) {
                              Sum{"cgov_identity_held_seconds_total", IdentityLabels()},
                              Sum{"cgov_identity_idle_held_seconds_total", IdentityLabels()},
                              Sum{"cgov_ticks_total", "Hostname"}};
+  // Without pods, a run's identities come from the owners' rules where the rule file records
+  // them: their series grow with the users a host sees, not with every pod of the window.
+  const bool owners = span.owner_rules && !options_.pods;
   std::vector<PromRequest> requests;
   if (!span.rules) {
     requests.push_back({.expr = fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
@@ -557,7 +597,8 @@ Status FleetBuilder::AddIdentities(const Span& span) {
   }
   for (Sum& sum : sums) {
     sum.first = requests.size();
-    for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span)) {
+    const bool identity = std::string_view(sum.counter).starts_with("cgov_identity_");
+    for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span, owners && identity)) {
       requests.push_back(std::move(r));
     }
   }

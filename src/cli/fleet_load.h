@@ -38,7 +38,8 @@ struct FleetOptions {
   RecordingRules rules = RecordingRules::kAuto;
   // Identities down to the pod and container (--by pod, container). Otherwise they are summed
   // by host, user, project, team and namespace in Prometheus: a window's answer then does not
-  // grow with the pods that came and went in it.
+  // grow with the pods that came and went in it, and over the rules it reads the owners' rules
+  // (cgov:owner_*), which do not either, for the hours whose evaluation recorded them.
   bool pods = true;
   // A rule run's GPUs come by the hour while GPUs x hours stays within this many points, and as
   // totals over the run (plus the fleet's hours, for the heatmap) beyond it: a month of a large

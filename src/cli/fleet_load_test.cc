@@ -587,6 +587,7 @@ TEST(PrometheusSource, ABatchAnswersInOrderAndStopsAtItsFirstFailure) {
 struct RulesFake {
   std::vector<double> marks;
   bool fleet_rules = false;  // cgov:fleet_gpu_phase_seconds:increase1h answers too
+  std::vector<double> versions;  // the evaluations that recorded version 2 (the owners' rules)
   std::mutex mu;
   std::vector<std::pair<std::string, double>> asked;
   std::vector<std::string> ranges;  // each range query's expression
@@ -607,14 +608,24 @@ void ServeRules(RulesFake* fake) {
       if (r.path == "/api/v1/query") asked.emplace_back(q, at);
       if (r.path == "/api/v1/query_range") fake->ranges.push_back(q);
     }
-    if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[")) {
+    const bool version = q.starts_with("cgov:hourly_rules:version[");
+    if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[") || version) {
       json values = json::array();
-      for (double t : marks) values.push_back({t, std::to_string(t)});
+      for (double t : version ? fake->versions : marks) {
+        values.push_back({t, version ? "2" : std::to_string(t)});
+      }
       out.body = json{{"status", "success"},
                       {"data",
                        {{"resultType", "matrix"},
                         {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
                      .dump();
+    } else if (q.find("(sum_over_time(cgov:identity_held_seconds:increase1h[") !=
+                   std::string::npos ||
+               q.find("(sum_over_time(cgov:owner_held_seconds:increase1h[") !=
+                   std::string::npos) {
+      // Alice holds a GPU every second of each rule run.
+      const double ms = std::stod(q.substr(q.find('[') + 1));
+      out.body = Vector({{Identity(), ms / 1000 + 1800}}).dump();
     } else if (q.find("cgov_gpu_phase_seconds_total") != std::string::npos ||
                q.find("cgov:gpu_phase_seconds:increase1h") != std::string::npos ||
                (fake->fleet_rules &&
@@ -744,6 +755,58 @@ TEST(FleetLoad, EvaluationsAtAFractionOfASecondLoseNoRawStretch) {
     }
   }
   EXPECT_EQ(productive, until - since) << "every second of the window, once";
+}
+
+// A rule file upgraded within the window: the evaluations from 20:00 on record version 2 and the
+// owners' rules. Without pods, the run ends there: identities come from the pods' rules before
+// and from the owners' after, each hour once. With pods, one run, all from the pods' rules.
+TEST(FleetLoad, OwnersRulesAreReadForTheHoursThatRecordedThem) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T10:00:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-17T10:00:00Z");
+  for (bool pods : {false, true}) {
+    SCOPED_TRACE(pods ? "pods" : "without pods");
+    RulesFake fake;
+    for (int hour = 11; hour <= 34; ++hour) {
+      fake.marks.push_back(S("2026-11-16T00:00:00Z") + hour * 3600.0);
+      if (hour >= 20) fake.versions.push_back(fake.marks.back());
+    }
+    ServeRules(&fake);
+    ASSERT_NE(fake.server, nullptr);
+    auto prom = PrometheusSource::Open(Url(*fake.server));
+    ASSERT_TRUE(prom.ok());
+    Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.pods = pods});
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    int64_t productive = 0, held = 0;
+    for (const HourBucket& b : loaded->hours) {
+      for (const auto& [id, g] : b.gpus) {
+        productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+      }
+      for (const auto& [key, h] : b.identities) held += h.held_ms;
+    }
+    EXPECT_EQ(productive, until - since);
+    EXPECT_EQ(held, until - since) << "alice's every second, once";
+    // Each identity rule sum: (rule, its range, when).
+    std::vector<std::tuple<std::string, std::string, double>> sums;
+    for (const auto& [q, at] : fake.asked) {
+      const size_t rule = q.find("(sum_over_time(cgov:");
+      if (rule == std::string::npos || q.find("held_seconds") == std::string::npos ||
+          q.find("idle_held") != std::string::npos) {
+        continue;
+      }
+      const size_t open = q.find('[', rule);
+      sums.emplace_back(q.substr(rule + 15, open - rule - 15), q.substr(open), at);
+    }
+    using Sums = std::vector<std::tuple<std::string, std::string, double>>;
+    if (pods) {
+      EXPECT_EQ(sums, (Sums{{"cgov:identity_held_seconds:increase1h", "[84600000ms])) > 0",
+                             S("2026-11-17T10:00:00Z")}}));
+    } else {
+      EXPECT_EQ(sums, (Sums{{"cgov:identity_held_seconds:increase1h", "[30600000ms])) > 0",
+                             S("2026-11-16T19:00:00Z")},
+                            {"cgov:owner_held_seconds:increase1h", "[52200000ms])) > 0",
+                             S("2026-11-17T10:00:00Z")}}));
+    }
+  }
 }
 
 // A run too long to read by GPU and hour (a budget of no points here): each GPU as its total,

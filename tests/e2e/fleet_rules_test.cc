@@ -1,14 +1,15 @@
 // End-to-end: the hourly recording rules in a real Prometheus (Debian's package). A 30-hour
 // history of three nodes (cgov_fleet_history) is backfilled with `promtool tsdb create-blocks-
 // from openmetrics`, the cgov-hourly rules are backfilled over it with `promtool tsdb create-
-// blocks-from rules` (leaving out two hours, as when Prometheus is down), and `cgov report
-// --prometheus` must give the generator's own totals to the GPU-second from the raw counters and
-// from the rules alike.
+// blocks-from rules` (leaving out two hours, as when Prometheus is down; the hours before them
+// with the group as it was before the owners' rules), and `cgov report --prometheus` must give
+// the generator's own totals to the GPU-second from the raw counters and from the rules alike.
 #include <signal.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <regex>
 
@@ -36,6 +37,28 @@ std::string HourlyGroup() {
   EXPECT_NE(from, std::string::npos);
   const size_t to = rules.find("\n  - name:", from + 1);
   return "groups:\n" + rules.substr(from, to == std::string::npos ? to : to + 1 - from);
+}
+
+// The group as a rule file of version 1 had it: without its version and the owners' rules.
+std::string HourlyGroupVersion1() {
+  const std::string group = HourlyGroup();
+  std::string out;
+  bool keep = true;
+  for (size_t at = 0; at < group.size();) {
+    const size_t end = std::min(group.find('\n', at), group.size());
+    const std::string line = group.substr(at, end + 1 - at);
+    at = end + 1;
+    if (line.starts_with("      - record: ")) {
+      keep = line.find("cgov:owner_") == std::string::npos &&
+             line.find("cgov:hourly_rules:version") == std::string::npos;
+    } else if (!line.starts_with("       ")) {
+      keep = true;  // a comment or the group's own lines
+    }
+    if (keep) out += line;
+  }
+  EXPECT_EQ(out.find("record: cgov:owner_"), std::string::npos);
+  EXPECT_NE(out.find("cgov:identity_held_seconds:increase1h"), std::string::npos);
+  return out;
 }
 
 class FleetRulesE2E : public ::testing::Test {
@@ -74,25 +97,33 @@ class FleetRulesE2E : public ::testing::Test {
 
 TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkippedHour) {
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
+  // In two files, of 24 and 6 hours, as the scale benchmark backfills a month a day at a time.
   RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", "30",
-                               "--out", dir_ / "fleet.om", "--truth", dir_ / "truth.json"}, {});
+                               "--split-hours", "24", "--out", dir_ / "fleet.om", "--truth",
+                               dir_ / "truth.json"}, {});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const json truth = json::parse(ReadFile(dir_ / "truth.json"));
   const int64_t start = truth["start"], end = truth["end"];
-  RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
-                                   "--max-block-duration=48h", dir_ / "fleet.om", dir_ / "tsdb"},
-                                  {}, 120);
-  ASSERT_EQ(backfill.exit_code, 0) << backfill.out << backfill.err;
+  ASSERT_FALSE(std::filesystem::exists(dir_ / "fleet.om.2"));
+  for (const char* part : {"fleet.om.0", "fleet.om.1"}) {
+    RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
+                                     "--max-block-duration=24h", dir_ / part, dir_ / "tsdb"},
+                                    {}, 120);
+    ASSERT_EQ(backfill.exit_code, 0) << part << backfill.out << backfill.err;
+  }
   WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1m\n");
+  WriteFile(dir_ / "hourly-v1.yml", HourlyGroupVersion1());
   WriteFile(dir_ / "hourly.yml", HourlyGroup());
   Start();
-  // The rules over hours 0-12 and 14-30: Prometheus "down" for two hours between.
-  for (auto [from, to, out] : {std::tuple{start, start + 12 * 3600, "rules-a"},
-                               std::tuple{start + 14 * 3600, end, "rules-b"}}) {
+  // The rules over hours 0-12 (an older rule file) and 14-30 (this one): Prometheus "down" for
+  // two hours between.
+  for (auto [from, to, out, file] :
+       {std::tuple{start, start + 12 * 3600, "rules-a", "hourly-v1.yml"},
+        std::tuple{start + 14 * 3600, end, "rules-b", "hourly.yml"}}) {
     RunResult rules = RunProgram(
         {kPromtool, "tsdb", "create-blocks-from", "rules", "--start", std::to_string(from),
          "--end", std::to_string(to), "--url", url_, "--output-dir", dir_ / out,
-         dir_ / "hourly.yml"}, {}, 120);
+         dir_ / file}, {}, 120);
     ASSERT_EQ(rules.exit_code, 0) << rules.out << rules.err;
   }
   Stop();
@@ -146,6 +177,23 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
   EXPECT_EQ(by_pod["who"].size(), truth["identities"].get<size_t>());
   EXPECT_DOUBLE_EQ(by_pod["held_gpu_seconds"].get<double>(),
                    reports["on"]["held_gpu_seconds"].get<double>());
+  // Which rules the identities came from (--verbose lists each query): by project, the pods'
+  // rules for the hours the older file recorded and the owners' for the rest; by pod, the pods'
+  // alone.
+  auto queries = [&](const std::string& by) {
+    RunResult r = RunProgram({CgovBinary(), "report", "--format", "json", "--prometheus", url_,
+                              "--since", since, "--until", until, "--by", by,
+                              "--recording-rules", "on", "--verbose"}, {}, 120);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.err;
+  };
+  const std::string by_project_queries = queries("project");
+  EXPECT_NE(by_project_queries.find("sum_over_time(cgov:owner_held_seconds:increase1h["),
+            std::string::npos) << by_project_queries;
+  EXPECT_NE(by_project_queries.find("sum_over_time(cgov:identity_held_seconds:increase1h["),
+            std::string::npos) << by_project_queries;
+  const std::string by_pod_queries = queries("pod");
+  EXPECT_EQ(by_pod_queries.find("cgov:owner_"), std::string::npos) << by_pod_queries;
 
   // A large fleet's runs come as per-GPU totals and the fleet's hours (here forced by a budget
   // of no hourly points): the same totals, and a heatmap holding every second of them.
