@@ -5,7 +5,8 @@ For each fleet size: cgov_fleet_history writes 24 h of 8-GPU nodes' /metrics at 
 interval (identities churning with their jobs), in parts of at most 100 nodes; each part is
 backfilled into one TSDB with `promtool tsdb create-blocks-from openmetrics`; Prometheus (Debian's,
 default query limits) starts on it on loopback; `promtool tsdb create-blocks-from rules` backfills
-the cgov-hourly recording rules of deploy/prometheus/cgov-rules.yml; Prometheus restarts with them.
+the cgov-hourly recording rules of deploy/prometheus/cgov-rules.yml, Prometheus restarts with them,
+and the cgov-daily rules (which read the hourly ones) are backfilled the same way.
 Then the report runs over the whole day and over 6 h and 12 h of it, from the raw counters and
 from the rules, `--by user` and `--by project`: wall time (median of --repeat), cgov's VmHWM
 (getrusage of the child), Prometheus' CPU time for the report (median) and its VmHWM. Every
@@ -48,12 +49,30 @@ def free_port():
         return s.getsockname()[1]
 
 
-def hourly_rules(path):
+def rule_group(path, name):
+    """The group `name` of deploy/prometheus/cgov-rules.yml, as a rule file of its own."""
     text = open(os.path.join(SRC, "deploy/prometheus/cgov-rules.yml")).read()
-    start = text.index("  - name: cgov-hourly\n")
+    start = text.index(f"  - name: {name}\n")
     end = text.find("\n  - name:", start + 1)
     with open(path, "w") as f:
         f.write("groups:\n" + text[start:end + 1 if end >= 0 else None])
+
+
+def backfill_rules(a, work, tsdb, prom, name):
+    """Backfills the rule group `name` over the history from the running Prometheus, then
+    restarts it with the new blocks. promtool evaluates a group only where an evaluation falls
+    in the block it writes (2 h unless --max-block-duration says more): the daily group needs
+    longer blocks."""
+    rules, out = os.path.join(work, f"{name}.yml"), os.path.join(work, "rules")
+    rule_group(rules, name)
+    shutil.rmtree(out, ignore_errors=True)
+    run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "--max-block-duration=744h", "rules",
+         "--start", str(START), "--end", str(START + a.hours * 3600), "--url", prom.url,
+         "--output-dir", out, rules])
+    prom.stop()
+    for block in os.listdir(out):
+        shutil.move(os.path.join(out, block), tsdb)
+    return Prometheus(work, tsdb)
 
 
 class Prometheus:
@@ -168,8 +187,15 @@ def main():
 def measure(a, nodes, work):
     tsdb = os.path.join(work, "tsdb")
     done = os.path.join(work, "truth.json")  # written last: the TSDB is whole
+    daily = os.path.join(work, "daily.done")  # the daily rules are in too
     if os.path.exists(done):
         prom = Prometheus(work, tsdb)
+        if not os.path.exists(daily):  # kept from before the daily rules
+            setup = time.monotonic()
+            prom = backfill_rules(a, work, tsdb, prom, "cgov-daily")
+            open(daily, "w").close()
+            print(f"# {nodes} nodes: daily rules added in {time.monotonic() - setup:.0f} s",
+                  flush=True)
         print(f"# {nodes} nodes: the TSDB kept in {work}; Prometheus idle after "
               f"{prom.settle():.0f} s", flush=True)
         reports(a, nodes, work, prom, json.load(open(done)))
@@ -194,18 +220,12 @@ def measure(a, nodes, work):
         for k, v in t["phase_seconds"].items():
             truth["phase_seconds"][k] = truth["phase_seconds"].get(k, 0) + v
     prom = Prometheus(work, tsdb)
-    rules = os.path.join(work, "hourly.yml")
-    hourly_rules(rules)
-    run(["/usr/bin/promtool", "tsdb", "create-blocks-from", "rules", "--start", str(START),
-         "--end", str(START + a.hours * 3600), "--url", prom.url, "--output-dir",
-         os.path.join(work, "rules"), rules])
-    prom.stop()
-    for block in os.listdir(os.path.join(work, "rules")):
-        shutil.move(os.path.join(work, "rules", block), tsdb)
-    prom = Prometheus(work, tsdb)
+    prom = backfill_rules(a, work, tsdb, prom, "cgov-hourly")
+    prom = backfill_rules(a, work, tsdb, prom, "cgov-daily")  # they read the hourly rules
     print(f"# {nodes} nodes: history, backfill and rules in {time.monotonic() - setup:.0f} s; "
           f"Prometheus idle after {prom.settle():.0f} s more", flush=True)
     if a.keep:
+        open(daily, "w").close()
         with open(done + ".tmp", "w") as f:
             json.dump(truth, f)
         os.rename(done + ".tmp", done)

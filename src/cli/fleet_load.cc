@@ -28,6 +28,12 @@ constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
 // (cgov:owner_*: identities summed by host, user, project, team and namespace) are recorded.
 constexpr char kRulesVersion[] = "cgov:hourly_rules:version";
 constexpr double kOwnerRulesVersion = 2;
+// The daily rules (group cgov-daily): each evaluation's own time, and how many hourly
+// evaluations it summed (those between 24.5 h and 0.5 h before it).
+constexpr char kDailyEvaluations[] = "cgov:daily_rules:evaluation_time_seconds";
+constexpr char kDailyHours[] = "cgov:daily_rules:hours";
+constexpr int64_t kDayMs = 24 * kHourMs;
+constexpr int64_t kDailyLagMs = kHourMs / 2;
 // A counter that fell by more than this (a millisecond of a seconds counter) was reset; less is
 // the rounding of floating-point values summed in another order.
 constexpr double kFallMargin = 1e-3;
@@ -51,13 +57,26 @@ std::string OwnerRuleOf(std::string_view counter) {
   return fmt::format("cgov:owner_{}:increase1h", counter);
 }
 
+// The daily rule over a counter: the owners' for an identity counter
+// (cgov:owner_held_seconds:increase1d), else the counter's own (cgov:ticks:increase1d).
+std::string DailyRuleOf(std::string_view counter) {
+  std::string rule =
+      counter.starts_with("cgov_identity_") ? OwnerRuleOf(counter) : RuleOf(counter);
+  rule.back() = 'd';  // ...:increase1h -> ...:increase1d
+  return rule;
+}
+
 // A stretch of the window read one way: the raw counters over (from, to], or a run of
 // consecutive hourly rule evaluations at first, first + 1h, ..., last (covering
 // (first - 1h, last]), with the owners' identity rules in each evaluation of it or in none.
+// A daily run is a run of hourly evaluations whose sums come from the daily rules evaluated
+// at first_day, first_day + 24h, ..., last_day, which summed exactly those hours.
 struct Span {
   bool rules = false;
   bool owner_rules = false;
+  bool daily = false;
   int64_t from_ms = 0, to_ms = 0;
+  int64_t first_day_ms = 0, last_day_ms = 0;
   int64_t Hours() const { return (to_ms - from_ms) / kHourMs; }
 };
 
@@ -116,6 +135,8 @@ class FleetBuilder {
   uint32_t GpuId(const PromSeries& s);
   uint32_t IdentityId(const PromSeries& s);
   Result<std::vector<Span>> PlanSpans();
+  std::vector<Span> WithDays(std::vector<Span> spans, const std::vector<int64_t>& evaluations,
+                             const std::vector<std::pair<int64_t, double>>& days) const;
   Status AddRawSpan(int64_t from_ms, int64_t to_ms);
   Status AddRuleRun(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
@@ -140,6 +161,7 @@ class FleetBuilder {
   std::map<uint32_t, GpuHour> run_totals_;
   std::map<int64_t, GpuUsage> fleet_hours_;
   int64_t rule_hours_ = 0;
+  int64_t daily_hours_ = 0;  // those of rule_hours_ from the daily rules
 };
 
 void AddToUsage(size_t slot, double value, bool busy, GpuUsage* u) {
@@ -366,14 +388,19 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
                     (options_.rules == RecordingRules::kAuto && window >= kAutoRulesMinWindowMs);
   std::vector<int64_t> evaluations;
   std::set<int64_t> owner_evaluations;  // those that recorded the owners' identity rules
+  // The daily evaluations in the window and how many hourly ones each summed (read where the
+  // owners' rules are: without pods, over windows of more than a day).
+  std::vector<std::pair<int64_t, double>> days;
   if (want && window > kHourMs) {
     // The evaluations in the window, and the rule file's version at each.
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<std::vector<PromSeries>> answers,
-        prom_.QueryAll({{.expr = fmt::format("{}[{}ms]", kEvaluations, window),
-                         .time_s = Seconds(until_ms_)},
-                        {.expr = fmt::format("{}[{}ms]", kRulesVersion, window),
-                         .time_s = Seconds(until_ms_)}}));
+    std::vector<PromRequest> requests;
+    for (const char* marker : {kEvaluations, kRulesVersion, kDailyEvaluations, kDailyHours}) {
+      if (requests.size() == 2 && (options_.pods || window <= kDayMs)) break;
+      requests.push_back({.expr = fmt::format("{}[{}ms]", marker, window),
+                          .time_s = Seconds(until_ms_)});
+    }
+    CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers,
+                          prom_.QueryAll(requests));
     // A time within the window, in ms (a store's answer is not trusted to be a sane time, so
     // it is compared as a double first).
     auto in_window = [&](double t) -> std::optional<int64_t> {
@@ -392,6 +419,21 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
         std::optional<int64_t> ms = in_window(t);
         if (ms && value >= kOwnerRulesVersion) owner_evaluations.insert(*ms);
       }
+    }
+    if (answers.size() == 4) {
+      std::map<int64_t, double> hours;  // at each daily evaluation (0: none recorded)
+      for (const PromSeries& s : answers[2]) {
+        for (const auto& [t, value] : s.points) {
+          if (std::optional<int64_t> ms = in_window(t)) hours.emplace(*ms, 0);
+        }
+      }
+      for (const PromSeries& s : answers[3]) {
+        for (const auto& [t, value] : s.points) {
+          std::optional<int64_t> ms = in_window(t);
+          if (ms && hours.count(*ms)) hours[*ms] = value;
+        }
+      }
+      days.assign(hours.begin(), hours.end());
     }
     std::sort(evaluations.begin(), evaluations.end());
     evaluations.erase(std::unique(evaluations.begin(), evaluations.end()), evaluations.end());
@@ -429,7 +471,76 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
         FormatRfc3339Utc(until_ms_ * 1'000'000)));
   }
   if (until_ms_ > cursor) spans.push_back({.rules = false, .from_ms = cursor, .to_ms = until_ms_});
-  return spans;
+  return days.empty() ? spans : WithDays(std::move(spans), evaluations, days);
+}
+
+// The runs of the owners' rules with the days the daily rules summed carved out of them. A
+// daily evaluation stands for the hourly ones it summed when it found 24 (those between 24.5 h
+// and 0.5 h before it), each an hour after the one before and all in one run; consecutive days
+// (daily evaluations 24 h apart, with no other daily evaluation within half a day before the
+// first, which the run's sum would take in) make one daily run. The rest of the run stays
+// hourly.
+std::vector<Span> FleetBuilder::WithDays(std::vector<Span> spans,
+                                         const std::vector<int64_t>& evaluations,
+                                         const std::vector<std::pair<int64_t, double>>& days)
+    const {
+  // The hours a day stands for, as a span of its own, and the run it is in; none where it
+  // stands for none.
+  auto day_span = [&](int64_t day) -> std::optional<std::pair<Span, size_t>> {
+    auto first = std::upper_bound(evaluations.begin(), evaluations.end(),
+                                  day - kDayMs - kDailyLagMs);
+    auto end = std::upper_bound(first, evaluations.end(), day - kDailyLagMs);
+    if (end - first != 24) return std::nullopt;
+    for (auto it = first; it + 1 != end; ++it) {
+      if (*(it + 1) - *it != kHourMs) return std::nullopt;
+    }
+    const int64_t from = *first - kHourMs, to = *(end - 1);
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const Span& s = spans[i];
+      if (s.rules && s.owner_rules && s.from_ms <= from && to <= s.to_ms) {
+        return std::pair(Span{.rules = true, .owner_rules = true, .daily = true, .from_ms = from,
+                              .to_ms = to, .first_day_ms = day, .last_day_ms = day},
+                         i);
+      }
+    }
+    return std::nullopt;
+  };
+  std::vector<std::pair<Span, size_t>> daily;  // the daily runs and their runs, in order
+  for (size_t k = 0; k < days.size(); ++k) {
+    const auto day = days[k].second == 24 ? day_span(days[k].first) : std::nullopt;
+    if (!day) continue;
+    const Span& d = day->first;
+    if (!daily.empty() && daily.back().second == day->second &&
+        days[k - 1].first == daily.back().first.last_day_ms &&
+        d.first_day_ms - daily.back().first.last_day_ms == kDayMs &&
+        d.from_ms == daily.back().first.to_ms) {
+      daily.back().first.to_ms = d.to_ms;
+      daily.back().first.last_day_ms = d.last_day_ms;
+    } else if (k == 0 || d.first_day_ms - days[k - 1].first > kDayMs / 2) {
+      daily.push_back(*day);
+    }
+  }
+  if (daily.empty()) return spans;
+  std::vector<Span> out;
+  auto next = daily.begin();
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const Span& s = spans[i];
+    int64_t cursor = s.from_ms;
+    for (; next != daily.end() && next->second == i; ++next) {
+      const Span& d = next->first;
+      if (d.from_ms > cursor) {
+        out.push_back({.rules = true, .owner_rules = true, .from_ms = cursor, .to_ms = d.from_ms});
+      }
+      out.push_back(d);
+      cursor = d.to_ms;
+    }
+    if (cursor == s.from_ms) {
+      out.push_back(s);
+    } else if (s.to_ms > cursor) {
+      out.push_back({.rules = true, .owner_rules = true, .from_ms = cursor, .to_ms = s.to_ms});
+    }
+  }
+  return out;
 }
 
 // A run of hourly rule evaluations. Each evaluation's hour is filed under the clock hour holding
@@ -437,6 +548,7 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
 Status FleetBuilder::AddRuleRun(const Span& run) {
   const int64_t hours = run.Hours();
   rule_hours_ += hours;
+  if (run.daily) daily_hours_ += hours;
   const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
   // The fleet's hours by phase, for the heatmap when the GPUs come as totals: from the fleet
   // rules (a few series by GPU model), or where a rule file predates them, from the GPUs' rules.
@@ -516,6 +628,14 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
 std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, const std::string& by,
                                                        const Span& span, bool owners) {
   const int64_t range = span.to_ms - span.from_ms;
+  if (span.daily) {
+    // The run's daily evaluations, with half a day's margin before the first (no other daily
+    // evaluation is that close: WithDays()).
+    return {{.expr = fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by,
+                                 DailyRuleOf(counter),
+                                 span.last_day_ms - span.first_day_ms + kDayMs / 2),
+             .time_s = Seconds(span.last_day_ms)}};
+  }
   if (span.rules) {
     // The run's evaluations and none before: half an hour's margin either side of the first
     // one, whether the store's ranges include their start (Prometheus 2) or not (3).
@@ -670,28 +790,42 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
     samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
   }
   // Memory and power: the window's mean reading, over the GPU's held time. Over recording rules,
-  // the mean of their hourly means (a raw mean over a month reads every sample of it).
+  // the mean of their hourly means (a raw mean over a month reads every sample of it), and
+  // where days came from the daily rules, the mean of their daily means (a GPU without one: its
+  // hourly means of the last two days).
   struct Mean {
     const char* metric;
     const char* rule;
+    const char* daily_rule;
     double scale;  // to MiB / 0.1 W
     bool memory;
   };
   // cgov's own names: a dcgm-exporter on the same node serves its readings under DCGM_FI_*.
   const std::array<Mean, 2> means = {
-      Mean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h", 1.0 / 1048576, true},
-      Mean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h", 10, false}};
+      Mean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h",
+           "cgov:gpu_memory_used_bytes:avg1d", 1.0 / 1048576, true},
+      Mean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h", "cgov:gpu_power_watts:avg1d", 10,
+           false}};
   // All asked at once: the means; the instance ids the daemons were given (--instance-id), for
   // --billing (which reads raw counters only); each daemon's price as of the end of the window
   // (the raw gauge's last value, and over recording rules for a GPU gone before the last two
-  // hours, the rule's last hourly value); OpenCost's prices when asked for.
+  // hours, the rule's last hourly value, or where days came from the daily rules, its last
+  // hourly value of the last two days, else its last daily one); OpenCost's prices when asked
+  // for.
   std::vector<PromRequest> requests;
-  for (const Mean& m : means) {
-    requests.push_back({.expr = fmt::format("avg by (Hostname, UUID, GPU_I_ID) "
-                                            "(avg_over_time({}[{}ms]))",
-                                            rule_hours_ > 0 ? m.rule : m.metric, window),
-                        .time_s = at});
+  const int64_t two_days = std::min(window, 2 * kDayMs);
+  std::vector<std::pair<size_t, size_t>> mean_answers;  // (mean, request), in order of preference
+  for (size_t k = 0; k < means.size(); ++k) {
+    auto ask = [&](const char* metric, int64_t range) {
+      mean_answers.emplace_back(k, requests.size());
+      requests.push_back({.expr = fmt::format("avg by (Hostname, UUID, GPU_I_ID) "
+                                              "(avg_over_time({}[{}ms]))", metric, range),
+                          .time_s = at});
+    };
+    if (daily_hours_ > 0) ask(means[k].daily_rule, window);
+    ask(rule_hours_ > 0 ? means[k].rule : means[k].metric, daily_hours_ > 0 ? two_days : window);
   }
+  const size_t build_info_at = requests.size();
   const int64_t recent = rule_hours_ > 0 ? std::min(window, 2 * kHourMs) : window;
   requests.push_back({.expr = fmt::format("max by (Hostname, instance_id) (last_over_time("
                                           "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", recent),
@@ -704,6 +838,12 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
   if (rule_hours_ > 0) {
     requests.push_back({.expr = fmt::format("max by (Hostname, UUID, GPU_I_ID, source) "
                                             "(last_over_time(cgov:gpu_price_usd_per_hour:last1h"
+                                            "[{}ms]))", daily_hours_ > 0 ? two_days : window),
+                        .time_s = at});
+  }
+  if (daily_hours_ > 0) {
+    requests.push_back({.expr = fmt::format("max by (Hostname, UUID, GPU_I_ID, source) "
+                                            "(last_over_time(cgov:gpu_price_usd_per_hour:last1d"
                                             "[{}ms]))", window),
                         .time_s = at});
   }
@@ -714,11 +854,14 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
                         .time_s = at});
   }
   CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
-  for (size_t k = 0; k < means.size(); ++k) {
+  std::array<std::set<uint32_t>, 2> have_mean;  // the GPUs each mean was found for
+  for (const auto& [k, r] : mean_answers) {
     const Mean& m = means[k];
-    for (const PromSeries& s : answers[k]) {
+    for (const PromSeries& s : answers[r]) {
       auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
-      if (id == gpu_ids_.end() || s.points.empty()) continue;
+      if (id == gpu_ids_.end() || s.points.empty() || !have_mean[k].insert(id->second).second) {
+        continue;
+      }
       const int64_t ms = held[id->second].usage.HeldMs();
       GpuHour& g = first.gpus[id->second];
       const auto value = static_cast<int64_t>(std::llround(s.points[0].second * m.scale));
@@ -726,7 +869,7 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
       (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
     }
   }
-  for (const PromSeries& s : answers[means.size()]) {
+  for (const PromSeries& s : answers[build_info_at]) {
     if (s.Label("instance_id").empty()) continue;
     in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
   }
@@ -846,10 +989,13 @@ Result<HistoryInput> FleetBuilder::Build() {
   if (rule_hours_ > 0) {
     const int64_t window_hours = (until_ms_ - since_ms_ + kHourMs - 1) / kHourMs;
     in_.notes.push_back(fmt::format(
-        "{} of the window's {} hours from the hourly recording rules (cgov-hourly), the rest "
-        "from the raw counters{}; mean memory and power are the rules' hourly means.",
+        "{} of the window's {} hours from the hourly recording rules (cgov-hourly{}), the rest "
+        "from the raw counters{}; mean memory and power are the rules' {} means.",
         rule_hours_, window_hours,
-        run_totals_.empty() ? "" : " (each GPU's figures as totals, the heatmap by the hour)"));
+        daily_hours_ > 0 ? fmt::format(", {} of them summed by day in cgov-daily", daily_hours_)
+                         : "",
+        run_totals_.empty() ? "" : " (each GPU's figures as totals, the heatmap by the hour)",
+        daily_hours_ > 0 ? "daily" : "hourly"));
   }
   return std::move(in_);
 }

@@ -13,7 +13,9 @@
 // hour before its evaluation, so a run of consecutive evaluations adds up to the raw counters'
 // difference over the run exactly, and the ragged edges and any hour Prometheus skipped come from
 // the raw counters. A large fleet's GPUs then come as totals over each run (one point per
-// series, whatever the window's length) and the fleet's hours as one series per phase.
+// series, whatever the window's length) and the fleet's hours as one series per phase. Where the
+// daily rules (group cgov-daily) summed a whole day of a run's hours, the run's identities and
+// totals read that day's one sample instead of its 24.
 #ifndef CGOV_CLI_FLEET_LOAD_H_
 #define CGOV_CLI_FLEET_LOAD_H_
 

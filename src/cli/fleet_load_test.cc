@@ -588,6 +588,7 @@ struct RulesFake {
   std::vector<double> marks;
   bool fleet_rules = false;  // cgov:fleet_gpu_phase_seconds:increase1h answers too
   std::vector<double> versions;  // the evaluations that recorded version 2 (the owners' rules)
+  std::vector<std::pair<double, int>> days;  // daily evaluations and the hours each summed
   std::mutex mu;
   std::vector<std::pair<std::string, double>> asked;
   std::vector<std::string> ranges;  // each range query's expression
@@ -609,7 +610,31 @@ void ServeRules(RulesFake* fake) {
       if (r.path == "/api/v1/query_range") fake->ranges.push_back(q);
     }
     const bool version = q.starts_with("cgov:hourly_rules:version[");
-    if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[") || version) {
+    const size_t open = q.find('[');
+    if (q.starts_with("cgov:daily_rules:")) {
+      json values = json::array();
+      for (const auto& [t, hours] : fake->days) {
+        values.push_back({t, q.starts_with("cgov:daily_rules:hours[") ? std::to_string(hours)
+                                                                        : std::to_string(t)});
+      }
+      out.body = json{{"status", "success"},
+                      {"data",
+                       {{"resultType", "matrix"},
+                        {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
+                     .dump();
+    } else if (q.find(":increase1d[") != std::string::npos) {
+      // A daily rule's sum: a day of each of the GPU's productive time and alice's held time
+      // for each daily evaluation in the range (both ends in it, as in Prometheus 2).
+      const double range = std::stod(q.substr(open + 1)) / 1000;
+      double seconds = 0;
+      for (const auto& [t, hours] : fake->days) seconds += t >= at - range && t <= at ? 86400 : 0;
+      const bool gpu = q.find("cgov:gpu_phase_seconds:increase1d") != std::string::npos;
+      const bool held = q.find("cgov:owner_held_seconds:increase1d") != std::string::npos;
+      out.body = Vector(gpu || held ? std::vector<std::pair<json, double>>{
+                                          {gpu ? GpuLabels("productive") : Identity(), seconds}}
+                                    : std::vector<std::pair<json, double>>{})
+                     .dump();
+    } else if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[") || version) {
       json values = json::array();
       for (double t : version ? fake->versions : marks) {
         values.push_back({t, version ? "2" : std::to_string(t)});
@@ -652,7 +677,6 @@ void ServeRules(RulesFake* fake) {
         }
         // The range of the rule sum's selector is the run it covers, half an hour short of it
         // (which the rule's hours make up).
-        const size_t open = q.find('[');
         const double ms = std::stod(q.substr(open + 1));
         const bool rules = q.find("sum_over_time") != std::string::npos;
         out.body = Vector({{GpuLabels("productive"), rules ? ms / 1000 + 1800 : ms / 1000}}).dump();
@@ -806,6 +830,75 @@ TEST(FleetLoad, OwnersRulesAreReadForTheHoursThatRecordedThem) {
                             {"cgov:owner_held_seconds:increase1h", "[52200000ms])) > 0",
                              S("2026-11-17T10:00:00Z")}}));
     }
+  }
+}
+
+// Days from the daily rules: a daily evaluation that summed 24 hourly ones, each an hour after
+// the one before and all in a run of the owners' rules, stands for those hours (consecutive
+// days make one run, read once); the rest of the run comes from the hourly rules. A day that
+// summed fewer hours, or that follows another daily evaluation within half a day (the run's
+// sum would take that one in), is read by the hour. With pods, no daily rule is asked.
+TEST(FleetLoad, DaysComeFromTheDailyRulesWhereTheySummedTheWholeDay) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T00:00:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-20T00:00:00Z");
+  struct Case {
+    const char* name;
+    bool pods;
+    std::vector<std::pair<const char*, int>> days;
+    // Each daily or owners' held-time sum: (rule, its range, when).
+    std::vector<std::tuple<std::string, std::string, double>> sums;
+  };
+  const std::vector<Case> cases = {
+      {"two whole days, then one of 23 hours",
+       false,
+       {{"2026-11-17T00:45:00Z", 24}, {"2026-11-18T00:45:00Z", 24}, {"2026-11-19T00:45:00Z", 23}},
+       {{"cgov:owner_held_seconds:increase1d", "[129600000ms])) > 0", S("2026-11-18T00:45Z")},
+        {"cgov:owner_held_seconds:increase1h", "[171000000ms])) > 0", S("2026-11-20T00:00Z")}}},
+      {"a daily evaluation 4 h 45 min before the first whole day",
+       false,
+       {{"2026-11-16T20:00:00Z", 20}, {"2026-11-17T00:45:00Z", 24}, {"2026-11-18T00:45:00Z", 24}},
+       {{"cgov:owner_held_seconds:increase1h", "[84600000ms])) > 0", S("2026-11-17T00:00Z")},
+        {"cgov:owner_held_seconds:increase1d", "[43200000ms])) > 0", S("2026-11-18T00:45Z")},
+        {"cgov:owner_held_seconds:increase1h", "[171000000ms])) > 0", S("2026-11-20T00:00Z")}}},
+      {"pods", true, {{"2026-11-17T00:45:00Z", 24}}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    RulesFake fake;
+    for (int hour = 1; hour <= 96; ++hour) {
+      fake.marks.push_back(S("2026-11-16T00:00:00Z") + hour * 3600.0);
+      fake.versions.push_back(fake.marks.back());
+    }
+    for (const auto& [t, hours] : c.days) fake.days.emplace_back(S(t), hours);
+    ServeRules(&fake);
+    ASSERT_NE(fake.server, nullptr);
+    auto prom = PrometheusSource::Open(Url(*fake.server));
+    ASSERT_TRUE(prom.ok());
+    Result<HistoryInput> loaded =
+        LoadFleet(*prom, since, until, {.pods = c.pods, .hourly_point_budget = 0});
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    int64_t productive = 0, held = 0;
+    for (const HourBucket& b : loaded->hours) {
+      for (const auto& [id, g] : b.gpus) {
+        productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+      }
+      for (const auto& [key, h] : b.identities) held += h.held_ms;
+    }
+    EXPECT_EQ(productive, until - since) << "every second of the window, once";
+    if (!c.pods) {
+      EXPECT_EQ(held, until - since) << "alice's every second, once";
+    }
+    std::vector<std::tuple<std::string, std::string, double>> sums;
+    bool daily_asked = false;
+    for (const auto& [q, at] : fake.asked) {
+      daily_asked |= q.find("daily_rules") != std::string::npos;
+      const size_t rule = q.find("(sum_over_time(cgov:owner_held_seconds");
+      if (rule == std::string::npos) continue;
+      const size_t open = q.find('[', rule);
+      sums.emplace_back(q.substr(rule + 15, open - rule - 15), q.substr(open), at);
+    }
+    EXPECT_EQ(sums, c.sums);
+    EXPECT_EQ(daily_asked, !c.pods);
   }
 }
 

@@ -30,10 +30,11 @@ using nlohmann::json;
 constexpr char kPrometheus[] = "/usr/bin/prometheus";
 constexpr char kPromtool[] = "/usr/bin/promtool";
 
-// The cgov-hourly group of deploy/prometheus/cgov-rules.yml, as a rule file of its own.
-std::string HourlyGroup() {
+// A group of deploy/prometheus/cgov-rules.yml (cgov-hourly unless named), as a rule file of its
+// own.
+std::string HourlyGroup(const std::string& name = "cgov-hourly") {
   const std::string rules = ReadFile(DocsFile("../deploy/prometheus/cgov-rules.yml"));
-  const size_t from = rules.find("  - name: cgov-hourly\n");
+  const size_t from = rules.find("  - name: " + name + "\n");
   EXPECT_NE(from, std::string::npos);
   const size_t to = rules.find("\n  - name:", from + 1);
   return "groups:\n" + rules.substr(from, to == std::string::npos ? to : to + 1 - from);
@@ -87,6 +88,29 @@ class FleetRulesE2E : public ::testing::Test {
               const std::string& by) {
     return ReportJson({"--prometheus", url_, "--since", since, "--until", until, "--by", by,
                        "--recording-rules", rules});
+  }
+  // The queries of a report over the rules (--verbose lists each on stderr).
+  std::string Queries(const std::string& since, const std::string& until, const std::string& by) {
+    RunResult r = RunProgram({CgovBinary(), "report", "--format", "json", "--prometheus", url_,
+                              "--since", since, "--until", until, "--by", by,
+                              "--recording-rules", "on", "--verbose"}, {}, 120);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.err;
+  }
+  // Backfills a rule file over [from, to] from the running Prometheus, then restarts it with
+  // the new blocks. promtool evaluates a group only where an evaluation falls in the block it
+  // writes (2 h unless --max-block-duration says more): a daily group needs longer blocks.
+  void BackfillRules(const std::string& file, int64_t from, int64_t to) {
+    const std::string out = dir_ / ("out-" + file);
+    RunResult rules = RunProgram(
+        {kPromtool, "tsdb", "create-blocks-from", "--max-block-duration=744h", "rules", "--start",
+         std::to_string(from), "--end", std::to_string(to), "--url", url_, "--output-dir", out,
+         dir_ / file}, {}, 120);
+    ASSERT_EQ(rules.exit_code, 0) << rules.out << rules.err;
+    Stop();
+    RunResult moved = RunProgram({"/bin/sh", "-c", "mv " + out + "/* " + (dir_ / "tsdb")}, {});
+    ASSERT_EQ(moved.exit_code, 0) << moved.err;
+    Start();
   }
 
   TempDir dir_;
@@ -180,19 +204,12 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
   // Which rules the identities came from (--verbose lists each query): by project, the pods'
   // rules for the hours the older file recorded and the owners' for the rest; by pod, the pods'
   // alone.
-  auto queries = [&](const std::string& by) {
-    RunResult r = RunProgram({CgovBinary(), "report", "--format", "json", "--prometheus", url_,
-                              "--since", since, "--until", until, "--by", by,
-                              "--recording-rules", "on", "--verbose"}, {}, 120);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.err;
-  };
-  const std::string by_project_queries = queries("project");
+  const std::string by_project_queries = Queries(since, until, "project");
   EXPECT_NE(by_project_queries.find("sum_over_time(cgov:owner_held_seconds:increase1h["),
             std::string::npos) << by_project_queries;
   EXPECT_NE(by_project_queries.find("sum_over_time(cgov:identity_held_seconds:increase1h["),
             std::string::npos) << by_project_queries;
-  const std::string by_pod_queries = queries("pod");
+  const std::string by_pod_queries = Queries(since, until, "pod");
   EXPECT_EQ(by_pod_queries.find("cgov:owner_"), std::string::npos) << by_pod_queries;
 
   // A large fleet's runs come as per-GPU totals and the fleet's hours (here forced by a budget
@@ -242,6 +259,68 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
                               "sometimes"}, {}, 60);
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("expected auto, on or off"), std::string::npos) << bad.err;
+}
+
+// The daily rules (group cgov-daily) backfilled over the hourly ones of a 50-hour history: the
+// second daily evaluation summed 24 hourly ones (the first, a few hours in, summed only those
+// before it), so the report reads those hours as one day and the rest by the hour or raw, with
+// the generator's totals to the second; by pod it reads no daily rule.
+TEST_F(FleetRulesE2E, DailyRulesStandForTheDaysTheySummedWithTheSameTotals) {
+  ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
+  RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", "50",
+                               "--split-hours", "24", "--out", dir_ / "fleet.om", "--truth",
+                               dir_ / "truth.json"}, {});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const json truth = json::parse(ReadFile(dir_ / "truth.json"));
+  const int64_t start = truth["start"], end = truth["end"];
+  for (const char* part : {"fleet.om.0", "fleet.om.1", "fleet.om.2"}) {
+    RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
+                                     "--max-block-duration=24h", dir_ / part, dir_ / "tsdb"},
+                                    {}, 120);
+    ASSERT_EQ(backfill.exit_code, 0) << part << backfill.out << backfill.err;
+  }
+  WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1m\n");
+  WriteFile(dir_ / "hourly.yml", HourlyGroup());
+  WriteFile(dir_ / "daily.yml", HourlyGroup("cgov-daily"));
+  Start();
+  ASSERT_NO_FATAL_FAILURE(BackfillRules("hourly.yml", start, end));
+  ASSERT_NO_FATAL_FAILURE(BackfillRules("daily.yml", start, end));  // they read the hourly rules
+
+  const std::string since = FormatRfc3339Utc((start - 60) * 1'000'000'000);
+  const std::string until = FormatRfc3339Utc(end * 1'000'000'000);
+  for (const char* rules : {"off", "on"}) {
+    SCOPED_TRACE(rules);
+    json report = Report(rules, since, until, "project");
+    ASSERT_TRUE(report.contains("phases"));
+    EXPECT_EQ(report["gpu_count"], 6);
+    for (const auto& [phase, seconds] : truth["phase_seconds"].items()) {
+      if (phase == "unknown") continue;
+      EXPECT_NEAR(report["phases"][phase]["gpu_seconds"].get<double>(), seconds.get<double>(),
+                  0.5) << phase;
+    }
+    std::map<std::string, double> projects;
+    for (const json& w : report["who"]) {
+      for (const auto& [phase, s] : w["attributed_seconds"].items()) {
+        projects[w["key"]] += s.get<double>();
+      }
+    }
+    for (const auto& [project, seconds] : truth["project_seconds"].items()) {
+      EXPECT_NEAR(projects[project], seconds.get<double>(), 0.5) << project;
+    }
+    double held = 0;  // the identities' held time
+    for (const auto& [key, seconds] : HeldByKey(report)) held += seconds;
+    EXPECT_NEAR(held, truth["held_seconds"].get<double>(), 0.5);
+    const std::string notes = report["notes"].dump();
+    EXPECT_EQ(notes.find("24 of them summed by day in cgov-daily") != std::string::npos,
+              std::string(rules) == "on") << notes;
+  }
+  const std::string by_project = Queries(since, until, "project");
+  EXPECT_NE(by_project.find("sum_over_time(cgov:owner_held_seconds:increase1d["),
+            std::string::npos) << by_project;
+  EXPECT_NE(by_project.find("sum_over_time(cgov:gpu_phase_seconds:increase1d["),
+            std::string::npos) << by_project;
+  const std::string by_pod = Queries(since, until, "pod");
+  EXPECT_EQ(by_pod.find(":increase1d"), std::string::npos) << by_pod;
 }
 
 }  // namespace

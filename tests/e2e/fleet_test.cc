@@ -305,7 +305,8 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   // The rule files load in the real Prometheus (it would not be ready otherwise) and pass
   // their unit tests.
   for (const char* tests : {"prometheus/cgov-rules.test.yml",
-                            "prometheus/cgov-hourly-rules.test.yml"}) {
+                            "prometheus/cgov-hourly-rules.test.yml",
+                            "prometheus/cgov-daily-rules.test.yml"}) {
     RunResult rules = RunProgram({kPromtool, "test", "rules", DeployFile(tests)}, {}, 60);
     EXPECT_EQ(rules.exit_code, 0) << tests << ": " << rules.out << rules.err;
   }
