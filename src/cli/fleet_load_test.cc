@@ -70,6 +70,17 @@ std::map<std::string, std::map<int64_t, int64_t>> ProductiveSecondsByHost(const 
   }
   return seconds;
 }
+// The window's productive GPU time and its identities' held time, in ms.
+std::pair<int64_t, int64_t> ProductiveAndHeldMs(const HistoryInput& in) {
+  int64_t productive = 0, held = 0;
+  for (const HourBucket& b : in.hours) {
+    for (const auto& [id, g] : b.gpus) {
+      productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+    }
+    for (const auto& [key, h] : b.identities) held += h.held_ms;
+  }
+  return {productive, held};
+}
 json Identity(json extra = json::object()) {
   json l = {{"Hostname", "n1"}, {"user", "alice"}, {"project", "llm"}};
   l.update(extra);
@@ -800,13 +811,7 @@ TEST(FleetLoad, OwnersRulesAreReadForTheHoursThatRecordedThem) {
     ASSERT_TRUE(prom.ok());
     Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.pods = pods});
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-    int64_t productive = 0, held = 0;
-    for (const HourBucket& b : loaded->hours) {
-      for (const auto& [id, g] : b.gpus) {
-        productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
-      }
-      for (const auto& [key, h] : b.identities) held += h.held_ms;
-    }
+    const auto [productive, held] = ProductiveAndHeldMs(*loaded);
     EXPECT_EQ(productive, until - since);
     EXPECT_EQ(held, until - since) << "alice's every second, once";
     // Each identity rule sum: (rule, its range, when).
@@ -877,13 +882,7 @@ TEST(FleetLoad, DaysComeFromTheDailyRulesWhereTheySummedTheWholeDay) {
     Result<HistoryInput> loaded =
         LoadFleet(*prom, since, until, {.pods = c.pods, .hourly_point_budget = 0});
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-    int64_t productive = 0, held = 0;
-    for (const HourBucket& b : loaded->hours) {
-      for (const auto& [id, g] : b.gpus) {
-        productive += g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
-      }
-      for (const auto& [key, h] : b.identities) held += h.held_ms;
-    }
+    const auto [productive, held] = ProductiveAndHeldMs(*loaded);
     EXPECT_EQ(productive, until - since) << "every second of the window, once";
     if (!c.pods) {
       EXPECT_EQ(held, until - since) << "alice's every second, once";

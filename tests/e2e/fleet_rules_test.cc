@@ -62,6 +62,25 @@ std::string HourlyGroupVersion1() {
   return out;
 }
 
+// A report's phase totals and its projects' attributed time: the generator's counters, to the
+// second.
+void ExpectTheGeneratorsTotals(const json& report, const json& truth) {
+  for (const auto& [phase, seconds] : truth["phase_seconds"].items()) {
+    if (phase == "unknown") continue;
+    EXPECT_NEAR(report["phases"][phase]["gpu_seconds"].get<double>(), seconds.get<double>(), 0.5)
+        << phase;
+  }
+  std::map<std::string, double> projects;
+  for (const json& w : report["who"]) {
+    for (const auto& [phase, s] : w["attributed_seconds"].items()) {
+      projects[w["key"]] += s.get<double>();
+    }
+  }
+  for (const auto& [project, seconds] : truth["project_seconds"].items()) {
+    EXPECT_NEAR(projects[project], seconds.get<double>(), 0.5) << project;
+  }
+}
+
 class FleetRulesE2E : public ::testing::Test {
  protected:
   void TearDown() override { Stop(); }
@@ -88,6 +107,24 @@ class FleetRulesE2E : public ::testing::Test {
               const std::string& by) {
     return ReportJson({"--prometheus", url_, "--since", since, "--until", until, "--by", by,
                        "--recording-rules", rules});
+  }
+  // A history of three nodes of two GPUs (cgov_fleet_history), written in day files as the scale
+  // benchmark writes a month and backfilled one by one into the TSDB; its truth.
+  json BackfillHistory(int hours) {
+    RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours",
+                                 std::to_string(hours), "--split-hours", "24", "--out",
+                                 dir_ / "fleet.om", "--truth", dir_ / "truth.json"}, {});
+    EXPECT_EQ(made.exit_code, 0) << made.err;
+    const int files = (hours + 23) / 24;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / ("fleet.om." + std::to_string(files))));
+    for (int k = 0; k < files; ++k) {
+      const std::string part = dir_ / ("fleet.om." + std::to_string(k));
+      RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
+                                       "--max-block-duration=24h", part, dir_ / "tsdb"}, {}, 120);
+      EXPECT_EQ(backfill.exit_code, 0) << part << backfill.out << backfill.err;
+    }
+    WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1m\n");
+    return json::parse(ReadFile(dir_ / "truth.json"));
   }
   // The queries of a report over the rules (--verbose lists each on stderr).
   std::string Queries(const std::string& since, const std::string& until, const std::string& by) {
@@ -121,21 +158,10 @@ class FleetRulesE2E : public ::testing::Test {
 
 TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkippedHour) {
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
-  // In two files, of 24 and 6 hours, as the scale benchmark backfills a month a day at a time.
-  RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", "30",
-                               "--split-hours", "24", "--out", dir_ / "fleet.om", "--truth",
-                               dir_ / "truth.json"}, {});
-  ASSERT_EQ(made.exit_code, 0) << made.err;
-  const json truth = json::parse(ReadFile(dir_ / "truth.json"));
+  // In two files, of 24 and 6 hours.
+  const json truth = BackfillHistory(30);
+  ASSERT_FALSE(HasFailure());
   const int64_t start = truth["start"], end = truth["end"];
-  ASSERT_FALSE(std::filesystem::exists(dir_ / "fleet.om.2"));
-  for (const char* part : {"fleet.om.0", "fleet.om.1"}) {
-    RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
-                                     "--max-block-duration=24h", dir_ / part, dir_ / "tsdb"},
-                                    {}, 120);
-    ASSERT_EQ(backfill.exit_code, 0) << part << backfill.out << backfill.err;
-  }
-  WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1m\n");
   WriteFile(dir_ / "hourly-v1.yml", HourlyGroupVersion1());
   WriteFile(dir_ / "hourly.yml", HourlyGroup());
   Start();
@@ -168,21 +194,7 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
   for (const auto& [rules, report] : reports) {
     SCOPED_TRACE(rules);
     EXPECT_EQ(report["gpu_count"], 6);
-    // Every phase and the projects' attributed time: the generator's counters, to the second.
-    for (const auto& [phase, seconds] : truth["phase_seconds"].items()) {
-      if (phase == "unknown") continue;
-      EXPECT_NEAR(report["phases"][phase]["gpu_seconds"].get<double>(), seconds.get<double>(),
-                  0.5) << phase;
-    }
-    std::map<std::string, double> projects;
-    for (const json& w : report["who"]) {
-      for (const auto& [phase, s] : w["attributed_seconds"].items()) {
-        projects[w["key"]] += s.get<double>();
-      }
-    }
-    for (const auto& [project, seconds] : truth["project_seconds"].items()) {
-      EXPECT_NEAR(projects[project], seconds.get<double>(), 0.5) << project;
-    }
+    ExpectTheGeneratorsTotals(report, truth);
     const std::string notes = report["notes"].dump();
     std::smatch m;
     const bool from_rules = std::regex_search(
@@ -267,19 +279,9 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
 // the generator's totals to the second; by pod it reads no daily rule.
 TEST_F(FleetRulesE2E, DailyRulesStandForTheDaysTheySummedWithTheSameTotals) {
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
-  RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", "50",
-                               "--split-hours", "24", "--out", dir_ / "fleet.om", "--truth",
-                               dir_ / "truth.json"}, {});
-  ASSERT_EQ(made.exit_code, 0) << made.err;
-  const json truth = json::parse(ReadFile(dir_ / "truth.json"));
+  const json truth = BackfillHistory(50);
+  ASSERT_FALSE(HasFailure());
   const int64_t start = truth["start"], end = truth["end"];
-  for (const char* part : {"fleet.om.0", "fleet.om.1", "fleet.om.2"}) {
-    RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
-                                     "--max-block-duration=24h", dir_ / part, dir_ / "tsdb"},
-                                    {}, 120);
-    ASSERT_EQ(backfill.exit_code, 0) << part << backfill.out << backfill.err;
-  }
-  WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1m\n");
   WriteFile(dir_ / "hourly.yml", HourlyGroup());
   WriteFile(dir_ / "daily.yml", HourlyGroup("cgov-daily"));
   Start();
@@ -293,20 +295,7 @@ TEST_F(FleetRulesE2E, DailyRulesStandForTheDaysTheySummedWithTheSameTotals) {
     json report = Report(rules, since, until, "project");
     ASSERT_TRUE(report.contains("phases"));
     EXPECT_EQ(report["gpu_count"], 6);
-    for (const auto& [phase, seconds] : truth["phase_seconds"].items()) {
-      if (phase == "unknown") continue;
-      EXPECT_NEAR(report["phases"][phase]["gpu_seconds"].get<double>(), seconds.get<double>(),
-                  0.5) << phase;
-    }
-    std::map<std::string, double> projects;
-    for (const json& w : report["who"]) {
-      for (const auto& [phase, s] : w["attributed_seconds"].items()) {
-        projects[w["key"]] += s.get<double>();
-      }
-    }
-    for (const auto& [project, seconds] : truth["project_seconds"].items()) {
-      EXPECT_NEAR(projects[project], seconds.get<double>(), 0.5) << project;
-    }
+    ExpectTheGeneratorsTotals(report, truth);
     double held = 0;  // the identities' held time
     for (const auto& [key, seconds] : HeldByKey(report)) held += seconds;
     EXPECT_NEAR(held, truth["held_seconds"].get<double>(), 0.5);
