@@ -257,7 +257,7 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   stop(daemon, SIGTERM);
   stop(prometheus, SIGTERM);
 
-  int non_empty = 0;
+  int non_empty = 0, answerable = 0;
   for (const auto& [question, answer] : side_by_side) {
     const std::string& single = alone.at(question);
     if (question.find(control) != std::string::npos) {
@@ -267,10 +267,16 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
     }
     EXPECT_EQ(answer, single) << question;
     if (single != "(empty)") ++non_empty;
+    // A rule over other rules' records (the daily rules read the hourly ones) has none to read
+    // in these minutes: still compared, not counted as answerable.
+    if (question.find(": ") == std::string::npos ||
+        question.find("cgov:", question.find(": ")) == std::string::npos) {
+      ++answerable;
+    }
   }
   // Not a comparison of nothing: most questions have an answer (the budget alert and the
   // collectors-failing alert rightly have none).
-  EXPECT_GE(non_empty, static_cast<int>(side_by_side.size()) * 2 / 3);
+  EXPECT_GE(non_empty, answerable * 2 / 3) << answerable << " answerable questions";
   for (const char* panel : {"panel Fleet mean utilization", "panel Power draw per node",
                             "panel GPU memory used per GPU"}) {
     bool found = false;
