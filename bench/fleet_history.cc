@@ -74,6 +74,7 @@ class Output {
       FILE* f = std::fopen(name.c_str(), "w");
       if (f == nullptr) {
         std::perror(name.c_str());
+        Remove();
         return false;
       }
       buffers_.emplace_back(1 << 20);
@@ -89,6 +90,7 @@ class Output {
   void All(const char* line) const {
     for (FILE* f : files_) std::fputs(line, f);
   }
+  // Closes every file; where one fails to, removes them all (no partial history is left).
   bool Close() {
     bool ok = true;
     for (size_t k = 0; k < files_.size(); ++k) {
@@ -98,10 +100,17 @@ class Output {
       }
     }
     files_.clear();
+    if (!ok) Remove();
     return ok;
   }
 
  private:
+  void Remove() {
+    for (FILE* f : files_) std::fclose(f);
+    files_.clear();
+    for (const std::string& name : names_) std::remove(name.c_str());
+  }
+
   int steps_per_part_ = 1;
   std::vector<FILE*> files_;
   std::vector<std::string> names_;
@@ -136,7 +145,7 @@ int main(int argc, char** argv) {
     }
   }
   if (nodes <= 0 || gpus <= 0 || hours <= 0 || interval <= 0 || split_hours < 0 ||
-      split_hours * 3600 % interval != 0 || !out_path || !truth_path) {
+      split_hours > hours || split_hours * 3600 % interval != 0 || !out_path || !truth_path) {
     std::fprintf(stderr, "usage: cgov_fleet_history --nodes N [--first-node 0] [--gpus 8] "
                          "[--hours 24] [--interval 60] [--start UNIX] [--seed 1] "
                          "[--split-hours H] --out FILE --truth FILE\n");
