@@ -137,7 +137,7 @@ class FleetBuilder {
   Result<std::vector<Span>> PlanSpans();
   std::vector<Span> WithDays(std::vector<Span> spans, const std::vector<int64_t>& evaluations,
                              const std::vector<std::pair<int64_t, double>>& days) const;
-  Status AddRawSpan(int64_t from_ms, int64_t to_ms);
+  Status AddRawSpan(int64_t from_ms, int64_t to_ms, bool whole);
   Status AddRuleRun(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
   Status AddIdentities(const Span& span);
@@ -252,14 +252,21 @@ std::string OnHosts(const std::string& metric, const std::set<std::string>& host
 // span and at `to` (its last scraped value up to then, up to an hour back) comes from one range
 // query for the boundaries, each sample read once, and an instant one at either end; the values
 // are differenced here, carried over hours without a scrape, each difference filed under the
-// clock hour its stretch starts in. A stretch in which a host's daemon restarted (its counters
-// reset: its tick counter's resets, or a counter that fell) is read for that host with
-// Increase(), which handles resets.
-Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
+// clock hour its stretch starts in. With `whole` (an edge of a rule run, at most an hour), the
+// span is one stretch, read at its two ends in one range query and filed under the clock hour
+// holding most of it, as a rule's hour is: each GPU series is read once, not twice. A stretch
+// in which a host's daemon restarted (its counters reset: its tick counter's resets, or a
+// counter that fell) is read for that host with Increase(), which handles resets.
+Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms, bool whole) {
   std::vector<int64_t> times = {from_ms};
-  for (int64_t b = (HourOf(from_ms) + 1) * kHourMs; b < to_ms; b += kHourMs) times.push_back(b);
+  for (int64_t b = (HourOf(from_ms) + 1) * kHourMs; b < to_ms && !whole; b += kHourMs) {
+    times.push_back(b);
+  }
   times.push_back(to_ms);
   const size_t n = times.size() - 1;  // stretch k is (times[k - 1], times[k]]
+  auto hour_of_stretch = [&](size_t k) {
+    return whole ? HourOf(from_ms + (to_ms - from_ms) / 2) : HourOf(times[k - 1]);
+  };
   auto index_of = [&](double t) -> std::optional<size_t> {
     auto it = std::lower_bound(times.begin(), times.end(), std::llround(t * 1000));
     if (it == times.end() || *it != std::llround(t * 1000)) return std::nullopt;
@@ -359,7 +366,7 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
           base = 0;  // restarted while unscraped: all of it since its start
         }
         // The stretches since the last value read had no scrape: nothing in them.
-        AddGpuPoint(s, HourOf(times[k - 1]), value - base, busy);
+        AddGpuPoint(s, hour_of_stretch(k), value - base, busy);
         before = value, before_at = k;
       }
     }
@@ -372,7 +379,7 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms) {
                       Seconds(times[k])));
       for (const PromSeries& s : result) {
         if (again[k].count(s.Label("Hostname")) && !s.points.empty()) {
-          AddGpuPoint(s, HourOf(times[k - 1]), s.points[0].second, busy);
+          AddGpuPoint(s, hour_of_stretch(k), s.points[0].second, busy);
         }
       }
     }
@@ -930,8 +937,15 @@ Result<HistoryInput> FleetBuilder::Build() {
   in_.until_ms = until_ms_;
   in_.has_sessions = false;
   CGOV_ASSIGN_OR_RETURN(std::vector<Span> spans, PlanSpans());
+  // Around and between rule runs, a raw span of at most an hour is one stretch, as the rules'
+  // hours are (reading it at an hour boundary inside it too would read every series twice).
+  const bool any_rules =
+      std::any_of(spans.begin(), spans.end(), [](const Span& s) { return s.rules; });
   for (const Span& span : spans) {
-    CGOV_RETURN_IF_ERROR(span.rules ? AddRuleRun(span) : AddRawSpan(span.from_ms, span.to_ms));
+    CGOV_RETURN_IF_ERROR(
+        span.rules ? AddRuleRun(span)
+                   : AddRawSpan(span.from_ms, span.to_ms,
+                                any_rules && span.to_ms - span.from_ms <= kHourMs));
   }
   if (gpu_ids_.empty()) {
     // Say which: our metrics are missing altogether, or only this window has none.

@@ -942,6 +942,54 @@ TEST(FleetLoad, ALargeRunsHeatmapComesFromTheFleetRulesOrElseTheGpusRules) {
 }
 
 }  // namespace
+// A raw edge of a rule run (at most an hour) is one stretch: each GPU counter is read at the
+// edge's two ends in one range query, not also at the hour boundary inside it, and its time is
+// filed under the clock hour holding most of it, as a rule's hour is. Without rules, the same
+// window is still split at each hour boundary.
+TEST(FleetLoad, ARuleRunsRawEdgesAreOneStretchEach) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T09:59:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-16T11:30:00Z");
+  RulesFake fake;
+  fake.marks = {S("2026-11-16T11:07:30Z")};  // the run 10:07:30-11:07:30
+  ServeRules(&fake);
+  ASSERT_NE(fake.server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*fake.server));
+  ASSERT_TRUE(prom.ok());
+  auto productive_by_hour = [](const HistoryInput& in) {
+    std::map<int64_t, int64_t> out;
+    for (const HourBucket& b : in.hours) {
+      for (const auto& [id, g] : b.gpus) {
+        const int64_t ms = g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)];
+        if (ms != 0) out[b.hour] += ms;
+      }
+    }
+    return out;
+  };
+  const int64_t nine = since / 3'600'000;
+  Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOn});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  // 09:59-10:07:30 under 10:00, the rule's hour under 10:00 (most of it), 11:07:30-11:30 under
+  // 11:00: every second once, none under 09:00.
+  const std::map<int64_t, int64_t> with_rules = {{nine + 1, 510'000 + 3'600'000},
+                                                 {nine + 2, 1'350'000}};
+  EXPECT_EQ(productive_by_hour(*loaded), with_rules);
+  for (const auto& [q, at] : fake.asked) {
+    EXPECT_EQ(q.find("last_over_time(cgov_gpu_phase_seconds_total"), std::string::npos)
+        << "an edge read by an instant query too: " << q;
+  }
+  int raw_reads = 0;
+  for (const std::string& q : fake.ranges) {
+    raw_reads += q.find("last_over_time(cgov_gpu_phase_seconds_total[1h])") != std::string::npos;
+  }
+  EXPECT_EQ(raw_reads, 2) << "one range query of two points per edge";
+  fake.asked.clear();
+  loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOff});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const std::map<int64_t, int64_t> raw = {
+      {nine, 60'000}, {nine + 1, 3'600'000}, {nine + 2, 1'800'000}};
+  EXPECT_EQ(productive_by_hour(*loaded), raw);
+}
+
 // Whole hours read as the counters' values at each boundary, differenced: a daemon restart seen
 // by its tick counter's resets (n2, 12:00-13:00) or by a counter that fell within an hour
 // (n1.example) has that hour read with Increase() for those hosts alone (their names quoted
