@@ -78,6 +78,9 @@ struct Span {
   int64_t from_ms = 0, to_ms = 0;
   int64_t first_day_ms = 0, last_day_ms = 0;
   int64_t Hours() const { return (to_ms - from_ms) / kHourMs; }
+  // A raw span of at most an hour: its identities and ticks come from one range query of their
+  // values at its two ends, not two instant queries (see SpanSumRequests()).
+  bool OneRead() const { return !rules && to_ms - from_ms <= kHourMs; }
 };
 
 // One of the two per-GPU counters (by phase).
@@ -121,10 +124,13 @@ class FleetBuilder {
   static std::string GpuIncrease(bool busy, int64_t range_ms) {
     return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
   }
-  // SpanSum(): its requests (one over rules, the owners' rule with `owners`; the span's end and
-  // start over raw counters), then the sums from their answers.
+  // SpanSum(): its requests (one over rules, the owners' rule with `owners`; over raw counters,
+  // the span's end and start, or for a span of one read, both ends by `key` in one range
+  // query), then the sums from their answers. `key`: `by` and the labels that tell the
+  // counter's series apart beyond it (pod and container), "" for `by` itself.
   static std::vector<PromRequest> SpanSumRequests(const char* counter, const std::string& by,
-                                                  const Span& span, bool owners = false);
+                                                  const Span& span, bool owners = false,
+                                                  const std::string& key = "");
   Result<std::vector<PromSeries>> SpanSum(const char* counter, const std::string& by,
                                           const Span& span, std::vector<PromSeries> end,
                                           std::vector<PromSeries> start,
@@ -630,10 +636,12 @@ Status FleetBuilder::AddRuleRun(const Span& run) {
 // What `counter` added over `span`, summed by `by`, where it added something. Over rules, the
 // run's evaluations summed in the store. Over raw counters, each sum's last value at the span's
 // end less its last value at its start (both up to an hour back: read once, not per function as
-// Increase() does), except on the hosts whose daemon restarted in it (`restarted`, and any whose
-// sum fell): there, Increase().
+// Increase() does), or for a span of one read each series' (by `key`), summed here; except on
+// the hosts whose daemon restarted in it (`restarted`, and any whose sum or series fell):
+// there, Increase().
 std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, const std::string& by,
-                                                       const Span& span, bool owners) {
+                                                       const Span& span, bool owners,
+                                                       const std::string& key) {
   const int64_t range = span.to_ms - span.from_ms;
   if (span.daily) {
     // The run's daily evaluations, with half a day's margin before the first (no other daily
@@ -651,6 +659,15 @@ std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, cons
                                  range - kHourMs / 2),
              .time_s = Seconds(span.to_ms)}};
   }
+  if (span.OneRead()) {
+    // Both ends in one pass over the series, each series by itself (a sum by `by` would take
+    // in, at the start, series that ended more than an hour before it and are not in the end's
+    // sum): the range reaches an hour before the start from the end, as the end's read below.
+    return {{.expr = fmt::format("sum by ({}) (last_over_time({}[{}ms]))",
+                                 key.empty() ? by : key, counter, range + kHourMs),
+             .start_s = Seconds(span.from_ms), .end_s = Seconds(span.to_ms),
+             .step_s = Seconds(range)}};
+  }
   return {{.expr = fmt::format("sum by ({}) (last_over_time({}[{}ms]))", by, counter,
                                range + kHourMs),
            .time_s = Seconds(span.to_ms)},
@@ -666,25 +683,66 @@ Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const
                                                       const std::set<std::string>& restarted) {
   if (span.rules) return end;
   const int64_t range = span.to_ms - span.from_ms;
-  std::unordered_map<std::string, double> base;
-  for (const PromSeries& s : start) {
-    if (!s.points.empty()) base[s.LabelKey()] = s.points[0].second;
-  }
   std::set<std::string> hosts = restarted;
-  auto base_of = [&](const PromSeries& s) {
-    auto it = base.find(s.LabelKey());
-    return it == base.end() ? 0.0 : it->second;
-  };
-  for (const PromSeries& s : end) {
-    if (!s.points.empty() && s.points[0].second < base_of(s) - kFallMargin) {
-      hosts.insert(s.Label("Hostname"));
-    }
-  }
   std::vector<PromSeries> out;
-  for (PromSeries& s : end) {
-    if (s.points.empty() || hosts.count(s.Label("Hostname"))) continue;
-    s.points[0].second -= base_of(s);
-    if (s.points[0].second > 0) out.push_back(std::move(s));
+  if (span.OneRead()) {
+    // Each series' value at the start (none: born in the span) and at the end (none: it ended
+    // an hour or more before the start), differenced, then summed by `by`.
+    std::vector<std::string> names;
+    for (size_t at = 0; at < by.size();) {
+      size_t comma = by.find(',', at);
+      if (comma == std::string::npos) comma = by.size();
+      std::string_view name = std::string_view(by).substr(at, comma - at);
+      while (name.starts_with(' ')) name.remove_prefix(1);
+      names.emplace_back(name);
+      at = comma + 1;
+    }
+    std::vector<std::pair<PromSeries, double>> differences;
+    for (const PromSeries& s : end) {
+      std::optional<double> from, to;
+      for (const auto& [t, value] : s.points) {
+        const int64_t ms = std::llround(t * 1000);
+        if (ms == span.from_ms) from = value;
+        if (ms == span.to_ms) to = value;
+      }
+      if (!to) continue;
+      if (*to < from.value_or(0) - kFallMargin) hosts.insert(s.Label("Hostname"));
+      PromSeries sum;
+      for (const std::string& name : names) {
+        if (std::string value = s.Label(name); !value.empty()) sum.AddLabel(name, value);
+      }
+      differences.emplace_back(std::move(sum), *to - from.value_or(0));
+    }
+    std::unordered_map<std::string, size_t> at;  // a sum's place in `out`
+    for (auto& [sum, value] : differences) {
+      if (hosts.count(sum.Label("Hostname"))) continue;
+      auto [it, added] = at.try_emplace(sum.LabelKey(), out.size());
+      if (added) {
+        sum.points = {{Seconds(span.to_ms), 0.0}};
+        out.push_back(std::move(sum));
+      }
+      out[it->second].points[0].second += value;
+    }
+    std::erase_if(out, [](const PromSeries& s) { return !(s.points[0].second > 0); });
+  } else {
+    std::unordered_map<std::string, double> base;
+    for (const PromSeries& s : start) {
+      if (!s.points.empty()) base[s.LabelKey()] = s.points[0].second;
+    }
+    auto base_of = [&](const PromSeries& s) {
+      auto it = base.find(s.LabelKey());
+      return it == base.end() ? 0.0 : it->second;
+    };
+    for (const PromSeries& s : end) {
+      if (!s.points.empty() && s.points[0].second < base_of(s) - kFallMargin) {
+        hosts.insert(s.Label("Hostname"));
+      }
+    }
+    for (PromSeries& s : end) {
+      if (s.points.empty() || hosts.count(s.Label("Hostname"))) continue;
+      s.points[0].second -= base_of(s);
+      if (s.points[0].second > 0) out.push_back(std::move(s));
+    }
   }
   if (hosts.empty()) return out;
   CGOV_ASSIGN_OR_RETURN(
@@ -706,13 +764,15 @@ Status FleetBuilder::AddIdentities(const Span& span) {
   struct Sum {
     const char* counter;
     std::string by;
+    std::string key;   // its series apart, for a span of one read (SpanSumRequests())
     size_t first = 0;  // its requests' place in the batch
   };
-  std::array<Sum, 4> sums = {Sum{"cgov_identity_gpu_seconds_total",
-                                 fmt::format("{}, phase", IdentityLabels())},
-                             Sum{"cgov_identity_held_seconds_total", IdentityLabels()},
-                             Sum{"cgov_identity_idle_held_seconds_total", IdentityLabels()},
-                             Sum{"cgov_ticks_total", "Hostname"}};
+  std::array<Sum, 4> sums = {
+      Sum{"cgov_identity_gpu_seconds_total", fmt::format("{}, phase", IdentityLabels()),
+          fmt::format("{}, phase", kIdentityLabels)},
+      Sum{"cgov_identity_held_seconds_total", IdentityLabels(), kIdentityLabels},
+      Sum{"cgov_identity_idle_held_seconds_total", IdentityLabels(), kIdentityLabels},
+      Sum{"cgov_ticks_total", "Hostname", "Hostname"}};
   // Without pods, a run's identities come from the owners' rules where the rule file records
   // them: their series grow with the users a host sees, not with every pod of the window.
   const bool owners = span.owner_rules && !options_.pods;
@@ -725,7 +785,8 @@ Status FleetBuilder::AddIdentities(const Span& span) {
   for (Sum& sum : sums) {
     sum.first = requests.size();
     const bool identity = std::string_view(sum.counter).starts_with("cgov_identity_");
-    for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span, owners && identity)) {
+    const bool owner_rule = owners && identity;
+    for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span, owner_rule, sum.key)) {
       requests.push_back(std::move(r));
     }
   }
@@ -737,8 +798,9 @@ Status FleetBuilder::AddIdentities(const Span& span) {
   // Sum k's figures from its answers.
   auto sum_of = [&](size_t k) {
     const Sum& sum = sums[k];
+    const bool one_answer = span.rules || span.OneRead();
     return SpanSum(sum.counter, sum.by, span, std::move(answers[sum.first]),
-                   span.rules ? std::vector<PromSeries>() : std::move(answers[sum.first + 1]),
+                   one_answer ? std::vector<PromSeries>() : std::move(answers[sum.first + 1]),
                    restarted);
   };
   CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed, sum_of(0));

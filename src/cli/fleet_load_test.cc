@@ -600,6 +600,10 @@ struct RulesFake {
   bool fleet_rules = false;  // cgov:fleet_gpu_phase_seconds:increase1h answers too
   std::vector<double> versions;  // the evaluations that recorded version 2 (the owners' rules)
   std::vector<std::pair<double, int>> days;  // daily evaluations and the hours each summed
+  // Held seconds by pod at a raw span's two ends (a range query): alice's pod a (100 s at the
+  // start, 160 s at the end), b (born in the span: 30 s at the end), c (ended long before: 500 s
+  // at the start only); bob's pod d on n2 fell from 50 s to 20 s (a restart).
+  bool pods_at_edges = false;
   std::mutex mu;
   std::vector<std::pair<std::string, double>> asked;
   std::vector<std::string> ranges;  // each range query's expression
@@ -655,6 +659,24 @@ void ServeRules(RulesFake* fake) {
                        {{"resultType", "matrix"},
                         {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
                      .dump();
+    } else if (fake->pods_at_edges && r.path == "/api/v1/query_range" &&
+               q.find("(last_over_time(cgov_identity_held_seconds_total[") != std::string::npos) {
+      const double start = TimeParam(r.query.at("start")), end = TimeParam(r.query.at("end"));
+      auto pod = [](const char* host, const char* user, const char* name) {
+        return json{{"Hostname", host}, {"user", user}, {"project", "llm"}, {"pod", name}};
+      };
+      json result = json::array();
+      for (const auto& [labels, values] :
+           std::vector<std::pair<json, json>>{
+               {pod("n1", "alice", "a"), {{start, "100"}, {end, "160"}}},
+               {pod("n1", "alice", "b"), {{end, "30"}}},
+               {pod("n1", "alice", "c"), {{start, "500"}}},
+               {pod("n2", "bob", "d"), {{start, "50"}, {end, "20"}}}}) {
+        result.push_back({{"metric", labels}, {"values", values}});
+      }
+      out.body =
+          json{{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}
+              .dump();
     } else if (q.find("(sum_over_time(cgov:identity_held_seconds:increase1h[") !=
                    std::string::npos ||
                q.find("(sum_over_time(cgov:owner_held_seconds:increase1h[") !=
@@ -988,6 +1010,49 @@ TEST(FleetLoad, ARuleRunsRawEdgesAreOneStretchEach) {
   const std::map<int64_t, int64_t> raw = {
       {nine, 60'000}, {nine + 1, 3'600'000}, {nine + 2, 1'800'000}};
   EXPECT_EQ(productive_by_hour(*loaded), raw);
+}
+
+// At a raw edge of a rule run, each identity counter is one range query of its series by pod at
+// the edge's two ends, differenced by series and then summed: a pod born in the edge counts from
+// zero, one that ended more than an hour before it (only in the start's lookback) not at all,
+// and a host with a series that fell is read again with increase().
+TEST(FleetLoad, ARuleRunsRawEdgesReadEachIdentitySeriesAtBothEndsOnce) {
+  const int64_t since = *ParseTimestampMs("2026-11-16T09:59:00Z");
+  const int64_t until = *ParseTimestampMs("2026-11-16T11:30:00Z");
+  RulesFake fake;
+  fake.marks = {S("2026-11-16T11:07:30Z")};  // the run 10:07:30-11:07:30, raw edges around it
+  fake.pods_at_edges = true;
+  ServeRules(&fake);
+  ASSERT_NE(fake.server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*fake.server));
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> loaded = LoadFleet(*prom, since, until, {.rules = RecordingRules::kOn});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  std::map<std::string, int64_t> held;  // by user
+  for (const HourBucket& b : loaded->hours) {
+    for (const auto& [key, h] : b.identities) {
+      held[loaded->identities.at(key.first).user] += h.held_ms;
+    }
+  }
+  // The run's hour (the fake's rule: every second of it), and 60 + 30 s at each edge.
+  EXPECT_EQ(held["alice"], 3'600'000 + 2 * 90'000);
+  EXPECT_EQ(held.count("bob"), 0u) << "n2 fell: read again with increase() (none here)";
+  int reread = 0;
+  for (const auto& [q, at] : fake.asked) {
+    EXPECT_EQ(q.find("(last_over_time(cgov_identity_held_seconds_total["), std::string::npos)
+        << "an edge read by instant queries: " << q;
+    reread += q.find("increase(cgov_identity_held_seconds_total{Hostname=~\"n2\"}") !=
+              std::string::npos;
+  }
+  EXPECT_EQ(reread, 2) << "n2's held seconds read again at each edge";
+  int by_pod = 0;
+  for (const std::string& q : fake.ranges) {
+    by_pod += q == "sum by (Hostname, user, project, team, namespace, pod, container) "
+                   "(last_over_time(cgov_identity_held_seconds_total[4110000ms]))" ||
+              q == "sum by (Hostname, user, project, team, namespace, pod, container) "
+                   "(last_over_time(cgov_identity_held_seconds_total[4950000ms]))";
+  }
+  EXPECT_EQ(by_pod, 2) << "one range query by pod at each edge, reaching an hour before it";
 }
 
 // Whole hours read as the counters' values at each boundary, differenced: a daemon restart seen
