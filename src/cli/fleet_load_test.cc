@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <thread>
 
@@ -587,6 +588,59 @@ TEST(PrometheusSource, ABatchAnswersInOrderAndStopsAtItsFirstFailure) {
   EXPECT_THAT(answers.status().message(), HasSubstr("request 5 refused"));
   EXPECT_EQ(served.load(), 6) << "nothing after the failure is sent";
   EXPECT_TRUE(prom->QueryAll({}).ok());
+}
+
+// QueryEach hands each answer over in the order asked while later ones are in flight, sends no
+// request more than 2 x parallel() ahead of the last answer taken (a slow taker holds a few
+// answers, not the batch), and stops at the first error its taker returns.
+TEST(PrometheusSource, EachAnswerIsTakenInOrderWithFewWaiting) {
+  std::atomic<int> served{0};
+  HttpServerOptions o;
+  o.address = *ParseListenAddress("127.0.0.1:0");
+  o.threads = 4;
+  auto started = HttpServer::Start(o, [&](const ServedRequest& r) {
+    ++served;
+    const std::string q = r.query.at("query");
+    const int n = std::stoi(q.substr(q.find('(') + 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(n % 3 == 0 ? 20 : 1));
+    ServedResponse out;
+    out.content_type = "application/json";
+    out.body = Vector({{{{"n", std::to_string(n)}}, static_cast<double>(n)}}).dump();
+    return out;
+  });
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  auto prom = PrometheusSource::Open(Url(**started));
+  ASSERT_TRUE(prom.ok());
+  prom->set_parallel(2);
+  std::vector<PromRequest> requests;
+  for (int n = 0; n < 20; ++n) {
+    requests.push_back({.expr = fmt::format("vector({})", n), .time_s = 1e9});
+  }
+  std::vector<size_t> order;
+  int most_ahead = 0;
+  Status status = prom->QueryEach(requests, [&](size_t i, std::vector<PromSeries> answer) {
+    order.push_back(i);
+    EXPECT_EQ(answer.size(), 1u);
+    if (!answer.empty()) EXPECT_EQ(answer[0].Label("n"), std::to_string(i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a slow taker
+    most_ahead = std::max(most_ahead, served.load() - static_cast<int>(i) - 1);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::vector<size_t> expected(20);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(order, expected);
+  EXPECT_GE(most_ahead, 1) << "later requests in flight while one is taken";
+  EXPECT_LE(most_ahead, 4) << "never more than 2 x parallel() ahead of the last taken";
+  served = 0;
+  order.clear();
+  status = prom->QueryEach(requests, [&](size_t i, std::vector<PromSeries>) {
+    order.push_back(i);
+    return i == 3 ? InvalidArgument("taker refused 3") : Status::Ok();
+  });
+  EXPECT_EQ(status.message(), "taker refused 3");
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3}));
+  EXPECT_LE(served.load(), 8) << "nothing sent beyond the look-ahead of the refused one";
 }
 
 // Rule evaluations at :07:30 past the hour (Prometheus' offset for the group), one skipped (the

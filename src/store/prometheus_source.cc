@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cmath>
 #include <memory>
@@ -290,32 +291,68 @@ Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& 
 
 Result<std::vector<std::vector<PromSeries>>> PrometheusSource::QueryAll(
     const std::vector<PromRequest>& requests) const {
+  std::vector<std::vector<PromSeries>> out(requests.size());
+  CGOV_RETURN_IF_ERROR(QueryEach(requests, [&](size_t i, std::vector<PromSeries> answer) {
+    out[i] = std::move(answer);
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Status PrometheusSource::QueryEach(
+    const std::vector<PromRequest>& requests,
+    const std::function<Status(size_t, std::vector<PromSeries>)>& take) const {
+  const size_t ahead = 2 * static_cast<size_t>(parallel_);  // sent beyond the last one taken
+  std::mutex mu;
+  std::condition_variable changed;
   std::vector<std::optional<Result<std::vector<PromSeries>>>> answers(requests.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
+  size_t next = 0;   // the next request to send
+  size_t taken = 0;  // answers handed to `take`
+  bool stop = false;
   auto work = [&] {
-    while (!failed) {
+    std::unique_lock lock(mu);
+    while (true) {
+      changed.wait(lock, [&] { return stop || next >= requests.size() || next < taken + ahead; });
+      if (stop || next >= requests.size()) return;
       const size_t i = next++;
-      if (i >= requests.size()) break;
+      lock.unlock();
       const PromRequest& r = requests[i];
-      answers[i] = r.step_s > 0 ? QueryRange(r.expr, r.start_s, r.end_s, r.step_s)
-                                : Query(r.expr, r.time_s);
-      if (!answers[i]->ok()) failed = true;
+      Result<std::vector<PromSeries>> answer =
+          r.step_s > 0 ? QueryRange(r.expr, r.start_s, r.end_s, r.step_s) : Query(r.expr, r.time_s);
+      lock.lock();
+      if (!answer.ok()) stop = true;
+      answers[i] = std::move(answer);
+      changed.notify_all();
     }
   };
+  Status status = Status::Ok();
   {
-    std::vector<std::jthread> helpers;
+    std::vector<std::jthread> workers;
     const size_t threads = std::min<size_t>(parallel_, requests.size());
-    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-    work();
+    for (size_t t = 0; t < threads; ++t) workers.emplace_back(work);
+    for (size_t k = 0; k < requests.size(); ++k) {
+      std::unique_lock lock(mu);
+      // Every request before a failed one was sent before it, so answers[k] comes.
+      changed.wait(lock, [&] { return answers[k].has_value(); });
+      Result<std::vector<PromSeries>> answer = std::move(*answers[k]);
+      answers[k].reset();
+      if (!answer.ok()) {
+        status = answer.status();
+        break;
+      }
+      ++taken;
+      changed.notify_all();
+      lock.unlock();
+      status = take(k, std::move(*answer));
+      if (!status.ok()) break;
+    }
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    changed.notify_all();
   }
-  for (const auto& answer : answers) {
-    if (answer && !answer->ok()) return answer->status();
-  }
-  std::vector<std::vector<PromSeries>> out;  // none failed, so every request was sent
-  out.reserve(requests.size());
-  for (auto& answer : answers) out.push_back(std::move(**answer));
-  return out;
+  return status;
 }
 
 Result<std::vector<PromSeries>> PrometheusSource::Get(

@@ -73,6 +73,14 @@ class PrometheusSource {
   // batch: the first one in the order asked, and no request of it not yet sent is sent.
   Result<std::vector<std::vector<PromSeries>>> QueryAll(
       const std::vector<PromRequest>& requests) const;
+  // Each request's answer handed to `take` (request index, answer) in the order asked, as soon
+  // as it and every one before it are in, while later ones are in flight: up to parallel() at
+  // once, and no request is sent more than 2 x parallel() ahead of the last one taken (so a
+  // batch holds a few answers at a time, not all of them). The first failure in the order asked,
+  // or the first error `take` returns, ends the batch: no request not yet sent is sent, and that
+  // error is returned.
+  Status QueryEach(const std::vector<PromRequest>& requests,
+                   const std::function<Status(size_t, std::vector<PromSeries>)>& take) const;
   const std::string& url() const { return base_url_; }
   // Called after each answered query, from one thread at a time.
   void set_trace(std::function<void(const QueryTrace&)> trace) { trace_ = std::move(trace); }
