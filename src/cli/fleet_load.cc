@@ -143,11 +143,19 @@ class FleetBuilder {
   Result<std::vector<Span>> PlanSpans();
   std::vector<Span> WithDays(std::vector<Span> spans, const std::vector<int64_t>& evaluations,
                              const std::vector<std::pair<int64_t, double>>& days) const;
-  Status AddRawSpan(int64_t from_ms, int64_t to_ms, bool whole);
-  Status AddRuleRun(const Span& run);
+  // A part of the report: its queries, and what is made of their answers. Build() asks every
+  // part's queries in one batch (QueryEach) and each part takes its answers, in order, as soon as
+  // they are in, while later parts' queries are being answered.
+  struct Job {
+    std::vector<PromRequest> requests;
+    std::function<Status(std::vector<std::vector<PromSeries>>)> process;
+  };
+  Status RunJobs(std::vector<Job> jobs);
+  Job RawSpanJob(int64_t from_ms, int64_t to_ms, bool whole);
+  Job RuleRunJob(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
-  Status AddIdentities(const Span& span);
-  Status AddWindowFigures(const std::vector<Span>& spans);
+  Job IdentitiesJob(const Span& span);
+  Job WindowFiguresJob();
   Status AddOpenCostPrices(const std::vector<PromSeries>& costs);
 
   const PrometheusSource& prom_;
@@ -263,21 +271,13 @@ std::string OnHosts(const std::string& metric, const std::set<std::string>& host
 // holding most of it, as a rule's hour is: each GPU series is read once, not twice. A stretch
 // in which a host's daemon restarted (its counters reset: its tick counter's resets, or a
 // counter that fell) is read for that host with Increase(), which handles resets.
-Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms, bool whole) {
+FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool whole) {
   std::vector<int64_t> times = {from_ms};
   for (int64_t b = (HourOf(from_ms) + 1) * kHourMs; b < to_ms && !whole; b += kHourMs) {
     times.push_back(b);
   }
   times.push_back(to_ms);
   const size_t n = times.size() - 1;  // stretch k is (times[k - 1], times[k]]
-  auto hour_of_stretch = [&](size_t k) {
-    return whole ? HourOf(from_ms + (to_ms - from_ms) / 2) : HourOf(times[k - 1]);
-  };
-  auto index_of = [&](double t) -> std::optional<size_t> {
-    auto it = std::lower_bound(times.begin(), times.end(), std::llround(t * 1000));
-    if (it == times.end() || *it != std::llround(t * 1000)) return std::nullopt;
-    return static_cast<size_t>(it - times.begin());
-  };
   // Each read: the times from the first (with `stretches`, the second) on, each run of them
   // evenly spaced in one range query (one pass over each series, whatever the run's length: the
   // window's hours; an edge's two ends) and any other alone. With `stretches`, a run's stretches
@@ -314,83 +314,95 @@ Status FleetBuilder::AddRawSpan(int64_t from_ms, int64_t to_ms, bool whole) {
                          GpuCounter(busy));
     });
   }
-  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
-  // The series of the requests [from, to) as one list.
-  auto collect = [&](std::pair<size_t, size_t> at) {
-    std::vector<PromSeries> out;
-    for (size_t r = at.first; r < at.second; ++r) {
-      for (PromSeries& s : answers[r]) {
-        if (requests[r].step_s == 0) {
-          // An instant answer's point is filed at the time asked for, whatever it carries.
-          for (auto& point : s.points) point.first = requests[r].time_s;
+  Job job;
+  job.requests = requests;
+  job.process = [this, from_ms, to_ms, whole, times, n, requests, resets_at,
+                 values_at](std::vector<std::vector<PromSeries>> answers) -> Status {
+    auto hour_of_stretch = [&](size_t k) {
+      return whole ? HourOf(from_ms + (to_ms - from_ms) / 2) : HourOf(times[k - 1]);
+    };
+    auto index_of = [&](double t) -> std::optional<size_t> {
+      auto it = std::lower_bound(times.begin(), times.end(), std::llround(t * 1000));
+      if (it == times.end() || *it != std::llround(t * 1000)) return std::nullopt;
+      return static_cast<size_t>(it - times.begin());
+    };
+    // The series of the requests [from, to) as one list.
+    auto collect = [&](std::pair<size_t, size_t> at) {
+      std::vector<PromSeries> out;
+      for (size_t r = at.first; r < at.second; ++r) {
+        for (PromSeries& s : answers[r]) {
+          if (requests[r].step_s == 0) {
+            // An instant answer's point is filed at the time asked for, whatever it carries.
+            for (auto& point : s.points) point.first = requests[r].time_s;
+          }
+          out.push_back(std::move(s));
         }
-        out.push_back(std::move(s));
+        std::vector<PromSeries>().swap(answers[r]);
       }
-      std::vector<PromSeries>().swap(answers[r]);
-    }
-    return out;
-  };
-  const std::vector<PromSeries> resets = collect(resets_at);
-  std::vector<std::set<std::string>> restarted(n + 1);
-  for (const PromSeries& s : resets) {
-    for (const auto& [t, value] : s.points) {
-      if (std::optional<size_t> k = index_of(t)) restarted[*k].insert(s.Label("Hostname"));
-    }
-  }
-  for (bool busy : {false, true}) {
-    std::vector<PromSeries> read_values = collect(values_at[busy]);
-    // Each series' values by time index (NaN: none read).
-    std::map<std::string, std::pair<PromSeries, std::vector<double>>> by;
-    for (PromSeries& s : read_values) {
-      auto [it, added] = by.try_emplace(s.LabelKey());
-      if (added) it->second.second.assign(n + 1, std::nan(""));
+      return out;
+    };
+    const std::vector<PromSeries> resets = collect(resets_at);
+    std::vector<std::set<std::string>> restarted(n + 1);
+    for (const PromSeries& s : resets) {
       for (const auto& [t, value] : s.points) {
-        if (std::optional<size_t> k = index_of(t)) it->second.second[*k] = value;
+        if (std::optional<size_t> k = index_of(t)) restarted[*k].insert(s.Label("Hostname"));
       }
-      if (added) it->second.first = std::move(s);
     }
-    std::vector<std::set<std::string>> again = restarted;
-    for (const auto& [labels, series] : by) {
-      const auto& [s, values] = series;
-      const std::string host = s.Label("Hostname");
-      std::optional<double> before;     // the last value, carried over stretches unscraped
-      std::optional<size_t> before_at;  // the time index it was read at
-      for (size_t k = 0; k <= n; ++k) {
-        const double value = values[k];
-        if (std::isnan(value)) continue;
-        if (k == 0 || again[k].count(host)) {
-          before = value, before_at = k;
-          continue;
+    for (bool busy : {false, true}) {
+      std::vector<PromSeries> read_values = collect(values_at[busy]);
+      // Each series' values by time index (NaN: none read).
+      std::map<std::string, std::pair<PromSeries, std::vector<double>>> by;
+      for (PromSeries& s : read_values) {
+        auto [it, added] = by.try_emplace(s.LabelKey());
+        if (added) it->second.second.assign(n + 1, std::nan(""));
+        for (const auto& [t, value] : s.points) {
+          if (std::optional<size_t> k = index_of(t)) it->second.second[*k] = value;
         }
-        double base = before.value_or(0);
-        if (value < base - kFallMargin) {
-          if (before_at == k - 1) {  // it fell within the stretch: a restart the ticks missed
-            again[k].insert(host);
+        if (added) it->second.first = std::move(s);
+      }
+      std::vector<std::set<std::string>> again = restarted;
+      for (const auto& [labels, series] : by) {
+        const auto& [s, values] = series;
+        const std::string host = s.Label("Hostname");
+        std::optional<double> before;     // the last value, carried over stretches unscraped
+        std::optional<size_t> before_at;  // the time index it was read at
+        for (size_t k = 0; k <= n; ++k) {
+          const double value = values[k];
+          if (std::isnan(value)) continue;
+          if (k == 0 || again[k].count(host)) {
             before = value, before_at = k;
             continue;
           }
-          base = 0;  // restarted while unscraped: all of it since its start
-        }
-        // The stretches since the last value read had no scrape: nothing in them.
-        AddGpuPoint(s, hour_of_stretch(k), value - base, busy);
-        before = value, before_at = k;
-      }
-    }
-    for (size_t k = 1; k <= n; ++k) {
-      if (again[k].empty()) continue;
-      CGOV_ASSIGN_OR_RETURN(
-          std::vector<PromSeries> result,
-          prom_.Query(Increase(OnHosts(GpuCounter(busy), again[k]), kGpuPhaseLabels,
-                               times[k] - times[k - 1]),
-                      Seconds(times[k])));
-      for (const PromSeries& s : result) {
-        if (again[k].count(s.Label("Hostname")) && !s.points.empty()) {
-          AddGpuPoint(s, hour_of_stretch(k), s.points[0].second, busy);
+          double base = before.value_or(0);
+          if (value < base - kFallMargin) {
+            if (before_at == k - 1) {  // it fell within the stretch: a restart the ticks missed
+              again[k].insert(host);
+              before = value, before_at = k;
+              continue;
+            }
+            base = 0;  // restarted while unscraped: all of it since its start
+          }
+          // The stretches since the last value read had no scrape: nothing in them.
+          AddGpuPoint(s, hour_of_stretch(k), value - base, busy);
+          before = value, before_at = k;
         }
       }
+      for (size_t k = 1; k <= n; ++k) {
+        if (again[k].empty()) continue;
+        CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result,
+                              prom_.Query(Increase(OnHosts(GpuCounter(busy), again[k]),
+                                                   kGpuPhaseLabels, times[k] - times[k - 1]),
+                                          Seconds(times[k])));
+        for (const PromSeries& s : result) {
+          if (again[k].count(s.Label("Hostname")) && !s.points.empty()) {
+            AddGpuPoint(s, hour_of_stretch(k), s.points[0].second, busy);
+          }
+        }
+      }
     }
-  }
-  return Status::Ok();
+    return Status::Ok();
+  };
+  return job;
 }
 
 // The window's stretches: runs of consecutive hourly rule evaluations where they are to be read,
@@ -558,79 +570,81 @@ std::vector<Span> FleetBuilder::WithDays(std::vector<Span> spans,
 
 // A run of hourly rule evaluations. Each evaluation's hour is filed under the clock hour holding
 // most of it (the same hour when Prometheus evaluates on the hour, as a backfill does).
-Status FleetBuilder::AddRuleRun(const Span& run) {
-  const int64_t hours = run.Hours();
-  rule_hours_ += hours;
-  if (run.daily) daily_hours_ += hours;
+FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
   const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
   // The fleet's hours by phase, for the heatmap when the GPUs come as totals: from the fleet
   // rules (a few series by GPU model), or where a rule file predates them, from the GPUs' rules.
-  auto hourly = [&](std::string expr) -> PromRequest {  // each evaluation of the run
+  auto hourly = [first, last](std::string expr) -> PromRequest {  // each evaluation of the run
     return {.expr = std::move(expr), .start_s = first, .end_s = last, .step_s = 3600};
   };
-  auto fleet_hours = [&](bool busy, bool fleet_rule) {
+  auto fleet_hours = [hourly](bool busy, bool fleet_rule) {
     return hourly(fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy), fleet_rule)));
   };
   // Asked at once: the GPUs' totals over the run, and the fleet's hours (cheap).
-  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> totals,
-                        prom_.QueryAll({SpanSumRequests(GpuCounter(false), kGpuPhaseLabels, run)[0],
-                                        SpanSumRequests(GpuCounter(true), kGpuPhaseLabels, run)[0],
-                                        fleet_hours(false, true), fleet_hours(true, true)}));
-  std::set<std::tuple<std::string, std::string, std::string>> gpus;
-  for (bool busy : {false, true}) {
-    for (const PromSeries& s : totals[busy]) {
-      gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
-    }
-  }
-  // A point's hour; none for a time outside the run (a store's answer is not trusted to stay
-  // in range, nor to be a number).
-  auto hour_of = [&](double t) -> std::optional<int64_t> {
-    if (!(t >= first && t <= last)) return std::nullopt;
-    return HourOf(std::llround(t * 1000) - kHourMs / 2);
-  };
-  if (static_cast<int64_t>(gpus.size()) * hours <= options_.hourly_point_budget) {
-    CGOV_ASSIGN_OR_RETURN(
-        std::vector<std::vector<PromSeries>> results,
-        prom_.QueryAll({hourly(RuleOf(GpuCounter(false))), hourly(RuleOf(GpuCounter(true)))}));
+  Job job;
+  job.requests = {SpanSumRequests(GpuCounter(false), kGpuPhaseLabels, run)[0],
+                  SpanSumRequests(GpuCounter(true), kGpuPhaseLabels, run)[0],
+                  fleet_hours(false, true), fleet_hours(true, true)};
+  job.process = [this, run, first, last, hourly,
+                 fleet_hours](std::vector<std::vector<PromSeries>> totals) -> Status {
+    const int64_t hours = run.Hours();
+    std::set<std::tuple<std::string, std::string, std::string>> gpus;
     for (bool busy : {false, true}) {
-      for (const PromSeries& s : results[busy]) {
+      for (const PromSeries& s : totals[busy]) {
+        gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
+      }
+    }
+    // A point's hour; none for a time outside the run (a store's answer is not trusted to stay
+    // in range, nor to be a number).
+    auto hour_of = [&](double t) -> std::optional<int64_t> {
+      if (!(t >= first && t <= last)) return std::nullopt;
+      return HourOf(std::llround(t * 1000) - kHourMs / 2);
+    };
+    if (static_cast<int64_t>(gpus.size()) * hours <= options_.hourly_point_budget) {
+      CGOV_ASSIGN_OR_RETURN(
+          std::vector<std::vector<PromSeries>> results,
+          prom_.QueryAll({hourly(RuleOf(GpuCounter(false))), hourly(RuleOf(GpuCounter(true)))}));
+      for (bool busy : {false, true}) {
+        for (const PromSeries& s : results[busy]) {
+          for (const auto& [t, value] : s.points) {
+            if (std::optional<int64_t> hour = hour_of(t)) AddGpuPoint(s, *hour, value, busy);
+          }
+        }
+      }
+      return Status::Ok();
+    }
+    // Some phase has time in every hour a GPU was watched, so a fleet rule that misses an hour of
+    // the run (a rule file older than the fleet rules, or changed within the run) is not used.
+    std::set<int64_t> fleet_rule_hours;
+    for (const PromSeries& s : totals[2]) {
+      for (const auto& [t, value] : s.points) {
+        if (std::optional<int64_t> hour = hour_of(t)) fleet_rule_hours.insert(*hour);
+      }
+    }
+    std::array<std::vector<PromSeries>, 2> fleet = {std::move(totals[2]), std::move(totals[3])};
+    if (static_cast<int64_t>(fleet_rule_hours.size()) < hours) {
+      CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> by_gpu,
+                            prom_.QueryAll({fleet_hours(false, false), fleet_hours(true, false)}));
+      fleet = {std::move(by_gpu[0]), std::move(by_gpu[1])};
+    }
+    for (bool busy : {false, true}) {
+      for (const PromSeries& s : totals[busy]) {
+        const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+        if (!slot || s.points.empty() || std::isnan(s.points[0].second)) continue;
+        AddToUsage(*slot, s.points[0].second, busy, &run_totals_[GpuId(s)].usage);
+      }
+      for (const PromSeries& s : fleet[busy]) {
+        const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+        if (!slot) continue;
         for (const auto& [t, value] : s.points) {
-          if (std::optional<int64_t> hour = hour_of(t)) AddGpuPoint(s, *hour, value, busy);
+          std::optional<int64_t> hour = hour_of(t);
+          if (hour && !std::isnan(value)) AddToUsage(*slot, value, busy, &fleet_hours_[*hour]);
         }
       }
     }
     return Status::Ok();
-  }
-  // Some phase has time in every hour a GPU was watched, so a fleet rule that misses an hour of
-  // the run (a rule file older than the fleet rules, or changed within the run) is not used.
-  std::set<int64_t> fleet_rule_hours;
-  for (const PromSeries& s : totals[2]) {
-    for (const auto& [t, value] : s.points) {
-      if (std::optional<int64_t> hour = hour_of(t)) fleet_rule_hours.insert(*hour);
-    }
-  }
-  std::array<std::vector<PromSeries>, 2> fleet = {std::move(totals[2]), std::move(totals[3])};
-  if (static_cast<int64_t>(fleet_rule_hours.size()) < hours) {
-    CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> by_gpu,
-                          prom_.QueryAll({fleet_hours(false, false), fleet_hours(true, false)}));
-    fleet = {std::move(by_gpu[0]), std::move(by_gpu[1])};
-  }
-  for (bool busy : {false, true}) {
-    for (const PromSeries& s : totals[busy]) {
-      const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
-      if (!slot || s.points.empty() || std::isnan(s.points[0].second)) continue;
-      AddToUsage(*slot, s.points[0].second, busy, &run_totals_[GpuId(s)].usage);
-    }
-    for (const PromSeries& s : fleet[busy]) {
-      const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
-      if (!slot) continue;
-      for (const auto& [t, value] : s.points) {
-        std::optional<int64_t> hour = hour_of(t);
-        if (hour && !std::isnan(value)) AddToUsage(*slot, value, busy, &fleet_hours_[*hour]);
-      }
-    }
-  }
-  return Status::Ok();
+  };
+  return job;
 }
 
 // What `counter` added over `span`, summed by `by`, where it added something. Over rules, the
@@ -756,10 +770,8 @@ Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const
 }
 
 // Identities and ticks over one span, into the window's first hour.
-Status FleetBuilder::AddIdentities(const Span& span) {
+FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span) {
   const double at = Seconds(span.to_ms);
-  HourBucket& first = hours_[HourOf(since_ms_)];
-  first.hour = HourOf(since_ms_);
   // Asked at once: the restarts in the span (over raw counters), and each counter's sums.
   struct Sum {
     const char* counter;
@@ -790,74 +802,70 @@ Status FleetBuilder::AddIdentities(const Span& span) {
       requests.push_back(std::move(r));
     }
   }
-  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
-  std::set<std::string> restarted;
-  if (!span.rules) {
-    for (const PromSeries& s : answers[0]) restarted.insert(s.Label("Hostname"));
-  }
-  // Sum k's figures from its answers.
-  auto sum_of = [&](size_t k) {
-    const Sum& sum = sums[k];
-    const bool one_answer = span.rules || span.OneRead();
-    return SpanSum(sum.counter, sum.by, span, std::move(answers[sum.first]),
-                   one_answer ? std::vector<PromSeries>() : std::move(answers[sum.first + 1]),
-                   restarted);
-  };
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed, sum_of(0));
-  auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
-    auto gpu = host_gpu_.find(s.Label("Hostname"));
-    if (gpu == host_gpu_.end()) return nullptr;
-    IdentityHour& h = first.identities[{IdentityId(s), gpu->second}];
-    h.samples = std::max<int64_t>(h.samples, 1);
-    return &h;
-  };
-  for (const PromSeries& s : attributed) {
-    const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
-    IdentityHour* h = slot && !s.points.empty() ? identity_hour(s) : nullptr;
-    if (h == nullptr) continue;
-    if (*slot == kPhaseCount) {
-      h->attributed_unknown_ms += Ms(s.points[0].second);
-    } else {
-      h->attributed_ms[*slot] += Ms(s.points[0].second);
+  Job job;
+  job.requests = std::move(requests);
+  job.process = [this, span, sums](std::vector<std::vector<PromSeries>> answers) -> Status {
+    HourBucket& first = hours_[HourOf(since_ms_)];
+    first.hour = HourOf(since_ms_);
+    std::set<std::string> restarted;
+    if (!span.rules) {
+      for (const PromSeries& s : answers[0]) restarted.insert(s.Label("Hostname"));
     }
-  }
-  for (bool idle : {false, true}) {
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result, sum_of(idle ? 2 : 1));
-    for (const PromSeries& s : result) {
-      IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
+    // Sum k's figures from its answers.
+    auto sum_of = [&](size_t k) {
+      const Sum& sum = sums[k];
+      const bool one_answer = span.rules || span.OneRead();
+      return SpanSum(sum.counter, sum.by, span, std::move(answers[sum.first]),
+                     one_answer ? std::vector<PromSeries>() : std::move(answers[sum.first + 1]),
+                     restarted);
+    };
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed, sum_of(0));
+    auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
+      auto gpu = host_gpu_.find(s.Label("Hostname"));
+      if (gpu == host_gpu_.end()) return nullptr;
+      IdentityHour& h = first.identities[{IdentityId(s), gpu->second}];
+      h.samples = std::max<int64_t>(h.samples, 1);
+      return &h;
+    };
+    for (const PromSeries& s : attributed) {
+      const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+      IdentityHour* h = slot && !s.points.empty() ? identity_hour(s) : nullptr;
       if (h == nullptr) continue;
-      (idle ? h->idle_held_ms : h->held_ms) += Ms(s.points[0].second);
+      if (*slot == kPhaseCount) {
+        h->attributed_unknown_ms += Ms(s.points[0].second);
+      } else {
+        h->attributed_ms[*slot] += Ms(s.points[0].second);
+      }
     }
-  }
-  // Samples: the ticks each host took (at least one where there is data).
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks, sum_of(3));
-  std::map<std::string, std::vector<uint32_t>> host_gpus;
-  for (const auto& [key, id] : gpu_ids_) host_gpus[std::get<0>(key)].push_back(id);
-  for (const PromSeries& s : ticks) {
-    auto gpus = host_gpus.find(s.Label("Hostname"));
-    if (s.points.empty() || gpus == host_gpus.end()) continue;
-    for (uint32_t id : gpus->second) {
-      first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
+    for (bool idle : {false, true}) {
+      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result, sum_of(idle ? 2 : 1));
+      for (const PromSeries& s : result) {
+        IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
+        if (h == nullptr) continue;
+        (idle ? h->idle_held_ms : h->held_ms) += Ms(s.points[0].second);
+      }
     }
-  }
-  return Status::Ok();
+    // Samples: the ticks each host took (at least one where there is data).
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks, sum_of(3));
+    std::map<std::string, std::vector<uint32_t>> host_gpus;
+    for (const auto& [key, id] : gpu_ids_) host_gpus[std::get<0>(key)].push_back(id);
+    for (const PromSeries& s : ticks) {
+      auto gpus = host_gpus.find(s.Label("Hostname"));
+      if (s.points.empty() || gpus == host_gpus.end()) continue;
+      for (uint32_t id : gpus->second) {
+        first.gpus[id].samples += std::llround(std::max(0.0, s.points[0].second));
+      }
+    }
+    return Status::Ok();
+  };
+  return job;
 }
 
-// What is read once for the whole window: memory, power, prices, instance ids.
-Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
+// What is read once for the whole window: memory, power, prices, instance ids (after each span's
+// identities: IdentitiesJob()).
+FleetBuilder::Job FleetBuilder::WindowFiguresJob() {
   const int64_t window = until_ms_ - since_ms_;
   const double at = Seconds(until_ms_);
-  HourBucket& first = hours_[HourOf(since_ms_)];
-  first.hour = HourOf(since_ms_);
-  std::map<uint32_t, GpuHour> held = run_totals_;  // per GPU over the window
-  for (const auto& [hour, b] : hours_) {
-    for (const auto& [id, g] : b.gpus) MergeInto(g, &held[id]);
-  }
-  for (const Span& span : spans) CGOV_RETURN_IF_ERROR(AddIdentities(span));
-  for (const auto& [key, id] : gpu_ids_) {
-    int64_t& samples = first.gpus[id].samples;
-    samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
-  }
   // Memory and power: the window's mean reading, over the GPU's held time. Over recording rules,
   // the mean of their hourly means (a raw mean over a month reads every sample of it), and
   // where days came from the daily rules, the mean of their daily means (a GPU without one: its
@@ -922,38 +930,53 @@ Status FleetBuilder::AddWindowFigures(const std::vector<Span>& spans) {
                                             "node_gpu_hourly_cost[{}ms]))", window),
                         .time_s = at});
   }
-  CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
-  std::array<std::set<uint32_t>, 2> have_mean;  // the GPUs each mean was found for
-  for (const auto& [k, r] : mean_answers) {
-    const Mean& m = means[k];
-    for (const PromSeries& s : answers[r]) {
-      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
-      if (id == gpu_ids_.end() || s.points.empty() || !have_mean[k].insert(id->second).second) {
-        continue;
+  Job job;
+  job.requests = std::move(requests);
+  job.process = [this, means, mean_answers, build_info_at, prices_at,
+                 opencost_at](std::vector<std::vector<PromSeries>> answers) -> Status {
+    HourBucket& first = hours_[HourOf(since_ms_)];
+    first.hour = HourOf(since_ms_);
+    std::map<uint32_t, GpuHour> held = run_totals_;  // per GPU over the window
+    for (const auto& [hour, b] : hours_) {
+      for (const auto& [id, g] : b.gpus) MergeInto(g, &held[id]);
+    }
+    for (const auto& [key, id] : gpu_ids_) {
+      int64_t& samples = first.gpus[id].samples;
+      samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
+    }
+    std::array<std::set<uint32_t>, 2> have_mean;  // the GPUs each mean was found for
+    for (const auto& [k, r] : mean_answers) {
+      const Mean& m = means[k];
+      for (const PromSeries& s : answers[r]) {
+        auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
+        if (id == gpu_ids_.end() || s.points.empty() || !have_mean[k].insert(id->second).second) {
+          continue;
+        }
+        const int64_t ms = held[id->second].usage.HeldMs();
+        GpuHour& g = first.gpus[id->second];
+        const auto value = static_cast<int64_t>(std::llround(s.points[0].second * m.scale));
+        (m.memory ? g.mem_used_mib_ms : g.power_dw_ms) += value * ms;
+        (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
       }
-      const int64_t ms = held[id->second].usage.HeldMs();
-      GpuHour& g = first.gpus[id->second];
-      const auto value = static_cast<int64_t>(std::llround(s.points[0].second * m.scale));
-      (m.memory ? g.mem_used_mib_ms : g.power_dw_ms) += value * ms;
-      (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
     }
-  }
-  for (const PromSeries& s : answers[build_info_at]) {
-    if (s.Label("instance_id").empty()) continue;
-    in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
-  }
-  for (size_t k = prices_at; k < opencost_at; ++k) {
-    for (const PromSeries& s : answers[k]) {
-      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
-      if (id == gpu_ids_.end() || s.points.empty() || in_.gpu_prices.count(id->second)) continue;
-      ResolvedPrice p;
-      p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
-      p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
-      in_.gpu_prices[id->second] = p;
+    for (const PromSeries& s : answers[build_info_at]) {
+      if (s.Label("instance_id").empty()) continue;
+      in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
     }
-  }
-  if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(answers[opencost_at]));
-  return Status::Ok();
+    for (size_t k = prices_at; k < opencost_at; ++k) {
+      for (const PromSeries& s : answers[k]) {
+        auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
+        if (id == gpu_ids_.end() || s.points.empty() || in_.gpu_prices.count(id->second)) continue;
+        ResolvedPrice p;
+        p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
+        p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
+        in_.gpu_prices[id->second] = p;
+      }
+    }
+    if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(answers[opencost_at]));
+    return Status::Ok();
+  };
+  return job;
 }
 
 // OpenCost's node_gpu_hourly_cost ("hourly cost per GPU on this node", labelled `node`) as the
@@ -994,53 +1017,102 @@ Status FleetBuilder::AddOpenCostPrices(const std::vector<PromSeries>& costs) {
   return Status::Ok();
 }
 
+// The jobs' queries as one batch; each job takes its answers (and frees them) once its last one
+// is in, in the order of the jobs, a job without queries right after the one before it.
+Status FleetBuilder::RunJobs(std::vector<Job> jobs) {
+  std::vector<PromRequest> requests;
+  std::vector<size_t> ends;  // each job's requests end here
+  for (Job& job : jobs) {
+    for (PromRequest& r : job.requests) requests.push_back(std::move(r));
+    ends.push_back(requests.size());
+  }
+  std::vector<std::vector<PromSeries>> answers(requests.size());
+  size_t next = 0;                               // the next job to run
+  auto run_ready = [&](size_t have) -> Status {  // the jobs whose answers are all in
+    for (; next < jobs.size() && ends[next] <= have; ++next) {
+      const size_t begin = next == 0 ? 0 : ends[next - 1];
+      std::vector<std::vector<PromSeries>> mine(
+          std::make_move_iterator(answers.begin() + static_cast<ptrdiff_t>(begin)),
+          std::make_move_iterator(answers.begin() + static_cast<ptrdiff_t>(ends[next])));
+      CGOV_RETURN_IF_ERROR(jobs[next].process(std::move(mine)));
+      jobs[next].process = nullptr;  // what it held goes with it
+    }
+    return Status::Ok();
+  };
+  CGOV_RETURN_IF_ERROR(run_ready(0));
+  CGOV_RETURN_IF_ERROR(prom_.QueryEach(requests, [&](size_t i, std::vector<PromSeries> answer) {
+    answers[i] = std::move(answer);
+    return run_ready(i + 1);
+  }));
+  return run_ready(requests.size());
+}
+
 Result<HistoryInput> FleetBuilder::Build() {
   in_.since_ms = since_ms_;
   in_.until_ms = until_ms_;
   in_.has_sessions = false;
   CGOV_ASSIGN_OR_RETURN(std::vector<Span> spans, PlanSpans());
+  for (const Span& span : spans) {
+    if (!span.rules) continue;
+    rule_hours_ += span.Hours();
+    if (span.daily) daily_hours_ += span.Hours();
+  }
+  // Every span's GPU figures, then (once the GPUs are known) every span's identities and the
+  // window's figures, asked as one batch: a span's answers are taken while the next span's
+  // queries are being answered.
+  std::vector<Job> jobs;
   // Around and between rule runs, a raw span of at most an hour is one stretch, as the rules'
   // hours are (reading it at an hour boundary inside it too would read every series twice).
   const bool any_rules =
       std::any_of(spans.begin(), spans.end(), [](const Span& s) { return s.rules; });
   for (const Span& span : spans) {
-    CGOV_RETURN_IF_ERROR(
-        span.rules ? AddRuleRun(span)
-                   : AddRawSpan(span.from_ms, span.to_ms,
-                                any_rules && span.to_ms - span.from_ms <= kHourMs));
+    jobs.push_back(span.rules ? RuleRunJob(span)
+                              : RawSpanJob(span.from_ms, span.to_ms,
+                                           any_rules && span.to_ms - span.from_ms <= kHourMs));
   }
-  if (gpu_ids_.empty()) {
-    // Say which: our metrics are missing altogether, or only this window has none.
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> any,
-                          prom_.Query("count(cgov_gpu_phase_seconds_total)", Seconds(until_ms_)));
-    // Up to the window's end, and up to now: a window before the data is not "no metrics".
-    constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever, prom_.Query(kEver, Seconds(until_ms_)));
-    if (ever.empty()) {
-      const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-      CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
-    }
-    if (any.empty() && ever.empty()) {
-      return NotFound(fmt::format(
-          "--prometheus {}: no cgov metrics (cgov_gpu_phase_seconds_total) in this Prometheus: "
-          "are the nodes running `cgov daemon --listen` and is Prometheus scraping them? "
-          "(deploy/prometheus/ has a scrape config)", prom_.url()));
-    }
-    return NotFound(fmt::format("--prometheus {}: no cgov data between {} and {} (the metrics "
-                                "exist, but not in this window; widen --since)", prom_.url(),
-                                FormatRfc3339Utc(since_ms_ * 1'000'000),
-                                FormatRfc3339Utc(until_ms_ * 1'000'000)));
-  }
-  if (!run_totals_.empty()) {
-    // The heatmap reads the fleet's hours: the runs' and the raw counters' own.
-    in_.heatmap_hours = std::move(fleet_hours_);
-    for (const auto& [hour, b] : hours_) {
-      for (const auto& [id, g] : b.gpus) MergeInto(g.usage, &in_.heatmap_hours[hour]);
-    }
-  }
-  CGOV_RETURN_IF_ERROR(AddWindowFigures(spans));
+  jobs.push_back(
+      {.requests = {}, .process = [this](std::vector<std::vector<PromSeries>>) -> Status {
+         if (gpu_ids_.empty()) {
+           // Say which: our metrics are missing altogether, or only this window has none.
+           CGOV_ASSIGN_OR_RETURN(
+               std::vector<PromSeries> any,
+               prom_.Query("count(cgov_gpu_phase_seconds_total)", Seconds(until_ms_)));
+           // Up to the window's end, and up to now: a window before the data is not "no metrics".
+           constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
+           CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever,
+                                 prom_.Query(kEver, Seconds(until_ms_)));
+           if (ever.empty()) {
+             const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
+             CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
+           }
+           if (any.empty() && ever.empty()) {
+             return NotFound(fmt::format(
+                 "--prometheus {}: no cgov metrics (cgov_gpu_phase_seconds_total) in this "
+                 "Prometheus: "
+                 "are the nodes running `cgov daemon --listen` and is Prometheus scraping them? "
+                 "(deploy/prometheus/ has a scrape config)",
+                 prom_.url()));
+           }
+           return NotFound(
+               fmt::format("--prometheus {}: no cgov data between {} and {} (the metrics "
+                           "exist, but not in this window; widen --since)",
+                           prom_.url(), FormatRfc3339Utc(since_ms_ * 1'000'000),
+                           FormatRfc3339Utc(until_ms_ * 1'000'000)));
+         }
+         if (!run_totals_.empty()) {
+           // The heatmap reads the fleet's hours: the runs' and the raw counters' own.
+           in_.heatmap_hours = std::move(fleet_hours_);
+           for (const auto& [hour, b] : hours_) {
+             for (const auto& [id, g] : b.gpus) MergeInto(g.usage, &in_.heatmap_hours[hour]);
+           }
+         }
+         return Status::Ok();
+       }});
+  for (const Span& span : spans) jobs.push_back(IdentitiesJob(span));
+  jobs.push_back(WindowFiguresJob());
+  CGOV_RETURN_IF_ERROR(RunJobs(std::move(jobs)));
   HourBucket& first = hours_[HourOf(since_ms_)];
   for (const auto& [id, g] : run_totals_) MergeInto(g, &first.gpus[id]);
   for (auto& [hour, b] : hours_) in_.hours.push_back(std::move(b));
