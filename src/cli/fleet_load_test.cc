@@ -621,7 +621,9 @@ TEST(PrometheusSource, EachAnswerIsTakenInOrderWithFewWaiting) {
   Status status = prom->QueryEach(requests, [&](size_t i, std::vector<PromSeries> answer) {
     order.push_back(i);
     EXPECT_EQ(answer.size(), 1u);
-    if (!answer.empty()) EXPECT_EQ(answer[0].Label("n"), std::to_string(i));
+    if (!answer.empty()) {
+      EXPECT_EQ(answer[0].Label("n"), std::to_string(i));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a slow taker
     most_ahead = std::max(most_ahead, served.load() - static_cast<int>(i) - 1);
     return Status::Ok();

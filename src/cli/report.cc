@@ -211,7 +211,7 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
 #ifdef M_ARENA_MAX
   // The answers are parsed on the query threads and freed on this one: with an allocator arena
   // per thread (glibc's default, up to 8 a core), each keeps what was freed into it, and a
-  // 1,000-node report peaked at 220-240 MiB instead of 150-170 MiB with two (docs/benchmarks.md).
+  // 1,000-node report peaked at 214-234 MiB instead of 149-165 MiB with two (docs/benchmarks.md).
   mallopt(M_ARENA_MAX, 2);
 #endif
   if (r.verbose) {
