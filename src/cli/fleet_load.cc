@@ -78,8 +78,9 @@ struct Span {
   int64_t from_ms = 0, to_ms = 0;
   int64_t first_day_ms = 0, last_day_ms = 0;
   int64_t Hours() const { return (to_ms - from_ms) / kHourMs; }
-  // A raw span of at most an hour: its identities and ticks come from one range query of their
-  // values at its two ends, not two instant queries (see SpanSumRequests()).
+  // A raw span of at most an hour: read at its two ends in one range query, its identities and
+  // ticks always (SpanSumRequests()) and its GPU counters where the window has rule runs too
+  // (Build(): RawSpanJob() with `whole`).
   bool OneRead() const { return !rules && to_ms - from_ms <= kHourMs; }
 };
 
@@ -154,6 +155,7 @@ class FleetBuilder {
   Job RawSpanJob(int64_t from_ms, int64_t to_ms, bool whole);
   Job RuleRunJob(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
+  Status AfterGpus();
   Job IdentitiesJob(const Span& span);
   Job WindowFiguresJob();
   Status AddOpenCostPrices(const std::vector<PromSeries>& costs);
@@ -1047,6 +1049,43 @@ Status FleetBuilder::RunJobs(std::vector<Job> jobs) {
   return run_ready(requests.size());
 }
 
+// Once every span's GPU figures are in: a clear error where the window has none, and the
+// heatmap's hours.
+Status FleetBuilder::AfterGpus() {
+  if (gpu_ids_.empty()) {
+    // Say which: our metrics are missing altogether, or only this window has none.
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> any,
+                          prom_.Query("count(cgov_gpu_phase_seconds_total)", Seconds(until_ms_)));
+    // Up to the window's end, and up to now: a window before the data is not "no metrics".
+    constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever, prom_.Query(kEver, Seconds(until_ms_)));
+    if (ever.empty()) {
+      const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+      CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
+    }
+    if (any.empty() && ever.empty()) {
+      return NotFound(fmt::format(
+          "--prometheus {}: no cgov metrics (cgov_gpu_phase_seconds_total) in this Prometheus: "
+          "are the nodes running `cgov daemon --listen` and is Prometheus scraping them? "
+          "(deploy/prometheus/ has a scrape config)", prom_.url()));
+    }
+    return NotFound(fmt::format("--prometheus {}: no cgov data between {} and {} (the metrics "
+                                "exist, but not in this window; widen --since)", prom_.url(),
+                                FormatRfc3339Utc(since_ms_ * 1'000'000),
+                                FormatRfc3339Utc(until_ms_ * 1'000'000)));
+  }
+  if (!run_totals_.empty()) {
+    // The heatmap reads the fleet's hours: the runs' and the raw counters' own.
+    in_.heatmap_hours = std::move(fleet_hours_);
+    for (const auto& [hour, b] : hours_) {
+      for (const auto& [id, g] : b.gpus) MergeInto(g.usage, &in_.heatmap_hours[hour]);
+    }
+  }
+  return Status::Ok();
+}
+
 Result<HistoryInput> FleetBuilder::Build() {
   in_.since_ms = since_ms_;
   in_.until_ms = until_ms_;
@@ -1067,49 +1106,10 @@ Result<HistoryInput> FleetBuilder::Build() {
       std::any_of(spans.begin(), spans.end(), [](const Span& s) { return s.rules; });
   for (const Span& span : spans) {
     jobs.push_back(span.rules ? RuleRunJob(span)
-                              : RawSpanJob(span.from_ms, span.to_ms,
-                                           any_rules && span.to_ms - span.from_ms <= kHourMs));
+                              : RawSpanJob(span.from_ms, span.to_ms, any_rules && span.OneRead()));
   }
-  jobs.push_back(
-      {.requests = {}, .process = [this](std::vector<std::vector<PromSeries>>) -> Status {
-         if (gpu_ids_.empty()) {
-           // Say which: our metrics are missing altogether, or only this window has none.
-           CGOV_ASSIGN_OR_RETURN(
-               std::vector<PromSeries> any,
-               prom_.Query("count(cgov_gpu_phase_seconds_total)", Seconds(until_ms_)));
-           // Up to the window's end, and up to now: a window before the data is not "no metrics".
-           constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
-           CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever,
-                                 prom_.Query(kEver, Seconds(until_ms_)));
-           if (ever.empty()) {
-             const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count();
-             CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
-           }
-           if (any.empty() && ever.empty()) {
-             return NotFound(fmt::format(
-                 "--prometheus {}: no cgov metrics (cgov_gpu_phase_seconds_total) in this "
-                 "Prometheus: "
-                 "are the nodes running `cgov daemon --listen` and is Prometheus scraping them? "
-                 "(deploy/prometheus/ has a scrape config)",
-                 prom_.url()));
-           }
-           return NotFound(
-               fmt::format("--prometheus {}: no cgov data between {} and {} (the metrics "
-                           "exist, but not in this window; widen --since)",
-                           prom_.url(), FormatRfc3339Utc(since_ms_ * 1'000'000),
-                           FormatRfc3339Utc(until_ms_ * 1'000'000)));
-         }
-         if (!run_totals_.empty()) {
-           // The heatmap reads the fleet's hours: the runs' and the raw counters' own.
-           in_.heatmap_hours = std::move(fleet_hours_);
-           for (const auto& [hour, b] : hours_) {
-             for (const auto& [id, g] : b.gpus) MergeInto(g.usage, &in_.heatmap_hours[hour]);
-           }
-         }
-         return Status::Ok();
-       }});
+  jobs.push_back({.requests = {},
+                  .process = [this](std::vector<std::vector<PromSeries>>) { return AfterGpus(); }});
   for (const Span& span : spans) jobs.push_back(IdentitiesJob(span));
   jobs.push_back(WindowFiguresJob());
   CGOV_RETURN_IF_ERROR(RunJobs(std::move(jobs)));

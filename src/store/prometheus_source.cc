@@ -1,6 +1,5 @@
 #include "store/prometheus_source.h"
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
