@@ -17,6 +17,8 @@
 // holder's identity counters with it. Series carry the labels the daemon serves; only the
 // families `cgov report --prometheus` reads are written. Used by bench/fleet_scale.sh and
 // tests/e2e/fleet_rules_test.cc.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -81,6 +83,8 @@ class Output {
       std::setvbuf(f, buffers_.back().data(), _IOFBF, buffers_.back().size());
       files_.push_back(f);
       names_.push_back(std::move(name));
+      struct stat st {};
+      regular_.push_back(fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode));
     }
     return true;
   }
@@ -90,11 +94,13 @@ class Output {
   void All(const char* line) const {
     for (FILE* f : files_) std::fputs(line, f);
   }
-  // Closes every file; where one fails to, removes them all (no partial history is left).
+  // Closes every file; where a write to one failed (a full disk) or one fails to close, removes
+  // them all (no partial history is left).
   bool Close() {
     bool ok = true;
     for (size_t k = 0; k < files_.size(); ++k) {
-      if (std::fclose(files_[k]) != 0) {
+      const bool failed = std::ferror(files_[k]) != 0;
+      if (std::fclose(files_[k]) != 0 || failed) {
         std::perror(names_[k].c_str());
         ok = false;
       }
@@ -105,15 +111,19 @@ class Output {
   }
 
  private:
+  // Only the regular files: a device or a FIFO given as --out is left alone.
   void Remove() {
     for (FILE* f : files_) std::fclose(f);
     files_.clear();
-    for (const std::string& name : names_) std::remove(name.c_str());
+    for (size_t k = 0; k < names_.size(); ++k) {
+      if (regular_[k]) std::remove(names_[k].c_str());
+    }
   }
 
   int steps_per_part_ = 1;
   std::vector<FILE*> files_;
   std::vector<std::string> names_;
+  std::vector<bool> regular_;  // each file's: what Remove() may delete
   std::vector<std::vector<char>> buffers_;  // each file's (a moved vector keeps its storage)
 };
 
