@@ -4,16 +4,16 @@
 
 namespace cgov::cli {
 
-Status ApplyPriceFlags(const std::string& catalog_path,
-                       const std::string& price_text, PriceOptions* price, PriceCatalog* catalog) {
-  *catalog = BuiltinCatalog();
+Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price_text,
+                       PriceOptions* price, std::optional<PriceCatalog>* loaded) {
+  loaded->reset();
   if (!catalog_path.empty()) {
     const std::string context = "--price-catalog";
     // The shipped catalog is a few KB; 16 MiB leaves room for any real one.
     CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(catalog_path, 16 << 20, context));
     Result<PriceCatalog> parsed = ParsePriceCatalog(text, catalog_path);
     if (!parsed.ok()) return parsed.status().WithContext(context);
-    *catalog = std::move(parsed).value();
+    *loaded = std::move(parsed).value();
   }
   if (!price_text.empty()) {
     Result<MicroUsd> usd = ParseUsd(price_text);
@@ -21,9 +21,18 @@ Status ApplyPriceFlags(const std::string& catalog_path,
     price->price_per_gpu_hour = *usd;
   }
   if (!price->instance_type.empty()) {
-    Result<ResolvedPrice> check = ResolvePrice(*price, "", *catalog);
+    Result<ResolvedPrice> check =
+        ResolvePrice(*price, "", loaded->has_value() ? **loaded : BuiltinCatalog());
     if (!check.ok()) return check.status();
   }
+  return Status::Ok();
+}
+
+Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price_text,
+                       PriceOptions* price, PriceCatalog* catalog) {
+  std::optional<PriceCatalog> loaded;
+  CGOV_RETURN_IF_ERROR(ApplyPriceFlags(catalog_path, price_text, price, &loaded));
+  *catalog = loaded.has_value() ? std::move(*loaded) : BuiltinCatalog();
   return Status::Ok();
 }
 

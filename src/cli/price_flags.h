@@ -3,6 +3,7 @@
 #ifndef CGOV_CLI_PRICE_FLAGS_H_
 #define CGOV_CLI_PRICE_FLAGS_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,13 @@ namespace cgov::cli {
 // Errors name the flag and the file.
 Status ApplyPriceFlags(const std::string& catalog_path,
                        const std::string& price_text, PriceOptions* price, PriceCatalog* catalog);
+
+// The same, for a caller that leaves the built-in catalog unparsed until it is used (`cgov run`:
+// parsing it costs ~1 ms before the job could start). *loaded holds `catalog_path`'s catalog, or
+// stays empty without one: then the built-in catalog applies (BuiltinCatalog(), parsed here only
+// when price->instance_type must be checked against it).
+Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price_text,
+                       PriceOptions* price, std::optional<PriceCatalog>* loaded);
 
 }  // namespace cgov::cli
 

@@ -186,7 +186,7 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   }
   PriceOptions price = o.price;
   if (!detected_instance.empty() && !price.price_per_gpu_hour && price.instance_type.empty()) {
-    if (ResolvePrice({std::nullopt, detected_instance, false}, "", o.catalog).ok()) {
+    if (ResolvePrice({std::nullopt, detected_instance, false}, "", o.Catalog()).ok()) {
       price.instance_type = detected_instance;
     } else {
       summary->warnings.push_back(fmt::format(
@@ -194,7 +194,7 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
           detected_instance));
     }
   }
-  if (Status analyzed = Analyze(price, work, unit, o.catalog, summary); !analyzed.ok()) {
+  if (Status analyzed = Analyze(price, work, unit, o.Catalog(), summary); !analyzed.ok()) {
     summary->warnings.push_back(analyzed.message());
   }
 }
@@ -517,7 +517,7 @@ int RunRun(int argc, char** argv) {
        [&o](const GpuInfo& gpu) {
          std::optional<uint64_t> mib;
          if (gpu.memory_total_bytes) mib = *gpu.memory_total_bytes >> 20;
-         return ResolveUnitPrice(o.price, gpu.name, gpu.mig, o.catalog, mib);
+         return ResolveUnitPrice(o.price, gpu.name, gpu.mig, o.Catalog(), mib);
        }},
       header, writer->get());
   recorder.Start();

@@ -25,7 +25,7 @@ struct RunOptions {
   std::string host_root = "/";
   PriceOptions price;                 // --price-per-gpu-hour, --instance-type, --spot
   std::string catalog_path;           // --price-catalog; "" = the built-in data/prices.json
-  PriceCatalog catalog;               // the one in force
+  std::optional<PriceCatalog> catalog;  // --price-catalog's; empty: the built-in one (Catalog())
   std::optional<double> work;         // --work
   std::string unit = "samples";       // --unit
   std::optional<Severity> fail_on;    // --fail-on
@@ -35,6 +35,11 @@ struct RunOptions {
   bool detect_instance = false;       // --detect-instance
   std::string metadata_endpoint = "http://169.254.169.254/latest/meta-data/instance-type";
   std::vector<std::string> command;
+
+  // The catalog in force. The built-in one is parsed when first asked for, which is after the
+  // job started unless --instance-type had to be checked (the recorder's thread and the main
+  // one may both ask: BuiltinCatalog() is thread-safe).
+  const PriceCatalog& Catalog() const { return catalog.has_value() ? *catalog : BuiltinCatalog(); }
 };
 
 // Exit status when the job succeeded but --fail-on's severity fired, or --fail-on-regression's

@@ -43,6 +43,25 @@ TEST(ParseRunOptions, IntervalBounds) {
   EXPECT_FALSE(Parse({"--interval", "2h", "--", "x"}, &help).ok());
 }
 
+// The built-in catalog is parsed when first used (after the job started), not by the parsing
+// of the flags, unless --instance-type must be checked against it before the job starts.
+TEST(ParseRunOptions, TheBuiltInCatalogIsLeftForLaterAndAnInstanceTypeIsStillChecked) {
+  int help = -1;
+  auto plain = Parse({"--", "x"}, &help);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_FALSE(plain->catalog.has_value());
+  EXPECT_EQ(&plain->Catalog(), &BuiltinCatalog());
+  auto typo = Parse({"--instance-type", "p5.48xlargee", "--", "x"}, &help);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("p5.48xlargee"), std::string::npos)
+      << typo.status().message();
+  EXPECT_TRUE(Parse({"--instance-type", "p5.48xlarge", "--", "x"}, &help).ok());
+  auto missing = Parse({"--price-catalog", "/nonexistent/prices.json", "--", "x"}, &help);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/prices.json"), std::string::npos)
+      << missing.status().message();
+}
+
 TEST(CommandLabel, SafeForADirectoryName) {
   EXPECT_EQ(CommandLabel("/usr/bin/python3.11"), "python3.11");
   EXPECT_EQ(CommandLabel("./my job (v2)"), "my_job__v2_");
