@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -93,15 +95,11 @@ void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_
   }
 }
 
-// Writes summary.json, report.html and report.md; failures become warnings (the job's status is
-// unaffected).
-void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* report) {
-  if (dir.empty()) {
-    *report = RunReportMarkdown(*summary, "");
-    return;
-  }
-  // Each file is fsynced before its rename; the directory, which makes the three renames
-  // durable, once after the last (each fsync of it is a journal commit).
+// Writes summary.json, report.html and report.md one after the other, each fsynced before its
+// rename, and the directory once after the last (each fsync waits for the disk). A failure
+// becomes a warning, which the files after it carry: report.html names summary.json's, report.md
+// (and the report on stderr) both.
+void WriteOutputsInTurn(const std::string& dir, RunSummary* summary, std::string* report) {
   Status json = WriteFileAtomically(dir + "/summary.json",
                                     DumpJson(SummaryJson(*summary), 2) + "\n", false);
   if (!json.ok()) summary->warnings.push_back(json.message());
@@ -112,6 +110,39 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
   if (!md.ok()) {
     summary->warnings.push_back(md.message());
     *report = RunReportMarkdown(*summary, dir);
+  }
+  SyncDirectory(dir);  // as before, a directory that cannot be synced is not a warning
+}
+
+// Writes summary.json, report.html and report.md; failures become warnings (the job's status is
+// unaffected). All three at once, two of them on threads of their own: the job has ended and
+// every millisecond here is added to it (docs/benchmarks.md). Should any fail, or a thread not
+// start, they are written again in turn (WriteOutputsInTurn), so that each names the failures.
+void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* report) {
+  if (dir.empty()) {
+    *report = RunReportMarkdown(*summary, "");
+    return;
+  }
+  Status json, page, md;
+  std::thread json_writer, page_writer;
+  bool started = true;
+  try {
+    json_writer = std::thread([&] {
+      json = WriteFileAtomically(dir + "/summary.json", DumpJson(SummaryJson(*summary), 2) + "\n",
+                                 false);
+    });
+    page_writer = std::thread([&] {
+      page = WriteFileAtomically(dir + "/report.html", RunReportHtml(*summary), false);
+    });
+  } catch (const std::system_error&) {
+    started = false;
+  }
+  *report = RunReportMarkdown(*summary, dir);
+  md = WriteFileAtomically(dir + "/report.md", *report, false);
+  if (json_writer.joinable()) json_writer.join();
+  if (page_writer.joinable()) page_writer.join();
+  if (!started || !json.ok() || !page.ok() || !md.ok()) {
+    return WriteOutputsInTurn(dir, summary, report);
   }
   SyncDirectory(dir);  // as before, a directory that cannot be synced is not a warning
 }

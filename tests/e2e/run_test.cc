@@ -327,6 +327,25 @@ TEST(RunE2E, ForceReusesANonEmptyDirectory) {
   EXPECT_EQ(ReadJson(dir / "run/summary.json")["run"]["exit_code"], 4);
 }
 
+// The three files are written at once (src/cli/run.cc, WriteOutputs); one that cannot be
+// written is a warning that the files after it, and the report on stderr, name, as when they
+// were written one after the other.
+TEST(RunE2E, AnOutputFileThatCannotBeWrittenIsAWarningTheOthersName) {
+  TempDir dir;
+  const std::string run = dir / "run";
+  ASSERT_TRUE(std::filesystem::create_directories(run + "/report.html/in-the-way"));
+  RunResult r = RunProgram(Cgov(run, {"exit", "5"}, {"--force"}), kNoGpu);
+  EXPECT_EQ(r.exit_code, 5) << "the job's status, whatever became of the files: " << r.err;
+  EXPECT_EQ(ReadJson(run + "/summary.json")["run"]["exit_code"], 5);
+  EXPECT_TRUE(std::filesystem::is_directory(run + "/report.html")) << "left as it was";
+  const std::string warning = "cannot write " + run + "/report.html";
+  EXPECT_TRUE(Contains(ReadFile(run + "/report.md"), warning)) << ReadFile(run + "/report.md");
+  EXPECT_TRUE(Contains(r.err, warning)) << r.err;
+  for (const auto& entry : std::filesystem::directory_iterator(run)) {
+    EXPECT_FALSE(Contains(entry.path().filename().string(), ".tmp-")) << entry.path();
+  }
+}
+
 TEST(RunE2E, DefaultOutputDirectoryIsTimestampedUnderCgovRuns) {
   TempDir dir;
   std::vector<std::string> argv = {"/bin/sh", "-c",
