@@ -1,7 +1,5 @@
 #include "billing/billing.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -11,6 +9,7 @@
 
 #include "core/csv.h"
 #include "core/text.h"
+#include "billing/zlib_library.h"
 #include "core/time_format.h"
 #include "os/input_file.h"
 
@@ -171,8 +170,10 @@ Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_
       static_cast<unsigned char>(data[1]) != 0x8b) {
     return data;
   }
+  CGOV_ASSIGN_OR_RETURN(const ZlibLibrary* zlib, LoadZlib());
   z_stream z{};
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+  if (zlib->inflate_init2(&z, 16 + MAX_WBITS, ZLIB_VERSION, static_cast<int>(sizeof(z_stream))) !=
+      Z_OK) {
     return Internal(fmt::format("{}: cannot start gzip decompression", what));
   }
   std::string out;
@@ -183,24 +184,24 @@ Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_
   while (rc != Z_STREAM_END) {
     z.next_out = reinterpret_cast<Bytef*>(buffer);
     z.avail_out = sizeof buffer;
-    rc = inflate(&z, Z_NO_FLUSH);
+    rc = zlib->inflate_step(&z, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) {
       const std::string why = z.msg != nullptr ? z.msg : "corrupt data";
-      inflateEnd(&z);
+      zlib->inflate_end(&z);
       return InvalidArgument(fmt::format("{}: not valid gzip: {}", what, SafeText(why)));
     }
     out.append(buffer, sizeof buffer - z.avail_out);
     if (out.size() > max_bytes) {
-      inflateEnd(&z);
+      zlib->inflate_end(&z);
       return InvalidArgument(fmt::format("{}: more than {} MiB once decompressed", what,
                                          max_bytes >> 20));
     }
     if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
-      inflateEnd(&z);
+      zlib->inflate_end(&z);
       return InvalidArgument(fmt::format("{}: gzip data ends early (a truncated file?)", what));
     }
   }
-  inflateEnd(&z);
+  zlib->inflate_end(&z);
   return out;
 }
 

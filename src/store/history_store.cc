@@ -17,6 +17,7 @@
 
 #include "core/text.h"
 #include "os/input_file.h"
+#include "store/sqlite_library.h"
 
 namespace cgov {
 namespace {
@@ -145,24 +146,25 @@ int PastDeadline(void* deadline) {
 // finding quoted), false when the budget ran out first (not an error: the caller says so), true
 // when the whole file was checked and is sound. Reads only.
 Result<bool> QuickCheck(SqliteDb& db, std::chrono::milliseconds budget) {
+  const SqliteLibrary& sqlite = db.lib();
   auto deadline = std::chrono::steady_clock::now() + budget;
-  sqlite3_progress_handler(db.raw(), 10'000, &PastDeadline, &deadline);
+  sqlite.progress_handler(db.raw(), 10'000, &PastDeadline, &deadline);
   std::string finding;
   int rc = SQLITE_OK;
   {
     sqlite3_stmt* stmt = nullptr;
-    rc = sqlite3_prepare_v2(db.raw(), "PRAGMA quick_check(1)", -1, &stmt, nullptr);
+    rc = sqlite.prepare_v2(db.raw(), "PRAGMA quick_check(1)", -1, &stmt, nullptr);
     if (rc == SQLITE_OK) {
-      rc = sqlite3_step(stmt);
+      rc = sqlite.step(stmt);
       if (rc == SQLITE_ROW) {
-        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+        const auto* text = reinterpret_cast<const char*>(sqlite.column_text(stmt, 0));
         finding = text != nullptr ? text : "";
       }
     }
-    if (rc != SQLITE_ROW) finding = sqlite3_errmsg(db.raw());
-    sqlite3_finalize(stmt);
+    if (rc != SQLITE_ROW) finding = sqlite.errmsg(db.raw());
+    sqlite.finalize(stmt);
   }
-  sqlite3_progress_handler(db.raw(), 0, nullptr, nullptr);
+  sqlite.progress_handler(db.raw(), 0, nullptr, nullptr);
   if (rc == SQLITE_INTERRUPT) return false;
   if (rc == SQLITE_ROW && finding == "ok") return true;
   // "*** in database main ***\nPage 5: btreeInitPage() returns error code 11": one line.

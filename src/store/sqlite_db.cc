@@ -1,10 +1,9 @@
 #include "store/sqlite_db.h"
 
-#include <sqlite3.h>
-
 #include <fmt/format.h>
 
 #include "os/input_file.h"
+#include "store/sqlite_library.h"
 
 namespace cgov {
 
@@ -14,7 +13,7 @@ SqliteStmt::SqliteStmt(SqliteStmt&& other) noexcept : stmt_(other.stmt_), db_(ot
 
 SqliteStmt& SqliteStmt::operator=(SqliteStmt&& other) noexcept {
   if (this != &other) {
-    sqlite3_finalize(stmt_);
+    if (stmt_ != nullptr) db_->lib().finalize(stmt_);
     stmt_ = other.stmt_;
     db_ = other.db_;
     other.stmt_ = nullptr;
@@ -22,39 +21,41 @@ SqliteStmt& SqliteStmt::operator=(SqliteStmt&& other) noexcept {
   return *this;
 }
 
-SqliteStmt::~SqliteStmt() { sqlite3_finalize(stmt_); }
+SqliteStmt::~SqliteStmt() {
+  if (stmt_ != nullptr) db_->lib().finalize(stmt_);
+}
 
 SqliteStmt& SqliteStmt::Bind(int index, int64_t value) {
-  sqlite3_bind_int64(stmt_, index, value);
+  db_->lib().bind_int64(stmt_, index, value);
   return *this;
 }
 
 SqliteStmt& SqliteStmt::Bind(int index, std::string_view text) {
-  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  db_->lib().bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   return *this;
 }
 
 SqliteStmt& SqliteStmt::BindDouble(int index, double value) {
-  sqlite3_bind_double(stmt_, index, value);
+  db_->lib().bind_double(stmt_, index, value);
   return *this;
 }
 
 SqliteStmt& SqliteStmt::BindBlob(int index, std::string_view bytes) {
-  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  db_->lib().bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
   return *this;
 }
 
 SqliteStmt& SqliteStmt::BindNull(int index) {
-  sqlite3_bind_null(stmt_, index);
+  db_->lib().bind_null(stmt_, index);
   return *this;
 }
 
 Result<bool> SqliteStmt::Step() {
-  const int rc = sqlite3_step(stmt_);
+  const int rc = db_->lib().step(stmt_);
   if (rc == SQLITE_ROW) return true;
   Status error = rc == SQLITE_DONE ? Status::Ok() : Error(rc);
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
+  db_->lib().reset(stmt_);
+  db_->lib().clear_bindings(stmt_);
   if (!error.ok()) return error;
   return false;
 }
@@ -67,33 +68,33 @@ Status SqliteStmt::Run() {
 }
 
 void SqliteStmt::Reset() {
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
+  db_->lib().reset(stmt_);
+  db_->lib().clear_bindings(stmt_);
 }
 
-int64_t SqliteStmt::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+int64_t SqliteStmt::Int(int column) const { return db_->lib().column_int64(stmt_, column); }
 
-double SqliteStmt::Double(int column) const { return sqlite3_column_double(stmt_, column); }
+double SqliteStmt::Double(int column) const { return db_->lib().column_double(stmt_, column); }
 
 bool SqliteStmt::IsNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+  return db_->lib().column_type(stmt_, column) == SQLITE_NULL;
 }
 
 std::string_view SqliteStmt::Text(int column) const {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  const auto* text = reinterpret_cast<const char*>(db_->lib().column_text(stmt_, column));
   if (text == nullptr) return {};
-  return {text, static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
+  return {text, static_cast<size_t>(db_->lib().column_bytes(stmt_, column))};
 }
 
 std::string_view SqliteStmt::Blob(int column) const {
-  const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+  const auto* data = static_cast<const char*>(db_->lib().column_blob(stmt_, column));
   if (data == nullptr) return {};
-  return {data, static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
+  return {data, static_cast<size_t>(db_->lib().column_bytes(stmt_, column))};
 }
 
 Status SqliteStmt::Error(int rc) const {
-  return IoError(fmt::format("{}: {} ({})", db_->path(), sqlite3_errmsg(db_->raw()),
-                             sqlite3_errstr(rc)));
+  return IoError(fmt::format("{}: {} ({})", db_->path(), db_->lib().errmsg(db_->raw()),
+                             db_->lib().errstr(rc)));
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, OpenMode mode) {
@@ -104,33 +105,34 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, OpenMo
     case OpenMode::kReadWrite: flags |= SQLITE_OPEN_READWRITE; break;
     case OpenMode::kCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
   }
+  CGOV_ASSIGN_OR_RETURN(const SqliteLibrary* lib, LoadSqlite());
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  const int rc = lib->open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
+    std::string message = db != nullptr ? lib->errmsg(db) : lib->errstr(rc);
+    lib->close(db);
     return IoError(fmt::format("{}: cannot open: {}", path, message));
   }
-  sqlite3_extended_result_codes(db, 1);
-  return std::unique_ptr<SqliteDb>(new SqliteDb(db, path));
+  lib->extended_result_codes(db, 1);
+  return std::unique_ptr<SqliteDb>(new SqliteDb(lib, db, path));
 }
 
-SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
+SqliteDb::~SqliteDb() { lib_->close_v2(db_); }
 
 Status SqliteDb::Exec(std::string_view sql) {
   char* message = nullptr;
   const std::string text(sql);
-  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message);
+  const int rc = lib_->exec(db_, text.c_str(), nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return Status::Ok();
   Status error = IoError(fmt::format("{}: {} ({})", path_, message != nullptr ? message : "",
-                                     sqlite3_errstr(rc)));
-  sqlite3_free(message);
+                                     lib_->errstr(rc)));
+  lib_->free(message);
   return error;
 }
 
 Result<SqliteStmt> SqliteDb::Prepare(std::string_view sql) const {
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+  const int rc = lib_->prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                                     SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return Error(fmt::format("preparing \"{}\"", sql));
   return SqliteStmt(stmt, this);
@@ -145,10 +147,10 @@ Result<int64_t> SqliteDb::QueryInt(std::string_view sql) const {
   return value;
 }
 
-int64_t SqliteDb::Changes() const { return sqlite3_changes64(db_); }
+int64_t SqliteDb::Changes() const { return lib_->changes64(db_); }
 
 Status SqliteDb::Error(std::string_view what) const {
-  return IoError(fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_)));
+  return IoError(fmt::format("{}: {}: {}", path_, what, lib_->errmsg(db_)));
 }
 
 }  // namespace cgov

@@ -16,10 +16,11 @@ struct sqlite3_stmt;
 namespace cgov {
 
 class SqliteDb;
+struct SqliteLibrary;
 
 class SqliteStmt {
  public:
-  SqliteStmt() = default;
+  SqliteStmt() = default;  // to assign a prepared one to, or destroy: nothing else
   SqliteStmt(SqliteStmt&& other) noexcept;
   SqliteStmt& operator=(SqliteStmt&& other) noexcept;
   SqliteStmt(const SqliteStmt&) = delete;
@@ -67,12 +68,15 @@ class SqliteDb {
   int64_t Changes() const;  // rows changed by the last statement
   const std::string& path() const { return path_; }
   sqlite3* raw() const { return db_; }
+  const SqliteLibrary& lib() const { return *lib_; }  // for raw(): SQLite is loaded at run time
 
   // "PATH: <what>: <SQLite's message>".
   Status Error(std::string_view what) const;
 
  private:
-  SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  SqliteDb(const SqliteLibrary* lib, sqlite3* db, std::string path)
+      : lib_(lib), db_(db), path_(std::move(path)) {}
+  const SqliteLibrary* lib_;
   sqlite3* db_;
   std::string path_;
 };

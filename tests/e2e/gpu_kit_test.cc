@@ -52,8 +52,15 @@ TEST(GpuKitE2E, BinariesFindTheirLibrariesInTheKitAndRun) {
       RunProgram({std::string(CGOV_SCRIPTS_DIR) + "/gpu-kit", BuildDir(), kit}, {}, 120);
   ASSERT_EQ(packed.exit_code, 0) << packed.err;
   const std::string lib = kit + "/build/lib/";
-  EXPECT_EQ(Resolved(kit + "/build/cgov", "libsqlite3.so.0"), lib + "libsqlite3.so.0");
-  // dlopen'd by --listen through the binary's RUNPATH; GnuTLS through the library's own.
+  // dlopen'd through the binary's RUNPATH: SQLite by --db (the kit's copy, not this machine's),
+  // libmicrohttpd by --listen; GnuTLS through libmicrohttpd's own RUNPATH.
+  RunResult db = RunProgram({kit + "/build/cgov", "run", "--quiet", "--db", dir / "h.db", "--out",
+                             dir / "run", "--", "true"},
+                            {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"},
+                             {"LD_DEBUG", "files"}});
+  EXPECT_EQ(db.exit_code, 0) << db.err;
+  EXPECT_NE(db.err.find("calling init: " + lib + "libsqlite3.so.0"), std::string::npos) << db.err;
+  EXPECT_EQ(access((lib + "libz.so.1").c_str(), R_OK), 0);
   EXPECT_EQ(access((lib + "libmicrohttpd.so.12").c_str(), R_OK), 0);
   EXPECT_EQ(Resolved(lib + "libmicrohttpd.so.12", "libgnutls.so.30"), lib + "libgnutls.so.30");
   RunResult readelf = RunProgram({"/usr/bin/readelf", "-d", kit + "/build/cgov"}, {});
