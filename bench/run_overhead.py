@@ -2,11 +2,15 @@
 """Whole-process overhead of `cgov run`, side by side with the plain job.
 
   1. wall-clock added to a trivial job: `cgov run -- true` vs `true` (interleaved, medians)
-  2. cgov's own CPU and max RSS at 1 Hz and 10 Hz with 8 fake GPUs (from summary.json, which
+  2. the same for a 200 ms job (`sleep 0.2`): what a real job pays, cgov's start and end, while
+     the driver opens during the job (a trivial job waits for that too)
+  3. cgov's own CPU and max RSS at 1 Hz and 10 Hz with 8 fake GPUs (from summary.json, which
      measures cgov with getrusage), and the steady state per tick (from the threads' schedstat)
 
-Usage: bench/run_overhead.py BUILD_DIR [--quick]
-Prints a Markdown table (docs/benchmarks.md has the figures and this command).
+Usage: bench/run_overhead.py BUILD_DIR [--quick] [--compare OLD_BUILD_DIR]
+--compare runs OLD_BUILD_DIR's cgov too, alternating with BUILD_DIR's run by run, in the wall-time
+rows (both see the same machine state). Prints a Markdown table (docs/benchmarks.md has the
+figures and this command).
 """
 import json
 import os
@@ -21,6 +25,8 @@ BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 QUICK = "--quick" in sys.argv
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CGOV = os.path.join(BUILD, "cgov")
+OLD = (os.path.join(sys.argv[sys.argv.index("--compare") + 1], "cgov")
+       if "--compare" in sys.argv else None)
 FAKE = {
     "CGOV_NVML_LIB": os.path.join(BUILD, "fake_nvml", "full", "libnvidia-ml.so.1"),
     "CGOV_FAKE_NVML_SCENARIO": os.path.join(ROOT, "tests", "fake_nvml", "scenarios", "h100x8.json"),
@@ -41,16 +47,18 @@ def wall(cmd, environment):
     return time.perf_counter() - start
 
 
-def trivial_job_overhead(work, runs, extra):
-    plain, wrapped = [], []
+def job_overhead(work, runs, extra, job):
+    """Median wall of `job` alone and under each cgov (this build's, then --compare's), in ms."""
+    binaries = [CGOV] + ([OLD] if OLD else [])
+    plain, wrapped = [], [[] for _ in binaries]
     e = env(extra)
     for i in range(runs):
-        out = os.path.join(work, f"t{i}")
-        plain.append(wall(["true"], e))
-        wrapped.append(wall([CGOV, "run", "--quiet", "--out", out, "--", "true"], e))
-        shutil.rmtree(out, ignore_errors=True)
-    p, w = statistics.median(plain) * 1e3, statistics.median(wrapped) * 1e3
-    return p, w
+        plain.append(wall(job, e))
+        for k, binary in enumerate(binaries):
+            out = os.path.join(work, f"t{i}-{k}")
+            wrapped[k].append(wall([binary, "run", "--quiet", "--out", out, "--"] + job, e))
+            shutil.rmtree(out, ignore_errors=True)
+    return statistics.median(plain) * 1e3, [statistics.median(w) * 1e3 for w in wrapped]
 
 
 def thread_cpu_ns(pid):
@@ -84,10 +92,13 @@ def main():
         print(f"## `cgov run` overhead ({'quick' if QUICK else 'full'} run)\n")
         print("| measure | plain job | under cgov | added | target |")
         print("| --- | ---: | ---: | ---: | --- |")
-        for label, extra in (("no driver", NO_GPU), ("8 fake GPUs", FAKE)):
-            p, w = trivial_job_overhead(work, runs, extra)
-            print(f"| wall time of `true`, {label}, median of {runs} | {p:.2f} ms | {w:.2f} ms | "
-                  f"{w - p:.2f} ms ({w / p:.1f}x) | < 10 ms added |")
+        for job, label, extra, n in ((["true"], "no driver", NO_GPU, runs),
+                                     (["true"], "8 fake GPUs", FAKE, runs),
+                                     (["sleep", "0.2"], "8 fake GPUs", FAKE, runs // 3)):
+            p, (w, *old) = job_overhead(work, n, extra, job)
+            was = f" (`--compare`: {old[0] - p:.2f} ms)" if old else ""
+            print(f"| wall time of `{' '.join(job)}`, {label}, median of {n} | {p:.2f} ms | "
+                  f"{w:.2f} ms | {w - p:.2f} ms{was} | ≤ 5 ms added |")
         for interval, seconds, target in (("1s", 20 if QUICK else 120, 0.05),
                                           ("100ms", 10 if QUICK else 20, 0.5)):
             agent, samples, steady, per_tick = agent_cpu(work, interval, seconds)

@@ -36,9 +36,9 @@ struct RunOptions {
   std::string metadata_endpoint = "http://169.254.169.254/latest/meta-data/instance-type";
   std::vector<std::string> command;
 
-  // The catalog in force. The built-in one is parsed when first asked for, which is after the
-  // job started unless --instance-type had to be checked (the recorder's thread and the main
-  // one may both ask: BuiltinCatalog() is thread-safe).
+  // The catalog in force. The built-in one is parsed when first asked for: by RunRun while the
+  // job runs, or before it starts when --instance-type had to be checked (the recorder's thread
+  // and the main one may both ask: BuiltinCatalog() is thread-safe).
   const PriceCatalog& Catalog() const { return catalog.has_value() ? *catalog : BuiltinCatalog(); }
 };
 
