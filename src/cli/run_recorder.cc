@@ -23,17 +23,18 @@ namespace cgov::cli {
 RunRecorder::RunRecorder(RecorderOptions options, SamplesHeader header, JsonlWriter* writer)
     : options_(std::move(options)), header_(std::move(header)), writer_(writer) {}
 
-RunRecorder::~RunRecorder() { Stop(); }
+RunRecorder::~RunRecorder() {
+  Stop();
+  if (thread_.joinable()) thread_.join();
+}
 
 void RunRecorder::Start() { thread_ = std::thread([this] { Run(); }); }
 
 void RunRecorder::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
+  std::unique_lock<std::mutex> lock(mu_);
+  stop_ = true;
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) wake_.wait(lock, [this] { return collected_; });
 }
 
 bool RunRecorder::WaitUntil(std::chrono::steady_clock::time_point deadline) {
@@ -140,6 +141,13 @@ void RunRecorder::Run() {
           "and pass --host-root, or share the host's PID namespace (docker --pid=host)");
     }
   }
+  // Everything the report reads is in: Stop() returns now, and NVML is shut down (this
+  // function's locals: milliseconds on a real driver) while the caller writes the report.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    collected_ = true;
+  }
+  wake_.notify_all();
 }
 
 // The job's root (cgov itself) as the procfs under --host-root numbers it: with the host's /proc

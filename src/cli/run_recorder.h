@@ -34,7 +34,8 @@ struct RecorderOptions {
   RunHistory::PriceFn price;
 };
 
-// Start() once, Stop() once; results are read after Stop().
+// Start() once, Stop() once; results are read after Stop(). The thread is joined by the
+// destructor: after Stop() it only shuts NVML down.
 class RunRecorder {
  public:
   // `header` carries what the caller knows (command, tags, host, interval, start); the recorder
@@ -44,7 +45,8 @@ class RunRecorder {
   ~RunRecorder();
 
   void Start();
-  // Ends the sampling loop at once (no tick after the job ended) and joins the thread.
+  // Ends the sampling loop at once (no tick after the job ended) and returns when the thread has
+  // handed over what it collected.
   void Stop();
 
   // After Stop: fills samples, gpus, metrics, usage, job RSS, the GPU data reason and driver
@@ -66,7 +68,8 @@ class RunRecorder {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
-  // Written by the thread, read after join.
+  bool collected_ = false;  // the thread is done with everything below
+  // Written by the thread, read after Stop().
   std::unique_ptr<RunAccumulator> accumulator_;
   std::string gpu_unavailable_reason_;
   std::string detected_instance_type_;

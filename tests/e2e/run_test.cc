@@ -363,6 +363,25 @@ TEST(RunE2E, DefaultOutputDirectoryIsTimestampedUnderCgovRuns) {
   }
 }
 
+// nvmlShutdown takes milliseconds on a real driver (~3 ms on an H200, docs/validation.md): the
+// report is written while the recorder's thread shuts NVML down, not after. Here the fake's
+// shutdown takes 2 s, and summary.json is there well before cgov exits.
+TEST(RunE2E, TheReportIsWrittenWhileNvmlShutsDown) {
+  TempDir dir;
+  WriteFile(dir / "scenario.json", R"({
+    "delays_ms": {"nvmlShutdown": 2000},
+    "gpus": [{"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81920,
+              "timeline": [{"t": 0, "util_gpu": 40, "power_w": 250, "temp_c": 60}]}]})");
+  Env env = {{"CGOV_NVML_LIB", FakeNvml("full")}, {"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}};
+  RunResult r = RunProgram(Cgov(dir / "run", {"sleep", "0.5"}, {"--quiet"}), env);
+  const auto exited = std::filesystem::file_time_type::clock::now();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(dir / "run/summary.json")["gpu_data"]["available"], true);
+  const auto written = std::filesystem::last_write_time(dir / "run/summary.json");
+  EXPECT_GT(exited - written, std::chrono::milliseconds(1000))
+      << "summary.json was written as NVML shut down, not after";
+}
+
 TEST(RunE2E, FakeGpusMetricTableMatchesTheScenario) {
   TempDir dir;
   // GPU 0: 90 % until scenario t=1000 (1 s of real time at time_scale 1000), then 10 %.
