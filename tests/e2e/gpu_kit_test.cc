@@ -112,6 +112,7 @@ TEST(GpuKitE2E, RealDriverOverheadMeasuresCgovRunAndNeedsAGpu) {
   for (const char* row :
        {"| `cgov run -- true`, with the driver: wall added (median of 15;",
         "| `cgov run -- true`, NVML absent: wall added",
+        "| `cgov run -- sleep 0.2`, with the driver: wall added (median of 15;",
         "| `cgov run --interval 1s -- sleep`: CPU per tick in the steady state | ",
         "| the same: VmHWM | "}) {
     EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
