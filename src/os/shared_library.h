@@ -46,6 +46,26 @@ class SymbolResolver {
   std::string missing_;
 };
 
+// Opens `spec`'s library and fills a Library by `bind(resolve, lib)`, which resolves each of its
+// symbols with the SymbolResolver; Unavailable when the library or any symbol is missing (the
+// library is closed again then). A library returned stays open for the process. *opened_name,
+// when given: the file opened, for messages.
+template <typename Library, typename Bind>
+Result<Library> OpenLibrary(const SharedLibrarySpec& spec, Bind bind,
+                            std::string* opened_name = nullptr) {
+  std::string name;
+  CGOV_ASSIGN_OR_RETURN(void* handle, OpenSharedLibrary(spec, &name));
+  Library lib;
+  SymbolResolver resolve(handle);
+  bind(resolve, lib);
+  if (Status s = resolve.Check(name); !s.ok()) {
+    dlclose(handle);
+    return s;
+  }
+  if (opened_name != nullptr) *opened_name = name;
+  return lib;
+}
+
 // Calls `open` once per process (per Library type) and returns its answer to every caller: the
 // loaded table of functions, or why it could not be loaded. Thread-safe.
 template <typename Library>

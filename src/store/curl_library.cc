@@ -11,32 +11,28 @@ namespace {
 
 Result<CurlLibrary> Load() {
   std::string name;
-  CGOV_ASSIGN_OR_RETURN(void* handle,
-                        OpenSharedLibrary({"libcurl", "libcurl.so.4", "CGOV_LIBCURL",
-                                           "--prometheus or --kubernetes",
-                                           "libcurl4"}, &name));
-  CurlLibrary lib;
-  SymbolResolver resolve(handle);
-  resolve(&lib.global_init, "curl_global_init");
-  resolve(&lib.easy_init, "curl_easy_init");
-  resolve(&lib.easy_cleanup, "curl_easy_cleanup");
-  resolve(&lib.easy_setopt, "curl_easy_setopt");
-  resolve(&lib.easy_perform, "curl_easy_perform");
-  resolve(&lib.easy_getinfo, "curl_easy_getinfo");
-  resolve(&lib.easy_strerror, "curl_easy_strerror");
-  resolve(&lib.easy_escape, "curl_easy_escape");
-  resolve(&lib.free, "curl_free");
-  resolve(&lib.slist_append, "curl_slist_append");
-  resolve(&lib.slist_free_all, "curl_slist_free_all");
-  if (Status s = resolve.Check(name); !s.ok()) {
-    dlclose(handle);
-    return s;
-  }
+  Result<CurlLibrary> loaded = OpenLibrary<CurlLibrary>(
+      {"libcurl", "libcurl.so.4", "CGOV_LIBCURL", "--prometheus or --kubernetes", "libcurl4"},
+      [](SymbolResolver& resolve, CurlLibrary& lib) {
+        resolve(&lib.global_init, "curl_global_init");
+        resolve(&lib.easy_init, "curl_easy_init");
+        resolve(&lib.easy_cleanup, "curl_easy_cleanup");
+        resolve(&lib.easy_setopt, "curl_easy_setopt");
+        resolve(&lib.easy_perform, "curl_easy_perform");
+        resolve(&lib.easy_getinfo, "curl_easy_getinfo");
+        resolve(&lib.easy_strerror, "curl_easy_strerror");
+        resolve(&lib.easy_escape, "curl_easy_escape");
+        resolve(&lib.free, "curl_free");
+        resolve(&lib.slist_append, "curl_slist_append");
+        resolve(&lib.slist_free_all, "curl_slist_free_all");
+      },
+      &name);
+  if (!loaded.ok()) return loaded;
   // The handle stays open for the process: libcurl keeps global state.
-  if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+  if (loaded->global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
     return Unavailable(fmt::format("{}: curl_global_init failed", name));
   }
-  return lib;
+  return loaded;
 }
 
 }  // namespace
