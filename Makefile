@@ -89,6 +89,7 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize=function -fno-omit-frame-
 san-build:
 	@$(MAKE) --no-print-directory build BUILD=build-asan CC_NAME=clang++ \
 	  CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DCGOV_BUILD_BENCH=OFF -DCGOV_STATIC_LIBSTDCXX=OFF \
+	    -DCGOV_LINK_SQLITE=ON \
 	    -DCGOV_BUILD_FUZZ=ON -DCMAKE_CXX_FLAGS='$(SAN_FLAGS)' \
 	    -DCMAKE_EXE_LINKER_FLAGS='$(SAN_FLAGS)' -DCMAKE_SHARED_LINKER_FLAGS='$(SAN_FLAGS)'"
 
