@@ -95,16 +95,26 @@ void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_
   }
 }
 
-// Writes summary.json, report.html and report.md one after the other, each fsynced before its
-// rename, and the directory once after the last (each fsync waits for the disk). A failure
-// becomes a warning, which the files after it carry: report.html names summary.json's, report.md
-// (and the report on stderr) both.
+// Each output file, written atomically (fsynced before its rename; the directory is the
+// caller's to sync).
+Status WriteSummaryJson(const std::string& dir, const RunSummary& summary) {
+  return WriteFileAtomically(dir + "/summary.json", DumpJson(SummaryJson(summary), 2) + "\n",
+                             false);
+}
+Status WriteReportHtml(const std::string& dir, const RunSummary& summary) {
+  return WriteFileAtomically(dir + "/report.html", RunReportHtml(summary), false);
+}
+
+// Writes summary.json, report.html and report.md one after the other, and the directory once
+// after the last (each fsync waits for the disk). A failure becomes a warning, which the files
+// after it carry: report.html names summary.json's, report.md (and the report on stderr) both.
 void WriteOutputsInTurn(const std::string& dir, RunSummary* summary, std::string* report) {
-  Status json = WriteFileAtomically(dir + "/summary.json",
-                                    DumpJson(SummaryJson(*summary), 2) + "\n", false);
-  if (!json.ok()) summary->warnings.push_back(json.message());
-  Status page = WriteFileAtomically(dir + "/report.html", RunReportHtml(*summary), false);
-  if (!page.ok()) summary->warnings.push_back(page.message());
+  if (Status json = WriteSummaryJson(dir, *summary); !json.ok()) {
+    summary->warnings.push_back(json.message());
+  }
+  if (Status page = WriteReportHtml(dir, *summary); !page.ok()) {
+    summary->warnings.push_back(page.message());
+  }
   *report = RunReportMarkdown(*summary, dir);
   Status md = WriteFileAtomically(dir + "/report.md", *report, false);
   if (!md.ok()) {
@@ -123,22 +133,17 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
     *report = RunReportMarkdown(*summary, "");
     return;
   }
-  Status json, page, md;
+  Status json, page;
   std::thread json_writer, page_writer;
   bool started = true;
   try {
-    json_writer = std::thread([&] {
-      json = WriteFileAtomically(dir + "/summary.json", DumpJson(SummaryJson(*summary), 2) + "\n",
-                                 false);
-    });
-    page_writer = std::thread([&] {
-      page = WriteFileAtomically(dir + "/report.html", RunReportHtml(*summary), false);
-    });
+    json_writer = std::thread([&] { json = WriteSummaryJson(dir, *summary); });
+    page_writer = std::thread([&] { page = WriteReportHtml(dir, *summary); });
   } catch (const std::system_error&) {
     started = false;
   }
   *report = RunReportMarkdown(*summary, dir);
-  md = WriteFileAtomically(dir + "/report.md", *report, false);
+  const Status md = WriteFileAtomically(dir + "/report.md", *report, false);
   if (json_writer.joinable()) json_writer.join();
   if (page_writer.joinable()) page_writer.join();
   if (!started || !json.ok() || !page.ok() || !md.ok()) {
