@@ -1,5 +1,6 @@
 #include "store/prometheus_source.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -10,8 +11,8 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "core/json_stream.h"
 #include "core/text.h"
 #include "core/time_format.h"
 #include "store/curl_library.h"
@@ -21,11 +22,27 @@ namespace {
 
 constexpr size_t kMaxBody = 512u << 20;  // a runaway answer is cut off, not held in memory
 
+// An answer read as it arrives: curl hands each piece to the JSON reader, so no answer is ever
+// held whole (a fleet's can be tens of megabytes); the first bytes are kept for an error message.
+struct Download {
+  explicit Download(JsonEvents* events) : json(events) {}
+  JsonStream json;
+  bool is_json = true;  // every piece so far read as JSON
+  size_t bytes = 0;
+  std::string head;     // the first kHead bytes
+  static constexpr size_t kHead = 256;
+};
+
 size_t Append(char* data, size_t size, size_t count, void* user) {
-  auto* body = static_cast<std::string*>(user);
-  if (body->size() + size * count > kMaxBody) return 0;
-  body->append(data, size * count);
-  return size * count;
+  auto* download = static_cast<Download*>(user);
+  const size_t n = size * count;
+  if (download->bytes + n > kMaxBody) return 0;
+  download->bytes += n;
+  if (download->head.size() < Download::kHead) {
+    download->head.append(data, std::min(n, Download::kHead - download->head.size()));
+  }
+  if (download->is_json) download->is_json = download->json.Feed(std::string_view(data, n));
+  return n;
 }
 
 std::string Escape(const CurlLibrary& lib, CURL* curl, const std::string& text) {
@@ -51,10 +68,10 @@ std::string FirstLine(std::string_view body) {
   return SafeText(line);
 }
 
-// A query API answer read as it is parsed (nlohmann's SAX interface): the fields cgov uses and
-// each series straight into a PromSeries, never a document tree of it. A fleet's answer can be
-// tens of megabytes, and its tree several times that.
-class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
+// A query API answer read as it is parsed (JsonStream's events): the fields cgov uses and each
+// series straight into a PromSeries, never a document tree of it. A fleet's answer can be tens
+// of megabytes, and its tree several times that.
+class AnswerReader : public JsonEvents {
  public:
   bool is_object = false;  // the answer is a JSON object
   std::optional<std::string> status;
@@ -63,25 +80,18 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
   std::vector<std::string> warnings;
   std::vector<PromSeries> series;
 
-  bool null() override { return Scalar(nullptr, 0); }
-  bool boolean(bool v) override {
+  bool Null() override { return Scalar(nullptr, 0); }
+  bool Boolean(bool v) override {
     if (Top() == kTop && key_ == "isPartial") is_partial = v;
     return Scalar(nullptr, 0);
   }
-  bool number_integer(number_integer_t v) override {
-    return Scalar(nullptr, static_cast<double>(v));
-  }
-  bool number_unsigned(number_unsigned_t v) override {
-    return Scalar(nullptr, static_cast<double>(v));
-  }
-  bool number_float(number_float_t v, const string_t&) override { return Scalar(nullptr, v); }
-  bool string(string_t& v) override { return Scalar(&v, 0); }
-  bool binary(binary_t&) override { return Scalar(nullptr, 0); }
-  bool key(string_t& k) override {
-    key_ = std::move(k);
+  bool Number(double v) override { return Scalar(nullptr, v); }
+  bool String(std::string_view v) override { return Scalar(&v, 0); }
+  bool Key(std::string_view k) override {
+    key_.assign(k);
     return true;
   }
-  bool start_object(std::size_t) override {
+  bool StartObject() override {
     Where w = kOther;
     if (Top() == kWarnings) warnings.push_back(kNotText);
     if (stack_.empty()) {
@@ -98,11 +108,11 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
     stack_.push_back(w);
     return true;
   }
-  bool end_object() override {
+  bool EndObject() override {
     stack_.pop_back();
     return true;
   }
-  bool start_array(std::size_t) override {
+  bool StartArray() override {
     Where w = kOther;
     if (Top() == kWarnings) warnings.push_back(kNotText);
     if (Top() == kData && key_ == "result") {
@@ -118,15 +128,12 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
     stack_.push_back(w);
     return true;
   }
-  bool end_array() override {
+  bool EndArray() override {
     if (Top() == kSample && sample_.fields == 2 && !series.empty()) {
       series.back().points.emplace_back(sample_.time, sample_.value);
     }
     stack_.pop_back();
     return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;
   }
 
  private:
@@ -134,7 +141,7 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
   static constexpr char kNotText[] = "(a warning that is not text)";
   Where Top() const { return stack_.empty() ? kOther : stack_.back(); }
   // A string (`text`) or any other scalar (`number`: its value, or 0).
-  bool Scalar(string_t* text, double number) {
+  bool Scalar(const std::string_view* text, double number) {
     switch (Top()) {
       case kTop:
         if (text == nullptr) break;
@@ -152,14 +159,14 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
         break;
       case kSample: {
         // Times come as numbers, values as strings ("1.5", "NaN", "+Inf").
-        const double v = text != nullptr ? std::strtod(text->c_str(), nullptr) : number;
+        const double v = text != nullptr ? ParseDouble(*text) : number;
         if (sample_.fields == 0) sample_.time = v;
         if (sample_.fields == 1) sample_.value = v;
         ++sample_.fields;
         break;
       }
       case kWarnings:
-        warnings.push_back(text != nullptr ? *text : kNotText);
+        warnings.push_back(text != nullptr ? std::string(*text) : kNotText);
         break;
       default:
         break;
@@ -168,7 +175,7 @@ class AnswerReader : public nlohmann::json_sax<nlohmann::json> {
   }
 
   std::vector<Where> stack_;
-  string_t key_;
+  std::string key_;
   struct {
     int fields = 0;
     double time = 0, value = 0;
@@ -369,7 +376,8 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
       separator = '&';
     }
   }
-  std::string body;
+  AnswerReader answer;
+  Download download(&answer);
   char error[CURL_ERROR_SIZE] = {0};
   curl_slist* headers = nullptr;
   if (!tenant_.empty()) headers = lib->slist_append(nullptr, ("X-Scope-OrgID: " + tenant_).c_str());
@@ -378,7 +386,7 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   if (headers != nullptr) lib->easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
   lib->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
   lib->easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &Append);
-  lib->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
+  lib->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &download);
   lib->easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
   lib->easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
   lib->easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, 5000L);
@@ -399,20 +407,18 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   }
   long status = 0;
   lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
-  AnswerReader answer;
-  const bool parsed = nlohmann::json::sax_parse(body, &answer);
+  const bool parsed = download.is_json && download.json.Finish();
   if (!parsed || !answer.is_object || !answer.status) {
-    if (status != 200 && status != 404 && !body.empty()) {
+    if (status != 200 && status != 404 && download.bytes > 0) {
       // A query frontend's or proxy's own answer (Mimir's 429, a gateway's 502): its words.
       return Unavailable(fmt::format("--prometheus {}: {} answered HTTP {}: {}", base_url_, path,
-                                     status, FirstLine(body)));
+                                     status, FirstLine(download.head)));
     }
     return Unavailable(fmt::format("--prometheus {}: {} is not a Prometheus query API (HTTP {}, "
                                    "the answer is not Prometheus JSON); is the URL the server's "
                                    "root, such as http://127.0.0.1:9090?", base_url_, path, status));
   }
-  const size_t bytes = body.size();
-  std::string().swap(body);
+  const size_t bytes = download.bytes;
   if (*answer.status != "success") {
     const std::string& type = answer.error_type;
     return InvalidArgument(fmt::format(
