@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -100,12 +101,20 @@ Status BuildGpuRows(const HistoryInput& in, const HistoryOptions& o, HistorySumm
   return Status::Ok();
 }
 
-const HistoryGpuRow* FindGpu(const HistorySummary& s, uint32_t id) {
-  for (const HistoryGpuRow& g : s.gpus) {
-    if (g.gpu.id == id) return &g;
+// The per-GPU rows by GPU id: a fleet's report has thousands, looked up once an identity-hour.
+class GpuIndex {
+ public:
+  explicit GpuIndex(const HistorySummary& s) {
+    for (const HistoryGpuRow& g : s.gpus) rows_.emplace(g.gpu.id, &g);  // the first row an id
   }
-  return nullptr;
-}
+  const HistoryGpuRow* Find(uint32_t id) const {
+    const auto it = rows_.find(id);
+    return it != rows_.end() ? it->second : nullptr;
+  }
+
+ private:
+  std::unordered_map<uint32_t, const HistoryGpuRow*> rows_;
+};
 
 MicroUsd PriceOf(const HistoryGpuRow* g, int64_t ms) {
   return g != nullptr && g->price.per_gpu_hour ? CostOf(*g->price.per_gpu_hour, ms) : 0;
@@ -115,13 +124,14 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
   std::map<std::string, WhoRow> rows;
   std::map<std::string, std::set<std::string>> users;
   int64_t attributed = 0;
+  const GpuIndex gpus(*s);
   for (const HourBucket& b : in.hours) {
     for (const auto& [key, h] : b.identities) {
       auto id = in.identities.find(key.first);
       const IdentityRecord none;
       const IdentityRecord& record = id != in.identities.end() ? id->second : none;
       WhoRow& row = rows[HistoryKey(s->by, record, in.hostname)];
-      const HistoryGpuRow* gpu = FindGpu(*s, key.second);
+      const HistoryGpuRow* gpu = gpus.Find(key.second);
       row.held_ms += h.held_ms;
       row.idle_held_ms += h.idle_held_ms;
       for (size_t p = 0; p < kPhaseCount; ++p) row.attributed_ms[p] += h.attributed_ms[p];
@@ -181,12 +191,13 @@ std::string Advice(const ActionRow& a) {
 }
 
 void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
+  const GpuIndex gpus(*s);
   for (const SessionRecord& session : in.sessions) {
     // Unbroken idle-held time: a starved loader's seconds-long dips are a different finding.
     if (session.idle_streak_max_ms < min_ms) continue;
     ActionRow a;
     a.session = session;
-    const HistoryGpuRow* gpu = FindGpu(*s, session.gpu_id);
+    const HistoryGpuRow* gpu = gpus.Find(session.gpu_id);
     for (const GpuRecord& g : in.gpus) {
       if (g.id == session.gpu_id) {
         a.gpu_index = g.index;
