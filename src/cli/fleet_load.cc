@@ -156,7 +156,7 @@ class FleetBuilder {
   Job RuleRunJob(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
   Status AfterGpus();
-  Job IdentitiesJob(const Span& span);
+  Job IdentitiesJob(const Span& span, bool early);
   Job WindowFiguresJob();
   Status AddOpenCostPrices(const std::vector<PromSeries>& costs);
 
@@ -771,8 +771,9 @@ Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const
   return out;
 }
 
-// Identities and ticks over one span, into the window's first hour.
-FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span) {
+// Identities and ticks over one span, into the window's first hour. `early`: its identity GPU
+// read is sent with the batch's first queries (PromRequest::early).
+FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
   const double at = Seconds(span.to_ms);
   // Asked at once: the restarts in the span (over raw counters), and each counter's sums.
   struct Sum {
@@ -801,6 +802,7 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span) {
     const bool identity = std::string_view(sum.counter).starts_with("cgov_identity_");
     const bool owner_rule = owners && identity;
     for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span, owner_rule, sum.key)) {
+      r.early = early && &sum == &sums[0];
       requests.push_back(std::move(r));
     }
   }
@@ -1110,7 +1112,12 @@ Result<HistoryInput> FleetBuilder::Build() {
   }
   jobs.push_back({.requests = {},
                   .process = [this](std::vector<std::vector<PromSeries>>) { return AfterGpus(); }});
-  for (const Span& span : spans) jobs.push_back(IdentitiesJob(span));
+  // With rules, each span's identity GPU read is the slowest of its queries (at an edge, every
+  // pod's series: SpanSumRequests(); over a run, the owners' rule by phase), and the last span's
+  // came last: the batch sends them with its first queries, so that the window's end does not
+  // wait on one query the server's other cores cannot share. Without rules, a span an hour:
+  // their answers would all be held at once.
+  for (const Span& span : spans) jobs.push_back(IdentitiesJob(span, any_rules));
   jobs.push_back(WindowFiguresJob());
   CGOV_RETURN_IF_ERROR(RunJobs(std::move(jobs)));
   HourBucket& first = hours_[HourOf(since_ms_)];

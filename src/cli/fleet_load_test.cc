@@ -645,6 +645,68 @@ TEST(PrometheusSource, EachAnswerIsTakenInOrderWithFewWaiting) {
   EXPECT_LE(served.load(), 8) << "nothing sent beyond the look-ahead of the refused one";
 }
 
+// An early request is sent with the batch's first ones and its answer still taken in its place;
+// where it fails before the requests ahead of it were sent, the batch ends with its failure and
+// sends nothing more.
+TEST(PrometheusSource, EarlyRequestsAreSentFirstAndTakenInTheirPlace) {
+  std::mutex mu;
+  std::vector<int> arrived;
+  HttpServerOptions o;
+  o.address = *ParseListenAddress("127.0.0.1:0");
+  o.threads = 4;
+  auto started = HttpServer::Start(o, [&](const ServedRequest& r) {
+    const std::string q = r.query.at("query");
+    const int n = std::stoi(q.substr(q.find('(') + 1));
+    {
+      std::lock_guard lock(mu);
+      arrived.push_back(n);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ServedResponse out;
+    out.content_type = "application/json";
+    out.body = q.starts_with("fail")
+                   ? json{{"status", "error"}, {"errorType", "bad_data"},
+                          {"error", fmt::format("request {} refused", n)}}.dump()
+                   : Vector({{{{"n", std::to_string(n)}}, static_cast<double>(n)}}).dump();
+    return out;
+  });
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  auto prom = PrometheusSource::Open(Url(**started));
+  ASSERT_TRUE(prom.ok());
+  prom->set_parallel(1);  // one at a time: the order sent is the order served
+  std::vector<PromRequest> requests;
+  for (int n = 0; n < 12; ++n) {
+    requests.push_back({.expr = fmt::format("vector({})", n), .time_s = 1e9});
+  }
+  requests[10].early = true;
+  requests[7].early = true;
+  std::vector<size_t> taken;
+  Status status = prom->QueryEach(requests, [&](size_t i, std::vector<PromSeries> answer) {
+    taken.push_back(i);
+    EXPECT_EQ(answer.size(), 1u);
+    if (!answer.empty()) {
+      EXPECT_EQ(answer[0].Label("n"), std::to_string(i));
+    }
+    return Status::Ok();
+  });
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(arrived, (std::vector<int>{7, 10, 0, 1, 2, 3, 4, 5, 6, 8, 9, 11}));
+  std::vector<size_t> in_order(12);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  EXPECT_EQ(taken, in_order);
+
+  arrived.clear();
+  taken.clear();
+  requests[10].expr = "fail(10)";
+  status = prom->QueryEach(requests, [&](size_t i, std::vector<PromSeries>) {
+    taken.push_back(i);
+    return Status::Ok();
+  });
+  EXPECT_THAT(status.message(), HasSubstr("request 10 refused"));
+  EXPECT_TRUE(taken.empty()) << "request 0 was never sent, so nothing was taken";
+  EXPECT_EQ(arrived, (std::vector<int>{7, 10})) << "nothing sent after the failure";
+}
+
 // Rule evaluations at :07:30 past the hour (Prometheus' offset for the group), one skipped (the
 // 14:07:30 one) and two after a restart moved the schedule to :40: the report reads each run of
 // evaluations exactly an hour apart from the rules and everything else from the raw counters,
@@ -1109,6 +1171,15 @@ TEST(FleetLoad, ARuleRunsRawEdgesReadEachIdentitySeriesAtBothEndsOnce) {
                    "(last_over_time(cgov_identity_held_seconds_total[4950000ms]))";
   }
   EXPECT_EQ(by_pod, 2) << "one range query by pod at each edge, reaching an hour before it";
+  // Each edge's GPU seconds by pod, the slowest identity reads, go out first (one at a time
+  // here, so in the order sent), not after every GPU read.
+  ASSERT_GE(fake.ranges.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_TRUE(fake.ranges[k].starts_with(
+        "sum by (Hostname, user, project, team, namespace, pod, container, phase) "
+        "(last_over_time(cgov_identity_gpu_seconds_total["))
+        << fake.ranges[k];
+  }
 }
 
 // Whole hours read as the counters' values at each boundary, differenced: a daemon restart seen

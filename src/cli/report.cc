@@ -211,8 +211,10 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
 #ifdef M_ARENA_MAX
   // The answers are parsed on the query threads and freed on this one: with an allocator arena
   // per thread (glibc's default, up to 8 a core), each keeps what was freed into it, and a
-  // 1,000-node report peaked at 214-234 MiB instead of 149-165 MiB with two (docs/benchmarks.md).
-  mallopt(M_ARENA_MAX, 2);
+  // 1,000-node report peaked at 214-234 MiB instead of 149-165 MiB with two; with one, 115-122
+  // MiB in every run, where two still peaked at 143-151 MiB in one run of three
+  // (docs/benchmarks.md).
+  mallopt(M_ARENA_MAX, 1);
 #endif
   if (r.verbose) {
     prometheus.set_trace([](const QueryTrace& t) {
@@ -349,18 +351,25 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
     summary.showback = BillShowback(input, options.by, bill->bill, bill->resource_host,
                                     options.idle_cost);
   }
-  const std::string text = r.format == "json"  ? DumpJson(HistoryReportJson(summary), 2) + "\n"
-                           : r.format == "csv"  ? HistoryShowbackCsv(summary)
-                           : r.format == "html" ? HistoryReportHtml(summary)
-                           : r.format == "md"   ? HistoryReportText(summary, kMarkdown)
-                                                : HistoryReportText(summary, TextStyle{
-                                                      false, r.out.empty() &&
-                                                                 TerminalWantsColor(STDOUT_FILENO)});
-  if (r.out.empty()) {
+  input = HistoryInput();  // all the report says is in the summary now (a fleet's is large)
+  auto put = [&r](const std::string& text) {
+    if (!r.out.empty()) return WriteFileAtomically(r.out, text);
     fmt::print("{}", text);
     return Status::Ok();
+  };
+  if (r.format == "json") {
+    // A fleet's report is megabytes: its tree, then its text, each once the one before is gone.
+    nlohmann::json tree = HistoryReportJson(summary);
+    summary = HistorySummary();
+    std::string text = DumpJson(tree, 2);
+    tree = nlohmann::json();
+    return put(text + "\n");
   }
-  return WriteFileAtomically(r.out, text);
+  return put(r.format == "csv"    ? HistoryShowbackCsv(summary)
+             : r.format == "html" ? HistoryReportHtml(summary)
+             : r.format == "md"   ? HistoryReportText(summary, kMarkdown)
+                                  : HistoryReportText(summary, TextStyle{
+                                        false, r.out.empty() && TerminalWantsColor(STDOUT_FILENO)}));
 }
 
 }  // namespace

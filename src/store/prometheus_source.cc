@@ -100,7 +100,7 @@ class AnswerReader : public JsonEvents {
     } else if (Top() == kTop && key_ == "data") {
       w = kData;
     } else if (Top() == kResult) {
-      series.emplace_back();
+      building_.Clear();
       w = kSeries;
     } else if (Top() == kSeries && key_ == "metric") {
       w = kMetric;
@@ -109,6 +109,9 @@ class AnswerReader : public JsonEvents {
     return true;
   }
   bool EndObject() override {
+    // A series is copied out whole: its labels and points each in one block of their size, not
+    // the blocks they grew through (a fleet's answer holds 100,000 series).
+    if (Top() == kSeries) series.push_back(building_);
     stack_.pop_back();
     return true;
   }
@@ -129,8 +132,8 @@ class AnswerReader : public JsonEvents {
     return true;
   }
   bool EndArray() override {
-    if (Top() == kSample && sample_.fields == 2 && !series.empty()) {
-      series.back().points.emplace_back(sample_.time, sample_.value);
+    if (Top() == kSample && sample_.fields == 2) {
+      building_.points.emplace_back(sample_.time, sample_.value);
     }
     stack_.pop_back();
     return true;
@@ -153,9 +156,7 @@ class AnswerReader : public JsonEvents {
         if (text != nullptr && key_ == "resultType") result_type = *text;
         break;
       case kMetric:
-        if (text != nullptr && !series.empty()) {
-          series.back().AddLabel(key_, *text);
-        }
+        if (text != nullptr) building_.AddLabel(key_, *text);
         break;
       case kSample: {
         // Times come as numbers, values as strings ("1.5", "NaN", "+Inf").
@@ -176,6 +177,7 @@ class AnswerReader : public JsonEvents {
 
   std::vector<Where> stack_;
   std::string key_;
+  PromSeries building_;  // the series being read
   struct {
     int fields = 0;
     double time = 0, value = 0;
@@ -309,24 +311,39 @@ Status PrometheusSource::QueryEach(
     const std::vector<PromRequest>& requests,
     const std::function<Status(size_t, std::vector<PromSeries>)>& take) const {
   const size_t ahead = 2 * static_cast<size_t>(parallel_);  // sent beyond the last one taken
+  std::vector<size_t> order;  // the sending order: the early requests, then the rest
+  for (bool early : {true, false}) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].early == early) order.push_back(i);
+    }
+  }
   std::mutex mu;
   std::condition_variable changed;
   std::vector<std::optional<Result<std::vector<PromSeries>>>> answers(requests.size());
-  size_t next = 0;   // the next request to send
+  std::vector<bool> sent(requests.size());
+  size_t next = 0;   // the next request to send, in `order`
   size_t taken = 0;  // answers handed to `take`
   bool stop = false;
+  Status failure = Status::Ok();  // the first failed answer
   auto work = [&] {
     std::unique_lock lock(mu);
     while (true) {
-      changed.wait(lock, [&] { return stop || next >= requests.size() || next < taken + ahead; });
-      if (stop || next >= requests.size()) return;
-      const size_t i = next++;
+      changed.wait(lock, [&] {
+        return stop || next >= order.size() || requests[order[next]].early ||
+               order[next] < taken + ahead;
+      });
+      if (stop || next >= order.size()) return;
+      const size_t i = order[next++];
+      sent[i] = true;
       lock.unlock();
       const PromRequest& r = requests[i];
       Result<std::vector<PromSeries>> answer =
           r.step_s > 0 ? QueryRange(r.expr, r.start_s, r.end_s, r.step_s) : Query(r.expr, r.time_s);
       lock.lock();
-      if (!answer.ok()) stop = true;
+      if (!answer.ok() && !stop) {
+        stop = true;
+        failure = answer.status();
+      }
       answers[i] = std::move(answer);
       changed.notify_all();
     }
@@ -338,8 +355,13 @@ Status PrometheusSource::QueryEach(
     for (size_t t = 0; t < threads; ++t) workers.emplace_back(work);
     for (size_t k = 0; k < requests.size(); ++k) {
       std::unique_lock lock(mu);
-      // Every request before a failed one was sent before it, so answers[k] comes.
-      changed.wait(lock, [&] { return answers[k].has_value(); });
+      // A request sent comes back; one not sent by the time a failure stopped the batch never
+      // will (an early request failed first), and that failure is the batch's.
+      changed.wait(lock, [&] { return answers[k].has_value() || (stop && !sent[k]); });
+      if (!answers[k].has_value()) {
+        status = failure;
+        break;
+      }
       Result<std::vector<PromSeries>> answer = std::move(*answers[k]);
       answers[k].reset();
       if (!answer.ok()) {

@@ -32,6 +32,11 @@ class PromSeries {
   std::vector<std::pair<std::string_view, std::string_view>> Labels() const;
   // The label set as one string, equal for equal label sets whatever order they came in: a key.
   const std::string& LabelKey() const { return packed_; }
+  // No labels and no points, keeping the memory they had (a reader reuses one series).
+  void Clear() {
+    packed_.clear();
+    points.clear();
+  }
 
  private:
   std::string packed_;
@@ -51,6 +56,9 @@ struct PromRequest {
   std::string expr;
   double time_s = 0;
   double start_s = 0, end_s = 0, step_s = 0;
+  // Sent with a batch's first requests, ahead of its place (QueryEach): a query known to be slow,
+  // so that it is not the last one answered while the server's other cores have nothing to do.
+  bool early = false;
 };
 
 class PrometheusSource {
@@ -75,10 +83,11 @@ class PrometheusSource {
       const std::vector<PromRequest>& requests) const;
   // Each request's answer handed to `take` (request index, answer) in the order asked, as soon
   // as it and every one before it are in, while later ones are in flight: up to parallel() at
-  // once, and no request is sent more than 2 x parallel() ahead of the last one taken (so a
-  // batch holds a few answers at a time, not all of them). The first failure in the order asked,
-  // or the first error `take` returns, ends the batch: no request not yet sent is sent, and that
-  // error is returned.
+  // once. The `early` requests are sent first; every other is sent in order, and no more than
+  // 2 x parallel() ahead of the last one taken (so a batch holds a few answers at a time, not all
+  // of them, besides the early ones'). The first failure in the order asked, or the first error
+  // `take` returns, ends the batch: no request not yet sent is sent, and that error is returned
+  // (where an early request failed before the requests ahead of it were sent, its failure).
   Status QueryEach(const std::vector<PromRequest>& requests,
                    const std::function<Status(size_t, std::vector<PromSeries>)>& take) const;
   const std::string& url() const { return base_url_; }
