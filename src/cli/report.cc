@@ -211,9 +211,9 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
 #ifdef M_ARENA_MAX
   // The answers are parsed on the query threads and freed on this one: with an allocator arena
   // per thread (glibc's default, up to 8 a core), each keeps what was freed into it, and a
-  // 1,000-node report peaked at 214-234 MiB instead of 149-165 MiB with two; with one, 115-122
-  // MiB in every run, where two still peaked at 143-151 MiB in one run of three
-  // (docs/benchmarks.md).
+  // 1,000-node report peaked at 214-234 MiB instead of 149-165 MiB with two; since answers are
+  // read as they download, one arena peaked at 118-125 MiB in six runs of six, where two still
+  // reached 150-158 MiB in two of six (docs/benchmarks.md).
   mallopt(M_ARENA_MAX, 1);
 #endif
   if (r.verbose) {
