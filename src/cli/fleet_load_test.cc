@@ -531,6 +531,15 @@ TEST(PromSeries, LabelsArePackedInNameOrder) {
   EXPECT_EQ(c.Labels().size(), 3u);
 }
 
+// The answer to request n of a batch: "fail(n)" is refused, anything else a one-series vector
+// labelled n.
+std::string NumberedAnswer(const std::string& q, int n) {
+  return q.starts_with("fail")
+             ? json{{"status", "error"}, {"errorType", "bad_data"},
+                    {"error", fmt::format("request {} refused", n)}}.dump()
+             : Vector({{{{"n", std::to_string(n)}}, static_cast<double>(n)}}).dump();
+}
+
 // A batch answers each request with its own answer, whatever order they finish in, with up to
 // parallel() in flight at once; a failure fails the batch, and with one at a time nothing after
 // it is sent.
@@ -550,10 +559,7 @@ TEST(PrometheusSource, ABatchAnswersInOrderAndStopsAtItsFirstFailure) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5 * (12 - n)));
     ServedResponse out;
     out.content_type = "application/json";
-    out.body = q.starts_with("fail")
-                   ? json{{"status", "error"}, {"errorType", "bad_data"},
-                          {"error", fmt::format("request {} refused", n)}}.dump()
-                   : Vector({{{{"n", std::to_string(n)}}, static_cast<double>(n)}}).dump();
+    out.body = NumberedAnswer(q, n);
     --in_flight;
     return out;
   });
@@ -664,10 +670,7 @@ TEST(PrometheusSource, EarlyRequestsAreSentFirstAndTakenInTheirPlace) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ServedResponse out;
     out.content_type = "application/json";
-    out.body = q.starts_with("fail")
-                   ? json{{"status", "error"}, {"errorType", "bad_data"},
-                          {"error", fmt::format("request {} refused", n)}}.dump()
-                   : Vector({{{{"n", std::to_string(n)}}, static_cast<double>(n)}}).dump();
+    out.body = NumberedAnswer(q, n);
     return out;
   });
   ASSERT_TRUE(started.ok()) << started.status().message();

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/text.h"
+
 namespace cgov {
 namespace {
 
@@ -72,33 +74,6 @@ void PutUtf8(long code, std::string* out) {
   }
 }
 
-// The length of the well-formed UTF-8 sequence at `raw[at]` (Unicode's table 3-7: no overlong
-// form, no surrogate, nothing past U+10FFFF), or 0.
-size_t Utf8Length(std::string_view raw, size_t at) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(raw[at + k]); };
-  const unsigned char lead = byte(0);
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the second byte's range
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (at + length > raw.size() || byte(1) < low || byte(1) > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
-  }
-  return length;
-}
-
 // A string's text with its escapes undone, into `out`; false when it is not valid JSON text. A
 // backslash in `raw` is never its last byte (ScanString ends a string only at an unescaped quote).
 bool DecodeString(std::string_view raw, std::string* out) {
@@ -106,7 +81,7 @@ bool DecodeString(std::string_view raw, std::string* out) {
   for (size_t at = 0; at < raw.size();) {
     const auto c = static_cast<unsigned char>(raw[at]);
     if (c >= 0x80) {
-      const size_t length = Utf8Length(raw, at);
+      const size_t length = Utf8Length(raw, at);  // as nlohmann checks it: RFC 3629
       if (length == 0) return false;
       out->append(raw.substr(at, length));
       at += length;

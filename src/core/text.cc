@@ -3,10 +3,7 @@
 #include <cstdint>
 
 namespace cgov {
-namespace {
 
-// Length of the valid UTF-8 sequence at text[i] (1-4), or 0 when the byte there does not start
-// one (overlong forms, surrogates and code points above U+10FFFF are invalid, as in RFC 3629).
 size_t Utf8Length(std::string_view text, size_t i) {
   const auto b = [&](size_t k) { return static_cast<uint8_t>(text[i + k]); };
   const uint8_t lead = b(0);
@@ -32,6 +29,8 @@ size_t Utf8Length(std::string_view text, size_t i) {
   }
   return n;
 }
+
+namespace {
 
 // A control character: C0, DEL, or C1 (U+0080-U+009F, encoded C2 80-C2 9F).
 bool IsControl(std::string_view text, size_t i, size_t n) {

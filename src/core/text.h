@@ -19,6 +19,11 @@ std::string SafeText(std::string_view text);
 // True when SafeText(text) == text (no copy needed).
 bool IsSafeText(std::string_view text);
 
+// Length of the valid UTF-8 sequence at text[i] (1-4), or 0 when the byte there does not start
+// one (overlong forms, surrogates and code points above U+10FFFF are invalid, as in RFC 3629).
+// REQUIRES: i < text.size().
+size_t Utf8Length(std::string_view text, size_t i);
+
 }  // namespace cgov
 
 #endif  // CGOV_CORE_TEXT_H_
