@@ -329,6 +329,21 @@ TEST(FleetLoad, AnswersThatAreNotPrometheusOrFailedQueriesAreClearErrors) {
   EXPECT_THAT(r.status().message(), HasSubstr("the query failed (HTTP 400): bad_data: parse error"));
   EXPECT_THAT(r.status().message(), HasSubstr("query: sum by"));
 
+  // Valid JSON nested far past any answer's depth: refused as not Prometheus', not read into
+  // a stack that grows with the answer.
+  auto deep = Serve([](const ServedRequest&) {
+    ServedResponse answer;
+    answer.content_type = "application/json";
+    answer.body = R"({"status":"success","data":{"resultType":"vector","result":)" +
+                  std::string(100'000, '[') + std::string(100'000, ']') + "}}";
+    return answer;
+  });
+  ASSERT_NE(deep, nullptr);
+  prom = PrometheusSource::Open(Url(*deep));
+  r = LoadFleet(*prom, kSince, kUntil);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("is not a Prometheus query API"));
+
   EXPECT_FALSE(PrometheusSource::Open("127.0.0.1:9090").ok()) << "a URL needs its scheme";
 }
 

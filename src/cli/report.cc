@@ -363,7 +363,8 @@ Status Report(ReportOptions r, const HistoryOptions& options) {
     summary = HistorySummary();
     std::string text = DumpJson(tree, 2);
     tree = nlohmann::json();
-    return put(text + "\n");
+    text += '\n';
+    return put(text);
   }
   return put(r.format == "csv"    ? HistoryShowbackCsv(summary)
              : r.format == "html" ? HistoryReportHtml(summary)

@@ -17,6 +17,12 @@ constexpr std::array<bool, 256> kEndsBare = [] {
   return ends;
 }();
 
+// Where the bare token from `at` ends: its first delimiter, or `size` when the piece ends first.
+size_t BareEnd(const char* bytes, size_t at, size_t size) {
+  while (at < size && !kEndsBare[static_cast<unsigned char>(bytes[at])]) ++at;
+  return at;
+}
+
 // Scans a string's bytes from `at` to its closing quote, or to `size` when the piece ends first.
 // `escaped` carries a backslash left at a piece's end; `simple` turns false at any escape, control
 // byte or non-ASCII byte (the string then needs DecodeString).
@@ -195,14 +201,15 @@ bool JsonStream::Feed(std::string_view piece) {
   }
   if (partial_ == kString) {  // a string the last piece cut: on to its closing quote
     const size_t end = ScanString(bytes, at, size, &escaped_, &simple_);
+    if (carry_.size() + (end - at) > max_token_) return Fail();
     carry_.append(bytes + at, end - at);
     if (end == size) return true;
     partial_ = kNone;
     if (!Token(carry_, true, simple_)) return false;
     at = end + 1;
   } else if (partial_ == kBare) {
-    size_t end = at;
-    while (end < size && !kEndsBare[static_cast<unsigned char>(bytes[end])]) ++end;
+    const size_t end = BareEnd(bytes, at, size);
+    if (carry_.size() + (end - at) > max_token_) return Fail();
     carry_.append(bytes + at, end - at);
     if (end == size) return true;
     partial_ = kNone;
@@ -242,8 +249,7 @@ bool JsonStream::Feed(std::string_view piece) {
         break;
       }
       default: {
-        size_t end = at;
-        while (end < size && !kEndsBare[static_cast<unsigned char>(bytes[end])]) ++end;
+        const size_t end = BareEnd(bytes, at, size);
         if (end == size) {
           partial_ = kBare;
           carry_.assign(bytes + at, size - at);
@@ -281,12 +287,14 @@ bool JsonStream::Structural(char c) {
     case '}':
       if (expect_ != kKeyOrEnd && !(expect_ == kCommaOrEnd && in_object)) return Fail();
       open_.pop_back();
-      go_on = events_->EndObject() && AfterValue();
+      go_on = events_->EndObject();
+      AfterValue();
       break;
     case ']':
       if (expect_ != kValueOrEnd && !(expect_ == kCommaOrEnd && !in_object)) return Fail();
       open_.pop_back();
-      go_on = events_->EndArray() && AfterValue();
+      go_on = events_->EndArray();
+      AfterValue();
       break;
     case ':':
       if (expect_ != kColon) return Fail();
@@ -300,13 +308,15 @@ bool JsonStream::Structural(char c) {
 }
 
 bool JsonStream::Token(std::string_view text, bool quoted, bool simple) {
+  if (text.size() > max_token_) return Fail();
   bool go_on = false;
   if (quoted && (expect_ == kKeyOrEnd || expect_ == kKey)) {
     if (!simple && !DecodeString(text, &text_)) return Fail();
     go_on = events_->Key(simple ? text : std::string_view(text_));
     expect_ = kColon;
   } else if (expect_ == kValue || expect_ == kValueOrEnd) {
-    go_on = Value(text, quoted, simple) && AfterValue();
+    go_on = Value(text, quoted, simple);
+    AfterValue();
   }
   carry_.clear();
   return go_on || Fail();
@@ -326,9 +336,6 @@ bool JsonStream::Value(std::string_view text, bool quoted, bool simple) {
   return std::isfinite(value) && events_->Number(value);  // nlohmann refuses an overflow too
 }
 
-bool JsonStream::AfterValue() {
-  expect_ = open_.empty() ? kDone : kCommaOrEnd;
-  return true;
-}
+void JsonStream::AfterValue() { expect_ = open_.empty() ? kDone : kCommaOrEnd; }
 
 }  // namespace cgov

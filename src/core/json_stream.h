@@ -33,7 +33,10 @@ class JsonEvents {
 
 class JsonStream {
  public:
-  explicit JsonStream(JsonEvents* events) : events_(events) {}
+  // `max_token`: the longest string or number accepted, in bytes as sent (a longer one makes the
+  // document not JSON here, so that a hostile one cannot grow memory to its own size).
+  explicit JsonStream(JsonEvents* events, size_t max_token = SIZE_MAX)
+      : events_(events), max_token_(max_token) {}
 
   // Reads the next piece. False once the document is not JSON (or the handler stopped); every
   // later call then returns false too.
@@ -52,9 +55,10 @@ class JsonStream {
   bool Structural(char c);
   bool Token(std::string_view text, bool quoted, bool simple);
   bool Value(std::string_view text, bool quoted, bool simple);
-  bool AfterValue();
+  void AfterValue();
 
   JsonEvents* events_;
+  size_t max_token_;
   std::vector<char> open_;  // '{' and '[' of the containers the reading is inside
   Expect expect_ = kValue;
   Partial partial_ = kNone;

@@ -129,6 +129,23 @@ TEST(JsonStream, ANulByteOutsideAStringIsRefusedWhereNlohmannEndsTheInput) {
   EXPECT_FALSE(ReadInPieces(std::string("-4\r\0", 4), {}).ok);
 }
 
+TEST(JsonStream, AStringOrNumberPastTheLongestAcceptedIsRefusedWhereverItIsCut) {
+  for (const std::string& text : {std::string("[\"abcdefghi\"]"), std::string("[123456789]"),
+                                  std::string("123456789")}) {
+    for (size_t cut = 0; cut <= text.size(); ++cut) {
+      JsonRecorder events;
+      JsonStream json(&events, 8);
+      const bool fed = json.Feed(std::string_view(text).substr(0, cut)) &&
+                       json.Feed(std::string_view(text).substr(cut));
+      EXPECT_FALSE(fed && json.Finish()) << text << " cut at " << cut;
+      JsonStream roomy(&events, 9);
+      EXPECT_TRUE(roomy.Feed(std::string_view(text).substr(0, cut)) &&
+                  roomy.Feed(std::string_view(text).substr(cut)) && roomy.Finish())
+          << text << " cut at " << cut;
+    }
+  }
+}
+
 TEST(JsonStream, AHandlerThatStopsEndsTheReading) {
   JsonRecorder events;
   events.stop_after = 2;

@@ -25,9 +25,11 @@ constexpr size_t kMaxBody = 512u << 20;  // a runaway answer is cut off, not hel
 // An answer read as it arrives: curl hands each piece to the JSON reader, so no answer is ever
 // held whole (a fleet's can be tens of megabytes); the first bytes are kept for an error message.
 struct Download {
-  explicit Download(JsonEvents* events) : json(events) {}
+  // No string or number in an answer comes near 16 MiB (label values, errors, warnings).
+  explicit Download(JsonEvents* events) : json(events, 16u << 20) {}
   JsonStream json;
   bool is_json = true;  // every piece so far read as JSON
+  bool too_big = false;  // cut off at kMaxBody
   size_t bytes = 0;
   std::string head;     // the first kHead bytes
   static constexpr size_t kHead = 256;
@@ -36,7 +38,10 @@ struct Download {
 size_t Append(char* data, size_t size, size_t count, void* user) {
   auto* download = static_cast<Download*>(user);
   const size_t n = size * count;
-  if (download->bytes + n > kMaxBody) return 0;
+  if (download->bytes + n > kMaxBody) {
+    download->too_big = true;
+    return 0;  // curl ends the transfer
+  }
   download->bytes += n;
   if (download->head.size() < Download::kHead) {
     download->head.append(data, std::min(n, Download::kHead - download->head.size()));
@@ -92,6 +97,7 @@ class AnswerReader : public JsonEvents {
     return true;
   }
   bool StartObject() override {
+    if (stack_.size() >= kMaxDepth) return false;
     Where w = kOther;
     if (Top() == kWarnings) warnings.push_back(kNotText);
     if (stack_.empty()) {
@@ -116,6 +122,7 @@ class AnswerReader : public JsonEvents {
     return true;
   }
   bool StartArray() override {
+    if (stack_.size() >= kMaxDepth) return false;
     Where w = kOther;
     if (Top() == kWarnings) warnings.push_back(kNotText);
     if (Top() == kData && key_ == "result") {
@@ -141,6 +148,9 @@ class AnswerReader : public JsonEvents {
 
  private:
   enum Where { kOther, kTop, kData, kResult, kSeries, kMetric, kSamples, kSample, kWarnings };
+  // An answer nests 6 deep (answer, data, result, series, values, sample); one nested far deeper
+  // is not Prometheus', and its stack alone could take gigabytes of a 512 MiB answer.
+  static constexpr size_t kMaxDepth = 64;
   static constexpr char kNotText[] = "(a warning that is not text)";
   Where Top() const { return stack_.empty() ? kOther : stack_.back(); }
   // A string (`text`) or any other scalar (`number`: its value, or 0).
@@ -422,6 +432,11 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
                                    "(--prometheus-timeout); a longer timeout, a shorter window, or "
                                    "the hourly recording rules (--recording-rules on)\n  query: {}",
                                    base_url_, static_cast<double>(timeout_.count()) / 1000, expr));
+  }
+  if (download.too_big) {
+    return Unavailable(fmt::format("--prometheus {}: the answer passed {} MiB and was cut off; a "
+                                   "shorter window or the hourly recording rules (--recording-rules "
+                                   "on) need less\n  query: {}", base_url_, kMaxBody >> 20, expr));
   }
   if (code != CURLE_OK) {
     return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", base_url_,
