@@ -1,6 +1,10 @@
 #include "core/json_writer.h"
 
+#include <cmath>
+#include <cstring>
+#include <ios>
 #include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +35,24 @@ TEST(JsonWriter, NumbersMatchNlohmann) {
     std::string out;
     JsonWriter(&out).BeginArray().Double(v).EndArray();
     ExpectCanonical(out);
+  }
+  // Edges of the format (sign of zero, subnormals, the largest double, the switch to exponent
+  // notation) and 20,000 arbitrary bit patterns, each against nlohmann's dump of the same double.
+  std::vector<double> values = {-0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+                                1e17, 1e16, 9.999999999999999e16, 1e-5, 1e-4, 0.30000000000000004};
+  uint64_t bits = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 20000; ++i) {
+    bits ^= bits << 13;
+    bits ^= bits >> 7;
+    bits ^= bits << 17;
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof(v));
+    values.push_back(v);
+  }
+  for (double v : values) {
+    std::string written;
+    JsonWriter(&written).Double(v);
+    EXPECT_EQ(written, std::isfinite(v) ? nlohmann::json(v).dump() : "null") << std::hexfloat << v;
   }
   std::string out;
   JsonWriter(&out).BeginArray().UInt(18446744073709551615ull).Int(-9223372036854775807).EndArray();
