@@ -1,6 +1,8 @@
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,6 +24,24 @@ TEST(TimeFormat, Rfc3339AndCompact) {
   EXPECT_EQ(FormatRfc3339Utc(ns), "2026-11-18T11:19:27.123Z");
   EXPECT_EQ(FormatCompactUtc(ns), "20261118T111927Z");
   EXPECT_EQ(FormatRfc3339Utc(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatRfc3339Utc(-1), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatCompactUtc(951'782'400'000'000'000), "20000229T000000Z");  // a leap day
+}
+
+// The calendar is computed, not asked of gmtime_r: the two agree from 1900 to 2200 (leap
+// days, 1900 and 2100 that are not leap years, 2000 that is, times before 1970), a week and an hour
+// apart, at both ends of each day.
+TEST(TimeFormat, TheComputedCalendarAgreesWithGmtime) {
+  for (int64_t s = -2'208'988'800; s < 7'258'118'400; s += 86'400 * 7 + 3'607) {
+    for (int64_t seconds : {s, s + 86'399}) {
+      const time_t t = static_cast<time_t>(seconds);
+      tm parts{};
+      ASSERT_NE(gmtime_r(&t, &parts), nullptr);
+      char want[32];
+      std::strftime(want, sizeof(want), "%Y%m%dT%H%M%SZ", &parts);
+      ASSERT_EQ(FormatCompactUtc(seconds * 1'000'000'000 + 999'999'999), want) << seconds;
+    }
+  }
 }
 
 // Issue 21 item 15: --since 9999-12-31 erred naming 1816; --until 2300-01-01 reported a 1715
