@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -481,7 +482,9 @@ int WaitForSignal(const sigset_t& signals, int64_t deadline_ns, Clock& clock) {
     timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
     const int sig = sigtimedwait(&signals, nullptr, &ts);
     if (sig > 0) return sig;
-    if (left == 0) return 0;  // that was a poll: nothing pending
+    // Timed out: nothing came until the deadline (a second call, a poll, would cost each tick a
+    // system call more). That was a poll (left 0): nothing pending. Else interrupted: wait on.
+    if (left == 0 || errno == EAGAIN) return 0;
   }
 }
 
