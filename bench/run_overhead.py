@@ -9,7 +9,8 @@
 
 Usage: bench/run_overhead.py BUILD_DIR [--quick] [--compare OLD_BUILD_DIR]
 --compare runs OLD_BUILD_DIR's cgov too, alternating with BUILD_DIR's run by run, in the wall-time
-rows (both see the same machine state). Prints a Markdown table (docs/benchmarks.md has the
+rows and in a table of the 1 Hz steady state, CPU and context switches a tick, of both (both see
+the same machine state). Prints a Markdown table (docs/benchmarks.md has the
 figures and this command).
 """
 import json
@@ -69,20 +70,53 @@ def thread_cpu_ns(pid):
     return total
 
 
-def agent_cpu(work, interval, seconds):
+def thread_switches(pid):
+    """Context switches of all the process's threads, voluntary and not (each a wake-up)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            total += sum(int(line.split()[1]) for line in f if "ctxt_switches" in line)
+    return total
+
+
+def agent_cpu(work, interval, seconds, binary=None):
     out = os.path.join(work, f"agent-{interval}")
-    proc = subprocess.Popen([CGOV, "run", "--quiet", "--out", out, "--interval", interval, "--",
-                             "sleep", str(seconds)], env=env(FAKE))
+    shutil.rmtree(out, ignore_errors=True)
+    proc = subprocess.Popen([binary or CGOV, "run", "--quiet", "--out", out, "--interval",
+                             interval, "--", "sleep", str(seconds)], env=env(FAKE))
     time.sleep(min(3, seconds / 4))  # start-up behind us
-    t0, c0 = time.monotonic(), thread_cpu_ns(proc.pid)
+    t0, c0, w0 = time.monotonic(), thread_cpu_ns(proc.pid), thread_switches(proc.pid)
     time.sleep(seconds / 2)
-    t1, c1 = time.monotonic(), thread_cpu_ns(proc.pid)
+    t1, c1, w1 = time.monotonic(), thread_cpu_ns(proc.pid), thread_switches(proc.pid)
     proc.wait()
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
     steady_pct = 100.0 * (c1 - c0) / 1e9 / (t1 - t0)
-    per_tick_us = (c1 - c0) / 1e3 / ((t1 - t0) / (s["sampling"]["interval_s"]))
-    return s["agent"], s["sampling"]["samples"], steady_pct, per_tick_us
+    ticks = (t1 - t0) / s["sampling"]["interval_s"]
+    per_tick_us = (c1 - c0) / 1e3 / ticks
+    return s["agent"], s["sampling"]["samples"], steady_pct, per_tick_us, (w1 - w0) / ticks
+
+
+def mmm(values, fmt):
+    v = sorted(values)
+    return " / ".join(fmt.format(x) for x in (v[0], statistics.median(v), v[-1]))
+
+
+def compare_steady(work, runs, seconds):
+    """The 1 Hz steady state of both builds, alternating run by run (min / median / max)."""
+    got = {CGOV: [], OLD: []}
+    for _ in range(runs):
+        for binary in (OLD, CGOV):
+            got[binary].append(agent_cpu(work, "1s", seconds, binary)[3:])
+    print(f"\n| 1 Hz steady state, `sleep {seconds}`, {runs} runs each, alternating "
+          f"(min / median / max) | `--compare` build | this build | this ÷ that (medians) |")
+    print("| --- | ---: | ---: | ---: |")
+    for k, label, fmt in ((0, "CPU a tick (schedstat)", "{:.0f} µs"),
+                          (1, "context switches a tick", "{:.2f}")):
+        old = [r[k] for r in got[OLD]]
+        new = [r[k] for r in got[CGOV]]
+        print(f"| {label} | {mmm(old, fmt)} | {mmm(new, fmt)} | "
+              f"{statistics.median(new) / statistics.median(old):.2f} |")
 
 
 def main():
@@ -101,14 +135,17 @@ def main():
                   f"{w:.2f} ms | {w - p:.2f} ms{was} | ≤ 5 ms added |")
         for interval, seconds, target in (("1s", 20 if QUICK else 120, 0.02),
                                           ("100ms", 10 if QUICK else 20, 0.5)):
-            agent, samples, steady, per_tick = agent_cpu(work, interval, seconds)
+            agent, samples, steady, per_tick, switches = agent_cpu(work, interval, seconds)
             hz = "1 Hz" if interval == "1s" else "10 Hz"
             print(f"| cgov CPU at {hz}, 8 fake GPUs, `sleep {seconds}` ({samples} samples), whole run | "
                   f"0 | {agent['cpu_pct']:.3f} % of a core ({agent['cpu_seconds'] * 1e3:.1f} ms) | "
                   f"{agent['cpu_pct']:.3f} % | ≤ {target} % |")
             print(f"| cgov CPU at {hz}, steady state (schedstat, start-up excluded) | 0 | "
-                  f"{steady:.3f} % ({per_tick:.0f} µs per tick) | {steady:.3f} % | ≤ {target} % |")
+                  f"{steady:.3f} % ({per_tick:.0f} µs per tick; {switches:.2f} context switches) | "
+                  f"{steady:.3f} % | ≤ {target} % |")
             print(f"| cgov max RSS at {hz} | — | {agent['rss_max_bytes'] / 1048576:.1f} MiB | — | ≤ 8 MiB |")
+        if OLD:
+            compare_steady(work, 3 if QUICK else 7, 20 if QUICK else 40)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
