@@ -482,8 +482,8 @@ int WaitForSignal(const sigset_t& signals, int64_t deadline_ns, Clock& clock) {
     timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
     const int sig = sigtimedwait(&signals, nullptr, &ts);
     if (sig > 0) return sig;
-    // Timed out: nothing came until the deadline (a second call, a poll, would cost each tick a
-    // system call more). That was a poll (left 0): nothing pending. Else interrupted: wait on.
+    // A poll (left 0) or a wait that timed out: nothing came by the deadline. Only an
+    // interrupted wait (EINTR) waits on; polling after every timeout cost each tick a syscall.
     if (left == 0 || errno == EAGAIN) return 0;
   }
 }

@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <chrono>
 #include <ctime>
 
 #include <date/date.h>
@@ -14,22 +15,17 @@ namespace {
 // The calendar's arithmetic, not gmtime_r: glibc's takes a lock and goes through its time-zone
 // code, ~3 % of `cgov run`'s 1 Hz tick, which stamps every line of samples.jsonl.
 tm Utc(int64_t unix_ns) {
-  int64_t seconds = unix_ns / 1'000'000'000;
-  if (unix_ns < 0 && unix_ns % 1'000'000'000 != 0) --seconds;
-  int64_t days = seconds / 86'400;
-  int64_t of_day = seconds % 86'400;
-  if (of_day < 0) {
-    of_day += 86'400;
-    --days;
-  }
-  const date::year_month_day ymd{date::sys_days{date::days{days}}};
+  const date::sys_time<std::chrono::nanoseconds> t{std::chrono::nanoseconds{unix_ns}};
+  const date::sys_days day = date::floor<date::days>(t);  // floor: before 1970 too
+  const date::year_month_day ymd{day};
+  const date::hh_mm_ss<std::chrono::seconds> hms{date::floor<std::chrono::seconds>(t - day)};
   tm out{};
   out.tm_year = static_cast<int>(ymd.year()) - 1900;
   out.tm_mon = static_cast<int>(static_cast<unsigned>(ymd.month())) - 1;
   out.tm_mday = static_cast<int>(static_cast<unsigned>(ymd.day()));
-  out.tm_hour = static_cast<int>(of_day / 3'600);
-  out.tm_min = static_cast<int>(of_day % 3'600 / 60);
-  out.tm_sec = static_cast<int>(of_day % 60);
+  out.tm_hour = static_cast<int>(hms.hours().count());
+  out.tm_min = static_cast<int>(hms.minutes().count());
+  out.tm_sec = static_cast<int>(hms.seconds().count());
   return out;
 }
 
