@@ -37,9 +37,10 @@ Status ParseName(const std::string& path, const TomlValue& v, std::string_view k
 Status ParseAmount(const std::string& path, const TomlValue& v, std::string_view key,
                    Budget* b) {
   const bool number = v.kind == TomlValue::Kind::kInteger || v.kind == TomlValue::Kind::kFloat;
-  if (!number || !std::isfinite(v.number) || v.number <= 0 || v.number > kMaxAmountUsd) {
-    return TomlErrorAt(path, v, key, fmt::format("expected a number of dollars above 0 and at most "
-                                             "{:.0f}", kMaxAmountUsd));
+  // At least a cent: a smaller budget rounds to $0.00 and every share of it is undefined.
+  if (!number || !std::isfinite(v.number) || v.number < 0.01 || v.number > kMaxAmountUsd) {
+    return TomlErrorAt(path, v, key, fmt::format("expected a number of dollars from 0.01 (a cent) "
+                                                 "to {:.0f}", kMaxAmountUsd));
   }
   b->amount = std::llround(v.number * static_cast<double>(kMicroPerUsd));
   b->period = key == "weekly_usd" ? BudgetPeriod::kWeek : BudgetPeriod::kMonth;

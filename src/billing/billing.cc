@@ -63,6 +63,27 @@ int Find(const std::vector<std::string>& header, const std::vector<std::string>&
   return -1;
 }
 
+// A column the format reads that the header names twice is ambiguous: which cost is the bill's?
+Status NoColumnTwice(const std::vector<std::string>& header, const Columns& c,
+                     const std::vector<std::string>& raw, std::string_view file) {
+  for (const auto* names : {&c.resource, &c.resource_fallback, &c.cost, &c.start, &c.end, &c.date,
+                            &c.currency}) {
+    for (const std::string& name : *names) {
+      int first = -1;
+      for (size_t i = 0; i < header.size(); ++i) {
+        if (header[i] != name) continue;
+        if (first >= 0) {
+          return InvalidArgument(fmt::format(
+              "{}:1: column {} appears twice (columns {} and {}): which one is meant is ambiguous; "
+              "keep one", file, SafeText(raw[i]), first + 1, i + 1));
+        }
+        first = static_cast<int>(i);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 std::optional<BillFormat> Detect(const std::vector<std::string>& header) {
   for (BillFormat f : {BillFormat::kAwsCur, BillFormat::kGcp, BillFormat::kAzure,
                        BillFormat::kCsv}) {
@@ -165,43 +186,65 @@ std::optional<int64_t> ParseCostMicroUsd(std::string_view text) {
   return negative ? -micro : micro;
 }
 
-Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_view what) {
-  if (data.size() < 2 || static_cast<unsigned char>(data[0]) != 0x1f ||
-      static_cast<unsigned char>(data[1]) != 0x8b) {
-    return data;
-  }
-  CGOV_ASSIGN_OR_RETURN(const ZlibLibrary* zlib, LoadZlib());
+namespace {
+
+bool IsGzipAt(std::string_view data, size_t at) {
+  return data.size() >= at + 2 && static_cast<unsigned char>(data[at]) == 0x1f &&
+         static_cast<unsigned char>(data[at + 1]) == 0x8b;
+}
+
+// Inflates one gzip member starting at data[*at] onto `out`; *at moves past it.
+Status InflateMember(const ZlibLibrary& zlib, std::string_view data, size_t* at, size_t max_bytes,
+                     std::string_view what, std::string* out) {
   z_stream z{};
-  if (zlib->inflate_init2(&z, 16 + MAX_WBITS, ZLIB_VERSION, static_cast<int>(sizeof(z_stream))) !=
+  if (zlib.inflate_init2(&z, 16 + MAX_WBITS, ZLIB_VERSION, static_cast<int>(sizeof(z_stream))) !=
       Z_OK) {
     return Internal(fmt::format("{}: cannot start gzip decompression", what));
   }
-  std::string out;
-  z.next_in = reinterpret_cast<Bytef*>(data.data());
-  z.avail_in = static_cast<uInt>(data.size());
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + *at));
+  z.avail_in = static_cast<uInt>(data.size() - *at);
   char buffer[1 << 16];
   int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
+  Status status = Status::Ok();
+  while (rc != Z_STREAM_END && status.ok()) {
     z.next_out = reinterpret_cast<Bytef*>(buffer);
     z.avail_out = sizeof buffer;
-    rc = zlib->inflate_step(&z, Z_NO_FLUSH);
+    rc = zlib.inflate_step(&z, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) {
       const std::string why = z.msg != nullptr ? z.msg : "corrupt data";
-      zlib->inflate_end(&z);
-      return InvalidArgument(fmt::format("{}: not valid gzip: {}", what, SafeText(why)));
+      status = InvalidArgument(fmt::format("{}: not valid gzip: {}", what, SafeText(why)));
+      break;
     }
-    out.append(buffer, sizeof buffer - z.avail_out);
-    if (out.size() > max_bytes) {
-      zlib->inflate_end(&z);
-      return InvalidArgument(fmt::format("{}: more than {} MiB once decompressed", what,
-                                         max_bytes >> 20));
-    }
-    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
-      zlib->inflate_end(&z);
-      return InvalidArgument(fmt::format("{}: gzip data ends early (a truncated file?)", what));
+    out->append(buffer, sizeof buffer - z.avail_out);
+    if (out->size() > max_bytes) {
+      status = InvalidArgument(fmt::format("{}: more than {} MiB once decompressed", what,
+                                           max_bytes >> 20));
+    } else if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+      status = InvalidArgument(fmt::format("{}: gzip data ends early (a truncated file?)", what));
     }
   }
-  zlib->inflate_end(&z);
+  *at = data.size() - z.avail_in;
+  zlib.inflate_end(&z);
+  return status;
+}
+
+}  // namespace
+
+Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_view what) {
+  if (!IsGzipAt(data, 0)) return data;
+  CGOV_ASSIGN_OR_RETURN(const ZlibLibrary* zlib, LoadZlib());
+  // A gzip file may hold several members one after another (`cat a.gz b.gz`): all are read.
+  std::string out;
+  size_t at = 0;
+  while (at < data.size()) {
+    if (!IsGzipAt(data, at)) {
+      // gzip(1) tolerates zero padding after the last member; anything else is not a bill.
+      if (data.find_first_not_of('\0', at) == std::string::npos) break;
+      return InvalidArgument(fmt::format("{}: {} bytes after the gzip data at byte {} are not "
+                                         "gzip", what, data.size() - at, at));
+    }
+    CGOV_RETURN_IF_ERROR(InflateMember(*zlib, data, &at, max_bytes, what, &out));
+  }
   return out;
 }
 
@@ -226,6 +269,7 @@ Result<Bill> ParseBill(std::string_view text, std::string_view file,
   bill.file = std::string(file);
   bill.format = *format;
   const Columns c = ColumnsOf(*format);
+  CGOV_RETURN_IF_ERROR(NoColumnTwice(header, c, rows[0].fields, file));
   const int resource = Find(header, c.resource), fallback = Find(header, c.resource_fallback);
   const int cost = Find(header, c.cost), start = Find(header, c.start), end = Find(header, c.end);
   const int date = Find(header, c.date), currency = Find(header, c.currency);

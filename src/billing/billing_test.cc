@@ -145,6 +145,47 @@ TEST(Billing, GzipIsReadAndATruncatedOneRefused) {
       << cut.status().message();
 }
 
+// Regression (issue 43, 14): `cat a.gz b.gz` (valid gzip) was read to the end of its first
+// member, the rest silently $0.
+TEST(Billing, EveryGzipMemberIsRead) {
+  auto gzip = [](const std::string& text) {
+    z_stream z{};
+    EXPECT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                           Z_DEFAULT_STRATEGY), Z_OK);
+    std::string gz(512, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z.avail_in = static_cast<uInt>(text.size());
+    z.next_out = reinterpret_cast<Bytef*>(gz.data());
+    z.avail_out = static_cast<uInt>(gz.size());
+    EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+    gz.resize(gz.size() - z.avail_out);
+    deflateEnd(&z);
+    return gz;
+  };
+  const std::string a = "host,start,end,cost_usd\nbox,2026-11-16T10:00Z,2026-11-16T11:00Z,2\n";
+  const std::string b = "box,2026-11-16T11:00Z,2026-11-16T12:00Z,3\n";
+  auto both = MaybeGunzip(gzip(a) + gzip(b), 1 << 20, "b.csv.gz");
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_EQ(*both, a + b);
+  auto bill = ParseBill(*both, "b.csv.gz", std::nullopt);
+  ASSERT_TRUE(bill.ok()) << bill.status().message();
+  EXPECT_EQ(bill->total_micro_usd, 5'000'000) << "both members' lines";
+  EXPECT_EQ(*MaybeGunzip(gzip(a) + std::string(8, '\0'), 1 << 20, "p.gz"), a) << "zero padding";
+  auto junk = MaybeGunzip(gzip(a) + "junk", 1 << 20, "j.csv.gz");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_NE(junk.status().message().find("j.csv.gz: 4 bytes after the gzip data at byte"),
+            std::string::npos) << junk.status().message();
+}
+
+// Regression (issue 43, 14): a CSV bill with the cost column twice used the first, silently.
+TEST(Billing, AColumnNamedTwiceIsRefused) {
+  auto twice = ParseBill("host,start,end,cost_usd,Cost_USD\nbox,2026-11-16T10:00Z,"
+                         "2026-11-16T11:00Z,2,7\n", "twice.csv", std::nullopt);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(), "twice.csv:1: column Cost_USD appears twice (columns 4 and "
+                                      "5): which one is meant is ambiguous; keep one");
+}
+
 TEST(Billing, MapsHostsToResources) {
   auto map = ParseBillingMap("host,resource\nnode-a,i-0aaa\nnode-b,4711\n", "map.csv");
   ASSERT_TRUE(map.ok()) << map.status().message();

@@ -212,14 +212,16 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
 TEST(NotifyE2E, ABudgetsAlertsAreNoticedOnceAcrossARestart) {
   TempDir dir;
   auto receiver = StartReceiver(dir, "hook");
-  WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.0001\n");
+  // A budget is at least a cent: at $3,600 a GPU-hour bob's notebook spends it in a tick.
+  WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.01\n");
   WriteFile(dir / "notify.toml",
             "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
                 UrlFile(dir, "ops", receiver->url + "/hook") + "\"\n"
             "[[rule]]\nkind = \"budget\"\n");
   const std::vector<std::string> extra = {"--listen", "127.0.0.1:" + std::to_string(FreePort()),
-                                          "--budgets", dir / "budgets.toml"};
-  // bob's notebook spends a ten-thousandth of a dollar within a tick or two: 50, 80, 100 %.
+                                          "--budgets", dir / "budgets.toml",
+                                          "--price-per-gpu-hour", "3600"};
+  // bob's notebook spends a cent within a tick or two: 50, 80, 100 %.
   Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt), extra);
   ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 20)) << Stop(daemon).err;
   usleep(1'000'000);
