@@ -152,8 +152,38 @@ void ParseV2(const json& root, PriceCatalog* catalog) {
 
 // The words of a reference price's source: "median of 6 providers' on-demand list prices,
 // $2.69–$12.29, as of 2026-09-25…2026-11-09" or one provider's.
+// The spot reference's words: the discount, whose it is, and the on-demand price it applies to.
+std::string DescribeSpotReference(const GpuModelPrice& m) {
+  const ReferencePrice& r = m.spot;
+  const std::string dates = r.oldest_as_of == r.newest_as_of
+                                ? r.oldest_as_of
+                                : r.oldest_as_of + "…" + r.newest_as_of;
+  const std::string base = m.on_demand.providers == 1
+                               ? fmt::format("the on-demand price {}", PriceText(*m.on_demand.median))
+                               : fmt::format("the on-demand reference {} (median of {} providers)",
+                                             PriceText(*m.on_demand.median), m.on_demand.providers);
+  if (r.providers == 1) {
+    const CatalogOffer* from = nullptr;
+    for (const CatalogOffer& o : m.offers) {
+      if (from == nullptr && o.price.spot && o.price.on_demand) from = &o;
+    }
+    return fmt::format("reference price (spot): {}, {} less {:.1f} %, the spot discount of {} ({} "
+                       "spot against {} on-demand; {}, as of {})",
+                       m.label, base, r.discount * 100, from ? from->provider : "?",
+                       from ? PriceText(*from->price.spot) : "?",
+                       from ? PriceText(*from->price.on_demand) : "?",
+                       from ? from->price.source : "", dates);
+  }
+  return fmt::format("reference price (spot): {}, {} less {:.1f} %, the median spot discount of {} "
+                     "providers ({:.1f}–{:.1f} %, as of {}; pass --price-per-gpu-hour or "
+                     "--instance-type for yours)",
+                     m.label, base, r.discount * 100, r.providers, r.discount_low * 100,
+                     r.discount_high * 100, dates);
+}
+
 std::string DescribeReference(const GpuModelPrice& m, bool spot) {
-  const ReferencePrice& r = spot ? m.spot : m.on_demand;
+  if (spot) return DescribeSpotReference(m);
+  const ReferencePrice& r = m.on_demand;
   const char* kind = spot ? "spot" : "on-demand";
   const std::string dates = r.oldest_as_of == r.newest_as_of
                                 ? r.oldest_as_of
@@ -207,6 +237,41 @@ ReferencePrice ReferenceOf(const std::vector<CatalogOffer>& offers, bool spot) {
   return r;
 }
 
+ReferencePrice SpotReferenceOf(const std::vector<CatalogOffer>& offers,
+                               const ReferencePrice& on_demand) {
+  ReferencePrice r;
+  if (!on_demand.median) return r;
+  std::map<std::string, const CatalogOffer*> chosen;  // by provider
+  for (const CatalogOffer& o : offers) {
+    if (!o.price.spot || !o.price.on_demand || *o.price.on_demand <= 0) continue;
+    auto [it, inserted] = chosen.emplace(o.provider, &o);
+    if (!inserted && *o.price.on_demand < *it->second->price.on_demand) it->second = &o;
+  }
+  std::vector<double> discounts;
+  for (const auto& [provider, o] : chosen) {
+    const double d = 1.0 - static_cast<double>(*o->price.spot) /
+                               static_cast<double>(*o->price.on_demand);
+    if (d <= 0) continue;  // a "spot" price at or above on-demand is no discount
+    discounts.push_back(std::min(d, 1.0));
+    if (r.oldest_as_of.empty() || o->price.as_of < r.oldest_as_of) r.oldest_as_of = o->price.as_of;
+    if (o->price.as_of > r.newest_as_of) r.newest_as_of = o->price.as_of;
+  }
+  if (discounts.empty()) return r;
+  std::sort(discounts.begin(), discounts.end());
+  const size_t n = discounts.size();
+  r.providers = static_cast<int>(n);
+  r.discount = n % 2 == 1 ? discounts[n / 2] : (discounts[n / 2 - 1] + discounts[n / 2]) / 2;
+  r.discount_low = discounts.front();
+  r.discount_high = discounts.back();
+  auto apply = [&](double d) {
+    return static_cast<MicroUsd>(std::llround(static_cast<double>(*on_demand.median) * (1 - d)));
+  };
+  r.median = apply(r.discount);
+  r.low = apply(r.discount_high);
+  r.high = apply(r.discount_low);
+  return r;
+}
+
 Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view file) {
   try {
     json root = json::parse(text);
@@ -221,7 +286,7 @@ Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view f
     }
     for (GpuModelPrice& m : catalog.gpu_models) {
       m.on_demand = ReferenceOf(m.offers, false);
-      m.spot = ReferenceOf(m.offers, true);
+      m.spot = SpotReferenceOf(m.offers, m.on_demand);
     }
     return catalog;
   } catch (const CatalogError& e) {
@@ -333,8 +398,10 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
     }
     r.on_demand = found->price.on_demand;
     r.spot = found->price.spot;
+    // A listed "spot" price at or above the same instance's on-demand price is no spot price.
+    if (r.spot && r.on_demand && *r.spot >= *r.on_demand) r.spot.reset();
     if (o.price_per_gpu_hour) return GivenPrice(o, std::move(r));
-    r.per_gpu_hour = o.spot ? found->price.spot : found->price.on_demand;
+    r.per_gpu_hour = o.spot ? r.spot : found->price.on_demand;
     r.label = !r.per_gpu_hour
                   ? "unknown"
                   : fmt::format("instance-type {}{}", found->name, o.spot ? " (spot)" : "");

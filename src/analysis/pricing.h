@@ -37,6 +37,10 @@ struct ReferencePrice {
   std::optional<MicroUsd> median;  // nullopt: no provider lists one
   MicroUsd low = 0, high = 0;
   int providers = 0;
+  // Spot only: the median of the providers' spot discounts (1 - spot / on-demand, each from one
+  // offer that lists both), which `median` applies to the on-demand reference; low and high apply
+  // the largest and the smallest discount.
+  double discount = 0, discount_low = 0, discount_high = 0;
   std::string oldest_as_of, newest_as_of;
 };
 
@@ -65,6 +69,13 @@ struct PriceCatalog {
 // The reference of a set of offers: per provider its lowest price, then the median of those
 // (the mean of the middle two for an even count, rounded to the micro-dollar).
 ReferencePrice ReferenceOf(const std::vector<CatalogOffer>& offers, bool spot);
+
+// The spot reference of a model: a spot price is compared only with its own provider's on-demand
+// price. Per provider, the discount of its offer with the lowest on-demand price among those that
+// list both; the median discount (the mean of the middle two) is applied to `on_demand`. No
+// provider with a discount above zero: no spot reference (a spot price is never above on-demand).
+ReferencePrice SpotReferenceOf(const std::vector<CatalogOffer>& offers,
+                               const ReferencePrice& on_demand);
 
 // Parses catalog JSON; errors name the file and the field ("prices.json: gpu_models[2].as_of").
 Result<PriceCatalog> ParsePriceCatalog(std::string_view text, std::string_view file);

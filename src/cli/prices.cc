@@ -37,9 +37,20 @@ std::string AsOf(const ReferencePrice& r) {
 
 std::string Text(const PriceCatalog& catalog, const std::string& from,
                  const std::vector<std::pair<std::string, ResolvedPrice>>& resolved) {
-  std::string out = fmt::format(
+  // The answer first (--gpu), then the catalog it came from.
+  std::string out;
+  if (!resolved.empty()) out += "Resolved\n";
+  for (const auto& [gpu, price] : resolved) {
+    out += price.per_gpu_hour
+               ? fmt::format("  {}: {}/GPU-hour ({})\n", SafeText(gpu),
+                             FormatUsd(*price.per_gpu_hour, 4), SafeText(price.Describe()))
+               : fmt::format("  {}: {}\n", SafeText(gpu), SafeText(price.Describe()));
+  }
+  if (!resolved.empty()) out += "\n";
+  out += fmt::format(
       "Price catalog: {} (USD per GPU-hour)\n\nReference prices: the median over providers of "
-      "each provider's lowest list price, and their range\n", from);
+      "each provider's lowest list price, and their range; spot: the on-demand reference less the "
+      "median of the providers' own spot discounts (none listed: -)\n", from);
   out += fmt::format("  {:<16} {:>9} {:<17} {:>5} {:>9}  {:<21} {}\n", "MODEL", "ON-DEMAND",
                      "RANGE", "PROVS", "SPOT", "AS OF", "MATCHES (NVML NAME)");
   for (const GpuModelPrice& m : catalog.gpu_models) {
@@ -83,21 +94,16 @@ std::string Text(const PriceCatalog& catalog, const std::string& from,
                        SafeText(t.gpu_model), Usd(t.price.on_demand), Usd(t.price.spot),
                        SafeText(t.price.as_of));
   }
-  if (!resolved.empty()) out += "\nResolved\n";
-  for (const auto& [gpu, price] : resolved) {
-    out += price.per_gpu_hour
-               ? fmt::format("  {}: {}/GPU-hour ({})\n", SafeText(gpu),
-                             FormatUsd(*price.per_gpu_hour, 4), SafeText(price.Describe()))
-               : fmt::format("  {}: {}\n", SafeText(gpu), SafeText(price.Describe()));
-  }
   return out;
 }
 
-json ReferenceJson(const ReferencePrice& r) {
+json ReferenceJson(const ReferencePrice& r, bool spot = false) {
   if (!r.median) return nullptr;
-  return {{"usd_per_gpu_hour", UsdJson(r.median)}, {"low_usd", UsdJson(r.low)},
-          {"high_usd", UsdJson(r.high)}, {"providers", r.providers},
-          {"as_of_oldest", r.oldest_as_of}, {"as_of_newest", r.newest_as_of}};
+  json out = {{"usd_per_gpu_hour", UsdJson(r.median)}, {"low_usd", UsdJson(r.low)},
+              {"high_usd", UsdJson(r.high)}, {"providers", r.providers},
+              {"as_of_oldest", r.oldest_as_of}, {"as_of_newest", r.newest_as_of}};
+  if (spot) out["discount_fraction"] = r.discount;  // applied to the on-demand reference
+  return out;
 }
 
 json Json(const PriceCatalog& catalog, const std::string& from,
@@ -119,7 +125,7 @@ json Json(const PriceCatalog& catalog, const std::string& from,
         {{"model", m.model}, {"label", m.label}, {"match", m.match},
          {"memory_gb", m.memory_gb ? json(*m.memory_gb) : json(nullptr)},
          {"on_demand_reference", ReferenceJson(m.on_demand)},
-         {"spot_reference", ReferenceJson(m.spot)}, {"offers", std::move(offers)}});
+         {"spot_reference", ReferenceJson(m.spot, true)}, {"offers", std::move(offers)}});
   }
   for (const InstanceType& t : catalog.instance_types) {
     out["instance_types"].push_back({{"name", t.name}, {"gpus", t.gpus}, {"gpu_model", t.gpu_model},

@@ -17,8 +17,11 @@ TEST(PricesE2E, ListsTheCatalogAndResolvesGpuNames) {
   EXPECT_NE(r.out.find("Price catalog: built in (data/prices.json)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("p5.48xlarge us-east-1"), std::string::npos) << r.out;
   // Each model's reference with its range and how many providers it is the median of.
-  EXPECT_NE(r.out.find("  H100 SXM 80GB      $5.4350 $2.69–$12.29          6   $6.5710  "),
+  // Spot: GCP's discount (its $6.571 spot against its own $10.9791) on the $5.435 reference.
+  EXPECT_NE(r.out.find("  H100 SXM 80GB      $5.4350 $2.69–$12.29          6   $3.2529  "),
             std::string::npos) << r.out;
+  // Regression (issue 43, 2): the answer comes first, the catalog after it.
+  EXPECT_EQ(r.out.rfind("Resolved\n  NVIDIA L4: $0.8048/GPU-hour", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("  NVIDIA L4: $0.8048/GPU-hour (catalog list price: L4 24GB, aws g6.xlarge"),
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  NVIDIA L40S: $1.1700/GPU-hour (reference price: L40S 48GB, median of 2 "
@@ -48,6 +51,25 @@ TEST(PricesE2E, ListsTheCatalogAndResolvesGpuNames) {
   EXPECT_DOUBLE_EQ(h100["on_demand_reference"]["low_usd"].get<double>(), 2.69);
   EXPECT_DOUBLE_EQ(h100["on_demand_reference"]["high_usd"].get<double>(), 12.29);
   EXPECT_EQ(h100["on_demand_reference"]["providers"], 6);
+}
+
+// Regression (issue 43, 2): --spot gave $6.571 for an H100 whose on-demand reference is $5.435.
+TEST(PricesE2E, ASpotPriceIsNeverAboveOnDemand) {
+  RunResult on_demand = RunProgram({CgovBinary(), "prices", "--format", "json", "--gpu",
+                                    "NVIDIA H100 80GB HBM3"}, {{"CGOV_PRICE_CATALOG", ""}});
+  RunResult spot = RunProgram({CgovBinary(), "prices", "--format", "json", "--spot", "--gpu",
+                               "NVIDIA H100 80GB HBM3"}, {{"CGOV_PRICE_CATALOG", ""}});
+  ASSERT_EQ(on_demand.exit_code, 0) << on_demand.err;
+  ASSERT_EQ(spot.exit_code, 0) << spot.err;
+  const double od = json::parse(on_demand.out)["resolved"][0]["usd_per_gpu_hour"].get<double>();
+  const double sp = json::parse(spot.out)["resolved"][0]["usd_per_gpu_hour"].get<double>();
+  EXPECT_DOUBLE_EQ(od, 5.435);
+  EXPECT_NEAR(sp, 5.435 * 6.571 / 10.9791, 1e-6);
+  for (const json& m : json::parse(spot.out)["gpu_models"]) {
+    if (m["spot_reference"].is_null()) continue;
+    EXPECT_LT(m["spot_reference"]["high_usd"].get<double>(),
+              m["on_demand_reference"]["usd_per_gpu_hour"].get<double>()) << m["label"];
+  }
 }
 
 TEST(PricesE2E, ABadCatalogOrFormatIsAClearError) {
