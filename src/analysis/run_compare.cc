@@ -23,7 +23,9 @@ std::string Singular(const std::string& unit) {
 std::string Shown(CompareFigure f, double v) {
   switch (f) {
     case CompareFigure::kCostPerUnit: return FormatUnitCost(v);
-    case CompareFigure::kCostPerRun: return fmt::format("${:.2f}", v);
+    // Below a dollar a cent is too coarse to compare (a 3 s job): four decimals.
+    case CompareFigure::kCostPerRun:
+      return std::abs(v) < 1 ? fmt::format("${:.4f}", v) : fmt::format("${:.2f}", v);
     case CompareFigure::kGpuHoursPerRun: return fmt::format("{:.4f} GPU-hours", v);
   }
   return "";
@@ -60,10 +62,11 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
   c.threshold_pct = threshold_pct;
   // The figure every run can give.
   bool per_unit = current.cost_per_unit_usd.has_value() && !current.unit.empty();
-  bool priced = current.total_usd.has_value();
+  bool priced = current.ExactTotalUsd().has_value();
   for (const RunDigest& b : baselines) {
-    per_unit = per_unit && b.cost_per_unit_usd.has_value() && b.unit == current.unit;
-    priced = priced && b.total_usd.has_value();
+    per_unit = per_unit && b.cost_per_unit_usd.has_value() && b.unit == current.unit &&
+               b.work.value_or(0) > 0;
+    priced = priced && b.ExactTotalUsd().has_value();
     if (!SameJobTags(b.tags, current.tags)) {
       c.notes.push_back(fmt::format("{}: its tags differ from this run's (beyond branch/commit)",
                                     b.path.empty() ? "a baseline" : b.path));
@@ -73,8 +76,18 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
                                     b.path, b.unit, current.unit));
     }
   }
+  per_unit = per_unit && current.work.value_or(0) > 0;
+  // Unrounded figures: a 3 s job's $0.0145 and $0.0155 are not "$0.01 -> $0.02 (+100 %)".
   auto figure_of = [&](const RunDigest& r) {
-    return per_unit ? *r.cost_per_unit_usd : priced ? *r.total_usd : r.gpu_hours;
+    if (per_unit) return r.ExactTotalUsd() ? *r.ExactTotalUsd() / *r.work : *r.cost_per_unit_usd;
+    return priced ? *r.ExactTotalUsd() : r.gpu_hours;
+  };
+  // One sample interval of every GPU of this run, in the figure's unit.
+  auto noise_of = [&](const RunDigest& r) {
+    const double gpu_hours = r.interval_s * static_cast<double>(r.gpu_count) / 3600;
+    const double price = r.gpu_hours > 0 && r.ExactTotalUsd() ? *r.ExactTotalUsd() / r.gpu_hours : 0;
+    if (per_unit) return gpu_hours * price / *r.work;
+    return priced ? gpu_hours * price : gpu_hours;
   };
   if (per_unit) {
     c.figure = CompareFigure::kCostPerUnit;
@@ -94,6 +107,7 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
   c.baseline_max = *std::max_element(c.baseline_values.begin(), c.baseline_values.end());
   const double baseline_min = *std::min_element(c.baseline_values.begin(), c.baseline_values.end());
   c.current = figure_of(current);
+  c.noise_floor = noise_of(current);
   if (c.baseline > 0) {
     c.change_pct = (c.current - c.baseline) / c.baseline * 100;
     if (baselines.size() >= 2) c.spread_pct = (c.baseline_max - baseline_min) / c.baseline * 100;
@@ -137,9 +151,13 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
   }
   const bool above_threshold = c.change_pct && *c.change_pct > *threshold_pct;
   const bool beyond_spread = baselines.size() < 2 || c.current > c.baseline_max;
-  c.regressed = above_threshold && beyond_spread;
+  const bool beyond_noise = c.current - c.baseline > c.noise_floor;
+  c.regressed = above_threshold && beyond_spread && beyond_noise;
   if (c.regressed) {
     c.verdict = fmt::format("regression: {}, more than {:g} %", from_to, *threshold_pct);
+  } else if (above_threshold && !beyond_noise) {
+    c.verdict = fmt::format("within the noise floor: {}, a rise of at most one sample interval of "
+                            "every GPU ({})", from_to, Shown(c.figure, c.noise_floor));
   } else if (above_threshold) {
     c.verdict = fmt::format("within the run-to-run spread: {}, but not above the highest baseline "
                             "({})", from_to, Shown(c.figure, c.baseline_max));

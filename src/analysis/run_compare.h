@@ -33,7 +33,15 @@ struct RunDigest {
   double duration_s = 0;
   double gpu_hours = 0;
   double effective_gpu_hours = 0;
-  std::optional<double> total_usd;  // null when the run was not priced
+  std::optional<double> total_usd;  // null when the run was not priced; rounded to the cent
+  std::optional<double> price_per_gpu_hour_usd;  // when every GPU had the same price
+  double interval_s = 0;  // the sampling interval (0: unknown)
+  size_t gpu_count = 0;   // GPUs (or MIG instances) sampled
+  // The run's cost before rounding to the cent: GPU-hours x the one price, when there is one.
+  std::optional<double> ExactTotalUsd() const {
+    if (price_per_gpu_hour_usd) return gpu_hours * *price_per_gpu_hour_usd;
+    return total_usd;
+  }
   std::optional<double> waste_usd;
   double waste_pct = 0;  // of GPU capacity unused (summary's cost.waste_fraction x 100)
   std::optional<double> work;
@@ -62,6 +70,9 @@ struct RunComparison {
   double current = 0;
   std::optional<double> change_pct;  // (current - baseline) / baseline x 100; null when baseline is 0
   std::optional<double> spread_pct;  // (max - min) / median x 100 over >= 2 baselines
+  // What a run's figure cannot tell apart: one sample interval of each GPU (a run's start and end
+  // fall anywhere within one), in the figure's unit. A change within it is never a regression.
+  double noise_floor = 0;
   double baseline_max = 0;
   double waste_pct_baseline = 0, waste_pct_current = 0;  // baseline: the mean over the baselines
   double waste_change_pp = 0;                             // current - baseline
@@ -75,8 +86,9 @@ struct RunComparison {
   std::string verdict;  // one line: what rose by how much, against which rule
 };
 
-// The baseline rule: the current figure is compared with the baselines' median. It is a
-// regression when it rose by more than `threshold_pct` and, with two or more baselines, also lies
+// The baseline rule: the current figure (unrounded: a cost is GPU-hours x the price, not the
+// cents shown) is compared with the baselines' median. It is a regression when it rose by more
+// than `threshold_pct` and by more than the noise floor, and, with two or more baselines, also lies
 // above the highest of them (beyond the run-to-run spread). InvalidArgument without baselines.
 Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const RunDigest& current,
                                   std::optional<double> threshold_pct);

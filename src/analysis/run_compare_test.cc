@@ -86,6 +86,31 @@ TEST(CompareRuns, FindingsNewAndGoneTagsAndNoBaseline) {
   EXPECT_DOUBLE_EQ(*CompareRuns({ARun(0)}, ARun(0), 10.0)->change_pct, 0) << "0 -> 0";
 }
 
+// Regression (issue 43, 10): the same 3 s job at 2.9 s and 3.1 s on one GPU at $18/h read
+// "$0.01 -> $0.02 (+100 %)" (cents compared) and failed the gate.
+TEST(CompareRuns, UnroundedFiguresAndANoiseFloorOfOneSample) {
+  auto job = [](double seconds, double total_shown) {
+    RunDigest r = ARun(0);
+    r.gpu_hours = seconds / 3600;
+    r.total_usd = total_shown;  // summary.json's cents
+    r.price_per_gpu_hour_usd = 18;
+    r.interval_s = 1;
+    r.gpu_count = 1;
+    return r;
+  };
+  auto c = CompareRuns({job(2.9, 0.01)}, job(3.1, 0.02), 5.0);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->figure, CompareFigure::kCostPerRun);
+  EXPECT_NEAR(*c->change_pct, 100.0 * 0.2 / 2.9, 1e-9) << "+6.9 %, not +100 %";
+  EXPECT_DOUBLE_EQ(c->noise_floor, 18.0 / 3600) << "one second of one GPU at $18/h";
+  EXPECT_FALSE(c->regressed);
+  EXPECT_EQ(c->verdict, "within the noise floor: cost per run from $0.0145 to $0.0155 (+6.9 %), a "
+                        "rise of at most one sample interval of every GPU ($0.0050)");
+  // Beyond the floor, the same rule still gates: 3 s -> 9 s.
+  auto slower = CompareRuns({job(2.9, 0.01)}, job(9, 0.05), 5.0);
+  EXPECT_TRUE(slower->regressed) << slower->verdict;
+}
+
 TEST(CompareRuns, UnitCostsBelowACentShowPerMillion) {
   EXPECT_EQ(FormatUnitCost(0.00002468), "$24.68/M");
   EXPECT_EQ(FormatUnitCost(0.0123), "$0.0123");

@@ -85,6 +85,18 @@ Result<RunDigest> DigestFromSummaryJson(const json& doc, const std::string& name
   d.effective_gpu_hours = *effective;
   CGOV_ASSIGN_OR_RETURN(d.total_usd, Number(*cost, "total_usd", name, "cost.total_usd", true));
   CGOV_ASSIGN_OR_RETURN(d.waste_usd, Number(*cost, "waste_usd", name, "cost.waste_usd", true));
+  if (const json* price = Member(*cost, "price_per_gpu_hour_usd");
+      price != nullptr && price->is_number() && d.total_usd) {
+    d.price_per_gpu_hour_usd = price->get<double>();
+  }
+  if (const json* sampling = Member(doc, "sampling"); sampling != nullptr && sampling->is_object()) {
+    if (const json* i = Member(*sampling, "interval_s"); i != nullptr && i->is_number()) {
+      d.interval_s = std::max(0.0, i->get<double>());
+    }
+  }
+  if (const json* gpus = Member(doc, "gpus"); gpus != nullptr && gpus->is_array()) {
+    d.gpu_count = gpus->size();
+  }
   CGOV_ASSIGN_OR_RETURN(auto waste, Number(*cost, "waste_fraction", name, "cost.waste_fraction", false));
   d.waste_pct = *waste * 100;
   if (const json* work = Member(*cost, "work"); work != nullptr && !work->is_null()) {
