@@ -33,6 +33,10 @@ IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& own
       if (!r.tags.empty()) r.tags += ',';
       r.tags += key + "=" + value;
     }
+    // CGOV_TAGS="project=nlp,team=lang" names them as CGOV_PROJECT and CGOV_TEAM do (docs/ci.md);
+    // the dedicated variables win where both are set.
+    if (r.project.empty()) r.project = SafeText(TagOf(r.tags, "project"));
+    if (r.team.empty()) r.team = SafeText(TagOf(r.tags, "team"));
   }
   return r;
 }

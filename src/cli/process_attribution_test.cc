@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/daemon.h"
+#include "analysis/showback.h"
 #include "cli/history_writer.h"
 #include "os/fake_file_reader.h"
 
@@ -25,6 +26,27 @@ TEST(IdentityOf, HostileEnvironmentValuesAreEscaped) {
   EXPECT_EQ(r.project, "\\xff\\x1b]0;pwned\\x07");
   EXPECT_EQ(r.team, "ok");
   EXPECT_EQ(r.tags, "a=b");
+}
+
+// Regression (issue 43, 11): CGOV_TAGS="project=nlp,team=lang" was stored, but `--by project`
+// showed "(unknown)".
+TEST(IdentityOf, ProjectAndTeamFromCgovTags) {
+  ProcessIdentity process;
+  process.user = "alice";
+  const std::string tags_only = std::string("CGOV_TAGS=project=nlp,team=lang") + '\0';
+  IdentityRecord r = IdentityOf(process, "alice", tags_only);
+  EXPECT_EQ(r.project, "nlp");
+  EXPECT_EQ(r.team, "lang");
+  EXPECT_EQ(HistoryKey(HistoryBy::kProject, r, "box"), "nlp");
+  const std::string both = std::string("CGOV_PROJECT=vision") + '\0' + tags_only;
+  EXPECT_EQ(IdentityOf(process, "alice", both).project, "vision") << "CGOV_PROJECT wins";
+  // A database written before: the project only in the stored tags.
+  IdentityRecord old;
+  old.tags = "project=nlp,team=lang";
+  EXPECT_EQ(HistoryKey(HistoryBy::kProject, old, "box"), "nlp");
+  EXPECT_EQ(HistoryKey(HistoryBy::kTeam, old, "box"), "lang");
+  old.kube_pod_name = "train-0";  // a described pod: its labels are the policy, not the tags
+  EXPECT_EQ(HistoryKey(HistoryBy::kProject, old, "box"), "(unlabelled)");
 }
 
 // Without Slurm's cgroup plugin the job is named by SLURM_JOB_ID in the process's environment:

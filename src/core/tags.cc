@@ -60,4 +60,18 @@ Result<Tags> MergeTags(std::string_view env_value, const std::vector<std::string
   return tags;
 }
 
+std::string TagOf(std::string_view stored, std::string_view key) {
+  while (!stored.empty()) {
+    const size_t comma = stored.find(',');
+    const std::string_view item = stored.substr(0, comma);
+    const size_t eq = item.find('=');
+    if (eq != std::string_view::npos && item.substr(0, eq) == key) {
+      return std::string(item.substr(eq + 1));
+    }
+    if (comma == std::string_view::npos) break;
+    stored.remove_prefix(comma + 1);
+  }
+  return "";
+}
+
 }  // namespace cgov

@@ -20,6 +20,9 @@ using Tags = std::map<std::string, std::string>;
 Status ParseTag(std::string_view text, std::string_view source, Tags* tags);
 
 // Tags from CGOV_TAGS (comma-separated; empty items ignored), then from --tag flags, which win.
+// The value of `key` in a stored "k=v,k=v" list ("" when absent).
+std::string TagOf(std::string_view stored, std::string_view key);
+
 Result<Tags> MergeTags(std::string_view env_value, const std::vector<std::string>& flags);
 
 }  // namespace cgov
