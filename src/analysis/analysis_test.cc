@@ -96,7 +96,7 @@ TEST(Cost, HandComputedCase) {
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].id, "steady_underutilization");
   EXPECT_NEAR(findings[0].savings_fraction, 0.5 * 25 / 85, 1e-12);
-  SavingsBlock savings = CombineSavings(findings, cost);
+  SavingsBlock savings = CombineSavings(findings, cost, usage);
   EXPECT_NEAR(savings.utilization_fraction, 0.147, 0.001);
   EXPECT_EQ(FormatUsd(*savings.combined_usd), "$11.76");
   EXPECT_EQ(SharesPct(usage.PhaseMs())[static_cast<size_t>(Phase::kUnderutilized)], 100.0);
@@ -186,7 +186,7 @@ TEST(Findings, ComputeBoundGetsPrecisionAdviceNotLoaderAdvice) {
   std::vector<Finding> f = Recommend(u, cost, {});
   EXPECT_TRUE(Has(f, "compute_bound_precision"));
   EXPECT_FALSE(Has(f, "input_pipeline_starvation"));
-  SavingsBlock s = CombineSavings(f, cost);
+  SavingsBlock s = CombineSavings(f, cost, u);
   EXPECT_LE(s.utilization_fraction, cost.waste_fraction + 1e-12) << "capped by the 2 % waste";
 }
 
@@ -204,7 +204,7 @@ TEST(Findings, SteadyTwentyPercentIsLowUtilizationWithSavings) {
     EXPECT_GT(x.savings_fraction, 0.3);
     EXPECT_NE(x.recommendation.find("MIG"), std::string::npos) << "far too small: share it";
   }
-  EXPECT_GT(CombineSavings(f, cost).utilization_fraction, 0);
+  EXPECT_GT(CombineSavings(f, cost, u).utilization_fraction, 0);
 }
 
 TEST(Findings, RelativeSwingsAreBurstsNotComputeBound) {
@@ -215,7 +215,7 @@ TEST(Findings, RelativeSwingsAreBurstsNotComputeBound) {
     std::vector<Finding> f = Recommend(u, cost, {});
     EXPECT_TRUE(Has(f, "input_pipeline_starvation")) << trough;
     EXPECT_FALSE(Has(f, "compute_bound_precision")) << trough;
-    EXPECT_GT(CombineSavings(f, cost).utilization_fraction, 0) << trough;
+    EXPECT_GT(CombineSavings(f, cost, u).utilization_fraction, 0) << trough;
   }
   // A GPU wobbling around 60 % does not swing.
   UsageTotals steady = Play(1, 600, [](int t, size_t) { return t % 2 ? 55.0 : 75.0; }, 40'000);
@@ -245,7 +245,7 @@ TEST(Findings, AGpuThatComputedNothingIsUnusedWithItsDollars) {
                                       std::nullopt, "");
   std::vector<Finding> g = Recommend(shared, shared_cost, {});
   EXPECT_TRUE(Has(g, "idle_capacity"));
-  EXPECT_GT(CombineSavings(g, shared_cost).utilization_fraction, 0.1);
+  EXPECT_GT(CombineSavings(g, shared_cost, shared).utilization_fraction, 0.1);
 }
 
 // Xid counters ride on the samples from 0; the window's count is the largest seen, even from a
@@ -345,7 +345,7 @@ TEST(Findings, FullUtilizationWithFewActiveSmsIsItsOwnFinding) {
   EXPECT_NE(low->recommendation.find("only 25 % of the SMs work"), std::string::npos);
   EXPECT_EQ(low->remediations, (std::vector<std::string>{"larger_batch", "cuda_mps", "mig"}));
   EXPECT_NEAR(low->savings_fraction, 0.5 * 0.75, 1e-9) << "all compute-bound, 75 % of SMs idle";
-  SavingsBlock s = CombineSavings(f, cost);
+  SavingsBlock s = CombineSavings(f, cost, u);
   EXPECT_LE(s.utilization_fraction, cost.waste_fraction + 1e-12);
 }
 
@@ -364,6 +364,57 @@ TEST(Findings, IdleHeldTailWithItsDurationAndDollars) {
   }
   EXPECT_EQ(cost.phase_cost[static_cast<size_t>(Phase::kIdleHeld)], 300'000)
       << "300 s at $3.60/h is $0.30";
+}
+
+// Regression (issue 43, 6): idle_held_gpu fired on its ">= 300 GPU-seconds" branch but showed
+// 2.083 % against ">= 5 %". Each finding's observed value satisfies its own threshold as printed.
+TEST(Findings, TheObservedValueMeetsTheThresholdThatFired) {
+  // 8 GPUs for an hour; one held idle for 10 min: 600 GPU-seconds, 2.1 % of the GPU-time.
+  UsageTotals u = Play(8, 3600, [](int t, size_t g) {
+    return g == 0 && t >= 3000 ? 0.0 : 80.0;
+  }, 20'000);
+  CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(8, Priced(2)), std::nullopt, "");
+  const std::vector<Finding> f = Recommend(u, cost, {});
+  const Finding* held = nullptr;
+  for (const Finding& x : f) {
+    if (x.id == "idle_held_gpu") held = &x;
+  }
+  ASSERT_NE(held, nullptr);
+  EXPECT_DOUBLE_EQ(held->observed, 600);
+  EXPECT_EQ(held->threshold, 300);
+  EXPECT_EQ(held->threshold_text, ">= 300 GPU-seconds (under 5 % of GPU-time)");
+  EXPECT_EQ(held->observed_unit, "GPU-seconds (2.1 % of GPU-time)");
+  // Over the findings of many shapes: a ">=" threshold is met by what is shown beside it.
+  for (int idle_s : {0, 200, 400, 1200, 3000}) {
+    UsageTotals v = Play(4, 3600, [&](int t, size_t g) {
+      return g == 1 && t >= 3600 - idle_s ? 0.0 : 60.0 + 10 * static_cast<double>(g);
+    }, 20'000);
+    CostBlock c = ComputeCost(v, std::vector<ResolvedPrice>(4, Priced(2)), std::nullopt, "");
+    for (const Finding& x : Recommend(v, c, {})) {
+      if (x.threshold_text.rfind(">=", 0) == 0) {
+        EXPECT_GE(x.observed + 1e-9, x.threshold) << x.id << " idle " << idle_s;
+      }
+    }
+  }
+}
+
+// Regression (issue 43, 7): a history report said "Sampled every 0 ms" (its usage had no interval).
+TEST(Findings, TheSamplingIntervalIsSaidOnlyWhenKnown) {
+  UsageTotals u = Play(2, 3600, [](int, size_t) { return 45.0; });
+  CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(2, Priced(2)), std::nullopt, "");
+  auto steady = [&](int64_t interval_ms) {
+    u.interval_ms = interval_ms;
+    for (const Finding& x : Recommend(u, cost, {})) {
+      if (x.id == "steady_underutilization") return x.recommendation;
+    }
+    return std::string("(no finding)");
+  };
+  EXPECT_NE(steady(30'000).find("Sampled every 30 s: stalls shorter"), std::string::npos)
+      << steady(30'000);
+  const std::string unknown = steady(0);
+  EXPECT_EQ(unknown.find("every 0 ms"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("Stalls shorter than the sampling interval look steady"), std::string::npos)
+      << unknown;
 }
 
 // Properties over random timelines.
@@ -402,12 +453,25 @@ TEST(Properties, RandomTimelines) {
       EXPECT_EQ(*cost.yearly, *cost.hourly * 8760);
       EXPECT_EQ(*cost.hourly % 10'000, 0) << "hourly is rounded to the cent";
     }
+    // Cents are allocated once: every figure is whole cents, the phases add up to the total.
+    MicroUsd phases = 0, waste = 0;
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      EXPECT_EQ(cost.phase_cost[p] % 10'000, 0) << "trial " << trial;
+      phases += cost.phase_cost[p];
+      waste += cost.phase_waste[p];
+    }
+    EXPECT_EQ(cost.total % 10'000, 0);
+    EXPECT_EQ(waste, cost.waste) << "trial " << trial;
+    if (u.UnknownMs() == 0) {
+      EXPECT_EQ(phases, cost.total) << "trial " << trial;
+    }
+    EXPECT_LE(phases, cost.total) << "trial " << trial;
     std::vector<Finding> f = Recommend(u, cost, {});
     // Coverage: waste is never met with silence (a lever, or the "no lever found" line).
     if (cost.waste_fraction >= 0.10) {
       EXPECT_FALSE(f.empty()) << "trial " << trial;
     }
-    SavingsBlock s = CombineSavings(f, cost);
+    SavingsBlock s = CombineSavings(f, cost, u);
     EXPECT_LE(s.combined_fraction, 1.0);
     EXPECT_GE(s.combined_fraction, 0.0);
     EXPECT_LE(s.utilization_fraction, s.waste_fraction + 1e-12) << "never above the waste";
@@ -430,12 +494,103 @@ TEST(Savings, ArithmeticEveryStep) {
   f[2].id = "spot";
   f[2].axis = Axis::kRate;
   f[2].savings_fraction = 0.6;
-  SavingsBlock s = CombineSavings(f, cost);
+  SavingsBlock s = CombineSavings(f, cost, UsageTotals{});
   EXPECT_DOUBLE_EQ(s.utilization_uncapped, 1 - 0.7 * 0.6);  // 0.58, not 0.7
   EXPECT_DOUBLE_EQ(s.utilization_fraction, 0.5) << "capped by the measured waste";
   EXPECT_DOUBLE_EQ(s.rate_fraction, 0.6);
   EXPECT_DOUBLE_EQ(s.combined_fraction, 1 - 0.5 * 0.4);
   EXPECT_EQ(*s.combined_usd, 80'000'000);
+}
+
+// Regression (issue 43, 5): the phases' costs, each rounded to the cent on its own, added up to
+// a cent more than the total ($7,304.65 against $7,304.64).
+TEST(Cost, PhaseCentsAddUpToTheTotal) {
+  // One GPU at $3.60/h ($0.001 a second), 10,006 s in each of three phases: each phase is
+  // $10.006, $10.01 when rounded alone ($30.03 for the three), against a $30.018 total ($30.02).
+  UsageAccumulator acc(1, 1000);
+  for (int t = 0; t < 3 * 10'006; ++t) {
+    const double util = t < 10'006 ? 0.0 : t < 2 * 10'006 ? 50.0 : 95.0;
+    acc.Add(static_cast<int64_t>(t) * 1000, {Point(util)}, {});
+  }
+  UsageTotals u = acc.Finish(3 * 10'006 * 1000);
+  CostBlock cost = ComputeCost(u, {Priced(3.6)}, std::nullopt, "");
+  MicroUsd phases = 0;
+  for (MicroUsd p : cost.phase_cost) phases += p;
+  EXPECT_EQ(FormatUsd(cost.total), "$30.02");
+  EXPECT_EQ(phases, cost.total) << FormatUsd(phases);
+  EXPECT_EQ(cost.phase_cost[static_cast<size_t>(Phase::kTrulyIdle)], 10'010'000);
+}
+
+TEST(Money, AllocateCentsByLargestRemainder) {
+  // Three thirds of a cent-rounded dollar: 33.33 + 33.33 + 33.34, the extra cent to the first
+  // of the largest remainders.
+  EXPECT_EQ(AllocateCents({333'333, 333'333, 333'334}, 1'000'000),
+            (std::vector<int64_t>{33, 33, 34}));
+  EXPECT_EQ(AllocateCents({5'000, 5'000}, 10'000), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(AllocateCents({}, 0), std::vector<int64_t>{});
+  // Floors that pass the total: a cent is taken back from the last of the smallest remainders.
+  EXPECT_EQ(AllocateCents({20'000, 20'000}, 30'000), (std::vector<int64_t>{2, 1}));
+}
+
+TEST(Savings, TheSeedExampleStillHolds) {
+  CostBlock cost;
+  cost.priced = true;
+  cost.total = 100'000'000;
+  cost.waste_fraction = 0.6;
+  std::vector<Finding> f(2);
+  f[0].id = "steady_underutilization";
+  f[0].axis = Axis::kUtilization;
+  f[0].savings_fraction = 0.4;
+  f[1].id = "spot_instances";
+  f[1].axis = Axis::kRate;
+  f[1].savings_fraction = 0.6;
+  SavingsBlock s = CombineSavings(f, cost, UsageTotals{});
+  EXPECT_DOUBLE_EQ(s.combined_fraction, 0.76) << "1 - (1 - 0.4)(1 - 0.6)";
+  EXPECT_EQ(*s.combined_usd, 76'000'000);
+}
+
+// Regression (issue 43, 1): make run's job. GPU 6 was claimed by idle_held_gpu and gpu_imbalance
+// together, so the combined savings exceeded what GPUs 6, 7 and the bursty GPUs' troughs hold.
+TEST(Savings, OneGpuIsNeverClaimedByTwoLevers) {
+  UsageAccumulator acc(8, 1000);
+  for (int t = 0; t < 600; ++t) {
+    std::vector<GpuPoint> points;
+    for (size_t g = 0; g < 6; ++g) points.push_back(Point(t % 20 < 14 ? 95.0 : 3.0, 40'000));
+    points.push_back(Point(0, 20'000));  // GPU 6: a notebook holding memory, computing nothing
+    points.push_back(Point(0));          // GPU 7: nobody
+    acc.Add(t * 1000, points, {});
+  }
+  UsageTotals u = acc.Finish(600'000);
+  CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(8, Priced(4)), std::nullopt, "");
+  std::vector<Finding> f = Recommend(u, cost, {});
+  for (const char* id : {"idle_held_gpu", "gpu_imbalance", "unused_gpu", "input_pipeline_starvation"}) {
+    ASSERT_TRUE(Has(f, id)) << id;
+  }
+  SavingsBlock s = CombineSavings(f, cost, u);
+  const double troughs = 0.7 * 0.3 * 0.97;  // of each bursty GPU: 70 % of its troughs' waste
+  EXPECT_NEAR(s.utilization_fraction, 1.0 / 8 + 1.0 / 8 + 6.0 / 8 * troughs, 1e-9)
+      << "GPU 6 once, GPU 7 once, the troughs of GPUs 0-5";
+  double added = 0;
+  for (const GpuSavings& g : s.gpus) {
+    EXPECT_LE(g.fraction, g.waste_fraction + 1e-12) << "GPU " << g.name;
+    EXPECT_DOUBLE_EQ(g.weight, 1.0 / 8) << "GPU " << g.name;
+    added += g.Contribution();
+    if (g.gpu == 6) {
+      ASSERT_EQ(g.levers.size(), 2u) << "idle-held and imbalance both act on GPU 6";
+      EXPECT_DOUBLE_EQ(g.uncapped, 1 - (1 - 1.0) * (1 - 0.8));
+      EXPECT_DOUBLE_EQ(g.fraction, 1.0);
+    }
+  }
+  ASSERT_EQ(s.gpus.size(), 8u);
+  EXPECT_NEAR(added, s.utilization_fraction, 1e-12) << "the GPUs' steps add up to the total";
+  EXPECT_LE(s.utilization_fraction, cost.waste_fraction + 1e-12);
+  // Each finding's own fraction is its per-GPU fractions weighted by the GPUs' time.
+  for (const Finding& x : f) {
+    if (x.axis != Axis::kUtilization) continue;
+    double weighted = 0;
+    for (const GpuShare& g : x.gpu_savings) weighted += g.fraction / 8;
+    EXPECT_NEAR(weighted, x.savings_fraction, 1e-9) << x.id;
+  }
 }
 
 TEST(Pricing, ResolutionOrderAndUnknown) {
@@ -461,8 +616,14 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   EXPECT_FALSE(unknown->per_gpu_hour.has_value()) << "never a silent default";
   EXPECT_NE(unknown->source.find("price unknown"), std::string::npos);
   auto spot = ResolvePrice({std::nullopt, "", true}, "NVIDIA H100 80GB HBM3", catalog);
-  EXPECT_EQ(spot->per_gpu_hour, 6'571'000) << "GCP's a3-highgpu-1g spot list price";
-  EXPECT_NE(spot->source.find("catalog list price (spot): H100 SXM 80GB, gcp a3-highgpu-1g"),
+  // Regression (issue 43, 2): the spot price was GCP's listed $6.571, above the $5.435 on-demand
+  // reference. GCP's discount (1 - 6.571 / 10.9791 = 40.15 %) now applies to the reference.
+  EXPECT_EQ(spot->per_gpu_hour, 3'252'852) << "$5.435 x 6.571 / 10.9791";
+  EXPECT_LT(*spot->per_gpu_hour, *model->per_gpu_hour) << "never a spot price above on-demand";
+  EXPECT_EQ(spot->on_demand, model->per_gpu_hour) << "compared with the same reference";
+  EXPECT_NE(spot->source.find("reference price (spot): H100 SXM 80GB, the on-demand reference "
+                              "$5.4350 (median of 6 providers) less 40.1 %, the spot discount of "
+                              "gcp ($6.5710 spot against $10.9791 on-demand"),
             std::string::npos) << spot->source;
   auto no_spot = ResolvePrice({std::nullopt, "", true}, "NVIDIA L4", catalog);
   EXPECT_FALSE(no_spot->per_gpu_hour) << "no provider lists a fixed L4 spot price";
@@ -522,6 +683,33 @@ TEST(Pricing, ReferenceIsTheMedianOfEachProvidersLowestPrice) {
   EXPECT_EQ(r.newest_as_of, "2026-01-08");
   EXPECT_EQ(*ReferenceOf({offer("a", 1), offer("c", 4), offer("d", 8)}, false).median, 4'000'000);
   EXPECT_FALSE(ReferenceOf({offer("a", 1)}, true).median) << "no spot price listed";
+}
+
+TEST(Pricing, SpotIsTheProvidersDiscountOnTheReference) {
+  auto offer = [](const char* provider, double on_demand, std::optional<double> spot) {
+    CatalogOffer o;
+    o.provider = provider;
+    o.price.on_demand = static_cast<MicroUsd>(on_demand * kMicroPerUsd);
+    if (spot) o.price.spot = static_cast<MicroUsd>(*spot * kMicroPerUsd);
+    o.price.as_of = "2026-01-01";
+    return o;
+  };
+  // Cheap providers list no spot; the dear one's spot is above the cheap on-demand prices.
+  const std::vector<CatalogOffer> offers = {offer("a", 2, std::nullopt), offer("b", 3, std::nullopt),
+                                            offer("c", 10, 6), offer("d", 8, 2)};
+  const ReferencePrice on_demand = ReferenceOf(offers, false);
+  ASSERT_EQ(*on_demand.median, 5'500'000);
+  const ReferencePrice spot = SpotReferenceOf(offers, on_demand);
+  ASSERT_TRUE(spot.median);
+  EXPECT_EQ(spot.providers, 2);
+  EXPECT_DOUBLE_EQ(spot.discount, (0.4 + 0.75) / 2) << "the median of c's 40 % and d's 75 %";
+  EXPECT_EQ(*spot.median, 2'337'500) << "$5.50 less 57.5 %";
+  EXPECT_EQ(spot.low, 1'375'000);
+  EXPECT_EQ(spot.high, 3'300'000);
+  EXPECT_LT(spot.high, *on_demand.median);
+  // A "spot" price at or above its own on-demand price is no discount: no spot reference.
+  EXPECT_FALSE(SpotReferenceOf({offer("a", 2, 2), offer("b", 3, 4)},
+                               ReferenceOf({offer("a", 2, 2), offer("b", 3, 4)}, false)).median);
 }
 
 // Issue 11 (model matching): a catalog `match` is a whole word of the NVML name, the longest one
@@ -626,8 +814,8 @@ TEST(Cost, PartsOfAGpuAreListedUnderTheirSource) {
   ASSERT_TRUE(cost.priced);
   const int64_t held = usage.gpus[0].HeldMs();
   ASSERT_GT(held, 0);
-  EXPECT_EQ(cost.total, CostOf(10'000'000, held) + CostOf(5'000'000, held) +
-                            CostOf(2'500'000, held));
+  EXPECT_EQ(cost.total, RoundToCent(CostOf(10'000'000, held) + CostOf(5'000'000, held) +
+                                        CostOf(2'500'000, held)));
   EXPECT_FALSE(cost.price_per_gpu_hour) << "three prices: no single one";
   EXPECT_EQ(cost.price_source, "list (MIG instances at their share of the GPU's memory: "
                                "MIG 2g.20gb at 25.0 %, MIG 3g.40gb at 50.0 %)");

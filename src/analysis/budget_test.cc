@@ -81,7 +81,7 @@ TEST(BudgetFile, ErrorsNameFileLineColumnAndField) {
       {"[[budget]]\nproject = \"a\"\n", "b.toml:1:1: budget: give its amount"},
       {"[[budget]]\nmonthly_usd = 5\n", "b.toml:1:1: budget: name what it is for"},
       {"[[budget]]\nuser = \"a\"\nmonthly_usd = -5\n",
-       "b.toml:3:15: monthly_usd: expected a number of dollars above 0"},
+       "b.toml:3:15: monthly_usd: expected a number of dollars from 0.01 (a cent)"},
       {"[[budget]]\nuser = \"a\"\nmonthly_usd = \"5\"\n", "b.toml:3:15: monthly_usd:"},
       {"[[budget]]\nuser = \"a\"\nmonthly_usd = nan\n", "b.toml:3:15: monthly_usd:"},
       {"[[budget]]\nuser = \"a\"\nmonthly_usd = 1e13\n", "b.toml:3:15: monthly_usd:"},
@@ -142,6 +142,10 @@ TEST(BudgetFile, TheTomlSubsetRefusesWhatItDoesNotTakeWithItsPlace) {
       {"[[budget]]\nmonthly_usd = 0x10\n", "b.toml:2:15: expected a number"},
       {"[[budget]]\nmonthly_usd = 99999999999999999999\n", "b.toml:2:15: monthly_usd: expected"},
       {"[[budget]]\nmonthly_usd = inf\n", "b.toml:2:15: monthly_usd: expected a number"},
+      // Regression (issue 43, 14): a budget of 1e-320 dollars printed "-nan %".
+      {"[[budget]]\nmonthly_usd = 1e-320\n",
+       "b.toml:2:15: monthly_usd: expected a number of dollars from 0.01 (a cent)"},
+      {"[[budget]]\nweekly_usd = 0.009\n", "b.toml:2:14: weekly_usd: expected a number of dollars"},
       {"[[budget]]\nalerts_pct = [50,\n", "b.toml:3:1: the list is not closed"},
       {"[[team]]\n", "b.toml:1:1: team: unknown table"},
       {"[[budget]]\nproject = \"a\"\nproject = \"b\"\n", "b.toml:3:1: project: given twice"},
@@ -335,7 +339,7 @@ TEST(BudgetEvaluate, SpendIsTheReportsCostForTheKey) {
   ASSERT_EQ(s.size(), 1u);
   ASSERT_FALSE(summary->who.empty());
   EXPECT_EQ(summary->who[0].key, "vision");
-  EXPECT_EQ(s[0].spent, summary->who[0].cost);
+  EXPECT_EQ(RoundToCent(s[0].spent), summary->who[0].cost) << "the report shows the cents";
 }
 
 TEST(BudgetTracker, CarriesTheHistorysSpendOnAndStartsEachPeriodFromNothing) {

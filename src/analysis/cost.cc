@@ -9,6 +9,26 @@
 #include <fmt/format.h>
 
 namespace cgov {
+namespace {
+
+constexpr MicroUsd kCent = 10'000;
+
+// Cents are allocated once, here: the phases (and the time of unknown utilization) add up to the
+// total to the cent, and the phases' waste to the waste; every view shows these figures.
+void AllocateOnce(CostBlock* c) {
+  std::vector<MicroUsd> parts(c->phase_cost.begin(), c->phase_cost.end());
+  MicroUsd phases = 0;
+  for (MicroUsd p : parts) phases = AddUsd(phases, p);
+  parts.push_back(std::max<MicroUsd>(0, c->total - phases));  // held, utilization unknown
+  std::vector<int64_t> cents = AllocateCents(parts, c->total);
+  for (size_t p = 0; p < kPhaseCount; ++p) c->phase_cost[p] = cents[p] * kCent;
+  c->total = RoundToCent(c->total);
+  cents = AllocateCents({c->phase_waste.begin(), c->phase_waste.end()}, c->waste);
+  for (size_t p = 0; p < kPhaseCount; ++p) c->phase_waste[p] = cents[p] * kCent;
+  c->waste = RoundToCent(c->waste);
+}
+
+}  // namespace
 
 CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>& prices,
                       std::optional<double> work, const std::string& unit) {
@@ -57,15 +77,18 @@ CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>
     }
   }
   for (MicroUsd w : c.phase_waste) c.waste = AddUsd(c.waste, w);
-  c.per_effective_gpu_hour = Divide(c.total, c.effective_gpu_hours);
-  if (auto hourly = Divide(c.total, static_cast<double>(usage.covered_ms) / 3.6e6)) {
+  // Rates come from the micro-dollars, not the cents: a 3 s job's $0.004 is not $0.00 an hour.
+  const MicroUsd exact_total = c.total;
+  AllocateOnce(&c);
+  c.per_effective_gpu_hour = Divide(exact_total, c.effective_gpu_hours);
+  if (auto hourly = Divide(exact_total, static_cast<double>(usage.covered_ms) / 3.6e6)) {
     c.hourly = RoundToCent(*hourly);
     c.daily = MulUsd(*c.hourly, 24);
     c.monthly = MulUsd(*c.hourly, 24 * 30);
     c.yearly = MulUsd(*c.hourly, 24 * 365);
   }
   if (work && *work > 0) {
-    c.per_unit_usd = static_cast<double>(c.total) / kMicroPerUsd / *work;
+    c.per_unit_usd = static_cast<double>(exact_total) / kMicroPerUsd / *work;
   }
   return c;
 }

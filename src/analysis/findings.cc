@@ -88,6 +88,30 @@ Severity BySize(double share_pct, double critical_pct) {
   return share_pct >= critical_pct ? Severity::kCritical : Severity::kWarning;
 }
 
+// Sets a utilization lever's per-GPU fractions (`of_gpu(g)`: the share of GPU g's own known time
+// it recovers) and its fraction of the spend, their sum weighted by each GPU's known time.
+template <typename OfGpu>
+void SetGpuSavings(const Context& c, const std::vector<unsigned>& gpus, OfGpu of_gpu,
+                   Finding* f) {
+  f->gpu_savings.clear();
+  double recovered_ms = 0;
+  for (unsigned g : gpus) {
+    const int64_t known = c.usage.gpus[g].KnownMs();
+    if (known <= 0) continue;
+    const double fraction = std::clamp(static_cast<double>(of_gpu(g)), 0.0, 1.0);
+    if (fraction <= 0) continue;
+    f->gpu_savings.push_back({g, fraction});
+    recovered_ms += fraction * static_cast<double>(known);
+  }
+  f->savings_fraction = recovered_ms / static_cast<double>(std::max<int64_t>(1, c.known_ms));
+}
+
+// A GPU's share of its own known time spent in `ms`.
+double ShareOfGpu(const Context& c, unsigned g, int64_t ms) {
+  const int64_t known = c.usage.gpus[g].KnownMs();
+  return known > 0 ? static_cast<double>(ms) / static_cast<double>(known) : 0;
+}
+
 void IdleHeld(const Context& c, std::vector<Finding>* out) {
   // Idle-held time of bursty GPUs is their input stalls: input_pipeline_starvation covers it.
   int64_t held = 0;
@@ -106,10 +130,18 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
   f.id = "idle_held_gpu";
   f.severity = BySize(share, 25);
   f.title = "GPUs held with memory allocated while computing nothing";
-  f.observed = share;
-  f.observed_unit = "% of GPU-time";
-  f.threshold = 5;
-  f.threshold_text = ">= 5 % of GPU-time or >= 300 GPU-seconds";
+  // The branch that fired, with its own observed value: a share, or GPU-seconds below 5 %.
+  if (share >= 5) {
+    f.observed = share;
+    f.observed_unit = "% of GPU-time";
+    f.threshold = 5;
+    f.threshold_text = ">= 5 % of GPU-time";
+  } else {
+    f.observed = Seconds(held);
+    f.observed_unit = fmt::format("GPU-seconds ({:.1f} % of GPU-time)", share);
+    f.threshold = 300;
+    f.threshold_text = ">= 300 GPU-seconds (under 5 % of GPU-time)";
+  }
   f.evidence_gpu_ms = held;
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = gpus;
@@ -120,7 +152,9 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
       GpuList(c, f.gpus), Human(held));
   f.remediations = {"release_idle_gpu", "checkpointing"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = share / 100;
+  SetGpuSavings(c, gpus, [&](unsigned g) {
+    return ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kIdleHeld)]);
+  }, &f);
   f.savings_reasoning = "all idle-held GPU-time is recoverable by releasing the GPU";
   out->push_back(f);
 }
@@ -158,8 +192,9 @@ void InputPipeline(const Context& c, std::vector<Finding>* out) {
       GpuList(c, bursty), share);
   f.remediations = {"dataloader_num_workers", "pin_memory", "nvidia_dali"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction =
-      0.7 * static_cast<double>(trough_waste) / static_cast<double>(std::max<int64_t>(1, c.known_ms));
+  SetGpuSavings(c, bursty, [&](unsigned g) {
+    return 0.7 * ShareOfGpu(c, g, BelowBusyWasteMs(c.usage.gpus[g]));
+  }, &f);
   f.savings_reasoning = "70 % of the unused capacity of the bursty GPUs' troughs, assuming loading "
                         "overlaps compute once the pipeline keeps up (an estimate)";
   out->push_back(f);
@@ -201,18 +236,22 @@ void SteadyLow(const Context& c, std::vector<Finding>* out) {
         GpuList(c, gpus), mean, Human(time));
     f.remediations = {"mig", "cuda_mps", "smaller_sku", "larger_batch"};
   } else {
+    // The sampling interval, when the source says it (a Prometheus does not).
+    const std::string sampled =
+        c.usage.interval_ms > 0 ? fmt::format("Sampled every {}: stalls shorter than that",
+                                              Human(c.usage.interval_ms))
+                                : "Stalls shorter than the sampling interval";
     f.recommendation = fmt::format(
         "GPU {} ran at {:.0f} % on average without idling: kernels are too small to fill the GPU. "
         "Increase the batch size (with gradient accumulation to keep the effective batch), use AMP "
-        "with BF16 so Tensor Cores do the math, or run on a smaller GPU. (Sampled every {}: stalls "
-        "shorter than that look steady too; a profiler tells them apart.)",
-        GpuList(c, gpus), mean, Human(c.usage.interval_ms));
+        "with BF16 so Tensor Cores do the math, or run on a smaller GPU. ({} look steady too; a "
+        "profiler tells them apart.)",
+        GpuList(c, gpus), mean, sampled);
     f.remediations = {"larger_batch", "gradient_accumulation", "amp_bf16", "smaller_sku"};
   }
   f.axis = Axis::kUtilization;
   // Half of their unused capacity up to 85 % utilization (a well-fed GPU), an estimate.
-  f.savings_fraction = 0.5 * std::max(0.0, (85 - mean) / 85) * static_cast<double>(time) /
-                       static_cast<double>(std::max<int64_t>(1, c.known_ms));
+  SetGpuSavings(c, gpus, [&](unsigned) { return 0.5 * std::max(0.0, (85 - mean) / 85); }, &f);
   f.savings_reasoning = "half of the gap between these GPUs' mean utilization and 85 % (a "
                         "well-fed GPU), over their share of the GPU-time; an estimate";
   out->push_back(f);
@@ -257,7 +296,9 @@ void UnusedGpus(const Context& c, std::vector<Finding>* out) {
       gpus.size() == 1 ? "it" : "them");
   f.remediations = {"release_idle_gpu", "smaller_sku", "mig", "cuda_mps"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = static_cast<double>(idle) / static_cast<double>(std::max<int64_t>(1, c.known_ms));
+  SetGpuSavings(c, gpus, [&](unsigned g) {
+    return ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]);
+  }, &f);
   f.savings_reasoning = "all of the unused GPUs' truly idle time";
   out->push_back(f);
 }
@@ -265,20 +306,25 @@ void UnusedGpus(const Context& c, std::vector<Finding>* out) {
 // Truly idle time on GPUs that did work at other times (a shared box at night, gaps between
 // jobs), beyond what the idle head and tail of a run explain.
 void IdleCapacity(const Context& c, bool head_or_tail, std::vector<Finding>* out) {
+  // The head and tail findings cover their own idle time: each GPU's part of it is left out.
+  int64_t edge_ms = 0;
+  if (head_or_tail && !c.gpus_with_data.empty()) {
+    int64_t tail = 0;
+    for (int64_t ms : c.usage.tail_phase_ms) tail += ms;
+    edge_ms = c.usage.idle_head_ms + tail / static_cast<int64_t>(c.gpus_with_data.size());
+  }
   int64_t idle = 0;
   std::vector<unsigned> gpus;
+  std::vector<int64_t> idle_of(c.usage.gpus.size(), 0);
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
     if (IsUnused(g) || IsBursty(g)) continue;
-    const int64_t ms = g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] - g.graphics_only_ms;
+    const int64_t ms =
+        g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] - g.graphics_only_ms - edge_ms;
     if (ms <= 0) continue;
     idle += ms;
+    idle_of[i] = ms;
     gpus.push_back(i);
-  }
-  if (head_or_tail) {  // the head and tail findings cover their own idle time
-    int64_t edges = c.usage.idle_head_ms * static_cast<int64_t>(c.gpus_with_data.size());
-    for (int64_t ms : c.usage.tail_phase_ms) edges += ms;
-    idle -= std::min(idle, edges);
   }
   const double share = Pct(idle, c.known_ms);
   if (share < 10) return;
@@ -300,7 +346,7 @@ void IdleCapacity(const Context& c, bool head_or_tail, std::vector<Finding>* out
       GpuList(c, gpus), Human(idle));
   f.remediations = {"release_idle_gpu", "spot_instances"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = 0.5 * share / 100;
+  SetGpuSavings(c, gpus, [&](unsigned g) { return 0.5 * ShareOfGpu(c, g, idle_of[g]); }, &f);
   f.savings_reasoning = "half of the idle GPU-time, as scaling with the load recovers part of it "
                         "(an estimate)";
   out->push_back(f);
@@ -403,7 +449,7 @@ void ComputeBound(const Context& c, std::vector<Finding>* out) {
                      "help here.";
   f.remediations = {"amp_bf16", "fp8", "tensor_cores"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = 0.25;
+  SetGpuSavings(c, c.gpus_with_data, [](unsigned) { return 0.25; }, &f);
   f.savings_reasoning = gpm.tensor_active_pct
                             ? "a 1.33x speed-up from mixed precision, the tensor pipes being "
                               "nearly idle (GPM), capped below by the measured waste"
@@ -447,7 +493,10 @@ void LowSmActivity(const Context& c, std::vector<Finding>* out) {
       *gpm.sm_active_pct);
   f.remediations = {"larger_batch", "cuda_mps", "mig"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = 0.5 * Pct(bound, c.known_ms) / 100.0 * (1.0 - *gpm.sm_active_pct / 100.0);
+  SetGpuSavings(c, c.gpus_with_data, [&](unsigned g) {
+    return 0.5 * (1.0 - *gpm.sm_active_pct / 100.0) *
+           ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kComputeBound)]);
+  }, &f);
   f.savings_reasoning = "half of the idle SM share of the compute-bound time (packing or larger "
                         "kernels recover part of it)";
   out->push_back(f);
@@ -480,7 +529,9 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
         held > 0 ? fmt::format(" ({} of GPU-time with memory still held)", Human(held)) : "");
     f.remediations = {"release_idle_gpu", "checkpointing"};
     f.axis = Axis::kUtilization;
-    f.savings_fraction = static_cast<double>(gpu_ms) / std::max<int64_t>(1, c.known_ms);
+    // The tail's GPU-time is known over all GPUs, not per GPU: each gets an equal part of it.
+    const int64_t per_gpu = gpu_ms / static_cast<int64_t>(std::max<size_t>(1, c.gpus_with_data.size()));
+    SetGpuSavings(c, c.gpus_with_data, [&](unsigned g) { return ShareOfGpu(c, g, per_gpu); }, &f);
     f.savings_reasoning = "all of the tail's GPU-time";
     out->push_back(f);
   }
@@ -502,7 +553,8 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
         Human(c.usage.idle_head_ms));
     f.remediations = {"release_idle_gpu"};
     f.axis = Axis::kUtilization;
-    f.savings_fraction = Pct(c.usage.idle_head_ms, covered) / 100;
+    SetGpuSavings(c, c.gpus_with_data,
+                  [&](unsigned g) { return ShareOfGpu(c, g, c.usage.idle_head_ms); }, &f);
     f.savings_reasoning = "all of the head's GPU-time";
     out->push_back(f);
   }
@@ -545,7 +597,7 @@ void Imbalance(const Context& c, std::vector<Finding>* out) {
       GpuList(c, idle), hi);
   f.remediations = {"nccl_tuning", "smaller_sku"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = static_cast<double>(idle_ms) / std::max<int64_t>(1, c.known_ms) * 0.8;
+  SetGpuSavings(c, idle, [](unsigned) { return 0.8; }, &f);
   f.savings_reasoning = "80 % of the idle GPUs' time (they would be released or put to work)";
   out->push_back(f);
 }
@@ -604,7 +656,8 @@ void HostBound(const Context& c, std::vector<Finding>* out) {
     f.recommendation = rule.recommendation;
     f.remediations = rule.remediations;
     f.axis = Axis::kUtilization;
-    f.savings_fraction = 0.5 * share / 100;
+    SetGpuSavings(c, c.gpus_with_data,
+                  [&](unsigned g) { return 0.5 * ShareOfGpu(c, g, c.usage.gpus[g].*(rule.ms)); }, &f);
     f.savings_reasoning = rule.reasoning;
     out->push_back(f);
   }
@@ -833,6 +886,8 @@ void Spot(const Context& c, std::vector<Finding>* out) {
 }
 
 }  // namespace
+
+bool IsBurstyGpu(const GpuUsage& g) { return IsBursty(g); }
 
 const char* SeverityName(Severity s) {
   switch (s) {

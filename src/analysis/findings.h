@@ -20,6 +20,12 @@ const char* AxisName(Axis a);          // "none", "utilization", "rate"
 // Parses "warning" / "critical" (for --fail-on).
 std::optional<Severity> ParseSeverity(std::string_view text);
 
+// A utilization lever's share of one GPU's own known time.
+struct GpuShare {
+  unsigned gpu = 0;  // index into UsageTotals::gpus
+  double fraction = 0;
+};
+
 struct Finding {
   std::string id;
   Severity severity = Severity::kInfo;
@@ -37,8 +43,17 @@ struct Finding {
   std::vector<std::string> remediations;  // from the fixed vocabulary (docs/analysis.md)
   Axis axis = Axis::kNone;
   double savings_fraction = 0;  // of the run's spend, on `axis`
+  // Utilization levers: what each GPU it acts on would recover, of that GPU's known time;
+  // savings_fraction is their sum weighted by each GPU's share of the known time. CombineSavings
+  // combines the levers per GPU, so two findings never claim one GPU-second twice.
+  std::vector<GpuShare> gpu_savings;
   std::string savings_reasoning;
 };
+
+// Swinging between a trough and busy at least 4 times, each side >= 15 % of the time, a cycle at
+// most 10 minutes: a starved input pipeline (input_pipeline_starvation covers such a GPU's
+// idle-held time, idle_held_gpu the rest).
+bool IsBurstyGpu(const GpuUsage& g);
 
 // The remediation vocabulary, for validation and docs.
 const std::vector<std::string>& RemediationVocabulary();

@@ -446,6 +446,35 @@ std::optional<HistoryBy> ParseHistoryBy(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+// The estimate's showback allocates each holder's cents once (largest remainder over the total):
+// the "Who" table shows the same cents, so a holder costs one figure in every table.
+void ShowWhoInShowbackCents(HistorySummary* s) {
+  const Showback& b = s->showback;
+  if (!b.estimate || b.policy.kind != IdleCostPolicy::Kind::kUnallocated) return;
+  if (s->cost.priced) s->unattributed_cost = b.idle_cents * 10'000;
+  for (WhoRow& w : s->who) {
+    const std::string key = w.key.empty() ? "(unknown)" : w.key;
+    for (const ShowbackRow& row : b.rows) {
+      if (row.key == key) w.cost = row.cents * 10'000;
+    }
+  }
+}
+
+void ReconcileIdleHeld(HistorySummary* s) {
+  const size_t held = static_cast<size_t>(Phase::kIdleHeld);
+  IdleHeldParts& p = s->idle_held;
+  p.total_ms = s->phase_ms[held];
+  for (const GpuUsage& g : s->usage.gpus) {
+    if (IsBurstyGpu(g)) p.in_bursts_ms += g.phase_ms[held];
+  }
+  p.steady_ms = p.total_ms - p.in_bursts_ms;
+  for (const ActionRow& a : s->actions) p.in_actions_ms += a.session.idle_held_ms;
+}
+
+}  // namespace
+
 Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOptions& o) {
   HistorySummary s;
   s.since_ms = in.since_ms;
@@ -477,6 +506,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
     s.usage.covered_ms = std::max(s.usage.covered_ms, g.totals.usage.HeldMs());
     prices.push_back(g.price);
   }
+  s.usage.interval_ms = in.interval_ms;
   s.phase_ms = s.usage.PhaseMs();
   s.phase_share_pct = SharesPct(s.phase_ms);
   s.cost = ComputeCost(s.usage, prices, std::nullopt, "");
@@ -484,8 +514,17 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
     const int64_t idle = g.totals.usage.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
                          g.totals.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
     s.idle_ms += idle;
-    s.idle_cost = AddUsd(s.idle_cost, PriceOf(&g, idle));
   }
+  // Each GPU's cost in cents that add up to the total's (one allocation, every view).
+  if (s.cost.priced) {
+    std::vector<MicroUsd> parts;
+    for (const HistoryGpuRow& g : s.gpus) parts.push_back(g.cost);
+    const std::vector<int64_t> cents = AllocateCents(parts, s.cost.total);
+    for (size_t i = 0; i < s.gpus.size(); ++i) s.gpus[i].cost = cents[i] * 10'000;
+  }
+  // Idle is the truly idle and idle-held phases: their cents, as allocated once.
+  s.idle_cost = AddUsd(s.cost.phase_cost[static_cast<size_t>(Phase::kTrulyIdle)],
+                       s.cost.phase_cost[static_cast<size_t>(Phase::kIdleHeld)]);
   if (s.usage.KnownMs() > 0) {
     s.idle_pct = 100.0 * static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.KnownMs());
   }
@@ -508,8 +547,10 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   }
   s.findings = Recommend(s.usage, s.cost, prices, o.phases, names, health);
   AdviseByHolder(in, &s);
-  s.savings = CombineSavings(s.findings, s.cost);
+  s.savings = CombineSavings(s.findings, s.cost, s.usage, names);
   s.showback = EstimateShowback(s, o.idle_cost);
+  ShowWhoInShowbackCents(&s);
+  ReconcileIdleHeld(&s);
   return s;
 }
 

@@ -36,6 +36,8 @@ struct HistoryInput {
   std::vector<GpuEventRecord> memory_health;  // each GPU's latest state before the window's end
   std::vector<PolicyActionRecord> policy_actions;  // in the window (cgov daemon --policy)
   std::optional<int64_t> data_end_ms;    // the end of the last tick's time in the database
+  int64_t interval_ms = 0;               // the sampling interval of the window's data (the
+                                         // longest of its recorders'); 0: unknown
   std::vector<std::string> notes;        // what the loader had to round or skip
   // Prices that came with the data (the fleet report: each daemon's own), by GPU id. Used
   // unless the report was given --price-per-gpu-hour or --instance-type.
@@ -73,6 +75,9 @@ struct Showback {
   std::vector<ShowbackRow> rows;  // by dollars, descending
   MicroUsd billed_total = 0, idle = 0, unmatched = 0;
   int64_t billed_total_cents = 0, idle_cents = 0, unmatched_cents = 0;
+  // Set when the idle line is a figure the summary already rounded to the cent (the estimate's
+  // idle capacity is the truly idle phase): those cents are reused, never rounded again.
+  std::optional<int64_t> idle_pinned_cents;
   double idle_share_pct = 0, unmatched_share_pct = 0;  // of the billed total, as rows' share_pct
   int64_t idle_ms = 0;  // GPU time no one held, in billed spans
   int lines = 0, matched_lines = 0;
@@ -123,6 +128,17 @@ struct WhoRow {
   MicroUsd idle_held_cost = 0;  // its share of idle-held time x price
   std::vector<std::string> users;  // the users behind it (for --by project/team/pod)
   int64_t AttributedMs() const;
+};
+
+// The idle-held figures of one report, reconciled (docs/analysis.md): the phase's GPU-time is the
+// short pauses on bursty GPUs (inside busy jobs: input_pipeline_starvation) plus the rest (the
+// idle_held_gpu finding); the action list's sessions (an unbroken idle-held stretch of at least
+// idle_held_min_ms) hold part of the rest.
+struct IdleHeldParts {
+  int64_t total_ms = 0;       // the idle-held phase, all GPUs
+  int64_t in_bursts_ms = 0;   // of it, on bursty GPUs
+  int64_t steady_ms = 0;      // of it, on the other GPUs: total - in_bursts
+  int64_t in_actions_ms = 0;  // the idle-held time of the action list's sessions
 };
 
 struct ActionRow {
@@ -182,6 +198,7 @@ struct HistorySummary {
   int64_t unattributed_ms = 0;   // GPU time no compute process held
   double unattributed_share_pct = 0;  // of all GPU time, like WhoRow::share_pct
   MicroUsd unattributed_cost = 0;
+  IdleHeldParts idle_held;
   std::vector<ActionRow> actions;  // by idle-held dollars (then time), descending
   std::vector<HabitRow> habits;    // the actions grouped, by dollars (then time), descending
   bool sessions_known = true;      // false: the source keeps no sessions (Prometheus)

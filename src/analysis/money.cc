@@ -1,4 +1,6 @@
 #include "analysis/money.h"
+
+#include <algorithm>
 #include "core/text.h"
 
 #include <cmath>
@@ -51,6 +53,33 @@ MicroUsd RoundToCent(MicroUsd amount) {
                          : amount * sign;
   const MicroUsd up = a > std::numeric_limits<MicroUsd>::max() - kCent / 2 ? a : a + kCent / 2;
   return sign * (up / kCent * kCent);
+}
+
+std::vector<int64_t> AllocateCents(const std::vector<MicroUsd>& parts, MicroUsd total_micro) {
+  constexpr int64_t kCent = 10'000;
+  auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); };
+  const int64_t total = RoundToCent(total_micro) / kCent;
+  std::vector<int64_t> cents(parts.size());
+  std::vector<std::pair<int64_t, size_t>> remainders;
+  int64_t sum = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    cents[i] = floor_div(parts[i], kCent);
+    sum += cents[i];
+    remainders.emplace_back(parts[i] - cents[i] * kCent, i);
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; sum < total && k < remainders.size(); ++k, ++sum) {
+    ++cents[remainders[k].second];
+  }
+  // The floors already pass the total (the parts were rounded up elsewhere): take cents back
+  // from the smallest remainders of parts that have one to give.
+  for (size_t k = remainders.size(); sum > total && k-- > 0;) {
+    if (cents[remainders[k].second] <= 0) continue;
+    --cents[remainders[k].second];
+    --sum;
+  }
+  return cents;
 }
 
 MicroUsd AddUsd(MicroUsd a, MicroUsd b) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -31,6 +32,12 @@ MicroUsd MulUsd(MicroUsd a, int64_t n);
 
 // Rounds half away from zero to whole cents.
 MicroUsd RoundToCent(MicroUsd amount);
+
+// Allocates cents once: `parts` (micro-dollars, any sign) rounded to whole cents so that they add
+// up to `total_micro` rounded to the cent (half away from zero): each part's floor, then one cent
+// each to the largest remainders (the earlier part on a tie). Returns cents, one per part.
+// REQUIRES: the parts add up to about `total_micro` (a few micro-dollars of rounding apart).
+std::vector<int64_t> AllocateCents(const std::vector<MicroUsd>& parts, MicroUsd total_micro);
 
 // price per GPU-hour x GPU-milliseconds / 3,600,000, rounded to the micro-dollar (128-bit math),
 // saturating at the largest MicroUsd.

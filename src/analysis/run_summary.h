@@ -63,6 +63,10 @@ struct RunSummary {
   // sampling
   double interval_s = 0;
   uint64_t samples = 0;
+  // Fewer samples than kMinMeasuredSamples: the run ended before cgov could measure it (its
+  // figures are shown as "too short to measure", not as $0.00 phases and a start-up CPU spike).
+  static constexpr uint64_t kMinMeasuredSamples = 3;
+  bool TooShortToMeasure() const { return samples < kMinMeasuredSamples; }
   // GPUs: empty with gpu_unavailable_reason set when there was no GPU data at all.
   std::string gpu_unavailable_reason;
   std::string driver_version;

@@ -2,20 +2,85 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+
+#include <fmt/format.h>
 
 namespace cgov {
+namespace {
 
-SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost) {
+double WasteOf(const GpuUsage& g) {
+  const int64_t known = g.KnownMs();
+  if (known <= 0) return 0;
+  const double util = static_cast<double>(g.util_ms_x100) / (100.0 * static_cast<double>(known));
+  return std::clamp(1.0 - util, 0.0, 1.0);
+}
+
+// The per-GPU rows before any lever: every GPU with known time, by index.
+std::map<unsigned, GpuSavings> GpuRows(const UsageTotals& usage,
+                                       const std::vector<std::string>& names) {
+  std::map<unsigned, GpuSavings> rows;
+  const int64_t known = usage.KnownMs();
+  for (unsigned i = 0; i < usage.gpus.size(); ++i) {
+    const GpuUsage& g = usage.gpus[i];
+    if (g.KnownMs() <= 0) continue;
+    GpuSavings& r = rows[i];
+    r.gpu = i;
+    r.name = i < names.size() ? names[i] : fmt::format("{}", i);
+    r.weight = static_cast<double>(g.KnownMs()) / static_cast<double>(known);
+    r.waste_fraction = WasteOf(g);
+  }
+  return rows;
+}
+
+// Adds a utilization lever to the GPUs it acts on.
+void AddLever(const Finding& f, std::map<unsigned, GpuSavings>* rows) {
+  if (f.gpu_savings.empty()) {  // a lever with one fraction for every GPU
+    for (auto& [gpu, row] : *rows) row.levers.push_back({f.id, f.axis, f.savings_fraction});
+    return;
+  }
+  for (const GpuShare& share : f.gpu_savings) {
+    auto row = rows->find(share.gpu);
+    if (row == rows->end() || share.fraction <= 0) continue;
+    row->second.levers.push_back({f.id, f.axis, std::clamp(share.fraction, 0.0, 1.0)});
+  }
+}
+
+}  // namespace
+
+SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost,
+                            const UsageTotals& usage, const std::vector<std::string>& gpu_names) {
   SavingsBlock s;
-  double keep_utilization = 1, keep_rate = 1;
+  std::map<unsigned, GpuSavings> rows = GpuRows(usage, gpu_names);
+  if (rows.empty()) {  // no per-GPU data: the whole spend is one row
+    GpuSavings& all = rows[0];
+    all.name = "all";
+    all.weight = 1;
+    all.waste_fraction = std::clamp(cost.waste_fraction, 0.0, 1.0);
+  }
+  double keep_rate = 1;
   for (const Finding& f : findings) {
     if (f.axis == Axis::kNone || f.savings_fraction <= 0) continue;
     s.levers.push_back({f.id, f.axis, f.savings_fraction});
-    (f.axis == Axis::kUtilization ? keep_utilization : keep_rate) *= 1 - f.savings_fraction;
+    if (f.axis == Axis::kRate) {
+      keep_rate *= 1 - f.savings_fraction;
+    } else {
+      AddLever(f, &rows);
+    }
   }
-  s.utilization_uncapped = 1 - keep_utilization;
+  for (auto& [gpu, row] : rows) {
+    if (row.levers.empty()) continue;
+    double keep = 1;
+    for (const SavingsLever& l : row.levers) keep *= 1 - l.fraction;
+    row.uncapped = 1 - keep;
+    row.fraction = std::min(row.uncapped, row.waste_fraction);
+    s.utilization_uncapped += row.weight * row.uncapped;
+    s.utilization_fraction += row.Contribution();
+    s.gpus.push_back(std::move(row));
+  }
   s.waste_fraction = std::clamp(cost.waste_fraction, 0.0, 1.0);
-  s.utilization_fraction = std::min(s.utilization_uncapped, s.waste_fraction);
+  // The per-GPU caps add up to the measured waste; a rounding step never lifts the sum above it.
+  s.utilization_fraction = std::min(s.utilization_fraction, s.waste_fraction);
   s.rate_fraction = 1 - keep_rate;
   s.combined_fraction = 1 - (1 - s.utilization_fraction) * (1 - s.rate_fraction);
   if (cost.priced) {

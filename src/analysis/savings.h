@@ -8,29 +8,52 @@
 
 #include "analysis/cost.h"
 #include "analysis/findings.h"
+#include "analysis/timeline.h"
 
 namespace cgov {
 
 struct SavingsLever {
   std::string finding_id;
   Axis axis = Axis::kNone;
-  double fraction = 0;
+  double fraction = 0;  // in SavingsBlock::levers: of the spend; in GpuSavings: of that GPU's
 };
 
-// The arithmetic, every step shown: utilization levers overlap, so they combine as
-// 1 - prod(1 - f_i) and are capped by the measured waste; rate levers combine the same way and
-// compose multiplicatively with the result: combined = 1 - (1 - U)(1 - R).
-struct SavingsBlock {
+// One GPU's step of the utilization arithmetic: the levers that act on it (each a fraction of
+// this GPU's known time), combined as 1 - prod(1 - f), capped by this GPU's own waste, weighted
+// by its share of the known GPU-time.
+struct GpuSavings {
+  unsigned gpu = 0;    // index into UsageTotals::gpus
+  std::string name;    // as the report names it ("3", "node-c/1")
+  double weight = 0;   // this GPU's known time / all GPUs' known time
   std::vector<SavingsLever> levers;
-  double utilization_uncapped = 0;  // 1 - prod(1 - f_i) over utilization levers
-  double waste_fraction = 0;        // the cap
-  double utilization_fraction = 0;  // min(uncapped, waste)
-  double rate_fraction = 0;         // 1 - prod(1 - r_j) over rate levers
+  double uncapped = 0;        // 1 - prod(1 - f_i) over this GPU's levers
+  double waste_fraction = 0;  // 1 - effective / known time, of this GPU
+  double fraction = 0;        // min(uncapped, waste_fraction)
+  double Contribution() const { return weight * fraction; }  // of the spend
+};
+
+// The arithmetic, every step shown. A utilization lever acts on named GPUs: per GPU the levers
+// overlap, so they combine as 1 - prod(1 - f_i) and are capped by that GPU's measured waste; the
+// GPUs then add, weighted by their share of the GPU-time, so no GPU-second is claimed twice.
+// Rate levers combine as 1 - prod(1 - r_j) and compose multiplicatively with the result:
+// combined = 1 - (1 - U)(1 - R).
+struct SavingsBlock {
+  std::vector<SavingsLever> levers;  // each lever's fraction of the spend (the finding's)
+  std::vector<GpuSavings> gpus;      // the GPUs with a utilization lever, by index
+  double utilization_uncapped = 0;   // sum of weight x uncapped over the GPUs
+  double waste_fraction = 0;         // the measured waste of all GPUs (sum of weight x waste)
+  double utilization_fraction = 0;   // sum of weight x min(uncapped, waste) over the GPUs
+  double rate_fraction = 0;          // 1 - prod(1 - r_j) over rate levers
   double combined_fraction = 0;
   std::optional<MicroUsd> combined_usd;  // when priced
 };
 
-SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost);
+// `usage` gives each GPU's weight and waste. A utilization finding without per-GPU fractions
+// acts with its fraction on every GPU with data; with no GPU data at all (a hand-made case) the
+// levers act on the whole spend, capped by `cost.waste_fraction`. `gpu_names[i]` names GPU i.
+SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost,
+                            const UsageTotals& usage,
+                            const std::vector<std::string>& gpu_names = {});
 
 }  // namespace cgov
 

@@ -1,11 +1,13 @@
 #include "analysis/showback.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <numeric>
 
 #include <fmt/format.h>
 
+#include "core/tags.h"
 #include "core/text.h"
 #include "core/time_format.h"
 
@@ -42,28 +44,6 @@ std::string HostOf(const std::string& resource, const std::map<std::string, std:
   return "";
 }
 
-// Rounds micro-dollar amounts to cents so that the cents add up to the total's (rounded half
-// away from zero): each amount's floor, then a cent each to the largest remainders.
-std::vector<int64_t> ToCents(const std::vector<int64_t>& micro, int64_t total_micro) {
-  auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); };
-  const int64_t total = total_micro >= 0 ? (total_micro + kMicroPerCent / 2) / kMicroPerCent
-                                         : -((-total_micro + kMicroPerCent / 2) / kMicroPerCent);
-  std::vector<int64_t> cents(micro.size());
-  std::vector<std::pair<int64_t, size_t>> remainders;
-  int64_t sum = 0;
-  for (size_t i = 0; i < micro.size(); ++i) {
-    cents[i] = floor_div(micro[i], kMicroPerCent);
-    sum += cents[i];
-    remainders.emplace_back(micro[i] - cents[i] * kMicroPerCent, i);
-  }
-  std::stable_sort(remainders.begin(), remainders.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t k = 0; sum < total && k < remainders.size(); ++k, ++sum) {
-    ++cents[remainders[k].second];
-  }
-  return cents;
-}
-
 void Finish(Showback* s) {
   MicroUsd rows = 0;
   for (const ShowbackRow& r : s->rows) rows += r.micro_usd;
@@ -72,7 +52,18 @@ void Finish(Showback* s) {
   for (const ShowbackRow& r : s->rows) micro.push_back(r.micro_usd);
   micro.push_back(s->idle);
   micro.push_back(s->unmatched);
-  const std::vector<int64_t> cents = ToCents(micro, s->billed_total);
+  std::vector<int64_t> cents;
+  if (s->idle_pinned_cents && s->idle != 0) {
+    // The idle line is a figure the summary already rounded (the truly idle phase): its cents
+    // stay, the rest of the total is allocated over the other lines.
+    micro[s->rows.size()] = *s->idle_pinned_cents * kMicroPerCent;
+    std::vector<int64_t> others = micro;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(s->rows.size()));
+    cents = AllocateCents(others, s->billed_total - *s->idle_pinned_cents * kMicroPerCent);
+    cents.insert(cents.begin() + static_cast<std::ptrdiff_t>(s->rows.size()), *s->idle_pinned_cents);
+  } else {
+    cents = AllocateCents(micro, s->billed_total);
+  }
   for (size_t i = 0; i < s->rows.size(); ++i) s->rows[i].cents = cents[i];
   s->idle_cents = cents[s->rows.size()];
   s->unmatched_cents = cents[s->rows.size() + 1];
@@ -132,8 +123,11 @@ std::string HistoryKey(HistoryBy by, const IdentityRecord& r, const std::string&
   switch (by) {
     case HistoryBy::kHost: return r.host.empty() ? hostname : r.host;
     case HistoryBy::kUser: return labelled(r.user);
-    case HistoryBy::kProject: return labelled(r.project);
-    case HistoryBy::kTeam: return labelled(r.team);
+    // A database written before CGOV_TAGS named them keeps them only in the tags.
+    case HistoryBy::kProject:
+      return labelled(!r.project.empty() || described_pod ? r.project : TagOf(r.tags, "project"));
+    case HistoryBy::kTeam:
+      return labelled(!r.team.empty() || described_pod ? r.team : TagOf(r.tags, "team"));
     case HistoryBy::kPod: return pod;
     case HistoryBy::kSlurmJob: return r.slurm_job;
     case HistoryBy::kAccount: return r.slurm_account;
@@ -322,6 +316,12 @@ Showback EstimateShowback(const HistorySummary& summary, const IdleCostPolicy& p
     }
     s.idle = summary.unattributed_cost;
     s.idle_ms = summary.unattributed_ms;
+    const size_t truly_idle = static_cast<size_t>(Phase::kTrulyIdle);
+    const MicroUsd phase = summary.cost.phase_cost[truly_idle];  // whole cents
+    if (summary.unattributed_ms > 0 && summary.unattributed_ms == summary.phase_ms[truly_idle] &&
+        summary.usage.UnknownMs() == 0 && std::abs(summary.unattributed_cost - phase) < kMicroPerCent) {
+      s.idle_pinned_cents = summary.cost.phase_cost[truly_idle] / kMicroPerCent;
+    }
   }
   ApplyPolicy(summary.by, &s);
   Finish(&s);

@@ -108,6 +108,9 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   const bool runs_only = !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const auto& r) {
     return r.second.source == "cgov run";
   });
+  for (const auto& [id, run] : runs) {  // the recorders that could have written the window
+    if (run.started_ms < until_ms) in->interval_ms = std::max(in->interval_ms, run.interval_ms);
+  }
   CGOV_ASSIGN_OR_RETURN(auto prices, store.PricesAt(until_ms));
   for (const auto& [id, record] : prices) {
     if (!record.micro_usd) continue;

@@ -71,9 +71,9 @@ int SlotOf(const std::tm& t) { return ((t.tm_wday + 6) % 7) * 24 + t.tm_hour; }
 // A duration back from `until_ms`, or a timestamp.
 Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
   if (Result<std::chrono::milliseconds> d = ParseDuration(text); d.ok()) {
-    if (d->count() > until_ms - kMinTimestampMs) {
-      return InvalidArgument(fmt::format("--since {}: reaches before 1970-01-01", text));
-    }
+    // "All of it": a duration reaching before 1970 starts at the earliest time (and a database's
+    // window is then clamped to its data).
+    if (d->count() > until_ms - kMinTimestampMs) return kMinTimestampMs;
     return until_ms - d->count();
   }
   Result<int64_t> ts = ParseTimestampMs(text);
@@ -238,6 +238,27 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
   return LoadFleet(prometheus, w.since_ms, w.until_ms, options);
 }
 
+// A window reaching past the database's data is clamped to it, and the report says so: "365d"
+// over a week of data is a week (as gpu-usage-audit does). A window with no data stays as asked.
+Result<std::vector<std::string>> ClampToData(const HistoryStore& store, Window* w) {
+  std::vector<std::string> notes;
+  CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
+  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(store));
+  if (!range || !end || range->first >= w->until_ms || *end <= w->since_ms) return notes;
+  const Window asked = *w;
+  w->since_ms = std::max(w->since_ms, range->first);
+  w->until_ms = std::min(w->until_ms, *end);
+  // A few seconds before the first tick (a window as long as the data) are not worth a note.
+  constexpr int64_t kNoteMs = 60'000;
+  if (w->since_ms - asked.since_ms >= kNoteMs || asked.until_ms - w->until_ms >= kNoteMs) {
+    notes.push_back(fmt::format(
+        "the window asked for ({} → {}) reaches past the data: the report covers {} → {}, "
+        "the data it holds", FormatMinuteUtc(asked.since_ms), FormatMinuteUtc(asked.until_ms),
+        FormatMinuteUtc(w->since_ms), FormatMinuteUtc(w->until_ms)));
+  }
+  return notes;
+}
+
 Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& options,
                                 std::optional<Window> window) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
@@ -251,7 +272,10 @@ Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& op
     CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
     CGOV_ASSIGN_OR_RETURN(w, ResolveWindow(r, end));
   }
-  return LoadHistory(*store, w.since_ms, w.until_ms, options.phases);
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::string> notes, ClampToData(*store, &w));
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(*store, w.since_ms, w.until_ms, options.phases));
+  in.notes.insert(in.notes.begin(), notes.begin(), notes.end());
+  return in;
 }
 
 Result<HistoryInput> Load(const ReportOptions& r, const HistoryOptions& options,

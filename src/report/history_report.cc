@@ -60,7 +60,7 @@ std::string Headline(const HistorySummary& s, const TextStyle& st) {
     out += fmt::format("\nUtilization unknown for {:.2f} GPU-hours (billed, not classified).\n",
                        Hours(s.usage.UnknownMs()));
   }
-  return out;
+  return out + CostText(s.cost, st);
 }
 
 std::string Waste(const HistorySummary& s, const TextStyle& st) {
@@ -72,6 +72,15 @@ std::string Waste(const HistorySummary& s, const TextStyle& st) {
                      s.cost.priced ? ", " + FormatUsd(s.idle_cost) : "", s.mean_idle_gpus,
                      s.gpu_count, Hours(s.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]),
                      Hours(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
+  const IdleHeldParts& h = s.idle_held;
+  if (h.total_ms > 0) {
+    out += fmt::format(
+        "Idle-held, reconciled: {:.2f} h = {:.2f} h of short pauses on bursty GPUs (inside busy "
+        "jobs: the input-pipeline finding) + {:.2f} h on the other GPUs (the idle-held finding); "
+        "the action list's sessions (idle-held ≥ {} at a stretch) hold {:.2f} h.\n",
+        Hours(h.total_ms), Hours(h.in_bursts_ms), Hours(h.steady_ms), Span(s.idle_held_min_ms),
+        Hours(h.in_actions_ms));
+  }
   if (graphics > 0) {
     out += fmt::format("Of the truly idle time, {:.2f} GPU-hours had only a graphics process "
                        "(Xorg, a desktop) holding memory: not idle-held, but the card did no "
@@ -275,6 +284,14 @@ json GpusJson(const HistorySummary& s) {
   return out;
 }
 
+json IdleHeldJson(const IdleHeldParts& h) {
+  auto seconds = [](int64_t ms) { return Round3(static_cast<double>(ms) / 1e3); };
+  return {{"gpu_seconds", seconds(h.total_ms)},
+          {"in_bursts_gpu_seconds", seconds(h.in_bursts_ms)},
+          {"steady_gpu_seconds", seconds(h.steady_ms)},
+          {"in_actions_gpu_seconds", seconds(h.in_actions_ms)}};
+}
+
 json WhoJson(const HistorySummary& s) {
   json out = json::array();
   for (const WhoRow& w : s.who) {
@@ -424,7 +441,8 @@ json HistoryReportJsonCore(const HistorySummary& s) {
                      {"idle_cost_usd", Usd(s, s.idle_cost)},
                      {"mean_idle_gpus", Round3(s.mean_idle_gpus)},
                      {"graphics_only_gpu_seconds",
-                      Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)}}},
+                      Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)},
+                     {"idle_held", IdleHeldJson(s.idle_held)}}},
           {"cost", CostJson(s.cost)},
           {"showback", ShowbackJson(s)},
           {"gpus", GpusJson(s)},

@@ -348,6 +348,37 @@ std::string Table::Render() const {
   return out + "</tbody></table>\n";
 }
 
+namespace {
+
+// The per-GPU steps of the utilization savings, one row a GPU.
+Table SavingsGpuTable(const SavingsBlock& v) {
+  Table t;
+  t.caption = "Utilization savings per GPU (estimate)";
+  t.headers = {"GPU", "share of GPU-time %", "levers (% of this GPU)", "1 − Π(1 − f) %",
+               "its waste %", "recoverable %", "of the spend %"};
+  t.numeric = {false, true, false, true, true, true, true};
+  t.sortable = true;
+  for (size_t i = 0; i < v.gpus.size(); ++i) {
+    const GpuSavings& g = v.gpus[i];
+    const std::string at = fmt::format("/savings/gpus/{}", i);
+    std::string levers;
+    for (size_t k = 0; k < g.levers.size(); ++k) {
+      levers += fmt::format("{}<code>{}</code> {}", k ? ", " : "", Esc(g.levers[k].finding_id),
+                            Num(Fmt1(g.levers[k].fraction * 100),
+                                fmt::format("{}/levers/{}/fraction", at, k), 100));
+    }
+    t.rows.push_back({Esc(g.name),
+                      Num(Fmt1(g.weight * 100), at + "/weight_fraction", 100), levers,
+                      Num(Fmt1(g.uncapped * 100), at + "/uncapped_fraction", 100),
+                      Num(Fmt1(g.waste_fraction * 100), at + "/waste_fraction", 100),
+                      Num(Fmt1(g.fraction * 100), at + "/fraction", 100),
+                      Num(Fmt1(g.Contribution() * 100), at + "/contribution_fraction", 100)});
+  }
+  return t;
+}
+
+}  // namespace
+
 std::string FindingsHtml(const std::vector<Finding>& findings, const SavingsBlock& v,
                          bool has_data) {
   if (findings.empty()) {
@@ -390,18 +421,20 @@ std::string FindingsHtml(const std::vector<Finding>& findings, const SavingsBloc
                            100));
   }
   out += fmt::format(
-      "<li>Utilization levers overlap, so they combine as 1 − Π(1 − f) = {} %.</li>"
-      "<li>They cannot recover more than the measured waste, {} %: utilization savings {} %.</li>"
-      "<li>Rate levers (price, not use) combine the same way: {} %.</li>"
+      "<li>On each GPU, its utilization levers overlap, so they combine as 1 − Π(1 − f), capped "
+      "by that GPU's measured waste; the GPUs add by their share of the GPU-time (the table "
+      "below): utilization savings {} % (uncapped {} %; the measured waste is {} %).</li>"
+      "<li>Rate levers (price, not use) combine as 1 − Π(1 − r): {} %.</li>"
       "<li>Combined: 1 − (1 − {} %)(1 − {} %) = <strong>{} %</strong>{}.</li></ol>\n",
+      Num(Fmt1(v.utilization_fraction * 100), "/savings/utilization_fraction", 100),
       Num(Fmt1(v.utilization_uncapped * 100), "/savings/utilization_uncapped_fraction", 100),
       Num(Fmt1(v.waste_fraction * 100), "/savings/waste_fraction", 100),
-      Num(Fmt1(v.utilization_fraction * 100), "/savings/utilization_fraction", 100),
       Num(Fmt1(v.rate_fraction * 100), "/savings/rate_fraction", 100),
       Fmt1(v.utilization_fraction * 100), Fmt1(v.rate_fraction * 100),
       Num(Fmt1(v.combined_fraction * 100), "/savings/combined_fraction", 100),
       v.combined_usd ? " ≈ " + Num(FormatUsd(*v.combined_usd), "/savings/combined_usd")
                      : "");
+  if (!v.gpus.empty()) out += SavingsGpuTable(v).Render();
   return out;
 }
 

@@ -211,6 +211,17 @@ std::string HistoryWaste(const HistorySummary& s) {
       Num(F2(Hours(s.idle_ms)), "/waste/idle_gpu_seconds", 1.0 / 3600),
       Num(F1(s.idle_pct), "/waste/idle_pct"), Money(s, s.idle_cost, "/waste/idle_cost_usd"),
       Num(F1(s.mean_idle_gpus), "/waste/mean_idle_gpus"), s.gpu_count);
+  const IdleHeldParts& h = s.idle_held;
+  if (h.total_ms > 0) {
+    out += fmt::format(
+        "<p>Idle-held, reconciled: {} h = {} h of short pauses on bursty GPUs (inside busy jobs: "
+        "the input-pipeline finding) + {} h on the other GPUs (the idle-held finding); the action "
+        "list's sessions hold {} h.</p>\n",
+        Num(F2(Hours(h.total_ms)), "/waste/idle_held/gpu_seconds", 1.0 / 3600),
+        Num(F2(Hours(h.in_bursts_ms)), "/waste/idle_held/in_bursts_gpu_seconds", 1.0 / 3600),
+        Num(F2(Hours(h.steady_ms)), "/waste/idle_held/steady_gpu_seconds", 1.0 / 3600),
+        Num(F2(Hours(h.in_actions_ms)), "/waste/idle_held/in_actions_gpu_seconds", 1.0 / 3600));
+  }
   return out + "</section>\n";
 }
 

@@ -145,9 +145,7 @@ std::string CostSection(const RunSummary& s, const TextStyle& st) {
   const std::array<int64_t, kPhaseCount>& ms = s.phase_ms;
   if (s.usage.KnownMs() <= 0) return "";
   const std::array<double, kPhaseCount>& shares = s.phase_share_pct;
-  std::string out = TextHeading(fmt::format("Where the GPU-time went ({:.2f} GPU-hours, {:.2f} effective)",
-                                            c.gpu_hours, c.effective_gpu_hours),
-                                st, 3);
+  std::string out = TextHeading("Where the GPU-time went", st, 3);
   out += PhaseBar(shares) + "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
   std::vector<std::vector<std::string>> rows = {{"Phase", "Share", "GPU-hours", "Cost"}};
   for (size_t p = 0; p < kPhaseCount; ++p) {
@@ -162,12 +160,66 @@ std::string CostSection(const RunSummary& s, const TextStyle& st) {
     out += fmt::format("\nNo data for {:.1f} s (gaps longer than twice the interval are not filled).\n",
                        static_cast<double>(s.usage.gap_ms) / 1000.0);
   }
-  if (!c.priced) {
-    out += fmt::format("\nCost: unknown — {}.\n", c.price_source);
-    return out;
+  return out + CostText(c, st);
+}
+
+// The per-GPU steps, the largest first; a fleet's long tail is summed in one line.
+std::string SavingsGpuLines(const SavingsBlock& v) {
+  constexpr size_t kShown = 16;
+  std::vector<const GpuSavings*> rows;
+  for (const GpuSavings& g : v.gpus) rows.push_back(&g);
+  std::stable_sort(rows.begin(), rows.end(), [](const GpuSavings* a, const GpuSavings* b) {
+    return a->Contribution() > b->Contribution();
+  });
+  std::string out;
+  double rest = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const GpuSavings& g = *rows[i];
+    if (i >= kShown) {
+      rest += g.Contribution();
+      continue;
+    }
+    std::string levers;
+    for (const SavingsLever& l : g.levers) {
+      levers += fmt::format("{}{} {:.1f} %", levers.empty() ? "" : ", ", l.finding_id,
+                            l.fraction * 100);
+    }
+    out += fmt::format(
+        "   GPU {} ({:.1f} % of GPU-time): {} → {:.1f} %, capped by its waste {:.1f} % → {:.1f} "
+        "% = {:.1f} % of the spend\n",
+        g.name, g.weight * 100, levers, g.uncapped * 100, g.waste_fraction * 100,
+        g.fraction * 100, g.Contribution() * 100);
   }
+  if (rows.size() > kShown) {
+    out += fmt::format("   … {} more GPUs: {:.1f} % of the spend (summary.json has every step)\n",
+                       rows.size() - kShown, rest * 100);
+  }
+  return out;
+}
+
+std::string SavingsText(const SavingsBlock& v, const TextStyle& st) {
+  std::string out =
+      "\nSavings (estimate). On each GPU its utilization levers combine as 1 − Π(1 − f), capped "
+      "by that GPU's measured waste; the GPUs add by their share of the GPU-time:\n";
+  out += SavingsGpuLines(v);
   out += fmt::format(
-      "\nCost (estimate; {}): {} total · {} wasted ({:.1f} % of GPU capacity unused) · {} per "
+      "Utilization levers: {:.1f} % of the spend (uncapped {:.1f} %; the measured waste is {:.1f} "
+      "%); rate levers {:.1f} %; combined 1 − (1 − {:.1f} %)(1 − {:.1f} %) = {}{}.\n",
+      v.utilization_fraction * 100, v.utilization_uncapped * 100, v.waste_fraction * 100,
+      v.rate_fraction * 100, v.utilization_fraction * 100, v.rate_fraction * 100,
+      Strong(fmt::format("{:.1f} %", v.combined_fraction * 100), st),
+      v.combined_usd ? fmt::format(" ≈ {}", FormatUsd(*v.combined_usd)) : "");
+  return out;
+}
+
+}  // namespace
+
+std::string CostText(const CostBlock& c, const TextStyle& st) {
+  std::string out = fmt::format("\nGPU-time: {:.3f} GPU-hours, {:.3f} effective (time × utilization).\n",
+                                c.gpu_hours, c.effective_gpu_hours);
+  if (!c.priced) return out + fmt::format("Cost: unknown — {}.\n", c.price_source);
+  out += fmt::format(
+      "Cost (estimate; {}): {} total · {} wasted ({:.1f} % of GPU capacity unused) · {} per "
       "effective GPU-hour\n",
       c.price_source, Strong(FormatUsd(c.total), st), FormatUsd(c.waste), c.waste_fraction * 100,
       c.per_effective_gpu_hour ? FormatUsd(*c.per_effective_gpu_hour) : "—");
@@ -184,8 +236,6 @@ std::string CostSection(const RunSummary& s, const TextStyle& st) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string FindingsText(const std::vector<Finding>& findings, const SavingsBlock& v,
                          bool has_data, const TextStyle& st) {
@@ -211,16 +261,7 @@ std::string FindingsText(const std::vector<Finding>& findings, const SavingsBloc
                          f.savings_fraction * 100, AxisName(f.axis), f.savings_reasoning);
     }
   }
-  if (!v.levers.empty()) {
-    out += fmt::format(
-        "\nSavings (estimate): utilization levers combine as 1 − Π(1 − f) = {:.1f} %, capped by the "
-        "measured waste {:.1f} % → {:.1f} %; rate levers {:.1f} %; combined 1 − (1 − {:.1f} %)(1 − "
-        "{:.1f} %) = {}{}.\n",
-        v.utilization_uncapped * 100, v.waste_fraction * 100, v.utilization_fraction * 100,
-        v.rate_fraction * 100, v.utilization_fraction * 100, v.rate_fraction * 100,
-        Strong(fmt::format("{:.1f} %", v.combined_fraction * 100), st),
-        v.combined_usd ? fmt::format(" ≈ {}", FormatUsd(*v.combined_usd)) : "");
-  }
+  if (!v.levers.empty()) out += SavingsText(v, st);
   return out;
 }
 
@@ -237,15 +278,25 @@ std::string RunReportText(const RunSummary& s, const std::string& out_dir, const
   for (const std::string& word : s.command) command += (command.empty() ? "" : " ") + word;
   const std::string title = "cgov run · " + command;
   std::string out = st.markdown ? "## " + title + "\n\n" : Strong(title, st) + "\n\n";
-  out += fmt::format("{} · Duration: {} · Agent overhead: {:.2f}% CPU / {} RSS\n\n",
-                     GpuHeadline(s),
-                     FormatDuration(std::chrono::milliseconds(
-                         static_cast<int64_t>(s.duration_s * 1000 + 0.5))),
-                     s.agent_cpu_pct, FormatBytes(s.agent_rss_max_bytes));
-  out += MetricTable(s, st);
-  if (s.gpus.size() > 1) out += PerGpuTable(s, st);
-  out += CostSection(s, st);
-  out += FindingsText(s.findings, s.savings, s.usage.KnownMs() > 0, st);
+  const std::string duration = FormatDuration(
+      std::chrono::milliseconds(static_cast<int64_t>(s.duration_s * 1000 + 0.5)));
+  if (s.TooShortToMeasure()) {
+    // cgov's start-up is most of such a run: its CPU share and the cost of a sample or two are
+    // no measurement.
+    out += fmt::format(
+        "{} · Duration: {} · too short to measure: {} sample{} (one every {}). Run a longer job, "
+        "or sample faster with --interval 200ms.\n",
+        GpuHeadline(s), duration, s.samples, s.samples == 1 ? "" : "s",
+        FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(s.interval_s * 1000 + 0.5))));
+  } else {
+    out += fmt::format("{} · Duration: {} · Agent overhead: {:.2f}% CPU / {} RSS\n\n",
+                       GpuHeadline(s), duration, s.agent_cpu_pct,
+                       FormatBytes(s.agent_rss_max_bytes));
+    out += MetricTable(s, st);
+    if (s.gpus.size() > 1) out += PerGpuTable(s, st);
+    out += CostSection(s, st);
+    out += FindingsText(s.findings, s.savings, s.usage.KnownMs() > 0, st);
+  }
   if (s.baseline) out += ComparisonText(*s.baseline, s.baseline_paths, st);
   out += "\n" + JobLine(s);
   if (!s.tags.empty()) {

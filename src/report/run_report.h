@@ -24,6 +24,11 @@ std::string PhaseBar(const std::array<double, kPhaseCount>& shares);
 std::string FindingsText(const std::vector<Finding>& findings, const SavingsBlock& savings,
                          bool has_data, const TextStyle& style);
 
+// The cost block every text view shows, from the summary's CostBlock: GPU-hours and effective
+// GPU-hours, the total, the wasted dollars and the waste fraction, the cost per effective GPU-hour,
+// the projections and the unit cost; or why the cost is unknown.
+std::string CostText(const CostBlock& cost, const TextStyle& style);
+
 // "6.1 MiB", "2.4 GiB", "512 B".
 std::string FormatBytes(uint64_t bytes);
 

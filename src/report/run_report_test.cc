@@ -51,6 +51,24 @@ TEST(RunReport, HeadlineTableAndFooter) {
   EXPECT_NE(md.find("Files: cgov-runs/x/"), std::string::npos);
 }
 
+// Regression (issue 43, 9): `cgov run -- true` printed "Agent overhead: 74 % CPU", 0 samples and
+// $0.00 phases beside a $0.01 total.
+TEST(RunReport, ARunTooShortToMeasureSaysSo) {
+  RunSummary s = Example();
+  s.duration_s = 0.004;
+  s.samples = 1;
+  s.agent_cpu_pct = 74;
+  const std::string md = RunReportMarkdown(s, "");
+  EXPECT_NE(md.find("too short to measure: 1 sample (one every 1s). Run a longer job, or sample "
+                    "faster with --interval 200ms."), std::string::npos) << md;
+  EXPECT_EQ(md.find("Agent overhead"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Where the GPU-time went"), std::string::npos) << md;
+  EXPECT_EQ(SummaryJson(s)["sampling"]["too_short_to_measure"], true);
+  s.samples = RunSummary::kMinMeasuredSamples;
+  EXPECT_NE(RunReportMarkdown(s, "").find("Agent overhead"), std::string::npos);
+  EXPECT_EQ(SummaryJson(s)["sampling"]["too_short_to_measure"], false);
+}
+
 TEST(RunReport, NoGpuDataSaysWhyAndSignalsAreNamed) {
   RunSummary s = Example();
   s.gpus.clear();

@@ -112,8 +112,24 @@ json SavingsJson(const SavingsBlock& s) {
   for (const SavingsLever& l : s.levers) {
     levers.push_back({{"finding", l.finding_id}, {"axis", AxisName(l.axis)}, {"fraction", Round3(l.fraction)}});
   }
+  json gpus = json::array();
+  for (const GpuSavings& g : s.gpus) {
+    json on = json::array();
+    for (const SavingsLever& l : g.levers) {
+      on.push_back({{"finding", l.finding_id}, {"fraction", Round3(l.fraction)}});
+    }
+    gpus.push_back({{"gpu", g.gpu},
+                    {"name", g.name},
+                    {"weight_fraction", Round3(g.weight)},
+                    {"levers", on},
+                    {"uncapped_fraction", Round3(g.uncapped)},
+                    {"waste_fraction", Round3(g.waste_fraction)},
+                    {"fraction", Round3(g.fraction)},
+                    {"contribution_fraction", Round3(g.Contribution())}});
+  }
   return {{"estimate", true},
           {"levers", levers},
+          {"gpus", gpus},
           {"utilization_uncapped_fraction", Round3(s.utilization_uncapped)},
           {"waste_fraction", Round3(s.waste_fraction)},
           {"utilization_fraction", Round3(s.utilization_fraction)},
@@ -164,7 +180,8 @@ json SummaryJson(const RunSummary& s) {
           {"kernel", s.host.kernel},
           {"cpus", s.host.cpus},
           {"mem_total_bytes", Opt(s.host.mem_total_bytes)}}}}},
-      {"sampling", {{"interval_s", Round3(s.interval_s)}, {"samples", s.samples}}},
+      {"sampling", {{"interval_s", Round3(s.interval_s)}, {"samples", s.samples},
+                    {"too_short_to_measure", s.TooShortToMeasure()}}},
       {"gpu_data",
        {{"available", gpu_data},
         {"reason", gpu_data ? json(nullptr) : json(s.gpu_unavailable_reason)},

@@ -30,6 +30,8 @@ RunSummary WithFinding() {
   RunSummary s;
   s.command = {"python", "train.py", "--glob", "**/*.jpg"};
   s.duration_s = 60;
+  s.interval_s = 1;
+  s.samples = 60;
   s.usage.gpus.resize(1);
   s.usage.gpus[0].phase_ms[0] = 60'000;
   s.phase_share_pct[0] = 100;
