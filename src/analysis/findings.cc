@@ -161,13 +161,12 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
 
 void InputPipeline(const Context& c, std::vector<Finding>* out) {
   std::vector<unsigned> bursty;
-  int64_t trough = 0, trough_waste = 0, time = 0;
+  int64_t trough = 0, time = 0;
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
     if (IsBursty(g) && !IsUnused(g)) {
       bursty.push_back(i);
       trough += BelowBusyMs(g);
-      trough_waste += BelowBusyWasteMs(g);
       time += g.KnownMs();
     }
   }
