@@ -39,6 +39,7 @@
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
+#include "telemetry/environ_access.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/nvml_source.h"
 
@@ -573,6 +574,7 @@ class Daemon {
   std::vector<GpuPoint> gpu_points_;                // by GPU position, this tick (ClassifyGpus)
   std::vector<std::optional<Phase>> gpu_phases_;
   std::vector<double> gpu_usd_per_hour_;  // each GPU's price as /metrics has it (0: unknown)
+  EnvironAccess environ_access_;          // whether other users' projects and teams are readable
 };
 
 Status Daemon::OpenWriter() {
@@ -618,6 +620,14 @@ Status Daemon::StartRun() {
   }
   CGOV_ASSIGN_OR_RETURN(run_, writer_->BeginRun("daemon", clock_.WallNs() / 1'000'000,
                                                 o_.interval.count(), hostname_));
+  // Said at start, kept with the run (every report over its window says it) and in /health.
+  std::string status;
+  environ_access_ = files_.Read("/proc/self/status", &status).ok() ? EnvironAccessOf(status)
+                                                                    : EnvironAccess{};
+  if (!environ_access_.others_readable) {
+    fmt::print(stderr, "cgov daemon: warning: {}\n", environ_access_.warning);
+    CGOV_RETURN_IF_ERROR(writer_->store().SetMeta(EnvironMetaKey(run_.id), environ_access_.warning));
+  }
   if (!o_.instance_id.empty()) {
     CGOV_RETURN_IF_ERROR(writer_->store().SetMeta("instance_id", o_.instance_id));
   }
@@ -864,6 +874,8 @@ ServedResponse Daemon::Serve(const ServedRequest& request) {
     r.body = !problem.empty() ? problem + "\n"
              : fresh          ? "ok\n"
                               : "stale: no sample within the staleness limit\n";
+    // Healthy, but recording less than it could: said on a line of its own.
+    if (!environ_access_.others_readable) r.body += "warning: " + environ_access_.warning + "\n";
   } else if (request.path == "/") {
     r.content_type = "text/html; charset=utf-8";
     r.body = "<!doctype html><title>cgov daemon</title><h1>cgov daemon</h1>"

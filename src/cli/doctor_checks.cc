@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/doctor.h"
+#include "telemetry/environ_access.h"
 #include "telemetry/nvml_source.h"
 #include "telemetry/pid_namespace.h"
 #include "telemetry/procfs_host.h"
@@ -91,6 +92,22 @@ HostCheck CheckHidepid(FileReader& files) {
   return {"other users' processes", "warn", "/proc is not a procfs mount here", ""};
 }
 
+// A job names its project and team in its environment, which only its own user, root or a
+// holder of CAP_SYS_PTRACE may read.
+HostCheck CheckEnvironAccess(FileReader& files) {
+  std::string text;
+  if (!files.Read("/proc/self/status", &text).ok()) {
+    return {"other users' projects and teams", "warn", "/proc/self/status unreadable", ""};
+  }
+  const EnvironAccess a = EnvironAccessOf(text);
+  if (a.others_readable) {
+    return {"other users' projects and teams", "ok",
+            "other users' /proc/PID/environ readable (CGOV_PROJECT, CGOV_TEAM, CGOV_TAGS)", ""};
+  }
+  return {"other users' projects and teams", "warn", a.warning,
+          "grant CAP_SYS_PTRACE (systemd: AmbientCapabilities=CAP_SYS_PTRACE) or run as root"};
+}
+
 // The driver names GPU processes by host pid; in a container of its own PID namespace they are
 // not in this /proc, and users, pods and the job's GPUs cannot be told.
 HostCheck CheckGpuPids(FileReader& files, const std::vector<GpuSlowSample>& slow,
@@ -158,6 +175,7 @@ DoctorReport BuildDoctorReport(const std::string& nvml_lib, bool nvml_explicit, 
   report.host.push_back(CheckCpuLimit(files));
   report.host.push_back(CheckSelfIdentity(files));
   report.host.push_back(CheckHidepid(files));
+  report.host.push_back(CheckEnvironAccess(files));
   if (report.nvml_ok) report.host.push_back(CheckGpuPids(files, slow, host_root));
   return report;
 }

@@ -6,6 +6,7 @@
 
 #include "analysis/history_aggregator.h"
 #include "cli/history_writer.h"
+#include "core/text.h"
 #include "core/time_format.h"
 
 namespace cgov::cli {
@@ -108,8 +109,18 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
   const bool runs_only = !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const auto& r) {
     return r.second.source == "cgov run";
   });
-  for (const auto& [id, run] : runs) {  // the recorders that could have written the window
-    if (run.started_ms < until_ms) in->interval_ms = std::max(in->interval_ms, run.interval_ms);
+  // The recorders that could have written the window: a run lasts until the next one starts.
+  for (auto it = runs.begin(); it != runs.end(); ++it) {
+    const RunRecord& run = it->second;
+    const auto next = std::next(it);
+    const bool ended_before = next != runs.end() && next->second.started_ms <= since_ms;
+    if (run.started_ms >= until_ms || ended_before) continue;
+    in->interval_ms = std::max(in->interval_ms, run.interval_ms);
+    CGOV_ASSIGN_OR_RETURN(std::string unreadable, store.Meta(EnvironMetaKey(run.id)));
+    if (!unreadable.empty()) {
+      in->notes.push_back(fmt::format("the recorder of this window from {} was {}",
+                                      FormatMinuteUtc(run.started_ms), SafeText(unreadable)));
+    }
   }
   CGOV_ASSIGN_OR_RETURN(auto prices, store.PricesAt(until_ms));
   for (const auto& [id, record] : prices) {

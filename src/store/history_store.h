@@ -138,6 +138,12 @@ struct RollupRow {
 // there is no such file. For commands that would replace the file (cgov demo --force).
 Status CheckNoWriter(const std::string& path);
 
+// The meta key where the recorder of run `run_id` says it could not read other users' process
+// environments (docs/history-db.md); absent when it could.
+inline std::string EnvironMetaKey(uint32_t run_id) {
+  return "run." + std::to_string(run_id) + ".environ_unreadable";
+}
+
 class HistoryStore {
  public:
   enum class Mode { kRead, kWrite };
