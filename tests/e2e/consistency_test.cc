@@ -130,8 +130,9 @@ TempDir* ConsistencyE2E::dir_ = nullptr;
 // Every figure shown in a text view is the JSON's, to the cent or to the digit shown.
 void ExpectTextViewsAgree(const Views& v) {
   const json& d = v.doc;
-  for (const auto& [view, shown_text] : v.text) {
-    std::string text = shown_text;  // as read: Markdown's bold marks are not part of a figure
+  for (const auto& entry : v.text) {  // (clang 14: a lambda cannot capture a structured binding)
+    const std::string& view = entry.first;
+    std::string text = entry.second;  // as read: Markdown's bold marks are not part of a figure
     for (size_t at = text.find("**"); at != std::string::npos; at = text.find("**", at)) {
       text.erase(at, 2);
     }
