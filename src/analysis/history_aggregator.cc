@@ -242,8 +242,10 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
     present.push_back(pid);
     auto it = open_sessions_.find({gpu_id, pid});
     if (it != open_sessions_.end() && (p.ts_ms - it->second.end_ms > max_gap ||
-                                       it->second.identity_id != identity_id)) {
-      it->second.open = false;  // a restart after a gap, or the pid was reused
+                                       it->second.identity_id != identity_id ||
+                                       it->second.command_id != command_id)) {
+      // A restart after a gap, or the pid was reused (by another holder, or another program).
+      it->second.open = false;
       changed_[{it->second.start_ms, gpu_id, pid}] = true;
       closed_sessions_.push_back(it->second);
       open_sessions_.erase(it);

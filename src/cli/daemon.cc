@@ -39,6 +39,7 @@
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
+#include "os/process_exit_watch.h"
 #include "telemetry/environ_access.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/nvml_source.h"
@@ -582,6 +583,9 @@ Status Daemon::OpenWriter() {
   writer_->set_commit_policy({.max_ticks = 0, .max_age_ms = o_.commit_every.count()});
   attributor_ = std::make_unique<ProcessAttributor>(&files_, &writer_->store());
   attributor_->SetPods(kube_pods_.get());
+  // PID reuse is told by pidfds, which name this PID namespace's processes: only when /proc is
+  // this process's own (another mount's pids could name other processes here).
+  if (o_.host_root == "/" || o_.host_root.empty()) attributor_->SetExitWatch(NewPidfdExitWatch());
   if (metrics_) HookCredits();
   return Status::Ok();
 }
@@ -1112,6 +1116,10 @@ PolicyProcess Daemon::PolicyProcessOf(const StoredProcess& sp) {
 }
 
 void Daemon::EnforcePolicy(int64_t now_ms) {
+  // A pid whose process exited may name another now: its credentials are read again.
+  if (attributor_) {
+    for (uint32_t pid : attributor_->exited()) credentials_.erase(pid);
+  }
   std::map<uint32_t, PolicyProcess> by_pid;
   std::set<uint32_t> computing;  // held compute memory somewhere
   for (const StoredProcess& sp : stored_.processes) {

@@ -67,7 +67,16 @@ Result<uint32_t> ProcessAttributor::Resolve(IdentityRecord identity, Cached* cac
   return store_->IdentityId(identity);
 }
 
+void ProcessAttributor::DropExited() {
+  exits_checked_ = generation_;
+  exited_.clear();
+  if (!exits_) return;
+  exited_ = exits_->TakeExited();
+  for (uint32_t pid : exited_) cache_.erase(pid);
+}
+
 Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
+  if (exits_checked_ != generation_) DropExited();
   if (auto it = cache_.find(pid); it != cache_.end()) {
     Cached& c = it->second;
     c.seen = generation_;
@@ -79,6 +88,8 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
   }
   IdentityRecord identity;
   std::string command;
+  // Watched before it is read: a process that exits in between is read again next tick.
+  if (exits_) exits_->Watch(pid);
   if (Result<ProcessIdentity> process = reader_.Read(static_cast<int>(pid)); process.ok()) {
     const std::string owner = process->uid ? reader_.UserName(*process->uid) : "";
     buffer_.clear();
@@ -142,7 +153,12 @@ std::string_view ProcessAttributor::PodOf(uint32_t pid) const {
 
 void ProcessAttributor::ForgetUnseen() {
   for (auto it = cache_.begin(); it != cache_.end();) {
-    it = it->second.seen == generation_ ? std::next(it) : cache_.erase(it);
+    if (it->second.seen == generation_) {
+      ++it;
+      continue;
+    }
+    if (exits_) exits_->Forget(it->first);
+    it = cache_.erase(it);
   }
   ++generation_;
 }

@@ -6,13 +6,16 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "identity/kube_pods.h"
 #include "os/file_reader.h"
+#include "os/process_exit_watch.h"
 #include "store/history_store.h"
 #include "telemetry/process_reader.h"
 
@@ -47,6 +50,13 @@ class ProcessAttributor {
   // Kubernetes: processes whose cgroup names a pod get its names and labels from `pods` (kept
   // up to date by a KubePodWatch); a cached process is re-resolved when the directory changed.
   void SetPods(const KubePodDirectory* pods) { pods_ = pods; }
+  // PID reuse: with a watch, a cached process that exited is read again at the next tick's first
+  // lookup, so a pid reused within one sample names its new process (not the old one's owner).
+  // Without one (another /proc mount, no pidfds), a cached pid is trusted until unseen for a tick.
+  void SetExitWatch(std::unique_ptr<ProcessExitWatch> watch) { exits_ = std::move(watch); }
+  // The pids whose cached process exited, found at this tick's first lookup (their caches, the
+  // policy's included, must read them again).
+  const std::vector<uint32_t>& exited() const { return exited_; }
   // The identity of a container the kubelet allocated a device to: its pod found in the
   // directory by namespace and name, with the labels' project, team and user; no user or owner
   // (no process of it may be visible). *pod_uid is set to the pod's UID. nullopt while the
@@ -63,9 +73,15 @@ class ProcessAttributor {
   size_t cached() const { return cache_.size(); }
 
  private:
+  // At a tick's first lookup: drops the cached processes that exited since.
+  void DropExited();
+
   FileReader* files_;
   ProcessReader reader_;
   HistoryStore* store_;
+  std::unique_ptr<ProcessExitWatch> exits_;
+  std::vector<uint32_t> exited_;
+  uint64_t exits_checked_ = ~uint64_t{0};  // the generation_ DropExited last ran in
   struct Cached {
     Ids ids;
     uint64_t seen = 0;  // the generation_ it was last looked up in

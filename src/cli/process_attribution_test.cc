@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -97,6 +99,77 @@ TEST(ProcessAttributor, ForgetsThePidsNotLookedUpSinceTheLastTickAndReadsThemAga
     EXPECT_EQ(attributor.cached(), 1u);
     attributor.ForgetUnseen();  // a tick with no GPU process
     EXPECT_EQ(attributor.cached(), 0u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A watch the test drives: `exited` are the processes that exit before the next tick.
+class FakeExitWatch : public ProcessExitWatch {
+ public:
+  FakeExitWatch(std::set<uint32_t>* watched, std::vector<uint32_t>* exited)
+      : watched_(watched), exited_(exited) {}
+  bool Watch(uint32_t pid) override { return watched_->insert(pid), true; }
+  void Forget(uint32_t pid) override { watched_->erase(pid); }
+  std::vector<uint32_t> TakeExited() override {
+    std::vector<uint32_t> out;
+    for (uint32_t pid : *exited_) {
+      if (watched_->erase(pid) > 0) out.push_back(pid);
+    }
+    exited_->clear();
+    return out;
+  }
+
+ private:
+  std::set<uint32_t>* watched_;
+  std::vector<uint32_t>* exited_;
+};
+
+// Regression (issue 43, 13): alice's process exited and carol's took its pid within one sample:
+// carol's GPU time was attributed to alice (the cache knew the pid, not the process).
+TEST(ProcessAttributor, APidReusedWithinOneSampleNamesItsNewProcess) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("cgov_pid_reuse_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    auto writer = HistoryWriter::Open((dir / "h.db").string());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    FakeFileReader files;
+    files.Set("/etc/passwd", "alice:x:1001:1001::/home/alice:/bin/sh\n"
+                             "carol:x:1003:1003::/home/carol:/bin/sh\n");
+    auto process = [&](const std::string& comm, int uid, int start_ticks) {
+      files.Set("/proc/101/stat", "101 (" + comm + ") S 1 101 101 0 -1 4194304 0 0 0 0 0 0 0 0 "
+                                  "20 0 1 0 " + std::to_string(start_ticks) + " 0 0");
+      const std::string id = std::to_string(uid);
+      files.Set("/proc/101/status", "Name:\t" + comm + "\nUid:\t" + id + "\t" + id + "\t" + id +
+                                    "\t" + id + "\n");
+    };
+    std::set<uint32_t> watched;
+    std::vector<uint32_t> exited;
+    ProcessAttributor attributor(&files, &(*writer)->store());
+    attributor.SetExitWatch(std::make_unique<FakeExitWatch>(&watched, &exited));
+    process("python", 1001, 100);
+    auto alice = attributor.Lookup(101);
+    ASSERT_TRUE(alice.ok());
+    attributor.ForgetUnseen();
+    EXPECT_EQ(watched.count(101), 1u) << "watched from its first read";
+    // Still alice's: cached, not read again (one read a process, not one a tick).
+    const size_t reads = ReadsOf(files, "/proc/101/stat");
+    EXPECT_EQ(attributor.Lookup(101)->identity_id, alice->identity_id);
+    EXPECT_EQ(ReadsOf(files, "/proc/101/stat"), reads);
+    attributor.ForgetUnseen();
+    // alice's process exits and carol's takes pid 101 before the next tick.
+    process("train", 1003, 900);
+    exited.push_back(101);
+    auto carol = attributor.Lookup(101);
+    ASSERT_TRUE(carol.ok());
+    EXPECT_EQ(attributor.exited(), std::vector<uint32_t>{101}) << "the policy's cache drops it too";
+    EXPECT_NE(carol->identity_id, alice->identity_id);
+    auto identities = (*writer)->store().Identities();
+    ASSERT_TRUE(identities.ok());
+    EXPECT_EQ((*identities)[carol->identity_id].user, "carol");
+    EXPECT_EQ((*identities)[alice->identity_id].user, "alice");
+    EXPECT_NE(carol->command_id, alice->command_id);
   }
   std::filesystem::remove_all(dir);
 }
