@@ -479,22 +479,28 @@ TEST(Properties, RandomTimelines) {
   }
 }
 
-TEST(Savings, ArithmeticEveryStep) {
+// A hand-made lever (no per-GPU data: it acts on the whole spend) and a $100 priced cost.
+Finding Lever(const char* id, Axis axis, double fraction) {
+  Finding f;
+  f.id = id;
+  f.axis = axis;
+  f.savings_fraction = fraction;
+  return f;
+}
+
+CostBlock HundredDollars(double waste_fraction) {
   CostBlock cost;
   cost.priced = true;
   cost.total = 100'000'000;
-  cost.waste_fraction = 0.5;
-  std::vector<Finding> f(3);
-  f[0].id = "a";
-  f[0].axis = Axis::kUtilization;
-  f[0].savings_fraction = 0.3;
-  f[1].id = "b";
-  f[1].axis = Axis::kUtilization;
-  f[1].savings_fraction = 0.4;
-  f[2].id = "spot";
-  f[2].axis = Axis::kRate;
-  f[2].savings_fraction = 0.6;
-  SavingsBlock s = CombineSavings(f, cost, UsageTotals{});
+  cost.waste_fraction = waste_fraction;
+  return cost;
+}
+
+TEST(Savings, ArithmeticEveryStep) {
+  const std::vector<Finding> f = {Lever("a", Axis::kUtilization, 0.3),
+                                  Lever("b", Axis::kUtilization, 0.4),
+                                  Lever("spot", Axis::kRate, 0.6)};
+  SavingsBlock s = CombineSavings(f, HundredDollars(0.5), UsageTotals{});
   EXPECT_DOUBLE_EQ(s.utilization_uncapped, 1 - 0.7 * 0.6);  // 0.58, not 0.7
   EXPECT_DOUBLE_EQ(s.utilization_fraction, 0.5) << "capped by the measured waste";
   EXPECT_DOUBLE_EQ(s.rate_fraction, 0.6);
@@ -533,18 +539,9 @@ TEST(Money, AllocateCentsByLargestRemainder) {
 }
 
 TEST(Savings, TheSeedExampleStillHolds) {
-  CostBlock cost;
-  cost.priced = true;
-  cost.total = 100'000'000;
-  cost.waste_fraction = 0.6;
-  std::vector<Finding> f(2);
-  f[0].id = "steady_underutilization";
-  f[0].axis = Axis::kUtilization;
-  f[0].savings_fraction = 0.4;
-  f[1].id = "spot_instances";
-  f[1].axis = Axis::kRate;
-  f[1].savings_fraction = 0.6;
-  SavingsBlock s = CombineSavings(f, cost, UsageTotals{});
+  const std::vector<Finding> f = {Lever("steady_underutilization", Axis::kUtilization, 0.4),
+                                  Lever("spot_instances", Axis::kRate, 0.6)};
+  SavingsBlock s = CombineSavings(f, HundredDollars(0.6), UsageTotals{});
   EXPECT_DOUBLE_EQ(s.combined_fraction, 0.76) << "1 - (1 - 0.4)(1 - 0.6)";
   EXPECT_EQ(*s.combined_usd, 76'000'000);
 }

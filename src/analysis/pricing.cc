@@ -208,6 +208,12 @@ std::string DescribeReference(const GpuModelPrice& m, bool spot) {
                      PriceText(r.high), dates);
 }
 
+// Widens the reference's span of dates to take `as_of`.
+void TakeAsOf(const std::string& as_of, ReferencePrice* r) {
+  if (r->oldest_as_of.empty() || as_of < r->oldest_as_of) r->oldest_as_of = as_of;
+  if (as_of > r->newest_as_of) r->newest_as_of = as_of;
+}
+
 }  // namespace
 
 ReferencePrice ReferenceOf(const std::vector<CatalogOffer>& offers, bool spot) {
@@ -223,8 +229,7 @@ ReferencePrice ReferenceOf(const std::vector<CatalogOffer>& offers, bool spot) {
   std::vector<MicroUsd> prices;
   for (const auto& [provider, o] : cheapest) {
     prices.push_back(spot ? *o->price.spot : *o->price.on_demand);
-    if (r.oldest_as_of.empty() || o->price.as_of < r.oldest_as_of) r.oldest_as_of = o->price.as_of;
-    if (o->price.as_of > r.newest_as_of) r.newest_as_of = o->price.as_of;
+    TakeAsOf(o->price.as_of, &r);
   }
   if (prices.empty()) return r;
   std::sort(prices.begin(), prices.end());
@@ -253,8 +258,7 @@ ReferencePrice SpotReferenceOf(const std::vector<CatalogOffer>& offers,
                                static_cast<double>(*o->price.on_demand);
     if (d <= 0) continue;  // a "spot" price at or above on-demand is no discount
     discounts.push_back(std::min(d, 1.0));
-    if (r.oldest_as_of.empty() || o->price.as_of < r.oldest_as_of) r.oldest_as_of = o->price.as_of;
-    if (o->price.as_of > r.newest_as_of) r.newest_as_of = o->price.as_of;
+    TakeAsOf(o->price.as_of, &r);
   }
   if (discounts.empty()) return r;
   std::sort(discounts.begin(), discounts.end());

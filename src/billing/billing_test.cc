@@ -122,19 +122,25 @@ TEST(Billing, ErrorsNameTheFileLineAndColumn) {
   EXPECT_FALSE(ParseBill("", "e.csv", std::nullopt).ok());
 }
 
-TEST(Billing, GzipIsReadAndATruncatedOneRefused) {
-  const std::string text = "host,start,end,cost_usd\nbox,2026-11-16T10:00Z,2026-11-16T11:00Z,2\n";
+// `text` as one gzip member (zlib's deflate with a gzip header).
+std::string Gzip(const std::string& text) {
   z_stream z{};
-  ASSERT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+  EXPECT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
                          Z_DEFAULT_STRATEGY), Z_OK);
-  std::string gz(256, '\0');
+  std::string gz(text.size() + 256, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
   z.avail_in = static_cast<uInt>(text.size());
   z.next_out = reinterpret_cast<Bytef*>(gz.data());
   z.avail_out = static_cast<uInt>(gz.size());
-  ASSERT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
   gz.resize(gz.size() - z.avail_out);
   deflateEnd(&z);
+  return gz;
+}
+
+TEST(Billing, GzipIsReadAndATruncatedOneRefused) {
+  const std::string text = "host,start,end,cost_usd\nbox,2026-11-16T10:00Z,2026-11-16T11:00Z,2\n";
+  const std::string gz = Gzip(text);
   auto plain = MaybeGunzip(gz, 1 << 20, "b.csv.gz");
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_EQ(*plain, text);
@@ -148,30 +154,16 @@ TEST(Billing, GzipIsReadAndATruncatedOneRefused) {
 // Regression (issue 43, 14): `cat a.gz b.gz` (valid gzip) was read to the end of its first
 // member, the rest silently $0.
 TEST(Billing, EveryGzipMemberIsRead) {
-  auto gzip = [](const std::string& text) {
-    z_stream z{};
-    EXPECT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                           Z_DEFAULT_STRATEGY), Z_OK);
-    std::string gz(512, '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-    z.avail_in = static_cast<uInt>(text.size());
-    z.next_out = reinterpret_cast<Bytef*>(gz.data());
-    z.avail_out = static_cast<uInt>(gz.size());
-    EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-    gz.resize(gz.size() - z.avail_out);
-    deflateEnd(&z);
-    return gz;
-  };
   const std::string a = "host,start,end,cost_usd\nbox,2026-11-16T10:00Z,2026-11-16T11:00Z,2\n";
   const std::string b = "box,2026-11-16T11:00Z,2026-11-16T12:00Z,3\n";
-  auto both = MaybeGunzip(gzip(a) + gzip(b), 1 << 20, "b.csv.gz");
+  auto both = MaybeGunzip(Gzip(a) + Gzip(b), 1 << 20, "b.csv.gz");
   ASSERT_TRUE(both.ok()) << both.status().message();
   EXPECT_EQ(*both, a + b);
   auto bill = ParseBill(*both, "b.csv.gz", std::nullopt);
   ASSERT_TRUE(bill.ok()) << bill.status().message();
   EXPECT_EQ(bill->total_micro_usd, 5'000'000) << "both members' lines";
-  EXPECT_EQ(*MaybeGunzip(gzip(a) + std::string(8, '\0'), 1 << 20, "p.gz"), a) << "zero padding";
-  auto junk = MaybeGunzip(gzip(a) + "junk", 1 << 20, "j.csv.gz");
+  EXPECT_EQ(*MaybeGunzip(Gzip(a) + std::string(8, '\0'), 1 << 20, "p.gz"), a) << "zero padding";
+  auto junk = MaybeGunzip(Gzip(a) + "junk", 1 << 20, "j.csv.gz");
   ASSERT_FALSE(junk.ok());
   EXPECT_NE(junk.status().message().find("j.csv.gz: 4 bytes after the gzip data at byte"),
             std::string::npos) << junk.status().message();
