@@ -86,6 +86,15 @@ struct RunSummary {
   CostBlock cost;
   std::vector<Finding> findings;
   SavingsBlock savings;
+  // The CI gate (--fail-on, --fail-on-regression), when one was asked for: whether it fired and
+  // the exit status it gave. The status alone cannot tell a job that exits 3 from the gate; this
+  // can (docs/run.md, "Exit status").
+  struct Gate {
+    bool fired = false;
+    int exit_status = 0;  // cgov run's: the gate's code when fired, else the job's
+    std::string reason;   // what fired ("" when none did)
+  };
+  std::optional<Gate> gate;
   // Against --baseline runs, when given (their paths in `baseline_paths`).
   std::optional<RunComparison> baseline;
   std::vector<std::string> baseline_paths;

@@ -252,24 +252,34 @@ void CompareWithBaselines(const RunOptions& o, RunSummary* summary) {
   for (const RunDigest& b : o.baselines) summary->baseline_paths.push_back(b.path);
 }
 
-// --fail-on: exit 3 when the job succeeded and a finding of that severity or worse fired;
-// --fail-on-regression: when it succeeded and its cost rose beyond the limit.
-int GateExitCode(const RunOptions& o, const RunSummary& summary, int job_exit_code) {
-  if (job_exit_code != 0) return job_exit_code;
-  if (summary.baseline && summary.baseline->regressed) {
-    fmt::print(stderr, "cgov run: exit {}: --fail-on-regression {:g}: {}\n", kExitFindingsGate,
-               *o.fail_on_regression, summary.baseline->verdict);
-    return kExitFindingsGate;
-  }
-  if (!o.fail_on) return job_exit_code;
-  for (const Finding& f : summary.findings) {
-    if (f.severity >= *o.fail_on) {
-      fmt::print(stderr, "cgov run: exit {}: --fail-on {}: finding '{}' is {}\n",
-                 kExitFindingsGate, SeverityName(*o.fail_on), f.id, SeverityName(f.severity));
-      return kExitFindingsGate;
+// --fail-on: the gate fires when the job succeeded and a finding of that severity or worse
+// fired; --fail-on-regression: when it succeeded and its cost rose beyond the limit. Decided
+// before summary.json is written, which says it (`gate`).
+void EvaluateGate(const RunOptions& o, int job_exit_code, RunSummary* summary) {
+  if (!o.fail_on && !o.fail_on_regression) return;
+  RunSummary::Gate& gate = summary->gate.emplace();
+  gate.exit_status = job_exit_code;
+  if (job_exit_code != 0) return;
+  if (summary->baseline && summary->baseline->regressed) {
+    gate.reason = fmt::format("--fail-on-regression {:g}: {}", *o.fail_on_regression,
+                              summary->baseline->verdict);
+  } else if (o.fail_on) {
+    for (const Finding& f : summary->findings) {
+      if (f.severity < *o.fail_on) continue;
+      gate.reason = fmt::format("--fail-on {}: finding '{}' is {}", SeverityName(*o.fail_on),
+                                f.id, SeverityName(f.severity));
+      break;
     }
   }
-  return job_exit_code;
+  gate.fired = !gate.reason.empty();
+  if (gate.fired) gate.exit_status = o.gate_exit_code;
+}
+
+// The exit status: the job's, or the gate's when it fired (said on stderr).
+int GateExitCode(const RunSummary& summary, int job_exit_code) {
+  if (!summary.gate || !summary.gate->fired) return job_exit_code;
+  fmt::print(stderr, "cgov run: exit {}: {}\n", summary.gate->exit_status, summary.gate->reason);
+  return summary.gate->exit_status;
 }
 
 }  // namespace
@@ -338,6 +348,10 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   app.add_option("--fail-on", fail_on, "exit 3 when the job succeeded but a finding of this "
                                        "severity or worse fired: warning or critical (CI gates)")
       ->check(CLI::IsMember({"warning", "critical"}));
+  app.add_option("--gate-exit-code", o.gate_exit_code,
+                 "the exit status of a fired gate (default 3): pick one the job never exits with; "
+                 "summary.json's `gate` says which it was either way")
+      ->check(CLI::Range(1, 255));
   app.add_option("--baseline", baseline_paths,
                  "a previous run's summary.json, or a directory of them (those with this run's "
                  "tags, branch/commit aside), to compare with; repeatable (docs/ci.md)");
@@ -569,6 +583,7 @@ int RunRun(int argc, char** argv) {
   recorder.Finish(clock.MonotonicNs(), &summary);
   AnalyzeRun(o, progress_file, recorder.detected_instance_type(), &summary);
   CompareWithBaselines(o, &summary);
+  EvaluateGate(o, outcome.exit_code, &summary);
   std::string report;
   WriteOutputs(*dir, &summary, &report);
   // A person at a terminal reads plain text (colour unless NO_COLOR); a log or a pipe gets the
@@ -579,7 +594,7 @@ int RunRun(int argc, char** argv) {
                    ? RunReportText(summary, *dir, TextStyle{false, TerminalWantsColor(STDERR_FILENO)})
                    : report);
   }
-  return GateExitCode(o, summary, outcome.exit_code);
+  return GateExitCode(summary, outcome.exit_code);
 }
 
 }  // namespace cgov::cli

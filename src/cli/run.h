@@ -31,6 +31,7 @@ struct RunOptions {
   std::optional<Severity> fail_on;    // --fail-on
   std::vector<RunDigest> baselines;   // --baseline: read and checked before the job starts
   std::optional<double> fail_on_regression;  // --fail-on-regression PCT
+  int gate_exit_code = 3;             // --gate-exit-code: the status a fired gate exits with
   std::string db;                     // --db: also record the run into this history database
   bool detect_instance = false;       // --detect-instance
   std::string metadata_endpoint = "http://169.254.169.254/latest/meta-data/instance-type";

@@ -203,6 +203,10 @@ json SummaryJson(const RunSummary& s) {
       {"warnings", s.warnings},
   };
   if (s.baseline) out["baseline"] = ComparisonJson(*s.baseline, s.baseline_paths);
+  out["gate"] = s.gate ? json{{"fired", s.gate->fired},
+                              {"exit_status", s.gate->exit_status},
+                              {"reason", s.gate->fired ? json(s.gate->reason) : json(nullptr)}}
+                       : json(nullptr);
   return out;
 }
 

@@ -70,6 +70,35 @@ TEST(CiE2E, BaselineGatePassesTheSameJobAndStopsASlowerOne) {
   EXPECT_EQ(json::parse(compare.out), b);
 }
 
+// Regression (issue 43, 10): a job that exits 3 itself read the same as the gate firing. The
+// exit status is the job's unless the gate fired; summary.json's `gate` says which, and
+// --gate-exit-code picks a status the job never uses.
+TEST(CiE2E, TheGatesExitStatusIsToldApartFromTheJobsOwn) {
+  TempDir dir;
+  // The fake 8-GPU box fires warnings (an idle-held GPU, an unused one).
+  RunResult fired = Job(dir / "fired", "1", {"--fail-on", "warning"});
+  EXPECT_EQ(fired.exit_code, 3) << fired.err;
+  json gate = ReadJsonFile(dir / "fired/summary.json")["gate"];
+  EXPECT_EQ(gate["fired"], true);
+  EXPECT_EQ(gate["exit_status"], 3);
+  EXPECT_EQ(gate["reason"].get<std::string>().rfind("--fail-on warning: finding '", 0), 0u)
+      << gate.dump();
+  RunResult own = Job(dir / "own", "1", {"--fail-on", "warning"}, 3);
+  EXPECT_EQ(own.exit_code, 3) << "the job's own 3";
+  const json own_summary = ReadJsonFile(dir / "own/summary.json");
+  EXPECT_EQ(own_summary["gate"]["fired"], false) << "the gate fires only for a job that succeeded";
+  EXPECT_EQ(own_summary["run"]["exit_code"], 3);
+  EXPECT_TRUE(own_summary["gate"]["reason"].is_null());
+  RunResult chosen = Job(dir / "chosen", "1", {"--fail-on", "warning", "--gate-exit-code", "87"});
+  EXPECT_EQ(chosen.exit_code, 87) << chosen.err;
+  EXPECT_NE(chosen.err.find("cgov run: exit 87: --fail-on warning"), std::string::npos)
+      << chosen.err;
+  EXPECT_EQ(ReadJsonFile(dir / "chosen/summary.json")["gate"]["exit_status"], 87);
+  RunResult none = Job(dir / "none", "0", {});
+  EXPECT_TRUE(ReadJsonFile(dir / "none/summary.json")["gate"].is_null()) << "no gate asked for";
+  EXPECT_EQ(Job(dir / "bad", "0", {"--gate-exit-code", "0"}).exit_code, 2) << "a usage error";
+}
+
 TEST(CiE2E, SeveralBaselinesAndClearErrors) {
   TempDir dir;
   ASSERT_EQ(Job(dir / "runs/a", "2", {}).exit_code, 0);

@@ -153,6 +153,10 @@ void ExpectTextViewsAgree(const Views& v) {
       shown("/cost/waste_fraction", "({:.1f} % of GPU capacity unused)", 100);
     }
     shown("/cost/effective_gpu_hours", "{:.3f} effective", 1);
+    // The idle-held figures, reconciled in one line (a history report's).
+    shown("/waste/idle_held/gpu_seconds", "Idle-held, reconciled: {:.2f} h", 1.0 / 3600);
+    shown("/waste/idle_held/in_bursts_gpu_seconds", "= {:.2f} h of short pauses", 1.0 / 3600);
+    EXPECT_EQ(text.find("every 0 ms"), std::string::npos) << view << ": an interval it knows";
     if (At(d, "/savings/levers") != nullptr && !At(d, "/savings/levers")->empty()) {
       shown("/savings/combined_fraction", "= {:.1f} %", 100);
       shown("/savings/utilization_fraction", "Utilization levers: {:.1f} %", 100);
@@ -218,6 +222,9 @@ void ExpectIdentities(const Views& v) {
   if (const json* idle = At(d, "/waste/idle_cost_usd"); idle != nullptr && idle->is_number()) {
     EXPECT_EQ(Cents(*idle), Cents(d["phases"]["truly_idle"]["cost_usd"]) +
                                 Cents(d["phases"]["idle_held"]["cost_usd"]));
+  }
+  if (v.schema == "report.schema.json") {
+    EXPECT_NE(At(d, "/waste/idle_held"), nullptr) << "a history report reconciles idle-held";
   }
   if (const json* held = At(d, "/waste/idle_held"); held != nullptr) {
     EXPECT_NEAR((*held)["gpu_seconds"].get<double>(),
