@@ -134,8 +134,13 @@ std::string RunHeader(const RunSummary& s) {
   out += fmt::format("<li>Job {}</li>", Esc(ended));
   out += fmt::format("<li>{} samples at {} s</li>", Num(fmt::format("{}", s.samples), "/sampling/samples"),
                      Num(F1(s.interval_s), "/sampling/interval_s"));
-  out += fmt::format("<li>Agent overhead: {} % CPU</li>",
-                     Num(fmt::format("{:.2f}", s.agent_cpu_pct), "/agent/cpu_pct"));
+  if (s.TooShortToMeasure()) {
+    out += fmt::format("<li><strong>Too short to measure</strong>: run a longer job, or sample "
+                       "faster with <code>--interval 200ms</code></li>");
+  } else {
+    out += fmt::format("<li>Agent overhead: {} % CPU</li>",
+                       Num(fmt::format("{:.2f}", s.agent_cpu_pct), "/agent/cpu_pct"));
+  }
   if (!s.tags.empty()) {
     std::string tags;
     for (const auto& [k, v] : s.tags) tags += fmt::format("{}{}={}", tags.empty() ? "" : " ", k, v);
@@ -412,7 +417,8 @@ std::string RunReportHtml(const RunSummary& s) {
   for (const std::string& word : s.command) command += (command.empty() ? "" : " ") + word;
   std::string out = html::PageStart("cgov run · " + command);
   out += RunHeader(s);
-  const bool data = s.usage.KnownMs() > 0;
+  // A run too short to measure shows what it recorded, not figures (as the text report).
+  const bool data = s.usage.KnownMs() > 0 && !s.TooShortToMeasure();
   if (data) {
     out += "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(s.cost);
     if (s.cost.hourly) {

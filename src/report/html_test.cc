@@ -76,6 +76,8 @@ TEST(HtmlReport, RunPageIsSelfContainedAndEscapesTheCommand) {
   RunSummary s;
   s.command = {"python", "<script>alert(1)</script>"};
   s.duration_s = 10;
+  s.interval_s = 1;
+  s.samples = 10;
   GpuRunSummary g;
   g.index = 0;
   g.label = "0";

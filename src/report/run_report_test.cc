@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "report/html_report.h"
 #include "report/summary_json.h"
 
 namespace cgov {
@@ -64,6 +65,9 @@ TEST(RunReport, ARunTooShortToMeasureSaysSo) {
   EXPECT_EQ(md.find("Agent overhead"), std::string::npos) << md;
   EXPECT_EQ(md.find("Where the GPU-time went"), std::string::npos) << md;
   EXPECT_EQ(SummaryJson(s)["sampling"]["too_short_to_measure"], true);
+  const std::string html = RunReportHtml(s);
+  EXPECT_NE(html.find("<strong>Too short to measure</strong>"), std::string::npos);
+  EXPECT_EQ(html.find("Agent overhead"), std::string::npos) << "every view says the same";
   s.samples = RunSummary::kMinMeasuredSamples;
   EXPECT_NE(RunReportMarkdown(s, "").find("Agent overhead"), std::string::npos);
   EXPECT_EQ(SummaryJson(s)["sampling"]["too_short_to_measure"], false);
