@@ -50,6 +50,14 @@ struct GpuRunSummary {
   MinMaxSeries util_series, mem_series;
 };
 
+// The CI gate's verdict: whether it fired and the exit status it gave. The status alone cannot
+// tell a job that exits 3 from the gate; this can (docs/run.md, "the gate's contract").
+struct RunGate {
+  bool fired = false;
+  int exit_status = 0;  // cgov run's: the gate's code when fired, else the job's
+  std::string reason;   // what fired ("" when none did)
+};
+
 struct RunSummary {
   static constexpr int kSchemaVersion = 1;
   // run
@@ -86,15 +94,8 @@ struct RunSummary {
   CostBlock cost;
   std::vector<Finding> findings;
   SavingsBlock savings;
-  // The CI gate (--fail-on, --fail-on-regression), when one was asked for: whether it fired and
-  // the exit status it gave. The status alone cannot tell a job that exits 3 from the gate; this
-  // can (docs/run.md, "Exit status").
-  struct Gate {
-    bool fired = false;
-    int exit_status = 0;  // cgov run's: the gate's code when fired, else the job's
-    std::string reason;   // what fired ("" when none did)
-  };
-  std::optional<Gate> gate;
+  // The CI gate (--fail-on, --fail-on-regression), when one was asked for.
+  std::optional<RunGate> gate;
   // Against --baseline runs, when given (their paths in `baseline_paths`).
   std::optional<RunComparison> baseline;
   std::vector<std::string> baseline_paths;

@@ -257,7 +257,8 @@ void CompareWithBaselines(const RunOptions& o, RunSummary* summary) {
 // before summary.json is written, which says it (`gate`).
 void EvaluateGate(const RunOptions& o, int job_exit_code, RunSummary* summary) {
   if (!o.fail_on && !o.fail_on_regression) return;
-  RunSummary::Gate& gate = summary->gate.emplace();
+  summary->gate = RunGate{};
+  RunGate& gate = *summary->gate;
   gate.exit_status = job_exit_code;
   if (job_exit_code != 0) return;
   if (summary->baseline && summary->baseline->regressed) {

@@ -1,5 +1,6 @@
 // One truth for every number (issue 43): over a corpus of scenarios, every figure that appears in
-// more than one view (the text or Markdown report, the HTML page's data-json figures, the JSON)
+// more than one view (the text or Markdown report, the HTML page's data-json figures, the JSON,
+// the CI gate's verdict and exit status; a daemon's /metrics is not among them yet)
 // is read back from each and must be the same, to the cent; and every published identity holds
 // (phases add up to 100 % and to the total, per-GPU rows to the host, showback lines to the
 // billed total, savings stay under the waste of every GPU). A scenario is a row of kScenarios and
@@ -26,6 +27,7 @@ struct Views {
   std::string schema;                       // docs/ schema the JSON follows
   std::map<std::string, std::string> text;  // "text", "md": reports as people read them
   std::string html;
+  int exit_code = 0;  // cgov's exit status (a run's: the job's, or its gate's)
 };
 
 int64_t Cents(const json& usd) { return std::llround(usd.get<double>() * 100); }
@@ -57,16 +59,20 @@ const char* const kMoneyInHtml[] = {"/cost/total_usd", "/cost/waste_usd", "/savi
                                     "/savings/utilization_fraction", "/cost/effective_gpu_hours"};
 
 Views RunScenario(const std::string& scenario, const std::vector<std::string>& flags,
-                  const std::string& seconds) {
+                  const std::string& seconds, const std::string& out = "") {
   TempDir dir;
   std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                                   dir / "out", "--interval", "200ms"};
+                                   out.empty() ? dir / "out" : out, "--interval", "200ms"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"--", "sleep", seconds});
   RunResult r = RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario(scenario)},
                                   {"CGOV_PRICE_CATALOG", ""}}, 60);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (!out.empty()) {  // a run kept for another to compare with
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return {};
+  }
   Views v;
+  v.exit_code = r.exit_code;
   v.schema = "summary.schema.json";
   v.doc = json::parse(ReadFile(dir / "out/summary.json"));
   v.text["md"] = ReadFile(dir / "out/report.md");
@@ -115,6 +121,13 @@ class ConsistencyE2E : public ::testing::TestWithParam<std::string> {
     if (name == "make_run_job") return RunScenario("h100x8_fast", {"--tag", "project=demo"}, "3");
     if (name == "mig_run") return RunScenario("mig_h100", {"--price-per-gpu-hour", "4.00"}, "2");
     if (name == "gpm_run") return RunScenario("gpm_h100", {"--spot"}, "2");
+    if (name == "ci_gate") {  // a baseline, then the same job twice as long: the gate fires
+      const std::vector<std::string> work = {"--work", "1000", "--tag", "project=ci"};
+      RunScenario("h100x8_fast", work, "1", *dir_ / "baseline");
+      std::vector<std::string> gated = work;
+      gated.insert(gated.end(), {"--baseline", *dir_ / "baseline", "--fail-on-regression", "5"});
+      return RunScenario("h100x8_fast", gated, "2");
+    }
     if (name == "demo_week") return Report({});
     if (name == "demo_week_by_project") return Report({"--by", "project"});
     if (name == "billed_week") return Report(billed);
@@ -142,12 +155,21 @@ void ExpectTextViewsAgree(const Views& v) {
       EXPECT_NE(text.find(Dollars(*usd)), std::string::npos)
           << view << " lacks " << pointer << " = " << Dollars(*usd);
     }
+    // The JSON keeps 3 decimals of a fraction (or 6 of hours), the text rounds the exact value:
+    // the text's figure is the JSON's, or one the JSON's last digit rounded to.
     auto shown = [&](const char* pointer, const char* format, double scale) {
       const json* x = At(d, pointer);
       if (x == nullptr || !x->is_number()) return;
-      const std::string figure = fmt::format(fmt::runtime(format), x->get<double>() * scale);
-      EXPECT_NE(text.find(figure), std::string::npos) << view << " lacks " << pointer << " = "
-                                                      << figure;
+      const double value = x->get<double>();
+      const double half_digit = value == std::round(value) ? 0 : 0.0005;
+      bool found = false;
+      std::string figure;
+      for (double nudge : {0.0, -half_digit, half_digit}) {
+        figure = fmt::format(fmt::runtime(format), (value + nudge) * scale);
+        found = found || text.find(figure) != std::string::npos;
+      }
+      EXPECT_TRUE(found) << view << " lacks " << pointer << " = "
+                         << fmt::format(fmt::runtime(format), value * scale);
     };
     if (At(d, "/cost/total_usd") != nullptr && !At(d, "/cost/total_usd")->is_null()) {
       shown("/cost/waste_fraction", "({:.1f} % of GPU capacity unused)", 100);
@@ -157,6 +179,9 @@ void ExpectTextViewsAgree(const Views& v) {
     shown("/waste/idle_held/gpu_seconds", "Idle-held, reconciled: {:.2f} h", 1.0 / 3600);
     shown("/waste/idle_held/in_bursts_gpu_seconds", "= {:.2f} h of short pauses", 1.0 / 3600);
     EXPECT_EQ(text.find("every 0 ms"), std::string::npos) << view << ": an interval it knows";
+    // The comparison with a baseline, and the CI gate's verdict.
+    shown("/baseline/change_pct", "{:+.1f} %", 1);
+    shown("/baseline/waste_pct/current", "{:.1f} %", 1);
     if (At(d, "/savings/levers") != nullptr && !At(d, "/savings/levers")->empty()) {
       shown("/savings/combined_fraction", "= {:.1f} %", 100);
       shown("/savings/utilization_fraction", "Utilization levers: {:.1f} %", 100);
@@ -245,6 +270,17 @@ void ExpectIdentities(const Views& v) {
       EXPECT_EQ(who, Cents(total)) << "the Who table's cents are the showback's";
     }
   }
+  // The gate: its exit status is cgov's, and says why where it fired.
+  if (const json* gate = At(d, "/gate"); gate != nullptr && gate->is_object()) {
+    EXPECT_EQ((*gate)["exit_status"], v.exit_code);
+    if ((*gate)["fired"] == true) {
+      const std::string said = fmt::format("cgov run: exit {}: {}", v.exit_code,
+                                           (*gate)["reason"].get<std::string>());
+      EXPECT_NE(v.text.at("stderr").find(said), std::string::npos) << said;
+    }
+  } else if (const json* code = At(d, "/run/exit_code"); code != nullptr && code->is_number()) {
+    EXPECT_EQ(code->get<int>(), v.exit_code) << "no gate: the job's own status";
+  }
   const json& savings = d["savings"];
   double contributions = 0;
   for (const json& g : savings["gpus"]) {
@@ -267,11 +303,15 @@ TEST_P(ConsistencyE2E, EveryViewShowsTheSameFiguresAndTheyAddUp) {
   ExpectTextViewsAgree(v);
   ExpectHtmlAgrees(v);
   ExpectIdentities(v);
+  if (GetParam() == "ci_gate") {
+    EXPECT_EQ(v.doc["gate"]["fired"], true) << v.doc["baseline"].dump();
+    EXPECT_EQ(v.exit_code, 3);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ConsistencyE2E,
-                         ::testing::Values("make_run_job", "mig_run", "gpm_run", "demo_week",
-                                           "demo_week_by_project", "billed_week"),
+                         ::testing::Values("make_run_job", "mig_run", "gpm_run", "ci_gate",
+                                           "demo_week", "demo_week_by_project", "billed_week"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace
