@@ -65,7 +65,8 @@ TEST(PricesE2E, ASpotPriceIsNeverAboveOnDemand) {
   const double sp = json::parse(spot.out)["resolved"][0]["usd_per_gpu_hour"].get<double>();
   EXPECT_DOUBLE_EQ(od, 5.435);
   EXPECT_NEAR(sp, 5.435 * 6.571 / 10.9791, 1e-6);
-  for (const json& m : json::parse(spot.out)["gpu_models"]) {
+  const json catalog = json::parse(spot.out);  // (kept: a range over a temporary's member dangles)
+  for (const json& m : catalog["gpu_models"]) {
     if (m["spot_reference"].is_null()) continue;
     EXPECT_LT(m["spot_reference"]["high_usd"].get<double>(),
               m["on_demand_reference"]["usd_per_gpu_hour"].get<double>()) << m["label"];
