@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "e2e_helpers.h"
@@ -20,15 +22,28 @@ TEST(NonRootDaemonE2E, SaysItCannotReadOtherUsersProjectsAtStartInHealthAndInEac
   if (access(kSetpriv, X_OK) != 0) GTEST_SKIP() << "no setpriv (util-linux)";
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  // The binary, the fake driver and its scenario where nobody can reach them (a checkout under
+  // a private home directory is not).
+  const std::string cgov = dir / "cgov", nvml = dir / "libnvidia-ml.so.1",
+                    scenario = dir / "shared_box.json";
+  std::filesystem::copy_file(CgovBinary(), cgov);
+  std::filesystem::copy_file(FakeNvml("full"), nvml);
+  std::filesystem::copy_file(Scenario("shared_box"), scenario);
+  for (const std::string& f : {cgov, nvml, scenario}) {
+    ASSERT_EQ(chmod(f.c_str(), 0755), 0) << f;
+  }
   const int port = FreePort();
   // nobody, no supplementary groups, no capabilities: what DynamicUser= gives without the unit's
   // AmbientCapabilities=CAP_SYS_PTRACE.
   Started daemon = StartProgram(
       {kSetpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-       "--bounding-set=-all", CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
-       "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(port)},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
-  ASSERT_TRUE(WaitFor(TicksTaken(port, 3), 20)) << "the daemon did not start as nobody";
+       "--bounding-set=-all", cgov, "daemon", "--db", dir / "h.db", "--interval", "200ms",
+       "--nvml-lib", nvml, "--listen", "127.0.0.1:" + std::to_string(port)},
+      {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
+  if (!WaitFor(TicksTaken(port, 3), 20)) {
+    kill(daemon.pid, SIGTERM);
+    FAIL() << "the daemon did not start as nobody: " << WaitProgram(daemon, 20).err;
+  }
   const std::string health = Curl("http://127.0.0.1:" + std::to_string(port) + "/health");
   EXPECT_EQ(health.rfind("ok\nwarning: running as uid 65534 without CAP_SYS_PTRACE: other users' "
                          "/proc/PID/environ cannot be read", 0), 0u) << health;
