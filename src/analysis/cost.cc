@@ -11,8 +11,6 @@
 namespace cgov {
 namespace {
 
-constexpr MicroUsd kCent = 10'000;
-
 // Cents are allocated once, here: the phases (and the time of unknown utilization) add up to the
 // total to the cent, and the phases' waste to the waste; every view shows these figures.
 void AllocateOnce(CostBlock* c) {
@@ -21,10 +19,10 @@ void AllocateOnce(CostBlock* c) {
   for (MicroUsd p : parts) phases = AddUsd(phases, p);
   parts.push_back(std::max<MicroUsd>(0, c->total - phases));  // held, utilization unknown
   std::vector<int64_t> cents = AllocateCents(parts, c->total);
-  for (size_t p = 0; p < kPhaseCount; ++p) c->phase_cost[p] = cents[p] * kCent;
+  for (size_t p = 0; p < kPhaseCount; ++p) c->phase_cost[p] = cents[p] * kMicroPerCent;
   c->total = RoundToCent(c->total);
   cents = AllocateCents({c->phase_waste.begin(), c->phase_waste.end()}, c->waste);
-  for (size_t p = 0; p < kPhaseCount; ++p) c->phase_waste[p] = cents[p] * kCent;
+  for (size_t p = 0; p < kPhaseCount; ++p) c->phase_waste[p] = cents[p] * kMicroPerCent;
   c->waste = RoundToCent(c->waste);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 namespace cgov {
+
 namespace {
 
 double Pct(int64_t part, int64_t whole) {
@@ -52,6 +53,8 @@ int64_t BelowBusyWasteMs(const GpuUsage& g) {
           g.waste_ms_x100[static_cast<size_t>(Phase::kUnderutilized)]) / 100;
 }
 
+}  // namespace
+
 // Swinging between a trough and busy: the stalls of a starved input pipeline. The swing is
 // relative (15 <-> 95 and 30 <-> 100 are bursts, not only 5 <-> 95): at least 4 switches
 // between under 50 % and at least 70 %, each side at least 15 % of the time.
@@ -59,7 +62,7 @@ int64_t BelowBusyWasteMs(const GpuUsage& g) {
 // A swing is a loader's when it is quick: at most 10 minutes a cycle on average (a notebook that
 // computes for an hour and then idles is idle-held, not starved). Swings faster than the sample
 // interval are invisible to cgov: the trough then shows as steady low utilization.
-bool IsBursty(const GpuUsage& g) {
+bool IsBurstyGpu(const GpuUsage& g) {
   const int64_t known = g.KnownMs();
   if (g.transitions < 4 || Pct(BelowBusyMs(g), known) < 15 || Pct(g.high_ms, known) < 15) {
     return false;
@@ -67,6 +70,8 @@ bool IsBursty(const GpuUsage& g) {
   const int64_t cycle_ms = 2 * known / g.transitions;
   return cycle_ms <= 10 * 60'000;
 }
+
+namespace {
 
 // A GPU that computed nothing: truly idle (no process held memory, under 10 %) for at least
 // 90 % of its known time.
@@ -119,7 +124,7 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
     const int64_t ms = g.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
-    if (ms > 0 && !IsBursty(g)) {
+    if (ms > 0 && !IsBurstyGpu(g)) {
       held += ms;
       gpus.push_back(i);
     }
@@ -164,7 +169,7 @@ void InputPipeline(const Context& c, std::vector<Finding>* out) {
   int64_t trough = 0, time = 0;
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
-    if (IsBursty(g) && !IsUnused(g)) {
+    if (IsBurstyGpu(g) && !IsUnused(g)) {
       bursty.push_back(i);
       trough += BelowBusyMs(g);
       time += g.KnownMs();
@@ -209,7 +214,7 @@ void SteadyLow(const Context& c, std::vector<Finding>* out) {
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
     const double mean = g.MeanUtilPct().value_or(100);
-    if (mean > 60 || IsBursty(g) || IsUnused(g) || Pct(g.low_ms, g.KnownMs()) >= 15) continue;
+    if (mean > 60 || IsBurstyGpu(g) || IsUnused(g) || Pct(g.low_ms, g.KnownMs()) >= 15) continue;
     gpus.push_back(i);
     time += g.KnownMs();
     util_x100 += g.util_ms_x100;
@@ -317,7 +322,7 @@ void IdleCapacity(const Context& c, bool head_or_tail, std::vector<Finding>* out
   std::vector<int64_t> idle_of(c.usage.gpus.size(), 0);
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
-    if (IsUnused(g) || IsBursty(g)) continue;
+    if (IsUnused(g) || IsBurstyGpu(g)) continue;
     const int64_t ms =
         g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] - g.graphics_only_ms - edge_ms;
     if (ms <= 0) continue;
@@ -413,7 +418,7 @@ void ComputeBound(const Context& c, std::vector<Finding>* out) {
   int64_t bound = 0, known = 0, low = 0;
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
-    if (IsBursty(g)) continue;
+    if (IsBurstyGpu(g)) continue;
     bound += g.phase_ms[static_cast<size_t>(Phase::kComputeBound)];
     known += g.KnownMs();
     low += g.low_ms;
@@ -885,8 +890,6 @@ void Spot(const Context& c, std::vector<Finding>* out) {
 }
 
 }  // namespace
-
-bool IsBurstyGpu(const GpuUsage& g) { return IsBursty(g); }
 
 const char* SeverityName(Severity s) {
   switch (s) {

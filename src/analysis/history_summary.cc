@@ -453,11 +453,11 @@ namespace {
 void ShowWhoInShowbackCents(HistorySummary* s) {
   const Showback& b = s->showback;
   if (!b.estimate || b.policy.kind != IdleCostPolicy::Kind::kUnallocated) return;
-  if (s->cost.priced) s->unattributed_cost = b.idle_cents * 10'000;
+  if (s->cost.priced) s->unattributed_cost = b.idle_cents * kMicroPerCent;
   for (WhoRow& w : s->who) {
     const std::string key = w.key.empty() ? "(unknown)" : w.key;
     for (const ShowbackRow& row : b.rows) {
-      if (row.key == key) w.cost = row.cents * 10'000;
+      if (row.key == key) w.cost = row.cents * kMicroPerCent;
     }
   }
 }
@@ -520,7 +520,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
     std::vector<MicroUsd> parts;
     for (const HistoryGpuRow& g : s.gpus) parts.push_back(g.cost);
     const std::vector<int64_t> cents = AllocateCents(parts, s.cost.total);
-    for (size_t i = 0; i < s.gpus.size(); ++i) s.gpus[i].cost = cents[i] * 10'000;
+    for (size_t i = 0; i < s.gpus.size(); ++i) s.gpus[i].cost = cents[i] * kMicroPerCent;
   }
   // Idle is the truly idle and idle-held phases: their cents, as allocated once.
   s.idle_cost = AddUsd(s.cost.phase_cost[static_cast<size_t>(Phase::kTrulyIdle)],

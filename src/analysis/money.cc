@@ -46,26 +46,24 @@ Result<MicroUsd> ParseUsd(std::string_view text) {
 }
 
 MicroUsd RoundToCent(MicroUsd amount) {
-  constexpr MicroUsd kCent = 10'000;
   const MicroUsd sign = amount < 0 ? -1 : 1;
   const MicroUsd a = amount == std::numeric_limits<MicroUsd>::min()
                          ? std::numeric_limits<MicroUsd>::max()
                          : amount * sign;
-  const MicroUsd up = a > std::numeric_limits<MicroUsd>::max() - kCent / 2 ? a : a + kCent / 2;
-  return sign * (up / kCent * kCent);
+  const MicroUsd up = a > std::numeric_limits<MicroUsd>::max() - kMicroPerCent / 2 ? a : a + kMicroPerCent / 2;
+  return sign * (up / kMicroPerCent * kMicroPerCent);
 }
 
 std::vector<int64_t> AllocateCents(const std::vector<MicroUsd>& parts, MicroUsd total_micro) {
-  constexpr int64_t kCent = 10'000;
   auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); };
-  const int64_t total = RoundToCent(total_micro) / kCent;
+  const int64_t total = RoundToCent(total_micro) / kMicroPerCent;
   std::vector<int64_t> cents(parts.size());
   std::vector<std::pair<int64_t, size_t>> remainders;
   int64_t sum = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
-    cents[i] = floor_div(parts[i], kCent);
+    cents[i] = floor_div(parts[i], kMicroPerCent);
     sum += cents[i];
-    remainders.emplace_back(parts[i] - cents[i] * kCent, i);
+    remainders.emplace_back(parts[i] - cents[i] * kMicroPerCent, i);
   }
   std::stable_sort(remainders.begin(), remainders.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -16,6 +16,7 @@ namespace cgov {
 using MicroUsd = int64_t;
 __extension__ using Int128 = __int128;  // GCC and Clang; for products that overflow 64 bits
 inline constexpr MicroUsd kMicroPerUsd = 1'000'000;
+inline constexpr MicroUsd kMicroPerCent = 10'000;
 
 // The largest price Cost Governor takes: $999,999,999.999999 per GPU-hour. Costs computed from
 // it saturate at the largest MicroUsd instead of wrapping (AddUsd, CostOf).

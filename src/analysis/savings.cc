@@ -9,13 +9,6 @@
 namespace cgov {
 namespace {
 
-double WasteOf(const GpuUsage& g) {
-  const int64_t known = g.KnownMs();
-  if (known <= 0) return 0;
-  const double util = static_cast<double>(g.util_ms_x100) / (100.0 * static_cast<double>(known));
-  return std::clamp(1.0 - util, 0.0, 1.0);
-}
-
 // The per-GPU rows before any lever: every GPU with known time, by index.
 std::map<unsigned, GpuSavings> GpuRows(const UsageTotals& usage,
                                        const std::vector<std::string>& names) {
@@ -28,7 +21,7 @@ std::map<unsigned, GpuSavings> GpuRows(const UsageTotals& usage,
     r.gpu = i;
     r.name = i < names.size() ? names[i] : fmt::format("{}", i);
     r.weight = static_cast<double>(g.KnownMs()) / static_cast<double>(known);
-    r.waste_fraction = WasteOf(g);
+    r.waste_fraction = std::clamp(1.0 - g.MeanUtilPct().value_or(100) / 100.0, 0.0, 1.0);
   }
   return rows;
 }

@@ -16,7 +16,6 @@ namespace {
 
 // Exact products of a price and a weight: micro-dollars x milliseconds pass 2^63.
 __extension__ typedef __int128 Int128;
-constexpr int64_t kMicroPerCent = 10'000;
 constexpr const char* kUnknownKey = "(unknown)";
 constexpr const char* kUnlabelledKey = "(unlabelled)";
 

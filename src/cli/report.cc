@@ -240,10 +240,11 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
 
 // A window reaching past the database's data is clamped to it, and the report says so: "365d"
 // over a week of data is a week (as gpu-usage-audit does). A window with no data stays as asked.
-Result<std::vector<std::string>> ClampToData(const HistoryStore& store, Window* w) {
+// `end`: DataEndMs(store).
+Result<std::vector<std::string>> ClampToData(const HistoryStore& store, std::optional<int64_t> end,
+                                             Window* w) {
   std::vector<std::string> notes;
   CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
-  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(store));
   if (!range || !end || range->first >= w->until_ms || *end <= w->since_ms) return notes;
   const Window asked = *w;
   w->since_ms = std::max(w->since_ms, range->first);
@@ -263,16 +264,16 @@ Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& op
                                 std::optional<Window> window) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryStore> store,
                         HistoryStore::Open(r.db, HistoryStore::Mode::kRead));
+  // Default --until: the end of the data, so that a finished database (a demo, an import) reports
+  // the same whenever it is read. For a running daemon that is a tick ago.
+  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
   Window w;
   if (window) {
     w = *window;
   } else {
-    // Default: the end of the data, so that a finished database (a demo, an import) reports the
-    // same whenever it is read. For a running daemon that is a tick ago.
-    CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store));
     CGOV_ASSIGN_OR_RETURN(w, ResolveWindow(r, end));
   }
-  CGOV_ASSIGN_OR_RETURN(std::vector<std::string> notes, ClampToData(*store, &w));
+  CGOV_ASSIGN_OR_RETURN(std::vector<std::string> notes, ClampToData(*store, end, &w));
   CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(*store, w.since_ms, w.until_ms, options.phases));
   in.notes.insert(in.notes.begin(), notes.begin(), notes.end());
   return in;

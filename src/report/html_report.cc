@@ -135,8 +135,8 @@ std::string RunHeader(const RunSummary& s) {
   out += fmt::format("<li>{} samples at {} s</li>", Num(fmt::format("{}", s.samples), "/sampling/samples"),
                      Num(F1(s.interval_s), "/sampling/interval_s"));
   if (s.TooShortToMeasure()) {
-    out += fmt::format("<li><strong>Too short to measure</strong>: run a longer job, or sample "
-                       "faster with <code>--interval 200ms</code></li>");
+    out += "<li><strong>Too short to measure</strong>: run a longer job, or sample faster with "
+           "<code>--interval 200ms</code></li>";
   } else {
     out += fmt::format("<li>Agent overhead: {} % CPU</li>",
                        Num(fmt::format("{:.2f}", s.agent_cpu_pct), "/agent/cpu_pct"));

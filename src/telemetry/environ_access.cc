@@ -1,5 +1,7 @@
 #include "telemetry/environ_access.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "telemetry/text_scan.h"
@@ -13,16 +15,10 @@ EnvironAccess EnvironAccessOf(std::string_view status) {
     std::vector<std::string_view> f = SplitFields(line);
     uint64_t v = 0;
     if (f.size() == 5 && f[0] == "Uid:" && ParseU64(f[4], &v)) a.fs_uid = static_cast<uint32_t>(v);
-    if (f.size() == 2 && f[0] == "CapEff:") {
-      // 16 hex digits; anything else leaves the capabilities unknown.
+    if (f.size() == 2 && f[0] == "CapEff:") {  // hex; anything else leaves them unknown
       uint64_t bits = 0;
-      bool hex = !f[1].empty() && f[1].size() <= 16;
-      for (char c : f[1]) {
-        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0) hex = false;
-        bits = bits << 4 | static_cast<uint64_t>(d < 0 ? 0 : d);
-      }
-      if (hex) caps = bits;
+      auto [end, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), bits, 16);
+      if (ec == std::errc() && end == f[1].data() + f[1].size()) caps = bits;
     }
   }
   if (!a.fs_uid || !caps) return a;  // unknown: nothing to say
