@@ -186,6 +186,53 @@ TEST_F(HistoryStoreTest, ASecondWriterIsRefusedReadersAreNot) {
   EXPECT_TRUE(HistoryStore::Open(path_, HistoryStore::Mode::kWrite).ok()) << "lock released";
 }
 
+// Issue 44: a reader does not look at every page on open (a report over an hour of a year's
+// history read the whole year); a corrupt page it does read is SQLite's error, said as corruption
+// with the salvage advice. A writer still checks every page before its first write.
+TEST_F(HistoryStoreTest, AReaderMeetsCorruptionWhereItReadsAndAWriterBeforeItWrites) {
+  {
+    auto store = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    auto run = (*store)->BeginRun("daemon", 0, 1000, "box");
+    for (int64_t t = 1; t <= 400; ++t) {
+      StoredTick tick;
+      tick.cpu_pct_x10 = static_cast<uint32_t>(t);
+      ASSERT_TRUE((*store)->AppendTick(t * 1000, run->id, tick).ok());
+    }
+  }
+  int64_t page_size = 0, root = 0;
+  {
+    auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("PRAGMA wal_checkpoint(TRUNCATE)").ok());
+    page_size = *(*db)->QueryInt("PRAGMA page_size");
+    root = *(*db)->QueryInt("SELECT rootpage FROM sqlite_schema WHERE name = 'tick'");
+  }
+  ASSERT_GT(root, 1);
+  {
+    std::fstream file(path_, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp((root - 1) * page_size);
+    const std::string garbage(64, '\x5a');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto reader = HistoryStore::Open(path_, HistoryStore::Mode::kRead);
+  ASSERT_TRUE(reader.ok()) << "the tick table is not read on open: "
+                           << reader.status().message();
+  EXPECT_FALSE((*reader)->fully_checked());
+  Status read = (*reader)->ForEachTick(
+      0, 1'000'000, [](int64_t, uint32_t, const StoredTick&) { return Status::Ok(); });
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.message().rfind(path_ + ": the database is corrupt (SQLite: database disk image "
+                                 "is malformed); nothing was written. Keep a copy, then salvage "
+                                 "what is readable with `sqlite3 " + path_ + " .recover", 0),
+            0u) << read.message();
+  reader->reset();
+  auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  ASSERT_FALSE(writer.ok());
+  EXPECT_NE(writer.status().message().find(": the database is corrupt (SQLite quick_check: "),
+            std::string::npos) << writer.status().message();
+}
+
 TEST_F(HistoryStoreTest, ForeignOrCorruptOrNewerDatabasesAreLeftUntouched) {
   {
     std::ofstream(path_) << "not a database at all, just text\n";

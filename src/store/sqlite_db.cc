@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "os/input_file.h"
 #include "store/sqlite_library.h"
 
@@ -92,7 +93,19 @@ std::string_view SqliteStmt::Blob(int column) const {
   return {data, static_cast<size_t>(db_->lib().column_bytes(stmt_, column))};
 }
 
+Status CorruptDatabase(const std::string& path, std::string_view how, std::string_view finding) {
+  return InvalidArgument(fmt::format(
+      "{}: the database is corrupt (SQLite{}: {}); nothing was written. Keep a copy, then "
+      "salvage what is readable with `sqlite3 {} .recover | sqlite3 NEW.db`", path, how,
+      SafeText(finding), path));
+}
+
+bool IsCorruption(int rc) {
+  return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB;
+}
+
 Status SqliteStmt::Error(int rc) const {
+  if (IsCorruption(rc)) return CorruptDatabase(db_->path(), "", db_->lib().errmsg(db_->raw()));
   return IoError(fmt::format("{}: {} ({})", db_->path(), db_->lib().errmsg(db_->raw()),
                              db_->lib().errstr(rc)));
 }
@@ -124,6 +137,11 @@ Status SqliteDb::Exec(std::string_view sql) {
   const std::string text(sql);
   const int rc = lib_->exec(db_, text.c_str(), nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return Status::Ok();
+  if (IsCorruption(rc)) {
+    Status corrupt = CorruptDatabase(path_, "", message != nullptr ? message : lib_->errstr(rc));
+    lib_->free(message);
+    return corrupt;
+  }
   Status error = IoError(fmt::format("{}: {} ({})", path_, message != nullptr ? message : "",
                                      lib_->errstr(rc)));
   lib_->free(message);
@@ -150,6 +168,7 @@ Result<int64_t> SqliteDb::QueryInt(std::string_view sql) const {
 int64_t SqliteDb::Changes() const { return lib_->changes64(db_); }
 
 Status SqliteDb::Error(std::string_view what) const {
+  if (IsCorruption(lib_->errcode(db_))) return CorruptDatabase(path_, "", lib_->errmsg(db_));
   return IoError(fmt::format("{}: {}: {}", path_, what, lib_->errmsg(db_)));
 }
 

@@ -18,6 +18,13 @@ namespace cgov {
 class SqliteDb;
 struct SqliteLibrary;
 
+// "PATH: the database is corrupt (SQLite<how>: FINDING); nothing was written. Keep a copy, then
+// salvage ..." (docs/history-db.md): how a corrupt page is reported, whether a query met it or
+// the writer's quick_check on open found it.
+Status CorruptDatabase(const std::string& path, std::string_view how, std::string_view finding);
+// True for SQLITE_CORRUPT and SQLITE_NOTADB, extended codes included.
+bool IsCorruption(int rc);
+
 class SqliteStmt {
  public:
   SqliteStmt() = default;  // to assign a prepared one to, or destroy: nothing else
@@ -70,7 +77,8 @@ class SqliteDb {
   sqlite3* raw() const { return db_; }
   const SqliteLibrary& lib() const { return *lib_; }  // for raw(): SQLite is loaded at run time
 
-  // "PATH: <what>: <SQLite's message>".
+  // "PATH: <what>: <SQLite's message>"; or, when SQLite found a page it read corrupt (or the
+  // file is no database at all), CorruptDatabase's message.
   Status Error(std::string_view what) const;
 
  private:

@@ -17,6 +17,7 @@ Result<SqliteLibrary> OpenSqlite() {
         resolve(&lib.close_v2, "sqlite3_close_v2");
         resolve(&lib.extended_result_codes, "sqlite3_extended_result_codes");
         resolve(&lib.errmsg, "sqlite3_errmsg");
+        resolve(&lib.errcode, "sqlite3_errcode");
         resolve(&lib.errstr, "sqlite3_errstr");
         resolve(&lib.exec, "sqlite3_exec");
         resolve(&lib.free, "sqlite3_free");

@@ -16,6 +16,7 @@ struct SqliteLibrary {
   decltype(&sqlite3_close_v2) close_v2 = nullptr;
   decltype(&sqlite3_extended_result_codes) extended_result_codes = nullptr;
   decltype(&sqlite3_errmsg) errmsg = nullptr;
+  decltype(&sqlite3_errcode) errcode = nullptr;
   decltype(&sqlite3_errstr) errstr = nullptr;
   decltype(&sqlite3_exec) exec = nullptr;
   decltype(&sqlite3_free) free = nullptr;
