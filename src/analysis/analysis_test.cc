@@ -14,11 +14,11 @@
 #include "analysis/pricing.h"
 #include "analysis/timeline.h"
 #include "core/text.h"
+#include "core/time_format.h"
 
 namespace cgov {
 namespace {
 
-constexpr int64_t kHour = 3'600'000;
 
 GpuPoint Point(double util, uint64_t compute_mib = 0) {
   GpuPoint p;
@@ -46,7 +46,7 @@ TEST(Money, ParseFormatRound) {
   EXPECT_EQ(FormatUsd(400, 4), "$0.0004");
   EXPECT_EQ(RoundToCent(13'333'333), 13'330'000);
   EXPECT_EQ(RoundToCent(13'335'000), 13'340'000);
-  EXPECT_EQ(CostOf(8'000'000, 10 * kHour), 80'000'000);
+  EXPECT_EQ(CostOf(8'000'000, 10 * kHourMs), 80'000'000);
 }
 
 TEST(Phases, ThresholdsFromTheDesign) {
@@ -75,7 +75,7 @@ TEST(Phases, SharesSumToExactlyOneHundredByLargestRemainder) {
 TEST(Cost, HandComputedCase) {
   UsageAccumulator acc(8, 1000);
   std::vector<GpuPoint> points(8, Point(60));
-  const int64_t end = kHour + kHour / 4;
+  const int64_t end = kHourMs + kHourMs / 4;
   for (int64_t t = 0; t < end; t += 1000) acc.Add(t, points, {});
   UsageTotals usage = acc.Finish(end);
   std::vector<ResolvedPrice> prices(8, Priced(8));

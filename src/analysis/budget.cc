@@ -11,7 +11,6 @@
 namespace cgov {
 namespace {
 
-constexpr int64_t kDayMs = 24 * kHourMs;
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 

@@ -8,15 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include "core/test_time.h"
+
 #include "analysis/history_summary.h"
 #include "core/time_format.h"
 
 namespace cgov {
 namespace {
 
-constexpr int64_t kHour = 3'600'000;
 
-int64_t Ms(const char* t) { return *ParseTimestampMs(t); }
 
 TEST(BudgetFile, ParsesBudgetsWithTheirDefaults) {
   Result<BudgetFile> f = ParseBudgets(R"(# budgets
@@ -189,9 +189,9 @@ TEST(BudgetPeriods, CalendarMonthsAndIsoWeeksInUtc) {
       {BudgetPeriod::kWeek, "2027-01-01T00:00Z", "2026-12-28T00:00Z", "2027-01-04T00:00Z"},
   };
   for (const auto& c : cases) {
-    const PeriodSpan p = PeriodOf(c.period, Ms(c.at));
-    EXPECT_EQ(p.start_ms, Ms(c.start)) << c.at;
-    EXPECT_EQ(p.end_ms, Ms(c.end)) << c.at;
+    const PeriodSpan p = PeriodOf(c.period, UtcMs(c.at));
+    EXPECT_EQ(p.start_ms, UtcMs(c.start)) << c.at;
+    EXPECT_EQ(p.end_ms, UtcMs(c.end)) << c.at;
   }
 }
 
@@ -199,8 +199,8 @@ TEST(BudgetPeriods, CalendarMonthsAndIsoWeeksInUtc) {
 // from `from` to `to`; a second GPU no one priced, held by vision too.
 HistoryInput VisionHours(const char* from, const char* to) {
   HistoryInput in;
-  in.since_ms = Ms(from);
-  in.until_ms = Ms(to);
+  in.since_ms = UtcMs(from);
+  in.until_ms = UtcMs(to);
   in.gpus = {{1, "GPU-a", 0, "NVIDIA H100 80GB HBM3", 81559, "", "", {}},
              {2, "GPU-b", 1, "NVIDIA H100 80GB HBM3", 81559, "", "", {}}};
   IdentityRecord vision;
@@ -208,13 +208,13 @@ HistoryInput VisionHours(const char* from, const char* to) {
   vision.project = "vision";
   vision.team = "ml";
   in.identities = {{7, vision}};
-  for (int64_t h = in.since_ms / kHour; h < in.until_ms / kHour; ++h) {
+  for (int64_t h = in.since_ms / kHourMs; h < in.until_ms / kHourMs; ++h) {
     HourBucket b;
     b.hour = h;
     for (uint32_t gpu : {1u, 2u}) {
       b.gpus[gpu].samples = 3600;
-      b.gpus[gpu].usage.phase_ms[static_cast<size_t>(Phase::kProductive)] = kHour;
-      b.identities[{7, gpu}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHour;
+      b.gpus[gpu].usage.phase_ms[static_cast<size_t>(Phase::kProductive)] = kHourMs;
+      b.identities[{7, gpu}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHourMs;
     }
     in.hours.push_back(b);
   }
@@ -236,7 +236,7 @@ const std::map<uint32_t, MicroUsd> kPrices = {{1, 3'600'000}};  // GPU 2 unprice
 TEST(BudgetEvaluate, SpendForecastAndCrossing) {
   // 20 days of November at $86.40 a day: $1,728 spent, the forecast adds 10 more such days.
   const HistoryInput in = VisionHours("2026-11-01T00:00Z", "2026-11-21T00:00Z");
-  const int64_t as_of = Ms("2026-11-21T00:00Z");
+  const int64_t as_of = UtcMs("2026-11-21T00:00Z");
   const BudgetFile f = Budgets({{HistoryBy::kProject, "vision", BudgetPeriod::kMonth,
                                  3'000'000'000, {}, 1},
                                 {HistoryBy::kProject, "vision", BudgetPeriod::kMonth,
@@ -245,15 +245,15 @@ TEST(BudgetEvaluate, SpendForecastAndCrossing) {
                                  1'500'000'000, {}, 3},
                                 {HistoryBy::kTeam, "ml", BudgetPeriod::kWeek, 500'000'000, {}, 4},
                                 {HistoryBy::kProject, "nobody", BudgetPeriod::kMonth, 1, {}, 5}});
-  EXPECT_EQ(BudgetDataStartMs(f, as_of), Ms("2026-11-01T00:00Z"));
+  EXPECT_EQ(BudgetDataStartMs(f, as_of), UtcMs("2026-11-01T00:00Z"));
   const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, as_of);
   ASSERT_EQ(s.size(), 5u);
 
-  EXPECT_EQ(s[0].period.start_ms, Ms("2026-11-01T00:00Z"));
+  EXPECT_EQ(s[0].period.start_ms, UtcMs("2026-11-01T00:00Z"));
   EXPECT_EQ(s[0].spent, 1'728'000'000) << "480 h x $3.60; the unpriced GPU adds nothing";
   EXPECT_DOUBLE_EQ(s[0].spent_pct, 57.6);
   EXPECT_EQ(s[0].alert_pct, 50);
-  EXPECT_EQ(s[0].basis_start_ms, Ms("2026-11-14T00:00Z"));
+  EXPECT_EQ(s[0].basis_start_ms, UtcMs("2026-11-14T00:00Z"));
   EXPECT_EQ(s[0].basis_spent, 604'800'000);
   EXPECT_EQ(s[0].per_day, 86'400'000);
   EXPECT_EQ(s[0].forecast, 2'592'000'000) << "$1,728 + 10 days x $86.40";
@@ -263,18 +263,18 @@ TEST(BudgetEvaluate, SpendForecastAndCrossing) {
   EXPECT_EQ(s[1].alert_pct, 80);
   EXPECT_FALSE(s[1].crossed_hour_ms);
   ASSERT_TRUE(s[1].crosses_ms);
-  EXPECT_EQ(*s[1].crosses_ms, Ms("2026-11-24T03:33:20Z")) << "$272 to go at $3.60 an hour";
+  EXPECT_EQ(*s[1].crosses_ms, UtcMs("2026-11-24T03:33:20Z")) << "$272 to go at $3.60 an hour";
 
   EXPECT_EQ(s[2].alert_pct, 100);
   ASSERT_TRUE(s[2].crossed_hour_ms);
-  EXPECT_EQ(*s[2].crossed_hour_ms, Ms("2026-11-18T08:00Z")) << "the 417th hour passes $1,500";
+  EXPECT_EQ(*s[2].crossed_hour_ms, UtcMs("2026-11-18T08:00Z")) << "the 417th hour passes $1,500";
   EXPECT_FALSE(s[2].crosses_ms);
 
-  EXPECT_EQ(s[3].period.start_ms, Ms("2026-11-16T00:00Z")) << "the ISO week, Monday";
+  EXPECT_EQ(s[3].period.start_ms, UtcMs("2026-11-16T00:00Z")) << "the ISO week, Monday";
   EXPECT_EQ(s[3].spent, 432'000'000) << "5 days";
   EXPECT_EQ(s[3].forecast, 604'800'000) << "7 days";
   ASSERT_TRUE(s[3].crosses_ms);
-  EXPECT_EQ(*s[3].crosses_ms, Ms("2026-11-21T18:53:20Z"));
+  EXPECT_EQ(*s[3].crosses_ms, UtcMs("2026-11-21T18:53:20Z"));
 
   EXPECT_EQ(s[4].spent, 0) << "a key that spent nothing";
   EXPECT_EQ(s[4].forecast, 0);
@@ -285,18 +285,18 @@ TEST(BudgetEvaluate, AYoungHistoryIsNotReadAsDaysOfNoSpend) {
   const HistoryInput in = VisionHours("2026-11-19T00:00Z", "2026-11-21T00:00Z");
   const BudgetFile f =
       Budgets({{HistoryBy::kUser, "alice", BudgetPeriod::kMonth, 3'000'000'000, {}, 1}});
-  const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, Ms("2026-11-21T00:00Z"));
+  const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, UtcMs("2026-11-21T00:00Z"));
   ASSERT_EQ(s.size(), 1u);
-  EXPECT_EQ(s[0].basis_start_ms, Ms("2026-11-19T00:00Z"));
+  EXPECT_EQ(s[0].basis_start_ms, UtcMs("2026-11-19T00:00Z"));
   EXPECT_EQ(s[0].per_day, 86'400'000) << "two days of data, not seven";
 }
 
 TEST(BudgetEvaluate, NoForecastFromLessThanAnHour) {
   HistoryInput in = VisionHours("2026-11-20T23:00Z", "2026-11-21T00:00Z");
-  in.since_ms = Ms("2026-11-20T23:30Z");
+  in.since_ms = UtcMs("2026-11-20T23:30Z");
   const BudgetFile f =
       Budgets({{HistoryBy::kUser, "alice", BudgetPeriod::kMonth, 3'000'000'000, {}, 1}});
-  const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, Ms("2026-11-21T00:00Z"));
+  const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, UtcMs("2026-11-21T00:00Z"));
   ASSERT_EQ(s.size(), 1u);
   EXPECT_FALSE(s[0].forecast);
   EXPECT_FALSE(s[0].per_day);
@@ -307,9 +307,9 @@ TEST(BudgetEvaluate, AtAPeriodsLastInstantThatPeriodIsReported) {
   const HistoryInput in = VisionHours("2026-11-01T00:00Z", "2026-12-01T00:00Z");
   const BudgetFile f =
       Budgets({{HistoryBy::kProject, "vision", BudgetPeriod::kMonth, 3'000'000'000, {}, 1}});
-  const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, Ms("2026-12-01T00:00Z"));
+  const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, UtcMs("2026-12-01T00:00Z"));
   ASSERT_EQ(s.size(), 1u);
-  EXPECT_EQ(s[0].period.start_ms, Ms("2026-11-01T00:00Z"));
+  EXPECT_EQ(s[0].period.start_ms, UtcMs("2026-11-01T00:00Z"));
   EXPECT_EQ(s[0].spent, 2'592'000'000);
   EXPECT_EQ(s[0].forecast, s[0].spent) << "nothing left of the period";
 }
@@ -347,33 +347,33 @@ TEST(BudgetTracker, CarriesTheHistorysSpendOnAndStartsEachPeriodFromNothing) {
                       {50, 80, 100}, 1};
   BudgetStatus seed;
   seed.budget = vision;
-  seed.period = PeriodOf(BudgetPeriod::kMonth, Ms("2026-11-30T23:00Z"));
+  seed.period = PeriodOf(BudgetPeriod::kMonth, UtcMs("2026-11-30T23:00Z"));
   seed.spent = 100'000'000;
-  BudgetTracker t({seed}, Ms("2026-11-30T23:00Z"));
+  BudgetTracker t({seed}, UtcMs("2026-11-30T23:00Z"));
   IdentityRecord alice, bob;
   alice.project = "vision";
   bob.project = "other";
-  t.Credit(Ms("2026-11-30T22:59:59Z"), alice, "", 3'600'000, 60'000);  // in the seed already
-  t.Credit(Ms("2026-11-30T23:00:01Z"), alice, "", 3'600'000, 60'000);  // $0.06
-  t.Credit(Ms("2026-11-30T23:00:01Z"), bob, "", 3'600'000, 60'000);    // not vision's
-  t.Credit(Ms("2026-11-30T23:00:02Z"), alice, "", 2'000'000, 1);       // $0.000000555...
-  t.Credit(Ms("2026-11-30T23:00:03Z"), alice, "", 2'000'000, 1);       // priced once: 1 µ$
-  std::vector<BudgetTracker::Row> rows = t.Rows(Ms("2026-11-30T23:30Z"));
+  t.Credit(UtcMs("2026-11-30T22:59:59Z"), alice, "", 3'600'000, 60'000);  // in the seed already
+  t.Credit(UtcMs("2026-11-30T23:00:01Z"), alice, "", 3'600'000, 60'000);  // $0.06
+  t.Credit(UtcMs("2026-11-30T23:00:01Z"), bob, "", 3'600'000, 60'000);    // not vision's
+  t.Credit(UtcMs("2026-11-30T23:00:02Z"), alice, "", 2'000'000, 1);       // $0.000000555...
+  t.Credit(UtcMs("2026-11-30T23:00:03Z"), alice, "", 2'000'000, 1);       // priced once: 1 µ$
+  std::vector<BudgetTracker::Row> rows = t.Rows(UtcMs("2026-11-30T23:30Z"));
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].spent, 100'060'001);
-  EXPECT_EQ(rows[0].period.start_ms, Ms("2026-11-01T00:00Z"));
+  EXPECT_EQ(rows[0].period.start_ms, UtcMs("2026-11-01T00:00Z"));
 
-  rows = t.Rows(Ms("2026-12-01T00:00:10Z"));
+  rows = t.Rows(UtcMs("2026-12-01T00:00:10Z"));
   EXPECT_EQ(rows[0].spent, 0) << "a new period, no credit yet";
-  EXPECT_EQ(rows[0].period.start_ms, Ms("2026-12-01T00:00Z"));
-  t.Credit(Ms("2026-12-01T00:00:30Z"), alice, "", 3'600'000, 1'000);
-  rows = t.Rows(Ms("2026-12-01T00:01Z"));
+  EXPECT_EQ(rows[0].period.start_ms, UtcMs("2026-12-01T00:00Z"));
+  t.Credit(UtcMs("2026-12-01T00:00:30Z"), alice, "", 3'600'000, 1'000);
+  rows = t.Rows(UtcMs("2026-12-01T00:01Z"));
   EXPECT_EQ(rows[0].spent, 1'000) << "only December's second";
 
   // Started at a period's very end: the history's spend was the old period's.
   BudgetStatus last_instant = seed;
-  BudgetTracker fresh({last_instant}, Ms("2026-12-01T00:00Z"));
-  EXPECT_EQ(fresh.Rows(Ms("2026-12-01T00:00Z"))[0].spent, 0);
+  BudgetTracker fresh({last_instant}, UtcMs("2026-12-01T00:00Z"));
+  EXPECT_EQ(fresh.Rows(UtcMs("2026-12-01T00:00Z"))[0].spent, 0);
 }
 
 }  // namespace

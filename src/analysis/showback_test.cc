@@ -6,22 +6,22 @@
 
 #include <gtest/gtest.h>
 
+#include "core/test_time.h"
+
 #include "core/time_format.h"
 
 namespace cgov {
 namespace {
 
-constexpr int64_t kHour = 3'600'000;
 
-int64_t Ms(const char* t) { return *ParseTimestampMs(t); }
 
 // node-a: one GPU, every hour of 2026-11-16 10:00-12:00 fully sampled; alice holds half of its
 // time, bob a quarter, nobody the rest. node-b: one GPU, alice the whole time.
 HistoryInput TwoHosts() {
   HistoryInput in;
   in.hostname = "";
-  in.since_ms = Ms("2026-11-16T10:00Z");
-  in.until_ms = Ms("2026-11-16T12:00Z");
+  in.since_ms = UtcMs("2026-11-16T10:00Z");
+  in.until_ms = UtcMs("2026-11-16T12:00Z");
   in.gpus = {{1, "GPU-a", 0, "NVIDIA H100 80GB HBM3", 81559, "", "node-a", {}},
              {2, "GPU-b", 0, "NVIDIA L4", 23034, "", "node-b", {}}};
   IdentityRecord alice, bob;
@@ -29,15 +29,16 @@ HistoryInput TwoHosts() {
   alice.team = "ml";
   bob.user = "bob";
   in.identities = {{1, alice}, {2, bob}};
-  for (int64_t h = Ms("2026-11-16T10:00Z") / kHour; h < Ms("2026-11-16T12:00Z") / kHour; ++h) {
+  const int64_t first = UtcMs("2026-11-16T10:00Z") / kHourMs;
+  for (int64_t h = first; h < UtcMs("2026-11-16T12:00Z") / kHourMs; ++h) {
     HourBucket b;
     b.hour = h;
     for (uint32_t gpu : {1u, 2u}) {
-      b.gpus[gpu].usage.phase_ms[static_cast<size_t>(Phase::kProductive)] = kHour;
+      b.gpus[gpu].usage.phase_ms[static_cast<size_t>(Phase::kProductive)] = kHourMs;
     }
-    b.identities[{1, 1}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHour / 2;
-    b.identities[{2, 1}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHour / 4;
-    b.identities[{1, 2}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHour;
+    b.identities[{1, 1}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHourMs / 2;
+    b.identities[{2, 1}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHourMs / 4;
+    b.identities[{1, 2}].attributed_ms[static_cast<size_t>(Phase::kProductive)] = kHourMs;
     in.hours.push_back(b);
   }
   return in;
@@ -49,7 +50,7 @@ Bill ABill() {
   bill.format = BillFormat::kAwsCur;
   auto add = [&](int line, std::string resource, const char* from, const char* to,
                  int64_t micro) {
-    bill.lines.push_back({line, std::move(resource), Ms(from), Ms(to), micro});
+    bill.lines.push_back({line, std::move(resource), UtcMs(from), UtcMs(to), micro});
     bill.total_micro_usd += micro;
   };
   add(2, "i-0aaa", "2026-11-16T10:00Z", "2026-11-16T11:00Z", 10'000'000);  // node-a, an hour
@@ -96,7 +97,7 @@ TEST(Showback, ProratesEachBilledSpanOverTheGpuTimeInsideIt) {
   EXPECT_EQ(Row(s, "bob")->micro_usd, 2'500'000 + 750'000);
   EXPECT_EQ(s.idle, 2'500'000 + 750'000);
   EXPECT_EQ(s.unmatched, 7'770'000 + 1'250'000 + 500'000);
-  EXPECT_EQ(Row(s, "alice")->attributed_ms, kHour / 2 + kHour / 4 + 2 * kHour);
+  EXPECT_EQ(Row(s, "alice")->attributed_ms, kHourMs / 2 + kHourMs / 4 + 2 * kHourMs);
   ASSERT_EQ(s.notes.size(), 3u);
   // In the file's order.
   EXPECT_NE(s.notes[0].find("resource i-0zzz: no host cgov saw"), std::string::npos) << s.notes[0];
@@ -180,7 +181,7 @@ namespace {
 // span over that part takes all of it (not half of half).
 TEST(Showback, AnHourCutByTheWindowIsNotScaledTwice) {
   HistoryInput in = TwoHosts();
-  in.until_ms = Ms("2026-11-16T11:30Z");
+  in.until_ms = UtcMs("2026-11-16T11:30Z");
   HourBucket& last = in.hours.back();  // 11:00-11:30 only: half of each figure
   for (auto& [id, g] : last.gpus) g.usage.phase_ms[static_cast<size_t>(Phase::kProductive)] /= 2;
   for (auto& [key, ih] : last.identities) {
@@ -188,13 +189,13 @@ TEST(Showback, AnHourCutByTheWindowIsNotScaledTwice) {
   }
   Bill bill;
   bill.file = "b.csv";
-  bill.lines = {{2, "node-a", Ms("2026-11-16T11:00Z"), Ms("2026-11-16T11:30Z"), 4'000'000}};
+  bill.lines = {{2, "node-a", UtcMs("2026-11-16T11:00Z"), UtcMs("2026-11-16T11:30Z"), 4'000'000}};
   bill.total_micro_usd = 4'000'000;
   Showback s = BillShowback(in, HistoryBy::kUser, bill, {}, {});
   ASSERT_NE(Row(s, "alice"), nullptr);
-  EXPECT_EQ(Row(s, "alice")->attributed_ms, kHour / 4) << "half of the half hour";
+  EXPECT_EQ(Row(s, "alice")->attributed_ms, kHourMs / 4) << "half of the half hour";
   EXPECT_EQ(Row(s, "alice")->micro_usd, 2'000'000);
-  EXPECT_EQ(s.idle_ms, kHour / 8);
+  EXPECT_EQ(s.idle_ms, kHourMs / 8);
 }
 
 }  // namespace

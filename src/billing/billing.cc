@@ -16,7 +16,6 @@
 namespace cgov {
 namespace {
 
-constexpr int64_t kDayMs = 24 * 3600 * 1000;
 constexpr int64_t kMaxCostMicroUsd = 9'000'000'000'000'000'000;  // $9e12, far from overflow
 
 std::string Lower(std::string_view s) {

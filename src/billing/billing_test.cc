@@ -6,13 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "core/test_time.h"
+
 #include "core/csv.h"
 #include "core/time_format.h"
 
 namespace cgov {
 namespace {
 
-int64_t Ms(const char* t) { return *ParseTimestampMs(t); }
 
 TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
   auto rows = ParseCsv("\xEF\xBB\xBF" "a,\"b,c\",\"say \"\"hi\"\"\"\r\n\r\n1,\"two\nlines\",3\n", "f.csv");
@@ -59,8 +60,8 @@ TEST(Billing, ReadsAnAwsCurExtract) {
   ASSERT_EQ(bill->lines.size(), 3u) << "the free line moves no money";
   EXPECT_EQ(bill->lines[0].resource, "i-0aaa");
   EXPECT_EQ(bill->lines[0].line, 2);
-  EXPECT_EQ(bill->lines[1].start_ms, Ms("2026-11-16T10:00Z"));
-  EXPECT_EQ(bill->lines[1].end_ms, Ms("2026-11-16T10:30Z"));
+  EXPECT_EQ(bill->lines[1].start_ms, UtcMs("2026-11-16T10:00Z"));
+  EXPECT_EQ(bill->lines[1].end_ms, UtcMs("2026-11-16T10:30Z"));
   EXPECT_EQ(bill->lines[2].resource, "");
   EXPECT_EQ(bill->total_micro_usd, 55'040'000 + 402'400 + 1'250'000);
   // The legacy CUR's column names read the same.
@@ -86,7 +87,7 @@ TEST(Billing, ReadsGcpAndAzureExports) {
   EXPECT_EQ(g->lines[0].resource,
             "//compute.googleapis.com/projects/p/zones/us-central1-a/instances/4711");
   EXPECT_EQ(g->lines[1].resource, "node-b") << "resource.name when there is no global name";
-  EXPECT_EQ(g->lines[1].start_ms, Ms("2026-11-16T11:00Z"));
+  EXPECT_EQ(g->lines[1].start_ms, UtcMs("2026-11-16T11:00Z"));
 
   const std::string azure =
       "InvoiceSectionName,ResourceId,Date,MeterCategory,CostInBillingCurrency,"
@@ -97,7 +98,7 @@ TEST(Billing, ReadsGcpAndAzureExports) {
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->format, BillFormat::kAzure);
   ASSERT_EQ(a->lines.size(), 1u);
-  EXPECT_EQ(a->lines[0].start_ms, Ms("2026-11-16"));
+  EXPECT_EQ(a->lines[0].start_ms, UtcMs("2026-11-16"));
   EXPECT_EQ(a->lines[0].end_ms - a->lines[0].start_ms, 24 * 3600 * 1000) << "a day";
 }
 

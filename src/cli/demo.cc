@@ -17,7 +17,6 @@
 namespace cgov::cli {
 namespace {
 
-constexpr int64_t kDayMs = 86'400'000;
 
 // The simulated time ends in the past, never after now: by default it starts on the Monday
 // (00:00 UTC) at or before now − duration, so a week is the last whole week. The schedule

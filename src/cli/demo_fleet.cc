@@ -27,7 +27,6 @@ constexpr Who kErin = {"erin", "serving", "platform", "tritonserver"};
 constexpr Who kErinStub = {"erin", "serving", "platform", "triton_python_b"};
 constexpr Who kGdm = {"gdm", "", "", "Xorg"};
 
-constexpr int64_t kDayMs = 24 * kHourMs;
 
 struct Clock {
   int weekday;  // 0 = Monday

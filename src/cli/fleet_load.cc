@@ -32,7 +32,6 @@ constexpr double kOwnerRulesVersion = 2;
 // evaluations it summed (those between 24.5 h and 0.5 h before it).
 constexpr char kDailyEvaluations[] = "cgov:daily_rules:evaluation_time_seconds";
 constexpr char kDailyHours[] = "cgov:daily_rules:hours";
-constexpr int64_t kDayMs = 24 * kHourMs;
 constexpr int64_t kDailyLagMs = kHourMs / 2;
 // A counter that fell by more than this (a millisecond of a seconds counter) was reset; less is
 // the rounding of floating-point values summed in another order.

@@ -19,7 +19,7 @@ namespace {
 
 // gpu-usage-audit rows without a run predate its run table; its own report assumes 30 s.
 constexpr int64_t kLegacyIntervalMs = 30'000;
-constexpr int kTicksPerTransaction = 3600;
+constexpr int kImportTicksPerTransaction = 3600;
 
 class GuaImporter {
  public:
@@ -139,7 +139,7 @@ Result<ImportCounts> ImportGuaDatabase(const std::string& source_path, const std
                                        "one); nothing was imported", SafeText(source_path)));
   }
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryWriter> writer, HistoryWriter::Open(db));
-  writer->set_commit_policy({.max_ticks = kTicksPerTransaction});
+  writer->set_commit_policy({.max_ticks = kImportTicksPerTransaction});
   GuaImporter importer(writer.get(), source_path);
   GuaSource source;
   Status read = ReadGuaDatabase(source_path, &source, [&](const GuaTick& t) {

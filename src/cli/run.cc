@@ -109,8 +109,8 @@ Status WriteReportHtml(const std::string& dir, const RunSummary& summary) {
 // after the last (each fsync waits for the disk). A failure becomes a warning, which the files
 // after it carry: report.html names summary.json's, report.md (and the report on stderr) both.
 void WriteOutputsInTurn(const std::string& dir, RunSummary* summary, std::string* report) {
-  if (Status json = WriteSummaryJson(dir, *summary); !json.ok()) {
-    summary->warnings.push_back(json.message());
+  if (Status written = WriteSummaryJson(dir, *summary); !written.ok()) {
+    summary->warnings.push_back(written.message());
   }
   if (Status page = WriteReportHtml(dir, *summary); !page.ok()) {
     summary->warnings.push_back(page.message());
@@ -133,11 +133,11 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
     *report = RunReportMarkdown(*summary, "");
     return;
   }
-  Status json, page;
+  Status json_status, page;
   std::thread json_writer, page_writer;
   bool started = true;
   try {
-    json_writer = std::thread([&] { json = WriteSummaryJson(dir, *summary); });
+    json_writer = std::thread([&] { json_status = WriteSummaryJson(dir, *summary); });
     page_writer = std::thread([&] { page = WriteReportHtml(dir, *summary); });
   } catch (const std::system_error&) {
     started = false;
@@ -146,7 +146,7 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
   const Status md = WriteFileAtomically(dir + "/report.md", *report, false);
   if (json_writer.joinable()) json_writer.join();
   if (page_writer.joinable()) page_writer.join();
-  if (!started || !json.ok() || !page.ok() || !md.ok()) {
+  if (!started || !json_status.ok() || !page.ok() || !md.ok()) {
     return WriteOutputsInTurn(dir, summary, report);
   }
   SyncDirectory(dir);  // as before, a directory that cannot be synced is not a warning

@@ -18,6 +18,9 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // Formats for people: "850ms", "42s", "5m 18s", "2h 5m", "3d 4h". Negative values as "0s".
 std::string FormatDuration(std::chrono::milliseconds duration);
+// FormatDuration of a count of milliseconds; and that count in hours.
+inline std::string SpanOf(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
+inline double HoursOf(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
 
 }  // namespace cgov
 

@@ -10,6 +10,9 @@
 
 namespace cgov {
 
+inline constexpr int64_t kHourMs = 3'600'000;
+inline constexpr int64_t kDayMs = 24 * kHourMs;  // a UTC day (Unix time has no leap seconds)
+
 // "2026-11-21T11:19:27.123Z" (RFC 3339, milliseconds, UTC).
 std::string FormatRfc3339Utc(int64_t unix_ns);
 

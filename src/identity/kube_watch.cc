@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
+#include "os/clock.h"
 #include "os/input_file.h"
 #include "telemetry/text_scan.h"
 #include "store/curl_library.h"
@@ -15,11 +16,6 @@ namespace cgov {
 namespace {
 
 constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
-
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 struct Transfer {
   const std::function<bool(std::string_view)>* on_data = nullptr;

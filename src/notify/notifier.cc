@@ -9,18 +9,13 @@
 #include "notify/notice_body.h"
 #include "notify/terminal_sink.h"
 #include "notify/webhook_post.h"
+#include "os/clock.h"
 
 namespace cgov {
 namespace {
 
 constexpr int64_t kLogEveryMs = 60'000;
 constexpr int64_t kIdleWaitMs = 1'000;  // a new submission wakes the thread sooner
-
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A receiver that refuses the request itself: sending it again cannot help.
 bool Malformed(long status) { return status == 400 || status == 413 || status == 422; }

@@ -26,6 +26,9 @@ class SystemClock : public Clock {
 // for code that reads a clock directly rather than through the seam (the driver layer, benches).
 int64_t ClockNs(int clock_id);
 
+// Milliseconds since the Unix epoch, of the machine's wall clock (for code without the seam).
+int64_t WallMs();
+
 // A clock that moves only when told. Not thread-safe.
 class FakeClock : public Clock {
  public:

@@ -47,10 +47,10 @@ Result<Url> ParseUrl(const std::string& url) {
   return u;
 }
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-int MsLeft(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+int MsLeft(SteadyClock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
 
@@ -66,7 +66,7 @@ Result<HttpResponse> HttpGet(const std::string& url, const std::vector<std::stri
   if (getaddrinfo(u.host.c_str(), u.port.c_str(), &hints, &addr) != 0) {
     return InvalidArgument(fmt::format("{}: the host must be a numeric address", url));
   }
-  const Clock::time_point deadline = Clock::now() + timeout;
+  const SteadyClock::time_point deadline = SteadyClock::now() + timeout;
   int fd = socket(addr->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   auto fail = [&](std::string_view what) -> Status {
     if (fd >= 0) close(fd);

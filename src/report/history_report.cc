@@ -22,8 +22,6 @@ using nlohmann::json;
 
 constexpr size_t kMaxActions = 15;
 
-double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
-std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
 
 // Inline code: `text` in Markdown, the text itself on a terminal.
 std::string Code(std::string_view text, const TextStyle& st) {
@@ -36,7 +34,7 @@ std::string Headline(const HistorySummary& s, const TextStyle& st) {
   const bool md = st.markdown;
   const std::string title =
       fmt::format("GPU history of {} · {} → {} ({})", s.hostname.empty() ? "this host" : s.hostname,
-                  FormatMinuteUtc(s.since_ms), FormatMinuteUtc(s.until_ms), Span(s.until_ms - s.since_ms));
+                  FormatMinuteUtc(s.since_ms), FormatMinuteUtc(s.until_ms), SpanOf(s.until_ms - s.since_ms));
   std::string out = md ? "# " + title + "\n" : (st.color ? Strong(title, st) : title) + "\n";
   if (s.usage.HeldMs() <= 0) return out + "\nNo samples in this window.\n";
   out += fmt::format("{} GPU(s) · {:.2f} GPU-hours recorded · cost {}\n", s.gpu_count,
@@ -53,12 +51,12 @@ std::string Headline(const HistorySummary& s, const TextStyle& st) {
     rows.push_back({std::string(PhaseLabel(static_cast<Phase>(p))) +
                         (held ? " (the one other tools miss)" : ""),
                     fmt::format("{:.1f} %", s.phase_share_pct[p]),
-                    fmt::format("{:.2f}", Hours(s.phase_ms[p])), Money(s, s.cost.phase_cost[p])});
+                    fmt::format("{:.2f}", HoursOf(s.phase_ms[p])), Money(s, s.cost.phase_cost[p])});
   }
   out += TextTable(rows, "lrrr", md);
   if (s.usage.UnknownMs() > 0) {
     out += fmt::format("\nUtilization unknown for {:.2f} GPU-hours (billed, not classified).\n",
-                       Hours(s.usage.UnknownMs()));
+                       HoursOf(s.usage.UnknownMs()));
   }
   return out + CostText(s.cost, st);
 }
@@ -68,23 +66,23 @@ std::string Waste(const HistorySummary& s, const TextStyle& st) {
   std::string out = TextHeading("Waste", st);
   out += fmt::format("Idle: {:.2f} GPU-hours ({:.1f} % of GPU-time){} — ≈ {:.1f} of {} GPUs idle "
                      "on average (truly idle {:.2f} h, idle-held {:.2f} h).\n",
-                     Hours(s.idle_ms), s.idle_pct,
+                     HoursOf(s.idle_ms), s.idle_pct,
                      s.cost.priced ? ", " + FormatUsd(s.idle_cost) : "", s.mean_idle_gpus,
-                     s.gpu_count, Hours(s.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]),
-                     Hours(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
+                     s.gpu_count, HoursOf(s.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]),
+                     HoursOf(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
   const IdleHeldParts& h = s.idle_held;
   if (h.total_ms > 0) {
     out += fmt::format(
         "Idle-held, reconciled: {:.2f} h = {:.2f} h of short pauses on bursty GPUs (inside busy "
         "jobs: the input-pipeline finding) + {:.2f} h on the other GPUs (the idle-held finding); "
         "the action list's sessions (idle-held ≥ {} at a stretch) hold {:.2f} h.\n",
-        Hours(h.total_ms), Hours(h.in_bursts_ms), Hours(h.steady_ms), Span(s.idle_held_min_ms),
-        Hours(h.in_actions_ms));
+        HoursOf(h.total_ms), HoursOf(h.in_bursts_ms), HoursOf(h.steady_ms), SpanOf(s.idle_held_min_ms),
+        HoursOf(h.in_actions_ms));
   }
   if (graphics > 0) {
     out += fmt::format("Of the truly idle time, {:.2f} GPU-hours had only a graphics process "
                        "(Xorg, a desktop) holding memory: not idle-held, but the card did no "
-                       "compute.\n", Hours(graphics));
+                       "compute.\n", HoursOf(graphics));
   }
   return out;
 }
@@ -126,13 +124,13 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
       for (const std::string& u : w.users) users += (users.empty() ? "" : ",") + u;
       key += " (" + users + ")";
     }
-    rows.push_back({key, fmt::format("{:.2f}", Hours(w.held_ms)),
-                    fmt::format("{:.2f}", Hours(w.idle_held_ms)),
+    rows.push_back({key, fmt::format("{:.2f}", HoursOf(w.held_ms)),
+                    fmt::format("{:.2f}", HoursOf(w.idle_held_ms)),
                     fmt::format("{:.1f} %", w.share_pct), Money(s, w.cost),
                     Money(s, w.idle_held_cost)});
   }
   if (s.unattributed_ms > 0) {
-    rows.push_back({"(no compute process)", fmt::format("{:.2f}", Hours(s.unattributed_ms)), "—",
+    rows.push_back({"(no compute process)", fmt::format("{:.2f}", HoursOf(s.unattributed_ms)), "—",
                     fmt::format("{:.1f} %", s.unattributed_share_pct),
                     Money(s, s.unattributed_cost), "—"});
   }
@@ -157,11 +155,11 @@ std::string ShowbackText(const HistorySummary& s, const TextStyle& st) {
     return b.billed_total != 0 ? fmt::format("{:.1f} %", pct) : std::string("—");
   };
   for (const ShowbackRow& r : b.rows) {
-    rows.push_back({r.key, fmt::format("{:.2f}", Hours(r.attributed_ms)), share(r.share_pct),
+    rows.push_back({r.key, fmt::format("{:.2f}", HoursOf(r.attributed_ms)), share(r.share_pct),
                     Cents(r.cents)});
   }
   rows.push_back({"idle capacity (" + b.policy.Name() + ")",
-                  b.idle_ms > 0 ? fmt::format("{:.2f}", Hours(b.idle_ms)) : "—",
+                  b.idle_ms > 0 ? fmt::format("{:.2f}", HoursOf(b.idle_ms)) : "—",
                   share(b.idle_share_pct), Cents(b.idle_cents)});
   if (!b.estimate) {
     rows.push_back({"unmatched billing", "—", share(b.unmatched_share_pct),
@@ -181,7 +179,7 @@ std::string ShowbackText(const HistorySummary& s, const TextStyle& st) {
 std::string Actions(const HistorySummary& s, const TextStyle& st) {
   std::string out = TextHeading(fmt::format("Act on these: idle-held habits (sessions idle-held ≥ {} "
                                         "at a stretch, by holder, process and GPU)",
-                                        Span(s.idle_held_min_ms)), st);
+                                        SpanOf(s.idle_held_min_ms)), st);
   if (!s.sessions_known) {
     return out + "Not available from Prometheus: sessions (which process, since when) live in "
                  "each host's history database: " + Code("cgov report --db", st) + " on the node. The idle-held "
@@ -189,7 +187,7 @@ std::string Actions(const HistorySummary& s, const TextStyle& st) {
   }
   if (s.habits.empty()) {
     return out + fmt::format("None: no process held memory on a cold GPU for {} or more.\n",
-                             Span(s.idle_held_min_ms));
+                             SpanOf(s.idle_held_min_ms));
   }
   int n = 0;
   for (const HabitRow& h : s.habits) {
@@ -201,7 +199,7 @@ std::string Actions(const HistorySummary& s, const TextStyle& st) {
     const std::string typical =
         h.typical_start_hour < 0
             ? ""
-            : fmt::format("; typically {} from {:02}:00 UTC", Span(h.typical_stretch_ms),
+            : fmt::format("; typically {} from {:02}:00 UTC", SpanOf(h.typical_stretch_ms),
                           h.typical_start_hour);
     // An allocated pod runs no process: it is named by the pod.
     const std::string holder =
@@ -213,7 +211,7 @@ std::string Actions(const HistorySummary& s, const TextStyle& st) {
         "{}. {} · {} on GPU {}: idle-held {} in {} session{} on {} of {} day{}{}{}\n"
         "   → {}\n",
         ++n, s.cost.priced ? FormatUsd(h.idle_held_cost) : "—", holder,
-        h.gpu_index, Span(h.idle_held_ms), h.sessions, h.sessions == 1 ? "" : "s", h.days,
+        h.gpu_index, SpanOf(h.idle_held_ms), h.sessions, h.sessions == 1 ? "" : "s", h.days,
         h.window_days, h.window_days == 1 ? "" : "s", typical, h.ongoing ? " · still holding" : "",
         h.advice);
   }

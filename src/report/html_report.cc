@@ -20,8 +20,6 @@ using html::Num;
 
 std::string F1(double v) { return fmt::format("{:.1f}", v); }
 std::string F2(double v) { return fmt::format("{:.2f}", v); }
-double Hours(int64_t ms) { return static_cast<double>(ms) / 3.6e6; }
-std::string Span(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
 
 std::string Kpi(std::string_view label, const std::string& value_html) {
   return fmt::format("<div class=\"kpi\">{}<b>{}</b></div>", Esc(label), value_html);
@@ -45,7 +43,7 @@ std::string PhaseSection(const std::array<double, kPhaseCount>& shares,
              (phase == Phase::kIdleHeld ? " <span class=\"muted\">(the one other tools miss)</span>"
                                         : ""),
          Num(F1(shares[p]), at + "/share_pct") + " %",
-         Num(fmt::format("{:.3f}", Hours(ms[p])), at + std::string(hours_pointer_suffix),
+         Num(fmt::format("{:.3f}", HoursOf(ms[p])), at + std::string(hours_pointer_suffix),
              1.0 / 3600),
          cost.priced ? Num(costs[p], at + "/cost_usd") : "—"});
   }
@@ -129,7 +127,7 @@ std::string RunHeader(const RunSummary& s) {
   std::string out = "<header><h1>cgov run · <code>" + Esc(command) + "</code></h1>\n<ul class=\"facts\">";
   out += "<li>GPU: " + Esc(gpus) + "</li>";
   out += fmt::format("<li>Duration: {} s ({})</li>", Num(F1(s.duration_s), "/run/duration_s"),
-                     Esc(Span(static_cast<int64_t>(s.duration_s * 1000 + 0.5))));
+                     Esc(SpanOf(static_cast<int64_t>(s.duration_s * 1000 + 0.5))));
   out += fmt::format("<li>Started {}</li>", Esc(FormatRfc3339Utc(s.started_at_ns)));
   out += fmt::format("<li>Job {}</li>", Esc(ended));
   out += fmt::format("<li>{} samples at {} s</li>", Num(fmt::format("{}", s.samples), "/sampling/samples"),
@@ -162,7 +160,7 @@ std::string RunCharts(const RunSummary& s) {
         html::SeriesChartSvg(fmt::format("gpu{}", i), title,
                              {{"util", "utilization %", &g.util_series},
                               {"mem", "memory used %", &g.mem_series}},
-                             0, std::max<int64_t>(end_ms, 1), "0 s", Span(end_ms))));
+                             0, std::max<int64_t>(end_ms, 1), "0 s", SpanOf(end_ms))));
   }
   return ChartsSection(figures, "");
 }
@@ -204,7 +202,7 @@ std::string HistoryHeader(const HistorySummary& s) {
       "<header><h1>GPU history of {}</h1>\n<ul class=\"facts\"><li>{} → {} ({})</li>"
       "<li>{} GPU(s)</li><li>time zone for the heatmap: {}</li></ul></header>\n",
       Esc(s.hostname.empty() ? "this host" : s.hostname), Esc(FormatMinuteUtc(s.since_ms)),
-      Esc(FormatMinuteUtc(s.until_ms)), Esc(Span(s.until_ms - s.since_ms)),
+      Esc(FormatMinuteUtc(s.until_ms)), Esc(SpanOf(s.until_ms - s.since_ms)),
       Num(fmt::format("{}", s.gpu_count), "/gpu_count"), Esc(s.tz_name));
   return out;
 }
@@ -213,7 +211,7 @@ std::string HistoryWaste(const HistorySummary& s) {
   std::string out = "<section id=\"waste\"><h2>Waste</h2>\n";
   out += fmt::format(
       "<p>Idle: {} GPU-hours ({} % of GPU-time), {} — about {} of {} GPUs idle on average.</p>\n",
-      Num(F2(Hours(s.idle_ms)), "/waste/idle_gpu_seconds", 1.0 / 3600),
+      Num(F2(HoursOf(s.idle_ms)), "/waste/idle_gpu_seconds", 1.0 / 3600),
       Num(F1(s.idle_pct), "/waste/idle_pct"), Money(s, s.idle_cost, "/waste/idle_cost_usd"),
       Num(F1(s.mean_idle_gpus), "/waste/mean_idle_gpus"), s.gpu_count);
   const IdleHeldParts& h = s.idle_held;
@@ -222,10 +220,10 @@ std::string HistoryWaste(const HistorySummary& s) {
         "<p>Idle-held, reconciled: {} h = {} h of short pauses on bursty GPUs (inside busy jobs: "
         "the input-pipeline finding) + {} h on the other GPUs (the idle-held finding); the action "
         "list's sessions hold {} h.</p>\n",
-        Num(F2(Hours(h.total_ms)), "/waste/idle_held/gpu_seconds", 1.0 / 3600),
-        Num(F2(Hours(h.in_bursts_ms)), "/waste/idle_held/in_bursts_gpu_seconds", 1.0 / 3600),
-        Num(F2(Hours(h.steady_ms)), "/waste/idle_held/steady_gpu_seconds", 1.0 / 3600),
-        Num(F2(Hours(h.in_actions_ms)), "/waste/idle_held/in_actions_gpu_seconds", 1.0 / 3600));
+        Num(F2(HoursOf(h.total_ms)), "/waste/idle_held/gpu_seconds", 1.0 / 3600),
+        Num(F2(HoursOf(h.in_bursts_ms)), "/waste/idle_held/in_bursts_gpu_seconds", 1.0 / 3600),
+        Num(F2(HoursOf(h.steady_ms)), "/waste/idle_held/steady_gpu_seconds", 1.0 / 3600),
+        Num(F2(HoursOf(h.in_actions_ms)), "/waste/idle_held/in_actions_gpu_seconds", 1.0 / 3600));
   }
   return out + "</section>\n";
 }
@@ -293,13 +291,13 @@ std::string HistoryWho(const HistorySummary& s) {
     const WhoRow& w = s.who[i];
     const std::string at = fmt::format("/who/{}/", i);
     t.rows.push_back({Esc(w.key.empty() ? "(unknown)" : w.key),
-                      Num(F2(Hours(w.held_ms)), at + "held_seconds", 1.0 / 3600),
-                      Num(F2(Hours(w.idle_held_ms)), at + "idle_held_seconds", 1.0 / 3600),
+                      Num(F2(HoursOf(w.held_ms)), at + "held_seconds", 1.0 / 3600),
+                      Num(F2(HoursOf(w.idle_held_ms)), at + "idle_held_seconds", 1.0 / 3600),
                       Num(F1(w.share_pct), at + "share_pct"), Money(s, w.cost, at + "cost_usd"),
                       Money(s, w.idle_held_cost, at + "idle_held_cost_usd")});
   }
   t.rows.push_back({"(no compute process)",
-                    Num(F2(Hours(s.unattributed_ms)), "/unattributed/gpu_seconds", 1.0 / 3600), "—",
+                    Num(F2(HoursOf(s.unattributed_ms)), "/unattributed/gpu_seconds", 1.0 / 3600), "—",
                     Num(F1(s.unattributed_share_pct), "/unattributed/share_pct"),
                     Money(s, s.unattributed_cost, "/unattributed/cost_usd"), "—"});
   return "<section id=\"who\"><h2>Who held the GPUs</h2>" + t.Render() +
@@ -320,11 +318,11 @@ std::string HistoryShowback(const HistorySummary& s) {
   for (size_t i = 0; i < b.rows.size(); ++i) {
     const ShowbackRow& r = b.rows[i];
     const std::string at = fmt::format("/showback/rows/{}/", i);
-    t.rows.push_back({Esc(r.key), Num(F2(Hours(r.attributed_ms)), at + "gpu_hours"),
+    t.rows.push_back({Esc(r.key), Num(F2(HoursOf(r.attributed_ms)), at + "gpu_hours"),
                       Num(F1(r.share_pct), at + "share_pct"), Num(usd(r.cents), at + "usd")});
   }
   t.rows.push_back({"idle capacity (" + Esc(b.policy.Name()) + ")",
-                    Num(F2(Hours(b.idle_ms)), "/showback/idle_gpu_hours"), F1(b.idle_share_pct),
+                    Num(F2(HoursOf(b.idle_ms)), "/showback/idle_gpu_hours"), F1(b.idle_share_pct),
                     Num(usd(b.idle_cents), "/showback/idle_usd")});
   if (b.unmatched_cents != 0) {
     t.rows.push_back({"unmatched bill lines", "", F1(b.unmatched_share_pct),
@@ -344,7 +342,7 @@ std::string HistoryActions(const HistorySummary& s) {
   }
   if (s.habits.empty()) {
     return out + fmt::format("<p>No process held a GPU idle for {} or more at a stretch.</p></section>\n",
-                             Esc(Span(s.idle_held_min_ms)));
+                             Esc(SpanOf(s.idle_held_min_ms)));
   }
   out += "<ol class=\"actions\">";
   for (size_t i = 0; i < s.habits.size() && i < 15; ++i) {
@@ -360,7 +358,7 @@ std::string HistoryActions(const HistorySummary& s) {
     out += fmt::format(
         "<li>{} · {} on GPU {}: idle-held {} in {} sessions on {} of {} "
         "days{}<br>→ {}</li>",
-        Money(s, h.idle_held_cost, at + "idle_held_cost_usd"), holder, h.gpu_index, Esc(Span(h.idle_held_ms)), h.sessions, h.days,
+        Money(s, h.idle_held_cost, at + "idle_held_cost_usd"), holder, h.gpu_index, Esc(SpanOf(h.idle_held_ms)), h.sessions, h.days,
         h.window_days, h.ongoing ? " · still holding" : "", Esc(h.advice));
   }
   return out + "</ol></section>\n";

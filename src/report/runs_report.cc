@@ -12,8 +12,10 @@ namespace {
 
 using nlohmann::json;
 
-std::string Usd(int64_t cents) { return FormatUsd(static_cast<MicroUsd>(cents) * 10'000); }
-double UsdNumber(int64_t cents) { return static_cast<double>(cents) / 100.0; }
+std::string CentsText(int64_t cents) {
+  return FormatUsd(static_cast<MicroUsd>(cents) * kMicroPerCent);
+}
+double CentsNumber(int64_t cents) { return static_cast<double>(cents) / 100.0; }
 double Round(double v, int d) {
   const double s = std::pow(10.0, d);
   return std::round(v * s) / s;
@@ -34,8 +36,8 @@ json RowJson(const RunGroupRow& r) {
           {"gpu_hours", Round(r.gpu_hours, 6)},
           {"effective_gpu_hours", Round(r.effective_gpu_hours, 6)},
           {"waste_pct", Round(r.WastePct(), 3)},
-          {"usd", UsdNumber(r.cents)},
-          {"waste_usd", UsdNumber(r.waste_cents)},
+          {"usd", CentsNumber(r.cents)},
+          {"waste_usd", CentsNumber(r.waste_cents)},
           {"work", r.work ? json(*r.work) : json(nullptr)},
           {"unit", r.work ? json(r.unit) : json(nullptr)},
           {"cost_per_unit_usd", r.cost_per_unit_usd ? json(*r.cost_per_unit_usd) : json(nullptr)}};
@@ -47,13 +49,13 @@ std::string RunsReportText(const RunShowback& s, const TextStyle& st) {
   std::string out = st.markdown ? fmt::format("# Runs by {}\n", s.by)
                                 : Strong(fmt::format("Runs by {}", s.by), st) + "\n";
   out += fmt::format("{} runs · {:.2f} GPU-hours · {} (estimates, as each run priced itself)\n",
-                     s.total.runs, s.total.gpu_hours, Usd(s.total.cents));
+                     s.total.runs, s.total.gpu_hours, CentsText(s.total.cents));
   std::vector<std::vector<std::string>> rows = {
       {s.by, "Runs", "Failed", "GPU-hours", "Waste", "USD", "Wasted USD", "Per unit"}};
   auto row = [&](const RunGroupRow& r) {
     rows.push_back({r.key, fmt::format("{}", r.runs), fmt::format("{}", r.failed_runs),
                     fmt::format("{:.2f}", r.gpu_hours), fmt::format("{:.1f} %", r.WastePct()),
-                    Usd(r.cents), Usd(r.waste_cents), PerUnit(r)});
+                    CentsText(r.cents), CentsText(r.waste_cents), PerUnit(r)});
   };
   for (const RunGroupRow& r : s.rows) row(r);
   row(s.total);

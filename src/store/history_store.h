@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/time_format.h"
 #include "store/sqlite_db.h"
 #include "store/tick_record.h"
 #include "telemetry/gpu_sample.h"
@@ -26,7 +27,6 @@
 namespace cgov {
 
 inline constexpr int kHistorySchemaVersion = 7;
-inline constexpr int64_t kHourMs = 3'600'000;
 
 struct GpuRecord {
   uint32_t id = 0;
@@ -151,16 +151,18 @@ class HistoryStore {
   // kWrite creates the database if it does not exist, migrates an older schema forward and takes
   // the writer lock (a second writer gets a clear error). kRead needs an existing database. A file
   // that is not a Cost Governor history, or is corrupt, is an error and is left untouched.
-  // Before anything is written, SQLite's quick_check looks at every page for at most
-  // kWriterCheckBudget (writers) or kReaderCheckBudget (readers); corruption is an error.
+  // Before a writer writes anything, SQLite's quick_check looks at every page for at most
+  // kWriterCheckBudget; corruption is an error. A reader reads only the pages its queries need
+  // (a report over an hour of a year's history reads an hour's pages): a corrupt one among them
+  // is an error that says so (CorruptDatabase), one elsewhere goes unnoticed by it.
   static Result<std::unique_ptr<HistoryStore>> Open(const std::string& path, Mode mode);
   static constexpr std::chrono::milliseconds kWriterCheckBudget{10'000};
-  static constexpr std::chrono::milliseconds kReaderCheckBudget{2'000};
   // A writer's page cache (SQLite's default is 2,000 KiB).
   static constexpr int kWriterCacheKib = 256;
   ~HistoryStore();
 
-  // False when the quick_check on open ran out of time before it reached every page.
+  // A writer's: false when its quick_check on open ran out of time before it reached every page
+  // (always false for a reader, which does not check).
   bool fully_checked() const { return fully_checked_; }
   // For a writer: empty while path() still names the file it opened, else what became of it
   // ("was removed", "was replaced by another file"): its writes then reach no one.

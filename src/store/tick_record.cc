@@ -16,9 +16,9 @@ constexpr uint64_t kProcGraphics = 2;
 constexpr uint64_t kProcMemKnown = 4;
 constexpr uint64_t kProcSmKnown = 8;
 
-// Host header bits. kHostAllocations: an allocation list follows the processes (history schema 6
+// Host header bits. kBitAllocations: an allocation list follows the processes (history schema 6
 // on; a tick without allocations is encoded as before).
-constexpr uint64_t kHostCpu = 1, kHostIowait = 2, kHostMem = 4, kHostAllocations = 8;
+constexpr uint64_t kBitCpu = 1, kBitIowait = 2, kBitMem = 4, kBitAllocations = 8;
 
 class Reader {
  public:
@@ -122,9 +122,9 @@ bool GetVarint(std::string_view data, size_t* pos, uint64_t* v) {
 
 void EncodeTick(const StoredTick& tick, std::string* out) {
   out->push_back(static_cast<char>(kTickEncodingVersion));
-  const uint64_t host = (tick.cpu_pct_x10 ? kHostCpu : 0) | (tick.iowait_pct_x10 ? kHostIowait : 0) |
-                        (tick.mem_used_pct_x10 ? kHostMem : 0) |
-                        (tick.allocations.empty() ? 0 : kHostAllocations);
+  const uint64_t host = (tick.cpu_pct_x10 ? kBitCpu : 0) | (tick.iowait_pct_x10 ? kBitIowait : 0) |
+                        (tick.mem_used_pct_x10 ? kBitMem : 0) |
+                        (tick.allocations.empty() ? 0 : kBitAllocations);
   PutVarint(host, out);
   if (tick.cpu_pct_x10) PutVarint(*tick.cpu_pct_x10, out);
   if (tick.iowait_pct_x10) PutVarint(*tick.iowait_pct_x10, out);
@@ -158,8 +158,8 @@ Status DecodeTick(std::string_view data, std::string_view context, StoredTick* t
     *field = static_cast<uint32_t>(v);
     return true;
   };
-  if (!host_field(kHostCpu, &tick->cpu_pct_x10) || !host_field(kHostIowait, &tick->iowait_pct_x10) ||
-      !host_field(kHostMem, &tick->mem_used_pct_x10)) {
+  if (!host_field(kBitCpu, &tick->cpu_pct_x10) || !host_field(kBitIowait, &tick->iowait_pct_x10) ||
+      !host_field(kBitMem, &tick->mem_used_pct_x10)) {
     return r.Error("host field");
   }
   if (!r.Next(&count) || count > data.size()) return r.Error("GPU count");
@@ -170,7 +170,7 @@ Status DecodeTick(std::string_view data, std::string_view context, StoredTick* t
   for (StoredProcess& p : tick->processes) {
     CGOV_RETURN_IF_ERROR(DecodeProcess(r, tick->gpus.size(), &p));
   }
-  if (host & kHostAllocations) {
+  if (host & kBitAllocations) {
     if (!r.Next(&count) || count > data.size()) return r.Error("allocation count");
     tick->allocations.resize(count);
     for (StoredAllocation& a : tick->allocations) {

@@ -30,7 +30,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr char kPrometheus[] = "/usr/bin/prometheus";
 // The hash of "test" in Prometheus' basic-auth guide (made by another bcrypt implementation).
 constexpr char kHashOfTest[] = "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay";
 

@@ -27,8 +27,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kPrometheus[] = "/usr/bin/prometheus";
-constexpr char kPromtool[] = "/usr/bin/promtool";
 
 // A group of deploy/prometheus/cgov-rules.yml (cgov-hourly unless named), as a rule file of its
 // own.

@@ -27,8 +27,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kPrometheus[] = "/usr/bin/prometheus";
-constexpr char kPromtool[] = "/usr/bin/promtool";
 constexpr double kScrapeS = 1.0;
 constexpr double kTickS = 1.0;
 

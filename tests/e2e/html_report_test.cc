@@ -24,13 +24,13 @@ std::string FindNode() {
 }
 
 // Runs the browser check; "" when it passed, else what it printed.
-std::string CheckInBrowser(const std::string& html, const std::string& json,
+std::string CheckInBrowser(const std::string& html, const std::string& json_text,
                            const std::string& name, const std::vector<std::string>& sections) {
   const std::string node = FindNode();
   const std::string dir = CGOV_NODE_TOOLS_DIR;
   const std::string shots = BuildDir() + "/html-report";
   std::filesystem::create_directories(shots);
-  std::vector<std::string> argv = {node, dir + "/check_report.mjs", html, json, shots + "/" + name};
+  std::vector<std::string> argv = {node, dir + "/check_report.mjs", html, json_text, shots + "/" + name};
   argv.insert(argv.end(), sections.begin(), sections.end());
   RunResult r = RunProgram(argv, {}, 120);
   return r.exit_code == 0 ? "" : "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
