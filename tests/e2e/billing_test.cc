@@ -14,26 +14,25 @@ namespace {
 
 using nlohmann::json;
 
-int64_t Cents(const json& usd) { return std::llround(usd.get<double>() * 100); }
 
 class BillingE2E : public ::testing::Test {
  protected:
-  // One simulated week (host demo-box, 8 GPUs), written once for the suite.
+  // One simulated week (host demo-box, 8 GPUs), written once for every test that reads it.
+  // 10 s ticks: the same week and GPU-hours as the default 1 s, a tenth of the time to write.
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    // 10 s ticks: the same week and GPU-hours as the default 1 s, a tenth of the time to write.
-    RunResult demo = RunProgram({CgovBinary(), "demo", "--start", "2026-11-16", "--db",
-                                 *dir_ / "week.db", "--interval",
-                                 "10s"}, {}, 120);
-    ASSERT_EQ(demo.exit_code, 0) << demo.err;
+    week_ = new std::string(SharedDemoDb({"--start", "2026-11-16", "--interval", "10s"}));
+    ASSERT_NE(*week_, "");
   }
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;
+    delete week_;
+    week_ = nullptr;
   }
 
   static json Showback(const std::string& bill, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {CgovBinary(), "report", "--db", *dir_ / "week.db",
+    std::vector<std::string> argv = {CgovBinary(), "report", "--db", *week_,
                                      "--format", "json", "--billing",
                                      Fixture("billing/" + bill), "--billing-map",
                                      Fixture("billing/demo-week-map.csv")};
@@ -57,9 +56,11 @@ class BillingE2E : public ::testing::Test {
   }
 
   static TempDir* dir_;
+  static std::string* week_;
 };
 
 TempDir* BillingE2E::dir_ = nullptr;
+std::string* BillingE2E::week_ = nullptr;
 
 TEST_F(BillingE2E, AnAwsCurExtractReconcilesToTheCentUnderEachIdlePolicy) {
   // 24 hours of p5.48xlarge at $55.04, half an hour ($27.52), a $100 credit, an EBS volume
@@ -122,7 +123,7 @@ TEST_F(BillingE2E, GcpAndAzureExportsReconcileToo) {
 }
 
 TEST_F(BillingE2E, TextCsvAndEstimate) {
-  RunResult text = RunProgram({CgovBinary(), "report", "--db", *dir_ / "week.db", "--billing",
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
                                Fixture("billing/demo-week-cur.csv"), "--billing-map",
                                Fixture("billing/demo-week-map.csv")}, {}, 60);
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -132,7 +133,7 @@ TEST_F(BillingE2E, TextCsvAndEstimate) {
   EXPECT_NE(text.out.find("2026-11-18T00:00Z → 2026-11-19T00:30Z"), std::string::npos)
       << "without --since the window is the bill's:\n" << text.out.substr(0, 300);
 
-  RunResult csv = RunProgram({CgovBinary(), "report", "--db", *dir_ / "week.db", "--billing",
+  RunResult csv = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
                               Fixture("billing/demo-week-cur.csv"), "--billing-map",
                               Fixture("billing/demo-week-map.csv"), "--format", "csv"}, {}, 60);
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
@@ -154,7 +155,7 @@ TEST_F(BillingE2E, TextCsvAndEstimate) {
   EXPECT_EQ(total, 141045);
 
   // No bill: the same table from the resolved prices, labelled an estimate.
-  RunResult estimate = RunProgram({CgovBinary(), "report", "--db", *dir_ / "week.db", "--since",
+  RunResult estimate = RunProgram({CgovBinary(), "report", "--db", *week_, "--since",
                                    "7d", "--format", "json"}, {{"CGOV_PRICE_CATALOG", ""}}, 60);
   ASSERT_EQ(estimate.exit_code, 0) << estimate.err;
   const json report = json::parse(estimate.out);
@@ -170,21 +171,21 @@ TEST_F(BillingE2E, BadBillsAndFlagsAreClearErrors) {
   TempDir dir;
   WriteFile(dir / "bad.csv", "host,start,end,cost_usd\ndemo-box,2026-11-18T10:00Z,"
                              "2026-11-18T11:00Z,12,5\ndemo-box,2026-11-18T11:00Z,x,1\n");
-  RunResult bad = RunProgram({CgovBinary(), "report", "--db", *dir_ / "week.db", "--billing",
+  RunResult bad = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
                               dir / "bad.csv"}, {}, 60);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find(dir / "bad.csv" + ":3: end: not a time: 'x'"), std::string::npos)
       << bad.err;
   EXPECT_TRUE(bad.out.empty()) << "no partial report";
-  RunResult policy = RunProgram({CgovBinary(), "report", "--db", *dir_ / "week.db",
+  RunResult policy = RunProgram({CgovBinary(), "report", "--db", *week_,
                                  "--idle-cost", "someone"}, {}, 60);
   EXPECT_EQ(policy.exit_code, 2);
   EXPECT_NE(policy.err.find("--idle-cost someone: expected unallocated, proportional or "
                             "owner:KEY=VALUE"), std::string::npos) << policy.err;
-  RunResult format = RunProgram({CgovBinary(), "report", "--db", *dir_ / "week.db", "--billing",
+  RunResult format = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
                                  dir / "bad.csv", "--billing-format", "oracle"}, {}, 60);
   EXPECT_EQ(format.exit_code, 2) << format.err;
-  RunResult missing = RunProgram({CgovBinary(), "report", "--db", *dir_ / "week.db",
+  RunResult missing = RunProgram({CgovBinary(), "report", "--db", *week_,
                                   "--billing", dir / "none.csv"}, {}, 60);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("none.csv"), std::string::npos) << missing.err;

@@ -33,7 +33,7 @@ bool PriceIs(int port, const std::string& value) {
 TEST(DaemonReloadE2E, SighupRereadsTheCatalogAndKeepsRunning) {
   TempDir dir;
   const std::string db = dir / "h.db", catalog = dir / "prices.json";
-  const int port = 19477;
+  const int port = FreePort();
   WriteFile(catalog, Catalog(1.0));
   Started daemon = StartProgram(
       {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--nvml-lib", FakeNvml("full"),

@@ -5,13 +5,18 @@
 #define CGOV_TESTS_E2E_E2E_HELPERS_H_
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -25,6 +30,62 @@
 #include "store/sqlite_db.h"
 
 namespace cgov::e2e {
+
+// A history database that `cgov demo ARGS` writes, made once for every test process that asks
+// for the same ARGS with the same cgov binary, and only read after that (ctest runs each test in
+// its own process, so a suite's SetUpTestSuite would write it again for each test). It lives
+// under the build directory, in e2e-cache/, keyed by the arguments and the binary's size and
+// time; a flock serialises the processes that ask at once, and a finished database is renamed
+// into place, so a half-written one is never used. Only reports may open it.
+inline std::string SharedDemoDb(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  struct stat binary {};
+  if (::stat(CgovBinary().c_str(), &binary) != 0) {
+    ADD_FAILURE() << CgovBinary() << ": not there";
+    return "";
+  }
+  std::string key = std::to_string(binary.st_size) + "-" + std::to_string(binary.st_mtim.tv_sec) +
+                    "." + std::to_string(binary.st_mtim.tv_nsec);
+  for (const std::string& a : args) key += "|" + a;
+  const fs::path dir = fs::path(CgovBinary()).parent_path() / "e2e-cache";
+  fs::create_directories(dir);
+  const fs::path db = dir / ("demo-" + std::to_string(std::hash<std::string>{}(key)) + ".db");
+  const std::string lock_path = db.string() + ".lock";
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+    ADD_FAILURE() << lock_path << ": cannot lock";
+    if (lock >= 0) ::close(lock);
+    return "";
+  }
+  if (!fs::exists(db)) {
+    // What an older binary wrote is no use any more (its key differs): removed, not hoarded.
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      struct stat old {};
+      if (e.path().extension() == ".db" && ::stat(e.path().c_str(), &old) == 0 &&
+          old.st_mtim.tv_sec < binary.st_mtim.tv_sec) {
+        fs::remove(e.path(), ec);
+      }
+    }
+    const fs::path part = db.string() + ".part";
+    fs::remove(part);
+    std::vector<std::string> argv = {CgovBinary(), "demo", "--db", part.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult demo = RunProgram(argv, {}, 300);
+    EXPECT_EQ(demo.exit_code, 0) << demo.err;
+    // The demo's writer leaves no -wal behind when it closes; a database is one file to rename.
+    if (demo.exit_code == 0) fs::rename(part, db);
+  }
+  ::close(lock);
+  return fs::exists(db) ? db.string() : "";
+}
+
+// Debian's Prometheus server and its promtool (package prometheus).
+inline constexpr char kPrometheus[] = "/usr/bin/prometheus";
+inline constexpr char kPromtool[] = "/usr/bin/promtool";
+
+// A dollar figure of a report's JSON in whole cents.
+inline int64_t Cents(const nlohmann::json& usd) { return std::llround(usd.get<double>() * 100); }
 
 // A port free right now on 127.0.0.1 (the kernel's pick).
 inline int FreePort() {

@@ -41,7 +41,8 @@ TEST(GpmE2E, RunCarriesGpmIntoSamplesSummaryTableAndFindings) {
 TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  ScrapedDaemon daemon = ScrapeDaemon(db, "gpm_h100", 19472, {}, TicksTaken(19472, 4));
+  const int port = FreePort();
+  ScrapedDaemon daemon = ScrapeDaemon(db, "gpm_h100", port, {}, TicksTaken(port, 4));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   ASSERT_EQ(daemon.stopped.exit_code, 0) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;

@@ -54,8 +54,9 @@ TEST(MemoryHealthE2E, DoctorAndRunSayWhichGpusNeedAResetOrATicket) {
 TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", 19474, {"--metrics-names", "dcgm"},
-                                      TicksTaken(19474, 3));
+  const int port = FreePort();
+  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", port, {"--metrics-names", "dcgm"},
+                                      TicksTaken(port, 3));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
   const RunResult& stopped = daemon.stopped;

@@ -81,9 +81,10 @@ TEST(MigE2E, RunAccountsEachInstanceAtItsShareOfTheGpu) {
 TEST(MigE2E, DaemonStoresLabelsAndReportsInstances) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  ScrapedDaemon daemon = ScrapeDaemon(db, "mig_h100", 19473,
+  const int port = FreePort();
+  ScrapedDaemon daemon = ScrapeDaemon(db, "mig_h100", port,
                                       {"--price-per-gpu-hour", "10", "--metrics-processes"},
-                                      TicksTaken(19473, 4));
+                                      TicksTaken(port, 4));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
   const RunResult& stopped = daemon.stopped;

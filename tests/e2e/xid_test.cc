@@ -38,7 +38,8 @@ TEST(XidE2E, RunCountsTheXidOfALostGpuAndReportsACriticalFinding) {
 TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  ScrapedDaemon daemon = ScrapeDaemon(db, "xid", 19471, {}, [&] {
+  const int port = FreePort();
+  ScrapedDaemon daemon = ScrapeDaemon(db, "xid", port, {}, [&] {
     return QueryDb(db, "SELECT count(*) FROM gpu_event WHERE kind = 'xid'") >= 1;
   });
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
