@@ -4,26 +4,37 @@ CC_NAME ?= g++
 CGOV_WERROR ?= OFF
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+# Tests at once: twice the cores, as most end-to-end tests wait on a daemon's ticks, a server or
+# a job rather than compute (docs/benchmarks.md: the suite's wall time at -j2 and -j4).
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
+# What scripts/install-deps installs (empty: everything; --run: what `make run` needs) and which
+# parts are configured: `make run` builds only cgov and the fake driver, without the test tools.
+DEPS ?=
+PARTS ?= -DCGOV_BUILD_TESTS=ON -DCGOV_BUILD_BENCH=ON
 
 .PHONY: all deps configure build run test install deb san-build sanitize fuzz bench clang-build format clean
 
 all: build
 
 deps:
-	@scripts/install-deps
+	@scripts/install-deps $(DEPS)
 
 configure: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(CC_NAME) \
-	  -DCGOV_WERROR=$(CGOV_WERROR) $(CMAKE_FLAGS) >/dev/null
+	  -DCGOV_WERROR=$(CGOV_WERROR) $(PARTS) $(CMAKE_FLAGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # `make run` shows what this machine offers, wraps a 6-second job on 8 simulated H100s (the fake
 # NVML driver), reports a simulated week of a shared box (with deploy/budgets' example budgets),
-# and shows the daemon's /metrics: a
-# GPU-less laptop sees every part.
-run: build
+# and shows the daemon's /metrics: a GPU-less laptop sees every part. It installs and builds only
+# what that needs (the binary and the fake driver; README has the time on a fresh 2-core machine);
+# `make test` installs and builds the rest in the same tree.
+run:
+	@$(MAKE) --no-print-directory configure DEPS=--run \
+	  PARTS="-DCGOV_BUILD_TESTS=OFF -DCGOV_BUILD_BENCH=OFF"
+	@cmake --build $(BUILD) -j $(JOBS) --target cgov fake_nvml_all
 	@$(BUILD)/cgov doctor || true
 	@echo
 	@echo "== cgov run -- sleep 6, on 8 simulated H100s (a starved data loader, a held notebook GPU) =="
@@ -52,7 +63,7 @@ run: build
 	  kill $$pid; wait $$pid 2>/dev/null || true
 
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure --no-tests=error -j $(TEST_JOBS)
 
 # The binary (stripped), its man page and shell completions, the systemd unit, docs and deploy/
 # files under PREFIX, staged under DESTDIR when given.
@@ -95,7 +106,7 @@ san-build:
 
 sanitize: san-build
 	@cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+	  ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --no-tests=error -j $(TEST_JOBS)
 
 # Every libFuzzer target for FUZZ_SECONDS each (60 by default; CI runs a short smoke), from the
 # seed corpora in fuzz/corpus; a finding fails the run and is kept (docs/fuzzing.md).
