@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+import previous
+
 BUILD = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "build"
 TICKS = int(sys.argv[sys.argv.index("--ticks") + 1]) if "--ticks" in sys.argv else 300
 RUNS = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
@@ -219,6 +221,12 @@ def main():
         med = statistics.median(r["sched_us"] for r in runs)
         print(f"| `BM_FullTick` (in-process micro-benchmark, median of 5) | {micro:.0f} µs | |")
         print(f"| whole process ÷ micro-benchmark | {med / micro:.1f}× | |")
+    print("\nAgainst the previous figures (bench/previous.json), medians:")
+    for key, field, fmt in (("daemon_tick_stat_us", "stat_us", "{:.0f}"),
+                            ("daemon_tick_sched_us", "sched_us", "{:.0f}"),
+                            ("daemon_hwm_mib", "hwm_mib", "{:.1f}")):
+        value = statistics.median(r[field] for r in runs)
+        print(f"- {key}: {previous.beside(key, value, fmt)}")
 
 
 if __name__ == "__main__":

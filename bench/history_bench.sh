@@ -18,7 +18,10 @@ for since in 7d 1h; do
     t=$( { /usr/bin/time -f "%e %M" "$CGOV" report --db "$DB" --since $since --format json >/dev/null; } 2>&1 )
     times+=("$t")
   done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | awk -v s=$since '{printf "report --since %s: median %.3f s, %d KB peak RSS\n", s, $1, $2}'
+  median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
+  awk -v s=$since '{printf "report --since %s: median %.3f s, %d KB peak RSS\n", s, $1, $2}' <<<"$median"
+  echo "  against the previous figure: $(python3 "$(dirname "$0")/previous.py" "report_${since}_week_ms" \
+    "$(awk '{print $1 * 1000}' <<<"$median")")"
 done
 /usr/bin/time -f "demo 24h soak (86,400 ticks through the writer): %M KB peak RSS" "$CGOV" demo --db "$DIR/day.db" --duration 1d 2>&1 | grep soak
 /usr/bin/time -f "demo 1h (3,600 ticks through the writer): %M KB peak RSS" "$CGOV" demo --db "$DIR/hour.db" --duration 1h 2>&1 | grep "^demo"
