@@ -56,5 +56,24 @@ TEST_F(InputFileTest, DirectoriesFifosDevicesAndHugeFilesAreRefusedAtOnce) {
   EXPECT_FALSE(CheckRegularOrAbsent("/dev/null", "--db").ok());
 }
 
+// Issue 46, item 5: every read allocated its limit first (1 GiB for a 100-byte bill, a bad_alloc
+// under `ulimit -v`). Now memory follows the file: a tiny file under a limit no machine could
+// allocate reads, and a /proc file (its size reads 0) and one over its limit still behave.
+TEST_F(InputFileTest, MemoryFollowsTheFileNotTheLimit) {
+  std::ofstream(Path("bill.csv")) << "a,b\n1,2\n";
+  const size_t no_machine_has_this = size_t{1} << 46;  // 64 TiB
+  auto small = ReadInputFile(Path("bill.csv"), no_machine_has_this, "--billing");
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(*small, "a,b\n1,2\n");
+  auto status = ReadInputFile("/proc/self/status", no_machine_has_this, "--x");
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_NE(status->find("\nPid:\t" + std::to_string(getpid()) + "\n"), std::string::npos)
+      << "read past its zero st_size: " << status->size() << " bytes";
+  auto capped = ReadInputFile("/proc/self/status", 10, "--x");
+  ASSERT_FALSE(capped.ok()) << "a file that is larger than its stat said is still refused";
+  EXPECT_NE(capped.status().message().find("more than the 10 bytes"), std::string::npos)
+      << capped.status().message();
+}
+
 }  // namespace
 }  // namespace cgov

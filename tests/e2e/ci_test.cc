@@ -38,19 +38,21 @@ json ReadJsonFile(const std::string& path) { return json::parse(ReadFile(path));
 TEST(CiE2E, BaselineGatePassesTheSameJobAndStopsASlowerOne) {
   TempDir dir;
   ASSERT_EQ(Job(dir / "main", "2", {"--tag", "branch=main"}).exit_code, 0);
-  // The same job again, from another branch: within 25 %, exit 0, the comparison recorded.
+  // The same job again, from another branch: within 50 %, exit 0, the comparison recorded. (A
+  // 2 s job's cost moves with the machine's load: at 25 % a busy CI machine, running other tests
+  // beside it, tripped the gate on the same job.)
   RunResult same = Job(dir / "same", "2", {"--tag", "branch=mr-1", "--baseline", dir / "main",
-                                           "--fail-on-regression", "25"});
+                                           "--fail-on-regression", "50"});
   EXPECT_EQ(same.exit_code, 0) << same.err;
   json s = ReadJsonFile(dir / "same/summary.json");
   EXPECT_EQ(SchemaErrors("summary.schema.json", s), "");
   EXPECT_EQ(s["baseline"]["figure"], "cost_per_unit_usd");
   EXPECT_EQ(s["baseline"]["gate"]["regressed"], false);
-  EXPECT_LT(std::abs(s["baseline"]["change_pct"].get<double>()), 25);
+  EXPECT_LT(std::abs(s["baseline"]["change_pct"].get<double>()), 50);
   EXPECT_NE(ReadFile(dir / "same/report.md").find("### Against the baseline (1 run: "),
             std::string::npos);
-  // Same work, twice the GPU time: exit 3, and stderr names the figure.
-  RunResult slower = Job(dir / "slower", "4", {"--tag", "branch=mr-2", "--baseline", dir / "main",
+  // Same work, 2.5 times the GPU time: exit 3 at 25 %, and stderr names the figure.
+  RunResult slower = Job(dir / "slower", "5", {"--tag", "branch=mr-2", "--baseline", dir / "main",
                                                "--fail-on-regression", "25"});
   EXPECT_EQ(slower.exit_code, 3);
   EXPECT_NE(slower.err.find("--fail-on-regression 25: regression: cost per sample from"),
