@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/time_format.h"
+#include "os/clock.h"
 
 namespace cgov::cli {
 namespace {
@@ -1061,9 +1062,7 @@ Status FleetBuilder::AfterGpus() {
     constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
     CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever, prom_.Query(kEver, Seconds(until_ms_)));
     if (ever.empty()) {
-      const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
+      const int64_t now_ms = WallMs();
       CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
     }
     if (any.empty() && ever.empty()) {

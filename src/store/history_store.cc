@@ -272,11 +272,9 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path
   // hidden. A reader does not: a report costs what its window costs, and a corrupt page it does
   // read is SQLite's error, said as such (SqliteDb::Error).
   bool checked = false;
-  if (mode == Mode::kWrite) {
-    CGOV_ASSIGN_OR_RETURN(checked, QuickCheck(*db, kWriterCheckBudget));
-  }
   int lock_fd = -1;
   if (mode == Mode::kWrite) {
+    CGOV_ASSIGN_OR_RETURN(checked, QuickCheck(*db, kWriterCheckBudget));
     CGOV_ASSIGN_OR_RETURN(lock_fd, TakeWriterLock(path, *db));
   }
   std::unique_ptr<HistoryStore> store(new HistoryStore(std::move(db), path, lock_fd));

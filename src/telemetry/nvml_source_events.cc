@@ -8,7 +8,8 @@
 #include "telemetry/nvml_source.h"
 
 #include <algorithm>
-#include <chrono>
+
+#include "os/clock.h"
 
 namespace cgov {
 
@@ -59,9 +60,7 @@ void NvmlSource::DrainEvents() {
     if (f.event_wait(event_set_, &data, 0) != nvml::NVML_SUCCESS) return;  // TIMEOUT: none left
     if (!(data.eventType & nvml::nvmlEventTypeXidCriticalError)) continue;
     const uint32_t xid = static_cast<uint32_t>(std::min<unsigned long long>(data.eventData, 999));
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+    const int64_t now_ms = WallMs();
     // The GPU's units: the whole GPU, or its MIG instances — the one the driver attributes the
     // error to, or all of them when it does not say.
     for (size_t i = 0; i < gpus_.size(); ++i) {
