@@ -1,14 +1,22 @@
 // Load on `cgov daemon --listen`: starts a daemon on 8 simulated H100s (fake NVML), then
-//   1. 200 clients scrape /metrics at once, 300 times each (several seconds of it) (a new connection each time);
+//   1. 200 clients scrape /metrics at once, 300 times each (several seconds of it) (a new
+//      connection each time), from 100 loopback addresses (a scraper fleet, 2 per address);
 //   2. 64 "drip" clients hold connections open sending a byte a second while a normal client
 //      scrapes 20 times;
 //   3. a request with a 1 MiB header and one with a chunked body, which must be refused;
-// and checks from the daemon's database that no sampling tick was missed meanwhile.
+//   4. slowloris (issue 46 item 1): 130 connections from one address dripping a header line every
+//      7 s, then 130 from 13 addresses reconnecting as soon as they are cut off, 15 s each,
+//      while /health is asked every 250 ms;
+//   5. a bcrypt flood (issue 46 item 2), against a second daemon with a cost-12 --web-config:
+//      16 clients sending new wrong passwords for 10 s while /health is asked every 250 ms, then
+//      SIGTERM during the flood;
+// and checks from each daemon's database that no sampling tick was missed meanwhile.
 // Usage: cgov_scrape_load CGOV FAKE_NVML_LIB SCENARIO   (prints a report; exit 1 on a miss)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -29,8 +37,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int Connect(int port, int timeout_s) {
+// Connects from `source` (any 127/8 address is this host's).
+int Connect(int port, int timeout_s, const char* source = "127.0.0.1") {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from));
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
@@ -46,8 +59,9 @@ int Connect(int port, int timeout_s) {
 }
 
 // Sends `request`, reads until the server closes; the answer (empty on failure).
-std::string Exchange(int port, const std::string& request, int timeout_s = 10) {
-  const int fd = Connect(port, timeout_s);
+std::string Exchange(int port, const std::string& request, int timeout_s = 10,
+                     const char* source = "127.0.0.1") {
+  const int fd = Connect(port, timeout_s, source);
   if (fd < 0) return "";
   for (size_t sent = 0; sent < request.size();) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -105,6 +119,229 @@ int64_t NowMs() {
              std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// A port free now on loopback (the kernel's pick).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  socklen_t length = sizeof(a);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+const std::string kHealth = "GET /health HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n";
+
+// `cgov daemon` on the fake driver, 1 s ticks, serving 127.0.0.1:`port`, with `extra` flags;
+// waits until /health answers. -1 when it did not.
+pid_t StartDaemon(char** argv, const std::string& db, int port,
+                  const std::vector<std::string>& extra) {
+  const pid_t daemon = fork();
+  if (daemon == 0) {
+    setenv("CGOV_FAKE_NVML_SCENARIO", argv[3], 1);
+    std::vector<std::string> args = {argv[1], "daemon", "--db", db, "--interval", "1s",
+                                     "--nvml-lib", argv[2], "--listen",
+                                     "127.0.0.1:" + std::to_string(port)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> c_args;
+    for (std::string& a : args) c_args.push_back(a.data());
+    c_args.push_back(nullptr);
+    execv(argv[1], c_args.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 500; ++i) {
+    usleep(10'000);
+    if (Exchange(port, kHealth, 2).starts_with("HTTP/1.1 200")) return daemon;
+  }
+  std::fprintf(stderr, "the daemon did not answer on port %d\n", port);
+  kill(daemon, SIGKILL);
+  waitpid(daemon, nullptr, 0);
+  return -1;
+}
+
+// Asks /health every 250 ms for `seconds`: each answer's latency in ms (a failure counts 10 s).
+std::vector<double> ProbeHealth(int port, int seconds) {
+  std::vector<double> ms;
+  const auto end = Clock::now() + std::chrono::seconds(seconds);
+  while (Clock::now() < end) {
+    const auto start = Clock::now();
+    const bool ok = Exchange(port, kHealth, 5).starts_with("HTTP/1.1 200");
+    ms.push_back(ok ? std::chrono::duration<double, std::milli>(Clock::now() - start).count()
+                    : 10'000.0);
+    usleep(250'000);
+  }
+  return ms;
+}
+
+// Slow clients: `count` connections spread over `sources`, each sending "GET /metrics
+// HTTP/1.1\r\n" and then a header line every 7 s, never finishing; with `reconnect`, one the
+// server closed is opened again at once. Runs for `seconds`; returns the connections the server
+// closed (refused or cut off).
+int Slowloris(int port, const std::vector<std::string>& sources, int count, bool reconnect,
+              int seconds) {
+  struct Slow {
+    int fd = -1;
+    const char* source;
+  };
+  std::vector<Slow> slow(count);
+  auto open_one = [&](Slow& s) {
+    s.fd = Connect(port, 1, s.source);
+    if (s.fd >= 0) send(s.fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL | MSG_DONTWAIT);
+  };
+  for (int i = 0; i < count; ++i) {
+    slow[i].source = sources[i % sources.size()].c_str();
+    open_one(slow[i]);
+  }
+  int closed = 0;
+  const auto end = Clock::now() + std::chrono::seconds(seconds);
+  auto next_drip = Clock::now() + std::chrono::seconds(7);
+  while (Clock::now() < end) {
+    std::vector<pollfd> fds;
+    for (const Slow& s : slow) fds.push_back({s.fd, POLLIN, 0});
+    poll(fds.data(), fds.size(), 100);
+    for (size_t i = 0; i < slow.size(); ++i) {
+      if (slow[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buffer[512];
+      if (recv(slow[i].fd, buffer, sizeof(buffer), MSG_DONTWAIT) > 0) continue;
+      close(slow[i].fd);
+      slow[i].fd = -1;
+      ++closed;
+      if (reconnect) open_one(slow[i]);
+    }
+    if (Clock::now() >= next_drip) {
+      for (const Slow& s : slow) {
+        if (s.fd >= 0) send(s.fd, "X-Drip: a\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      next_drip += std::chrono::seconds(7);
+    }
+  }
+  for (const Slow& s : slow) {
+    if (s.fd >= 0) close(s.fd);
+  }
+  return closed;
+}
+
+std::string Base64(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 3) {
+    uint32_t bits = static_cast<uint8_t>(in[i]) << 16;
+    if (i + 1 < in.size()) bits |= static_cast<uint8_t>(in[i + 1]) << 8;
+    if (i + 2 < in.size()) bits |= static_cast<uint8_t>(in[i + 2]);
+    out += kAlphabet[bits >> 18];
+    out += kAlphabet[(bits >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(bits >> 6) & 63] : '=';
+    out += i + 2 < in.size() ? kAlphabet[bits & 63] : '=';
+  }
+  return out;
+}
+
+// Whether the ticks of [from_ms, to_ms] in `db` came every second: prints them, false on a miss
+// (a gap of two intervals, or fewer ticks than whole seconds elapsed, less one edge).
+bool NoTickMissed(const char* what, const std::string& db, int64_t from_ms, int64_t to_ms) {
+  int64_t ticks = 0;
+  const int64_t gap = LargestTickGapMs(db, from_ms, to_ms, &ticks);
+  std::printf("  ticks during %s: %lld in %.1f s, largest gap %lld ms\n", what,
+              static_cast<long long>(ticks), (to_ms - from_ms) / 1e3, static_cast<long long>(gap));
+  return gap < 2000 && ticks >= (to_ms - from_ms) / 1000 - 1;
+}
+
+// Scenario 4 on the daemon serving `port`: false on a failure. Each attack's span goes to
+// `spans`, for the ticks to be checked once the daemon has stopped (and committed them).
+bool SlowlorisScenarios(int port, std::vector<std::pair<int64_t, int64_t>>* spans) {
+  bool ok = true;
+  for (const bool distributed : {false, true}) {
+    std::vector<std::string> sources;
+    for (int i = 1; i <= (distributed ? 13 : 1); ++i) sources.push_back("127.0.2." + std::to_string(i));
+    const int64_t from = NowMs();
+    int closed = 0;
+    std::thread attack([&] { closed = Slowloris(port, sources, 130, distributed, 15); });
+    usleep(500'000);
+    std::vector<double> health = ProbeHealth(port, 14);
+    bool scraped = false;
+    ScrapeMs(port, &scraped);
+    attack.join();
+    const int64_t to = NowMs();
+    const double worst = Percentile(health, 1.0);
+    std::printf("slowloris, 130 connections from %zu address(es)%s, 15 s: %d closed by the "
+                "server; /health %zu probes, median %.2f ms, max %.2f ms (target < 1000 ms); a "
+                "scrape %s\n", sources.size(), distributed ? ", reconnecting" : "", closed,
+                health.size(), Percentile(health, 0.5), worst, scraped ? "answered" : "FAILED");
+    spans->emplace_back(from, to);
+    ok &= worst < 1000 && scraped;
+  }
+  return ok;
+}
+
+// Scenario 5: a second daemon with a cost-12 web config, flooded with wrong passwords, then
+// stopped with SIGTERM during the flood. False on a failure.
+bool BcryptFloodScenario(char** argv, const std::string& dir) {
+  const std::string web = dir + "/web.yml";
+  // The hash of "test" in Prometheus' basic-auth guide, cost 12 (the most cgov accepts).
+  FILE* f = std::fopen(web.c_str(), "w");
+  std::fputs("basic_auth_users:\n  prometheus: "
+             "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay\n", f);
+  std::fclose(f);
+  const std::string db = dir + "/flood.db";
+  const int port = FreePort();
+  const pid_t daemon = StartDaemon(argv, db, port, {"--web-config", web});
+  if (daemon < 0) return false;
+  const std::string scrape = "GET /metrics HTTP/1.1\r\nHost: bench\r\nAuthorization: Basic " +
+                             Base64("prometheus:test") + "\r\nConnection: close\r\n\r\n";
+  bool primed = false;  // Prometheus' password, checked once before the flood and remembered
+  for (int i = 0; i < 20 && !primed; ++i) {
+    primed = Exchange(port, scrape).starts_with("HTTP/1.1 200");
+    if (!primed) usleep(300'000);
+  }
+  sleep(1);
+  std::atomic<bool> flooding = true;
+  std::atomic<int> unauthorized = 0, too_many = 0, other = 0;
+  std::vector<std::thread> flood;
+  const int64_t from = NowMs();
+  for (int t = 0; t < 16; ++t) {
+    flood.emplace_back([&, t] {
+      const std::string source = "127.0.3." + std::to_string(1 + t % 4);
+      for (int i = 0; flooding; ++i) {
+        const std::string r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: b\r\nAuthorization: "
+                                       "Basic " + Base64("prometheus:guess-" + std::to_string(t) +
+                                                         "-" + std::to_string(i)) +
+                                       "\r\nConnection: close\r\n\r\n", 10, source.c_str());
+        if (r.starts_with("HTTP/1.1 401")) {
+          ++unauthorized;
+        } else if (r.starts_with("HTTP/1.1 429")) {
+          ++too_many;
+        } else {  // no answer: the connection was refused or reset (or the client ran out of ports)
+          ++other;
+        }
+      }
+    });
+  }
+  std::vector<double> health = ProbeHealth(port, 10);
+  bool scraped = false;
+  const std::string answer = Exchange(port, scrape);
+  scraped = answer.starts_with("HTTP/1.1 200");
+  const int64_t to = NowMs();
+  usleep(1'500'000);  // the last tick of the span is taken under the flood too
+  const auto stop = Clock::now();
+  kill(daemon, SIGTERM);
+  waitpid(daemon, nullptr, 0);
+  const double stop_ms = std::chrono::duration<double, std::milli>(Clock::now() - stop).count();
+  flooding = false;
+  for (std::thread& t : flood) t.join();
+  const double worst = Percentile(health, 1.0);
+  std::printf("bcrypt flood, 16 clients with new wrong passwords, 10 s: %d answered 401 (a bcrypt "
+              "check each), %d answered 429, %d no answer; /health %zu probes, median %.2f ms, max "
+              "%.2f ms (target < 1000 ms); Prometheus' scrape %s; SIGTERM to exit during the "
+              "flood %.0f ms (target < 1000 ms)\n", unauthorized.load(), too_many.load(),
+              other.load(), health.size(), Percentile(health, 0.5), worst,
+              scraped ? "answered" : "FAILED", stop_ms);
+  bool ok = NoTickMissed("the flood", db, from, to);
+  return ok && primed && scraped && worst < 1000 && stop_ms < 1000;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,25 +352,9 @@ int main(int argc, char** argv) {
   char dir_template[] = "/tmp/cgov-scrape-load-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   const std::string db = dir + "/h.db";
-  const int port = 20000 + static_cast<int>(getpid() % 20000);
-  const pid_t daemon = fork();
-  if (daemon == 0) {
-    setenv("CGOV_FAKE_NVML_SCENARIO", argv[3], 1);
-    const std::string listen = "127.0.0.1:" + std::to_string(port);
-    execl(argv[1], argv[1], "daemon", "--db", db.c_str(), "--interval", "1s", "--nvml-lib",
-          argv[2], "--listen", listen.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  bool up = false;
-  for (int i = 0; i < 500 && !up; ++i) {
-    usleep(10'000);
-    ScrapeMs(port, &up);
-  }
-  if (!up) {
-    std::fprintf(stderr, "the daemon did not answer on port %d\n", port);
-    kill(daemon, SIGKILL);
-    return 1;
-  }
+  const int port = FreePort();
+  const pid_t daemon = StartDaemon(argv, db, port, {});
+  if (daemon < 0) return 1;
   sleep(2);
   const std::string sample = Exchange(port, kScrape);
   std::printf("scrape size: %zu bytes (8 GPUs)\n", sample.size());
@@ -158,6 +379,10 @@ int main(int argc, char** argv) {
     auto open_one = [&](int i) {
       Conn& c = conns[i];
       c.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      from.sin_addr.s_addr = htonl(0x7f000000u + 10u + static_cast<uint32_t>(i % 100));
+      bind(c.fd, reinterpret_cast<sockaddr*>(&from), sizeof(from));
       sockaddr_in a{};
       a.sin_family = AF_INET;
       a.sin_port = htons(static_cast<uint16_t>(port));
@@ -224,8 +449,9 @@ int main(int argc, char** argv) {
   // 2. 64 drip clients, then normal scrapes while they hold their connections.
   const int64_t drip_from = NowMs();
   std::vector<int> drips;
-  for (int i = 0; i < 64; ++i) {
-    const int fd = Connect(port, 2);
+  for (int i = 0; i < 64; ++i) {  // from 8 addresses: 8 each, under the 16 one may hold
+    const std::string source = "127.0.1." + std::to_string(1 + i % 8);
+    const int fd = Connect(port, 2, source.c_str());
     if (fd >= 0) {
       send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
       drips.push_back(fd);
@@ -269,6 +495,10 @@ int main(int argc, char** argv) {
               chunked_refused ? "refused" : "NOT REFUSED", chunked.substr(0, 12).c_str());
   if (!big_refused || !chunked_refused) ++failures;
 
+  // 4. Slowloris, from one address and from thirteen.
+  std::vector<std::pair<int64_t, int64_t>> attacks;
+  if (!SlowlorisScenarios(port, &attacks)) ++failures;
+
   // No tick missed: the daemon's 1 s ticks kept coming throughout.
   sleep(2);
   kill(daemon, SIGTERM);
@@ -287,6 +517,11 @@ int main(int argc, char** argv) {
   if (burst_ticks < (burst_to - burst_from) / 1000 - 1 || drip_ticks < (drip_to - drip_from) / 1000 - 1) {
     ++failures;
   }
+  for (const auto& [from, to] : attacks) {
+    if (!NoTickMissed("a slowloris attack", db, from, to)) ++failures;
+  }
+  // 5. A bcrypt flood, on a daemon of its own.
+  if (!BcryptFloodScenario(argv, dir)) ++failures;
   std::system(("rm -rf " + dir).c_str());
   std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");
   return failures == 0 ? 0 : 1;

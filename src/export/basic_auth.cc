@@ -121,7 +121,16 @@ Status CheckBcryptHash(std::string_view hash) {
     return InvalidArgument("bcrypt cost is not two digits");
   }
   const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
-  if (cost < 4 || cost > 31) return InvalidArgument("bcrypt cost must be from 04 to 31");
+  if (cost < 4) return InvalidArgument("bcrypt cost must be from 04 to 31");
+  if (cost > kMaxBcryptCost) {
+    // ~0.2 s at 12, doubling with each step.
+    const double seconds = 0.2 * static_cast<double>(1 << (cost - kMaxBcryptCost));
+    return InvalidArgument(fmt::format(
+        "bcrypt cost {} is more than {}, the most cgov accepts: every wrong password would cost "
+        "the server ~{} of one core (docs/security.md); re-hash it, e.g. `htpasswd -nBC 10 USER`",
+        cost, kMaxBcryptCost, seconds < 3600 ? fmt::format("{:.1f} s", seconds)
+                                             : fmt::format("{:.0f} h", seconds / 3600)));
+  }
   if (!std::all_of(hash.begin() + 7, hash.end(), IsBcryptChar)) {
     return InvalidArgument("bcrypt salt and hash hold a character outside [./A-Za-z0-9]");
   }
@@ -142,7 +151,28 @@ Result<bool> BcryptMatches(std::string_view password, const std::string& hash) {
   return ConstantTimeEqual(out, hash);
 }
 
-bool BasicAuthChecker::Check(std::string_view user, std::string_view password) {
+std::optional<bool> BasicAuthChecker::GatedBcrypt(std::string_view password,
+                                                  const std::string& hash) {
+  std::unique_lock gate(bcrypt_mu_, std::try_to_lock);
+  if (!gate.owns_lock()) return std::nullopt;
+  const auto start = now_();
+  if (refilled_) budget_ = std::min<std::chrono::steady_clock::duration>(
+      kBcryptBurst, budget_ + (start - *refilled_) / 2);
+  refilled_ = start;
+  if (budget_ <= std::chrono::steady_clock::duration::zero()) return std::nullopt;
+  Result<bool> match = BcryptMatches(password, hash);
+  budget_ -= now_() - start;
+  std::lock_guard lock(mu_);
+  ++bcrypt_checks_;
+  return match.ok() && *match;
+}
+
+uint64_t BasicAuthChecker::bcrypt_checks() const {
+  std::lock_guard lock(mu_);
+  return bcrypt_checks_;
+}
+
+AuthVerdict BasicAuthChecker::Check(std::string_view user, std::string_view password) {
   bool known = false;
   bool ok = false;
   for (const BasicAuthUser& u : users_) {  // every user compared: no early answer to time
@@ -160,15 +190,24 @@ bool BasicAuthChecker::Check(std::string_view user, std::string_view password) {
         ok = true;
         continue;
       }
+      bool remembered_wrong = false;
+      for (const auto& [name, wrong] : wrong_) {
+        remembered_wrong |= name == u.name && ConstantTimeEqual(wrong, password);
+      }
+      if (remembered_wrong) continue;
     }
-    Result<bool> match = BcryptMatches(password, u.secret);
-    if (match.ok() && *match) {
-      std::lock_guard lock(mu_);
+    const std::optional<bool> match = GatedBcrypt(password, u.secret);
+    if (!match) return AuthVerdict::kBusy;
+    std::lock_guard lock(mu_);
+    if (*match) {
       matched_[u.name] = std::string(password);
       ok = true;
+    } else {
+      if (wrong_.size() == kWrongRemembered) wrong_.pop_front();
+      wrong_.emplace_back(u.name, std::string(password));
     }
   }
-  return known && ok;
+  return known && ok ? AuthVerdict::kOk : AuthVerdict::kDenied;
 }
 
 Result<WebConfig> ParseWebConfig(std::string_view yaml, const std::string& path) {

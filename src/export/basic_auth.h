@@ -6,7 +6,10 @@
 #ifndef CGOV_EXPORT_BASIC_AUTH_H_
 #define CGOV_EXPORT_BASIC_AUTH_H_
 
+#include <chrono>
+#include <deque>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -22,27 +25,61 @@ struct BasicAuthUser {
   bool bcrypt = false;
 };
 
-// Ok when `hash` has bcrypt's shape: $2a$, $2b$ or $2y$, a cost from 04 to 31, '$', then 53
-// characters of bcrypt's base-64 alphabet. Errors say what is wrong without echoing the hash.
+// The highest bcrypt cost accepted. Each wrong password costs a bcrypt check on the HTTP server's
+// threads: ~0.2 s of one core at cost 12 (measured on this project's CI machine), ~0.8 s at 14,
+// days at 31; cost 10 (~50 ms), what Prometheus' documentation shows, is already far beyond
+// guessing over HTTP. So a hash above 12 is refused at start-up, naming the command to re-hash.
+inline constexpr int kMaxBcryptCost = 12;
+
+// Ok when `hash` has bcrypt's shape: $2a$, $2b$ or $2y$, a cost from 04 to kMaxBcryptCost, '$',
+// then 53 characters of bcrypt's base-64 alphabet. Errors say what is wrong without echoing the
+// hash.
 Status CheckBcryptHash(std::string_view hash);
 
 // Whether `password` matches the bcrypt `hash` (libcrypt's crypt_r; Unavailable when libcrypt
 // cannot be loaded or does not know bcrypt).
 Result<bool> BcryptMatches(std::string_view password, const std::string& hash);
 
+enum class AuthVerdict {
+  kOk,
+  kDenied,
+  kBusy,  // a bcrypt check was needed and none may run now: answer 429, the client tries again
+};
+
 // Checks credentials against the users; thread-safe. A bcrypt check costs tens of milliseconds
-// by design, so a password that matched is remembered (in memory, per user) and the next request
-// with it is a constant-time comparison; a wrong password costs a bcrypt check each time.
+// by design and runs on one of the HTTP server's few threads, so, as exporter-toolkit does, the
+// verdict on each (user, password) is remembered (a password that matched, per user; the last
+// kWrongRemembered wrong ones) and asked again as a constant-time comparison. A check that still
+// needs bcrypt runs only when no other is running and the bcrypt budget is not spent: a bucket
+// of kBcryptBurst of bcrypt time, refilled at half a second per second (half of one core at
+// most); otherwise the verdict is kBusy. So a flood of wrong passwords holds one server thread
+// at most, and never for more than kBcryptBurst at a stretch; /health and the others stay free.
 class BasicAuthChecker {
  public:
-  explicit BasicAuthChecker(std::vector<BasicAuthUser> users) : users_(std::move(users)) {}
+  static constexpr size_t kWrongRemembered = 256;
+  static constexpr std::chrono::milliseconds kBcryptBurst{500};
+  using SteadyNow = std::chrono::steady_clock::time_point (*)();
+
+  explicit BasicAuthChecker(std::vector<BasicAuthUser> users,
+                            SteadyNow now = &std::chrono::steady_clock::now)
+      : users_(std::move(users)), now_(now) {}
   bool enabled() const { return !users_.empty(); }
-  bool Check(std::string_view user, std::string_view password);
+  AuthVerdict Check(std::string_view user, std::string_view password);
+  uint64_t bcrypt_checks() const;  // run so far (for tests)
 
  private:
+  // The bcrypt verdict, or nullopt when none may run now.
+  std::optional<bool> GatedBcrypt(std::string_view password, const std::string& hash);
+
   std::vector<BasicAuthUser> users_;
-  std::mutex mu_;
+  SteadyNow now_;
+  mutable std::mutex mu_;
   std::map<std::string, std::string, std::less<>> matched_;  // user -> password that matched
+  std::deque<std::pair<std::string, std::string>> wrong_;    // (user, password), newest last
+  std::mutex bcrypt_mu_;  // held while bcrypt runs, and guards the budget
+  std::chrono::steady_clock::duration budget_ = kBcryptBurst;
+  std::optional<std::chrono::steady_clock::time_point> refilled_;
+  uint64_t bcrypt_checks_ = 0;
 };
 
 // A --web-config file: the parts of Prometheus' exporter-toolkit web configuration cgov serves.

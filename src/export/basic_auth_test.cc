@@ -1,5 +1,10 @@
 #include "export/basic_auth.h"
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -29,6 +34,20 @@ TEST(Bcrypt, HashShapeIsChecked) {
   EXPECT_THAT(std::string(CheckBcryptHash("secretish").message()), Not(HasSubstr("secretish")));
 }
 
+// Issue 46 item 2: a cost-31 hash was accepted, and one wrong password then held a server thread
+// for days (and SIGTERM waited for it). Costs above 12 are refused, saying why and what to do.
+TEST(Bcrypt, CostsAboveTwelveAreRefusedSayingWhatEachGuessWouldCost) {
+  const std::string tail = std::string(kJbcryptAbc).substr(6);
+  EXPECT_TRUE(CheckBcryptHash("$2a$12" + tail).ok());
+  EXPECT_EQ(std::string(CheckBcryptHash("$2a$13" + tail).message()),
+            "bcrypt cost 13 is more than 12, the most cgov accepts: every wrong password would "
+            "cost the server ~0.4 s of one core (docs/security.md); re-hash it, e.g. `htpasswd "
+            "-nBC 10 USER`");
+  EXPECT_THAT(std::string(CheckBcryptHash("$2a$31" + tail).message()),
+              HasSubstr("cost 31 is more than 12, the most cgov accepts: every wrong password "
+                        "would cost the server ~29 h of one core"));
+}
+
 TEST(Bcrypt, MatchesPublishedVectorsAndNothingElse) {
   EXPECT_EQ(BcryptMatches("test", kPrometheusDocsTest).value(), true);
   EXPECT_EQ(BcryptMatches("Test", kPrometheusDocsTest).value(), false);
@@ -45,14 +64,74 @@ TEST(BasicAuthChecker, PlainAndBcryptUsers) {
   EXPECT_FALSE(none.enabled());
   BasicAuthChecker c({{"alice", kPrometheusDocsTest, true}, {"bob", "hunter2", false}});
   EXPECT_TRUE(c.enabled());
-  EXPECT_TRUE(c.Check("alice", "test"));
-  EXPECT_TRUE(c.Check("alice", "test")) << "remembered: the same answer without bcrypt";
-  EXPECT_FALSE(c.Check("alice", "tes"));
-  EXPECT_FALSE(c.Check("alice", "hunter2"));
-  EXPECT_TRUE(c.Check("bob", "hunter2"));
-  EXPECT_FALSE(c.Check("bob", "test"));
-  EXPECT_FALSE(c.Check("carol", "test"));
-  EXPECT_FALSE(c.Check("", ""));
+  // kBusy when the bcrypt budget is spent: wait for it to refill.
+  auto check = [&](std::string_view user, std::string_view password) {
+    AuthVerdict v;
+    while ((v = c.Check(user, password)) == AuthVerdict::kBusy) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return v;
+  };
+  EXPECT_EQ(check("alice", "test"), AuthVerdict::kOk);
+  EXPECT_EQ(check("alice", "test"), AuthVerdict::kOk);
+  EXPECT_EQ(check("alice", "tes"), AuthVerdict::kDenied);
+  EXPECT_EQ(check("alice", "hunter2"), AuthVerdict::kDenied);
+  EXPECT_EQ(check("bob", "hunter2"), AuthVerdict::kOk);
+  EXPECT_EQ(check("bob", "test"), AuthVerdict::kDenied);
+  EXPECT_EQ(check("carol", "test"), AuthVerdict::kDenied);
+  EXPECT_EQ(check("", ""), AuthVerdict::kDenied);
+  EXPECT_EQ(c.bcrypt_checks(), 3u) << "alice's right and two wrong passwords; bob is plain";
+}
+
+// Issue 46 item 2: 16 wrong passwords against a cost-14 hash held both server threads for 7.7 s.
+// Verdicts are remembered, wrong ones too, and a check that needs bcrypt while another runs, or
+// once the bcrypt budget is spent, is kBusy (429) instead of a thread's time. (By the fake
+// clock a check takes no time: the budget is never spent here.)
+std::chrono::steady_clock::time_point g_now;
+std::chrono::steady_clock::time_point FakeNow() { return g_now; }
+
+TEST(BasicAuthChecker, BcryptRunsOneAtATimeAtMostHalfTheTimeAndVerdictsAreRemembered) {
+  BasicAuthChecker c({{"alice", kJbcryptAbc, true}}, &FakeNow);
+  g_now = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
+  EXPECT_EQ(c.Check("alice", "wrong1"), AuthVerdict::kDenied);  // takes 0 s by the fake clock
+  EXPECT_EQ(c.bcrypt_checks(), 1u);
+  EXPECT_EQ(c.Check("alice", "wrong1"), AuthVerdict::kDenied) << "remembered";
+  EXPECT_EQ(c.bcrypt_checks(), 1u);
+  EXPECT_EQ(c.Check("alice", "abc"), AuthVerdict::kOk);
+  EXPECT_EQ(c.Check("alice", "abc"), AuthVerdict::kOk);
+  EXPECT_EQ(c.bcrypt_checks(), 2u);
+  // Only kWrongRemembered wrong passwords are kept: the oldest is checked again.
+  for (size_t i = 0; i < BasicAuthChecker::kWrongRemembered; ++i) {
+    EXPECT_EQ(c.Check("alice", "guess" + std::to_string(i)), AuthVerdict::kDenied);
+  }
+  EXPECT_EQ(c.bcrypt_checks(), 2u + BasicAuthChecker::kWrongRemembered);
+  EXPECT_EQ(c.Check("alice", "wrong1"), AuthVerdict::kDenied);
+  EXPECT_EQ(c.bcrypt_checks(), 3u + BasicAuthChecker::kWrongRemembered);
+  EXPECT_EQ(c.Check("alice", "abc"), AuthVerdict::kOk) << "a match is kept apart from the wrong";
+}
+
+TEST(BasicAuthChecker, ABcryptCheckWhileAnotherRunsIsBusy) {
+  BasicAuthChecker c({{"alice", kPrometheusDocsTest, true}});  // cost 12: ~0.2 s a check
+  std::atomic<int> busy = 0, denied = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      const AuthVerdict v = c.Check("alice", "guess" + std::to_string(i));
+      (v == AuthVerdict::kBusy ? busy : denied).fetch_add(1);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(c.bcrypt_checks(), static_cast<uint64_t>(denied.load()));
+  EXPECT_GE(busy.load(), 1);
+  EXPECT_GE(denied.load(), 1);
+  // Back to back, the budget (0.5 s, refilled at half the time passing) is spent after a few
+  // checks of ~0.2 s; a wrong password or two in a row (a person mistyping) are still 401.
+  int checked = 0;
+  while (checked < 20 && c.Check("alice", "again" + std::to_string(checked)) != AuthVerdict::kBusy) {
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+  EXPECT_LT(checked, 20) << "the budget was never spent";
 }
 
 TEST(WebConfig, ReadsUsersAndTlsFilesRelativeToTheConfig) {

@@ -4,13 +4,18 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include "core/time_format.h"
 
@@ -587,6 +592,183 @@ TEST_F(HttpServerTest, OpenPathsNeedNoCredentials) {
                                           "Connection: close\r\n\r\n"),
                 StartsWith("HTTP/1.1 401")) << path;
   }
+}
+
+// A connection to the server on loopback from `source` (127.0.0.1, 127.0.0.2, …: every 127/8
+// address is this host's), with 5 s socket timeouts; -1 on failure.
+int ConnectFrom(uint16_t port, const char* source) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Whether the server has closed `fd` (it reads the end, or a reset) within `within`.
+bool ClosedWithin(int fd, std::chrono::milliseconds within) {
+  timeval tv{static_cast<time_t>(within.count() / 1000),
+             static_cast<suseconds_t>(within.count() % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return true;
+    if (n < 0 && errno != EINTR) return false;
+  }
+}
+
+std::string Base64(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 3) {
+    uint32_t bits = static_cast<uint8_t>(in[i]) << 16;
+    if (i + 1 < in.size()) bits |= static_cast<uint8_t>(in[i + 1]) << 8;
+    if (i + 2 < in.size()) bits |= static_cast<uint8_t>(in[i + 2]);
+    out += kAlphabet[bits >> 18];
+    out += kAlphabet[(bits >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(bits >> 6) & 63] : '=';
+    out += i + 2 < in.size() ? kAlphabet[bits & 63] : '=';
+  }
+  return out;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Issue 46 item 1: each byte reset the 10 s idle timeout, so a client dripping a header line
+// every few seconds held its slot forever. A head must now be whole within its deadline,
+// however it is paced.
+TEST_F(HttpServerTest, ADrippingHeadIsCutOffAtItsDeadlineHoweverItIsPaced) {
+  HttpServerOptions o;
+  o.head_deadline_s = 1;
+  Start(o);
+  const int fd = ConnectFrom(server_->port(), "127.0.0.1");
+  ASSERT_GE(fd, 0);
+  const auto start = std::chrono::steady_clock::now();
+  send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+  bool closed = false;
+  while (!closed && SecondsSince(start) < 5) {  // a line every 200 ms: never idle
+    send(fd, "X-Drip: a\r\n", 11, MSG_NOSIGNAL);
+    closed = ClosedWithin(fd, std::chrono::milliseconds(200));
+  }
+  close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_GE(SecondsSince(start), 0.9);
+  EXPECT_LT(SecondsSince(start), 3.0);
+  EXPECT_EQ(server_->cut_off(), 1u);
+  // A keep-alive connection's next head has its own deadline, from the previous answer.
+  const int keep = ConnectFrom(server_->port(), "127.0.0.1");
+  ASSERT_GE(keep, 0);
+  for (int i = 0; i < 3; ++i) {
+    const std::string request = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+    send(keep, request.data(), request.size(), MSG_NOSIGNAL);
+    char buffer[4096];
+    EXPECT_GT(recv(keep, buffer, sizeof(buffer), 0), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // 1.8 s in all: not cut off
+  }
+  close(keep);
+  EXPECT_EQ(server_->cut_off(), 1u);
+  EXPECT_EQ(server_->answered(), 3u);
+}
+
+// Issue 46 item 1: 130 slow connections held all 128 slots; /health stopped answering. One
+// address now holds at most `per_address_limit` of them, and when more than half the slots are
+// taken a head has only the pressed deadline.
+TEST_F(HttpServerTest, SlowClientsCannotTakeEverySlotFromHealth) {
+  HttpServerOptions o;
+  o.connection_limit = 8;
+  o.per_address_limit = 3;
+  o.head_deadline_s = 30;
+  o.pressed_head_deadline_ms = 500;
+  Start(o);
+  std::vector<int> slow;
+  for (int i = 0; i < 10; ++i) {  // ten from one address: three are kept
+    const int fd = ConnectFrom(server_->port(), "127.0.0.2");
+    if (fd >= 0) {
+      send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+      slow.push_back(fd);
+    }
+  }
+  size_t refused = 0;
+  for (int fd : slow) refused += ClosedWithin(fd, std::chrono::milliseconds(300)) ? 1 : 0;
+  EXPECT_EQ(refused, 7u);
+  EXPECT_THAT(Exchange(server_->port(), "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200"));
+  EXPECT_EQ(server_->cut_off(), 0u) << "three of eight slots: no pressure, a 30 s deadline";
+  // Two more addresses: nine slow connections for eight slots, past half: late heads are cut
+  // off at 0.5 s until no more than half the slots are taken (then the 30 s deadline holds).
+  for (const char* source : {"127.0.0.3", "127.0.0.4"}) {
+    for (int i = 0; i < 3; ++i) {
+      const int fd = ConnectFrom(server_->port(), source);
+      if (fd >= 0) {
+        send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+        slow.push_back(fd);
+      }
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  size_t still_open = 0;
+  for (size_t i = 0; i < slow.size(); ++i) {
+    if (i < 3 || i >= 10) still_open += ClosedWithin(slow[i], std::chrono::milliseconds(10)) ? 0 : 1;
+  }
+  EXPECT_LE(still_open, o.connection_limit / 2);
+  EXPECT_GE(server_->cut_off(), 1u);
+  for (int fd : slow) close(fd);
+  EXPECT_THAT(Exchange(server_->port(), "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200"));
+}
+
+// Issue 46 item 2: wrong passwords against a bcrypt hash ran on both server threads at once and
+// /health waited behind them (16 against a cost-14 hash: 7.7 s). One check runs at a time; the
+// rest are answered 429 at once, and /health stays prompt.
+TEST_F(HttpServerTest, ABcryptFloodLeavesHealthPromptAndIsAnswered429) {
+  HttpServerOptions o;
+  // "test" at cost 12 (Prometheus' basic-auth guide): ~0.2 s a check.
+  o.users = {{"prom", "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay", true}};
+  o.open_paths = {"/health"};
+  Start(o);
+  std::atomic<bool> flooding = true;
+  std::atomic<int> too_many = 0, unauthorized = 0;
+  std::vector<std::thread> flood;
+  for (int t = 0; t < 8; ++t) {
+    flood.emplace_back([&, t] {
+      for (int i = 0; flooding; ++i) {
+        // prom:<a different wrong password each time>: none is remembered.
+        const std::string wrong = Base64(fmt::format("prom:wrong-{}-{}", t, i));
+        const std::string r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nAuthorization:"
+                                       " Basic " + wrong + "\r\nConnection: close\r\n\r\n");
+        (r.starts_with("HTTP/1.1 429") ? too_many : unauthorized).fetch_add(1);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  double worst = 0;
+  for (int i = 0; i < 10; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THAT(Exchange(server_->port(), "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"),
+                StartsWith("HTTP/1.1 200"));
+    worst = std::max(worst, SecondsSince(start));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  flooding = false;
+  for (std::thread& t : flood) t.join();
+  EXPECT_LT(worst, 1.0) << "/health under the flood";
+  EXPECT_GT(too_many.load(), 0);
+  EXPECT_GT(unauthorized.load(), 0);
 }
 
 // Issue 21 item 11: "pass\0anything" was accepted as "pass"; "basic" (lower case) refused.

@@ -22,6 +22,7 @@ Result<MicrohttpdLibrary> OpenMicrohttpd() {
         resolve(&lib.lookup_connection_value, "MHD_lookup_connection_value");
         resolve(&lib.lookup_connection_value_n, "MHD_lookup_connection_value_n");
         resolve(&lib.get_connection_values, "MHD_get_connection_values");
+        resolve(&lib.get_connection_info, "MHD_get_connection_info");
       });
 }
 

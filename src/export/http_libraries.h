@@ -27,6 +27,7 @@ struct MicrohttpdLibrary {
   decltype(&MHD_lookup_connection_value) lookup_connection_value = nullptr;
   decltype(&MHD_lookup_connection_value_n) lookup_connection_value_n = nullptr;
   decltype(&MHD_get_connection_values) get_connection_values = nullptr;
+  decltype(&MHD_get_connection_info) get_connection_info = nullptr;
 };
 
 // libmicrohttpd.so.12 (or `CGOV_LIBMICROHTTPD`, for tests), loaded once for the process;

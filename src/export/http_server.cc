@@ -10,8 +10,13 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include "core/text.h"
@@ -29,8 +34,86 @@ struct HttpServer::State {
   ServedHandler handler;
   std::unique_ptr<BasicAuthChecker> auth;
   std::vector<std::string> open_paths;
-  std::atomic<uint64_t> answered{0}, refused{0};
+  std::atomic<uint64_t> answered{0}, refused{0}, cut_off{0};
+
+  // Each open connection, for the head deadline. libmicrohttpd resets its own timeout at every
+  // byte, so a client dripping one header line every few seconds would hold its slot forever:
+  // the watchdog thread shuts down the socket of a connection whose head is late, and
+  // libmicrohttpd, seeing its end, closes it. A connection leaves the map (CLOSED) before
+  // libmicrohttpd closes its descriptor, and both happen under `mu`, so the watchdog never shuts
+  // down a descriptor that has been reused.
+  struct Open {
+    int fd = -1;
+    std::chrono::steady_clock::time_point since;  // its head could start from here
+    bool in_request = false;                      // its head is whole: being answered
+    bool cut = false;
+  };
+  std::mutex mu;
+  std::condition_variable wake;
+  std::unordered_map<MHD_Connection*, Open> open;
+  bool stopping = false;
+  std::chrono::steady_clock::duration head_deadline, pressed_head_deadline;
+  size_t pressed_from = 0;  // connections open
+  size_t waiting_limit = 0;  // heads not yet whole
+  static constexpr std::chrono::milliseconds kEvictAfter{250};
+  std::thread watchdog;
+
+  void Watch();
+  void Stop() {
+    {
+      std::lock_guard lock(mu);
+      stopping = true;
+    }
+    wake.notify_all();
+    if (watchdog.joinable()) watchdog.join();
+  }
 };
+
+void HttpServer::State::Watch() {
+  std::unique_lock lock(mu);
+  std::vector<std::pair<std::chrono::steady_clock::time_point, Open*>> waiting;
+  while (!stopping) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto deadline = open.size() > pressed_from ? pressed_head_deadline : head_deadline;
+    auto next = std::chrono::steady_clock::time_point::max();
+    auto cut = [&](Open& o) {
+      shutdown(o.fd, SHUT_RDWR);
+      o.cut = true;
+      cut_off.fetch_add(1, std::memory_order_relaxed);
+    };
+    waiting.clear();
+    for (auto& [connection, o] : open) {
+      if (o.in_request || o.cut) continue;
+      if (now - o.since >= deadline) {
+        cut(o);
+      } else {
+        waiting.emplace_back(o.since, &o);
+        next = std::min(next, o.since + deadline);
+      }
+    }
+    // Slots kept for heads that come whole at once (a scrape, a probe): past `waiting_limit`
+    // heads still waiting, the oldest go first, once they have waited kEvictAfter (a real head
+    // is read within milliseconds of the connection), so clients reconnecting as fast as they
+    // are cut off never hold every slot for long.
+    if (waiting.size() > waiting_limit) {
+      std::sort(waiting.begin(), waiting.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (size_t i = 0; i < waiting.size() - waiting_limit; ++i) {
+        if (now - waiting[i].first >= kEvictAfter) {
+          cut(*waiting[i].second);
+        } else {
+          next = std::min(next, waiting[i].first + kEvictAfter);
+        }
+      }
+    }
+    // Woken by a new connection too: it may bring the pressed deadline.
+    if (next == std::chrono::steady_clock::time_point::max()) {
+      wake.wait(lock);
+    } else {
+      wake.wait_until(lock, next);
+    }
+  }
+}
 
 namespace {
 
@@ -69,6 +152,35 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
   return out;
 }
 
+void NotifyConnection(void* cls, MHD_Connection* connection, void**,
+                      MHD_ConnectionNotificationCode code) {
+  auto* state = static_cast<HttpServer::State*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const MHD_ConnectionInfo* info =
+        Mhd().get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == nullptr) return;
+    {
+      std::lock_guard lock(state->mu);
+      state->open[connection] = {info->connect_fd, std::chrono::steady_clock::now()};
+    }
+    state->wake.notify_one();
+  } else {
+    std::lock_guard lock(state->mu);
+    state->open.erase(connection);
+  }
+}
+
+// A request answered (or abandoned): the connection's next head may start now.
+void RequestDone(void* cls, MHD_Connection* connection, void**, MHD_RequestTerminationCode) {
+  auto* state = static_cast<HttpServer::State*>(cls);
+  std::lock_guard lock(state->mu);
+  if (auto it = state->open.find(connection); it != state->open.end()) {
+    it->second.in_request = false;
+    it->second.since = std::chrono::steady_clock::now();
+  }
+  state->wake.notify_one();
+}
+
 MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close = false) {
   MHD_Response* response = Mhd().create_response_from_buffer(
       r.body.size(), const_cast<char*>(r.body.data()), MHD_RESPMEM_MUST_COPY);
@@ -77,6 +189,7 @@ MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close
   Mhd().add_response_header(response, "X-Content-Type-Options", "nosniff");
   if (close) Mhd().add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
   if (r.status == 405) Mhd().add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  if (r.status == 429) Mhd().add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, "1");
   const MHD_Result ret = Mhd().queue_response(connection, static_cast<unsigned>(r.status), response);
   Mhd().destroy_response(response);
   return ret;
@@ -107,6 +220,12 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
   // answer each.
   if (*request_state == nullptr) {
     *request_state = &g_first_call_marker;
+    {
+      std::lock_guard lock(state->mu);
+      if (auto it = state->open.find(connection); it != state->open.end()) {
+        it->second.in_request = true;
+      }
+    }
     const std::string_view m = method;
     if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
       return Refuse(state, connection, 405, "only GET and HEAD\n");
@@ -138,8 +257,12 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
                                                      &header, &header_size) == MHD_YES;
     const auto credentials =
         found ? ParseBasicAuthorization(std::string_view(header, header_size)) : std::nullopt;
-    const bool ok = credentials && state->auth->Check(credentials->first, credentials->second);
-    if (!ok) {
+    const AuthVerdict verdict = credentials
+        ? state->auth->Check(credentials->first, credentials->second) : AuthVerdict::kDenied;
+    if (verdict == AuthVerdict::kBusy) {
+      return Refuse(state, connection, 429, "too many password checks at once; try again\n");
+    }
+    if (verdict != AuthVerdict::kOk) {
       state->refused.fetch_add(1, std::memory_order_relaxed);
       const std::string body = "authentication required\n";
       MHD_Response* response = Mhd().create_response_from_buffer(
@@ -247,6 +370,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   server->state_->handler = std::move(handler);
   server->state_->auth = std::make_unique<BasicAuthChecker>(options.users);
   server->state_->open_paths = options.open_paths;
+  server->state_->head_deadline = std::chrono::seconds(options.head_deadline_s);
+  server->state_->pressed_head_deadline =
+      std::chrono::milliseconds(options.pressed_head_deadline_ms);
+  server->state_->pressed_from = options.connection_limit / 2;
+  server->state_->waiting_limit = options.connection_limit - options.connection_limit / 8;
   server->port_ = port;
   // poll(), not epoll: with epoll libmicrohttpd 0.9.75 noticed a client's end of input only at
   // the idle timeout, so a client that half-closed held its slot for 10 s.
@@ -275,7 +403,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
       flags, 0, nullptr, nullptr, &Answer, server->state_.get(),
       MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_CONNECTION_LIMIT, options.connection_limit,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, options.per_address_limit,
       MHD_OPTION_CONNECTION_TIMEOUT, options.timeout_s,
+      MHD_OPTION_NOTIFY_CONNECTION, &NotifyConnection, server->state_.get(),
+      MHD_OPTION_NOTIFY_COMPLETED, &RequestDone, server->state_.get(),
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, options.memory_limit_bytes,
       MHD_OPTION_THREAD_POOL_SIZE, options.threads,
       MHD_OPTION_EXTERNAL_LOGGER, &Quiet, nullptr,
@@ -286,16 +417,21 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return Unavailable(fmt::format("--listen {}: the HTTP server did not start{}", where,
                                    tls ? " (check the TLS certificate and key)" : ""));
   }
+  State* state = server->state_.get();
+  state->watchdog = std::thread([state] { state->Watch(); });
   return server;
 }
 
 HttpServer::~HttpServer() {
-  // Closes the listening socket and every open connection, and joins the server's threads.
+  // Closes the listening socket and every open connection, and joins the server's threads; then
+  // the watchdog, which may still have shut a socket down meanwhile, never one reused.
   if (daemon_ != nullptr) Mhd().stop_daemon(daemon_);
+  if (state_) state_->Stop();
 }
 
 uint64_t HttpServer::answered() const { return state_->answered.load(); }
 uint64_t HttpServer::refused() const { return state_->refused.load(); }
+uint64_t HttpServer::cut_off() const { return state_->cut_off.load(); }
 
 Result<std::pair<std::string, std::string>> ParseBasicAuthFile(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);

@@ -1,7 +1,8 @@
 // The embedded HTTP endpoint of `cgov daemon --listen`: libmicrohttpd with an event loop (a slow
-// client holds a connection slot, never a thread), a connection limit, per-connection timeouts,
-// a per-connection memory limit (oversized headers are refused), no request bodies, GET and HEAD
-// only, optional basic auth and TLS.
+// client holds a connection slot, never a thread), a connection limit overall and per client
+// address, an idle timeout and a total deadline for each request head (a client dripping a byte
+// at a time is cut off however it paces them), a per-connection memory limit (oversized headers
+// are refused), no request bodies, GET and HEAD only, optional basic auth and TLS.
 #ifndef CGOV_EXPORT_HTTP_SERVER_H_
 #define CGOV_EXPORT_HTTP_SERVER_H_
 
@@ -52,7 +53,17 @@ Result<std::pair<std::string, std::string>> ParseBasicAuthFile(std::string_view 
 struct HttpServerOptions {
   ListenAddress address;
   unsigned connection_limit = 128;
-  unsigned timeout_s = 10;             // an idle or dripping connection is closed after this
+  // Connections one client address may hold at once; more are closed as they come. A scraper
+  // needs one (two for an HA pair): 130 slow connections from one address hold 16 slots, not all.
+  unsigned per_address_limit = 16;
+  unsigned timeout_s = 10;             // a connection that sends nothing this long is closed
+  // A request head must be whole this long after it could start (the connection opened or the
+  // previous answer went), however its bytes are paced; then the connection is closed. When more
+  // than half the slots are taken, the deadline is `pressed_head_deadline_ms` instead: a real
+  // client sends its head in one packet. And an eighth of the slots is kept for heads that come
+  // whole: past 7/8 of them waiting, the oldest waiting heads are cut off at once.
+  unsigned head_deadline_s = 10;
+  unsigned pressed_head_deadline_ms = 2000;
   size_t memory_limit_bytes = 32768;   // per connection: the request head must fit
   unsigned threads = 2;
   std::vector<BasicAuthUser> users;    // empty: no authentication
@@ -88,9 +99,11 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   uint16_t port() const { return port_; }
-  // Requests answered and refused so far (for tests and the daemon's own metrics).
+  // Requests answered and refused so far, and connections cut off for a late head (for tests
+  // and the daemon's own metrics).
   uint64_t answered() const;
   uint64_t refused() const;
+  uint64_t cut_off() const;
 
   struct State;  // shared with the libmicrohttpd callbacks
 
