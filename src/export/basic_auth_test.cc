@@ -12,6 +12,7 @@ namespace cgov {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Published vectors, made by other bcrypt implementations: the hash of "test" in Prometheus'
 // basic-auth guide (cost 12, $2b$), and two of jBCrypt's / OpenBSD's test vectors ($2a$, cost 6).
@@ -157,6 +158,32 @@ TEST(WebConfig, ReadsUsersAndTlsFilesRelativeToTheConfig) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->users.size(), 1u);
   EXPECT_TRUE(c->tls_cert_file.empty());
+}
+
+// Issue 46 item 3: a web config nested 300,000 deep (600 KB, under the 1 MiB cap) took minutes to
+// parse. Nesting past 16 is refused, at once, naming where.
+TEST(WebConfig, DeepNestingIsRefusedAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<WebConfig> deep = ParseWebConfig("basic_auth_users: " + std::string(300'000, '[') +
+                                          std::string(300'000, ']') + "\n", "web.yml");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(std::string(deep.status().message()),
+            "web.yml:1:34: nested more than 16 deep; the web config needs 3");
+  EXPECT_LT(seconds, 5.0);
+  Result<WebConfig> block = ParseWebConfig([] {
+    std::string yaml;
+    for (int i = 0; i < 20; ++i) yaml += std::string(2 * i, ' ') + "k:\n";
+    return yaml;
+  }(), "web.yml");
+  ASSERT_FALSE(block.ok());
+  EXPECT_THAT(std::string(block.status().message()), HasSubstr("web.yml:17:"));
+  EXPECT_THAT(std::string(block.status().message()), HasSubstr("nested more than 16 deep"));
+  // 16 deep is only refused for what it holds, not its depth.
+  Result<WebConfig> sixteen = ParseWebConfig("basic_auth_users: " + std::string(15, '[') +
+                                             std::string(15, ']') + "\n", "web.yml");
+  EXPECT_THAT(std::string(sixteen.status().message()), Not(HasSubstr("deep")));
 }
 
 TEST(WebConfig, ErrorsNameFileLineAndKey) {

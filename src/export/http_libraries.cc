@@ -55,6 +55,8 @@ Result<YamlLibrary> OpenYaml() {
         resolve(&lib.parser_delete, "yaml_parser_delete");
         resolve(&lib.parser_set_input_string, "yaml_parser_set_input_string");
         resolve(&lib.parser_load, "yaml_parser_load");
+        resolve(&lib.parser_parse, "yaml_parser_parse");
+        resolve(&lib.event_delete, "yaml_event_delete");
         resolve(&lib.document_delete, "yaml_document_delete");
         resolve(&lib.document_get_root_node, "yaml_document_get_root_node");
         resolve(&lib.document_get_node, "yaml_document_get_node");

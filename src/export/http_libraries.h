@@ -57,6 +57,8 @@ struct YamlLibrary {
   decltype(&yaml_parser_delete) parser_delete = nullptr;
   decltype(&yaml_parser_set_input_string) parser_set_input_string = nullptr;
   decltype(&yaml_parser_load) parser_load = nullptr;
+  decltype(&yaml_parser_parse) parser_parse = nullptr;
+  decltype(&yaml_event_delete) event_delete = nullptr;
   decltype(&yaml_document_delete) document_delete = nullptr;
   decltype(&yaml_document_get_root_node) document_get_root_node = nullptr;
   decltype(&yaml_document_get_node) document_get_node = nullptr;
