@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -231,7 +233,16 @@ Status KubePodWatch::List() {
   const std::string selector = "spec.nodeName%3D" + o_.node_name;
   std::string next;
   bool first = true;
+  std::set<std::string> tokens;
+  const int max_pages = o_.max_pods_listed / std::max(1, o_.page_size) + 1;
+  int pages = 0;
   do {
+    if (++pages > max_pages) {
+      return Unavailable(fmt::format(
+          "Kubernetes API {}: listing the pods of node {} took more than {} pages of {} (more "
+          "pods than a cluster holds): a server that never ends its list; trying again later",
+          o_.api_url, SafeText(o_.node_name), max_pages, o_.page_size));
+    }
     std::string url = fmt::format("{}/api/v1/pods?fieldSelector={}&limit={}", o_.api_url, selector,
                                   o_.page_size);
     if (!next.empty()) url += "&continue=" + PercentEncoded(next);
@@ -257,6 +268,11 @@ Status KubePodWatch::List() {
     }
     next = *more;
     first = false;
+    if (!next.empty() && !tokens.insert(next).second) {
+      return Unavailable(fmt::format("Kubernetes API {}: listing the pods of node {}: the same "
+                                     "continue token twice (the list would never end); trying "
+                                     "again later", o_.api_url, SafeText(o_.node_name)));
+    }
   } while (!next.empty() && !stop_);
   return Status::Ok();
 }

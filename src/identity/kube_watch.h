@@ -28,6 +28,11 @@ struct KubeApiOptions {
   std::string ca_file;     // "" = the system's CAs
   std::string node_name;
   int page_size = 500;
+  // A list stops with an error past max_pods_listed / page_size + 1 pages (Kubernetes supports
+  // 150,000 pods in a cluster, and a field-selected list may page through all of them), or at a
+  // continue token given twice: a server that always answers with one is not paged forever, and
+  // the list is tried again after the watch's back-off.
+  int max_pods_listed = 150'000;
   int watch_timeout_s = 300;
   std::chrono::milliseconds retry_min{1000};
   std::chrono::milliseconds retry_max{60000};

@@ -191,6 +191,27 @@ TEST(KubePodWatch, AServerThatFailsAtOnceIsNotHammered) {
   }
 }
 
+// Issue 46 item 4: a server whose every page named a next one was paged forever (1,214 requests
+// in 25 s, no back-off). The list ends in an error past max_pods_listed / page_size + 1 pages,
+// and is tried again after the back-off.
+TEST(KubePodWatch, AListThatNeverEndsIsCutShortAndRetriedAfterTheBackoff) {
+  FakeApiServer server(json{{"node", "gpu-node-1"}, {"token", nullptr}, {"endless_continue", true},
+                            {"pods", {PodJson("u1", "ml", "p", "x")}}});
+  KubePodDirectory pods(DefaultKubeLabelMap());
+  KubeApiOptions o = Options(server, "");
+  o.max_pods_listed = 20;  // page_size 2: 11 pages at most
+  auto w = KubePodWatch::Start(o, &pods);
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE((*w)->WaitSynced(std::chrono::milliseconds(1500)));  // ends at the first error
+  EXPECT_THAT((*w)->LastError(), HasSubstr("took more than 11 pages of 2"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  w->reset();
+  // Each attempt is 11 pages, and attempts wait 50, 100, 200, 200 … ms: in 1.5 s some 8.
+  const size_t lists = server.requests().size();
+  EXPECT_GE(lists, 22u) << "tried again";
+  EXPECT_LE(lists, 11u * 12) << "at most one attempt a back-off period";
+}
+
 TEST(KubePodWatch, FiveThousandPodsInPages) {
   FakeApiServer server(json{{"node", "gpu-node-1"}, {"token", nullptr}, {"generate", 5000}});
   KubePodDirectory pods(DefaultKubeLabelMap());

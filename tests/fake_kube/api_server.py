@@ -97,7 +97,8 @@ def main():
             start = int(query.get("continue", "0") or 0)
             page = mine[start:start + limit]
             meta = {"resourceVersion": str(version)}
-            if start + limit < len(mine):
+            if start + limit < len(mine) or scenario.get("endless_continue"):
+                # endless_continue: a broken (or hostile) server whose every page has a next one
                 meta["continue"] = str(start + limit)
             self.send_json(200, {"kind": "PodList", "apiVersion": "v1", "metadata": meta,
                                  "items": page})
