@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <functional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -192,33 +195,37 @@ bool IsGzipAt(std::string_view data, size_t at) {
          static_cast<unsigned char>(data[at + 1]) == 0x8b;
 }
 
-// Inflates one gzip member starting at data[*at] onto `out`; *at moves past it.
+// Inflates one gzip member starting at data[*at], handing the output to `sink` 64 KiB at a
+// time; *at moves past it. `*total` counts the output of every member, refused past `max_bytes`.
 Status InflateMember(const ZlibLibrary& zlib, std::string_view data, size_t* at, size_t max_bytes,
-                     std::string_view what, std::string* out) {
+                     std::string_view what, size_t* total,
+                     const std::function<Status(std::string_view)>& sink) {
   z_stream z{};
   if (zlib.inflate_init2(&z, 16 + MAX_WBITS, ZLIB_VERSION, static_cast<int>(sizeof(z_stream))) !=
       Z_OK) {
     return Internal(fmt::format("{}: cannot start gzip decompression", what));
   }
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + *at));
-  z.avail_in = static_cast<uInt>(data.size() - *at);
-  char buffer[1 << 16];
+  z.avail_in = static_cast<uInt>(std::min<size_t>(data.size() - *at, UINT32_MAX));
+  std::vector<char> buffer(size_t{1} << 16);
   int rc = Z_OK;
   Status status = Status::Ok();
   while (rc != Z_STREAM_END && status.ok()) {
-    z.next_out = reinterpret_cast<Bytef*>(buffer);
-    z.avail_out = sizeof buffer;
+    z.next_out = reinterpret_cast<Bytef*>(buffer.data());
+    z.avail_out = static_cast<uInt>(buffer.size());
     rc = zlib.inflate_step(&z, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) {
       const std::string why = z.msg != nullptr ? z.msg : "corrupt data";
       status = InvalidArgument(fmt::format("{}: not valid gzip: {}", what, SafeText(why)));
       break;
     }
-    out->append(buffer, sizeof buffer - z.avail_out);
-    if (out->size() > max_bytes) {
-      status = InvalidArgument(fmt::format("{}: more than {} MiB once decompressed", what,
-                                           max_bytes >> 20));
-    } else if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+    const size_t produced = buffer.size() - z.avail_out;
+    *total += produced;
+    status = *total > max_bytes
+                 ? InvalidArgument(fmt::format("{}: more than {} MiB once decompressed", what,
+                                               max_bytes >> 20))
+                 : sink(std::string_view(buffer.data(), produced));
+    if (status.ok() && rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
       status = InvalidArgument(fmt::format("{}: gzip data ends early (a truncated file?)", what));
     }
   }
@@ -227,14 +234,14 @@ Status InflateMember(const ZlibLibrary& zlib, std::string_view data, size_t* at,
   return status;
 }
 
-}  // namespace
-
-Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_view what) {
-  if (!IsGzipAt(data, 0)) return data;
+// Hands `data` to `sink`: gunzipped, in pieces, when it starts with gzip's magic bytes (at most
+// `max_bytes` of output), else as it is.
+Status ForEachGunzipped(std::string_view data, size_t max_bytes, std::string_view what,
+                        const std::function<Status(std::string_view)>& sink) {
+  if (!IsGzipAt(data, 0)) return sink(data);
   CGOV_ASSIGN_OR_RETURN(const ZlibLibrary* zlib, LoadZlib());
   // A gzip file may hold several members one after another (`cat a.gz b.gz`): all are read.
-  std::string out;
-  size_t at = 0;
+  size_t at = 0, total = 0;
   while (at < data.size()) {
     if (!IsGzipAt(data, at)) {
       // gzip(1) tolerates zero padding after the last member; anything else is not a bill.
@@ -242,95 +249,154 @@ Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_
       return InvalidArgument(fmt::format("{}: {} bytes after the gzip data at byte {} are not "
                                          "gzip", what, data.size() - at, at));
     }
-    CGOV_RETURN_IF_ERROR(InflateMember(*zlib, data, &at, max_bytes, what, &out));
+    CGOV_RETURN_IF_ERROR(InflateMember(*zlib, data, &at, max_bytes, what, &total, sink));
   }
-  return out;
+  return Status::Ok();
 }
 
-Result<Bill> ParseBill(std::string_view text, std::string_view file,
-                       std::optional<BillFormat> format) {
-  CGOV_ASSIGN_OR_RETURN(std::vector<CsvRow> rows, ParseCsv(text, file));
-  if (rows.empty()) return InvalidArgument(fmt::format("{}: empty (no header line)", file));
-  std::vector<std::string> header;
-  for (const std::string& h : rows[0].fields) {
-    std::string name = Lower(h);
-    while (!name.empty() && name.back() == ' ') name.pop_back();
-    while (!name.empty() && name.front() == ' ') name.erase(0, 1);
-    header.push_back(name);
+// A bill read a record at a time: the header, then each line, kept only as a BilledLine.
+class BillParser {
+ public:
+  BillParser(std::string_view file, std::optional<BillFormat> format)
+      : file_(file), format_(format) {
+    bill_.file = std::string(file);
   }
-  if (!format) format = Detect(header);
-  if (!format) {
-    return InvalidArgument(fmt::format(
-        "{}:1: not a bill cgov knows (no cost and resource columns of an AWS CUR, a GCP or "
-        "Azure export, or host,start,end,cost_usd); docs/billing.md lists the columns", file));
+
+  Status Row(CsvRow&& row) {
+    if (header_.empty()) return Header(std::move(row));
+    return Line(row);
   }
-  Bill bill;
-  bill.file = std::string(file);
-  bill.format = *format;
-  const Columns c = ColumnsOf(*format);
-  CGOV_RETURN_IF_ERROR(NoColumnTwice(header, c, rows[0].fields, file));
-  const int resource = Find(header, c.resource), fallback = Find(header, c.resource_fallback);
-  const int cost = Find(header, c.cost), start = Find(header, c.start), end = Find(header, c.end);
-  const int date = Find(header, c.date), currency = Find(header, c.currency);
-  auto missing = [&](const std::vector<std::string>& names) {
-    return InvalidArgument(fmt::format("{}:1: no column {} (a {} bill; docs/billing.md)", file,
-                                       names.front(), BillFormatName(*format)));
-  };
-  if (resource < 0 && fallback < 0) return missing(c.resource);
-  if (cost < 0) return missing(c.cost);
-  if (c.date.empty() && start < 0) return missing(c.start);
-  if (c.date.empty() && end < 0) return missing(c.end);
-  if (!c.date.empty() && date < 0) return missing(c.date);
-  for (size_t r = 1; r < rows.size(); ++r) {
-    const CsvRow& row = rows[r];
+
+  Result<Bill> Finish() && {
+    if (header_.empty()) return InvalidArgument(fmt::format("{}: empty (no header line)", file_));
+    return std::move(bill_);
+  }
+
+ private:
+  Status Header(CsvRow&& row) {
+    header_fields_ = std::move(row.fields);
+    for (const std::string& h : header_fields_) {
+      std::string name = Lower(h);
+      while (!name.empty() && name.back() == ' ') name.pop_back();
+      while (!name.empty() && name.front() == ' ') name.erase(0, 1);
+      header_.push_back(name);
+    }
+    if (!format_) format_ = Detect(header_);
+    if (!format_) {
+      return InvalidArgument(fmt::format(
+          "{}:1: not a bill cgov knows (no cost and resource columns of an AWS CUR, a GCP or "
+          "Azure export, or host,start,end,cost_usd); docs/billing.md lists the columns", file_));
+    }
+    bill_.format = *format_;
+    c_ = ColumnsOf(*format_);
+    CGOV_RETURN_IF_ERROR(NoColumnTwice(header_, c_, header_fields_, file_));
+    resource_ = Find(header_, c_.resource);
+    fallback_ = Find(header_, c_.resource_fallback);
+    cost_ = Find(header_, c_.cost);
+    start_ = Find(header_, c_.start);
+    end_ = Find(header_, c_.end);
+    date_ = Find(header_, c_.date);
+    currency_ = Find(header_, c_.currency);
+    auto missing = [&](const std::vector<std::string>& names) {
+      return InvalidArgument(fmt::format("{}:1: no column {} (a {} bill; docs/billing.md)", file_,
+                                         names.front(), BillFormatName(*format_)));
+    };
+    if (resource_ < 0 && fallback_ < 0) return missing(c_.resource);
+    if (cost_ < 0) return missing(c_.cost);
+    if (c_.date.empty() && start_ < 0) return missing(c_.start);
+    if (c_.date.empty() && end_ < 0) return missing(c_.end);
+    if (!c_.date.empty() && date_ < 0) return missing(c_.date);
+    return Status::Ok();
+  }
+
+  Status Line(const CsvRow& row) {
     auto field = [&](int i) -> std::string_view {
       if (i < 0 || static_cast<size_t>(i) >= row.fields.size()) return {};
       return row.fields[static_cast<size_t>(i)];
     };
     auto bad = [&](int column, std::string_view why) {
-      return InvalidArgument(fmt::format("{}:{}: {}: {}", file, row.line,
-                                         SafeText(rows[0].fields[column]), why));
+      return InvalidArgument(fmt::format("{}:{}: {}: {}", file_, row.line,
+                                         SafeText(header_fields_[column]), why));
     };
-    if (currency >= 0 && !field(currency).empty() && field(currency) != "USD") {
-      return bad(currency, fmt::format("{}: cgov reports in USD; export the bill in USD",
-                                       Quoted(field(currency))));
+    if (currency_ >= 0 && !field(currency_).empty() && field(currency_) != "USD") {
+      return bad(currency_, fmt::format("{}: cgov reports in USD; export the bill in USD",
+                                        Quoted(field(currency_))));
     }
     BilledLine line;
     line.line = row.line;
-    line.resource = std::string(field(resource));
-    if (line.resource.empty()) line.resource = std::string(field(fallback));
-    std::optional<int64_t> micro = ParseCostMicroUsd(field(cost));
-    if (!micro) return bad(cost, "not a number of dollars: " + Quoted(field(cost)));
+    line.resource = std::string(field(resource_));
+    if (line.resource.empty()) line.resource = std::string(field(fallback_));
+    std::optional<int64_t> micro = ParseCostMicroUsd(field(cost_));
+    if (!micro) return bad(cost_, "not a number of dollars: " + Quoted(field(cost_)));
     line.cost_micro_usd = *micro;
-    if (!c.date.empty()) {
-      Result<int64_t> day = ParseDay(field(date));
-      if (!day.ok()) return bad(date, "not a date (MM/DD/YYYY or YYYY-MM-DD): " + Quoted(field(date)));
+    if (!c_.date.empty()) {
+      Result<int64_t> day = ParseDay(field(date_));
+      if (!day.ok()) {
+        return bad(date_, "not a date (MM/DD/YYYY or YYYY-MM-DD): " + Quoted(field(date_)));
+      }
       line.start_ms = *day;
       line.end_ms = *day + kDayMs;
     } else {
-      Result<int64_t> s = ParseTime(field(start)), e = ParseTime(field(end));
-      if (!s.ok()) return bad(start, "not a time: " + Quoted(field(start)));
-      if (!e.ok()) return bad(end, "not a time: " + Quoted(field(end)));
-      if (*e <= *s) return bad(end, "not after the start: " + Quoted(field(end)));
+      Result<int64_t> s = ParseTime(field(start_)), e = ParseTime(field(end_));
+      if (!s.ok()) return bad(start_, "not a time: " + Quoted(field(start_)));
+      if (!e.ok()) return bad(end_, "not a time: " + Quoted(field(end_)));
+      if (*e <= *s) return bad(end_, "not after the start: " + Quoted(field(end_)));
       line.start_ms = *s;
       line.end_ms = *e;
     }
-    if (line.cost_micro_usd == 0) continue;  // a free line moves no money
-    bill.total_micro_usd += line.cost_micro_usd;
-    if (bill.total_micro_usd > kMaxCostMicroUsd || bill.total_micro_usd < -kMaxCostMicroUsd) {
-      return bad(cost, "the bill's total passes $9e12");
+    if (line.cost_micro_usd == 0) return Status::Ok();  // a free line moves no money
+    bill_.total_micro_usd += line.cost_micro_usd;
+    if (bill_.total_micro_usd > kMaxCostMicroUsd || bill_.total_micro_usd < -kMaxCostMicroUsd) {
+      return bad(cost_, "the bill's total passes $9e12");
     }
-    bill.lines.push_back(std::move(line));
+    bill_.lines.push_back(std::move(line));
+    return Status::Ok();
   }
-  return bill;
+
+  std::string file_;
+  std::optional<BillFormat> format_;
+  std::vector<std::string> header_fields_;  // as written
+  std::vector<std::string> header_;         // lower case, trimmed
+  Columns c_;
+  int resource_ = -1, fallback_ = -1, cost_ = -1, start_ = -1, end_ = -1, date_ = -1;
+  int currency_ = -1;
+  Bill bill_;
+};
+
+}  // namespace
+
+Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_view what) {
+  if (!IsGzipAt(data, 0)) return data;
+  std::string out;
+  CGOV_RETURN_IF_ERROR(ForEachGunzipped(data, max_bytes, what, [&](std::string_view piece) {
+    out.append(piece);
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Result<Bill> ParseBill(std::string_view text, std::string_view file,
+                       std::optional<BillFormat> format) {
+  BillParser parser(file, format);
+  CsvReader csv(file, [&](CsvRow&& row) { return parser.Row(std::move(row)); });
+  CGOV_RETURN_IF_ERROR(csv.Feed(text));
+  CGOV_RETURN_IF_ERROR(csv.Finish());
+  return std::move(parser).Finish();
 }
 
 Result<Bill> ReadBill(const std::string& path, std::optional<BillFormat> format) {
-  // A month of an hourly CUR for a large account is hundreds of MB; 1 GiB either way.
+  // A month of an hourly CUR for a large account is hundreds of MB; 1 GiB either way. The file
+  // is read whole (memory follows its size); what it decompresses to is read a record at a
+  // time and kept only as the bill's lines, so a gzip bomb costs its own size, not a gigabyte.
   constexpr size_t kMax = size_t{1} << 30;
   CGOV_ASSIGN_OR_RETURN(std::string data, ReadInputFile(path, kMax, "--billing"));
-  CGOV_ASSIGN_OR_RETURN(std::string text, MaybeGunzip(std::move(data), kMax, path));
-  return ParseBill(text, path, format);
+  BillParser parser(path, format);
+  CsvReader csv(path, [&](CsvRow&& row) { return parser.Row(std::move(row)); });
+  CGOV_RETURN_IF_ERROR(ForEachGunzipped(data, kMax, path, [&](std::string_view piece) {
+    return csv.Feed(piece);
+  }));
+  CGOV_RETURN_IF_ERROR(csv.Finish());
+  return std::move(parser).Finish();
 }
 
 Result<std::map<std::string, std::string>> ParseBillingMap(std::string_view text,

@@ -31,6 +31,53 @@ TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
   EXPECT_EQ(CsvField("a,\"b\""), "\"a,\"\"b\"\"\"");
 }
 
+// Issue 46 item 5: CsvReader takes the text in pieces of any size (a gzip stream's) and gives
+// the records ParseCsv gives for the whole; a record past its limit is refused.
+TEST(Csv, PiecesOfAnySizeGiveTheSameRecords) {
+  const std::string text = "\xEF\xBB\xBF" "a,\"b,c\",\"say \"\"hi\"\"\"\r\n\r\n\n1,\"two\nlines\","
+                           "3\r\n\"q\"\r,x\n\n,\nlast,";
+  auto whole = ParseCsv(text, "f.csv");
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_EQ(whole->size(), 5u);
+  EXPECT_EQ((*whole)[2].fields, (std::vector<std::string>{"q", "x"}));
+  EXPECT_EQ((*whole)[2].line, 6);
+  EXPECT_EQ((*whole)[3].fields, (std::vector<std::string>{"", ""}));
+  EXPECT_EQ((*whole)[3].line, 8);
+  EXPECT_EQ((*whole)[4].fields, (std::vector<std::string>{"last", ""}));
+  for (size_t piece = 1; piece <= 5; ++piece) {
+    std::vector<CsvRow> rows;
+    CsvReader reader("f.csv", [&](CsvRow&& row) {
+      rows.push_back(std::move(row));
+      return Status::Ok();
+    });
+    for (size_t at = 0; at < text.size(); at += piece) {
+      ASSERT_TRUE(reader.Feed(std::string_view(text).substr(at, piece)).ok());
+    }
+    ASSERT_TRUE(reader.Finish().ok());
+    ASSERT_EQ(rows.size(), whole->size());
+    for (size_t i = 0; i < whole->size(); ++i) {
+      EXPECT_EQ(rows[i].fields, (*whole)[i].fields) << piece;
+      EXPECT_EQ(rows[i].line, (*whole)[i].line) << piece;
+    }
+  }
+  // A record longer than the limit stops the reading, naming the line it started on.
+  int seen = 0;
+  CsvReader capped("f.csv", [&](CsvRow&&) {
+    ++seen;
+    return Status::Ok();
+  }, 16);
+  EXPECT_TRUE(capped.Feed("a,b\n\n").ok());
+  EXPECT_EQ(capped.Feed("0123456789,0123456789\n").message(),
+            "f.csv:3: a record longer than 0 KiB (not CSV, or not this kind of file)");
+  EXPECT_FALSE(capped.Finish().ok());
+  EXPECT_EQ(seen, 1);
+  // What the row handler refuses stops the reading too.
+  CsvReader refusing("f.csv", [](CsvRow&& row) {
+    return row.line == 2 ? InvalidArgument("f.csv:2: no") : Status::Ok();
+  });
+  EXPECT_EQ(refusing.Feed("a\nb\nc\n").message(), "f.csv:2: no");
+}
+
 TEST(Billing, CostsAreExactMicroDollars) {
   EXPECT_EQ(ParseCostMicroUsd("12.5"), 12'500'000);
   EXPECT_EQ(ParseCostMicroUsd("0.0345678901"), 34'568);  // rounded half away from zero

@@ -4,61 +4,142 @@
 
 namespace cgov {
 
-Result<std::vector<CsvRow>> ParseCsv(std::string_view text, std::string_view file) {
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  std::vector<CsvRow> rows;
-  int line = 1;
-  size_t i = 0;
-  while (i < text.size()) {
-    CsvRow row;
-    row.line = line;
-    std::string field;
-    bool record_done = false;
-    while (!record_done) {
-      field.clear();
-      if (i < text.size() && text[i] == '"') {
-        const int opened = line;
-        ++i;
-        for (;;) {
-          if (i >= text.size()) {
-            return InvalidArgument(fmt::format("{}:{}: a quoted field is never closed", file,
-                                               opened));
-          }
-          const char c = text[i++];
-          if (c == '"') {
-            if (i < text.size() && text[i] == '"') {
-              field += '"';
-              ++i;
-              continue;
-            }
-            break;
-          }
-          if (c == '\n') ++line;
-          field += c;
-        }
-        if (i < text.size() && text[i] == '\r') ++i;
-        if (i < text.size() && text[i] != ',' && text[i] != '\n') {
-          return InvalidArgument(fmt::format("{}:{}: text after a closing quote (a quote inside "
-                                             "a quoted field is written twice: \"\")", file, line));
-        }
-      } else {
-        while (i < text.size() && text[i] != ',' && text[i] != '\n') field += text[i++];
-        if (!field.empty() && field.back() == '\r') field.pop_back();
-      }
-      row.fields.push_back(field);
-      if (i >= text.size()) {
-        record_done = true;
-      } else if (text[i] == ',') {
-        ++i;
-      } else {  // '\n'
-        ++i;
-        ++line;
-        record_done = true;
-      }
+CsvReader::CsvReader(std::string_view file, OnRow on_row, size_t max_record_bytes)
+    : file_(file), on_row_(std::move(on_row)), max_record_bytes_(max_record_bytes) {
+  row_.line = 1;
+}
+
+Status CsvReader::Error(std::string_view what, int line) const {
+  return InvalidArgument(fmt::format("{}:{}: {}", file_, line, what));
+}
+
+Status CsvReader::EndField() {
+  if (state_ == State::kUnquoted && !field_.empty() && field_.back() == '\r') field_.pop_back();
+  row_.fields.push_back(std::move(field_));
+  field_.clear();
+  state_ = State::kFieldStart;
+  return Status::Ok();
+}
+
+Status CsvReader::EndRecord() {
+  CGOV_RETURN_IF_ERROR(EndField());
+  CsvRow row = std::move(row_);
+  row_ = CsvRow{};
+  row_.line = line_ + 1;
+  record_bytes_ = 0;
+  if (row.fields.size() == 1 && row.fields[0].empty()) return Status::Ok();  // a blank line
+  return on_row_(std::move(row));
+}
+
+Status CsvReader::Feed(std::string_view text) {
+  CGOV_RETURN_IF_ERROR(failed_);
+  // A byte-order mark is dropped only at the very start; it may come split across pieces.
+  static constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  while (!bom_done_ && !text.empty()) {
+    if (text.front() != kBom[bom_seen_]) {
+      bom_done_ = true;
+      const std::string partial(kBom.substr(0, bom_seen_));  // not a mark after all: text
+      if (!partial.empty()) CGOV_RETURN_IF_ERROR(Feed(partial));
+      break;
     }
-    if (row.fields.size() == 1 && row.fields[0].empty()) continue;  // a blank line
-    rows.push_back(std::move(row));
+    text.remove_prefix(1);
+    bom_done_ = ++bom_seen_ == kBom.size();
   }
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (++record_bytes_ > max_record_bytes_) {
+      failed_ = Error(fmt::format("a record longer than {} KiB (not CSV, or not this kind of "
+                                  "file)", max_record_bytes_ >> 10), row_.line);
+      return failed_;
+    }
+    Status s = Status::Ok();
+    switch (state_) {
+      case State::kFieldStart:
+        if (c == '\n' && row_.fields.empty()) {  // a blank line, cheaply
+          row_.line = ++line_;
+          record_bytes_ = 0;
+          break;
+        }
+        if (c == '"') {
+          state_ = State::kQuoted;
+          opened_ = line_;
+          break;
+        }
+        state_ = State::kUnquoted;
+        [[fallthrough]];
+      case State::kUnquoted:
+        if (c == ',') {
+          s = EndField();
+        } else if (c == '\n') {
+          s = EndRecord();
+          ++line_;
+        } else {
+          field_ += c;
+        }
+        break;
+      case State::kQuoted:
+        if (c == '"') {
+          state_ = State::kQuoteInQuoted;
+        } else {
+          if (c == '\n') ++line_;
+          field_ += c;
+        }
+        break;
+      case State::kQuoteInQuoted:  // a doubled quote, or the closing one
+        if (c == '"') {
+          field_ += '"';
+          state_ = State::kQuoted;
+          break;
+        }
+        state_ = State::kAfterQuote;
+        [[fallthrough]];
+      case State::kAfterQuote:
+      case State::kAfterQuoteCr:
+        if (c == '\r' && state_ == State::kAfterQuote) {
+          state_ = State::kAfterQuoteCr;
+        } else if (c == ',') {
+          s = EndField();
+        } else if (c == '\n') {
+          s = EndRecord();
+          ++line_;
+        } else {
+          s = Error("text after a closing quote (a quote inside a quoted field is written "
+                    "twice: \"\")", line_);
+        }
+        break;
+    }
+    if (!s.ok()) {
+      failed_ = s;
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+Status CsvReader::Finish() {
+  if (!bom_done_ && bom_seen_ > 0) {
+    bom_done_ = true;
+    CGOV_RETURN_IF_ERROR(Feed(std::string(std::string_view("\xEF\xBB\xBF").substr(0, bom_seen_))));
+  }
+  CGOV_RETURN_IF_ERROR(failed_);
+  if (state_ == State::kQuoted) return Error("a quoted field is never closed", opened_);
+  // A record without a final line end: text in its first field, or any field after a comma.
+  if (state_ != State::kFieldStart || !row_.fields.empty()) {
+    Status s = EndRecord();
+    if (!s.ok()) failed_ = s;
+    return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<CsvRow>> ParseCsv(std::string_view text, std::string_view file) {
+  std::vector<CsvRow> rows;
+  CsvReader reader(file, [&](CsvRow&& row) {
+    rows.push_back(std::move(row));
+    return Status::Ok();
+  }, text.size() + 1);
+  CGOV_RETURN_IF_ERROR(reader.Feed(text));
+  CGOV_RETURN_IF_ERROR(reader.Finish());
   return rows;
 }
 

@@ -1,8 +1,14 @@
 // `cgov report --billing`: a priced demo week joined to hand-written AWS CUR, GCP and Azure
 // extracts (tests/fixtures/billing, written from each provider's documented columns). Every
 // billed dollar lands on a row, idle or unmatched, to the cent, under each idle policy.
-#include <cmath>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -189,6 +195,53 @@ TEST_F(BillingE2E, BadBillsAndFlagsAreClearErrors) {
                                   "--billing", dir / "none.csv"}, {}, 60);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("none.csv"), std::string::npos) << missing.err;
+}
+
+// The most memory `argv` held (ru_maxrss, KiB) and its exit status, its output thrown away.
+std::pair<long, int> MaxRssKib(const std::vector<std::string>& argv) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  return {usage.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
+}
+
+// Issue 46 item 5: a gzip bomb was decompressed whole before it was refused (a 4 MB file peaked
+// at 3.15 GB), and every --billing run allocated 1 GiB first. Now the bill is read a record at
+// a time as it decompresses: 1.3 GiB of blank lines (80 gzip members, 5.6 MB) is refused at the
+// 1 GiB cap, and 1 GiB of one endless field at its first MiB, each in a few MB of memory.
+TEST_F(BillingE2E, AGzipBombIsRefusedInTheMemoryOfItsFile) {
+  TempDir dir;
+  for (const auto& [name, byte] : {std::pair{"lines", '\n'}, std::pair{"field", 'a'}}) {
+    const std::string member = dir / "member.gz";
+    ASSERT_EQ(std::system(fmt::format("head -c 16M /dev/zero | tr '\\0' '\\{:03o}' | gzip -1 > {}",
+                                      static_cast<int>(byte), member).c_str()), 0);
+    const std::string one = ReadFile(member);
+    std::ofstream bomb(dir / name, std::ios::binary);
+    for (int i = 0; i < 80; ++i) bomb << one;  // 1.25 GiB once decompressed
+    bomb.close();
+    const auto [rss_kib, exit_code] = MaxRssKib({CgovBinary(), "report", "--db", *week_,
+                                                 "--billing", dir / name, "--since", "1h"});
+    EXPECT_EQ(exit_code, 1) << name;
+    EXPECT_LT(rss_kib, 200 << 10) << name << ": a bomb is refused in the memory of its file";
+    RecordProperty(std::string("max_rss_kib_") + name, static_cast<int>(rss_kib));
+  }
+  RunResult r = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing", dir / "lines"},
+                           {}, 60);
+  EXPECT_NE(r.err.find(dir / "lines" + ": more than 1024 MiB once decompressed"),
+            std::string::npos) << r.err;
+  r = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing", dir / "field"}, {}, 60);
+  EXPECT_NE(r.err.find(dir / "field" + ":1: a record longer than 1024 KiB"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace
