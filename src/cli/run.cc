@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -108,19 +109,34 @@ Status WriteReportHtml(const std::string& dir, const RunSummary& summary) {
 // Writes summary.json, report.html and report.md one after the other, and the directory once
 // after the last (each fsync waits for the disk). A failure becomes a warning, which the files
 // after it carry: report.html names summary.json's, report.md (and the report on stderr) both.
-void WriteOutputsInTurn(const std::string& dir, RunSummary* summary, std::string* report) {
-  if (Status written = WriteSummaryJson(dir, *summary); !written.ok()) {
-    summary->warnings.push_back(written.message());
+// Each failure is also added to *failed; *written: the files that are there (samples.jsonl
+// first, which exists from the start).
+void WriteOutputsInTurn(const std::string& dir, RunSummary* summary, std::string* report,
+                        std::vector<std::string>* written, std::vector<std::string>* failed) {
+  *written = {"samples.jsonl"};
+  if (Status json_status = WriteSummaryJson(dir, *summary); !json_status.ok()) {
+    summary->warnings.push_back(json_status.message());
+    failed->push_back(json_status.message());
+  } else {
+    written->push_back("summary.json");
   }
-  if (Status page = WriteReportHtml(dir, *summary); !page.ok()) {
+  Status page = WriteReportHtml(dir, *summary);
+  if (!page.ok()) {
     summary->warnings.push_back(page.message());
+    failed->push_back(page.message());
   }
-  *report = RunReportMarkdown(*summary, dir);
+  std::vector<std::string> with_md = *written;
+  with_md.push_back("report.md");
+  if (page.ok()) with_md.push_back("report.html");
+  *report = RunReportMarkdown(*summary, dir, with_md);
   Status md = WriteFileAtomically(dir + "/report.md", *report, false);
   if (!md.ok()) {
     summary->warnings.push_back(md.message());
-    *report = RunReportMarkdown(*summary, dir);
+    failed->push_back(md.message());
+    with_md.erase(std::find(with_md.begin(), with_md.end(), "report.md"));
+    *report = RunReportMarkdown(*summary, dir, with_md);
   }
+  *written = std::move(with_md);
   SyncDirectory(dir);  // as before, a directory that cannot be synced is not a warning
 }
 
@@ -128,7 +144,10 @@ void WriteOutputsInTurn(const std::string& dir, RunSummary* summary, std::string
 // unaffected). All three at once, two of them on threads of their own: the job has ended and
 // every millisecond here is added to it (docs/benchmarks.md). Should any fail, or a thread not
 // start, they are written again in turn (WriteOutputsInTurn), so that each names the failures.
-void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* report) {
+// *written: the files that are there, in the order the report names them; *failed: what went
+// wrong, one message a file.
+void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* report,
+                  std::vector<std::string>* written, std::vector<std::string>* failed) {
   if (dir.empty()) {
     *report = RunReportMarkdown(*summary, "");
     return;
@@ -147,8 +166,9 @@ void WriteOutputs(const std::string& dir, RunSummary* summary, std::string* repo
   if (json_writer.joinable()) json_writer.join();
   if (page_writer.joinable()) page_writer.join();
   if (!started || !json_status.ok() || !page.ok() || !md.ok()) {
-    return WriteOutputsInTurn(dir, summary, report);
+    return WriteOutputsInTurn(dir, summary, report, written, failed);
   }
+  *written = kRunOutputFiles;
   SyncDirectory(dir);  // as before, a directory that cannot be synced is not a warning
 }
 
@@ -279,7 +299,8 @@ void EvaluateGate(const RunOptions& o, int job_exit_code, RunSummary* summary) {
 // The exit status: the job's, or the gate's when it fired (said on stderr).
 int GateExitCode(const RunSummary& summary, int job_exit_code) {
   if (!summary.gate || !summary.gate->fired) return job_exit_code;
-  fmt::print(stderr, "cgov run: exit {}: {}\n", summary.gate->exit_status, summary.gate->reason);
+  WriteStderr(fmt::format("cgov run: exit {}: {}\n", summary.gate->exit_status,
+                          summary.gate->reason));
   return summary.gate->exit_status;
 }
 
@@ -505,21 +526,22 @@ int RunRun(int argc, char** argv) {
   Result<RunOptions> parsed = ParseRunOptions(argc, argv, &help_exit);
   if (help_exit >= 0) return help_exit;
   if (!parsed.ok()) {
-    fmt::print(stderr, "{}\n", parsed.status().message());
+    WriteStderr(fmt::format("{}\n", parsed.status().message()));
     return kExitUsage;
   }
   const RunOptions& o = *parsed;
+  IgnoreFileSizeSignal();  // a full disk and `ulimit -f` are both failed writes, said as such
   SystemClock clock;
   const int64_t start_wall_ns = clock.WallNs();
   Result<std::string> dir = PrepareOutputDir(o, start_wall_ns);
   if (!dir.ok()) {
-    fmt::print(stderr, "cgov run: {}\n", dir.status().message());
+    WriteStderr(fmt::format("cgov run: {}\n", dir.status().message()));
     return kExitUsage;
   }
   auto writer = JsonlWriter::Create(*dir + "/samples.jsonl");
   if (!writer.ok()) {
-    fmt::print(stderr, "cgov run: {} (choose another directory with --out)\n",
-               writer.status().message());
+    WriteStderr(fmt::format("cgov run: {} (choose another directory with --out)\n",
+                            writer.status().message()));
     return kExitUsage;
   }
   // The job never started: leave no empty samples.jsonl (nor the directory made for it).
@@ -534,7 +556,7 @@ int RunRun(int argc, char** argv) {
     const passwd* pw = getpwuid(geteuid());
     auto opened = RunHistory::Open(o.db, RunIdentity(o.tags, pw != nullptr ? pw->pw_name : ""));
     if (!opened.ok()) {
-      fmt::print(stderr, "cgov run: --db {}\n", opened.status().message());
+      WriteStderr(fmt::format("cgov run: --db {}\n", opened.status().message()));
       discard_outputs();
       return kExitUsage;
     }
@@ -550,7 +572,7 @@ int RunRun(int argc, char** argv) {
   const int64_t start_mono_ns = clock.MonotonicNs();
   Result<pid_t> pid = supervisor.Spawn(o.command);
   if (!pid.ok()) {
-    fmt::print(stderr, "{}\n", pid.status().message());
+    WriteStderr(fmt::format("{}\n", pid.status().message()));
     discard_outputs();
     return ExitCodeForSpawnError(pid.status().code());
   }
@@ -586,14 +608,19 @@ int RunRun(int argc, char** argv) {
   CompareWithBaselines(o, &summary);
   EvaluateGate(o, outcome.exit_code, &summary);
   std::string report;
-  WriteOutputs(*dir, &summary, &report);
+  std::vector<std::string> written, failed;
+  if (!(*writer)->error().ok()) failed.push_back((*writer)->error().message());
+  WriteOutputs(*dir, &summary, &report, &written, &failed);
   // A person at a terminal reads plain text (colour unless NO_COLOR); a log or a pipe gets the
-  // Markdown that report.md holds.
+  // Markdown that report.md holds. With --quiet, an output that failed is still said.
   if (!o.quiet) {
-    fmt::print(stderr, "\n{}",
-               IsTerminal(STDERR_FILENO)
-                   ? RunReportText(summary, *dir, TextStyle{false, TerminalWantsColor(STDERR_FILENO)})
-                   : report);
+    WriteStderr("\n" + (IsTerminal(STDERR_FILENO)
+                             ? RunReportText(summary, *dir,
+                                             TextStyle{false, TerminalWantsColor(STDERR_FILENO)},
+                                             written)
+                             : report));
+  } else {
+    for (const std::string& f : failed) WriteStderr(fmt::format("cgov run: warning: {}\n", f));
   }
   return GateExitCode(summary, outcome.exit_code);
 }

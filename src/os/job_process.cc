@@ -78,6 +78,18 @@ int ExitCodeForSpawnError(StatusCode code) {
   return code == StatusCode::kNotFound ? kExitCommandNotFound : kExitCannotExecute;
 }
 
+namespace {
+bool g_job_gets_default_xfsz = false;  // IgnoreFileSizeSignal() found the default action
+}  // namespace
+
+void IgnoreFileSizeSignal() {
+  struct sigaction xfsz{};
+  if (sigaction(SIGXFSZ, nullptr, &xfsz) == 0 && xfsz.sa_handler == SIG_DFL) {
+    signal(SIGXFSZ, SIG_IGN);
+    g_job_gets_default_xfsz = true;
+  }
+}
+
 JobSupervisor::JobSupervisor() {
   sigemptyset(&waited_);
   for (int sig : ForwardedSignals()) sigaddset(&waited_, sig);
@@ -88,6 +100,7 @@ JobSupervisor::JobSupervisor() {
   // SIGCHLD ignored by our parent would make the kernel reap the job before we can see its status.
   signal(SIGCHLD, SIG_DFL);
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  IgnoreFileSizeSignal();
 }
 
 JobSupervisor::~JobSupervisor() { pthread_sigmask(SIG_SETMASK, &original_mask_, nullptr); }
@@ -98,8 +111,12 @@ Result<pid_t> JobSupervisor::Spawn(const std::vector<std::string>& argv) {
   args.push_back(nullptr);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setsigmask(&attr, &original_mask_);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  if (g_job_gets_default_xfsz) sigaddset(&defaults, SIGXFSZ);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
   pid_t pid = -1;
   int err = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
   posix_spawnattr_destroy(&attr);

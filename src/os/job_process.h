@@ -43,6 +43,7 @@ struct JobOutcome {
 // afterwards inherit that mask, so only Wait() ever sees those signals.
 class JobSupervisor {
  public:
+  // Also calls IgnoreFileSizeSignal().
   JobSupervisor();
   ~JobSupervisor();  // restores the original signal mask
   JobSupervisor(const JobSupervisor&) = delete;
@@ -65,6 +66,11 @@ class JobSupervisor {
   sigset_t waited_;
   pid_t job_pid_ = -1;
 };
+
+// Ignores SIGXFSZ in cgov when its action is the default: a file-size limit (ulimit -f) reached
+// is then a failed write, said as a full disk is, not death. A job spawned later still gets the
+// default action. Call before any thread exists; calling it again changes nothing.
+void IgnoreFileSizeSignal();
 
 // Maps a spawn errno to the exit code cgov run returns for it.
 int ExitCodeForSpawnError(StatusCode code);

@@ -273,7 +273,8 @@ std::string FormatBytes(uint64_t bytes) {
   return fmt::format("{:.1f} GiB", b / (1ull << 30));
 }
 
-std::string RunReportText(const RunSummary& s, const std::string& out_dir, const TextStyle& st) {
+std::string RunReportText(const RunSummary& s, const std::string& out_dir, const TextStyle& st,
+                          const std::vector<std::string>& files) {
   std::string command;
   for (const std::string& word : s.command) command += (command.empty() ? "" : " ") + word;
   const std::string title = "cgov run · " + command;
@@ -305,7 +306,12 @@ std::string RunReportText(const RunSummary& s, const std::string& out_dir, const
     out += fmt::format("Tags: {}\n", tags);
   }
   for (const std::string& w : s.warnings) out += fmt::format("Warning: {}\n", w);
-  if (!out_dir.empty()) out += fmt::format("Files: {}/ (samples.jsonl, summary.json, report.md, report.html)\n", out_dir);
+  if (!out_dir.empty()) {
+    std::string names;
+    for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f;
+    out += files.empty() ? fmt::format("Files: none written in {}/\n", out_dir)
+                         : fmt::format("Files: {}/ ({})\n", out_dir, names);
+  }
   return out;
 }
 

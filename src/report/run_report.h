@@ -4,17 +4,25 @@
 #define CGOV_REPORT_RUN_REPORT_H_
 
 #include <string>
+#include <vector>
 
 #include "analysis/run_summary.h"
 #include "report/text_style.h"
 
 namespace cgov {
 
-// `out_dir`: where the run's files are ("" when none could be written).
+// A run's output files, in the order the report names them.
+inline const std::vector<std::string> kRunOutputFiles = {"samples.jsonl", "summary.json",
+                                                         "report.md", "report.html"};
+
+// `out_dir`: where the run's files are ("" when none could be written); `files`: those of them
+// that were written, which the last line names (never one that is not there).
 std::string RunReportText(const RunSummary& summary, const std::string& out_dir,
-                          const TextStyle& style);
-inline std::string RunReportMarkdown(const RunSummary& summary, const std::string& out_dir) {
-  return RunReportText(summary, out_dir, kMarkdown);
+                          const TextStyle& style,
+                          const std::vector<std::string>& files = kRunOutputFiles);
+inline std::string RunReportMarkdown(const RunSummary& summary, const std::string& out_dir,
+                                     const std::vector<std::string>& files = kRunOutputFiles) {
+  return RunReportText(summary, out_dir, kMarkdown, files);
 }
 
 // The five phases as a bar of 50 glyphs (· ░ ▒ ▓ █), from shares that sum to 100.

@@ -244,11 +244,48 @@ std::string HistoryStore::FileChange() const {
   return "";
 }
 
+// Removes the database file `path` that this process created, and SQLite's files beside it,
+// after a failed open (a full disk: SQLite made the file, then could not write its first page),
+// so that no empty database is left behind. Only while no writer holds it and it is still empty:
+// another cgov may have opened it meanwhile.
+void RemoveCreatedDatabase(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return;
+  struct stat st{};
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &st) == 0 && st.st_size == 0) {
+    std::error_code ec;
+    const auto wal = std::filesystem::file_size(path + "-wal", ec);
+    if (ec || wal == 0) {
+      for (const char* suffix : {"-wal", "-shm", "-journal", ""}) {
+        std::filesystem::remove(path + suffix, ec);
+      }
+    }
+  }
+  ::close(fd);
+}
+
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path, Mode mode) {
   // A FIFO would block every open; a device (/dev/null) would get a journal written beside it.
   CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(path, "--db"));
+  // A writer creates a new database itself, so that it knows the file is its own to remove if
+  // the open then fails (SQLite would create it as well, and leave it empty).
+  bool created = false;
+  if (mode == Mode::kWrite) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      created = true;
+      ::close(fd);
+    }
+  }
+  Result<std::unique_ptr<HistoryStore>> store = OpenFile(path, mode, /*exists=*/!created);
+  if (!store.ok() && created) RemoveCreatedDatabase(path);
+  return store;
+}
+
+Result<std::unique_ptr<HistoryStore>> HistoryStore::OpenFile(const std::string& path, Mode mode,
+                                                             bool exists_before) {
   std::error_code ec;
-  const bool exists = std::filesystem::exists(path, ec);
+  const bool exists = exists_before && std::filesystem::exists(path, ec);
   if (mode == Mode::kRead && !exists) {
     return NotFound(fmt::format("{}: no such database (cgov daemon --db or cgov demo --db "
                                 "creates one)", path));

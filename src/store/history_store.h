@@ -155,6 +155,8 @@ class HistoryStore {
   // kWriterCheckBudget; corruption is an error. A reader reads only the pages its queries need
   // (a report over an hour of a year's history reads an hour's pages): a corrupt one among them
   // is an error that says so (CorruptDatabase), one elsewhere goes unnoticed by it.
+  // A writer that creates the file and then fails (a full disk) removes it again: no empty
+  // database is left behind.
   static Result<std::unique_ptr<HistoryStore>> Open(const std::string& path, Mode mode);
   static constexpr std::chrono::milliseconds kWriterCheckBudget{10'000};
   // A writer's page cache (SQLite's default is 2,000 KiB).
@@ -240,6 +242,9 @@ class HistoryStore {
   Result<std::map<uint32_t, PriceRecord>> PricesAt(int64_t at_ms) const;
 
  private:
+  // Open's work on a file that was there before (`exists_before`) or that Open just created.
+  static Result<std::unique_ptr<HistoryStore>> OpenFile(const std::string& path, Mode mode,
+                                                        bool exists_before);
   HistoryStore(std::unique_ptr<SqliteDb> db, std::string path, int lock_fd)
       : db_(std::move(db)), path_(std::move(path)), lock_fd_(lock_fd) {}
   Status PrepareWriter();

@@ -1,5 +1,7 @@
 #include "store/history_store.h"
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -171,6 +173,38 @@ TEST_F(HistoryStoreTest, WritesAndReadsBackTicksDictionariesAndRollups) {
   }
   EXPECT_EQ(rows, (std::vector<std::string>{"x", "y"}));
   EXPECT_EQ((*store)->Identities()->begin()->second.project, "llm");
+}
+
+// Issue 46 item 7: `cgov run --db` refused on a full disk left a 0-byte database behind. A
+// writer that created the file and failed removes it (a file-size limit stands in for the
+// full disk); one that was there before is left as it was.
+TEST_F(HistoryStoreTest, AWriterThatCreatedTheFileAndFailedLeavesNothingBehind) {
+  auto old_action = signal(SIGXFSZ, SIG_IGN);
+  rlimit old_limit{};
+  getrlimit(RLIMIT_FSIZE, &old_limit);
+  rlimit none = old_limit;
+  none.rlim_cur = 0;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &none), 0);
+  auto failed = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  signal(SIGXFSZ, old_action);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_FALSE(std::filesystem::exists(path_)) << failed.status().message();
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    EXPECT_FALSE(std::filesystem::exists(path_ + suffix)) << suffix;
+  }
+  // An empty file that was there before is someone's: left.
+  std::ofstream(path_).close();
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &none), 0);
+  signal(SIGXFSZ, SIG_IGN);
+  failed = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  signal(SIGXFSZ, old_action);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_TRUE(std::filesystem::exists(path_));
+  // And with room, a writer creates it as before.
+  std::filesystem::remove(path_);
+  EXPECT_TRUE(HistoryStore::Open(path_, HistoryStore::Mode::kWrite).ok());
 }
 
 TEST_F(HistoryStoreTest, ASecondWriterIsRefusedReadersAreNot) {

@@ -28,6 +28,10 @@ JsonlWriter::~JsonlWriter() {
 
 Status JsonlWriter::Append(std::string_view line) {
   if (!error_.ok()) return error_;
+  if (!sized_) {  // O_APPEND: every write lands at the end
+    bytes_ = lseek(fd_, 0, SEEK_END);
+    sized_ = true;
+  }
   buffer_.assign(line);
   buffer_ += '\n';
   std::string_view rest = buffer_;
@@ -37,10 +41,14 @@ Status JsonlWriter::Append(std::string_view line) {
     if (n <= 0) {
       error_ = IoError(fmt::format("{}: writing line {} failed: {}; later samples were not saved",
                                    path_, lines_ + 1, n < 0 ? std::strerror(errno) : "no progress"));
+      // A partial line would make the file unreadable as JSON Lines: cut it off (truncating
+      // frees space, so it works on a full disk).
+      if (bytes_ >= 0 && rest.size() < buffer_.size()) (void)!ftruncate(fd_, bytes_);
       return error_;
     }
     rest.remove_prefix(static_cast<size_t>(n));
   }
+  if (bytes_ >= 0) bytes_ += static_cast<off_t>(buffer_.size());
   ++lines_;
   return Status::Ok();
 }

@@ -4,7 +4,10 @@
 #ifndef CGOV_STORE_JSONL_WRITER_H_
 #define CGOV_STORE_JSONL_WRITER_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,7 +30,8 @@ class JsonlWriter {
 
   // Appends `line` and a newline. After the first failure (disk full, I/O error) nothing more is
   // written: every later call returns the first error, whose message names the file and the line
-  // number that failed.
+  // number that failed. What part of the failed line was written is cut off again, so the file
+  // ends with its last whole line.
   Status Append(std::string_view line);
 
   const Status& error() const { return error_; }
@@ -42,6 +46,8 @@ class JsonlWriter {
   std::string buffer_;
   Status error_;
   uint64_t lines_ = 0;
+  bool sized_ = false;
+  off_t bytes_ = -1;  // the file's size after its last whole line (-1: not a file that has one)
 };
 
 }  // namespace cgov

@@ -1,4 +1,6 @@
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -44,6 +46,35 @@ TEST(JsonlWriter, FullDiskStopsWritingAndSaysWhere) {
             "were not saved");
   EXPECT_EQ(writer->Append("{}").message(), first.message()) << "the first error is kept";
   EXPECT_EQ(writer->lines(), 0u);
+}
+
+// Issue 46 item 6: a line written in part before the disk filled was left, so samples.jsonl
+// ended mid-line. The part is cut off again: the file ends with its last whole line. (A
+// file-size limit makes the kernel write part of a line, then refuse the rest.)
+TEST(JsonlWriter, APartLineIsCutOffAfterAFailedWrite) {
+  const std::string path = ::testing::TempDir() + "jsonl_part_" + std::to_string(getpid());
+  std::filesystem::remove(path);
+  auto writer = JsonlWriter::Create(path);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Append(std::string(59, 'a')).ok());  // 60 bytes
+  auto old_action = signal(SIGXFSZ, SIG_IGN);
+  rlimit old_limit{};
+  getrlimit(RLIMIT_FSIZE, &old_limit);
+  rlimit tiny = old_limit;
+  tiny.rlim_cur = 100;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  const Status failed = (*writer)->Append(std::string(59, 'b'));  // 40 bytes fit, 20 do not
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  signal(SIGXFSZ, old_action);
+  EXPECT_EQ(failed.code(), StatusCode::kIoError);
+  EXPECT_NE(failed.message().find("writing line 2 failed: File too large"), std::string::npos)
+      << failed.message();
+  writer->reset();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::string(59, 'a') + "\n");
+  std::filesystem::remove(path);
 }
 
 TEST(SampleRecord, TickHasUnknownsAsNullAndRelativeTime) {

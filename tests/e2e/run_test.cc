@@ -346,6 +346,56 @@ TEST(RunE2E, AnOutputFileThatCannotBeWrittenIsAWarningTheOthersName) {
   }
 }
 
+// Issue 46 item 6: on a full disk `cgov run --quiet` said nothing, though summary.json, report.md
+// and report.html were not written and samples.jsonl ended mid-line; without --quiet the last
+// line still named all four files. A file-size limit (ulimit -f) stands in for the full disk: it
+// fails writes as ENOSPC does (cgov ignores SIGXFSZ; the job keeps its default action).
+TEST(RunE2E, AFullDiskIsSaidEvenWhenQuietAndTheLastLineNamesOnlyWhatIsThere) {
+  TempDir dir;
+  const Env env = {{"CGOV_NVML_LIB", FakeNvml("full")},
+                   {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}};
+  for (const bool quiet : {true, false}) {
+    const std::string run = dir / (quiet ? "quiet" : "loud");
+    std::vector<std::string> argv = Cgov(run, {"sleep", "1"}, {"--interval", "100ms"});
+    if (quiet) argv.insert(argv.begin() + 2, "--quiet");
+    argv.insert(argv.begin(), {"/usr/bin/prlimit", "--fsize=9000"});
+    RunResult r = RunProgram(argv, env);
+    EXPECT_EQ(r.exit_code, 0) << "the job's status: " << r.err;
+    for (const char* file : {"samples.jsonl", "summary.json", "report.html"}) {
+      EXPECT_TRUE(Contains(r.err, run + "/" + file)) << file << " failed, and it is said: " << r.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(run + "/summary.json"));
+    EXPECT_FALSE(std::filesystem::exists(run + "/report.html"));
+    const std::string samples = ReadFile(run + "/samples.jsonl");
+    ASSERT_FALSE(samples.empty());
+    EXPECT_EQ(samples.back(), '\n') << "no partial last line";
+    EXPECT_GE(ReadLines(run + "/samples.jsonl").size(), 1u);
+    const std::string files = "Files: " + run + "/ (samples.jsonl, report.md)\n";
+    EXPECT_TRUE(ReadFile(run + "/report.md").ends_with(files)) << ReadFile(run + "/report.md");
+    if (quiet) {
+      EXPECT_TRUE(r.err.starts_with("cgov run: warning: " + run + "/samples.jsonl: writing line"))
+          << r.err;
+    } else {
+      EXPECT_TRUE(r.err.ends_with(files)) << r.err;
+    }
+  }
+  // Issue 46 item 7: --db refused on a full disk left a 0-byte database behind. Nothing now:
+  // no database, no run directory, and the job never started.
+  RunResult db = RunProgram({"/usr/bin/prlimit", "--fsize=0", CgovBinary(), "run", "--db",
+                             dir / "h.db", "--out", dir / "db-run", "--", TestJob(), "touch",
+                             dir / "ran"}, kNoGpu);
+  EXPECT_EQ(db.exit_code, 2) << db.err;
+  EXPECT_TRUE(Contains(db.err, "cgov run: --db " + dir / "h.db")) << db.err;
+  for (const char* left : {"h.db", "h.db-journal", "h.db-wal", "db-run", "ran"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir / left)) << left;
+  }
+  // The job keeps SIGXFSZ's default action: past the limit it dies of it, as without cgov.
+  RunResult job = RunProgram({"/usr/bin/prlimit", "--fsize=9000", CgovBinary(), "run", "--quiet",
+                              "--out", dir / "job", "--", "/bin/sh", "-c",
+                              "exec head -c 20000 /dev/zero > " + dir / "big"}, kNoGpu);
+  EXPECT_EQ(job.exit_code, 128 + SIGXFSZ) << job.err;
+}
+
 TEST(RunE2E, DefaultOutputDirectoryIsTimestampedUnderCgovRuns) {
   TempDir dir;
   std::vector<std::string> argv = {"/bin/sh", "-c",
