@@ -36,6 +36,7 @@
 #include "notify/notify_engine.h"
 #include "policy/policy_executor.h"
 #include "policy/process_credentials.h"
+#include "telemetry/procfs_pid.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
@@ -571,6 +572,8 @@ class Daemon {
   std::unique_ptr<PolicyExecutor> policy_executor_;
   std::map<uint32_t, std::optional<ProcessCredentials>> credentials_;  // by pid, while on a GPU
   std::map<uint32_t, std::string> group_names_;  // the host's /etc/group
+  std::map<uint32_t, std::string> user_names_;   // the host's /etc/passwd
+  std::map<uint32_t, ProcessExecutable> executables_;  // by pid, read with its credentials
   std::vector<PolicyActionRecord> policy_done_;  // recorded this tick, for --notify
   std::vector<GpuPoint> gpu_points_;                // by GPU position, this tick (ClassifyGpus)
   std::vector<std::optional<Phase>> gpu_phases_;
@@ -1077,6 +1080,12 @@ void Daemon::StartPolicy() {
                "one\n", s.message());
   }
   group_names_ = ParseGroupFile(groups);
+  std::string users;
+  if (Status s = files_.Read("/etc/passwd", &users); !s.ok()) {
+    fmt::print(stderr, "cgov daemon: warning: --policy: {}; policies scoped by user match no "
+               "one\n", s.message());
+  }
+  user_names_ = ParsePasswd(users);
   policy_engine_ = std::make_unique<PolicyEngine>(*o_.policy);
   policy_executor_ = std::make_unique<PolicyExecutor>(
       o_.policy_dry_run, [this](const PolicyActionRecord& r) {
@@ -1100,16 +1109,27 @@ PolicyProcess Daemon::PolicyProcessOf(const StoredProcess& sp) {
   if (fresh) {
     Result<ProcessCredentials> read = ReadCredentials(files_, sp.pid);
     if (read.ok()) it->second = *read;
+    const bool host = o_.host_root.empty() || o_.host_root == "/";
+    executables_[sp.pid] = ReadExecutable(host ? "/proc" : o_.host_root + "/proc", sp.pid);
   }
   if (it->second) {
-    p.start_ticks = it->second->start_ticks;
-    p.uid = it->second->uid;
-    for (uint32_t gid : it->second->gids) {
+    const ProcessCredentials& c = *it->second;
+    p.start_ticks = c.start_ticks;
+    p.uid = c.uid;
+    p.euid = c.euid;
+    p.suid = c.suid;
+    p.loginuid = c.loginuid;
+    // Scope is by the owner, the real uid: not the login user (carol logged in as alice is
+    // still carol), whom the reports name.
+    if (auto u = user_names_.find(c.uid); u != user_names_.end()) p.user = u->second;
+    for (uint32_t gid : c.gids) {
       if (auto g = group_names_.find(gid); g != group_names_.end()) p.groups.push_back(g->second);
     }
   }
-  const IdentityRecord* id = IdentityOf(sp.identity_id);
-  p.user = id != nullptr ? id->user : "";
+  if (auto e = executables_.find(sp.pid); e != executables_.end()) {
+    p.exe = e->second.path;
+    p.exe_trusted = e->second.trusted;
+  }
   p.command = CommandOf(sp.command_id);
   p.idle_held = true;
   return p;
@@ -1118,7 +1138,10 @@ PolicyProcess Daemon::PolicyProcessOf(const StoredProcess& sp) {
 void Daemon::EnforcePolicy(int64_t now_ms) {
   // A pid whose process exited may name another now: its credentials are read again.
   if (attributor_) {
-    for (uint32_t pid : attributor_->exited()) credentials_.erase(pid);
+    for (uint32_t pid : attributor_->exited()) {
+      credentials_.erase(pid);
+      executables_.erase(pid);
+    }
   }
   std::map<uint32_t, PolicyProcess> by_pid;
   std::set<uint32_t> computing;  // held compute memory somewhere
@@ -1147,6 +1170,9 @@ void Daemon::EnforcePolicy(int64_t now_ms) {
   policy_executor_->Tick(now_ms, used);
   for (auto it = credentials_.begin(); it != credentials_.end();) {
     it = by_pid.count(it->first) > 0 ? std::next(it) : credentials_.erase(it);
+  }
+  for (auto it = executables_.begin(); it != executables_.end();) {
+    it = credentials_.count(it->first) > 0 ? std::next(it) : executables_.erase(it);
   }
 }
 

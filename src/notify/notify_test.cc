@@ -326,7 +326,8 @@ TEST(NotifyEngine, EachPolicyStepIsOneNotice) {
   NotifyEngine e({Rule(NotifyRuleKind::kPolicy, 0)}, {"ops"}, "box");
   NotifyInput in = Tick(20'000, Phase::kIdleHeld, 0, true);
   in.policy_actions.push_back({0, {20'000, "stale", "sigterm", 1, 4242, "bob", "jupyter-lab",
-                                   14'400'000, "sent; SIGKILL after 5m if it still runs"}});
+                                   14'400'000, "sent; SIGKILL after 5m if it still runs",
+                                   "uid 1000 euid 1000 suid 1000"}});
   std::vector<Notice> n = e.Evaluate(in);
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n[0].policy_action, "sigterm");

@@ -52,9 +52,9 @@ void PolicyExecutor::Record(PolicyActionRecord r, std::string action, std::strin
   r.ts_ms = now_ms;
   r.action = std::move(action);
   r.outcome = std::move(outcome);
-  fmt::print(stderr, "cgov daemon: {}: --policy {:?}: {} pid {} ({}'s {}, idle-held for {}): {}\n",
-             FormatRfc3339Utc(now_ms * 1'000'000), r.policy, r.action, r.pid, r.user, r.command,
-             Duration(r.idle_held_ms), r.outcome);
+  fmt::print(stderr, "cgov daemon: {}: --policy {:?}: {} pid {} ({}'s {}, {}, idle-held for {}): "
+             "{}\n", FormatRfc3339Utc(now_ms * 1'000'000), r.policy, r.action, r.pid, r.user,
+             r.command, r.uids, Duration(r.idle_held_ms), r.outcome);
   record_(r);
 }
 
@@ -87,6 +87,7 @@ void PolicyExecutor::Act(const PolicyDecision& d, int64_t now_ms) {
   r.pid = d.process.pid;
   r.user = d.process.user;
   r.command = d.process.command;
+  r.uids = UidsText(d.process);
   r.idle_held_ms = now_ms - d.idle_since_ms;
   if (d.kind == PolicyDecision::Kind::kRefused) {
     Record(std::move(r), "refused", d.why, now_ms);

@@ -30,6 +30,15 @@ Status ParseKey(const std::string& path, const TomlEntry& e, PolicyRule* r, bool
     CGOV_ASSIGN_OR_RETURN(r->allow_users, TomlStrings(path, v, e.key));
   } else if (e.key == "allow_commands") {
     CGOV_ASSIGN_OR_RETURN(r->allow_commands, TomlStrings(path, v, e.key));
+    for (const std::string& glob : r->allow_commands) {
+      if (!glob.starts_with('/')) {
+        return TomlErrorAt(path, e.line, e.column, e.key, fmt::format(
+            "{:?} would exempt by process name, which its owner can change (prctl, exec -a): "
+            "give the executable's path instead (a glob such as \"/opt/serving/bin/*\"; only "
+            "root's files in root's directories count), or exempt the user with allow_users",
+            glob));
+      }
+    }
   } else {
     return TomlErrorAt(path, e.line, e.column, e.key,
                    "unknown key (a policy takes name, idle_held_for, grace, users, groups, "

@@ -1,5 +1,11 @@
 // The policy file, the guards the engine applies, and reading a process's credentials.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -14,7 +20,7 @@ TEST(PolicyFile, ParsesAPolicyWithItsDefaults) {
   Result<PolicyFile> f = ParsePolicyFile(
       "# a shared box\n[[policy]]\nname = \"notebooks\"\nidle_held_for = \"4h\"\n"
       "groups = [\"students\"]\ncommands = [\"jupyter*\", \"python*\"]\n"
-      "allow_users = [\"alice\"]\nallow_commands = [\"train*\"]\n"
+      "allow_users = [\"alice\"]\nallow_commands = [\"/opt/train/bin/*\"]\n"
       "[[policy]]\nname = \"all\"\nidle_held_for = \"1d\"\ngrace = \"30s\"\nusers = [\"*\"]\n",
       "p.toml");
   ASSERT_TRUE(f.ok()) << f.status().message();
@@ -55,6 +61,10 @@ TEST(PolicyFile, ErrorsNameTheLineColumnAndKey) {
       {base + "users = [\"a\"]\n" + base + "users = [\"b\"]\n",
        "p.toml:5:1: policy: a second policy named \"p\""},
       {"[[policy]]\nname = \"p q\"\n", "p.toml:2:8: name: expected a name"},
+      // Issue 46 item 8: a process name exempted whoever renamed a process to it.
+      {base + "users = [\"a\"]\nallow_commands = [\"/opt/x\", \"train*\"]\n",
+       "p.toml:5:1: allow_commands: \"train*\" would exempt by process name, which its owner can "
+       "change (prctl, exec -a): give the executable's path instead"},
   };
   for (const Case& c : cases) {
     Result<PolicyFile> f = ParsePolicyFile(c.text, "p.toml");
@@ -85,10 +95,12 @@ PolicyProcess Proc(uint32_t pid, std::string user, uint32_t uid = 1000) {
   PolicyProcess p;
   p.pid = pid;
   p.start_ticks = 100 + pid;
-  p.uid = uid;
+  p.uid = p.euid = p.suid = uid;
   p.user = std::move(user);
   p.groups = {"students"};
   p.command = "jupyter-lab";
+  p.exe = "/usr/bin/python3.11";
+  p.exe_trusted = true;
   p.idle_held = true;
   return p;
 }
@@ -131,7 +143,7 @@ TEST(PolicyEngine, EachGuardKeepsItsProcessAlone) {
   PolicyRule allow_user = Rule("p", {"*"});
   allow_user.allow_users = {"bob"};
   PolicyRule allow_command = Rule("p", {"bob"});
-  allow_command.allow_commands = {"jupyter*"};
+  allow_command.allow_commands = {"/usr/bin/python3*"};
   PolicyRule other_command = Rule("p", {"bob"});
   other_command.commands = {"python*"};
   const Case cases[] = {
@@ -161,6 +173,64 @@ TEST(PolicyEngine, EachGuardKeepsItsProcessAlone) {
   EXPECT_NE(d[0].second.why.find("root"), std::string::npos);
 }
 
+// Issue 46 item 8: allow_commands matched the process name, which its owner can set: a user
+// exempted herself by renaming her process. Only a trusted executable's path exempts now; a
+// name (or a path in a directory its owner can write) does not.
+TEST(PolicyEngine, OnlyATrustedExecutableIsExemptNeverAName) {
+  PolicyRule rule = Rule("p", {"bob"});
+  rule.allow_commands = {"/opt/serving/bin/*"};
+  PolicyProcess served = Proc(1, "bob");
+  served.command = "server";
+  served.exe = "/opt/serving/bin/server";
+  PolicyProcess renamed = Proc(2, "bob");
+  renamed.command = "server";  // prctl(PR_SET_NAME, "server")
+  PolicyProcess copied = Proc(3, "bob");  // her copy, where she can write
+  copied.exe = "/opt/serving/bin/server";
+  copied.exe_trusted = false;
+  PolicyProcess unknown = Proc(4, "bob");
+  unknown.exe.clear();
+  unknown.exe_trusted = false;
+  PolicyEngine e({"p.toml", {rule}});
+  std::set<uint32_t> stopped;
+  for (const auto& [t, d] : Ticks(e, {served, renamed, copied, unknown})) {
+    stopped.insert(d.process.pid);
+  }
+  EXPECT_EQ(stopped, (std::set<uint32_t>{2, 3, 4}));
+  // `commands` narrows by name or by path; a name it misses is a process it does not aim at.
+  PolicyRule by_path = Rule("p", {"bob"});
+  by_path.commands = {"/usr/bin/python3*"};
+  PolicyEngine paths({"p.toml", {by_path}});
+  EXPECT_EQ(Ticks(paths, {Proc(5, "bob")}).size(), 1u);
+}
+
+// Issue 46 item 9: the root guard read the real uid only, so a setuid-root program run by
+// alice was signalled. Root's rights in any of the real, effective or saved uid (or one not
+// known) are refused, and every uid goes on the record.
+TEST(PolicyEngine, RootsRightsInAnyUidAreRefusedAndEveryUidIsRecorded) {
+  PolicyProcess setuid_root = Proc(1, "alice");
+  setuid_root.euid = 0;
+  setuid_root.suid = 0;
+  setuid_root.loginuid = 1000;
+  PolicyProcess saved_root = Proc(2, "alice");
+  saved_root.suid = 0;
+  PolicyProcess unknown = Proc(3, "alice");
+  unknown.euid.reset();
+  for (const PolicyRule& rule : {Rule("p", {"alice"}), Rule("p", {}, {"students"})}) {
+    PolicyEngine e({"p.toml", {rule}});
+    auto d = Ticks(e, {setuid_root, saved_root, unknown});
+    ASSERT_EQ(d.size(), 3u);
+    for (const auto& [t, decision] : d) {
+      EXPECT_EQ(decision.kind, PolicyDecision::Kind::kRefused) << decision.process.pid;
+      EXPECT_EQ(decision.why, "a process with root's rights (real, effective or saved uid 0) is "
+                              "never stopped");
+    }
+  }
+  PolicyEngine everyone({"p.toml", {Rule("p", {"*"})}});
+  EXPECT_TRUE(Ticks(everyone, {setuid_root}).empty()) << "* leaves root's rights out";
+  EXPECT_EQ(UidsText(setuid_root), "uid 1000 euid 0 suid 0 login 1000");
+  EXPECT_EQ(UidsText(unknown), "uid 1000 euid ? suid 1000");
+}
+
 TEST(PolicyEngine, ATickOfUseStartsTheIdleTimeAgainAndAReusedPidIsANewProcess) {
   PolicyEngine e({"p.toml", {Rule("p", {"bob"})}});
   PolicyProcess p = Proc(42, "bob");
@@ -188,6 +258,50 @@ TEST(PolicyEngine, TheFirstPolicyThatTakesTheProcessDecides) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].second.rule->name, "slow");
   EXPECT_EQ(d[0].first, 4'000);
+}
+
+TEST(ProcessCredentials, EveryUidFromStatus) {
+  auto uids = ParseStatusUids("Name:\tping\nUid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n");
+  ASSERT_TRUE(uids.ok());
+  EXPECT_EQ(*uids, (std::array<uint32_t, 3>{1000, 0, 0}));
+  EXPECT_FALSE(ParseStatusUids("Uid:\t1000\n").ok());
+  EXPECT_FALSE(ParseStatusUids("Gid:\t1\t1\t1\t1\n").ok());
+}
+
+// What allow_commands trusts: root's file in root's directory, read through /proc/PID.
+TEST(ProcessCredentials, AnExecutableIsTrustedOnlyWhenRootsAlone) {
+  if (geteuid() != 0) GTEST_SKIP() << "making files of another owner needs root";
+  const std::string dir = ::testing::TempDir() + "cgov_exe_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir + "/open");
+  std::filesystem::create_directories(dir + "/closed");
+  std::filesystem::permissions(dir + "/open", std::filesystem::perms::all);
+  std::filesystem::permissions(dir + "/closed", std::filesystem::perms(0755));
+  std::filesystem::copy_file("/bin/sleep", dir + "/open/sleep");
+  std::filesystem::copy_file("/bin/sleep", dir + "/closed/sleep");
+  std::filesystem::copy_file("/bin/sleep", dir + "/closed/theirs");
+  ASSERT_EQ(chown((dir + "/closed/theirs").c_str(), 65534, 65534), 0);
+  auto run = [](const std::string& path) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl(path.c_str(), path.c_str(), "30", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    usleep(100'000);
+    ProcessExecutable e = ReadExecutable("/proc", static_cast<uint32_t>(pid));
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return e;
+  };
+  const ProcessExecutable system = run("/bin/sleep");
+  EXPECT_TRUE(system.trusted) << system.path;
+  EXPECT_TRUE(system.path.ends_with("/sleep")) << system.path;
+  const ProcessExecutable closed = run(dir + "/closed/sleep");
+  EXPECT_TRUE(closed.trusted) << "root's file in a directory only root writes";
+  EXPECT_EQ(closed.path, std::filesystem::canonical(dir + "/closed/sleep").string());
+  EXPECT_FALSE(run(dir + "/open/sleep").trusted) << "in a directory anyone may write";
+  EXPECT_FALSE(run(dir + "/closed/theirs").trusted) << "a file root does not own";
+  EXPECT_EQ(ReadExecutable("/proc", 3'999'999).path, "");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ProcessCredentials, GroupsFromStatusAndTheGroupFile) {

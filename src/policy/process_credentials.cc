@@ -1,5 +1,8 @@
 #include "policy/process_credentials.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -68,13 +71,55 @@ std::map<uint32_t, std::string> ParseGroupFile(std::string_view text) {
   return out;
 }
 
+Result<std::array<uint32_t, 3>> ParseStatusUids(std::string_view status) {
+  const std::vector<uint32_t> uids = Numbers(Field(status, "Uid"));
+  if (uids.size() < 3) {
+    return InvalidArgument("/proc/PID/status: Uid: expected real, effective and saved uids");
+  }
+  return std::array<uint32_t, 3>{uids[0], uids[1], uids[2]};
+}
+
 Result<ProcessCredentials> ReadCredentials(FileReader& files, uint32_t pid) {
-  std::string stat, status;
+  std::string stat, status, login;
   CGOV_RETURN_IF_ERROR(files.Read(fmt::format("/proc/{}/stat", pid), &stat));
   CGOV_RETURN_IF_ERROR(files.Read(fmt::format("/proc/{}/status", pid), &status));
   CGOV_ASSIGN_OR_RETURN(PidStat parsed, ParsePidStat(stat));
-  CGOV_ASSIGN_OR_RETURN(uint32_t uid, ParseStatusUid(status));
-  return ProcessCredentials{parsed.start_ticks, uid, ParseStatusGids(status)};
+  CGOV_ASSIGN_OR_RETURN(auto uids, ParseStatusUids(status));
+  ProcessCredentials c;
+  c.start_ticks = parsed.start_ticks;
+  c.uid = uids[0];
+  c.euid = uids[1];
+  c.suid = uids[2];
+  c.gids = ParseStatusGids(status);
+  if (files.Read(fmt::format("/proc/{}/loginuid", pid), &login).ok()) {
+    if (auto l = ParseLoginuid(login); l.ok()) c.loginuid = *l;
+  }
+  return c;
+}
+
+namespace {
+
+bool RootsOnly(const struct stat& st) { return st.st_uid == 0 && (st.st_mode & 022) == 0; }
+
+}  // namespace
+
+ProcessExecutable ReadExecutable(const std::string& proc_root, uint32_t pid) {
+  ProcessExecutable out;
+  const std::string dir = fmt::format("{}/{}", proc_root, pid);
+  std::string target(4096, '\0');
+  const ssize_t n = readlink((dir + "/exe").c_str(), target.data(), target.size());
+  if (n <= 0 || static_cast<size_t>(n) >= target.size()) return out;
+  target.resize(static_cast<size_t>(n));
+  out.path = target;
+  // A file replaced or removed since it was started reads "PATH (deleted)": not where it was.
+  if (target.empty() || target.front() != '/' || target.ends_with(" (deleted)")) return out;
+  struct stat file {}, parent {};
+  const std::string parent_dir = target.substr(0, std::max<size_t>(1, target.rfind('/')));
+  // The file through the magic link (the inode the process runs, whatever its path now); its
+  // directory through the process's own root.
+  out.trusted = stat((dir + "/exe").c_str(), &file) == 0 && RootsOnly(file) &&
+                stat((dir + "/root" + parent_dir).c_str(), &parent) == 0 && RootsOnly(parent);
+  return out;
 }
 
 }  // namespace cgov

@@ -1,11 +1,14 @@
 // Who a GPU process is, as a policy needs it: start time (with the pid, one process over time),
-// real uid and the names of its groups. Read from /proc/PID/stat and /proc/PID/status under a
-// FileReader's root; group names from its /etc/group.
+// its uids (real, effective, saved; login), the names of its groups, and its executable. Read
+// from /proc/PID/{stat,status,loginuid} under a FileReader's root; group names from its
+// /etc/group.
 #ifndef CGOV_POLICY_PROCESS_CREDENTIALS_H_
 #define CGOV_POLICY_PROCESS_CREDENTIALS_H_
 
 #include <cstdint>
+#include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,11 +20,28 @@ namespace cgov {
 
 struct ProcessCredentials {
   uint64_t start_ticks = 0;
-  uint32_t uid = 0;
+  uint32_t uid = 0;   // real: the process's owner
+  uint32_t euid = 0;  // effective: whose rights it acts with (0 for a setuid-root program)
+  uint32_t suid = 0;  // saved: rights it may take back
+  std::optional<uint32_t> loginuid;  // who logged in (survives su/sudo); for the record only
   std::vector<uint32_t> gids;  // the real gid first, then the supplementary ones
 };
 
 Result<ProcessCredentials> ReadCredentials(FileReader& files, uint32_t pid);
+
+// The real, effective and saved uids of a /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs").
+Result<std::array<uint32_t, 3>> ParseStatusUids(std::string_view status);
+
+// The executable a process runs, and whether its owner could have put it where it is: what an
+// allow-list may trust, unlike the process name (prctl, `exec -a`). Trusted when the file is
+// owned by root and writable by no one else, and so is the directory it is in as the process
+// sees it (through /proc/PID/root: a container's own paths). `proc_root`: the host's /proc
+// ("/proc", or under --host-root).
+struct ProcessExecutable {
+  std::string path;  // "" when it cannot be read
+  bool trusted = false;
+};
+ProcessExecutable ReadExecutable(const std::string& proc_root, uint32_t pid);
 
 // /etc/group: gid -> name (malformed lines skipped).
 std::map<uint32_t, std::string> ParseGroupFile(std::string_view text);

@@ -70,7 +70,8 @@ json PolicyActionsJson(const HistorySummary& s) {
                    {"user", r.user.empty() ? json(nullptr) : json(SafeText(r.user))},
                    {"command", SafeText(r.command)},
                    {"idle_held_seconds", static_cast<double>(r.idle_held_ms) / 1000},
-                   {"outcome", SafeText(r.outcome)}});
+                   {"outcome", SafeText(r.outcome)},
+                   {"uids", r.uids.empty() ? json(nullptr) : json(r.uids)}});
   }
   return out;
 }

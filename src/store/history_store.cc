@@ -101,10 +101,13 @@ CREATE TABLE policy_action (ts_ms INTEGER NOT NULL, policy TEXT NOT NULL, action
 CREATE INDEX policy_action_by_ts ON policy_action (ts_ms);
 )sql";
 
+// Version 8: every uid of a process the policy acted on (real, effective, saved, login).
+constexpr const char* kSchemaV8 = "ALTER TABLE policy_action ADD COLUMN uids TEXT;";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
   static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                                 kSchemaV5, kSchemaV6, kSchemaV7};
+                                                 kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
   return steps;
 }
 
@@ -558,10 +561,10 @@ Status HistoryStore::PutEvent(const GpuEventRecord& e) {
 Status HistoryStore::PutPolicyAction(const PolicyActionRecord& a) {
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
       "INSERT INTO policy_action (ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, "
-      "outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+      "outcome, uids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   stmt.Bind(1, a.ts_ms).Bind(2, a.policy).Bind(3, a.action).Bind(4, int64_t{a.gpu_id})
       .Bind(5, int64_t{a.pid}).Bind(6, a.user).Bind(7, a.command).Bind(8, a.idle_held_ms)
-      .Bind(9, a.outcome);
+      .Bind(9, a.outcome).Bind(10, a.uids);
   return stmt.Run();
 }
 
@@ -569,9 +572,10 @@ Result<std::vector<PolicyActionRecord>> HistoryStore::PolicyActions(int64_t sinc
                                                                     int64_t until_ms) const {
   std::vector<PolicyActionRecord> out;
   if (schema_version_ < 7) return out;
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, outcome FROM "
-      "policy_action WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms, rowid"));
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(fmt::format(
+      "SELECT ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, outcome, {} FROM "
+      "policy_action WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms, rowid",
+      schema_version_ >= 8 ? "coalesce(uids, '')" : "''")));
   stmt.Bind(1, since_ms).Bind(2, until_ms);
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -579,7 +583,7 @@ Result<std::vector<PolicyActionRecord>> HistoryStore::PolicyActions(int64_t sinc
     out.push_back({stmt.Int(0), std::string(stmt.Text(1)), std::string(stmt.Text(2)),
                    static_cast<uint32_t>(stmt.Int(3)), static_cast<uint32_t>(stmt.Int(4)),
                    std::string(stmt.Text(5)), std::string(stmt.Text(6)), stmt.Int(7),
-                   std::string(stmt.Text(8))});
+                   std::string(stmt.Text(8)), std::string(stmt.Text(9))});
   }
 }
 

@@ -26,7 +26,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 7;
+inline constexpr int kHistorySchemaVersion = 8;
 
 struct GpuRecord {
   uint32_t id = 0;
@@ -123,6 +123,7 @@ struct PolicyActionRecord {
   std::string command;
   int64_t idle_held_ms = 0;  // how long it had held idle GPUs when the policy decided
   std::string outcome;       // what happened, or why not
+  std::string uids;          // "uid 1000 euid 1000 suid 1000 login 1001" (schema 8; "" before)
   bool operator==(const PolicyActionRecord&) const = default;
 };
 

@@ -346,7 +346,7 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   EXPECT_EQ((*events)[0].code, 79);
   EXPECT_TRUE(*(*writer)->HasTick(1000)) << "the migration kept the ticks";
   const PolicyActionRecord action{1600, "stale", "sigterm", 1, 4242, "bob", "jupyter-lab",
-                                  7'200'000, "sent"};
+                                  7'200'000, "sent", "uid 1000 euid 1000 suid 1000 login 1001"};
   ASSERT_TRUE((*writer)->PutPolicyAction(action).ok());
   auto actions = (*writer)->PolicyActions(0, 10'000);
   ASSERT_TRUE(actions.ok()) << actions.status().message();

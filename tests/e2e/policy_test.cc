@@ -1,8 +1,10 @@
 // The idle-held policy (issue 18), through the real binary with real child processes that the
-// fake driver reports on its GPUs: a dry run names the process it would stop and signals
-// nothing; enabled, it stops exactly that process (SIGTERM, ignored here, then SIGKILL after the
-// grace) and leaves alone an allow-listed process, one that used its GPU, one outside the
-// policy's group and a pid with no process; every step is in the history and the report.
+// fake driver reports on its GPUs: a dry run names the processes it would stop and signals
+// nothing; enabled, it stops exactly those (SIGTERM, ignored by one, then SIGKILL after the
+// grace) and leaves alone an allow-listed executable, one that used its GPU, one outside the
+// policy's group and a pid with no process; a copy that only looks allow-listed (issue 46 item 8)
+// is stopped; every step is in the history and the report. And (issue 46 item 9) the scope is
+// the owner, not the login uid, and root's rights in any uid are never stopped.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -55,10 +58,13 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   // The target ignores SIGTERM (the disposition survives exec), so only SIGKILL stops it.
   Started target =
       StartProgram(AsChild(gid, uid, {"/bin/sh", "-c", "trap '' TERM; exec sleep 600"}), {});
-  // The allow-listed one is sleep under another name (its command, as /proc says, is keepme).
+  // The allow-listed one runs root's /usr/bin/tail. The forged one is sleep copied where anyone
+  // may write, under a name and path the allow-list names (its command, as /proc says, is
+  // keepme): issue 46 item 8, it used to be exempt.
+  Started allowed = StartProgram(AsChild(gid, uid, {"/usr/bin/tail", "-f", "/dev/null"}), {});
   std::filesystem::copy_file("/bin/sleep", dir / "keepme");
   std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
-  Started allowed = StartProgram(AsChild(gid, uid, {dir / "keepme", "601"}), {});
+  Started forged = StartProgram(AsChild(gid, uid, {dir / "keepme", "601"}), {});
   Started busy = StartProgram(AsChild(gid, uid, {"/bin/sleep", "602"}), {});
   Started other;  // outside the policy's group (root only: it takes another uid and gid)
   if (root) other = StartProgram(AsChild(1, 1, {"/bin/sleep", "603"}), {});
@@ -74,12 +80,14 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
                 {"processes", processes}};
   };
   // GPU 2 is idle-held too (under 10 %), but at 5 % it is in use: its process is never stopped.
-  json gpus = {gpu(0, {target.pid, phantom}), gpu(0, {allowed.pid}), gpu(5, {busy.pid})};
+  json gpus = {gpu(0, {target.pid, phantom}), gpu(0, {allowed.pid, forged.pid}),
+               gpu(5, {busy.pid})};
   if (root) gpus.push_back(gpu(0, {other.pid}));
   WriteFile(dir / "scenario.json", json{{"driver_version", "550.54.15"}, {"gpus", gpus}}.dump());
   WriteFile(dir / "policy.toml",
             "[[policy]]\nname = \"stale\"\nidle_held_for = \"1s\"\ngrace = \"2s\"\n"
-            "groups = [\"" + group_name + "\"]\nallow_commands = [\"keep*\"]\n");
+            "groups = [\"" + group_name + "\"]\nallow_commands = [\"/usr/bin/tail\", "
+            "\"/*keepme\"]\n");
   // Each step is noticed too (a notify rule of kind policy).
   auto receiver = StartReceiver(dir, "hook");
   WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
@@ -94,12 +102,12 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
     if (dry) argv.push_back("--policy-dry-run");
     return argv;
   };
-  const pid_t target_id = target.pid;  // WaitProgram forgets it once reaped
+  const pid_t target_id = target.pid, forged_id = forged.pid;  // WaitProgram forgets them
   const std::string target_pid = std::to_string(target_id);
-  // 1. The dry run names the target, and only it, and signals nothing.
+  // 1. The dry run names the target and the forged copy, and only them, and signals nothing.
   Started daemon = StartProgram(daemon_argv(true), env);
   ASSERT_TRUE(WaitFor([&] {
-    return QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action") >= 1;
+    return QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action") >= 2;
   }, 20));
   usleep(1'500'000);  // every other process has had its chance to be named
   kill(daemon.pid, SIGTERM);
@@ -108,8 +116,12 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   EXPECT_NE(dry.err.find("dry run: it records what it would do and signals nothing"),
             std::string::npos) << dry.err;
   EXPECT_NE(dry.err.find("would_stop pid " + target_pid), std::string::npos) << dry.err;
-  EXPECT_EQ(QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action"), 1) << dry.err;
-  for (pid_t pid : {target.pid, allowed.pid, busy.pid}) EXPECT_TRUE(Running(pid)) << pid;
+  EXPECT_NE(dry.err.find("would_stop pid " + std::to_string(forged_id)), std::string::npos)
+      << dry.err;
+  EXPECT_EQ(QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action"), 2) << dry.err;
+  for (pid_t pid : {target.pid, allowed.pid, forged.pid, busy.pid}) {
+    EXPECT_TRUE(Running(pid)) << pid;
+  }
 
   // 2. Enabled: SIGTERM (ignored), then SIGKILL once the 2 s grace has passed.
   daemon = StartProgram(daemon_argv(false), env);
@@ -119,6 +131,7 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_EQ(stopped_target.exit_code, 128 + SIGKILL);
   EXPECT_GE(took_s, 1.0 + 2.0) << "idle_held_for 1 s, then a grace of 2 s";
+  EXPECT_EQ(WaitProgram(forged, 10).exit_code, 128 + SIGTERM) << "its name and path exempt nothing";
   usleep(1'500'000);  // anything else it would do, it would have done by now
   kill(daemon.pid, SIGTERM);
   RunResult enabled = WaitProgram(daemon, 20);
@@ -130,25 +143,34 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
     EXPECT_TRUE(Running(other.pid));
   }
 
-  // 3. The report shows each step, for the target alone.
+  // 3. The report shows each step, for the target and the forged copy alone.
   const json report = ReportJson({"--db", dir / "h.db", "--since", "1h"});
-  ASSERT_EQ(report["policy_actions"].size(), 3u) << report["policy_actions"].dump(1);
+  ASSERT_EQ(report["policy_actions"].size(), 6u) << report["policy_actions"].dump(1);
   const std::vector<json> steps = ActionsOf(report, target_id);
   ASSERT_EQ(steps.size(), 3u) << report["policy_actions"].dump(1);
   const char* const kinds[] = {"would_stop", "sigterm", "sigkill"};
+  const std::string uids = fmt::format("uid {} euid {} suid {}", uid, uid, uid);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(steps[i]["action"], kinds[i]);
     EXPECT_EQ(steps[i]["policy"], "stale");
     EXPECT_EQ(steps[i]["command"], "sleep");
     EXPECT_EQ(steps[i]["gpu_index"], 0);
     EXPECT_GE(steps[i]["idle_held_seconds"].get<double>(), 1.0);
+    EXPECT_TRUE(steps[i]["uids"].get<std::string>().starts_with(uids)) << steps[i].dump();
   }
+  const std::vector<json> forged_steps = ActionsOf(report, forged_id);
+  ASSERT_EQ(forged_steps.size(), 3u) << report["policy_actions"].dump(1);
+  EXPECT_EQ(forged_steps[2]["action"], "exited");
+  EXPECT_EQ(forged_steps[0]["command"], "keepme");
   RunResult text = RunProgram({CgovBinary(), "report", "--db", dir / "h.db", "--since", "1h"}, {});
-  EXPECT_NE(text.out.find("Policy actions (3)"), std::string::npos) << text.out;
-  // 4. And the same three steps reached the webhook, each once.
-  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 10));
-  const std::vector<json> notices = receiver->Delivered();
-  ASSERT_EQ(notices.size(), 3u) << json(notices).dump(1);
+  EXPECT_NE(text.out.find("Policy actions (6)"), std::string::npos) << text.out;
+  // 4. And the target's three steps reached the webhook, each once.
+  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 6; }, 10));
+  std::vector<json> notices;
+  for (const json& n : receiver->Delivered()) {
+    if (n["body"]["pid"] == target_id) notices.push_back(n);
+  }
+  ASSERT_EQ(notices.size(), 3u) << json(receiver->Delivered()).dump(1);
   for (size_t i = 0; i < 3; ++i) {
     const json& b = notices[i]["body"];
     EXPECT_EQ(b["kind"], "policy");
@@ -159,6 +181,65 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   for (Started* s : {&allowed, &busy, &other}) {
     if (s->pid > 0) kill(s->pid, SIGKILL);
   }
+}
+
+// Issue 46 item 9: scope by login uid stopped carol's process when the policy named alice (her
+// session's login uid was alice's), and a setuid-root program alice ran was signalled (the guard
+// read the real uid only). Here, as root: "carol" is daemon (uid 1) in a session whose login uid
+// is nobody's; "alice" is nobody. The policy names nobody.
+TEST(PolicyE2E, TheScopeIsTheOwnerAndRootsRightsInAnyUidAreNeverStopped) {
+  if (geteuid() != 0) GTEST_SKIP() << "processes of other users need root";
+  TempDir dir;
+  // carol's process, in a session whose login uid is 65534 (writing loginuid needs
+  // CAP_AUDIT_CONTROL: without it the case is skipped below).
+  Started carol = StartProgram({"/bin/sh", "-c", "echo 65534 > /proc/self/loginuid; exec "
+                                "/usr/bin/setpriv --reuid=1 --regid=1 --clear-groups sleep 610"},
+                               {});
+  // alice's setuid-root program: real uid 65534, effective and saved 0.
+  Started setuid_root = StartProgram({"/usr/bin/setpriv", "--ruid=65534", "--rgid=65534",
+                                      "--clear-groups", "sleep", "611"}, {});
+  Started alice = StartProgram(AsChild(65534, 65534, {"/bin/sleep", "612"}), {});
+  usleep(300'000);
+  const bool login_set =
+      ReadFile("/proc/" + std::to_string(carol.pid) + "/loginuid") == "65534";
+  json processes = json::array();
+  for (int pid : {carol.pid, setuid_root.pid, alice.pid}) {
+    processes.push_back({{"pid", pid}, {"type", "compute"}, {"used_mib", 4000}});
+  }
+  WriteFile(dir / "scenario.json",
+            json{{"gpus", {{{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+                           {"timeline", {{{"t", 0}, {"util_gpu", 0}}}},
+                           {"processes", processes}}}}}.dump());
+  WriteFile(dir / "policy.toml", "[[policy]]\nname = \"nobodys\"\nidle_held_for = \"1s\"\n"
+                                 "users = [\"nobody\"]\n");
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
+                                 "200ms", "--commit-every", "0s", "--nvml-lib", FakeNvml("full"),
+                                 "--policy", dir / "policy.toml", "--policy-dry-run"},
+                                {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}});
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action") >= 2;
+  }, 20));
+  usleep(1'500'000);  // carol's process has had its chance to be named
+  kill(daemon.pid, SIGTERM);
+  RunResult dry = WaitProgram(daemon, 20);
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  const json report = ReportJson({"--db", dir / "h.db", "--since", "1h"});
+  const std::vector<json> a = ActionsOf(report, alice.pid);
+  ASSERT_EQ(a.size(), 1u) << report["policy_actions"].dump(1);
+  EXPECT_EQ(a[0]["action"], "would_stop");
+  EXPECT_EQ(a[0]["uids"], "uid 65534 euid 65534 suid 65534");
+  const std::vector<json> s = ActionsOf(report, setuid_root.pid);
+  ASSERT_EQ(s.size(), 1u) << report["policy_actions"].dump(1);
+  EXPECT_EQ(s[0]["action"], "refused");
+  EXPECT_EQ(s[0]["outcome"], "a process with root's rights (real, effective or saved uid 0) is "
+                             "never stopped");
+  EXPECT_TRUE(s[0]["uids"].get<std::string>().starts_with("uid 65534 euid 0 suid 0")) << s[0];
+  if (login_set) {
+    EXPECT_TRUE(ActionsOf(report, carol.pid).empty()) << report["policy_actions"].dump(1);
+  }
+  EXPECT_EQ(report["policy_actions"].size(), 2u) << "carol's is not nobody's, whoever logged in";
+  for (Started* p : {&carol, &setuid_root, &alice}) kill(p->pid, SIGKILL);
+  if (!login_set) GTEST_SKIP() << "this kernel would not set a login uid: carol's case not run";
 }
 
 TEST(PolicyE2E, BadPoliciesAreRefusedBeforeAnythingIsWritten) {
