@@ -9,9 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "analysis/money.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
+#include "core/sha256.h"
 #include "core/tags.h"
 #include "core/text.h"
 #include "core/time_format.h"
@@ -218,6 +221,27 @@ TEST_F(AtomicFileTest, OnlyRegularFilesAreReplacedTheRestIsWrittenThrough) {
   Status dir = WriteFileAtomically(dir_, "x");
   EXPECT_FALSE(dir.ok());
   EXPECT_NE(dir.message().find("Is a directory"), std::string::npos) << dir.message();
+}
+
+// FIPS 180-4's examples (one block, two blocks) and a message of many blocks, checked against
+// coreutils' sha256sum and Python's hashlib.
+TEST(Sha256, KnownDigests) {
+  auto hex = [](const std::array<uint8_t, 32>& d) {
+    std::string out;
+    for (uint8_t b : d) out += fmt::format("{:02x}", b);
+    return out;
+  };
+  EXPECT_EQ(hex(Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(Sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(hex(Sha256("")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Base64("abc"), "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=");
+  EXPECT_EQ(Sha256Base64(std::string(1000, 'a')), "Qe3s5C1j6Nm/UVqbppMuHCDLyfWl0TRkWttdsblzfqM=");
+  for (size_t n : {55, 56, 63, 64, 119, 120}) {  // the padding's edges
+    EXPECT_EQ(Sha256(std::string(n, 'x')).size(), 32u);
+  }
 }
 
 }  // namespace

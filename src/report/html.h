@@ -24,6 +24,8 @@ std::string Esc(std::string_view text);
 
 // `title`: the document title. The page ends with PageEnd().
 std::string PageStart(std::string_view title);
+// The page's Content-Security-Policy: nothing but its own style and script, by their SHA-256.
+const std::string& ContentSecurityPolicy();
 std::string PageEnd();
 
 // A number the test suite checks against the JSON report: the text `shown` inside an element

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/sha256.h"
 #include "report/html_report.h"
 
 namespace cgov {
@@ -70,6 +71,23 @@ TEST(Html, SortableTableHasKeyboardButtonsAndSortKeys) {
             std::string::npos) << out;
   EXPECT_NE(out.find("<td class=\"n\" data-sort=\"1000\">$1,000.00</td>"), std::string::npos);
   EXPECT_NE(out.find("<td>a&b</td>"), std::string::npos) << "cells are HTML already";
+}
+
+// Issue 46 item 10: the policy allowed script-src 'unsafe-inline', so markup that got into the
+// page could run. It now names the page's one style and one script by their SHA-256: each hash
+// is the hash of what the page holds (Chromium runs the script: tests/e2e/html_report_test.cc).
+TEST(Html, TheContentSecurityPolicyNamesThePagesOwnStyleAndScriptByHash) {
+  const std::string page = html::PageStart("t") + html::PageEnd();
+  auto between = [&](const std::string& open, const std::string& close) {
+    const size_t from = page.find(open) + open.size();
+    return page.substr(from, page.find(close, from) - from);
+  };
+  const std::string policy = html::ContentSecurityPolicy();
+  EXPECT_EQ(policy.find("unsafe"), std::string::npos) << policy;
+  EXPECT_EQ(policy, "default-src 'none'; style-src 'sha256-" + Sha256Base64(between("<style>",
+            "</style>")) + "'; script-src 'sha256-" + Sha256Base64(between("<script>",
+            "</script>")) + "'; img-src data:");
+  EXPECT_NE(page.find("content=\"" + policy + "\""), std::string::npos);
 }
 
 TEST(HtmlReport, RunPageIsSelfContainedAndEscapesTheCommand) {
