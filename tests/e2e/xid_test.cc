@@ -9,6 +9,7 @@
 
 #include "e2e_helpers.h"
 #include "process_runner.h"
+#include "store/history_store.h"
 
 namespace cgov::e2e {
 namespace {
@@ -49,7 +50,7 @@ TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
   EXPECT_NE(stopped.err.find("GPU 1: Xid 79 reported by the driver"), std::string::npos)
       << stopped.err;
   EXPECT_EQ(QueryDb(db, "SELECT code FROM gpu_event WHERE kind = 'xid'"), 79);
-  EXPECT_EQ(QueryDb(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(QueryDb(db, "PRAGMA user_version"), kHistorySchemaVersion);
   EXPECT_NE(metrics.find("# TYPE cgov_gpu_last_xid gauge"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("cgov_gpu_last_xid{gpu=\"1\""), std::string::npos)
       << "a lost GPU's Xid is served" << metrics;
