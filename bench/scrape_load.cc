@@ -33,8 +33,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/base64.h"
+
 namespace {
 
+using cgov::Base64Encode;
 using Clock = std::chrono::steady_clock;
 
 // Connects from `source` (any 127/8 address is this host's).
@@ -223,22 +226,6 @@ int Slowloris(int port, const std::vector<std::string>& sources, int count, bool
   return closed;
 }
 
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 3) {
-    uint32_t bits = static_cast<uint8_t>(in[i]) << 16;
-    if (i + 1 < in.size()) bits |= static_cast<uint8_t>(in[i + 1]) << 8;
-    if (i + 2 < in.size()) bits |= static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[bits >> 18];
-    out += kAlphabet[(bits >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(bits >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? kAlphabet[bits & 63] : '=';
-  }
-  return out;
-}
-
 // Whether the ticks of [from_ms, to_ms] in `db` came every second: prints them, false on a miss
 // (a gap of two intervals, or fewer ticks than whole seconds elapsed, less one edge).
 bool NoTickMissed(const char* what, const std::string& db, int64_t from_ms, int64_t to_ms) {
@@ -290,7 +277,7 @@ bool BcryptFloodScenario(char** argv, const std::string& dir) {
   const pid_t daemon = StartDaemon(argv, db, port, {"--web-config", web});
   if (daemon < 0) return false;
   const std::string scrape = "GET /metrics HTTP/1.1\r\nHost: bench\r\nAuthorization: Basic " +
-                             Base64("prometheus:test") + "\r\nConnection: close\r\n\r\n";
+                             Base64Encode("prometheus:test") + "\r\nConnection: close\r\n\r\n";
   bool primed = false;  // Prometheus' password, checked once before the flood and remembered
   for (int i = 0; i < 20 && !primed; ++i) {
     primed = Exchange(port, scrape).starts_with("HTTP/1.1 200");
@@ -306,7 +293,7 @@ bool BcryptFloodScenario(char** argv, const std::string& dir) {
       const std::string source = "127.0.3." + std::to_string(1 + t % 4);
       for (int i = 0; flooding; ++i) {
         const std::string r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: b\r\nAuthorization: "
-                                       "Basic " + Base64("prometheus:guess-" + std::to_string(t) +
+                                       "Basic " + Base64Encode("prometheus:guess-" + std::to_string(t) +
                                                          "-" + std::to_string(i)) +
                                        "\r\nConnection: close\r\n\r\n", 10, source.c_str());
         if (r.starts_with("HTTP/1.1 401")) {

@@ -6,30 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "core/base64.h"
 #include "export/http_server.h"
 #include "fuzz_check.h"
 
 using namespace cgov;
-
-namespace {
-
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 3) {
-    uint32_t bits = static_cast<uint8_t>(in[i]) << 16;
-    if (i + 1 < in.size()) bits |= static_cast<uint8_t>(in[i + 1]) << 8;
-    if (i + 2 < in.size()) bits |= static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[(bits >> 18) & 63];
-    out += kAlphabet[(bits >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(bits >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? kAlphabet[bits & 63] : '=';
-  }
-  return out;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -41,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(file->first.find(':') == std::string::npos);
     FUZZ_CHECK(file->first.find('\n') == std::string::npos);
     for (std::string_view scheme : {"Basic ", "basic ", "BASIC  "}) {
-      auto sent = ParseBasicAuthorization(std::string(scheme) + Base64(file->first + ":" +
+      auto sent = ParseBasicAuthorization(std::string(scheme) + Base64Encode(file->first + ":" +
                                                                         file->second));
       FUZZ_CHECK(sent && sent->first == file->first && sent->second == file->second);
     }

@@ -13,6 +13,7 @@
 
 #include "analysis/money.h"
 #include "core/atomic_file.h"
+#include "core/base64.h"
 #include "core/duration.h"
 #include "core/sha256.h"
 #include "core/tags.h"
@@ -221,6 +222,21 @@ TEST_F(AtomicFileTest, OnlyRegularFilesAreReplacedTheRestIsWrittenThrough) {
   Status dir = WriteFileAtomically(dir_, "x");
   EXPECT_FALSE(dir.ok());
   EXPECT_NE(dir.message().find("Is a directory"), std::string::npos) << dir.message();
+}
+
+// RFC 4648 section 10's vectors, both ways; decoding is strict.
+TEST(Base64, RfcVectorsAndStrictDecoding) {
+  const std::pair<const char*, const char*> vectors[] = {
+      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, encoded] : vectors) {
+    EXPECT_EQ(Base64Encode(plain), encoded);
+    EXPECT_EQ(Base64Decode(encoded), std::optional<std::string>(plain));
+  }
+  EXPECT_EQ(Base64Encode(std::string("\0\xff", 2)), "AP8=");
+  for (const char* bad : {"Zg", "Zg=", "Z===", "Zm9v\n", "Zm 9", "Zg==Zg==", "Zm9*"}) {
+    EXPECT_EQ(Base64Decode(bad), std::nullopt) << bad;
+  }
 }
 
 // FIPS 180-4's examples (one block, two blocks) and a message of many blocks, checked against

@@ -1,5 +1,7 @@
 #include "core/sha256.h"
 
+#include "core/base64.h"
+
 namespace cgov {
 namespace {
 
@@ -79,20 +81,8 @@ std::array<uint8_t, 32> Sha256(std::string_view data) {
 }
 
 std::string Sha256Base64(std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const std::array<uint8_t, 32> d = Sha256(data);
-  std::string out;
-  for (size_t i = 0; i < d.size(); i += 3) {
-    uint32_t bits = uint32_t{d[i]} << 16;
-    if (i + 1 < d.size()) bits |= uint32_t{d[i + 1]} << 8;
-    if (i + 2 < d.size()) bits |= d[i + 2];
-    out += kAlphabet[bits >> 18];
-    out += kAlphabet[(bits >> 12) & 63];
-    out += i + 1 < d.size() ? kAlphabet[(bits >> 6) & 63] : '=';
-    out += i + 2 < d.size() ? kAlphabet[bits & 63] : '=';
-  }
-  return out;
+  return Base64Encode(std::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
 }
 
 }  // namespace cgov

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base64.h"
 #include "core/time_format.h"
 
 #include "export/daemon_metrics.h"
@@ -629,22 +630,6 @@ bool ClosedWithin(int fd, std::chrono::milliseconds within) {
   }
 }
 
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 3) {
-    uint32_t bits = static_cast<uint8_t>(in[i]) << 16;
-    if (i + 1 < in.size()) bits |= static_cast<uint8_t>(in[i + 1]) << 8;
-    if (i + 2 < in.size()) bits |= static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[bits >> 18];
-    out += kAlphabet[(bits >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(bits >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? kAlphabet[bits & 63] : '=';
-  }
-  return out;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -748,7 +733,7 @@ TEST_F(HttpServerTest, ABcryptFloodLeavesHealthPromptAndIsAnswered429) {
     flood.emplace_back([&, t] {
       for (int i = 0; flooding; ++i) {
         // prom:<a different wrong password each time>: none is remembered.
-        const std::string wrong = Base64(fmt::format("prom:wrong-{}-{}", t, i));
+        const std::string wrong = Base64Encode(fmt::format("prom:wrong-{}-{}", t, i));
         const std::string r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nAuthorization:"
                                        " Basic " + wrong + "\r\nConnection: close\r\n\r\n");
         (r.starts_with("HTTP/1.1 429") ? too_many : unauthorized).fetch_add(1);

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include "core/base64.h"
 #include "core/text.h"
 #include "export/http_libraries.h"
 
@@ -118,39 +119,6 @@ void HttpServer::State::Watch() {
 namespace {
 
 int g_first_call_marker = 0;
-
-// Strict base64 (RFC 4648 section 4, padding required); nullopt on anything else.
-std::optional<std::string> DecodeBase64(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < text.size(); i += 4) {
-    const bool last = i + 4 == text.size();
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = text[i + k];
-      if (c == '=' && last && k >= 2 && (k == 3 || text[i + 3] == '=')) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      if (pad > 0 || (v[k] = value(c)) < 0) return std::nullopt;
-    }
-    const uint32_t bits = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out.push_back(static_cast<char>(bits >> 16));
-    if (pad < 2) out.push_back(static_cast<char>((bits >> 8) & 0xFF));
-    if (pad < 1) out.push_back(static_cast<char>(bits & 0xFF));
-  }
-  return out;
-}
 
 void NotifyConnection(void* cls, MHD_Connection* connection, void**,
                       MHD_ConnectionNotificationCode code) {
@@ -477,7 +445,7 @@ std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(std::
   std::string_view token = header.substr(space);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-  std::optional<std::string> decoded = DecodeBase64(token);
+  std::optional<std::string> decoded = Base64Decode(token);
   if (!decoded) return std::nullopt;
   const size_t colon = decoded->find(':');
   if (colon == std::string::npos) return std::nullopt;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/base64.h"
 #include "e2e_helpers.h"
 #include "process_runner.h"
 
@@ -82,22 +83,6 @@ double WorstHealthSeconds(int port, int probes) {
   return worst;
 }
 
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 3) {
-    uint32_t bits = static_cast<uint8_t>(in[i]) << 16;
-    if (i + 1 < in.size()) bits |= static_cast<uint8_t>(in[i + 1]) << 8;
-    if (i + 2 < in.size()) bits |= static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[bits >> 18];
-    out += kAlphabet[(bits >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(bits >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? kAlphabet[bits & 63] : '=';
-  }
-  return out;
-}
-
 TEST(HttpAttackE2E, HealthAnswersUnderSlowHeadsAndABcryptFloodAndSigtermStopsWithinASecond) {
   TempDir dir;
   WriteFile(dir / "web.yml", std::string("basic_auth_users:\n  prometheus: ") + kHashOfTest + "\n");
@@ -110,7 +95,7 @@ TEST(HttpAttackE2E, HealthAnswersUnderSlowHeadsAndABcryptFloodAndSigtermStopsWit
   ASSERT_TRUE(WaitFor([&] { return Exchange(port, kHealth).starts_with("HTTP/1.1 200"); }, 15))
       << WaitProgram(daemon, 1).err;
   const std::string scrape = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " +
-                             Base64("prometheus:test") + "\r\nConnection: close\r\n\r\n";
+                             Base64Encode("prometheus:test") + "\r\nConnection: close\r\n\r\n";
   ASSERT_TRUE(WaitFor([&] { return Exchange(port, scrape).starts_with("HTTP/1.1 200"); }, 5));
 
   // 1. Slowloris: 130 connections from one address, each dripping a header line.
@@ -145,7 +130,7 @@ TEST(HttpAttackE2E, HealthAnswersUnderSlowHeadsAndABcryptFloodAndSigtermStopsWit
     flood.emplace_back([&, t] {
       for (int i = 0; flooding; ++i) {
         const std::string r = Exchange(port, "GET /metrics HTTP/1.1\r\nAuthorization: Basic " +
-                                       Base64(fmt::format("prometheus:guess-{}-{}", t, i)) +
+                                       Base64Encode(fmt::format("prometheus:guess-{}-{}", t, i)) +
                                        "\r\nConnection: close\r\n\r\n", "127.0.0.3");
         if (r.starts_with("HTTP/1.1 429")) too_many.fetch_add(1);
         if (r.starts_with("HTTP/1.1 401")) unauthorized.fetch_add(1);
