@@ -78,9 +78,9 @@ void HttpServer::State::Watch() {
     const auto deadline = open.size() > pressed_from ? pressed_head_deadline : head_deadline;
     auto next = std::chrono::steady_clock::time_point::max();
     auto cut = [&](Open& o) {
-      shutdown(o.fd, SHUT_RDWR);
       o.cut = true;
-      cut_off.fetch_add(1, std::memory_order_relaxed);
+      cut_off.fetch_add(1, std::memory_order_relaxed);  // counted before the client can see it
+      shutdown(o.fd, SHUT_RDWR);
     };
     waiting.clear();
     for (auto& [connection, o] : open) {
