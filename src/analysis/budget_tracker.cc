@@ -54,4 +54,21 @@ std::vector<BudgetTracker::Row> BudgetTracker::Rows(int64_t now_ms) const {
   return rows;
 }
 
+void SharedBudgets::Set(BudgetTracker tracker) {
+  std::lock_guard lock(mu_);
+  tracker_ = std::move(tracker);
+}
+
+void SharedBudgets::Credit(int64_t ts_ms, const IdentityRecord& who, const std::string& hostname,
+                           MicroUsd price_per_gpu_hour, int64_t ms) {
+  std::lock_guard lock(mu_);
+  if (tracker_) tracker_->Credit(ts_ms, who, hostname, price_per_gpu_hour, ms);
+}
+
+void SharedBudgets::Read(
+    int64_t now_ms, const std::function<void(const std::vector<BudgetTracker::Row>&)>& read) const {
+  std::lock_guard lock(mu_);
+  if (tracker_) read(tracker_->Rows(now_ms));
+}
+
 }  // namespace cgov

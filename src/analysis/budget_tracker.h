@@ -2,12 +2,15 @@
 // its current period on this host, seeded from the history at start and carried on by each
 // tick's credits; a new period starts from zero. What /metrics serves as cgov_budget_spent_usd.
 //
-// Not thread-safe: DaemonMetrics calls it under its own lock.
+// Not thread-safe; SharedBudgets (below) is the daemon's thread-safe holder of one.
 #ifndef CGOV_ANALYSIS_BUDGET_TRACKER_H_
 #define CGOV_ANALYSIS_BUDGET_TRACKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +52,23 @@ class BudgetTracker {
   // The budgets of each scope's key (a key may have a monthly and a weekly one), by position in
   // tracked_: a credit costs one key and one look-up per scope the budgets use.
   std::map<HistoryBy, std::map<std::string, std::vector<size_t>, std::less<>>> by_key_;
+};
+
+// The daemon's budgets (--budgets), whether or not it serves /metrics: credited by its tick,
+// read by /metrics' threads and by its notices. Every call under one lock. Empty until Set.
+class SharedBudgets {
+ public:
+  void Set(BudgetTracker tracker);
+  void Credit(int64_t ts_ms, const IdentityRecord& who, const std::string& hostname,
+              MicroUsd price_per_gpu_hour, int64_t ms);
+  // Calls `read` with each budget's period as of `now_ms`, under the lock (the rows point into
+  // the tracker: use them inside `read` only). Not called before Set.
+  void Read(int64_t now_ms,
+            const std::function<void(const std::vector<BudgetTracker::Row>&)>& read) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::optional<BudgetTracker> tracker_;
 };
 
 }  // namespace cgov

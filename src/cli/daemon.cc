@@ -252,9 +252,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
                "to a pod to it (idle-held when idle) whether or not its processes are seen");
   app.add_option("--pod-resources-socket", pod_resources_options.socket_path, "with "
                  "--pod-resources: the kubelet's socket")->capture_default_str();
-  app.add_option("--budgets", budgets, "with --listen: a budgets file (TOML, docs/budgets.md); "
-                 "serves each budget's amount, alert thresholds and this host's spend in its "
-                 "current period (cgov_budget_*), re-read on SIGHUP");
+  app.add_option("--budgets", budgets, "a budgets file (TOML, docs/budgets.md): each budget's "
+                 "spend on this host in its current period, for --notify's budget rules and, with "
+                 "--listen, served as cgov_budget_*; re-read on SIGHUP");
   app.add_option("--notify", notify, "a notifications file (TOML, docs/notifications.md): "
                  "rules (idle-held process, idle GPU, low utilization, memory nearly full, Xid, "
                  "budget thresholds, policy steps) and the webhooks, Slack or Teams channels or "
@@ -415,12 +415,14 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     o.http = std::move(http);
     o.dcgm_names = metrics_names == "dcgm";
   } else if (!auth_file.empty() || !tls_cert.empty() || !tls_key.empty() ||
-             !web_config.empty() || app.count("--metrics-names") > 0 || o.process_series ||
-             !budgets.empty()) {
+             !web_config.empty() || app.count("--metrics-names") > 0 || o.process_series) {
     return InvalidArgument("cgov daemon: --basic-auth-file, --web-config, --tls-cert, --tls-key, "
-                           "--metrics-names, --metrics-processes and --budgets need --listen "
-                           "(a report reads budgets from the database with `cgov report "
-                           "--budgets`)");
+                           "--metrics-names and --metrics-processes need --listen");
+  }
+  if (!budgets.empty() && !o.http && notify.empty()) {
+    return InvalidArgument("cgov daemon: --budgets does something with --listen (cgov_budget_* "
+                           "on /metrics) or --notify (budget rules); give one of them (a report "
+                           "reads budgets from the database with `cgov report --budgets`)");
   }
   if (!budgets.empty()) {
     CGOV_ASSIGN_OR_RETURN(o.budgets, ReadBudgets(budgets));
@@ -443,7 +445,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     for (const NotifyRule& r : o.notify->rules) {
       if (r.kind == NotifyRuleKind::kBudget && !o.budgets) {
         return InvalidArgument(fmt::format("cgov daemon: --notify {}:{}: a budget rule needs "
-                                           "--budgets FILE (with --listen)", notify, r.line));
+                                           "--budgets FILE", notify, r.line));
       }
       if (r.kind == NotifyRuleKind::kPolicy && !o.policy) {
         return InvalidArgument(fmt::format("cgov daemon: --notify {}:{}: a policy rule needs "
@@ -578,6 +580,8 @@ class Daemon {
   std::vector<GpuPoint> gpu_points_;                // by GPU position, this tick (ClassifyGpus)
   std::vector<std::optional<Phase>> gpu_phases_;
   std::vector<double> gpu_usd_per_hour_;  // each GPU's price as /metrics has it (0: unknown)
+  std::map<uint32_t, MicroUsd> gpu_price_by_id_;  // the same, by GPU id, for the budgets
+  std::shared_ptr<SharedBudgets> budgets_;  // --budgets: credited each tick, read by /metrics
   EnvironAccess environ_access_;          // whether other users' projects and teams are readable
 };
 
@@ -589,15 +593,25 @@ Status Daemon::OpenWriter() {
   // PID reuse is told by pidfds, which name this PID namespace's processes: only when /proc is
   // this process's own (another mount's pids could name other processes here).
   if (o_.host_root == "/" || o_.host_root.empty()) attributor_->SetExitWatch(NewPidfdExitWatch());
-  if (metrics_) HookCredits();
+  if (metrics_ || budgets_) HookCredits();
   return Status::Ok();
 }
 
 // Only ticks appended from now on reach the counters: what a writer's replay on open re-credits
 // was counted already (or belongs to an earlier process, whose counters Prometheus saw reset).
+// The budgets first: the metrics' Credit marks the exposition changed, so a scrape after it
+// sees both.
 void Daemon::HookCredits() {
   writer_->set_credit_sink([this](const TickCredit& credit) {
-    metrics_->Credit(credit, [this](uint32_t id) { return IdentityOf(id); });
+    if (budgets_) {
+      for (const TickCredit::Identity& id : credit.identities) {
+        const IdentityRecord* record = IdentityOf(id.identity_id);
+        auto price = gpu_price_by_id_.find(id.gpu_id);
+        if (record == nullptr || price == gpu_price_by_id_.end()) continue;
+        budgets_->Credit(credit.ts_ms, *record, hostname_, price->second, id.attributed_ms);
+      }
+    }
+    if (metrics_) metrics_->Credit(credit, [this](uint32_t id) { return IdentityOf(id); });
   });
 }
 
@@ -606,11 +620,14 @@ Status Daemon::StartRun() {
                                                &writer_->store()));
   // Priced once here (at start, and after SIGHUP re-read the catalog), not every tick.
   gpu_usd_per_hour_.clear();
-  for (const GpuInfo& g : nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{}) {
-    Result<ResolvedPrice> price = PriceOf(g);
-    gpu_usd_per_hour_.push_back(price.ok() && price->per_gpu_hour
-                                    ? static_cast<double>(*price->per_gpu_hour) / kMicroPerUsd
-                                    : 0);
+  gpu_price_by_id_.clear();
+  const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
+  for (size_t i = 0; i < infos.size(); ++i) {
+    Result<ResolvedPrice> price = PriceOf(infos[i]);
+    const bool priced = price.ok() && price->per_gpu_hour;
+    gpu_usd_per_hour_.push_back(
+        priced ? static_cast<double>(*price->per_gpu_hour) / kMicroPerUsd : 0);
+    if (priced && i < gpu_ids_.size()) gpu_price_by_id_[gpu_ids_[i]] = *price->per_gpu_hour;
   }
   if (hostname_.empty()) {
     hostname_ = o_.hostname.empty() ? ReadHostInfo(files_).hostname : SafeText(o_.hostname);
@@ -640,7 +657,6 @@ Status Daemon::StartRun() {
   }
   // The price of each GPU, recorded with the data: a report on this database prices it as
   // /metrics does, whatever flags the report is run with (docs/history-db.md).
-  const std::vector<GpuInfo> infos = nvml_ ? nvml_->gpus() : std::vector<GpuInfo>{};
   for (size_t i = 0; i < infos.size() && i < gpu_ids_.size(); ++i) {
     CGOV_ASSIGN_OR_RETURN(ResolvedPrice price, PriceOf(infos[i]));
     CGOV_RETURN_IF_ERROR(
@@ -958,7 +974,7 @@ void Daemon::Reload() {
     }
   }
   if (metrics_) metrics_->SetGpus(MetricsGpus());
-  if (metrics_ && o_.budgets && writer_) {
+  if (budgets_ && writer_) {
     Result<BudgetFile> budgets = ReadBudgets(o_.budgets_path);
     if (!budgets.ok()) {
       fmt::print(stderr, "cgov daemon: SIGHUP: keeping the budgets in use: {}\n",
@@ -1047,15 +1063,18 @@ void Daemon::Notify(const TickSample& sample, const std::vector<XidEvent>& xids)
     if (at != gpu_ids_.end()) a.gpu_pos = static_cast<size_t>(at - gpu_ids_.begin());
   }
   in.budgets.clear();
-  if (metrics_) {
-    for (const BudgetTracker::Row& r : metrics_->BudgetRows(in.now_ms)) {
-      const std::string scope(HistoryByName(r.budget->scope));
-      const std::string period(BudgetPeriodName(r.budget->period));
-      in.budgets.push_back({fmt::format("{} {}, {}ly", scope, r.budget->name, period),
-                            fmt::format("{}/{}/{}", scope, r.budget->name, period),
-                            static_cast<double>(r.budget->amount) / kMicroPerUsd,
-                            static_cast<double>(r.spent) / kMicroPerUsd, r.budget->alert_pcts});
-    }
+  if (budgets_) {
+    budgets_->Read(in.now_ms, [&](const std::vector<BudgetTracker::Row>& rows) {
+      for (const BudgetTracker::Row& r : rows) {
+        const std::string scope(HistoryByName(r.budget->scope));
+        const std::string period(BudgetPeriodName(r.budget->period));
+        in.budgets.push_back({fmt::format("{} {}, {}ly", scope, r.budget->name, period),
+                              fmt::format("{}/{}/{}", scope, r.budget->name, period),
+                              static_cast<double>(r.budget->amount) / kMicroPerUsd,
+                              static_cast<double>(r.spent) / kMicroPerUsd,
+                              r.budget->alert_pcts});
+      }
+    });
   }
   std::vector<Notice> notices = notify_engine_->Evaluate(in);
   if (notices.empty()) return;
@@ -1185,10 +1204,10 @@ Status Daemon::StartServer() {
   mo.process_series = o_.process_series;
   metrics_ = std::make_unique<DaemonMetrics>(mo);
   metrics_->SetGpus(MetricsGpus());
+  if (budgets_) metrics_->SetBudgets(budgets_);
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o_.http, [this](const ServedRequest& request) {
                           return Serve(request);
                         }));
-  if (o_.budgets) CGOV_RETURN_IF_ERROR(SeedBudgets());
   HookCredits();  // the writer was opened before the metrics existed
   const ListenAddress& a = o_.http->address;
   // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
@@ -1217,8 +1236,7 @@ Status Daemon::SeedBudgets() {
   options.price = o_.price;
   options.catalog = &o_.catalog;
   CGOV_ASSIGN_OR_RETURN(auto prices, GpuHourlyPrices(in, options));
-  metrics_->SetBudgets(
-      BudgetTracker(EvaluateBudgets(*o_.budgets, in, prices, as_of_ms), as_of_ms));
+  budgets_->Set(BudgetTracker(EvaluateBudgets(*o_.budgets, in, prices, as_of_ms), as_of_ms));
   fmt::print(stderr, "cgov daemon: --budgets: {} budget(s) from {}; their spend so far read from "
              "the history in {:.2f} s\n", o_.budgets->budgets.size(), o_.budgets_path,
              static_cast<double>(clock_.MonotonicNs() - started_ns) / 1e9);
@@ -1277,6 +1295,14 @@ int Daemon::Run(const sigset_t& stop) {
   if (Status s = StartRun(); !s.ok()) {
     fmt::print(stderr, "cgov daemon: {}\n", s.message());
     return kExitFailure;
+  }
+  if (o_.budgets) {  // before the server and the notices, which read them
+    budgets_ = std::make_shared<SharedBudgets>();
+    if (Status s = SeedBudgets(); !s.ok()) {
+      fmt::print(stderr, "cgov daemon: {}\n", s.message());
+      return kExitFailure;
+    }
+    HookCredits();
   }
   if (o_.http) {
     if (Status s = StartServer(); !s.ok()) {

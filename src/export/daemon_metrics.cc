@@ -134,15 +134,12 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     if (pos != gpu_pos_.end() && gpus_[pos->second].price_per_gpu_hour) {
       const MicroUsd price = *gpus_[pos->second].price_per_gpu_hour;
       c.cost_usd += UsdOf(price) * static_cast<double>(id.attributed_ms) / 3.6e6;
-      if (budgets_ && record != nullptr) {
-        budgets_->Credit(credit.ts_ms, *record, options_.hostname, price, id.attributed_ms);
-      }
     }
     c.last_credit_ms = credit.ts_ms;
   }
 }
 
-void DaemonMetrics::SetBudgets(BudgetTracker budgets) {
+void DaemonMetrics::SetBudgets(std::shared_ptr<const SharedBudgets> budgets) {
   std::lock_guard lock(mu_);
   budgets_ = std::move(budgets);
   Changed();
@@ -184,11 +181,6 @@ void DaemonMetrics::CountTick(bool failed) {
   ++ticks_;
   if (failed) ++failed_ticks_;
   Changed();
-}
-
-std::vector<BudgetTracker::Row> DaemonMetrics::BudgetRows(int64_t now_ms) const {
-  std::lock_guard lock(mu_);
-  return budgets_ ? budgets_->Rows(now_ms) : std::vector<BudgetTracker::Row>{};
 }
 
 void DaemonMetrics::SetNotifications(MetricsNotifications counts) {
@@ -566,7 +558,13 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
 // Gauges, not counters: a period's spend starts again from 0 when the next period begins.
 void DaemonMetrics::RenderBudgets(ExpositionWriter& w, int64_t now_ms) const {
   if (!budgets_) return;
-  const std::vector<BudgetTracker::Row> rows = budgets_->Rows(now_ms);
+  budgets_->Read(now_ms, [&](const std::vector<BudgetTracker::Row>& rows) {
+    RenderBudgetRows(w, rows);
+  });
+}
+
+void DaemonMetrics::RenderBudgetRows(ExpositionWriter& w,
+                                     const std::vector<BudgetTracker::Row>& rows) const {
   if (rows.empty()) return;
   auto labels = [&](const BudgetTracker::Row& r) {
     return Labels{{"scope", HistoryByName(r.budget->scope)},

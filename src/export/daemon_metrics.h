@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -99,12 +100,9 @@ class DaemonMetrics {
   // `identity_of` resolves TickCredit identity ids (nullptr: unknown identity).
   void Credit(const TickCredit& credit,
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
-  // --budgets FILE: the budgets to serve (cgov_budget_*), carried on by each Credit from here.
-  void SetBudgets(BudgetTracker budgets);
+  // --budgets FILE: the budgets to serve (cgov_budget_*), which the daemon credits itself.
+  void SetBudgets(std::shared_ptr<const SharedBudgets> budgets);
   void SetNotifications(MetricsNotifications counts);
-  // --budgets: each budget's current period as /metrics serves it (empty without budgets). The
-  // rows point into the budgets set last: valid until the next SetBudgets.
-  std::vector<BudgetTracker::Row> BudgetRows(int64_t now_ms) const;
   void SetHistoryDbOk(bool ok);
   // --kubernetes: whether the API server's pod list and watch work (a collector of its own).
   void SetKubernetesOk(bool ok);
@@ -149,6 +147,7 @@ class DaemonMetrics {
   void RenderProcesses(ExpositionWriter& w, int64_t now_ms) const;
   void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
   void RenderBudgets(ExpositionWriter& w, int64_t now_ms) const;
+  void RenderBudgetRows(ExpositionWriter& w, const std::vector<BudgetTracker::Row>& rows) const;
   bool Fresh(int64_t now_ms) const;
   void Changed() { ++generation_; }
 
@@ -167,7 +166,7 @@ class DaemonMetrics {
   std::vector<GpuCounters> gpu_counters_;
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
-  std::optional<BudgetTracker> budgets_;
+  std::shared_ptr<const SharedBudgets> budgets_;
   std::optional<MetricsNotifications> notifications_;  // set only with --notify
   int64_t dropped_process_series_ = 0;
   int64_t folded_identity_credits_ = 0;  // credits that went to "(other)"

@@ -194,17 +194,16 @@ TEST(DaemonMetrics, BudgetsServeAmountThresholdsAndThisHostsSpend) {
   seed.budget = {HistoryBy::kProject, "llm", BudgetPeriod::kMonth, 5'000'000'000, {80, 100}, 1};
   seed.period = PeriodOf(BudgetPeriod::kMonth, now);
   seed.spent = 100'000'000;  // $100 in the history before this start
-  m.SetBudgets(BudgetTracker({seed}, now));
+  // The daemon owns the budgets and credits them (with or without /metrics); the exporter
+  // serves what they hold.
+  auto budgets = std::make_shared<SharedBudgets>();
+  budgets->Set(BudgetTracker({seed}, now));
+  m.SetBudgets(budgets);
   IdentityRecord alice;
   alice.user = "alice";
   alice.project = "llm";
-  TickCredit credit;
-  credit.ts_ms = now + 1000;
-  credit.gpus = {{7, 60'000, Phase::kProductive, 0}, {9, 60'000, Phase::kProductive, 0}};
-  // A minute on the $3.60 GPU ($0.06) and a minute on the unpriced one (nothing).
-  credit.identities = {{1, 7, 60'000, 0, 60'000, Phase::kProductive},
-                       {1, 9, 60'000, 0, 60'000, Phase::kProductive}};
-  m.Credit(credit, [&](uint32_t id) { return id == 1 ? &alice : nullptr; });
+  // A minute on the $3.60 GPU ($0.06); the unpriced GPU's minute is not credited at all.
+  budgets->Credit(now + 1000, alice, "node-a", 3'600'000, 60'000);
 
   const std::string text = m.Render(ExpositionFormat::kText, now + 2000);
   const std::string labels = "{scope=\"project\",name=\"llm\",period=\"month\","

@@ -275,7 +275,9 @@ TEST(BudgetDaemonE2E, BadBudgetsStopTheDaemonBeforeItWritesAnything) {
   RunResult no_listen = RunProgram({CgovBinary(), "daemon", "--db", db, "--budgets", budgets},
                                    {}, 10);
   EXPECT_EQ(no_listen.exit_code, 2);
-  EXPECT_NE(no_listen.err.find("--budgets need --listen"), std::string::npos) << no_listen.err;
+  EXPECT_NE(no_listen.err.find("--budgets does something with --listen (cgov_budget_* on "
+                               "/metrics) or --notify (budget rules); give one of them"),
+            std::string::npos) << no_listen.err;
   WriteFile(budgets, "[[budget]]\nproject = \"llm\"\nmonthly_usd = 10\nmonthly_usd = 11\n");
   RunResult bad = RunProgram({CgovBinary(), "daemon", "--db", db, "--listen",
                               "127.0.0.1:" + std::to_string(FreePort()), "--budgets", budgets},

@@ -248,6 +248,31 @@ TEST(NotifyE2E, ABudgetsAlertsAreNoticedOnceAcrossARestart) {
   EXPECT_EQ(thresholds, (std::set<double>{50, 80, 100}));
 }
 
+// Issue 45 (one of its done-when items): the budgets lived in the /metrics exporter, so
+// `--budgets` and budget notices needed `--listen`. The daemon owns them now.
+TEST(NotifyE2E, BudgetNoticesNeedNoListen) {
+  TempDir dir;
+  auto receiver = StartReceiver(dir, "hook");
+  WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.01\n");
+  WriteFile(dir / "notify.toml",
+            "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
+                UrlFile(dir, "ops", receiver->url + "/hook") + "\"\n"
+            "[[rule]]\nkind = \"budget\"\n");
+  Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt),
+                                        {"--budgets", dir / "budgets.toml",
+                                         "--price-per-gpu-hour", "3600"});
+  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 20)) << Stop(daemon).err;
+  RunResult stopped = Stop(daemon);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_EQ(stopped.err.find("serving /metrics"), std::string::npos) << stopped.err;
+  std::set<double> thresholds;
+  for (const json& r : receiver->Delivered()) {
+    EXPECT_EQ(r["body"]["kind"], "budget");
+    thresholds.insert(r["body"]["threshold_pct"].get<double>());
+  }
+  EXPECT_EQ(thresholds, (std::set<double>{50, 80, 100}));
+}
+
 TEST(NotifyE2E, BadFilesAreRefusedBeforeAnythingIsWritten) {
   TempDir dir;
   const std::string url = UrlFile(dir, "ops", "http://127.0.0.1:9/hook");
