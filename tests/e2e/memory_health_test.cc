@@ -26,8 +26,10 @@ TEST(MemoryHealthE2E, DoctorAndRunSayWhichGpusNeedAResetOrATicket) {
   EXPECT_NE(doctor.out.find("3 item(s) above need attention"), std::string::npos) << doctor.out;
 
   TempDir dir;
+  // 3 s: the memory health comes with the first process-list read, which under ASan on a
+  // loaded 2-core CI machine took longer than a 1 s job (CI of 2026-11-27).
   RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms",
-                            "--nvml-lib", FakeNvml("full"), "--", "/bin/sleep", "1"},
+                            "--nvml-lib", FakeNvml("full"), "--", "/bin/sleep", "3"},
                            {{"CGOV_FAKE_NVML_SCENARIO", Scenario("memory_health")},
                             {"CGOV_TAGS", ""}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
