@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Fails on an #include that runs up the layers of src/ (docs/architecture.md, "Layers").
+
+Each directory of src/ may include the directories listed for it in ALLOWED and itself; a test
+file (*_test.cc) may include anything. KNOWN lists today's exceptions, each with why it is
+there: issue 45 burns them down, and an exception that no longer exists is an error too, so the
+list only shrinks. Usage: check_layers.py SRC_DIR (ctest runs it as LayeringCheck).
+"""
+import pathlib
+import re
+import sys
+
+ALLOWED = {
+    "core": set(),
+    "os": {"core"},
+    "telemetry": {"core", "os"},
+    "store": {"core", "os", "telemetry"},
+    "billing": {"core", "os"},
+    "identity": {"core", "os", "telemetry", "store"},
+    "analysis": {"core", "telemetry", "billing"},
+    "report": {"core", "analysis"},
+    "notify": {"core", "os", "telemetry", "store", "analysis"},
+    "policy": {"core", "os", "telemetry", "store"},
+    "export": {"core", "os", "telemetry", "store", "analysis"},
+    "validate": {"core", "telemetry", "analysis"},
+    "cli": None,  # the top: anything
+}
+
+# (file, included directory): why it is allowed for now (issue 45, "Layering leaks").
+KNOWN = {
+    ("store/sample_record.h", "analysis"): "samples.jsonl records carry the run summary's types",
+    ("analysis/budget.cc", "store"): "its record structs live in store/history_store.h",
+    ("analysis/budget_tracker.h", "store"): "its record structs live in store/history_store.h",
+    ("analysis/history_aggregator.h", "store"): "record structs and the tick decoding",
+    ("analysis/history_summary.h", "store"): "its record structs live in store/history_store.h",
+    ("analysis/history_rollup.cc", "store"): "the tick decoding lives in store/tick_record.h",
+    ("analysis/slurm_accounting.h", "store"): "IdentityRecord lives in store/history_store.h",
+    ("report/history_report.cc", "store"): "the samples' JSON keys live in store/sample_record.h",
+    ("report/summary_json.cc", "store"): "the samples' JSON keys live in store/sample_record.h",
+    ("report/summary_read.cc", "os"): "reads summary.json files itself (ReadInputFile)",
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
+
+
+def main() -> int:
+    src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "src")
+    problems, seen = [], set()
+    for path in sorted(src.glob("*/*")):
+        if path.suffix not in (".h", ".cc") or path.name.endswith("_test.cc"):
+            continue
+        layer = path.parent.name
+        if layer not in ALLOWED:
+            problems.append(f"{path}: src/{layer}/ is not in ALLOWED: give it its layer")
+            continue
+        allowed = ALLOWED[layer]
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for m in INCLUDE.finditer(text):
+            target = m.group(1)
+            if allowed is None or target == layer or target in allowed:
+                continue
+            if target not in ALLOWED:
+                continue  # not one of src/'s directories (a system or library header)
+            key = (f"{layer}/{path.name}", target)
+            if key in KNOWN:
+                seen.add(key)
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            problems.append(f"{path}:{line}: src/{layer}/ includes {target}/, which it may not "
+                            f"(it may use: {', '.join(sorted(allowed)) or 'nothing'})")
+    for key in sorted(set(KNOWN) - seen):
+        problems.append(f"{key[0]} no longer includes {key[1]}/: remove it from KNOWN in "
+                        f"{pathlib.Path(__file__).name}")
+    for p in problems:
+        print(p)
+    print(f"layering: {'FAIL' if problems else 'ok'} ({len(KNOWN) - len(set(KNOWN) - seen)} known "
+          f"exception(s))")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
