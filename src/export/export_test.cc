@@ -23,9 +23,13 @@
 #include "export/daemon_metrics.h"
 #include "export/exposition.h"
 #include "export/http_server.h"
+#include "loopback_client.h"
 
 namespace cgov {
 namespace {
+
+using test_support::ClosedWithin;
+using test_support::ConnectFrom;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -591,41 +595,6 @@ TEST_F(HttpServerTest, OpenPathsNeedNoCredentials) {
     EXPECT_THAT(Exchange(server_->port(), std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\n"
                                           "Connection: close\r\n\r\n"),
                 StartsWith("HTTP/1.1 401")) << path;
-  }
-}
-
-// A connection to the server on loopback from `source` (127.0.0.1, 127.0.0.2, …: every 127/8
-// address is this host's), with 5 s socket timeouts; -1 on failure.
-int ConnectFrom(uint16_t port, const char* source) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  inet_pton(AF_INET, source, &from.sin_addr);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
-      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Whether the server has closed `fd` (it reads the end, or a reset) within `within`.
-bool ClosedWithin(int fd, std::chrono::milliseconds within) {
-  timeval tv{static_cast<time_t>(within.count() / 1000),
-             static_cast<suseconds_t>(within.count() % 1000 * 1000)};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return true;
-    if (n < 0 && errno != EINTR) return false;
   }
 }
 

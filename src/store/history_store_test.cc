@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "core/time_format.h"
+#include "file_size_limit.h"
 #include "store/sqlite_db.h"
 #include "store/tick_record.h"
 
@@ -179,15 +180,12 @@ TEST_F(HistoryStoreTest, WritesAndReadsBackTicksDictionariesAndRollups) {
 // writer that created the file and failed removes it (a file-size limit stands in for the
 // full disk); one that was there before is left as it was.
 TEST_F(HistoryStoreTest, AWriterThatCreatedTheFileAndFailedLeavesNothingBehind) {
-  auto old_action = signal(SIGXFSZ, SIG_IGN);
-  rlimit old_limit{};
-  getrlimit(RLIMIT_FSIZE, &old_limit);
-  rlimit none = old_limit;
-  none.rlim_cur = 0;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &none), 0);
-  auto failed = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
-  setrlimit(RLIMIT_FSIZE, &old_limit);
-  signal(SIGXFSZ, old_action);
+  Result<std::unique_ptr<HistoryStore>> failed = InvalidArgument("not tried");
+  {
+    test_support::FileSizeLimit none(0);
+    ASSERT_TRUE(none.ok());
+    failed = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  }
   ASSERT_FALSE(failed.ok());
   EXPECT_FALSE(std::filesystem::exists(path_)) << failed.status().message();
   for (const char* suffix : {"-wal", "-shm", "-journal"}) {
@@ -195,11 +193,10 @@ TEST_F(HistoryStoreTest, AWriterThatCreatedTheFileAndFailedLeavesNothingBehind) 
   }
   // An empty file that was there before is someone's: left.
   std::ofstream(path_).close();
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &none), 0);
-  signal(SIGXFSZ, SIG_IGN);
-  failed = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
-  setrlimit(RLIMIT_FSIZE, &old_limit);
-  signal(SIGXFSZ, old_action);
+  {
+    test_support::FileSizeLimit none(0);
+    failed = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
+  }
   EXPECT_FALSE(failed.ok());
   EXPECT_TRUE(std::filesystem::exists(path_));
   // And with room, a writer creates it as before.

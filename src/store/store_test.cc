@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "file_size_limit.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
 
@@ -57,15 +58,12 @@ TEST(JsonlWriter, APartLineIsCutOffAfterAFailedWrite) {
   auto writer = JsonlWriter::Create(path);
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->Append(std::string(59, 'a')).ok());  // 60 bytes
-  auto old_action = signal(SIGXFSZ, SIG_IGN);
-  rlimit old_limit{};
-  getrlimit(RLIMIT_FSIZE, &old_limit);
-  rlimit tiny = old_limit;
-  tiny.rlim_cur = 100;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
-  const Status failed = (*writer)->Append(std::string(59, 'b'));  // 40 bytes fit, 20 do not
-  setrlimit(RLIMIT_FSIZE, &old_limit);
-  signal(SIGXFSZ, old_action);
+  Status failed;
+  {
+    test_support::FileSizeLimit limit(100);
+    ASSERT_TRUE(limit.ok());
+    failed = (*writer)->Append(std::string(59, 'b'));  // 40 bytes fit, 20 do not
+  }
   EXPECT_EQ(failed.code(), StatusCode::kIoError);
   EXPECT_NE(failed.message().find("writing line 2 failed: File too large"), std::string::npos)
       << failed.message();
