@@ -34,31 +34,16 @@
 #include <vector>
 
 #include "core/base64.h"
+#include "loopback_client.h"
 
 namespace {
 
 using cgov::Base64Encode;
 using Clock = std::chrono::steady_clock;
 
-// Connects from `source` (any 127/8 address is this host's).
+// Connects from `source` (any 127/8 address is this host's); -1 on failure.
 int Connect(int port, int timeout_s, const char* source = "127.0.0.1") {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  inet_pton(AF_INET, source, &from.sin_addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  timeval tv{timeout_s, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
+  return cgov::test_support::ConnectFrom(port, source, timeout_s);
 }
 
 // Sends `request`, reads until the server closes; the answer (empty on failure).

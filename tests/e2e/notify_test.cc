@@ -209,15 +209,18 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
   }
 }
 
+// budgets.toml: bob may spend a cent a month (a budget is at least a cent: at $3,600 a
+// GPU-hour his notebook spends it in a tick or two); notify.toml: a budget rule to `url`.
+void WriteBobsBudgetAndItsRule(const TempDir& dir, const std::string& url) {
+  WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.01\n");
+  WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
+                                     UrlFile(dir, "ops", url) + "\"\n[[rule]]\nkind = \"budget\"\n");
+}
+
 TEST(NotifyE2E, ABudgetsAlertsAreNoticedOnceAcrossARestart) {
   TempDir dir;
   auto receiver = StartReceiver(dir, "hook");
-  // A budget is at least a cent: at $3,600 a GPU-hour bob's notebook spends it in a tick.
-  WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.01\n");
-  WriteFile(dir / "notify.toml",
-            "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
-                UrlFile(dir, "ops", receiver->url + "/hook") + "\"\n"
-            "[[rule]]\nkind = \"budget\"\n");
+  WriteBobsBudgetAndItsRule(dir, receiver->url + "/hook");
   const std::vector<std::string> extra = {"--listen", "127.0.0.1:" + std::to_string(FreePort()),
                                           "--budgets", dir / "budgets.toml",
                                           "--price-per-gpu-hour", "3600"};
@@ -253,11 +256,7 @@ TEST(NotifyE2E, ABudgetsAlertsAreNoticedOnceAcrossARestart) {
 TEST(NotifyE2E, BudgetNoticesNeedNoListen) {
   TempDir dir;
   auto receiver = StartReceiver(dir, "hook");
-  WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.01\n");
-  WriteFile(dir / "notify.toml",
-            "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
-                UrlFile(dir, "ops", receiver->url + "/hook") + "\"\n"
-            "[[rule]]\nkind = \"budget\"\n");
+  WriteBobsBudgetAndItsRule(dir, receiver->url + "/hook");
   Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt),
                                         {"--budgets", dir / "budgets.toml",
                                          "--price-per-gpu-hour", "3600"});
