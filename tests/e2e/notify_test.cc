@@ -74,6 +74,12 @@ TEST(NotifyE2E, IdleHeldNotebookGivesOneNoticeOneReminderOneResolvedAcrossAnOuta
   // 2. The receiver goes down; the reminder (10 s after the notice) fails and waits in the queue.
   receiver->Mode("fail");
   ASSERT_TRUE(WaitFor([&] { return receiver->Requests().size() >= 2; }, 20)) << Stop(daemon).err;
+  // The receiver logs a request before it answers: wait until the daemon has the 503 too (the
+  // failed attempt kept in its outbox), or a SIGTERM in between abandons the attempt unsaid.
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryDb(dir / "h.db.notify",
+                   "SELECT count(*) FROM outbox WHERE last_error LIKE 'HTTP 503%'") >= 1;
+  }, 20)) << Stop(daemon).err;
   // 3. The daemon restarts mid-outage; the notebook leaves 3 s (scenario time) after it.
   RunResult first = Stop(daemon);
   ASSERT_EQ(first.exit_code, 0) << first.err;
