@@ -8,8 +8,8 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_ticks.h"
-#include "cli/daemon.h"
-#include "cli/history_writer.h"
+#include "app/history/stored_tick.h"
+#include "app/history/history_writer.h"
 
 namespace cgov {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 void BM_DaemonTickStore(benchmark::State& state) {
   const std::string path = "/tmp/cgov-bench-" + std::to_string(getpid()) + ".db";
   {
-    auto writer = cli::HistoryWriter::Open(path);
+    auto writer = HistoryWriter::Open(path);
     if (!writer.ok()) {
       state.SkipWithError(writer.status().message().c_str());
       return;
@@ -31,7 +31,7 @@ void BM_DaemonTickStore(benchmark::State& state) {
     int64_t ts = 1'794'787'200'000;
     StoredTick stored;
     for (auto _ : state) {
-      Status built = cli::BuildStoredTick(sample, ids, nullptr, &stored);
+      Status built = BuildStoredTick(sample, ids, nullptr, &stored);
       if (!built.ok()) state.SkipWithError(built.message().c_str());
       auto appended = (*writer)->Append(ts, *run, stored);
       if (!appended.ok()) state.SkipWithError(appended.status().message().c_str());

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/import.h"
+#include "app/import/gua_import.h"
 #include "core/text.h"
 #include "core/time_format.h"
 #include "fuzz_check.h"
@@ -176,14 +176,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Remove(source);
   Remove(target);
   WriteSource(provider, source);
-  Result<cli::ImportCounts> first = cli::ImportGuaDatabase(source, target);
+  Result<ImportCounts> first = ImportGuaDatabase(source, target);
   if (!first.ok()) {
     FUZZ_CHECK(IsSafeText(first.status().message()));
     FUZZ_CHECK(first.status().message().find(source) != std::string::npos ||
                first.status().message().find(target) != std::string::npos);
     return 0;
   }
-  Result<cli::ImportCounts> second = cli::ImportGuaDatabase(source, target);
+  Result<ImportCounts> second = ImportGuaDatabase(source, target);
   FUZZ_CHECK(second.ok());
   FUZZ_CHECK(second->added == 0);
   FUZZ_CHECK(second->skipped == first->added + first->skipped);

@@ -7,8 +7,8 @@
 
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
-#include "cli/demo_fleet.h"
-#include "cli/history_writer.h"
+#include "app/demo/demo_fleet.h"
+#include "app/history/history_writer.h"
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "os/clock.h"

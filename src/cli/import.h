@@ -3,21 +3,7 @@
 #ifndef CGOV_CLI_IMPORT_H_
 #define CGOV_CLI_IMPORT_H_
 
-#include <cstdint>
-#include <string>
-
-#include "core/status.h"
-
 namespace cgov::cli {
-
-struct ImportCounts {
-  int64_t added = 0;    // ticks written
-  int64_t skipped = 0;  // ticks already there
-};
-
-// Imports the gpu-usage-audit database `source_path` into the history database `db` (created if
-// missing), all or nothing: on an error nothing of this import is kept.
-Result<ImportCounts> ImportGuaDatabase(const std::string& source_path, const std::string& db);
 
 int RunImport(int argc, char** argv);
 

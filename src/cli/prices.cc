@@ -6,7 +6,7 @@
 
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
-#include "cli/price_flags.h"
+#include "app/price_flags.h"
 #include "core/json_writer.h"
 #include "core/text.h"
 

@@ -20,8 +20,8 @@
 
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
-#include "cli/price_flags.h"
-#include "cli/run_recorder.h"
+#include "app/price_flags.h"
+#include "app/run/run_recorder.h"
 #include "core/atomic_file.h"
 #include "core/duration.h"
 #include "core/json_writer.h"

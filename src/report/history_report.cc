@@ -140,8 +140,6 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
          "between the compute holders of each sample.\n";
 }
 
-double Round6(double v) { return std::round(v * 1e6) / 1e6; }
-
 std::string Cents(int64_t cents) { return FormatUsd(cents * 10'000); }
 
 std::string ShowbackText(const HistorySummary& s, const TextStyle& st) {

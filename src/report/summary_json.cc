@@ -32,8 +32,6 @@ json Opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-double Round6(double v) { return std::round(v * 1e6) / 1e6; }
-
 json Usd(std::optional<MicroUsd> v, int decimals = 2) {
   return v ? json(UsdNumber(*v, decimals)) : json(nullptr);
 }
@@ -53,6 +51,8 @@ json PhasesJson(const RunSummary& s) {
 }
 
 }  // namespace
+
+double Round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 json CostJson(const CostBlock& c) {
   auto priced = [&](std::optional<MicroUsd> v, int decimals = 2) {

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/fleet_load.h"
+#include "app/fleet/fleet_load.h"
 #include "core/time_format.h"
 #include "e2e_helpers.h"
 #include "os/http_get.h"
@@ -229,8 +229,8 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
   std::map<std::string, std::array<int64_t, kPhaseCount>> by_budget;
   for (int64_t budget : {int64_t{50'000}, int64_t{0}}) {
     SCOPED_TRACE(budget);
-    auto in = cli::LoadFleet(*prom, (start - 60) * 1000, end * 1000,
-                             {.rules = cli::RecordingRules::kOn, .hourly_point_budget = budget});
+    auto in = LoadFleet(*prom, (start - 60) * 1000, end * 1000,
+                             {.rules = RecordingRules::kOn, .hourly_point_budget = budget});
     ASSERT_TRUE(in.ok()) << in.status().message();
     std::array<int64_t, kPhaseCount> phases{};
     int64_t known = 0, heatmap_known = 0;

@@ -1,8 +1,8 @@
 // Who a GPU process belongs to, as history dictionary ids: login user and owner, Kubernetes pod,
 // container, Slurm job, and CGOV_PROJECT / CGOV_TEAM / CGOV_TAGS from its environment when
 // readable. Read from /proc once per process and cached while it stays on a GPU. Not thread-safe.
-#ifndef CGOV_CLI_PROCESS_ATTRIBUTION_H_
-#define CGOV_CLI_PROCESS_ATTRIBUTION_H_
+#ifndef CGOV_IDENTITY_PROCESS_ATTRIBUTION_H_
+#define CGOV_IDENTITY_PROCESS_ATTRIBUTION_H_
 
 #include <functional>
 #include <map>
@@ -19,7 +19,7 @@
 #include "store/history_store.h"
 #include "telemetry/process_reader.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 // Pure: the identity of a process from what /proc said (environ may be empty: unreadable).
 IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& owner_name,
@@ -104,6 +104,6 @@ class ProcessAttributor {
   IdentityRecord override_identity_;
 };
 
-}  // namespace cgov::cli
+}  // namespace cgov
 
-#endif  // CGOV_CLI_PROCESS_ATTRIBUTION_H_
+#endif  // CGOV_IDENTITY_PROCESS_ATTRIBUTION_H_

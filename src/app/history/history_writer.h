@@ -5,8 +5,8 @@
 // replays the raw ticks after the rollup watermark, so a writer that was killed loses nothing it
 // committed. After an error the writer must be discarded and the database opened again: its
 // in-memory rollups may hold ticks the failed transaction took with it. Not thread-safe.
-#ifndef CGOV_CLI_HISTORY_WRITER_H_
-#define CGOV_CLI_HISTORY_WRITER_H_
+#ifndef CGOV_APP_HISTORY_HISTORY_WRITER_H_
+#define CGOV_APP_HISTORY_HISTORY_WRITER_H_
 
 #include <memory>
 #include <string>
@@ -15,7 +15,7 @@
 #include "analysis/pricing.h"
 #include "store/history_store.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 // A resolved price as the history database keeps it (HistoryStore::PutPrice), and back.
 PriceRecord RecordOfPrice(const ResolvedPrice& price);
@@ -89,6 +89,6 @@ class HistoryWriter {
   int64_t hours_written_ = 0;
 };
 
-}  // namespace cgov::cli
+}  // namespace cgov
 
-#endif  // CGOV_CLI_HISTORY_WRITER_H_
+#endif  // CGOV_APP_HISTORY_HISTORY_WRITER_H_

@@ -1,15 +1,15 @@
-#include "cli/history_load.h"
+#include "app/history/history_load.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "analysis/history_aggregator.h"
-#include "cli/history_writer.h"
+#include "app/history/history_writer.h"
 #include "core/text.h"
 #include "core/time_format.h"
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 int64_t FloorHour(int64_t ms) { return ms >= 0 ? ms / kHourMs : (ms - kHourMs + 1) / kHourMs; }
@@ -186,4 +186,4 @@ Result<HistoryInput> LoadHistory(HistoryStore& store, int64_t since_ms, int64_t 
   return in;
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

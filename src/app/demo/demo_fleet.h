@@ -1,8 +1,8 @@
 // A deterministic simulated shared GPU box for `cgov demo`: training jobs with starved data
 // loaders, a notebook left over lunch, a fine-tune with an idle tail, an inference server, a
 // free card with only a desktop on it; several users, projects and teams. Same seed, same ticks.
-#ifndef CGOV_CLI_DEMO_FLEET_H_
-#define CGOV_CLI_DEMO_FLEET_H_
+#ifndef CGOV_APP_DEMO_DEMO_FLEET_H_
+#define CGOV_APP_DEMO_DEMO_FLEET_H_
 
 #include <cstdint>
 #include <vector>
@@ -10,7 +10,7 @@
 #include "store/history_store.h"
 #include "store/tick_record.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 class DemoFleet {
  public:
@@ -41,6 +41,6 @@ class DemoFleet {
   uint64_t state_ = 0;
 };
 
-}  // namespace cgov::cli
+}  // namespace cgov
 
-#endif  // CGOV_CLI_DEMO_FLEET_H_
+#endif  // CGOV_APP_DEMO_DEMO_FLEET_H_

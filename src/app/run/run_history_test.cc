@@ -1,4 +1,4 @@
-#include "cli/run_history.h"
+#include "app/run/run_history.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 #include "os/fake_file_reader.h"
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 TEST(RunIdentity, NamedByTheRunsTags) {
@@ -105,4 +105,4 @@ TEST(RunHistory, ABadPathIsRefusedBeforeTheJobStarts) {
 }
 
 }  // namespace
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -16,8 +16,8 @@
 // series, whatever the window's length) and the fleet's hours as one series per phase. Where the
 // daily rules (group cgov-daily) summed a whole day of a run's hours, the run's identities and
 // totals read that day's one sample instead of its 24.
-#ifndef CGOV_CLI_FLEET_LOAD_H_
-#define CGOV_CLI_FLEET_LOAD_H_
+#ifndef CGOV_APP_FLEET_FLEET_LOAD_H_
+#define CGOV_APP_FLEET_FLEET_LOAD_H_
 
 #include <optional>
 #include <string_view>
@@ -25,7 +25,7 @@
 #include "analysis/history_summary.h"
 #include "store/prometheus_source.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 enum class RecordingRules {
   kAuto,  // windows of a day or more, where the rules were evaluated
@@ -55,6 +55,6 @@ std::optional<RecordingRules> ParseRecordingRules(std::string_view text);
 Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since_ms,
                                int64_t until_ms, FleetOptions options = {});
 
-}  // namespace cgov::cli
+}  // namespace cgov
 
-#endif  // CGOV_CLI_FLEET_LOAD_H_
+#endif  // CGOV_APP_FLEET_FLEET_LOAD_H_

@@ -1,4 +1,4 @@
-#include "cli/process_attribution.h"
+#include "identity/process_attribution.h"
 
 #include <unistd.h>
 
@@ -9,12 +9,12 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/daemon.h"
+#include "app/history/stored_tick.h"
 #include "analysis/showback.h"
-#include "cli/history_writer.h"
+#include "app/history/history_writer.h"
 #include "os/fake_file_reader.h"
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 // The job's environment is its user's to write: CGOV_PROJECT and CGOV_TEAM come out valid UTF-8
@@ -322,4 +322,4 @@ TEST_F(KubeAttribution, AnAllocatedContainerHoldsItsGpuUnlessItsProcessIsSeenOnI
 }
 
 }  // namespace
-}  // namespace cgov::cli
+}  // namespace cgov

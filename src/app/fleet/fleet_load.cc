@@ -1,4 +1,4 @@
-#include "cli/fleet_load.h"
+#include "app/fleet/fleet_load.h"
 
 #include <algorithm>
 #include <array>
@@ -15,7 +15,7 @@
 #include "core/time_format.h"
 #include "os/clock.h"
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 constexpr char kGpuPhaseLabels[] =
@@ -1167,4 +1167,4 @@ Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since
   return FleetBuilder(prometheus, since_ms, until_ms, options).Build();
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -1,6 +1,6 @@
 // The sampling thread of `cgov run`: opens NVML, writes samples.jsonl, feeds the accumulator.
-#ifndef CGOV_CLI_RUN_RECORDER_H_
-#define CGOV_CLI_RUN_RECORDER_H_
+#ifndef CGOV_APP_RUN_RUN_RECORDER_H_
+#define CGOV_APP_RUN_RUN_RECORDER_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "analysis/run_summary.h"
-#include "cli/run_history.h"
+#include "app/run/run_history.h"
 #include "os/file_reader.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 struct RecorderOptions {
   std::string nvml_lib;   // "" = default search
@@ -77,6 +77,6 @@ class RunRecorder {
   bool root_in_host_namespace_ = true;  // the job tree's pids are the driver's (host) pids
 };
 
-}  // namespace cgov::cli
+}  // namespace cgov
 
-#endif  // CGOV_CLI_RUN_RECORDER_H_
+#endif  // CGOV_APP_RUN_RUN_RECORDER_H_

@@ -3,8 +3,8 @@
 // one identity named by the run's tags (user, project, team, and every tag); other processes on
 // the GPUs are attributed from /proc as the daemon does. Not thread-safe: opened before the job
 // starts (a bad path stops the run there), then used by the sampling thread only.
-#ifndef CGOV_CLI_RUN_HISTORY_H_
-#define CGOV_CLI_RUN_HISTORY_H_
+#ifndef CGOV_APP_RUN_RUN_HISTORY_H_
+#define CGOV_APP_RUN_RUN_HISTORY_H_
 
 #include <functional>
 #include <memory>
@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "analysis/pricing.h"
-#include "cli/history_writer.h"
-#include "cli/process_attribution.h"
+#include "app/history/history_writer.h"
+#include "identity/process_attribution.h"
 #include "core/tags.h"
 #include "store/tick_record.h"
 #include "telemetry/sampler.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 // The identity the job's processes are recorded under: user from the `user` tag or the login
 // user, project and team from their tags, and all tags as "k=v,k=v".
@@ -54,6 +54,6 @@ class RunHistory {
   StoredTick stored_;
 };
 
-}  // namespace cgov::cli
+}  // namespace cgov
 
-#endif  // CGOV_CLI_RUN_HISTORY_H_
+#endif  // CGOV_APP_RUN_RUN_HISTORY_H_

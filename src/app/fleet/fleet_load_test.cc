@@ -1,7 +1,7 @@
 // The fleet loader against a fake Prometheus API (our own HTTP server on loopback answering
 // canned JSON by path, query and time): hour bucketing with partial first and last hours and a
 // query_range for the whole ones, identities, prices, means, and the errors a user can act on.
-#include "cli/fleet_load.h"
+#include "app/fleet/fleet_load.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@
 #include "export/http_server.h"
 #include "os/fake_http_server.h"
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 using ::testing::HasSubstr;
@@ -1383,4 +1383,4 @@ TEST(FleetLoad, ADaemonRestartWithinARunIsCountedOnce) {
   EXPECT_EQ(held, (std::map<std::string, int64_t>{{"alice", 18000}, {"bob", 17100}}));
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

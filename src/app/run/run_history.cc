@@ -1,10 +1,10 @@
-#include "cli/run_history.h"
+#include "app/run/run_history.h"
 
 #include <algorithm>
 
-#include "cli/daemon.h"
+#include "app/history/stored_tick.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 IdentityRecord RunIdentity(const Tags& tags, const std::string& login_user) {
   IdentityRecord r;
@@ -59,4 +59,4 @@ Status RunHistory::Record(const TickSample& tick, const std::vector<int>& job_pi
 
 Status RunHistory::Finish() { return writer_->Commit(); }
 
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -1,11 +1,11 @@
-#include "cli/demo_fleet.h"
+#include "app/demo/demo_fleet.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 // What runs on a GPU, by role (GPU index modulo 8).
@@ -27,20 +27,20 @@ constexpr Who kErin = {"erin", "serving", "platform", "tritonserver"};
 constexpr Who kErinStub = {"erin", "serving", "platform", "triton_python_b"};
 constexpr Who kGdm = {"gdm", "", "", "Xorg"};
 
-
-struct Clock {
+// The demo week's time of day (not os/clock.h's Clock).
+struct WeekTime {
   int weekday;  // 0 = Monday
   double hour;  // 0..24, fractional
   int64_t second_of_day;
 };
 
-Clock At(int64_t ts_ms) {
+WeekTime At(int64_t ts_ms) {
   const int64_t day = ts_ms / kDayMs;
   const int64_t ms = ts_ms % kDayMs;
   return {static_cast<int>((day + 3) % 7), static_cast<double>(ms) / kHourMs, ms / 1000};
 }
 
-bool Weekday(const Clock& c) { return c.weekday < 5; }
+bool Weekday(const WeekTime& c) { return c.weekday < 5; }
 
 }  // namespace
 
@@ -108,7 +108,7 @@ double DemoFleet::Noise(double amplitude) {
 }
 
 void DemoFleet::Tick(int64_t ts_ms, StoredTick* tick) {
-  const Clock c = At(ts_ms);
+  const WeekTime c = At(ts_ms);
   tick->gpus.clear();
   tick->processes.clear();
   tick->cpu_pct_x10 = static_cast<uint32_t>(std::clamp(350 + Noise(150), 0.0, 1000.0));
@@ -189,4 +189,4 @@ void DemoFleet::Tick(int64_t ts_ms, StoredTick* tick) {
   }
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -1,4 +1,4 @@
-#include "cli/history_writer.h"
+#include "app/history/history_writer.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "core/time_format.h"
 #include "store/tick_record.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 PriceRecord RecordOfPrice(const ResolvedPrice& price) {
   return {price.per_gpu_hour, price.on_demand, price.spot, price.is_spot, price.Describe()};
@@ -189,4 +189,4 @@ Result<int64_t> HistoryWriter::Prune(int64_t before_ms) {
   return pruned;
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -1,10 +1,10 @@
-#include "cli/process_attribution.h"
+#include "identity/process_attribution.h"
 
 #include "core/tags.h"
 #include "core/text.h"
 #include "telemetry/procfs_pid.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& owner_name,
                           std::string_view environ) {
@@ -163,4 +163,4 @@ void ProcessAttributor::ForgetUnseen() {
   ++generation_;
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -1,4 +1,4 @@
-#include "cli/history_writer.h"
+#include "app/history/history_writer.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 #include "store/sqlite_db.h"
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 class HistoryWriterTest : public ::testing::Test {
@@ -133,4 +133,4 @@ TEST_F(HistoryWriterTest, AFailedBatchCountsTheTicksItTookWithIt) {
 }
 
 }  // namespace
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -1,7 +1,7 @@
 // Building the doctor report: every probe, none of the printing.
 #include <fmt/format.h>
 
-#include "cli/doctor.h"
+#include "app/doctor/doctor_report.h"
 #include "telemetry/environ_access.h"
 #include "telemetry/nvml_source.h"
 #include "telemetry/pid_namespace.h"
@@ -9,7 +9,7 @@
 #include "telemetry/procfs_pid.h"
 #include "telemetry/text_scan.h"
 
-namespace cgov::cli {
+namespace cgov {
 namespace {
 
 HostCheck Missing(std::string name, const Status& status, std::string fix) {
@@ -180,4 +180,4 @@ DoctorReport BuildDoctorReport(const std::string& nvml_lib, bool nvml_explicit, 
   return report;
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

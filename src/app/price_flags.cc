@@ -1,8 +1,8 @@
-#include "cli/price_flags.h"
+#include "app/price_flags.h"
 
 #include "os/input_file.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price_text,
                        PriceOptions* price, std::optional<PriceCatalog>* loaded) {
@@ -36,4 +36,4 @@ Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price
   return Status::Ok();
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov

@@ -1,7 +1,7 @@
 // The pricing flags `cgov run` and `cgov report` share: --price-catalog, --price-per-gpu-hour,
 // --instance-type, --spot. Validated before any work starts (a typo must not price at zero).
-#ifndef CGOV_CLI_PRICE_FLAGS_H_
-#define CGOV_CLI_PRICE_FLAGS_H_
+#ifndef CGOV_APP_PRICE_FLAGS_H_
+#define CGOV_APP_PRICE_FLAGS_H_
 
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "analysis/pricing.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 // Loads `catalog_path` (the built-in catalog when empty) into *catalog, parses `price_text` (when
 // non-empty) into price->price_per_gpu_hour and checks price->instance_type against the catalog.
@@ -24,6 +24,6 @@ Status ApplyPriceFlags(const std::string& catalog_path,
 Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price_text,
                        PriceOptions* price, std::optional<PriceCatalog>* loaded);
 
-}  // namespace cgov::cli
+}  // namespace cgov
 
-#endif  // CGOV_CLI_PRICE_FLAGS_H_
+#endif  // CGOV_APP_PRICE_FLAGS_H_

@@ -1,4 +1,4 @@
-#include "cli/run_recorder.h"
+#include "app/run/run_recorder.h"
 
 #include <unistd.h>
 
@@ -18,7 +18,7 @@
 #include "telemetry/procfs_pid.h"
 #include "telemetry/sampler.h"
 
-namespace cgov::cli {
+namespace cgov {
 
 RunRecorder::RunRecorder(RecorderOptions options, SamplesHeader header, JsonlWriter* writer)
     : options_(std::move(options)), header_(std::move(header)), writer_(writer) {}
@@ -201,4 +201,4 @@ void RunRecorder::Finish(int64_t end_mono_ns, RunSummary* summary) const {
   }
 }
 
-}  // namespace cgov::cli
+}  // namespace cgov
