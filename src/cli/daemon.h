@@ -3,16 +3,6 @@
 #ifndef CGOV_CLI_DAEMON_H_
 #define CGOV_CLI_DAEMON_H_
 
-#include <compare>
-#include <string>
-#include <vector>
-
-
-#include "identity/process_attribution.h"
-#include "identity/pod_resources.h"
-#include "store/tick_record.h"
-#include "telemetry/sampler.h"
-
 namespace cgov::cli {
 
 int RunDaemon(int argc, char** argv);

@@ -196,6 +196,18 @@ void DaemonMetrics::CountLostTicks(int64_t ticks) {
   Changed();
 }
 
+void DaemonMetrics::DeclareModule(const std::string& name) {
+  std::lock_guard lock(mu_);
+  module_failures_.try_emplace(name, 0);
+  Changed();
+}
+
+void DaemonMetrics::CountModuleFailure(const std::string& name) {
+  std::lock_guard lock(mu_);
+  ++module_failures_[name];
+  Changed();
+}
+
 int64_t DaemonMetrics::StaleAfterMs() const {
   return std::max(3 * options_.interval_ms, options_.interval_ms + 10'000);
 }
@@ -521,6 +533,13 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
   w.Family("cgov_tick_failures_total", MetricType::kCounter,
            "Sampling ticks that could not be written to the history database.");
   w.Sample({{"Hostname", host}}, static_cast<double>(failed_ticks_));
+  if (!module_failures_.empty()) {
+    w.Family("cgov_daemon_module_failures_total", MetricType::kCounter,
+             "Ticks on which a daemon module failed (its log line names it); the others went on.");
+    for (const auto& [module, failures] : module_failures_) {
+      w.Sample({{"module", module}, {"Hostname", host}}, static_cast<double>(failures));
+    }
+  }
   w.Family("cgov_series_dropped_total", MetricType::kCounter,
            "Series left out because their family reached its cap: per tick for processes; for "
            "identities, each credit that went to the identity \"(other)\" instead.");

@@ -115,6 +115,10 @@ class DaemonMetrics {
   void CountTick(bool failed);
   // Ticks counted as written that a failed commit took with it: failures from now on.
   void CountLostTicks(int64_t ticks);
+  // The daemon's modules (cgov_daemon_module_failures_total{module}): each declared at start,
+  // served from 0; a failure counted as it happens.
+  void DeclareModule(const std::string& name);
+  void CountModuleFailure(const std::string& name);
 
   // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served.
   std::string Render(ExpositionFormat format, int64_t now_ms) const;
@@ -172,6 +176,7 @@ class DaemonMetrics {
   int64_t folded_identity_credits_ = 0;  // credits that went to "(other)"
 
   int64_t ticks_ = 0, failed_ticks_ = 0;
+  std::map<std::string, int64_t> module_failures_;
   bool history_db_ok_ = true;
   std::optional<bool> kubernetes_ok_;  // set only with --kubernetes
   std::optional<bool> pod_resources_ok_;  // set only with --pod-resources

@@ -1,0 +1,79 @@
+// The daemon's core: opens the history and the driver, samples every interval, writes each tick
+// and hands it to the modules (daemon_module.h) in the order they were added; reopens the
+// history after a failure or on SIGHUP; prunes it. Everything optional is a module.
+#ifndef CGOV_APP_DAEMON_DAEMON_CORE_H_
+#define CGOV_APP_DAEMON_DAEMON_CORE_H_
+
+#include <signal.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/daemon/daemon_module.h"
+#include "telemetry/host_reader.h"
+
+namespace cgov {
+
+class DaemonCore {
+ public:
+  // `clock` and `files` (the host's files, under --host-root) outlive the core.
+  DaemonCore(DaemonOptions options, Clock* clock, FileReader* files);
+  ~DaemonCore();
+  DaemonCore(const DaemonCore&) = delete;
+  DaemonCore& operator=(const DaemonCore&) = delete;
+
+  DaemonContext& context() { return ctx_; }
+  // Before Start(); modules are called in the order added.
+  void Add(std::unique_ptr<DaemonModule> module);
+
+  // The history (a wrong --db fails first), the modules' sources, the driver (none: host
+  // samples only), the run, then the modules. The error names what failed.
+  Status Start();
+  // One sample, written and handed to the modules. Never fails: a tick that cannot be written
+  // is counted and said, and the history reopened at the next.
+  void Tick();
+  // SIGHUP: the price catalog re-read, the history reopened, the GPUs priced again, then each
+  // module's Reload.
+  void Reload();
+  // The modules stopped, the history committed, the final line said; the commit's error.
+  Status Stop();
+  // Tick() every interval until one of `stop`'s signals other than SIGHUP (which reloads).
+  // REQUIRES: those signals are blocked in every thread.
+  void RunUntilSignal(const sigset_t& stop);
+
+  int64_t ticks_written() const { return ticks_; }
+  int64_t ticks_failed() const { return failed_; }
+  // Each module's failed AfterWrite calls since start, by name.
+  const std::map<std::string, int64_t>& module_failures() const { return module_failures_; }
+
+ private:
+  Status OpenWriter();
+  Status StartRun();
+  Status RecordPrices(int64_t since_ms);
+  void PriceGpus();
+  // Discards the writer after a failure; the ticks its rolled-back batch lost become failures.
+  void DropWriter();
+  void TickFailed(int64_t now_ms, const std::string& why);
+  // The history file removed or replaced under the daemon: said, and the writer dropped.
+  void CheckFile(int64_t now_ms);
+  bool EnsureWriter(int64_t now_ms);
+  void Sample();
+  void AfterWrite();
+  void Written(int64_t now_ms);
+
+  DaemonContext ctx_;
+  HostReader host_;
+  std::vector<std::unique_ptr<DaemonModule>> modules_;
+  std::map<const DaemonModule*, int64_t> last_period_ms_;
+  std::map<std::string, int64_t> module_failures_;
+  DaemonTick tick_;
+  int64_t ticks_ = 0, failed_ = 0, last_hours_ = 0;
+  int64_t failed_in_a_row_ = 0, failing_since_ms_ = 0;  // for the message when writing recovers
+  std::string db_problem_;  // the history file was removed or replaced: said until restart
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_APP_DAEMON_DAEMON_CORE_H_

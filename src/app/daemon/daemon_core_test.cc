@@ -1,0 +1,211 @@
+// The daemon's core without the binary: a fake clock, the shared box's files in a fake file
+// reader, the fake driver (a real dlopen), and modules that record what they were asked. A
+// tick, a reload, a failing module, a period.
+#include "app/daemon/daemon_core.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "os/fake_file_reader.h"
+#include "os/fixture_testing.h"
+#include "store/sqlite_db.h"
+#include "telemetry/nvml_testing.h"
+
+namespace cgov {
+namespace {
+
+// bob's notebook (pid 42000 in the shared box) holds 8 GB of an idle A100.
+constexpr char kScenario[] = R"({"driver_version": "550.54.15", "gpus": [{
+  "name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920,
+  "timeline": [{"t": 0, "util_gpu": 0, "util_mem": 0, "power_w": 60}],
+  "processes": [{"pid": 42000, "type": "compute", "used_mib": 8000}]}]})";
+
+// What a module was asked, in order, into a log the test shares between modules.
+class RecordingModule : public DaemonModule {
+ public:
+  RecordingModule(std::string name, std::vector<std::string>* log) : name_(std::move(name)),
+                                                                      log_(log) {}
+  std::string_view name() const override { return name_; }
+  Status Open() override { return Note("open", open_error); }
+  Status Start() override { return Note("start", start_error); }
+  std::chrono::milliseconds period() const override { return period_value; }
+  void Periodic(int64_t now_ms) override { periodic_at.push_back(now_ms); }
+  Status BeforeWrite(DaemonTick* tick) override {
+    before_processes = tick->stored.processes.size();
+    Status s = Note("before", before_error);
+    before_error = Status::Ok();  // once
+    return s;
+  }
+  Status AfterWrite(DaemonTick* tick) override {
+    written.push_back(tick->written);
+    if (!tick->stored.gpus.empty()) phase = tick->phases()[0];
+    return Note("after", after_error);
+  }
+  void Reload(std::string* what) override {
+    log_->push_back(name_ + ":reload");
+    *what += ", " + name_ + " reloaded";
+  }
+  void Stop() override { log_->push_back(name_ + ":stop"); }
+
+  Status open_error, start_error, before_error, after_error;
+  std::chrono::milliseconds period_value{0};
+  std::vector<int64_t> periodic_at;
+  std::vector<bool> written;
+  size_t before_processes = 0;
+  std::optional<Phase> phase;
+
+ private:
+  Status Note(const char* what, const Status& result) {
+    log_->push_back(name_ + ":" + what);
+    return result;
+  }
+  std::string name_;
+  std::vector<std::string>* log_;
+};
+
+class DaemonCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(nvml_.loaded());
+    ASSERT_TRUE(files_.LoadTree(testing::FixturePath("proc/shared-box"), "").ok());
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cgov_daemon_core_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  DaemonOptions Options() {
+    DaemonOptions o;
+    o.db = dir_ + "/h.db";
+    o.interval = std::chrono::seconds(1);
+    o.commit_every = std::chrono::milliseconds(0);
+    o.nvml_lib = nvml_.path();
+    o.hostname = "gpu-box";
+    return o;
+  }
+  RecordingModule* Add(DaemonCore& core, const std::string& name) {
+    auto module = std::make_unique<RecordingModule>(name, &log_);
+    RecordingModule* raw = module.get();
+    core.Add(std::move(module));
+    return raw;
+  }
+  int64_t Ticks(const std::string& db) {
+    auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
+    if (!opened.ok()) return -1;
+    auto n = (*opened)->QueryInt("SELECT count(*) FROM tick");
+    return n.ok() ? *n : -1;
+  }
+
+  testing::FakeNvml nvml_{"full", kScenario};
+  FakeClock clock_;
+  FakeFileReader files_;
+  std::string dir_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(DaemonCoreTest, ATickIsWrittenThenHandedToEachModuleInTheOrderAdded) {
+  DaemonCore core(Options(), &clock_, &files_);
+  RecordingModule* a = Add(core, "a");
+  RecordingModule* b = Add(core, "b");
+  ASSERT_TRUE(core.Start().ok());
+  EXPECT_EQ(core.context().gpu_ids().size(), 1u);
+  EXPECT_EQ(core.context().hostname(), "gpu-box");
+  core.Tick();
+  EXPECT_EQ(log_, (std::vector<std::string>{"a:open", "b:open", "a:start", "b:start",
+                                            "a:before", "b:before", "a:after", "b:after"}));
+  EXPECT_EQ(a->before_processes, 1u) << "the modules see the stored tick before it is written";
+  EXPECT_EQ(b->written, std::vector<bool>{true});
+  EXPECT_EQ(b->phase, Phase::kIdleHeld) << "the tick's GPUs classified for the modules";
+  EXPECT_EQ(core.ticks_written(), 1);
+  ASSERT_TRUE(core.Stop().ok());
+  EXPECT_EQ(log_.back(), "b:stop");
+  EXPECT_EQ(Ticks(dir_ + "/h.db"), 1);
+}
+
+TEST_F(DaemonCoreTest, AFailingModuleIsCountedByNameAndTheOthersGoOn) {
+  DaemonCore core(Options(), &clock_, &files_);
+  RecordingModule* a = Add(core, "a");
+  RecordingModule* b = Add(core, "b");
+  a->after_error = Internal("the history is full");
+  ASSERT_TRUE(core.Start().ok());
+  for (int i = 0; i < 3; ++i) {
+    core.Tick();
+    clock_.AdvanceNs(1'000'000'000);
+  }
+  EXPECT_EQ(b->written, (std::vector<bool>{true, true, true})) << "b went on";
+  EXPECT_EQ(core.module_failures().at("a"), 3);
+  EXPECT_EQ(core.module_failures().at("b"), 0);
+  EXPECT_EQ(core.ticks_written(), 3) << "a module's failure is not the tick's";
+  ASSERT_TRUE(core.Stop().ok());
+  EXPECT_EQ(Ticks(dir_ + "/h.db"), 3);
+}
+
+TEST_F(DaemonCoreTest, ABeforeWriteErrorFailsThatTickOnlyAndTheModulesAreTold) {
+  DaemonCore core(Options(), &clock_, &files_);
+  RecordingModule* a = Add(core, "a");
+  RecordingModule* b = Add(core, "b");
+  a->before_error = Internal("the dictionary is locked");
+  ASSERT_TRUE(core.Start().ok());
+  core.Tick();
+  clock_.AdvanceNs(1'000'000'000);
+  core.Tick();
+  EXPECT_EQ(b->written, (std::vector<bool>{false, true}));
+  EXPECT_EQ(std::count(log_.begin(), log_.end(), "b:before"), 1) << "not after a's error";
+  EXPECT_EQ(core.ticks_failed(), 1);
+  EXPECT_EQ(core.ticks_written(), 1);
+  ASSERT_TRUE(core.Stop().ok());
+  EXPECT_EQ(Ticks(dir_ + "/h.db"), 1);
+}
+
+TEST_F(DaemonCoreTest, AModuleThatCannotStartStopsTheDaemonWithItsReason) {
+  DaemonCore core(Options(), &clock_, &files_);
+  Add(core, "a")->start_error = InvalidArgument("--a: no such file");
+  RecordingModule* b = Add(core, "b");
+  Status started = core.Start();
+  EXPECT_EQ(started.message(), "--a: no such file");
+  EXPECT_EQ(std::count(log_.begin(), log_.end(), "b:start"), 0);
+  EXPECT_TRUE(b->written.empty());
+}
+
+TEST_F(DaemonCoreTest, PeriodicRunsAtTheModulesStatedPeriodFromTheFirstTick) {
+  DaemonCore core(Options(), &clock_, &files_);
+  RecordingModule* a = Add(core, "a");
+  a->period_value = std::chrono::minutes(1);
+  ASSERT_TRUE(core.Start().ok());
+  const int64_t start_ms = clock_.WallNs() / 1'000'000;
+  for (int i = 0; i < 7; ++i) {  // every 20 s: 0, 20, ..., 120 s
+    core.Tick();
+    clock_.AdvanceNs(20'000'000'000);
+  }
+  EXPECT_EQ(a->periodic_at, (std::vector<int64_t>{start_ms, start_ms + 60'000,
+                                                  start_ms + 120'000}));
+  ASSERT_TRUE(core.Stop().ok());
+}
+
+// SIGHUP after the file was moved away (a restore, a rotation): the history is reopened at its
+// path, the run goes on there, and every module reloads after the core.
+TEST_F(DaemonCoreTest, AReloadReopensTheHistoryAtItsPathAndReloadsEachModule) {
+  DaemonCore core(Options(), &clock_, &files_);
+  Add(core, "a");
+  Add(core, "b");
+  ASSERT_TRUE(core.Start().ok());
+  core.Tick();
+  std::filesystem::rename(dir_ + "/h.db", dir_ + "/old.db");
+  std::filesystem::remove(dir_ + "/h.db-wal");
+  std::filesystem::remove(dir_ + "/h.db-shm");
+  log_.clear();
+  core.Reload();
+  EXPECT_EQ(log_, (std::vector<std::string>{"a:reload", "b:reload"}));
+  clock_.AdvanceNs(1'000'000'000);
+  core.Tick();
+  ASSERT_TRUE(core.Stop().ok());
+  EXPECT_EQ(Ticks(dir_ + "/h.db"), 1) << "the tick after the reload went to the path";
+  EXPECT_EQ(core.ticks_written(), 2);
+}
+
+}  // namespace
+}  // namespace cgov

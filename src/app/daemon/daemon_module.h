@@ -1,0 +1,153 @@
+// A daemon feature as a module (node_exporter's collectors, redis's cron jobs): it owns its
+// state, starts, takes each tick, reloads on SIGHUP and stops, and fails alone. The core
+// (daemon_core.h) samples, writes the history and calls the modules in the order they were
+// added; a module never needs a member, branch or option in the core.
+//
+// Threading: every call comes from the daemon's one tick thread. A module with threads of its
+// own (the metrics server, the notifier, the Kubernetes watch) joins them in Stop().
+#ifndef CGOV_APP_DAEMON_DAEMON_MODULE_H_
+#define CGOV_APP_DAEMON_DAEMON_MODULE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/budget_tracker.h"
+#include "analysis/phases.h"
+#include "analysis/pricing.h"
+#include "app/daemon/daemon_options.h"
+#include "app/history/history_writer.h"
+#include "export/daemon_metrics.h"
+#include "identity/kube_pods.h"
+#include "identity/process_attribution.h"
+#include "os/clock.h"
+#include "os/file_reader.h"
+#include "telemetry/environ_access.h"
+#include "telemetry/nvml_source.h"
+#include "telemetry/sampler.h"
+
+namespace cgov {
+
+// What the core and the modules share: the machine's seams, the history, this run's GPUs and
+// their prices, and the services one module offers the others (the pod directory, the metrics
+// registry, the budgets). Owned by the core; modules keep a pointer to it.
+class DaemonContext {
+ public:
+  DaemonContext(DaemonOptions options, Clock* clock, FileReader* files)
+      : options_(std::move(options)), clock_(clock), files_(files) {}
+
+  DaemonOptions& options() { return options_; }  // the catalog and budgets change on SIGHUP
+  const DaemonOptions& options() const { return options_; }
+  Clock& clock() { return *clock_; }
+  FileReader& files() { return *files_; }
+  int64_t NowMs() { return clock_->WallNs() / 1'000'000; }
+
+  // The driver (null when none loaded) and its GPUs in the sampler's order.
+  NvmlSource* nvml() { return nvml_.get(); }
+  const std::vector<GpuInfo>& gpus() const;
+  // Null between a failed write and the next tick's reopen.
+  HistoryWriter* writer() { return writer_.get(); }
+  ProcessAttributor* attributor() { return attributor_.get(); }
+  const std::string& hostname() const { return hostname_; }
+  const RunRecord& run() const { return run_; }
+  // The history's id of each GPU of gpus() (same positions).
+  const std::vector<uint32_t>& gpu_ids() const { return gpu_ids_; }
+  // Each GPU's price as /metrics has it, USD an hour (0: unknown), and the same by GPU id.
+  const std::vector<double>& gpu_usd_per_hour() const { return gpu_usd_per_hour_; }
+  const std::map<uint32_t, MicroUsd>& gpu_price_by_id() const { return gpu_price_by_id_; }
+  const EnvironAccess& environ_access() const { return environ_access_; }
+  // The price this daemon prices `gpu` at (the one /metrics and the database carry).
+  Result<ResolvedPrice> PriceOf(const GpuInfo& gpu) const;
+  // The history dictionary's identity or command for an id, cached (nullptr / "": unknown).
+  const IdentityRecord* IdentityOf(uint32_t id);
+  std::string CommandOf(uint32_t id);
+  // A failure said at once, then at most once a minute with the count in between.
+  void ReportFailure(int64_t now_ms, const std::string& message);
+
+  // Services modules offer one another, set when the module is added (null: not configured).
+  KubePodDirectory* pods = nullptr;                 // the kubernetes module's
+  DaemonMetrics* metrics = nullptr;                 // the metrics module's registry
+  std::shared_ptr<SharedBudgets> budgets;           // the budgets module's
+
+ private:
+  friend class DaemonCore;  // the one writer of the run's state
+
+  DaemonOptions options_;
+  Clock* clock_;
+  FileReader* files_;
+  std::unique_ptr<NvmlSource> nvml_;
+  std::unique_ptr<HistoryWriter> writer_;
+  std::unique_ptr<ProcessAttributor> attributor_;
+  std::string hostname_;
+  RunRecord run_;
+  std::vector<uint32_t> gpu_ids_;
+  std::vector<double> gpu_usd_per_hour_;
+  std::map<uint32_t, MicroUsd> gpu_price_by_id_;
+  EnvironAccess environ_access_;
+  std::map<uint32_t, IdentityRecord> identities_;
+  std::map<uint32_t, std::string> commands_;
+  int64_t failure_logged_ms_ = INT64_MIN / 2;
+  int64_t failures_unsaid_ = 0;
+};
+
+// One tick as the modules see it; rebuilt in place by the core each tick.
+struct DaemonTick {
+  int64_t now_ms = 0;
+  TickSample sample;
+  bool host_ok = false;   // every host file of the sample was read
+  StoredTick stored;      // the history's form of it (empty when it could not be built)
+  bool built = false;     // `stored` holds this tick
+  bool written = false;   // and it went into the history
+  std::vector<XidEvent> xids;  // drained from the driver this tick
+  std::vector<PolicyActionRecord> policy_actions;  // taken this tick (the policy module's)
+
+  // This tick's GPUs as the analysis sees them, by position; classified on first use, once
+  // for every module that asks.
+  const std::vector<GpuPoint>& points();
+  const std::vector<std::optional<Phase>>& phases();
+  void Clear();
+
+ private:
+  void ClassifyGpus();
+  bool classified_ = false;
+  std::vector<GpuPoint> points_;
+  std::vector<std::optional<Phase>> phases_;
+};
+
+class DaemonModule {
+ public:
+  virtual ~DaemonModule() = default;
+  // Its name in logs and in cgov_daemon_module_failures_total{module}.
+  virtual std::string_view name() const = 0;
+  // Once the history is open, before the driver is loaded: sources that need no GPU list (the
+  // Kubernetes watch, the kubelet). An error stops the daemon before it records anything.
+  virtual Status Open() { return Status::Ok(); }
+  // Once the run has begun (GPUs registered and priced). An error stops the daemon.
+  virtual Status Start() { return Status::Ok(); }
+  // How often Periodic() runs (0: never); checked at the start of each tick.
+  virtual std::chrono::milliseconds period() const { return std::chrono::milliseconds(0); }
+  virtual void Periodic(int64_t /*now_ms*/) {}
+  // Before the tick is written: may add to tick->stored. An error fails the tick (not written).
+  virtual Status BeforeWrite(DaemonTick* /*tick*/) { return Status::Ok(); }
+  // After the write was tried (tick->written says how it went); never blocks. An error is
+  // counted against the module and logged; the other modules go on.
+  virtual Status AfterWrite(DaemonTick* /*tick*/) { return Status::Ok(); }
+  // A tick's GPU-time credited to its holders as the history writes it, to a module whose
+  // wants_credits() (the writer skips the work when none does).
+  virtual bool wants_credits() const { return false; }
+  virtual void OnCredit(const TickCredit& /*credit*/) {}
+  // SIGHUP, after the core re-read the catalog and reopened the history; appends what it
+  // re-read to *what ("budgets F re-read").
+  virtual void Reload(std::string* /*what*/) {}
+  // Before the history's last commit, in the order the modules were added.
+  virtual void Stop() {}
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_APP_DAEMON_DAEMON_MODULE_H_

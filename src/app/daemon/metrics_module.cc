@@ -1,0 +1,168 @@
+// --listen: serves /metrics and /health, and keeps the registry (DaemonMetrics) that the core
+// and the other modules report to through the context.
+#include <fmt/format.h>
+
+#include "app/daemon/daemon_modules.h"
+#include "export/http_server.h"
+
+namespace cgov {
+namespace {
+
+// How often the GPU energy counter behind DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION is read.
+constexpr std::chrono::milliseconds kEnergyPeriod{10'000};
+
+class MetricsModule : public DaemonModule {
+ public:
+  explicit MetricsModule(DaemonContext* d) : d_(*d) {}
+  std::string_view name() const override { return "metrics"; }
+  Status Start() override;
+  Status AfterWrite(DaemonTick* tick) override;
+  bool wants_credits() const override { return true; }
+  void OnCredit(const TickCredit& credit) override;
+  void Reload(std::string* /*what*/) override { metrics_->SetGpus(MetricsGpus()); }
+  void Stop() override { server_.reset(); }  // no scrape reads the state while it goes away
+
+ private:
+  std::vector<MetricsGpu> MetricsGpus();
+  ServedResponse Serve(const ServedRequest& request);
+
+  DaemonContext& d_;
+  std::unique_ptr<DaemonMetrics> metrics_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+Status MetricsModule::Start() {
+  const DaemonOptions& o = d_.options();
+  // The energy counter serves /metrics alone, and one read costs milliseconds of CPU on a real
+  // driver: read it at most every kEnergyPeriod (a counter: a scrape sees it that much late).
+  if (d_.nvml() != nullptr) d_.nvml()->SetEnergyPeriod(kEnergyPeriod.count() * 1'000'000);
+  MetricsOptions mo;
+  mo.hostname = d_.hostname();
+  mo.instance_id = o.instance_id;
+  mo.interval_ms = o.interval.count();
+  mo.dcgm_names = o.dcgm_names;
+  mo.process_series = o.process_series;
+  metrics_ = std::make_unique<DaemonMetrics>(mo);
+  metrics_->SetGpus(MetricsGpus());
+  if (d_.budgets) metrics_->SetBudgets(d_.budgets);
+  d_.metrics = metrics_.get();
+  CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o.http, [this](const ServedRequest& request) {
+                          return Serve(request);
+                        }));
+  const ListenAddress& a = o.http->address;
+  // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
+  fmt::print(stderr, "cgov daemon: serving /metrics on {}://{}{}{}:{}\n",
+             o.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
+             a.ipv6 ? "]" : "", server_->port());
+  if (!a.IsLoopback() && o.http->users.empty()) {
+    fmt::print(stderr, "cgov daemon: warning: /metrics is open to the network without "
+               "authentication (--web-config or --basic-auth-file); it names users, projects "
+               "and processes\n");
+  }
+  return Status::Ok();
+}
+
+// The budgets' credits come first (the budgets module is added before this one): the metrics'
+// Credit marks the exposition changed, so a scrape after it sees both.
+void MetricsModule::OnCredit(const TickCredit& credit) {
+  if (metrics_) metrics_->Credit(credit, [this](uint32_t id) { return d_.IdentityOf(id); });
+}
+
+// Hands the tick to /metrics: readings, processes with their users, collector health.
+Status MetricsModule::AfterWrite(DaemonTick* tick) {
+  const TickSample& sample = tick->sample;
+  MetricsTick t;
+  t.wall_ms = sample.wall_ns / 1'000'000;
+  t.gpus = sample.gpu_fast;
+  for (const GpuSlowSample& g : sample.gpu_slow) {
+    t.gpm.push_back(g.gpm);
+    t.memory_health.push_back(g.memory_health);
+  }
+  t.nvml_ok = d_.nvml() != nullptr;
+  for (const GpuFastSample& g : sample.gpu_fast) t.nvml_ok = t.nvml_ok && !g.lost;
+  t.processes_ok = d_.nvml() != nullptr;
+  for (const GpuSlowSample& g : sample.gpu_slow) {
+    t.processes_ok = t.processes_ok && g.processes_known;
+  }
+  t.host_ok = tick->host_ok;
+  if (tick->built) {
+    for (const StoredProcess& p : tick->stored.processes) {
+      MetricsProcess& m = t.processes.emplace_back();
+      m.gpu_pos = p.gpu_pos;
+      m.pid = p.pid;
+      m.compute = p.compute;
+      if (p.mem_used_mib) m.used_memory_bytes = uint64_t{*p.mem_used_mib} << 20;
+      if (const IdentityRecord* id = d_.IdentityOf(p.identity_id)) m.user = id->user;
+      m.command = d_.CommandOf(p.command_id);
+    }
+  }
+  metrics_->RecordTick(std::move(t));
+  metrics_->SetHistoryDbOk(tick->written);
+  metrics_->CountTick(!tick->written);
+  return Status::Ok();
+}
+
+ServedResponse MetricsModule::Serve(const ServedRequest& request) {
+  ServedResponse r;
+  const int64_t now_ms = d_.NowMs();  // the system clock, which is thread-safe
+  if (request.path == "/metrics") {
+    const ExpositionFormat format = NegotiateFormat(request.accept);
+    r.content_type = ContentTypeOf(format);
+    r.body = metrics_->Render(format, now_ms);
+  } else if (request.path == "/health" || request.path == "/healthz") {
+    // Healthy while sampling keeps up and the history is safe; a stuck or failing sampler, or a
+    // database file removed under the daemon, shows as 503.
+    const bool fresh = metrics_->SamplerFresh(now_ms);
+    const std::string problem = metrics_->HistoryDbProblem();
+    r.status = fresh && problem.empty() ? 200 : 503;
+    r.body = !problem.empty() ? problem + "\n"
+             : fresh          ? "ok\n"
+                              : "stale: no sample within the staleness limit\n";
+    // Healthy, but recording less than it could: said on a line of its own.
+    const EnvironAccess& access = d_.environ_access();
+    if (!access.others_readable) r.body += "warning: " + access.warning + "\n";
+  } else if (request.path == "/") {
+    r.content_type = "text/html; charset=utf-8";
+    r.body = "<!doctype html><title>cgov daemon</title><h1>cgov daemon</h1>"
+             "<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/health\">/health</a></p>\n";
+  } else {
+    r.status = 404;
+    r.body = "not found: try /metrics or /health\n";
+  }
+  return r;
+}
+
+// The GPUs as /metrics labels and prices them.
+std::vector<MetricsGpu> MetricsModule::MetricsGpus() {
+  std::vector<MetricsGpu> gpus;
+  const std::vector<GpuInfo>& infos = d_.gpus();
+  const std::vector<uint32_t>& ids = d_.gpu_ids();
+  for (size_t i = 0; i < infos.size() && i < ids.size(); ++i) {
+    MetricsGpu& g = gpus.emplace_back();
+    g.gpu_id = ids[i];
+    g.index = infos[i].index;
+    g.uuid = infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index) : infos[i].uuid;
+    g.name = infos[i].name;
+    if (const std::optional<MigInstance>& mig = infos[i].mig) {  // labelled as dcgm-exporter does
+      if (!mig->parent_uuid.empty()) g.uuid = mig->parent_uuid;
+      if (!mig->parent_name.empty()) g.name = mig->parent_name;
+      g.gpu_instance_id = mig->gpu_instance_id;
+      g.mig_profile = mig->profile;
+    }
+    g.pci_bus_id = infos[i].pci_bus_id;
+    g.memory_reserved_bytes = infos[i].memory_reserved_bytes;
+    if (Result<ResolvedPrice> price = d_.PriceOf(infos[i]); price.ok()) {
+      g.price_per_gpu_hour = price->per_gpu_hour;
+      g.price_source = price->Label();  // the history and `cgov prices` keep the whole story
+    }
+  }
+  return gpus;
+}
+
+}  // namespace
+
+std::unique_ptr<DaemonModule> NewMetricsModule(DaemonContext* context) {
+  return std::make_unique<MetricsModule>(context);
+}
+
+}  // namespace cgov

@@ -1,0 +1,148 @@
+// --notify: each tick as the notification rules see it (GPUs, processes, Xids, the policy's
+// actions, the budgets), its notices handed to the notifier, whose counts /metrics serves.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "app/daemon/daemon_modules.h"
+#include "notify/notifier.h"
+#include "notify/notify_engine.h"
+
+namespace cgov {
+namespace {
+
+class NotifyModule : public DaemonModule {
+ public:
+  explicit NotifyModule(DaemonContext* d) : d_(*d) {}
+  std::string_view name() const override { return "notify"; }
+  Status Start() override;
+  Status AfterWrite(DaemonTick* tick) override;
+  // What the last ticks brought is written before it goes.
+  void Stop() override { notifier_.reset(); }
+
+ private:
+  void FillGpus(DaemonTick* tick);
+  void FillProcesses(const DaemonTick& tick);
+  void FillBudgets();
+  void Notify(DaemonTick* tick);
+
+  DaemonContext& d_;
+  std::unique_ptr<Notifier> notifier_;
+  std::unique_ptr<NotifyEngine> engine_;
+  NotifyInput in_;  // rebuilt in place each tick
+};
+
+Status NotifyModule::Start() {
+  const NotifyFile& file = *d_.options().notify;
+  const std::string& state = d_.options().notify_state;
+  std::vector<Incident> open;
+  int64_t waiting = 0;
+  Result<std::unique_ptr<Notifier>> started = Notifier::Start(file, state, &open, &waiting);
+  if (!started.ok()) return started.status().WithContext("--notify");
+  notifier_ = std::move(started).value();
+  std::vector<std::string> sinks;
+  for (const NotifySink& s : file.sinks) sinks.push_back(s.name);
+  engine_ = std::make_unique<NotifyEngine>(file.rules, std::move(sinks), d_.hostname());
+  for (const Incident& i : engine_->Restore(std::move(open))) {
+    fmt::print(stderr, "cgov daemon: --notify: rule {:?} is no longer in {}: its open incident "
+               "{} is dropped without a resolved notice\n", i.rule, file.path, i.key);
+  }
+  fmt::print(stderr, "cgov daemon: --notify: {} rule(s), {} sink(s) from {}; state in {} ({} "
+             "open incident(s), {} notice(s) waiting)\n", file.rules.size(), file.sinks.size(),
+             file.path, state, engine_->incidents().size(), waiting);
+  return Status::Ok();
+}
+
+void NotifyModule::FillGpus(DaemonTick* tick) {
+  const std::vector<GpuInfo>& infos = d_.gpus();
+  const std::vector<double>& usd = d_.gpu_usd_per_hour();
+  const StoredTick& stored = tick->stored;
+  in_.gpus.resize(std::min(stored.gpus.size(), infos.size()));
+  for (size_t i = 0; i < in_.gpus.size(); ++i) {
+    NotifyGpu& g = in_.gpus[i];
+    g.id = {infos[i].index, infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index)
+                                                  : infos[i].uuid, infos[i].name};
+    g.util_pct = tick->points()[i].util_pct;
+    g.phase = tick->phases()[i];
+    g.memory_pct.reset();
+    const std::vector<GpuFastSample>& fast = tick->sample.gpu_fast;
+    if (i < fast.size() && !stored.gpus[i].lost && fast[i].mem_used_bytes &&
+        infos[i].memory_total_bytes.value_or(0) > 0) {
+      g.memory_pct = 100.0 * static_cast<double>(*fast[i].mem_used_bytes) /
+                     static_cast<double>(*infos[i].memory_total_bytes);
+    }
+    g.usd_per_hour = i < usd.size() ? usd[i] : 0;
+  }
+}
+
+void NotifyModule::FillProcesses(const DaemonTick& tick) {
+  in_.processes.clear();
+  for (const StoredProcess& p : tick.stored.processes) {
+    NotifyProcess& n = in_.processes.emplace_back();
+    n.gpu_pos = p.gpu_pos;
+    n.pid = p.pid;
+    n.compute = p.compute;
+    n.mem_mib = p.mem_used_mib.value_or(0);
+    const IdentityRecord* id = d_.IdentityOf(p.identity_id);
+    n.user = id != nullptr ? id->user : "";
+    n.command = d_.CommandOf(p.command_id);
+  }
+}
+
+void NotifyModule::FillBudgets() {
+  in_.budgets.clear();
+  if (!d_.budgets) return;
+  d_.budgets->Read(in_.now_ms, [&](const std::vector<BudgetTracker::Row>& rows) {
+    for (const BudgetTracker::Row& r : rows) {
+      const std::string scope(HistoryByName(r.budget->scope));
+      const std::string period(BudgetPeriodName(r.budget->period));
+      in_.budgets.push_back({fmt::format("{} {}, {}ly", scope, r.budget->name, period),
+                             fmt::format("{}/{}/{}", scope, r.budget->name, period),
+                             static_cast<double>(r.budget->amount) / kMicroPerUsd,
+                             static_cast<double>(r.spent) / kMicroPerUsd,
+                             r.budget->alert_pcts});
+    }
+  });
+}
+
+void NotifyModule::Notify(DaemonTick* tick) {
+  in_.now_ms = tick->sample.wall_ns / 1'000'000;
+  FillGpus(tick);
+  FillProcesses(*tick);
+  in_.xids.clear();
+  for (const XidEvent& x : tick->xids) in_.xids.push_back({x.gpu_index, x.xid, x.unix_ms});
+  in_.policy_actions.clear();
+  const std::vector<uint32_t>& gpu_ids = d_.gpu_ids();
+  for (const PolicyActionRecord& r : tick->policy_actions) {
+    NotifyPolicyAction& a = in_.policy_actions.emplace_back();
+    a.record = r;
+    auto at = std::find(gpu_ids.begin(), gpu_ids.end(), r.gpu_id);
+    if (at != gpu_ids.end()) a.gpu_pos = static_cast<size_t>(at - gpu_ids.begin());
+  }
+  FillBudgets();
+  std::vector<Notice> notices = engine_->Evaluate(in_);
+  if (notices.empty()) return;
+  for (const Notice& n : notices) {
+    fmt::print(stderr, "cgov daemon: notice ({}): {}\n", NoticeEventName(n.event), n.summary);
+  }
+  std::vector<Incident> open;
+  for (const auto& [key, incident] : engine_->incidents()) open.push_back(incident);
+  notifier_->Submit(std::move(notices), std::move(open));
+}
+
+Status NotifyModule::AfterWrite(DaemonTick* tick) {
+  if (tick->built) Notify(tick);
+  if (d_.metrics != nullptr) {  // the notifier's counts to /metrics
+    const Notifier::Counts c = notifier_->counts();
+    d_.metrics->SetNotifications({c.sent, c.failed, c.dropped, c.given_up, c.queued});
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::unique_ptr<DaemonModule> NewNotifyModule(DaemonContext* context) {
+  return std::make_unique<NotifyModule>(context);
+}
+
+}  // namespace cgov

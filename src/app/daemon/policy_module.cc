@@ -1,0 +1,159 @@
+// --policy: each tick's GPU processes as the policy sees them (owner, groups, executable,
+// whether they hold an idle GPU), its decisions carried out and kept in the history. What it
+// did goes into the tick for the notices.
+#include <set>
+
+#include <fmt/format.h>
+
+#include "app/daemon/daemon_modules.h"
+#include "policy/policy_executor.h"
+#include "policy/process_credentials.h"
+
+namespace cgov {
+namespace {
+
+class PolicyModule : public DaemonModule {
+ public:
+  explicit PolicyModule(DaemonContext* d) : d_(*d) {}
+  std::string_view name() const override { return "policy"; }
+  Status Start() override;
+  Status AfterWrite(DaemonTick* tick) override;
+
+ private:
+  PolicyProcess ProcessOf(const StoredProcess& sp);
+  // The tick's processes by pid, each with whether it used a GPU and held only idle ones.
+  std::map<uint32_t, PolicyProcess> Processes(DaemonTick* tick);
+
+  DaemonContext& d_;
+  std::unique_ptr<PolicyEngine> engine_;
+  std::unique_ptr<PolicyExecutor> executor_;
+  DaemonTick* tick_ = nullptr;  // the tick being enforced, for the executor's records
+  Status record_failure_;       // the first record this tick could not write
+  std::map<uint32_t, std::optional<ProcessCredentials>> credentials_;  // by pid, while on a GPU
+  std::map<uint32_t, std::string> group_names_;  // the host's /etc/group
+  std::map<uint32_t, std::string> user_names_;   // the host's /etc/passwd
+  std::map<uint32_t, ProcessExecutable> executables_;  // by pid, read with its credentials
+};
+
+Status PolicyModule::Start() {
+  const DaemonOptions& o = d_.options();
+  std::string groups;
+  if (Status s = d_.files().Read("/etc/group", &groups); !s.ok()) {
+    fmt::print(stderr, "cgov daemon: warning: --policy: {}; policies scoped by group match no "
+               "one\n", s.message());
+  }
+  group_names_ = ParseGroupFile(groups);
+  std::string users;
+  if (Status s = d_.files().Read("/etc/passwd", &users); !s.ok()) {
+    fmt::print(stderr, "cgov daemon: warning: --policy: {}; policies scoped by user match no "
+               "one\n", s.message());
+  }
+  user_names_ = ParsePasswd(users);
+  engine_ = std::make_unique<PolicyEngine>(*o.policy);
+  executor_ = std::make_unique<PolicyExecutor>(
+      o.policy_dry_run, [this](const PolicyActionRecord& r) {
+        if (tick_ != nullptr) tick_->policy_actions.push_back(r);
+        if (d_.writer() == nullptr) return;
+        Status s = d_.writer()->store().PutPolicyAction(r);
+        if (!s.ok() && record_failure_.ok()) record_failure_ = s;
+      });
+  fmt::print(stderr, "cgov daemon: --policy: {} polic{} from {}; {}\n", o.policy->rules.size(),
+             o.policy->rules.size() == 1 ? "y" : "ies", o.policy->path,
+             o.policy_dry_run ? "dry run: it records what it would do and signals nothing"
+                              : "enabled: it sends SIGTERM, then SIGKILL after each grace");
+  return Status::Ok();
+}
+
+PolicyProcess PolicyModule::ProcessOf(const StoredProcess& sp) {
+  const std::vector<uint32_t>& gpu_ids = d_.gpu_ids();
+  PolicyProcess p;
+  p.pid = sp.pid;
+  p.gpu_id = sp.gpu_pos < gpu_ids.size() ? gpu_ids[sp.gpu_pos] : 0;
+  auto [it, fresh] = credentials_.try_emplace(sp.pid);
+  if (fresh) {
+    Result<ProcessCredentials> read = ReadCredentials(d_.files(), sp.pid);
+    if (read.ok()) it->second = *read;
+    const std::string& root = d_.options().host_root;
+    const bool host = root.empty() || root == "/";
+    executables_[sp.pid] = ReadExecutable(host ? "/proc" : root + "/proc", sp.pid);
+  }
+  if (it->second) {
+    const ProcessCredentials& c = *it->second;
+    p.start_ticks = c.start_ticks;
+    p.uid = c.uid;
+    p.euid = c.euid;
+    p.suid = c.suid;
+    p.loginuid = c.loginuid;
+    // Scope is by the owner, the real uid: not the login user (carol logged in as alice is
+    // still carol), whom the reports name.
+    if (auto u = user_names_.find(c.uid); u != user_names_.end()) p.user = u->second;
+    for (uint32_t gid : c.gids) {
+      if (auto g = group_names_.find(gid); g != group_names_.end()) p.groups.push_back(g->second);
+    }
+  }
+  if (auto e = executables_.find(sp.pid); e != executables_.end()) {
+    p.exe = e->second.path;
+    p.exe_trusted = e->second.trusted;
+  }
+  p.command = d_.CommandOf(sp.command_id);
+  p.idle_held = true;
+  return p;
+}
+
+std::map<uint32_t, PolicyProcess> PolicyModule::Processes(DaemonTick* tick) {
+  const std::vector<GpuPoint>& points = tick->points();
+  const std::vector<std::optional<Phase>>& phases = tick->phases();
+  std::map<uint32_t, PolicyProcess> by_pid;
+  std::set<uint32_t> computing;  // held compute memory somewhere
+  for (const StoredProcess& sp : tick->stored.processes) {
+    if (sp.gpu_pos >= points.size()) continue;
+    const GpuPoint& g = points[sp.gpu_pos];
+    auto it = by_pid.find(sp.pid);
+    if (it == by_pid.end()) it = by_pid.emplace(sp.pid, ProcessOf(sp)).first;
+    PolicyProcess& p = it->second;
+    // Unknown utilization counts as use: a guard that cannot be checked holds.
+    p.used_gpu = p.used_gpu || g.util_pct.value_or(1) > 0 || sp.sm_util_pct.value_or(0) > 0;
+    if (!sp.compute) continue;
+    computing.insert(sp.pid);
+    p.idle_held = p.idle_held && phases[sp.gpu_pos] == Phase::kIdleHeld;
+  }
+  for (auto& [pid, p] : by_pid) p.idle_held = p.idle_held && computing.count(pid) > 0;
+  return by_pid;
+}
+
+Status PolicyModule::AfterWrite(DaemonTick* tick) {
+  if (!tick->built || d_.writer() == nullptr) return Status::Ok();
+  const int64_t now_ms = tick->sample.wall_ns / 1'000'000;
+  // A pid whose process exited may name another now: its credentials are read again.
+  for (uint32_t pid : d_.attributor()->exited()) {
+    credentials_.erase(pid);
+    executables_.erase(pid);
+  }
+  std::map<uint32_t, PolicyProcess> by_pid = Processes(tick);
+  std::vector<PolicyProcess> processes;
+  std::set<uint32_t> used;
+  for (auto& [pid, p] : by_pid) {
+    if (p.used_gpu) used.insert(pid);
+    processes.push_back(p);
+  }
+  tick_ = tick;
+  record_failure_ = Status::Ok();
+  for (const PolicyDecision& d : engine_->Evaluate(now_ms, processes)) executor_->Act(d, now_ms);
+  executor_->Tick(now_ms, used);
+  tick_ = nullptr;
+  for (auto it = credentials_.begin(); it != credentials_.end();) {
+    it = by_pid.count(it->first) > 0 ? std::next(it) : credentials_.erase(it);
+  }
+  for (auto it = executables_.begin(); it != executables_.end();) {
+    it = credentials_.count(it->first) > 0 ? std::next(it) : executables_.erase(it);
+  }
+  return record_failure_;
+}
+
+}  // namespace
+
+std::unique_ptr<DaemonModule> NewPolicyModule(DaemonContext* context) {
+  return std::make_unique<PolicyModule>(context);
+}
+
+}  // namespace cgov
