@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/json_stream_check.h"
+#include "fakes/json_stream_check.h"
 #include "fuzz_check.h"
 
 using namespace cgov;

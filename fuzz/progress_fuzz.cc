@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cli/run.h"
+#include "app/run/run_analysis.h"
 #include "core/text.h"
 #include "fuzz_check.h"
 
@@ -12,7 +12,7 @@ using namespace cgov;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto progress = cli::ParseProgress(text, "progress");
+  auto progress = ParseProgress(text, "progress");
   if (!progress.ok()) {
     const std::string& message = progress.status().message();
     FUZZ_CHECK(IsSafeText(message));

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/test_time.h"
+#include "fakes/test_time.h"
 
 #include "analysis/history_summary.h"
 #include "core/time_format.h"

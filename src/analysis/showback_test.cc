@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/test_time.h"
+#include "fakes/test_time.h"
 
 #include "core/time_format.h"
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "app/run/run_analysis.h"
+#include "app/run/run_outputs.h"
 #include "os/job_process.h"
 
 namespace cgov::cli {

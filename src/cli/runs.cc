@@ -10,6 +10,7 @@
 
 #include "analysis/run_showback.h"
 #include "cli/command_table.h"
+#include "app/run/run_analysis.h"
 #include "cli/run.h"
 #include "cli/usage_exit.h"
 #include "core/atomic_file.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_stream_check.h"
+#include "fakes/json_stream_check.h"
 
 namespace cgov {
 namespace {

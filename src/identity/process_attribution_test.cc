@@ -12,7 +12,7 @@
 #include "app/history/stored_tick.h"
 #include "analysis/showback.h"
 #include "app/history/history_writer.h"
-#include "os/fake_file_reader.h"
+#include "fakes/fake_file_reader.h"
 
 namespace cgov {
 namespace {

@@ -22,7 +22,7 @@
 #include "notify/notify_file.h"
 #include "notify/notify_state.h"
 #include "notify/terminal_sink.h"
-#include "os/fake_http_server.h"
+#include "fakes/fake_http_server.h"
 
 namespace cgov {
 namespace {

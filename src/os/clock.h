@@ -29,23 +29,6 @@ int64_t ClockNs(int clock_id);
 // Milliseconds since the Unix epoch, of the machine's wall clock (for code without the seam).
 int64_t WallMs();
 
-// A clock that moves only when told. Not thread-safe.
-class FakeClock : public Clock {
- public:
-  explicit FakeClock(int64_t mono_ns = 1'000'000'000, int64_t wall_ns = 1'700'000'000'000'000'000)
-      : mono_ns_(mono_ns), wall_ns_(wall_ns) {}
-  int64_t MonotonicNs() override { return mono_ns_; }
-  int64_t WallNs() override { return wall_ns_; }
-  void AdvanceNs(int64_t ns) {
-    mono_ns_ += ns;
-    wall_ns_ += ns;
-  }
-
- private:
-  int64_t mono_ns_;
-  int64_t wall_ns_;
-};
-
 }  // namespace cgov
 
 #endif  // CGOV_OS_CLOCK_H_

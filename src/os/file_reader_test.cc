@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "os/fake_file_reader.h"
+#include "fakes/fake_file_reader.h"
 
 namespace cgov {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/pricing.h"
-#include "os/fake_http_server.h"
+#include "fakes/fake_http_server.h"
 
 namespace cgov {
 namespace {

@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "os/fake_file_reader.h"
-#include "os/fixture_testing.h"
+#include "fakes/fake_clock.h"
+#include "fakes/fake_file_reader.h"
+#include "fakes/fixture_testing.h"
 
 namespace cgov {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "telemetry/nvml_testing.h"
+#include "fakes/nvml_testing.h"
 
 namespace cgov {
 namespace {

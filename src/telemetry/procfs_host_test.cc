@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "os/fixture_testing.h"
+#include "fakes/fixture_testing.h"
 #include "telemetry/text_scan.h"
 
 namespace cgov {

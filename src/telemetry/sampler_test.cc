@@ -2,9 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "os/fake_file_reader.h"
-#include "os/fixture_testing.h"
-#include "telemetry/nvml_testing.h"
+#include "fakes/fake_clock.h"
+#include "fakes/fake_file_reader.h"
+#include "fakes/fixture_testing.h"
+#include "fakes/nvml_testing.h"
 
 namespace cgov {
 namespace {

@@ -195,7 +195,7 @@ TEST(AnalysisE2E, BadPricingFlagsAreExit2BeforeTheJobStarts) {
 }  // namespace
 }  // namespace cgov::e2e
 
-#include "os/fake_http_server.h"
+#include "fakes/fake_http_server.h"
 
 namespace cgov::e2e {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "core/time_format.h"
 #include "export/http_server.h"
-#include "os/fake_http_server.h"
+#include "fakes/fake_http_server.h"
 
 namespace cgov {
 namespace {

@@ -1,6 +1,6 @@
 // An in-memory FileReader for tests: serves set contents, injects errors, records every read.
-#ifndef CGOV_OS_FAKE_FILE_READER_H_
-#define CGOV_OS_FAKE_FILE_READER_H_
+#ifndef CGOV_TESTS_FAKES_FAKE_FILE_READER_H_
+#define CGOV_TESTS_FAKES_FAKE_FILE_READER_H_
 
 #include <map>
 #include <string>
@@ -37,4 +37,4 @@ class FakeFileReader : public FileReader {
 
 }  // namespace cgov
 
-#endif  // CGOV_OS_FAKE_FILE_READER_H_
+#endif  // CGOV_TESTS_FAKES_FAKE_FILE_READER_H_

@@ -2,8 +2,8 @@
 //
 // Holding the library open keeps its state (frozen time, counters) across the NvmlSource objects
 // a test opens and closes; the real loader still dlopens it by path, as in production.
-#ifndef CGOV_TELEMETRY_NVML_TESTING_H_
-#define CGOV_TELEMETRY_NVML_TESTING_H_
+#ifndef CGOV_TESTS_FAKES_NVML_TESTING_H_
+#define CGOV_TESTS_FAKES_NVML_TESTING_H_
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -67,4 +67,4 @@ class FakeNvml {
 
 }  // namespace cgov::testing
 
-#endif  // CGOV_TELEMETRY_NVML_TESTING_H_
+#endif  // CGOV_TESTS_FAKES_NVML_TESTING_H_

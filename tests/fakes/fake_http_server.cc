@@ -1,4 +1,4 @@
-#include "os/fake_http_server.h"
+#include "fakes/fake_http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

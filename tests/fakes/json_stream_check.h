@@ -1,7 +1,7 @@
 // For tests and fuzz/json_stream_fuzz.cc only: JsonStream's events written as one line, and the
 // same line from nlohmann::json's strict SAX parser, the reference JsonStream must agree with.
-#ifndef CGOV_CORE_JSON_STREAM_CHECK_H_
-#define CGOV_CORE_JSON_STREAM_CHECK_H_
+#ifndef CGOV_TESTS_FAKES_JSON_STREAM_CHECK_H_
+#define CGOV_TESTS_FAKES_JSON_STREAM_CHECK_H_
 
 #include <fmt/format.h>
 
@@ -88,4 +88,4 @@ inline JsonRead ReadWithNlohmann(std::string_view text) {
 
 }  // namespace cgov
 
-#endif  // CGOV_CORE_JSON_STREAM_CHECK_H_
+#endif  // CGOV_TESTS_FAKES_JSON_STREAM_CHECK_H_

@@ -1,6 +1,6 @@
 // For tests only: a literal timestamp ("2026-11-02T10:00:00Z") in Unix milliseconds.
-#ifndef CGOV_CORE_TEST_TIME_H_
-#define CGOV_CORE_TEST_TIME_H_
+#ifndef CGOV_TESTS_FAKES_TEST_TIME_H_
+#define CGOV_TESTS_FAKES_TEST_TIME_H_
 
 #include <cstdint>
 #include <stdexcept>
@@ -20,4 +20,4 @@ inline int64_t UtcMs(std::string_view rfc3339) {
 
 }  // namespace cgov
 
-#endif  // CGOV_CORE_TEST_TIME_H_
+#endif  // CGOV_TESTS_FAKES_TEST_TIME_H_

@@ -1,4 +1,4 @@
-#include "os/fake_file_reader.h"
+#include "fakes/fake_file_reader.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,7 +1,7 @@
 // Test-only: an HTTP server on 127.0.0.1 that answers every request the same way and records
 // what it was asked. Bounded: it serves at most `max_requests` and stops when destroyed.
-#ifndef CGOV_OS_FAKE_HTTP_SERVER_H_
-#define CGOV_OS_FAKE_HTTP_SERVER_H_
+#ifndef CGOV_TESTS_FAKES_FAKE_HTTP_SERVER_H_
+#define CGOV_TESTS_FAKES_FAKE_HTTP_SERVER_H_
 
 #include <atomic>
 #include <mutex>
@@ -38,4 +38,4 @@ class FakeHttpServer {
 
 }  // namespace cgov
 
-#endif  // CGOV_OS_FAKE_HTTP_SERVER_H_
+#endif  // CGOV_TESTS_FAKES_FAKE_HTTP_SERVER_H_

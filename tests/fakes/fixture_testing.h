@@ -1,6 +1,6 @@
 // Test-only: reading files under tests/fixtures (CGOV_FIXTURES_DIR is set for test targets).
-#ifndef CGOV_OS_FIXTURE_TESTING_H_
-#define CGOV_OS_FIXTURE_TESTING_H_
+#ifndef CGOV_TESTS_FAKES_FIXTURE_TESTING_H_
+#define CGOV_TESTS_FAKES_FIXTURE_TESTING_H_
 
 #include <fstream>
 #include <sstream>
@@ -27,4 +27,4 @@ inline std::string VmFile(const std::string& path) { return ReadFixture(std::str
 
 }  // namespace cgov::testing
 
-#endif  // CGOV_OS_FIXTURE_TESTING_H_
+#endif  // CGOV_TESTS_FAKES_FIXTURE_TESTING_H_

@@ -1,0 +1,30 @@
+// A clock for tests (os/clock.h's seam) that moves only when the test moves it.
+#ifndef CGOV_TESTS_FAKES_FAKE_CLOCK_H_
+#define CGOV_TESTS_FAKES_FAKE_CLOCK_H_
+
+#include <cstdint>
+
+#include "os/clock.h"
+
+namespace cgov {
+
+// A clock that moves only when told. Not thread-safe.
+class FakeClock : public Clock {
+ public:
+  explicit FakeClock(int64_t mono_ns = 1'000'000'000, int64_t wall_ns = 1'700'000'000'000'000'000)
+      : mono_ns_(mono_ns), wall_ns_(wall_ns) {}
+  int64_t MonotonicNs() override { return mono_ns_; }
+  int64_t WallNs() override { return wall_ns_; }
+  void AdvanceNs(int64_t ns) {
+    mono_ns_ += ns;
+    wall_ns_ += ns;
+  }
+
+ private:
+  int64_t mono_ns_;
+  int64_t wall_ns_;
+};
+
+}  // namespace cgov
+
+#endif  // CGOV_TESTS_FAKES_FAKE_CLOCK_H_
