@@ -6,7 +6,8 @@
 
 #include "analysis/history_summary.h"
 #include "analysis/showback.h"
-#include "store/history_store.h"
+#include "core/time_format.h"
+#include "store/records.h"
 
 namespace cgov {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "analysis/budget.h"
-#include "store/history_store.h"
+#include "store/records.h"
 
 namespace cgov {
 

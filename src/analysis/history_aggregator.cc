@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/time_format.h"
+
 namespace cgov {
 namespace {
 

@@ -17,8 +17,7 @@
 
 #include "analysis/history_rollup.h"
 #include "analysis/phases.h"
-#include "store/history_store.h"
-#include "store/tick_record.h"
+#include "store/records.h"
 
 namespace cgov {
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "store/tick_record.h"
+#include "store/records.h"
 
 namespace cgov {
 namespace {

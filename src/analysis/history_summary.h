@@ -18,7 +18,7 @@
 #include "analysis/history_rollup.h"
 #include "analysis/savings.h"
 #include "analysis/series.h"
-#include "store/history_store.h"
+#include "store/records.h"
 
 namespace cgov {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "store/history_store.h"
+#include "store/records.h"
 
 namespace cgov {
 

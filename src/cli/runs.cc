@@ -19,6 +19,7 @@
 #include "report/ci_export.h"
 #include "report/compare_report.h"
 #include "report/runs_report.h"
+#include "app/run/run_digests.h"
 #include "report/summary_read.h"
 
 namespace cgov::cli {

@@ -118,4 +118,7 @@ JsonWriter& JsonWriter::String(std::string_view value) {
   return *this;
 }
 
+double Round3(double value) { return std::round(value * 1000.0) / 1000.0; }
+double Round6(double value) { return std::round(value * 1e6) / 1e6; }
+
 }  // namespace cgov

@@ -22,6 +22,11 @@ namespace cgov {
 // with U+FFFD in place of its bad bytes instead of aborting the program. indent -1: one line.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
 
+// `value` to 3 (a record's readings) or 6 (a report's fractions and hours) decimals, so that
+// output is short and stable.
+double Round3(double value);
+double Round6(double value);
+
 class JsonWriter {
  public:
   explicit JsonWriter(std::string* out) : out_(out) { out_->clear(); }

@@ -13,7 +13,8 @@
 #include "report/run_report.h"
 #include "report/summary_json.h"
 #include "report/text_style.h"
-#include "store/sample_record.h"
+#include "core/json_writer.h"
+#include "telemetry/gpu_json.h"
 
 namespace cgov {
 namespace {

@@ -4,7 +4,8 @@
 
 #include "core/time_format.h"
 #include "report/compare_report.h"
-#include "store/sample_record.h"
+#include "core/json_writer.h"
+#include "telemetry/gpu_json.h"
 
 namespace cgov {
 namespace {
@@ -51,8 +52,6 @@ json PhasesJson(const RunSummary& s) {
 }
 
 }  // namespace
-
-double Round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 json CostJson(const CostBlock& c) {
   auto priced = [&](std::optional<MicroUsd> v, int decimals = 2) {

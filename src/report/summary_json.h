@@ -11,8 +11,6 @@ namespace cgov {
 // Keys sorted (nlohmann's std::map objects), numbers rounded to 3 decimals, unknown as null.
 nlohmann::json SummaryJson(const RunSummary& summary);
 
-// `v` to a millionth: the precision of the JSON views' fractions and hours.
-double Round6(double v);
 
 // Parts shared with `cgov report --format json`.
 nlohmann::json CostJson(const CostBlock& cost);

@@ -1,4 +1,5 @@
 #include "report/summary_read.h"
+#include "app/run/run_digests.h"
 
 #include <fstream>
 

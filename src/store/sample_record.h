@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/run_summary.h"
 #include "core/tags.h"
 #include "telemetry/gpu_sample.h"
 #include "telemetry/job_tree.h"
@@ -31,19 +30,11 @@ struct SamplesHeader {
 
 nlohmann::json HeaderRecord(const SamplesHeader& header);
 
-// A MIG instance as samples.jsonl, summary.json and doctor --json write it.
-nlohmann::json MigInstanceJson(const MigInstance& mig);
-// Remapped rows or retired pages, as summary.json and doctor --json write them.
-nlohmann::json MemoryHealthJson(const MemoryHealth& health);
-
 // Replaces *out with the tick's line (no newline). `start_mono_ns`: the run's start on the
 // monotonic clock, so t_s counts from 0. Streams the JSON (this runs every tick); the output is
 // what nlohmann::json would dump for the same record, keys sorted.
 void WriteTickRecord(const TickSample& tick, const JobTreeSample& job, int64_t start_mono_ns,
                      std::string* out);
-
-// Rounds to 3 decimals so that output is short and stable.
-double Round3(double value);
 
 }  // namespace cgov
 

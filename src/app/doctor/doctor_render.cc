@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/json_writer.h"
-#include "store/sample_record.h"
+#include "telemetry/gpu_json.h"
 
 namespace cgov {
 namespace {

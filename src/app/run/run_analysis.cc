@@ -19,6 +19,7 @@
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "report/summary_json.h"
+#include "app/run/run_digests.h"
 #include "report/summary_read.h"
 #include "telemetry/procfs_pid.h"
 
