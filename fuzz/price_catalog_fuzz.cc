@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "analysis/pricing.h"
 #include "core/text.h"
 #include "fuzz_check.h"

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "core/duration.h"
 #include "core/json_writer.h"
 #include "core/tags.h"

@@ -9,7 +9,7 @@
 #include "analysis/cost.h"
 #include "analysis/findings.h"
 #include "analysis/savings.h"
-#include "analysis/money.h"
+#include "core/money.h"
 #include "analysis/phases.h"
 #include "analysis/pricing.h"
 #include "analysis/timeline.h"

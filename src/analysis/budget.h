@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "analysis/history_by.h"
-#include "analysis/money.h"
+#include "core/money.h"
 
 namespace cgov {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "analysis/phases.h"
 #include "analysis/pricing.h"
 #include "analysis/timeline.h"

@@ -1,6 +1,6 @@
 #include "analysis/phases.h"
 
-#include "analysis/money.h"
+#include "core/money.h"
 
 #include <algorithm>
 #include <cmath>

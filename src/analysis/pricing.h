@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "core/status.h"
 #include "telemetry/gpu_sample.h"
 

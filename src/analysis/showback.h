@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "analysis/history_summary.h"
-#include "analysis/money.h"
+#include "core/money.h"
 #include "billing/billing.h"
 
 namespace cgov {

@@ -19,7 +19,6 @@
 namespace cgov {
 namespace {
 
-constexpr int64_t kMaxCostMicroUsd = 9'000'000'000'000'000'000;  // $9e12, far from overflow
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -140,52 +139,6 @@ const char* BillFormatName(BillFormat format) {
     case BillFormat::kCsv: return "csv";
   }
   return "?";
-}
-
-std::optional<int64_t> ParseCostMicroUsd(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  if (text.empty() || text.size() > 64) return std::nullopt;
-  if (text.find_first_of("eE") != std::string_view::npos) {  // 1.2E-5: rare, double is enough
-    const std::string s(text);
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end != s.c_str() + s.size() || !std::isfinite(v) || std::fabs(v) > 9e12) {
-      return std::nullopt;
-    }
-    return std::llround(v * 1e6);
-  }
-  bool negative = false;
-  if (text.front() == '-' || text.front() == '+') {
-    negative = text.front() == '-';
-    text.remove_prefix(1);
-  }
-  int64_t micro = 0;
-  int decimals = -1;  // digits after the point; -1 before it
-  bool digits = false, round_up = false;
-  for (char c : text) {
-    if (c == '.' && decimals < 0) {
-      decimals = 0;
-      continue;
-    }
-    if (c < '0' || c > '9') return std::nullopt;
-    digits = true;
-    if (decimals >= 6) {
-      if (decimals == 6) round_up = c >= '5';
-      ++decimals;
-      continue;
-    }
-    if (micro > (kMaxCostMicroUsd - 9) / 10) return std::nullopt;  // before it could overflow
-    micro = micro * 10 + (c - '0');
-    if (decimals >= 0) ++decimals;
-  }
-  if (!digits) return std::nullopt;
-  for (int d = std::max(decimals, 0); d < 6; ++d) {
-    if (micro > kMaxCostMicroUsd / 10) return std::nullopt;
-    micro *= 10;
-  }
-  if (round_up) ++micro;
-  return negative ? -micro : micro;
 }
 
 namespace {
@@ -326,7 +279,7 @@ class BillParser {
     line.line = row.line;
     line.resource = std::string(field(resource_));
     if (line.resource.empty()) line.resource = std::string(field(fallback_));
-    std::optional<int64_t> micro = ParseCostMicroUsd(field(cost_));
+    std::optional<int64_t> micro = ParseAmountMicroUsd(field(cost_));
     if (!micro) return bad(cost_, "not a number of dollars: " + Quoted(field(cost_)));
     line.cost_micro_usd = *micro;
     if (!c_.date.empty()) {
@@ -346,7 +299,7 @@ class BillParser {
     }
     if (line.cost_micro_usd == 0) return Status::Ok();  // a free line moves no money
     bill_.total_micro_usd += line.cost_micro_usd;
-    if (bill_.total_micro_usd > kMaxCostMicroUsd || bill_.total_micro_usd < -kMaxCostMicroUsd) {
+    if (bill_.total_micro_usd > kMaxAmountMicroUsd || bill_.total_micro_usd < -kMaxAmountMicroUsd) {
       return bad(cost_, "the bill's total passes $9e12");
     }
     bill_.lines.push_back(std::move(line));

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/money.h"
 #include "core/status.h"
 
 namespace cgov {
@@ -50,9 +51,6 @@ Result<Bill> ReadBill(const std::string& path, std::optional<BillFormat> format)
 Result<std::map<std::string, std::string>> ParseBillingMap(std::string_view text,
                                                            std::string_view file);
 
-// A cost as billed ("0.0345678901", "-12.5", "1.2E-5") in micro-dollars, rounded half away
-// from zero; nullopt when it is not a number or too large (beyond ±$9e12).
-std::optional<int64_t> ParseCostMicroUsd(std::string_view text);
 
 // The gunzipped `data` when it starts with gzip's magic bytes (at most `max_bytes` of output),
 // else `data` as it is. Errors name `what`.

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "core/atomic_file.h"
 #include "core/base64.h"
 #include "core/duration.h"

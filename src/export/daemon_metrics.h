@@ -21,7 +21,7 @@
 
 #include "analysis/budget_tracker.h"
 #include "analysis/history_aggregator.h"
-#include "analysis/money.h"
+#include "core/money.h"
 #include "export/exposition.h"
 #include "store/history_store.h"
 #include "telemetry/gpu_sample.h"

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "core/sha256.h"
 
 namespace cgov::html {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/money.h"
+#include "core/money.h"
 #include "core/csv.h"
 
 namespace cgov {

@@ -1,7 +1,7 @@
 // Money as integer micro-dollars (1 USD = 1,000,000), shown to the cent. No floating point
 // touches a dollar figure after the price is parsed.
-#ifndef CGOV_ANALYSIS_MONEY_H_
-#define CGOV_ANALYSIS_MONEY_H_
+#ifndef CGOV_CORE_MONEY_H_
+#define CGOV_CORE_MONEY_H_
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +25,14 @@ inline constexpr MicroUsd kMaxPriceMicroUsd = 999'999'999'999'999;
 // "8", "8.5", "12.29", "0.000125": a non-negative decimal number of dollars, at most 6 decimals
 // and at most kMaxPriceMicroUsd.
 Result<MicroUsd> ParseUsd(std::string_view text);
+
+// The largest amount a bill line or total may reach: $9e12, far from overflow.
+inline constexpr MicroUsd kMaxAmountMicroUsd = 9'000'000'000'000'000'000;
+
+// A cost as billed ("0.0345678901", "-12.5", "1.2E-5") in micro-dollars, rounded half away
+// from zero; nullopt when it is not a number or too large (beyond ±$9e12).
+// (A price a person types is ParseUsd's: strict, as a typo must not price anything.)
+std::optional<MicroUsd> ParseAmountMicroUsd(std::string_view text);
 
 // a + b and a × n for non-negative amounts, saturating at the largest MicroUsd (never wrapping
 // negative).
@@ -55,4 +63,4 @@ double UsdNumber(MicroUsd amount, int decimals = 2);
 
 }  // namespace cgov
 
-#endif  // CGOV_ANALYSIS_MONEY_H_
+#endif  // CGOV_CORE_MONEY_H_

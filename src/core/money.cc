@@ -1,4 +1,4 @@
-#include "analysis/money.h"
+#include "core/money.h"
 
 #include <algorithm>
 #include "core/text.h"
@@ -127,6 +127,52 @@ std::string FormatUsd(MicroUsd amount, int decimals) {
 double UsdNumber(MicroUsd amount, int decimals) {
   double scale = std::pow(10.0, decimals);
   return std::round(static_cast<double>(amount) / kMicroPerUsd * scale) / scale;
+}
+
+std::optional<MicroUsd> ParseAmountMicroUsd(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  if (text.find_first_of("eE") != std::string_view::npos) {  // 1.2E-5: rare, double is enough
+    const std::string s(text);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(v) || std::fabs(v) > 9e12) {
+      return std::nullopt;
+    }
+    return std::llround(v * 1e6);
+  }
+  bool negative = false;
+  if (text.front() == '-' || text.front() == '+') {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  int64_t micro = 0;
+  int decimals = -1;  // digits after the point; -1 before it
+  bool digits = false, round_up = false;
+  for (char c : text) {
+    if (c == '.' && decimals < 0) {
+      decimals = 0;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    digits = true;
+    if (decimals >= 6) {
+      if (decimals == 6) round_up = c >= '5';
+      ++decimals;
+      continue;
+    }
+    if (micro > (kMaxAmountMicroUsd - 9) / 10) return std::nullopt;  // before it could overflow
+    micro = micro * 10 + (c - '0');
+    if (decimals >= 0) ++decimals;
+  }
+  if (!digits) return std::nullopt;
+  for (int d = std::max(decimals, 0); d < 6; ++d) {
+    if (micro > kMaxAmountMicroUsd / 10) return std::nullopt;
+    micro *= 10;
+  }
+  if (round_up) ++micro;
+  return negative ? -micro : micro;
 }
 
 }  // namespace cgov
