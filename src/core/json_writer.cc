@@ -120,5 +120,9 @@ JsonWriter& JsonWriter::String(std::string_view value) {
 
 double Round3(double value) { return std::round(value * 1000.0) / 1000.0; }
 double Round6(double value) { return std::round(value * 1e6) / 1e6; }
+double RoundTo(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
+}
 
 }  // namespace cgov

@@ -22,10 +22,11 @@ namespace cgov {
 // with U+FFFD in place of its bad bytes instead of aborting the program. indent -1: one line.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
 
-// `value` to 3 (a record's readings) or 6 (a report's fractions and hours) decimals, so that
-// output is short and stable.
+// `value` to 3 (a record's readings), 6 (a report's fractions and hours) or `decimals`
+// decimals, so that output is short and stable.
 double Round3(double value);
 double Round6(double value);
+double RoundTo(double value, int decimals);
 
 class JsonWriter {
  public:

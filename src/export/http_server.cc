@@ -22,6 +22,7 @@
 #include "core/base64.h"
 #include "core/text.h"
 #include "export/http_libraries.h"
+#include "os/worker.h"
 
 namespace cgov {
 
@@ -50,30 +51,22 @@ struct HttpServer::State {
     bool cut = false;
   };
   std::mutex mu;
-  std::condition_variable wake;
   std::unordered_map<MHD_Connection*, Open> open;
-  bool stopping = false;
   std::chrono::steady_clock::duration head_deadline, pressed_head_deadline;
   size_t pressed_from = 0;  // connections open
   size_t waiting_limit = 0;  // heads not yet whole
   static constexpr std::chrono::milliseconds kEvictAfter{250};
-  std::thread watchdog;
+  Worker watchdog;  // woken by each new connection and each answered request
 
-  void Watch();
-  void Stop() {
-    {
-      std::lock_guard lock(mu);
-      stopping = true;
-    }
-    wake.notify_all();
-    if (watchdog.joinable()) watchdog.join();
-  }
+  // One pass over the open connections; how long until the next head falls due.
+  Worker::Wait Watch();
+  void Stop() { watchdog.Stop(); }
 };
 
-void HttpServer::State::Watch() {
-  std::unique_lock lock(mu);
+Worker::Wait HttpServer::State::Watch() {
+  std::lock_guard lock(mu);
   std::vector<std::pair<std::chrono::steady_clock::time_point, Open*>> waiting;
-  while (!stopping) {
+  {
     const auto now = std::chrono::steady_clock::now();
     const auto deadline = open.size() > pressed_from ? pressed_head_deadline : head_deadline;
     auto next = std::chrono::steady_clock::time_point::max();
@@ -108,11 +101,8 @@ void HttpServer::State::Watch() {
       }
     }
     // Woken by a new connection too: it may bring the pressed deadline.
-    if (next == std::chrono::steady_clock::time_point::max()) {
-      wake.wait(lock);
-    } else {
-      wake.wait_until(lock, next);
-    }
+    if (next == std::chrono::steady_clock::time_point::max()) return Worker::kUntilWoken;
+    return std::max<Worker::Wait>(Worker::Wait(0), next - std::chrono::steady_clock::now());
   }
 }
 
@@ -131,7 +121,7 @@ void NotifyConnection(void* cls, MHD_Connection* connection, void**,
       std::lock_guard lock(state->mu);
       state->open[connection] = {info->connect_fd, std::chrono::steady_clock::now()};
     }
-    state->wake.notify_one();
+    state->watchdog.Wake();
   } else {
     std::lock_guard lock(state->mu);
     state->open.erase(connection);
@@ -146,7 +136,7 @@ void RequestDone(void* cls, MHD_Connection* connection, void**, MHD_RequestTermi
     it->second.in_request = false;
     it->second.since = std::chrono::steady_clock::now();
   }
-  state->wake.notify_one();
+  state->watchdog.Wake();
 }
 
 MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close = false) {
@@ -386,7 +376,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
                                    tls ? " (check the TLS certificate and key)" : ""));
   }
   State* state = server->state_.get();
-  state->watchdog = std::thread([state] { state->Watch(); });
+  // Without its thread the server still answers; only late heads are not cut off.
+  (void)state->watchdog.Start("cgov-http-watch", Worker::Wait(0), [state] {
+    return state->Watch();
+  });
   return server;
 }
 

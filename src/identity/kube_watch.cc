@@ -82,15 +82,15 @@ Result<std::unique_ptr<KubePodWatch>> KubePodWatch::Start(KubeApiOptions options
                                                           KubePodDirectory* pods) {
   CGOV_RETURN_IF_ERROR(LoadCurl().status());
   std::unique_ptr<KubePodWatch> w(new KubePodWatch(std::move(options), pods));
-  w->thread_ = std::thread([p = w.get()] { p->Loop(); });
+  KubePodWatch* p = w.get();
+  CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-kube-watch", Worker::Wait(0), [p] {
+    p->Loop();  // until stopped
+    return Worker::kUntilWoken;
+  }));
   return w;
 }
 
-KubePodWatch::~KubePodWatch() {
-  stop_ = true;
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+KubePodWatch::~KubePodWatch() { worker_.Stop(); }
 
 bool KubePodWatch::WaitSynced(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
@@ -113,7 +113,7 @@ void KubePodWatch::SetError(std::string error) {
 void KubePodWatch::Loop() {
   bool need_list = true;
   std::chrono::milliseconds backoff = o_.retry_min;
-  while (!stop_) {
+  while (!worker_.stopping()) {
     Status s = Status::Ok();
     const bool fresh_list = need_list;
     if (need_list) {
@@ -128,7 +128,7 @@ void KubePodWatch::Loop() {
         cv_.notify_all();
       }
     }
-    if (s.ok() && !stop_) {
+    if (s.ok() && !worker_.stopping()) {
       const auto started = std::chrono::steady_clock::now();
       s = Watch();
       // A server that answers 410 to a list's own resourceVersion, or ends every watch at
@@ -149,13 +149,12 @@ void KubePodWatch::Loop() {
         }
       }
     }
-    if (stop_) break;
+    if (worker_.stopping()) break;
     if (!s.ok()) {
       SetError(std::string(s.message()));
       pods_->Expire(WallMs());
     }
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, backoff, [&] { return stop_.load(); });
+    if (worker_.Sleep(backoff)) break;
     backoff = std::min(o_.retry_max, backoff * 2);
   }
 }
@@ -200,7 +199,7 @@ Status KubePodWatch::Get(const std::string& url, long timeout_ms,
     }
     return on_data(data);
   };
-  Transfer t{&route, &stop_, false};
+  Transfer t{&route, &worker_.stop_flag(), false};
   char error[CURL_ERROR_SIZE] = {0};
   lib->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
   lib->easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
@@ -222,7 +221,7 @@ Status KubePodWatch::Get(const std::string& url, long timeout_ms,
   lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, status);
   if (error_body != nullptr) *error_body = std::move(early);
   if (t.refused) return Status::Ok();  // the caller stopped it and knows why
-  if (code != CURLE_OK && code != CURLE_OPERATION_TIMEDOUT && !stop_) {
+  if (code != CURLE_OK && code != CURLE_OPERATION_TIMEDOUT && !worker_.stopping()) {
     return Unavailable(fmt::format("Kubernetes API {}: {}", o_.api_url,
                                    error[0] != 0 ? error : lib->easy_strerror(code)));
   }
@@ -253,7 +252,7 @@ Status KubePodWatch::List() {
       body.append(d);
       return true;
     }, &error_body, &status));
-    if (stop_) return Unavailable("stopped");
+    if (worker_.stopping()) return Unavailable("stopped");
     if (status != 200) {
       return Unavailable(fmt::format(
           "Kubernetes API {}: listing the pods of node {} answered HTTP {}: {}{}", o_.api_url,
@@ -273,7 +272,7 @@ Status KubePodWatch::List() {
                                      "continue token twice (the list would never end); trying "
                                      "again later", o_.api_url, SafeText(o_.node_name)));
     }
-  } while (!next.empty() && !stop_);
+  } while (!next.empty() && !worker_.stopping());
   return Status::Ok();
 }
 
@@ -304,7 +303,7 @@ Status KubePodWatch::Watch() {
     return true;
   }, &error_body, &status));
   if (status == 410) return NotFound(StatusMessage(error_body));
-  if (status != 200 && !stop_) {
+  if (status != 200 && !worker_.stopping()) {
     return Unavailable(fmt::format("Kubernetes API {}: the pod watch answered HTTP {}: {}",
                                    o_.api_url, status, StatusMessage(error_body)));
   }

@@ -15,9 +15,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "core/status.h"
+#include "os/worker.h"
 #include "identity/kube_pods.h"
 
 namespace cgov {
@@ -76,14 +76,13 @@ class KubePodWatch {
 
   KubeApiOptions o_;
   KubePodDirectory* pods_;
-  std::atomic<bool> stop_{false};
   std::atomic<uint64_t> lists_{0}, watches_{0};
   std::atomic<bool> healthy_{false};
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string last_error_;
   bool synced_ = false;
-  std::thread thread_;
+  Worker worker_;  // last: stopped before the state it reads goes
 };
 
 }  // namespace cgov

@@ -324,18 +324,15 @@ Result<std::unique_ptr<PodResourcesPoller>> PodResourcesPoller::Start(PodResourc
   CGOV_RETURN_IF_ERROR(LoadCurl().status());
   std::unique_ptr<PodResourcesPoller> p(new PodResourcesPoller(std::move(options)));
   p->PollOnce();
-  p->thread_ = std::thread([raw = p.get()] { raw->Loop(); });
+  PodResourcesPoller* raw = p.get();
+  CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-kubelet", raw->o_.interval, [raw] {
+    raw->PollOnce();
+    return Worker::Wait(raw->o_.interval);
+  }));
   return p;
 }
 
-PodResourcesPoller::~PodResourcesPoller() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+PodResourcesPoller::~PodResourcesPoller() { worker_.Stop(); }
 
 std::shared_ptr<const PodResourcesPoller::Snapshot> PodResourcesPoller::Current() const {
   std::lock_guard lock(mu_);
@@ -370,16 +367,6 @@ void PodResourcesPoller::PollOnce() {
     auto next = std::make_shared<Snapshot>();
     next->generation = current_->generation + 1;
     current_ = std::move(next);
-  }
-}
-
-void PodResourcesPoller::Loop() {
-  while (true) {
-    {
-      std::unique_lock lock(mu_);
-      if (cv_.wait_for(lock, o_.interval, [&] { return stop_.load(); })) return;
-    }
-    PollOnce();
   }
 }
 

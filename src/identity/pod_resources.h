@@ -14,16 +14,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "core/status.h"
+#include "os/worker.h"
 
 namespace cgov {
 
@@ -81,17 +80,15 @@ class PodResourcesPoller {
  private:
   explicit PodResourcesPoller(PodResourcesOptions options) : o_(std::move(options)) {}
   void PollOnce();
-  void Loop();
 
   PodResourcesOptions o_;
-  std::atomic<bool> stop_{false}, healthy_{false};
+  std::atomic<bool> healthy_{false};
   std::atomic<uint64_t> calls_{0};
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::shared_ptr<const Snapshot> current_ = std::make_shared<Snapshot>();
   std::string last_error_;
   std::chrono::steady_clock::time_point last_ok_{};
-  std::thread thread_;
+  Worker worker_;  // last: stopped before the state it reads goes
 };
 
 }  // namespace cgov

@@ -31,28 +31,27 @@ Result<std::unique_ptr<Notifier>> Notifier::Start(NotifyFile file, const std::st
   CGOV_ASSIGN_OR_RETURN(*open, state->Incidents());
   CGOV_ASSIGN_OR_RETURN(*waiting, state->Queued());
   std::unique_ptr<Notifier> n(new Notifier(std::move(file), std::move(state)));
-  n->thread_ = std::thread([p = n.get()] { p->Run(); });
+  Notifier* p = n.get();
+  CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-notify", Worker::Wait(0), [p] { return p->Step(); }));
   return n;
 }
 
 Notifier::~Notifier() { Stop(); }
 
 void Notifier::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (stopped_) return;
+  stopped_ = true;
+  worker_.Stop();
+  SaveSubmitted();  // what the last ticks brought, now that the thread is gone
 }
 
 void Notifier::Submit(std::vector<Notice> notices, std::vector<Incident> incidents) {
   {
     std::lock_guard lock(mu_);
-    if (stop_) return;
+    if (worker_.stopping()) return;
     submitted_.push_back({std::move(notices), std::move(incidents)});
   }
-  cv_.notify_all();
+  worker_.Wake();
 }
 
 Notifier::Counts Notifier::counts() const {
@@ -129,8 +128,9 @@ void Notifier::Attempt(const Delivery& d, const NotifySink& sink) {
     ShowOnTerminals(d, sink);
     return;
   }
-  Result<PostOutcome> posted = PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms, &stop_);
-  if (stop_) return;  // abandoned: still queued, sent at the next start
+  Result<PostOutcome> posted = PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
+                                      &worker_.stop_flag());
+  if (worker_.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
   const int64_t now = WallMs();
   Status written;
@@ -178,7 +178,7 @@ void Notifier::DeliverDue(int64_t* wake_ms) {
     }
     bool delivered_any = false;
     for (const Delivery& d : *heads) {
-      if (stop_) return;
+      if (worker_.stopping()) return;
       const NotifySink* sink = nullptr;
       for (const NotifySink& s : file_.sinks) {
         if (s.name == d.sink) sink = &s;
@@ -203,19 +203,15 @@ void Notifier::CountQueued() {
   counts_.queued = *queued;
 }
 
-void Notifier::Run() {
-  for (;;) {
-    SaveSubmitted();
-    if (stop_) break;
-    int64_t wake_ms = WallMs() + kIdleWaitMs;
-    DeliverDue(&wake_ms);
-    CountQueued();
-    std::unique_lock lock(mu_);
-    const int64_t wait = std::max<int64_t>(0, wake_ms - WallMs());
-    cv_.wait_for(lock, std::chrono::milliseconds(wait),
-                 [&] { return stop_.load() || !submitted_.empty(); });
-  }
+// Saves what was submitted, posts what is due, and sleeps until the next delivery falls due
+// (or a submission wakes it).
+Worker::Wait Notifier::Step() {
   SaveSubmitted();
+  if (worker_.stopping()) return Worker::kUntilWoken;
+  int64_t wake_ms = WallMs() + kIdleWaitMs;
+  DeliverDue(&wake_ms);
+  CountQueued();
+  return std::chrono::milliseconds(std::max<int64_t>(0, wake_ms - WallMs()));
 }
 
 }  // namespace cgov

@@ -7,14 +7,13 @@
 #define CGOV_NOTIFY_NOTIFIER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "notify/notify_state.h"
+#include "os/worker.h"
 
 namespace cgov {
 
@@ -43,7 +42,7 @@ class Notifier {
 
  private:
   Notifier(NotifyFile file, std::unique_ptr<NotifyState> state);
-  void Run();
+  Worker::Wait Step();
   void SaveSubmitted();
   // Posts what is due; the time the next one falls due in *wake_ms.
   void DeliverDue(int64_t* wake_ms);
@@ -53,11 +52,9 @@ class Notifier {
   void CountQueued();
 
   NotifyFile file_;
-  std::unique_ptr<NotifyState> state_;  // the thread's own once started
-  std::thread thread_;
+  std::unique_ptr<NotifyState> state_;  // the thread's own once started, the caller's after Stop
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<bool> stop_{false};
+  bool stopped_ = false;  // Stop() ran (the caller's)
   struct Submitted {
     std::vector<Notice> notices;
     std::vector<Incident> incidents;
@@ -67,6 +64,7 @@ class Notifier {
   std::map<std::string, int64_t> failing_since_ms_;  // per sink; the thread's own
   std::map<std::string, int64_t> logged_ms_;
   int64_t save_failed_ms_ = 0;
+  Worker worker_;  // last: stopped before the state it reads goes
 };
 
 }  // namespace cgov

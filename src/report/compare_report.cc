@@ -4,15 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "core/json_writer.h"
+
 namespace cgov {
 namespace {
 
 using nlohmann::json;
-
-double Round(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  return std::round(v * scale) / scale;
-}
 
 json FindingsJson(const std::vector<FindingDigest>& findings) {
   json out = json::array();
@@ -37,24 +34,24 @@ json ComparisonJson(const RunComparison& c, const std::vector<std::string>& base
   json phases = json::object();
   for (size_t p = 0; p < kPhaseCount; ++p) {
     phases[std::string(PhaseKey(static_cast<Phase>(p)))] = {
-        {"baseline_pct", Round(c.phase_pct_baseline[p], 3)},
-        {"current_pct", Round(c.phase_pct_current[p], 3)},
-        {"change_pp", Round(c.phase_change_pp[p], 3)}};
+        {"baseline_pct", RoundTo(c.phase_pct_baseline[p], 3)},
+        {"current_pct", RoundTo(c.phase_pct_current[p], 3)},
+        {"change_pp", RoundTo(c.phase_change_pp[p], 3)}};
   }
   json values = json::array();
-  for (double v : c.baseline_values) values.push_back(Round(v, 9));
+  for (double v : c.baseline_values) values.push_back(RoundTo(v, 9));
   return {{"runs", baseline_paths.size()},
           {"paths", baseline_paths},
           {"figure", c.figure_key},
           {"figure_name", c.figure_name},
           {"baseline_values", values},
-          {"baseline", Round(c.baseline, 9)},
-          {"current", Round(c.current, 9)},
-          {"change_pct", c.change_pct ? json(Round(*c.change_pct, 3)) : json(nullptr)},
-          {"spread_pct", c.spread_pct ? json(Round(*c.spread_pct, 3)) : json(nullptr)},
-          {"waste_pct", {{"baseline", Round(c.waste_pct_baseline, 3)},
-                         {"current", Round(c.waste_pct_current, 3)},
-                         {"change_pp", Round(c.waste_change_pp, 3)}}},
+          {"baseline", RoundTo(c.baseline, 9)},
+          {"current", RoundTo(c.current, 9)},
+          {"change_pct", c.change_pct ? json(RoundTo(*c.change_pct, 3)) : json(nullptr)},
+          {"spread_pct", c.spread_pct ? json(RoundTo(*c.spread_pct, 3)) : json(nullptr)},
+          {"waste_pct", {{"baseline", RoundTo(c.waste_pct_baseline, 3)},
+                         {"current", RoundTo(c.waste_pct_current, 3)},
+                         {"change_pp", RoundTo(c.waste_change_pp, 3)}}},
           {"phases", phases},
           {"findings_new", FindingsJson(c.findings_new)},
           {"findings_gone", FindingsJson(c.findings_gone)},

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_writer.h"
 #include "core/money.h"
 #include "core/csv.h"
 
@@ -16,10 +17,6 @@ std::string CentsText(int64_t cents) {
   return FormatUsd(static_cast<MicroUsd>(cents) * kMicroPerCent);
 }
 double CentsNumber(int64_t cents) { return static_cast<double>(cents) / 100.0; }
-double Round(double v, int d) {
-  const double s = std::pow(10.0, d);
-  return std::round(v * s) / s;
-}
 
 std::string PerUnit(const RunGroupRow& r) {
   if (!r.cost_per_unit_usd) return "—";
@@ -33,9 +30,9 @@ json RowJson(const RunGroupRow& r) {
           {"runs", r.runs},
           {"failed_runs", r.failed_runs},
           {"unpriced_runs", r.unpriced_runs},
-          {"gpu_hours", Round(r.gpu_hours, 6)},
-          {"effective_gpu_hours", Round(r.effective_gpu_hours, 6)},
-          {"waste_pct", Round(r.WastePct(), 3)},
+          {"gpu_hours", RoundTo(r.gpu_hours, 6)},
+          {"effective_gpu_hours", RoundTo(r.effective_gpu_hours, 6)},
+          {"waste_pct", RoundTo(r.WastePct(), 3)},
           {"usd", CentsNumber(r.cents)},
           {"waste_usd", CentsNumber(r.waste_cents)},
           {"work", r.work ? json(*r.work) : json(nullptr)},

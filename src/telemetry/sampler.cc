@@ -8,7 +8,8 @@ void SlowPoller::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = false;
   }
-  thread_ = std::thread([this] { Run(); });
+  // Without a thread the tick goes on with the last read (none): the slow fields stay unknown.
+  (void)worker_.Start("cgov-nvml-slow", Worker::kUntilWoken, [this] { return Read(); });
 }
 
 void SlowPoller::Kick() {
@@ -17,7 +18,7 @@ void SlowPoller::Kick() {
     if (pending_ || busy_) return;
     pending_ = true;
   }
-  wake_.notify_one();
+  worker_.Wake();
 }
 
 bool SlowPoller::KickAndWait(std::chrono::steady_clock::duration max_wait) {
@@ -29,7 +30,7 @@ bool SlowPoller::KickAndWait(std::chrono::steady_clock::duration max_wait) {
     // Woken with the lock held, the poller would only wake to wait for it: each tick then cost
     // five context switches instead of three (the tick's wake, the poller's, the tick's again).
     lock.unlock();
-    wake_.notify_one();
+    worker_.Wake();
     lock.lock();
   }
   return done_.wait_until(lock, deadline, [&] { return stop_ || reads_ > before; }) &&
@@ -41,9 +42,8 @@ void SlowPoller::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  wake_.notify_all();
   done_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  worker_.Stop();
 }
 
 void SlowPoller::Latest(std::vector<GpuSlowSample>* out) {
@@ -56,24 +56,22 @@ uint64_t SlowPoller::reads() {
   return reads_;
 }
 
-void SlowPoller::Run() {
-  std::vector<GpuSlowSample> fresh;
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    wake_.wait(lock, [this] { return stop_ || pending_; });
-    if (stop_) return;
+Worker::Wait SlowPoller::Read() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_ || !pending_) return Worker::kUntilWoken;
     pending_ = false;
     busy_ = true;
-    lock.unlock();
-    source_->ReadSlow(&fresh);  // outside the lock: this is the slow part
-    lock.lock();
-    busy_ = false;
-    latest_.swap(fresh);
-    ++reads_;
-    lock.unlock();  // the tick it wakes takes the lock at once
-    done_.notify_all();
-    lock.lock();
   }
+  source_->ReadSlow(&fresh_);  // outside the lock: this is the slow part
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
+    latest_.swap(fresh_);
+    ++reads_;
+  }
+  done_.notify_all();  // the tick it wakes takes the lock at once
+  return Worker::kUntilWoken;
 }
 
 void Sampler::Tick(TickSample* out) {

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "os/clock.h"
+#include "os/worker.h"
 #include "telemetry/gpu_sample.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/nvml_source.h"
@@ -47,18 +47,18 @@ class SlowPoller {
   uint64_t reads();  // reads completed so far
 
  private:
-  void Run();
+  Worker::Wait Read();  // the worker's step: one read when one is pending
 
   NvmlSource* source_;
-  std::thread thread_;
   std::mutex mu_;
-  std::condition_variable wake_;
   std::condition_variable done_;  // a read completed
   bool stop_ = false;
   bool pending_ = false;
   bool busy_ = false;
   uint64_t reads_ = 0;
   std::vector<GpuSlowSample> latest_;
+  std::vector<GpuSlowSample> fresh_;  // the worker's, reused read after read
+  Worker worker_;  // last: stopped before the state it reads goes
 };
 
 // Not thread-safe; the tick loop owns it.

@@ -25,21 +25,26 @@ RunRecorder::RunRecorder(RecorderOptions options, SamplesHeader header, JsonlWri
 
 RunRecorder::~RunRecorder() {
   Stop();
-  if (thread_.joinable()) thread_.join();
+  worker_.Stop();  // NVML's shutdown, which Stop() did not wait for, is over
 }
 
-void RunRecorder::Start() { thread_ = std::thread([this] { Run(); }); }
+void RunRecorder::Start() {
+  started_ = worker_.Start("cgov-recorder", Worker::Wait(0), [this] {
+    Run();  // until stopped
+    return Worker::kUntilWoken;
+  }).ok();
+}
 
+// Returns once the thread handed over what it collected, before NVML shuts down.
 void RunRecorder::Stop() {
+  worker_.RequestStop();
   std::unique_lock<std::mutex> lock(mu_);
-  stop_ = true;
-  wake_.notify_all();
-  if (thread_.joinable()) wake_.wait(lock, [this] { return collected_; });
+  if (started_) collected_cv_.wait(lock, [this] { return collected_; });
 }
 
 bool RunRecorder::WaitUntil(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return !wake_.wait_until(lock, deadline, [this] { return stop_; });
+  const auto left = deadline - std::chrono::steady_clock::now();
+  return left <= left.zero() ? !worker_.stopping() : !worker_.Sleep(left);
 }
 
 void RunRecorder::Run() {
@@ -99,10 +104,7 @@ void RunRecorder::Run() {
   std::string line;
   auto next = std::chrono::steady_clock::now();
   for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_) break;
-    }
+    if (worker_.stopping()) break;
     const bool slow_due = ticks++ % slow_every == 0;
     if (poller && slow_due) poller->KickAndWait(slow_wait);
     sampler.Tick(&tick);
@@ -147,7 +149,7 @@ void RunRecorder::Run() {
     std::lock_guard<std::mutex> lock(mu_);
     collected_ = true;
   }
-  wake_.notify_all();
+  collected_cv_.notify_all();
 }
 
 // The job's root (cgov itself) as the procfs under --host-root numbers it: with the host's /proc

@@ -7,12 +7,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "analysis/run_summary.h"
 #include "app/run/run_history.h"
 #include "os/file_reader.h"
+#include "os/worker.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
 
@@ -64,10 +64,9 @@ class RunRecorder {
   RecorderOptions options_;
   SamplesHeader header_;
   JsonlWriter* writer_;
-  std::thread thread_;
   std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
+  std::condition_variable collected_cv_;
+  bool started_ = false;
   bool collected_ = false;  // the thread is done with everything below
   // Written by the thread, read after Stop().
   std::unique_ptr<RunAccumulator> accumulator_;
@@ -75,6 +74,7 @@ class RunRecorder {
   std::string detected_instance_type_;
   std::vector<std::string> warnings_;
   bool root_in_host_namespace_ = true;  // the job tree's pids are the driver's (host) pids
+  Worker worker_;  // last: stopped before the state it reads goes
 };
 
 }  // namespace cgov
