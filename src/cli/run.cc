@@ -49,39 +49,26 @@ int GateExitCode(const RunSummary& summary, int job_exit_code) {
   return summary.gate->exit_status;
 }
 
-}  // namespace
-
-Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
-  *help_exit = -1;
-  int dash = -1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) {
-      dash = i;
-      break;
-    }
-  }
+// What the command line gave, before it is checked and typed.
+struct RunFlags {
   RunOptions o;
   std::string interval = "1s";
   std::vector<std::string> tag_flags;
   std::string price, fail_on;
   std::optional<double> work;
   std::vector<std::string> baseline_paths;
-  CLI::App app{"Run COMMAND exactly as it would run without cgov (same stdin/stdout/stderr, "
-               "environment and exit status), sample GPUs, host and the job's processes while it "
-               "runs, and report at the end on stderr and in files.\n"
-               "Exit status: the job's own; 128+N if a signal N ended it; 127 if COMMAND is not "
-               "found; 126 if it cannot be executed; 2 for bad options (the job is not started); 3 "
-               "when --fail-on's severity fired, or --fail-on-regression's limit was passed, on a "
-               "job that succeeded.",
-               "cgov run [options] -- COMMAND [ARG]..."};
+};
+
+void AddOutputFlags(CLI::App& app, RunFlags& f) {
+  RunOptions& o = f.o;
   app.add_option("--out", o.out_dir, "output directory (default ./cgov-runs/<UTC time>-<command>)");
   app.add_flag("--force", o.force, "write into --out even if it is not empty (replacing this "
                                    "run's three files there)");
-  app.add_option("--interval", interval, "time between samples: 100ms to 1h (default 1s)");
-  app.add_option("--tag", tag_flags, "KEY=VALUE label, repeatable (project, team and user are "
+  app.add_option("--interval", f.interval, "time between samples: 100ms to 1h (default 1s)");
+  app.add_option("--tag", f.tag_flags, "KEY=VALUE label, repeatable (project, team and user are "
                                      "grouped by in reports); also CGOV_TAGS=\"k=v,k=v\"");
   app.add_flag("--quiet", o.quiet, "do not print the report on stderr (files are still written)");
-  app.add_option("--price-per-gpu-hour", price, "USD per GPU-hour (e.g. 2.49); wins over the "
+  app.add_option("--price-per-gpu-hour", f.price, "USD per GPU-hour (e.g. 2.49); wins over the "
                                                 "catalog");
   app.add_option("--instance-type", o.price.instance_type,
                  "cloud instance type whose catalog list price applies (e.g. p5.48xlarge)");
@@ -90,7 +77,7 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                  "price catalog JSON to use instead of the built-in one (format: data/prices.json; "
                  "env CGOV_PRICE_CATALOG)")
       ->envname("CGOV_PRICE_CATALOG");
-  app.add_option("--work", work, "work the job did, for cost per unit (see --unit; or have the job "
+  app.add_option("--work", f.work, "work the job did, for cost per unit (see --unit; or have the job "
                                  "write $CGOV_PROGRESS_FILE)");
   app.add_option("--unit", o.unit, "unit of --work: samples, tokens or steps (default samples)")
       ->check(CLI::IsMember({"samples", "tokens", "steps"}));
@@ -100,14 +87,18 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   app.add_option("--metadata-endpoint", o.metadata_endpoint,
                  "URL --detect-instance asks (default AWS IMDS: "
                  "http://169.254.169.254/latest/meta-data/instance-type)");
-  app.add_option("--fail-on", fail_on, "exit 3 when the job succeeded but a finding of this "
+}
+
+void AddGateFlags(CLI::App& app, RunFlags& f) {
+  RunOptions& o = f.o;
+  app.add_option("--fail-on", f.fail_on, "exit 3 when the job succeeded but a finding of this "
                                        "severity or worse fired: warning or critical (CI gates)")
       ->check(CLI::IsMember({"warning", "critical"}));
   app.add_option("--gate-exit-code", o.gate_exit_code,
                  "the exit status of a fired gate (default 3): pick one the job never exits with; "
                  "summary.json's `gate` says which it was either way")
       ->check(CLI::Range(1, 255));
-  app.add_option("--baseline", baseline_paths,
+  app.add_option("--baseline", f.baseline_paths,
                  "a previous run's summary.json, or a directory of them (those with this run's "
                  "tags, branch/commit aside), to compare with; repeatable (docs/ci.md)");
   app.add_option("--fail-on-regression", o.fail_on_regression,
@@ -124,6 +115,64 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                                              "CGOV_HOST_ROOT)")
       ->envname("CGOV_HOST_ROOT")
       ->check(CLI::ExistingDirectory);
+}
+
+// --db: the history the run is also recorded into (null without --db), under the identity its
+// tags and the user name.
+Result<std::unique_ptr<RunHistory>> OpenRunHistory(const RunOptions& o) {
+  if (o.db.empty()) return std::unique_ptr<RunHistory>();
+  const passwd* pw = getpwuid(geteuid());
+  return RunHistory::Open(o.db, RunIdentity(o.tags, pw != nullptr ? pw->pw_name : ""));
+}
+
+// The price of each GPU as the recorder's history records it.
+auto GpuPricer(const RunOptions& o) {
+  return [&o](const GpuInfo& gpu) {
+    std::optional<uint64_t> mib;
+    if (gpu.memory_total_bytes) mib = *gpu.memory_total_bytes >> 20;
+    return ResolveUnitPrice(o.price, gpu.name, gpu.mig, o.Catalog(), mib);
+  };
+}
+
+// A person at a terminal reads plain text (colour unless NO_COLOR); a log or a pipe gets the
+// Markdown that report.md holds. With --quiet, an output that failed is still said.
+void SayReport(const RunOptions& o, const RunSummary& summary, const std::string& dir,
+               const std::string& report, const std::vector<std::string>& written,
+               const std::vector<std::string>& failed) {
+  if (o.quiet) {
+    for (const std::string& f : failed) WriteStderr(fmt::format("cgov run: warning: {}\n", f));
+    return;
+  }
+  WriteStderr("\n" + (IsTerminal(STDERR_FILENO)
+                           ? RunReportText(summary, dir,
+                                           TextStyle{false, TerminalWantsColor(STDERR_FILENO)},
+                                           written)
+                           : report));
+}
+
+}  // namespace
+
+Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
+  *help_exit = -1;
+  int dash = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      dash = i;
+      break;
+    }
+  }
+  RunFlags f;
+  RunOptions& o = f.o;
+  CLI::App app{"Run COMMAND exactly as it would run without cgov (same stdin/stdout/stderr, "
+               "environment and exit status), sample GPUs, host and the job's processes while it "
+               "runs, and report at the end on stderr and in files.\n"
+               "Exit status: the job's own; 128+N if a signal N ended it; 127 if COMMAND is not "
+               "found; 126 if it cannot be executed; 2 for bad options (the job is not started); 3 "
+               "when --fail-on's severity fired, or --fail-on-regression's limit was passed, on a "
+               "job that succeeded.",
+               "cgov run [options] -- COMMAND [ARG]..."};
+  AddOutputFlags(app, f);
+  AddGateFlags(app, f);
   const int option_count = dash < 0 ? argc : dash;
   app.allow_extras();  // words that are not options: judged below, with a better message
   try {
@@ -143,27 +192,27 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   }
   for (int i = dash + 1; i < argc; ++i) o.command.emplace_back(argv[i]);
   if (o.command.empty()) return InvalidArgument("cgov run: no COMMAND after '--'");
-  Result<std::chrono::milliseconds> parsed = ParseDuration(interval);
+  Result<std::chrono::milliseconds> parsed = ParseDuration(f.interval);
   if (!parsed.ok()) return parsed.status().WithContext("cgov run: --interval");
   if (*parsed < kRunMinInterval || *parsed > std::chrono::hours(1)) {
     return InvalidArgument(fmt::format("cgov run: --interval {}: must be between 100ms and 1h",
-                                       interval));
+                                       f.interval));
   }
   o.interval = *parsed;
-  CGOV_RETURN_IF_ERROR(ApplyPricingFlags(price, work, fail_on, &o));
+  CGOV_RETURN_IF_ERROR(ApplyPricingFlags(f.price, f.work, f.fail_on, &o));
   const char* env_tags = std::getenv("CGOV_TAGS");
-  Result<Tags> tags = MergeTags(env_tags ? env_tags : "", tag_flags);
+  Result<Tags> tags = MergeTags(env_tags ? env_tags : "", f.tag_flags);
   if (!tags.ok()) return tags.status().WithContext("cgov run");
   o.tags = std::move(tags).value();
-  if (o.fail_on_regression && baseline_paths.empty()) {
+  if (o.fail_on_regression && f.baseline_paths.empty()) {
     return InvalidArgument("cgov run: --fail-on-regression needs --baseline PATH");
   }
-  if (!baseline_paths.empty()) {
-    Result<std::vector<RunDigest>> baselines = LoadBaselines(baseline_paths, o.tags);
+  if (!f.baseline_paths.empty()) {
+    Result<std::vector<RunDigest>> baselines = LoadBaselines(f.baseline_paths, o.tags);
     if (!baselines.ok()) return baselines.status().WithContext("cgov run: --baseline");
     o.baselines = std::move(baselines).value();
   }
-  return o;
+  return std::move(f.o);
 }
 
 int RunRun(int argc, char** argv) {
@@ -196,16 +245,11 @@ int RunRun(int argc, char** argv) {
     std::filesystem::remove(*dir + "/samples.jsonl", ec);
     if (IsEmptyDir(*dir)) std::filesystem::remove(*dir, ec);
   };
-  std::unique_ptr<RunHistory> history;
-  if (!o.db.empty()) {
-    const passwd* pw = getpwuid(geteuid());
-    auto opened = RunHistory::Open(o.db, RunIdentity(o.tags, pw != nullptr ? pw->pw_name : ""));
-    if (!opened.ok()) {
-      WriteStderr(fmt::format("cgov run: --db {}\n", opened.status().message()));
-      discard_outputs();
-      return kExitUsage;
-    }
-    history = std::move(opened).value();
+  Result<std::unique_ptr<RunHistory>> history = OpenRunHistory(o);
+  if (!history.ok()) {
+    WriteStderr(fmt::format("cgov run: --db {}\n", history.status().message()));
+    discard_outputs();
+    return kExitUsage;
   }
 
   // The job may report its progress here (docs/run.md); set before any thread exists.
@@ -230,13 +274,8 @@ int RunRun(int argc, char** argv) {
   header.started_at_ns = start_wall_ns;
   RunRecorder recorder(
       {o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(), std::move(preexisting),
-       o.detect_instance ? o.metadata_endpoint : "", history.get(), header.host.hostname,
-       start_wall_ns / 1'000'000,
-       [&o](const GpuInfo& gpu) {
-         std::optional<uint64_t> mib;
-         if (gpu.memory_total_bytes) mib = *gpu.memory_total_bytes >> 20;
-         return ResolveUnitPrice(o.price, gpu.name, gpu.mig, o.Catalog(), mib);
-       }},
+       o.detect_instance ? o.metadata_endpoint : "", history->get(), header.host.hostname,
+       start_wall_ns / 1'000'000, GpuPricer(o)},
       header, writer->get());
   recorder.Start();
   // The catalog the report prices with, parsed while the job runs rather than before it starts
@@ -256,17 +295,7 @@ int RunRun(int argc, char** argv) {
   std::vector<std::string> written, failed;
   if (!(*writer)->error().ok()) failed.push_back((*writer)->error().message());
   WriteOutputs(*dir, &summary, &report, &written, &failed);
-  // A person at a terminal reads plain text (colour unless NO_COLOR); a log or a pipe gets the
-  // Markdown that report.md holds. With --quiet, an output that failed is still said.
-  if (!o.quiet) {
-    WriteStderr("\n" + (IsTerminal(STDERR_FILENO)
-                             ? RunReportText(summary, *dir,
-                                             TextStyle{false, TerminalWantsColor(STDERR_FILENO)},
-                                             written)
-                             : report));
-  } else {
-    for (const std::string& f : failed) WriteStderr(fmt::format("cgov run: warning: {}\n", f));
-  }
+  SayReport(o, summary, *dir, report, written, failed);
   return GateExitCode(summary, outcome.exit_code);
 }
 

@@ -327,7 +327,7 @@ TEST(RunE2E, ForceReusesANonEmptyDirectory) {
   EXPECT_EQ(ReadJson(dir / "run/summary.json")["run"]["exit_code"], 4);
 }
 
-// The three files are written at once (src/cli/run.cc, WriteOutputs); one that cannot be
+// The three files are written at once (src/app/run/run_outputs.cc, WriteOutputs); one that cannot be
 // written is a warning that the files after it, and the report on stderr, name, as when they
 // were written one after the other.
 TEST(RunE2E, AnOutputFileThatCannotBeWrittenIsAWarningTheOthersName) {

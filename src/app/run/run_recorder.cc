@@ -131,18 +131,7 @@ void RunRecorder::Run() {
     if (Status finished = history->Finish(); !finished.ok()) history_failed(finished);
   }
   warnings_.insert(warnings_.end(), host_errors.begin(), host_errors.end());
-  if (nvml) {
-    for (const std::string& w : nvml->AbiWarnings()) warnings_.push_back("NVML: " + w);
-  }
-  if (gpu_processes_seen && !root_in_host_namespace_) {
-    std::optional<uint64_t> ns = OwnPidNamespaceInode();
-    if (ns && *ns != kInitialPidNamespaceInode) {
-      warnings_.push_back(
-          "cgov runs in a PID namespace of its own (a container) and the driver reports host "
-          "pids: GPU processes cannot be matched to the job. Mount the host's /proc read-only "
-          "and pass --host-root, or share the host's PID namespace (docker --pid=host)");
-    }
-  }
+  AddDriverWarnings(nvml.get(), gpu_processes_seen);
   // Everything the report reads is in: Stop() returns now, and NVML is shut down (this
   // function's locals: milliseconds on a real driver) while the caller writes the report.
   {
@@ -150,6 +139,22 @@ void RunRecorder::Run() {
     collected_ = true;
   }
   collected_cv_.notify_all();
+}
+
+// What degraded the run's GPU data: the driver writing past its ABI, and GPU processes that
+// cannot be the job's because cgov sees another PID namespace than the driver.
+void RunRecorder::AddDriverWarnings(NvmlSource* nvml, bool gpu_processes_seen) {
+  if (nvml != nullptr) {
+    for (const std::string& w : nvml->AbiWarnings()) warnings_.push_back("NVML: " + w);
+  }
+  if (!gpu_processes_seen || root_in_host_namespace_) return;
+  std::optional<uint64_t> ns = OwnPidNamespaceInode();
+  if (ns && *ns != kInitialPidNamespaceInode) {
+    warnings_.push_back(
+        "cgov runs in a PID namespace of its own (a container) and the driver reports host "
+        "pids: GPU processes cannot be matched to the job. Mount the host's /proc read-only "
+        "and pass --host-root, or share the host's PID namespace (docker --pid=host)");
+  }
 }
 
 // The job's root (cgov itself) as the procfs under --host-root numbers it: with the host's /proc

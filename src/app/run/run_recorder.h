@@ -13,6 +13,7 @@
 #include "app/run/run_history.h"
 #include "os/file_reader.h"
 #include "os/worker.h"
+#include "telemetry/nvml_source.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
 
@@ -58,6 +59,7 @@ class RunRecorder {
  private:
   void Run();
   void DetectInstance();
+  void AddDriverWarnings(NvmlSource* nvml, bool gpu_processes_seen);
   int JobRootPid(FileReader& files);
   bool WaitUntil(std::chrono::steady_clock::time_point deadline);  // false when stopped
 
