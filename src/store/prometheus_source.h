@@ -14,33 +14,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "store/prom_query.h"
 
 namespace cgov {
-
-// One series of an answer. A fleet's answer holds hundreds of thousands of them, so the labels
-// are packed into one string (each name and value length-prefixed, in name order) instead of a
-// map of strings per series: ~200 bytes a series instead of ~1 KiB.
-class PromSeries {
- public:
-  std::vector<std::pair<double, double>> points;  // (Unix seconds, value); one for instant queries
-
-  // The value of label `name`, "" when the series has none.
-  std::string Label(std::string_view name) const;
-  // Adds name=value, kept in name order; a name the series has already keeps its first value.
-  void AddLabel(std::string_view name, std::string_view value);
-  // The labels in name order.
-  std::vector<std::pair<std::string_view, std::string_view>> Labels() const;
-  // The label set as one string, equal for equal label sets whatever order they came in: a key.
-  const std::string& LabelKey() const { return packed_; }
-  // No labels and no points, keeping the memory they had (a reader reuses one series).
-  void Clear() {
-    packed_.clear();
-    points.clear();
-  }
-
- private:
-  std::string packed_;
-};
 
 // What one query cost: for `cgov report --verbose`, and for whoever sizes a fleet's store.
 struct QueryTrace {
@@ -51,17 +27,7 @@ struct QueryTrace {
   size_t series = 0, points = 0;
 };
 
-// One query of a batch: instant at `time_s`, or over a range when `step_s` > 0.
-struct PromRequest {
-  std::string expr;
-  double time_s = 0;
-  double start_s = 0, end_s = 0, step_s = 0;
-  // Sent with a batch's first requests, ahead of its place (QueryEach): a query known to be slow,
-  // so that it is not the last one answered while the server's other cores have nothing to do.
-  bool early = false;
-};
-
-class PrometheusSource {
+class PrometheusSource : public PromQuery {
  public:
   // `base_url`: "http://127.0.0.1:9090" (a path prefix such as /prometheus is kept). `timeout`:
   // for each query, sent to the server too (its `timeout` parameter). `tenant`:
@@ -72,7 +38,7 @@ class PrometheusSource {
                                        std::string tenant = "");
 
   // The instant vector of `expr` at Unix time `time_s`.
-  Result<std::vector<PromSeries>> Query(const std::string& expr, double time_s) const;
+  Result<std::vector<PromSeries>> Query(const std::string& expr, double time_s) const override;
   // The range of `expr` from start to end (inclusive) every step seconds.
   Result<std::vector<PromSeries>> QueryRange(const std::string& expr, double start_s,
                                              double end_s, double step_s) const;
@@ -80,7 +46,7 @@ class PrometheusSource {
   // large store answers independent queries on several cores at once). Any failure fails the
   // batch: the first one in the order asked, and no request of it not yet sent is sent.
   Result<std::vector<std::vector<PromSeries>>> QueryAll(
-      const std::vector<PromRequest>& requests) const;
+      const std::vector<PromRequest>& requests) const override;
   // Each request's answer handed to `take` (request index, answer) in the order asked, as soon
   // as it and every one before it are in, while later ones are in flight: up to parallel() at
   // once. The `early` requests are sent first; every other is sent in order, and no more than
@@ -89,8 +55,9 @@ class PrometheusSource {
   // `take` returns, ends the batch: no request not yet sent is sent, and that error is returned
   // (where an early request failed before the requests ahead of it were sent, its failure).
   Status QueryEach(const std::vector<PromRequest>& requests,
-                   const std::function<Status(size_t, std::vector<PromSeries>)>& take) const;
-  const std::string& url() const { return base_url_; }
+                   const std::function<Status(size_t, std::vector<PromSeries>)>& take)
+      const override;
+  const std::string& url() const override { return base_url_; }
   // Called after each answered query, from one thread at a time.
   void set_trace(std::function<void(const QueryTrace&)> trace) { trace_ = std::move(trace); }
   // How many of a batch's requests may be in flight at once (at least 1; default 1).

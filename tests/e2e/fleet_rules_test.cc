@@ -21,6 +21,7 @@
 #include "e2e_helpers.h"
 #include "os/http_get.h"
 #include "process_runner.h"
+#include "store/prometheus_source.h"
 
 namespace cgov::e2e {
 namespace {

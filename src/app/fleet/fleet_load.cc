@@ -12,59 +12,20 @@
 
 #include <fmt/format.h>
 
+#include "app/fleet/fleet_queries.h"
 #include "core/time_format.h"
 #include "os/clock.h"
 
 namespace cgov {
 namespace {
 
-constexpr char kGpuPhaseLabels[] =
-    "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
-constexpr char kIdentityLabels[] = "Hostname, user, project, team, namespace, pod, container";
-// Without pods: what every --by but pod and container needs (namespace says a pod was described).
-constexpr char kIdentityLabelsWithoutPods[] = "Hostname, user, project, team, namespace";
-
-constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
-// The rule file's version, recorded with each evaluation: from 2 on, the owners' identity rules
-// (cgov:owner_*: identities summed by host, user, project, team and namespace) are recorded.
-constexpr char kRulesVersion[] = "cgov:hourly_rules:version";
-constexpr double kOwnerRulesVersion = 2;
-// The daily rules (group cgov-daily): each evaluation's own time, and how many hourly
-// evaluations it summed (those between 24.5 h and 0.5 h before it).
-constexpr char kDailyEvaluations[] = "cgov:daily_rules:evaluation_time_seconds";
-constexpr char kDailyHours[] = "cgov:daily_rules:hours";
+// The daily rules summed the hourly evaluations between 24.5 h and 0.5 h before their own.
 constexpr int64_t kDailyLagMs = kHourMs / 2;
 // A counter that fell by more than this (a millisecond of a seconds counter) was reset; less is
 // the rounding of floating-point values summed in another order.
 constexpr double kFallMargin = 1e-3;
 // Auto reads the rules for windows of a day or more: shorter ones are cheap from raw counters.
 constexpr int64_t kAutoRulesMinWindowMs = 24 * kHourMs;
-
-// The hourly rule over a counter:
-// cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h; with `fleet`, the fleet's
-// (by GPU model and phase) cgov:fleet_gpu_phase_seconds:increase1h.
-std::string RuleOf(std::string_view counter, bool fleet = false) {
-  counter.remove_prefix(std::string_view("cgov_").size());
-  counter.remove_suffix(std::string_view("_total").size());
-  return fmt::format("cgov:{}{}:increase1h", fleet ? "fleet_" : "", counter);
-}
-
-// The owners' hourly rule over an identity counter: cgov_identity_held_seconds_total ->
-// cgov:owner_held_seconds:increase1h (by host, user, project, team and namespace).
-std::string OwnerRuleOf(std::string_view counter) {
-  counter.remove_prefix(std::string_view("cgov_identity_").size());
-  counter.remove_suffix(std::string_view("_total").size());
-  return fmt::format("cgov:owner_{}:increase1h", counter);
-}
-
-// The daily rule over a counter: the owners' for an identity counter
-// (cgov:owner_held_seconds:increase1d), else the counter's own (cgov:ticks:increase1d).
-std::string DailyRuleOf(std::string_view counter) {
-  std::string rule =
-      counter.starts_with("cgov_identity_") ? OwnerRuleOf(counter) : RuleOf(counter);
-  rule.back() = 'd';  // ...:increase1h -> ...:increase1d
-  return rule;
-}
 
 // A stretch of the window read one way: the raw counters over (from, to], or a run of
 // consecutive hourly rule evaluations at first, first + 1h, ..., last (covering
@@ -84,11 +45,6 @@ struct Span {
   bool OneRead() const { return !rules && to_ms - from_ms <= kHourMs; }
 };
 
-// One of the two per-GPU counters (by phase).
-const char* GpuCounter(bool busy) {
-  return busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total";
-}
-
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
 int64_t HourOf(int64_t ms) { return ms >= 0 ? ms / kHourMs : (ms - kHourMs + 1) / kHourMs; }
@@ -103,28 +59,13 @@ std::optional<size_t> PhaseSlot(const std::string& key) {
 
 class FleetBuilder {
  public:
-  FleetBuilder(const PrometheusSource& prometheus, int64_t since_ms, int64_t until_ms,
+  FleetBuilder(const PromQuery& prometheus, int64_t since_ms, int64_t until_ms,
                FleetOptions options)
       : prom_(prometheus), since_ms_(since_ms), until_ms_(until_ms), options_(options) {}
 
   Result<HistoryInput> Build();
 
  private:
-  // What a counter added in the `range_ms` before the evaluation time, summed by `by`, from the
-  // scraped values themselves (nothing extrapolated): the last value in the range minus the
-  // last one before it (0 for a series born in the range). A series that reset in the range (a
-  // daemon restart) falls back to increase(), which handles resets.
-  static std::string Increase(const std::string& metric, const char* by, int64_t range_ms) {
-    const std::string r = fmt::format("[{}ms]", range_ms);
-    return fmt::format(
-        "sum by ({0}) ((last_over_time({1}{2}) - ({1} offset {3}ms or last_over_time({1}{2}) * 0)) "
-        "and (resets({1}{2}) == 0) or increase({1}{2}))",
-        by, metric, r, range_ms);
-  }
-  // One of the two per-GPU counters (by phase) over `range_ms`.
-  static std::string GpuIncrease(bool busy, int64_t range_ms) {
-    return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
-  }
   // SpanSum(): its requests (one over rules, the owners' rule with `owners`; over raw counters,
   // the span's end and start, or for a span of one read, both ends by `key` in one range
   // query), then the sums from their answers. `key`: `by` and the labels that tell the
@@ -160,7 +101,7 @@ class FleetBuilder {
   Job WindowFiguresJob();
   Status AddOpenCostPrices(const std::vector<PromSeries>& costs);
 
-  const PrometheusSource& prom_;
+  const PromQuery& prom_;
   int64_t since_ms_, until_ms_;
   FleetOptions options_;
   HistoryInput in_;
@@ -248,22 +189,6 @@ void FleetBuilder::AddGpuPoint(const PromSeries& s, int64_t hour, double value, 
 }
 
 // `metric` restricted to the given hosts (a PromQL regex of their names, each one literal).
-std::string OnHosts(const std::string& metric, const std::set<std::string>& hosts) {
-  std::string alternatives;
-  for (const std::string& host : hosts) {
-    if (!alternatives.empty()) alternatives += '|';
-    for (char c : host) {
-      if (std::string_view(".+*?()|[]{}^$").find(c) != std::string_view::npos) {
-        alternatives += "\\\\";  // a backslash for the regex, escaped for the string
-      } else if (c == '\\' || c == '"') {
-        alternatives += c == '\\' ? "\\\\\\" : "\\";  // a quote or a backslash, escaped
-      }
-      alternatives += c;
-    }
-  }
-  return fmt::format("{}{{Hostname=~\"{}\"}}", metric, alternatives);
-}
-
 // Raw counters over (from, to]. Each series' value at `from`, at every hour boundary inside the
 // span and at `to` (its last scraped value up to then, up to an hour back) comes from one range
 // query for the boundaries, each sample read once, and an instant one at either end; the values
@@ -1162,7 +1087,7 @@ std::optional<RecordingRules> ParseRecordingRules(std::string_view text) {
   return std::nullopt;
 }
 
-Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since_ms,
+Result<HistoryInput> LoadFleet(const PromQuery& prometheus, int64_t since_ms,
                                int64_t until_ms, FleetOptions options) {
   return FleetBuilder(prometheus, since_ms, until_ms, options).Build();
 }

@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "analysis/history_summary.h"
-#include "store/prometheus_source.h"
+#include "store/prom_query.h"
 
 namespace cgov {
 
@@ -52,7 +52,7 @@ struct FleetOptions {
 // "auto", "on", "off".
 std::optional<RecordingRules> ParseRecordingRules(std::string_view text);
 
-Result<HistoryInput> LoadFleet(const PrometheusSource& prometheus, int64_t since_ms,
+Result<HistoryInput> LoadFleet(const PromQuery& prometheus, int64_t since_ms,
                                int64_t until_ms, FleetOptions options = {});
 
 }  // namespace cgov

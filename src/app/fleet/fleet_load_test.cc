@@ -20,6 +20,7 @@
 #include "core/time_format.h"
 #include "export/http_server.h"
 #include "fakes/fake_http_server.h"
+#include "store/prometheus_source.h"
 
 namespace cgov {
 namespace {

@@ -30,6 +30,7 @@
 #include "os/terminal.h"
 #include "report/history_report.h"
 #include "report/html_report.h"
+#include "store/prometheus_source.h"
 
 namespace cgov {
 namespace {

@@ -1,0 +1,58 @@
+// The fleet loader on the PromQuery seam (tests/fakes/fake_prom_query.h): what it asks and what
+// it says when the store has nothing or fails, without a server. The loader's arithmetic over
+// real answers is fleet_load_test.cc's (through the HTTP client) and the e2e tests' (a real
+// Prometheus).
+#include <gtest/gtest.h>
+
+#include "app/fleet/fleet_load.h"
+#include "core/time_format.h"
+#include "fakes/fake_prom_query.h"
+
+namespace cgov {
+namespace {
+
+const int64_t kFrom = *ParseTimestampMs("2026-11-16T10:30:00Z");
+const int64_t kTo = *ParseTimestampMs("2026-11-16T11:00:00Z");
+
+bool Asked(const FakePromQuery& fake, const std::string& expr) {
+  for (const PromRequest& r : fake.requests()) {
+    if (r.expr == expr) return true;
+  }
+  return false;
+}
+
+TEST(FleetLoadOnAFake, AStoreWithoutCgovMetricsSaysWhatToCheck) {
+  FakePromQuery fake([](const PromRequest&) { return std::vector<PromSeries>(); });
+  Result<HistoryInput> in = LoadFleet(fake, kFrom, kTo, {.rules = RecordingRules::kOff});
+  ASSERT_FALSE(in.ok());
+  EXPECT_EQ(in.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(in.status().message().find("--prometheus fake://prometheus: no cgov metrics"),
+            std::string::npos) << in.status().message();
+  EXPECT_TRUE(Asked(fake, "count(cgov_gpu_phase_seconds_total)"));
+}
+
+TEST(FleetLoadOnAFake, MetricsOutsideTheWindowAskForAWiderOne) {
+  FakePromQuery fake([](const PromRequest& r) {
+    std::vector<PromSeries> out;
+    if (r.expr.starts_with("count(last_over_time(")) out.push_back(Series({}, {{0, 8}}));
+    return Result<std::vector<PromSeries>>(out);
+  });
+  Result<HistoryInput> in = LoadFleet(fake, kFrom, kTo, {.rules = RecordingRules::kOff});
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.status().message().find("not in this window; widen --since"), std::string::npos)
+      << in.status().message();
+}
+
+// The first failure ends the batch: nothing after it is asked, and its words reach the user.
+TEST(FleetLoadOnAFake, TheStoresFirstErrorEndsTheLoadAndNothingAfterItIsAsked) {
+  FakePromQuery fake([](const PromRequest&) -> Result<std::vector<PromSeries>> {
+    return Unavailable("query timed out in expression evaluation");
+  });
+  Result<HistoryInput> in = LoadFleet(fake, kFrom, kTo, {.rules = RecordingRules::kOff});
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.status().message().find("query timed out"), std::string::npos);
+  EXPECT_EQ(fake.requests().size(), 1u);
+}
+
+}  // namespace
+}  // namespace cgov

@@ -1,0 +1,70 @@
+#include "app/fleet/fleet_queries.h"
+
+#include <fmt/format.h>
+
+namespace cgov {
+
+// The hourly rule over a counter:
+// cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h; with `fleet`, the fleet's
+// (by GPU model and phase) cgov:fleet_gpu_phase_seconds:increase1h.
+std::string RuleOf(std::string_view counter, bool fleet) {
+  counter.remove_prefix(std::string_view("cgov_").size());
+  counter.remove_suffix(std::string_view("_total").size());
+  return fmt::format("cgov:{}{}:increase1h", fleet ? "fleet_" : "", counter);
+}
+
+// The owners' hourly rule over an identity counter: cgov_identity_held_seconds_total ->
+// cgov:owner_held_seconds:increase1h (by host, user, project, team and namespace).
+std::string OwnerRuleOf(std::string_view counter) {
+  counter.remove_prefix(std::string_view("cgov_identity_").size());
+  counter.remove_suffix(std::string_view("_total").size());
+  return fmt::format("cgov:owner_{}:increase1h", counter);
+}
+
+// The daily rule over a counter: the owners' for an identity counter
+// (cgov:owner_held_seconds:increase1d), else the counter's own (cgov:ticks:increase1d).
+std::string DailyRuleOf(std::string_view counter) {
+  std::string rule =
+      counter.starts_with("cgov_identity_") ? OwnerRuleOf(counter) : RuleOf(counter);
+  rule.back() = 'd';  // ...:increase1h -> ...:increase1d
+  return rule;
+}
+
+// One of the two per-GPU counters (by phase).
+const char* GpuCounter(bool busy) {
+  return busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total";
+}
+
+std::string OnHosts(const std::string& metric, const std::set<std::string>& hosts) {
+  std::string alternatives;
+  for (const std::string& host : hosts) {
+    if (!alternatives.empty()) alternatives += '|';
+    for (char c : host) {
+      if (std::string_view(".+*?()|[]{}^$").find(c) != std::string_view::npos) {
+        alternatives += "\\\\";  // a backslash for the regex, escaped for the string
+      } else if (c == '\\' || c == '"') {
+        alternatives += c == '\\' ? "\\\\\\" : "\\";  // a quote or a backslash, escaped
+      }
+      alternatives += c;
+    }
+  }
+  return fmt::format("{}{{Hostname=~\"{}\"}}", metric, alternatives);
+}
+
+// What a counter added in the `range_ms` before the evaluation time, summed by `by`, from the
+// scraped values themselves (nothing extrapolated): the last value in the range minus the
+// last one before it (0 for a series born in the range). A series that reset in the range (a
+// daemon restart) falls back to increase(), which handles resets.
+std::string Increase(const std::string& metric, const char* by, int64_t range_ms) {
+  const std::string r = fmt::format("[{}ms]", range_ms);
+  return fmt::format(
+      "sum by ({0}) ((last_over_time({1}{2}) - ({1} offset {3}ms or last_over_time({1}{2}) * 0)) "
+      "and (resets({1}{2}) == 0) or increase({1}{2}))",
+      by, metric, r, range_ms);
+}
+// One of the two per-GPU counters (by phase) over `range_ms`.
+std::string GpuIncrease(bool busy, int64_t range_ms) {
+  return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
+}
+
+}  // namespace cgov

@@ -1,0 +1,52 @@
+// The fleet report's PromQL, as pure functions of what is asked: the label sets it sums by, the
+// recording rules' names (deploy/prometheus/cgov-rules.yml), the counters' differences over a
+// range and the hosts a query is narrowed to. fleet_load.cc plans the window and asks them.
+#ifndef CGOV_APP_FLEET_FLEET_QUERIES_H_
+#define CGOV_APP_FLEET_FLEET_QUERIES_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace cgov {
+
+inline constexpr char kGpuPhaseLabels[] =
+    "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
+inline constexpr char kIdentityLabels[] = "Hostname, user, project, team, namespace, pod, container";
+// Without pods: what every --by but pod and container needs (namespace says a pod was described).
+inline constexpr char kIdentityLabelsWithoutPods[] = "Hostname, user, project, team, namespace";
+
+inline constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
+// The rule file's version, recorded with each evaluation: from 2 on, the owners' identity rules
+// (cgov:owner_*: identities summed by host, user, project, team and namespace) are recorded.
+inline constexpr char kRulesVersion[] = "cgov:hourly_rules:version";
+inline constexpr double kOwnerRulesVersion = 2;
+// The daily rules (group cgov-daily): each evaluation's own time, and how many hourly
+// evaluations it summed (those between 24.5 h and 0.5 h before it).
+inline constexpr char kDailyEvaluations[] = "cgov:daily_rules:evaluation_time_seconds";
+inline constexpr char kDailyHours[] = "cgov:daily_rules:hours";
+
+// cgov_gpu_phase_seconds_total -> cgov:gpu_phase_seconds:increase1h; with `fleet`, the
+// fleet's (by GPU model and phase) cgov:fleet_gpu_phase_seconds:increase1h.
+std::string RuleOf(std::string_view counter, bool fleet = false);
+// cgov_identity_held_seconds_total -> cgov:owner_held_seconds:increase1h (by host, user,
+// project, team and namespace).
+std::string OwnerRuleOf(std::string_view counter);
+// The owners' daily rule for an identity counter (cgov:owner_held_seconds:increase1d), else the
+// counter's own (cgov:ticks:increase1d).
+std::string DailyRuleOf(std::string_view counter);
+// One of the two per-GPU counters (by phase).
+const char* GpuCounter(bool busy);
+// `metric` narrowed to `hosts` (a regex alternation, each name's metacharacters escaped).
+std::string OnHosts(const std::string& metric, const std::set<std::string>& hosts);
+// What a counter added in the `range_ms` before the evaluation time, summed by `by`, from the
+// scraped values themselves (nothing extrapolated); a series that reset in the range (a daemon
+// restart) falls back to increase(), which handles resets.
+std::string Increase(const std::string& metric, const char* by, int64_t range_ms);
+// One of the two per-GPU counters over `range_ms`, by GPU and phase.
+std::string GpuIncrease(bool busy, int64_t range_ms);
+
+}  // namespace cgov
+
+#endif  // CGOV_APP_FLEET_FLEET_QUERIES_H_
