@@ -10,33 +10,14 @@
 
 #include "core/text.h"
 #include "os/clock.h"
+#include "os/http_client.h"
 #include "os/input_file.h"
 #include "telemetry/text_scan.h"
-#include "store/curl_library.h"
 
 namespace cgov {
 namespace {
 
 constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
-
-struct Transfer {
-  const std::function<bool(std::string_view)>* on_data = nullptr;
-  const std::atomic<bool>* stop = nullptr;
-  bool refused = false;  // on_data asked to stop
-};
-
-size_t OnData(char* data, size_t size, size_t n, void* user) {
-  auto* t = static_cast<Transfer*>(user);
-  if (!(*t->on_data)(std::string_view(data, size * n))) {
-    t->refused = true;
-    return 0;  // aborts the transfer
-  }
-  return size * n;
-}
-
-int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<Transfer*>(user)->stop->load() ? 1 : 0;  // non-zero aborts
-}
 
 // What a refusal says: the API server answers errors as a metav1.Status.
 std::string StatusMessage(const std::string& body) {
@@ -45,20 +26,6 @@ std::string StatusMessage(const std::string& body) {
     return SafeText(j["message"].get<std::string>());
   }
   return SafeText(body.substr(0, 200));
-}
-
-// A query value: the continue token is opaque (base64 with '=', '+', '/' in practice).
-std::string PercentEncoded(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -80,7 +47,7 @@ KubeApiOptions InClusterKubeApi() {
 
 Result<std::unique_ptr<KubePodWatch>> KubePodWatch::Start(KubeApiOptions options,
                                                           KubePodDirectory* pods) {
-  CGOV_RETURN_IF_ERROR(LoadCurl().status());
+  CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
   std::unique_ptr<KubePodWatch> w(new KubePodWatch(std::move(options), pods));
   KubePodWatch* p = w.get();
   CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-kube-watch", Worker::Wait(0), [p] {
@@ -162,68 +129,53 @@ void KubePodWatch::Loop() {
 Status KubePodWatch::Get(const std::string& url, long timeout_ms,
                          const std::function<bool(std::string_view)>& on_data,
                          std::string* error_body, long* status) {
-  CGOV_ASSIGN_OR_RETURN(const CurlLibrary* lib, LoadCurl());
-  std::unique_ptr<CURL, decltype(lib->easy_cleanup)> curl(lib->easy_init(), lib->easy_cleanup);
-  if (!curl) return Internal("libcurl: cannot start a transfer");
-  curl_slist* headers = lib->slist_append(nullptr, "Accept: application/json");
+  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, CurlHttpClient());
+  HttpRequest request;
+  request.url = url;
+  request.headers = {"Accept: application/json"};
   if (!o_.token_file.empty()) {
     // Re-read every time: a projected service-account token is rotated by the kubelet.
-    Result<std::string> token = ReadInputFile(o_.token_file, 64 << 10, "--kube-token-file");
-    if (!token.ok()) {
-      lib->slist_free_all(headers);
-      return token.status();
-    }
-    const std::string_view bearer = Trim(*token);
+    CGOV_ASSIGN_OR_RETURN(std::string token,
+                          ReadInputFile(o_.token_file, 64 << 10, "--kube-token-file"));
+    const std::string_view bearer = Trim(token);
     // One header line: a token with a control character or a space inside would split it.
     if (bearer.empty() || std::any_of(bearer.begin(), bearer.end(), [](char c) {
           return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
         })) {
-      lib->slist_free_all(headers);
       return InvalidArgument(fmt::format("--kube-token-file {}: not one bearer token (empty, or "
                                          "a space or control character inside)", o_.token_file));
     }
-    headers = lib->slist_append(headers, ("Authorization: Bearer " + std::string(bearer)).c_str());
+    request.headers.push_back("Authorization: Bearer " + std::string(bearer));
   }
   // Collected only until the status is known to be 200; an error's body is kept for its message.
   std::string early;
-  bool ok_status = false;
-  std::function<bool(std::string_view)> route = [&](std::string_view data) {
-    if (!ok_status) {
-      long code = 0;
-      lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &code);
-      ok_status = code == 200;
-      if (!ok_status) {
-        if (early.size() < (64 << 10)) early.append(data);
-        return true;
-      }
+  long code = 0;
+  request.on_header = [&code](std::string_view line) {
+    // "HTTP/1.1 200 OK", "HTTP/2 410": each answer's status line (a proxy may send several).
+    if (line.starts_with("HTTP/")) {
+      const size_t space = line.find(' ');
+      if (space != std::string_view::npos) code = std::strtol(line.data() + space + 1, nullptr, 10);
+    }
+  };
+  request.on_data = [&](std::string_view data) {
+    if (code != 200) {
+      if (early.size() < (64 << 10)) early.append(data);
+      return true;
     }
     return on_data(data);
   };
-  Transfer t{&route, &worker_.stop_flag(), false};
-  char error[CURL_ERROR_SIZE] = {0};
-  lib->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-  lib->easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
-  lib->easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &OnData);
-  lib->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &t);
-  lib->easy_setopt(curl.get(), CURLOPT_XFERINFOFUNCTION, &OnProgress);
-  lib->easy_setopt(curl.get(), CURLOPT_XFERINFODATA, &t);
-  lib->easy_setopt(curl.get(), CURLOPT_NOPROGRESS, 0L);
-  lib->easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
-  lib->easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, timeout_ms);
-  lib->easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-  lib->easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
-  lib->easy_setopt(curl.get(), CURLOPT_ACCEPT_ENCODING, "");
-  lib->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
-  lib->easy_setopt(curl.get(), CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
-  if (!o_.ca_file.empty()) lib->easy_setopt(curl.get(), CURLOPT_CAINFO, o_.ca_file.c_str());
-  const CURLcode code = lib->easy_perform(curl.get());
-  lib->slist_free_all(headers);
-  lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, status);
+  request.timeout = std::chrono::milliseconds(timeout_ms);
+  request.connect_timeout = std::chrono::milliseconds(10'000);
+  request.accept_encoding = true;
+  request.ca_file = o_.ca_file;
+  request.stop = &worker_.stop_flag();
+  CGOV_ASSIGN_OR_RETURN(HttpResponse sent, client->Send(request));
+  *status = sent.status;
   if (error_body != nullptr) *error_body = std::move(early);
-  if (t.refused) return Status::Ok();  // the caller stopped it and knows why
-  if (code != CURLE_OK && code != CURLE_OPERATION_TIMEDOUT && !worker_.stopping()) {
-    return Unavailable(fmt::format("Kubernetes API {}: {}", o_.api_url,
-                                   error[0] != 0 ? error : lib->easy_strerror(code)));
+  if (sent.end == HttpResponse::End::kRefused) return Status::Ok();  // the caller stopped it
+  if (sent.end != HttpResponse::End::kComplete && sent.end != HttpResponse::End::kTimedOut &&
+      !worker_.stopping()) {
+    return Unavailable(fmt::format("Kubernetes API {}: {}", o_.api_url, sent.error));
   }
   return Status::Ok();
 }
@@ -244,7 +196,7 @@ Status KubePodWatch::List() {
     }
     std::string url = fmt::format("{}/api/v1/pods?fieldSelector={}&limit={}", o_.api_url, selector,
                                   o_.page_size);
-    if (!next.empty()) url += "&continue=" + PercentEncoded(next);
+    if (!next.empty()) url += "&continue=" + UrlEncode(next);
     std::string body, error_body;
     long status = 0;
     CGOV_RETURN_IF_ERROR(Get(url, 60'000, [&](std::string_view d) {

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "store/curl_library.h"
+#include "os/http_client.h"
 #include "store/tick_record.h"
 #include "telemetry/text_scan.h"
 
@@ -170,29 +170,16 @@ struct Call {
   std::string grpc_status, grpc_message, content_type;
 };
 
-size_t OnBody(char* data, size_t size, size_t n, void* user) {
-  auto* call = static_cast<Call*>(user);
-  if (call->body.size() + size * n > kMaxResponseBytes) {
-    call->too_big = true;
-    return 0;
-  }
-  call->body.append(data, size * n);
-  return size * n;
-}
-
 // Headers and trailers alike (libcurl hands HTTP/2 trailers to the header callback).
-size_t OnHeader(char* data, size_t size, size_t n, void* user) {
-  auto* call = static_cast<Call*>(user);
-  const std::string_view line(data, size * n);
+void ReadHeader(std::string_view line, Call* call) {
   const size_t colon = line.find(':');
-  if (colon == std::string_view::npos) return size * n;
+  if (colon == std::string_view::npos) return;
   std::string name(Trim(line.substr(0, colon)));
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const std::string_view value = Trim(line.substr(colon + 1));
   if (name == "grpc-status") call->grpc_status = std::string(value);
   else if (name == "grpc-message") call->grpc_message = PercentDecoded(value);
   else if (name == "content-type") call->content_type = std::string(value);
-  return size * n;
 }
 
 // Says why `path` cannot be the kubelet's socket before libcurl tries (its own message for a
@@ -251,52 +238,43 @@ Result<std::string_view> GrpcUnaryMessage(std::string_view body) {
 Result<std::vector<PodDevice>> ListPodResources(const std::string& socket_path,
                                                 std::chrono::milliseconds timeout) {
   CGOV_RETURN_IF_ERROR(CheckSocket(socket_path));
-  CGOV_ASSIGN_OR_RETURN(const CurlLibrary* lib, LoadCurl());
-  std::unique_ptr<CURL, decltype(lib->easy_cleanup)> curl(lib->easy_init(), lib->easy_cleanup);
-  if (!curl) return Internal("libcurl: cannot start a transfer");
-  CURL* c = curl.get();
-  // HTTP/2 from the first byte, as gRPC servers expect (no HTTP/1.1 upgrade).
-  if (lib->easy_setopt(c, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE}) !=
-      CURLE_OK) {
-    return Unavailable("the pod-resources API is gRPC over HTTP/2, and this libcurl was built "
-                       "without HTTP/2 (nghttp2)");
-  }
-  curl_slist* headers = lib->slist_append(nullptr, "Content-Type: application/grpc");
-  headers = lib->slist_append(headers, "TE: trailers");
-  std::unique_ptr<curl_slist, decltype(lib->slist_free_all)> header_list(headers,
-                                                                         lib->slist_free_all);
+  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, CurlHttpClient());
   // An empty ListPodResourcesRequest: uncompressed, zero bytes long.
   static constexpr char kRequest[5] = {0, 0, 0, 0, 0};
   Call call;
-  char error[CURL_ERROR_SIZE] = {0};
-  lib->easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, socket_path.c_str());
-  lib->easy_setopt(c, CURLOPT_URL, "http://localhost/v1.PodResourcesLister/List");
-  lib->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
-  lib->easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  lib->easy_setopt(c, CURLOPT_POSTFIELDS, kRequest);
-  lib->easy_setopt(c, CURLOPT_POSTFIELDSIZE, long{sizeof kRequest});
-  lib->easy_setopt(c, CURLOPT_WRITEFUNCTION, &OnBody);
-  lib->easy_setopt(c, CURLOPT_WRITEDATA, &call);
-  lib->easy_setopt(c, CURLOPT_HEADERFUNCTION, &OnHeader);
-  lib->easy_setopt(c, CURLOPT_HEADERDATA, &call);
-  lib->easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  lib->easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  lib->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  lib->easy_setopt(c, CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
-  const CURLcode code = lib->easy_perform(c);
+  HttpRequest request;
+  request.url = "http://localhost/v1.PodResourcesLister/List";
+  request.unix_socket = socket_path;
+  request.http2_prior_knowledge = true;  // from the first byte, as gRPC servers expect
+  request.protocols = "http";
+  request.post = true;
+  request.post_body.assign(kRequest, sizeof kRequest);
+  request.headers = {"Content-Type: application/grpc", "TE: trailers"};
+  request.timeout = timeout;
+  request.on_data = [&call](std::string_view data) {
+    if (call.body.size() + data.size() > kMaxResponseBytes) {
+      call.too_big = true;
+      return false;
+    }
+    call.body.append(data);
+    return true;
+  };
+  request.on_header = [&call](std::string_view line) { ReadHeader(line, &call); };
+  Result<HttpResponse> sent = client->Send(request);
   const std::string where = fmt::format("pod-resources socket {}", socket_path);
+  if (!sent.ok()) {
+    return Unavailable(fmt::format("the pod-resources API is gRPC over HTTP/2, and {}",
+                                   sent.status().message()));
+  }
   if (call.too_big) {
     return Unavailable(fmt::format("{}: the answer is over {} MiB", where, kMaxResponseBytes >> 20));
   }
-  if (code == CURLE_COULDNT_CONNECT) {
+  if (sent->end == HttpResponse::End::kNoConnection) {
     // libcurl's own words name a TCP port and a time that changes with every try.
     return Unavailable(fmt::format("{}: nothing answers on it (is the kubelet running?)", where));
   }
-  if (code != CURLE_OK) {
-    return Unavailable(fmt::format("{}: {}", where, error[0] != 0 ? error : lib->easy_strerror(code)));
-  }
-  long status = 0;
-  lib->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  if (!sent->complete()) return Unavailable(fmt::format("{}: {}", where, sent->error));
+  const long status = sent->status;
   if (status != 200) {
     return Unavailable(fmt::format("{}: HTTP {} (not a gRPC server?)", where, status));
   }
@@ -321,7 +299,7 @@ Result<std::vector<PodDevice>> ListPodResources(const std::string& socket_path,
 }
 
 Result<std::unique_ptr<PodResourcesPoller>> PodResourcesPoller::Start(PodResourcesOptions options) {
-  CGOV_RETURN_IF_ERROR(LoadCurl().status());
+  CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
   std::unique_ptr<PodResourcesPoller> p(new PodResourcesPoller(std::move(options)));
   p->PollOnce();
   PodResourcesPoller* raw = p.get();

@@ -1,5 +1,5 @@
-// One HTTP POST of a JSON body to a webhook, through libcurl (loaded at run time:
-// store/curl_library.h). Blocks for at most `timeout_ms`, or until `*stop` becomes true.
+// One HTTP POST of a JSON body to a webhook, through the HttpClient (libcurl's, loaded at run
+// time, unless a test gives its own). Blocks for at most `timeout_ms`, or until `*stop` becomes true.
 #ifndef CGOV_NOTIFY_WEBHOOK_POST_H_
 #define CGOV_NOTIFY_WEBHOOK_POST_H_
 
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "os/http_client.h"
 
 namespace cgov {
 
@@ -20,7 +21,8 @@ struct PostOutcome {
 // Never names the URL in `error`: Slack's and Teams' URLs are credentials.
 Result<PostOutcome> PostJson(const std::string& url, const std::string& body,
                              const std::string& idempotency_key, int64_t timeout_ms,
-                             const std::atomic<bool>* stop);
+                             const std::atomic<bool>* stop,
+                             const HttpClient* client = nullptr);  // null: libcurl's
 
 }  // namespace cgov
 

@@ -56,7 +56,7 @@ int MsLeft(SteadyClock::time_point deadline) {
 
 }  // namespace
 
-Result<HttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
+Result<PlainHttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
                              std::chrono::milliseconds timeout) {
   CGOV_ASSIGN_OR_RETURN(Url u, ParseUrl(url));
   addrinfo hints{};
@@ -105,7 +105,7 @@ Result<HttpResponse> HttpGet(const std::string& url, const std::vector<std::stri
   }
   close(fd);
   fd = -1;
-  HttpResponse out;
+  PlainHttpResponse out;
   const size_t header_end = response.find("\r\n\r\n");
   if (response.rfind("HTTP/1.", 0) != 0 || header_end == std::string::npos ||
       std::sscanf(response.c_str(), "HTTP/1.%*d %d", &out.status) != 1) {

@@ -12,7 +12,7 @@
 
 namespace cgov {
 
-struct HttpResponse {
+struct PlainHttpResponse {
   int status = 0;
   std::string body;
 };
@@ -21,7 +21,7 @@ struct HttpResponse {
 // ("Name: value"), everything (connect, send, receive) within `timeout`. Errors name the URL:
 // kInvalidArgument for a URL this client does not take, kUnavailable for refused, timed out or
 // malformed answers.
-Result<HttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
+Result<PlainHttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
                              std::chrono::milliseconds timeout);
 
 }  // namespace cgov

@@ -15,7 +15,7 @@
 #include "core/json_stream.h"
 #include "core/text.h"
 #include "core/time_format.h"
-#include "store/curl_library.h"
+#include "os/http_client.h"
 
 namespace cgov {
 namespace {
@@ -35,26 +35,18 @@ struct Download {
   static constexpr size_t kHead = 256;
 };
 
-size_t Append(char* data, size_t size, size_t count, void* user) {
-  auto* download = static_cast<Download*>(user);
-  const size_t n = size * count;
-  if (download->bytes + n > kMaxBody) {
+// One piece of the answer: false (the transfer ends) past kMaxBody.
+bool Append(std::string_view piece, Download* download) {
+  if (download->bytes + piece.size() > kMaxBody) {
     download->too_big = true;
-    return 0;  // curl ends the transfer
+    return false;
   }
-  download->bytes += n;
+  download->bytes += piece.size();
   if (download->head.size() < Download::kHead) {
-    download->head.append(data, std::min(n, Download::kHead - download->head.size()));
+    download->head.append(piece.substr(0, Download::kHead - download->head.size()));
   }
-  if (download->is_json) download->is_json = download->json.Feed(std::string_view(data, n));
-  return n;
-}
-
-std::string Escape(const CurlLibrary& lib, CURL* curl, const std::string& text) {
-  char* escaped = lib.easy_escape(curl, text.data(), static_cast<int>(text.size()));
-  std::string out = escaped != nullptr ? escaped : "";
-  lib.free(escaped);
-  return out;
+  if (download->is_json) download->is_json = download->json.Feed(piece);
+  return true;
 }
 
 // Every query asks for a whole answer or none: Thanos Query's `partial_response=false`,
@@ -270,7 +262,7 @@ Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
                                        "such as http://127.0.0.1:9090", base_url));
   }
   while (base_url.ends_with("/")) base_url.pop_back();
-  CGOV_RETURN_IF_ERROR(LoadCurl().status());
+  CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
   return PrometheusSource(std::move(base_url), timeout, std::move(tenant));
 }
 
@@ -397,37 +389,26 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
     const std::string& expr) const {
   const auto started = std::chrono::steady_clock::now();
-  CGOV_ASSIGN_OR_RETURN(const CurlLibrary* lib, LoadCurl());
-  std::unique_ptr<CURL, decltype(lib->easy_cleanup)> curl(lib->easy_init(), lib->easy_cleanup);
-  if (!curl) return Internal("libcurl: cannot start a transfer");
+  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, CurlHttpClient());
   std::string url = base_url_ + path;
   char separator = '?';
   for (const auto* list : {&params, &WholeAnswerParams()}) {
     for (const auto& [name, value] : *list) {
-      url += separator + name + "=" + Escape(*lib, curl.get(), value);
+      url += separator + name + "=" + UrlEncode(value);
       separator = '&';
     }
   }
   AnswerReader answer;
   Download download(&answer);
-  char error[CURL_ERROR_SIZE] = {0};
-  curl_slist* headers = nullptr;
-  if (!tenant_.empty()) headers = lib->slist_append(nullptr, ("X-Scope-OrgID: " + tenant_).c_str());
-  std::unique_ptr<curl_slist, decltype(lib->slist_free_all)> header_list(headers,
-                                                                         lib->slist_free_all);
-  if (headers != nullptr) lib->easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
-  lib->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-  lib->easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &Append);
-  lib->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &download);
-  lib->easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
-  lib->easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
-  lib->easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-  lib->easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
-  lib->easy_setopt(curl.get(), CURLOPT_ACCEPT_ENCODING, "");  // gzip when offered
-  lib->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
-  lib->easy_setopt(curl.get(), CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
-  const CURLcode code = lib->easy_perform(curl.get());
-  if (code == CURLE_OPERATION_TIMEDOUT) {
+  HttpRequest request;
+  request.url = url;
+  if (!tenant_.empty()) request.headers.push_back("X-Scope-OrgID: " + tenant_);
+  request.timeout = timeout_;
+  request.connect_timeout = std::chrono::milliseconds(5000);
+  request.accept_encoding = true;  // gzip when offered
+  request.on_data = [&download](std::string_view piece) { return Append(piece, &download); };
+  CGOV_ASSIGN_OR_RETURN(HttpResponse sent, client->Send(request));
+  if (sent.end == HttpResponse::End::kTimedOut) {
     return Unavailable(fmt::format("--prometheus {}: no whole answer in {:.0f} s "
                                    "(--prometheus-timeout); a longer timeout, a shorter window, or "
                                    "the hourly recording rules (--recording-rules on)\n  query: {}",
@@ -438,12 +419,11 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
                                    "shorter window or the hourly recording rules (--recording-rules "
                                    "on) need less\n  query: {}", base_url_, kMaxBody >> 20, expr));
   }
-  if (code != CURLE_OK) {
+  if (!sent.complete()) {
     return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", base_url_,
-                                   error[0] != 0 ? error : lib->easy_strerror(code)));
+                                   sent.error));
   }
-  long status = 0;
-  lib->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  const long status = sent.status;
   const bool parsed = download.is_json && download.json.Finish();
   if (!parsed || !answer.is_object || !answer.status) {
     if (status != 200 && status != 404 && download.bytes > 0) {

@@ -24,7 +24,6 @@ KNOWN_LONG = {
     ("app/fleet/fleet_load.cc", "FleetBuilder::Job FleetBuilder::WindowFiguresJob("),
     ("analysis/run_compare.cc", "Result<RunComparison> CompareRuns("),
     ("analysis/showback.cc", "Showback BillShowback("),
-    ("store/prometheus_source.cc", "Result<std::vector<PromSeries>> PrometheusSource::Get("),
 }
 
 NOT_FUNCTIONS = ("namespace", "}", "#", "//", "struct", "class", "enum", "using", "template",

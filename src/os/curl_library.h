@@ -5,8 +5,8 @@
 // SSH, RTMP, ...) that `cgov run`, `cgov daemon` and the rest never use (docs/architecture.md,
 // "Dependencies"). curl.h is used for its types and constants only; every call goes through the
 // pointers resolved here.
-#ifndef CGOV_STORE_CURL_LIBRARY_H_
-#define CGOV_STORE_CURL_LIBRARY_H_
+#ifndef CGOV_OS_CURL_LIBRARY_H_
+#define CGOV_OS_CURL_LIBRARY_H_
 
 #include <curl/curl.h>
 
@@ -34,4 +34,4 @@ Result<const CurlLibrary*> LoadCurl();
 
 }  // namespace cgov
 
-#endif  // CGOV_STORE_CURL_LIBRARY_H_
+#endif  // CGOV_OS_CURL_LIBRARY_H_

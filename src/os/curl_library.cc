@@ -1,4 +1,4 @@
-#include "store/curl_library.h"
+#include "os/curl_library.h"
 
 #include <string>
 
