@@ -55,6 +55,65 @@ bool SameJobTags(const Tags& a, const Tags& b) {
   return strip(a) == strip(b);
 }
 
+namespace {
+
+// Waste and phases: the baselines' mean against this run.
+void CompareWasteAndPhases(const std::vector<RunDigest>& baselines, const RunDigest& current,
+                           RunComparison* c) {
+  const double n = static_cast<double>(baselines.size());
+  for (const RunDigest& b : baselines) {
+    c->waste_pct_baseline += b.waste_pct / n;
+    for (size_t p = 0; p < kPhaseCount; ++p) c->phase_pct_baseline[p] += b.phase_share_pct[p] / n;
+  }
+  c->waste_pct_current = current.waste_pct;
+  c->waste_change_pp = c->waste_pct_current - c->waste_pct_baseline;
+  c->phase_pct_current = current.phase_share_pct;
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    c->phase_change_pp[p] = c->phase_pct_current[p] - c->phase_pct_baseline[p];
+  }
+}
+
+// Findings by id: new in this run, or gone from it.
+void CompareFindings(const std::vector<RunDigest>& baselines, const RunDigest& current,
+                     RunComparison* c) {
+  std::set<std::string> before, now;
+  auto in_current = [&](const FindingDigest& f) {
+    return std::any_of(current.findings.begin(), current.findings.end(),
+                       [&](const FindingDigest& g) { return g.id == f.id; });
+  };
+  for (const RunDigest& b : baselines) {
+    for (const FindingDigest& f : b.findings) {
+      if (before.insert(f.id).second && !in_current(f)) c->findings_gone.push_back(f);
+    }
+  }
+  for (const FindingDigest& f : current.findings) {
+    if (now.insert(f.id).second && before.count(f.id) == 0) c->findings_new.push_back(f);
+  }
+}
+
+// --fail-on-regression: a rise past the threshold, above every baseline (the run-to-run
+// spread) and by more than one sample interval of every GPU (the noise floor).
+void Judge(size_t baselines, const std::string& from_to, double threshold_pct,
+           RunComparison* c) {
+  const bool above_threshold = c->change_pct && *c->change_pct > threshold_pct;
+  const bool beyond_spread = baselines < 2 || c->current > c->baseline_max;
+  const bool beyond_noise = c->current - c->baseline > c->noise_floor;
+  c->regressed = above_threshold && beyond_spread && beyond_noise;
+  if (c->regressed) {
+    c->verdict = fmt::format("regression: {}, more than {:g} %", from_to, threshold_pct);
+  } else if (above_threshold && !beyond_noise) {
+    c->verdict = fmt::format("within the noise floor: {}, a rise of at most one sample interval "
+                             "of every GPU ({})", from_to, Shown(c->figure, c->noise_floor));
+  } else if (above_threshold) {
+    c->verdict = fmt::format("within the run-to-run spread: {}, but not above the highest "
+                             "baseline ({})", from_to, Shown(c->figure, c->baseline_max));
+  } else {
+    c->verdict = fmt::format("no regression: {}, limit {:g} %", from_to, threshold_pct);
+  }
+}
+
+}  // namespace
+
 Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const RunDigest& current,
                                   std::optional<double> threshold_pct) {
   if (baselines.empty()) return InvalidArgument("no baseline run to compare with");
@@ -112,31 +171,8 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
     c.change_pct = (c.current - c.baseline) / c.baseline * 100;
     if (baselines.size() >= 2) c.spread_pct = (c.baseline_max - baseline_min) / c.baseline * 100;
   }
-  // Waste and phases: the baselines' mean.
-  const double n = static_cast<double>(baselines.size());
-  for (const RunDigest& b : baselines) {
-    c.waste_pct_baseline += b.waste_pct / n;
-    for (size_t p = 0; p < kPhaseCount; ++p) c.phase_pct_baseline[p] += b.phase_share_pct[p] / n;
-  }
-  c.waste_pct_current = current.waste_pct;
-  c.waste_change_pp = c.waste_pct_current - c.waste_pct_baseline;
-  c.phase_pct_current = current.phase_share_pct;
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    c.phase_change_pp[p] = c.phase_pct_current[p] - c.phase_pct_baseline[p];
-  }
-  // Findings by id: new in this run, or gone from it.
-  std::set<std::string> before, now;
-  for (const RunDigest& b : baselines) {
-    for (const FindingDigest& f : b.findings) {
-      if (before.insert(f.id).second && std::none_of(current.findings.begin(), current.findings.end(),
-                                                      [&](const FindingDigest& g) { return g.id == f.id; })) {
-        c.findings_gone.push_back(f);
-      }
-    }
-  }
-  for (const FindingDigest& f : current.findings) {
-    if (now.insert(f.id).second && before.count(f.id) == 0) c.findings_new.push_back(f);
-  }
+  CompareWasteAndPhases(baselines, current, &c);
+  CompareFindings(baselines, current, &c);
   // The verdict.
   const std::string change =
       c.change_pct ? fmt::format("{:+.1f} %", *c.change_pct) : std::string("no change measurable");
@@ -149,21 +185,7 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
     c.verdict = from_to;
     return c;
   }
-  const bool above_threshold = c.change_pct && *c.change_pct > *threshold_pct;
-  const bool beyond_spread = baselines.size() < 2 || c.current > c.baseline_max;
-  const bool beyond_noise = c.current - c.baseline > c.noise_floor;
-  c.regressed = above_threshold && beyond_spread && beyond_noise;
-  if (c.regressed) {
-    c.verdict = fmt::format("regression: {}, more than {:g} %", from_to, *threshold_pct);
-  } else if (above_threshold && !beyond_noise) {
-    c.verdict = fmt::format("within the noise floor: {}, a rise of at most one sample interval of "
-                            "every GPU ({})", from_to, Shown(c.figure, c.noise_floor));
-  } else if (above_threshold) {
-    c.verdict = fmt::format("within the run-to-run spread: {}, but not above the highest baseline "
-                            "({})", from_to, Shown(c.figure, c.baseline_max));
-  } else {
-    c.verdict = fmt::format("no regression: {}, limit {:g} %", from_to, *threshold_pct);
-  }
+  Judge(baselines.size(), from_to, *threshold_pct, &c);
   return c;
 }
 

@@ -193,6 +193,54 @@ std::vector<int64_t> LargestRemainder(int64_t total, const std::vector<int64_t>&
   return out;
 }
 
+namespace {
+
+bool OnHost(const std::map<uint32_t, std::string>& host_of_gpu, uint32_t gpu_id,
+            const std::string& host) {
+  auto it = host_of_gpu.find(gpu_id);
+  return it != host_of_gpu.end() && it->second == host;
+}
+
+// The GPU time of `host` inside a bill line's span, by holder (`by`), and in all (*total): each
+// hour's data in the share of its time the span covers (rollups are hourly: a span that cuts an
+// hour takes that part of it, pro rata). An hour's data covers the hour within the report's
+// window.
+std::map<std::string, int64_t> HeldInSpan(const HistoryInput& in, HistoryBy by,
+                                          const std::string& host,
+                                          const std::map<uint32_t, std::string>& host_of_gpu,
+                                          const BilledLine& line, int64_t* total) {
+  std::map<std::string, int64_t> held;  // by key
+  for (const HourBucket& b : in.hours) {
+    int64_t bucket_from = b.hour * kHourMs, bucket_to = (b.hour + 1) * kHourMs;
+    if (in.until_ms > in.since_ms) {
+      bucket_from = std::max(bucket_from, in.since_ms);
+      bucket_to = std::min(bucket_to, in.until_ms);
+    }
+    const int64_t from = std::max(line.start_ms, bucket_from);
+    const int64_t to = std::min(line.end_ms, bucket_to);
+    if (to <= from) continue;
+    const int64_t overlap = to - from, span = bucket_to - bucket_from;
+    for (const auto& [id, g] : b.gpus) {
+      if (!OnHost(host_of_gpu, id, host)) continue;
+      *total += static_cast<int64_t>(Int128{g.usage.HeldMs()} * overlap / span);
+    }
+    for (const auto& [key, ih] : b.identities) {
+      if (!OnHost(host_of_gpu, key.second, host)) continue;
+      int64_t ms = ih.attributed_unknown_ms;
+      for (int64_t p : ih.attributed_ms) ms += p;
+      auto record = in.identities.find(key.first);
+      std::string who = record == in.identities.end()
+                            ? ""
+                            : HistoryKey(by, record->second, host);
+      if (who.empty()) who = kUnknownKey;
+      held[who] += static_cast<int64_t>(Int128{ms} * overlap / span);
+    }
+  }
+  return held;
+}
+
+}  // namespace
+
 Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
                       const std::map<std::string, std::string>& resource_host,
                       const IdleCostPolicy& policy) {
@@ -225,38 +273,8 @@ Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
                                         "--billing-map)", SafeText(line.resource)));
       continue;
     }
-    // The GPU time inside the line's span: each hour's data in the share of its time the span
-    // covers (rollups are hourly: a span that cuts an hour takes that part of it, pro rata).
-    // An hour's data covers the hour within the report's window.
-    std::map<std::string, int64_t> held;  // by key
-    std::map<std::string, int64_t> raw_held;
     int64_t total = 0;
-    for (const HourBucket& b : in.hours) {
-      int64_t bucket_from = b.hour * kHourMs, bucket_to = (b.hour + 1) * kHourMs;
-      if (in.until_ms > in.since_ms) {
-        bucket_from = std::max(bucket_from, in.since_ms);
-        bucket_to = std::min(bucket_to, in.until_ms);
-      }
-      const int64_t from = std::max(line.start_ms, bucket_from);
-      const int64_t to = std::min(line.end_ms, bucket_to);
-      if (to <= from) continue;
-      const int64_t overlap = to - from, span = bucket_to - bucket_from;
-      for (const auto& [id, g] : b.gpus) {
-        if (host_of_gpu[id] != host) continue;
-        total += static_cast<int64_t>(Int128{g.usage.HeldMs()} * overlap / span);
-      }
-      for (const auto& [key, ih] : b.identities) {
-        if (host_of_gpu[key.second] != host) continue;
-        int64_t ms = ih.attributed_unknown_ms;
-        for (int64_t p : ih.attributed_ms) ms += p;
-        auto record = in.identities.find(key.first);
-        std::string who = record == in.identities.end()
-                              ? ""
-                              : HistoryKey(by, record->second, host);
-        if (who.empty()) who = kUnknownKey;
-        held[who] += static_cast<int64_t>(Int128{ms} * overlap / span);
-      }
-    }
+    const std::map<std::string, int64_t> held = HeldInSpan(in, by, host, host_of_gpu, line, &total);
     int64_t attributed = 0;
     for (const auto& [who, ms] : held) attributed += ms;
     const int64_t idle_ms = std::max<int64_t>(0, total - attributed);

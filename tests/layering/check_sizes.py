@@ -19,11 +19,8 @@ CLI_MAX_LINES, CLI_FILE_MAX, CORE_MAX, FUNCTION_MAX = 2500, 400, 400, 100
 KNOWN_LONG = {
     ("export/daemon_metrics.cc", "void DaemonMetrics::RenderGpuGauges("),
     ("app/fleet/fleet_load.cc", "FleetBuilder::Job FleetBuilder::RawSpanJob("),
-    ("report/summary_read.cc", "Result<RunDigest> DigestFromSummaryJson("),
     ("core/csv.cc", "Status CsvReader::Feed("),
     ("app/fleet/fleet_load.cc", "FleetBuilder::Job FleetBuilder::WindowFiguresJob("),
-    ("analysis/run_compare.cc", "Result<RunComparison> CompareRuns("),
-    ("analysis/showback.cc", "Showback BillShowback("),
 }
 
 NOT_FUNCTIONS = ("namespace", "}", "#", "//", "struct", "class", "enum", "using", "template",
