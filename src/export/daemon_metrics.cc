@@ -253,66 +253,81 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const
   return out;
 }
 
-void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
-                                    int64_t now_ms) const {
-  // A reading is served only from a fresh tick that has it: unknown is absent, never stale.
-  if (!Fresh(now_ms)) return;
-  const MetricsTick& t = *last_;
-  // One reading under cgov's name (base units) and, with --metrics-names dcgm, under
-  // dcgm-exporter's name and unit too. A sample for each GPU whose value is known; a lost GPU's
-  // only when `lost_too` (Xid errors: Xid 79 is how a GPU gets lost).
-  using ValueOf = std::function<std::optional<double>(size_t)>;
-  struct Reading {
-    std::string_view name, help, dcgm_name, dcgm_help;
-    MetricType type = MetricType::kGauge;
-    bool lost_too = false;
-    ValueOf value, dcgm_value;
-  };
-  auto emit = [&](std::string_view name, std::string_view help, MetricType type, bool lost_too,
-                  const ValueOf& value_of) {
+namespace {
+
+using ValueOf = std::function<std::optional<double>(size_t)>;
+
+// One reading under cgov's name (base units) and, with --metrics-names dcgm, under
+// dcgm-exporter's name and unit too. A sample for each GPU whose value is known; a lost GPU's
+// only when `lost_too` (Xid errors: Xid 79 is how a GPU gets lost).
+struct Reading {
+  std::string_view name, help, dcgm_name, dcgm_help;
+  MetricType type = MetricType::kGauge;
+  bool lost_too = false;
+  ValueOf value, dcgm_value;
+};
+
+struct GaugeWriter {
+  ExpositionWriter& w;
+  const MetricsTick& t;
+  const std::vector<MetricsGpu>& gpus;
+  std::vector<const Labels*> labels;  // by GPU position
+  bool dcgm_names = false;
+
+  void Emit(std::string_view name, std::string_view help, MetricType type, bool lost_too,
+            const ValueOf& value_of) const {
     bool started = false;
-    for (size_t i = 0; i < gpus_.size() && i < t.gpus.size(); ++i) {
+    for (size_t i = 0; i < gpus.size() && i < t.gpus.size(); ++i) {
       if (t.gpus[i].lost && !lost_too) continue;
       const std::optional<double> v = value_of(i);
       if (!v) continue;
       if (!started) w.Family(name, type, help);
       started = true;
-      w.Sample(labels[i].labels, *v);
+      w.Sample(*labels[i], *v);
     }
+  }
+  void Render(const Reading& r) const {
+    Emit(r.name, r.help, r.type, r.lost_too, r.value);
+    if (dcgm_names) Emit(r.dcgm_name, r.dcgm_help, r.type, r.lost_too, r.dcgm_value);
+  }
+};
+
+// Integer readings in another unit: divided (57 / 100 is 0.57; 57 * 0.01 is not).
+template <typename Field>
+ValueOf Scaled(const MetricsTick& t, Field field, double divisor) {
+  return [&t, field, divisor](size_t i) -> std::optional<double> {
+    const auto& v = t.gpus[i].*field;
+    if (!v) return std::nullopt;
+    return static_cast<double>(*v) / divisor;
   };
-  auto render = [&](const Reading& r) {
-    emit(r.name, r.help, r.type, r.lost_too, r.value);
-    if (options_.dcgm_names) emit(r.dcgm_name, r.dcgm_help, r.type, r.lost_too, r.dcgm_value);
+}
+
+template <typename Field>
+ValueOf Hertz(const MetricsTick& t, Field field) {  // from MHz
+  return [&t, field](size_t i) -> std::optional<double> {
+    const auto& v = t.gpus[i].*field;
+    if (!v) return std::nullopt;
+    return static_cast<double>(*v) * 1e6;
   };
-  // Integer readings in another unit: divided (57 / 100 is 0.57; 57 * 0.01 is not).
-  auto scaled = [&](auto field, double divisor) -> ValueOf {
-    return [&t, field, divisor](size_t i) -> std::optional<double> {
-      const auto& v = t.gpus[i].*field;
-      if (!v) return std::nullopt;
-      return static_cast<double>(*v) / divisor;
-    };
-  };
-  auto hertz = [&](auto field) -> ValueOf {  // from MHz
-    return [&t, field](size_t i) -> std::optional<double> {
-      const auto& v = t.gpus[i].*field;
-      if (!v) return std::nullopt;
-      return static_cast<double>(*v) * 1e6;
-    };
-  };
-  render({"cgov_gpu_utilization_ratio", "Time a kernel ran on the GPU in the last sample period "
+}
+
+// Utilization, memory, power, temperature, clocks.
+void RenderUsage(const GaugeWriter& g) {
+  const MetricsTick& t = g.t;
+  g.Render({"cgov_gpu_utilization_ratio", "Time a kernel ran on the GPU in the last sample period "
           "(NVML utilization.gpu, 0-1).", "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).",
-          MetricType::kGauge, false, scaled(&GpuFastSample::util_gpu_pct, 100),
-          scaled(&GpuFastSample::util_gpu_pct, 1)});
-  render({"cgov_gpu_memory_copy_utilization_ratio", "Time device memory was read or written "
+          MetricType::kGauge, false, Scaled(t, &GpuFastSample::util_gpu_pct, 100),
+          Scaled(t, &GpuFastSample::util_gpu_pct, 1)});
+  g.Render({"cgov_gpu_memory_copy_utilization_ratio", "Time device memory was read or written "
           "(NVML utilization.memory, 0-1).", "DCGM_FI_DEV_MEM_COPY_UTIL",
           "Memory utilization (in %).", MetricType::kGauge, false,
-          scaled(&GpuFastSample::util_mem_pct, 100), scaled(&GpuFastSample::util_mem_pct, 1)});
+          Scaled(t, &GpuFastSample::util_mem_pct, 100), Scaled(t, &GpuFastSample::util_mem_pct, 1)});
   // Free as nvidia-smi and DCGM count it: the driver's reservation is neither used nor free
   // (an idle H100 80GB: 81559 MiB total, 480 reserved, 81079 free; driver 580.159.04).
   auto free_bytes = [&](size_t i) -> std::optional<double> {
     const GpuFastSample& s = t.gpus[i];
     if (!s.mem_used_bytes || !s.mem_total_bytes) return std::nullopt;
-    const uint64_t taken = *s.mem_used_bytes + gpus_[i].memory_reserved_bytes.value_or(0);
+    const uint64_t taken = *s.mem_used_bytes + g.gpus[i].memory_reserved_bytes.value_or(0);
     return static_cast<double>(*s.mem_total_bytes - std::min(taken, *s.mem_total_bytes));
   };
   auto mib = [](const ValueOf& bytes) -> ValueOf {
@@ -322,25 +337,29 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
       return std::floor(*b / kMib);
     };
   };
-  const ValueOf used_bytes = scaled(&GpuFastSample::mem_used_bytes, 1);
-  render({"cgov_gpu_memory_used_bytes", "Device memory in use (bytes).", "DCGM_FI_DEV_FB_USED",
+  const ValueOf used_bytes = Scaled(t, &GpuFastSample::mem_used_bytes, 1);
+  g.Render({"cgov_gpu_memory_used_bytes", "Device memory in use (bytes).", "DCGM_FI_DEV_FB_USED",
           "Framebuffer memory used (in MiB).", MetricType::kGauge, false, used_bytes,
           mib(used_bytes)});
-  render({"cgov_gpu_memory_free_bytes", "Device memory free: total less used and the driver's "
+  g.Render({"cgov_gpu_memory_free_bytes", "Device memory free: total less used and the driver's "
           "reservation (bytes).", "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
           MetricType::kGauge, false, free_bytes, mib(free_bytes)});
-  render({"cgov_gpu_power_watts", "Power draw (W).", "DCGM_FI_DEV_POWER_USAGE",
-          "Power draw (in W).", MetricType::kGauge, false, scaled(&GpuFastSample::power_mw, 1000),
-          scaled(&GpuFastSample::power_mw, 1000)});
-  render({"cgov_gpu_temperature_celsius", "GPU temperature (degrees Celsius).",
+  g.Render({"cgov_gpu_power_watts", "Power draw (W).", "DCGM_FI_DEV_POWER_USAGE",
+          "Power draw (in W).", MetricType::kGauge, false, Scaled(t, &GpuFastSample::power_mw, 1000),
+          Scaled(t, &GpuFastSample::power_mw, 1000)});
+  g.Render({"cgov_gpu_temperature_celsius", "GPU temperature (degrees Celsius).",
           "DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", MetricType::kGauge, false,
-          scaled(&GpuFastSample::temp_c, 1), scaled(&GpuFastSample::temp_c, 1)});
-  render({"cgov_gpu_sm_clock_hertz", "SM clock frequency (Hz).", "DCGM_FI_DEV_SM_CLOCK",
+          Scaled(t, &GpuFastSample::temp_c, 1), Scaled(t, &GpuFastSample::temp_c, 1)});
+  g.Render({"cgov_gpu_sm_clock_hertz", "SM clock frequency (Hz).", "DCGM_FI_DEV_SM_CLOCK",
           "SM clock frequency (in MHz).", MetricType::kGauge, false,
-          hertz(&GpuFastSample::sm_clock_mhz), scaled(&GpuFastSample::sm_clock_mhz, 1)});
-  render({"cgov_gpu_memory_clock_hertz", "Memory clock frequency (Hz).", "DCGM_FI_DEV_MEM_CLOCK",
+          Hertz(t, &GpuFastSample::sm_clock_mhz), Scaled(t, &GpuFastSample::sm_clock_mhz, 1)});
+  g.Render({"cgov_gpu_memory_clock_hertz", "Memory clock frequency (Hz).", "DCGM_FI_DEV_MEM_CLOCK",
           "Memory clock frequency (in MHz).", MetricType::kGauge, false,
-          hertz(&GpuFastSample::mem_clock_mhz), scaled(&GpuFastSample::mem_clock_mhz, 1)});
+          Hertz(t, &GpuFastSample::mem_clock_mhz), Scaled(t, &GpuFastSample::mem_clock_mhz, 1)});
+}
+
+void RenderProfiling(const GaugeWriter& g) {
+  const MetricsTick& t = g.t;
   // NVML GPM, as dcgm-exporter's profiling fields: activity as a ratio (percent / 100, divided
   // as above), traffic in bytes/s (MiB/s x 1048576).
   auto gpm = [&](std::optional<double> GpmMetrics::*field, double times, double per) -> ValueOf {
@@ -352,7 +371,7 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
   auto prof = [&](std::string_view name, std::string_view help, std::string_view dcgm_name,
                   std::optional<double> GpmMetrics::*field, bool ratio) {
     const ValueOf v = ratio ? gpm(field, 1, 100) : gpm(field, 1048576.0, 1);
-    render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
+    g.Render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
   };
   prof("cgov_gpu_sm_active_ratio", "Ratio of SMs busy (NVML GPM SM utilization, 0-1).",
        "DCGM_FI_PROF_SM_ACTIVE", &GpmMetrics::sm_active_pct, true);
@@ -370,6 +389,10 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
        "DCGM_FI_PROF_NVLINK_TX_BYTES", &GpmMetrics::nvlink_tx_mib_s, false);
   prof("cgov_gpu_nvlink_receive_bytes_per_second", "NVLink bytes received per second.",
        "DCGM_FI_PROF_NVLINK_RX_BYTES", &GpmMetrics::nvlink_rx_mib_s, false);
+}
+
+void RenderMemoryHealth(const GaugeWriter& g) {
+  const MetricsTick& t = g.t;
   // Memory health: remapped rows (Ampere and later) or retired pages (the GPUs before).
   auto health = [&](std::string_view name, std::string_view dcgm_name, std::string_view help,
                     bool rows, double (*value_of)(const MemoryHealth&)) {
@@ -380,7 +403,7 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
       }
       return value_of(*t.memory_health[i]);
     };
-    render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
+    g.Render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
   };
   health("cgov_gpu_remapped_rows_correctable", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
          "Rows remapped for correctable errors.", true,
@@ -403,21 +426,39 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
   health("cgov_gpu_retired_pages_pending", "DCGM_FI_DEV_RETIRED_PENDING",
          "1 when pages wait for a reboot to be retired.", false,
          [](const MemoryHealth& h) { return h.retired_pending ? 1.0 : 0.0; });
+}
+
+void RenderXidsAndEnergy(const GaugeWriter& g) {
+  const MetricsTick& t = g.t;
   const ValueOf last_xid = [&t](size_t i) -> std::optional<double> {
     if (!t.gpus[i].xid_errors) return std::nullopt;
     return static_cast<double>(t.gpus[i].last_xid.value_or(0));
   };
-  render({"cgov_gpu_last_xid", "Code of the last Xid critical error (0: none since cgov started).",
+  g.Render({"cgov_gpu_last_xid", "Code of the last Xid critical error (0: none since cgov started).",
           "DCGM_FI_DEV_XID_ERRORS",
           "Value of the last XID error encountered (0: none since cgov started).",
           MetricType::kGauge, true, last_xid, last_xid});
-  emit("cgov_gpu_xid_errors_total", "Xid critical errors the driver reported since cgov started.",
-       MetricType::kCounter, true, scaled(&GpuFastSample::xid_errors, 1));
-  render({"cgov_gpu_energy_joules_total", "Energy used since the driver was last loaded (J).",
+  g.Emit("cgov_gpu_xid_errors_total", "Xid critical errors the driver reported since cgov started.",
+       MetricType::kCounter, true, Scaled(t, &GpuFastSample::xid_errors, 1));
+  g.Render({"cgov_gpu_energy_joules_total", "Energy used since the driver was last loaded (J).",
           "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
           "Total energy consumption since the driver was last loaded (in mJ).",
-          MetricType::kCounter, false, scaled(&GpuFastSample::energy_mj, 1000),
-          scaled(&GpuFastSample::energy_mj, 1)});
+          MetricType::kCounter, false, Scaled(t, &GpuFastSample::energy_mj, 1000),
+          Scaled(t, &GpuFastSample::energy_mj, 1)});
+}
+
+}  // namespace
+
+void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
+                                    int64_t now_ms) const {
+  // A reading is served only from a fresh tick that has it: unknown is absent, never stale.
+  if (!Fresh(now_ms)) return;
+  GaugeWriter g{w, *last_, gpus_, {}, options_.dcgm_names};
+  for (const GpuLabels& l : labels) g.labels.push_back(&l.labels);
+  RenderUsage(g);
+  RenderProfiling(g);
+  RenderMemoryHealth(g);
+  RenderXidsAndEnergy(g);
 }
 
 void DaemonMetrics::RenderCounters(ExpositionWriter& w,

@@ -17,7 +17,6 @@ CLI_MAX_LINES, CLI_FILE_MAX, CORE_MAX, FUNCTION_MAX = 2500, 400, 400, 100
 
 # (file, first words of the definition): today's long functions, to be split.
 KNOWN_LONG = {
-    ("export/daemon_metrics.cc", "void DaemonMetrics::RenderGpuGauges("),
     ("app/fleet/fleet_load.cc", "FleetBuilder::Job FleetBuilder::RawSpanJob("),
     ("core/csv.cc", "Status CsvReader::Feed("),
     ("app/fleet/fleet_load.cc", "FleetBuilder::Job FleetBuilder::WindowFiguresJob("),
