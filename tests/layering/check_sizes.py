@@ -19,7 +19,6 @@ CLI_MAX_LINES, CLI_FILE_MAX, CORE_MAX, FUNCTION_MAX = 2500, 400, 400, 100
 KNOWN_LONG = {
     ("app/fleet/fleet_load.cc", "FleetBuilder::Job FleetBuilder::RawSpanJob("),
     ("core/csv.cc", "Status CsvReader::Feed("),
-    ("app/fleet/fleet_load.cc", "FleetBuilder::Job FleetBuilder::WindowFiguresJob("),
 }
 
 NOT_FUNCTIONS = ("namespace", "}", "#", "//", "struct", "class", "enum", "using", "template",

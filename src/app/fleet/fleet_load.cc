@@ -57,6 +57,24 @@ std::optional<size_t> PhaseSlot(const std::string& key) {
   return std::nullopt;
 }
 
+// Memory and power: the window's mean reading, over the GPU's held time. Over recording rules,
+// the mean of their hourly means (a raw mean over a month reads every sample of it), and where
+// days came from the daily rules, the mean of their daily means (a GPU without one: its hourly
+// means of the last two days).
+struct WindowMean {
+  const char* metric;
+  const char* rule;
+  const char* daily_rule;
+  double scale;  // to MiB / 0.1 W
+  bool memory;
+};
+// cgov's own names: a dcgm-exporter on the same node serves its readings under DCGM_FI_*.
+constexpr std::array<WindowMean, 2> kWindowMeans = {
+    WindowMean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h",
+               "cgov:gpu_memory_used_bytes:avg1d", 1.0 / 1048576, true},
+    WindowMean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h",
+               "cgov:gpu_power_watts:avg1d", 10, false}};
+
 class FleetBuilder {
  public:
   FleetBuilder(const PromQuery& prometheus, int64_t since_ms, int64_t until_ms,
@@ -99,6 +117,10 @@ class FleetBuilder {
   Status AfterGpus();
   Job IdentitiesJob(const Span& span, bool early);
   Job WindowFiguresJob();
+  void TakeMeans(const std::vector<std::vector<PromSeries>>& answers,
+                 const std::vector<std::pair<size_t, size_t>>& mean_answers);
+  void TakePrices(const std::vector<std::vector<PromSeries>>& answers, size_t build_info_at,
+                  size_t prices_at, size_t opencost_at);
   Status AddOpenCostPrices(const std::vector<PromSeries>& costs);
 
   const PromQuery& prom_;
@@ -795,23 +817,7 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
 FleetBuilder::Job FleetBuilder::WindowFiguresJob() {
   const int64_t window = until_ms_ - since_ms_;
   const double at = Seconds(until_ms_);
-  // Memory and power: the window's mean reading, over the GPU's held time. Over recording rules,
-  // the mean of their hourly means (a raw mean over a month reads every sample of it), and
-  // where days came from the daily rules, the mean of their daily means (a GPU without one: its
-  // hourly means of the last two days).
-  struct Mean {
-    const char* metric;
-    const char* rule;
-    const char* daily_rule;
-    double scale;  // to MiB / 0.1 W
-    bool memory;
-  };
-  // cgov's own names: a dcgm-exporter on the same node serves its readings under DCGM_FI_*.
-  const std::array<Mean, 2> means = {
-      Mean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h",
-           "cgov:gpu_memory_used_bytes:avg1d", 1.0 / 1048576, true},
-      Mean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h", "cgov:gpu_power_watts:avg1d", 10,
-           false}};
+  const std::array<WindowMean, 2>& means = kWindowMeans;
   // All asked at once: the means; the instance ids the daemons were given (--instance-id), for
   // --billing (which reads raw counters only); each daemon's price as of the end of the window
   // (the raw gauge's last value, and over recording rules for a GPU gone before the last two
@@ -861,51 +867,65 @@ FleetBuilder::Job FleetBuilder::WindowFiguresJob() {
   }
   Job job;
   job.requests = std::move(requests);
-  job.process = [this, means, mean_answers, build_info_at, prices_at,
+  job.process = [this, mean_answers, build_info_at, prices_at,
                  opencost_at](std::vector<std::vector<PromSeries>> answers) -> Status {
-    HourBucket& first = hours_[HourOf(since_ms_)];
-    first.hour = HourOf(since_ms_);
-    std::map<uint32_t, GpuHour> held = run_totals_;  // per GPU over the window
-    for (const auto& [hour, b] : hours_) {
-      for (const auto& [id, g] : b.gpus) MergeInto(g, &held[id]);
-    }
-    for (const auto& [key, id] : gpu_ids_) {
-      int64_t& samples = first.gpus[id].samples;
-      samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
-    }
-    std::array<std::set<uint32_t>, 2> have_mean;  // the GPUs each mean was found for
-    for (const auto& [k, r] : mean_answers) {
-      const Mean& m = means[k];
-      for (const PromSeries& s : answers[r]) {
-        auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
-        if (id == gpu_ids_.end() || s.points.empty() || !have_mean[k].insert(id->second).second) {
-          continue;
-        }
-        const int64_t ms = held[id->second].usage.HeldMs();
-        GpuHour& g = first.gpus[id->second];
-        const auto value = static_cast<int64_t>(std::llround(s.points[0].second * m.scale));
-        (m.memory ? g.mem_used_mib_ms : g.power_dw_ms) += value * ms;
-        (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
-      }
-    }
-    for (const PromSeries& s : answers[build_info_at]) {
-      if (s.Label("instance_id").empty()) continue;
-      in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
-    }
-    for (size_t k = prices_at; k < opencost_at; ++k) {
-      for (const PromSeries& s : answers[k]) {
-        auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
-        if (id == gpu_ids_.end() || s.points.empty() || in_.gpu_prices.count(id->second)) continue;
-        ResolvedPrice p;
-        p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
-        p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
-        in_.gpu_prices[id->second] = p;
-      }
-    }
+    TakeMeans(answers, mean_answers);
+    TakePrices(answers, build_info_at, prices_at, opencost_at);
     if (options_.opencost_prices) CGOV_RETURN_IF_ERROR(AddOpenCostPrices(answers[opencost_at]));
     return Status::Ok();
   };
   return job;
+}
+
+// The window's mean memory and power of each GPU (WindowFiguresJob), in the first hour, over
+// the GPU's held time; the first answer that has a GPU wins.
+void FleetBuilder::TakeMeans(const std::vector<std::vector<PromSeries>>& answers,
+                             const std::vector<std::pair<size_t, size_t>>& mean_answers) {
+  const std::array<WindowMean, 2>& means = kWindowMeans;
+  HourBucket& first = hours_[HourOf(since_ms_)];
+  first.hour = HourOf(since_ms_);
+  std::map<uint32_t, GpuHour> held = run_totals_;  // per GPU over the window
+  for (const auto& [hour, b] : hours_) {
+    for (const auto& [id, g] : b.gpus) MergeInto(g, &held[id]);
+  }
+  for (const auto& [key, id] : gpu_ids_) {
+    int64_t& samples = first.gpus[id].samples;
+    samples = std::max<int64_t>(samples, 1);  // a GPU with data is never "no samples"
+  }
+  std::array<std::set<uint32_t>, 2> have_mean;  // the GPUs each mean was found for
+  for (const auto& [k, r] : mean_answers) {
+    const WindowMean& m = means[k];
+    for (const PromSeries& s : answers[r]) {
+      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
+      if (id == gpu_ids_.end() || s.points.empty() || !have_mean[k].insert(id->second).second) {
+        continue;
+      }
+      const int64_t ms = held[id->second].usage.HeldMs();
+      GpuHour& g = first.gpus[id->second];
+      const auto value = static_cast<int64_t>(std::llround(s.points[0].second * m.scale));
+      (m.memory ? g.mem_used_mib_ms : g.power_dw_ms) += value * ms;
+      (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
+    }
+  }
+}
+
+// The daemons' instance ids (--instance-id) and their prices as of the window's end.
+void FleetBuilder::TakePrices(const std::vector<std::vector<PromSeries>>& answers,
+                              size_t build_info_at, size_t prices_at, size_t opencost_at) {
+  for (const PromSeries& s : answers[build_info_at]) {
+    if (s.Label("instance_id").empty()) continue;
+    in_.resource_hosts[s.Label("instance_id")] = s.Label("Hostname");
+  }
+  for (size_t k = prices_at; k < opencost_at; ++k) {
+    for (const PromSeries& s : answers[k]) {
+      auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
+      if (id == gpu_ids_.end() || s.points.empty() || in_.gpu_prices.count(id->second)) continue;
+      ResolvedPrice p;
+      p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
+      p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
+      in_.gpu_prices[id->second] = p;
+    }
+  }
 }
 
 // OpenCost's node_gpu_hourly_cost ("hourly cost per GPU on this node", labelled `node`) as the
