@@ -50,9 +50,69 @@ Status CsvReader::EndRecord() {
   return on_row_(std::move(row));
 }
 
-Status CsvReader::Feed(std::string_view text) {
-  CGOV_RETURN_IF_ERROR(failed_);
-  // A byte-order mark is dropped only at the very start; it may come split across pieces.
+// One byte through the state machine (runs of a field's bytes are TakeRun's).
+Status CsvReader::Step(char c) {
+  Status s = Status::Ok();
+  switch (state_) {
+    case State::kFieldStart:
+      if (c == '\n' && row_.fields.empty()) {  // a blank line, cheaply
+        row_.line = ++line_;
+        record_bytes_ = 0;
+        break;
+      }
+      if (c == '"') {
+        state_ = State::kQuoted;
+        opened_ = line_;
+        break;
+      }
+      state_ = State::kUnquoted;
+      [[fallthrough]];
+    case State::kUnquoted:
+      if (c == ',') {
+        s = EndField();
+      } else if (c == '\n') {
+        s = EndRecord();
+        ++line_;
+      } else {
+        field_ += c;
+      }
+      break;
+    case State::kQuoted:
+      if (c == '"') {
+        state_ = State::kQuoteInQuoted;
+      } else {
+        if (c == '\n') ++line_;
+        field_ += c;
+      }
+      break;
+    case State::kQuoteInQuoted:  // a doubled quote, or the closing one
+      if (c == '"') {
+        field_ += '"';
+        state_ = State::kQuoted;
+        break;
+      }
+      state_ = State::kAfterQuote;
+      [[fallthrough]];
+    case State::kAfterQuote:
+    case State::kAfterQuoteCr:
+      if (c == '\r' && state_ == State::kAfterQuote) {
+        state_ = State::kAfterQuoteCr;
+      } else if (c == ',') {
+        s = EndField();
+      } else if (c == '\n') {
+        s = EndRecord();
+        ++line_;
+      } else {
+        s = Error("text after a closing quote (a quote inside a quoted field is written "
+                  "twice: \"\")", line_);
+      }
+      break;
+  }
+  return s;
+}
+
+// A byte-order mark is dropped only at the very start; it may come split across pieces.
+Result<std::string_view> CsvReader::DropByteOrderMark(std::string_view text) {
   static constexpr std::string_view kBom = "\xEF\xBB\xBF";
   while (!bom_done_ && !text.empty()) {
     if (text.front() != kBom[bom_seen_]) {
@@ -64,101 +124,54 @@ Status CsvReader::Feed(std::string_view text) {
     text.remove_prefix(1);
     bom_done_ = ++bom_seen_ == kBom.size();
   }
+  return text;
+}
+
+// Runs read at once: blank lines, and a field's bytes up to what may end it (a gzip bomb of
+// either is a gigabyte; a bill's fields are most of its bytes). True when one started at *i,
+// which is then its last byte; a record too long sets failed_.
+bool CsvReader::TakeRun(std::string_view text, size_t* i) {
+  if (state_ == State::kFieldStart && row_.fields.empty() && text[*i] == '\n') {
+    const size_t end = EndOfNewlines(text, *i);
+    line_ += static_cast<int>(end - *i);
+    row_.line = line_;
+    record_bytes_ = 0;
+    *i = end - 1;
+    return true;
+  }
+  if (state_ != State::kUnquoted && state_ != State::kQuoted) return false;
+  const size_t end = std::min(
+      text.find_first_of(state_ == State::kUnquoted ? std::string_view(",\n")
+                                                    : std::string_view("\""), *i),
+      text.size());
+  if (end == *i) return false;
+  const std::string_view run = text.substr(*i, end - *i);
+  if (record_bytes_ + run.size() > max_record_bytes_) {
+    failed_ = Error(fmt::format("a record longer than {} KiB (not CSV, or not this kind of "
+                                "file)", max_record_bytes_ >> 10), row_.line);
+    return true;
+  }
+  record_bytes_ += run.size();
+  if (state_ == State::kQuoted) line_ += static_cast<int>(std::count(run.begin(), run.end(), '\n'));
+  field_.append(run);
+  *i = end - 1;
+  return true;
+}
+
+Status CsvReader::Feed(std::string_view text) {
+  CGOV_RETURN_IF_ERROR(failed_);
+  CGOV_ASSIGN_OR_RETURN(text, DropByteOrderMark(text));
   for (size_t i = 0; i < text.size(); ++i) {
-    // Runs read at once: blank lines, and a field's bytes up to what may end it (a gzip bomb
-    // of either is a gigabyte; a bill's fields are most of its bytes).
-    if (state_ == State::kFieldStart && row_.fields.empty() && text[i] == '\n') {
-      const size_t end = EndOfNewlines(text, i);
-      line_ += static_cast<int>(end - i);
-      row_.line = line_;
-      record_bytes_ = 0;
-      i = end - 1;
+    if (TakeRun(text, &i)) {
+      if (!failed_.ok()) return failed_;
       continue;
     }
-    if (state_ == State::kUnquoted || state_ == State::kQuoted) {
-      const size_t end = std::min(
-          text.find_first_of(state_ == State::kUnquoted ? std::string_view(",\n")
-                                                        : std::string_view("\""), i),
-          text.size());
-      if (end > i) {
-        const std::string_view run = text.substr(i, end - i);
-        if (record_bytes_ + run.size() > max_record_bytes_) {
-          failed_ = Error(fmt::format("a record longer than {} KiB (not CSV, or not this kind of "
-                                      "file)", max_record_bytes_ >> 10), row_.line);
-          return failed_;
-        }
-        record_bytes_ += run.size();
-        if (state_ == State::kQuoted) {
-          line_ += static_cast<int>(std::count(run.begin(), run.end(), '\n'));
-        }
-        field_.append(run);
-        i = end - 1;
-        continue;
-      }
-    }
-    const char c = text[i];
     if (++record_bytes_ > max_record_bytes_) {
       failed_ = Error(fmt::format("a record longer than {} KiB (not CSV, or not this kind of "
                                   "file)", max_record_bytes_ >> 10), row_.line);
       return failed_;
     }
-    Status s = Status::Ok();
-    switch (state_) {
-      case State::kFieldStart:
-        if (c == '\n' && row_.fields.empty()) {  // a blank line, cheaply
-          row_.line = ++line_;
-          record_bytes_ = 0;
-          break;
-        }
-        if (c == '"') {
-          state_ = State::kQuoted;
-          opened_ = line_;
-          break;
-        }
-        state_ = State::kUnquoted;
-        [[fallthrough]];
-      case State::kUnquoted:
-        if (c == ',') {
-          s = EndField();
-        } else if (c == '\n') {
-          s = EndRecord();
-          ++line_;
-        } else {
-          field_ += c;
-        }
-        break;
-      case State::kQuoted:
-        if (c == '"') {
-          state_ = State::kQuoteInQuoted;
-        } else {
-          if (c == '\n') ++line_;
-          field_ += c;
-        }
-        break;
-      case State::kQuoteInQuoted:  // a doubled quote, or the closing one
-        if (c == '"') {
-          field_ += '"';
-          state_ = State::kQuoted;
-          break;
-        }
-        state_ = State::kAfterQuote;
-        [[fallthrough]];
-      case State::kAfterQuote:
-      case State::kAfterQuoteCr:
-        if (c == '\r' && state_ == State::kAfterQuote) {
-          state_ = State::kAfterQuoteCr;
-        } else if (c == ',') {
-          s = EndField();
-        } else if (c == '\n') {
-          s = EndRecord();
-          ++line_;
-        } else {
-          s = Error("text after a closing quote (a quote inside a quoted field is written "
-                    "twice: \"\")", line_);
-        }
-        break;
-    }
-    if (!s.ok()) {
+    if (Status s = Step(text[i]); !s.ok()) {
       failed_ = s;
       return s;
     }

@@ -33,6 +33,9 @@ class CsvReader {
   Status Finish();  // the end of the text: a last record without a line end is handed over
 
  private:
+  Result<std::string_view> DropByteOrderMark(std::string_view text);
+  bool TakeRun(std::string_view text, size_t* i);
+  Status Step(char c);
   enum class State { kFieldStart, kUnquoted, kQuoted, kQuoteInQuoted, kAfterQuote, kAfterQuoteCr };
   Status EndField();
   Status EndRecord();

@@ -112,6 +112,11 @@ class FleetBuilder {
   };
   Status RunJobs(std::vector<Job> jobs);
   Job RawSpanJob(int64_t from_ms, int64_t to_ms, bool whole);
+  Status AddRawStretches(bool busy, std::vector<PromSeries> read_values,
+                         const std::vector<int64_t>& times,
+                         std::vector<std::set<std::string>> again,
+                         const std::function<int64_t(size_t)>& hour_of_stretch,
+                         const std::function<std::optional<size_t>(double)>& index_of);
   Job RuleRunJob(const Span& run);
   void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
   Status AfterGpus();
@@ -298,60 +303,72 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
       }
     }
     for (bool busy : {false, true}) {
-      std::vector<PromSeries> read_values = collect(values_at[busy]);
-      // Each series' values by time index (NaN: none read).
-      std::map<std::string, std::pair<PromSeries, std::vector<double>>> by;
-      for (PromSeries& s : read_values) {
-        auto [it, added] = by.try_emplace(s.LabelKey());
-        if (added) it->second.second.assign(n + 1, std::nan(""));
-        for (const auto& [t, value] : s.points) {
-          if (std::optional<size_t> k = index_of(t)) it->second.second[*k] = value;
-        }
-        if (added) it->second.first = std::move(s);
-      }
-      std::vector<std::set<std::string>> again = restarted;
-      for (const auto& [labels, series] : by) {
-        const auto& [s, values] = series;
-        const std::string host = s.Label("Hostname");
-        std::optional<double> before;     // the last value, carried over stretches unscraped
-        std::optional<size_t> before_at;  // the time index it was read at
-        for (size_t k = 0; k <= n; ++k) {
-          const double value = values[k];
-          if (std::isnan(value)) continue;
-          if (k == 0 || again[k].count(host)) {
-            before = value, before_at = k;
-            continue;
-          }
-          double base = before.value_or(0);
-          if (value < base - kFallMargin) {
-            if (before_at == k - 1) {  // it fell within the stretch: a restart the ticks missed
-              again[k].insert(host);
-              before = value, before_at = k;
-              continue;
-            }
-            base = 0;  // restarted while unscraped: all of it since its start
-          }
-          // The stretches since the last value read had no scrape: nothing in them.
-          AddGpuPoint(s, hour_of_stretch(k), value - base, busy);
-          before = value, before_at = k;
-        }
-      }
-      for (size_t k = 1; k <= n; ++k) {
-        if (again[k].empty()) continue;
-        CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result,
-                              prom_.Query(Increase(OnHosts(GpuCounter(busy), again[k]),
-                                                   kGpuPhaseLabels, times[k] - times[k - 1]),
-                                          Seconds(times[k])));
-        for (const PromSeries& s : result) {
-          if (again[k].count(s.Label("Hostname")) && !s.points.empty()) {
-            AddGpuPoint(s, hour_of_stretch(k), s.points[0].second, busy);
-          }
-        }
-      }
+      CGOV_RETURN_IF_ERROR(AddRawStretches(busy, collect(values_at[busy]), times, restarted,
+                                           hour_of_stretch, index_of));
     }
     return Status::Ok();
   };
   return job;
+}
+
+// One GPU counter's values at a raw span's times (`read_values`), differenced into its
+// stretches and filed by hour; a host that restarted in a stretch (`again`, and any counter
+// that fell) is read for it with Increase(), which handles resets.
+Status FleetBuilder::AddRawStretches(bool busy, std::vector<PromSeries> read_values,
+                                     const std::vector<int64_t>& times,
+                                     std::vector<std::set<std::string>> again,
+                                     const std::function<int64_t(size_t)>& hour_of_stretch,
+                                     const std::function<std::optional<size_t>(double)>& index_of) {
+  const size_t n = times.size() - 1;
+  // Each series' values by time index (NaN: none read).
+  std::map<std::string, std::pair<PromSeries, std::vector<double>>> by;
+  for (PromSeries& s : read_values) {
+    auto [it, added] = by.try_emplace(s.LabelKey());
+    if (added) it->second.second.assign(n + 1, std::nan(""));
+    for (const auto& [t, value] : s.points) {
+      if (std::optional<size_t> k = index_of(t)) it->second.second[*k] = value;
+    }
+    if (added) it->second.first = std::move(s);
+  }
+  for (const auto& [labels, series] : by) {
+    const auto& [s, values] = series;
+    const std::string host = s.Label("Hostname");
+    std::optional<double> before;     // the last value, carried over stretches unscraped
+    std::optional<size_t> before_at;  // the time index it was read at
+    for (size_t k = 0; k <= n; ++k) {
+      const double value = values[k];
+      if (std::isnan(value)) continue;
+      if (k == 0 || again[k].count(host)) {
+        before = value, before_at = k;
+        continue;
+      }
+      double base = before.value_or(0);
+      if (value < base - kFallMargin) {
+        if (before_at == k - 1) {  // it fell within the stretch: a restart the ticks missed
+          again[k].insert(host);
+          before = value, before_at = k;
+          continue;
+        }
+        base = 0;  // restarted while unscraped: all of it since its start
+      }
+      // The stretches since the last value read had no scrape: nothing in them.
+      AddGpuPoint(s, hour_of_stretch(k), value - base, busy);
+      before = value, before_at = k;
+    }
+  }
+  for (size_t k = 1; k <= n; ++k) {
+    if (again[k].empty()) continue;
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result,
+                          prom_.Query(Increase(OnHosts(GpuCounter(busy), again[k]),
+                                               kGpuPhaseLabels, times[k] - times[k - 1]),
+                                      Seconds(times[k])));
+    for (const PromSeries& s : result) {
+      if (again[k].count(s.Label("Hostname")) && !s.points.empty()) {
+        AddGpuPoint(s, hour_of_stretch(k), s.points[0].second, busy);
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 // The window's stretches: runs of consecutive hourly rule evaluations where they are to be read,
