@@ -199,8 +199,12 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   // for each of its GPUs. The gap is measured, not assumed.
   double tolerance = 0.5;
   // (Asked as of the stop: once a target is gone its series are stale. A scrape after that
-  // moment only makes the real gap smaller than the one measured.)
-  auto last_scrapes = prom->Query("timestamp(cgov_ticks_total{job=\"cgov\"})", stopping_s);
+  // moment only makes the real gap smaller than the one measured. The latest sample of the last
+  // two minutes, not the sample at the stop: with 1 s scrapes the scrape timeout is 1 s, and
+  // under ASan on a loaded machine the last scrape before the stop can fail, which marks the
+  // series stale at that moment.)
+  auto last_scrapes = prom->Query(
+      "max_over_time(timestamp(cgov_ticks_total{job=\"cgov\"})[2m:250ms])", stopping_s);
   ASSERT_TRUE(last_scrapes.ok()) << last_scrapes.status().message();
   for (const Host& h : hosts_) {
     double scraped_s = 0;
