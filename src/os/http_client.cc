@@ -16,7 +16,6 @@ struct Transfer {
 size_t OnData(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t bytes = size * n;
-  t->response->bytes += bytes;
   if (t->request->on_data) {
     if (!t->request->on_data(std::string_view(data, bytes))) {
       t->response->end = HttpResponse::End::kRefused;

@@ -46,7 +46,6 @@ struct HttpResponse {
   End end = End::kFailed;
   long status = 0;     // the HTTP status once one was read (0: none)
   std::string body;    // without on_data
-  size_t bytes = 0;    // of the body received
   std::string error;   // what went wrong, in libcurl's words (kTimedOut, kFailed)
   bool complete() const { return end == End::kComplete; }
 };

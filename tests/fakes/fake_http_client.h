@@ -43,7 +43,6 @@ class FakeHttpClient : public HttpClient {
       request.on_header("HTTP/1.1 " + std::to_string(status) + " X\r\n");
       for (const std::string& h : headers) request.on_header(h + "\r\n");
     }
-    r.bytes = body.size();
     if (request.on_data) {
       if (!body.empty() && !request.on_data(body)) r.end = HttpResponse::End::kRefused;
     } else {

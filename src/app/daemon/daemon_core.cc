@@ -52,6 +52,7 @@ DaemonCore::~DaemonCore() { ctx_.writer_.reset(); }
 void DaemonCore::Add(std::unique_ptr<DaemonModule> module) {
   module_failures_[std::string(module->name())] = 0;
   modules_.push_back(std::move(module));
+  periodic_ms_.emplace_back();
 }
 
 Status DaemonCore::OpenWriter() {
@@ -238,12 +239,12 @@ void DaemonCore::Sample() {
 
 void DaemonCore::Tick() {
   const int64_t now_ms = ctx_.NowMs();
-  for (const auto& m : modules_) {
-    const int64_t period_ms = m->period().count();
-    auto [last, fresh] = last_period_ms_.try_emplace(m.get(), 0);
-    if (period_ms <= 0 || (!fresh && now_ms - last->second < period_ms)) continue;
-    last->second = now_ms;
-    m->Periodic(now_ms);
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const int64_t period_ms = modules_[i]->period().count();
+    std::optional<int64_t>& last = periodic_ms_[i];
+    if (period_ms <= 0 || (last && now_ms - *last < period_ms)) continue;
+    last = now_ms;
+    modules_[i]->Periodic(now_ms);
   }
   CheckFile(now_ms);
   if (!EnsureWriter(now_ms)) return;

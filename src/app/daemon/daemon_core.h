@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,7 @@ class DaemonCore {
   DaemonContext ctx_;
   HostReader host_;
   std::vector<std::unique_ptr<DaemonModule>> modules_;
-  std::map<const DaemonModule*, int64_t> last_period_ms_;
+  std::vector<std::optional<int64_t>> periodic_ms_;  // by module: its last Periodic()
   std::map<std::string, int64_t> module_failures_;
   DaemonTick tick_;
   int64_t ticks_ = 0, failed_ = 0, last_hours_ = 0;

@@ -29,10 +29,13 @@ RunRecorder::~RunRecorder() {
 }
 
 void RunRecorder::Start() {
-  started_ = worker_.Start("cgov-recorder", Worker::Wait(0), [this] {
+  Status started = worker_.Start("cgov-recorder", Worker::Wait(0), [this] {
     Run();  // until stopped
     return Worker::kUntilWoken;
-  }).ok();
+  });
+  started_ = started.ok();
+  // The job runs all the same; its report says why it has no samples.
+  if (!started_) warnings_.push_back("nothing was sampled: " + std::string(started.message()));
 }
 
 // Returns once the thread handed over what it collected, before NVML shuts down.
