@@ -35,7 +35,74 @@ void Points(const StoredTick& tick, std::vector<GpuPoint>* points) {
   for (size_t i = 0; i < tick.gpus.size(); ++i) points->push_back(StoredGpuPoint(tick, i));
 }
 
+// The identities holding GPU `gpu_pos` in `tick`, sorted by id: whether each holds compute
+// memory (or the GPU by allocation) and the SM utilization of its compute processes on it
+// (unknown when one of them has none: an allocation, or a driver without per-process readings).
+void CollectHolders(const StoredTick& tick, size_t gpu_pos, std::vector<TickHolder>* holders) {
+  holders->clear();
+  auto holder = [&](uint32_t id) -> TickHolder& {
+    auto it = std::find_if(holders->begin(), holders->end(),
+                           [&](const TickHolder& h) { return h.identity_id == id; });
+    if (it != holders->end()) return *it;
+    TickHolder& h = holders->emplace_back();
+    h.identity_id = id;
+    return h;
+  };
+  for (const StoredProcess& proc : tick.processes) {
+    if (proc.gpu_pos != gpu_pos) continue;
+    TickHolder& h = holder(proc.identity_id);
+    if (!proc.compute) continue;
+    h.compute = true;
+    h.sm_util += proc.sm_util_pct.value_or(0);
+    h.util_known = h.util_known && proc.sm_util_pct.has_value();
+  }
+  // A container the GPU was allocated to holds it as a compute process would (its processes,
+  // if it has any, are not on this GPU or not visible to cgov); its utilization is not known.
+  for (const StoredAllocation& a : tick.allocations) {
+    if (a.gpu_pos != gpu_pos) continue;
+    TickHolder& h = holder(a.identity_id);
+    h.compute = true;
+    h.util_known = false;
+  }
+  std::sort(holders->begin(), holders->end(),
+            [](const TickHolder& a, const TickHolder& b) { return a.identity_id < b.identity_id; });
+}
+
+// Sets each compute holder's share of the tick's `duration_ms` (they add up to it exactly) and
+// says how it was split. A busy GPU shared by compute holders whose SM utilization is known (and
+// not all 0) is split in proportion to it; otherwise evenly (idle-held time always: nobody used
+// the GPU more than another).
+SplitRule SplitShares(bool busy, int64_t duration_ms, std::vector<TickHolder>* holders) {
+  int64_t compute = 0, util_sum = 0;
+  bool util_known = true;
+  for (const TickHolder& h : *holders) {
+    if (!h.compute) continue;
+    ++compute;
+    util_known = util_known && h.util_known;
+    util_sum += h.sm_util;
+  }
+  if (compute == 0) return SplitRule::kAlone;
+  const bool by_util = compute > 1 && busy && util_known && util_sum > 0;
+  int64_t left = duration_ms, seen = 0;
+  for (TickHolder& h : *holders) {
+    if (!h.compute) continue;
+    ++seen;
+    h.share_ms = seen == compute ? left
+                 : by_util       ? duration_ms * h.sm_util / util_sum
+                                 : duration_ms / compute;
+    left -= h.share_ms;
+  }
+  return compute == 1 ? SplitRule::kAlone : by_util ? SplitRule::kByUtilization
+                                                    : SplitRule::kEvenly;
+}
+
 }  // namespace
+
+SplitRule SplitGpuTime(const StoredTick& tick, size_t gpu_pos, bool busy, int64_t duration_ms,
+                       std::vector<TickHolder>* holders) {
+  CollectHolders(tick, gpu_pos, holders);
+  return SplitShares(busy, duration_ms, holders);
+}
 
 GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   GpuPoint p;
@@ -176,54 +243,34 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
       }
     }
     // Identities on this GPU, by id: every holder gets the time; compute holders split it.
-    std::vector<std::pair<uint32_t, bool>>& holders = holders_;  // identity, holds compute memory
-    holders.clear();
-    for (const StoredProcess& proc : tick.processes) {
-      if (proc.gpu_pos != i) continue;
-      auto it = std::find_if(holders.begin(), holders.end(),
-                             [&](const auto& h) { return h.first == proc.identity_id; });
-      if (it == holders.end()) holders.emplace_back(proc.identity_id, proc.compute);
-      else it->second = it->second || proc.compute;
-    }
-    // A container the GPU was allocated to holds it as a compute process would (its processes,
-    // if it has any, are not on this GPU or not visible to cgov).
-    for (const StoredAllocation& a : tick.allocations) {
-      if (a.gpu_pos != i) continue;
-      auto it = std::find_if(holders.begin(), holders.end(),
-                             [&](const auto& h) { return h.first == a.identity_id; });
-      if (it == holders.end()) holders.emplace_back(a.identity_id, true);
-      else it->second = true;
-    }
-    std::sort(holders.begin(), holders.end());
-    int64_t compute_holders = 0;
-    for (const auto& [id, compute] : holders) compute_holders += compute ? 1 : 0;
-    int64_t left = duration_ms;
-    int64_t seen = 0;
-    for (const auto& [id, compute] : holders) {
-      IdentityHour& ih = bucket.identities[{id, g.gpu_id}];
+    std::vector<TickHolder>& holders = holders_;
+    const bool busy = phase && *phase != Phase::kIdleHeld && *phase != Phase::kTrulyIdle;
+    const SplitRule rule = SplitGpuTime(tick, i, busy, duration_ms, &holders);
+    for (const TickHolder& h : holders) {
+      IdentityHour& ih = bucket.identities[{h.identity_id, g.gpu_id}];
       ih.samples += 1;
       ih.held_ms += duration_ms;
       TickCredit::Identity* ic = nullptr;
       if (sink_) {
         ic = &credit.identities.emplace_back();
-        ic->identity_id = id;
+        ic->identity_id = h.identity_id;
         ic->gpu_id = g.gpu_id;
         ic->held_ms = duration_ms;
         ic->phase = phase;
       }
-      if (!compute) continue;
+      if (!h.compute) continue;
       if (phase == Phase::kIdleHeld) ih.idle_held_ms += duration_ms;
-      ++seen;
-      const int64_t share = seen == compute_holders ? left : duration_ms / compute_holders;
-      left -= share;
+      if (rule == SplitRule::kByUtilization) ih.shared_by_util_ms += h.share_ms;
+      if (rule == SplitRule::kEvenly) ih.shared_evenly_ms += h.share_ms;
       if (ic != nullptr) {
         ic->idle_held_ms = phase == Phase::kIdleHeld ? duration_ms : 0;
-        ic->attributed_ms = share;
+        ic->attributed_ms = h.share_ms;
+        ic->split = rule;
       }
       if (phase) {
-        ih.attributed_ms[static_cast<size_t>(*phase)] += share;
+        ih.attributed_ms[static_cast<size_t>(*phase)] += h.share_ms;
       } else {
-        ih.attributed_unknown_ms += share;
+        ih.attributed_unknown_ms += h.share_ms;
       }
     }
     if (g.processes_known) CommitSessions(p, i, phase == Phase::kIdleHeld, duration_ms);

@@ -23,6 +23,14 @@ namespace cgov {
 
 // What one tick was credited with when its duration became known (the live counters of
 // `cgov daemon --listen` add these up, so they agree with the rollups).
+// How a tick's time on a GPU was split between the identities holding compute memory on it.
+enum class SplitRule : uint8_t {
+  kAlone,          // one holder: all of it
+  kByUtilization,  // a busy GPU shared: in proportion to each one's SM utilization (NVML's
+                   // per-process readings)
+  kEvenly,         // shared, idle-held or without per-process readings: evenly
+};
+
 struct TickCredit {
   struct Gpu {
     uint32_t gpu_id = 0;
@@ -35,12 +43,22 @@ struct TickCredit {
     uint32_t gpu_id = 0;
     int64_t held_ms = 0;        // every holder gets all of it
     int64_t idle_held_ms = 0;   // held compute memory while the GPU was idle-held
-    int64_t attributed_ms = 0;  // its even share among the compute holders
+    int64_t attributed_ms = 0;  // its share among the compute holders (SplitRule)
     std::optional<Phase> phase;
+    SplitRule split = SplitRule::kAlone;
   };
   int64_t ts_ms = 0;
   std::vector<Gpu> gpus;
   std::vector<Identity> identities;
+};
+
+// One identity holding one GPU in one tick (the aggregator's scratch).
+struct TickHolder {
+  uint32_t identity_id = 0;
+  bool compute = false;            // compute memory, or the GPU by allocation
+  int64_t sm_util = 0;             // summed over its compute processes
+  bool util_known = true;          // every one of them had a per-process reading
+  int64_t share_ms = 0;
 };
 
 class HistoryAggregator {
@@ -100,9 +118,16 @@ class HistoryAggregator {
   std::function<void(const TickCredit&)> sink_;
   // Scratch for one tick's work, kept so that a tick allocates nothing once warm.
   std::vector<GpuPoint> points_;
-  std::vector<std::pair<uint32_t, bool>> holders_;
+  std::vector<TickHolder> holders_;
   std::vector<uint32_t> present_;
 };
+
+// The identities holding GPU `gpu_pos` in `tick` (sorted by id), each compute holder with its
+// share of `duration_ms` (they add up to it exactly), and the rule that split it: the
+// aggregator's split, which /metrics' per-pod readings follow too. `busy`: the GPU's phase was
+// one of the busy ones.
+SplitRule SplitGpuTime(const StoredTick& tick, size_t gpu_pos, bool busy, int64_t duration_ms,
+                       std::vector<TickHolder>* holders);
 
 // What the analysis needs of one GPU of a stored tick (MiB become bytes).
 GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos);

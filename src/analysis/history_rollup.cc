@@ -14,7 +14,9 @@ namespace {
 // Version 2 appends the GPM sums (history schema 2); version 1 rows decode with them 0.
 constexpr uint8_t kGpuHourVersion = 2;
 constexpr size_t kGpuHourV1Fields = 2 * kPhaseCount + 17;
-constexpr uint8_t kIdentityHourVersion = 1;
+// Version 2 appends how shared GPUs were split; version 1 rows decode with them 0.
+constexpr uint8_t kIdentityHourVersion = 2;
+constexpr size_t kIdentityHourV1Fields = 4 + kPhaseCount;
 
 // The integer fields of a GpuHour in encoding order (never reorder: it is the on-disk format).
 std::vector<int64_t*> GpuHourFields(GpuHour& h) {
@@ -40,6 +42,8 @@ std::vector<int64_t*> IdentityHourFields(IdentityHour& h) {
   std::vector<int64_t*> f = {&h.samples, &h.held_ms, &h.idle_held_ms};
   for (auto& v : h.attributed_ms) f.push_back(&v);
   f.push_back(&h.attributed_unknown_ms);
+  f.push_back(&h.shared_by_util_ms);
+  f.push_back(&h.shared_evenly_ms);
   return f;
 }
 
@@ -119,6 +123,8 @@ void MergeInto(const IdentityHour& from, IdentityHour* into) {
   into->idle_held_ms += from.idle_held_ms;
   for (size_t p = 0; p < kPhaseCount; ++p) into->attributed_ms[p] += from.attributed_ms[p];
   into->attributed_unknown_ms += from.attributed_unknown_ms;
+  into->shared_by_util_ms += from.shared_by_util_ms;
+  into->shared_evenly_ms += from.shared_evenly_ms;
 }
 
 void MergeInto(const HourBucket& from, HourBucket* into) {
@@ -159,7 +165,8 @@ void EncodeIdentityHour(const IdentityHour& hour, std::string* out) {
 Status DecodeIdentityHour(std::string_view data, std::string_view context, IdentityHour* hour) {
   *hour = IdentityHour{};
   size_t pos = 0;
-  return GetFields(data, kIdentityHourVersion, context, IdentityHourFields(*hour), &pos);
+  return GetFields(data, kIdentityHourVersion, context, IdentityHourFields(*hour), &pos,
+                   /*older=*/1, kIdentityHourV1Fields);
 }
 
 }  // namespace cgov

@@ -30,10 +30,15 @@ struct IdentityHour {
   int64_t samples = 0;
   int64_t held_ms = 0;       // time it had a process on the GPU (every holder gets all of it)
   int64_t idle_held_ms = 0;  // of which the GPU was idle-held and it held compute memory
-  // The GPU's time split evenly between the identities holding compute memory at each sample,
-  // by phase: these add up to the GPU's attributed time (no double counting).
+  // The GPU's time split between the identities holding compute memory at each sample, by
+  // phase: these add up to the GPU's attributed time (no double counting). A busy GPU shared
+  // by holders with per-process utilization readings is split by them, else evenly (SplitRule).
   std::array<int64_t, kPhaseCount> attributed_ms{};
   int64_t attributed_unknown_ms = 0;
+  // Of the attributed time, what came from a shared GPU: split by utilization, or evenly
+  // (version 2; 0 in rows written before).
+  int64_t shared_by_util_ms = 0;
+  int64_t shared_evenly_ms = 0;
 
   int64_t AttributedMsForTest() const {
     int64_t sum = attributed_unknown_ms;

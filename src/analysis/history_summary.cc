@@ -136,6 +136,8 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
       row.idle_held_ms += h.idle_held_ms;
       for (size_t p = 0; p < kPhaseCount; ++p) row.attributed_ms[p] += h.attributed_ms[p];
       row.attributed_unknown_ms += h.attributed_unknown_ms;
+      s->shared_by_util_ms += h.shared_by_util_ms;
+      s->shared_evenly_ms += h.shared_evenly_ms;
       int64_t mine = h.attributed_unknown_ms;
       for (int64_t ms : h.attributed_ms) mine += ms;
       attributed += mine;

@@ -198,6 +198,9 @@ struct HistorySummary {
   int64_t unattributed_ms = 0;   // GPU time no compute process held
   double unattributed_share_pct = 0;  // of all GPU time, like WhoRow::share_pct
   MicroUsd unattributed_cost = 0;
+  // Of the attributed time, what came from GPUs shared by several compute holders: split by
+  // their per-process SM utilization (a busy GPU with readings), or evenly (SplitRule).
+  int64_t shared_by_util_ms = 0, shared_evenly_ms = 0;
   IdleHeldParts idle_held;
   std::vector<ActionRow> actions;  // by idle-held dollars (then time), descending
   std::vector<HabitRow> habits;    // the actions grouped, by dollars (then time), descending

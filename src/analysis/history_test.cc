@@ -17,6 +17,7 @@ struct Proc {
   uint32_t identity;
   uint32_t mib;
   bool graphics = false;
+  std::optional<uint32_t> sm_util = std::nullopt;  // NVML's per-process SM utilization
 };
 
 // One GPU (id 1) at `util` with these processes.
@@ -36,6 +37,7 @@ StoredTick Tick(uint64_t util, std::vector<Proc> procs) {
     sp.compute = !p.graphics;
     sp.graphics = p.graphics;
     sp.mem_used_mib = p.mib;
+    sp.sm_util_pct = p.sm_util;
     t.processes.push_back(sp);
   }
   return t;
@@ -87,6 +89,58 @@ TEST(HistoryAggregator, SharedGpuTimeIsSplitWithoutLosingAMillisecond) {
     sum += all.identities.at({id, 1}).AttributedMsForTest();
   }
   EXPECT_EQ(sum, 1000);
+}
+
+// Issue 47: a busy GPU shared by two processes at 90 % and 10 % SM is charged 90/10, not 50/50;
+// idle-held time and time without per-process readings stay even; each holder still held it all.
+TEST(HistoryAggregator, ABusySharedGpuIsSplitByPerProcessUtilization) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  std::vector<TickCredit> credits;
+  a.set_credit_sink([&](const TickCredit& c) { credits.push_back(c); });
+  // 3 s busy with readings, 1 s busy without one for pid 2, 2 s idle-held with readings (0 %).
+  int64_t ts = 0;
+  for (int i = 0; i < 3; ++i, ts += 1000) {
+    a.Add(ts, run, Tick(100, {{1, 1, 100, false, 90}, {2, 2, 100, false, 10}}));
+  }
+  a.Add(ts, run, Tick(100, {{1, 1, 100, false, 90}, {2, 2, 100}}));
+  ts += 1000;
+  for (int i = 0; i < 2; ++i, ts += 1000) {
+    a.Add(ts, run, Tick(0, {{1, 1, 100, false, 0}, {2, 2, 100, false, 0}}));
+  }
+  a.Finish(ts);
+  const HourBucket all = Merged(a.TakeCompleteHours());
+  const IdentityHour& alice = all.identities.at({1, 1});
+  const IdentityHour& bob = all.identities.at({2, 1});
+  const size_t busy = static_cast<size_t>(Phase::kComputeBound);
+  EXPECT_EQ(alice.attributed_ms[busy], 3 * 900 + 500);
+  EXPECT_EQ(bob.attributed_ms[busy], 3 * 100 + 500);
+  EXPECT_EQ(alice.attributed_ms[kIdleHeld], 1000);
+  EXPECT_EQ(bob.attributed_ms[kIdleHeld], 1000);
+  EXPECT_EQ(alice.held_ms, 6000);
+  EXPECT_EQ(bob.held_ms, 6000);
+  EXPECT_EQ(alice.shared_by_util_ms + bob.shared_by_util_ms, 3000);
+  EXPECT_EQ(alice.shared_evenly_ms + bob.shared_evenly_ms, 3000);
+  ASSERT_EQ(credits.size(), 6u);
+  EXPECT_EQ(credits[0].identities[0].split, SplitRule::kByUtilization);
+  EXPECT_EQ(credits[0].identities[0].attributed_ms, 900);
+  EXPECT_EQ(credits[3].identities[0].split, SplitRule::kEvenly);
+  EXPECT_EQ(credits[4].identities[1].split, SplitRule::kEvenly);
+  // The rollup keeps how it was split; a version 1 row (before this) reads it as 0.
+  std::string encoded;
+  EncodeIdentityHour(alice, &encoded);
+  IdentityHour back;
+  ASSERT_TRUE(DecodeIdentityHour(encoded, "row", &back).ok());
+  EXPECT_EQ(back.shared_by_util_ms, alice.shared_by_util_ms);
+  EXPECT_EQ(back.shared_evenly_ms, alice.shared_evenly_ms);
+  std::string v1(1, '\1');  // version 1: samples, held, idle-held, the phases, unknown
+  for (int64_t v : {alice.samples, alice.held_ms, alice.idle_held_ms}) PutVarint(v, &v1);
+  for (int64_t v : alice.attributed_ms) PutVarint(v, &v1);
+  PutVarint(alice.attributed_unknown_ms, &v1);
+  IdentityHour old;
+  ASSERT_TRUE(DecodeIdentityHour(v1, "row", &old).ok()) << "a version 1 row still decodes";
+  EXPECT_EQ(old.shared_by_util_ms, 0);
+  EXPECT_EQ(old.attributed_ms, alice.attributed_ms);
 }
 
 // A GPU the kubelet allocated to a pod: idle with no memory held it is idle-held, charged to the

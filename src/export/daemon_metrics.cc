@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/json_writer.h"
+
 namespace cgov {
 namespace {
 
@@ -14,6 +16,8 @@ constexpr double kMib = 1024.0 * 1024.0;
 
 // Where identities beyond MetricsOptions::max_identity_series are credited.
 constexpr char kOther[] = "(other)";
+// The namespace, pod and container of cgov_honor_labels_check.
+constexpr char kLabelCheck[] = "cgov-label-check";
 // A label value from the outside (a user name, a pod or project label) is at most this long.
 constexpr size_t kMaxLabelBytes = 128;
 
@@ -107,21 +111,24 @@ void DaemonMetrics::Credit(const TickCredit& credit,
   }
   for (const TickCredit::Identity& id : credit.identities) {
     const IdentityRecord* record = identity_of(id.identity_id);
-    IdentityKey key =
-        record == nullptr
-            ? IdentityKey{}
-            : IdentityKey{BoundedLabel(record->user), BoundedLabel(record->project),
-                          BoundedLabel(record->team), BoundedLabel(record->kube_namespace),
-                          BoundedLabel(record->kube_pod_name.empty() ? record->pod
-                                                                     : record->kube_pod_name),
-                          BoundedLabel(record->kube_container_name)};
+    IdentityKey key;
+    if (record != nullptr) {
+      key = IdentityKey{BoundedLabel(record->user),
+                        BoundedLabel(record->project),
+                        BoundedLabel(record->team),
+                        BoundedLabel(record->kube_namespace),
+                        BoundedLabel(record->kube_pod_name),
+                        BoundedLabel(record->kube_container_name),
+                        BoundedLabel(record->pod),
+                        BoundedLabel(record->slurm_job)};
+    }
     auto it = identities_.find(key);
     if (it == identities_.end()) {
       // Beyond the cap a new identity is credited to "(other)" (which may take the cap's last
       // place): the totals over identities stay the GPUs' totals.
       if (identities_.size() + 1 >= options_.max_identity_series) {
         ++folded_identity_credits_;
-        key = IdentityKey{kOther, kOther, kOther, kOther, kOther, kOther};
+        key = IdentityKey{kOther, kOther, kOther, kOther, kOther, kOther, kOther, kOther};
         it = identities_.find(key);
       }
       if (it == identities_.end()) it = identities_.emplace(std::move(key), IdentityCounters{}).first;
@@ -265,17 +272,20 @@ struct Reading {
   MetricType type = MetricType::kGauge;
   bool lost_too = false;
   ValueOf value, dcgm_value;
+  // dcgm-exporter's type when it differs (etc/default-counters.csv: remapped rows are counters).
+  std::optional<MetricType> dcgm_type = std::nullopt;
 };
 
 struct GaugeWriter {
   ExpositionWriter& w;
   const MetricsTick& t;
   const std::vector<MetricsGpu>& gpus;
-  std::vector<const Labels*> labels;  // by GPU position
+  std::vector<const Labels*> labels;       // by GPU position
+  std::vector<const Labels*> dcgm_labels;  // likewise, with the GPU's pod as dcgm-exporter's
   bool dcgm_names = false;
 
   void Emit(std::string_view name, std::string_view help, MetricType type, bool lost_too,
-            const ValueOf& value_of) const {
+            const ValueOf& value_of, bool dcgm = false) const {
     bool started = false;
     for (size_t i = 0; i < gpus.size() && i < t.gpus.size(); ++i) {
       if (t.gpus[i].lost && !lost_too) continue;
@@ -283,12 +293,14 @@ struct GaugeWriter {
       if (!v) continue;
       if (!started) w.Family(name, type, help);
       started = true;
-      w.Sample(*labels[i], *v);
+      w.Sample(dcgm ? *dcgm_labels[i] : *labels[i], *v);
     }
   }
   void Render(const Reading& r) const {
     Emit(r.name, r.help, r.type, r.lost_too, r.value);
-    if (dcgm_names) Emit(r.dcgm_name, r.dcgm_help, r.type, r.lost_too, r.dcgm_value);
+    if (dcgm_names) {
+      Emit(r.dcgm_name, r.dcgm_help, r.dcgm_type.value_or(r.type), r.lost_too, r.dcgm_value, true);
+    }
   }
 };
 
@@ -322,6 +334,12 @@ void RenderUsage(const GaugeWriter& g) {
           "(NVML utilization.memory, 0-1).", "DCGM_FI_DEV_MEM_COPY_UTIL",
           "Memory utilization (in %).", MetricType::kGauge, false,
           Scaled(t, &GpuFastSample::util_mem_pct, 100), Scaled(t, &GpuFastSample::util_mem_pct, 1)});
+  g.Render({"cgov_gpu_encoder_utilization_ratio", "Time the video encoder was busy (NVML, 0-1).",
+          "DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %).", MetricType::kGauge, false,
+          Scaled(t, &GpuFastSample::enc_util_pct, 100), Scaled(t, &GpuFastSample::enc_util_pct, 1)});
+  g.Render({"cgov_gpu_decoder_utilization_ratio", "Time the video decoder was busy (NVML, 0-1).",
+          "DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %).", MetricType::kGauge, false,
+          Scaled(t, &GpuFastSample::dec_util_pct, 100), Scaled(t, &GpuFastSample::dec_util_pct, 1)});
   // Free as nvidia-smi and DCGM count it: the driver's reservation is neither used nor free
   // (an idle H100 80GB: 81559 MiB total, 480 reserved, 81079 free; driver 580.159.04).
   auto free_bytes = [&](size_t i) -> std::optional<double> {
@@ -344,6 +362,15 @@ void RenderUsage(const GaugeWriter& g) {
   g.Render({"cgov_gpu_memory_free_bytes", "Device memory free: total less used and the driver's "
           "reservation (bytes).", "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
           MetricType::kGauge, false, free_bytes, mib(free_bytes)});
+  // What the driver sets aside (nvmlMemory_v2_t.reserved), as DCGM reports it.
+  const ValueOf reserved_bytes = [&g](size_t i) -> std::optional<double> {
+    const std::optional<uint64_t>& r = g.gpus[i].memory_reserved_bytes;
+    if (!r) return std::nullopt;
+    return static_cast<double>(*r);
+  };
+  g.Render({"cgov_gpu_memory_reserved_bytes", "Device memory the driver reserves: neither used "
+          "nor free (bytes).", "DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).",
+          MetricType::kGauge, false, reserved_bytes, mib(reserved_bytes)});
   g.Render({"cgov_gpu_power_watts", "Power draw (W).", "DCGM_FI_DEV_POWER_USAGE",
           "Power draw (in W).", MetricType::kGauge, false, Scaled(t, &GpuFastSample::power_mw, 1000),
           Scaled(t, &GpuFastSample::power_mw, 1000)});
@@ -356,6 +383,39 @@ void RenderUsage(const GaugeWriter& g) {
   g.Render({"cgov_gpu_memory_clock_hertz", "Memory clock frequency (Hz).", "DCGM_FI_DEV_MEM_CLOCK",
           "Memory clock frequency (in MHz).", MetricType::kGauge, false,
           Hertz(t, &GpuFastSample::mem_clock_mhz), Scaled(t, &GpuFastSample::mem_clock_mhz, 1)});
+}
+
+// The engine's activity (NVML GPM graphics utilization: time any compute or graphics work ran,
+// DCGM's GR_ENGINE_ACTIVE). Under dcgm-exporter's name a GPU held by one pod carries its labels
+// (as every dcgm series of it does); a GPU shared by several pods (or a pod and processes
+// outside pods) is served once per holder, each with its share of the activity split as the
+// identity counters split the GPU's time, so that OpenCost's per-pod average sees each pod's
+// part and the sum over holders is the GPU's activity.
+void RenderEngineActive(const GaugeWriter& g, const ValueOf& active) {
+  g.Emit("cgov_gpu_engine_active_ratio", "Ratio of time any compute or graphics work ran on the "
+         "GPU (NVML GPM graphics utilization, 0-1).", MetricType::kGauge, false, active);
+  if (!g.dcgm_names) return;
+  bool started = false;
+  for (size_t i = 0; i < g.gpus.size() && i < g.t.gpus.size(); ++i) {
+    const std::optional<double> v = g.t.gpus[i].lost ? std::nullopt : active(i);
+    if (!v) continue;
+    if (!started) {
+      g.w.Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", MetricType::kGauge,
+                 "Ratio of time the graphics engine is active.");
+    }
+    started = true;
+    const std::vector<MetricsGpuPod>* pods = i < g.t.gpu_pods.size() ? &g.t.gpu_pods[i] : nullptr;
+    if (pods == nullptr || pods->size() <= 1) {
+      g.w.Sample(*g.dcgm_labels[i], *v);
+      continue;
+    }
+    for (const MetricsGpuPod& p : *pods) {
+      Labels l = *g.labels[i];
+      l.insert(l.end(), {{"container", p.container}, {"namespace", p.namespace_name},
+                         {"pod", p.pod}});
+      g.w.Sample(l, Round6(*v * p.share));  // 0.72, not 0.7200000000000001
+    }
+  }
 }
 
 void RenderProfiling(const GaugeWriter& g) {
@@ -373,6 +433,7 @@ void RenderProfiling(const GaugeWriter& g) {
     const ValueOf v = ratio ? gpm(field, 1, 100) : gpm(field, 1048576.0, 1);
     g.Render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
   };
+  RenderEngineActive(g, gpm(&GpmMetrics::graphics_active_pct, 1, 100));
   prof("cgov_gpu_sm_active_ratio", "Ratio of SMs busy (NVML GPM SM utilization, 0-1).",
        "DCGM_FI_PROF_SM_ACTIVE", &GpmMetrics::sm_active_pct, true);
   prof("cgov_gpu_sm_occupancy_ratio", "Ratio of resident warps to the maximum (0-1).",
@@ -395,7 +456,8 @@ void RenderMemoryHealth(const GaugeWriter& g) {
   const MetricsTick& t = g.t;
   // Memory health: remapped rows (Ampere and later) or retired pages (the GPUs before).
   auto health = [&](std::string_view name, std::string_view dcgm_name, std::string_view help,
-                    bool rows, double (*value_of)(const MemoryHealth&)) {
+                    bool rows, double (*value_of)(const MemoryHealth&),
+                    MetricType dcgm_type = MetricType::kGauge) {
     ValueOf v = [&t, rows, value_of](size_t i) -> std::optional<double> {
       if (i >= t.memory_health.size() || !t.memory_health[i] ||
           t.memory_health[i]->row_remapping != rows) {
@@ -403,14 +465,18 @@ void RenderMemoryHealth(const GaugeWriter& g) {
       }
       return value_of(*t.memory_health[i]);
     };
-    g.Render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v});
+    g.Render({name, help, dcgm_name, help, MetricType::kGauge, false, v, v, dcgm_type});
   };
+  // dcgm-exporter types the row and page counts as counters (etc/default-counters.csv).
+  const MetricType counter = MetricType::kCounter;
   health("cgov_gpu_remapped_rows_correctable", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
          "Rows remapped for correctable errors.", true,
-         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_correctable); });
+         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_correctable); },
+         counter);
   health("cgov_gpu_remapped_rows_uncorrectable", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
          "Rows remapped for uncorrectable errors.", true,
-         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_uncorrectable); });
+         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_uncorrectable); },
+         counter);
   health("cgov_gpu_row_remap_pending", "DCGM_FI_DEV_ROW_REMAP_PENDING",
          "1 when rows wait for a GPU reset to be remapped.", true,
          [](const MemoryHealth& h) { return h.remap_pending ? 1.0 : 0.0; });
@@ -419,13 +485,13 @@ void RenderMemoryHealth(const GaugeWriter& g) {
          [](const MemoryHealth& h) { return h.remap_failure ? 1.0 : 0.0; });
   health("cgov_gpu_retired_pages_sbe", "DCGM_FI_DEV_RETIRED_SBE",
          "Pages retired for repeated single-bit ECC errors.", false,
-         [](const MemoryHealth& h) { return static_cast<double>(h.retired_sbe); });
+         [](const MemoryHealth& h) { return static_cast<double>(h.retired_sbe); }, counter);
   health("cgov_gpu_retired_pages_dbe", "DCGM_FI_DEV_RETIRED_DBE",
          "Pages retired for double-bit ECC errors.", false,
-         [](const MemoryHealth& h) { return static_cast<double>(h.retired_dbe); });
+         [](const MemoryHealth& h) { return static_cast<double>(h.retired_dbe); }, counter);
   health("cgov_gpu_retired_pages_pending", "DCGM_FI_DEV_RETIRED_PENDING",
          "1 when pages wait for a reboot to be retired.", false,
-         [](const MemoryHealth& h) { return h.retired_pending ? 1.0 : 0.0; });
+         [](const MemoryHealth& h) { return h.retired_pending ? 1.0 : 0.0; }, counter);
 }
 
 void RenderXidsAndEnergy(const GaugeWriter& g) {
@@ -453,8 +519,22 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
                                     int64_t now_ms) const {
   // A reading is served only from a fresh tick that has it: unknown is absent, never stale.
   if (!Fresh(now_ms)) return;
-  GaugeWriter g{w, *last_, gpus_, {}, options_.dcgm_names};
-  for (const GpuLabels& l : labels) g.labels.push_back(&l.labels);
+  GaugeWriter g{w, *last_, gpus_, {}, {}, options_.dcgm_names};
+  // dcgm-exporter's pod labels: the pod holding the GPU, empty when none holds it or several
+  // share it (DCGM_FI_PROF_GR_ENGINE_ACTIVE is then served per holder).
+  std::vector<Labels> dcgm_labels;
+  dcgm_labels.reserve(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    g.labels.push_back(&labels[i].labels);
+    const MetricsGpuPod* pod = i < last_->gpu_pods.size() && last_->gpu_pods[i].size() == 1
+                                   ? &last_->gpu_pods[i][0]
+                                   : nullptr;
+    Labels& l = dcgm_labels.emplace_back(labels[i].labels);
+    l.insert(l.end(), {{"container", pod ? std::string_view(pod->container) : ""},
+                       {"namespace", pod ? std::string_view(pod->namespace_name) : ""},
+                       {"pod", pod ? std::string_view(pod->pod) : ""}});
+  }
+  for (const Labels& l : dcgm_labels) g.dcgm_labels.push_back(&l);
   RenderUsage(g);
   RenderProfiling(g);
   RenderMemoryHealth(g);
@@ -502,15 +582,18 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w,
 
 void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
   auto identity_labels = [&](const IdentityKey& k) {
-    return Labels{{"Hostname", options_.hostname}, {"user", std::get<0>(k)},
-                  {"project", std::get<1>(k)},     {"team", std::get<2>(k)},
-                  {"namespace", std::get<3>(k)},   {"pod", std::get<4>(k)},
-                  {"container", std::get<5>(k)}};
+    return Labels{{"Hostname", options_.hostname}, {"user", k.user},
+                  {"project", k.project},          {"team", k.team},
+                  {"namespace", k.namespace_name}, {"pod", k.pod},
+                  {"container", k.container},      {"pod_uid", k.pod_uid},
+                  {"slurm_job", k.slurm_job}};
   };
   if (!identities_.empty()) {
     w.Family("cgov_identity_gpu_seconds_total", MetricType::kCounter,
-             "GPU-seconds attributed to an identity, by phase: a GPU's time split evenly between "
-             "the identities holding compute memory on it (adds up to the attributed GPU time).");
+             "GPU-seconds attributed to an identity, by phase: a GPU's time split between the "
+             "identities holding compute memory on it, in proportion to their SM utilization "
+             "while it is busy and NVML reports per-process utilization, evenly otherwise "
+             "(adds up to the attributed GPU time).");
     for (const auto& [key, c] : identities_) {
       for (size_t p = 0; p <= kPhaseCount; ++p) {
         Labels l = identity_labels(key);
@@ -613,6 +696,15 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
     w.Sample({{"version", CGOV_VERSION}, {"Hostname", host},
               {"instance_id", options_.instance_id}}, 1);
   }
+  // Fixed identity labels: a scrape that overwrites cgov's labels with the target's (Prometheus'
+  // honor_labels: false, the Prometheus Operator's default) shows on this series as
+  // exported_namespace/exported_pod/exported_container, which `cgov report --prometheus` checks.
+  w.Family("cgov_honor_labels_check", MetricType::kGauge,
+           "Always 1, with namespace, pod and container set to cgov-label-check: if Prometheus "
+           "stores it with exported_pod, the scrape renamed cgov's identity labels (set "
+           "honorLabels: true).");
+  w.Sample({{"Hostname", host}, {"namespace", kLabelCheck}, {"pod", kLabelCheck},
+            {"container", kLabelCheck}}, 1);
 }
 
 // Gauges, not counters: a period's spend starts again from 0 when the next period begins.

@@ -55,12 +55,22 @@ struct MetricsProcess {
   std::string command;
 };
 
+// Who holds a GPU at the last tick, as dcgm-exporter labels it: a pod's container (names from
+// --kubernetes), or processes outside any named pod (names empty).
+struct MetricsGpuPod {
+  std::string namespace_name, pod, container;
+  double share = 1;  // of the GPU's time, split as the identity counters split it (SplitRule)
+};
+
 struct MetricsTick {
   int64_t wall_ms = 0;
   std::vector<GpuFastSample> gpus;  // by position in SetGpus' list
   std::vector<GpmMetrics> gpm;      // likewise (NVML GPM; empty or all unknown without it)
   std::vector<std::optional<MemoryHealth>> memory_health;  // likewise (remapped rows / pages)
   std::vector<MetricsProcess> processes;
+  // By GPU position: its holders grouped by pod (empty: nobody holds it). Served as the pod
+  // labels of the dcgm-exporter names.
+  std::vector<std::vector<MetricsGpuPod>> gpu_pods;
   bool nvml_ok = false;       // the driver is loaded and no GPU was lost
   bool processes_ok = false;  // every GPU's process list was read
   bool host_ok = false;       // the host files read this tick were read and parsed
@@ -133,9 +143,13 @@ class DaemonMetrics {
     PhaseArray ms{};
     PhaseArray util_ms_x100{};
   };
-  // user, project, team, namespace, pod (its name, else its UID), container (its name)
-  using IdentityKey =
-      std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+  // An identity's labels. `pod` and `container` are names only (with --kubernetes), as
+  // dcgm-exporter and kube-state-metrics use them; a pod's UID is `pod_uid` (from the cgroup path
+  // with or without --kubernetes), a Slurm job's id `slurm_job`.
+  struct IdentityKey {
+    std::string user, project, team, namespace_name, pod, container, pod_uid, slurm_job;
+    auto operator<=>(const IdentityKey&) const = default;
+  };
   struct IdentityCounters {
     PhaseArray attributed_ms{};
     int64_t held_ms = 0;

@@ -155,10 +155,10 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_THAT(text, HasSubstr("cgov_gpu_price_usd_per_hour{gpu=\"0\",UUID=\"GPU-0\""));
   EXPECT_THAT(text, HasSubstr("cgov_identity_gpu_seconds_total{Hostname=\"node-a\",user=\"alice\","
                               "project=\"llm\",team=\"\",namespace=\"\",pod=\"\",container=\"\","
-                              "phase=\"underutilized\"} 1\n"));
+                              "pod_uid=\"\",slurm_job=\"\",phase=\"underutilized\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("cgov_identity_cost_usd_total{Hostname=\"node-a\",user=\"alice\","
-                              "project=\"llm\",team=\"\",namespace=\"\",pod=\"\",container=\"\"} "
-                              "0.001\n"));
+                              "project=\"llm\",team=\"\",namespace=\"\",pod=\"\",container=\"\","
+                              "pod_uid=\"\",slurm_job=\"\"} 0.001\n"));
   // Capped at 2 process series, the biggest kept, the rest counted.
   EXPECT_THAT(text, HasSubstr("pid=\"12\""));
   EXPECT_THAT(text, Not(HasSubstr("pid=\"10\"")));
@@ -238,12 +238,67 @@ TEST(DaemonMetrics, DcgmNamesAreAddedOnlyWhenAsked) {
   EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 0.57\n"));
   EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
                               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
-                              "pci_bus_id=\"00000000:10:00.0\"} 57\n"));
+                              "pci_bus_id=\"00000000:10:00.0\",container=\"\",namespace=\"\",pod=\"\"} "
+                              "57\n")) << "a GPU no pod holds: dcgm-exporter's empty pod labels";
   EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{gpu=\"0\""));
-  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 1024\n")) << "FB_USED in MiB";
+  EXPECT_THAT(text, HasSubstr("pod=\"\"} 1024\n")) << "FB_USED in MiB";
   EXPECT_THAT(text, HasSubstr("} 80055\n")) << "FB_FREE in MiB: total less used and reserved";
   EXPECT_THAT(text, HasSubstr("cgov_gpu_memory_used_bytes{gpu=\"0\""));
   EXPECT_THAT(text, Not(HasSubstr("node_gpu_hourly_cost")));
+}
+
+// Issue 47: dcgm-exporter's names for OpenCost and Kubecost. A GPU held by one pod carries its
+// namespace/pod/container (dcgm-exporter's convention); a GPU shared by two pods serves its
+// engine activity once per pod, each its share (the sum is the GPU's); device readings of the
+// shared GPU stay unlabelled; units and types as dcgm-exporter's etc/default-counters.csv.
+TEST(DaemonMetrics, DcgmNamesCarryTheGpusPodAndSplitASharedGpusEngineActivity) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  o.dcgm_names = true;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(1, 0, std::nullopt), Gpu(2, 1, std::nullopt), Gpu(3, 2, std::nullopt)});
+  MetricsTick t = TickAt(100'000, 80);
+  t.gpus = {t.gpus[0], t.gpus[0], t.gpus[0]};
+  GpmMetrics gpm;
+  gpm.graphics_active_pct = 80;
+  t.gpm.assign(3, gpm);
+  MemoryHealth health;
+  health.row_remapping = true;
+  health.remapped_correctable = 2;
+  t.memory_health.assign(3, health);
+  t.gpu_pods = {{{"ml", "train-0", "trainer", 1.0}},
+                {{"ml", "train-0", "trainer", 0.9}, {"ml", "vision-0", "worker", 0.1}},
+                {}};
+  m.RecordTick(t);
+  const std::string text = m.Render(ExpositionFormat::kText, 100'500);
+  const std::string gpu0 = "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
+                           "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
+                           "pci_bus_id=\"00000000:10:00.0\",";
+  EXPECT_THAT(text, HasSubstr(gpu0 + "container=\"trainer\",namespace=\"ml\",pod=\"train-0\"} 0.8\n"));
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
+                              "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
+                              "pci_bus_id=\"00000000:10:00.0\",container=\"trainer\","
+                              "namespace=\"ml\",pod=\"train-0\"} 123.45\n"));
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:11:00.0\",container=\"trainer\",namespace=\"ml\","
+                              "pod=\"train-0\"} 0.72\n"));
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:11:00.0\",container=\"worker\",namespace=\"ml\","
+                              "pod=\"vision-0\"} 0.08\n"));
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-1\",device=\"nvidia1\","
+                              "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
+                              "pci_bus_id=\"00000000:11:00.0\",container=\"\",namespace=\"\","
+                              "pod=\"\"} 123.45\n")) << "a shared GPU's device readings: no pod";
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:12:00.0\",container=\"\",namespace=\"\",pod=\"\"} 0.8\n"))
+      << "a GPU nobody holds: empty pod labels, as dcgm-exporter";
+  EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_FB_RESERVED gauge\n"));
+  EXPECT_THAT(text, HasSubstr("pod=\"train-0\"} 480\n")) << "FB_RESERVED in MiB";
+  EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS counter\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE cgov_gpu_remapped_rows_correctable gauge\n"));
+  EXPECT_THAT(text, HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\""));
+  EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
+                                  "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
+                                  "pci_bus_id=\"00000000:10:00.0\",container")))
+      << "cgov's names carry no pod labels (the identity series do)";
 }
 
 // Beyond the cap a new identity is credited to "(other)", which takes the cap's last place: the
@@ -273,7 +328,7 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
   EXPECT_THAT(text, Not(HasSubstr("user=\"u2\"")));
   EXPECT_THAT(text, HasSubstr("user=\"(other)\",project=\"(other)\",team=\"(other)\","
                               "namespace=\"(other)\",pod=\"(other)\",container=\"(other)\","
-                              "phase=\"productive\"} 2\n")) << "u1 and u2, a second each";
+                              "pod_uid=\"(other)\",slurm_job=\"(other)\",phase=\"productive\"} 2\n")) << "u1 and u2, a second each";
   EXPECT_THAT(text, HasSubstr("metric=\"cgov_identity_gpu_seconds_total\"} 2\n"));
   credit(20'000, {2});  // u0 and "(other)" idle for longer than the expiry: gone; u2 gets a slot
   text = m.Render(ExpositionFormat::kText, 20'000);
@@ -287,8 +342,9 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // + kPerIdentitySeries per identity with series of its own (at most max_identity_series, 256 by
 // default, "(other)" included), plus one per GPU process with --metrics-processes.
 // With --metrics-names dcgm, kPerGpuDcgmSeries more per GPU. Fixed: the self-metrics, the
-// collectors (--kubernetes and --pod-resources add one each), the build info.
-constexpr size_t kFixedSeries = 15, kPerGpuSeries = 41, kPerGpuDcgmSeries = 22,
+// collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
+// check.
+constexpr size_t kFixedSeries = 16, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
                  kPerIdentitySeries = 9;
 
 // Every series of an exposition (its name and labels), once.

@@ -137,8 +137,7 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
   }
   return TextHeading("Who (by " + by + ")", st) + TextTable(rows, "lrrrrr", md) +
          "\nHeld: time a process of theirs was on a GPU, or the kubelet had allocated it to their "
-         "pod (a shared GPU counts for each holder). Share and cost: the GPU-time split evenly "
-         "between the compute holders of each sample.\n";
+         "pod (a shared GPU counts for each holder). Share and cost: " + SharedSplitText(s) + "\n";
 }
 
 std::string Cents(int64_t cents) { return FormatUsd(cents * 10'000); }
@@ -351,6 +350,19 @@ json HeatmapJson(const HistorySummary& s) {
 
 }  // namespace
 
+std::string SharedSplitText(const HistorySummary& s) {
+  std::string out =
+      "each sample's GPU-time goes to the compute holders of the GPU; a GPU shared by several is "
+      "split in proportion to their SM utilization while it is busy and the driver reports "
+      "per-process utilization, evenly otherwise (idle-held time always).";
+  if (s.shared_by_util_ms > 0 || s.shared_evenly_ms > 0) {
+    out += fmt::format(" Shared GPU-time in this window: {:.2f} GPU-h split by utilization, "
+                       "{:.2f} GPU-h evenly.", HoursOf(s.shared_by_util_ms),
+                       HoursOf(s.shared_evenly_ms));
+  }
+  return out;
+}
+
 std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
   std::string out = Headline(s, st);
   if (s.usage.HeldMs() <= 0) {  // the budgets' periods may still hold spend
@@ -447,6 +459,9 @@ json HistoryReportJsonCore(const HistorySummary& s) {
           {"unattributed", {{"gpu_seconds", Round3(static_cast<double>(s.unattributed_ms) / 1e3)},
                             {"share_pct", Round3(s.unattributed_share_pct)},
                             {"cost_usd", Usd(s, s.unattributed_cost)}}},
+          {"shared_gpus",
+           {{"by_utilization_gpu_seconds", Round3(static_cast<double>(s.shared_by_util_ms) / 1e3)},
+            {"evenly_gpu_seconds", Round3(static_cast<double>(s.shared_evenly_ms) / 1e3)}}},
           {"idle_held_sessions", {{"min_idle_held_seconds",
                                    Round3(static_cast<double>(s.idle_held_min_ms) / 1e3)},
                                   {"available", s.sessions_known},

@@ -18,6 +18,10 @@ std::string HistoryReportText(const HistorySummary& summary, const TextStyle& st
 
 nlohmann::json HistoryReportJson(const HistorySummary& summary);
 
+// How the GPU time of the "Who" table was split between holders, with the window's shared
+// GPU-hours split each way when there were any (one sentence, for every view).
+std::string SharedSplitText(const HistorySummary& summary);
+
 // The showback as CSV for a spreadsheet: kind (row, idle, unmatched, total_billed or
 // total_estimate), the --by key, gpu_hours, share_pct, usd. The usd column adds up to the total.
 std::string HistoryShowbackCsv(const HistorySummary& summary);

@@ -9,6 +9,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
+#include "report/history_report.h"
 #include "report/policy_report.h"
 #include "report/html.h"
 
@@ -302,8 +303,8 @@ std::string HistoryWho(const HistorySummary& s) {
                     Money(s, s.unattributed_cost, "/unattributed/cost_usd"), "—"});
   return "<section id=\"who\"><h2>Who held the GPUs</h2>" + t.Render() +
          "<p class=\"muted\">Held: time a process of theirs was on a GPU, or the kubelet had "
-         "allocated it to their pod (a shared GPU counts for each holder). Share and cost: the GPU-time split evenly between the compute holders of "
-         "each sample.</p></section>\n";
+         "allocated it to their pod (a shared GPU counts for each holder). Share and cost: " +
+         Esc(SharedSplitText(s)) + "</p></section>\n";
 }
 
 std::string HistoryShowback(const HistorySummary& s) {

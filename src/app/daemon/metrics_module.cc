@@ -1,5 +1,8 @@
 // --listen: serves /metrics and /health, and keeps the registry (DaemonMetrics) that the core
 // and the other modules report to through the context.
+#include <algorithm>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "app/daemon/daemon_modules.h"
@@ -24,11 +27,13 @@ class MetricsModule : public DaemonModule {
 
  private:
   std::vector<MetricsGpu> MetricsGpus();
+  std::vector<std::vector<MetricsGpuPod>> GpuPods(const StoredTick& stored);
   ServedResponse Serve(const ServedRequest& request);
 
   DaemonContext& d_;
   std::unique_ptr<DaemonMetrics> metrics_;
   std::unique_ptr<HttpServer> server_;
+  std::vector<TickHolder> holders_;  // GpuPods' scratch
 };
 
 Status MetricsModule::Start() {
@@ -96,10 +101,42 @@ Status MetricsModule::AfterWrite(DaemonTick* tick) {
       m.command = d_.CommandOf(p.command_id);
     }
   }
+  if (tick->built && d_.options().dcgm_names) t.gpu_pods = GpuPods(tick->stored);
   metrics_->RecordTick(std::move(t));
   metrics_->SetHistoryDbOk(tick->written);
   metrics_->CountTick(!tick->written);
   return Status::Ok();
+}
+
+// Each GPU's compute holders grouped by pod (names from --kubernetes; processes outside a named
+// pod share one group with empty names), with their shares of the GPU's time split as the
+// identity counters split it: dcgm-exporter's pod labels.
+std::vector<std::vector<MetricsGpuPod>> MetricsModule::GpuPods(const StoredTick& stored) {
+  constexpr int64_t kWhole = 1'000'000;
+  std::vector<std::vector<MetricsGpuPod>> pods(stored.gpus.size());
+  for (size_t i = 0; i < stored.gpus.size(); ++i) {
+    SplitGpuTime(stored, i, /*busy=*/true, kWhole, &holders_);
+    for (const TickHolder& h : holders_) {
+      if (!h.compute) continue;
+      MetricsGpuPod pod;
+      if (const IdentityRecord* id = d_.IdentityOf(h.identity_id); id && !id->kube_pod_name.empty()) {
+        pod.namespace_name = id->kube_namespace;
+        pod.pod = id->kube_pod_name;
+        pod.container = id->kube_container_name;
+      }
+      pod.share = static_cast<double>(h.share_ms) / kWhole;
+      auto same = std::find_if(pods[i].begin(), pods[i].end(), [&](const MetricsGpuPod& p) {
+        return std::tie(p.namespace_name, p.pod, p.container) ==
+               std::tie(pod.namespace_name, pod.pod, pod.container);
+      });
+      if (same != pods[i].end()) {
+        same->share += pod.share;
+      } else {
+        pods[i].push_back(std::move(pod));
+      }
+    }
+  }
+  return pods;
 }
 
 ServedResponse MetricsModule::Serve(const ServedRequest& request) {

@@ -100,6 +100,7 @@ class FleetBuilder {
   }
   uint32_t GpuId(const PromSeries& s);
   uint32_t IdentityId(const PromSeries& s);
+  Status CheckHonorLabels();
   Result<std::vector<Span>> PlanSpans();
   std::vector<Span> WithDays(std::vector<Span> spans, const std::vector<int64_t>& evaluations,
                              const std::vector<std::pair<int64_t, double>>& days) const;
@@ -135,9 +136,9 @@ class FleetBuilder {
   // (host, UUID, GPU_I_ID): a MIG instance carries its parent's UUID, as in dcgm-exporter
   std::map<std::tuple<std::string, std::string, std::string>, uint32_t> gpu_ids_;
   std::map<std::string, uint32_t> host_gpu_;                         // host -> its first GPU id
-  // (host, user, project, team, namespace, pod, container)
+  // (host, user, project, team, namespace, pod, container, pod_uid, slurm_job)
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string,
-                      std::string, std::string>,
+                      std::string, std::string, std::string, std::string>,
            uint32_t>
       identity_ids_;
   std::map<int64_t, HourBucket> hours_;
@@ -192,16 +193,19 @@ uint32_t FleetBuilder::GpuId(const PromSeries& s) {
 uint32_t FleetBuilder::IdentityId(const PromSeries& s) {
   auto key = std::make_tuple(s.Label("Hostname"), s.Label("user"), s.Label("project"),
                              s.Label("team"), s.Label("namespace"), s.Label("pod"),
-                             s.Label("container"));
+                             s.Label("container"), s.Label("pod_uid"), s.Label("slurm_job"));
   auto [it, added] = identity_ids_.emplace(key, identity_ids_.size() + 1);
   if (added) {
     IdentityRecord r;
     r.id = it->second;
-    std::tie(r.host, r.user, r.project, r.team, r.kube_namespace, r.pod, r.kube_container_name) =
-        key;
+    std::string pod_name;
+    std::tie(r.host, r.user, r.project, r.team, r.kube_namespace, pod_name, r.kube_container_name,
+             r.pod, r.slurm_job) = key;
+    // A daemon before issue 47 put a pod's UID in `pod` when it had no names (no pod_uid).
+    if (r.pod.empty() && r.kube_namespace.empty()) r.pod = pod_name;
     // A daemon with --kubernetes labels pods by name, within their namespace (summed over its
     // pods when they were not asked for: still a described pod, for "(unlabelled)").
-    if (!r.kube_namespace.empty()) r.kube_pod_name = options_.pods ? r.pod : "(pods)";
+    if (!r.kube_namespace.empty()) r.kube_pod_name = options_.pods ? pod_name : "(pods)";
     in_.identities[r.id] = r;
   }
   return it->second;
@@ -1048,7 +1052,45 @@ Status FleetBuilder::AfterGpus() {
   return Status::Ok();
 }
 
+// A scrape that overwrote cgov's identity labels with the target's (Prometheus' honor_labels:
+// false, the Prometheus Operator's default) would hand every pod's GPU time to cgov's own pod:
+// the original labels then sit in exported_namespace / exported_pod / exported_container, on the
+// daemon's cgov_honor_labels_check series (always) and on its identity series. Refused, naming
+// the hosts and the fix, rather than misattributed.
+Status FleetBuilder::CheckHonorLabels() {
+  const std::string range = fmt::format("[{}ms]", std::max<int64_t>(1, until_ms_ - since_ms_));
+  std::string expr;
+  for (const char* metric : {"cgov_honor_labels_check", "cgov_identity_held_seconds_total"}) {
+    for (const char* label : {"exported_namespace", "exported_pod", "exported_container"}) {
+      expr += fmt::format("{}group by (Hostname, job) (last_over_time({}{{{}!=\"\"}}{}))",
+                          expr.empty() ? "" : " or ", metric, label, range);
+    }
+  }
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> renamed,
+                        prom_.Query(expr, static_cast<double>(until_ms_) / 1e3));
+  if (renamed.empty()) return Status::Ok();
+  std::set<std::string> hosts, jobs;
+  for (const PromSeries& s : renamed) {
+    hosts.insert(s.Label("Hostname"));
+    jobs.insert(s.Label("job"));
+  }
+  auto list = [](const std::set<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  return InvalidArgument(fmt::format(
+      "{}: the scrape of job {} (host {}) renamed cgov's namespace/pod/container labels to "
+      "exported_namespace/exported_pod/exported_container, so every pod's GPU time would go to "
+      "cgov's own pod: set `honorLabels: true` on the ServiceMonitor or PodMonitor "
+      "(`honor_labels: true` in a scrape config) as deploy/kubernetes/daemonset.yaml does "
+      "(docs/kubernetes.md, \"Scraping\"); series scraped before the fix keep the wrong labels, "
+      "so start the window after it",
+      prom_.url(), list(jobs), list(hosts)));
+}
+
 Result<HistoryInput> FleetBuilder::Build() {
+  CGOV_RETURN_IF_ERROR(CheckHonorLabels());
   in_.since_ms = since_ms_;
   in_.until_ms = until_ms_;
   in_.has_sessions = false;

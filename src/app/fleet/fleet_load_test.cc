@@ -106,6 +106,11 @@ class FakePrometheus {
     const std::string q = r.query.count("query") ? r.query.at("query") : "";
     const bool busy = q.find("cgov_gpu_busy_seconds_total") != std::string::npos;
     const bool phase = q.find("cgov_gpu_phase_seconds_total") != std::string::npos;
+    if (q.starts_with("group by (Hostname, job) (last_over_time(")) {  // the honor-labels check
+      out.body = (renamed_ ? Vector({{{{"Hostname", "n1"}, {"job", "cgov"}}, 1}}) : Vector({}))
+                     .dump();
+      return out;
+    }
     if (q.starts_with("sum by (Hostname) (resets(")) {  // no daemon restarted
       out.body = json{{"status", "success"},
                       {"data", {{"resultType", r.path == "/api/v1/query" ? "vector" : "matrix"},
@@ -167,6 +172,7 @@ class FakePrometheus {
     return out;
   }
   std::atomic<bool> opencost_{true};
+  std::atomic<bool> renamed_{false};  // the scrape renamed cgov's labels (honor_labels: false)
   std::vector<ServedRequest> seen() {
     std::lock_guard lock(mu_);
     return seen_;
@@ -302,6 +308,28 @@ TEST(FleetLoad, OpenCostPricesTheGpusOfItsNodes) {
   EXPECT_THAT(loaded.status().message(), HasSubstr("no node_gpu_hourly_cost"));
 }
 
+// Issue 47: series a scrape renamed (exported_pod: the Prometheus Operator without
+// honorLabels) are refused with the job, the host and the fix named, before anything is loaded.
+TEST(FleetLoad, SeriesWhoseLabelsTheScrapeRenamedAreRefusedByName) {
+  FakePrometheus fake;
+  fake.renamed_ = true;
+  auto server = Serve([&](const ServedRequest& r) { return fake.Answer(r); });
+  ASSERT_NE(server, nullptr);
+  auto prom = PrometheusSource::Open(Url(*server) + "/");
+  ASSERT_TRUE(prom.ok());
+  Result<HistoryInput> loaded = LoadFleet(*prom, kSince, kUntil);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), HasSubstr("the scrape of job cgov (host n1) renamed"));
+  EXPECT_THAT(loaded.status().message(), HasSubstr("honorLabels: true"));
+  const std::vector<ServedRequest> seen = fake.seen();
+  ASSERT_EQ(seen.size(), 1u) << "nothing else asked";
+  const std::string q = seen[0].query.at("query");
+  for (const char* label : {"exported_namespace", "exported_pod", "exported_container"}) {
+    EXPECT_THAT(q, HasSubstr(fmt::format("cgov_honor_labels_check{{{}!=\"\"}}[9900000ms]", label)));
+    EXPECT_THAT(q, HasSubstr(fmt::format("cgov_identity_held_seconds_total{{{}!=\"\"}}", label)));
+  }
+}
+
 TEST(FleetLoad, AnswersThatAreNotPrometheusOrFailedQueriesAreClearErrors) {
   auto html = Serve([](const ServedRequest&) {
     ServedResponse answer;
@@ -328,7 +356,8 @@ TEST(FleetLoad, AnswersThatAreNotPrometheusOrFailedQueriesAreClearErrors) {
   r = LoadFleet(*prom, kSince, kUntil);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("the query failed (HTTP 400): bad_data: parse error"));
-  EXPECT_THAT(r.status().message(), HasSubstr("query: sum by"));
+  EXPECT_THAT(r.status().message(), HasSubstr("query: group by (Hostname, job)"))
+      << "the first query, the honor-labels check, names itself";
 
   // Valid JSON nested far past any answer's depth: refused as not Prometheus', not read into
   // a stack that grows with the answer.
@@ -1184,10 +1213,10 @@ TEST(FleetLoad, ARuleRunsRawEdgesReadEachIdentitySeriesAtBothEndsOnce) {
   EXPECT_EQ(reread, 2) << "n2's held seconds read again at each edge";
   int by_pod = 0;
   for (const std::string& q : fake.ranges) {
-    by_pod += q == "sum by (Hostname, user, project, team, namespace, pod, container) "
-                   "(last_over_time(cgov_identity_held_seconds_total[4110000ms]))" ||
-              q == "sum by (Hostname, user, project, team, namespace, pod, container) "
-                   "(last_over_time(cgov_identity_held_seconds_total[4950000ms]))";
+    by_pod += q == "sum by (Hostname, user, project, team, namespace, pod, container, pod_uid, "
+                   "slurm_job) (last_over_time(cgov_identity_held_seconds_total[4110000ms]))" ||
+              q == "sum by (Hostname, user, project, team, namespace, pod, container, pod_uid, "
+                   "slurm_job) (last_over_time(cgov_identity_held_seconds_total[4950000ms]))";
   }
   EXPECT_EQ(by_pod, 2) << "one range query by pod at each edge, reaching an hour before it";
   // Each edge's GPU seconds by pod, the slowest identity reads, go out first (one at a time
@@ -1195,8 +1224,8 @@ TEST(FleetLoad, ARuleRunsRawEdgesReadEachIdentitySeriesAtBothEndsOnce) {
   ASSERT_GE(fake.ranges.size(), 2u);
   for (size_t k = 0; k < 2; ++k) {
     EXPECT_TRUE(fake.ranges[k].starts_with(
-        "sum by (Hostname, user, project, team, namespace, pod, container, phase) "
-        "(last_over_time(cgov_identity_gpu_seconds_total["))
+        "sum by (Hostname, user, project, team, namespace, pod, container, pod_uid, slurm_job, "
+        "phase) (last_over_time(cgov_identity_gpu_seconds_total["))
         << fake.ranges[k];
   }
 }

@@ -204,7 +204,8 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
   }
   FleetOptions options{.opencost_prices = r.opencost_prices};
   const std::optional<HistoryBy> by = ParseHistoryBy(r.by);  // checked with the other flags
-  options.pods = by == HistoryBy::kPod || by == HistoryBy::kContainer;
+  options.pods =
+      by == HistoryBy::kPod || by == HistoryBy::kContainer || by == HistoryBy::kSlurmJob;
   if (!r.recording_rules.empty()) options.rules = *ParseRecordingRules(r.recording_rules);
   // A bill's lines are placed by host and hour: the raw counters keep both.
   if (!r.billing.empty()) options.rules = RecordingRules::kOff;
