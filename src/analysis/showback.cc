@@ -131,8 +131,10 @@ std::string HistoryKey(HistoryBy by, const IdentityRecord& r, const std::string&
     case HistoryBy::kSlurmJob: return r.slurm_job;
     case HistoryBy::kAccount: return r.slurm_account;
     case HistoryBy::kNamespace: return r.kube_namespace;
+    // A pod's container within its pod; a Docker or Podman container by its own name.
     case HistoryBy::kContainer:
-      return !r.kube_container_name.empty() ? pod + "/" + r.kube_container_name : r.container;
+      if (r.kube_container_name.empty()) return r.container;
+      return described_pod ? pod + "/" + r.kube_container_name : r.kube_container_name;
   }
   return "";
 }

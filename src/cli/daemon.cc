@@ -100,8 +100,8 @@ void AddKubernetesFlags(CLI::App& app, Flags& f) {
                  "re-read at every connection (\"\": none)")->capture_default_str();
   app.add_option("--kube-ca-file", f.kube.ca_file, "with --kubernetes: the API server's CA (\"\": "
                  "the system's)")->capture_default_str();
-  app.add_option("--kube-labels", f.files.kube_labels, "with --kubernetes: which pod labels give "
-                 "the project, team and user, first present wins (default: project=project-id,"
+  app.add_option("--kube-labels", f.files.kube_labels, "which pod (and Docker container) labels "
+                 "give the project, team and user, first present wins (default: project=project-id,"
                  "app.kubernetes.io/part-of,app.kubernetes.io/name;team=team-id;user=user-id)");
   app.add_flag("--pod-resources", f.pod_resources, "with --kubernetes: ask the kubelet's "
                "pod-resources API which GPUs each container was given, and charge a GPU allocated "
@@ -167,11 +167,10 @@ Status TypeDurations(const Flags& f, DaemonOptions* o) {
 // --kubernetes and --pod-resources with the flags that go with them.
 Status TypeKubernetes(const CLI::App& app, Flags& f, DaemonOptions* o) {
   const bool kube_flags = app.count("--node-name") + app.count("--kube-api") +
-                              app.count("--kube-token-file") + app.count("--kube-ca-file") +
-                              app.count("--kube-labels") > 0;
+                              app.count("--kube-token-file") + app.count("--kube-ca-file") > 0;
   if (kube_flags && !f.kubernetes) {
-    return InvalidArgument("cgov daemon: --node-name, --kube-api, --kube-token-file, "
-                           "--kube-ca-file and --kube-labels go with --kubernetes");
+    return InvalidArgument("cgov daemon: --node-name, --kube-api, --kube-token-file and "
+                           "--kube-ca-file go with --kubernetes");
   }
   if (f.kubernetes) o->kube = f.kube;
   const bool socket = app.count("--pod-resources-socket") > 0;

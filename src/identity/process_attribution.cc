@@ -54,8 +54,22 @@ void ApplyKubePod(const KubePod& pod, IdentityRecord* r) {
   if (!pod.user.empty()) r->user = pod.user;
 }
 
-// The identity id of `identity` as the pod directory describes it now (when it has a pod).
+void ApplyLocalContainer(const LocalContainer& container, IdentityRecord* r) {
+  r->kube_container_name = container.name;
+  if (!container.project.empty()) r->project = container.project;
+  if (!container.team.empty()) r->team = container.team;
+  if (!container.user.empty()) r->user = container.user;
+}
+
+// The identity id of `identity` as the pod directory describes it now (when it has a pod), or
+// as its container runtime names it (a container outside Kubernetes).
 Result<uint32_t> ProcessAttributor::Resolve(IdentityRecord identity, Cached* cached) {
+  if (local_ != nullptr && identity.pod.empty() && !identity.container.empty()) {
+    if (std::optional<LocalContainer> c = local_->Find(identity.container)) {
+      ApplyLocalContainer(*c, &identity);
+      CGOV_RETURN_IF_ERROR(store_->RecordKubeNames(identity));
+    }
+  }
   if (pods_ != nullptr && !identity.pod.empty()) {
     cached->base = identity;
     cached->pods_generation = pods_->generation();

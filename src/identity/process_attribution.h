@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "identity/kube_pods.h"
+#include "identity/local_containers.h"
 #include "os/file_reader.h"
 #include "os/process_exit_watch.h"
 #include "store/history_store.h"
@@ -29,6 +30,10 @@ IdentityRecord IdentityOf(const ProcessIdentity& process, const std::string& own
 // process's CGOV_PROJECT/CGOV_TEAM, so an unlabelled pod shows as such), and the user of its
 // user label when there is one (over the uid a container runs as).
 void ApplyKubePod(const KubePod& pod, IdentityRecord* identity);
+// Pure: a process in a Docker or Podman container gets its name (kept as kube_container_name,
+// stored beside the identity as a pod's container's is) and the project, team and user its
+// labels give, where they give one (else what the process said stays).
+void ApplyLocalContainer(const LocalContainer& container, IdentityRecord* identity);
 
 class ProcessAttributor {
  public:
@@ -50,6 +55,9 @@ class ProcessAttributor {
   // Kubernetes: processes whose cgroup names a pod get its names and labels from `pods` (kept
   // up to date by a KubePodWatch); a cached process is re-resolved when the directory changed.
   void SetPods(const KubePodDirectory* pods) { pods_ = pods; }
+  // Docker and Podman: a process whose cgroup names a container but no pod gets the container's
+  // name (and the project, team and user its labels give) from `containers`.
+  void SetLocalContainers(LocalContainers* containers) { local_ = containers; }
   // PID reuse: with a watch, a cached process that exited is read again at the next tick's first
   // lookup, so a pid reused within one sample names its new process (not the old one's owner).
   // Without one (another /proc mount, no pidfds), a cached pid is trusted until unseen for a tick.
@@ -100,6 +108,7 @@ class ProcessAttributor {
   uint64_t generation_ = 0;
   std::string buffer_;
   const KubePodDirectory* pods_ = nullptr;
+  LocalContainers* local_ = nullptr;
   std::function<bool(uint32_t)> override_applies_;
   IdentityRecord override_identity_;
 };

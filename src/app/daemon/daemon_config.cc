@@ -55,8 +55,8 @@ Status ReadBasicAuth(const std::string& path, HttpServerOptions* http) {
 }
 
 // --kubernetes: the node's name (given, the host's name, or its hostname file) and the API
-// server's URL checked, the label map parsed.
-Status CompleteKube(const std::string& kube_labels, DaemonOptions* o) {
+// server's URL checked.
+Status CompleteKube(DaemonOptions* o) {
   KubeApiOptions& kube = *o->kube;
   if (kube.node_name.empty()) kube.node_name = o->hostname;
   if (kube.node_name.empty()) {
@@ -81,11 +81,6 @@ Status CompleteKube(const std::string& kube_labels, DaemonOptions* o) {
                                        SafeText(kube.api_url)));
   }
   while (kube.api_url.ends_with('/')) kube.api_url.pop_back();
-  if (!kube_labels.empty()) {
-    Result<KubeLabelMap> map = ParseKubeLabelMap(kube_labels);
-    if (!map.ok()) return map.status().WithContext("cgov daemon");
-    o->kube_labels = std::move(map).value();
-  }
   return Status::Ok();
 }
 
@@ -184,7 +179,13 @@ Status LoadDaemonFiles(const DaemonFiles& f, DaemonOptions* o) {
       !s.ok()) {
     return s.WithContext("cgov daemon");
   }
-  if (o->kube) CGOV_RETURN_IF_ERROR(CompleteKube(f.kube_labels, o));
+  if (o->kube) CGOV_RETURN_IF_ERROR(CompleteKube(o));
+  // --kube-labels: pods' labels with --kubernetes, Docker containers' labels with or without.
+  if (!f.kube_labels.empty()) {
+    Result<KubeLabelMap> map = ParseKubeLabelMap(f.kube_labels);
+    if (!map.ok()) return map.status().WithContext("cgov daemon");
+    o->kube_labels = std::move(map).value();
+  }
   if (o->http) CGOV_RETURN_IF_ERROR(LoadWebFiles(f, &*o->http));
   if (!f.budgets.empty()) {
     CGOV_ASSIGN_OR_RETURN(o->budgets, ReadBudgetsFile(f.budgets));

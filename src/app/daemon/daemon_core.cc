@@ -61,6 +61,10 @@ Status DaemonCore::OpenWriter() {
   ctx_.writer_->set_commit_policy({.max_ticks = 0, .max_age_ms = o.commit_every.count()});
   ctx_.attributor_ = std::make_unique<ProcessAttributor>(&ctx_.files(), &ctx_.writer_->store());
   ctx_.attributor_->SetPods(ctx_.pods);
+  // Docker and Podman containers by name (their state read under --host-root; known afresh
+  // after a SIGHUP, which reopens the writer).
+  ctx_.local_containers_ = std::make_unique<LocalContainers>(&ctx_.files(), o.kube_labels);
+  ctx_.attributor_->SetLocalContainers(ctx_.local_containers_.get());
   // PID reuse is told by pidfds, which name this PID namespace's processes: only when /proc is
   // this process's own (another mount's pids could name other processes here).
   if (o.host_root == "/" || o.host_root.empty()) {

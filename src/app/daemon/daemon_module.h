@@ -82,6 +82,7 @@ class DaemonContext {
   FileReader* files_;
   std::unique_ptr<NvmlSource> nvml_;
   std::unique_ptr<HistoryWriter> writer_;
+  std::unique_ptr<LocalContainers> local_containers_;  // outlives the attributor that uses it
   std::unique_ptr<ProcessAttributor> attributor_;
   std::string hostname_;
   RunRecord run_;

@@ -1,0 +1,77 @@
+#include "identity/local_containers.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/fake_file_reader.h"
+#include "fakes/fixture_testing.h"
+#include "telemetry/procfs_pid.h"
+
+namespace cgov {
+namespace {
+
+using testing::FixturePath;
+using testing::ReadFixture;
+
+constexpr char kDockerId[] = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+constexpr char kPodmanId[] = "b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c";
+
+// Issue 47: a Docker container's name and labels from its config.v2.json (the engine's layout:
+// tests/fixtures/README.md), the labels read through the pods' label keys.
+TEST(LocalContainers, DockersConfigNamesTheContainerAndItsLabelsTheOwners) {
+  Result<LocalContainer> c = ParseDockerConfig(
+      ReadFixture(std::string("containers/var/lib/docker/containers/") + kDockerId +
+                  "/config.v2.json"),
+      DefaultKubeLabelMap());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->runtime, "docker");
+  EXPECT_EQ(c->name, "trainer") << "without Docker's leading '/'";
+  EXPECT_EQ(c->project, "llm-docker");
+  EXPECT_EQ(c->team, "research");
+  EXPECT_EQ(c->user, "");
+  EXPECT_FALSE(ParseDockerConfig("{\"Config\":{}}", DefaultKubeLabelMap()).ok()) << "no Name";
+  EXPECT_FALSE(ParseDockerConfig("[1,", DefaultKubeLabelMap()).ok());
+  Result<LocalContainer> hostile = ParseDockerConfig(
+      "{\"Name\":\"/x\\u001b]0;pwned\\u0007\"}", DefaultKubeLabelMap());
+  ASSERT_TRUE(hostile.ok());
+  EXPECT_EQ(hostile->name, "x\\x1b]0;pwned\\x07") << "a name reaches terminals and labels escaped";
+}
+
+TEST(LocalContainers, PodmansContainersJsonNamesItsContainers) {
+  Result<std::map<std::string, std::string>> names = ParsePodmanContainers(ReadFixture(
+      "containers/var/lib/containers/storage/overlay-containers/containers.json"));
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  ASSERT_EQ(names->size(), 1u) << "an entry whose id is not a container id is skipped";
+  EXPECT_EQ(names->at(kPodmanId), "nb-bob");
+  EXPECT_FALSE(ParsePodmanContainers("{}").ok());
+}
+
+// Found under the host root by the id the cgroup path names; remembered, found or not; an id that
+// is not 64 hex digits never becomes a path.
+TEST(LocalContainers, FoundByTheIdTheCgroupPathNames) {
+  FakeFileReader files;
+  ASSERT_TRUE(files.LoadTree(FixturePath("containers"), "").ok());
+  LocalContainers local(&files);
+  const CgroupIdentity docker = ParseCgroup(ReadFixture("cgroup/docker-v2.cgroup"));
+  const CgroupIdentity podman = ParseCgroup(ReadFixture("cgroup/podman-v2.cgroup"));
+  ASSERT_EQ(podman.container_id, kPodmanId) << "libpod-<id>.scope/container";
+  std::optional<LocalContainer> a = local.Find(docker.container_id);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->name, "trainer");
+  std::optional<LocalContainer> b = local.Find(podman.container_id);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->runtime, "podman");
+  EXPECT_EQ(b->name, "nb-bob");
+  EXPECT_FALSE(local.Find(std::string(64, 'c')).has_value()) << "no runtime knows it";
+  const size_t reads = files.reads().size();
+  EXPECT_TRUE(local.Find(docker.container_id).has_value());
+  EXPECT_FALSE(local.Find(std::string(64, 'c')).has_value());
+  EXPECT_EQ(files.reads().size(), reads) << "remembered, found or not";
+  EXPECT_FALSE(local.Find("../../etc").has_value());
+  EXPECT_EQ(files.reads().size(), reads) << "not a container id: nothing read";
+  local.Clear();
+  EXPECT_TRUE(local.Find(docker.container_id).has_value());
+  EXPECT_GT(files.reads().size(), reads) << "read again after Clear (SIGHUP)";
+}
+
+}  // namespace
+}  // namespace cgov
