@@ -112,6 +112,10 @@ void AddKubernetesFlags(CLI::App& app, Flags& f) {
 
 void AddFeatureFlags(CLI::App& app, Flags& f) {
   DaemonOptions& o = f.o;
+  app.add_option("--slurm-accounting", f.files.slurm_accounting, "with --listen: Slurm jobs' "
+                 "accounts and partitions (sacct --parsable2 --format=JobID,User,Account,"
+                 "Partition, or scontrol show job) as the identity series' slurm_account and "
+                 "slurm_partition labels; re-read on SIGHUP");
   app.add_option("--budgets", f.files.budgets, "a budgets file (TOML, docs/budgets.md): each "
                  "budget's spend on this host in its current period, for --notify's budget rules "
                  "and, with --listen, served as cgov_budget_*; re-read on SIGHUP");
@@ -213,6 +217,11 @@ Status CheckPairs(const Flags& f, const DaemonOptions& o) {
     return InvalidArgument("cgov daemon: --budgets does something with --listen (cgov_budget_* "
                            "on /metrics) or --notify (budget rules); give one of them (a report "
                            "reads budgets from the database with `cgov report --budgets`)");
+  }
+  if (!w.slurm_accounting.empty() && !o.http) {
+    return InvalidArgument("cgov daemon: --slurm-accounting labels /metrics: it goes with "
+                           "--listen (a report reads accounts with `cgov report "
+                           "--slurm-accounting`)");
   }
   if (o.policy_dry_run && w.policy.empty()) {
     return InvalidArgument("cgov daemon: --policy-dry-run goes with --policy");

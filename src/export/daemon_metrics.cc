@@ -120,7 +120,15 @@ void DaemonMetrics::Credit(const TickCredit& credit,
                         BoundedLabel(record->kube_pod_name),
                         BoundedLabel(record->kube_container_name),
                         BoundedLabel(record->pod),
-                        BoundedLabel(record->slurm_job)};
+                        BoundedLabel(record->slurm_job),
+                        "",
+                        ""};
+      if (slurm_jobs_ && !record->slurm_job.empty()) {
+        if (auto job = slurm_jobs_->find(record->slurm_job); job != slurm_jobs_->end()) {
+          key.slurm_account = BoundedLabel(job->second.account);
+          key.slurm_partition = BoundedLabel(job->second.partition);
+        }
+      }
     }
     auto it = identities_.find(key);
     if (it == identities_.end()) {
@@ -128,7 +136,8 @@ void DaemonMetrics::Credit(const TickCredit& credit,
       // place): the totals over identities stay the GPUs' totals.
       if (identities_.size() + 1 >= options_.max_identity_series) {
         ++folded_identity_credits_;
-        key = IdentityKey{kOther, kOther, kOther, kOther, kOther, kOther, kOther, kOther};
+        key = IdentityKey{kOther, kOther, kOther, kOther, kOther,
+                          kOther, kOther, kOther, kOther, kOther};
         it = identities_.find(key);
       }
       if (it == identities_.end()) it = identities_.emplace(std::move(key), IdentityCounters{}).first;
@@ -144,6 +153,12 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     }
     c.last_credit_ms = credit.ts_ms;
   }
+}
+
+void DaemonMetrics::SetSlurmJobs(std::shared_ptr<const SlurmJobs> jobs) {
+  std::lock_guard lock(mu_);
+  slurm_jobs_ = std::move(jobs);
+  Changed();
 }
 
 void DaemonMetrics::SetBudgets(std::shared_ptr<const SharedBudgets> budgets) {
@@ -582,11 +597,16 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w,
 
 void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
   auto identity_labels = [&](const IdentityKey& k) {
-    return Labels{{"Hostname", options_.hostname}, {"user", k.user},
-                  {"project", k.project},          {"team", k.team},
-                  {"namespace", k.namespace_name}, {"pod", k.pod},
-                  {"container", k.container},      {"pod_uid", k.pod_uid},
-                  {"slurm_job", k.slurm_job}};
+    Labels l{{"Hostname", options_.hostname}, {"user", k.user},
+             {"project", k.project},          {"team", k.team},
+             {"namespace", k.namespace_name}, {"pod", k.pod},
+             {"container", k.container},      {"pod_uid", k.pod_uid},
+             {"slurm_job", k.slurm_job}};
+    if (slurm_jobs_) {
+      l.insert(l.end(), {{"slurm_account", k.slurm_account},
+                         {"slurm_partition", k.slurm_partition}});
+    }
+    return l;
   };
   if (!identities_.empty()) {
     w.Family("cgov_identity_gpu_seconds_total", MetricType::kCounter,

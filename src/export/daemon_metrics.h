@@ -21,6 +21,7 @@
 
 #include "analysis/budget_tracker.h"
 #include "analysis/history_aggregator.h"
+#include "analysis/slurm_accounting.h"
 #include "core/money.h"
 #include "export/exposition.h"
 #include "store/history_store.h"
@@ -110,6 +111,9 @@ class DaemonMetrics {
   // `identity_of` resolves TickCredit identity ids (nullptr: unknown identity).
   void Credit(const TickCredit& credit,
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  // --slurm-accounting FILE: identities in a Slurm job get its account and partition as labels
+  // (slurm_account, slurm_partition) from the next credit on; nullptr: no such labels.
+  void SetSlurmJobs(std::shared_ptr<const SlurmJobs> jobs);
   // --budgets FILE: the budgets to serve (cgov_budget_*), which the daemon credits itself.
   void SetBudgets(std::shared_ptr<const SharedBudgets> budgets);
   void SetNotifications(MetricsNotifications counts);
@@ -148,6 +152,7 @@ class DaemonMetrics {
   // with or without --kubernetes), a Slurm job's id `slurm_job`.
   struct IdentityKey {
     std::string user, project, team, namespace_name, pod, container, pod_uid, slurm_job;
+    std::string slurm_account, slurm_partition;  // with SetSlurmJobs only
     auto operator<=>(const IdentityKey&) const = default;
   };
   struct IdentityCounters {
@@ -185,6 +190,7 @@ class DaemonMetrics {
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
   std::shared_ptr<const SharedBudgets> budgets_;
+  std::shared_ptr<const SlurmJobs> slurm_jobs_;
   std::optional<MetricsNotifications> notifications_;  // set only with --notify
   int64_t dropped_process_series_ = 0;
   int64_t folded_identity_credits_ = 0;  // credits that went to "(other)"

@@ -50,14 +50,27 @@ json Report(const std::string& db, const std::vector<std::string>& extra) {
 TEST(SlurmE2E, AccountsFromRecordedSacctSplitTheGpuTime) {
   TempDir dir;
   const std::string db = dir / "h.db";
+  const std::string sacct = Fixture("slurm/sacct.txt");
+  const int port = FreePort();
   Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
                                  "--commit-every", "1s", "--nvml-lib", FakeNvml("full"),
-                                 "--host-root", SlurmBox(dir)},
+                                 "--host-root", SlurmBox(dir), "--slurm-accounting", sacct,
+                                 "--listen", "127.0.0.1:" + std::to_string(port)},
                                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 30));
+  const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   ASSERT_EQ(WaitProgram(daemon, 15).exit_code, 0);
-  const std::string sacct = Fixture("slurm/sacct.txt");
+  // Issue 47: /metrics names each identity's Slurm job, and with --slurm-accounting its account
+  // and partition.
+  EXPECT_NE(metrics.find("slurm_job=\"4242117\",slurm_account=\"llm-research\","
+                         "slurm_partition=\"gpu\"}"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("slurm_job=\"4242118\",slurm_account=\"notebooks-lab\","
+                         "slurm_partition=\"interactive\"}"), std::string::npos);
+  RunResult alone = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db",
+                                "--slurm-accounting", sacct}, {}, 10);
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("--slurm-accounting labels /metrics"), std::string::npos) << alone.err;
 
   const json by_user = Report(db, {"--slurm-accounting", sacct});
   const json by_account = Report(db, {"--by", "account", "--slurm-accounting", sacct});

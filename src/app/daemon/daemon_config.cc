@@ -174,6 +174,14 @@ Result<BudgetFile> ReadBudgetsFile(const std::string& path) {
   return file;
 }
 
+Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path) {
+  Result<std::string> text = ReadInputFile(path, 64 << 20, "--slurm-accounting");
+  if (!text.ok()) return text.status().WithContext("cgov daemon");
+  Result<SlurmJobs> jobs = ParseSlurmAccounting(*text, path);
+  if (!jobs.ok()) return jobs.status().WithContext("cgov daemon: --slurm-accounting");
+  return jobs;
+}
+
 Status LoadDaemonFiles(const DaemonFiles& f, DaemonOptions* o) {
   if (Status s = ApplyPriceFlags(o->catalog_path, f.price_text, &o->price, &o->catalog);
       !s.ok()) {
@@ -190,6 +198,10 @@ Status LoadDaemonFiles(const DaemonFiles& f, DaemonOptions* o) {
   if (!f.budgets.empty()) {
     CGOV_ASSIGN_OR_RETURN(o->budgets, ReadBudgetsFile(f.budgets));
     o->budgets_path = f.budgets;
+  }
+  if (!f.slurm_accounting.empty()) {
+    CGOV_ASSIGN_OR_RETURN(o->slurm_jobs, ReadSlurmAccountingFile(f.slurm_accounting));
+    o->slurm_accounting_path = f.slurm_accounting;
   }
   if (!f.policy.empty()) {
     CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(f.policy, "--policy"));

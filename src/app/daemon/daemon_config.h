@@ -15,7 +15,7 @@ namespace cgov {
 // Paths as given on the command line ("" = not given).
 struct DaemonFiles {
   std::string basic_auth, web_config, tls_cert, tls_key;  // with --listen (o->http set)
-  std::string budgets, notify, policy;
+  std::string budgets, notify, policy, slurm_accounting;
   std::string price_text;  // --price-per-gpu-hour, applied with o->catalog_path
   std::string kube_labels;  // --kube-labels (not a file: parsed here with the rest of --kubernetes)
 };
@@ -26,6 +26,9 @@ Status LoadDaemonFiles(const DaemonFiles& files, DaemonOptions* o);
 
 // --budgets' file, as read at start and on SIGHUP.
 Result<BudgetFile> ReadBudgetsFile(const std::string& path);
+// --slurm-accounting's file (sacct --parsable2 or scontrol output), as read at start and on
+// SIGHUP.
+Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path);
 
 }  // namespace cgov
 

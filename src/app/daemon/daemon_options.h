@@ -9,6 +9,7 @@
 
 #include "analysis/budget.h"
 #include "analysis/pricing.h"
+#include "analysis/slurm_accounting.h"
 #include "export/http_server.h"
 #include "identity/kube_pods.h"
 #include "identity/kube_watch.h"
@@ -45,6 +46,8 @@ struct DaemonOptions {
   std::optional<NotifyFile> notify;    // --notify
   std::string notify_state;            // --notify-state
   std::optional<PolicyFile> policy;    // --policy
+  std::string slurm_accounting_path;   // --slurm-accounting, re-read on SIGHUP
+  std::optional<SlurmJobs> slurm_jobs;
   bool policy_dry_run = false;         // --policy-dry-run
 };
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
 #include "export/http_server.h"
 
@@ -22,7 +23,7 @@ class MetricsModule : public DaemonModule {
   Status AfterWrite(DaemonTick* tick) override;
   bool wants_credits() const override { return true; }
   void OnCredit(const TickCredit& credit) override;
-  void Reload(std::string* /*what*/) override { metrics_->SetGpus(MetricsGpus()); }
+  void Reload(std::string* what) override;
   void Stop() override { server_.reset(); }  // no scrape reads the state while it goes away
 
  private:
@@ -50,6 +51,7 @@ Status MetricsModule::Start() {
   metrics_ = std::make_unique<DaemonMetrics>(mo);
   metrics_->SetGpus(MetricsGpus());
   if (d_.budgets) metrics_->SetBudgets(d_.budgets);
+  if (o.slurm_jobs) metrics_->SetSlurmJobs(std::make_shared<const SlurmJobs>(*o.slurm_jobs));
   d_.metrics = metrics_.get();
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o.http, [this](const ServedRequest& request) {
                           return Serve(request);
@@ -65,6 +67,22 @@ Status MetricsModule::Start() {
                "and processes\n");
   }
   return Status::Ok();
+}
+
+// SIGHUP: the GPUs priced again, and --slurm-accounting re-read (a file that no longer parses is
+// reported and the jobs in use kept).
+void MetricsModule::Reload(std::string* what) {
+  metrics_->SetGpus(MetricsGpus());
+  const std::string& path = d_.options().slurm_accounting_path;
+  if (path.empty()) return;
+  Result<SlurmJobs> jobs = ReadSlurmAccountingFile(path);
+  if (!jobs.ok()) {
+    fmt::print(stderr, "cgov daemon: SIGHUP: keeping the Slurm jobs in use: {}\n",
+               jobs.status().message());
+    return;
+  }
+  *what += fmt::format(", --slurm-accounting {} re-read ({} jobs)", path, jobs->size());
+  metrics_->SetSlurmJobs(std::make_shared<const SlurmJobs>(std::move(jobs).value()));
 }
 
 // The budgets' credits come first (the budgets module is added before this one): the metrics'
