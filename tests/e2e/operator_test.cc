@@ -113,6 +113,15 @@ class OperatorE2E : public ::testing::Test {
 TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrapeIsRefused) {
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required "
                                              "(scripts/install-deps installs it)";
+  // What deploy/ ships keeps cgov's labels: the ServiceMonitor (validated against the Operator's
+  // CRD by KubernetesE2E.DeployManifestsValidateAndAskForLittle) and the plain scrape config,
+  // which promtool accepts.
+  EXPECT_NE(ReadFile(DocsFile("../deploy/kubernetes/daemonset.yaml")).find("honorLabels: true"),
+            std::string::npos);
+  const std::string scrape_config = DocsFile("../deploy/prometheus/prometheus.yml");
+  EXPECT_NE(ReadFile(scrape_config).find("honor_labels: true"), std::string::npos);
+  RunResult checked = RunProgram({kPromtool, "check", "config", scrape_config}, {}, 30);
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
   json scenario = {
       {"node", "gpu-node-1"}, {"token", nullptr}, {"resource_version", 900},
       {"pods",
