@@ -109,6 +109,17 @@ Result<KubeLabelMap> ParseKubeLabelMap(std::string_view text) {
 KubePodDirectory::KubePodDirectory(KubeLabelMap map, size_t max_pods, int64_t deleted_grace_ms)
     : map_(std::move(map)), max_pods_(max_pods), deleted_grace_ms_(deleted_grace_ms) {}
 
+LabelOwners OwnersFromLabels(const KubeLabelMap& map, const json& labels) {
+  auto first = [&](const std::vector<std::string>& keys) {
+    for (const std::string& key : keys) {
+      const std::string v = labels.is_object() ? StringAt(labels, key.c_str()) : "";
+      if (!v.empty()) return SafeText(v);
+    }
+    return std::string();
+  };
+  return {first(map.project), first(map.team), first(map.user)};
+}
+
 Status KubePodDirectory::Upsert(const json& pod, int64_t now_ms, bool deleted) {
   const json* meta = Member(pod, "metadata");
   if (meta == nullptr || !meta->is_object()) return InvalidArgument("a pod without metadata");
@@ -118,16 +129,10 @@ Status KubePodDirectory::Upsert(const json& pod, int64_t now_ms, bool deleted) {
   p.namespace_name = SafeText(StringAt(*meta, "namespace"));
   p.name = SafeText(StringAt(*meta, "name"));
   if (const json* labels = Member(*meta, "labels"); labels != nullptr && labels->is_object()) {
-    auto first = [&](const std::vector<std::string>& keys) {
-      for (const std::string& key : keys) {
-        const std::string v = StringAt(*labels, key.c_str());
-        if (!v.empty()) return SafeText(v);
-      }
-      return std::string();
-    };
-    p.project = first(map_.project);
-    p.team = first(map_.team);
-    p.user = first(map_.user);
+    LabelOwners owners = OwnersFromLabels(map_, *labels);
+    p.project = std::move(owners.project);
+    p.team = std::move(owners.team);
+    p.user = std::move(owners.user);
   }
   if (const json* status = Member(pod, "status"); status != nullptr) {
     for (const char* list : {"initContainerStatuses", "containerStatuses",

@@ -33,6 +33,13 @@ KubeLabelMap DefaultKubeLabelMap();
 // team and user at most once, each with one or more label keys (Kubernetes' label-key syntax).
 Result<KubeLabelMap> ParseKubeLabelMap(std::string_view text);
 
+// What a JSON object of labels says of its owners through `map`: the first key present wins,
+// values made safe text; empty when none is set. Pods' labels and Docker containers' alike.
+struct LabelOwners {
+  std::string project, team, user;
+};
+LabelOwners OwnersFromLabels(const KubeLabelMap& map, const nlohmann::json& labels);
+
 struct KubePod {
   std::string uid;
   std::string namespace_name;

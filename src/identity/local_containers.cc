@@ -38,16 +38,10 @@ Result<LocalContainer> ParseDockerConfig(std::string_view text, const KubeLabelM
   if (config != doc.end() && config->is_object()) {
     auto found = config->find("Labels");
     if (found != config->end() && found->is_object()) {
-      auto first = [&](const std::vector<std::string>& keys) {
-        for (const std::string& key : keys) {
-          const std::string v = StringOf(*found, key.c_str());
-          if (!v.empty()) return SafeText(v);
-        }
-        return std::string();
-      };
-      c.project = first(labels.project);
-      c.team = first(labels.team);
-      c.user = first(labels.user);
+      LabelOwners owners = OwnersFromLabels(labels, *found);
+      c.project = std::move(owners.project);
+      c.team = std::move(owners.team);
+      c.user = std::move(owners.user);
     }
   }
   if (c.name.empty()) return InvalidArgument("config.v2.json: no Name");
