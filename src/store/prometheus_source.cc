@@ -51,10 +51,14 @@ bool Append(std::string_view piece, Download* download) {
 
 // Every query asks for a whole answer or none: Thanos Query's `partial_response=false`,
 // VictoriaMetrics' `deny_partial_response=1` (Prometheus and Mimir ignore both). A total summed
-// over a fleet with a store missing would be silently low.
+// over a fleet with a store missing would be silently low. And for the instant it names:
+// VictoriaMetrics answers a query for a time within its -search.latencyOffset (30 s) of now as
+// of now - 30 s, labelled with the time asked for, unless `nocache=1` (which also keeps the
+// answer out of its rollup cache): a daemon restarted in the last 30 s would be missed and its
+// host re-read over the wrong stretch (issue 50). The others ignore it.
 const std::vector<std::pair<std::string, std::string>>& WholeAnswerParams() {
   static const std::vector<std::pair<std::string, std::string>> params = {
-      {"partial_response", "false"}, {"deny_partial_response", "1"}};
+      {"partial_response", "false"}, {"deny_partial_response", "1"}, {"nocache", "1"}};
   return params;
 }
 

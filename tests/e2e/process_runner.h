@@ -42,7 +42,8 @@ using Env = std::map<std::string, std::string>;
 // `stdin_text` on its stdin.
 Started StartProgram(const std::vector<std::string>& argv, const Env& env,
                      const std::string& stdin_text = "");
-// Collects output until exit; kills it after `timeout_s` (exit_code then 128 + SIGKILL).
+// Collects output until exit; kills it `timeout_s` after it started (not after this call;
+// exit_code then 128 + SIGKILL).
 RunResult WaitProgram(Started& started, double timeout_s = 30);
 
 inline RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,

@@ -27,6 +27,13 @@ constexpr double kFallMargin = 1e-3;
 // Auto reads the rules for windows of a day or more: shorter ones are cheap from raw counters.
 constexpr int64_t kAutoRulesMinWindowMs = 24 * kHourMs;
 
+// Times this close to now (when the report starts) are read by instant queries only, never in a
+// range query. VictoriaMetrics leaves out, or replaces with earlier ones, the points of a range
+// query that fall within its -search.latencyOffset (30 s by default) of now, nocache=1 or not
+// (version 1.79.5, issue 50); an instant query with nocache=1 is answered for the time it names.
+// Five minutes leaves room for a larger offset.
+constexpr int64_t kRecentMs = 5 * 60'000;
+
 // A stretch of the window read one way: the raw counters over (from, to], or a run of
 // consecutive hourly rule evaluations at first, first + 1h, ..., last (covering
 // (first - 1h, last]), with the owners' identity rules in each evaluation of it or in none.
@@ -39,10 +46,11 @@ struct Span {
   int64_t from_ms = 0, to_ms = 0;
   int64_t first_day_ms = 0, last_day_ms = 0;
   int64_t Hours() const { return (to_ms - from_ms) / kHourMs; }
-  // A raw span of at most an hour: read at its two ends in one range query, its identities and
-  // ticks always (SpanSumRequests()) and its GPU counters where the window has rule runs too
-  // (Build(): RawSpanJob() with `whole`).
-  bool OneRead() const { return !rules && to_ms - from_ms <= kHourMs; }
+  bool recent = false;  // it ends within kRecentMs of now
+  // A raw span of at most an hour, not recent: read at its two ends in one range query, its
+  // identities and ticks always (SpanSumRequests()) and its GPU counters where the window has
+  // rule runs too (Build(): RawSpanJob() with `whole`).
+  bool OneRead() const { return !rules && !recent && to_ms - from_ms <= kHourMs; }
 };
 
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
@@ -79,7 +87,8 @@ class FleetBuilder {
  public:
   FleetBuilder(const PromQuery& prometheus, int64_t since_ms, int64_t until_ms,
                FleetOptions options)
-      : prom_(prometheus), since_ms_(since_ms), until_ms_(until_ms), options_(options) {}
+      : prom_(prometheus), since_ms_(since_ms), until_ms_(until_ms), options_(options),
+        range_before_ms_(WallMs() - kRecentMs) {}
 
   Result<HistoryInput> Build();
 
@@ -132,6 +141,7 @@ class FleetBuilder {
   const PromQuery& prom_;
   int64_t since_ms_, until_ms_;
   FleetOptions options_;
+  int64_t range_before_ms_;  // times after it are recent (kRecentMs): read by instant queries
   HistoryInput in_;
   // (host, UUID, GPU_I_ID): a MIG instance carries its parent's UUID, as in dcgm-exporter
   std::map<std::tuple<std::string, std::string, std::string>, uint32_t> gpu_ids_;
@@ -238,7 +248,7 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
   const size_t n = times.size() - 1;  // stretch k is (times[k - 1], times[k]]
   // Each read: the times from the first (with `stretches`, the second) on, each run of them
   // evenly spaced in one range query (one pass over each series, whatever the run's length: the
-  // window's hours; an edge's two ends) and any other alone. With `stretches`, a run's stretches
+  // window's hours; an edge's two ends) and any other, or any recent one (kRecentMs), alone. With `stretches`, a run's stretches
   // are as long as its step, for a query whose range is the stretch before each time.
   std::vector<PromRequest> requests;
   auto reads = [&](bool stretches, const std::function<std::string(int64_t range_ms)>& query) {
@@ -246,8 +256,13 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
     for (size_t i = stretches ? 1 : 0, j = i; i <= n; i = j + 1) {
       const int64_t step = i < n ? times[i + 1] - times[i] : 0;
       j = i;
-      if (step > 0 && (!stretches || times[i] - times[i - 1] == step)) {
-        for (j = i + 1; j < n && times[j + 1] - times[j] == step;) ++j;
+      // A run ends before the recent times (kRecentMs): those are read alone.
+      if (step > 0 && times[i + 1] <= range_before_ms_ &&
+          (!stretches || times[i] - times[i - 1] == step)) {
+        for (j = i + 1; j < n && times[j + 1] - times[j] == step &&
+                        times[j + 1] <= range_before_ms_;) {
+          ++j;
+        }
       }
       const std::string expr = query(stretches ? times[i] - times[i - 1] : 0);
       if (j == i) {
@@ -544,11 +559,18 @@ FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
   const double first = Seconds(run.from_ms + kHourMs), last = Seconds(run.to_ms);
   // The fleet's hours by phase, for the heatmap when the GPUs come as totals: from the fleet
   // rules (a few series by GPU model), or where a rule file predates them, from the GPUs' rules.
-  auto hourly = [first, last](std::string expr) -> PromRequest {  // each evaluation of the run
-    return {.expr = std::move(expr), .start_s = first, .end_s = last, .step_s = 3600};
+  // Each evaluation of the run, of a rule's series as recorded at it: within the half hour before
+  // each point, so that an hour the rule recorded nothing in (its `> 0`) reads as nothing. A bare
+  // selector would do in Prometheus (5 minutes' lookback), but VictoriaMetrics' range queries
+  // look back as far as the series' own spacing (an hour) and would repeat the hour before.
+  auto hourly = [first, last](const std::string& rule) -> PromRequest {
+    return {.expr = fmt::format("last_over_time({}[30m])", rule), .start_s = first,
+            .end_s = last, .step_s = 3600};
   };
-  auto fleet_hours = [hourly](bool busy, bool fleet_rule) {
-    return hourly(fmt::format("sum by (phase) ({})", RuleOf(GpuCounter(busy), fleet_rule)));
+  auto fleet_hours = [first, last](bool busy, bool fleet_rule) -> PromRequest {
+    return {.expr = fmt::format("sum by (phase) (last_over_time({}[30m]))",
+                                RuleOf(GpuCounter(busy), fleet_rule)),
+            .start_s = first, .end_s = last, .step_s = 3600};
   };
   // Asked at once: the GPUs' totals over the run, and the fleet's hours (cheap).
   Job job;
@@ -1095,6 +1117,7 @@ Result<HistoryInput> FleetBuilder::Build() {
   in_.until_ms = until_ms_;
   in_.has_sessions = false;
   CGOV_ASSIGN_OR_RETURN(std::vector<Span> spans, PlanSpans());
+  for (Span& span : spans) span.recent = span.to_ms > range_before_ms_;
   for (const Span& span : spans) {
     if (!span.rules) continue;
     rule_hours_ += span.Hours();

@@ -7,6 +7,7 @@
 #include "app/fleet/fleet_load.h"
 #include "core/time_format.h"
 #include "fakes/fake_prom_query.h"
+#include "os/clock.h"
 
 namespace cgov {
 namespace {
@@ -52,6 +53,32 @@ TEST(FleetLoadOnAFake, TheStoresFirstErrorEndsTheLoadAndNothingAfterItIsAsked) {
   ASSERT_FALSE(in.ok());
   EXPECT_NE(in.status().message().find("query timed out"), std::string::npos);
   EXPECT_EQ(fake.requests().size(), 1u);
+}
+
+// Issue 50: VictoriaMetrics leaves out the points of a range query within its latency offset
+// (30 s) of now. A window ending now is read there by instant queries (sent with nocache=1, which
+// VictoriaMetrics answers for the time they name); the same window an hour ago in range queries.
+TEST(FleetLoadOnAFake, TimesNearNowAreNeverReadInARangeQuery) {
+  const int64_t now = WallMs();
+  for (const int64_t until : {now, now - 3'600'000}) {
+    FakePromQuery fake([](const PromRequest&) { return std::vector<PromSeries>(); });
+    (void)LoadFleet(fake, until - 20 * 60'000, until, {.rules = RecordingRules::kOff});
+    int ranges = 0, instants_at_until = 0;
+    for (const PromRequest& r : fake.requests()) {
+      if (r.step_s > 0) {
+        ++ranges;
+        EXPECT_LE(r.end_s * 1000, static_cast<double>(now - 5 * 60'000)) << r.expr;
+      } else if (std::llround(r.time_s * 1000) == until) {
+        ++instants_at_until;
+      }
+    }
+    if (until == now) {
+      EXPECT_EQ(ranges, 0) << "a window ending now: instant queries only";
+      EXPECT_GT(instants_at_until, 0);
+    } else {
+      EXPECT_GT(ranges, 0) << "an hour ago: both ends in one range query";
+    }
+  }
 }
 
 }  // namespace

@@ -433,6 +433,7 @@ TEST(PrometheusSource, PartialAnswersAreRefusedAndStoresErrorsQuoted) {
     std::lock_guard lock(mu);
     EXPECT_EQ(asked["partial_response"], "false") << c.store << ": Thanos' switch";
     EXPECT_EQ(asked["deny_partial_response"], "1") << c.store << ": VictoriaMetrics' switch";
+    EXPECT_EQ(asked["nocache"], "1") << c.store << ": VictoriaMetrics' latency offset off";
     EXPECT_EQ(asked["query"], "sum(cgov_gpu_phase_seconds_total)");
   }
 }
@@ -859,7 +860,7 @@ void ServeRules(RulesFake* fake) {
       if (r.path == "/api/v1/query_range") {  // whole hours, one point each
         // The rule's hours; the raw counter's value at each boundary (a second a second).
         const double start = TimeParam(r.query.at("start")), end = TimeParam(r.query.at("end"));
-        const bool raw = q.find("last_over_time") != std::string::npos;
+        const bool raw = q.find("last_over_time(cgov_") != std::string::npos;
         const double step = StepParam(r.query.at("step"));
         json values = json::array();
         for (double t = start; t <= end + 0.001; t += step) {
@@ -1123,7 +1124,7 @@ TEST(FleetLoad, ALargeRunsHeatmapComesFromTheFleetRulesOrElseTheGpusRules) {
     EXPECT_EQ(loaded->heatmap_hours.size(), 8u);
     bool by_gpu = false;
     for (const std::string& q : fake.ranges) {
-      by_gpu |= q == "sum by (phase) (cgov:gpu_phase_seconds:increase1h)";
+      by_gpu |= q == "sum by (phase) (last_over_time(cgov:gpu_phase_seconds:increase1h[30m]))";
     }
     EXPECT_EQ(by_gpu, !fleet_rules) << "the GPUs' rules are summed only without the fleet's";
   }
@@ -1386,7 +1387,7 @@ TEST(FleetLoad, ADaemonRestartWithinARunIsCountedOnce) {
       out.body = answer(gpu, constant(14400));  // the run's 4 h, the restart taken care of
     } else if (q.find("sum_over_time(cgov:ticks:increase1h[") != q.npos) {
       out.body = answer(host_only, constant(14400));
-    } else if (range && q == "cgov:gpu_phase_seconds:increase1h") {
+    } else if (range && q == "last_over_time(cgov:gpu_phase_seconds:increase1h[30m])") {
       out.body = answer(gpu, constant(3600));
     } else {
       out.body = Vector({}).dump();
