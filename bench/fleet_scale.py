@@ -14,6 +14,11 @@ report's phase totals are checked against the generator's own to the GPU-second.
 
   bench/fleet_scale.py BUILD_DIR [--nodes 10,100,1000] [--repeat 3] [--windows 6,12,24]
                        [--hours 24] [--work DIR | --keep DIR] [--parallel 4]
+                       [--store prometheus|victoria]
+
+--store victoria: the same TSDB, its raw and recorded series, imported into Debian's
+VictoriaMetrics (single node, `vmctl prometheus --prom-snapshot`, once per kept TSDB), and the
+reports asked of it instead: its CPU time and VmHWM in the Prometheus columns (issue 50).
 
 --hours sets the history's length (720 for a month, written and backfilled a day at a time; the
 windows end at its end). --keep DIR builds the TSDB in DIR/<nodes>n<hours>h and leaves it there,
@@ -130,6 +135,45 @@ class Prometheus:
         self.proc.wait(timeout=120)
 
 
+class Victoria:
+    """Debian's VictoriaMetrics on `work`/vm, with the TSDB's blocks imported once (vmctl reads a
+    Prometheus snapshot: the TSDB with Prometheus stopped). Answers as Prometheus does above."""
+
+    def __init__(self, work, tsdb):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        store = os.path.join(work, "vm")
+        self.proc = subprocess.Popen(
+            ["/usr/bin/victoria-metrics", f"-httpListenAddr=127.0.0.1:{self.port}",
+             f"-storageDataPath={store}", "-retentionPeriod=100y", "-loggerLevel=ERROR"],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "victoria.log"), "a"))
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                sys.exit("fleet_scale: VictoriaMetrics exited; see victoria.log")
+            time.sleep(0.5)
+        imported = os.path.join(work, "vm.done")
+        if not os.path.exists(imported):
+            t0 = time.monotonic()
+            # vmctl 1.79 draws a progress bar on its terminal and stops without one: script(1).
+            run(["/usr/bin/script", "-qec",
+                 f"/usr/bin/vmctl prometheus --prom-snapshot={tsdb} --vm-addr={self.url} "
+                 "--vm-disable-progress-bar -s", "/dev/null"])
+            urllib.request.urlopen(self.url + "/internal/force_flush", timeout=60).read()
+            open(imported, "w").close()
+            print(f"# imported into VictoriaMetrics in {time.monotonic() - t0:.0f} s", flush=True)
+
+    settle = Prometheus.settle
+    cpu_seconds = Prometheus.cpu_seconds
+    stop = Prometheus.stop
+
+
 def run(argv, **kw):
     r = subprocess.run(argv, capture_output=True, text=True, **kw)
     if r.returncode != 0:
@@ -168,6 +212,8 @@ def main():
     ap.add_argument("--work", default=None, help="where the temporary work folders go")
     ap.add_argument("--keep", default=None, help="keep (and reuse) each TSDB under this folder")
     ap.add_argument("--parallel", type=int, default=4, help="cgov report --prometheus-parallel")
+    ap.add_argument("--store", choices=("prometheus", "victoria"), default="prometheus",
+                    help="which store the reports ask (victoria: the TSDB imported into it)")
     a = ap.parse_args()
     print(f"{'nodes':>6} {'GPUs':>6} {'window':>6} {'rules':>5} {'by':>8} {'wall s':>8} "
           f"{'cgov HWM MiB':>12} {'prom CPU s':>10} {'prom HWM MiB':>12}  totals")
@@ -196,7 +242,10 @@ def measure(a, nodes, work):
             open(daily, "w").close()
             print(f"# {nodes} nodes: daily rules added in {time.monotonic() - setup:.0f} s",
                   flush=True)
-        print(f"# {nodes} nodes: the TSDB kept in {work}; Prometheus idle after "
+        if a.store == "victoria":
+            prom.stop()
+            prom = Victoria(work, tsdb)
+        print(f"# {nodes} nodes: the TSDB kept in {work}; {a.store} idle after "
               f"{prom.settle():.0f} s", flush=True)
         reports(a, nodes, work, prom, json.load(open(done)))
         return
@@ -222,8 +271,11 @@ def measure(a, nodes, work):
     prom = Prometheus(work, tsdb)
     prom = backfill_rules(a, work, tsdb, prom, "cgov-hourly")
     prom = backfill_rules(a, work, tsdb, prom, "cgov-daily")  # they read the hourly rules
+    if a.store == "victoria":
+        prom.stop()
+        prom = Victoria(work, tsdb)
     print(f"# {nodes} nodes: history, backfill and rules in {time.monotonic() - setup:.0f} s; "
-          f"Prometheus idle after {prom.settle():.0f} s more", flush=True)
+          f"{a.store} idle after {prom.settle():.0f} s more", flush=True)
     if a.keep:
         open(daily, "w").close()
         with open(done + ".tmp", "w") as f:
