@@ -351,10 +351,12 @@ void RenderUsage(const GaugeWriter& g) {
           Scaled(t, &GpuFastSample::util_mem_pct, 100), Scaled(t, &GpuFastSample::util_mem_pct, 1)});
   g.Render({"cgov_gpu_encoder_utilization_ratio", "Time the video encoder was busy (NVML, 0-1).",
           "DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %).", MetricType::kGauge, false,
-          Scaled(t, &GpuFastSample::enc_util_pct, 100), Scaled(t, &GpuFastSample::enc_util_pct, 1)});
+          Scaled(t, &GpuFastSample::enc_util_pct, 100),
+          Scaled(t, &GpuFastSample::enc_util_pct, 1)});
   g.Render({"cgov_gpu_decoder_utilization_ratio", "Time the video decoder was busy (NVML, 0-1).",
           "DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %).", MetricType::kGauge, false,
-          Scaled(t, &GpuFastSample::dec_util_pct, 100), Scaled(t, &GpuFastSample::dec_util_pct, 1)});
+          Scaled(t, &GpuFastSample::dec_util_pct, 100),
+          Scaled(t, &GpuFastSample::dec_util_pct, 1)});
   // Free as nvidia-smi and DCGM count it: the driver's reservation is neither used nor free
   // (an idle H100 80GB: 81559 MiB total, 480 reserved, 81079 free; driver 580.159.04).
   auto free_bytes = [&](size_t i) -> std::optional<double> {

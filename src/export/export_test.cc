@@ -238,8 +238,9 @@ TEST(DaemonMetrics, DcgmNamesAreAddedOnlyWhenAsked) {
   EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:10:00.0\"} 0.57\n"));
   EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
                               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
-                              "pci_bus_id=\"00000000:10:00.0\",container=\"\",namespace=\"\",pod=\"\"} "
-                              "57\n")) << "a GPU no pod holds: dcgm-exporter's empty pod labels";
+                              "pci_bus_id=\"00000000:10:00.0\",container=\"\",namespace=\"\","
+                              "pod=\"\"} 57\n"))
+      << "a GPU no pod holds: dcgm-exporter's empty pod labels";
   EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{gpu=\"0\""));
   EXPECT_THAT(text, HasSubstr("pod=\"\"} 1024\n")) << "FB_USED in MiB";
   EXPECT_THAT(text, HasSubstr("} 80055\n")) << "FB_FREE in MiB: total less used and reserved";
@@ -272,32 +273,35 @@ TEST(DaemonMetrics, DcgmNamesCarryTheGpusPodAndSplitASharedGpusEngineActivity) {
                 {}};
   m.RecordTick(t);
   const std::string text = m.Render(ExpositionFormat::kText, 100'500);
-  const std::string gpu0 = "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
-                           "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
-                           "pci_bus_id=\"00000000:10:00.0\",";
-  EXPECT_THAT(text, HasSubstr(gpu0 + "container=\"trainer\",namespace=\"ml\",pod=\"train-0\"} 0.8\n"));
+  const std::string gpu0 =
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
+      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\",pci_bus_id=\"00000000:10:00.0\",";
+  EXPECT_THAT(text, HasSubstr(gpu0 + "container=\"trainer\",namespace=\"ml\",pod=\"train-0\"} "
+                                     "0.8\n"));
   EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
                               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
                               "pci_bus_id=\"00000000:10:00.0\",container=\"trainer\","
                               "namespace=\"ml\",pod=\"train-0\"} 123.45\n"));
-  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:11:00.0\",container=\"trainer\",namespace=\"ml\","
-                              "pod=\"train-0\"} 0.72\n"));
-  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:11:00.0\",container=\"worker\",namespace=\"ml\","
-                              "pod=\"vision-0\"} 0.08\n"));
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:11:00.0\",container=\"trainer\","
+                              "namespace=\"ml\",pod=\"train-0\"} 0.72\n"));
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:11:00.0\",container=\"worker\","
+                              "namespace=\"ml\",pod=\"vision-0\"} 0.08\n"));
   EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-1\",device=\"nvidia1\","
                               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
                               "pci_bus_id=\"00000000:11:00.0\",container=\"\",namespace=\"\","
                               "pod=\"\"} 123.45\n")) << "a shared GPU's device readings: no pod";
-  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:12:00.0\",container=\"\",namespace=\"\",pod=\"\"} 0.8\n"))
+  EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:12:00.0\",container=\"\",namespace=\"\","
+                              "pod=\"\"} 0.8\n"))
       << "a GPU nobody holds: empty pod labels, as dcgm-exporter";
   EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_FB_RESERVED gauge\n"));
   EXPECT_THAT(text, HasSubstr("pod=\"train-0\"} 480\n")) << "FB_RESERVED in MiB";
   EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS counter\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE cgov_gpu_remapped_rows_correctable gauge\n"));
   EXPECT_THAT(text, HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\""));
-  EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
-                                  "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
-                                  "pci_bus_id=\"00000000:10:00.0\",container")))
+  EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\",UUID=\"GPU-0\","
+                                  "device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
+                                  "Hostname=\"node-a\",pci_bus_id=\"00000000:10:00.0\","
+                                  "container")))
       << "cgov's names carry no pod labels (the identity series do)";
 }
 
@@ -328,7 +332,8 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
   EXPECT_THAT(text, Not(HasSubstr("user=\"u2\"")));
   EXPECT_THAT(text, HasSubstr("user=\"(other)\",project=\"(other)\",team=\"(other)\","
                               "namespace=\"(other)\",pod=\"(other)\",container=\"(other)\","
-                              "pod_uid=\"(other)\",slurm_job=\"(other)\",phase=\"productive\"} 2\n")) << "u1 and u2, a second each";
+                              "pod_uid=\"(other)\",slurm_job=\"(other)\",phase=\"productive\"} "
+                              "2\n")) << "u1 and u2, a second each";
   EXPECT_THAT(text, HasSubstr("metric=\"cgov_identity_gpu_seconds_total\"} 2\n"));
   credit(20'000, {2});  // u0 and "(other)" idle for longer than the expiry: gone; u2 gets a slot
   text = m.Render(ExpositionFormat::kText, 20'000);

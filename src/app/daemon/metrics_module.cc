@@ -137,7 +137,8 @@ std::vector<std::vector<MetricsGpuPod>> MetricsModule::GpuPods(const StoredTick&
     for (const TickHolder& h : holders_) {
       if (!h.compute) continue;
       MetricsGpuPod pod;
-      if (const IdentityRecord* id = d_.IdentityOf(h.identity_id); id && !id->kube_pod_name.empty()) {
+      const IdentityRecord* id = d_.IdentityOf(h.identity_id);
+      if (id != nullptr && !id->kube_pod_name.empty()) {
         pod.namespace_name = id->kube_namespace;
         pod.pod = id->kube_pod_name;
         pod.container = id->kube_container_name;

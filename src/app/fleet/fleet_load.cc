@@ -248,8 +248,9 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
   const size_t n = times.size() - 1;  // stretch k is (times[k - 1], times[k]]
   // Each read: the times from the first (with `stretches`, the second) on, each run of them
   // evenly spaced in one range query (one pass over each series, whatever the run's length: the
-  // window's hours; an edge's two ends) and any other, or any recent one (kRecentMs), alone. With `stretches`, a run's stretches
-  // are as long as its step, for a query whose range is the stretch before each time.
+  // window's hours; an edge's two ends) and any other, or any recent one (kRecentMs), alone.
+  // With `stretches`, a run's stretches are as long as its step, for a query whose range is the
+  // stretch before each time.
   std::vector<PromRequest> requests;
   auto reads = [&](bool stretches, const std::function<std::string(int64_t range_ms)>& query) {
     const size_t first = requests.size();

@@ -15,7 +15,8 @@ inline constexpr char kGpuPhaseLabels[] =
     "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
 inline constexpr char kIdentityLabels[] =
     "Hostname, user, project, team, namespace, pod, container, pod_uid, slurm_job";
-// Without pods: what every --by but pod, container and slurm_job needs (namespace says a pod was described).
+// Without pods: what every --by but pod, container and slurm_job needs (namespace says a pod
+// was described).
 inline constexpr char kIdentityLabelsWithoutPods[] = "Hostname, user, project, team, namespace";
 
 inline constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_seconds";
