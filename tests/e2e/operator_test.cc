@@ -163,7 +163,7 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
         s.points.at(0).second;
   }
   EXPECT_NEAR(by_pod["ml/train-0/trainer"], 0.8, 1e-9) << usage->size();
-  EXPECT_NEAR(by_pod["ml/vision-0/worker"], 0.9, 1e-9);
+  EXPECT_NEAR(by_pod["ml/vision-0/worker"], 0.9, 0.02);  // a tick may read one process only
   EXPECT_NEAR(by_pod["notebooks/nb-bob/notebook"], 0.0, 1e-9);
   EXPECT_EQ(by_pod.size(), 3u) << "no series of cgov's own pod";
 
@@ -233,14 +233,19 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
     }
   }
   ASSERT_GT(gpu3, 4) << node["gpus"].dump(1);
-  EXPECT_NEAR(from_node.at("ml/vision-0"), 0.9 * gpu3, 1e-3);
-  EXPECT_NEAR(from_node.at(""), 0.1 * gpu3, 1e-3) << "gdm's process outside any pod";
-  EXPECT_NEAR(node["shared_gpus"]["by_utilization_gpu_seconds"].get<double>(), gpu3, 1e-3);
-  EXPECT_EQ(node["shared_gpus"]["evenly_gpu_seconds"], 0);
+  // To 2 % of the GPU's time: a tick whose per-process reading missed one of the two (NVML's
+  // sampling window; a loaded machine) is split by what it read, as the unit test
+  // HistoryAggregator.ABusySharedGpuIsSplitByPerProcessUtilization checks exactly.
+  EXPECT_NEAR(from_node.at("ml/vision-0"), 0.9 * gpu3, 0.02 * gpu3);
+  EXPECT_NEAR(from_node.at(""), 0.1 * gpu3, 0.02 * gpu3) << "gdm's process outside any pod";
+  EXPECT_NEAR(from_node.at("ml/vision-0") + from_node.at(""), gpu3, 1e-3) << "all of it, once";
+  const double by_util = node["shared_gpus"]["by_utilization_gpu_seconds"].get<double>();
+  EXPECT_NEAR(by_util + node["shared_gpus"]["evenly_gpu_seconds"].get<double>(), gpu3, 1e-3);
+  EXPECT_GE(by_util, 0.9 * gpu3) << "split by utilization but where a tick read none";
   RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "10m", "--until",
                                until, "--by", "pod"}, {}, 60);
   EXPECT_NE(text.out.find("split by utilization"), std::string::npos) << text.out;
-  // ... and on /metrics (scraped while it ran): the two holders' seconds are 9 to 1.
+  // ... and on /metrics (scraped while it ran): the two holders' seconds are 90 to 10.
   double vision = 0, outside = 0;
   for (size_t at = metrics.find("cgov_identity_gpu_seconds_total{"); at != std::string::npos;
        at = metrics.find("cgov_identity_gpu_seconds_total{", at + 1)) {
@@ -250,7 +255,7 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
     if (line.find("user=\"gdm\"") != std::string::npos) outside += v;
   }
   ASSERT_GT(outside, 0) << metrics;
-  EXPECT_NEAR(vision / outside, 9.0, 1e-6);
+  EXPECT_NEAR(vision / (vision + outside), 0.9, 0.02);
   EXPECT_NE(metrics.find("pod_uid=\"" + std::string(kPodC) + "\""), std::string::npos);
 }
 
