@@ -39,7 +39,8 @@ void PrintUsage(std::FILE* out) {
              "usage: cgov <command> [options]\n\ncommands:\n",
              CGOV_VERSION);
   for (const Command& c : Commands()) fmt::print(out, "  {:<8} {}\n", c.name, c.summary);
-  fmt::print(out, "\n`cgov <command> --help` shows a command's options.\n");
+  fmt::print(out, "\n`cgov <command> --help` shows a command's options; `cgov --version` (or "
+             "-V) the version.\n");
 }
 
 }  // namespace
@@ -93,7 +94,7 @@ int Main(int argc, char** argv) {
     PrintUsage(stdout);
     return kExitOk;
   }
-  if (name == "--version" || name == "version") {
+  if (name == "--version" || name == "-V" || name == "version") {
     fmt::print("cgov {}\n", CGOV_VERSION);
     return kExitOk;
   }

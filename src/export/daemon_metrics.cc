@@ -243,7 +243,8 @@ bool DaemonMetrics::Fresh(int64_t now_ms) const {
   return last_ && now_ms - last_->wall_ms <= StaleAfterMs();
 }
 
-std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const {
+std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
+                                  const SelfStats* self) const {
   std::lock_guard lock(mu_);
   const bool fresh = Fresh(now_ms);
   Cached& cached = cache_[format == ExpositionFormat::kOpenMetrics ? 1 : 0];
@@ -271,6 +272,7 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms) const
     w.Sample({{"Hostname", options_.hostname}},
              std::max<int64_t>(0, now_ms - last_->wall_ms) / 1000.0);
   }
+  if (self != nullptr) RenderProcessSelf(w, *self);
   w.Finish();
   return out;
 }
@@ -727,6 +729,32 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
            "honorLabels: true).");
   w.Sample({{"Hostname", host}, {"namespace", kLabelCheck}, {"pod", kLabelCheck},
             {"container", kLabelCheck}}, 1);
+}
+
+// The names and help of Prometheus' client libraries (client_golang's process collector), without
+// labels: what a dashboard for any exporter's own cost already reads.
+void DaemonMetrics::RenderProcessSelf(ExpositionWriter& w, const SelfStats& self) {
+  w.Family("process_cpu_seconds_total", MetricType::kCounter,
+           "Total user and system CPU time spent in seconds.");
+  w.Sample({}, self.cpu_seconds);
+  w.Family("process_resident_memory_bytes", MetricType::kGauge, "Resident memory size in bytes.");
+  w.Sample({}, static_cast<double>(self.resident_bytes));
+  w.Family("process_virtual_memory_bytes", MetricType::kGauge, "Virtual memory size in bytes.");
+  w.Sample({}, static_cast<double>(self.virtual_bytes));
+  if (self.open_fds) {
+    w.Family("process_open_fds", MetricType::kGauge, "Number of open file descriptors.");
+    w.Sample({}, static_cast<double>(*self.open_fds));
+  }
+  if (self.max_fds) {
+    w.Family("process_max_fds", MetricType::kGauge,
+             "Maximum number of open file descriptors.");
+    w.Sample({}, static_cast<double>(*self.max_fds));
+  }
+  if (self.start_time_seconds) {
+    w.Family("process_start_time_seconds", MetricType::kGauge,
+             "Start time of the process since unix epoch in seconds.");
+    w.Sample({}, *self.start_time_seconds);
+  }
 }
 
 // Gauges, not counters: a period's spend starts again from 0 when the next period begins.

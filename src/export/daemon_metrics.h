@@ -26,6 +26,7 @@
 #include "export/exposition.h"
 #include "store/history_store.h"
 #include "telemetry/gpu_sample.h"
+#include "telemetry/self_stats.h"
 
 namespace cgov {
 
@@ -134,8 +135,11 @@ class DaemonMetrics {
   void DeclareModule(const std::string& name);
   void CountModuleFailure(const std::string& name);
 
-  // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served.
-  std::string Render(ExpositionFormat format, int64_t now_ms) const;
+  // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served. `self`:
+  // this process's own figures at the scrape, served as Prometheus' client libraries serve them
+  // (process_cpu_seconds_total, ...); none when nullptr.
+  std::string Render(ExpositionFormat format, int64_t now_ms,
+                     const SelfStats* self = nullptr) const;
   int64_t StaleAfterMs() const;
   // A tick was taken within StaleAfterMs() of now_ms.
   bool SamplerFresh(int64_t now_ms) const;
@@ -169,6 +173,7 @@ class DaemonMetrics {
   void RenderCounters(ExpositionWriter& w, const std::deque<GpuLabels>& labels) const;
   void RenderProcesses(ExpositionWriter& w, int64_t now_ms) const;
   void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
+  static void RenderProcessSelf(ExpositionWriter& w, const SelfStats& self);
   void RenderBudgets(ExpositionWriter& w, int64_t now_ms) const;
   void RenderBudgetRows(ExpositionWriter& w, const std::vector<BudgetTracker::Row>& rows) const;
   bool Fresh(int64_t now_ms) const;

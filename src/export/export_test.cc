@@ -305,6 +305,35 @@ TEST(DaemonMetrics, DcgmNamesCarryTheGpusPodAndSplitASharedGpusEngineActivity) {
       << "cgov's names carry no pod labels (the identity series do)";
 }
 
+// Issue 48: the process's own figures under Prometheus' client-library names, at each scrape
+// (never cached: they move), none unless given.
+TEST(DaemonMetrics, ProcessSelfMetricsAsTheClientLibrariesNameThem) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  DaemonMetrics m(o);
+  SelfStats self;
+  self.cpu_seconds = 1.5;
+  self.resident_bytes = 10 << 20;
+  self.virtual_bytes = 200 << 20;
+  self.open_fds = 12;
+  self.max_fds = 1024;
+  self.start_time_seconds = 1795700000.5;
+  const std::string text = m.Render(ExpositionFormat::kText, 0, &self);
+  EXPECT_THAT(text, HasSubstr("# TYPE process_cpu_seconds_total counter\n"
+                              "process_cpu_seconds_total 1.5\n"));
+  EXPECT_THAT(text, HasSubstr("process_resident_memory_bytes 10485760\n"));
+  EXPECT_THAT(text, HasSubstr("process_virtual_memory_bytes 209715200\n"));
+  EXPECT_THAT(text, HasSubstr("process_open_fds 12\n"));
+  EXPECT_THAT(text, HasSubstr("process_max_fds 1024\n"));
+  EXPECT_THAT(text, HasSubstr("process_start_time_seconds 1795700000.5\n"));
+  self.cpu_seconds = 2.25;
+  EXPECT_THAT(m.Render(ExpositionFormat::kText, 0, &self),
+              HasSubstr("process_cpu_seconds_total 2.25\n")) << "read at each scrape";
+  EXPECT_THAT(m.Render(ExpositionFormat::kOpenMetrics, 0, &self),
+              HasSubstr("process_cpu_seconds_total 2.25\n"));
+  EXPECT_THAT(m.Render(ExpositionFormat::kText, 0), Not(HasSubstr("\nprocess_")));
+}
+
 // Beyond the cap a new identity is credited to "(other)", which takes the cap's last place: the
 // identities' totals stay the GPUs'. Identities idle past the expiry leave; label values from
 // the outside are bounded.
@@ -348,9 +377,12 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // default, "(other)" included), plus one per GPU process with --metrics-processes.
 // With --metrics-names dcgm, kPerGpuDcgmSeries more per GPU. Fixed: the self-metrics, the
 // collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
-// check.
-constexpr size_t kFixedSeries = 16, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
+// check, and the six process_* series of the daemon itself (kSelf: every one known).
+constexpr size_t kFixedSeries = 22, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
                  kPerIdentitySeries = 9;
+
+const SelfStats kSelf{.cpu_seconds = 1, .resident_bytes = 1, .virtual_bytes = 1, .open_fds = 1,
+                      .max_fds = 1, .start_time_seconds = 1};
 
 // Every series of an exposition (its name and labels), once.
 std::set<std::string> SeriesOf(const std::string& text) {
@@ -448,9 +480,11 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     m.RecordTick(std::move(tick));
     m.Credit(c, [&](uint32_t id) { return &identities[id]; });
     m.CountTick(false);
-    if (t % 15 == 0) ever.merge(SeriesOf(m.Render(ExpositionFormat::kText, now + 500)));
+    if (t % 15 == 0) {
+      ever.merge(SeriesOf(m.Render(ExpositionFormat::kText, now + 500, &kSelf)));
+    }
   }
-  const std::string last = m.Render(ExpositionFormat::kText, 3'599'500);
+  const std::string last = m.Render(ExpositionFormat::kText, 3'599'500, &kSelf);
   ever.merge(SeriesOf(last));
   ASSERT_GT(identities.size(), 1500u);
   // The figure docs/metrics.md quotes (--gtest_output=xml:FILE records it).
@@ -511,7 +545,7 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     d.Credit(c, [&](uint32_t id) { return &who[id]; });
     d.SetKubernetesOk(true);
     d.SetPodResourcesOk(true);
-    return SeriesOf(d.Render(ExpositionFormat::kText, 0)).size();
+    return SeriesOf(d.Render(ExpositionFormat::kText, 0, &kSelf)).size();
   };
   EXPECT_EQ(count(1, 1) - count(0, 1), kPerGpuSeries);
   EXPECT_EQ(count(2, 1) - count(1, 1), count(1, 1) - count(0, 1));

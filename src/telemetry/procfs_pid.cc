@@ -63,7 +63,7 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   stat.pid = static_cast<int>(pid);
   stat.comm = SafeText(text.substr(open + 1, close - open - 1));  // anyone sets it (prctl)
   // After ") ": state(3) ppid(4) ... utime(14) stime(15) ... num_threads(20) ... starttime(22)
-  // ... rss(24); field numbers as in proc(5), so rest[k] is field k + 3.
+  // ... vsize(23) rss(24); field numbers as in proc(5), so rest[k] is field k + 3.
   std::vector<std::string_view> rest = SplitFields(Trim(text.substr(close + 1)));
   if (rest.size() < 22) return Bad("/proc/PID/stat", "fields", "fewer than 24 fields");
   if (rest[0].size() != 1) return Bad("/proc/PID/stat", "state", "not one character");
@@ -74,6 +74,9 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   if (!ParseU64(rest[12], &stat.stime_ticks)) return Bad("/proc/PID/stat", "stime", "not a number");
   if (!ParseI64(rest[17], &threads)) return Bad("/proc/PID/stat", "num_threads", "not a number");
   if (!ParseU64(rest[19], &stat.start_ticks)) return Bad("/proc/PID/stat", "starttime", "not a number");
+  if (!ParseU64(rest[20], &stat.vsize_bytes)) {
+    return Bad("/proc/PID/stat", "vsize", "not a number");
+  }
   int64_t rss = 0;
   if (!ParseI64(rest[21], &rss)) return Bad("/proc/PID/stat", "rss", "not a number");
   stat.ppid = static_cast<int>(ppid);

@@ -23,6 +23,7 @@ struct PidStat {
   uint64_t stime_ticks = 0;
   uint64_t start_ticks = 0;  // since boot, USER_HZ: with pid, identifies a process over time
   uint64_t rss_pages = 0;
+  uint64_t vsize_bytes = 0;
   int num_threads = 0;
 };
 

@@ -74,6 +74,12 @@ TEST(ContainersE2E, DockerAndPodmanContainersAreNamedInTheReportAndMetrics) {
   EXPECT_NE(metrics.find("user=\"alice\",project=\"llm-docker\",team=\"research\",namespace=\"\","
                          "pod=\"\",container=\"trainer\","), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("namespace=\"\",pod=\"\",container=\"nb-bob\","), std::string::npos);
+  // The daemon's own figures, as every exporter serves them (issue 48).
+  for (const char* family : {"process_cpu_seconds_total ", "process_resident_memory_bytes ",
+                             "process_open_fds ", "process_max_fds ",
+                             "process_start_time_seconds "}) {
+    EXPECT_NE(metrics.find(std::string("\n") + family), std::string::npos) << family;
+  }
 }
 
 }  // namespace

@@ -170,9 +170,11 @@ TEST(CliE2E, HelpVersionAndDidYouMean) {
   RunResult nothing = RunProgram({CgovBinary()}, {});
   EXPECT_EQ(nothing.exit_code, 2);
   EXPECT_TRUE(Contains(nothing.err, "usage: cgov <command>")) << nothing.err;
-  RunResult version = RunProgram({CgovBinary(), "--version"}, {});
-  EXPECT_EQ(version.exit_code, 0);
-  EXPECT_TRUE(Contains(version.out, "cgov 0.1.0")) << version.out;
+  for (const char* flag : {"--version", "-V"}) {  // -V as exporters answer it (issue 48)
+    RunResult version = RunProgram({CgovBinary(), flag}, {});
+    EXPECT_EQ(version.exit_code, 0) << flag;
+    EXPECT_TRUE(Contains(version.out, "cgov 0.1.0")) << flag << ": " << version.out;
+  }
 }
 
 }  // namespace

@@ -164,7 +164,10 @@ ServedResponse MetricsModule::Serve(const ServedRequest& request) {
   if (request.path == "/metrics") {
     const ExpositionFormat format = NegotiateFormat(request.accept);
     r.content_type = ContentTypeOf(format);
-    r.body = metrics_->Render(format, now_ms);
+    // This process's own figures (process_*), read at the scrape from the real /proc.
+    RootedFileReader own("/");
+    Result<SelfStats> self = ReadSelfStats(own);
+    r.body = metrics_->Render(format, now_ms, self.ok() ? &*self : nullptr);
   } else if (request.path == "/health" || request.path == "/healthz") {
     // Healthy while sampling keeps up and the history is safe; a stuck or failing sampler, or a
     // database file removed under the daemon, shows as 503.
