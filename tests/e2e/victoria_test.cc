@@ -91,14 +91,19 @@ class VictoriaE2E : public ::testing::Test {
   // `scrape`: a Prometheus scrape config, read by both servers.
   void StartStores(const std::string& scrape) {
     WriteFile(dir_ / "scrape.yml", scrape);
+    StartVictoria(/*scrape=*/true);
+    StartPrometheus();
+  }
+  // Prometheus on dir_/tsdb with dir_/scrape.yml.
+  void StartPrometheus() {
     prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "scrape.yml"),
                                 "--storage.tsdb.path=" + (dir_ / "tsdb"),
                                 "--storage.tsdb.retention.time=100y",
                                 "--web.listen-address=127.0.0.1:" + std::to_string(prom_port_),
                                 "--log.level=warn"},
                                {});
-    StartVictoria(/*scrape=*/true);
-    ASSERT_TRUE(WaitFor([&] { return Ready(prom_url_, "/-/ready"); }, 60));
+    ASSERT_TRUE(WaitFor([&] { return Ready(prom_url_, "/-/ready"); }, 60))
+        << "Prometheus did not become ready";
   }
   void StartVictoria(bool scrape) {
     std::vector<std::string> argv = {kVictoria, "-httpListenAddr=127.0.0.1:" +
@@ -282,13 +287,8 @@ TEST_F(VictoriaE2E, ADayAndMoreReadThroughTheRecordingRulesGivesTheGeneratorsTot
   ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
   WriteFile(dir_ / "hourly.yml", HourlyGroup());
   WriteFile(dir_ / "scrape.yml", "global:\n  scrape_interval: 1m\n");
-  prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "scrape.yml"),
-                              "--storage.tsdb.path=" + (dir_ / "tsdb"),
-                              "--storage.tsdb.retention.time=100y",
-                              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port_),
-                              "--log.level=warn"},
-                             {});
-  ASSERT_TRUE(WaitFor([&] { return Ready(prom_url_, "/-/ready"); }, 60));
+  StartPrometheus();
+  ASSERT_FALSE(HasFatalFailure());
   // The rules: promtool's backfill into new blocks (Prometheus restarted to load them)...
   RunResult rules = RunProgram(
       {kPromtool, "tsdb", "create-blocks-from", "rules", "--start", std::to_string(start),
@@ -300,13 +300,8 @@ TEST_F(VictoriaE2E, ADayAndMoreReadThroughTheRecordingRulesGivesTheGeneratorsTot
   RunResult moved =
       RunProgram({"/bin/sh", "-c", "mv " + (dir_ / "rules") + "/* " + (dir_ / "tsdb")}, {});
   ASSERT_EQ(moved.exit_code, 0) << moved.err;
-  prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "scrape.yml"),
-                              "--storage.tsdb.path=" + (dir_ / "tsdb"),
-                              "--storage.tsdb.retention.time=100y",
-                              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port_),
-                              "--log.level=warn"},
-                             {});
-  ASSERT_TRUE(WaitFor([&] { return Ready(prom_url_, "/-/ready"); }, 60));
+  StartPrometheus();
+  ASSERT_FALSE(HasFatalFailure());
   // ... and vmalert's replay, writing to VictoriaMetrics what it evaluated there. vmalert 1.79
   // replays a group at -datasource.queryStep (5m by default), not at the group's interval: an
   // hourly group replayed every 5 minutes would record each hour 12 times.
