@@ -56,8 +56,9 @@ TEST(FleetLoadOnAFake, TheStoresFirstErrorEndsTheLoadAndNothingAfterItIsAsked) {
 }
 
 // Issue 50: VictoriaMetrics leaves out the points of a range query within its latency offset
-// (30 s) of now. A window ending now is read there by instant queries (sent with nocache=1, which
-// VictoriaMetrics answers for the time they name); the same window an hour ago in range queries.
+// (30 s) of now. A window ending now has its end read by instant queries (sent with nocache=1,
+// which VictoriaMetrics answers for the time they name), and no range query reaches into the
+// last 5 minutes; the same window an hour ago is read in range queries.
 TEST(FleetLoadOnAFake, TimesNearNowAreNeverReadInARangeQuery) {
   const int64_t now = WallMs();
   for (const int64_t until : {now, now - 3'600'000}) {
@@ -73,7 +74,8 @@ TEST(FleetLoadOnAFake, TimesNearNowAreNeverReadInARangeQuery) {
       }
     }
     if (until == now) {
-      EXPECT_EQ(ranges, 0) << "a window ending now: instant queries only";
+      // Its end by instant queries (an hour boundary inside it, older than 5 minutes, may still
+      // be read in a range with the window's start).
       EXPECT_GT(instants_at_until, 0);
     } else {
       EXPECT_GT(ranges, 0) << "an hour ago: both ends in one range query";
