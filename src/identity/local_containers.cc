@@ -72,12 +72,19 @@ std::optional<LocalContainer> LocalContainers::Find(const std::string& id) {
   return it->second;
 }
 
+// A runtime's state file: a regular file only (a FIFO there would stall the tick, /dev/zero would
+// never end), and bounded (a config.v2.json is a few KiB; containers.json ~1 KiB a container).
+constexpr size_t kMaxStateBytes = 16 << 20;
+
 std::optional<LocalContainer> LocalContainers::Read(const std::string& id) {
-  if (files_->Read(fmt::format("{}/containers/{}/config.v2.json", docker_root_, id), &buffer_)
+  if (files_->ReadRegular(fmt::format("{}/containers/{}/config.v2.json", docker_root_, id),
+                          kMaxStateBytes, &buffer_)
           .ok()) {
     if (Result<LocalContainer> c = ParseDockerConfig(buffer_, labels_); c.ok()) return *c;
   }
-  if (files_->Read(podman_root_ + "/overlay-containers/containers.json", &buffer_).ok()) {
+  if (files_->ReadRegular(podman_root_ + "/overlay-containers/containers.json", kMaxStateBytes,
+                          &buffer_)
+          .ok()) {
     Result<std::map<std::string, std::string>> names = ParsePodmanContainers(buffer_);
     if (names.ok()) {
       if (auto found = names->find(id); found != names->end()) {

@@ -1,5 +1,11 @@
 #include "identity/local_containers.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "fakes/fake_file_reader.h"
@@ -71,6 +77,33 @@ TEST(LocalContainers, FoundByTheIdTheCgroupPathNames) {
   local.Clear();
   EXPECT_TRUE(local.Find(docker.container_id).has_value());
   EXPECT_GT(files.reads().size(), reads) << "read again after Clear (SIGHUP)";
+}
+
+// Hostile state under the host root: a FIFO where config.v2.json goes (read as is, it would stall
+// the daemon's tick), /dev/zero as containers.json (it never ends), a directory. Each is refused
+// at once: the container is known by its id only.
+TEST(LocalContainers, AFifoADeviceOrADirectoryIsNoStateFile) {
+  char dir_template[] = "/tmp/cgov_local_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string root = dir_template;
+  const std::string docker = root + "/var/lib/docker/containers/" + kDockerId;
+  const std::string podman = root + "/var/lib/containers/storage/overlay-containers";
+  std::filesystem::create_directories(docker);
+  std::filesystem::create_directories(podman);
+  ASSERT_EQ(mkfifo((docker + "/config.v2.json").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", podman + "/containers.json");
+  RootedFileReader files(root);
+  LocalContainers local(&files);
+  EXPECT_FALSE(local.Find(kDockerId).has_value());
+  std::filesystem::remove(docker + "/config.v2.json");
+  std::filesystem::create_directory(docker + "/config.v2.json");
+  local.Clear();
+  EXPECT_FALSE(local.Find(kDockerId).has_value());
+  std::string out;
+  EXPECT_EQ(files.ReadRegular("/var/lib/containers/storage/overlay-containers/containers.json",
+                              1 << 20, &out).code(),
+            StatusCode::kInvalidArgument);
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

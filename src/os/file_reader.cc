@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "os/input_file.h"
+
 namespace cgov {
 namespace {
 
@@ -83,6 +85,25 @@ Status RootedFileReader::Read(std::string_view path, std::string* out) {
   Status status = PreadAll(fd, full, /*short_read_is_eof=*/false, &scratch_, out);
   close(fd);
   return status;
+}
+
+Status FileReader::ReadRegular(std::string_view path, size_t max_bytes, std::string* out) {
+  CGOV_RETURN_IF_ERROR(Read(path, out));
+  if (out->size() <= max_bytes) return Status::Ok();
+  out->clear();
+  return InvalidArgument(fmt::format("{}: larger than {} bytes", path, max_bytes));
+}
+
+// As the command line's files are read (os/input_file.h): opened without blocking, a regular
+// file only, bounded.
+Status RootedFileReader::ReadRegular(std::string_view path, size_t max_bytes, std::string* out) {
+  Result<std::string> text = ReadInputFile(FullPath(path), max_bytes, "file");
+  if (!text.ok()) {
+    out->clear();
+    return text.status();
+  }
+  *out = std::move(text).value();
+  return Status::Ok();
 }
 
 Status RootedFileReader::ReadHot(std::string_view path, std::string* out) {

@@ -41,6 +41,11 @@ class FileReader {
 
   // Closes a file kept open by ReadHot (a per-pid file whose process exited). No-op otherwise.
   virtual void CloseHot(std::string_view path) { (void)path; }
+
+  // Like Read, for a file someone else writes (a container runtime's state): only a regular file
+  // of at most `max_bytes`; a FIFO (never waited on), a device (/dev/zero), a directory or a
+  // larger file is kInvalidArgument. This default reads, then checks the size.
+  virtual Status ReadRegular(std::string_view path, size_t max_bytes, std::string* out);
 };
 
 // Reads the real filesystem under `root` ("/" normally; a mounted host root or a captured tree
@@ -58,6 +63,7 @@ class RootedFileReader : public FileReader {
   Status ListDir(std::string_view path, std::vector<std::string>* names) override;
   Status ListDirHot(std::string_view path, std::vector<std::string>* names) override;
   void CloseHot(std::string_view path) override;
+  Status ReadRegular(std::string_view path, size_t max_bytes, std::string* out) override;
 
   const std::string& root() const { return root_; }
 

@@ -12,9 +12,10 @@
 namespace cgov {
 
 std::optional<int64_t> ParseMaxOpenFiles(std::string_view limits) {
+  constexpr std::string_view kKey = "Max open files";
   for (std::string_view line : SplitLines(limits)) {
-    if (!line.starts_with("Max open files")) continue;
-    std::vector<std::string_view> f = SplitFields(line.substr(14));
+    if (!line.starts_with(kKey)) continue;
+    std::vector<std::string_view> f = SplitFields(line.substr(kKey.size()));
     int64_t soft = 0;
     if (f.empty() || !ParseI64(f[0], &soft)) return std::nullopt;  // "unlimited"
     return soft;
