@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -494,7 +495,8 @@ int main(int argc, char** argv) {
   }
   // 5. A bcrypt flood, on a daemon of its own.
   if (!BcryptFloodScenario(argv, dir)) ++failures;
-  std::system(("rm -rf " + dir).c_str());
+  std::error_code removed;
+  std::filesystem::remove_all(dir, removed);
   std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");
   return failures == 0 ? 0 : 1;
 }

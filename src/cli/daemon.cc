@@ -4,7 +4,9 @@
 
 #include <signal.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 #include "cli/usage_exit.h"
 #include "core/duration.h"
 #include "core/text.h"
+#include "store/state_directory.h"
 
 namespace cgov::cli {
 namespace {
@@ -35,7 +38,9 @@ struct Flags {
 
 void AddRecordingFlags(CLI::App& app, Flags& f) {
   DaemonOptions& o = f.o;
-  app.add_option("--db", o.db, "history database (created if missing)")->required();
+  app.add_option("--db", o.db, fmt::format("history database, created if missing (default: "
+                 "{}/{}, or under $STATE_DIRECTORY, systemd's StateDirectory=; that directory is "
+                 "created when missing)", kDefaultStateDirectory, kHistoryDbName));
   app.add_option("--interval", f.interval, "time between samples, 100ms to 1h")
       ->capture_default_str();
   app.add_option("--retain", f.retain,
@@ -45,10 +50,9 @@ void AddRecordingFlags(CLI::App& app, Flags& f) {
                  "transaction at most this often (0s: every tick); a crash of the daemon loses at "
                  "most this much, never a committed sample; SIGTERM, SIGINT and SIGHUP commit "
                  "first")->capture_default_str();
-  app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)");
+  app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load");
   app.add_option("--host-root", o.host_root, "read /proc and /etc under this directory, e.g. a "
-                 "host mounted at /host in a container (env CGOV_HOST_ROOT)")
-      ->envname("CGOV_HOST_ROOT")
+                 "host mounted at /host in a container")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
   app.add_option("--hostname", o.hostname, "the name this host is reported under (default: its "
@@ -65,7 +69,7 @@ void AddRecordingFlags(CLI::App& app, Flags& f) {
 }
 
 void AddListenFlags(CLI::App& app, Flags& f) {
-  app.add_option("--listen", f.listen, fmt::format("off unless given: serve Prometheus "
+  app.add_option("--listen,--web.listen-address", f.listen, fmt::format("off unless given: serve Prometheus "
                  "/metrics and /health on HOST:PORT (alone: {}; another address only when named; "
                  "docs/metrics.md)", kDefaultListen))
       ->expected(0, 1)->default_str(kDefaultListen);
@@ -80,7 +84,7 @@ void AddListenFlags(CLI::App& app, Flags& f) {
                "docs/metrics.md \"Series budget\")");
   app.add_option("--basic-auth-file", f.files.basic_auth, "require HTTP basic auth: a file with "
                  "one line USER:PASSWORD");
-  app.add_option("--web-config", f.files.web_config, "a Prometheus web configuration file (the "
+  app.add_option("--web-config,--web.config.file", f.files.web_config, "a Prometheus web configuration file (the "
                  "exporters' format): basic_auth_users with bcrypt hashes, tls_server_config's "
                  "cert_file and key_file (docs/metrics.md)");
   app.add_option("--tls-cert", f.files.tls_cert, "serve HTTPS with this PEM certificate (with "
@@ -92,8 +96,8 @@ void AddKubernetesFlags(CLI::App& app, Flags& f) {
   app.add_flag("--kubernetes", f.kubernetes, "name pods: watch this node's pods on the "
                "Kubernetes API server (in-cluster service account by default) for each GPU "
                "process's namespace, pod, container and labels (docs/kubernetes.md)");
-  app.add_option("--node-name", f.kube.node_name, "with --kubernetes: this node's name (env "
-                 "NODE_NAME; default: --hostname)");
+  app.add_option("--node-name", f.kube.node_name, "with --kubernetes: this node's name (also "
+                 "env NODE_NAME; default: --hostname)");
   app.add_option("--kube-api", f.kube.api_url, "with --kubernetes: the API server's URL "
                  "(default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)");
   app.add_option("--kube-token-file", f.kube.token_file, "with --kubernetes: a bearer token, "
@@ -135,8 +139,8 @@ void AddFeatureFlags(CLI::App& app, Flags& f) {
   app.add_option("--price-per-gpu-hour", f.files.price_text, "USD per GPU-hour for the cost "
                  "counters (overrides the catalog)");
   app.add_option("--instance-type", o.price.instance_type, "price GPUs as this instance type");
-  app.add_option("--price-catalog", o.catalog_path, "your own price catalog (env "
-                 "CGOV_PRICE_CATALOG; format of data/prices.json)");
+  app.add_option("--price-catalog", o.catalog_path, "your own price catalog (the format of "
+                 "data/prices.json)");
   app.add_flag("--spot", o.price.spot, "price at the catalog's spot rate");
 }
 
@@ -232,11 +236,24 @@ Status CheckPairs(const Flags& f, const DaemonOptions& o) {
   return Status::Ok();
 }
 
+// Every flag from the environment too, as dcgm-exporter's DCGM_EXPORTER_* are: CGOV_ and the
+// first long name in capitals, '-' and '.' as '_' (--listen: CGOV_LISTEN; a flag: CGOV_SPOT=true).
+// The command line wins over the environment; --help names each variable.
+void NameEnvironmentVariables(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_lnames().empty() || option->get_lnames().front() == "help") continue;
+    std::string name = "CGOV_";
+    for (char c : option->get_lnames().front()) {
+      name += c == '-' || c == '.' ? '_' : static_cast<char>(std::toupper(
+                                                static_cast<unsigned char>(c)));
+    }
+    option->envname(name);
+  }
+}
+
 Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) {
   Flags f;
-  if (const char* lib = std::getenv("CGOV_NVML_LIB")) f.o.nvml_lib = lib;
   if (const char* node = std::getenv("NODE_NAME")) f.kube.node_name = node;
-  if (const char* catalog = std::getenv("CGOV_PRICE_CATALOG")) f.o.catalog_path = catalog;
   CLI::App app{"Record every GPU and GPU process of this host into a SQLite history until "
                "SIGINT/SIGTERM (SIGHUP reloads the price catalog and reopens the database); with "
                "--listen, serve Prometheus /metrics too.\nReports: cgov report --db "
@@ -246,6 +263,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   AddListenFlags(app, f);
   AddKubernetesFlags(app, f);
   AddFeatureFlags(app, f);
+  NameEnvironmentVariables(app);
+  app.footer("Each flag may be set in the environment instead (CGOV_DB, CGOV_LISTEN, "
+             "CGOV_KUBERNETES=true, ...; the unit's /etc/default/cgov): the command line wins.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -257,6 +277,13 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   CGOV_RETURN_IF_ERROR(TypeKubernetes(app, f, &o));
   CGOV_RETURN_IF_ERROR(TypeListen(app, f, &o));
   CGOV_RETURN_IF_ERROR(CheckPairs(f, o));
+  if (o.db.empty()) {
+    o.db = DefaultHistoryDb();
+    const std::string dir = std::filesystem::path(o.db).parent_path().string();
+    if (Status made = CreateStateDirectory(dir); !made.ok()) {
+      return made.WithContext("cgov daemon: the default --db");
+    }
+  }
   CGOV_RETURN_IF_ERROR(LoadDaemonFiles(f.files, &o));
   return o;
 }

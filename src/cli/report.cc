@@ -1,6 +1,7 @@
 #include "cli/report.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "app/report/history_report_service.h"
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
+#include "store/state_directory.h"
 
 namespace cgov::cli {
 
@@ -18,7 +20,9 @@ int RunReport(int argc, char** argv) {
                "to act on, time-of-day pattern, findings, and who pays: the showback, estimated or "
                "from the invoice (--billing). From one host's history database (safe while the "
                "daemon writes) or from the fleet's Prometheus.", "cgov report"};
-  app.add_option("--db", r.db, "history database (cgov daemon, cgov demo, cgov import)");
+  app.add_option("--db", r.db, fmt::format("history database (cgov daemon, cgov demo, cgov "
+                 "import; default: this host's daemon's, {}/{} or under $STATE_DIRECTORY, when "
+                 "it is there)", kDefaultStateDirectory, kHistoryDbName));
   app.add_option("--prometheus", r.prometheus, "the fleet instead: a Prometheus (or Thanos, "
                  "Mimir, VictoriaMetrics) URL that scrapes `cgov daemon --listen`");
   app.add_option("--prometheus-tenant", r.prometheus_tenant, "with --prometheus: the tenant to "
@@ -84,6 +88,13 @@ int RunReport(int argc, char** argv) {
     return UsageExit(app, e);
   }
   r.since_given = app.count("--since") > 0;
+  if (r.db.empty() && r.prometheus.empty()) {
+    // This host's daemon's database (the unit's StateDirectory) when it is there; a database
+    // that cannot be looked at is opened anyway, so that the error says why.
+    std::string db = DefaultHistoryDb();
+    std::error_code ec;
+    if (std::filesystem::exists(db, ec) || ec) r.db = std::move(db);
+  }
   PriceCatalog catalog;
   Result<HistoryOptions> options = HistoryOptionsFor(r, &catalog);
   if (!options.ok()) {

@@ -267,6 +267,26 @@ void RemoveCreatedDatabase(const std::string& path) {
   ::close(fd);
 }
 
+namespace {
+
+// Why a new database could not be created at `path`, by name: its directory missing or not
+// writable by this user.
+Status CannotCreate(const std::string& path, int err) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (err == ENOENT) {
+    return IoError(fmt::format("{}: cannot create the database: directory {} does not exist",
+                               path, dir));
+  }
+  if (err == EACCES || err == EPERM || err == EROFS) {
+    return IoError(fmt::format("{}: cannot create the database: {}: directory {} is not "
+                               "writable by uid {}", path, std::strerror(err), dir, ::geteuid()));
+  }
+  return IoError(fmt::format("{}: cannot create the database: {}", path, std::strerror(err)));
+}
+
+}  // namespace
+
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path, Mode mode) {
   // A FIFO would block every open; a device (/dev/null) would get a journal written beside it.
   CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(path, "--db"));
@@ -278,6 +298,9 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path
     if (fd >= 0) {
       created = true;
       ::close(fd);
+    } else if (errno != EEXIST) {
+      // SQLite would say only "unable to open database file": name the cause.
+      return CannotCreate(path, errno);
     }
   }
   Result<std::unique_ptr<HistoryStore>> store = OpenFile(path, mode, /*exists=*/!created);
@@ -289,6 +312,11 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::OpenFile(const std::string& 
                                                              bool exists_before) {
   std::error_code ec;
   const bool exists = exists_before && std::filesystem::exists(path, ec);
+  if (mode == Mode::kRead && !exists && ec) {
+    return IoError(fmt::format("{}: cannot read: {} (uid {}; a daemon run by systemd keeps its "
+                               "database readable by root only: sudo)", path, ec.message(),
+                               ::geteuid()));
+  }
   if (mode == Mode::kRead && !exists) {
     return NotFound(fmt::format("{}: no such database (cgov daemon --db or cgov demo --db "
                                 "creates one)", path));

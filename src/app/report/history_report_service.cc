@@ -31,6 +31,7 @@
 #include "report/history_report.h"
 #include "report/html_report.h"
 #include "store/prometheus_source.h"
+#include "store/state_directory.h"
 
 namespace cgov {
 namespace {
@@ -75,8 +76,9 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
     return InvalidArgument("--sacct and --slurm-accounting: give the jobs' accounts one way");
   }
   if (r.db.empty() == r.prometheus.empty()) {
-    return InvalidArgument("give one source: --db PATH (one host's history) or --prometheus URL "
-                           "(the fleet)");
+    return InvalidArgument(fmt::format("give one source: --db PATH (one host's history; by "
+                                       "default {} when there is one) or --prometheus URL (the "
+                                       "fleet)", DefaultHistoryDb()));
   }
   if (!r.prometheus_tenant.empty() && r.prometheus.empty()) {
     return InvalidArgument("--prometheus-tenant goes with --prometheus URL");
