@@ -12,7 +12,7 @@
 
 #include "core/csv.h"
 #include "core/text.h"
-#include "billing/zlib_library.h"
+#include "os/zlib_library.h"
 #include "core/time_format.h"
 #include "os/input_file.h"
 

@@ -14,6 +14,7 @@
 #include "cli/report.h"
 #include "cli/run.h"
 #include "cli/runs.h"
+#include "core/build_info.h"
 
 namespace cgov::cli {
 namespace {
@@ -95,7 +96,8 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (name == "--version" || name == "-V" || name == "version") {
-    fmt::print("cgov {}\n", CGOV_VERSION);
+    fmt::print("cgov {}\n  revision:   {}\n  build date: {}\n", kBuildInfo.version,
+               kBuildInfo.revision, kBuildInfo.build_date);
     return kExitOk;
   }
   for (const Command& c : Commands()) {

@@ -17,6 +17,7 @@
 #include "cli/usage_exit.h"
 #include "core/duration.h"
 #include "core/text.h"
+#include "os/log.h"
 #include "store/state_directory.h"
 
 namespace cgov::cli {
@@ -31,6 +32,7 @@ struct Flags {
   DaemonFiles files;
   std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, metrics_names = "cgov";
+  std::string log_level = "info", log_format = "text";
   bool kubernetes = false, pod_resources = false;
   KubeApiOptions kube = InClusterKubeApi();
   PodResourcesOptions pod_resources_options;
@@ -69,7 +71,8 @@ void AddRecordingFlags(CLI::App& app, Flags& f) {
 }
 
 void AddListenFlags(CLI::App& app, Flags& f) {
-  app.add_option("--listen,--web.listen-address", f.listen, fmt::format("off unless given: serve Prometheus "
+  app.add_option("--listen,--web.listen-address", f.listen, fmt::format("off unless given: "
+                 "serve Prometheus "
                  "/metrics and /health on HOST:PORT (alone: {}; another address only when named; "
                  "docs/metrics.md)", kDefaultListen))
       ->expected(0, 1)->default_str(kDefaultListen);
@@ -84,7 +87,8 @@ void AddListenFlags(CLI::App& app, Flags& f) {
                "docs/metrics.md \"Series budget\")");
   app.add_option("--basic-auth-file", f.files.basic_auth, "require HTTP basic auth: a file with "
                  "one line USER:PASSWORD");
-  app.add_option("--web-config,--web.config.file", f.files.web_config, "a Prometheus web configuration file (the "
+  app.add_option("--web-config,--web.config.file", f.files.web_config, "a Prometheus web "
+                 "configuration file (the "
                  "exporters' format): basic_auth_users with bcrypt hashes, tls_server_config's "
                  "cert_file and key_file (docs/metrics.md)");
   app.add_option("--tls-cert", f.files.tls_cert, "serve HTTPS with this PEM certificate (with "
@@ -112,6 +116,24 @@ void AddKubernetesFlags(CLI::App& app, Flags& f) {
                "to a pod to it (idle-held when idle) whether or not its processes are seen");
   app.add_option("--pod-resources-socket", f.pod_resources_options.socket_path, "with "
                  "--pod-resources: the kubelet's socket")->capture_default_str();
+}
+
+void AddLogFlags(CLI::App& app, Flags& f) {
+  app.add_option("--log.level", f.log_level, "log only events at this level and above: debug, "
+                 "info, warn or error")->capture_default_str();
+  app.add_option("--log.format", f.log_format, "text (\"cgov daemon: warning: ...\"), logfmt "
+                 "(ts=... level=warn msg=\"...\") or json, one line an event on stderr; under "
+                 "systemd each line also carries the journal's priority")->capture_default_str();
+}
+
+// --log.level and --log.format, for the whole process from here on.
+Status ConfigureLogging(const Flags& f) {
+  LogOptions log;
+  CGOV_ASSIGN_OR_RETURN(log.level, ParseLogLevel(f.log_level));
+  CGOV_ASSIGN_OR_RETURN(log.format, ParseLogFormat(f.log_format));
+  log.journald_prefix = StderrIsJournal();
+  SetLogOptions(std::move(log));
+  return Status::Ok();
 }
 
 void AddFeatureFlags(CLI::App& app, Flags& f) {
@@ -263,6 +285,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   AddListenFlags(app, f);
   AddKubernetesFlags(app, f);
   AddFeatureFlags(app, f);
+  AddLogFlags(app, f);
   NameEnvironmentVariables(app);
   app.footer("Each flag may be set in the environment instead (CGOV_DB, CGOV_LISTEN, "
              "CGOV_KUBERNETES=true, ...; the unit's /etc/default/cgov): the command line wins.");
@@ -273,6 +296,7 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
     return InvalidArgument("");
   }
   DaemonOptions o = std::move(f.o);
+  CGOV_RETURN_IF_ERROR(ConfigureLogging(f).WithContext("cgov daemon"));
   CGOV_RETURN_IF_ERROR(TypeDurations(f, &o));
   CGOV_RETURN_IF_ERROR(TypeKubernetes(app, f, &o));
   CGOV_RETURN_IF_ERROR(TypeListen(app, f, &o));
@@ -310,7 +334,7 @@ int RunDaemon(int argc, char** argv) {
   // daemon counts the tick, says so, and writes again when it can.
   signal(SIGXFSZ, SIG_IGN);
   if (Status s = cgov::RunDaemon(std::move(options).value(), stop); !s.ok()) {
-    fmt::print(stderr, "cgov daemon: {}\n", s.message());
+    LogError("{}", s.message());
     return kExitFailure;
   }
   return kExitOk;

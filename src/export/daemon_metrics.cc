@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/build_info.h"
 #include "core/json_writer.h"
 
 namespace cgov {
@@ -221,6 +222,12 @@ void DaemonMetrics::CountLostTicks(int64_t ticks) {
 void DaemonMetrics::DeclareModule(const std::string& name) {
   std::lock_guard lock(mu_);
   module_failures_.try_emplace(name, 0);
+  Changed();
+}
+
+void DaemonMetrics::SetCollectorDurations(std::vector<std::pair<std::string, double>> seconds) {
+  std::lock_guard lock(mu_);
+  collector_seconds_ = std::move(seconds);
   Changed();
 }
 
@@ -669,6 +676,14 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
   success("history_db", history_db_ok_ && history_db_problem_.empty());
   if (kubernetes_ok_) success("kubernetes", *kubernetes_ok_);
   if (pod_resources_ok_) success("pod_resources", *pod_resources_ok_);
+  if (!collector_seconds_.empty()) {
+    w.Family("cgov_collector_duration_seconds", MetricType::kGauge,
+             "Seconds the last tick spent in each collector (nvml: the GPUs' readings, "
+             "gpu_processes, procfs, history_db) and each daemon module.");
+    for (const auto& [collector, seconds] : collector_seconds_) {
+      w.Sample({{"collector", collector}, {"Hostname", host}}, seconds);
+    }
+  }
   if (last_) {
     w.Family("cgov_last_sample_timestamp_seconds", MetricType::kGauge,
              "Unix time of the last sampling tick.");
@@ -713,11 +728,14 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
     w.Sample({{"Hostname", host}}, static_cast<double>(n.queued));
   }
   w.Family("cgov_build_info", MetricType::kGauge,
-           "Always 1; the version of cgov (and the host's --instance-id, when given).");
+           "Always 1; the version, git revision and build date of cgov (and the host's "
+           "--instance-id, when given).");
   if (options_.instance_id.empty()) {
-    w.Sample({{"version", CGOV_VERSION}, {"Hostname", host}}, 1);
+    w.Sample({{"version", kBuildInfo.version}, {"revision", kBuildInfo.revision},
+              {"build_date", kBuildInfo.build_date}, {"Hostname", host}}, 1);
   } else {
-    w.Sample({{"version", CGOV_VERSION}, {"Hostname", host},
+    w.Sample({{"version", kBuildInfo.version}, {"revision", kBuildInfo.revision},
+              {"build_date", kBuildInfo.build_date}, {"Hostname", host},
               {"instance_id", options_.instance_id}}, 1);
   }
   // Fixed identity labels: a scrape that overwrites cgov's labels with the target's (Prometheus'

@@ -133,6 +133,10 @@ class DaemonMetrics {
   // The daemon's modules (cgov_daemon_module_failures_total{module}): each declared at start,
   // served from 0; a failure counted as it happens.
   void DeclareModule(const std::string& name);
+  // cgov_collector_duration_seconds{collector}: the last tick's seconds in each collector (the
+  // driver, the process lists, /proc, the history database) and each module, as node_exporter's
+  // node_scrape_collector_duration_seconds.
+  void SetCollectorDurations(std::vector<std::pair<std::string, double>> seconds);
   void CountModuleFailure(const std::string& name);
 
   // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served. `self`:
@@ -202,6 +206,7 @@ class DaemonMetrics {
 
   int64_t ticks_ = 0, failed_ticks_ = 0;
   std::map<std::string, int64_t> module_failures_;
+  std::vector<std::pair<std::string, double>> collector_seconds_;
   bool history_db_ok_ = true;
   std::optional<bool> kubernetes_ok_;  // set only with --kubernetes
   std::optional<bool> pod_resources_ok_;  // set only with --pod-resources

@@ -888,5 +888,24 @@ TEST(HttpServer, ABusyPortIsAClearError) {
   EXPECT_THAT(second.status().message(), HasSubstr("in use"));
 }
 
+TEST(HttpServer, AcceptsGzipReadsAcceptEncodingAsRfc9110Says) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("GZIP"));
+  EXPECT_TRUE(AcceptsGzip("x-gzip"));
+  EXPECT_TRUE(AcceptsGzip("br, gzip;q=0.5, deflate"));
+  EXPECT_TRUE(AcceptsGzip("gzip ; q=1"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_TRUE(AcceptsGzip("identity, *;q=0.1"));
+  EXPECT_TRUE(AcceptsGzip("gzip;q=0.001"));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("br, deflate"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0.000"));
+  EXPECT_FALSE(AcceptsGzip("*, gzip;q=0"));  // gzip named and refused: `*` does not bring it back
+  EXPECT_FALSE(AcceptsGzip("*;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzipper, xgzip"));
+}
+
 }  // namespace
 }  // namespace cgov

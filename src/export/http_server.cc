@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -23,6 +24,7 @@
 #include "core/text.h"
 #include "export/http_libraries.h"
 #include "os/worker.h"
+#include "os/zlib_library.h"
 
 namespace cgov {
 
@@ -30,6 +32,8 @@ namespace cgov {
 // before any callback can run).
 static const MicrohttpdLibrary& Mhd() { return **LoadMicrohttpd(); }
 
+// zlib's level 6 (its default): client_golang's promhttp compresses at gzip's default as well.
+constexpr int kGzipLevel = 6;
 constexpr char kTlsPriorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
 
 struct HttpServer::State {
@@ -145,6 +149,11 @@ MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close
   if (response == nullptr) return MHD_NO;
   Mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
   Mhd().add_response_header(response, "X-Content-Type-Options", "nosniff");
+  if (!r.content_encoding.empty()) {
+    Mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING,
+                              r.content_encoding.c_str());
+  }
+  if (r.status == 200) Mhd().add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
   if (close) Mhd().add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
   if (r.status == 405) Mhd().add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   if (r.status == 429) Mhd().add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, "1");
@@ -240,6 +249,19 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
   }
   ServedResponse response = state->handler(request);
   state->answered.fetch_add(1, std::memory_order_relaxed);
+  const char* encodings = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                      MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  if (response.status == 200 && response.body.size() >= kGzipMinBytes && encodings != nullptr &&
+      AcceptsGzip(encodings)) {
+    // zlib is loaded by the first scrape that asks; without it the body goes as it is.
+    if (Result<const ZlibLibrary*> zlib = LoadZlib(); zlib.ok()) {
+      if (Result<std::string> packed = GzipCompress(**zlib, response.body, kGzipLevel);
+          packed.ok()) {
+        response.body = std::move(packed).value();
+        response.content_encoding = "gzip";
+      }
+    }
+  }
   return Queue(connection, response);
 }
 
@@ -247,6 +269,45 @@ void Quiet(void*, const char*, va_list) {}
 
 
 }  // namespace
+
+namespace {
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+bool AcceptsGzip(std::string_view accept_encoding) {
+  std::optional<bool> gzip, any;
+  while (!accept_encoding.empty()) {
+    const size_t comma = accept_encoding.find(',');
+    std::string_view item = accept_encoding.substr(0, comma);
+    accept_encoding = comma == std::string_view::npos ? std::string_view()
+                                                      : accept_encoding.substr(comma + 1);
+    const size_t semicolon = item.find(';');
+    std::string_view name = TrimBlanks(item.substr(0, semicolon));
+    bool accepted = true;
+    if (semicolon != std::string_view::npos) {
+      std::string_view params = TrimBlanks(item.substr(semicolon + 1));
+      if (params.size() >= 2 && (params[0] == 'q' || params[0] == 'Q') && params[1] == '=') {
+        // q=0, q=0.0, q=0.000: refused; any other value accepts.
+        std::string_view q = TrimBlanks(params.substr(2));
+        accepted = q.find_first_not_of("0.") != std::string_view::npos;
+      }
+    }
+    std::string lower(name);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "gzip" || lower == "x-gzip") {
+      gzip = gzip.value_or(true) && accepted;
+    } else if (lower == "*") {
+      any = accepted;
+    }
+  }
+  return gzip ? *gzip : any.value_or(false);
+}
 
 bool ListenAddress::IsLoopback() const {
   return host == "::1" || host.starts_with("127.");

@@ -85,7 +85,15 @@ struct ServedResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::string content_encoding;  // "gzip" once the server compressed `body`
 };
+
+// Whether an Accept-Encoding header (RFC 9110 12.5.3) takes gzip: named (or x-gzip), or `*`,
+// with a q-value above 0; an explicit gzip;q=0 refuses it whatever `*` says.
+bool AcceptsGzip(std::string_view accept_encoding);
+
+// Bodies smaller than this are served as they are: the gzip framing would outweigh the saving.
+inline constexpr size_t kGzipMinBytes = 1024;
 
 using ServedHandler = std::function<ServedResponse(const ServedRequest&)>;
 

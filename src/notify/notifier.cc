@@ -10,6 +10,7 @@
 #include "notify/terminal_sink.h"
 #include "notify/webhook_post.h"
 #include "os/clock.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -60,7 +61,7 @@ Notifier::Counts Notifier::counts() const {
 }
 
 void Notifier::Log(const std::string& sink, const std::string& message) {
-  fmt::print(stderr, "cgov daemon: {}: --notify: sink {:?}: {}\n",
+  LogWarning("{}: --notify: sink {:?}: {}",
              FormatRfc3339Utc(WallMs() * 1'000'000), sink, message);
 }
 
@@ -91,8 +92,8 @@ void Notifier::SaveSubmitted() {
   if (!saved.ok()) {
     const int64_t now = WallMs();
     if (now - save_failed_ms_ >= kLogEveryMs) {
-      fmt::print(stderr, "cgov daemon: --notify: {} (kept in memory, written again at the next "
-                 "notice)\n", saved.message());
+      LogWarning("--notify: {} (kept in memory, written again at the next "
+                 "notice)", saved.message());
       save_failed_ms_ = now;
     }
     std::lock_guard lock(mu_);
@@ -101,8 +102,8 @@ void Notifier::SaveSubmitted() {
     return;
   }
   if (dropped > 0) {
-    fmt::print(stderr, "cgov daemon: --notify: the queue passed queue_max = {}: its {} oldest "
-               "notice(s) dropped undelivered\n", file_.queue_max, dropped);
+    LogWarning("--notify: the queue passed queue_max = {}: its {} oldest "
+               "notice(s) dropped undelivered", file_.queue_max, dropped);
     std::lock_guard lock(mu_);
     counts_.dropped += dropped;
   }
@@ -173,7 +174,7 @@ void Notifier::DeliverDue(int64_t* wake_ms) {
   for (;;) {
     Result<std::vector<Delivery>> heads = state_->Heads();
     if (!heads.ok()) {
-      fmt::print(stderr, "cgov daemon: --notify: {}\n", heads.status().message());
+      LogWarning("--notify: {}", heads.status().message());
       return;
     }
     bool delivered_any = false;

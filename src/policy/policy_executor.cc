@@ -16,6 +16,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "telemetry/procfs_pid.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -52,9 +53,9 @@ void PolicyExecutor::Record(PolicyActionRecord r, std::string action, std::strin
   r.ts_ms = now_ms;
   r.action = std::move(action);
   r.outcome = std::move(outcome);
-  fmt::print(stderr, "cgov daemon: {}: --policy {:?}: {} pid {} ({}'s {}, {}, idle-held for {}): "
-             "{}\n", FormatRfc3339Utc(now_ms * 1'000'000), r.policy, r.action, r.pid, r.user,
-             r.command, r.uids, Duration(r.idle_held_ms), r.outcome);
+  LogInfo("{}: --policy {:?}: {} pid {} ({}'s {}, {}, idle-held for {}): "
+          "{}", FormatRfc3339Utc(now_ms * 1'000'000), r.policy, r.action, r.pid, r.user,
+          r.command, r.uids, Duration(r.idle_held_ms), r.outcome);
   record_(r);
 }
 

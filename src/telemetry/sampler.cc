@@ -87,7 +87,10 @@ void Sampler::Tick(TickSample* out) {
   } else if (nvml_ == nullptr) {
     out->gpu_slow.clear();
   }
+  const int64_t host_start_ns = clock_->MonotonicNs();
+  last_gpu_ns_ = host_start_ns - out->mono_ns;
   host_->Read(&out->host);
+  last_host_ns_ = clock_->MonotonicNs() - host_start_ns;
 }
 
 }  // namespace cgov

@@ -72,7 +72,13 @@ class Sampler {
 
   void Tick(TickSample* out);
 
+  // How long the last Tick spent in the driver (fast fields) and on the host's files, by the
+  // clock's monotonic time (cgov_collector_duration_seconds).
+  int64_t last_gpu_ns() const { return last_gpu_ns_; }
+  int64_t last_host_ns() const { return last_host_ns_; }
+
  private:
+  int64_t last_gpu_ns_ = 0, last_host_ns_ = 0;
   NvmlSource* nvml_;
   SlowPoller* poller_;
   HostReader* host_;

@@ -47,7 +47,8 @@ TEST(CliContract, EveryUsageErrorOfEverySubcommandExitsTwo) {
       {{"demo", "--seed", "-1"}, "demo: a negative seed"},
       {{"demo", "--start", "2026-02-30", "--db", db}, "demo: a --start that is not a day"},
       // a required argument missing
-      {{"daemon"}, "daemon: no --db"},
+      {{"daemon", "--db"}, "daemon: --db without its path"},
+      {{"daemon", "--log.level", "loud", "--db", db}, "daemon: a --log.level that is not one"},
       {{"report"}, "report: no source"},
       {{"import"}, "import: no subcommand"},
       {{"import", "gpu-usage-audit"}, "import: no source"},
@@ -59,7 +60,8 @@ TEST(CliContract, EveryUsageErrorOfEverySubcommandExitsTwo) {
   for (const Case& c : cases) {
     std::vector<std::string> argv = {CgovBinary()};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
-    RunResult r = RunProgram(argv, {}, 20);
+    // No default database here: `report` has no source and `daemon` none to create.
+    RunResult r = RunProgram(argv, {{"STATE_DIRECTORY", "/nonexistent/cgov"}}, 20);
     EXPECT_EQ(r.exit_code, 2) << c.what << "\n" << r.err;
     EXPECT_FALSE(r.err.empty()) << c.what << ": says why on stderr";
   }

@@ -100,7 +100,8 @@ TEST(DependenciesE2E, ListenWithoutLibmicrohttpdSaysWhichPackage) {
                            {{"CGOV_LIBMICROHTTPD", "/nonexistent/libmicrohttpd.so.12"},
                             {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("cgov daemon: --listen needs libmicrohttpd"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cgov daemon: error: --listen needs libmicrohttpd"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("install the Debian package libmicrohttpd12"), std::string::npos) << r.err;
 }
 
@@ -113,7 +114,8 @@ TEST(DependenciesE2E, KubernetesAndWebConfigWithoutTheirLibrariesSayWhichPackage
                            {{"CGOV_LIBCURL", "/nonexistent/libcurl.so.4"},
                             {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("cgov daemon: --kubernetes: --prometheus or --kubernetes needs libcurl"),
+  EXPECT_NE(r.err.find("cgov daemon: error: --kubernetes: --prometheus or --kubernetes needs "
+                       "libcurl"),
             std::string::npos) << r.err;
   EXPECT_NE(r.err.find("install the Debian package libcurl4"), std::string::npos) << r.err;
   WriteFile(dir / "web.yml", "basic_auth_users:\n  u: $2a$06$DCq7YPn5Rq63x1Lad4cll.TV4S6ytwfsfvkgY8"

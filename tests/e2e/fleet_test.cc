@@ -133,15 +133,28 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   auto scraped = HttpGet("http://127.0.0.1:" + std::to_string(hosts_[2].port) + "/metrics", {},
                          std::chrono::seconds(5));
   ASSERT_TRUE(scraped.ok());
-  RunResult lint = RunProgram({kPromtool, "check", "metrics"}, {}, 30, scraped->body);
-  EXPECT_NE(lint.exit_code, 1) << "promtool could not parse /metrics: " << lint.err;
-  std::istringstream problems(lint.out + lint.err);
-  for (std::string line; std::getline(problems, line);) {
-    if (line.empty()) continue;
-    const bool dcgm_names = line.find("label names should be written in 'snake_case'") !=
-                                std::string::npos ||
-                            line.starts_with("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter");
-    EXPECT_TRUE(dcgm_names) << "promtool: " << line;
+  // The same scrape asked with gzip, as Prometheus asks (it has been scraping so above): served
+  // compressed, and the same exposition once gunzipped.
+  const std::string metrics_url = "http://127.0.0.1:" + std::to_string(hosts_[2].port) + "/metrics";
+  RunResult gzipped = RunProgram(
+      {"/bin/bash", "-c", "set -o pipefail; curl -sS -D /dev/stderr -H 'Accept-Encoding: gzip' '" +
+                              metrics_url + "' | gunzip"}, {}, 30);
+  ASSERT_EQ(gzipped.exit_code, 0) << gzipped.err;
+  EXPECT_NE(gzipped.err.find("Content-Encoding: gzip"), std::string::npos) << gzipped.err;
+  EXPECT_NE(gzipped.err.find("Vary: Accept-Encoding"), std::string::npos) << gzipped.err;
+  for (const std::string* body : {&scraped->body, &gzipped.out}) {
+    ASSERT_NE(body->find("# TYPE cgov_build_info gauge"), std::string::npos);
+    EXPECT_NE(body->find("process_resident_memory_bytes "), std::string::npos);
+    RunResult lint = RunProgram({kPromtool, "check", "metrics"}, {}, 30, *body);
+    EXPECT_NE(lint.exit_code, 1) << "promtool could not parse /metrics: " << lint.err;
+    std::istringstream problems(lint.out + lint.err);
+    for (std::string line; std::getline(problems, line);) {
+      if (line.empty()) continue;
+      const bool dcgm_names = line.find("label names should be written in 'snake_case'") !=
+                                  std::string::npos ||
+                              line.starts_with("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter");
+      EXPECT_TRUE(dcgm_names) << "promtool: " << line;
+    }
   }
 
   // Stop the daemons (their databases are final), let Prometheus see them go.

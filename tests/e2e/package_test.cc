@@ -95,9 +95,11 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
 
   const std::string& root = package.root;
   const std::string cgov = root + "/usr/bin/cgov";
-  for (const char* file : {"/usr/share/man/man1/cgov.1.gz", "/usr/share/bash-completion/completions/cgov",
-                           "/usr/share/zsh/vendor-completions/_cgov", "/usr/share/doc/cgov/copyright",
-                           "/usr/share/doc/cgov/changelog.gz", "/usr/share/doc/cgov/docs/metrics.md",
+  for (const char* file : {"/usr/share/man/man1/cgov.1.gz",
+                           "/usr/share/bash-completion/completions/cgov",
+                           "/usr/share/zsh/vendor-completions/_cgov",
+                           "/usr/share/doc/cgov/copyright", "/usr/share/doc/cgov/changelog.gz",
+                           "/usr/share/doc/cgov/docs/metrics.md",
                            "/usr/share/cgov/deploy/prometheus/cgov-rules.yml"}) {
     EXPECT_TRUE(std::filesystem::exists(root + file)) << file;
   }

@@ -6,6 +6,7 @@
 #include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
 #include "app/history/history_load.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -56,9 +57,9 @@ Status BudgetsModule::Seed() {
   options.catalog = &o.catalog;
   CGOV_ASSIGN_OR_RETURN(auto prices, GpuHourlyPrices(in, options));
   d_.budgets->Set(BudgetTracker(EvaluateBudgets(*o.budgets, in, prices, as_of_ms), as_of_ms));
-  fmt::print(stderr, "cgov daemon: --budgets: {} budget(s) from {}; their spend so far read from "
-             "the history in {:.2f} s\n", o.budgets->budgets.size(), o.budgets_path,
-             static_cast<double>(d_.clock().MonotonicNs() - started_ns) / 1e9);
+  LogInfo("--budgets: {} budget(s) from {}; their spend so far read from "
+          "the history in {:.2f} s", o.budgets->budgets.size(), o.budgets_path,
+          static_cast<double>(d_.clock().MonotonicNs() - started_ns) / 1e9);
   return Status::Ok();
 }
 
@@ -67,7 +68,7 @@ void BudgetsModule::Reload(std::string* what) {
   DaemonOptions& o = d_.options();
   Result<BudgetFile> budgets = ReadBudgetsFile(o.budgets_path);
   if (!budgets.ok()) {
-    fmt::print(stderr, "cgov daemon: SIGHUP: keeping the budgets in use: {}\n",
+    LogWarning("SIGHUP: keeping the budgets in use: {}",
                budgets.status().message());
   } else {
     o.budgets = std::move(budgets).value();
@@ -75,7 +76,7 @@ void BudgetsModule::Reload(std::string* what) {
   }
   // From the history, committed by the core's reopen: every credit so far is in it.
   if (Status s = Seed(); !s.ok()) {
-    fmt::print(stderr, "cgov daemon: SIGHUP: budgets: {}\n", s.message());
+    LogWarning("SIGHUP: budgets: {}", s.message());
   }
 }
 

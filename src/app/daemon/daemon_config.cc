@@ -14,6 +14,7 @@
 #include "os/file_reader.h"
 #include "os/input_file.h"
 #include "telemetry/host_reader.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -107,12 +108,11 @@ Status ReadKeyPair(const std::string& tls_cert, const std::string& tls_key,
   // Served all the same (the operator may be renewing it), but every client will refuse it.
   const int64_t now_s = std::time(nullptr);
   if (now_s > cert->not_after_s || now_s < cert->not_before_s) {
-    fmt::print(stderr, "cgov daemon: warning: --tls-cert {} ({}) {} {}: clients that check "
-               "certificates will refuse the connection\n", tls_cert, cert->subject,
+    const int64_t edge_s = now_s > cert->not_after_s ? cert->not_after_s : cert->not_before_s;
+    LogWarning("--tls-cert {} ({}) {} {}: clients that check certificates will refuse the "
+               "connection", tls_cert, cert->subject,
                now_s > cert->not_after_s ? "expired on" : "is not valid before",
-               FormatRfc3339Utc((now_s > cert->not_after_s ? cert->not_after_s
-                                                           : cert->not_before_s) *
-                                1'000'000'000));
+               FormatRfc3339Utc(edge_s * 1'000'000'000));
   }
   http->tls = true;
   return Status::Ok();

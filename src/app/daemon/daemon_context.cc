@@ -2,6 +2,7 @@
 
 #include "app/daemon/daemon_module.h"
 #include "core/time_format.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -42,10 +43,10 @@ std::string DaemonContext::CommandOf(uint32_t id) {
 void DaemonContext::ReportFailure(int64_t now_ms, const std::string& message) {
   ++failures_unsaid_;
   if (now_ms - failure_logged_ms_ < kLogEveryMs) return;
-  fmt::print(stderr, "cgov daemon: {}: {}{}\n", FormatRfc3339Utc(now_ms * 1'000'000), message,
-             failures_unsaid_ > 1
-                 ? fmt::format(" ({} failures since the last message)", failures_unsaid_)
-                 : "");
+  LogError("{}: {}{}", FormatRfc3339Utc(now_ms * 1'000'000), message,
+           failures_unsaid_ > 1
+               ? fmt::format(" ({} failures since the last message)", failures_unsaid_)
+               : "");
   failure_logged_ms_ = now_ms;
   failures_unsaid_ = 0;
 }

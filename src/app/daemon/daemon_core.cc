@@ -14,6 +14,7 @@
 #include "core/text.h"
 #include "core/time_format.h"
 #include "os/process_exit_watch.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -138,7 +139,7 @@ Status DaemonCore::StartRun() {
                              ? EnvironAccessOf(status)
                              : EnvironAccess{};
   if (!ctx_.environ_access_.others_readable) {
-    fmt::print(stderr, "cgov daemon: warning: {}\n", ctx_.environ_access_.warning);
+    LogWarning("{}", ctx_.environ_access_.warning);
     CGOV_RETURN_IF_ERROR(
         store.SetMeta(EnvironMetaKey(ctx_.run_.id), ctx_.environ_access_.warning));
   }
@@ -152,16 +153,16 @@ Status DaemonCore::Start() {
   CGOV_RETURN_IF_ERROR(OpenWriter());
   for (const auto& m : modules_) CGOV_RETURN_IF_ERROR(m->Open());
   if (!ctx_.writer_->store().fully_checked()) {
-    fmt::print(stderr, "cgov daemon: {}: SQLite's quick_check did not finish within {} s; the "
+    LogWarning("{}: SQLite's quick_check did not finish within {} s; the "
                "database was only partly checked before writing (`sqlite3 {} 'PRAGMA "
-               "quick_check'` checks it all)\n", o.db,
+               "quick_check'` checks it all)", o.db,
                HistoryStore::kWriterCheckBudget.count() / 1000, o.db);
   }
   if (auto opened = NvmlSource::Open(o.nvml_lib); opened.ok()) {
     ctx_.nvml_ = std::move(opened).value();
     ctx_.nvml_->StartEventWatch();
   } else {
-    fmt::print(stderr, "cgov daemon: no GPU data: {}; recording host samples only\n",
+    LogWarning("no GPU data: {}; recording host samples only",
                opened.status().message());
   }
   CGOV_RETURN_IF_ERROR(StartRun());
@@ -169,9 +170,9 @@ Status DaemonCore::Start() {
   if (ctx_.metrics != nullptr) {
     for (const auto& [name, failures] : module_failures_) ctx_.metrics->DeclareModule(name);
   }
-  fmt::print(stderr, "cgov daemon: recording {} GPU(s) every {} into {} (pid {}); stop with "
-             "SIGINT or SIGTERM, reload with SIGHUP\n", ctx_.gpu_ids_.size(),
-             FormatDuration(o.interval), o.db, getpid());
+  LogInfo("recording {} GPU(s) every {} into {} (pid {}); stop with "
+          "SIGINT or SIGTERM, reload with SIGHUP", ctx_.gpu_ids_.size(),
+          FormatDuration(o.interval), o.db, getpid());
   return Status::Ok();
 }
 
@@ -206,7 +207,7 @@ void DaemonCore::CheckFile(int64_t now_ms) {
   db_problem_ = fmt::format("the history database {} {} at {} while the daemon wrote to it; the "
                             "ticks before went with the old file. Writing to {} again; restart "
                             "the daemon once this is understood", db, change, at, db);
-  fmt::print(stderr, "cgov daemon: warning: {}\n", db_problem_);
+  LogWarning("{}", db_problem_);
   // /health answers without credentials: it names no path.
   if (ctx_.metrics != nullptr) {
     ctx_.metrics->SetHistoryDbProblem(
@@ -236,35 +237,54 @@ void DaemonCore::Sample() {
   tick_.now_ms = ctx_.NowMs();
   Sampler sampler(ctx_.nvml(), nullptr, &host_, &ctx_.clock());
   sampler.Tick(&tick_.sample);
+  nvml_ns_ = sampler.last_gpu_ns();
+  procfs_ns_ = sampler.last_host_ns();
   tick_.host_ok = host_.errors().empty();
   // The daemon has no job to keep out of the way of: process lists are read on the tick.
-  if (ctx_.nvml_) ctx_.nvml_->ReadSlow(&tick_.sample.gpu_slow);
+  processes_ns_ = 0;
+  if (ctx_.nvml_) Timed(&processes_ns_, [&] { ctx_.nvml_->ReadSlow(&tick_.sample.gpu_slow); });
+}
+
+void DaemonCore::PublishDurations() {
+  if (ctx_.metrics == nullptr) return;
+  std::vector<std::pair<std::string, double>> seconds = {
+      {"nvml", nvml_ns_ / 1e9}, {"gpu_processes", processes_ns_ / 1e9},
+      {"procfs", procfs_ns_ / 1e9}, {"history_db", history_db_ns_ / 1e9}};
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    seconds.emplace_back(std::string(modules_[i]->name()), module_ns_[i] / 1e9);
+  }
+  ctx_.metrics->SetCollectorDurations(std::move(seconds));
 }
 
 void DaemonCore::Tick() {
   const int64_t now_ms = ctx_.NowMs();
+  module_ns_.assign(modules_.size(), 0);
   for (size_t i = 0; i < modules_.size(); ++i) {
     const int64_t period_ms = modules_[i]->period().count();
     std::optional<int64_t>& last = periodic_ms_[i];
     if (period_ms <= 0 || (last && now_ms - *last < period_ms)) continue;
     last = now_ms;
-    modules_[i]->Periodic(now_ms);
+    Timed(&module_ns_[i], [&] { modules_[i]->Periodic(now_ms); });
   }
   CheckFile(now_ms);
   if (!EnsureWriter(now_ms)) return;
   Sample();
   Status status = BuildStoredTick(tick_.sample, ctx_.gpu_ids_, ctx_.attributor(), &tick_.stored);
   for (size_t i = 0; status.ok() && i < modules_.size(); ++i) {
-    status = modules_[i]->BeforeWrite(&tick_);
+    Timed(&module_ns_[i], [&] { status = modules_[i]->BeforeWrite(&tick_); });
   }
   tick_.built = status.ok();
+  history_db_ns_ = 0;
   if (tick_.built) {
-    status = ctx_.writer_->Append(tick_.sample.wall_ns / 1'000'000, ctx_.run_, tick_.stored)
-                 .status();
+    Timed(&history_db_ns_, [&] {
+      status = ctx_.writer_->Append(tick_.sample.wall_ns / 1'000'000, ctx_.run_, tick_.stored)
+                   .status();
+    });
   }
   tick_.written = status.ok();
   if (ctx_.nvml_) tick_.xids = ctx_.nvml_->DrainXidEvents();
   AfterWrite();
+  PublishDurations();
   if (!status.ok()) {
     TickFailed(now_ms, status.message());
     DropWriter();  // reopen: replays what was committed, so the rollups stay exact
@@ -275,8 +295,10 @@ void DaemonCore::Tick() {
 
 // Each module in turn; one that fails is counted and said by name, and the others go on.
 void DaemonCore::AfterWrite() {
-  for (const auto& m : modules_) {
-    Status s = m->AfterWrite(&tick_);
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const auto& m = modules_[i];
+    Status s;
+    Timed(&module_ns_[i], [&] { s = m->AfterWrite(&tick_); });
     if (s.ok()) continue;
     const std::string name(m->name());
     ++module_failures_[name];
@@ -288,9 +310,9 @@ void DaemonCore::AfterWrite() {
 void DaemonCore::Written(int64_t now_ms) {
   ++ticks_;
   if (failed_in_a_row_ > 0) {
-    fmt::print(stderr, "cgov daemon: {}: writing to {} again, after {} tick(s) not written since "
-               "{}\n", FormatRfc3339Utc(now_ms * 1'000'000), ctx_.options().db,
-               failed_in_a_row_, FormatRfc3339Utc(failing_since_ms_ * 1'000'000));
+    LogInfo("{}: writing to {} again, after {} tick(s) not written since "
+            "{}", FormatRfc3339Utc(now_ms * 1'000'000), ctx_.options().db,
+            failed_in_a_row_, FormatRfc3339Utc(failing_since_ms_ * 1'000'000));
     failed_in_a_row_ = 0;
     failing_since_ms_ = 0;
   }
@@ -312,7 +334,7 @@ void DaemonCore::Reload() {
     PriceCatalog catalog;
     PriceOptions price = o.price;
     if (Status s = ApplyPriceFlags(o.catalog_path, "", &price, &catalog); !s.ok()) {
-      fmt::print(stderr, "cgov daemon: SIGHUP: keeping the price catalog in use: {}\n",
+      LogWarning("SIGHUP: keeping the price catalog in use: {}",
                  s.message());
     } else {
       o.catalog = std::move(catalog);
@@ -321,7 +343,7 @@ void DaemonCore::Reload() {
   }
   if (ctx_.writer_) {
     if (Status s = ctx_.writer_->Commit(); !s.ok()) {
-      fmt::print(stderr, "cgov daemon: {}\n", s.message());
+      LogError("{}", s.message());
     }
     DropWriter();
   }
@@ -329,7 +351,7 @@ void DaemonCore::Reload() {
   if (reopened.ok()) reopened = StartRun();
   if (!reopened.ok()) {
     DropWriter();  // the next tick tries again, and counts a failure if it cannot
-    fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", reopened.message());
+    LogError("SIGHUP: {}", reopened.message());
   } else {
     const int64_t now_ms = ctx_.NowMs();
     const std::vector<GpuInfo>& infos = ctx_.gpus();
@@ -337,11 +359,11 @@ void DaemonCore::Reload() {
       Result<ResolvedPrice> price = ctx_.PriceOf(infos[i]);
       if (!price.ok()) continue;
       Status s = ctx_.writer_->store().PutPrice(ctx_.gpu_ids_[i], now_ms, RecordOfPrice(*price));
-      if (!s.ok()) fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", s.message());
+      if (!s.ok()) LogWarning("SIGHUP: {}", s.message());
     }
   }
   for (const auto& m : modules_) m->Reload(&what);
-  fmt::print(stderr, "cgov daemon: SIGHUP: {}\n", what);
+  LogInfo("SIGHUP: {}", what);
 }
 
 Status DaemonCore::Stop() {
@@ -349,10 +371,10 @@ Status DaemonCore::Stop() {
   Status committed = ctx_.writer_ ? ctx_.writer_->Commit() : Status::Ok();
   DropWriter();
   // The same counts as cgov_ticks_total and cgov_tick_failures_total.
-  fmt::print(stderr, "cgov daemon: stopped after {} tick(s){}\n", ticks_ + failed_,
-             failed_ > 0 ? fmt::format(", {} not written", failed_) : "");
-  if (!db_problem_.empty()) fmt::print(stderr, "cgov daemon: warning: {}\n", db_problem_);
-  if (!committed.ok()) fmt::print(stderr, "cgov daemon: {}\n", committed.message());
+  LogInfo("stopped after {} tick(s){}", ticks_ + failed_,
+          failed_ > 0 ? fmt::format(", {} not written", failed_) : "");
+  if (!db_problem_.empty()) LogWarning("{}", db_problem_);
+  if (!committed.ok()) LogError("{}", committed.message());
   return committed;
 }
 

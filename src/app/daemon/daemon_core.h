@@ -63,6 +63,14 @@ class DaemonCore {
   void Sample();
   void AfterWrite();
   void Written(int64_t now_ms);
+  // cgov_collector_duration_seconds: this tick's time in each collector and module.
+  void PublishDurations();
+  template <typename F>
+  void Timed(int64_t* ns, F&& work) {
+    const int64_t start = ctx_.clock().MonotonicNs();
+    work();
+    *ns += ctx_.clock().MonotonicNs() - start;
+  }
 
   DaemonContext ctx_;
   HostReader host_;
@@ -70,6 +78,10 @@ class DaemonCore {
   std::vector<std::optional<int64_t>> periodic_ms_;  // by module: its last Periodic()
   std::map<std::string, int64_t> module_failures_;
   DaemonTick tick_;
+  // This tick's time (monotonic ns) in the driver's fast fields, the process lists, the host's
+  // files, the history writer, and each module (by position).
+  int64_t nvml_ns_ = 0, processes_ns_ = 0, procfs_ns_ = 0, history_db_ns_ = 0;
+  std::vector<int64_t> module_ns_;
   int64_t ticks_ = 0, failed_ = 0, last_hours_ = 0;
   int64_t failed_in_a_row_ = 0, failing_since_ms_ = 0;  // for the message when writing recovers
   std::string db_problem_;  // the history file was removed or replaced: said until restart

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/daemon/daemon_modules.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -40,7 +41,7 @@ Status DriverEventsModule::RecordXids() {
   const std::vector<uint32_t>& ids = d_.gpu_ids();
   Status first;
   for (const XidEvent& e : xids) {
-    fmt::print(stderr, "cgov daemon: GPU {}: Xid {} reported by the driver\n",
+    LogWarning("GPU {}: Xid {} reported by the driver",
                e.gpu_index < gpus.size() ? gpus[e.gpu_index].Label() : "?", e.xid);
     if (e.gpu_index >= ids.size()) continue;
     Status put = d_.writer()->store().PutEvent({e.unix_ms, ids[e.gpu_index], "xid", e.xid});
@@ -58,7 +59,7 @@ Status DriverEventsModule::RecordMemoryHealth(const std::vector<GpuSlowSample>& 
     const std::optional<MemoryHealth>& h = slow[i].memory_health;
     if (!h || h == recorded_health_[i]) continue;
     if (h->NeedsAction()) {
-      fmt::print(stderr, "cgov daemon: GPU {}: memory needs attention (see `cgov doctor`)\n",
+      LogWarning("GPU {}: memory needs attention (see `cgov doctor`)",
                  d_.gpus()[i].Label());
     }
     Status put = d_.writer()->store().PutEvent(

@@ -4,6 +4,7 @@
 
 #include "app/daemon/daemon_modules.h"
 #include "identity/kube_watch.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -46,12 +47,12 @@ Status KubernetesModule::Open() {
 // The first ticks should name their pods: the list usually takes well under a second.
 Status KubernetesModule::Start() {
   if (watch_->WaitSynced(std::chrono::seconds(10))) {
-    fmt::print(stderr, "cgov daemon: --kubernetes: {} pod(s) on node {}\n", pods_->size(),
-               d_.options().kube->node_name);
+    LogInfo("--kubernetes: {} pod(s) on node {}", pods_->size(),
+            d_.options().kube->node_name);
   } else {
     error_ = watch_->LastError();
-    fmt::print(stderr, "cgov daemon: warning: --kubernetes: no pod list yet ({}); recording pod "
-               "UIDs until it comes\n", error_.empty() ? "no answer in 10 s" : error_);
+    LogWarning("--kubernetes: no pod list yet ({}); recording pod "
+               "UIDs until it comes", error_.empty() ? "no answer in 10 s" : error_);
   }
   return Status::Ok();
 }
@@ -60,7 +61,7 @@ void KubernetesModule::Periodic(int64_t now_ms) {
   pods_->Expire(now_ms);
   // Said when it changes, not every minute.
   if (std::string error = watch_->LastError(); error != error_) {
-    if (!error.empty()) fmt::print(stderr, "cgov daemon: warning: --kubernetes: {}\n", error);
+    if (!error.empty()) LogWarning("--kubernetes: {}", error);
     error_ = std::move(error);
   }
 }

@@ -8,6 +8,7 @@
 #include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
 #include "export/http_server.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -58,13 +59,13 @@ Status MetricsModule::Start() {
                         }));
   const ListenAddress& a = o.http->address;
   // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
-  fmt::print(stderr, "cgov daemon: serving /metrics on {}://{}{}{}:{}\n",
-             o.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
-             a.ipv6 ? "]" : "", server_->port());
+  LogInfo("serving /metrics on {}://{}{}{}:{}",
+          o.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
+          a.ipv6 ? "]" : "", server_->port());
   if (!a.IsLoopback() && o.http->users.empty()) {
-    fmt::print(stderr, "cgov daemon: warning: /metrics is open to the network without "
+    LogWarning("/metrics is open to the network without "
                "authentication (--web-config or --basic-auth-file); it names users, projects "
-               "and processes\n");
+               "and processes");
   }
   return Status::Ok();
 }
@@ -77,7 +78,7 @@ void MetricsModule::Reload(std::string* what) {
   if (path.empty()) return;
   Result<SlurmJobs> jobs = ReadSlurmAccountingFile(path);
   if (!jobs.ok()) {
-    fmt::print(stderr, "cgov daemon: SIGHUP: keeping the Slurm jobs in use: {}\n",
+    LogWarning("SIGHUP: keeping the Slurm jobs in use: {}",
                jobs.status().message());
     return;
   }

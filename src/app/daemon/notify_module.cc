@@ -7,6 +7,7 @@
 #include "app/daemon/daemon_modules.h"
 #include "notify/notifier.h"
 #include "notify/notify_engine.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -44,12 +45,12 @@ Status NotifyModule::Start() {
   for (const NotifySink& s : file.sinks) sinks.push_back(s.name);
   engine_ = std::make_unique<NotifyEngine>(file.rules, std::move(sinks), d_.hostname());
   for (const Incident& i : engine_->Restore(std::move(open))) {
-    fmt::print(stderr, "cgov daemon: --notify: rule {:?} is no longer in {}: its open incident "
-               "{} is dropped without a resolved notice\n", i.rule, file.path, i.key);
+    LogWarning("--notify: rule {:?} is no longer in {}: its open incident "
+               "{} is dropped without a resolved notice", i.rule, file.path, i.key);
   }
-  fmt::print(stderr, "cgov daemon: --notify: {} rule(s), {} sink(s) from {}; state in {} ({} "
-             "open incident(s), {} notice(s) waiting)\n", file.rules.size(), file.sinks.size(),
-             file.path, state, engine_->incidents().size(), waiting);
+  LogInfo("--notify: {} rule(s), {} sink(s) from {}; state in {} ({} "
+          "open incident(s), {} notice(s) waiting)", file.rules.size(), file.sinks.size(),
+          file.path, state, engine_->incidents().size(), waiting);
   return Status::Ok();
 }
 
@@ -123,7 +124,7 @@ void NotifyModule::Notify(DaemonTick* tick) {
   std::vector<Notice> notices = engine_->Evaluate(in_);
   if (notices.empty()) return;
   for (const Notice& n : notices) {
-    fmt::print(stderr, "cgov daemon: notice ({}): {}\n", NoticeEventName(n.event), n.summary);
+    LogInfo("notice ({}): {}", NoticeEventName(n.event), n.summary);
   }
   std::vector<Incident> open;
   for (const auto& [key, incident] : engine_->incidents()) open.push_back(incident);

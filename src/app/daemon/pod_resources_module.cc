@@ -5,6 +5,7 @@
 #include "app/daemon/daemon_modules.h"
 #include "app/history/stored_tick.h"
 #include "core/duration.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -37,12 +38,12 @@ Status PodResourcesModule::Open() {
   if (!poller.ok()) return poller.status().WithContext("--pod-resources");
   poller_ = std::move(poller).value();
   if (std::string error = poller_->LastError(); !error.empty()) {
-    fmt::print(stderr, "cgov daemon: warning: --pod-resources: {}; retrying every {}\n", error,
+    LogWarning("--pod-resources: {}; retrying every {}", error,
                FormatDuration(o.interval));
     error_ = std::move(error);
   } else {
-    fmt::print(stderr, "cgov daemon: --pod-resources: {} device(s) allocated to containers\n",
-               poller_->Current()->devices.size());
+    LogInfo("--pod-resources: {} device(s) allocated to containers",
+            poller_->Current()->devices.size());
   }
   return Status::Ok();
 }
@@ -50,8 +51,8 @@ Status PodResourcesModule::Open() {
 void PodResourcesModule::UpdateAllocations() {
   if (d_.metrics != nullptr) d_.metrics->SetPodResourcesOk(poller_->healthy());
   if (std::string error = poller_->LastError(); error != error_) {
-    if (!error.empty()) fmt::print(stderr, "cgov daemon: warning: --pod-resources: {}\n", error);
-    else fmt::print(stderr, "cgov daemon: --pod-resources: the kubelet answers again\n");
+    if (!error.empty()) LogWarning("--pod-resources: {}", error);
+    else LogInfo("--pod-resources: the kubelet answers again");
     error_ = std::move(error);
   }
   std::shared_ptr<const PodResourcesPoller::Snapshot> now = poller_->Current();

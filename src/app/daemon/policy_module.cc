@@ -8,6 +8,7 @@
 #include "app/daemon/daemon_modules.h"
 #include "policy/policy_executor.h"
 #include "policy/process_credentials.h"
+#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -39,14 +40,14 @@ Status PolicyModule::Start() {
   const DaemonOptions& o = d_.options();
   std::string groups;
   if (Status s = d_.files().Read("/etc/group", &groups); !s.ok()) {
-    fmt::print(stderr, "cgov daemon: warning: --policy: {}; policies scoped by group match no "
-               "one\n", s.message());
+    LogWarning("--policy: {}; policies scoped by group match no "
+               "one", s.message());
   }
   group_names_ = ParseGroupFile(groups);
   std::string users;
   if (Status s = d_.files().Read("/etc/passwd", &users); !s.ok()) {
-    fmt::print(stderr, "cgov daemon: warning: --policy: {}; policies scoped by user match no "
-               "one\n", s.message());
+    LogWarning("--policy: {}; policies scoped by user match no "
+               "one", s.message());
   }
   user_names_ = ParsePasswd(users);
   engine_ = std::make_unique<PolicyEngine>(*o.policy);
@@ -57,10 +58,10 @@ Status PolicyModule::Start() {
         Status s = d_.writer()->store().PutPolicyAction(r);
         if (!s.ok() && record_failure_.ok()) record_failure_ = s;
       });
-  fmt::print(stderr, "cgov daemon: --policy: {} polic{} from {}; {}\n", o.policy->rules.size(),
-             o.policy->rules.size() == 1 ? "y" : "ies", o.policy->path,
-             o.policy_dry_run ? "dry run: it records what it would do and signals nothing"
-                              : "enabled: it sends SIGTERM, then SIGKILL after each grace");
+  LogInfo("--policy: {} polic{} from {}; {}", o.policy->rules.size(),
+          o.policy->rules.size() == 1 ? "y" : "ies", o.policy->path,
+          o.policy_dry_run ? "dry run: it records what it would do and signals nothing"
+                           : "enabled: it sends SIGTERM, then SIGKILL after each grace");
   return Status::Ok();
 }
 
