@@ -377,9 +377,12 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // default, "(other)" included), plus one per GPU process with --metrics-processes.
 // With --metrics-names dcgm, kPerGpuDcgmSeries more per GPU. Fixed: the self-metrics, the
 // collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
-// check, and the six process_* series of the daemon itself (kSelf: every one known).
-constexpr size_t kFixedSeries = 22, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
+// check, the six process_* series of the daemon itself (kSelf: every one known), and with every
+// module on (kModules) each module's failure counter and each collector's and module's duration.
+constexpr size_t kFixedSeries = 40, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
                  kPerIdentitySeries = 9;
+constexpr const char* kModules[] = {"metrics",       "driver_events", "kubernetes", "pod_resources",
+                                    "notify",        "policy",        "budgets"};
 
 const SelfStats kSelf{.cpu_seconds = 1, .resident_bytes = 1, .virtual_bytes = 1, .open_fds = 1,
                       .max_fds = 1, .start_time_seconds = 1};
@@ -545,6 +548,13 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     d.Credit(c, [&](uint32_t id) { return &who[id]; });
     d.SetKubernetesOk(true);
     d.SetPodResourcesOk(true);
+    std::vector<std::pair<std::string, double>> durations = {
+        {"nvml", 0}, {"gpu_processes", 0}, {"procfs", 0}, {"history_db", 0}};
+    for (const char* module : kModules) {
+      d.DeclareModule(module);
+      durations.emplace_back(module, 0);
+    }
+    d.SetCollectorDurations(std::move(durations));
     return SeriesOf(d.Render(ExpositionFormat::kText, 0, &kSelf)).size();
   };
   EXPECT_EQ(count(1, 1) - count(0, 1), kPerGpuSeries);
