@@ -32,7 +32,7 @@ struct Flags {
   DaemonFiles files;
   std::string interval = "30s", retain = "90d", commit_every = "10s";
   std::string listen, metrics_names = "cgov";
-  std::string log_level = "info", log_format = "text";
+  std::string log_level = "info", log_format = "text", detect_instance;
   bool kubernetes = false, pod_resources = false;
   KubeApiOptions kube = InClusterKubeApi();
   PodResourcesOptions pod_resources_options;
@@ -164,6 +164,13 @@ void AddFeatureFlags(CLI::App& app, Flags& f) {
   app.add_option("--price-catalog", o.catalog_path, "your own price catalog (the format of "
                  "data/prices.json)");
   app.add_flag("--spot", o.price.spot, "price at the catalog's spot rate");
+  app.add_option("--detect-instance", f.detect_instance, "ask the cloud's metadata service at "
+                 "start for the instance type (priced through the catalog) and id, where "
+                 "--instance-type and --instance-id do not give them: aws (IMDSv2), gcp, azure, "
+                 "or auto (each in turn); opt-in, 2 s at most")
+      ->expected(0, 1)->default_str("auto");
+  app.add_option("--metadata-endpoint", o.metadata_endpoint, "where --detect-instance asks: "
+                 "scheme, numeric host and port")->capture_default_str();
 }
 
 // --interval, --retain and --commit-every, each within its bounds.
@@ -301,6 +308,9 @@ Result<DaemonOptions> ParseDaemonOptions(int argc, char** argv, int* help_exit) 
   CGOV_RETURN_IF_ERROR(TypeKubernetes(app, f, &o));
   CGOV_RETURN_IF_ERROR(TypeListen(app, f, &o));
   CGOV_RETURN_IF_ERROR(CheckPairs(f, o));
+  if (app.count("--detect-instance") > 0) {
+    CGOV_ASSIGN_OR_RETURN(o.detect_instance, ParseCloudProvider(f.detect_instance));
+  }
   if (o.db.empty()) {
     o.db = DefaultHistoryDb();
     const std::string dir = std::filesystem::path(o.db).parent_path().string();

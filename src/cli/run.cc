@@ -54,7 +54,7 @@ struct RunFlags {
   RunOptions o;
   std::string interval = "1s";
   std::vector<std::string> tag_flags;
-  std::string price, fail_on;
+  std::string price, fail_on, detect_instance;
   std::optional<double> work;
   std::vector<std::string> baseline_paths;
 };
@@ -81,12 +81,14 @@ void AddOutputFlags(CLI::App& app, RunFlags& f) {
                                  "write $CGOV_PROGRESS_FILE)");
   app.add_option("--unit", o.unit, "unit of --work: samples, tokens or steps (default samples)")
       ->check(CLI::IsMember({"samples", "tokens", "steps"}));
-  app.add_flag("--detect-instance", o.detect_instance,
-               "ask the cloud metadata service for the instance type, once, at start (opt-in; "
-               "300 ms at most; its price applies unless --price-per-gpu-hour or --instance-type)");
+  app.add_option("--detect-instance", f.detect_instance,
+                 "ask the cloud metadata service for the instance type, once, at start (opt-in; "
+                 "aws: IMDSv2's token first, gcp, azure, or auto: each in turn; 300 ms at most; "
+                 "its price applies unless --price-per-gpu-hour or --instance-type)")
+      ->expected(0, 1)->default_str("auto");
   app.add_option("--metadata-endpoint", o.metadata_endpoint,
-                 "URL --detect-instance asks (default AWS IMDS: "
-                 "http://169.254.169.254/latest/meta-data/instance-type)");
+                 "where --detect-instance asks: scheme, numeric host and port")
+      ->capture_default_str();
 }
 
 void AddGateFlags(CLI::App& app, RunFlags& f) {
@@ -199,6 +201,11 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
                                        f.interval));
   }
   o.interval = *parsed;
+  if (app.count("--detect-instance") > 0) {
+    Result<CloudProvider> cloud = ParseCloudProvider(f.detect_instance);
+    if (!cloud.ok()) return cloud.status().WithContext("cgov run");
+    o.detect_instance = *cloud;
+  }
   CGOV_RETURN_IF_ERROR(ApplyPricingFlags(f.price, f.work, f.fail_on, &o));
   const char* env_tags = std::getenv("CGOV_TAGS");
   Result<Tags> tags = MergeTags(env_tags ? env_tags : "", f.tag_flags);
@@ -274,7 +281,8 @@ int RunRun(int argc, char** argv) {
   header.started_at_ns = start_wall_ns;
   RunRecorder recorder(
       {o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(), std::move(preexisting),
-       o.detect_instance ? o.metadata_endpoint : "", history->get(), header.host.hostname,
+       o.detect_instance ? o.metadata_endpoint : "",
+       o.detect_instance.value_or(CloudProvider::kAuto), history->get(), header.host.hostname,
        start_wall_ns / 1'000'000, GpuPricer(o)},
       header, writer->get());
   recorder.Start();

@@ -58,6 +58,12 @@ int MsLeft(SteadyClock::time_point deadline) {
 
 Result<PlainHttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
                              std::chrono::milliseconds timeout) {
+  return PlainHttpRequest("GET", url, headers, timeout);
+}
+
+Result<PlainHttpResponse> PlainHttpRequest(std::string_view method, const std::string& url,
+                                           const std::vector<std::string>& headers,
+                                           std::chrono::milliseconds timeout) {
   CGOV_ASSIGN_OR_RETURN(Url u, ParseUrl(url));
   addrinfo hints{};
   hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
@@ -85,7 +91,8 @@ Result<PlainHttpResponse> HttpGet(const std::string& url, const std::vector<std:
   socklen_t len = sizeof(err);
   getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) return fail(std::strerror(err));
-  std::string request = fmt::format("GET {} HTTP/1.0\r\nHost: {}\r\n", u.path, u.host);
+  std::string request = fmt::format("{} {} HTTP/1.0\r\nHost: {}\r\n", method, u.path, u.host);
+  if (method != "GET" && method != "HEAD") request += "Content-Length: 0\r\n";
   for (const std::string& h : headers) request += h + "\r\n";
   request += "Connection: close\r\n\r\n";
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {

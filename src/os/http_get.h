@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -23,6 +24,11 @@ struct PlainHttpResponse {
 // malformed answers.
 Result<PlainHttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
                              std::chrono::milliseconds timeout);
+
+// The same with another method and no body ("PUT" for AWS IMDSv2's token: Content-Length: 0).
+Result<PlainHttpResponse> PlainHttpRequest(std::string_view method, const std::string& url,
+                                           const std::vector<std::string>& headers,
+                                           std::chrono::milliseconds timeout);
 
 }  // namespace cgov
 

@@ -195,21 +195,37 @@ TEST(AnalysisE2E, BadPricingFlagsAreExit2BeforeTheJobStarts) {
 }  // namespace
 }  // namespace cgov::e2e
 
+#include "fakes/fake_cloud_metadata.h"
 #include "fakes/fake_http_server.h"
 
 namespace cgov::e2e {
 namespace {
 
+// AWS with IMDSv2 required (a token first), and Azure named explicitly: each cloud's type is
+// priced through the catalog.
 TEST(AnalysisE2E, DetectedInstanceTypePricesTheRun) {
-  FakeHttpServer metadata(200, "p4d.24xlarge");
+  FakeHttpServer aws(FakeCloudMetadata("aws"));
   TempDir dir;
   RunResult r = Play(dir, kComputeBound, 1,
-                     {"--detect-instance", "--metadata-endpoint",
-                      metadata.url("/latest/meta-data/instance-type")});
+                     {"--detect-instance", "--metadata-endpoint", aws.url("")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json cost = json::parse(ReadFile(dir / "run/summary.json"))["cost"];
-  EXPECT_TRUE(Contains(cost["price_source"].get<std::string>(), "p4d.24xlarge")) << cost.dump();
-  EXPECT_EQ(metadata.requests().size(), 1u) << "a single request";
+  EXPECT_TRUE(Contains(cost["price_source"].get<std::string>(), "p5.48xlarge")) << cost.dump();
+  ASSERT_EQ(aws.requests().size(), 3u) << "the token, the type and the id";
+  EXPECT_TRUE(aws.requests()[0].starts_with("PUT /latest/api/token "));
+
+  FakeHttpServer azure(FakeCloudMetadata("azure"));
+  TempDir dir2;
+  RunResult on_azure = Play(dir2, kComputeBound, 1, {"--detect-instance", "azure",
+                                                     "--metadata-endpoint", azure.url("")});
+  ASSERT_EQ(on_azure.exit_code, 0) << on_azure.err;
+  cost = json::parse(ReadFile(dir2 / "run/summary.json"))["cost"];
+  EXPECT_TRUE(Contains(cost["price_source"].get<std::string>(), "Standard_ND96isr_H100_v5"))
+      << cost.dump();
+  TempDir dir3;
+  RunResult bad = Play(dir3, kComputeBound, 0.1, {"--detect-instance", "oracle"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("expected auto, aws, gcp or azure"), std::string::npos) << bad.err;
 }
 
 TEST(AnalysisE2E, DetectionFailureIsAWarningNotAFailure) {

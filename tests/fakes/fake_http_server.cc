@@ -14,6 +14,15 @@ namespace cgov {
 
 FakeHttpServer::FakeHttpServer(int status, std::string body, int delay_ms, int max_requests)
     : status_(status), body_(std::move(body)), delay_ms_(delay_ms), max_requests_(max_requests) {
+  Listen();
+}
+
+FakeHttpServer::FakeHttpServer(Handler handler, int max_requests)
+    : handler_(std::move(handler)), delay_ms_(0), max_requests_(max_requests) {
+  Listen();
+}
+
+void FakeHttpServer::Listen() {
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -63,8 +72,9 @@ void FakeHttpServer::Serve() {
       requests_.push_back(request);
     }
     for (int waited = 0; waited < delay_ms_ && !stop_; waited += 10) usleep(10'000);
-    std::string response = fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n\r\n{}", status_,
-                                       body_.size(), body_);
+    const auto [status, body] = handler_ ? handler_(request) : std::pair(status_, body_);
+    std::string response = fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n\r\n{}", status,
+                                       body.size(), body);
     send(fd, response.data(), response.size(), MSG_NOSIGNAL);
     close(fd);
   }

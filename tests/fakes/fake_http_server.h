@@ -1,12 +1,14 @@
-// Test-only: an HTTP server on 127.0.0.1 that answers every request the same way and records
-// what it was asked. Bounded: it serves at most `max_requests` and stops when destroyed.
+// Test-only: an HTTP server on 127.0.0.1 that answers every request the same way (or as a handler
+// says, request by request) and records what it was asked. Bounded: it serves at most `max_requests` and stops when destroyed.
 #ifndef CGOV_TESTS_FAKES_FAKE_HTTP_SERVER_H_
 #define CGOV_TESTS_FAKES_FAKE_HTTP_SERVER_H_
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace cgov {
@@ -15,6 +17,9 @@ class FakeHttpServer {
  public:
   // `delay_ms` before answering (a server that hangs: longer than the client's timeout).
   FakeHttpServer(int status, std::string body, int delay_ms = 0, int max_requests = 16);
+  // Answers each request head with what `handler` returns for it: {status, body}.
+  using Handler = std::function<std::pair<int, std::string>(const std::string& head)>;
+  explicit FakeHttpServer(Handler handler, int max_requests = 16);
   ~FakeHttpServer();
 
   int port() const { return port_; }
@@ -24,7 +29,10 @@ class FakeHttpServer {
  private:
   void Serve();
 
-  int status_;
+  void Listen();
+
+  Handler handler_;
+  int status_ = 200;
   std::string body_;
   int delay_ms_;
   int max_requests_;

@@ -11,6 +11,7 @@
 #include "analysis/pricing.h"
 #include "analysis/slurm_accounting.h"
 #include "export/http_server.h"
+#include "identity/cloud_instance.h"
 #include "identity/kube_pods.h"
 #include "identity/kube_watch.h"
 #include "identity/pod_resources.h"
@@ -32,6 +33,10 @@ struct DaemonOptions {
   std::string host_root = "/";
   std::string hostname;  // "" = the host's own
   std::string instance_id;  // --instance-id: what the cloud bills this host as
+  // --detect-instance [PROVIDER]: the instance type and id from the cloud's metadata service at
+  // start, where --instance-type and --instance-id did not give them.
+  std::optional<CloudProvider> detect_instance;
+  std::string metadata_endpoint = kDefaultMetadataEndpoint;
   std::string catalog_path;  // --price-catalog, re-read on SIGHUP
   std::optional<HttpServerOptions> http;  // --listen
   bool dcgm_names = false;                // --metrics-names dcgm

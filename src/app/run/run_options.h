@@ -12,6 +12,7 @@
 #include "analysis/pricing.h"
 #include "analysis/run_compare.h"
 #include "core/tags.h"
+#include "identity/cloud_instance.h"
 
 namespace cgov {
 
@@ -36,8 +37,8 @@ struct RunOptions {
   std::optional<double> fail_on_regression;  // --fail-on-regression PCT
   int gate_exit_code = 3;             // --gate-exit-code: the status a fired gate exits with
   std::string db;                     // --db: also record the run into this history database
-  bool detect_instance = false;       // --detect-instance
-  std::string metadata_endpoint = "http://169.254.169.254/latest/meta-data/instance-type";
+  std::optional<CloudProvider> detect_instance;  // --detect-instance [PROVIDER]
+  std::string metadata_endpoint = kDefaultMetadataEndpoint;
   std::vector<std::string> command;
 
   // The catalog in force. The built-in one is parsed when first asked for: by RunRun while the

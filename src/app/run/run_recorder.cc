@@ -8,8 +8,8 @@
 
 #include "analysis/pricing.h"
 #include "core/json_writer.h"
+#include "identity/cloud_instance.h"
 #include "os/clock.h"
-#include "os/http_get.h"
 #include "os/file_reader.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/job_tree.h"
@@ -181,24 +181,14 @@ int RunRecorder::JobRootPid(FileReader& files) {
 }
 
 void RunRecorder::DetectInstance() {
-  // One request, 300 ms at most, off the job's path. The GCP header is ignored by AWS.
-  auto answer = HttpGet(options_.metadata_endpoint, {"Metadata-Flavor: Google"},
-                        std::chrono::milliseconds(300));
-  if (!answer.ok()) {
-    warnings_.push_back("instance detection: " + answer.status().message());
+  // A few requests, 300 ms at most in all, off the job's path (identity/cloud_instance.h).
+  auto found = DetectCloudInstance(options_.cloud, options_.metadata_endpoint,
+                                   std::chrono::milliseconds(300));
+  if (!found.ok()) {
+    warnings_.push_back("instance detection: " + found.status().message());
     return;
   }
-  if (answer->status != 200) {
-    warnings_.push_back(fmt::format("instance detection: {} answered HTTP {} (AWS with IMDSv2 "
-                                    "only answers 401: pass --instance-type)",
-                                    options_.metadata_endpoint, answer->status));
-    return;
-  }
-  detected_instance_type_ = InstanceTypeFromMetadata(answer->body);
-  if (detected_instance_type_.empty()) {
-    warnings_.push_back(fmt::format("instance detection: {} answered no instance type",
-                                    options_.metadata_endpoint));
-  }
+  detected_instance_type_ = found->instance_type;
 }
 
 void RunRecorder::Finish(int64_t end_mono_ns, RunSummary* summary) const {

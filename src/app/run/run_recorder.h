@@ -11,6 +11,7 @@
 
 #include "analysis/run_summary.h"
 #include "app/run/run_history.h"
+#include "identity/cloud_instance.h"
 #include "os/file_reader.h"
 #include "os/worker.h"
 #include "telemetry/nvml_source.h"
@@ -27,6 +28,7 @@ struct RecorderOptions {
   int root_pid = 0;       // cgov's own pid: the job tree hangs below it
   std::vector<int> preexisting_pids;  // alive before the job was spawned: never the job's
   std::string metadata_endpoint;      // non-empty: --detect-instance asks it once
+  CloudProvider cloud = CloudProvider::kAuto;  // as which provider
   // --db: the history database the run is recorded into (null: none), what it names this host,
   // the run's wall-clock start and each GPU's price.
   RunHistory* history = nullptr;
