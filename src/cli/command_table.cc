@@ -17,7 +17,6 @@
 #include "core/build_info.h"
 
 namespace cgov::cli {
-namespace {
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -33,6 +32,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   }
   return row[b.size()];
 }
+
+namespace {
 
 void PrintUsage(std::FILE* out) {
   fmt::print(out,

@@ -22,6 +22,9 @@ struct Command {
 
 const std::vector<Command>& Commands();
 
+// Levenshtein distance: insertions, deletions and substitutions from `a` to `b`.
+size_t EditDistance(std::string_view a, std::string_view b);
+
 // The closest command names to `typed` (edit distance <= 2 or a prefix), best first.
 std::vector<std::string> SuggestCommands(std::string_view typed);
 

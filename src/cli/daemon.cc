@@ -120,10 +120,11 @@ void AddKubernetesFlags(CLI::App& app, Flags& f) {
 
 void AddLogFlags(CLI::App& app, Flags& f) {
   app.add_option("--log.level", f.log_level, "log only events at this level and above: debug, "
-                 "info, warn or error")->capture_default_str();
+                 "info, warn or error")->type_name("debug|info|warn|error")->capture_default_str();
   app.add_option("--log.format", f.log_format, "text (\"cgov daemon: warning: ...\"), logfmt "
                  "(ts=... level=warn msg=\"...\") or json, one line an event on stderr; under "
-                 "systemd each line also carries the journal's priority")->capture_default_str();
+                 "systemd each line also carries the journal's priority")
+      ->type_name("text|logfmt|json")->capture_default_str();
 }
 
 // --log.level and --log.format, for the whole process from here on.
@@ -168,7 +169,7 @@ void AddFeatureFlags(CLI::App& app, Flags& f) {
                  "start for the instance type (priced through the catalog) and id, where "
                  "--instance-type and --instance-id do not give them: aws (IMDSv2), gcp, azure, "
                  "or auto (each in turn); opt-in, 2 s at most")
-      ->expected(0, 1)->default_str("auto");
+      ->expected(0, 1)->default_str("auto")->type_name("auto|aws|gcp|azure");
   app.add_option("--metadata-endpoint", o.metadata_endpoint, "where --detect-instance asks: "
                  "scheme, numeric host and port")->capture_default_str();
 }

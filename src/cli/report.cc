@@ -43,11 +43,13 @@ int RunReport(int argc, char** argv) {
                  "NO_COLOR is set), md, json (docs/report-json.md), html (one "
                  "self-contained page, docs/html-report.md) or csv (the showback rows, for a "
                  "spreadsheet)")
-      ->capture_default_str();
+      ->type_name("text|md|json|html|csv")->capture_default_str();
   app.add_option("--out", r.out, "write here (atomically) instead of stdout");
+  AddColorFlag(app);
   app.add_option("--by", r.by, "who: user, project, team, pod, container, namespace, host, "
-                 "slurm_job or account "
-                             "(with --slurm-accounting or --sacct)")->capture_default_str();
+                 "slurm_job or account (with --slurm-accounting or --sacct)")
+      ->type_name("user|project|team|pod|container|namespace|host|slurm_job|account")
+      ->capture_default_str();
   app.add_option("--slurm-accounting", r.slurm_accounting,
                  "Slurm jobs' users, accounts and partitions: a file of `sacct --parsable2 "
                  "--format=JobID,User,Account,Partition` or `scontrol show job` output; a job's "
@@ -64,7 +66,8 @@ int RunReport(int argc, char** argv) {
                "Prometheus)");
   app.add_option("--recording-rules", r.recording_rules, "with --prometheus: read the hourly "
                  "recording rules of deploy/prometheus/cgov-rules.yml where Prometheus evaluated "
-                 "them: auto (windows of a day or more; the default), on, off (raw counters)");
+                 "them: auto (windows of a day or more; the default), on, off (raw counters)")
+      ->type_name("auto|on|off");
   app.add_option("--instance-type", r.instance_type, "price GPUs as this instance type (catalog)");
   app.add_option("--price-catalog", r.catalog_path, "your own price catalog (env "
                  "CGOV_PRICE_CATALOG; format of data/prices.json)");
@@ -73,7 +76,7 @@ int RunReport(int argc, char** argv) {
                  "Azure; .gz read) or host,start,end,cost_usd CSV, joined to the GPU time for "
                  "the showback (docs/billing.md); without --since, the window is the bill's");
   app.add_option("--billing-format", r.billing_format, "aws-cur, gcp, azure or csv (default: "
-                 "told by the file's header)");
+                 "told by the file's header)")->type_name("aws-cur|gcp|azure|csv");
   app.add_option("--billing-map", r.billing_map, "CSV of host,resource: which host a billed "
                  "instance or resource id is (not needed where the resource is named as the host)");
   app.add_option("--budgets", r.budgets, "a budgets file (TOML, docs/budgets.md): each project's, "

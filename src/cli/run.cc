@@ -63,11 +63,12 @@ void AddOutputFlags(CLI::App& app, RunFlags& f) {
   RunOptions& o = f.o;
   app.add_option("--out", o.out_dir, "output directory (default ./cgov-runs/<UTC time>-<command>)");
   app.add_flag("--force", o.force, "write into --out even if it is not empty (replacing this "
-                                   "run's three files there)");
+                                   "run's four files there: samples.jsonl, summary.json, report.md, report.html)");
   app.add_option("--interval", f.interval, "time between samples: 100ms to 1h (default 1s)");
   app.add_option("--tag", f.tag_flags, "KEY=VALUE label, repeatable (project, team and user are "
                                      "grouped by in reports); also CGOV_TAGS=\"k=v,k=v\"");
   app.add_flag("--quiet", o.quiet, "do not print the report on stderr (files are still written)");
+  AddColorFlag(app);
   app.add_option("--price-per-gpu-hour", f.price, "USD per GPU-hour (e.g. 2.49); wins over the "
                                                 "catalog");
   app.add_option("--instance-type", o.price.instance_type,
@@ -85,7 +86,7 @@ void AddOutputFlags(CLI::App& app, RunFlags& f) {
                  "ask the cloud metadata service for the instance type, once, at start (opt-in; "
                  "aws: IMDSv2's token first, gcp, azure, or auto: each in turn; 300 ms at most; "
                  "its price applies unless --price-per-gpu-hour or --instance-type)")
-      ->expected(0, 1)->default_str("auto");
+      ->expected(0, 1)->default_str("auto")->type_name("auto|aws|gcp|azure");
   app.add_option("--metadata-endpoint", o.metadata_endpoint,
                  "where --detect-instance asks: scheme, numeric host and port")
       ->capture_default_str();

@@ -63,6 +63,7 @@ int RunCompare(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e6));
   app.add_option("--format", format, "text, md or json")->check(CLI::IsMember({"text", "md", "json"}));
   app.add_option("--out", out, "write here (atomically) instead of stdout");
+  AddColorFlag(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -111,6 +112,7 @@ int RunRuns(int argc, char** argv) {
   app.add_option("--format", format, "text, md, json (docs/ci.md) or csv")
       ->check(CLI::IsMember({"text", "md", "json", "csv"}));
   app.add_option("--out", out, "write here (atomically) instead of stdout");
+  AddColorFlag(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

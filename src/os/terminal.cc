@@ -21,10 +21,27 @@ void WriteStderr(std::string_view text) {
   }
 }
 
+namespace {
+ColorChoice g_color = ColorChoice::kAuto;
+}  // namespace
+
+void SetColorChoice(ColorChoice choice) { g_color = choice; }
+
+bool ParseColorChoice(std::string_view text, ColorChoice* choice) {
+  if (text == "auto") *choice = ColorChoice::kAuto;
+  else if (text == "always") *choice = ColorChoice::kAlways;
+  else if (text == "never") *choice = ColorChoice::kNever;
+  else return false;
+  return true;
+}
+
 bool TerminalWantsColor(int fd) {
-  if (!IsTerminal(fd)) return false;
+  if (g_color != ColorChoice::kAuto) return g_color == ColorChoice::kAlways;
   const char* no_color = std::getenv("NO_COLOR");
   if (no_color != nullptr && no_color[0] != '\0') return false;
+  const char* force = std::getenv("CLICOLOR_FORCE");
+  if (force != nullptr && force[0] != '\0' && std::string_view(force) != "0") return true;
+  if (!IsTerminal(fd)) return false;
   const char* term = std::getenv("TERM");
   return term == nullptr || std::string_view(term) != "dumb";
 }

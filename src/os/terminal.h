@@ -15,7 +15,15 @@ void WriteStderr(std::string_view text);
 // `fd` is a terminal.
 bool IsTerminal(int fd);
 
-// `fd` is a terminal, NO_COLOR is unset or empty (https://no-color.org) and TERM is not "dumb".
+// --color: auto (the default: the rules below), always, never.
+enum class ColorChoice { kAuto, kAlways, kNever };
+void SetColorChoice(ColorChoice choice);  // for the process; set once, from the command line
+// "auto", "always", "never"; false for anything else.
+bool ParseColorChoice(std::string_view text, ColorChoice* choice);
+
+// Colour on `fd`: --color always or never when given; else NO_COLOR set and not empty
+// (https://no-color.org) says no, CLICOLOR_FORCE set and not "0" says yes (even into a pipe, as
+// CI logs that render ANSI want), and otherwise `fd` must be a terminal whose TERM is not "dumb".
 bool TerminalWantsColor(int fd);
 
 }  // namespace cgov

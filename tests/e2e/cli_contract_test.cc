@@ -1,9 +1,11 @@
 // The exit-status contract (issue 17): 0 after --help, 2 for every usage error, from every
 // subcommand, whatever the argument parser thinks (its own codes are 100 and up).
 #include <filesystem>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
@@ -91,6 +93,52 @@ TEST(CliContract, AFailedImportLeavesNoDatabaseBehind) {
                                 "--db", dir / "h2.db"}, {}, 20);
   EXPECT_EQ(wrong.exit_code, 1) << wrong.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "h2.db")) << wrong.err;
+}
+
+// Issue 48's polish: every --help fits 100 columns; a usage error says which command, what, and
+// a hint (the nearest option to a mistyped one); colour can be forced or refused.
+TEST(CliContract, HelpFitsOneHundredColumnsAndErrorsSayTheCommandAndAHint) {
+  for (const char* command : {"run", "compare", "runs", "ci", "daemon", "report", "demo",
+                              "import", "doctor", "prices"}) {
+    RunResult help = RunProgram({CgovBinary(), command, "--help"}, {}, 20);
+    ASSERT_EQ(help.exit_code, 0) << command;
+    std::istringstream lines(help.out);
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_LE(line.size(), 100u) << command << ": " << line;
+    }
+  }
+  RunResult typo = RunProgram({CgovBinary(), "report", "--fomat", "json"}, {}, 20);
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.err, "cgov report: unknown option --fomat\n"
+                      "did you mean --format? `cgov report --help` lists the options\n");
+  RunResult unit = RunProgram({CgovBinary(), "run", "--unit", "tokenz", "--", "true"}, {}, 20);
+  EXPECT_EQ(unit.exit_code, 2);
+  EXPECT_TRUE(unit.err.starts_with("cgov run: --unit: tokenz not in {samples,tokens,steps}\n"))
+      << unit.err;
+  RunResult spaced = RunProgram({CgovBinary(), "report", "--since", "7", "days"}, {}, 20);
+  EXPECT_EQ(spaced.exit_code, 2);
+  EXPECT_TRUE(spaced.err.starts_with("cgov report: unexpected argument 'days'\nan option takes "
+                                     "one value: quote a value that has spaces")) << spaced.err;
+}
+
+TEST(CliContract, ColourIsForcedOrRefusedByFlagAndEnvironment) {
+  const std::string db = SharedDemoDb({"--duration", "1d", "--interval", "10m"});
+  auto report = [&](std::vector<std::string> extra, const Env& env) {
+    std::vector<std::string> argv = {CgovBinary(), "report", "--db", db, "--since", "1d"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    RunResult r = RunProgram(argv, env, 30);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.find("\x1b[") != std::string::npos;
+  };
+  EXPECT_FALSE(report({}, {}));  // a pipe: plain
+  EXPECT_TRUE(report({"--color", "always"}, {}));
+  EXPECT_TRUE(report({}, {{"CLICOLOR_FORCE", "1"}}));
+  EXPECT_FALSE(report({}, {{"CLICOLOR_FORCE", "0"}}));
+  EXPECT_FALSE(report({}, {{"CLICOLOR_FORCE", "1"}, {"NO_COLOR", "1"}}));
+  EXPECT_FALSE(report({"--color", "never"}, {{"CLICOLOR_FORCE", "1"}}));
+  EXPECT_TRUE(report({"--color", "always"}, {{"NO_COLOR", "1"}}));  // the flag wins
+  RunResult bad = RunProgram({CgovBinary(), "report", "--db", db, "--color", "sometimes"}, {}, 20);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 }  // namespace

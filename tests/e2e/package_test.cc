@@ -151,6 +151,14 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
                          "COMP_WORDS=(cgov run --f); COMP_CWORD=2; _cgov; echo \"${COMPREPLY[*]}\"; "
                          "COMP_WORDS=(cgov rep); COMP_CWORD=1; _cgov; echo \"${COMPREPLY[*]}\"");
   EXPECT_EQ(bash.out, "--fail-on --fail-on-regression --force\nreport\n") << bash.err;
+  // An option's few values, and the exporters' dotted names.
+  RunResult values = Shell(
+      "source '" + root + "/usr/share/bash-completion/completions/cgov'; "
+      "COMP_WORDS=(cgov report --format j); COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"; "
+      "COMP_WORDS=(cgov daemon --log.level w); COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"; "
+      "COMP_WORDS=(cgov daemon --web.l); COMP_CWORD=2; _cgov; echo \"${COMPREPLY[*]}\"; "
+      "COMP_WORDS=(cgov report --by sl); COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"");
+  EXPECT_EQ(values.out, "json\nwarn\n--web.listen-address\nslurm_job\n") << values.err;
   if (access("/usr/bin/zsh", X_OK) == 0) {
     RunResult zsh = RunProgram({"/usr/bin/zsh", "-n", root + "/usr/share/zsh/vendor-completions/_cgov"}, {});
     EXPECT_EQ(zsh.exit_code, 0) << zsh.err;
