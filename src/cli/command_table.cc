@@ -14,6 +14,7 @@
 #include "cli/report.h"
 #include "cli/run.h"
 #include "cli/runs.h"
+#include "cli/top.h"
 #include "core/build_info.h"
 
 namespace cgov::cli {
@@ -61,6 +62,8 @@ const std::vector<Command>& Commands() {
        RunDaemon},
       {"report", "where the GPU-time of a history database went, who held it, what it cost",
        RunReport},
+      {"top", "the box now: each GPU's phase and holders, who is idle-held, today's waste",
+       RunTop},
       {"demo", "write a simulated shared GPU box (a week in seconds) for cgov report", RunDemo},
       {"import", "import another tool's history: cgov import gpu-usage-audit SOURCE.db --db PATH",
        RunImport},

@@ -1,0 +1,178 @@
+#include "app/top/top_source.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/history_aggregator.h"
+#include "analysis/history_summary.h"
+#include "app/history/history_load.h"
+#include "app/report/history_report_service.h"
+#include "core/time_format.h"
+#include "store/history_store.h"
+
+namespace cgov {
+namespace {
+
+struct RecentTick {
+  int64_t ts_ms = 0;
+  StoredTick tick;
+};
+
+std::string WhereOf(const IdentityRecord& id) {
+  if (!id.kube_pod_name.empty()) {
+    return id.kube_namespace.empty() ? id.kube_pod_name
+                                     : id.kube_namespace + "/" + id.kube_pod_name;
+  }
+  if (!id.kube_container_name.empty()) return id.kube_container_name;
+  return id.container.substr(0, 12);
+}
+
+// The GPUs as the last tick saw them, with their recent utilization.
+void FillGpus(const HistoryInput& in, const HistorySummary& summary,
+              const std::deque<RecentTick>& recent, TopFrame* frame) {
+  const StoredTick& last = recent.back().tick;
+  std::map<uint32_t, const HistoryGpuRow*> rows;
+  for (const HistoryGpuRow& r : summary.gpus) rows[r.gpu.id] = &r;
+  std::map<uint32_t, const GpuRecord*> records;
+  for (const GpuRecord& g : in.gpus) records[g.id] = &g;
+  for (size_t pos = 0; pos < last.gpus.size(); ++pos) {
+    const StoredGpu& sg = last.gpus[pos];
+    TopGpu g;
+    if (auto it = records.find(sg.gpu_id); it != records.end()) {
+      g.index = it->second->index;
+      g.label = it->second->Label();
+      g.name = it->second->name;
+      if (it->second->mem_total_mib) g.mem_total_mib = static_cast<double>(*it->second->mem_total_mib);
+    }
+    const GpuPoint p = StoredGpuPoint(last, pos);
+    g.util_pct = p.util_pct;
+    if (p.util_pct) g.phase = Classify(*p.util_pct, p.compute_memory_bytes, PhaseThresholds{},
+                                       p.allocated);
+    if (auto mem = sg.get(StoredGpuField::kMemUsedMib)) g.mem_used_mib = static_cast<double>(*mem);
+    if (auto power = sg.get(StoredGpuField::kPowerDw)) g.power_w = *power / 10.0;
+    for (const RecentTick& r : recent) {
+      std::optional<double> u;
+      for (size_t i = 0; i < r.tick.gpus.size(); ++i) {
+        if (r.tick.gpus[i].gpu_id != sg.gpu_id) continue;
+        if (auto util = r.tick.gpus[i].get(StoredGpuField::kUtilPct)) {
+          u = static_cast<double>(*util);
+        }
+      }
+      g.util_history.push_back(u);
+    }
+    if (auto it = rows.find(sg.gpu_id); it != rows.end() && it->second->price.per_gpu_hour) {
+      g.price_per_hour = *it->second->price.per_gpu_hour;
+      frame->cost_per_hour += *g.price_per_hour;
+      if (g.phase && IsIdle(*g.phase)) frame->waste_per_hour += *g.price_per_hour;
+    }
+    for (const StoredProcess& proc : last.processes) {
+      if (proc.gpu_pos != pos) continue;
+      TopHolder h;
+      h.pid = proc.pid;
+      h.mem_used_mib = proc.mem_used_mib;
+      if (auto id = in.identities.find(proc.identity_id); id != in.identities.end()) {
+        h.user = id->second.user;
+        h.project = id->second.project;
+        h.where = WhereOf(id->second);
+      }
+      if (auto cmd = in.commands.find(proc.command_id); cmd != in.commands.end()) {
+        h.command = cmd->second;
+      }
+      g.holders.push_back(std::move(h));
+    }
+    frame->gpus.push_back(std::move(g));
+  }
+  std::sort(frame->gpus.begin(), frame->gpus.end(),
+            [](const TopGpu& a, const TopGpu& b) { return a.index < b.index; });
+}
+
+// The sessions idle-held now, with the report's kind and advice for them.
+// `since_summary_ms`: how much data came after the summary; an idle stretch still running has
+// grown by that much (its dollars are the summary's until the next refresh).
+void FillIdleHeld(const HistorySummary& summary, int64_t since_summary_ms, TopFrame* frame) {
+  for (const ActionRow& a : summary.actions) {
+    if (!a.ongoing || a.session.idle_streak_ms <= 0) continue;
+    TopIdleHeld i;
+    i.user = a.user;
+    i.command = a.command;
+    i.pid = a.session.allocation() ? 0 : a.session.pid;
+    i.gpu_index = a.gpu_index;
+    i.idle_for_ms = a.session.idle_streak_ms + std::max<int64_t>(since_summary_ms, 0);
+    i.idle_held_cost_today = a.idle_held_cost;
+    i.advice = a.advice;
+    // The report's habit for this holder: its kind and the next step for that kind.
+    for (const HabitRow& h : summary.habits) {
+      if (h.user != a.user || h.command != a.command || h.gpu_index != a.gpu_index) continue;
+      i.kind = h.kind;
+      if (!h.advice.empty()) i.advice = h.advice;
+    }
+    frame->idle_held.push_back(std::move(i));
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TopSource>> TopSource::Open(const TopSourceOptions& o) {
+  std::unique_ptr<TopSource> source(new TopSource);
+  source->options_ = o;
+  CGOV_ASSIGN_OR_RETURN(source->store_, HistoryStore::Open(o.db, HistoryStore::Mode::kRead));
+  // The options `cgov report --db` takes by default; sessions idle-held for a minute already
+  // count as idle-held now.
+  ReportOptions r;
+  r.db = o.db;
+  r.idle_held_min = "1m";
+  CGOV_ASSIGN_OR_RETURN(source->history_options_, HistoryOptionsFor(r, &source->catalog_));
+  return source;
+}
+
+Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
+  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store_));
+  if (!end) {
+    return NotFound(fmt::format("{}: no ticks yet (is `cgov daemon` writing it?)", options_.db));
+  }
+  // The UTC day of the last tick (data ending at midnight sharp ends the day before), summarized
+  // as `cgov report --db --since DAY` would.
+  const int64_t day_start = (*end - 1) - ((*end - 1) % kDayMs);
+  if (!day_ || day_->since_ms != day_start ||
+      now_mono_ms - day_read_mono_ms_ >= options_.day_refresh_ms) {
+    CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(*store_, day_start, *end,
+                                                       history_options_.phases));
+    CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(in, history_options_));
+    day_input_ = std::move(in);
+    day_ = std::move(summary);
+    day_end_ms_ = *end;
+    day_read_mono_ms_ = now_mono_ms;
+  }
+  TopFrame frame;
+  frame.day_start_ms = day_start;
+  frame.host = day_->hostname;
+  frame.priced = day_->cost.priced;
+  frame.idle_ms_today = day_->idle_ms;
+  frame.idle_cost_today = day_->idle_cost;
+
+  // The last ticks: enough of them for the sparkline, read from a little before.
+  const int64_t interval = std::max<int64_t>(day_input_->interval_ms, 100);
+  std::deque<RecentTick> recent;
+  CGOV_RETURN_IF_ERROR(store_->ForEachTick(
+      *end - interval * static_cast<int64_t>(options_.history_ticks + 2), *end + 1,
+      [&](int64_t ts, uint32_t, const StoredTick& tick) {
+        recent.push_back({ts, tick});
+        if (recent.size() > options_.history_ticks) recent.pop_front();
+        return Status::Ok();
+      }));
+  if (recent.empty()) return NotFound(fmt::format("{}: no recent ticks", options_.db));
+  frame.at_ms = recent.back().ts_ms;
+  FillGpus(*day_input_, *day_, recent, &frame);
+  FillIdleHeld(*day_, *end - day_end_ms_, &frame);
+  return frame;
+}
+
+Result<TopFrame> LoadTopFrame(const TopSourceOptions& options) {
+  CGOV_ASSIGN_OR_RETURN(std::unique_ptr<TopSource> source, TopSource::Open(options));
+  return source->Frame(0);
+}
+
+}  // namespace cgov

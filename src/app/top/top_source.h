@@ -1,0 +1,51 @@
+// `cgov top`'s frame from a daemon's history database (read-only, safe beside the writer): the
+// day's figures from the same load and summary `cgov report --db` makes for the UTC day so far
+// (so the two agree to the cent), and the GPUs now from the last ticks.
+#ifndef CGOV_APP_TOP_TOP_SOURCE_H_
+#define CGOV_APP_TOP_TOP_SOURCE_H_
+
+#include <cstddef>
+#include <string>
+
+#include <memory>
+#include <optional>
+
+#include "analysis/history_summary.h"
+#include "core/status.h"
+#include "report/top_view.h"
+#include "store/history_store.h"
+
+namespace cgov {
+
+struct TopSourceOptions {
+  std::string db;
+  size_t history_ticks = 20;  // the utilization sparkline's length
+  // How often the day's figures are summarized again (the GPUs now are read every frame): the
+  // day's load and summary are most of a frame's cost (docs/benchmarks.md, "cgov top").
+  int64_t day_refresh_ms = 10'000;
+};
+
+// Frames from one database, kept open between them.
+class TopSource {
+ public:
+  static Result<std::unique_ptr<TopSource>> Open(const TopSourceOptions& options);
+  // The frame at the data's end now; the day's figures from a summary at most day_refresh_ms
+  // old (idle-held stretches advanced to the frame's time).
+  Result<TopFrame> Frame(int64_t now_mono_ms);
+
+ private:
+  TopSourceOptions options_;
+  std::unique_ptr<HistoryStore> store_;
+  PriceCatalog catalog_;
+  HistoryOptions history_options_;
+  std::optional<HistoryInput> day_input_;
+  std::optional<HistorySummary> day_;
+  int64_t day_end_ms_ = 0, day_read_mono_ms_ = 0;
+};
+
+// One frame with the day summarized now (cgov top --once).
+Result<TopFrame> LoadTopFrame(const TopSourceOptions& options);
+
+}  // namespace cgov
+
+#endif  // CGOV_APP_TOP_TOP_SOURCE_H_

@@ -1,0 +1,172 @@
+// `cgov top`: the box now, full screen, from a daemon's history database; `--once` prints one
+// frame (text or JSON) for scripts and tests.
+#include "cli/top.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "app/top/top_source.h"
+#include "cli/command_table.h"
+#include "cli/usage_exit.h"
+#include "core/duration.h"
+#include "os/terminal.h"
+#include "os/tty.h"
+#include "report/top_view.h"
+#include "store/state_directory.h"
+
+namespace cgov::cli {
+namespace {
+
+constexpr char kKeys[] =
+    "q quit · s sort · f filter · p processes · h help";
+
+std::string SortName(TopLayout::Sort s) {
+  switch (s) {
+    case TopLayout::Sort::kWaste: return "waste";
+    case TopLayout::Sort::kUser: return "user";
+    case TopLayout::Sort::kGpu: break;
+  }
+  return "gpu";
+}
+
+// The interactive view until q or a signal.
+int Interactive(const TopSourceOptions& source, TopLayout layout,
+                std::chrono::milliseconds every) {
+  Result<std::unique_ptr<TtySession>> tty = TtySession::Open();
+  if (!tty.ok()) {
+    fmt::print(stderr, "cgov top: {}\n", tty.status().message());
+    return kExitUsage;
+  }
+  TtySession& t = **tty;
+  layout.style.color = TerminalWantsColor(STDOUT_FILENO);
+  bool help = false, typing = false;
+  std::string typed;
+  std::unique_ptr<TopSource> frames;  // opened at the first frame it can be (and kept)
+  auto next = std::chrono::steady_clock::now();
+  std::string status;
+  for (;;) {
+    if (t.Stopped()) return kExitOk;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next) {
+      const int64_t mono_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  now.time_since_epoch()).count();
+      Result<TopFrame> frame = NotFound("");
+      if (!frames) {
+        Result<std::unique_ptr<TopSource>> opened = TopSource::Open(source);
+        if (opened.ok()) frames = std::move(opened).value();
+        else frame = opened.status();
+      }
+      if (frames) frame = frames->Frame(mono_ms);
+      layout.width = static_cast<size_t>(t.Size().first);
+      std::string text = frame.ok() ? RenderTopText(*frame, layout)
+                                    : fmt::format("cgov top: {}\n", frame.status().message());
+      std::string footer;
+      if (typing) {
+        footer = "filter: " + typed + "_  (Enter to apply, Esc to cancel)";
+      } else {
+        footer = fmt::format("sort {} · filter {} · {}", SortName(layout.sort),
+                             layout.filter.empty() ? "none" : "\"" + layout.filter + "\"",
+                             help ? kKeys : "h help · q quit");
+      }
+      t.Draw(text, footer);
+      next = now + every;
+    }
+    const int wait = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          next - std::chrono::steady_clock::now()).count());
+    std::optional<char> key = t.ReadKey(std::max(wait, 0));
+    if (!key) continue;
+    if (typing) {
+      if (*key == '\n' || *key == '\r') {
+        layout.filter = typed;
+        typing = false;
+      } else if (*key == 27) {
+        typing = false;
+      } else if (*key == 127 || *key == 8) {
+        if (!typed.empty()) typed.pop_back();
+      } else if (static_cast<unsigned char>(*key) >= 0x20) {
+        typed += *key;
+      }
+    } else if (*key == 'q' || *key == 'Q') {
+      return kExitOk;
+    } else if (*key == 's') {
+      layout.sort = layout.sort == TopLayout::Sort::kGpu   ? TopLayout::Sort::kWaste
+                    : layout.sort == TopLayout::Sort::kWaste ? TopLayout::Sort::kUser
+                                                             : TopLayout::Sort::kGpu;
+    } else if (*key == 'f' || *key == '/') {
+      typing = true;
+      typed = layout.filter;
+    } else if (*key == 'p') {
+      layout.processes = !layout.processes;
+    } else if (*key == 'h' || *key == '?') {
+      help = !help;
+    }
+    next = std::chrono::steady_clock::now();  // redraw at once after a key
+  }
+}
+
+}  // namespace
+
+int RunTop(int argc, char** argv) {
+  TopSourceOptions source;
+  std::string format = "text", interval = "1s", sort = "gpu";
+  bool once = false, no_processes = false;
+  size_t width = 0;
+  TopLayout layout;
+  CLI::App app{"Who is wasting which GPU right now, for how long, and what it has cost today: a "
+               "full-screen view of a daemon's history database, refreshed every --interval "
+               "(keys: q quit, s sort, f filter, p processes, h help).",
+               "cgov top"};
+  app.add_option("--db", source.db, fmt::format("the daemon's history database (default: {}/{}, "
+                 "or under $STATE_DIRECTORY)", kDefaultStateDirectory, kHistoryDbName));
+  app.add_flag("--once", once, "print one frame and exit (for scripts: --format json)");
+  app.add_option("--format", format, "with --once: text or json (docs/top.md)")
+      ->check(CLI::IsMember({"text", "json"}))->type_name("text|json")->capture_default_str();
+  app.add_option("--interval", interval, "time between frames, 200ms to 1h")
+      ->capture_default_str();
+  app.add_option("--sort", sort, "the GPUs' order: gpu, waste (idle GPUs' price first) or user")
+      ->check(CLI::IsMember({"gpu", "waste", "user"}))->type_name("gpu|waste|user")
+      ->capture_default_str();
+  app.add_option("--filter", layout.filter, "only GPUs and idle-held holders whose user or "
+                 "project contains this");
+  app.add_flag("--no-processes", no_processes, "no line per GPU process under each GPU");
+  app.add_option("--width", width, "with --once: the text's width in columns (default: the "
+                 "terminal's, else 100)");
+  AddColorFlag(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return UsageExit(app, e);
+  }
+  if (source.db.empty()) source.db = DefaultHistoryDb();
+  Result<std::chrono::milliseconds> every = ParseDuration(interval);
+  if (!every.ok() || *every < std::chrono::milliseconds(200) || *every > std::chrono::hours(1)) {
+    fmt::print(stderr, "cgov top: --interval {}: expected a duration from 200ms to 1h\n",
+               interval);
+    return kExitUsage;
+  }
+  layout.sort = sort == "waste" ? TopLayout::Sort::kWaste
+                : sort == "user" ? TopLayout::Sort::kUser
+                                 : TopLayout::Sort::kGpu;
+  layout.processes = !no_processes;
+  if (!once) return Interactive(source, layout, *every);
+  Result<TopFrame> frame = LoadTopFrame(source);
+  if (!frame.ok()) {
+    fmt::print(stderr, "cgov top: {}\n", frame.status().message());
+    return kExitFailure;
+  }
+  if (format == "json") {
+    fmt::print("{}", RenderTopJson(*frame));
+    return kExitOk;
+  }
+  layout.width = width > 0 ? width : 100;
+  layout.style.color = TerminalWantsColor(STDOUT_FILENO);
+  fmt::print("{}", RenderTopText(*frame, layout));
+  return kExitOk;
+}
+
+}  // namespace cgov::cli

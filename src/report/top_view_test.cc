@@ -1,0 +1,92 @@
+#include "report/top_view.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace cgov {
+namespace {
+
+TopFrame TwoGpus() {
+  TopFrame f;
+  f.host = "box";
+  f.at_ms = 1'795'000'000'000;
+  f.day_start_ms = 1'794'960'000'000;
+  f.priced = true;
+  f.cost_per_hour = 5'000'000;
+  f.waste_per_hour = 2'500'000;
+  f.idle_ms_today = 7'200'000;
+  f.idle_cost_today = 5'000'000;
+  TopGpu busy;
+  busy.index = 0;
+  busy.label = "0";
+  busy.phase = Phase::kProductive;
+  busy.util_pct = 80;
+  busy.util_history = {0, 50, 100, std::nullopt, 80};
+  busy.price_per_hour = 2'500'000;
+  busy.holders.push_back({41000, "alice", "llm", "ml/train-0", "python train.py "
+                          "--a-very-long-argument-list-that-will-not-fit-in-eighty-columns", 70000});
+  TopGpu idle = busy;
+  idle.index = 1;
+  idle.label = "1";
+  idle.phase = Phase::kIdleHeld;
+  idle.util_pct = 1;
+  idle.holders = {{42000, "bob", "notebooks", "", "ipykernel", 8000}};
+  f.gpus = {busy, idle};
+  f.idle_held.push_back({"bob", "ipykernel", 42000, 1, "notebook", 3'600'000, 2'500'000,
+                         "shut the kernel down when idle"});
+  return f;
+}
+
+TEST(TopView, SparklineMapsZeroToHundredOntoEightBars) {
+  EXPECT_EQ(Sparkline({0, 50, 100, std::nullopt, 99}), "▁▅█ █");
+}
+
+TEST(TopView, TextFitsTheWidthAndSortsAndFilters) {
+  TopLayout layout;
+  layout.width = 80;
+  const std::string text = RenderTopText(TwoGpus(), layout);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(TextWidth(line), 80u) << line;
+  }
+  EXPECT_NE(text.find("now    $5.00/h for the GPUs, $2.50/h of it idle (50 %)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("today  2.00 idle GPU-hours, $5.00 wasted"), std::string::npos) << text;
+  EXPECT_NE(text.find("Idle-held now: 1"), std::string::npos);
+  EXPECT_NE(text.find("1h"), std::string::npos);  // idle for an hour
+  // By waste: the idle GPU first.
+  layout.sort = TopLayout::Sort::kWaste;
+  const std::string by_waste = RenderTopText(TwoGpus(), layout);
+  EXPECT_LT(by_waste.find("idle, memory held"), by_waste.find("productive"));
+  // Filtered to bob: alice's GPU and lines are gone.
+  layout.filter = "bob";
+  const std::string bob = RenderTopText(TwoGpus(), layout);
+  EXPECT_EQ(bob.find("alice"), std::string::npos) << bob;
+  EXPECT_NE(bob.find("ipykernel"), std::string::npos);
+  // Without process lines; in colour, idle-held is red.
+  layout = TopLayout{};
+  layout.processes = false;
+  layout.style.color = true;
+  const std::string plain = RenderTopText(TwoGpus(), layout);
+  EXPECT_EQ(plain.find("└"), std::string::npos);
+  EXPECT_NE(plain.find("\x1b[31m░ idle, memory held\x1b[0m"), std::string::npos) << plain;
+}
+
+TEST(TopView, JsonCarriesEveryFigure) {
+  const nlohmann::json j = nlohmann::json::parse(RenderTopJson(TwoGpus()));
+  EXPECT_EQ(j["schema"], "cgov.top");
+  EXPECT_EQ(j["now"]["cost_per_hour_usd"], 5.0);
+  EXPECT_EQ(j["now"]["idle_cost_per_hour_usd"], 2.5);
+  EXPECT_EQ(j["today"]["idle_gpu_seconds"], 7200.0);
+  EXPECT_EQ(j["today"]["idle_cost_usd"], 5.0);
+  EXPECT_EQ(j["gpus"][1]["phase"], "idle_held");
+  EXPECT_TRUE(j["gpus"][0]["util_history_pct"][3].is_null());
+  EXPECT_EQ(j["gpus"][0]["holders"][0]["where"], "ml/train-0");
+  EXPECT_EQ(j["idle_held_now"][0]["idle_seconds"], 3600.0);
+  EXPECT_EQ(j["idle_held_now"][0]["kind"], "notebook");
+}
+
+}  // namespace
+}  // namespace cgov

@@ -1,0 +1,129 @@
+// `cgov top` (issue 49) as a person runs it: in a real terminal (tmux: send-keys, capture-pane)
+// on a daemon's database, its rows, the idle-held list, sorting, filtering, a resize to 80x24
+// and a clean exit on q and on Ctrl-C; and `--once --format json` agreeing with `cgov report`
+// for the same day.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "e2e_helpers.h"
+#include "process_runner.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kTmux[] = "/usr/bin/tmux";
+
+// Display columns of UTF-8 text (each code point one column, as cgov's glyphs are).
+size_t TextWidthOf(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+std::string DemoDb() { return SharedDemoDb({"--duration", "2d"}); }
+
+TEST(TopE2E, OnceJsonAgreesWithTheReportForTheSameDay) {
+  const std::string db = DemoDb();
+  RunResult top = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--format", "json"}, {});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  const json t = json::parse(top.out);
+  const std::string day = t["today"]["since"];
+  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", day, "--format",
+                                 "json", "--idle-held-min", "1m"}, {});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const json r = json::parse(report.out);
+  EXPECT_EQ(r["window"]["since"], day);
+  EXPECT_EQ(t["today"]["idle_gpu_seconds"], r["waste"]["idle_gpu_seconds"]);
+  EXPECT_EQ(t["today"]["idle_cost_usd"], r["waste"]["idle_cost_usd"]);
+  EXPECT_GT(t["today"]["idle_cost_usd"].get<double>(), 0);
+  // Every GPU's price is the report's; the box's cost per hour their sum.
+  double sum = 0;
+  ASSERT_EQ(t["gpus"].size(), r["gpus"].size());
+  for (const json& g : t["gpus"]) sum += g["price_per_hour_usd"].get<double>();
+  EXPECT_NEAR(t["now"]["cost_per_hour_usd"].get<double>(), sum, 0.01);
+  // The idle-held holder now is the report's ongoing session, with its dollars today.
+  ASSERT_EQ(t["idle_held_now"].size(), 1u) << t["idle_held_now"].dump();
+  const json& now = t["idle_held_now"][0];
+  EXPECT_EQ(now["user"], "bob");
+  EXPECT_EQ(now["kind"], "notebook");
+  bool found = false;
+  for (const json& s : r["idle_held_sessions"]["sessions"]) {
+    if (s["ongoing"] == true && s["pid"] == now["pid"]) {
+      found = true;
+      EXPECT_EQ(s["idle_held_cost_usd"], now["idle_held_cost_today_usd"]);
+    }
+  }
+  EXPECT_TRUE(found) << r["idle_held_sessions"].dump().substr(0, 800);
+}
+
+// A tmux server of the test's own (its socket named by the pid), removed at the end.
+class Tmux {
+ public:
+  Tmux() : socket_("cgov-top-" + std::to_string(::getpid())) {}
+  ~Tmux() { Run({"kill-server"}); }
+  RunResult Run(std::vector<std::string> args) {
+    std::vector<std::string> argv = {kTmux, "-L", socket_, "-f", "/dev/null"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, {{"TERM", "xterm-256color"}}, 10);
+  }
+  std::string Screen() { return Run({"capture-pane", "-p", "-t", "top"}).out; }
+  bool Shows(const std::string& text, double timeout_s = 10) {
+    return WaitFor([&] { return Screen().find(text) != std::string::npos; }, timeout_s);
+  }
+
+ private:
+  std::string socket_;
+};
+
+TEST(TopE2E, ATerminalSessionSortsFiltersResizesAndExitsClean) {
+  if (access(kTmux, X_OK) != 0) GTEST_SKIP() << "no tmux here";
+  const std::string db = DemoDb();
+  Tmux tmux;
+  const std::string command = "'" + CgovBinary() + "' top --db '" + db +
+                              "' --interval 200ms; echo EXITED $?; sleep 60";
+  ASSERT_EQ(tmux.Run({"new-session", "-d", "-s", "top", "-x", "120", "-y", "40", command})
+                .exit_code, 0);
+  ASSERT_TRUE(tmux.Shows("cgov top — demo-box")) << tmux.Screen();
+  std::string screen = tmux.Screen();
+  EXPECT_NE(screen.find("Idle-held now: 1"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("ipykernel"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("erin · serving"), std::string::npos) << screen;
+
+  tmux.Run({"send-keys", "-t", "top", "s"});
+  ASSERT_TRUE(tmux.Shows("sort waste")) << tmux.Screen();
+  tmux.Run({"send-keys", "-t", "top", "f", "b", "o", "b", "Enter"});
+  ASSERT_TRUE(tmux.Shows("filter \"bob\"")) << tmux.Screen();
+  screen = tmux.Screen();
+  EXPECT_EQ(screen.find("erin"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("bob · notebooks"), std::string::npos) << screen;
+
+  tmux.Run({"resize-window", "-t", "top", "-x", "80", "-y", "24"});
+  ASSERT_TRUE(WaitFor([&] {
+    std::istringstream lines(tmux.Screen());
+    size_t widest = 0;
+    for (std::string line; std::getline(lines, line);) widest = std::max(widest, TextWidthOf(line));
+    return widest <= 80 && tmux.Screen().find("cgov top") != std::string::npos;
+  }, 10)) << tmux.Screen();
+
+  tmux.Run({"send-keys", "-t", "top", "q"});
+  ASSERT_TRUE(tmux.Shows("EXITED 0")) << tmux.Screen();
+  EXPECT_EQ(tmux.Screen().find("cgov top —"), std::string::npos)
+      << "the alternate screen is left: the shell's screen is back";
+
+  // Ctrl-C ends it as cleanly.
+  tmux.Run({"kill-session", "-t", "top"});
+  ASSERT_EQ(tmux.Run({"new-session", "-d", "-s", "top", "-x", "100", "-y", "30", command})
+                .exit_code, 0);
+  ASSERT_TRUE(tmux.Shows("cgov top — demo-box")) << tmux.Screen();
+  tmux.Run({"send-keys", "-t", "top", "C-c"});
+  ASSERT_TRUE(tmux.Shows("EXITED 0")) << tmux.Screen();
+}
+
+}  // namespace
+}  // namespace cgov::e2e
