@@ -78,6 +78,58 @@ MicroUsd WasteOf(const TopGpu& g) {
 
 std::string FirstUser(const TopGpu& g) { return g.holders.empty() ? "~" : g.holders[0].user; }
 
+// The box now and today, four lines.
+void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
+  std::vector<std::string>& lines = *out;
+  lines.push_back(fmt::format("cgov top — {} · {} GPU(s) · {}", f.host.empty() ? "?" : f.host,
+                              f.gpus.size(), FormatRfc3339Utc(f.at_ms * 1'000'000).substr(0, 19)
+                                                 + "Z"));
+  if (f.priced) {
+    const double pct = f.cost_per_hour > 0 ? 100.0 * static_cast<double>(f.waste_per_hour) /
+                                                 static_cast<double>(f.cost_per_hour)
+                                           : 0;
+    lines.push_back(fmt::format("now    {}/h for the GPUs, {}/h of it idle ({:.0f} %)",
+                                Usd(f.cost_per_hour), Usd(f.waste_per_hour), pct));
+  } else {
+    lines.push_back("now    (no price: give the daemon --price-per-gpu-hour or --instance-type)");
+  }
+  lines.push_back(fmt::format("today  {:.2f} idle GPU-hours{} since {}",
+                              static_cast<double>(f.idle_ms_today) / 3.6e6,
+                              f.priced ? ", " + Usd(f.idle_cost_today) + " wasted" : "",
+                              FormatMinuteUtc(f.day_start_ms)));
+  lines.push_back("");
+
+}
+
+// "Idle-held now" and its table.
+void AppendIdleHeld(const TopFrame& f, const TopLayout& layout, std::vector<std::string>* out) {
+  std::vector<std::string>& lines = *out;
+  const size_t width = std::max<size_t>(layout.width, 60);
+  const TextStyle& style = layout.style;
+  lines.push_back("");
+  std::vector<const TopIdleHeld*> idle;
+  for (const TopIdleHeld& i : f.idle_held) {
+    if (Matches(layout.filter, i.user, "")) idle.push_back(&i);
+  }
+  lines.push_back(Strong(fmt::format("Idle-held now: {}", idle.size()), style));
+  if (!idle.empty()) {
+    std::vector<std::vector<std::string>> irows = {
+        {"user", "GPU", "process", "idle for", "today", "advice"}};
+    for (const TopIdleHeld* i : idle) {
+      irows.push_back({i->user.empty() ? "(unknown)" : i->user, std::to_string(i->gpu_index),
+                       fmt::format("{} ({})", i->command, i->pid), SpanOf(i->idle_for_ms),
+                       f.priced ? Usd(i->idle_held_cost_today) : "-", i->advice});
+    }
+    const std::string itable = TextTable(irows, " r rr ", false);
+    for (size_t at = 0; at < itable.size();) {
+      const size_t end = itable.find('\n', at);
+      lines.push_back(Fit(itable.substr(at, end - at), width));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+}
+
 }  // namespace
 
 std::string Sparkline(const std::vector<std::optional<double>>& values) {
@@ -98,24 +150,7 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
   const size_t width = std::max<size_t>(layout.width, 60);
   const TextStyle& style = layout.style;
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("cgov top — {} · {} GPU(s) · {}", f.host.empty() ? "?" : f.host,
-                              f.gpus.size(), FormatRfc3339Utc(f.at_ms * 1'000'000).substr(0, 19)
-                                                 + "Z"));
-  if (f.priced) {
-    const double pct = f.cost_per_hour > 0 ? 100.0 * static_cast<double>(f.waste_per_hour) /
-                                                 static_cast<double>(f.cost_per_hour)
-                                           : 0;
-    lines.push_back(fmt::format("now    {}/h for the GPUs, {}/h of it idle ({:.0f} %)",
-                                Usd(f.cost_per_hour), Usd(f.waste_per_hour), pct));
-  } else {
-    lines.push_back("now    (no price: give the daemon --price-per-gpu-hour or --instance-type)");
-  }
-  lines.push_back(fmt::format("today  {:.2f} idle GPU-hours{} since {}",
-                              static_cast<double>(f.idle_ms_today) / 3.6e6,
-                              f.priced ? ", " + Usd(f.idle_cost_today) + " wasted" : "",
-                              FormatMinuteUtc(f.day_start_ms)));
-  lines.push_back("");
-
+  AppendHeader(f, &lines);
   std::vector<const TopGpu*> gpus;
   for (const TopGpu& g : f.gpus) {
     if (GpuMatches(g, layout.filter)) gpus.push_back(&g);
@@ -171,28 +206,7 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
     at = end + 1;
   }
 
-  lines.push_back("");
-  std::vector<const TopIdleHeld*> idle;
-  for (const TopIdleHeld& i : f.idle_held) {
-    if (Matches(layout.filter, i.user, "")) idle.push_back(&i);
-  }
-  lines.push_back(Strong(fmt::format("Idle-held now: {}", idle.size()), style));
-  if (!idle.empty()) {
-    std::vector<std::vector<std::string>> irows = {
-        {"user", "GPU", "process", "idle for", "today", "advice"}};
-    for (const TopIdleHeld* i : idle) {
-      irows.push_back({i->user.empty() ? "(unknown)" : i->user, std::to_string(i->gpu_index),
-                       fmt::format("{} ({})", i->command, i->pid), SpanOf(i->idle_for_ms),
-                       f.priced ? Usd(i->idle_held_cost_today) : "-", i->advice});
-    }
-    const std::string itable = TextTable(irows, " r rr ", false);
-    for (size_t at = 0; at < itable.size();) {
-      const size_t end = itable.find('\n', at);
-      lines.push_back(Fit(itable.substr(at, end - at), width));
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-  }
+  AppendIdleHeld(f, layout, &lines);
   std::string out;
   for (std::string& l : lines) {
     while (!l.empty() && l.back() == ' ') l.pop_back();
