@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "app/top/live_recorder.h"
 #include "app/top/top_source.h"
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
@@ -114,7 +116,8 @@ int Interactive(const TopSourceOptions& source, TopLayout layout,
 int RunTop(int argc, char** argv) {
   TopSourceOptions source;
   std::string format = "text", interval = "1s", sort = "gpu";
-  bool once = false, no_processes = false;
+  bool once = false, no_processes = false, live = false;
+  LiveRecorderOptions recorder;
   size_t width = 0;
   TopLayout layout;
   CLI::App app{"Who is wasting which GPU right now, for how long, and what it has cost today: a "
@@ -123,6 +126,14 @@ int RunTop(int argc, char** argv) {
                "cgov top"};
   app.add_option("--db", source.db, fmt::format("the daemon's history database (default: {}/{}, "
                  "or under $STATE_DIRECTORY)", kDefaultStateDirectory, kHistoryDbName));
+  app.add_flag("--live", live, "sample NVML and /proc here, as the daemon would, into a "
+               "private database for as long as cgov top runs (the default when there is no "
+               "daemon's database)");
+  app.add_option("--nvml-lib", recorder.nvml_lib, "with --live: the NVML library to load")
+      ->envname("CGOV_NVML_LIB");
+  app.add_option("--host-root", recorder.host_root, "with --live: read /proc under this "
+                 "directory (a host mounted into a container)")
+      ->envname("CGOV_HOST_ROOT")->check(CLI::ExistingDirectory);
   app.add_flag("--once", once, "print one frame and exit (for scripts: --format json)");
   app.add_option("--format", format, "with --once: text or json (docs/top.md)")
       ->check(CLI::IsMember({"text", "json"}))->type_name("text|json")->capture_default_str();
@@ -142,7 +153,20 @@ int RunTop(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return UsageExit(app, e);
   }
-  if (source.db.empty()) source.db = DefaultHistoryDb();
+  if (live && !source.db.empty()) {
+    fmt::print(stderr, "cgov top: --live or --db: one source\n");
+    return kExitUsage;
+  }
+  if (!live && source.db.empty()) {
+    // The daemon's database when it is there (one that cannot be looked at is opened anyway,
+    // so that the error says why); else sampling here.
+    std::error_code ec;
+    if (std::filesystem::exists(DefaultHistoryDb(), ec) || ec) {
+      source.db = DefaultHistoryDb();
+    } else {
+      live = true;
+    }
+  }
   Result<std::chrono::milliseconds> every = ParseDuration(interval);
   if (!every.ok() || *every < std::chrono::milliseconds(200) || *every > std::chrono::hours(1)) {
     fmt::print(stderr, "cgov top: --interval {}: expected a duration from 200ms to 1h\n",
@@ -153,6 +177,19 @@ int RunTop(int argc, char** argv) {
                 : sort == "user" ? TopLayout::Sort::kUser
                                  : TopLayout::Sort::kGpu;
   layout.processes = !no_processes;
+  std::unique_ptr<LiveRecorder> sampling;
+  if (live) {
+    recorder.interval = *every;
+    Result<std::unique_ptr<LiveRecorder>> started = LiveRecorder::Start(recorder);
+    if (!started.ok()) {
+      fmt::print(stderr, "cgov top: --live: {}\n", started.status().message());
+      return kExitFailure;
+    }
+    sampling = std::move(started).value();
+    source.db = sampling->db();
+    // Two ticks, so that the first frame has a phase for every GPU and a sparkline to start.
+    sampling->WaitForTicks(2, *every * 4 + std::chrono::seconds(2));
+  }
   if (!once) return Interactive(source, layout, *every);
   Result<TopFrame> frame = LoadTopFrame(source);
   if (!frame.ok()) {

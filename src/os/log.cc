@@ -138,7 +138,7 @@ void Log(LogLevel level, std::string_view message) {
   const std::string line = FormatLogLine(g_options, level, message, now_ns);
   size_t done = 0;
   while (done < line.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    const ssize_t n = ::write(g_options.fd, line.data() + done, line.size() - done);
     if (n <= 0) break;  // stderr gone: nothing else to tell
     done += static_cast<size_t>(n);
   }

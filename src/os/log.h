@@ -26,6 +26,7 @@ struct LogOptions {
   LogFormat format = LogFormat::kText;
   bool journald_prefix = false;        // <N> before each line (StderrIsJournal())
   std::string program = "cgov daemon";  // the text format's prefix
+  int fd = 2;  // where lines go: stderr (cgov top's recorder sends them elsewhere: its screen)
 };
 
 // "debug", "info", "warn" (or "warning"), "error"; "text", "logfmt", "json". Errors name the

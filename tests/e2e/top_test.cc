@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <sstream>
 
 #include "e2e_helpers.h"
@@ -123,6 +124,33 @@ TEST(TopE2E, ATerminalSessionSortsFiltersResizesAndExitsClean) {
   ASSERT_TRUE(tmux.Shows("cgov top — demo-box")) << tmux.Screen();
   tmux.Run({"send-keys", "-t", "top", "C-c"});
   ASSERT_TRUE(tmux.Shows("EXITED 0")) << tmux.Screen();
+}
+
+// No daemon's database: cgov top samples the fake driver and the fixture's /proc itself, into a
+// private database it removes when it exits.
+TEST(TopE2E, WithoutADaemonItSamplesTheBoxItself) {
+  TempDir dir;
+  RunResult r = RunProgram(
+      {CgovBinary(), "top", "--once", "--format", "json", "--interval", "200ms", "--nvml-lib",
+       FakeNvml("full"), "--host-root", Fixture("proc/shared-box")},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")},
+       {"STATE_DIRECTORY", dir / "none"}, {"TMPDIR", dir.path()}}, 30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json t = json::parse(r.out);
+  ASSERT_EQ(t["gpus"].size(), 4u);
+  EXPECT_EQ(t["gpus"][1]["phase"], "idle_held");
+  EXPECT_EQ(t["gpus"][1]["holders"][0]["user"], "bob");
+  EXPECT_EQ(t["gpus"][0]["phase"], "productive");
+  EXPECT_GE(t["gpus"][0]["util_history_pct"].size(), 2u);
+  EXPECT_GT(t["now"]["idle_cost_per_hour_usd"].get<double>(), 0);
+  size_t left = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    left += e.path().filename().string().starts_with("cgov-top-");
+  }
+  EXPECT_EQ(left, 0u) << "the private database is removed";
+  RunResult both = RunProgram({CgovBinary(), "top", "--once", "--live", "--db", dir / "x.db"},
+                              {}, 10);
+  EXPECT_EQ(both.exit_code, 2) << both.err;
 }
 
 }  // namespace
