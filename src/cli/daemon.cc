@@ -119,6 +119,8 @@ void AddKubernetesFlags(CLI::App& app, Flags& f) {
 }
 
 void AddLogFlags(CLI::App& app, Flags& f) {
+  app.add_flag("--log-ticks", f.o.log_ticks, "log a line each tick: every GPU's phase and "
+               "utilization, and who holds an idle-held GPU (off by default)");
   app.add_option("--log.level", f.log_level, "log only events at this level and above: debug, "
                  "info, warn or error")->type_name("debug|info|warn|error")->capture_default_str();
   app.add_option("--log.format", f.log_format, "text (\"cgov daemon: warning: ...\"), logfmt "

@@ -379,10 +379,10 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
 // check, the six process_* series of the daemon itself (kSelf: every one known), and with every
 // module on (kModules) each module's failure counter and each collector's and module's duration.
-constexpr size_t kFixedSeries = 40, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
+constexpr size_t kFixedSeries = 42, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
                  kPerIdentitySeries = 9;
-constexpr const char* kModules[] = {"metrics",       "driver_events", "kubernetes", "pod_resources",
-                                    "notify",        "policy",        "budgets"};
+constexpr const char* kModules[] = {"metrics", "driver_events", "kubernetes", "pod_resources",
+                                    "notify",  "policy",        "budgets",    "tick_log"};
 
 const SelfStats kSelf{.cpu_seconds = 1, .resident_bytes = 1, .virtual_bytes = 1, .open_fds = 1,
                       .max_fds = 1, .start_time_seconds = 1};

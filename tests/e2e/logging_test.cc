@@ -71,6 +71,17 @@ TEST(LoggingE2E, EveryTextLineCarriesItsLevel) {
   }
   EXPECT_NE(r.err.find("cgov daemon: info: recording 8 GPU(s)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cgov daemon: info: SIGHUP: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(": tick 1:"), std::string::npos) << "no tick lines unless asked";
+}
+
+// --log-ticks: a line a tick with every GPU's phase (issue 49), as gpu-usage-audit's daemon.
+TEST(LoggingE2E, LogTicksSaysEachGpusPhaseEveryTick) {
+  RunResult r = DaemonLog({"--log-ticks"});
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("cgov daemon: info: tick 1: (GPU \\d+=\\w+"
+                                                     "( \\d+%)?( \\([^)]*\\))? ?){8}; \\d of 8 idle")))
+      << r.err;
+  EXPECT_NE(r.err.find("tick 3:"), std::string::npos) << r.err;
 }
 
 TEST(LoggingE2E, LogfmtAtWarnLeavesInfoOut) {

@@ -12,6 +12,7 @@ std::vector<std::unique_ptr<DaemonModule>> DaemonModulesFor(DaemonContext* conte
   if (o.kube) modules.push_back(NewKubernetesModule(context));
   if (o.pod_resources) modules.push_back(NewPodResourcesModule(context));
   modules.push_back(NewDriverEventsModule(context));
+  if (o.log_ticks) modules.push_back(NewTickLogModule(context));
   return modules;
 }
 

@@ -26,6 +26,8 @@ std::unique_ptr<DaemonModule> NewKubernetesModule(DaemonContext* context);
 std::unique_ptr<DaemonModule> NewPodResourcesModule(DaemonContext* context);
 // Always: the driver's Xid events and each GPU's memory health, into the log and the history.
 std::unique_ptr<DaemonModule> NewDriverEventsModule(DaemonContext* context);
+// --log-ticks: a log line a tick (tick_log_module.cc).
+std::unique_ptr<DaemonModule> NewTickLogModule(DaemonContext* context);
 
 // The modules context->options() asks for, in the order the core calls them: the budgets
 // before the metrics and notices that read them, the policy before the notices of what it did.

@@ -54,6 +54,7 @@ struct DaemonOptions {
   std::string slurm_accounting_path;   // --slurm-accounting, re-read on SIGHUP
   std::optional<SlurmJobs> slurm_jobs;
   bool policy_dry_run = false;         // --policy-dry-run
+  bool log_ticks = false;              // --log-ticks
 };
 
 }  // namespace cgov
