@@ -10,6 +10,7 @@
 
 #include "analysis/showback.h"
 #include "core/duration.h"
+#include "core/time_format.h"
 
 namespace cgov {
 namespace {
@@ -393,6 +394,37 @@ void AdviseByHolder(const HistoryInput& in, HistorySummary* s) {
   }
 }
 
+void BuildIdleByDay(const HistoryInput& in, HistorySummary* s) {
+  if (!in.heatmap_hours.empty()) return;  // hours that stand for longer spans
+  std::map<uint32_t, std::optional<MicroUsd>> price;
+  for (const HistoryGpuRow& g : s->gpus) price[g.gpu.id] = g.price.per_gpu_hour;
+  std::map<int64_t, IdleDay> days;
+  std::map<int64_t, MicroUsd> cost_parts;
+  for (const HourBucket& b : in.hours) {
+    const int64_t day = b.hour * kHourMs / kDayMs * kDayMs;
+    IdleDay& d = days[day];
+    d.day_start_ms = day;
+    for (const auto& [gpu_id, hour] : b.gpus) {
+      const int64_t idle = hour.usage.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
+                           hour.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+      d.idle_ms += idle;
+      if (auto p = price.find(gpu_id); p != price.end() && p->second) {
+        cost_parts[day] += static_cast<MicroUsd>(static_cast<double>(*p->second) *
+                                                 static_cast<double>(idle) / 3.6e6);
+      }
+    }
+  }
+  std::vector<MicroUsd> parts;
+  for (auto& [day, d] : days) {
+    parts.push_back(cost_parts[day]);
+    s->idle_by_day.push_back(d);
+  }
+  if (s->cost.priced && !parts.empty()) {
+    const std::vector<int64_t> cents = AllocateCents(parts, s->idle_cost);
+    for (size_t i = 0; i < cents.size(); ++i) s->idle_by_day[i].idle_cost = cents[i] * kMicroPerCent;
+  }
+}
+
 void BuildHeatmap(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
   std::array<int64_t, 7 * 24> util{}, known{};
   auto add = [&](int64_t hour, const GpuUsage& u) {
@@ -538,6 +570,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   BuildHabits(in, &s);
   s.sessions_known = in.has_sessions;
   BuildHeatmap(in, o, &s);
+  BuildIdleByDay(in, &s);
   std::vector<std::string> names;  // as the per-GPU table names them
   std::vector<std::optional<MemoryHealth>> health;  // as last recorded before the window's end
   for (const HistoryGpuRow& g : s.gpus) {

@@ -178,6 +178,13 @@ struct HabitRow {
   std::string advice;                 // the one next step for this kind of holder
 };
 
+// One UTC day's idle GPU time (truly idle + idle-held) and its cost.
+struct IdleDay {
+  int64_t day_start_ms = 0;
+  int64_t idle_ms = 0;
+  MicroUsd idle_cost = 0;  // cents allocated once: the days add up to the summary's idle_cost
+};
+
 struct HistorySummary {
   static constexpr int kSchemaVersion = 1;
   int64_t since_ms = 0, until_ms = 0;
@@ -190,6 +197,9 @@ struct HistorySummary {
   std::array<double, kPhaseCount> phase_share_pct{};
   CostBlock cost;
   int64_t idle_ms = 0;           // truly idle + idle held
+  // The window's idle time by UTC day, oldest first; the days add up to idle_ms and idle_cost.
+  // Empty when the source's hours are longer spans (the fleet report over recording rules).
+  std::vector<IdleDay> idle_by_day;
   double idle_pct = 0;           // of the GPU-time with a known utilization
   MicroUsd idle_cost = 0;
   double mean_idle_gpus = 0;     // idle GPU-time / covered wall time

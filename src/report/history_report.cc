@@ -62,6 +62,24 @@ std::string Headline(const HistorySummary& s, const TextStyle& st) {
   return out + CostText(s.cost, st);
 }
 
+// The idle GPU-hours of each UTC day, with a bar, when the window spans two days or more.
+std::string IdleByDay(const HistorySummary& s, const TextStyle& st) {
+  if (s.idle_by_day.size() < 2) return "";
+  int64_t most = 1;
+  for (const IdleDay& d : s.idle_by_day) most = std::max(most, d.idle_ms);
+  std::vector<std::vector<std::string>> rows = {{"Day (UTC)", "Idle GPU-hours", "Cost", ""}};
+  for (const IdleDay& d : s.idle_by_day) {
+    const size_t bar = static_cast<size_t>(20.0 * static_cast<double>(d.idle_ms) /
+                                           static_cast<double>(most) + 0.5);
+    std::string bars;
+    for (size_t i = 0; i < bar; ++i) bars += "▇";
+    rows.push_back({FormatRfc3339Utc(d.day_start_ms * 1'000'000).substr(0, 10),
+                    fmt::format("{:.2f}", HoursOf(d.idle_ms)),
+                    s.cost.priced ? FormatUsd(d.idle_cost) : "-", st.markdown ? "" : bars});
+  }
+  return "\nIdle GPU-hours by day:\n\n" + TextTable(rows, "lrrl", st.markdown);
+}
+
 std::string Waste(const HistorySummary& s, const TextStyle& st) {
   const int64_t graphics = s.usage.GraphicsOnlyMs();
   std::string out = TextHeading("Waste", st);
@@ -85,7 +103,7 @@ std::string Waste(const HistorySummary& s, const TextStyle& st) {
                        "(Xorg, a desktop) holding memory: not idle-held, but the card did no "
                        "compute.\n", HoursOf(graphics));
   }
-  return out;
+  return out + IdleByDay(s, st);
 }
 
 std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
@@ -249,6 +267,16 @@ json PhaseMsJson(const std::array<int64_t, kPhaseCount>& ms) {
 
 json Usd(const HistorySummary& s, MicroUsd v) {
   return s.cost.priced ? json(UsdNumber(v)) : json(nullptr);
+}
+
+json IdleByDayJson(const HistorySummary& s) {
+  json out = json::array();
+  for (const IdleDay& d : s.idle_by_day) {
+    out.push_back({{"day", FormatRfc3339Utc(d.day_start_ms * 1'000'000).substr(0, 10)},
+                   {"idle_gpu_seconds", Round3(static_cast<double>(d.idle_ms) / 1e3)},
+                   {"idle_cost_usd", Usd(s, d.idle_cost)}});
+  }
+  return out;
 }
 
 json GpusJson(const HistorySummary& s) {
@@ -452,6 +480,7 @@ json HistoryReportJsonCore(const HistorySummary& s) {
                      {"graphics_only_gpu_seconds",
                       Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)},
                      {"idle_held", IdleHeldJson(s.idle_held)}}},
+          {"idle_by_day", IdleByDayJson(s)},
           {"cost", CostJson(s.cost)},
           {"showback", ShowbackJson(s)},
           {"gpus", GpusJson(s)},

@@ -226,6 +226,20 @@ std::string HistoryWaste(const HistorySummary& s) {
         Num(F2(HoursOf(h.steady_ms)), "/waste/idle_held/steady_gpu_seconds", 1.0 / 3600),
         Num(F2(HoursOf(h.in_actions_ms)), "/waste/idle_held/in_actions_gpu_seconds", 1.0 / 3600));
   }
+  if (s.idle_by_day.size() >= 2) {
+    html::Table t;
+    t.caption = "Idle GPU-hours by day (UTC)";
+    t.headers = {"Day", "Idle GPU-hours", "Cost"};
+    t.numeric = {false, true, true};
+    for (size_t i = 0; i < s.idle_by_day.size(); ++i) {
+      const IdleDay& d = s.idle_by_day[i];
+      const std::string at = fmt::format("/idle_by_day/{}/", i);
+      t.rows.push_back({Esc(FormatRfc3339Utc(d.day_start_ms * 1'000'000).substr(0, 10)),
+                        Num(F2(HoursOf(d.idle_ms)), at + "idle_gpu_seconds", 1.0 / 3600),
+                        Money(s, d.idle_cost, at + "idle_cost_usd")});
+    }
+    out += t.Render();
+  }
   return out + "</section>\n";
 }
 

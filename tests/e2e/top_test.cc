@@ -153,5 +153,31 @@ TEST(TopE2E, WithoutADaemonItSamplesTheBoxItself) {
   EXPECT_EQ(both.exit_code, 2) << both.err;
 }
 
+// Issue 49's report KPI: idle GPU-hours by UTC day, in every view, adding up to the window's.
+TEST(IdleByDayE2E, TheDaysAddUpToTheWindowsIdleTimeAndCost) {
+  const std::string db = DemoDb();
+  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
+                                 "json"}, {});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const json r = json::parse(report.out);
+  ASSERT_EQ(r["idle_by_day"].size(), 2u) << r["idle_by_day"].dump();
+  double seconds = 0;
+  int64_t cents = 0;
+  for (const json& d : r["idle_by_day"]) {
+    seconds += d["idle_gpu_seconds"].get<double>();
+    cents += Cents(d["idle_cost_usd"]);
+  }
+  EXPECT_NEAR(seconds, r["waste"]["idle_gpu_seconds"].get<double>(), 0.002);
+  EXPECT_EQ(cents, Cents(r["waste"]["idle_cost_usd"]));
+  EXPECT_EQ(r["idle_by_day"][0]["day"], "2026-11-23");
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d"}, {});
+  EXPECT_NE(text.out.find("Idle GPU-hours by day:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("2026-11-24"), std::string::npos);
+  RunResult html = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
+                               "html"}, {});
+  EXPECT_NE(html.out.find("Idle GPU-hours by day (UTC)"), std::string::npos);
+  EXPECT_NE(html.out.find("/idle_by_day/1/idle_cost_usd"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cgov::e2e
