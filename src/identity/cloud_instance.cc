@@ -97,44 +97,51 @@ Asked AskAws(const std::string& endpoint, SteadyClock::time_point deadline) {
   return a;
 }
 
-Asked AskGcp(const std::string& endpoint, SteadyClock::time_point deadline) {
+// GCP and Azure: plain GETs with their header, the type at one path and the id at another.
+struct HeaderCloud {
+  CloudProvider provider;
+  const char* name;       // "GCP"
+  const char* header;     // "Metadata-Flavor: Google"
+  const char* type_path;  // under the endpoint
+  const char* id_path;
+  const char* query;      // after each path
+};
+
+constexpr HeaderCloud kGcp = {CloudProvider::kGcp, "GCP", "Metadata-Flavor: Google",
+                              "/computeMetadata/v1/instance/machine-type",
+                              "/computeMetadata/v1/instance/id", ""};
+constexpr HeaderCloud kAzure = {CloudProvider::kAzure, "Azure", "Metadata: true",
+                                "/metadata/instance/compute/vmSize",
+                                "/metadata/instance/compute/resourceId",
+                                "?api-version=2021-02-01&format=text"};
+
+Asked AskWithHeader(const HeaderCloud& c, const std::string& endpoint,
+                    SteadyClock::time_point deadline) {
   Asked a;
-  const std::vector<std::string> flavor = {"Metadata-Flavor: Google"};
-  auto type = Value(endpoint + "/computeMetadata/v1/instance/machine-type", flavor, deadline);
+  const std::vector<std::string> headers = {c.header};
+  auto type = Value(fmt::format("{}{}{}", endpoint, c.type_path, c.query), headers, deadline);
   if (!type.ok()) {
     a.reached = type.status().code() != StatusCode::kUnavailable;
-    a.why = "GCP: machine-type: " + type.status().message();
+    a.why = fmt::format("{}: {}: {}", c.name, LastSegment(c.type_path), type.status().message());
     return a;
   }
   a.reached = true;
-  a.instance.provider = CloudProvider::kGcp;
+  a.instance.provider = c.provider;
+  // GCP names the type as a path ("projects/123/machineTypes/a2-highgpu-1g").
   a.instance.instance_type = LastSegment(*type);
-  if (auto id = Value(endpoint + "/computeMetadata/v1/instance/id", flavor, deadline); id.ok()) {
+  if (auto id = Value(fmt::format("{}{}{}", endpoint, c.id_path, c.query), headers, deadline);
+      id.ok()) {
     a.instance.instance_id = *id;
   }
   return a;
 }
 
+Asked AskGcp(const std::string& endpoint, SteadyClock::time_point deadline) {
+  return AskWithHeader(kGcp, endpoint, deadline);
+}
+
 Asked AskAzure(const std::string& endpoint, SteadyClock::time_point deadline) {
-  Asked a;
-  const std::vector<std::string> metadata = {"Metadata: true"};
-  constexpr char kQuery[] = "?api-version=2021-02-01&format=text";
-  auto size = Value(fmt::format("{}/metadata/instance/compute/vmSize{}", endpoint, kQuery),
-                    metadata, deadline);
-  if (!size.ok()) {
-    a.reached = size.status().code() != StatusCode::kUnavailable;
-    a.why = "Azure: vmSize: " + size.status().message();
-    return a;
-  }
-  a.reached = true;
-  a.instance.provider = CloudProvider::kAzure;
-  a.instance.instance_type = *size;
-  if (auto id = Value(fmt::format("{}/metadata/instance/compute/resourceId{}", endpoint, kQuery),
-                      metadata, deadline);
-      id.ok()) {
-    a.instance.instance_id = *id;
-  }
-  return a;
+  return AskWithHeader(kAzure, endpoint, deadline);
 }
 
 }  // namespace

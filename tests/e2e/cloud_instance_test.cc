@@ -17,9 +17,7 @@ namespace {
 RunResult Daemon(const std::vector<std::string>& extra, std::string* metrics) {
   TempDir dir;
   const int port = FreePort();
-  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
-                                   "200ms", "--nvml-lib", FakeNvml("full"), "--listen",
-                                   "127.0.0.1:" + std::to_string(port)};
+  std::vector<std::string> argv = FakeDaemonArgv(dir, port);
   argv.insert(argv.end(), extra.begin(), extra.end());
   Started daemon = StartProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
   EXPECT_TRUE(WaitFor(TicksTaken(port, 2), 20));

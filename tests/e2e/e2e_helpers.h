@@ -217,6 +217,13 @@ inline double Sample(const std::string& metrics, const std::string& name) {
   return std::stod(line.substr(line.rfind(' ') + 1));
 }
 
+// A daemon on the fake driver (its scenario from CGOV_FAKE_NVML_SCENARIO) every 200 ms into
+// dir/h.db, serving /metrics on 127.0.0.1:`port`; flags may follow.
+inline std::vector<std::string> FakeDaemonArgv(const TempDir& dir, int port) {
+  return {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
+          FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(port)};
+}
+
 // ScrapeDaemon's usual wait: the daemon serving on 127.0.0.1:`port` took `ticks` ticks
 // (cgov_ticks_total). Its database has them once it commits (--commit-every) or stops.
 inline std::function<bool()> TicksTaken(int port, int64_t ticks) {

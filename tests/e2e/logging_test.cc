@@ -21,9 +21,7 @@ namespace {
 RunResult DaemonLog(const std::vector<std::string>& extra, const std::string& shell_prefix = "") {
   TempDir dir;
   const int port = FreePort();
-  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
-                                   "200ms", "--nvml-lib", FakeNvml("full"), "--listen",
-                                   "127.0.0.1:" + std::to_string(port)};
+  std::vector<std::string> argv = FakeDaemonArgv(dir, port);
   argv.insert(argv.end(), extra.begin(), extra.end());
   const Env env = {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}};
   Started daemon;
