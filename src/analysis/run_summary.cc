@@ -144,6 +144,7 @@ void RunAccumulator::Finish(int64_t end_mono_ns, RunSummary* summary) const {
     g.lost = lost_[i];
     g.used_by_job = used_[i];
     g.metrics = per_gpu_[i].Stats();
+    g.util_histogram = per_gpu_[i].Of(RunMetric::kGpuUtilPct).Bins(10, 10);
     g.util_series = util_series_[i];
     g.mem_series = mem_series_[i];
     summary->gpus.push_back(std::move(g));

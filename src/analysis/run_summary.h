@@ -45,6 +45,9 @@ struct GpuRunSummary {
   bool lost = false;     // lost at some point of the run
   bool used_by_job = false;  // a process of the job held memory on it
   MetricSet metrics;     // the GPU metrics only (CPU and host memory stay unset)
+  // The distribution behind metrics' utilization P50/P95: samples with utilization in
+  // [0, 10), [10, 20) ... [90, 100] %.
+  std::vector<uint64_t> util_histogram;
   // Utilization and memory used (% of total) over the run, in ms since its start, for charts
   // (the HTML report). Not in summary.json: samples.jsonl has every sample.
   MinMaxSeries util_series, mem_series;
@@ -127,6 +130,7 @@ class RunAccumulator {
     std::array<ValueHistogram, kRunMetricCount> h;
     void Add(RunMetric m, double v) { h[static_cast<size_t>(m)].Add(v); }
     MetricSet Stats() const;
+    const ValueHistogram& Of(RunMetric m) const { return h[static_cast<size_t>(m)]; }
   };
 
   std::vector<GpuInfo> gpus_;

@@ -18,6 +18,18 @@ void ValueHistogram::Add(double value) {
   sum_ += value;
 }
 
+std::vector<uint64_t> ValueHistogram::Bins(double width, size_t n) const {
+  std::vector<uint64_t> bins(n, 0);
+  if (n == 0 || width <= 0) return bins;
+  for (const auto& [bucket, count] : counts_) {
+    const double value = static_cast<double>(bucket) * resolution_;
+    const double at = std::floor(value / width);
+    const size_t bin = at < 0 ? 0 : std::min(n - 1, static_cast<size_t>(at));
+    bins[bin] += count;
+  }
+  return bins;
+}
+
 double ValueHistogram::Quantile(double q) const {
   const uint64_t rank = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * count_)));
   uint64_t seen = 0;

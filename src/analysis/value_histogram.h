@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
 
 namespace cgov {
 
@@ -30,6 +31,9 @@ class ValueHistogram {
   double Quantile(double q) const;
   // nullopt when nothing was added: unknown, not zero.
   std::optional<MetricStats> Stats() const;
+  // The values counted into `n` bins of `width` from 0 (the last bin also takes everything
+  // above it; a value below 0 goes to the first): a utilization's 10 bins of 10 %.
+  std::vector<uint64_t> Bins(double width, size_t n) const;
 
  private:
   double resolution_;

@@ -81,5 +81,12 @@ TEST(ValueHistogram, NonFiniteValuesAreIgnored) {
   EXPECT_FALSE(h.Stats().has_value());
 }
 
+TEST(ValueHistogram, BinsCountEachValueOnceWithTheTopBinTakingTheRest) {
+  ValueHistogram h(0.1);
+  for (double v : {0.0, 9.9, 10.0, 55.0, 90.0, 100.0, 120.0, -1.0}) h.Add(v);
+  EXPECT_EQ(h.Bins(10, 10), (std::vector<uint64_t>{3, 1, 0, 0, 0, 1, 0, 0, 0, 3}));
+  EXPECT_EQ(ValueHistogram(1).Bins(10, 10), std::vector<uint64_t>(10, 0));
+}
+
 }  // namespace
 }  // namespace cgov

@@ -166,6 +166,34 @@ std::string RunCharts(const RunSummary& s) {
   return ChartsSection(figures, "");
 }
 
+// Each GPU's samples by utilization band: the distribution behind its P50 and P95.
+std::string RunUtilHistogram(const RunSummary& s) {
+  html::Table t;
+  t.caption = "Samples by utilization (% of each GPU's samples)";
+  t.headers = {"GPU"};
+  t.numeric = {false};
+  for (int b = 0; b < 10; ++b) {
+    t.headers.push_back(b < 9 ? fmt::format("{}–{} %", b * 10, b * 10 + 10) : "90–100 %");
+    t.numeric.push_back(true);
+  }
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const GpuRunSummary& g = s.gpus[i];
+    uint64_t total = 0;
+    for (uint64_t n : g.util_histogram) total += n;
+    if (total == 0) continue;
+    std::vector<std::string> row = {Esc(g.label.empty() ? fmt::format("{}", g.index) : g.label)};
+    for (size_t b = 0; b < g.util_histogram.size(); ++b) {
+      const double pct = 100.0 * static_cast<double>(g.util_histogram[b]) /
+                         static_cast<double>(total);
+      row.push_back(Num(fmt::format("{}", g.util_histogram[b]),
+                        fmt::format("/gpus/{}/util_histogram/counts/{}", i, b)) +
+                    fmt::format(" <span class=\"muted\">({:.0f} %)</span>", pct));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t.rows.empty() ? "" : t.Render();
+}
+
 std::string RunPerGpu(const RunSummary& s) {
   html::Table t;
   t.caption = "Per GPU";
@@ -189,7 +217,8 @@ std::string RunPerGpu(const RunSummary& s) {
                       MetricCell(m(RunMetric::kGpuTempC), &MetricStats::max, at + "gpu_temp_c/max"),
                       g.used_by_job ? "yes" : "no"});
   }
-  return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + "</section>\n";
+  return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + RunUtilHistogram(s) +
+         "</section>\n";
 }
 
 // ---- cgov report ----

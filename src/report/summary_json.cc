@@ -160,7 +160,8 @@ json SummaryJson(const RunSummary& s) {
                     {"memory_total_bytes", Opt(g.memory_total_bytes)},
                     {"lost", g.lost},
                     {"used_by_job", g.used_by_job},
-                    {"metrics", MetricsJson(g.metrics, true)}});
+                    {"metrics", MetricsJson(g.metrics, true)},
+                    {"util_histogram", {{"bin_width_pct", 10}, {"counts", g.util_histogram}}}});
     if (g.mig) gpus.back()["mig"] = MigInstanceJson(*g.mig);
     gpus.back()["memory_health"] = g.memory_health ? MemoryHealthJson(*g.memory_health) : json(nullptr);
   }

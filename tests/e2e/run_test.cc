@@ -469,6 +469,15 @@ TEST(RunE2E, FakeGpusMetricTableMatchesTheScenario) {
   EXPECT_EQ(s["metrics"]["gpu_util_pct"]["p50"], 40);
   EXPECT_EQ(s["metrics"]["gpu_util_pct"]["min"], 10);
   EXPECT_EQ(s["metrics"]["gpu_util_pct"]["max"], 90);
+  // Each GPU's utilization histogram (issue 49): every sample counted once, GPU 1's all in
+  // the 40-50 % bin its P50 says.
+  for (const json& g : s["gpus"]) {
+    uint64_t counted = 0;
+    for (const json& n : g["util_histogram"]["counts"]) counted += n.get<uint64_t>();
+    EXPECT_EQ(counted, g["metrics"]["gpu_util_pct"]["count"].get<uint64_t>()) << g.dump();
+  }
+  EXPECT_EQ(s["gpus"][1]["util_histogram"]["counts"][4],
+            s["gpus"][1]["metrics"]["gpu_util_pct"]["count"]);
   EXPECT_TRUE(Contains(r.err, "| GPU Util %   |  10.0 |  40.0 |")) << r.err;
   EXPECT_TRUE(Contains(r.err, "|   1 |       40.0 |        40.0 |      20.0 |        250.0 |"))
       << r.err;
