@@ -226,11 +226,7 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
       gh.power_known_ms += duration_ms;
     }
     const GpuPoint point = StoredGpuPoint(tick, i);
-    std::optional<Phase> phase;
-    if (point.util_pct) {
-      phase = Classify(std::clamp(*point.util_pct, 0.0, 100.0), point.compute_memory_bytes, phases_,
-                       point.allocated);
-    }
+    const std::optional<Phase> phase = PhaseOf(point, phases_);
     if (sink_) {
       TickCredit::Gpu& gc = credit.gpus.emplace_back();
       gc.gpu_id = g.gpu_id;

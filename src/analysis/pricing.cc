@@ -322,21 +322,6 @@ const PriceCatalog& BuiltinCatalog() {
   return catalog;
 }
 
-std::string InstanceTypeFromMetadata(std::string_view body) {
-  while (!body.empty() && (body.back() == '\n' || body.back() == '\r' || body.back() == ' ')) {
-    body.remove_suffix(1);
-  }
-  if (const size_t slash = body.rfind('/'); slash != std::string_view::npos) {
-    body.remove_prefix(slash + 1);
-  }
-  for (char c : body) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '-' || c == '_';
-    if (!ok) return "";
-  }
-  return std::string(body.substr(0, 64));
-}
-
 namespace {
 
 // --price-per-gpu-hour wins over the catalog (which still says what on-demand and spot are).

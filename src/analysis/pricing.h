@@ -111,10 +111,6 @@ struct ResolvedPrice {
   std::string Label() const { return part.empty() ? label : label + ", " + part; }
 };
 
-// The instance type in a metadata answer: AWS answers "p5.48xlarge", GCP
-// "projects/123/machineTypes/a2-highgpu-1g" (the last path segment). Empty when none.
-std::string InstanceTypeFromMetadata(std::string_view body);
-
 // Resolution order: explicit price, instance type, the reference price of the catalog model
 // whose `match` stands in `gpu_name` as a whole word (the longest match wins; a model whose
 // memory_gb disagrees with the GPU's memory, when known, is passed over), else unknown. An

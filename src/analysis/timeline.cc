@@ -32,6 +32,12 @@ void AddGpm(const GpuPoint& g, bool bound, int64_t duration_ms, GpuUsage* u) {
 
 }  // namespace
 
+std::optional<Phase> PhaseOf(const GpuPoint& point, const PhaseThresholds& thresholds) {
+  if (!point.util_pct) return std::nullopt;
+  return Classify(std::clamp(*point.util_pct, 0.0, 100.0), point.compute_memory_bytes, thresholds,
+                  point.allocated);
+}
+
 std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
   std::vector<GpuPoint> points(tick.gpu_fast.size());
   for (size_t i = 0; i < points.size(); ++i) {

@@ -35,6 +35,10 @@ struct GpuPoint {
 // Reduces a tick to what the analysis needs (pure).
 std::vector<GpuPoint> GpuPoints(const TickSample& tick);
 
+// The phase of one GPU-sample (its utilization clamped to 0-100); nullopt when the utilization
+// is unknown.
+std::optional<Phase> PhaseOf(const GpuPoint& point, const PhaseThresholds& thresholds);
+
 // Pattern thresholds (docs/analysis.md explains each).
 struct PatternThresholds {
   double high_util_pct = 70;        // "near 100" side of a burst

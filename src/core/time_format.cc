@@ -42,6 +42,10 @@ std::string FormatMinuteUtc(int64_t unix_ms) {
   return FormatRfc3339Utc(unix_ms * 1'000'000).substr(0, 16) + "Z";
 }
 
+std::string FormatDateUtc(int64_t unix_ms) {
+  return FormatRfc3339Utc(unix_ms * 1'000'000).substr(0, 10);
+}
+
 std::string FormatCompactUtc(int64_t unix_ns) {
   tm t = Utc(unix_ns);
   return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,

@@ -19,6 +19,9 @@ std::string FormatRfc3339Utc(int64_t unix_ns);
 // "2026-11-21T11:19Z": to the minute, as reports show a time.
 std::string FormatMinuteUtc(int64_t unix_ms);
 
+// "2026-11-21": the UTC day.
+std::string FormatDateUtc(int64_t unix_ms);
+
 // "20261121T111927Z": for directory names (sorts by time, no ':' for other filesystems).
 std::string FormatCompactUtc(int64_t unix_ns);
 

@@ -47,12 +47,6 @@ std::string CleanToken(std::string_view body) {
   return std::string(body);
 }
 
-// The last path segment: GCP's machine type is "projects/123/machineTypes/a2-highgpu-1g".
-std::string LastSegment(const std::string& value) {
-  const size_t slash = value.rfind('/');
-  return slash == std::string::npos ? value : value.substr(slash + 1);
-}
-
 struct Asked {
   bool reached = false;  // something answered HTTP at all
   std::string why;       // what went wrong, for the error
@@ -68,6 +62,15 @@ Result<std::string> Value(const std::string& url, const std::vector<std::string>
   return value;
 }
 
+// An instance type's answer (InstanceTypeFromMetadata of it).
+Result<std::string> TypeValue(const std::string& url, const std::vector<std::string>& headers,
+                              SteadyClock::time_point deadline) {
+  CGOV_ASSIGN_OR_RETURN(std::string value, Value(url, headers, deadline));
+  std::string type = InstanceTypeFromMetadata(value);
+  if (type.empty()) return InvalidArgument("an answer that is not an instance type");
+  return type;
+}
+
 Asked AskAws(const std::string& endpoint, SteadyClock::time_point deadline) {
   Asked a;
   std::vector<std::string> headers;
@@ -81,7 +84,7 @@ Asked AskAws(const std::string& endpoint, SteadyClock::time_point deadline) {
   if (const std::string t = CleanToken(token->body); token->status == 200 && !t.empty()) {
     headers.push_back("X-aws-ec2-metadata-token: " + t);
   }  // else an IMDSv1-only host (or not AWS): asked without a token
-  auto type = Value(endpoint + "/latest/meta-data/instance-type", headers, deadline);
+  auto type = TypeValue(endpoint + "/latest/meta-data/instance-type", headers, deadline);
   if (!type.ok()) {
     a.why = fmt::format("AWS: instance-type: {}{}", type.status().message(),
                         headers.empty() ? fmt::format(" (the token PUT answered HTTP {})",
@@ -90,7 +93,7 @@ Asked AskAws(const std::string& endpoint, SteadyClock::time_point deadline) {
     return a;
   }
   a.instance.provider = CloudProvider::kAws;
-  a.instance.instance_type = LastSegment(*type);
+  a.instance.instance_type = *type;
   if (auto id = Value(endpoint + "/latest/meta-data/instance-id", headers, deadline); id.ok()) {
     a.instance.instance_id = *id;
   }
@@ -101,16 +104,17 @@ Asked AskAws(const std::string& endpoint, SteadyClock::time_point deadline) {
 struct HeaderCloud {
   CloudProvider provider;
   const char* name;       // "GCP"
+  const char* type_key;   // "machine-type", as errors name it
   const char* header;     // "Metadata-Flavor: Google"
   const char* type_path;  // under the endpoint
   const char* id_path;
   const char* query;      // after each path
 };
 
-constexpr HeaderCloud kGcp = {CloudProvider::kGcp, "GCP", "Metadata-Flavor: Google",
+constexpr HeaderCloud kGcp = {CloudProvider::kGcp, "GCP", "machine-type", "Metadata-Flavor: Google",
                               "/computeMetadata/v1/instance/machine-type",
                               "/computeMetadata/v1/instance/id", ""};
-constexpr HeaderCloud kAzure = {CloudProvider::kAzure, "Azure", "Metadata: true",
+constexpr HeaderCloud kAzure = {CloudProvider::kAzure, "Azure", "vmSize", "Metadata: true",
                                 "/metadata/instance/compute/vmSize",
                                 "/metadata/instance/compute/resourceId",
                                 "?api-version=2021-02-01&format=text"};
@@ -119,16 +123,15 @@ Asked AskWithHeader(const HeaderCloud& c, const std::string& endpoint,
                     SteadyClock::time_point deadline) {
   Asked a;
   const std::vector<std::string> headers = {c.header};
-  auto type = Value(fmt::format("{}{}{}", endpoint, c.type_path, c.query), headers, deadline);
+  auto type = TypeValue(fmt::format("{}{}{}", endpoint, c.type_path, c.query), headers, deadline);
   if (!type.ok()) {
     a.reached = type.status().code() != StatusCode::kUnavailable;
-    a.why = fmt::format("{}: {}: {}", c.name, LastSegment(c.type_path), type.status().message());
+    a.why = fmt::format("{}: {}: {}", c.name, c.type_key, type.status().message());
     return a;
   }
   a.reached = true;
   a.instance.provider = c.provider;
-  // GCP names the type as a path ("projects/123/machineTypes/a2-highgpu-1g").
-  a.instance.instance_type = LastSegment(*type);
+  a.instance.instance_type = *type;
   if (auto id = Value(fmt::format("{}{}{}", endpoint, c.id_path, c.query), headers, deadline);
       id.ok()) {
     a.instance.instance_id = *id;
@@ -145,6 +148,21 @@ Asked AskAzure(const std::string& endpoint, SteadyClock::time_point deadline) {
 }
 
 }  // namespace
+
+std::string InstanceTypeFromMetadata(std::string_view body) {
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r' || body.back() == ' ')) {
+    body.remove_suffix(1);
+  }
+  if (const size_t slash = body.rfind('/'); slash != std::string_view::npos) {
+    body.remove_prefix(slash + 1);
+  }
+  for (char c : body) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '_';
+    if (!ok) return "";
+  }
+  return std::string(body.substr(0, 64));
+}
 
 Result<CloudProvider> ParseCloudProvider(std::string_view text) {
   if (text == "auto" || text.empty()) return CloudProvider::kAuto;

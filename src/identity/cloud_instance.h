@@ -27,6 +27,11 @@ enum class CloudProvider { kAuto, kAws, kGcp, kAzure };
 
 inline constexpr char kDefaultMetadataEndpoint[] = "http://169.254.169.254";
 
+// The instance type in a metadata answer: AWS answers "p5.48xlarge", GCP
+// "projects/123/machineTypes/a2-highgpu-1g" (the last path segment), Azure
+// "Standard_ND96isr_H100_v5". Empty when it is not one (letters, digits, . - _, at most 64).
+std::string InstanceTypeFromMetadata(std::string_view body);
+
 // "auto", "aws", "gcp", "azure"; the error names them.
 Result<CloudProvider> ParseCloudProvider(std::string_view text);
 std::string_view CloudProviderName(CloudProvider provider);

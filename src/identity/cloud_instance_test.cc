@@ -95,6 +95,13 @@ TEST(CloudInstance, AHangingServiceIsGivenUpWithinTheBudget) {
   EXPECT_LT(took, std::chrono::milliseconds(1500));  // the budget, and no next provider
 }
 
+TEST(InstanceTypeFromMetadata, AwsAndGcpAnswers) {
+  EXPECT_EQ(InstanceTypeFromMetadata("p5.48xlarge"), "p5.48xlarge");
+  EXPECT_EQ(InstanceTypeFromMetadata("projects/123/machineTypes/a2-highgpu-1g\n"), "a2-highgpu-1g");
+  EXPECT_EQ(InstanceTypeFromMetadata("<html>error</html>"), "");
+  EXPECT_EQ(InstanceTypeFromMetadata(""), "");
+}
+
 TEST(CloudInstance, ProvidersParseAndNameWhatTheyAccept) {
   EXPECT_EQ(*ParseCloudProvider(""), CloudProvider::kAuto);
   EXPECT_EQ(*ParseCloudProvider("azure"), CloudProvider::kAzure);

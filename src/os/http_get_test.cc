@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/pricing.h"
 #include "fakes/fake_http_server.h"
 
 namespace cgov {
@@ -52,12 +51,6 @@ TEST(HttpGet, RefusedAndUnsupportedUrls) {
   }
 }
 
-TEST(InstanceTypeFromMetadata, AwsAndGcpAnswers) {
-  EXPECT_EQ(InstanceTypeFromMetadata("p5.48xlarge"), "p5.48xlarge");
-  EXPECT_EQ(InstanceTypeFromMetadata("projects/123/machineTypes/a2-highgpu-1g\n"), "a2-highgpu-1g");
-  EXPECT_EQ(InstanceTypeFromMetadata("<html>error</html>"), "");
-  EXPECT_EQ(InstanceTypeFromMetadata(""), "");
-}
 
 }  // namespace
 }  // namespace cgov

@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string Day(int64_t ms) { return FormatRfc3339Utc(ms * 1'000'000).substr(0, 10); }
+std::string Day(int64_t ms) { return FormatDateUtc(ms); }
 
 std::string PeriodLabel(const BudgetStatus& b) {
   return b.budget.period == BudgetPeriod::kWeek ? "week of " + Day(b.period.start_ms)

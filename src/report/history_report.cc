@@ -73,7 +73,7 @@ std::string IdleByDay(const HistorySummary& s, const TextStyle& st) {
                                            static_cast<double>(most) + 0.5);
     std::string bars;
     for (size_t i = 0; i < bar; ++i) bars += "▇";
-    rows.push_back({FormatRfc3339Utc(d.day_start_ms * 1'000'000).substr(0, 10),
+    rows.push_back({FormatDateUtc(d.day_start_ms),
                     fmt::format("{:.2f}", HoursOf(d.idle_ms)),
                     s.cost.priced ? FormatUsd(d.idle_cost) : "-", st.markdown ? "" : bars});
   }
@@ -272,7 +272,7 @@ json Usd(const HistorySummary& s, MicroUsd v) {
 json IdleByDayJson(const HistorySummary& s) {
   json out = json::array();
   for (const IdleDay& d : s.idle_by_day) {
-    out.push_back({{"day", FormatRfc3339Utc(d.day_start_ms * 1'000'000).substr(0, 10)},
+    out.push_back({{"day", FormatDateUtc(d.day_start_ms)},
                    {"idle_gpu_seconds", Round3(static_cast<double>(d.idle_ms) / 1e3)},
                    {"idle_cost_usd", Usd(s, d.idle_cost)}});
   }

@@ -263,7 +263,7 @@ std::string HistoryWaste(const HistorySummary& s) {
     for (size_t i = 0; i < s.idle_by_day.size(); ++i) {
       const IdleDay& d = s.idle_by_day[i];
       const std::string at = fmt::format("/idle_by_day/{}/", i);
-      t.rows.push_back({Esc(FormatRfc3339Utc(d.day_start_ms * 1'000'000).substr(0, 10)),
+      t.rows.push_back({Esc(FormatDateUtc(d.day_start_ms)),
                         Num(F2(HoursOf(d.idle_ms)), at + "idle_gpu_seconds", 1.0 / 3600),
                         Money(s, d.idle_cost, at + "idle_cost_usd")});
     }

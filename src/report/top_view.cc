@@ -85,11 +85,8 @@ void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
                               f.gpus.size(), FormatRfc3339Utc(f.at_ms * 1'000'000).substr(0, 19)
                                                  + "Z"));
   if (f.priced) {
-    const double pct = f.cost_per_hour > 0 ? 100.0 * static_cast<double>(f.waste_per_hour) /
-                                                 static_cast<double>(f.cost_per_hour)
-                                           : 0;
     lines.push_back(fmt::format("now    {}/h for the GPUs, {}/h of it idle ({:.0f} %)",
-                                Usd(f.cost_per_hour), Usd(f.waste_per_hour), pct));
+                                Usd(f.cost_per_hour), Usd(f.waste_per_hour), f.idle_share_pct));
   } else {
     lines.push_back("now    (no price: give the daemon --price-per-gpu-hour or --instance-type)");
   }
@@ -230,6 +227,7 @@ std::string RenderTopJson(const TopFrame& f) {
   usd(f.cost_per_hour);
   w.Key("idle_cost_per_hour_usd");
   usd(f.waste_per_hour);
+  w.Key("idle_share_pct").Double(Round3(f.idle_share_pct));
   w.EndObject();
   w.Key("today").BeginObject();
   w.Key("since").String(FormatRfc3339Utc(f.day_start_ms * 1'000'000));

@@ -51,6 +51,7 @@ struct TopFrame {
   bool priced = false;
   MicroUsd cost_per_hour = 0;   // every GPU's price
   MicroUsd waste_per_hour = 0;  // the price of the GPUs idle (truly idle or idle-held) now
+  double idle_share_pct = 0;    // waste_per_hour / cost_per_hour (0 when nothing is priced)
   int64_t idle_ms_today = 0;    // truly idle + idle-held GPU time since day_start_ms
   MicroUsd idle_cost_today = 0;
   std::vector<TopGpu> gpus;

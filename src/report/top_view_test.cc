@@ -16,6 +16,7 @@ TopFrame TwoGpus() {
   f.priced = true;
   f.cost_per_hour = 5'000'000;
   f.waste_per_hour = 2'500'000;
+  f.idle_share_pct = 50;
   f.idle_ms_today = 7'200'000;
   f.idle_cost_today = 5'000'000;
   TopGpu busy;
@@ -79,6 +80,7 @@ TEST(TopView, JsonCarriesEveryFigure) {
   EXPECT_EQ(j["schema"], "cgov.top");
   EXPECT_EQ(j["now"]["cost_per_hour_usd"], 5.0);
   EXPECT_EQ(j["now"]["idle_cost_per_hour_usd"], 2.5);
+  EXPECT_EQ(j["now"]["idle_share_pct"], 50.0);
   EXPECT_EQ(j["today"]["idle_gpu_seconds"], 7200.0);
   EXPECT_EQ(j["today"]["idle_cost_usd"], 5.0);
   EXPECT_EQ(j["gpus"][1]["phase"], "idle_held");

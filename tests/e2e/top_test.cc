@@ -143,6 +143,9 @@ TEST(TopE2E, WithoutADaemonItSamplesTheBoxItself) {
   EXPECT_EQ(t["gpus"][0]["phase"], "productive");
   EXPECT_GE(t["gpus"][0]["util_history_pct"].size(), 2u);
   EXPECT_GT(t["now"]["idle_cost_per_hour_usd"].get<double>(), 0);
+  EXPECT_NEAR(t["now"]["idle_share_pct"].get<double>(),
+              100 * t["now"]["idle_cost_per_hour_usd"].get<double>() /
+                  t["now"]["cost_per_hour_usd"].get<double>(), 0.5);
   size_t left = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     left += e.path().filename().string().starts_with("cgov-top-");

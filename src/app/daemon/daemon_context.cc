@@ -63,11 +63,7 @@ void DaemonTick::ClassifyGpus() {
   phases_.resize(stored.gpus.size());
   for (size_t i = 0; i < stored.gpus.size(); ++i) {
     points_[i] = StoredGpuPoint(stored, i);
-    const GpuPoint& p = points_[i];
-    phases_[i].reset();
-    if (p.util_pct) {
-      phases_[i] = Classify(*p.util_pct, p.compute_memory_bytes, PhaseThresholds{}, p.allocated);
-    }
+    phases_[i] = PhaseOf(points_[i], PhaseThresholds{});
   }
   classified_ = true;
 }

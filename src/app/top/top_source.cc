@@ -10,6 +10,7 @@
 #include "analysis/history_summary.h"
 #include "app/history/history_load.h"
 #include "app/report/history_report_service.h"
+#include "core/text.h"
 #include "core/time_format.h"
 #include "store/history_store.h"
 
@@ -43,14 +44,13 @@ void FillGpus(const HistoryInput& in, const HistorySummary& summary,
     TopGpu g;
     if (auto it = records.find(sg.gpu_id); it != records.end()) {
       g.index = it->second->index;
-      g.label = it->second->Label();
-      g.name = it->second->name;
+      g.label = SafeText(it->second->Label());
+      g.name = SafeText(it->second->name);
       if (it->second->mem_total_mib) g.mem_total_mib = static_cast<double>(*it->second->mem_total_mib);
     }
     const GpuPoint p = StoredGpuPoint(last, pos);
     g.util_pct = p.util_pct;
-    if (p.util_pct) g.phase = Classify(*p.util_pct, p.compute_memory_bytes, PhaseThresholds{},
-                                       p.allocated);
+    g.phase = PhaseOf(p, PhaseThresholds{});
     if (auto mem = sg.get(StoredGpuField::kMemUsedMib)) g.mem_used_mib = static_cast<double>(*mem);
     if (auto power = sg.get(StoredGpuField::kPowerDw)) g.power_w = *power / 10.0;
     for (const RecentTick& r : recent) {
@@ -74,12 +74,12 @@ void FillGpus(const HistoryInput& in, const HistorySummary& summary,
       h.pid = proc.pid;
       h.mem_used_mib = proc.mem_used_mib;
       if (auto id = in.identities.find(proc.identity_id); id != in.identities.end()) {
-        h.user = id->second.user;
-        h.project = id->second.project;
-        h.where = WhereOf(id->second);
+        h.user = SafeText(id->second.user);
+        h.project = SafeText(id->second.project);
+        h.where = SafeText(WhereOf(id->second));
       }
       if (auto cmd = in.commands.find(proc.command_id); cmd != in.commands.end()) {
-        h.command = cmd->second;
+        h.command = SafeText(cmd->second);
       }
       g.holders.push_back(std::move(h));
     }
@@ -96,18 +96,18 @@ void FillIdleHeld(const HistorySummary& summary, int64_t since_summary_ms, TopFr
   for (const ActionRow& a : summary.actions) {
     if (!a.ongoing || a.session.idle_streak_ms <= 0) continue;
     TopIdleHeld i;
-    i.user = a.user;
-    i.command = a.command;
+    i.user = SafeText(a.user);
+    i.command = SafeText(a.command);
     i.pid = a.session.allocation() ? 0 : a.session.pid;
     i.gpu_index = a.gpu_index;
     i.idle_for_ms = a.session.idle_streak_ms + std::max<int64_t>(since_summary_ms, 0);
     i.idle_held_cost_today = a.idle_held_cost;
-    i.advice = a.advice;
+    i.advice = SafeText(a.advice);
     // The report's habit for this holder: its kind and the next step for that kind.
     for (const HabitRow& h : summary.habits) {
       if (h.user != a.user || h.command != a.command || h.gpu_index != a.gpu_index) continue;
       i.kind = h.kind;
-      if (!h.advice.empty()) i.advice = h.advice;
+      if (!h.advice.empty()) i.advice = SafeText(h.advice);
     }
     frame->idle_held.push_back(std::move(i));
   }
@@ -129,6 +129,12 @@ Result<std::unique_ptr<TopSource>> TopSource::Open(const TopSourceOptions& o) {
 }
 
 Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
+  const bool due = !day_ || now_mono_ms - day_read_mono_ms_ >= options_.day_refresh_ms;
+  if (due && day_) {
+    // Opened again with each new day summary: a database restored or replaced under the view
+    // is read from then on, not the file that was removed.
+    CGOV_ASSIGN_OR_RETURN(store_, HistoryStore::Open(options_.db, HistoryStore::Mode::kRead));
+  }
   CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> end, DataEndMs(*store_));
   if (!end) {
     return NotFound(fmt::format("{}: no ticks yet (is `cgov daemon` writing it?)", options_.db));
@@ -136,8 +142,7 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
   // The UTC day of the last tick (data ending at midnight sharp ends the day before), summarized
   // as `cgov report --db --since DAY` would.
   const int64_t day_start = (*end - 1) - ((*end - 1) % kDayMs);
-  if (!day_ || day_->since_ms != day_start ||
-      now_mono_ms - day_read_mono_ms_ >= options_.day_refresh_ms) {
+  if (due || day_->since_ms != day_start) {
     CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(*store_, day_start, *end,
                                                        history_options_.phases));
     CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(in, history_options_));
@@ -148,7 +153,7 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
   }
   TopFrame frame;
   frame.day_start_ms = day_start;
-  frame.host = day_->hostname;
+  frame.host = SafeText(day_->hostname);
   frame.priced = day_->cost.priced;
   frame.idle_ms_today = day_->idle_ms;
   frame.idle_cost_today = day_->idle_cost;
@@ -166,6 +171,10 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
   if (recent.empty()) return NotFound(fmt::format("{}: no recent ticks", options_.db));
   frame.at_ms = recent.back().ts_ms;
   FillGpus(*day_input_, *day_, recent, &frame);
+  if (frame.cost_per_hour > 0) {
+    frame.idle_share_pct = 100.0 * static_cast<double>(frame.waste_per_hour) /
+                           static_cast<double>(frame.cost_per_hour);
+  }
   FillIdleHeld(*day_, *end - day_end_ms_, &frame);
   return frame;
 }
