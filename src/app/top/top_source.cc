@@ -46,7 +46,9 @@ void FillGpus(const HistoryInput& in, const HistorySummary& summary,
       g.index = it->second->index;
       g.label = SafeText(it->second->Label());
       g.name = SafeText(it->second->name);
-      if (const auto total = it->second->mem_total_mib) g.mem_total_mib = static_cast<double>(*total);
+      if (const auto total = it->second->mem_total_mib) {
+        g.mem_total_mib = static_cast<double>(*total);
+      }
     }
     const GpuPoint p = StoredGpuPoint(last, pos);
     g.util_pct = p.util_pct;
