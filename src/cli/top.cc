@@ -16,6 +16,8 @@
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
 #include "core/duration.h"
+#include "os/input_file.h"
+#include "policy/policy_file.h"
 #include "os/terminal.h"
 #include "os/tty.h"
 #include "report/top_view.h"
@@ -131,8 +133,11 @@ int RunTop(int argc, char** argv) {
                "daemon's database)");
   app.add_option("--nvml-lib", recorder.nvml_lib, "with --live: the NVML library to load")
       ->envname("CGOV_NVML_LIB");
-  app.add_option("--host-root", recorder.host_root, "with --live: read /proc under this "
-                 "directory (a host mounted into a container)")
+  std::string policy;
+  app.add_option("--policy", policy, "the daemon's policy file (docs/policy.md): show what it "
+                 "would do to each idle-held process the daemon recorded no step for");
+  app.add_option("--host-root", recorder.host_root, "with --live or --policy: read /proc and "
+                 "/etc under this directory (a host mounted into a container)")
       ->envname("CGOV_HOST_ROOT")->check(CLI::ExistingDirectory);
   app.add_flag("--once", once, "print one frame and exit (for scripts: --format json)");
   app.add_option("--format", format, "with --once: text or json (docs/top.md)")
@@ -173,6 +178,20 @@ int RunTop(int argc, char** argv) {
                interval);
     return kExitUsage;
   }
+  if (!policy.empty()) {
+    Result<std::string> text = ReadInputFile(policy, 1 << 20, "--policy");
+    if (!text.ok()) {
+      fmt::print(stderr, "cgov top: {}\n", text.status().message());
+      return kExitUsage;
+    }
+    Result<PolicyFile> file = ParsePolicyFile(*text, policy);
+    if (!file.ok()) {
+      fmt::print(stderr, "cgov top: --policy: {}\n", file.status().message());
+      return kExitUsage;
+    }
+    source.policy = std::move(file).value();
+  }
+  if (!recorder.host_root.empty()) source.host_root = recorder.host_root;
   layout.sort = sort == "waste" ? TopLayout::Sort::kWaste
                 : sort == "user" ? TopLayout::Sort::kUser
                                  : TopLayout::Sort::kGpu;

@@ -110,14 +110,22 @@ void AppendIdleHeld(const TopFrame& f, const TopLayout& layout, std::vector<std:
   }
   lines.push_back(Strong(fmt::format("Idle-held now: {}", idle.size()), style));
   if (!idle.empty()) {
+    // The policy's column only when some row has a verdict (a daemon with --policy, or
+    // cgov top --policy).
+    const bool policy = std::any_of(idle.begin(), idle.end(),
+                                    [](const TopIdleHeld* i) { return !i->policy.empty(); });
     std::vector<std::vector<std::string>> irows = {
-        {"user", "GPU", "process", "idle for", "today", "advice"}};
+        {"user", "GPU", "process", "idle for", "today"}};
+    if (policy) irows[0].push_back("policy");
+    irows[0].push_back("advice");
     for (const TopIdleHeld* i : idle) {
       irows.push_back({i->user.empty() ? "(unknown)" : i->user, std::to_string(i->gpu_index),
                        fmt::format("{} ({})", i->command, i->pid), SpanOf(i->idle_for_ms),
-                       f.priced ? Usd(i->idle_held_cost_today) : "-", i->advice});
+                       f.priced ? Usd(i->idle_held_cost_today) : "-"});
+      if (policy) irows.back().push_back(i->policy.empty() ? "-" : i->policy);
+      irows.back().push_back(i->advice);
     }
-    const std::string itable = TextTable(irows, " r rr ", false);
+    const std::string itable = TextTable(irows, policy ? " r rr  " : " r rr ", false);
     for (size_t at = 0; at < itable.size();) {
       const size_t end = itable.find('\n', at);
       lines.push_back(Fit(itable.substr(at, end - at), width));
@@ -267,6 +275,8 @@ std::string RenderTopJson(const TopFrame& f) {
     w.Key("idle_held_cost_today_usd");
     usd(i.idle_held_cost_today);
     w.Key("advice").String(i.advice);
+    w.Key("policy");
+    if (i.policy.empty()) w.Null(); else w.String(i.policy);
     w.EndObject();
   }
   w.EndArray();

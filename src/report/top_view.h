@@ -42,6 +42,9 @@ struct TopIdleHeld {
   int64_t idle_for_ms = 0;    // the idle-held stretch running now
   MicroUsd idle_held_cost_today = 0;  // its idle-held time in today's window, priced
   std::string advice;         // the report's advice for that kind of holder
+  // The policy's verdict: what the daemon's --policy recorded for this process today (its last
+  // step), else with `cgov top --policy FILE` what that file would do; "" when neither.
+  std::string policy;
 };
 
 struct TopFrame {

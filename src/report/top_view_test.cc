@@ -36,7 +36,7 @@ TopFrame TwoGpus() {
   idle.holders = {{42000, "bob", "notebooks", "", "ipykernel", 8000}};
   f.gpus = {busy, idle};
   f.idle_held.push_back({"bob", "ipykernel", 42000, 1, "notebook", 3'600'000, 2'500'000,
-                         "shut the kernel down when idle"});
+                         "shut the kernel down when idle", ""});
   return f;
 }
 
@@ -88,6 +88,23 @@ TEST(TopView, JsonCarriesEveryFigure) {
   EXPECT_EQ(j["gpus"][0]["holders"][0]["where"], "ml/train-0");
   EXPECT_EQ(j["idle_held_now"][0]["idle_seconds"], 3600.0);
   EXPECT_EQ(j["idle_held_now"][0]["kind"], "notebook");
+  EXPECT_TRUE(j["idle_held_now"][0]["policy"].is_null());
+}
+
+TEST(TopView, APolicyVerdictGetsItsOwnColumn) {
+  TopLayout layout;
+  layout.width = 160;
+  TopFrame f = TwoGpus();
+  EXPECT_EQ(RenderTopText(f, layout).find("policy"), std::string::npos) << "none: no column";
+  f.idle_held[0].policy = "notebooks in 3h";
+  const std::string text = RenderTopText(f, layout);
+  const size_t header = text.find("idle for");
+  ASSERT_NE(header, std::string::npos);
+  EXPECT_LT(text.find("today", header), text.find("policy", header));
+  EXPECT_LT(text.find("policy", header), text.find("advice", header));
+  EXPECT_NE(text.find("notebooks in 3h"), std::string::npos) << text;
+  EXPECT_EQ(nlohmann::json::parse(RenderTopJson(f))["idle_held_now"][0]["policy"],
+            "notebooks in 3h");
 }
 
 }  // namespace

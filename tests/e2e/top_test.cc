@@ -63,6 +63,75 @@ TEST(TopE2E, OnceJsonAgreesWithTheReportForTheSameDay) {
   EXPECT_TRUE(found) << r["idle_held_sessions"].dump().substr(0, 800);
 }
 
+// The idle-held list's policy column: with `--policy FILE` what that file would do to each
+// process, read from the host's /proc and /etc as the daemon reads them; what the daemon's own
+// policy recorded for a process today wins over it.
+TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  std::filesystem::copy_file(DemoDb(), db);
+  RunResult plain = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--format", "json"}, {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const json before = json::parse(plain.out);
+  ASSERT_EQ(before["idle_held_now"].size(), 1u);
+  EXPECT_TRUE(before["idle_held_now"][0]["policy"].is_null()) << "no policy, no verdict";
+  const std::string pid = std::to_string(before["idle_held_now"][0]["pid"].get<int>());
+  const double idle_s = before["idle_held_now"][0]["idle_seconds"];
+  // The host as the policy reads it: bob's process (its stat and status from the shared-box
+  // fixture's jupyter-lab, under the demo's pid) and the fixture's /etc/passwd.
+  const std::string root = dir / "host";
+  std::filesystem::create_directories(root + "/proc/" + pid);
+  std::filesystem::create_directories(root + "/etc");
+  std::filesystem::copy_file(Fixture("proc/shared-box/etc/passwd"), root + "/etc/passwd");
+  std::string stat = ReadFile(Fixture("proc/shared-box/proc/42000/stat"));
+  WriteFile(root + "/proc/" + pid + "/stat", pid + stat.substr(stat.find(' ')));
+  const std::string status = ReadFile(Fixture("proc/shared-box/proc/42000/status"));
+  auto verdict = [&](const std::string& policy, const std::string& uids = "") {
+    std::string s = status;
+    if (!uids.empty()) s.replace(s.find("Uid:"), s.find('\n', s.find("Uid:")) - s.find("Uid:"),
+                                 "Uid:\t" + uids);
+    WriteFile(root + "/proc/" + pid + "/status", s);
+    WriteFile(dir / "policy.toml", policy);
+    RunResult r = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--format", "json",
+                              "--policy", dir / "policy.toml", "--host-root", root}, {});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (r.exit_code != 0) return std::string();
+    const json p = json::parse(r.out)["idle_held_now"][0]["policy"];
+    return p.is_string() ? p.get<std::string>() : std::string("null");
+  };
+  const std::string bob_30d =
+      "[[policy]]\nname = \"notebooks\"\nidle_held_for = \"30d\"\nusers = [\"bob\"]\n";
+  const std::string left = verdict(bob_30d);
+  EXPECT_TRUE(left.starts_with("notebooks in ")) << left;
+  EXPECT_GT(idle_s, 60) << "the demo's session has been idle-held a while";
+  EXPECT_EQ(verdict("[[policy]]\nname = \"nb\"\nidle_held_for = \"1s\"\nusers = [\"bob\"]\n"),
+            "nb: due");
+  EXPECT_EQ(verdict("[[policy]]\nname = \"nb\"\nidle_held_for = \"1s\"\nusers = [\"carol\"]\n"),
+            "no policy");
+  EXPECT_EQ(verdict(bob_30d, "1002\t0\t0\t0"), "never: root's rights");
+  // The terminal shows it in its own column.
+  RunResult text = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--width", "160",
+                               "--policy", dir / "policy.toml", "--host-root", root}, {});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("policy"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("never: root's rights"), std::string::npos) << text.out;
+
+  // What the daemon's policy did to the process today comes first.
+  {
+    auto w = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Exec("INSERT INTO policy_action VALUES ((SELECT max(ts_ms) FROM tick), "
+                           "'stale', 'would_stop', 1, " + pid + ", 'bob', 'jupyter-lab', "
+                           "14400000, 'dry run', 'uid 1002')").ok());
+  }
+  const std::string step = verdict(bob_30d, "1002\t1002\t1002\t1002");
+  EXPECT_TRUE(step.starts_with("would_stop ") && step.ends_with(" (stale)")) << step;
+  RunResult bad = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--policy",
+                              dir / "none.toml"}, {});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("none.toml"), std::string::npos) << bad.err;
+}
+
 // A tmux server of the test's own (its socket named by the pid), removed at the end.
 class Tmux {
  public:

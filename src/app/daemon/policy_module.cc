@@ -7,7 +7,7 @@
 
 #include "app/daemon/daemon_modules.h"
 #include "policy/policy_executor.h"
-#include "policy/process_credentials.h"
+#include "policy/policy_process.h"
 #include "os/log.h"
 
 namespace cgov {
@@ -31,25 +31,15 @@ class PolicyModule : public DaemonModule {
   DaemonTick* tick_ = nullptr;  // the tick being enforced, for the executor's records
   Status record_failure_;       // the first record this tick could not write
   std::map<uint32_t, std::optional<ProcessCredentials>> credentials_;  // by pid, while on a GPU
-  std::map<uint32_t, std::string> group_names_;  // the host's /etc/group
-  std::map<uint32_t, std::string> user_names_;   // the host's /etc/passwd
+  HostAccounts accounts_;  // the host's /etc/passwd and /etc/group
   std::map<uint32_t, ProcessExecutable> executables_;  // by pid, read with its credentials
 };
 
 Status PolicyModule::Start() {
   const DaemonOptions& o = d_.options();
-  std::string groups;
-  if (Status s = d_.files().Read("/etc/group", &groups); !s.ok()) {
-    LogWarning("--policy: {}; policies scoped by group match no "
-               "one", s.message());
-  }
-  group_names_ = ParseGroupFile(groups);
-  std::string users;
-  if (Status s = d_.files().Read("/etc/passwd", &users); !s.ok()) {
-    LogWarning("--policy: {}; policies scoped by user match no "
-               "one", s.message());
-  }
-  user_names_ = ParsePasswd(users);
+  std::vector<std::string> problems;
+  accounts_ = ReadHostAccounts(d_.files(), &problems);
+  for (const std::string& p : problems) LogWarning("--policy: {}", p);
   engine_ = std::make_unique<PolicyEngine>(*o.policy);
   executor_ = std::make_unique<PolicyExecutor>(
       o.policy_dry_run, [this](const PolicyActionRecord& r) {
@@ -78,20 +68,7 @@ PolicyProcess PolicyModule::ProcessOf(const StoredProcess& sp) {
     const bool host = root.empty() || root == "/";
     executables_[sp.pid] = ReadExecutable(host ? "/proc" : root + "/proc", sp.pid);
   }
-  if (it->second) {
-    const ProcessCredentials& c = *it->second;
-    p.start_ticks = c.start_ticks;
-    p.uid = c.uid;
-    p.euid = c.euid;
-    p.suid = c.suid;
-    p.loginuid = c.loginuid;
-    // Scope is by the owner, the real uid: not the login user (carol logged in as alice is
-    // still carol), whom the reports name.
-    if (auto u = user_names_.find(c.uid); u != user_names_.end()) p.user = u->second;
-    for (uint32_t gid : c.gids) {
-      if (auto g = group_names_.find(gid); g != group_names_.end()) p.groups.push_back(g->second);
-    }
-  }
+  if (it->second) ApplyCredentials(*it->second, accounts_, &p);
   if (auto e = executables_.find(sp.pid); e != executables_.end()) {
     p.exe = e->second.path;
     p.exe_trusted = e->second.trusted;

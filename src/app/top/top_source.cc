@@ -12,6 +12,8 @@
 #include "app/report/history_report_service.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "core/duration.h"
+#include "os/file_reader.h"
 #include "store/history_store.h"
 
 namespace cgov {
@@ -117,6 +119,57 @@ void FillIdleHeld(const HistorySummary& summary, int64_t since_summary_ms, TopFr
 
 }  // namespace
 
+std::string PolicyVerdict(const PolicyProcess& p, const PolicyRule* rule, int64_t idle_for_ms) {
+  if (!p.uid || p.user.empty()) return "never: owner unknown";
+  if (rule == nullptr) return "no policy";
+  if (HasRootRights(p)) return "never: root's rights";
+  const int64_t left = rule->idle_held_ms - idle_for_ms;
+  if (left <= 0) return rule->name + ": due";
+  return fmt::format("{} in {}", rule->name, SpanOf(left));
+}
+
+std::string PolicyStepText(const PolicyActionRecord& a) {
+  return fmt::format("{} {} ({})", a.action, FormatRfc3339Utc(a.ts_ms * 1'000'000).substr(11, 5),
+                     a.policy);
+}
+
+void TopSource::ReadPolicy(int64_t since_ms, int64_t until_ms) {
+  policy_steps_.clear();
+  // A database from before policy records has none: no step is then what it says.
+  if (Result<std::vector<PolicyActionRecord>> steps = store_->PolicyActions(since_ms, until_ms);
+      steps.ok()) {
+    policy_steps_ = std::move(steps).value();
+  }
+  policy_processes_.clear();
+  if (!policy_) return;
+  RootedFileReader files(options_.host_root);
+  const std::string proc_root =
+      options_.host_root.empty() || options_.host_root == "/" ? "/proc"
+                                                              : options_.host_root + "/proc";
+  for (const ActionRow& a : day_->actions) {
+    if (!a.ongoing || a.session.allocation() || a.session.pid == 0) continue;
+    const uint32_t pid = a.session.pid;
+    if (policy_processes_.count(pid) == 0) {
+      policy_processes_[pid] = ReadPolicyProcess(files, proc_root, pid, accounts_);
+    }
+  }
+}
+
+void TopSource::AddPolicyVerdicts(TopFrame* frame) const {
+  for (TopIdleHeld& i : frame->idle_held) {
+    if (i.pid == 0) continue;
+    const PolicyActionRecord* last = nullptr;
+    for (const PolicyActionRecord& a : policy_steps_) {
+      if (a.pid == i.pid && (last == nullptr || a.ts_ms >= last->ts_ms)) last = &a;
+    }
+    if (last != nullptr) {
+      i.policy = SafeText(PolicyStepText(*last));
+    } else if (auto p = policy_processes_.find(i.pid); policy_ && p != policy_processes_.end()) {
+      i.policy = SafeText(PolicyVerdict(p->second, policy_->RuleFor(p->second), i.idle_for_ms));
+    }
+  }
+}
+
 Result<std::unique_ptr<TopSource>> TopSource::Open(const TopSourceOptions& o) {
   std::unique_ptr<TopSource> source(new TopSource);
   source->options_ = o;
@@ -127,6 +180,12 @@ Result<std::unique_ptr<TopSource>> TopSource::Open(const TopSourceOptions& o) {
   r.db = o.db;
   r.idle_held_min = "1m";
   CGOV_ASSIGN_OR_RETURN(source->history_options_, HistoryOptionsFor(r, &source->catalog_));
+  if (o.policy) {
+    source->policy_ = std::make_unique<PolicyEngine>(*o.policy);
+    RootedFileReader files(o.host_root);
+    // Unreadable names leave the policies scoped by them matching no one, as in the daemon.
+    source->accounts_ = ReadHostAccounts(files, nullptr);
+  }
   return source;
 }
 
@@ -152,6 +211,7 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
     day_ = std::move(summary);
     day_end_ms_ = *end;
     day_read_mono_ms_ = now_mono_ms;
+    ReadPolicy(day_start, *end + 1);
   }
   TopFrame frame;
   frame.day_start_ms = day_start;
@@ -178,6 +238,7 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
                            static_cast<double>(frame.cost_per_hour);
   }
   FillIdleHeld(*day_, *end - day_end_ms_, &frame);
+  AddPolicyVerdicts(&frame);
   return frame;
 }
 

@@ -7,11 +7,15 @@
 #include <cstddef>
 #include <string>
 
+#include <map>
 #include <memory>
 #include <optional>
 
 #include "analysis/history_summary.h"
 #include "core/status.h"
+#include "policy/policy_engine.h"
+#include "policy/policy_file.h"
+#include "policy/policy_process.h"
 #include "report/top_view.h"
 #include "store/history_store.h"
 
@@ -23,7 +27,18 @@ struct TopSourceOptions {
   // How often the day's figures are summarized again (the GPUs now are read every frame): the
   // day's load and summary are most of a frame's cost (docs/benchmarks.md, "cgov top").
   int64_t day_refresh_ms = 10'000;
+  // `--policy FILE`: the verdict of the daemon's policy file for each idle-held process the
+  // daemon recorded no step for, read from the host's /proc under `host_root`.
+  std::optional<PolicyFile> policy;
+  std::string host_root = "/";
 };
+
+// The words for a policy's verdict on an idle-held process, idle for `idle_for_ms` (the
+// caller's PolicyEngine::RuleFor gave `rule`): "stale-notebooks in 1h12m", "stale-notebooks:
+// due", "no policy", "never: root's rights", "never: owner unknown".
+std::string PolicyVerdict(const PolicyProcess& p, const PolicyRule* rule, int64_t idle_for_ms);
+// A step the daemon's policy recorded: "would_stop 14:02 (stale-notebooks)".
+std::string PolicyStepText(const PolicyActionRecord& a);
 
 // Frames from one database, kept open between them.
 class TopSource {
@@ -41,6 +56,14 @@ class TopSource {
   std::optional<HistoryInput> day_input_;
   std::optional<HistorySummary> day_;
   int64_t day_end_ms_ = 0, day_read_mono_ms_ = 0;
+  // With the day summary: the policy's recorded steps today, and (with --policy) the idle-held
+  // processes as the policy sees them, by pid.
+  void ReadPolicy(int64_t since_ms, int64_t until_ms);
+  void AddPolicyVerdicts(TopFrame* frame) const;
+  std::vector<PolicyActionRecord> policy_steps_;
+  std::unique_ptr<PolicyEngine> policy_;
+  HostAccounts accounts_;
+  std::map<uint32_t, PolicyProcess> policy_processes_;
 };
 
 // One frame with the day summarized now (cgov top --once).
