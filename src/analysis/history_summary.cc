@@ -425,6 +425,35 @@ void BuildIdleByDay(const HistoryInput& in, HistorySummary* s) {
   }
 }
 
+void BuildIdleByHost(HistorySummary* s) {
+  std::map<std::string, IdleHost> hosts;
+  std::map<std::string, MicroUsd> cost_parts;
+  for (const HistoryGpuRow& g : s->gpus) {
+    if (g.gpu.host.empty()) return;  // one host's database
+    IdleHost& h = hosts[g.gpu.host];
+    h.host = g.gpu.host;
+    ++h.gpus;
+    const int64_t idle = g.totals.usage.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
+                         g.totals.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+    h.idle_ms += idle;
+    if (g.price.per_gpu_hour) {
+      cost_parts[g.gpu.host] += static_cast<MicroUsd>(static_cast<double>(*g.price.per_gpu_hour) *
+                                                      static_cast<double>(idle) / 3.6e6);
+    }
+  }
+  std::vector<MicroUsd> parts;
+  for (auto& [name, h] : hosts) {
+    parts.push_back(cost_parts[name]);
+    s->idle_by_host.push_back(h);
+  }
+  if (s->cost.priced && !parts.empty()) {
+    const std::vector<int64_t> cents = AllocateCents(parts, s->idle_cost);
+    for (size_t i = 0; i < cents.size(); ++i) {
+      s->idle_by_host[i].idle_cost = cents[i] * kMicroPerCent;
+    }
+  }
+}
+
 void BuildHeatmap(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
   std::array<int64_t, 7 * 24> util{}, known{};
   auto add = [&](int64_t hour, const GpuUsage& u) {
@@ -571,6 +600,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.sessions_known = in.has_sessions;
   BuildHeatmap(in, o, &s);
   BuildIdleByDay(in, &s);
+  BuildIdleByHost(&s);
   std::vector<std::string> names;  // as the per-GPU table names them
   std::vector<std::optional<MemoryHealth>> health;  // as last recorded before the window's end
   for (const HistoryGpuRow& g : s.gpus) {

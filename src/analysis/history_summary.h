@@ -185,6 +185,14 @@ struct IdleDay {
   MicroUsd idle_cost = 0;  // cents allocated once: the days add up to the summary's idle_cost
 };
 
+// A host's idle GPU-time in a fleet's window.
+struct IdleHost {
+  std::string host;
+  size_t gpus = 0;
+  int64_t idle_ms = 0;
+  MicroUsd idle_cost = 0;  // cents allocated once: the hosts add up to the summary's idle_cost
+};
+
 struct HistorySummary {
   static constexpr int kSchemaVersion = 1;
   int64_t since_ms = 0, until_ms = 0;
@@ -200,6 +208,9 @@ struct HistorySummary {
   // The window's idle time by UTC day, oldest first; the days add up to idle_ms and idle_cost.
   // Empty when the source's hours are longer spans (the fleet report over recording rules).
   std::vector<IdleDay> idle_by_day;
+  // A fleet's idle time by host (GpuRecord::host), by host name; the hosts add up to idle_ms and
+  // idle_cost. Empty for one host's database.
+  std::vector<IdleHost> idle_by_host;
   double idle_pct = 0;           // of the GPU-time with a known utilization
   MicroUsd idle_cost = 0;
   double mean_idle_gpus = 0;     // idle GPU-time / covered wall time

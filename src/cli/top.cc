@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "app/top/fleet_top_source.h"
 #include "app/top/live_recorder.h"
 #include "app/top/top_source.h"
 #include "cli/command_table.h"
@@ -38,9 +40,10 @@ std::string SortName(TopLayout::Sort s) {
   return "gpu";
 }
 
+using OpenFrames = std::function<Result<std::unique_ptr<TopFrames>>()>;
+
 // The interactive view until q or a signal.
-int Interactive(const TopSourceOptions& source, TopLayout layout,
-                std::chrono::milliseconds every) {
+int Interactive(const OpenFrames& open, TopLayout layout, std::chrono::milliseconds every) {
   Result<std::unique_ptr<TtySession>> tty = TtySession::Open();
   if (!tty.ok()) {
     fmt::print(stderr, "cgov top: {}\n", tty.status().message());
@@ -50,7 +53,7 @@ int Interactive(const TopSourceOptions& source, TopLayout layout,
   layout.style.color = TerminalWantsColor(STDOUT_FILENO);
   bool help = false, typing = false;
   std::string typed;
-  std::unique_ptr<TopSource> frames;  // opened at the first frame it can be (and kept)
+  std::unique_ptr<TopFrames> frames;  // opened at the first frame it can be (and kept)
   auto next = std::chrono::steady_clock::now();
   std::string status;
   for (;;) {
@@ -61,7 +64,7 @@ int Interactive(const TopSourceOptions& source, TopLayout layout,
                                   now.time_since_epoch()).count();
       Result<TopFrame> frame = NotFound("");
       if (!frames) {
-        Result<std::unique_ptr<TopSource>> opened = TopSource::Open(source);
+        Result<std::unique_ptr<TopFrames>> opened = open();
         if (opened.ok()) frames = std::move(opened).value();
         else frame = opened.status();
       }
@@ -139,10 +142,18 @@ int RunTop(int argc, char** argv) {
   app.add_option("--host-root", recorder.host_root, "with --live or --policy: read /proc and "
                  "/etc under this directory (a host mounted into a container)")
       ->envname("CGOV_HOST_ROOT")->check(CLI::ExistingDirectory);
+  FleetTopOptions fleet;
+  app.add_option("--prometheus", fleet.report.prometheus, "a fleet: the Prometheus that scrapes "
+                 "its daemons (a row per node, the users wasting most today)");
+  app.add_option("--prometheus-tenant", fleet.report.prometheus_tenant, "with --prometheus: "
+                 "sent as X-Scope-OrgID (Mimir, Cortex)");
+  app.add_option("--prometheus-timeout", fleet.report.prometheus_timeout, "with --prometheus: "
+                 "each query's limit")->capture_default_str();
   app.add_flag("--once", once, "print one frame and exit (for scripts: --format json)");
   app.add_option("--format", format, "with --once: text or json (docs/top.md)")
       ->check(CLI::IsMember({"text", "json"}))->type_name("text|json")->capture_default_str();
-  app.add_option("--interval", interval, "time between frames, 200ms to 1h")
+  app.add_option("--interval", interval, "time between frames, 200ms to 1h (5s with "
+                 "--prometheus)")
       ->capture_default_str();
   app.add_option("--sort", sort, "the GPUs' order: gpu, waste (idle GPUs' price first) or user")
       ->check(CLI::IsMember({"gpu", "waste", "user"}))->type_name("gpu|waste|user")
@@ -158,11 +169,23 @@ int RunTop(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return UsageExit(app, e);
   }
-  if (live && !source.db.empty()) {
-    fmt::print(stderr, "cgov top: --live or --db: one source\n");
+  const bool prometheus = !fleet.report.prometheus.empty();
+  if (live + !source.db.empty() + prometheus > 1) {
+    fmt::print(stderr, "cgov top: --db, --live or --prometheus: one source\n");
     return kExitUsage;
   }
-  if (!live && source.db.empty()) {
+  if (!prometheus && (!fleet.report.prometheus_tenant.empty() ||
+                      fleet.report.prometheus_timeout != "2m")) {
+    fmt::print(stderr, "cgov top: --prometheus-tenant and --prometheus-timeout go with "
+                       "--prometheus URL\n");
+    return kExitUsage;
+  }
+  if (prometheus && (!policy.empty() || app.count("--host-root") > 0)) {
+    fmt::print(stderr, "cgov top: --policy and --host-root read this host; --prometheus "
+                       "reads a fleet\n");
+    return kExitUsage;
+  }
+  if (!live && !prometheus && source.db.empty()) {
     // The daemon's database when it is there (one that cannot be looked at is opened anyway,
     // so that the error says why); else sampling here.
     std::error_code ec;
@@ -172,6 +195,9 @@ int RunTop(int argc, char** argv) {
       live = true;
     }
   }
+  // A fleet's figures change at Prometheus's scrape interval (15 s by default), not every
+  // second: 5 s is fresh enough and asks it a fifth as often.
+  if (prometheus && app.count("--interval") == 0) interval = "5s";
   Result<std::chrono::milliseconds> every = ParseDuration(interval);
   if (!every.ok() || *every < std::chrono::milliseconds(200) || *every > std::chrono::hours(1)) {
     fmt::print(stderr, "cgov top: --interval {}: expected a duration from 200ms to 1h\n",
@@ -206,11 +232,21 @@ int RunTop(int argc, char** argv) {
     }
     sampling = std::move(started).value();
     source.db = sampling->db();
+    source.source_name = "live";
     // Two ticks, so that the first frame has a phase for every GPU and a sparkline to start.
     sampling->WaitForTicks(2, *every * 4 + std::chrono::seconds(2));
   }
-  if (!once) return Interactive(source, layout, *every);
-  Result<TopFrame> frame = LoadTopFrame(source);
+  const OpenFrames open = [&]() -> Result<std::unique_ptr<TopFrames>> {
+    if (prometheus) {
+      CGOV_ASSIGN_OR_RETURN(std::unique_ptr<FleetTopSource> f, FleetTopSource::Open(fleet));
+      return std::unique_ptr<TopFrames>(std::move(f));
+    }
+    CGOV_ASSIGN_OR_RETURN(std::unique_ptr<TopSource> d, TopSource::Open(source));
+    return std::unique_ptr<TopFrames>(std::move(d));
+  };
+  if (!once) return Interactive(open, layout, *every);
+  Result<std::unique_ptr<TopFrames>> frames = open();
+  Result<TopFrame> frame = frames.ok() ? (*frames)->Frame(0) : Result<TopFrame>(frames.status());
   if (!frame.ok()) {
     fmt::print(stderr, "cgov top: {}\n", frame.status().message());
     return kExitFailure;

@@ -80,6 +80,17 @@ std::string IdleByDay(const HistorySummary& s, const TextStyle& st) {
   return "\nIdle GPU-hours by day:\n\n" + TextTable(rows, "lrrl", st.markdown);
 }
 
+// A fleet's idle GPU-hours by host, when it has two hosts or more.
+std::string IdleByHost(const HistorySummary& s, const TextStyle& st) {
+  if (s.idle_by_host.size() < 2) return "";
+  std::vector<std::vector<std::string>> rows = {{"Host", "GPUs", "Idle GPU-hours", "Cost"}};
+  for (const IdleHost& h : s.idle_by_host) {
+    rows.push_back({h.host, std::to_string(h.gpus), fmt::format("{:.2f}", HoursOf(h.idle_ms)),
+                    s.cost.priced ? FormatUsd(h.idle_cost) : "-"});
+  }
+  return "\nIdle GPU-hours by host:\n\n" + TextTable(rows, "lrrr", st.markdown);
+}
+
 std::string Waste(const HistorySummary& s, const TextStyle& st) {
   const int64_t graphics = s.usage.GraphicsOnlyMs();
   std::string out = TextHeading("Waste", st);
@@ -103,7 +114,7 @@ std::string Waste(const HistorySummary& s, const TextStyle& st) {
                        "(Xorg, a desktop) holding memory: not idle-held, but the card did no "
                        "compute.\n", HoursOf(graphics));
   }
-  return out + IdleByDay(s, st);
+  return out + IdleByDay(s, st) + IdleByHost(s, st);
 }
 
 std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
@@ -275,6 +286,16 @@ json IdleByDayJson(const HistorySummary& s) {
     out.push_back({{"day", FormatDateUtc(d.day_start_ms)},
                    {"idle_gpu_seconds", Round3(static_cast<double>(d.idle_ms) / 1e3)},
                    {"idle_cost_usd", Usd(s, d.idle_cost)}});
+  }
+  return out;
+}
+
+json IdleByHostJson(const HistorySummary& s) {
+  json out = json::array();
+  for (const IdleHost& h : s.idle_by_host) {
+    out.push_back({{"host", h.host}, {"gpus", h.gpus},
+                   {"idle_gpu_seconds", Round3(static_cast<double>(h.idle_ms) / 1e3)},
+                   {"idle_cost_usd", Usd(s, h.idle_cost)}});
   }
   return out;
 }
@@ -481,6 +502,7 @@ json HistoryReportJsonCore(const HistorySummary& s) {
                       Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)},
                      {"idle_held", IdleHeldJson(s.idle_held)}}},
           {"idle_by_day", IdleByDayJson(s)},
+          {"idle_by_host", IdleByHostJson(s)},
           {"cost", CostJson(s.cost)},
           {"showback", ShowbackJson(s)},
           {"gpus", GpusJson(s)},

@@ -269,6 +269,20 @@ std::string HistoryWaste(const HistorySummary& s) {
     }
     out += t.Render();
   }
+  if (s.idle_by_host.size() >= 2) {
+    html::Table t;
+    t.caption = "Idle GPU-hours by host";
+    t.headers = {"Host", "GPUs", "Idle GPU-hours", "Cost"};
+    t.numeric = {false, true, true, true};
+    for (size_t i = 0; i < s.idle_by_host.size(); ++i) {
+      const IdleHost& host = s.idle_by_host[i];
+      const std::string at = fmt::format("/idle_by_host/{}/", i);
+      t.rows.push_back({Esc(host.host), std::to_string(host.gpus),
+                        Num(F2(HoursOf(host.idle_ms)), at + "idle_gpu_seconds", 1.0 / 3600),
+                        Money(s, host.idle_cost, at + "idle_cost_usd")});
+    }
+    out += t.Render();
+  }
   return out + "</section>\n";
 }
 

@@ -81,9 +81,14 @@ std::string FirstUser(const TopGpu& g) { return g.holders.empty() ? "~" : g.hold
 // The box now and today, four lines.
 void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
   std::vector<std::string>& lines = *out;
-  lines.push_back(fmt::format("cgov top — {} · {} GPU(s) · {}", f.host.empty() ? "?" : f.host,
-                              f.gpus.size(), FormatRfc3339Utc(f.at_ms * 1'000'000).substr(0, 19)
-                                                 + "Z"));
+  const std::string at = FormatRfc3339Utc(f.at_ms * 1'000'000).substr(0, 19) + "Z";
+  if (f.source == "prometheus") {
+    lines.push_back(fmt::format("cgov top — fleet {} · {} node(s) · {} GPU(s) · {}", f.host,
+                                f.nodes.size(), f.GpuCount(), at));
+  } else {
+    lines.push_back(fmt::format("cgov top — {} · {} GPU(s) · {}", f.host.empty() ? "?" : f.host,
+                                f.GpuCount(), at));
+  }
   if (f.priced) {
     lines.push_back(fmt::format("now    {}/h for the GPUs, {}/h of it idle ({:.0f} %)",
                                 Usd(f.cost_per_hour), Usd(f.waste_per_hour), f.idle_share_pct));
@@ -135,7 +140,81 @@ void AppendIdleHeld(const TopFrame& f, const TopLayout& layout, std::vector<std:
   }
 }
 
+// The lines of a table, each cut to `width`.
+void AppendTable(const std::string& table, size_t width, std::vector<std::string>* lines) {
+  for (size_t at = 0; at < table.size();) {
+    const size_t end = table.find('\n', at);
+    lines->push_back(Fit(table.substr(at, end - at), width));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+}
+
+// A fleet: a row per node, then the users wasting most today.
+void AppendFleet(const TopFrame& f, const TopLayout& layout, std::vector<std::string>* lines) {
+  const size_t width = std::max<size_t>(layout.width, 60);
+  std::vector<const TopNode*> nodes;
+  for (const TopNode& n : f.nodes) {
+    if (layout.filter.empty() || n.host.find(layout.filter) != std::string::npos) {
+      nodes.push_back(&n);
+    }
+  }
+  if (layout.sort == TopLayout::Sort::kWaste) {
+    std::stable_sort(nodes.begin(), nodes.end(), [](const TopNode* a, const TopNode* b) {
+      return a->waste_per_hour > b->waste_per_hour;
+    });
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"node", "GPUs now", "util", "power", "$/h", "idle $/h", "idle today", "age"}};
+  for (const TopNode* n : nodes) {
+    std::string glyphs;
+    for (const std::optional<Phase>& p : n->phases) {
+      glyphs += p ? kTopGlyph[static_cast<size_t>(*p)] : "?";
+    }
+    rows.push_back({n->host, glyphs,
+                    n->mean_util_pct ? fmt::format("{:.0f} %", *n->mean_util_pct) : "-",
+                    n->power_w ? fmt::format("{:.0f} W", *n->power_w) : "-",
+                    f.priced ? Usd(n->cost_per_hour) : "-",
+                    f.priced ? Usd(n->waste_per_hour) : "-",
+                    fmt::format("{:.2f} h{}", static_cast<double>(n->idle_ms_today) / 3.6e6,
+                                f.priced ? " " + Usd(n->idle_cost_today) : ""),
+                    n->sample_age_s ? SpanOf(static_cast<int64_t>(*n->sample_age_s * 1000))
+                                    : "-"});
+  }
+  AppendTable(TextTable(rows, "  rrrrrr", false), width, lines);
+  lines->push_back(fmt::format("   GPUs now: {} truly idle {} idle-held {} underutilized "
+                               "{} productive {} compute-bound ? no reading",
+                               kTopGlyph[0], kTopGlyph[1], kTopGlyph[2], kTopGlyph[3],
+                               kTopGlyph[4]));
+  lines->push_back("");
+  std::vector<const TopWaster*> wasters;
+  for (const TopWaster& w : f.wasters) {
+    if (Matches(layout.filter, w.user, "")) wasters.push_back(&w);
+  }
+  lines->push_back(Strong(fmt::format("Top wasters today: {}", wasters.size()), layout.style));
+  if (wasters.empty()) return;
+  std::vector<std::vector<std::string>> wrows = {
+      {"user", "idle-held now", "on", "today", "$ today"}};
+  for (const TopWaster* w : wasters) {
+    std::string hosts;
+    for (const std::string& h : w->hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    wrows.push_back({w->user.empty() ? "(unknown)" : w->user,
+                     w->idle_held_gpus_now > 0 ? fmt::format("{:.1f} GPU", w->idle_held_gpus_now)
+                                               : "-",
+                     hosts.empty() ? "-" : hosts,
+                     fmt::format("{:.2f} h", static_cast<double>(w->idle_held_ms_today) / 3.6e6),
+                     f.priced ? Usd(w->idle_held_cost_today) : "-"});
+  }
+  AppendTable(TextTable(wrows, " r rr", false), width, lines);
+}
+
 }  // namespace
+
+size_t TopFrame::GpuCount() const {
+  size_t n = gpus.size();
+  for (const TopNode& node : nodes) n += node.phases.size();
+  return n;
+}
 
 std::string Sparkline(const std::vector<std::optional<double>>& values) {
   static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
@@ -156,6 +235,15 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
   const TextStyle& style = layout.style;
   std::vector<std::string> lines;
   AppendHeader(f, &lines);
+  if (f.source == "prometheus") {
+    AppendFleet(f, layout, &lines);
+    std::string out;
+    for (std::string& l : lines) {
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      out += l + "\n";
+    }
+    return out;
+  }
   std::vector<const TopGpu*> gpus;
   for (const TopGpu& g : f.gpus) {
     if (GpuMatches(g, layout.filter)) gpus.push_back(&g);
@@ -228,6 +316,7 @@ std::string RenderTopJson(const TopFrame& f) {
   };
   w.BeginObject();
   w.Key("schema").String("cgov.top").Key("schema_version").Int(1);
+  w.Key("source").String(f.source);
   w.Key("host").String(f.host);
   w.Key("at").String(FormatRfc3339Utc(f.at_ms * 1'000'000));
   w.Key("now").BeginObject();
@@ -277,6 +366,39 @@ std::string RenderTopJson(const TopFrame& f) {
     w.Key("advice").String(i.advice);
     w.Key("policy");
     if (i.policy.empty()) w.Null(); else w.String(i.policy);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("nodes").BeginArray();
+  for (const TopNode& n : f.nodes) {
+    w.BeginObject().Key("host").String(n.host).Key("phases").BeginArray();
+    for (const std::optional<Phase>& p : n.phases) {
+      if (p) w.String(PhaseKey(*p)); else w.Null();
+    }
+    w.EndArray();
+    w.Key("mean_util_pct").Opt(n.mean_util_pct).Key("power_w").Opt(n.power_w);
+    w.Key("cost_per_hour_usd");
+    usd(n.cost_per_hour);
+    w.Key("idle_cost_per_hour_usd");
+    usd(n.waste_per_hour);
+    w.Key("idle_gpu_seconds_today").Double(Round3(static_cast<double>(n.idle_ms_today) / 1e3));
+    w.Key("idle_cost_today_usd");
+    usd(n.idle_cost_today);
+    w.Key("sample_age_seconds").Opt(n.sample_age_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("wasters").BeginArray();
+  for (const TopWaster& t : f.wasters) {
+    w.BeginObject().Key("user").String(t.user);
+    w.Key("idle_held_gpus_now").Double(Round3(t.idle_held_gpus_now));
+    w.Key("hosts_now").BeginArray();
+    for (const std::string& h : t.hosts) w.String(h);
+    w.EndArray();
+    w.Key("idle_held_gpu_seconds_today")
+        .Double(Round3(static_cast<double>(t.idle_held_ms_today) / 1e3));
+    w.Key("idle_held_cost_today_usd");
+    usd(t.idle_held_cost_today);
     w.EndObject();
   }
   w.EndArray();

@@ -47,7 +47,32 @@ struct TopIdleHeld {
   std::string policy;
 };
 
+// A node of a fleet (cgov top --prometheus): its GPUs now and its idle time today.
+struct TopNode {
+  std::string host;
+  // Each GPU's phase now (the one it spent most of the last minutes in), by GPU index; nullopt
+  // where no phase counter grew.
+  std::vector<std::optional<Phase>> phases;
+  std::optional<double> mean_util_pct;  // of its GPUs' utilization gauges
+  std::optional<double> power_w;        // their sum
+  MicroUsd cost_per_hour = 0;           // its GPUs' prices
+  MicroUsd waste_per_hour = 0;          // the prices of its GPUs idle now
+  int64_t idle_ms_today = 0;            // the day summary's idle_by_host
+  MicroUsd idle_cost_today = 0;
+  std::optional<double> sample_age_s;   // since its daemon's last tick, as last scraped
+};
+
+// A user wasting GPU time in a fleet today (idle-held), with what they hold idle now.
+struct TopWaster {
+  std::string user;
+  double idle_held_gpus_now = 0;     // GPUs held idle now (idle-held GPU-seconds a second)
+  std::vector<std::string> hosts;    // where, now
+  int64_t idle_held_ms_today = 0;    // the day summary's Who row
+  MicroUsd idle_held_cost_today = 0;
+};
+
 struct TopFrame {
+  std::string source = "database";  // "database", "live" or "prometheus" (a fleet)
   std::string host;
   int64_t at_ms = 0;           // the last tick's time
   int64_t day_start_ms = 0;    // today (UTC) began
@@ -59,6 +84,11 @@ struct TopFrame {
   MicroUsd idle_cost_today = 0;
   std::vector<TopGpu> gpus;
   std::vector<TopIdleHeld> idle_held;  // by dollars today, then time
+  // A fleet (source "prometheus"): a row per node instead of per GPU, and the users wasting
+  // most today instead of the processes idle-held now (Prometheus keeps no sessions).
+  std::vector<TopNode> nodes;          // by host name
+  std::vector<TopWaster> wasters;      // by idle-held dollars today, then time
+  size_t GpuCount() const;
 };
 
 // How the terminal view is laid out.

@@ -132,6 +132,121 @@ TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
   EXPECT_NE(bad.err.find("none.toml"), std::string::npos) << bad.err;
 }
 
+// A fleet: two daemons on the fake driver scraped every second by the real Prometheus;
+// `cgov top --prometheus` shows a row per node and the users wasting most today, its day's
+// figures those of `cgov report --prometheus` for the same window.
+TEST(TopE2E, AFleetFromPrometheusHasARowPerNodeAndTheReportsDay) {
+  ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
+  TempDir dir;
+  const std::vector<std::string> nodes = {"node-a", "node-b"};
+  std::vector<int> ports;
+  std::string targets;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ports.push_back(FreePort());
+    targets += (i ? ", " : "") + std::string("\"127.0.0.1:") + std::to_string(ports[i]) + "\"";
+  }
+  const int prom_port = FreePort();
+  const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
+  WriteFile(dir / "prometheus.yml", "global:\n  scrape_interval: 1s\nscrape_configs:\n"
+                                    "  - job_name: cgov\n    static_configs:\n      - targets: [" +
+                                        targets + "]\n");
+  Started prometheus = StartProgram(
+      {kPrometheus, "--config.file=" + (dir / "prometheus.yml"), "--storage.tsdb.path=" +
+       (dir / "tsdb"), "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
+       "--log.level=warn"}, {});
+  std::vector<Started> daemons;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    daemons.push_back(StartProgram(
+        {CgovBinary(), "daemon", "--db", dir / (nodes[i] + ".db"), "--interval", "1s",
+         "--nvml-lib", FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname",
+         nodes[i], "--listen", "127.0.0.1:" + std::to_string(ports[i]),
+         "--price-per-gpu-hour", "2.00"},
+        {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}}));
+  }
+  auto top = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {CgovBinary(), "top", "--prometheus", url, "--once"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunProgram(argv, {}, 60);
+  };
+  json t;
+  auto bob_of = [](const json& frame) {
+    for (const json& w : frame["wasters"]) {
+      if (w["user"] == "bob") return w;
+    }
+    return json();
+  };
+  // Both nodes' GPUs with a phase now and bob idle-holding on each (bounded: 60 s).
+  ASSERT_TRUE(WaitFor([&] {
+    RunResult r = top({"--format", "json"});
+    if (r.exit_code != 0) return false;
+    t = json::parse(r.out);
+    if (t["nodes"].size() != 2 || t["wasters"].empty()) return false;
+    for (const json& n : t["nodes"]) {
+      if (n["phases"].size() != 4 || n["phases"][1].is_null()) return false;
+    }
+    return bob_of(t).is_object() && bob_of(t)["hosts_now"].size() == 2;
+  }, 60)) << t.dump();
+  EXPECT_EQ(t["source"], "prometheus");
+  EXPECT_EQ(t["nodes"][0]["host"], "node-a");
+  EXPECT_EQ(t["nodes"][1]["host"], "node-b");
+  for (const json& n : t["nodes"]) {
+    EXPECT_EQ(n["phases"][0], "productive") << n.dump();
+    EXPECT_EQ(n["phases"][1], "idle_held") << n.dump();
+    EXPECT_NEAR(n["cost_per_hour_usd"].get<double>(), 8.0, 1e-9) << "4 GPUs at $2.00";
+    EXPECT_GT(n["idle_cost_per_hour_usd"].get<double>(), 0);
+    EXPECT_LT(n["sample_age_seconds"].get<double>(), 30);
+  }
+  // bob's notebook holds GPU 1 of each node, idle: two GPUs now.
+  EXPECT_NEAR(bob_of(t)["idle_held_gpus_now"].get<double>(), 2.0, 0.01) << t["wasters"].dump();
+  RunResult text = top({"--width", "100"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("fleet " + url + " · 2 node(s) · 8 GPU(s)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("Top wasters today"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("node-a, node-b"), std::string::npos) << text.out;
+
+  // The day: stopped daemons leave Prometheus's data as it is; top and the report then read
+  // the same window and agree to the cent.
+  for (Started& d : daemons) {
+    kill(d.pid, SIGTERM);
+    WaitProgram(d, 15);
+  }
+  sleep(2);
+  RunResult after = top({"--format", "json"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  t = json::parse(after.out);
+  RunResult report = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since",
+                                 t["today"]["since"], "--until", t["at"], "--format", "json",
+                                 "--idle-held-min", "1m"}, {}, 60);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const json r = json::parse(report.out);
+  EXPECT_EQ(SchemaErrors("report.schema.json", r), "");
+  EXPECT_EQ(t["today"]["idle_gpu_seconds"], r["waste"]["idle_gpu_seconds"]);
+  EXPECT_EQ(t["today"]["idle_cost_usd"], r["waste"]["idle_cost_usd"]);
+  EXPECT_GT(t["today"]["idle_cost_usd"].get<double>(), 0);
+  ASSERT_EQ(r["idle_by_host"].size(), 2u);
+  double hosts_cost = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r["idle_by_host"][i]["host"], t["nodes"][i]["host"]);
+    EXPECT_EQ(r["idle_by_host"][i]["idle_gpu_seconds"], t["nodes"][i]["idle_gpu_seconds_today"]);
+    EXPECT_EQ(r["idle_by_host"][i]["idle_cost_usd"], t["nodes"][i]["idle_cost_today_usd"]);
+    hosts_cost += r["idle_by_host"][i]["idle_cost_usd"].get<double>();
+  }
+  EXPECT_NEAR(hosts_cost, r["waste"]["idle_cost_usd"].get<double>(), 1e-9);
+  bool bob = false;
+  for (const json& w : r["who"]) {
+    if (w["key"] != "bob") continue;
+    bob = true;
+    EXPECT_EQ(w["idle_held_cost_usd"], bob_of(t)["idle_held_cost_today_usd"]);
+    EXPECT_EQ(w["idle_held_seconds"], bob_of(t)["idle_held_gpu_seconds_today"]);
+  }
+  EXPECT_TRUE(bob) << r["who"].dump().substr(0, 600);
+  RunResult both = top({"--db", dir / "node-a.db"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  kill(prometheus.pid, SIGTERM);
+  WaitProgram(prometheus, 10);
+}
+
 // A tmux server of the test's own (its socket named by the pid), removed at the end.
 class Tmux {
  public:

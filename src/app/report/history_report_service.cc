@@ -295,6 +295,11 @@ Result<BillInput> LoadBill(const ReportOptions& r) {
 
 }  // namespace
 
+Result<HistoryInput> LoadReportWindow(const ReportOptions& r, const HistoryOptions& options,
+                                      int64_t since_ms, int64_t until_ms) {
+  return Load(r, options, Window{since_ms, until_ms});
+}
+
 Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
   std::optional<BillInput> bill;
   if (!r.billing.empty()) {

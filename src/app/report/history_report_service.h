@@ -47,6 +47,12 @@ struct ReportOptions {
 // (or the built-in one) and must outlive the options.
 Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* catalog);
 
+// The input of the window [since_ms, until_ms) from --db or --prometheus, read as `cgov report`
+// reads it (cgov top --prometheus summarizes its day from it).
+// REQUIRES: `options` from HistoryOptionsFor(r).
+Result<HistoryInput> LoadReportWindow(const ReportOptions& r, const HistoryOptions& options,
+                                      int64_t since_ms, int64_t until_ms);
+
 // Loads, summarizes and writes the report (to --out atomically, else stdout).
 // REQUIRES: `options` from HistoryOptionsFor(r).
 Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options);

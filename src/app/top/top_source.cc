@@ -214,6 +214,7 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
     ReadPolicy(day_start, *end + 1);
   }
   TopFrame frame;
+  frame.source = options_.source_name;
   frame.day_start_ms = day_start;
   frame.host = SafeText(day_->hostname);
   frame.priced = day_->cost.priced;

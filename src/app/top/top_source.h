@@ -31,6 +31,7 @@ struct TopSourceOptions {
   // daemon recorded no step for, read from the host's /proc under `host_root`.
   std::optional<PolicyFile> policy;
   std::string host_root = "/";
+  std::string source_name = "database";  // the frame's `source`: "database", "live"
 };
 
 // The words for a policy's verdict on an idle-held process, idle for `idle_for_ms` (the
@@ -40,13 +41,22 @@ std::string PolicyVerdict(const PolicyProcess& p, const PolicyRule* rule, int64_
 // A step the daemon's policy recorded: "would_stop 14:02 (stale-notebooks)".
 std::string PolicyStepText(const PolicyActionRecord& a);
 
+// Where `cgov top`'s frames come from: a database (TopSource) or a fleet's Prometheus
+// (FleetTopSource, app/top/fleet_top_source.h).
+class TopFrames {
+ public:
+  virtual ~TopFrames() = default;
+  // The frame now; `now_mono_ms` (a steady clock) paces the slower parts.
+  virtual Result<TopFrame> Frame(int64_t now_mono_ms) = 0;
+};
+
 // Frames from one database, kept open between them.
-class TopSource {
+class TopSource : public TopFrames {
  public:
   static Result<std::unique_ptr<TopSource>> Open(const TopSourceOptions& options);
   // The frame at the data's end now; the day's figures from a summary at most day_refresh_ms
   // old (idle-held stretches advanced to the frame's time).
-  Result<TopFrame> Frame(int64_t now_mono_ms);
+  Result<TopFrame> Frame(int64_t now_mono_ms) override;
 
  private:
   TopSourceOptions options_;
