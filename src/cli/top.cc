@@ -126,8 +126,8 @@ int RunTop(int argc, char** argv) {
   size_t width = 0;
   TopLayout layout;
   CLI::App app{"Who is wasting which GPU right now, for how long, and what it has cost today: a "
-               "full-screen view of a daemon's history database, refreshed every --interval "
-               "(keys: q quit, s sort, f filter, p processes, h help).",
+               "full-screen view of a daemon's history database (or of a fleet's Prometheus), "
+               "refreshed every --interval (keys: q quit, s sort, f filter, p processes, h help).",
                "cgov top"};
   app.add_option("--db", source.db, fmt::format("the daemon's history database (default: {}/{}, "
                  "or under $STATE_DIRECTORY)", kDefaultStateDirectory, kHistoryDbName));
@@ -159,7 +159,7 @@ int RunTop(int argc, char** argv) {
       ->check(CLI::IsMember({"gpu", "waste", "user"}))->type_name("gpu|waste|user")
       ->capture_default_str();
   app.add_option("--filter", layout.filter, "only GPUs and idle-held holders whose user or "
-                 "project contains this");
+                 "project contains this (with --prometheus: nodes by name, wasters by user)");
   app.add_flag("--no-processes", no_processes, "no line per GPU process under each GPU");
   app.add_option("--width", width, "with --once: the text's width in columns (default: the "
                  "terminal's, else 100)");
