@@ -227,6 +227,7 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
     }
     const GpuPoint point = StoredGpuPoint(tick, i);
     const std::optional<Phase> phase = PhaseOf(point, phases_);
+    if (point.util_pct && !g.lost) gh.util_band_ms[UtilBand(*point.util_pct)] += duration_ms;
     if (sink_) {
       TickCredit::Gpu& gc = credit.gpus.emplace_back();
       gc.gpu_id = g.gpu_id;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,9 +12,11 @@
 namespace cgov {
 namespace {
 
-// Version 2 appends the GPM sums (history schema 2); version 1 rows decode with them 0.
-constexpr uint8_t kGpuHourVersion = 2;
+// Version 2 appends the GPM sums (history schema 2), version 3 the utilization bands; older
+// rows decode with what they lack 0.
+constexpr uint8_t kGpuHourVersion = 3;
 constexpr size_t kGpuHourV1Fields = 2 * kPhaseCount + 17;
+constexpr size_t kGpuHourV2Fields = kGpuHourV1Fields + 8;
 // Version 2 appends how shared GPUs were split; version 1 rows decode with them 0.
 constexpr uint8_t kIdentityHourVersion = 2;
 constexpr size_t kIdentityHourV1Fields = 4 + kPhaseCount;
@@ -35,6 +38,7 @@ std::vector<int64_t*> GpuHourFields(GpuHour& h) {
                      &u.bound_tensor_active_ms_x100}) {
     f.push_back(v);
   }
+  for (auto& v : h.util_band_ms) f.push_back(&v);
   return f;
 }
 
@@ -52,15 +56,23 @@ void PutFields(uint8_t version, const std::vector<int64_t*>& fields, std::string
   for (const int64_t* v : fields) PutVarint(static_cast<uint64_t>(std::max<int64_t>(0, *v)), out);
 }
 
-// `older`: an earlier version this one extends, whose rows hold only the first `older_fields`.
+// An earlier version the current one extends, whose rows hold only its first `fields`.
+struct OlderVersion {
+  uint8_t version = 0;
+  size_t fields = 0;
+};
+
 Status GetFields(std::string_view data, uint8_t version, std::string_view context,
-                 const std::vector<int64_t*>& fields, size_t* pos, uint8_t older = 0,
-                 size_t older_fields = 0) {
+                 const std::vector<int64_t*>& fields, size_t* pos,
+                 std::initializer_list<OlderVersion> older = {}) {
   const uint8_t found = data.empty() ? 0 : static_cast<uint8_t>(data[0]);
-  if (found != version && (older == 0 || found != older)) {
-    return InvalidArgument(fmt::format("{}: unknown rollup encoding", context));
+  size_t count = fields.size();
+  if (found != version) {
+    const auto* o = std::find_if(older.begin(), older.end(),
+                                 [&](const OlderVersion& v) { return v.version == found; });
+    if (o == older.end()) return InvalidArgument(fmt::format("{}: unknown rollup encoding", context));
+    count = o->fields;
   }
-  const size_t count = found == version ? fields.size() : older_fields;
   *pos = 1;
   for (size_t i = 0; i < count; ++i) {
     int64_t* v = fields[i];
@@ -115,6 +127,7 @@ void MergeInto(const GpuHour& from, GpuHour* into) {
   into->mem_known_ms += from.mem_known_ms;
   into->power_dw_ms += from.power_dw_ms;
   into->power_known_ms += from.power_known_ms;
+  for (size_t b = 0; b < kUtilBands; ++b) into->util_band_ms[b] += from.util_band_ms[b];
 }
 
 void MergeInto(const IdentityHour& from, IdentityHour* into) {
@@ -147,7 +160,7 @@ Status DecodeGpuHour(std::string_view data, std::string_view context, GpuHour* h
   *hour = GpuHour{};
   size_t pos = 0;
   CGOV_RETURN_IF_ERROR(GetFields(data, kGpuHourVersion, context, GpuHourFields(*hour), &pos,
-                                 /*older=*/1, kGpuHourV1Fields));
+                                 {{1, kGpuHourV1Fields}, {2, kGpuHourV2Fields}}));
   uint64_t transitions = 0, max_pct = 0;
   if (!GetVarint(data, &pos, &transitions) || !GetVarint(data, &pos, &max_pct)) {
     return InvalidArgument(fmt::format("{}: truncated rollup", context));
@@ -166,7 +179,7 @@ Status DecodeIdentityHour(std::string_view data, std::string_view context, Ident
   *hour = IdentityHour{};
   size_t pos = 0;
   return GetFields(data, kIdentityHourVersion, context, IdentityHourFields(*hour), &pos,
-                   /*older=*/1, kIdentityHourV1Fields);
+                   {{1, kIdentityHourV1Fields}});
 }
 
 }  // namespace cgov

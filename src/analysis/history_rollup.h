@@ -16,6 +16,15 @@
 
 namespace cgov {
 
+// Utilization bands of a GPU-time histogram: [0, 10), [10, 20) ... [90, 100] %.
+inline constexpr size_t kUtilBands = 10;
+
+// The band of a utilization (whole percents; 100 and above in the last).
+inline size_t UtilBand(double util_pct) {
+  if (!(util_pct > 0)) return 0;
+  return util_pct >= 90 ? kUtilBands - 1 : static_cast<size_t>(util_pct / 10);
+}
+
 struct GpuHour {
   GpuUsage usage;
   int64_t samples = 0;
@@ -24,6 +33,9 @@ struct GpuHour {
   int64_t mem_known_ms = 0;
   int64_t power_dw_ms = 0;        // sum of power (0.1 W) x ms
   int64_t power_known_ms = 0;
+  // The time its utilization was known, by band (version 3; 0 in rows written before): the
+  // distribution behind its mean and percentiles.
+  std::array<int64_t, kUtilBands> util_band_ms{};
 };
 
 struct IdentityHour {

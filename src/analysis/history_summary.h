@@ -109,6 +109,13 @@ struct HistoryGpuRow {
   std::optional<double> mean_sm_active_pct;      // NVML GPM, over the time it was known
   std::optional<double> mean_tensor_active_pct;
   MicroUsd cost = 0;  // held time x price (0 when unpriced)
+  // The time its utilization histogram covers (totals.util_band_ms): 0 from a source that keeps
+  // none (Prometheus, rollups written before version 3).
+  int64_t UtilBandMs() const {
+    int64_t ms = 0;
+    for (int64_t b : totals.util_band_ms) ms += b;
+    return ms;
+  }
   // Mean utilization and memory used (% of total) of each hour, by Unix hour, for charts (the
   // HTML report); empty when the window has more than kMaxChartedGpus GPUs.
   MinMaxSeries util_series{1}, mem_series{1};

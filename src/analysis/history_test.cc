@@ -311,7 +311,7 @@ TEST(HistoryRollup, Version2CarriesGpmAndVersion1RowsStillDecode) {
   h.usage.bound_tensor_active_ms_x100 = 1000 * 7;
   std::string data;
   EncodeGpuHour(h, &data);
-  EXPECT_EQ(data[0], 2) << "version byte";
+  EXPECT_EQ(data[0], 3) << "version byte";
   GpuHour back;
   ASSERT_TRUE(DecodeGpuHour(data, "r", &back).ok());
   EXPECT_EQ(back.usage.gpm_ms, 3000);
@@ -326,9 +326,53 @@ TEST(HistoryRollup, Version2CarriesGpmAndVersion1RowsStillDecode) {
   EXPECT_EQ(back.usage.phase_ms[4], 99);
   EXPECT_EQ(back.usage.transitions, 3);
   EXPECT_EQ(back.usage.gpm_ms, 0) << "absent before version 2";
-  std::string v3 = data;
-  v3[0] = 3;
-  EXPECT_FALSE(DecodeGpuHour(v3, "r", &back).ok()) << "a newer encoding is refused";
+  std::string v4 = data;
+  v4[0] = 4;
+  EXPECT_FALSE(DecodeGpuHour(v4, "r", &back).ok()) << "a newer encoding is refused";
+}
+
+TEST(HistoryRollup, Version3CarriesUtilizationBandsAndVersion2RowsStillDecode) {
+  EXPECT_EQ(UtilBand(0), 0u);
+  EXPECT_EQ(UtilBand(9.9), 0u);
+  EXPECT_EQ(UtilBand(10), 1u);
+  EXPECT_EQ(UtilBand(89), 8u);
+  EXPECT_EQ(UtilBand(90), 9u);
+  EXPECT_EQ(UtilBand(100), 9u);
+  GpuHour h;
+  h.usage.gpm_ms = 5;
+  h.util_band_ms = {1, 0, 0, 0, 0, 0, 0, 0, 0, 9000};
+  std::string data;
+  EncodeGpuHour(h, &data);
+  GpuHour back;
+  ASSERT_TRUE(DecodeGpuHour(data, "r", &back).ok());
+  EXPECT_EQ(back.util_band_ms, h.util_band_ms);
+  MergeInto(h, &back);
+  EXPECT_EQ(back.util_band_ms[9], 18000);
+  // A row of version 2: 35 fields (the GPM sums last), transitions, peak memory.
+  std::string v2(1, '\x02');
+  for (int i = 0; i < 35; ++i) PutVarint(i == 27 ? 77 : 0, &v2);  // gpm_ms = 77
+  PutVarint(0, &v2);
+  PutVarint(0, &v2);
+  ASSERT_TRUE(DecodeGpuHour(v2, "v2", &back).ok());
+  EXPECT_EQ(back.usage.gpm_ms, 77);
+  EXPECT_EQ(back.util_band_ms, (std::array<int64_t, kUtilBands>{})) << "absent before version 3";
+}
+
+TEST(HistoryAggregator, EveryTickWithAUtilizationIsCountedInItsBand) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  int64_t ts = 0;
+  for (int i = 0; i < 100; ++i, ts += 1000) a.Add(ts, run, Tick(i < 30 ? 95 : 5, {}));
+  a.Finish(ts);
+  GpuHour total;
+  for (const HourBucket& b : a.TakeCompleteHours()) {
+    for (const auto& [id, g] : b.gpus) MergeInto(g, &total);
+  }
+  EXPECT_EQ(total.util_band_ms[9], 30'000);
+  EXPECT_EQ(total.util_band_ms[0], 70'000);
+  int64_t phases = 0;
+  for (int64_t ms : total.usage.phase_ms) phases += ms;
+  EXPECT_EQ(phases, 100'000) << "the bands cover the same time as the phases";
 }
 
 HistoryInput TwoUsersOneGpu() {

@@ -111,39 +111,7 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     c.util_ms_x100[slot] += g.util_ms_x100;
   }
   for (const TickCredit::Identity& id : credit.identities) {
-    const IdentityRecord* record = identity_of(id.identity_id);
-    IdentityKey key;
-    if (record != nullptr) {
-      key = IdentityKey{BoundedLabel(record->user),
-                        BoundedLabel(record->project),
-                        BoundedLabel(record->team),
-                        BoundedLabel(record->kube_namespace),
-                        BoundedLabel(record->kube_pod_name),
-                        BoundedLabel(record->kube_container_name),
-                        BoundedLabel(record->pod),
-                        BoundedLabel(record->slurm_job),
-                        "",
-                        ""};
-      if (slurm_jobs_ && !record->slurm_job.empty()) {
-        if (auto job = slurm_jobs_->find(record->slurm_job); job != slurm_jobs_->end()) {
-          key.slurm_account = BoundedLabel(job->second.account);
-          key.slurm_partition = BoundedLabel(job->second.partition);
-        }
-      }
-    }
-    auto it = identities_.find(key);
-    if (it == identities_.end()) {
-      // Beyond the cap a new identity is credited to "(other)" (which may take the cap's last
-      // place): the totals over identities stay the GPUs' totals.
-      if (identities_.size() + 1 >= options_.max_identity_series) {
-        ++folded_identity_credits_;
-        key = IdentityKey{kOther, kOther, kOther, kOther, kOther,
-                          kOther, kOther, kOther, kOther, kOther};
-        it = identities_.find(key);
-      }
-      if (it == identities_.end()) it = identities_.emplace(std::move(key), IdentityCounters{}).first;
-    }
-    IdentityCounters& c = it->second;
+    IdentityCounters& c = CountersOf(KeyOf(identity_of(id.identity_id)));
     c.held_ms += id.held_ms;
     c.idle_held_ms += id.idle_held_ms;
     c.attributed_ms[id.phase ? static_cast<size_t>(*id.phase) : kUnknownPhase] += id.attributed_ms;
@@ -154,6 +122,54 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     }
     c.last_credit_ms = credit.ts_ms;
   }
+}
+
+DaemonMetrics::IdentityKey DaemonMetrics::KeyOf(const IdentityRecord* record) const {
+  IdentityKey key;
+  if (record == nullptr) return key;
+  key = IdentityKey{BoundedLabel(record->user),
+                    BoundedLabel(record->project),
+                    BoundedLabel(record->team),
+                    BoundedLabel(record->kube_namespace),
+                    BoundedLabel(record->kube_pod_name),
+                    BoundedLabel(record->kube_container_name),
+                    BoundedLabel(record->pod),
+                    BoundedLabel(record->slurm_job),
+                    "",
+                    ""};
+  if (slurm_jobs_ && !record->slurm_job.empty()) {
+    if (auto job = slurm_jobs_->find(record->slurm_job); job != slurm_jobs_->end()) {
+      key.slurm_account = BoundedLabel(job->second.account);
+      key.slurm_partition = BoundedLabel(job->second.partition);
+    }
+  }
+  return key;
+}
+
+DaemonMetrics::IdentityCounters& DaemonMetrics::CountersOf(IdentityKey key) {
+  auto it = identities_.find(key);
+  if (it == identities_.end()) {
+    // Beyond the cap a new identity is credited to "(other)" (which may take the cap's last
+    // place): the totals over identities stay the GPUs' totals.
+    if (identities_.size() + 1 >= options_.max_identity_series) {
+      ++folded_identity_credits_;
+      key = IdentityKey{kOther, kOther, kOther, kOther, kOther,
+                        kOther, kOther, kOther, kOther, kOther};
+      it = identities_.find(key);
+    }
+    if (it == identities_.end()) it = identities_.emplace(std::move(key), IdentityCounters{}).first;
+  }
+  return it->second;
+}
+
+void DaemonMetrics::CreditWork(const IdentityRecord* identity, const std::string& unit,
+                               double amount, int64_t now_ms) {
+  if (!(amount > 0) || unit.empty()) return;
+  std::lock_guard lock(mu_);
+  Changed();
+  IdentityCounters& c = CountersOf(KeyOf(identity));
+  c.work[unit] += amount;
+  c.last_credit_ms = std::max(c.last_credit_ms, now_ms);
 }
 
 void DaemonMetrics::SetSlurmJobs(std::shared_ptr<const SlurmJobs> jobs) {
@@ -641,6 +657,20 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
     w.Family("cgov_identity_cost_usd_total", MetricType::kCounter,
              "Estimated cost of the GPU-seconds attributed to an identity (USD).");
     for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.cost_usd);
+    const bool work = std::any_of(identities_.begin(), identities_.end(),
+                                  [](const auto& i) { return !i.second.work.empty(); });
+    if (work) {
+      w.Family("cgov_identity_work_total", MetricType::kCounter,
+               "Work an identity's jobs reported in their progress files (CGOV_PROGRESS_FILE, "
+               "which cgov run sets), by unit, counted while the daemon saw them on a GPU.");
+      for (const auto& [key, c] : identities_) {
+        for (const auto& [unit, amount] : c.work) {
+          Labels l = identity_labels(key);
+          l.emplace_back("unit", unit);
+          w.Sample(l, amount);
+        }
+      }
+    }
   }
   if (!Fresh(now_ms) || last_->processes.empty()) return;
   w.Family("cgov_process_gpu_memory_bytes", MetricType::kGauge,

@@ -112,6 +112,10 @@ class DaemonMetrics {
   // `identity_of` resolves TickCredit identity ids (nullptr: unknown identity).
   void Credit(const TickCredit& credit,
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  // Work a job of `identity` (nullptr: unknown) reported (its progress file: docs/metrics.md,
+  // "Work"), in `unit`: served as cgov_identity_work_total{unit}.
+  void CreditWork(const IdentityRecord* identity, const std::string& unit, double amount,
+                  int64_t now_ms);
   // --slurm-accounting FILE: identities in a Slurm job get its account and partition as labels
   // (slurm_account, slurm_partition) from the next credit on; nullptr: no such labels.
   void SetSlurmJobs(std::shared_ptr<const SlurmJobs> jobs);
@@ -168,8 +172,13 @@ class DaemonMetrics {
     int64_t held_ms = 0;
     int64_t idle_held_ms = 0;
     double cost_usd = 0;
+    std::map<std::string, double> work;  // by unit
     int64_t last_credit_ms = 0;
   };
+  // The labels of `record` (nullptr: unknown), and its counters (made, or "(other)"'s beyond
+  // the cap). REQUIRES: mu_ held.
+  IdentityKey KeyOf(const IdentityRecord* record) const;
+  IdentityCounters& CountersOf(IdentityKey key);
 
   struct GpuLabels;  // dcgm-exporter's label set of one GPU
   void RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLabels>& labels,

@@ -379,10 +379,10 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
 // check, the six process_* series of the daemon itself (kSelf: every one known), and with every
 // module on (kModules) each module's failure counter and each collector's and module's duration.
-constexpr size_t kFixedSeries = 42, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
-                 kPerIdentitySeries = 9;
+constexpr size_t kFixedSeries = 44, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
+                 kPerIdentitySeries = 9, kPerIdentityWorkSeries = 3;
 constexpr const char* kModules[] = {"metrics", "driver_events", "kubernetes", "pod_resources",
-                                    "notify",  "policy",        "budgets",    "tick_log"};
+                                    "notify",  "policy",        "budgets",    "tick_log", "work"};
 
 const SelfStats kSelf{.cpu_seconds = 1, .resident_bytes = 1, .virtual_bytes = 1, .open_fds = 1,
                       .max_fds = 1, .start_time_seconds = 1};
@@ -546,6 +546,10 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
       }
     }
     d.Credit(c, [&](uint32_t id) { return &who[id]; });
+    // Jobs that report their work, in each unit a progress file may name.
+    for (uint32_t i = 0; i < identity_count; ++i) {
+      for (const char* unit : {"samples", "tokens", "steps"}) d.CreditWork(&who[i], unit, 1, 0);
+    }
     d.SetKubernetesOk(true);
     d.SetPodResourcesOk(true);
     std::vector<std::pair<std::string, double>> durations = {
@@ -559,7 +563,7 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
   };
   EXPECT_EQ(count(1, 1) - count(0, 1), kPerGpuSeries);
   EXPECT_EQ(count(2, 1) - count(1, 1), count(1, 1) - count(0, 1));
-  EXPECT_EQ(count(1, 2) - count(1, 1), kPerIdentitySeries);
+  EXPECT_EQ(count(1, 2) - count(1, 1), kPerIdentitySeries + kPerIdentityWorkSeries);
   EXPECT_EQ(count(0, 0), kFixedSeries);
   EXPECT_EQ(count(1, 1, true) - count(1, 1), kPerGpuDcgmSeries);
 }

@@ -300,6 +300,14 @@ json IdleByHostJson(const HistorySummary& s) {
   return out;
 }
 
+// A GPU's time by utilization band, null where the source keeps none.
+json UtilHistogramJson(const HistoryGpuRow& g) {
+  if (g.UtilBandMs() == 0) return nullptr;
+  json seconds = json::array();
+  for (int64_t ms : g.totals.util_band_ms) seconds.push_back(Round3(static_cast<double>(ms) / 1e3));
+  return {{"bin_width_pct", 10}, {"gpu_seconds", seconds}};
+}
+
 json GpusJson(const HistorySummary& s) {
   json out = json::array();
   for (const HistoryGpuRow& g : s.gpus) {
@@ -319,6 +327,7 @@ json GpusJson(const HistorySummary& s) {
                    {"graphics_only_seconds",
                     Round3(static_cast<double>(g.totals.usage.graphics_only_ms) / 1e3)},
                    {"mean_util_pct", opt(g.mean_util_pct)},
+                   {"util_histogram", UtilHistogramJson(g)},
                    {"mean_mem_used_mib", opt(g.mean_mem_used_mib)},
                    {"mean_power_w", opt(g.mean_power_w)},
                    {"mean_sm_active_pct", opt(g.mean_sm_active_pct)},

@@ -312,6 +312,34 @@ std::string HistoryCharts(const HistorySummary& s) {
   return ChartsSection(figures, note);
 }
 
+// Each GPU's time by utilization band: the distribution behind its mean.
+std::string HistoryUtilHistogram(const HistorySummary& s) {
+  html::Table t;
+  t.caption = "GPU-hours by utilization (% of each GPU's time with a reading)";
+  t.headers = {"GPU"};
+  t.numeric = {false};
+  for (size_t b = 0; b < kUtilBands; ++b) {
+    t.headers.push_back(b + 1 < kUtilBands ? fmt::format("{}–{} %", b * 10, b * 10 + 10)
+                                           : "90–100 %");
+    t.numeric.push_back(true);
+  }
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const HistoryGpuRow& g = s.gpus[i];
+    const int64_t total = g.UtilBandMs();
+    if (total == 0) continue;
+    std::vector<std::string> row = {Esc(g.label)};
+    for (size_t b = 0; b < kUtilBands; ++b) {
+      const int64_t ms = g.totals.util_band_ms[b];
+      row.push_back(Num(F2(HoursOf(ms)), fmt::format("/gpus/{}/util_histogram/gpu_seconds/{}", i, b),
+                        1.0 / 3600) +
+                    fmt::format(" <span class=\"muted\">({:.0f} %)</span>",
+                                100.0 * static_cast<double>(ms) / static_cast<double>(total)));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t.rows.empty() ? "" : t.Render();
+}
+
 std::string HistoryPerGpu(const HistorySummary& s) {
   html::Table t;
   t.caption = "Per GPU: shares of its time, means over the window";
@@ -336,7 +364,8 @@ std::string HistoryPerGpu(const HistorySummary& s) {
     row.push_back(g.price.per_gpu_hour ? Num(FormatUsd(g.cost), at + "cost_usd") : "—");
     t.rows.push_back(std::move(row));
   }
-  return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + "</section>\n";
+  return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + HistoryUtilHistogram(s) +
+         "</section>\n";
 }
 
 std::string HistoryWho(const HistorySummary& s) {

@@ -366,5 +366,42 @@ TEST(IdleByDayE2E, TheDaysAddUpToTheWindowsIdleTimeAndCost) {
   EXPECT_NE(html.out.find("/idle_by_day/1/idle_cost_usd"), std::string::npos);
 }
 
+// Issue 49's report KPI: each GPU's time by utilization band (the rollups' version 3), in JSON
+// and HTML, covering the time its phases cover and bounding its mean.
+TEST(UtilHistogramE2E, EachGpusBandsCoverItsTimeAndBoundItsMean) {
+  const std::string db = DemoDb();
+  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
+                                 "json"}, {});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const json r = json::parse(report.out);
+  EXPECT_EQ(SchemaErrors("report.schema.json", r), "");
+  ASSERT_FALSE(r["gpus"].empty());
+  for (const json& g : r["gpus"]) {
+    const json& h = g["util_histogram"];
+    ASSERT_TRUE(h.is_object()) << g.dump();
+    double total = 0, low = 0, high = 0;
+    for (size_t b = 0; b < 10; ++b) {
+      const double s = h["gpu_seconds"][b];
+      total += s;
+      low += s * 10.0 * static_cast<double>(b);
+      high += s * (10.0 * static_cast<double>(b) + 10.0);
+    }
+    double phases = 0;
+    for (const auto& [phase, seconds] : g["phase_seconds"].items()) {
+      if (phase != "unknown") phases += seconds.get<double>();
+    }
+    EXPECT_NEAR(total, phases, 0.01) << "GPU " << g["index"];
+    const double mean = g["mean_util_pct"];
+    EXPECT_GE(mean, low / total - 1e-6) << "GPU " << g["index"];
+    EXPECT_LE(mean, high / total + 1e-6) << "GPU " << g["index"];
+  }
+  // GPU 7 of the demo is never used: all its time in the first band.
+  EXPECT_EQ(r["gpus"][7]["util_histogram"]["gpu_seconds"][0], 172800.0);
+  RunResult html = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
+                               "html"}, {});
+  EXPECT_NE(html.out.find("GPU-hours by utilization"), std::string::npos);
+  EXPECT_NE(html.out.find("/gpus/7/util_histogram/gpu_seconds/0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cgov::e2e

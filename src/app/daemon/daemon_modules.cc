@@ -7,6 +7,7 @@ std::vector<std::unique_ptr<DaemonModule>> DaemonModulesFor(DaemonContext* conte
   std::vector<std::unique_ptr<DaemonModule>> modules;
   if (o.budgets) modules.push_back(NewBudgetsModule(context));
   if (o.http) modules.push_back(NewMetricsModule(context));
+  if (o.http) modules.push_back(NewWorkModule(context));
   if (o.policy) modules.push_back(NewPolicyModule(context));
   if (o.notify) modules.push_back(NewNotifyModule(context));
   if (o.kube) modules.push_back(NewKubernetesModule(context));

@@ -28,6 +28,8 @@ std::unique_ptr<DaemonModule> NewPodResourcesModule(DaemonContext* context);
 std::unique_ptr<DaemonModule> NewDriverEventsModule(DaemonContext* context);
 // --log-ticks: a log line a tick (tick_log_module.cc).
 std::unique_ptr<DaemonModule> NewTickLogModule(DaemonContext* context);
+// With --listen: the work jobs report in their progress files, on /metrics.
+std::unique_ptr<DaemonModule> NewWorkModule(DaemonContext* context);
 
 // The modules context->options() asks for, in the order the core calls them: the budgets
 // before the metrics and notices that read them, the policy before the notices of what it did.

@@ -28,14 +28,10 @@ namespace {
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; }
 
-// The end of the progress file the job writes. The job controls that path: it may put a FIFO,
-// a device or a symlink to anything there, or write one endless line. So: no symlink, regular
-// files only, never blocking, and only the last kProgressTailBytes (the last line is all that
-// counts). NotFound when the job wrote none. *name: how errors name what was read (with
-// "(last 64 KiB)" when that was not the whole file, so line numbers count from there).
-constexpr size_t kProgressTailBytes = 64 * 1024;
+}  // namespace
 
-Status ReadProgressTail(const std::string& path, std::string* out, std::string* name) {
+Status ReadProgressTail(const std::string& path, size_t max_bytes, std::optional<uint32_t> owner,
+                        std::string* out, std::string* name) {
   out->clear();
   *name = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -49,22 +45,23 @@ Status ReadProgressTail(const std::string& path, std::string* out, std::string* 
   Status status = Status::Ok();
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     status = InvalidArgument(fmt::format("{}: progress file not read: not a regular file", path));
+  } else if (owner && st.st_uid != *owner) {
+    status = InvalidArgument(fmt::format("{}: progress file not read: owned by uid {}, not the "
+                                         "process's owner {}", path, st.st_uid, *owner));
   } else {
-    const off_t from = st.st_size > static_cast<off_t>(kProgressTailBytes)
-                           ? st.st_size - static_cast<off_t>(kProgressTailBytes)
+    const off_t from = st.st_size > static_cast<off_t>(max_bytes)
+                           ? st.st_size - static_cast<off_t>(max_bytes)
                            : 0;
-    out->resize(kProgressTailBytes);
-    const ssize_t n = pread(fd, out->data(), kProgressTailBytes, from);
+    out->resize(max_bytes);
+    const ssize_t n = pread(fd, out->data(), max_bytes, from);
     out->resize(n > 0 ? static_cast<size_t>(n) : 0);
     // Started inside a line: drop its end, unless it is the only one (then it is too long).
     if (from > 0 && out->find('\n') != std::string::npos) out->erase(0, out->find('\n') + 1);
-    if (from > 0) *name += " (last 64 KiB)";
+    if (from > 0) *name += fmt::format(" (last {} KiB)", max_bytes / 1024);
   }
   ::close(fd);
   return status;
 }
-
-}  // namespace
 
 // The job's argv as records and reports show it (the job itself gets the bytes it was given).
 std::vector<std::string> PrintableCommand(const std::vector<std::string>& command) {
@@ -108,7 +105,7 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   std::string unit = o.unit;
   std::string text;
   std::string read_name;
-  Status read = work ? NotFound("") : ReadProgressTail(progress_file, &text, &read_name);
+  Status read = work ? NotFound("") : ReadProgressTail(progress_file, kProgressTailBytes, std::nullopt, &text, &read_name);
   if (!read.ok() && read.code() != StatusCode::kNotFound) {
     summary->warnings.push_back(read.message());
   } else if (read.ok()) {

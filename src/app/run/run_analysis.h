@@ -41,6 +41,17 @@ void EvaluateGate(const RunOptions& o, int job_exit_code, RunSummary* summary);
 Result<std::vector<RunDigest>> LoadBaselines(const std::vector<std::string>& paths,
                                              const Tags& tags);
 
+// The end of a job's progress file. The job controls that path: it may put a FIFO, a device or
+// a symlink to anything there, or write one endless line. So: no symlink, regular files only,
+// never blocking, and only the last `max_bytes` (the last line is all that counts). `owner`:
+// when set, a file another uid owns is refused (a root daemon reading a path a job named reads
+// only what the job's owner could have written). NotFound when the job wrote none. *name: how
+// errors name what was read (with "(last N KiB)" when that was not the whole file, so line
+// numbers count from there).
+inline constexpr size_t kProgressTailBytes = 64 * 1024;
+Status ReadProgressTail(const std::string& path, size_t max_bytes, std::optional<uint32_t> owner,
+                        std::string* out, std::string* name);
+
 // The work done so far from the progress file: its last line, "N" or "N UNIT" (N cumulative).
 // nullopt when there is none; the error names the file and line when it is malformed.
 Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_view text,
