@@ -394,6 +394,27 @@ void AdviseByHolder(const HistoryInput& in, HistorySummary* s) {
   }
 }
 
+int64_t IdleMsOf(const GpuUsage& u) {
+  return u.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
+         u.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+}
+
+// `ms` of a GPU at `per_hour` (0 when unpriced), before rounding to cents.
+MicroUsd PriceOf(const std::optional<MicroUsd>& per_hour, int64_t ms) {
+  if (!per_hour) return 0;
+  return static_cast<MicroUsd>(static_cast<double>(*per_hour) * static_cast<double>(ms) / 3.6e6);
+}
+
+// The summary's idle cost split over `rows` (days, hosts) in proportion to `parts`, in cents
+// allocated once: the rows add up to it.
+template <typename Row>
+void AllocateIdleCost(const HistorySummary& s, const std::vector<MicroUsd>& parts,
+                      std::vector<Row>* rows) {
+  if (!s.cost.priced || parts.empty()) return;
+  const std::vector<int64_t> cents = AllocateCents(parts, s.idle_cost);
+  for (size_t i = 0; i < cents.size(); ++i) (*rows)[i].idle_cost = cents[i] * kMicroPerCent;
+}
+
 void BuildIdleByDay(const HistoryInput& in, HistorySummary* s) {
   if (!in.heatmap_hours.empty()) return;  // hours that stand for longer spans
   std::map<uint32_t, std::optional<MicroUsd>> price;
@@ -405,13 +426,9 @@ void BuildIdleByDay(const HistoryInput& in, HistorySummary* s) {
     IdleDay& d = days[day];
     d.day_start_ms = day;
     for (const auto& [gpu_id, hour] : b.gpus) {
-      const int64_t idle = hour.usage.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
-                           hour.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+      const int64_t idle = IdleMsOf(hour.usage);
       d.idle_ms += idle;
-      if (auto p = price.find(gpu_id); p != price.end() && p->second) {
-        cost_parts[day] += static_cast<MicroUsd>(static_cast<double>(*p->second) *
-                                                 static_cast<double>(idle) / 3.6e6);
-      }
+      if (auto p = price.find(gpu_id); p != price.end()) cost_parts[day] += PriceOf(p->second, idle);
     }
   }
   std::vector<MicroUsd> parts;
@@ -419,10 +436,7 @@ void BuildIdleByDay(const HistoryInput& in, HistorySummary* s) {
     parts.push_back(cost_parts[day]);
     s->idle_by_day.push_back(d);
   }
-  if (s->cost.priced && !parts.empty()) {
-    const std::vector<int64_t> cents = AllocateCents(parts, s->idle_cost);
-    for (size_t i = 0; i < cents.size(); ++i) s->idle_by_day[i].idle_cost = cents[i] * kMicroPerCent;
-  }
+  AllocateIdleCost(*s, parts, &s->idle_by_day);
 }
 
 void BuildIdleByHost(HistorySummary* s) {
@@ -433,25 +447,16 @@ void BuildIdleByHost(HistorySummary* s) {
     IdleHost& h = hosts[g.gpu.host];
     h.host = g.gpu.host;
     ++h.gpus;
-    const int64_t idle = g.totals.usage.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] +
-                         g.totals.usage.phase_ms[static_cast<size_t>(Phase::kIdleHeld)];
+    const int64_t idle = IdleMsOf(g.totals.usage);
     h.idle_ms += idle;
-    if (g.price.per_gpu_hour) {
-      cost_parts[g.gpu.host] += static_cast<MicroUsd>(static_cast<double>(*g.price.per_gpu_hour) *
-                                                      static_cast<double>(idle) / 3.6e6);
-    }
+    cost_parts[g.gpu.host] += PriceOf(g.price.per_gpu_hour, idle);
   }
   std::vector<MicroUsd> parts;
   for (auto& [name, h] : hosts) {
     parts.push_back(cost_parts[name]);
     s->idle_by_host.push_back(h);
   }
-  if (s->cost.priced && !parts.empty()) {
-    const std::vector<int64_t> cents = AllocateCents(parts, s->idle_cost);
-    for (size_t i = 0; i < cents.size(); ++i) {
-      s->idle_by_host[i].idle_cost = cents[i] * kMicroPerCent;
-    }
-  }
+  AllocateIdleCost(*s, parts, &s->idle_by_host);
 }
 
 void BuildHeatmap(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {

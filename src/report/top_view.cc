@@ -103,6 +103,26 @@ void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
 
 }
 
+// The lines of a table, each cut to `width`.
+void AppendTable(const std::string& table, size_t width, std::vector<std::string>* lines) {
+  for (size_t at = 0; at < table.size();) {
+    const size_t end = table.find('\n', at);
+    lines->push_back(Fit(table.substr(at, end - at), width));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+}
+
+// The frame's lines as text, trailing blanks dropped.
+std::string JoinLines(std::vector<std::string>& lines) {
+  std::string out;
+  for (std::string& l : lines) {
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  }
+  return out;
+}
+
 // "Idle-held now" and its table.
 void AppendIdleHeld(const TopFrame& f, const TopLayout& layout, std::vector<std::string>* out) {
   std::vector<std::string>& lines = *out;
@@ -130,23 +150,7 @@ void AppendIdleHeld(const TopFrame& f, const TopLayout& layout, std::vector<std:
       if (policy) irows.back().push_back(i->policy.empty() ? "-" : i->policy);
       irows.back().push_back(i->advice);
     }
-    const std::string itable = TextTable(irows, policy ? " r rr  " : " r rr ", false);
-    for (size_t at = 0; at < itable.size();) {
-      const size_t end = itable.find('\n', at);
-      lines.push_back(Fit(itable.substr(at, end - at), width));
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-  }
-}
-
-// The lines of a table, each cut to `width`.
-void AppendTable(const std::string& table, size_t width, std::vector<std::string>* lines) {
-  for (size_t at = 0; at < table.size();) {
-    const size_t end = table.find('\n', at);
-    lines->push_back(Fit(table.substr(at, end - at), width));
-    if (end == std::string::npos) break;
-    at = end + 1;
+    AppendTable(TextTable(irows, policy ? " r rr  " : " r rr ", false), width, &lines);
   }
 }
 
@@ -237,12 +241,7 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
   AppendHeader(f, &lines);
   if (f.source == "prometheus") {
     AppendFleet(f, layout, &lines);
-    std::string out;
-    for (std::string& l : lines) {
-      while (!l.empty() && l.back() == ' ') l.pop_back();
-      out += l + "\n";
-    }
-    return out;
+    return JoinLines(lines);
   }
   std::vector<const TopGpu*> gpus;
   for (const TopGpu& g : f.gpus) {
@@ -300,12 +299,7 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
   }
 
   AppendIdleHeld(f, layout, &lines);
-  std::string out;
-  for (std::string& l : lines) {
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l + "\n";
-  }
-  return out;
+  return JoinLines(lines);
 }
 
 std::string RenderTopJson(const TopFrame& f) {
