@@ -31,53 +31,68 @@
 
 namespace cgov::e2e {
 
-// A history database that `cgov demo ARGS` writes, made once for every test process that asks
-// for the same ARGS with the same cgov binary, and only read after that (ctest runs each test in
-// its own process, so a suite's SetUpTestSuite would write it again for each test). It lives
-// under the build directory, in e2e-cache/, keyed by the arguments and the binary's size and
-// time; a flock serialises the processes that ask at once, and a finished database is renamed
-// into place, so a half-written one is never used. Only reports may open it.
-inline std::string SharedDemoDb(const std::vector<std::string>& args) {
+// What `make(part)` writes at `part` (a file or a directory), made once for every test process
+// that asks with the same `key` and the same cgov binary, and only read after that (ctest runs
+// each test in its own process, so a suite's SetUpTestSuite would make it again for each test).
+// It lives under the build directory, in e2e-cache/PREFIX<hash of key and binary>SUFFIX; a flock
+// serialises the processes that ask at once, and a finished output is renamed into place, so a
+// half-made one is never used. "" when `make` failed (it said why).
+inline std::string CachedOutput(const std::string& prefix, const std::string& key,
+                                const std::string& suffix,
+                                const std::function<bool(const std::string& part)>& make) {
   namespace fs = std::filesystem;
   struct stat binary {};
   if (::stat(CgovBinary().c_str(), &binary) != 0) {
     ADD_FAILURE() << CgovBinary() << ": not there";
     return "";
   }
-  std::string key = std::to_string(binary.st_size) + "-" + std::to_string(binary.st_mtim.tv_sec) +
-                    "." + std::to_string(binary.st_mtim.tv_nsec);
-  for (const std::string& a : args) key += "|" + a;
+  const std::string full_key = std::to_string(binary.st_size) + "-" +
+                               std::to_string(binary.st_mtim.tv_sec) + "." +
+                               std::to_string(binary.st_mtim.tv_nsec) + "|" + key;
   const fs::path dir = fs::path(CgovBinary()).parent_path() / "e2e-cache";
   fs::create_directories(dir);
-  const fs::path db = dir / ("demo-" + std::to_string(std::hash<std::string>{}(key)) + ".db");
-  const std::string lock_path = db.string() + ".lock";
+  const fs::path out =
+      dir / (prefix + std::to_string(std::hash<std::string>{}(full_key)) + suffix);
+  const std::string lock_path = out.string() + ".lock";
   const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
     ADD_FAILURE() << lock_path << ": cannot lock";
     if (lock >= 0) ::close(lock);
     return "";
   }
-  if (!fs::exists(db)) {
-    // What an older binary wrote is no use any more (its key differs): removed, not hoarded.
+  if (!fs::exists(out)) {
+    // What an older binary made is no use any more (its key differs): removed, not hoarded,
+    // with what readers left beside it (a database's -shm and -wal) and its lock.
     std::error_code ec;
     for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
       struct stat old {};
-      if (e.path().extension() == ".db" && ::stat(e.path().c_str(), &old) == 0 &&
+      if (name.starts_with(prefix) && ::stat(e.path().c_str(), &old) == 0 &&
           old.st_mtim.tv_sec < binary.st_mtim.tv_sec) {
-        fs::remove(e.path(), ec);
+        fs::remove_all(e.path(), ec);
       }
     }
-    const fs::path part = db.string() + ".part";
-    fs::remove(part);
-    std::vector<std::string> argv = {CgovBinary(), "demo", "--db", part.string()};
+    const fs::path part = out.string() + ".part";
+    fs::remove_all(part);
+    if (make(part.string())) fs::rename(part, out);
+  }
+  ::close(lock);
+  return fs::exists(out) ? out.string() : "";
+}
+
+// A history database that `cgov demo ARGS` writes, made once (CachedOutput) and only read after
+// that: only reports may open it.
+inline std::string SharedDemoDb(const std::vector<std::string>& args) {
+  std::string key;
+  for (const std::string& a : args) key += "|" + a;
+  return CachedOutput("demo-", key, ".db", [&](const std::string& part) {
+    std::vector<std::string> argv = {CgovBinary(), "demo", "--db", part};
     argv.insert(argv.end(), args.begin(), args.end());
     RunResult demo = RunProgram(argv, {}, 300);
     EXPECT_EQ(demo.exit_code, 0) << demo.err;
     // The demo's writer leaves no -wal behind when it closes; a database is one file to rename.
-    if (demo.exit_code == 0) fs::rename(part, db);
-  }
-  ::close(lock);
-  return fs::exists(db) ? db.string() : "";
+    return demo.exit_code == 0;
+  });
 }
 
 // Debian's Prometheus server and its promtool (package prometheus).
