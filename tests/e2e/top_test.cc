@@ -116,13 +116,18 @@ TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
   EXPECT_NE(text.out.find("policy"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("never: root's rights"), std::string::npos) << text.out;
 
-  // What the daemon's policy did to the process today comes first.
+  // What the daemon's policy did to the process today comes first; a step for another program
+  // that had the same pid earlier is not this process's.
+  const std::string command = before["idle_held_now"][0]["command"];
   {
     auto w = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
     ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Exec("INSERT INTO policy_action VALUES ((SELECT max(ts_ms) FROM tick) - "
+                           "60000, 'stale', 'would_stop', 1, " + pid + ", 'bob', '" + command +
+                           "', 14400000, 'dry run', 'uid 1002')").ok());
     ASSERT_TRUE((*w)->Exec("INSERT INTO policy_action VALUES ((SELECT max(ts_ms) FROM tick), "
-                           "'stale', 'would_stop', 1, " + pid + ", 'bob', 'jupyter-lab', "
-                           "14400000, 'dry run', 'uid 1002')").ok());
+                           "'other', 'sigterm', 1, " + pid + ", 'bob', 'other-program', "
+                           "14400000, 'sent', 'uid 1002')").ok());
   }
   const std::string step = verdict(bob_30d, "1002\t1002\t1002\t1002");
   EXPECT_TRUE(step.starts_with("would_stop ") && step.ends_with(" (stale)")) << step;

@@ -159,8 +159,10 @@ void TopSource::AddPolicyVerdicts(TopFrame* frame) const {
   for (TopIdleHeld& i : frame->idle_held) {
     if (i.pid == 0) continue;
     const PolicyActionRecord* last = nullptr;
+    // The same pid and command (a pid reused today by another program is another process).
     for (const PolicyActionRecord& a : policy_steps_) {
-      if (a.pid == i.pid && (last == nullptr || a.ts_ms >= last->ts_ms)) last = &a;
+      if (a.pid != i.pid || SafeText(a.command) != i.command) continue;
+      if (last == nullptr || a.ts_ms >= last->ts_ms) last = &a;
     }
     if (last != nullptr) {
       i.policy = SafeText(PolicyStepText(*last));
