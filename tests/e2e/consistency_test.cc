@@ -1,6 +1,7 @@
 // One truth for every number (issue 43): over a corpus of scenarios, every figure that appears in
-// more than one view (the text or Markdown report, the HTML page's data-json figures, the JSON,
-// the CI gate's verdict and exit status; a daemon's /metrics is not among them yet)
+// more than one view (the text or Markdown report, the HTML page's data-json figures and
+// sentences, the JSON, the CI gate's verdict and exit status; a daemon's /metrics is not among
+// them yet)
 // is read back from each and must be the same, to the cent; and every published identity holds
 // (phases add up to 100 % and to the total, per-GPU rows to the host, showback lines to the
 // billed total, savings stay under the waste of every GPU). A scenario is a row of kScenarios and
@@ -138,6 +139,14 @@ class ConsistencyE2E : public ::testing::TestWithParam<std::string> {
 TempDir* ConsistencyE2E::dir_ = nullptr;
 
 // Every figure shown in a text view is the JSON's, to the cent or to the digit shown.
+// The GPU-time of shared GPUs the JSON says was split (0 when it has none).
+double SharedGpuSeconds(const json& d) {
+  const json* shared = At(d, "/shared_gpus");
+  if (shared == nullptr) return 0;
+  return (*shared)["by_utilization_gpu_seconds"].get<double>() +
+         (*shared)["evenly_gpu_seconds"].get<double>();
+}
+
 void ExpectTextViewsAgree(const Views& v) {
   const json& d = v.doc;
   for (const auto& entry : v.text) {  // (clang 14: a lambda cannot capture a structured binding)
@@ -183,6 +192,12 @@ void ExpectTextViewsAgree(const Views& v) {
       shown("/savings/combined_fraction", "= {:.1f} %", 100);
       shown("/savings/utilization_fraction", "Utilization levers: {:.1f} %", 100);
     }
+    // How shared GPUs were split (a history report's, under Who), when some were.
+    if (SharedGpuSeconds(d) > 0) {
+      shown("/shared_gpus/by_utilization_gpu_seconds",
+            "Shared GPU-time in this window: {:.2f} GPU-h split by utilization", 1.0 / 3600);
+      shown("/shared_gpus/evenly_gpu_seconds", "utilization, {:.2f} GPU-h evenly", 1.0 / 3600);
+    }
   }
 }
 
@@ -211,6 +226,13 @@ void ExpectHtmlAgrees(const Views& v) {
     ++checked;
   }
   EXPECT_GE(checked, 20) << "figures tied to the JSON";
+  if (const double shared = SharedGpuSeconds(v.doc); shared > 0) {
+    const std::string said = fmt::format(
+        "Shared GPU-time in this window: {:.2f} GPU-h split by utilization, {:.2f} GPU-h evenly.",
+        v.doc["shared_gpus"]["by_utilization_gpu_seconds"].get<double>() / 3600,
+        v.doc["shared_gpus"]["evenly_gpu_seconds"].get<double>() / 3600);
+    EXPECT_NE(v.html.find(said), std::string::npos) << "the page says the JSON's split: " << said;
+  }
   for (const char* pointer : kMoneyInHtml) {
     const json* x = At(v.doc, pointer);
     if (x != nullptr && x->is_number()) {
