@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -102,17 +104,32 @@ inline constexpr char kPromtool[] = "/usr/bin/promtool";
 // A dollar figure of a report's JSON in whole cents.
 inline int64_t Cents(const nlohmann::json& usd) { return std::llround(usd.get<double>() * 100); }
 
-// A port free right now on 127.0.0.1 (the kernel's pick).
+// A port free right now on 127.0.0.1, for a server the test starts next. Chosen below the
+// kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range): a port the kernel picked
+// is handed out again to the next outgoing connection — a Prometheus scraping every second
+// makes many — and a server started a moment later then finds it taken. Below that range only
+// another test's pick can collide: random, and checked free by a bind.
 inline int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
+  int low = 32768;
+  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> low;
+  const int first = 10'000, last = std::max(first + 1000, low) - 1;
+  static thread_local uint64_t state =
+      static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const int port = first + static_cast<int>((state >> 33) % static_cast<uint64_t>(last - first));
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    close(fd);
+    if (free) return port;
+  }
+  ADD_FAILURE() << "no free port below " << low;
+  return 0;
 }
 
 // One integer from `sql` on the database at `db`, read-only and patient with a writer; -1 when
