@@ -401,8 +401,7 @@ int64_t IdleMsOf(const GpuUsage& u) {
 
 // `ms` of a GPU at `per_hour` (0 when unpriced), before rounding to cents.
 MicroUsd PriceOf(const std::optional<MicroUsd>& per_hour, int64_t ms) {
-  if (!per_hour) return 0;
-  return static_cast<MicroUsd>(static_cast<double>(*per_hour) * static_cast<double>(ms) / 3.6e6);
+  return per_hour ? CostOf(*per_hour, ms) : 0;
 }
 
 // The summary's idle cost split over `rows` (days, hosts) in proportion to `parts`, in cents

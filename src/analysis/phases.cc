@@ -19,6 +19,13 @@ std::string_view PhaseKey(Phase p) {
   return "";
 }
 
+std::optional<Phase> PhaseFromKey(std::string_view key) {
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    if (PhaseKey(static_cast<Phase>(p)) == key) return static_cast<Phase>(p);
+  }
+  return std::nullopt;
+}
+
 std::string_view PhaseLabel(Phase p) {
   switch (p) {
     case Phase::kTrulyIdle: return "truly idle";

@@ -21,6 +21,7 @@ namespace cgov {
 enum class Phase : uint8_t { kTrulyIdle, kIdleHeld, kUnderutilized, kProductive, kComputeBound };
 inline constexpr size_t kPhaseCount = 5;
 std::string_view PhaseKey(Phase p);    // "truly_idle", ...
+std::optional<Phase> PhaseFromKey(std::string_view key);  // PhaseKey's inverse
 std::string_view PhaseLabel(Phase p);  // "truly idle", ...
 // Idle phases are what other tools call "unused"; underutilized is partly used.
 inline bool IsIdle(Phase p) { return p == Phase::kTrulyIdle || p == Phase::kIdleHeld; }

@@ -180,6 +180,12 @@ std::optional<int> ResolveTopFlags(const CLI::App& app, TopFlags* f) {
   if (prometheus && (!f->policy.empty() || app.count("--host-root") > 0)) {
     return usage("--policy and --host-root read this host; --prometheus reads a fleet");
   }
+  if (prometheus) {
+    // The URL and --prometheus-timeout checked now, as `cgov report` checks them.
+    if (Result<PrometheusSource> p = OpenReportPrometheus(f->fleet.report); !p.ok()) {
+      return usage(p.status().message());
+    }
+  }
   if (!f->live && !prometheus && f->source.db.empty()) {
     // The daemon's database when it is there (one that cannot be looked at is opened anyway,
     // so that the error says why); else sampling here.

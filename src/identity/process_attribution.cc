@@ -102,6 +102,7 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
   }
   IdentityRecord identity;
   std::string command;
+  std::optional<ProgressFile> progress;
   // Watched before it is read: a process that exits in between is read again next tick.
   if (exits_) exits_->Watch(pid);
   if (Result<ProcessIdentity> process = reader_.Read(static_cast<int>(pid)); process.ok()) {
@@ -111,8 +112,13 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
     if (!files_->Read(path, &buffer_).ok()) buffer_.clear();  // another user's: unreadable
     identity = IdentityOf(*process, owner, buffer_);
     command = process->stat.comm;
+    const std::string file = EnvironValue(buffer_, "CGOV_PROGRESS_FILE").value_or("");
+    if (process->uid && file.starts_with('/') && file.size() <= 4096) {
+      progress = ProgressFile{file, *process->uid};
+    }
   }
   Cached cached;
+  cached.progress = std::move(progress);
   if (override_applies_ && override_applies_(pid)) {
     CGOV_ASSIGN_OR_RETURN(cached.ids.identity_id, store_->IdentityId(override_identity_));
   } else {
@@ -163,6 +169,12 @@ std::string_view ProcessAttributor::PodOf(uint32_t pid) const {
   auto it = cache_.find(pid);
   if (it == cache_.end() || !it->second.base) return {};
   return it->second.base->pod;
+}
+
+std::optional<ProcessAttributor::ProgressFile> ProcessAttributor::ProgressFileOf(
+    uint32_t pid) const {
+  auto it = cache_.find(pid);
+  return it == cache_.end() ? std::nullopt : it->second.progress;
 }
 
 void ProcessAttributor::ForgetUnseen() {

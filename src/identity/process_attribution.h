@@ -75,6 +75,14 @@ class ProcessAttributor {
                                                     std::string* pod_uid);
   // The pod UID of a process looked up since the last ForgetUnseen ("" when none or unknown).
   std::string_view PodOf(uint32_t pid) const;
+  // The progress file a process looked up since the last ForgetUnseen names in its environment
+  // (CGOV_PROGRESS_FILE, which `cgov run` sets: an absolute path, as the process sees it) and
+  // its owner (the real uid); nullopt when it names none or its owner is unknown.
+  struct ProgressFile {
+    std::string path;
+    uint32_t owner = 0;
+  };
+  std::optional<ProgressFile> ProgressFileOf(uint32_t pid) const;
   // Forgets every pid not looked up since the last call (a pid that comes back later is read
   // again). Called once a tick, after the tick's lookups: no set of live pids is built.
   void ForgetUnseen();
@@ -96,6 +104,7 @@ class ProcessAttributor {
     // For a process in a pod: what /proc said, and the directory's generation applied to it.
     std::optional<IdentityRecord> base;
     uint64_t pods_generation = 0;
+    std::optional<ProgressFile> progress;  // from its environment, read once with it
   };
   Result<uint32_t> Resolve(IdentityRecord identity, Cached* cached);
   std::map<uint32_t, Cached> cache_;

@@ -4,6 +4,10 @@
 
 namespace cgov {
 
+std::string ProcRootUnder(const std::string& host_root) {
+  return host_root.empty() || host_root == "/" ? "/proc" : host_root + "/proc";
+}
+
 HostAccounts ReadHostAccounts(FileReader& files, std::vector<std::string>* problems) {
   HostAccounts out;
   std::string text;

@@ -16,6 +16,10 @@
 
 namespace cgov {
 
+// The host's /proc as seen from here: "/proc", or under --host-root (a host mounted into a
+// container).
+std::string ProcRootUnder(const std::string& host_root);
+
 // The host's user and group names by id.
 struct HostAccounts {
   std::map<uint32_t, std::string> users, groups;

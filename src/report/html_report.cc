@@ -166,16 +166,28 @@ std::string RunCharts(const RunSummary& s) {
   return ChartsSection(figures, "");
 }
 
-// Each GPU's samples by utilization band: the distribution behind its P50 and P95.
-std::string RunUtilHistogram(const RunSummary& s) {
+// A table of a utilization histogram: a column per band of 10 %, a row per GPU.
+html::Table UtilBandTable(std::string caption) {
   html::Table t;
-  t.caption = "Samples by utilization (% of each GPU's samples)";
+  t.caption = std::move(caption);
   t.headers = {"GPU"};
   t.numeric = {false};
-  for (int b = 0; b < 10; ++b) {
-    t.headers.push_back(b < 9 ? fmt::format("{}–{} %", b * 10, b * 10 + 10) : "90–100 %");
+  for (size_t b = 0; b < kUtilBands; ++b) {
+    t.headers.push_back(b + 1 < kUtilBands ? fmt::format("{}–{} %", b * 10, b * 10 + 10)
+                                           : "90–100 %");
     t.numeric.push_back(true);
   }
+  return t;
+}
+
+// A band's cell: its figure (read back from the JSON) and its share of the row.
+std::string UtilBandCell(const std::string& figure, double part, double total) {
+  return figure + fmt::format(" <span class=\"muted\">({:.0f} %)</span>", 100.0 * part / total);
+}
+
+// Each GPU's samples by utilization band: the distribution behind its P50 and P95.
+std::string RunUtilHistogram(const RunSummary& s) {
+  html::Table t = UtilBandTable("Samples by utilization (% of each GPU's samples)");
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const GpuRunSummary& g = s.gpus[i];
     uint64_t total = 0;
@@ -183,11 +195,10 @@ std::string RunUtilHistogram(const RunSummary& s) {
     if (total == 0) continue;
     std::vector<std::string> row = {Esc(g.label.empty() ? fmt::format("{}", g.index) : g.label)};
     for (size_t b = 0; b < g.util_histogram.size(); ++b) {
-      const double pct = 100.0 * static_cast<double>(g.util_histogram[b]) /
-                         static_cast<double>(total);
-      row.push_back(Num(fmt::format("{}", g.util_histogram[b]),
-                        fmt::format("/gpus/{}/util_histogram/counts/{}", i, b)) +
-                    fmt::format(" <span class=\"muted\">({:.0f} %)</span>", pct));
+      row.push_back(UtilBandCell(Num(fmt::format("{}", g.util_histogram[b]),
+                                     fmt::format("/gpus/{}/util_histogram/counts/{}", i, b)),
+                                 static_cast<double>(g.util_histogram[b]),
+                                 static_cast<double>(total)));
     }
     t.rows.push_back(std::move(row));
   }
@@ -314,15 +325,8 @@ std::string HistoryCharts(const HistorySummary& s) {
 
 // Each GPU's time by utilization band: the distribution behind its mean.
 std::string HistoryUtilHistogram(const HistorySummary& s) {
-  html::Table t;
-  t.caption = "GPU-hours by utilization (% of each GPU's time with a reading)";
-  t.headers = {"GPU"};
-  t.numeric = {false};
-  for (size_t b = 0; b < kUtilBands; ++b) {
-    t.headers.push_back(b + 1 < kUtilBands ? fmt::format("{}–{} %", b * 10, b * 10 + 10)
-                                           : "90–100 %");
-    t.numeric.push_back(true);
-  }
+  html::Table t =
+      UtilBandTable("GPU-hours by utilization (% of each GPU's time with a reading)");
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const HistoryGpuRow& g = s.gpus[i];
     const int64_t total = g.UtilBandMs();
@@ -330,10 +334,10 @@ std::string HistoryUtilHistogram(const HistorySummary& s) {
     std::vector<std::string> row = {Esc(g.label)};
     for (size_t b = 0; b < kUtilBands; ++b) {
       const int64_t ms = g.totals.util_band_ms[b];
-      row.push_back(Num(F2(HoursOf(ms)), fmt::format("/gpus/{}/util_histogram/gpu_seconds/{}", i, b),
-                        1.0 / 3600) +
-                    fmt::format(" <span class=\"muted\">({:.0f} %)</span>",
-                                100.0 * static_cast<double>(ms) / static_cast<double>(total)));
+      row.push_back(UtilBandCell(
+          Num(F2(HoursOf(ms)), fmt::format("/gpus/{}/util_histogram/gpu_seconds/{}", i, b),
+              1.0 / 3600),
+          static_cast<double>(ms), static_cast<double>(total)));
     }
     t.rows.push_back(std::move(row));
   }

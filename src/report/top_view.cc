@@ -96,7 +96,7 @@ void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
     lines.push_back("now    (no price: give the daemon --price-per-gpu-hour or --instance-type)");
   }
   lines.push_back(fmt::format("today  {:.2f} idle GPU-hours{} since {}",
-                              static_cast<double>(f.idle_ms_today) / 3.6e6,
+                              HoursOf(f.idle_ms_today),
                               f.priced ? ", " + Usd(f.idle_cost_today) + " wasted" : "",
                               FormatMinuteUtc(f.day_start_ms)));
   lines.push_back("");
@@ -180,7 +180,7 @@ void AppendFleet(const TopFrame& f, const TopLayout& layout, std::vector<std::st
                     n->power_w ? fmt::format("{:.0f} W", *n->power_w) : "-",
                     f.priced ? Usd(n->cost_per_hour) : "-",
                     f.priced ? Usd(n->waste_per_hour) : "-",
-                    fmt::format("{:.2f} h{}", static_cast<double>(n->idle_ms_today) / 3.6e6,
+                    fmt::format("{:.2f} h{}", HoursOf(n->idle_ms_today),
                                 f.priced ? " " + Usd(n->idle_cost_today) : ""),
                     n->sample_age_s ? SpanOf(static_cast<int64_t>(*n->sample_age_s * 1000))
                                     : "-"});
@@ -206,13 +206,19 @@ void AppendFleet(const TopFrame& f, const TopLayout& layout, std::vector<std::st
                      w->idle_held_gpus_now > 0 ? fmt::format("{:.1f} GPU", w->idle_held_gpus_now)
                                                : "-",
                      hosts.empty() ? "-" : hosts,
-                     fmt::format("{:.2f} h", static_cast<double>(w->idle_held_ms_today) / 3.6e6),
+                     fmt::format("{:.2f} h", HoursOf(w->idle_held_ms_today)),
                      f.priced ? Usd(w->idle_held_cost_today) : "-"});
   }
   AppendTable(TextTable(wrows, " r rr", false), width, lines);
 }
 
 }  // namespace
+
+void TopFrame::SetIdleShare() {
+  idle_share_pct = cost_per_hour > 0 ? 100.0 * static_cast<double>(waste_per_hour) /
+                                           static_cast<double>(cost_per_hour)
+                                     : 0;
+}
 
 size_t TopFrame::GpuCount() const {
   size_t n = gpus.size();

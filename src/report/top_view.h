@@ -89,6 +89,8 @@ struct TopFrame {
   std::vector<TopNode> nodes;          // by host name
   std::vector<TopWaster> wasters;      // by idle-held dollars today, then time
   size_t GpuCount() const;
+  // idle_share_pct from cost_per_hour and waste_per_hour, once they are set.
+  void SetIdleShare();
 };
 
 // How the terminal view is laid out.

@@ -64,9 +64,7 @@ PolicyProcess PolicyModule::ProcessOf(const StoredProcess& sp) {
   if (fresh) {
     Result<ProcessCredentials> read = ReadCredentials(d_.files(), sp.pid);
     if (read.ok()) it->second = *read;
-    const std::string& root = d_.options().host_root;
-    const bool host = root.empty() || root == "/";
-    executables_[sp.pid] = ReadExecutable(host ? "/proc" : root + "/proc", sp.pid);
+    executables_[sp.pid] = ReadExecutable(ProcRootUnder(d_.options().host_root), sp.pid);
   }
   if (it->second) ApplyCredentials(*it->second, accounts_, &p);
   if (auto e = executables_.find(sp.pid); e != executables_.end()) {

@@ -14,8 +14,7 @@
 #include "app/daemon/daemon_modules.h"
 #include "app/run/run_analysis.h"
 #include "os/log.h"
-#include "policy/process_credentials.h"
-#include "telemetry/procfs_pid.h"
+#include "policy/policy_process.h"
 
 namespace cgov {
 namespace {
@@ -29,53 +28,38 @@ class WorkModule : public DaemonModule {
   Status AfterWrite(DaemonTick* tick) override;
 
  private:
-  struct Watched {
-    std::string path;  // as the process sees it; "" when its environment names none
-    std::optional<uint32_t> owner;
+  // What was counted of a process's file so far.
+  struct Counted {
     std::optional<double> last;  // the work its file said at the last reading
     std::string unit;
     bool warned = false;
   };
-  Watched Watch(uint32_t pid);
   // The file's work now: 0 before the job wrote one; nullopt when it cannot be counted.
-  std::optional<std::pair<double, std::string>> Read(uint32_t pid, Watched* w);
+  std::optional<std::pair<double, std::string>> Read(
+      uint32_t pid, const ProcessAttributor::ProgressFile& file, Counted* c);
 
   DaemonContext& d_;
-  std::map<uint32_t, Watched> pids_;
+  std::map<uint32_t, Counted> pids_;
 };
 
-WorkModule::Watched WorkModule::Watch(uint32_t pid) {
-  Watched w;
-  std::string environ, status;
-  if (!d_.files().Read(fmt::format("/proc/{}/environ", pid), &environ).ok()) return w;
-  const std::string path = EnvironValue(environ, "CGOV_PROGRESS_FILE").value_or("");
-  if (path.empty() || path[0] != '/' || path.size() > 4096) return w;
-  if (!d_.files().Read(fmt::format("/proc/{}/status", pid), &status).ok()) return w;
-  Result<std::array<uint32_t, 3>> uids = ParseStatusUids(status);
-  if (!uids.ok()) return w;
-  w.path = path;
-  w.owner = (*uids)[0];
-  return w;
-}
-
-std::optional<std::pair<double, std::string>> WorkModule::Read(uint32_t pid, Watched* w) {
-  const std::string& root = d_.options().host_root;
-  const std::string full = (root.empty() || root == "/" ? "" : root) +
-                           fmt::format("/proc/{}/root", pid) + w->path;
+std::optional<std::pair<double, std::string>> WorkModule::Read(
+    uint32_t pid, const ProcessAttributor::ProgressFile& file, Counted* c) {
+  const std::string full =
+      fmt::format("{}/{}/root{}", ProcRootUnder(d_.options().host_root), pid, file.path);
   std::string text, name;
-  Status read = ReadProgressTail(full, kWorkTailBytes, w->owner, &text, &name);
-  if (read.code() == StatusCode::kNotFound) return std::make_pair(0.0, w->unit);
+  Status read = ReadProgressTail(full, kWorkTailBytes, file.owner, &text, &name);
+  if (read.code() == StatusCode::kNotFound) return std::make_pair(0.0, c->unit);
   Result<std::optional<std::pair<double, std::string>>> work =
-      read.ok() ? ParseProgress(text, w->path)
+      read.ok() ? ParseProgress(text, file.path)
                 : Result<std::optional<std::pair<double, std::string>>>(read);
   if (!work.ok()) {
-    if (!w->warned) {
+    if (!c->warned) {
       LogWarning("pid {}: its work is not counted: {}", pid, work.status().message());
-      w->warned = true;
+      c->warned = true;
     }
     return std::nullopt;
   }
-  if (!*work) return std::make_pair(0.0, w->unit);
+  if (!*work) return std::make_pair(0.0, c->unit);
   std::pair<double, std::string> out = **work;
   if (out.second.empty()) out.second = "samples";  // cgov run's default --unit
   return out;
@@ -88,21 +72,22 @@ Status WorkModule::AfterWrite(DaemonTick* tick) {
   std::set<uint32_t> seen;
   for (const StoredProcess& sp : tick->stored.processes) {
     if (!seen.insert(sp.pid).second) continue;
-    auto [it, fresh] = pids_.try_emplace(sp.pid);
-    if (fresh) it->second = Watch(sp.pid);
-    Watched& w = it->second;
-    if (w.path.empty()) continue;
-    std::optional<std::pair<double, std::string>> now = Read(sp.pid, &w);
+    // The file its environment names, read by the attributor with the process's identity.
+    const std::optional<ProcessAttributor::ProgressFile> file =
+        d_.attributor()->ProgressFileOf(sp.pid);
+    if (!file) continue;
+    Counted& c = pids_[sp.pid];
+    std::optional<std::pair<double, std::string>> now = Read(sp.pid, *file, &c);
     if (!now) continue;
     const auto& [work, unit] = *now;
     // The first reading is where counting starts (work before the daemon saw the job on a GPU
     // is not counted, as its GPU time was not); a new unit or a smaller count (the file was
     // started again) starts again from there.
-    if (w.last && unit == w.unit && work > *w.last) {
-      d_.metrics->CreditWork(d_.IdentityOf(sp.identity_id), unit, work - *w.last, tick->now_ms);
+    if (c.last && unit == c.unit && work > *c.last) {
+      d_.metrics->CreditWork(d_.IdentityOf(sp.identity_id), unit, work - *c.last, tick->now_ms);
     }
-    w.last = work;
-    w.unit = unit;
+    c.last = work;
+    c.unit = unit;
   }
   return Status::Ok();
 }

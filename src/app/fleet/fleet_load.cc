@@ -58,9 +58,7 @@ double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
 int64_t HourOf(int64_t ms) { return ms >= 0 ? ms / kHourMs : (ms - kHourMs + 1) / kHourMs; }
 
 std::optional<size_t> PhaseSlot(const std::string& key) {
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    if (PhaseKey(static_cast<Phase>(p)) == key) return p;
-  }
+  if (std::optional<Phase> p = PhaseFromKey(key)) return static_cast<size_t>(*p);
   if (key == "unknown") return kPhaseCount;
   return std::nullopt;
 }

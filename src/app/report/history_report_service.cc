@@ -173,8 +173,9 @@ Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data
   return w;
 }
 
-// `window`: the report's own (--since, --until) when not given.
-Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Window> window) {
+}  // namespace
+
+Result<PrometheusSource> OpenReportPrometheus(const ReportOptions& r) {
   Result<std::chrono::milliseconds> timeout = ParseDuration(r.prometheus_timeout);
   if (!timeout.ok() || *timeout < std::chrono::seconds(1) || *timeout > std::chrono::hours(1)) {
     return InvalidArgument(fmt::format("--prometheus-timeout {}: expected a duration from 1s to "
@@ -183,6 +184,14 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
   CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus,
                         PrometheusSource::Open(r.prometheus, *timeout, r.prometheus_tenant));
   prometheus.set_parallel(r.prometheus_parallel.value_or(kDefaultPrometheusParallel));
+  return prometheus;
+}
+
+namespace {
+
+// `window`: the report's own (--since, --until) when not given.
+Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Window> window) {
+  CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus, OpenReportPrometheus(r));
 #ifdef M_ARENA_MAX
   // The answers are parsed on the query threads and freed on this one: with an allocator arena
   // per thread (glibc's default, up to 8 a core), each keeps what was freed into it, and a

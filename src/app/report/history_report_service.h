@@ -9,6 +9,7 @@
 
 #include "analysis/history_summary.h"
 #include "core/status.h"
+#include "store/prometheus_source.h"
 
 namespace cgov {
 
@@ -46,6 +47,10 @@ struct ReportOptions {
 // The flags checked and typed; usage errors name their flag. `catalog` holds --price-catalog's
 // (or the built-in one) and must outlive the options.
 Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* catalog);
+
+// --prometheus URL as `cgov report` asks it: --prometheus-timeout (1s to 1h, else a usage
+// error naming it), --prometheus-tenant, --prometheus-parallel.
+Result<PrometheusSource> OpenReportPrometheus(const ReportOptions& r);
 
 // The input of the window [since_ms, until_ms) from --db or --prometheus, read as `cgov report`
 // reads it (cgov top --prometheus summarizes its day from it).

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "core/duration.h"
 #include "core/text.h"
 #include "core/time_format.h"
 #include "os/clock.h"
@@ -20,13 +19,6 @@ namespace {
 // "Now" over Prometheus: counters' irate (their last two scrapes within this range: four
 // scrapes at 30 s), gauges as last scraped within the lookback.
 constexpr char kNowRange[] = "2m";
-
-std::optional<Phase> PhaseOfKey(std::string_view key) {
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    if (PhaseKey(static_cast<Phase>(p)) == key) return static_cast<Phase>(p);
-  }
-  return std::nullopt;
-}
 
 // A GPU (or MIG instance) of the fleet: host, UUID, instance.
 using GpuKey = std::tuple<std::string, std::string, std::string>;
@@ -75,7 +67,7 @@ void FillFleetNow(const std::vector<std::vector<PromSeries>>& answers, TopFrame*
     return g;
   };
   for (const PromSeries& s : answers[0]) {
-    const std::optional<Phase> p = PhaseOfKey(s.Label("phase"));
+    const std::optional<Phase> p = PhaseFromKey(s.Label("phase"));
     const double rate = Value(s);
     NowGpu& g = gpu(s);
     // The phase it spent most of its last scrape interval in; "unknown" (no reading) is no
@@ -93,7 +85,7 @@ void FillFleetNow(const std::vector<std::vector<PromSeries>>& answers, TopFrame*
   }
   for (const PromSeries& s : answers[3]) {
     if (std::isfinite(Value(s)) && Value(s) >= 0) {
-      gpu(s).price = static_cast<MicroUsd>(std::llround(Value(s) * 1e6));
+      gpu(s).price = std::llround(Value(s) * kMicroPerUsd);
     }
   }
   std::map<std::string, TopNode> nodes;
@@ -140,10 +132,7 @@ void FillFleetNow(const std::vector<std::vector<PromSeries>>& answers, TopFrame*
     frame->waste_per_hour += n.waste_per_hour;
     frame->nodes.push_back(std::move(n));
   }
-  if (frame->cost_per_hour > 0) {
-    frame->idle_share_pct = 100.0 * static_cast<double>(frame->waste_per_hour) /
-                            static_cast<double>(frame->cost_per_hour);
-  }
+  frame->SetIdleShare();
   // Who holds idle GPUs now, and where.
   std::map<std::string, size_t> waster_at;
   for (size_t i = 0; i < frame->wasters.size(); ++i) waster_at[frame->wasters[i].user] = i;
@@ -172,11 +161,7 @@ Result<std::unique_ptr<FleetTopSource>> FleetTopSource::Open(const FleetTopOptio
   source->options_.report.idle_held_min = "1m";
   CGOV_ASSIGN_OR_RETURN(source->history_options_,
                         HistoryOptionsFor(source->options_.report, &source->catalog_));
-  Result<std::chrono::milliseconds> timeout = ParseDuration(o.report.prometheus_timeout);
-  if (!timeout.ok()) return timeout.status();
-  CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus,
-                        PrometheusSource::Open(o.report.prometheus, *timeout,
-                                               o.report.prometheus_tenant));
+  CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus, OpenReportPrometheus(o.report));
   source->prometheus_ = std::make_unique<PrometheusSource>(std::move(prometheus));
   return source;
 }

@@ -133,19 +133,11 @@ std::string PolicyStepText(const PolicyActionRecord& a) {
                      a.policy);
 }
 
-void TopSource::ReadPolicy(int64_t since_ms, int64_t until_ms) {
-  policy_steps_.clear();
-  // A database from before policy records has none: no step is then what it says.
-  if (Result<std::vector<PolicyActionRecord>> steps = store_->PolicyActions(since_ms, until_ms);
-      steps.ok()) {
-    policy_steps_ = std::move(steps).value();
-  }
+void TopSource::ReadPolicy() {
   policy_processes_.clear();
   if (!policy_) return;
   RootedFileReader files(options_.host_root);
-  const std::string proc_root =
-      options_.host_root.empty() || options_.host_root == "/" ? "/proc"
-                                                              : options_.host_root + "/proc";
+  const std::string proc_root = ProcRootUnder(options_.host_root);
   for (const ActionRow& a : day_->actions) {
     if (!a.ongoing || a.session.allocation() || a.session.pid == 0) continue;
     const uint32_t pid = a.session.pid;
@@ -160,7 +152,8 @@ void TopSource::AddPolicyVerdicts(TopFrame* frame) const {
     if (i.pid == 0) continue;
     const PolicyActionRecord* last = nullptr;
     // The same pid and command (a pid reused today by another program is another process).
-    for (const PolicyActionRecord& a : policy_steps_) {
+    // The day's steps, loaded with the day's data.
+    for (const PolicyActionRecord& a : day_input_->policy_actions) {
       if (a.pid != i.pid || SafeText(a.command) != i.command) continue;
       if (last == nullptr || a.ts_ms >= last->ts_ms) last = &a;
     }
@@ -213,7 +206,7 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
     day_ = std::move(summary);
     day_end_ms_ = *end;
     day_read_mono_ms_ = now_mono_ms;
-    ReadPolicy(day_start, *end + 1);
+    ReadPolicy();
   }
   TopFrame frame;
   frame.source = options_.source_name;
@@ -236,10 +229,7 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
   if (recent.empty()) return NotFound(fmt::format("{}: no recent ticks", options_.db));
   frame.at_ms = recent.back().ts_ms;
   FillGpus(*day_input_, *day_, recent, &frame);
-  if (frame.cost_per_hour > 0) {
-    frame.idle_share_pct = 100.0 * static_cast<double>(frame.waste_per_hour) /
-                           static_cast<double>(frame.cost_per_hour);
-  }
+  frame.SetIdleShare();
   FillIdleHeld(*day_, *end - day_end_ms_, &frame);
   AddPolicyVerdicts(&frame);
   return frame;

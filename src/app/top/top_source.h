@@ -66,11 +66,10 @@ class TopSource : public TopFrames {
   std::optional<HistoryInput> day_input_;
   std::optional<HistorySummary> day_;
   int64_t day_end_ms_ = 0, day_read_mono_ms_ = 0;
-  // With the day summary: the policy's recorded steps today, and (with --policy) the idle-held
-  // processes as the policy sees them, by pid.
-  void ReadPolicy(int64_t since_ms, int64_t until_ms);
+  // With the day summary (with --policy): the idle-held processes as the policy sees them, by
+  // pid. The verdicts: the day's recorded steps (day_input_), else the policy's.
+  void ReadPolicy();
   void AddPolicyVerdicts(TopFrame* frame) const;
-  std::vector<PolicyActionRecord> policy_steps_;
   std::unique_ptr<PolicyEngine> policy_;
   HostAccounts accounts_;
   std::map<uint32_t, PolicyProcess> policy_processes_;
