@@ -1,5 +1,6 @@
 #include "analysis/slurm_accounting.h"
 
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,20 +24,23 @@ std::vector<std::string_view> Split(std::string_view line, char sep) {
 
 bool IsStep(std::string_view id) { return id.find('.') != std::string_view::npos; }
 
-Status Add(SlurmJob job, const std::string& where, SlurmJobs* jobs) {
-  if (job.id.empty()) return InvalidArgument(where + ": JobID: empty");
-  for (char c : job.id) {
-    if (!(c >= '0' && c <= '9') && c != '_') {
-      return InvalidArgument(fmt::format("{}: JobID: expected digits (an array task: 123_4), got "
-                                         "'{}'", where, SafeText(job.id)));
-    }
+// A record that cannot be a Slurm job is skipped (said in *skipped), never fatal: a user names
+// their own job, and one name must not make the file unreadable.
+void Add(SlurmJob job, const std::string& where, SlurmJobs* jobs,
+         std::vector<std::string>* skipped) {
+  bool digits = !job.id.empty();
+  for (char c : job.id) digits = digits && ((c >= '0' && c <= '9') || c == '_');
+  if (!digits) {
+    skipped->push_back(fmt::format("{}: JobID: expected digits (an array task: 123_4), got '{}': "
+                                   "record skipped", where, SafeText(job.id)));
+    return;
   }
   (*jobs)[job.id] = std::move(job);
-  return Status::Ok();
 }
 
 // `sacct --parsable2`: a header line of column names, then '|'-separated rows.
-Result<SlurmJobs> ParseSacct(std::string_view text, const std::string& name) {
+Result<SlurmJobs> ParseSacct(std::string_view text, const std::string& name,
+                             std::vector<std::string>* skipped) {
   SlurmJobs jobs;
   std::map<std::string, size_t> column;
   const std::vector<std::string_view> lines = SplitLines(text);
@@ -60,65 +64,97 @@ Result<SlurmJobs> ParseSacct(std::string_view text, const std::string& name) {
                                                               : std::string();
     };
     if (cells.size() != column.size()) {
-      return InvalidArgument(fmt::format("{}: {} fields where the header has {}", where,
-                                         cells.size(), column.size()));
+      skipped->push_back(fmt::format("{}: {} fields where the header has {}: row skipped", where,
+                                     cells.size(), column.size()));
+      continue;
     }
     SlurmJob job{cell("JobID"), cell("User"), cell("Account"), cell("Partition")};
     if (IsStep(job.id)) continue;
-    CGOV_RETURN_IF_ERROR(Add(std::move(job), where, &jobs));
+    Add(std::move(job), where, &jobs, skipped);
   }
   if (column.empty()) return InvalidArgument(name + ": empty (expected sacct --parsable2 output)");
   return jobs;
 }
 
-// `scontrol show job`: records of whitespace-separated Key=Value, separated by blank lines.
-Result<SlurmJobs> ParseScontrol(std::string_view text, const std::string& name) {
+// Keys whose value is free text a user writes (sbatch --comment, the job's command and
+// directories): Slurm writes each alone on its line, so such a line is never read for fields.
+bool FreeTextLine(std::string_view key) {
+  static constexpr std::string_view kFree[] = {"Comment", "AdminComment", "SystemComment",
+                                               "Command", "WorkDir", "StdErr", "StdIn", "StdOut",
+                                               "JobName", "Reason", "Features", "MailUser"};
+  for (std::string_view k : kFree) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// `scontrol show job`: records separated by blank lines. Fields are read only where Slurm
+// writes them: a record starts at a line that starts with JobId= (of which only JobId is read:
+// JobName, the job's own text, runs to the end of that line); UserId, Account and Partition
+// are read from the lines that follow, the first of each winning, and a line that starts with a
+// free-text key (Comment=, Command=, ...) is not read at all. So nothing a user writes in a job's
+// name or comment can name another account or make the file unreadable.
+Result<SlurmJobs> ParseScontrol(std::string_view text, const std::string& name,
+                                std::vector<std::string>* skipped) {
   SlurmJobs jobs;
-  SlurmJob job;
+  std::optional<SlurmJob> job;
   std::string job_where;
-  auto flush = [&]() -> Status {
-    if (job_where.empty()) return Status::Ok();
-    Status s = Add(std::move(job), job_where, &jobs);
-    job = SlurmJob{};
-    job_where.clear();
-    return s;
+  auto flush = [&] {
+    if (job) Add(std::move(*job), job_where, &jobs, skipped);
+    job.reset();
+  };
+  auto set_once = [](std::string* field, std::string_view value) {
+    if (field->empty()) *field = SafeText(value);
   };
   const std::vector<std::string_view> lines = SplitLines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = Trim(lines[i]);
-    const size_t line_no = i + 1;
     if (line.empty()) {
-      CGOV_RETURN_IF_ERROR(flush());
+      flush();
       continue;
     }
-    for (std::string_view token : SplitFields(line)) {
+    const std::vector<std::string_view> tokens = SplitFields(line);
+    const std::string_view first = tokens.front().substr(0, tokens.front().find('='));
+    if (first == "JobId") {
+      flush();
+      job = SlurmJob{};
+      job->id = SafeText(tokens.front().substr(6));
+      job_where = fmt::format("{}:{}", name, i + 1);
+      continue;
+    }
+    if (!job || FreeTextLine(first)) continue;
+    for (std::string_view token : tokens) {
       const size_t eq = token.find('=');
       if (eq == std::string_view::npos) continue;
       const std::string_view key = token.substr(0, eq), value = token.substr(eq + 1);
-      if (key == "JobId") {
-        CGOV_RETURN_IF_ERROR(flush());
-        job.id = SafeText(value);
-        job_where = fmt::format("{}:{}", name, line_no);
-      } else if (key == "UserId") {
-        job.user = SafeText(value.substr(0, value.find('(')));  // "alice(1001)"
+      if (key == "UserId") {
+        set_once(&job->user, value.substr(0, value.find('(')));  // "alice(1001)"
       } else if (key == "Account") {
-        job.account = SafeText(value);
+        set_once(&job->account, value);
       } else if (key == "Partition") {
-        job.partition = SafeText(value);
+        set_once(&job->partition, value);
       }
     }
   }
-  CGOV_RETURN_IF_ERROR(flush());
-  if (jobs.empty()) return InvalidArgument(name + ": no JobId= record (expected scontrol show job output)");
+  flush();
+  if (jobs.empty() && skipped->empty() && text.find("JobId=") == std::string_view::npos &&
+      Trim(text) != "No jobs in the system") {
+    return InvalidArgument(name + ": no JobId= record (expected scontrol show job output)");
+  }
   return jobs;
 }
 
 }  // namespace
 
-Result<SlurmJobs> ParseSlurmAccounting(std::string_view text, const std::string& name) {
+Result<SlurmJobs> ParseSlurmAccounting(std::string_view text, const std::string& name,
+                                       std::vector<std::string>* skipped) {
+  std::vector<std::string> ignored;
+  if (skipped == nullptr) skipped = &ignored;
   const std::string_view head = Trim(text.substr(0, text.find('\n')));
-  if (head.find("JobId=") != std::string_view::npos) return ParseScontrol(text, name);
-  return ParseSacct(text, name);
+  if (head.starts_with("JobId=") || head == "No jobs in the system") {
+    return ParseScontrol(text, name, skipped);
+  }
+  return ParseSacct(text, name, skipped);
 }
 
 size_t ApplySlurmJobs(const SlurmJobs& jobs, std::map<uint32_t, IdentityRecord>* identities) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "store/records.h"
@@ -24,8 +25,13 @@ struct SlurmJob {
 using SlurmJobs = std::map<std::string, SlurmJob>;  // by id
 
 // `name` names the input in errors ("sacct.txt:3: ..."). Job steps (4242117.batch, 4242117.0)
-// are skipped: they belong to their job.
-Result<SlurmJobs> ParseSlurmAccounting(std::string_view text, const std::string& name);
+// are skipped: they belong to their job. A record that cannot be a job (a JobID that is not
+// digits, a row of the wrong width) is skipped and said in *skipped ("file:line: why"), never an
+// error: users write job names and comments. Only input that is not Slurm's at all (no sacct
+// header, no JobId= record) is an error. Of `scontrol show job`, fields are read only where
+// Slurm writes them (the .cc says how): a job's name or comment cannot set its account.
+Result<SlurmJobs> ParseSlurmAccounting(std::string_view text, const std::string& name,
+                                       std::vector<std::string>* skipped = nullptr);
 
 // Fills slurm_account and slurm_partition of every identity whose slurm_job is known, its user
 // when the process did not say, and its project (the account) when the process named none.

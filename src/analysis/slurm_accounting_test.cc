@@ -46,11 +46,52 @@ TEST(SlurmAccounting, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(ParseSlurmAccounting("User|Account\nalice|x\n", "a.txt").status().message(),
             "a.txt:1: expected a header naming JobID (sacct --parsable2 "
             "--format=JobID,User,Account,Partition)");
-  EXPECT_EQ(ParseSlurmAccounting("JobID|User\n1|alice|extra\n", "a.txt").status().message(),
-            "a.txt:2: 3 fields where the header has 2");
-  EXPECT_EQ(ParseSlurmAccounting("JobID|User\n\nabc|alice\n", "a.txt").status().message(),
-            "a.txt:3: JobID: expected digits (an array task: 123_4), got 'abc'");
   EXPECT_FALSE(ParseSlurmAccounting("", "a.txt").ok());
+  EXPECT_FALSE(ParseSlurmAccounting("hello\n", "a.txt").ok());
+  // A malformed row is skipped and said, the others kept.
+  std::vector<std::string> skipped;
+  auto jobs = ParseSlurmAccounting("JobID|User\n1|alice|extra\n\nabc|alice\n2|bob\n", "a.txt",
+                                   &skipped);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  EXPECT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(jobs->at("2").user, "bob");
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_EQ(skipped[0], "a.txt:2: 3 fields where the header has 2: row skipped");
+  EXPECT_EQ(skipped[1], "a.txt:4: JobID: expected digits (an array task: 123_4), got 'abc': "
+                        "record skipped");
+}
+
+// Issue 58, 7: every Key=Value counted and the last won, so a user's own comment relabelled the
+// job, and a JobName holding "JobId=oops" made the whole file invalid (the daemon exited 2).
+TEST(SlurmAccounting, AUsersNameOrCommentCannotForgeOrBreakTheFile) {
+  const std::string text =
+      "JobId=4242117 JobName=train UserId=mallory(1) Account=finance Partition=vip JobId=oops\n"
+      "   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n"
+      "   Priority=4294901759 Nice=0 Account=llm-research QOS=normal\n"
+      "   Partition=gpu AllocNode:Sid=login1:4242\n"
+      "   Comment=pay Account=finance UserId=root(0) Partition=vip\n"
+      "   Command=/bin/train Account=finance\n"
+      "   WorkDir=/home/alice Account=finance\n"
+      "\n"
+      "JobId=oops JobName=x\n"
+      "   UserId=bob(1002) Account=bobs\n"
+      "\n"
+      "JobId=4242118 JobName=notebook\n"
+      "   UserId=bob(1002) GroupId=bob(1002) MCS_label=N/A\n"
+      "   Account=notebooks-lab QOS=normal\n"
+      "   Partition=interactive\n";
+  std::vector<std::string> skipped;
+  auto jobs = ParseSlurmAccounting(text, "show.txt", &skipped);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 2u);
+  const SlurmJob& job = jobs->at("4242117");
+  EXPECT_EQ(job.user, "alice");
+  EXPECT_EQ(job.account, "llm-research");
+  EXPECT_EQ(job.partition, "gpu");
+  EXPECT_EQ(jobs->at("4242118").account, "notebooks-lab");
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("show.txt:9: JobID"), std::string::npos) << skipped[0];
+  EXPECT_TRUE(ParseSlurmAccounting("No jobs in the system\n", "s.txt").ok());
 }
 
 TEST(SlurmAccounting, IdentitiesGainAccountUserAndProjectWhereTheyHadNone) {

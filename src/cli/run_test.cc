@@ -133,9 +133,24 @@ TEST(ParseProgress, BadLinesNameFileAndLine) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "run/progress.log:2: progress line 'lots': write the cumulative work as \"N\" or "
-            "\"N samples|tokens|steps\"");
+            "\"N samples|tokens|steps\" (0 <= N <= 1e15)");
   EXPECT_FALSE(ParseProgress("10 images\n", "p").ok());
   EXPECT_FALSE(ParseProgress("-5\n", "p").ok());
+}
+
+// Issue 58, 3: 1e308 drove the daemon's work counter to +Inf. Work is bounded where it is read,
+// and a file read for another user is never quoted (its content stays out of every log).
+TEST(ParseProgress, WorkIsBoundedAndAnotherUsersLineIsNeverQuoted) {
+  EXPECT_TRUE(ParseProgress("1e15 tokens\n", "p").ok());
+  for (const char* huge : {"1e308 samples\n", "1.0000001e15\n", "1e16 steps\n"}) {
+    EXPECT_FALSE(ParseProgress(huge, "p").ok()) << huge;
+  }
+  auto secret = ParseProgress("root:$6$salt$hash:19000:0:99999:7:::\n", "/x/etc/shadow", false);
+  ASSERT_FALSE(secret.ok());
+  const std::string message(secret.status().message());
+  EXPECT_EQ(message.find("root:"), std::string::npos) << message;
+  EXPECT_NE(message.find("/x/etc/shadow:1: progress line not understood"), std::string::npos)
+      << message;
 }
 
 }  // namespace

@@ -24,6 +24,16 @@ bool IsSafeText(std::string_view text);
 // REQUIRES: i < text.size().
 size_t Utf8Length(std::string_view text, size_t i);
 
+// The columns a terminal gives the character at text[i] (a valid UTF-8 sequence of `length`
+// bytes): 2 for East Asian wide and full-width characters and emoji, 0 for combining marks,
+// zero-width characters and variation selectors, 1 otherwise (Unicode 15's East Asian Width,
+// the ranges wcwidth implementations agree on).
+size_t CharWidth(std::string_view text, size_t i, size_t length);
+
+// The columns `text` takes on a terminal: the sum of CharWidth; a byte that is not valid UTF-8
+// takes one (SafeText would show it as four).
+size_t DisplayWidth(std::string_view text);
+
 }  // namespace cgov
 
 #endif  // CGOV_CORE_TEXT_H_

@@ -114,7 +114,7 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
     command = process->stat.comm;
     const std::string file = EnvironValue(buffer_, "CGOV_PROGRESS_FILE").value_or("");
     if (process->uid && file.starts_with('/') && file.size() <= 4096) {
-      progress = ProgressFile{file, *process->uid};
+      progress = ProgressFile{file, *process->uid, process->gid.value_or(kNobodyGid)};
     }
   }
   Cached cached;

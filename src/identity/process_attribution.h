@@ -77,10 +77,13 @@ class ProcessAttributor {
   std::string_view PodOf(uint32_t pid) const;
   // The progress file a process looked up since the last ForgetUnseen names in its environment
   // (CGOV_PROGRESS_FILE, which `cgov run` sets: an absolute path, as the process sees it) and
-  // its owner (the real uid); nullopt when it names none or its owner is unknown.
+  // its owner (the real uid and gid: whose rights it is opened with); nullopt when it names
+  // none or its owner is unknown.
+  static constexpr uint32_t kNobodyGid = 65534;  // the gid when status did not say
   struct ProgressFile {
     std::string path;
     uint32_t owner = 0;
+    uint32_t group = kNobodyGid;
   };
   std::optional<ProgressFile> ProgressFileOf(uint32_t pid) const;
   // Forgets every pid not looked up since the last call (a pid that comes back later is read

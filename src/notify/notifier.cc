@@ -33,6 +33,14 @@ Result<std::unique_ptr<Notifier>> Notifier::Start(NotifyFile file, const std::st
   CGOV_ASSIGN_OR_RETURN(*waiting, state->Queued());
   std::unique_ptr<Notifier> n(new Notifier(std::move(file), std::move(state)));
   Notifier* p = n.get();
+  for (const NotifySink& sink : p->file_.sinks) {
+    auto lane = std::make_unique<Lane>();
+    lane->sink = &sink;
+    Lane* l = lane.get();
+    p->lanes_.push_back(std::move(lane));
+    CGOV_RETURN_IF_ERROR(l->worker.Start("cgov-notify-" + std::to_string(p->lanes_.size()),
+                                         Worker::Wait(0), [p, l] { return p->LaneStep(l); }));
+  }
   CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-notify", Worker::Wait(0), [p] { return p->Step(); }));
   return n;
 }
@@ -42,6 +50,8 @@ Notifier::~Notifier() { Stop(); }
 void Notifier::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  for (auto& lane : lanes_) lane->worker.RequestStop();  // a post in flight is abandoned
+  for (auto& lane : lanes_) lane->worker.Stop();
   worker_.Stop();
   SaveSubmitted();  // what the last ticks brought, now that the thread is gone
 }
@@ -88,7 +98,11 @@ void Notifier::SaveSubmitted() {
     }
   }
   int64_t dropped = 0;
-  Status saved = state_->Save(batch.back().incidents, &queued, file_.queue_max, &dropped);
+  Status saved;
+  {
+    std::lock_guard state_lock(state_mu_);
+    saved = state_->Save(batch.back().incidents, &queued, file_.queue_max, &dropped);
+  }
   if (!saved.ok()) {
     const int64_t now = WallMs();
     if (now - save_failed_ms_ >= kLogEveryMs) {
@@ -119,33 +133,43 @@ void Notifier::ShowOnTerminals(const Delivery& d, const NotifySink& sink) {
   if (!reached.ok()) {
     Log(sink.name, fmt::format("{}; notice {} not shown", reached.status().message(), d.notice_id));
   }
-  if (Status s = state_->Delivered(d.seq); !s.ok()) Log(sink.name, std::string(s.message()));
+  Status s;
+  {
+    std::lock_guard state_lock(state_mu_);
+    s = state_->Delivered(d.seq);
+  }
+  if (!s.ok()) Log(sink.name, std::string(s.message()));
   std::lock_guard lock(mu_);
   if (reached.ok() && *reached > 0) ++counts_.sent;
 }
 
-void Notifier::Attempt(const Delivery& d, const NotifySink& sink) {
+void Notifier::Attempt(const Delivery& d, Lane* lane) {
+  const NotifySink& sink = *lane->sink;
   if (sink.kind == SinkKind::kTerminal) {
     ShowOnTerminals(d, sink);
     return;
   }
+  // The post, the slow part, holds no lock: the other lanes and the saving thread go on.
   Result<PostOutcome> posted = PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
-                                      &worker_.stop_flag());
-  if (worker_.stopping()) return;  // abandoned: still queued, sent at the next start
+                                        &lane->worker.stop_flag());
+  if (lane->worker.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
   const int64_t now = WallMs();
+  std::unique_lock state_lock(state_mu_);
   Status written;
   if (out.http_status >= 200 && out.http_status < 300) {
     written = state_->Delivered(d.seq);
-    if (auto it = failing_since_ms_.find(sink.name); it != failing_since_ms_.end()) {
+    state_lock.unlock();
+    if (lane->failing_since_ms) {
       Log(sink.name, fmt::format("delivering again, after failing since {}",
-                                 FormatRfc3339Utc(it->second * 1'000'000)));
-      failing_since_ms_.erase(it);
+                                 FormatRfc3339Utc(*lane->failing_since_ms * 1'000'000)));
+      lane->failing_since_ms.reset();
     }
     std::lock_guard lock(mu_);
     ++counts_.sent;
   } else if (Malformed(out.http_status)) {
     written = state_->GiveUp(d.seq, out.error);
+    state_lock.unlock();
     Log(sink.name, fmt::format("notice {} refused with HTTP {} ({}); kept in {} and not sent "
                                "again", d.notice_id, out.http_status, out.error, state_->path()));
     std::lock_guard lock(mu_);
@@ -157,10 +181,11 @@ void Notifier::Attempt(const Delivery& d, const NotifySink& sink) {
     const std::string why = out.http_status != 0 ? fmt::format("HTTP {}: {}", out.http_status, out.error)
                                                  : out.error;
     written = state_->Retry(d.seq, attempts, now + delay, why);
-    failing_since_ms_.emplace(sink.name, now);
-    if (now - logged_ms_[sink.name] >= kLogEveryMs) {
-      logged_ms_[sink.name] = now;
-      Result<int64_t> waiting = state_->Queued();
+    Result<int64_t> waiting = state_->Queued();
+    state_lock.unlock();
+    if (!lane->failing_since_ms) lane->failing_since_ms = now;
+    if (now - lane->logged_ms >= kLogEveryMs) {
+      lane->logged_ms = now;
       Log(sink.name, fmt::format("{} (attempt {}; trying again in {} ms; {} notice(s) waiting)",
                                  why, attempts, delay, waiting.ok() ? *waiting : -1));
     }
@@ -170,48 +195,56 @@ void Notifier::Attempt(const Delivery& d, const NotifySink& sink) {
   if (!written.ok()) Log(sink.name, std::string(written.message()));
 }
 
-void Notifier::DeliverDue(int64_t* wake_ms) {
+void Notifier::DeliverDue(Lane* lane, int64_t* wake_ms) {
   for (;;) {
-    Result<std::vector<Delivery>> heads = state_->Heads();
+    Result<std::vector<Delivery>> heads = [&] {
+      std::lock_guard state_lock(state_mu_);
+      return state_->Heads();
+    }();
     if (!heads.ok()) {
       LogWarning("--notify: {}", heads.status().message());
       return;
     }
     bool delivered_any = false;
     for (const Delivery& d : *heads) {
-      if (worker_.stopping()) return;
-      const NotifySink* sink = nullptr;
-      for (const NotifySink& s : file_.sinks) {
-        if (s.name == d.sink) sink = &s;
-      }
-      if (sink == nullptr) continue;  // a sink no longer in the file: kept, not sent
+      if (lane->worker.stopping()) return;
+      if (d.sink != lane->sink->name) continue;  // another lane's
       if (d.next_ms > WallMs()) {
         *wake_ms = std::min(*wake_ms, d.next_ms);
         continue;
       }
-      Attempt(d, *sink);
+      Attempt(d, lane);
       delivered_any = true;
-      SaveSubmitted();  // a long attempt must not leave a tick's notices only in memory
     }
     if (!delivered_any) return;
   }
 }
 
 void Notifier::CountQueued() {
-  Result<int64_t> queued = state_->Queued();
+  Result<int64_t> queued = [&] {
+    std::lock_guard state_lock(state_mu_);
+    return state_->Queued();
+  }();
   if (!queued.ok()) return;
   std::lock_guard lock(mu_);
   counts_.queued = *queued;
 }
 
-// Saves what was submitted, posts what is due, and sleeps until the next delivery falls due
-// (or a submission wakes it).
+// Saves what was submitted and wakes the lanes to post it.
 Worker::Wait Notifier::Step() {
   SaveSubmitted();
   if (worker_.stopping()) return Worker::kUntilWoken;
-  int64_t wake_ms = WallMs() + kIdleWaitMs;
-  DeliverDue(&wake_ms);
+  for (auto& lane : lanes_) lane->worker.Wake();
   CountQueued();
+  return std::chrono::milliseconds(kIdleWaitMs);
+}
+
+// One sink's: posts what is due, and sleeps until its next delivery falls due (or a saved
+// submission wakes it).
+Worker::Wait Notifier::LaneStep(Lane* lane) {
+  if (lane->worker.stopping()) return Worker::kUntilWoken;
+  int64_t wake_ms = WallMs() + kIdleWaitMs;
+  DeliverDue(lane, &wake_ms);
   return std::chrono::milliseconds(std::max<int64_t>(0, wake_ms - WallMs()));
 }
 

@@ -1,8 +1,10 @@
-// Delivers notices on a thread of its own (docs/notifications.md): the daemon's tick hands each
-// tick's notices over and goes on at once; this thread writes them to the state database, then
-// posts each sink's notices in order, retrying with backoff (Retry-After honoured), so a
-// receiver that fails, hangs or rate-limits never delays a sample, and a restart resends only
-// what was not delivered. Submit and counts() are thread-safe.
+// Delivers notices on threads of its own (docs/notifications.md): the daemon's tick hands each
+// tick's notices over and goes on at once; one thread writes them to the state database, and
+// each sink has a thread of its own (a lane) that posts that sink's notices in order, retrying
+// with backoff (Retry-After honoured), so a receiver that fails, hangs or rate-limits never
+// delays a sample nor another sink, and a restart resends only what was not delivered. The state
+// database is shared by the threads under one mutex, never held across a post. Submit and
+// counts() are thread-safe.
 #ifndef CGOV_NOTIFY_NOTIFIER_H_
 #define CGOV_NOTIFY_NOTIFIER_H_
 
@@ -10,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "notify/notify_state.h"
@@ -41,18 +44,29 @@ class Notifier {
   Counts counts() const;
 
  private:
+  // One sink's deliveries: its thread and what that thread alone keeps.
+  struct Lane {
+    const NotifySink* sink = nullptr;  // into file_.sinks
+    std::optional<int64_t> failing_since_ms;
+    int64_t logged_ms = 0;
+    Worker worker;
+  };
   Notifier(NotifyFile file, std::unique_ptr<NotifyState> state);
   Worker::Wait Step();
+  Worker::Wait LaneStep(Lane* lane);
   void SaveSubmitted();
-  // Posts what is due; the time the next one falls due in *wake_ms.
-  void DeliverDue(int64_t* wake_ms);
-  void Attempt(const Delivery& d, const NotifySink& sink);
+  // Posts what is due of the lane's sink; the time the next one falls due in *wake_ms.
+  void DeliverDue(Lane* lane, int64_t* wake_ms);
+  void Attempt(const Delivery& d, Lane* lane);
   void ShowOnTerminals(const Delivery& d, const NotifySink& sink);
   void Log(const std::string& sink, const std::string& message);
   void CountQueued();
 
   NotifyFile file_;
-  std::unique_ptr<NotifyState> state_;  // the thread's own once started, the caller's after Stop
+  // The threads' (the caller's after Stop); every call under state_mu_.
+  std::unique_ptr<NotifyState> state_;
+  std::mutex state_mu_;
+  std::vector<std::unique_ptr<Lane>> lanes_;  // one a sink; stopped before worker_
   mutable std::mutex mu_;
   bool stopped_ = false;  // Stop() ran (the caller's)
   struct Submitted {
@@ -61,8 +75,6 @@ class Notifier {
   };
   std::vector<Submitted> submitted_;  // guarded by mu_
   Counts counts_;                     // guarded by mu_
-  std::map<std::string, int64_t> failing_since_ms_;  // per sink; the thread's own
-  std::map<std::string, int64_t> logged_ms_;
   int64_t save_failed_ms_ = 0;
   Worker worker_;  // last: stopped before the state it reads goes
 };

@@ -584,5 +584,37 @@ TEST_F(NotifyStateTest, AHangingReceiverIsGivenUpAtTheTimeoutAndSubmitNeverWaits
   EXPECT_EQ(*NotifyState::Open(dir_ + "/s.db").value()->Queued(), 51);
 }
 
+// Issue 58, 8: one hung receiver delayed every other sink until its timeout (5 min configured:
+// no notice reached the others in 90 s). Each sink is delivered on its own lane.
+TEST_F(NotifyStateTest, AHungReceiverNeverDelaysAnotherSink) {
+  FakeHttpServer hung(200, "ok", /*delay_ms=*/20'000, 4);
+  FakeHttpServer up(200, "ok", 0, 16);
+  NotifyFile f;
+  f.sinks.push_back({"hung", SinkKind::kWebhook, "", hung.url("/hook"), 300'000, 1});
+  f.sinks.push_back({"ops", SinkKind::kWebhook, "", up.url("/hook"), 1'000, 2});
+  f.retry_max_ms = 1'000;
+  std::vector<Incident> open;
+  int64_t waiting = 0;
+  auto notifier = Notifier::Start(std::move(f), dir_ + "/s.db", &open, &waiting);
+  ASSERT_TRUE(notifier.ok()) << notifier.status().message();
+  Notice first = ANotice();  // for the hung sink only, made first
+  first.sinks = {"hung"};
+  first.id += "-1";
+  Notice second = ANotice();
+  second.sinks = {"ops"};
+  second.id += "-2";
+  (*notifier)->Submit({first}, {});
+  for (int i = 0; i < 200 && hung.requests().empty(); ++i) usleep(10'000);
+  ASSERT_EQ(hung.requests().size(), 1u) << "the hung sink's post is in flight";
+  (*notifier)->Submit({second}, {});
+  for (int i = 0; i < 300 && up.requests().empty(); ++i) usleep(10'000);
+  EXPECT_EQ(up.requests().size(), 1u) << "ops waited on the hung receiver";
+  EXPECT_EQ((*notifier)->counts().sent, 1);
+  const auto stop_start = std::chrono::steady_clock::now();
+  (*notifier)->Stop();  // the hung post is abandoned, not waited out
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start, std::chrono::seconds(5));
+  EXPECT_EQ(*NotifyState::Open(dir_ + "/s.db").value()->Queued(), 1) << "the hung one is kept";
+}
+
 }  // namespace
 }  // namespace cgov

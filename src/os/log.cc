@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/text.h"
 #include "core/time_format.h"
 
 namespace cgov {
@@ -52,6 +53,23 @@ std::string Escaped(std::string_view text) {
   return out;
 }
 
+// The message made display-safe (core/text.h's SafeText: no escape sequence, bell, carriage
+// return or invalid UTF-8 reaches a terminal or a journal), keeping its line breaks and tabs
+// for each format's own rule. Every line in every format goes through here: a message may carry
+// a path, a name or a label from outside.
+std::string DisplaySafe(std::string_view message) {
+  if (IsSafeText(message)) return std::string(message);
+  std::string out;
+  size_t start = 0;
+  for (size_t at = 0; at <= message.size(); ++at) {
+    if (at < message.size() && message[at] != '\n' && message[at] != '\t') continue;
+    out += SafeText(message.substr(start, at - start));
+    if (at < message.size()) out += message[at];
+    start = at + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<LogLevel> ParseLogLevel(std::string_view text) {
@@ -88,8 +106,10 @@ bool StderrIsJournal() {
                      static_cast<unsigned long long>(st.st_ino)) == stream;
 }
 
-std::string FormatLogLine(const LogOptions& options, LogLevel level, std::string_view message,
+std::string FormatLogLine(const LogOptions& options, LogLevel level, std::string_view raw,
                           int64_t wall_ns) {
+  const std::string safe = DisplaySafe(raw);
+  const std::string_view message = safe;
   std::string line(options.journald_prefix ? JournalPrefix(level) : "");
   switch (options.format) {
     case LogFormat::kText: {

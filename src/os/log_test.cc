@@ -29,7 +29,22 @@ TEST(Log, EachFormatIsOneLineWithTheLevel) {
   const nlohmann::json parsed = nlohmann::json::parse(line);
   EXPECT_EQ(parsed["level"], "debug");
   EXPECT_EQ(parsed["ts"], "2026-11-18T11:06:40.123Z");
-  EXPECT_EQ(parsed["msg"], "tab\there \x01 \"q\"");
+  EXPECT_EQ(parsed["msg"], "tab\there \\x01 \"q\"");
+}
+
+// Issue 58, 4: a progress path with ESC, BEL and CR reached the text log raw.
+TEST(Log, NoFormatCarriesAnEscapeSequenceOrABrokenCharacter) {
+  const std::string hostile = "pid 7: /jobs/\x1b]0;pwned\x07\x1b[2J\rok\xc2\x9b\xff.log";
+  for (LogFormat format : {LogFormat::kText, LogFormat::kLogfmt, LogFormat::kJson}) {
+    LogOptions o;
+    o.format = format;
+    const std::string line = FormatLogLine(o, LogLevel::kWarning, hostile, kAt);
+    for (char c : {'\x1b', '\x07', '\r', '\xff'}) {
+      EXPECT_EQ(line.find(c), std::string::npos) << static_cast<int>(format) << ": " << line;
+    }
+    EXPECT_EQ(line.find("\xc2\x9b"), std::string::npos) << "a C1 CSI: " << line;
+    EXPECT_NE(line.find("x1b]0;pwned"), std::string::npos) << line;
+  }
 }
 
 TEST(Log, TheJournalPrefixCarriesTheSyslogPriority) {

@@ -10,8 +10,11 @@
 #include <gtest/gtest.h>
 
 #include "policy/policy_engine.h"
+#include "policy/policy_executor.h"
 #include "policy/policy_file.h"
 #include "policy/process_credentials.h"
+#include "scratch_dir.h"
+#include "telemetry/procfs_pid.h"
 
 namespace cgov {
 namespace {
@@ -314,6 +317,94 @@ TEST(ProcessCredentials, GroupsFromStatusAndTheGroupFile) {
   EXPECT_EQ(names.size(), 3u);
   EXPECT_EQ(names.at(27), "sudo");
   EXPECT_EQ(names.at(1001), "students");
+}
+
+// A child that ignores SIGTERM and sleeps, and a /proc of the test's own making for it: its real
+// stat, and a status that says what the test wants its rights to be now.
+class ExecutorFixture {
+ public:
+  ExecutorFixture() {
+    child_ = fork();
+    if (child_ == 0) {
+      signal(SIGTERM, SIG_IGN);
+      for (;;) pause();
+    }
+    usleep(20'000);
+    std::ifstream in("/proc/" + std::to_string(child_) + "/stat");
+    std::getline(in, stat_);
+    std::filesystem::create_directories(dir());
+    std::ofstream(dir() + "/stat") << stat_ << "\n";
+    SetStatus("1000\t1000\t1000\t1000", "0000000000000000");
+  }
+  ~ExecutorFixture() {
+    kill(child_, SIGKILL);
+    waitpid(child_, nullptr, 0);
+  }
+  std::string dir() const { return proc_.path() + "/" + std::to_string(child_); }
+  void SetStatus(const std::string& uids, const std::string& cap_eff) {
+    std::ofstream(dir() + "/status") << "Name:\tsleeper\nUid:\t" << uids
+                                     << "\nGid:\t1000\t1000\t1000\t1000\nCapInh:\t0000000000000000"
+                                        "\nCapPrm:\t0000000000000000\nCapEff:\t"
+                                     << cap_eff << "\nCapAmb:\t0000000000000000\n";
+  }
+  PolicyDecision Decision(const PolicyRule* rule) const {
+    PolicyDecision d;
+    d.rule = rule;
+    d.process.pid = static_cast<uint32_t>(child_);
+    d.process.start_ticks = ParsePidStat(stat_)->start_ticks;
+    d.process.uid = d.process.euid = d.process.suid = 1000;
+    d.process.user = "alice";
+    d.process.command = "sleeper";
+    return d;
+  }
+  bool Alive() const { return waitpid(child_, nullptr, WNOHANG) == 0; }
+  const std::string& proc_root() const { return proc_.path(); }
+
+ private:
+  ScratchDir proc_;
+  pid_t child_ = -1;
+  std::string stat_;
+};
+
+// Issue 58, 6: a process that execs a setuid-root program after it was sampled still got SIGTERM
+// (and the grace's SIGKILL while its euid was 0), and the record showed stale credentials.
+TEST(PolicyExecutor, AProcessWithRootsRightsNowIsNeverSignalled) {
+  PolicyRule rule;
+  rule.name = "stale";
+  rule.grace_ms = 1000;
+  for (const auto& [uids, caps] : std::vector<std::pair<std::string, std::string>>{
+           {"1000\t0\t0\t0", "0000000000000000"},      // ran a setuid-root program
+           {"1000\t1000\t1000\t0", "0000000000000000"},  // only its file-system uid
+           {"1000\t1000\t1000\t1000", "0000000000200000"}}) {  // CAP_SYS_ADMIN
+    ExecutorFixture child;
+    child.SetStatus(uids, caps);
+    std::vector<PolicyActionRecord> records;
+    PolicyExecutor executor(false, [&](const PolicyActionRecord& r) { records.push_back(r); },
+                            child.proc_root());
+    executor.Act(child.Decision(&rule), 1000);
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].action, "refused") << uids << " " << caps << ": " << records[0].outcome;
+    EXPECT_NE(records[0].uids.find("fsuid"), std::string::npos) << "what was read at the "
+                                                                   "decision: " << records[0].uids;
+    EXPECT_EQ(executor.pending(), 0u);
+    usleep(50'000);
+    EXPECT_TRUE(child.Alive()) << uids << " " << caps;
+  }
+  // Its rights were a user's at SIGTERM and are root's when the grace ends: no SIGKILL.
+  ExecutorFixture child;
+  std::vector<PolicyActionRecord> records;
+  PolicyExecutor executor(false, [&](const PolicyActionRecord& r) { records.push_back(r); },
+                          child.proc_root());
+  executor.Act(child.Decision(&rule), 1000);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].action, "sigterm") << records[0].outcome;
+  child.SetStatus("1000\t0\t0\t0", "000001ffffffffff");
+  executor.Tick(3000, {});
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].action, "refused") << records[1].outcome;
+  EXPECT_NE(records[1].uids.find("euid 0"), std::string::npos) << records[1].uids;
+  usleep(50'000);
+  EXPECT_TRUE(child.Alive());
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace cgov {
 namespace {
 
@@ -11,10 +13,7 @@ constexpr std::string_view kBold = "\x1b[1m", kReset = "\x1b[0m";
 
 }  // namespace
 
-size_t TextWidth(std::string_view s) {
-  return static_cast<size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
+size_t TextWidth(std::string_view s) { return DisplayWidth(s); }
 
 std::string TextTable(const std::vector<std::vector<std::string>>& rows, std::string_view right,
                       bool markdown) {

@@ -7,6 +7,7 @@
 
 #include "core/duration.h"
 #include "core/json_writer.h"
+#include "core/text.h"
 #include "core/time_format.h"
 
 namespace cgov {
@@ -30,12 +31,12 @@ std::string Fit(const std::string& line, size_t width) {
   std::string out;
   size_t columns = 0;
   for (size_t i = 0; i < line.size();) {
-    size_t len = 1;
-    const auto c = static_cast<unsigned char>(line[i]);
-    if (c >= 0xF0) len = 4; else if (c >= 0xE0) len = 3; else if (c >= 0xC0) len = 2;
-    if (columns + 1 >= width) break;
+    size_t len = Utf8Length(line, i);
+    if (len == 0) len = 1;
+    const size_t w = CharWidth(line, i, len);
+    if (columns + w + 1 > width) break;  // and a column left for "…"
     out.append(line, i, len);
-    ++columns;
+    columns += w;
     i += len;
   }
   return out + "…";

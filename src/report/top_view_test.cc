@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/text.h"
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -73,6 +75,25 @@ TEST(TopView, TextFitsTheWidthAndSortsAndFilters) {
   const std::string plain = RenderTopText(TwoGpus(), layout);
   EXPECT_EQ(plain.find("└"), std::string::npos);
   EXPECT_NE(plain.find("\x1b[31m░ idle, memory held\x1b[0m"), std::string::npos) << plain;
+}
+
+// Issue 58, 4: `cgov top --width 80` printed 136-column lines with wide characters (bytes and
+// code points counted, not columns).
+TEST(TopView, WideCharactersAreMeasuredInColumns) {
+  TopFrame f = TwoGpus();
+  f.gpus[0].holders[0].user = "数据科学家团队成员";
+  f.gpus[0].holders[0].command = "python 训练大型语言模型的脚本.py --数据集 全部数据 🚀🚀🚀🚀🚀🚀🚀🚀🚀";
+  f.idle_held[0].command = "ｉｐｙｋｅｒｎｅｌ全角文字のノートブックをずっと開いたままにしている";
+  TopLayout layout;
+  layout.width = 80;
+  const std::string text = RenderTopText(f, layout);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(DisplayWidth(line), 80u) << line;
+  }
+  EXPECT_EQ(DisplayWidth("数据"), 4u);
+  EXPECT_EQ(DisplayWidth("e\u0301"), 1u);  // a combining accent takes no column
+  EXPECT_EQ(DisplayWidth("🚀a"), 3u);
 }
 
 TEST(TopView, JsonCarriesEveryFigure) {

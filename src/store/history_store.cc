@@ -608,10 +608,10 @@ Result<std::vector<PolicyActionRecord>> HistoryStore::PolicyActions(int64_t sinc
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
-    out.push_back({stmt.Int(0), std::string(stmt.Text(1)), std::string(stmt.Text(2)),
+    out.push_back({stmt.Int(0), stmt.SafeString(1), stmt.SafeString(2),
                    static_cast<uint32_t>(stmt.Int(3)), static_cast<uint32_t>(stmt.Int(4)),
-                   std::string(stmt.Text(5)), std::string(stmt.Text(6)), stmt.Int(7),
-                   std::string(stmt.Text(8)), std::string(stmt.Text(9))});
+                   stmt.SafeString(5), stmt.SafeString(6), stmt.Int(7),
+                   stmt.SafeString(8), stmt.SafeString(9)});
   }
 }
 
@@ -659,7 +659,7 @@ Result<std::map<uint32_t, PriceRecord>> HistoryStore::PricesAt(int64_t at_ms) co
     p.on_demand_micro_usd = PriceColumn(stmt, 2);
     p.spot_micro_usd = PriceColumn(stmt, 3);
     p.is_spot = stmt.Int(4) != 0;
-    p.source = std::string(stmt.Text(5));
+    p.source = stmt.SafeString(5);
   }
 }
 
@@ -674,7 +674,7 @@ Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms,
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
-    out.push_back({stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), std::string(stmt.Text(2)),
+    out.push_back({stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), stmt.SafeString(2),
                    stmt.Int(3)});
   }
 }
@@ -691,7 +691,7 @@ Result<std::vector<GpuEventRecord>> HistoryStore::LatestEvents(std::string_view 
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
-    GpuEventRecord e{stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), std::string(stmt.Text(2)),
+    GpuEventRecord e{stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), stmt.SafeString(2),
                      stmt.Int(3)};
     if (!out.empty() && out.back().gpu_id == e.gpu_id) out.back() = e;  // same ms: the later row
     else out.push_back(std::move(e));
@@ -710,17 +710,17 @@ Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
-    GpuRecord g{static_cast<uint32_t>(stmt.Int(0)), std::string(stmt.Text(1)), stmt.Int(2),
-                std::string(stmt.Text(3)), std::nullopt, std::string(stmt.Text(5)), "", {}};
+    GpuRecord g{static_cast<uint32_t>(stmt.Int(0)), stmt.SafeString(1), stmt.Int(2),
+                stmt.SafeString(3), std::nullopt, stmt.SafeString(5), "", {}};
     if (!stmt.IsNull(4)) g.mem_total_mib = static_cast<uint64_t>(stmt.Int(4));
     if (schema_version_ >= 3 && !stmt.IsNull(7)) {
       MigInstance mig;
-      mig.profile = std::string(stmt.Text(6));
+      mig.profile = stmt.SafeString(6);
       mig.gpu_instance_id = static_cast<unsigned>(stmt.Int(7));
       mig.compute_instance_id = static_cast<unsigned>(stmt.Int(8));
       mig.slices = static_cast<unsigned>(stmt.Int(9));
-      mig.parent_uuid = std::string(stmt.Text(10));
-      mig.parent_name = std::string(stmt.Text(11));
+      mig.parent_uuid = stmt.SafeString(10);
+      mig.parent_name = stmt.SafeString(11);
       mig.price_share = stmt.Double(12);
       g.mig = std::move(mig);
     }
@@ -747,7 +747,7 @@ Result<std::map<uint32_t, IdentityRecord>> HistoryStore::Identities() const {
     std::string* fields[] = {&r.user, &r.owner, &r.pod, &r.container, &r.slurm_job, &r.project,
                              &r.team, &r.tags, &r.kube_namespace, &r.kube_pod_name,
                              &r.kube_container_name};
-    for (int i = 0; i < 11; ++i) *fields[i] = std::string(stmt.Text(i + 1));
+    for (int i = 0; i < 11; ++i) *fields[i] = stmt.SafeString(i + 1);
     out[r.id] = std::move(r);
   }
 }
@@ -784,7 +784,7 @@ Result<std::map<uint32_t, std::string>> HistoryStore::Commands() const {
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
-    out[static_cast<uint32_t>(stmt.Int(0))] = std::string(stmt.Text(1));
+    out[static_cast<uint32_t>(stmt.Int(0))] = stmt.SafeString(1);
   }
 }
 
@@ -796,8 +796,8 @@ Result<std::map<uint32_t, RunRecord>> HistoryStore::Runs() const {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
     const auto id = static_cast<uint32_t>(stmt.Int(0));
-    out[id] = RunRecord{id, stmt.Int(1), stmt.Int(2), std::string(stmt.Text(3)),
-                        std::string(stmt.Text(4))};
+    out[id] = RunRecord{id, stmt.Int(1), stmt.Int(2), stmt.SafeString(3),
+                        stmt.SafeString(4)};
   }
 }
 

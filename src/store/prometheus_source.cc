@@ -20,6 +20,21 @@
 namespace cgov {
 namespace {
 
+constexpr size_t kMaxLabelBytes = 1024;
+
+std::string LabelValue(std::string_view text) {
+  if (text.size() <= kMaxLabelBytes && IsSafeText(text)) return std::string(text);
+  std::string_view cut = text.substr(0, kMaxLabelBytes);
+  // Not inside a UTF-8 sequence: back to the start of the last character cut.
+  if (cut.size() < text.size()) {
+    while (!cut.empty() && (static_cast<unsigned char>(text[cut.size()]) & 0xc0) == 0x80) {
+      cut.remove_suffix(1);
+    }
+  }
+  return SafeText(cut);
+}
+
+
 constexpr size_t kMaxBody = 512u << 20;  // a runaway answer is cut off, not held in memory
 
 // An answer read as it arrives: curl hands each piece to the JSON reader, so no answer is ever
@@ -162,7 +177,9 @@ class AnswerReader : public JsonEvents {
         if (text != nullptr && key_ == "resultType") result_type = *text;
         break;
       case kMetric:
-        if (text != nullptr) building_.AddLabel(key_, *text);
+        // A label value is anyone's who can write a label (a pod's, a host's name): it enters
+        // display-safe and cut to kMaxLabelBytes, so no view or log prints it raw.
+        if (text != nullptr) building_.AddLabel(key_, LabelValue(*text));
         break;
       case kSample: {
         // Times come as numbers, values as strings ("1.5", "NaN", "+Inf").
@@ -263,7 +280,7 @@ Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
   }
   if (!base_url.starts_with("http://") && !base_url.starts_with("https://")) {
     return InvalidArgument(fmt::format("--prometheus {}: expected an http:// or https:// URL "
-                                       "such as http://127.0.0.1:9090", base_url));
+                                       "such as http://127.0.0.1:9090", RedactedUrl(base_url)));
   }
   while (base_url.ends_with("/")) base_url.pop_back();
   CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
@@ -416,34 +433,41 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
     return Unavailable(fmt::format("--prometheus {}: no whole answer in {:.0f} s "
                                    "(--prometheus-timeout); a longer timeout, a shorter window, or "
                                    "the hourly recording rules (--recording-rules on)\n  query: {}",
-                                   base_url_, static_cast<double>(timeout_.count()) / 1000, expr));
+                                   shown_url_, static_cast<double>(timeout_.count()) / 1000, expr));
   }
   if (download.too_big) {
     return Unavailable(fmt::format("--prometheus {}: the answer passed {} MiB and was cut off; a "
                                    "shorter window or the hourly recording rules (--recording-rules "
-                                   "on) need less\n  query: {}", base_url_, kMaxBody >> 20, expr));
+                                   "on) need less\n  query: {}", shown_url_, kMaxBody >> 20, expr));
   }
   if (!sent.complete()) {
-    return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", base_url_,
-                                   sent.error));
+    // curl's message may quote the URL it was given: never its credentials.
+    std::string error = SafeText(sent.error);
+    for (size_t at = error.find(base_url_); at != std::string::npos && !base_url_.empty();
+         at = error.find(base_url_, at)) {
+      error.replace(at, base_url_.size(), shown_url_);
+      at += shown_url_.size();
+    }
+    return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", shown_url_,
+                                   error));
   }
   const long status = sent.status;
   const bool parsed = download.is_json && download.json.Finish();
   if (!parsed || !answer.is_object || !answer.status) {
     if (status != 200 && status != 404 && download.bytes > 0) {
       // A query frontend's or proxy's own answer (Mimir's 429, a gateway's 502): its words.
-      return Unavailable(fmt::format("--prometheus {}: {} answered HTTP {}: {}", base_url_, path,
+      return Unavailable(fmt::format("--prometheus {}: {} answered HTTP {}: {}", shown_url_, path,
                                      status, FirstLine(download.head)));
     }
     return Unavailable(fmt::format("--prometheus {}: {} is not a Prometheus query API (HTTP {}, "
                                    "the answer is not Prometheus JSON); is the URL the server's "
-                                   "root, such as http://127.0.0.1:9090?", base_url_, path, status));
+                                   "root, such as http://127.0.0.1:9090?", shown_url_, path, status));
   }
   const size_t bytes = download.bytes;
   if (*answer.status != "success") {
     const std::string& type = answer.error_type;
     return InvalidArgument(fmt::format(
-        "--prometheus {}: the query failed (HTTP {}): {}: {}{}\n  query: {}", base_url_, status,
+        "--prometheus {}: the query failed (HTTP {}): {}: {}{}\n  query: {}", shown_url_, status,
         SafeText(type), SafeText(answer.error),
         type == "timeout" ? " (the server's own limit, its --query.timeout, or "
                             "--prometheus-timeout; a shorter window or the hourly recording "
@@ -458,17 +482,17 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
     return Unavailable(fmt::format("--prometheus {}: the answer is partial (isPartial: some "
                                    "storage nodes did not answer); cgov needs every series for "
                                    "exact totals: try again, or query a healthy node\n  query: {}",
-                                   base_url_, expr));
+                                   shown_url_, expr));
   }
   for (const std::string& warning : answer.warnings) {
     if (warning.starts_with("PromQL info:")) continue;
     return Unavailable(fmt::format("--prometheus {}: the server warned that the answer may be "
                                    "incomplete: {}; cgov needs every series for exact totals\n"
-                                   "  query: {}", base_url_, SafeText(warning), expr));
+                                   "  query: {}", shown_url_, SafeText(warning), expr));
   }
   if (answer.result_type != "vector" && answer.result_type != "matrix") {
     return InvalidArgument(fmt::format("--prometheus {}: expected a vector or matrix, got '{}'\n"
-                                       "  query: {}", base_url_, answer.result_type, expr));
+                                       "  query: {}", shown_url_, answer.result_type, expr));
   }
   std::vector<PromSeries> out = std::move(answer.series);
   if (trace_) {

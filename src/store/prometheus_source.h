@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/url.h"
 #include "store/prom_query.h"
 
 namespace cgov {
@@ -57,7 +58,8 @@ class PrometheusSource : public PromQuery {
   Status QueryEach(const std::vector<PromRequest>& requests,
                    const std::function<Status(size_t, std::vector<PromSeries>)>& take)
       const override;
-  const std::string& url() const override { return base_url_; }
+  // As errors and notes show it: credentials in the URL redacted (core/url.h).
+  const std::string& url() const override { return shown_url_; }
   // Called after each answered query, from one thread at a time.
   void set_trace(std::function<void(const QueryTrace&)> trace) { trace_ = std::move(trace); }
   // How many of a batch's requests may be in flight at once (at least 1; default 1).
@@ -66,13 +68,17 @@ class PrometheusSource : public PromQuery {
 
  private:
   PrometheusSource(std::string base_url, std::chrono::milliseconds timeout, std::string tenant)
-      : base_url_(std::move(base_url)), timeout_(timeout), tenant_(std::move(tenant)) {}
+      : base_url_(std::move(base_url)),
+        shown_url_(RedactedUrl(base_url_)),
+        timeout_(timeout),
+        tenant_(std::move(tenant)) {}
   Result<std::vector<PromSeries>> Get(const std::string& path,
                                       const std::vector<std::pair<std::string, std::string>>& params,
                                       const std::string& expr) const;
   std::pair<std::string, std::string> TimeoutParam() const;
 
-  std::string base_url_;
+  std::string base_url_;   // what curl is given
+  std::string shown_url_;  // what every message shows
   std::chrono::milliseconds timeout_;
   std::string tenant_;
   std::function<void(const QueryTrace&)> trace_;

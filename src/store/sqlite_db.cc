@@ -87,6 +87,8 @@ std::string_view SqliteStmt::Text(int column) const {
   return {text, static_cast<size_t>(db_->lib().column_bytes(stmt_, column))};
 }
 
+std::string SqliteStmt::SafeString(int column) const { return SafeText(Text(column)); }
+
 std::string_view SqliteStmt::Blob(int column) const {
   const auto* data = static_cast<const char*>(db_->lib().column_blob(stmt_, column));
   if (data == nullptr) return {};

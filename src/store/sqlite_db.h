@@ -51,6 +51,9 @@ class SqliteStmt {
   double Double(int column) const;
   bool IsNull(int column) const;
   std::string_view Text(int column) const;
+  // A stored string as it may be shown: display-safe (core/text.h's SafeText). A database may
+  // come from elsewhere (`--db` names any file), so every name read back for a view passes here.
+  std::string SafeString(int column) const;
   std::string_view Blob(int column) const;
 
  private:

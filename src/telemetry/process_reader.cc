@@ -16,6 +16,7 @@ Result<ProcessIdentity> ProcessReader::Read(int pid) {
   id.stat = std::move(stat).value();
   if (files_->Read(dir + "status", &buffer_).ok()) {
     if (Result<uint32_t> uid = ParseStatusUid(buffer_); uid.ok()) id.uid = *uid;
+    if (Result<uint32_t> gid = ParseStatusGid(buffer_); gid.ok()) id.gid = *gid;
   }
   if (files_->Read(dir + "loginuid", &buffer_).ok()) {
     if (auto login = ParseLoginuid(buffer_); login.ok()) id.loginuid = *login;

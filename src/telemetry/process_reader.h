@@ -16,6 +16,7 @@ namespace cgov {
 struct ProcessIdentity {
   PidStat stat;
   std::optional<uint32_t> uid;       // owner (real uid); unknown if status was unreadable
+  std::optional<uint32_t> gid;       // its real gid; unknown likewise
   std::optional<uint32_t> loginuid;  // who logged in, surviving sudo/su; unknown or unset
   std::string user;                  // name of loginuid if set, else of uid; "" if neither known
   CgroupIdentity cgroup;

@@ -85,16 +85,26 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   return stat;
 }
 
-Result<uint32_t> ParseStatusUid(std::string_view text) {
+namespace {
+
+// The first (real) id of status's "Uid:" or "Gid:" line.
+Result<uint32_t> StatusId(std::string_view text, std::string_view key) {
   for (std::string_view line : SplitLines(text)) {
-    if (line.substr(0, 4) != "Uid:") continue;
-    std::vector<std::string_view> f = SplitFields(line.substr(4));
-    uint64_t uid = 0;
-    if (f.empty() || !ParseU64(f[0], &uid)) return Bad("/proc/PID/status", "Uid", "not a number");
-    return static_cast<uint32_t>(uid);
+    if (line.substr(0, key.size()) != key) continue;
+    std::vector<std::string_view> f = SplitFields(line.substr(key.size()));
+    uint64_t id = 0;
+    if (f.empty() || !ParseU64(f[0], &id) || id > UINT32_MAX) {
+      return Bad("/proc/PID/status", key.substr(0, 3), "not a number");
+    }
+    return static_cast<uint32_t>(id);
   }
-  return Bad("/proc/PID/status", "Uid", "missing");
+  return Bad("/proc/PID/status", key.substr(0, 3), "missing");
 }
+
+}  // namespace
+
+Result<uint32_t> ParseStatusUid(std::string_view text) { return StatusId(text, "Uid:"); }
+Result<uint32_t> ParseStatusGid(std::string_view text) { return StatusId(text, "Gid:"); }
 
 std::optional<uint64_t> ParseStatusKb(std::string_view text, std::string_view field) {
   for (std::string_view line : SplitLines(text)) {

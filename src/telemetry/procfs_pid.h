@@ -32,6 +32,8 @@ Result<PidStat> ParsePidStat(std::string_view text);
 
 // The real uid from /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs").
 Result<uint32_t> ParseStatusUid(std::string_view text);
+// The real gid of /proc/PID/status ("Gid:\treal\teffective\tsaved\tfs").
+Result<uint32_t> ParseStatusGid(std::string_view text);
 
 // A "kB" field of /proc/PID/status ("VmHWM", "VmRSS") in bytes; nullopt when absent.
 std::optional<uint64_t> ParseStatusKb(std::string_view text, std::string_view field);

@@ -130,8 +130,16 @@ TEST(SlurmE2E, AccountsFromRecordedSacctSplitTheGpuTime) {
   std::ofstream(dir / "bad.txt") << "JobID|User\nnot-a-job|x\n";
   RunResult bad = RunProgram({CgovBinary(), "report", "--db", db, "--slurm-accounting",
                               dir / "bad.txt"}, {});
-  EXPECT_EQ(bad.exit_code, 1) << bad.err;  // as a bad --billing file: the input, not the flags
-  EXPECT_NE(bad.err.find("bad.txt:2: JobID: expected digits"), std::string::npos) << bad.err;
+  // A row that cannot be a job is one job's problem: skipped and said, the report made.
+  EXPECT_EQ(bad.exit_code, 0) << bad.err;
+  EXPECT_NE((bad.out + bad.err).find("bad.txt:2: JobID: expected digits"), std::string::npos)
+      << bad.out << bad.err;
+  std::ofstream(dir / "worse.txt") << "nothing of Slurm's\n";
+  RunResult worse = RunProgram({CgovBinary(), "report", "--db", db, "--slurm-accounting",
+                                dir / "worse.txt"}, {});
+  EXPECT_EQ(worse.exit_code, 1) << worse.err;  // as a bad --billing file: the input
+  EXPECT_NE(worse.err.find("worse.txt:1: expected a header naming JobID"), std::string::npos)
+      << worse.err;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -143,6 +144,104 @@ TEST(WorkE2E, TheDaemonCountsTheWorkJobsReportAndThePanelPricesASample) {
   EXPECT_NE(stopped.err.find("a symlink (not followed)"), std::string::npos) << stopped.err;
   kill(prometheus.pid, SIGTERM);
   WaitProgram(prometheus, 10);
+}
+
+// Issue 58, 1-3: a root process in a container names a file outside its root (through an
+// absolute symlink, and through a chroot's "/../.."); two processes of one job (DDP ranks) name
+// one file; a job drives its count to 1e308 and back. The daemon reads nothing outside a
+// process's root and logs nothing of what it read, counts a file once, and keeps work finite.
+TEST(WorkE2E, AFileIsReadInsideItsRootOnceAndItsWorkStaysFinite) {
+  TempDir dir;
+  const std::string root = dir / "host";
+  fs::copy(Fixture("proc/shared-box"), root, fs::copy_options::recursive);
+  const auto set_env = [&](int pid, const std::string& path) {
+    const std::string file = root + "/proc/" + std::to_string(pid) + "/environ";
+    WriteFile(file, ReadFile(file) + "CGOV_PROGRESS_FILE=" + path + std::string(1, '\0'));
+  };
+  const std::string me = std::to_string(geteuid());
+  // bob's pid 42000 and the unknown pid 49999: root processes (the test's uid when not root) in
+  // a container whose root holds a link to "/".
+  const std::string container = dir / "container";
+  fs::create_directories(container);
+  fs::create_symlink("/", container + "/x");
+  fs::copy(root + "/proc/42000", root + "/proc/49999", fs::copy_options::recursive);
+  for (int pid : {42000, 49999}) {
+    const std::string status = root + "/proc/" + std::to_string(pid) + "/status";
+    WriteFile(status, Replace(ReadFile(status), "1002", me));
+    const std::string stat = root + "/proc/" + std::to_string(pid) + "/stat";
+    WriteFile(stat, Replace(ReadFile(stat), "42000 (", std::to_string(pid) + " ("));
+    fs::create_symlink(container, root + "/proc/" + std::to_string(pid) + "/root");
+  }
+  const std::string secret = dir / "outside/secret.log";
+  fs::create_directories(dir / "outside");
+  WriteFile(secret, "5 samples\n");
+  set_env(42000, "/x" + secret);
+  set_env(49999, "/../../../../../../../../../../../.." + secret);
+  // alice's two ranks, 41000 and carol's 43000 made alice's, name one file.
+  for (const char* f : {"/proc/43000/status", "/proc/43000/loginuid"}) {
+    WriteFile(root + f, Replace(ReadFile(root + f), "1003", geteuid() == 0 ? "1001" : me));
+  }
+  for (int pid : {41000, 43000}) {
+    set_env(pid, "/jobs/alice/progress.log");
+    fs::create_symlink(root, root + "/proc/" + std::to_string(pid) + "/root");
+  }
+  fs::create_directories(root + "/jobs/alice");
+  const std::string progress = root + "/jobs/alice/progress.log";
+  WriteFile(progress, "1000 samples\n");
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown(progress.c_str(), 1001, 1001), 0);
+  } else {
+    for (const std::string& f : {root + "/proc/41000/status", root + "/proc/41000/loginuid",
+                                root + "/etc/passwd"}) {
+      WriteFile(f, Replace(ReadFile(f), "1001", me));
+    }
+  }
+  const int port = FreePort();
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
+       FakeNvml("full"), "--host-root", root, "--listen", "127.0.0.1:" + std::to_string(port),
+       "--price-per-gpu-hour", "2.00"},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  const std::string metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  const auto alice_work = [&] {
+    return UserSample(Curl(metrics_url), "cgov_identity_work_total", "alice");
+  };
+  std::string metrics;
+  ASSERT_TRUE(WaitFor([&] {
+    metrics = Curl(metrics_url);
+    return UserSample(metrics, "cgov_identity_cost_usd_total", "alice") > 0;
+  }, 20)) << metrics.substr(0, 1500);
+  usleep(600'000);  // a few ticks: the first readings made
+  WriteFile(secret, "5 samples\n99999 samples\n");
+  WriteFile(progress, "1000 samples\n1500 samples\n");
+  // Two ranks, one file: its growth once.
+  ASSERT_TRUE(WaitFor([&] { return alice_work() >= 500; }, 20));
+  usleep(600'000);
+  EXPECT_EQ(alice_work(), 500);
+  // Driven to 1e308 and back: not understood, then a restart from 0, then 2,000 more.
+  for (const char* line : {"1e308 samples", "0 samples", "1e308 samples", "0 samples"}) {
+    WriteFile(progress, std::string(line) + "\n");
+    usleep(600'000);
+  }
+  WriteFile(progress, "2000 samples\n");
+  ASSERT_TRUE(WaitFor([&] { return alice_work() >= 2500; }, 20));
+  usleep(600'000);
+  metrics = Curl(metrics_url);
+  EXPECT_EQ(UserSample(metrics, "cgov_identity_work_total", "alice"), 2500) << metrics;
+  EXPECT_EQ(metrics.find("+Inf"), std::string::npos);
+  // Nothing outside the container's root was counted for its root processes.
+  EXPECT_EQ(metrics.find("99994"), std::string::npos) << metrics;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("cgov_identity_work_total")) continue;
+    EXPECT_NE(line.find("user=\"alice\""), std::string::npos) << line;
+  }
+  kill(daemon.pid, SIGTERM);
+  RunResult stopped = WaitProgram(daemon, 15);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_EQ(stopped.err.find("99999"), std::string::npos) << stopped.err;
+  EXPECT_EQ(stopped.err.find("1e308"), std::string::npos) << "a line's content logged: "
+                                                           << stopped.err;
 }
 
 }  // namespace

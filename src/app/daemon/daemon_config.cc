@@ -177,8 +177,11 @@ Result<BudgetFile> ReadBudgetsFile(const std::string& path) {
 Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path) {
   Result<std::string> text = ReadInputFile(path, 64 << 20, "--slurm-accounting");
   if (!text.ok()) return text.status().WithContext("cgov daemon");
-  Result<SlurmJobs> jobs = ParseSlurmAccounting(*text, path);
+  std::vector<std::string> skipped;
+  Result<SlurmJobs> jobs = ParseSlurmAccounting(*text, path, &skipped);
   if (!jobs.ok()) return jobs.status().WithContext("cgov daemon: --slurm-accounting");
+  // A malformed record is one job's, never the daemon's end (at start as on SIGHUP).
+  for (const std::string& why : skipped) LogWarning("--slurm-accounting: {}", why);
   return jobs;
 }
 

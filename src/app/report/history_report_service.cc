@@ -325,10 +325,11 @@ Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
     }
   }
   std::optional<SlurmJobs> slurm;
+  std::vector<std::string> slurm_skipped;
   if (!r.slurm_accounting.empty()) {
     CGOV_ASSIGN_OR_RETURN(std::string text,
                           ReadInputFile(r.slurm_accounting, 64 << 20, "--slurm-accounting"));
-    CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(text, r.slurm_accounting));
+    CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(text, r.slurm_accounting, &slurm_skipped));
   }
   std::optional<BudgetFile> budgets;
   if (!r.budgets.empty()) {
@@ -353,7 +354,7 @@ Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
         "--starttime=" + local(input.since_ms), "--endtime=" + local(input.until_ms)};
     Result<CommandOutput> out = RunCommand(argv, std::chrono::seconds(60), 64 << 20);
     if (!out.ok()) return out.status().WithContext("--sacct");
-    CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(out->out, "sacct"));
+    CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(out->out, "sacct", &slurm_skipped));
     slurm_source = "--sacct (sacct " + argv[4] + " " + argv[5] + ")";
   }
   if (slurm) {
@@ -361,6 +362,7 @@ Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
     input.notes.push_back(fmt::format("{}: {} job(s) read, {} process identit{} matched by job "
                                       "id", slurm_source, slurm->size(), matched,
                                       matched == 1 ? "y" : "ies"));
+    for (const std::string& why : slurm_skipped) input.notes.push_back(why);
   }
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
   if (budgets) CGOV_RETURN_IF_ERROR(AddBudgets(r, options, *budgets, &summary));

@@ -41,26 +41,39 @@ Status ReadProgressTail(const std::string& path, size_t max_bytes, std::optional
     return InvalidArgument(fmt::format("{}: progress file not read: {}", path,
                                        e == ELOOP ? "a symlink (not followed)" : strerror(e)));
   }
-  struct stat st {};
-  Status status = Status::Ok();
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = InvalidArgument(fmt::format("{}: progress file not read: not a regular file", path));
-  } else if (owner && st.st_uid != *owner) {
-    status = InvalidArgument(fmt::format("{}: progress file not read: owned by uid {}, not the "
-                                         "process's owner {}", path, st.st_uid, *owner));
-  } else {
-    const off_t from = st.st_size > static_cast<off_t>(max_bytes)
-                           ? st.st_size - static_cast<off_t>(max_bytes)
-                           : 0;
-    out->resize(max_bytes);
-    const ssize_t n = pread(fd, out->data(), max_bytes, from);
-    out->resize(n > 0 ? static_cast<size_t>(n) : 0);
-    // Started inside a line: drop its end, unless it is the only one (then it is too long).
-    if (from > 0 && out->find('\n') != std::string::npos) out->erase(0, out->find('\n') + 1);
-    if (from > 0) *name += fmt::format(" (last {} KiB)", max_bytes / 1024);
-  }
+  ProgressTail tail;
+  Status status = ReadOpenProgressTail(fd, path, max_bytes, owner, &tail);
   ::close(fd);
+  *out = std::move(tail.text);
+  *name = std::move(tail.name);
   return status;
+}
+
+Status ReadOpenProgressTail(int fd, std::string_view shown, size_t max_bytes,
+                            std::optional<uint32_t> owner, ProgressTail* tail) {
+  tail->text.clear();
+  tail->name = std::string(shown);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return InvalidArgument(fmt::format("{}: progress file not read: not a regular file", shown));
+  }
+  if (owner && st.st_uid != *owner) {
+    return InvalidArgument(fmt::format("{}: progress file not read: owned by uid {}, not the "
+                                       "process's owner {}", shown, st.st_uid, *owner));
+  }
+  tail->dev = static_cast<uint64_t>(st.st_dev);
+  tail->ino = static_cast<uint64_t>(st.st_ino);
+  const off_t from = st.st_size > static_cast<off_t>(max_bytes)
+                         ? st.st_size - static_cast<off_t>(max_bytes)
+                         : 0;
+  std::string& out = tail->text;
+  out.resize(max_bytes);
+  const ssize_t n = pread(fd, out.data(), max_bytes, from);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  // Started inside a line: drop its end, unless it is the only one (then it is too long).
+  if (from > 0 && out.find('\n') != std::string::npos) out.erase(0, out.find('\n') + 1);
+  if (from > 0) tail->name += fmt::format(" (last {} KiB)", max_bytes / 1024);
+  return Status::Ok();
 }
 
 // The job's argv as records and reports show it (the job itself gets the bytes it was given).
@@ -198,7 +211,8 @@ Result<std::vector<RunDigest>> LoadBaselines(const std::vector<std::string>& pat
 }
 
 Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_view text,
-                                                                    std::string_view file) {
+                                                                    std::string_view file,
+                                                                    bool quote_line) {
   std::string_view last;
   size_t line_no = 0, n = 0;
   size_t start = 0;
@@ -224,12 +238,14 @@ Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_
   unit.erase(unit.find_last_not_of(" \t\r") + 1);
   const bool known_unit = unit.empty() || unit == "samples" || unit == "tokens" || unit == "steps";
   if (rest == copy.c_str() || errno != 0 || !(value >= 0) || !std::isfinite(value) ||
-      !known_unit) {
-    // An excerpt, escaped: the line is the job's (any bytes, any length).
+      value > kMaxProgressWork || !known_unit) {
+    // An excerpt, escaped: the line is the job's (any bytes, any length). Never for a file read
+    // on another user's behalf (the daemon): its content stays out of every log.
     const std::string excerpt = SafeText(last.substr(0, 80)) + (last.size() > 80 ? "…" : "");
     return InvalidArgument(fmt::format(
-        "{}:{}: progress line '{}': write the cumulative work as \"N\" or \"N samples|tokens|steps\"",
-        file, line_no, excerpt));
+        "{}:{}: progress line{}: write the cumulative work as \"N\" or \"N samples|tokens|steps\" "
+        "(0 <= N <= 1e15)",
+        SafeText(file), line_no, quote_line ? " '" + excerpt + "'" : " not understood"));
   }
   return std::optional<std::pair<double, std::string>>(std::make_pair(value, unit));
 }

@@ -51,11 +51,26 @@ Result<std::vector<RunDigest>> LoadBaselines(const std::vector<std::string>& pat
 inline constexpr size_t kProgressTailBytes = 64 * 1024;
 Status ReadProgressTail(const std::string& path, size_t max_bytes, std::optional<uint32_t> owner,
                         std::string* out, std::string* name);
+// The same of a file already open (the daemon opens it with os/rooted_open.h): `shown` names it
+// in errors; the file's device and inode come back with its text, so that several processes
+// naming one file (every rank of a job inherits the variable) count it once.
+struct ProgressTail {
+  std::string text;
+  std::string name;
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+};
+Status ReadOpenProgressTail(int fd, std::string_view shown, size_t max_bytes,
+                            std::optional<uint32_t> owner, ProgressTail* tail);
 
-// The work done so far from the progress file: its last line, "N" or "N UNIT" (N cumulative).
-// nullopt when there is none; the error names the file and line when it is malformed.
+// The work done so far from the progress file: its last line, "N" or "N UNIT" (N cumulative,
+// a finite number from 0 to kMaxProgressWork). nullopt when there is none; the error names the
+// file and line when it is malformed, and quotes the line (escaped, 80 characters) only when
+// `quote_line` (the user's own file; never when the daemon reads a file for another user).
+inline constexpr double kMaxProgressWork = 1e15;
 Result<std::optional<std::pair<double, std::string>>> ParseProgress(std::string_view text,
-                                                                    std::string_view file);
+                                                                    std::string_view file,
+                                                                    bool quote_line = true);
 
 }  // namespace cgov
 

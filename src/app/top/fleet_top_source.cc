@@ -10,6 +10,7 @@
 
 #include "core/text.h"
 #include "core/time_format.h"
+#include "core/url.h"
 #include "os/clock.h"
 #include "store/prometheus_source.h"
 
@@ -180,7 +181,7 @@ Result<TopFrame> FleetTopSource::Frame(int64_t now_mono_ms) {
   }
   TopFrame frame;
   frame.source = "prometheus";
-  frame.host = SafeText(options_.report.prometheus);
+  frame.host = RedactedUrl(options_.report.prometheus);
   frame.at_ms = now_ms;
   frame.day_start_ms = day_start;
   frame.priced = day_->cost.priced;
