@@ -53,6 +53,10 @@ void AddRecordingFlags(CLI::App& app, Flags& f) {
                  "most this much, never a committed sample; SIGTERM, SIGINT and SIGHUP commit "
                  "first")->capture_default_str();
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load");
+  app.add_flag("--allow-no-gpus", o.allow_no_gpus, "a host without NVIDIA GPUs on purpose: record "
+               "host samples and answer /health 200 (without it, a daemon whose driver does not "
+               "load or shows no GPU runs on but answers /health 503 with the reason, so that a "
+               "readiness probe sees it)");
   app.add_option("--host-root", o.host_root, "read /proc and /etc under this directory, e.g. a "
                  "host mounted at /host in a container")
       ->check(CLI::ExistingDirectory)

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/text.h"
+#include "fakes/fake_http_server.h"
+
 namespace cgov {
 namespace {
 
@@ -22,6 +25,27 @@ TEST(PrometheusSource, ShowsItsUrlRedactedInEveryError) {
       << answer.status().message();
   EXPECT_NE(answer.status().message().find("***@127.0.0.1:1"), std::string::npos)
       << answer.status().message();
+}
+
+// Issue 58, 4: OSC/CSI sequences in Prometheus label values (host, user) reached text, Markdown,
+// CSV and stderr raw. A label value enters display-safe and bounded, whatever the server sends.
+TEST(PrometheusSource, LabelValuesEnterDisplaySafeAndBounded) {
+  const std::string hostile = "alice\\u001b]0;pwned\\u0007\\u001b[2J\\r\\u009b31m";
+  const std::string answer =
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"user":")" +
+      hostile + R"(","Hostname":")" + std::string(5000, 'h') +
+      R"("},"value":[1795000000,"1"]}]}})";
+  FakeHttpServer server([&](const std::string&) { return std::make_pair(200, answer); });
+  Result<PrometheusSource> prom = PrometheusSource::Open(server.url(""), std::chrono::seconds(5));
+  if (!prom.ok()) GTEST_SKIP() << "no libcurl: " << prom.status().message();
+  Result<std::vector<PromSeries>> series = prom->Query("up", 1795000000);
+  ASSERT_TRUE(series.ok()) << series.status().message();
+  ASSERT_EQ(series->size(), 1u);
+  const std::string user = (*series)[0].Label("user");
+  EXPECT_TRUE(IsSafeText(user)) << user;
+  EXPECT_TRUE(user.starts_with("alice\\x1b]0;pwned\\x07\\x1b[2J")) << user;
+  EXPECT_EQ(user.find("\xc2\x9b"), std::string::npos) << user;
+  EXPECT_EQ((*series)[0].Label("Hostname").size(), 1024u);
 }
 
 }  // namespace

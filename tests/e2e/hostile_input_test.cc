@@ -215,9 +215,38 @@ TEST(HostileInputE2E, ACorruptDatabaseIsRefusedBeforeAnythingIsWritten) {
 }
 
 // A daemon on a host without GPUs (host samples only), ticking every second, serving on `listen`.
-Started StartGpulessDaemon(const std::string& db, const std::string& listen) {
-  return StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--listen", listen},
-                      {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+Started StartGpulessDaemon(const std::string& db, const std::string& listen,
+                           bool allow_no_gpus = true) {
+  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+                                   "--listen", listen};
+  if (allow_no_gpus) argv.push_back("--allow-no-gpus");
+  return StartProgram(argv, {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+}
+
+// Issue 58, 9: `cgov daemon --nvml-lib /nonexistent` ran with 0 GPUs and /health answered 200.
+// Now a daemon without a working driver is not ready (503, the reason, no path) unless the host
+// has no GPU on purpose (--allow-no-gpus).
+TEST(HostileInputE2E, AMissingDriverIsNotReadyUnlessNoGpuIsAllowed) {
+  TempDir dir;
+  for (bool allowed : {false, true}) {
+    const int port = FreePort();
+    Started daemon = StartGpulessDaemon(dir / (allowed ? "a.db" : "b.db"),
+                                        "127.0.0.1:" + std::to_string(port), allowed);
+    ASSERT_TRUE(WaitFor(TicksTaken(port, 1), 15));
+    const std::string health = Curl("http://127.0.0.1:" + std::to_string(port) + "/health");
+    if (allowed) {
+      EXPECT_NE(health.find("HTTP 200"), std::string::npos) << health;
+    } else {
+      EXPECT_NE(health.find("HTTP 503"), std::string::npos) << health;
+      EXPECT_NE(health.find("not ready: no GPU is recorded: the NVIDIA driver (NVML) did not "
+                            "load"), std::string::npos) << health;
+      EXPECT_EQ(health.find("/nonexistent"), std::string::npos) << "/health names no path";
+    }
+    kill(daemon.pid, SIGTERM);
+    RunResult stopped = WaitProgram(daemon, 15);
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_NE(stopped.err.find("no GPU data:"), std::string::npos) << stopped.err;
+  }
 }
 
 // Item 12: `cgov demo --force` replaced a database a daemon was writing; the daemon wrote on
@@ -343,6 +372,35 @@ TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
   EXPECT_NE(imported.exit_code, 0);
   EXPECT_NE(imported.err.find("interval_seconds 0.0: must be between 0.1 and 3600; nothing was "
                               "imported"), std::string::npos) << imported.err;
+}
+
+// Issue 58, 4: `cgov report` text printed raw control characters stored in a history database
+// it did not write (`--db` names any file). Stored strings enter display-safe where they are read.
+TEST(HostileInputE2E, StoredControlCharactersNeverReachATerminal) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  std::filesystem::copy_file(
+      SharedDemoDb({"--gpus", "2", "--duration", "6h", "--interval", "60s"}), db);
+  {
+    auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    ASSERT_TRUE((*opened)->Exec("UPDATE identity SET user = user || char(27) || ']0;pwned' || "
+                                "char(7) || char(27) || '[2J' || char(13)").ok());
+    ASSERT_TRUE((*opened)->Exec("UPDATE command SET name = name || char(27) || '[31m' || "
+                                "char(155) || char(8)").ok());
+  }
+  for (const char* format : {"text", "md", "csv"}) {
+    RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "7d",
+                                   "--format", format}, {});
+    ASSERT_EQ(report.exit_code, 0) << format << ": " << report.err;
+    for (char c : {'\x1b', '\x07', '\r', '\x08'}) {
+      EXPECT_EQ(report.out.find(c), std::string::npos) << format << ": byte " << int(c);
+      EXPECT_EQ(report.err.find(c), std::string::npos) << format << ": byte " << int(c);
+    }
+    if (std::string(format) == "text") {
+      EXPECT_NE(report.out.find("\\x1b]0;pwned"), std::string::npos) << report.out;
+    }
+  }
 }
 
 // Item 3: a daemon whose ticks take longer than --interval (a slow driver) ignored SIGTERM for

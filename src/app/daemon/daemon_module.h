@@ -61,6 +61,9 @@ class DaemonContext {
   const std::vector<double>& gpu_usd_per_hour() const { return gpu_usd_per_hour_; }
   const std::map<uint32_t, MicroUsd>& gpu_price_by_id() const { return gpu_price_by_id_; }
   const EnvironAccess& environ_access() const { return environ_access_; }
+  // Why no GPU is recorded ("" when some is, or --allow-no-gpus): set at start, before the
+  // modules start, and never after (so the HTTP thread may read it).
+  const std::string& no_gpu_problem() const { return no_gpu_problem_; }
   // The price this daemon prices `gpu` at (the one /metrics and the database carry).
   Result<ResolvedPrice> PriceOf(const GpuInfo& gpu) const;
   // The history dictionary's identity or command for an id, cached (nullptr / "": unknown).
@@ -90,6 +93,7 @@ class DaemonContext {
   std::vector<double> gpu_usd_per_hour_;
   std::map<uint32_t, MicroUsd> gpu_price_by_id_;
   EnvironAccess environ_access_;
+  std::string no_gpu_problem_;
   std::map<uint32_t, IdentityRecord> identities_;
   std::map<uint32_t, std::string> commands_;
   int64_t failure_logged_ms_ = INT64_MIN / 2;

@@ -55,6 +55,7 @@ struct DaemonOptions {
   std::optional<SlurmJobs> slurm_jobs;
   bool policy_dry_run = false;         // --policy-dry-run
   bool log_ticks = false;              // --log-ticks
+  bool allow_no_gpus = false;          // --allow-no-gpus: no GPU is not a problem
 };
 
 }  // namespace cgov

@@ -173,7 +173,8 @@ ServedResponse MetricsModule::Serve(const ServedRequest& request) {
     // Healthy while sampling keeps up and the history is safe; a stuck or failing sampler, or a
     // database file removed under the daemon, shows as 503.
     const bool fresh = metrics_->SamplerFresh(now_ms);
-    const std::string problem = metrics_->HistoryDbProblem();
+    std::string problem = metrics_->HistoryDbProblem();
+    if (problem.empty()) problem = d_.no_gpu_problem();
     r.status = fresh && problem.empty() ? 200 : 503;
     r.body = !problem.empty() ? problem + "\n"
              : fresh          ? "ok\n"
