@@ -79,6 +79,16 @@ std::string SafeText(std::string_view text) {
   return out;
 }
 
+std::string SafeTextCut(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return IsSafeText(text) ? std::string(text) : SafeText(text);
+  std::string_view cut = text.substr(0, max_bytes);
+  // Not inside a UTF-8 sequence: back to the start of the character the cut fell in.
+  while (!cut.empty() && (static_cast<unsigned char>(text[cut.size()]) & 0xc0) == 0x80) {
+    cut.remove_suffix(1);
+  }
+  return SafeText(cut);
+}
+
 namespace {
 
 uint32_t CodePoint(std::string_view text, size_t i, size_t length) {

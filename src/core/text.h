@@ -16,6 +16,11 @@ namespace cgov {
 // inputs stay distinguishable. A string that is already safe comes back as it was.
 std::string SafeText(std::string_view text);
 
+// SafeText of at most the first `max_bytes` of `text`, cut at a character's start: how a name
+// from outside is kept (a label value, a container's name), so that memory follows what is kept
+// and not what was sent.
+std::string SafeTextCut(std::string_view text, size_t max_bytes);
+
 // True when SafeText(text) == text (no copy needed).
 bool IsSafeText(std::string_view text);
 

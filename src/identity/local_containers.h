@@ -29,9 +29,15 @@ struct LocalContainer {
   std::string project, team, user;
 };
 
-// Pure: Docker's config.v2.json of one container.
+// What is kept of a runtime's state, at most: a name or label value's bytes, and labels.
+inline constexpr size_t kMaxContainerName = 256;
+inline constexpr size_t kMaxContainerLabels = 256;
+
+// Pure: Docker's config.v2.json of one container. Read as a stream keeping only the name and
+// labels (each cut to kMaxContainerName): a 16 MiB, deeply nested file costs no more memory than
+// its own bytes and one byte a level of nesting.
 Result<LocalContainer> ParseDockerConfig(std::string_view json, const KubeLabelMap& labels);
-// Pure: containers/storage's containers.json, container id -> its first name.
+// Pure: containers/storage's containers.json, container id -> its first name (cut likewise).
 Result<std::map<std::string, std::string>> ParsePodmanContainers(std::string_view json);
 
 class LocalContainers {
@@ -55,7 +61,6 @@ class LocalContainers {
   KubeLabelMap labels_;
   std::string docker_root_, podman_root_;
   std::map<std::string, std::optional<LocalContainer>> found_;
-  std::string buffer_;
 };
 
 }  // namespace cgov

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -40,6 +41,42 @@ TEST(LocalContainers, DockersConfigNamesTheContainerAndItsLabelsTheOwners) {
       "{\"Name\":\"/x\\u001b]0;pwned\\u0007\"}", DefaultKubeLabelMap());
   ASSERT_TRUE(hostile.ok());
   EXPECT_EQ(hostile->name, "x\\x1b]0;pwned\\x07") << "a name reaches terminals and labels escaped";
+}
+
+size_t PeakRssKib() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("VmHWM:")) return std::stoul(line.substr(6));
+  }
+  return 0;
+}
+
+// Issue 58, 10: a 16 MiB deeply nested config.v2.json took the daemon from 21 MB to 645 MB RSS;
+// a 1 MiB Podman name was stored whole (a 14 MB text report). Memory follows what is kept;
+// names are cut where they are stored.
+TEST(LocalContainers, StateFilesCostWhatIsKeptNotWhatIsSent) {
+  const size_t levels = 8 << 20;
+  std::string deep = "{\"Name\":\"/big\",\"Config\":{\"Labels\":{\"cgov.io/project\":\"p\"}},"
+                     "\"Junk\":";
+  deep.reserve(deep.size() + 2 * levels + 2);
+  deep.append(levels, '[');
+  deep.append(levels, ']');
+  deep += "}";
+  const size_t before = PeakRssKib();
+  Result<LocalContainer> c = ParseDockerConfig(deep, DefaultKubeLabelMap());
+  const size_t grown_mib = (PeakRssKib() - before) / 1024;
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->name, "big");
+  EXPECT_LT(grown_mib, 48u) << "reading a 16 MiB file grew the peak RSS by " << grown_mib << " MiB";
+  const std::string huge(1 << 20, 'n');
+  Result<LocalContainer> named =
+      ParseDockerConfig("{\"Name\":\"/" + huge + "\"}", DefaultKubeLabelMap());
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->name.size(), kMaxContainerName);
+  Result<std::map<std::string, std::string>> podman = ParsePodmanContainers(
+      std::string("[{\"id\":\"") + kPodmanId + "\",\"names\":[\"" + huge + "\",\"b\"]}]");
+  ASSERT_TRUE(podman.ok()) << podman.status().message();
+  EXPECT_EQ(podman->at(kPodmanId).size(), kMaxContainerName);
 }
 
 TEST(LocalContainers, PodmansContainersJsonNamesItsContainers) {

@@ -22,19 +22,6 @@ namespace {
 
 constexpr size_t kMaxLabelBytes = 1024;
 
-std::string LabelValue(std::string_view text) {
-  if (text.size() <= kMaxLabelBytes && IsSafeText(text)) return std::string(text);
-  std::string_view cut = text.substr(0, kMaxLabelBytes);
-  // Not inside a UTF-8 sequence: back to the start of the last character cut.
-  if (cut.size() < text.size()) {
-    while (!cut.empty() && (static_cast<unsigned char>(text[cut.size()]) & 0xc0) == 0x80) {
-      cut.remove_suffix(1);
-    }
-  }
-  return SafeText(cut);
-}
-
-
 constexpr size_t kMaxBody = 512u << 20;  // a runaway answer is cut off, not held in memory
 
 // An answer read as it arrives: curl hands each piece to the JSON reader, so no answer is ever
@@ -179,7 +166,7 @@ class AnswerReader : public JsonEvents {
       case kMetric:
         // A label value is anyone's who can write a label (a pod's, a host's name): it enters
         // display-safe and cut to kMaxLabelBytes, so no view or log prints it raw.
-        if (text != nullptr) building_.AddLabel(key_, LabelValue(*text));
+        if (text != nullptr) building_.AddLabel(key_, SafeTextCut(*text, kMaxLabelBytes));
         break;
       case kSample: {
         // Times come as numbers, values as strings ("1.5", "NaN", "+Inf").
