@@ -15,6 +15,7 @@
 #include "core/tags.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "core/url.h"
 #include "export/exposition.h"
 #include "export/http_server.h"
 #include "fuzz_check.h"
@@ -23,6 +24,24 @@ using namespace cgov;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+
+  // A name cut where it is kept: safe, and never more than it was given leave to be.
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{7}, size_t{256}}) {
+    const std::string kept = SafeTextCut(text, cut);
+    FUZZ_CHECK(IsSafeText(kept) && kept.size() <= 4 * cut);
+  }
+  (void)DisplayWidth(text);
+  // A URL as shown: safe, and its userinfo never there.
+  const std::string shown = RedactedUrl(text);
+  FUZZ_CHECK(IsSafeText(shown));
+  if (const size_t scheme = text.find("://"); scheme != std::string_view::npos) {
+    const size_t from = scheme + 3;
+    const size_t end = std::min(text.find_first_of("/?#", from), text.size());
+    const size_t at = text.substr(from, end - from).rfind('@');
+    if (at != std::string_view::npos && at > 0) {
+      FUZZ_CHECK(shown.find("://***@") != std::string::npos);
+    }
+  }
 
   // An error quotes what it refuses, escaped: these strings also come from files and databases.
   auto safe_error = [](const Status& status) { FUZZ_CHECK(IsSafeText(status.message())); };

@@ -114,8 +114,9 @@ Result<SlurmJobs> ParseScontrol(std::string_view text, const std::string& name,
       continue;
     }
     const std::vector<std::string_view> tokens = SplitFields(line);
+    if (tokens.empty()) continue;
     const std::string_view first = tokens.front().substr(0, tokens.front().find('='));
-    if (first == "JobId") {
+    if (tokens.front().starts_with("JobId=")) {
       flush();
       job = SlurmJob{};
       job->id = SafeText(tokens.front().substr(6));
