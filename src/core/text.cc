@@ -92,13 +92,14 @@ std::string SafeTextCut(std::string_view text, size_t max_bytes) {
 namespace {
 
 uint32_t CodePoint(std::string_view text, size_t i, size_t length) {
-  const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(text[i + k])); };
-  switch (length) {
-    case 2: return ((b(0) & 0x1f) << 6) | (b(1) & 0x3f);
-    case 3: return ((b(0) & 0x0f) << 12) | ((b(1) & 0x3f) << 6) | (b(2) & 0x3f);
-    case 4: return ((b(0) & 0x07) << 18) | ((b(1) & 0x3f) << 12) | ((b(2) & 0x3f) << 6) | (b(3) & 0x3f);
-    default: return b(0);
-  }
+  const auto b = [&](size_t k) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(text[i + k]));
+  };
+  if (length < 2 || length > 4) return b(0);
+  // The lead byte's payload, then six bits from each continuation byte.
+  uint32_t c = b(0) & (length == 2 ? 0x1f : length == 3 ? 0x0f : 0x07);
+  for (size_t k = 1; k < length; ++k) c = (c << 6) | (b(k) & 0x3f);
+  return c;
 }
 
 struct Range {

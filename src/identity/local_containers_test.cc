@@ -67,7 +67,9 @@ TEST(LocalContainers, StateFilesCostWhatIsKeptNotWhatIsSent) {
   const size_t grown_mib = (PeakRssKib() - before) / 1024;
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->name, "big");
-  EXPECT_LT(grown_mib, 48u) << "reading a 16 MiB file grew the peak RSS by " << grown_mib << " MiB";
+  // The DOM it replaced grew it by ~600 MiB; the sanitizer tree's quarantine adds some.
+  EXPECT_LT(grown_mib, 128u) << "reading a 16 MiB file grew the peak RSS by " << grown_mib
+                              << " MiB";
   const std::string huge(1 << 20, 'n');
   Result<LocalContainer> named =
       ParseDockerConfig("{\"Name\":\"/" + huge + "\"}", DefaultKubeLabelMap());

@@ -214,6 +214,7 @@ void Notifier::DeliverDue(Lane* lane, int64_t* wake_ms) {
         continue;
       }
       Attempt(d, lane);
+      CountQueued();  // /metrics' queue as each delivery leaves it
       delivered_any = true;
     }
     if (!delivered_any) return;

@@ -77,6 +77,12 @@ TEST(ParseStatusUid, RealCaptures) {
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(*other, 1000u);
   EXPECT_FALSE(ParseStatusUid("Name:\tx\n").ok());
+  // The gid whose rights a progress file is opened with (os/rooted_open.h).
+  auto gid = ParseStatusGid("Uid:\t1000\t1000\t1000\t1000\nGid:\t1007\t0\t0\t0\n");
+  ASSERT_TRUE(gid.ok()) << gid.status().message();
+  EXPECT_EQ(*gid, 1007u);
+  EXPECT_FALSE(ParseStatusGid("Gid:\t99999999999\n").ok()) << "not a uint32";
+  EXPECT_FALSE(ParseStatusGid("Uid:\t1\n").ok());
 }
 
 TEST(ParseStatusKb, PeakAndCurrentRss) {

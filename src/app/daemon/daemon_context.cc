@@ -16,6 +16,29 @@ const std::vector<GpuInfo>& DaemonContext::gpus() const {
   return nvml_ ? nvml_->gpus() : kNone;
 }
 
+// A driver that does not work looks like an idle host: not ready, unless the host has no GPU on
+// purpose (--allow-no-gpus; docs/daemon.md, "No GPU").
+void DaemonContext::OpenDriver() {
+  std::string no_gpu, why;  // the log's reason; /health's, which names no path
+  if (auto opened = NvmlSource::Open(options_.nvml_lib); opened.ok()) {
+    nvml_ = std::move(opened).value();
+    nvml_->StartEventWatch();
+    if (nvml_->gpus().empty()) no_gpu = why = "the NVIDIA driver loaded but shows no GPU";
+  } else {
+    no_gpu = std::string(opened.status().message());
+    why = "the NVIDIA driver (NVML) did not load";
+  }
+  if (no_gpu.empty()) return;
+  if (!options_.allow_no_gpus) {
+    no_gpu_problem_ = "not ready: no GPU is recorded: " + why +
+                      "; see the daemon's log (--allow-no-gpus on a host without GPUs)";
+  }
+  LogWarning("no GPU data: {}; recording host samples only{}", no_gpu,
+             options_.allow_no_gpus ? "" : "; /health answers 503 until a daemon starts with a "
+                                           "working driver (--allow-no-gpus on a host without "
+                                           "GPUs)");
+}
+
 Result<ResolvedPrice> DaemonContext::PriceOf(const GpuInfo& gpu) const {
   std::optional<uint64_t> mib;
   if (gpu.memory_total_bytes) mib = *gpu.memory_total_bytes >> 20;

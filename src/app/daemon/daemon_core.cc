@@ -158,26 +158,7 @@ Status DaemonCore::Start() {
                "quick_check'` checks it all)", o.db,
                HistoryStore::kWriterCheckBudget.count() / 1000, o.db);
   }
-  std::string no_gpu, why;  // the log's reason; /health's, which names no path
-  if (auto opened = NvmlSource::Open(o.nvml_lib); opened.ok()) {
-    ctx_.nvml_ = std::move(opened).value();
-    ctx_.nvml_->StartEventWatch();
-    if (ctx_.nvml_->gpus().empty()) no_gpu = why = "the NVIDIA driver loaded but shows no GPU";
-  } else {
-    no_gpu = std::string(opened.status().message());
-    why = "the NVIDIA driver (NVML) did not load";
-  }
-  // A driver that does not work looks like an idle host: not ready, unless the host has no
-  // GPU on purpose (docs/architecture.md, "No GPU").
-  if (!no_gpu.empty()) {
-    if (!o.allow_no_gpus) {
-      ctx_.no_gpu_problem_ = "not ready: no GPU is recorded: " + why +
-                             "; see the daemon's log (--allow-no-gpus on a host without GPUs)";
-    }
-    LogWarning("no GPU data: {}; recording host samples only{}", no_gpu,
-               o.allow_no_gpus ? "" : "; /health answers 503 until a daemon started with a "
-                                      "working driver (--allow-no-gpus on a host without GPUs)");
-  }
+  ctx_.OpenDriver();
   CGOV_RETURN_IF_ERROR(StartRun());
   for (const auto& m : modules_) CGOV_RETURN_IF_ERROR(m->Start());
   if (ctx_.metrics != nullptr) {

@@ -61,7 +61,9 @@ class DaemonContext {
   const std::vector<double>& gpu_usd_per_hour() const { return gpu_usd_per_hour_; }
   const std::map<uint32_t, MicroUsd>& gpu_price_by_id() const { return gpu_price_by_id_; }
   const EnvironAccess& environ_access() const { return environ_access_; }
-  // Why no GPU is recorded ("" when some is, or --allow-no-gpus): set at start, before the
+  // Loads the driver (--nvml-lib) at start, or says why there is no GPU data.
+  void OpenDriver();
+  // Why no GPU is recorded ("" when some is, or --allow-no-gpus): set by OpenDriver before the
   // modules start, and never after (so the HTTP thread may read it).
   const std::string& no_gpu_problem() const { return no_gpu_problem_; }
   // The price this daemon prices `gpu` at (the one /metrics and the database carry).
