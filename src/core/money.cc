@@ -1,13 +1,13 @@
 #include "core/money.h"
 
 #include <algorithm>
-#include "core/text.h"
-
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
+
+#include "core/text.h"
 
 namespace cgov {
 
@@ -97,6 +97,13 @@ MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms) {
   return cost > kMax ? kMax : static_cast<MicroUsd>(cost);
 }
 
+MicroUsd PriceFromUsd(double usd_per_gpu_hour) {
+  if (!(usd_per_gpu_hour > 0)) return 0;  // NaN too
+  const double micro = usd_per_gpu_hour * kMicroPerUsd;
+  if (!(micro < static_cast<double>(kMaxPriceMicroUsd))) return kMaxPriceMicroUsd;
+  return static_cast<MicroUsd>(std::llround(micro));
+}
+
 std::optional<MicroUsd> Divide(MicroUsd amount, double divisor) {
   if (!(divisor > 0)) return std::nullopt;
   const double quotient = static_cast<double>(amount) / divisor;
@@ -106,12 +113,15 @@ std::optional<MicroUsd> Divide(MicroUsd amount, double divisor) {
 }
 
 std::string FormatUsd(MicroUsd amount, int decimals) {
+  decimals = std::clamp(decimals, 0, 6);
   const bool negative = amount < 0;
-  const MicroUsd a = negative ? -amount : amount;
-  MicroUsd unit = 1;
+  // Unsigned, so that every amount is total: -INT64_MIN, and a saturated cost rounded up (the
+  // yearly projection of the largest price overflowed `a + unit / 2` and crashed the report).
+  const uint64_t a = negative ? 0 - static_cast<uint64_t>(amount) : static_cast<uint64_t>(amount);
+  uint64_t unit = 1;
   for (int i = decimals; i < 6; ++i) unit *= 10;
-  const MicroUsd rounded = (a + unit / 2) / unit;  // in 10^-decimals dollars
-  MicroUsd scale = 1;
+  const uint64_t rounded = a / unit + ((a % unit) * 2 >= unit ? 1 : 0);  // 10^-decimals dollars
+  uint64_t scale = 1;
   for (int i = 0; i < decimals; ++i) scale *= 10;
   const std::string digits = std::to_string(rounded / scale);
   std::string whole;

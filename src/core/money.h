@@ -52,6 +52,10 @@ std::vector<int64_t> AllocateCents(const std::vector<MicroUsd>& parts, MicroUsd 
 // saturating at the largest MicroUsd.
 MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms);
 
+// A price per GPU-hour in dollars from outside (a Prometheus answer, OpenCost) as micro-dollars:
+// 0 for a negative or non-finite value, at most kMaxPriceMicroUsd (never an overflow).
+MicroUsd PriceFromUsd(double usd_per_gpu_hour);
+
 // a / b rounded to the micro-dollar (saturating); nullopt when b <= 0.
 std::optional<MicroUsd> Divide(MicroUsd amount, double divisor);
 

@@ -1,5 +1,8 @@
 #include "core/money.h"
 
+#include <cmath>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 namespace cgov {
@@ -28,4 +31,31 @@ TEST(Money, BilledAmountsAreExactMicroDollars) {
 }
 
 }  // namespace
+// Issue 57, 11: `--price-per-gpu-hour 999999999` (documented as valid) crashed text reports and
+// `cgov run` (SIGSEGV, the job's exit status lost): the saturated yearly projection overflowed
+// the formatter. Every amount formats.
+TEST(Money, APriceFromOutsideIsClampedNeverAnOverflow) {
+  EXPECT_EQ(PriceFromUsd(2.5), 2'500'000);
+  EXPECT_EQ(PriceFromUsd(std::nan("")), 0);
+  EXPECT_EQ(PriceFromUsd(-1), 0);
+  EXPECT_EQ(PriceFromUsd(1e308), kMaxPriceMicroUsd);
+  EXPECT_EQ(PriceFromUsd(std::numeric_limits<double>::infinity()), kMaxPriceMicroUsd);
+}
+
+TEST(Money, EveryAmountFormatsTheLargestAndTheSmallestToo) {
+  const MicroUsd max = std::numeric_limits<MicroUsd>::max();
+  EXPECT_EQ(FormatUsd(max), "$9,223,372,036,854.78");
+  EXPECT_EQ(FormatUsd(max, 6), "$9,223,372,036,854.775807");
+  EXPECT_EQ(FormatUsd(max, 0), "$9,223,372,036,855");
+  EXPECT_EQ(FormatUsd(std::numeric_limits<MicroUsd>::min()), "-$9,223,372,036,854.78");
+  EXPECT_EQ(FormatUsd(CostOf(999'999'999'000'000, 365LL * 24 * 3'600'000)),
+            "$8,759,999,991,240.00") << "a GPU-year at the largest price";
+  EXPECT_EQ(FormatUsd(CostOf(999'999'999'000'000, 8 * 365LL * 24 * 3'600'000)),
+            "$9,223,372,036,854.78") << "eight of them saturate, and format";
+  EXPECT_EQ(FormatUsd(1'234'565), "$1.23") << "half a cent rounds up only from half";
+  EXPECT_EQ(FormatUsd(1'235'000), "$1.24");
+  EXPECT_EQ(FormatUsd(-1'235'000), "-$1.24");
+  EXPECT_EQ(FormatUsd(500, 9), "$0.000500") << "decimals past micro-dollars are micro-dollars";
+}
+
 }  // namespace cgov

@@ -21,6 +21,7 @@ namespace cgov {
 namespace {
 
 constexpr size_t kMaxLabelBytes = 1024;
+constexpr double kMaxValue = 1e15;  // 31 million years of seconds; a price a million times cgov's
 
 constexpr size_t kMaxBody = 512u << 20;  // a runaway answer is cut off, not held in memory
 
@@ -115,7 +116,8 @@ class AnswerReader : public JsonEvents {
   bool EndObject() override {
     // A series is copied out whole: its labels and points each in one block of their size, not
     // the blocks they grew through (a fleet's answer holds 100,000 series).
-    if (Top() == kSeries) series.push_back(building_);
+    // A series left with no point (each was not a measurement: below) is no series.
+    if (Top() == kSeries && !building_.points.empty()) series.push_back(building_);
     stack_.pop_back();
     return true;
   }
@@ -137,7 +139,11 @@ class AnswerReader : public JsonEvents {
     return true;
   }
   bool EndArray() override {
-    if (Top() == kSample && sample_.fields == 2) {
+    // A value that is not a finite number of at most kMaxValue (NaN, ±Inf, 1e308) is no
+    // measurement of cgov's: its counters, gauges and prices all lie far below. Left out here,
+    // so that no figure made from an answer can overflow (issue 57, 11: `llround` of NaN).
+    if (Top() == kSample && sample_.fields == 2 && std::isfinite(sample_.time) &&
+        std::isfinite(sample_.value) && std::abs(sample_.value) <= kMaxValue) {
       building_.points.emplace_back(sample_.time, sample_.value);
     }
     stack_.pop_back();

@@ -1,6 +1,9 @@
 // Reads a Prometheus-compatible HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics): instant
 // and range queries over /api/v1/query and /api/v1/query_range, with libcurl. Errors say what
 // went wrong in words a user can act on: unreachable, not a Prometheus API, a query error.
+// An answer is outside input (docs/security.md): each label value enters display-safe and cut to
+// 1 KiB; a point whose time or value is not a finite number, or whose value passes 1e15 in size,
+// is left out, and a series left with no point is left out with it.
 #ifndef CGOV_STORE_PROMETHEUS_SOURCE_H_
 #define CGOV_STORE_PROMETHEUS_SOURCE_H_
 

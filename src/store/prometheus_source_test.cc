@@ -48,5 +48,27 @@ TEST(PrometheusSource, LabelValuesEnterDisplaySafeAndBounded) {
   EXPECT_EQ((*series)[0].Label("Hostname").size(), 1024u);
 }
 
+// Issue 57, 11: a NaN or 1e308 price or phase counter in an answer crashed `report --prometheus`
+// and `top --prometheus` (llround of NaN). Such a point is no measurement: it never gets in.
+TEST(PrometheusSource, APointThatIsNotAFiniteBoundedNumberNeverGetsIn) {
+  const std::string answer =
+      R"({"status":"success","data":{"resultType":"matrix","result":[)"
+      R"({"metric":{"g":"nan"},"values":[[1795000000,"NaN"],[1795000001,"2.5"]]},)"
+      R"({"metric":{"g":"inf"},"values":[[1795000000,"+Inf"],[1795000001,"-Inf"]]},)"
+      R"({"metric":{"g":"huge"},"values":[[1795000000,"1e308"],[1795000001,"-1e16"]]},)"
+      R"({"metric":{"g":"bound"},"values":[[1795000000,"1e15"]]}]}})";
+  FakeHttpServer server([&](const std::string&) { return std::make_pair(200, answer); });
+  Result<PrometheusSource> prom = PrometheusSource::Open(server.url(""), std::chrono::seconds(5));
+  if (!prom.ok()) GTEST_SKIP() << "no libcurl: " << prom.status().message();
+  Result<std::vector<PromSeries>> series = prom->QueryRange("x", 1795000000, 1795000001, 1);
+  ASSERT_TRUE(series.ok()) << series.status().message();
+  ASSERT_EQ(series->size(), 2u) << "the series with no finite, bounded point are left out";
+  EXPECT_EQ((*series)[0].Label("g"), "nan");
+  ASSERT_EQ((*series)[0].points.size(), 1u);
+  EXPECT_EQ((*series)[0].points[0].second, 2.5);
+  EXPECT_EQ((*series)[1].Label("g"), "bound");
+  EXPECT_EQ((*series)[1].points[0].second, 1e15);
+}
+
 }  // namespace
 }  // namespace cgov

@@ -45,6 +45,26 @@ TEST(HostileInputE2E, AJobArgumentThatIsNotUtf8KeepsTheJobsExitAndTheSummary) {
   EXPECT_NE(page.find("arg\\xff\\x1b[2J &lt;script&gt;x()&lt;/script&gt;"), std::string::npos);
 }
 
+// Issue 57, 11: `--price-per-gpu-hour 999999999` (documented as valid) crashed `cgov run`'s text
+// report with SIGSEGV, and the job's exit status was lost: the saturated yearly projection of
+// eight GPUs overflowed the formatter.
+TEST(HostileInputE2E, TheLargestPriceKeepsTheJobsExitAndTheReport) {
+  TempDir dir;
+  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms",
+                            "--nvml-lib", FakeNvml("full"), "--price-per-gpu-hour", "999999999",
+                            "--", "/bin/sh", "-c", "sleep 1; exit 3"},
+                           {{"CGOV_TAGS", ""},
+                            {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("$9,223,372,036,854.78/year"), std::string::npos) << r.err;
+  const std::string db = SharedDemoDb({"--gpus", "8", "--duration", "1d", "--interval", "10m"});
+  for (const char* format : {"text", "md", "html", "json"}) {
+    RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "7d",
+                                   "--price-per-gpu-hour", "999999999", "--format", format}, {});
+    EXPECT_EQ(report.exit_code, 0) << format << ": " << report.err;
+  }
+}
+
 // Item 8: a host name (or any label) that is not UTF-8 made Prometheus reject the whole scrape
 // and `report --format json` abort.
 TEST(HostileInputE2E, AHostileHostnameKeepsMetricsAndReportsValid) {

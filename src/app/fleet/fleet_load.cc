@@ -944,7 +944,11 @@ void FleetBuilder::TakeMeans(const std::vector<std::vector<PromSeries>>& answers
       }
       const int64_t ms = held[id->second].usage.HeldMs();
       GpuHour& g = first.gpus[id->second];
-      const auto value = static_cast<int64_t>(std::llround(s.points[0].second * m.scale));
+      // A reading past any GPU's (10 TB of memory, 10 kW) is a server's, not a GPU's: held
+      // there, so that value × held time cannot overflow.
+      const double bound = m.memory ? 1e7 : 1e5;
+      const auto value = static_cast<int64_t>(
+          std::llround(std::clamp(s.points[0].second * m.scale, 0.0, bound)));
       (m.memory ? g.mem_used_mib_ms : g.power_dw_ms) += value * ms;
       (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
     }
@@ -963,7 +967,7 @@ void FleetBuilder::TakePrices(const std::vector<std::vector<PromSeries>>& answer
       auto id = gpu_ids_.find({s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID")});
       if (id == gpu_ids_.end() || s.points.empty() || in_.gpu_prices.count(id->second)) continue;
       ResolvedPrice p;
-      p.per_gpu_hour = std::llround(s.points[0].second * kMicroPerUsd);
+      p.per_gpu_hour = PriceFromUsd(s.points[0].second);
       p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
       in_.gpu_prices[id->second] = p;
     }
@@ -994,7 +998,7 @@ Status FleetBuilder::AddOpenCostPrices(const std::vector<PromSeries>& costs) {
     }
     if (!instance.empty()) continue;  // a MIG instance: its daemon's share stays
     ResolvedPrice p;
-    p.per_gpu_hour = std::llround(cost->second * kMicroPerUsd);
+    p.per_gpu_hour = PriceFromUsd(cost->second);
     p.source = fmt::format("OpenCost: node_gpu_hourly_cost{{node=\"{}\"}}", host);
     in_.gpu_prices[id] = p;
   }

@@ -86,7 +86,7 @@ void FillFleetNow(const std::vector<std::vector<PromSeries>>& answers, TopFrame*
   }
   for (const PromSeries& s : answers[3]) {
     if (std::isfinite(Value(s)) && Value(s) >= 0) {
-      gpu(s).price = std::llround(Value(s) * kMicroPerUsd);
+      gpu(s).price = PriceFromUsd(Value(s));
     }
   }
   std::map<std::string, TopNode> nodes;
