@@ -299,6 +299,28 @@ TEST(HistoryE2E, TheDemoWeekGroupsHabitsAndNamesTheUnusedGpu) {
   EXPECT_NE(text.out.find("bob's ipykernel (notebook) on GPU 4"), std::string::npos) << text.out;
 }
 
+// Issue 57, 12: `--tz +05:00` was refused while `-03:00` was accepted (the offset was read on
+// 1970-01-01, where east of UTC is before the epoch). Either way the heatmap is UTC's, shifted.
+TEST(HistoryE2E, AnyFixedOffsetShiftsTheHeatmap) {
+  const std::string db = SharedDemoDb({"--duration", "7d", "--interval", "10m"});
+  auto heatmap = [&](const std::string& tz) {
+    RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d", "--tz", tz,
+                              "--format", "json"}, {});
+    EXPECT_EQ(r.exit_code, 0) << tz << ": " << r.err;
+    return r.exit_code == 0 ? json::parse(r.out)["heatmap_util_pct"] : json();
+  };
+  const json utc = heatmap("UTC");
+  for (const auto& [tz, hours] : std::vector<std::pair<std::string, int>>{
+           {"+05:00", 5}, {"-03:00", -3}, {"+14:00", 14}}) {
+    const json shifted = heatmap(tz);
+    ASSERT_EQ(shifted.size(), 7u) << tz;
+    for (int slot = 0; slot < 7 * 24; ++slot) {
+      const int from = ((slot - hours) % 168 + 168) % 168;  // the UTC hour of week it shows
+      EXPECT_EQ(shifted[slot / 24][slot % 24], utc[from / 24][from % 24]) << tz << " " << slot;
+    }
+  }
+}
+
 TEST(HistoryE2E, BadInputGetsAClearErrorAndNoOutput) {
   TempDir dir;
   RunResult missing = RunProgram({CgovBinary(), "report", "--db", dir / "none.db"}, {});

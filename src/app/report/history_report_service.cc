@@ -402,12 +402,15 @@ Result<std::function<int(int64_t hour)>> SlotFunction(const std::string& tz) {
     });
   }
   if (!tz.empty() && (tz[0] == '+' || tz[0] == '-')) {
-    Result<int64_t> probe = ParseTimestampMs("1970-01-01T00:00" + tz);
+    // Read on a day far from 1970: east of UTC, 1970-01-01T00:00+05:00 is before the epoch,
+    // which timestamps may not be (issue 57, 12: +05:00 was refused while -03:00 was taken).
+    constexpr int64_t kProbeDayMs = 946'684'800'000;  // 2000-01-01T00:00Z
+    Result<int64_t> probe = ParseTimestampMs("2000-01-01T00:00" + tz);
     if (!probe.ok()) {
       return InvalidArgument(fmt::format("--tz {}: expected UTC, +HH:MM, -HH:MM or a zone name "
                                          "such as Europe/Berlin", tz));
     }
-    const int64_t offset_s = -*probe / 1000;
+    const int64_t offset_s = (kProbeDayMs - *probe) / 1000;
     return std::function<int(int64_t)>([offset_s](int64_t hour) {
       const time_t t = static_cast<time_t>(hour * 3600 + offset_s);
       std::tm tm{};
