@@ -109,6 +109,9 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     const size_t slot = g.phase ? static_cast<size_t>(*g.phase) : kUnknownPhase;
     c.ms[slot] += g.duration_ms;
     c.util_ms_x100[slot] += g.util_ms_x100;
+    if (const std::optional<MicroUsd>& price = gpus_[pos->second].price_per_gpu_hour) {
+      c.cost_micro_usd[slot] = AddUsd(c.cost_micro_usd[slot], CostOf(*price, g.duration_ms));
+    }
   }
   for (const TickCredit::Identity& id : credit.identities) {
     IdentityCounters& c = CountersOf(KeyOf(identity_of(id.identity_id)));
@@ -608,10 +611,8 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w,
            "Estimated cost of the GPU-seconds by phase: seconds x price per GPU-hour / 3600 (USD).");
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (!gpus_[i].price_per_gpu_hour) continue;
-    const double usd_per_ms = UsdOf(*gpus_[i].price_per_gpu_hour) / 3.6e6;
     for (size_t p = 0; p <= kPhaseCount; ++p) {
-      w.Sample(labels[i].With("phase", PhaseKeyAt(p)),
-               static_cast<double>(gpu_counters_[i].ms[p]) * usd_per_ms);
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), UsdOf(gpu_counters_[i].cost_micro_usd[p]));
     }
   }
   w.Family("cgov_gpu_price_usd_per_hour", MetricType::kGauge,

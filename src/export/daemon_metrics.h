@@ -158,6 +158,9 @@ class DaemonMetrics {
   struct GpuCounters {
     PhaseArray ms{};
     PhaseArray util_ms_x100{};
+    // Priced when the time is credited, at the price in force then: a re-price (SIGHUP) changes
+    // what comes after, never what was counted (the counter never goes down).
+    PhaseArray cost_micro_usd{};
   };
   // An identity's labels. `pod` and `container` are names only (with --kubernetes), as
   // dcgm-exporter and kube-state-metrics use them; a pod's UID is `pod_uid` (from the cgroup path

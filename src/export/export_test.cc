@@ -187,6 +187,43 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_FALSE(m.SamplerFresh(120'000));
 }
 
+// The GPU cost counter of one phase, or -1.
+double GpuCost(const std::string& text, const std::string& phase) {
+  const std::string head = "cgov_gpu_cost_usd_total{gpu=\"0\"";
+  for (size_t at = text.find(head); at != std::string::npos; at = text.find(head, at + 1)) {
+    const size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    if (line.find("phase=\"" + phase + "\"}") != std::string::npos) {
+      return std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return -1;
+}
+
+// Issue 57, 9: cgov_gpu_cost_usd_total was the phase's milliseconds × the *current* price, so a
+// SIGHUP that lowered the price made the counter go down (Prometheus reads a reset). Each credit
+// is priced when it is made, at the price in force then.
+TEST(DaemonMetrics, ARepriceChangesWhatComesAfterAndTheCostNeverGoesDown) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(7, 0, 3'600'000)});  // $3.60 an hour: $0.001 a second
+  TickCredit credit;
+  credit.gpus = {{7, 10'000, Phase::kIdleHeld, 0}};
+  for (int k = 0; k < 3; ++k) {
+    credit.ts_ms = 10'000 * (k + 1);
+    m.Credit(credit, [](uint32_t) { return nullptr; });
+  }
+  EXPECT_DOUBLE_EQ(GpuCost(m.Render(ExpositionFormat::kText, 30'500), "idle_held"), 0.03);
+  m.SetGpus({Gpu(7, 0, 360'000)});  // SIGHUP: $0.36 an hour from now on
+  const double after_reprice = GpuCost(m.Render(ExpositionFormat::kText, 30'600), "idle_held");
+  EXPECT_DOUBLE_EQ(after_reprice, 0.03) << "what was counted stays";
+  credit.ts_ms = 40'000;
+  m.Credit(credit, [](uint32_t) { return nullptr; });
+  EXPECT_DOUBLE_EQ(GpuCost(m.Render(ExpositionFormat::kText, 40'500), "idle_held"), 0.031);
+}
+
 TEST(DaemonMetrics, BudgetsServeAmountThresholdsAndThisHostsSpend) {
   MetricsOptions o;
   o.hostname = "node-a";
