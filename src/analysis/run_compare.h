@@ -37,8 +37,14 @@ struct RunDigest {
   std::optional<double> price_per_gpu_hour_usd;  // when every GPU had the same price
   double interval_s = 0;  // the sampling interval (0: unknown)
   size_t gpu_count = 0;   // GPUs (or MIG instances) sampled
-  // The run's cost before rounding to the cent: GPU-hours x the one price, when there is one.
+  // The total in micro-dollars as the run priced it (summary.json's cost.total_micro_usd; a
+  // summary written before it has none).
+  std::optional<int64_t> total_micro_usd;
+  // The run's cost before rounding to the cent: its micro-dollars, else GPU-hours x the one
+  // price, when there is one. (Compared in cents, a run of two prices read $0.0052 -> $0.0139
+  // as "+0.0 %": issue 57, 2.)
   std::optional<double> ExactTotalUsd() const {
+    if (total_micro_usd) return static_cast<double>(*total_micro_usd) / 1e6;
     if (price_per_gpu_hour_usd) return gpu_hours * *price_per_gpu_hour_usd;
     return total_usd;
   }

@@ -113,6 +113,24 @@ TEST(CompareRuns, UnroundedFiguresAndANoiseFloorOfOneSample) {
   EXPECT_TRUE(slower->regressed) << slower->verdict;
 }
 
+// Issue 57, 2: a run of GPUs at two prices has no one price, so the gate compared the cents
+// summary.json shows: $0.0052 -> $0.0139 read "+0.0 %" and passed. It gates on micro-dollars.
+TEST(CompareRuns, ARunOfSeveralPricesGatesOnItsMicroDollarsNotItsCents) {
+  auto job = [](int64_t micro) {
+    RunDigest r = ARun(0);
+    r.gpu_hours = 0.01;
+    r.total_usd = 0.01;  // both round to a cent
+    r.total_micro_usd = micro;
+    r.price_per_gpu_hour_usd.reset();  // two prices: none is the run's
+    return r;
+  };
+  auto c = CompareRuns({job(5'200)}, job(13'900), 10.0);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->figure, CompareFigure::kCostPerRun);
+  EXPECT_NEAR(*c->change_pct, 100.0 * (13'900 - 5'200) / 5'200, 1e-9);
+  EXPECT_TRUE(c->regressed) << c->verdict;
+}
+
 TEST(CompareRuns, UnitCostsBelowACentShowPerMillion) {
   EXPECT_EQ(FormatUnitCost(0.00002468), "$24.68/M");
   EXPECT_EQ(FormatUnitCost(0.0123), "$0.0123");

@@ -80,6 +80,12 @@ Status ReadCost(const json& doc, const std::string& name, RunDigest* d) {
   d->effective_gpu_hours = *effective;
   CGOV_ASSIGN_OR_RETURN(d->total_usd, Number(*cost, "total_usd", name, "cost.total_usd", true));
   CGOV_ASSIGN_OR_RETURN(d->waste_usd, Number(*cost, "waste_usd", name, "cost.waste_usd", true));
+  if (const json* micro = Member(*cost, "total_micro_usd");
+      micro != nullptr && micro->is_number_integer() && d->total_usd) {
+    const int64_t v = micro->get<int64_t>();
+    if (v < 0) return FieldError(name, "cost.total_micro_usd", "at least 0");
+    d->total_micro_usd = v;
+  }
   if (const json* price = Member(*cost, "price_per_gpu_hour_usd");
       price != nullptr && price->is_number() && d->total_usd) {
     d->price_per_gpu_hour_usd = price->get<double>();

@@ -40,6 +40,7 @@ TEST(SummaryRead, ReadsWhatItWrote) {
   EXPECT_EQ(d->tags.at("project"), "vision");
   EXPECT_EQ(d->exit_code, 0);
   EXPECT_DOUBLE_EQ(*d->total_usd, 4);
+  EXPECT_EQ(d->total_micro_usd, 4'000'000) << "the exact total a comparison gates on";
   EXPECT_DOUBLE_EQ(d->waste_pct, 25);
   EXPECT_DOUBLE_EQ(*d->work, 500);
   EXPECT_EQ(d->unit, "samples");
