@@ -87,7 +87,7 @@ Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms,
   fmt::print(stderr, "cgov demo: wrote {} ticks ({} GPU-samples) of a simulated {} into {} in "
              "{:.1f} s\n  {}\n  next: cgov report --db {} --since {}\n", ticks, ticks * o.gpus,
              FormatDuration(std::chrono::milliseconds(duration_ms)), o.db, seconds,
-             DemoFleet::Description(), o.db, o.duration);
+             DemoFleet::Description(o.gpus), o.db, o.duration);
   return Status::Ok();
 }
 

@@ -299,6 +299,24 @@ TEST(HistoryE2E, TheDemoWeekGroupsHabitsAndNamesTheUnusedGpu) {
   EXPECT_NE(text.out.find("bob's ipykernel (notebook) on GPU 4"), std::string::npos) << text.out;
 }
 
+// Issue 57, 12: `cgov demo --gpus 5` still described GPUs 5-7. It describes the GPUs it made.
+TEST(HistoryE2E, TheDemoDescribesOnlyTheGpusItMade) {
+  TempDir dir;
+  RunResult five = RunProgram({CgovBinary(), "demo", "--db", dir / "5.db", "--gpus", "5",
+                               "--duration", "1h", "--interval", "10m"}, {});
+  ASSERT_EQ(five.exit_code, 0) << five.err;
+  EXPECT_NE(five.err.find("GPUs 0-3: alice's DDP pre-training"), std::string::npos) << five.err;
+  EXPECT_NE(five.err.find("; GPU 4: bob's notebook"), std::string::npos) << five.err;
+  for (const char* absent : {"GPU 5", "GPU 6", "GPU 7", "dave", "erin", "Xorg"}) {
+    EXPECT_EQ(five.err.find(absent), std::string::npos) << absent << ": " << five.err;
+  }
+  RunResult ten = RunProgram({CgovBinary(), "demo", "--db", dir / "10.db", "--gpus", "10",
+                              "--duration", "1h", "--interval", "10m"}, {});
+  ASSERT_EQ(ten.exit_code, 0) << ten.err;
+  EXPECT_NE(ten.err.find("GPUs 0-3, 8-9: alice's"), std::string::npos) << ten.err;
+  EXPECT_NE(ten.err.find("GPU 7: free"), std::string::npos) << ten.err;
+}
+
 // Issue 57, 12: `--tz +05:00` was refused while `-03:00` was accepted (the offset was read on
 // 1970-01-01, where east of UTC is before the epoch). Either way the heatmap is UTC's, shifted.
 TEST(HistoryE2E, AnyFixedOffsetShiftsTheHeatmap) {

@@ -44,12 +44,33 @@ bool Weekday(const WeekTime& c) { return c.weekday < 5; }
 
 }  // namespace
 
-const char* DemoFleet::Description() {
-  return "GPUs 0-3: alice's DDP pre-training (data loader starves it: bursts of 95 % then 5 %), "
-         "sharing with carol's daytime evals; GPU 4: bob's notebook, busy mornings and "
-         "afternoons, left holding 20 GiB over lunch and every evening until midnight; GPU 5: dave's fine-tune, "
-         "done by 06:00 but holding its memory until 10:00; GPU 6: erin's inference server, "
-         "20-60 % with the day; GPU 7: free, only the login screen's Xorg on it";
+std::string DemoFleet::Description(int gpus) {
+  static constexpr std::pair<Role, const char*> kWhat[] = {
+      {kTraining, "alice's DDP pre-training (data loader starves it: bursts of 95 % then 5 %), "
+                  "sharing with carol's daytime evals"},
+      {kNotebook, "bob's notebook, busy mornings and afternoons, left holding 20 GiB over lunch "
+                  "and every evening until midnight"},
+      {kFinetune, "dave's fine-tune, done by 06:00 but holding its memory until 10:00"},
+      {kInference, "erin's inference server, 20-60 % with the day"},
+      {kFree, "free, only the login screen's Xorg on it"}};
+  std::string out;
+  for (const auto& [role, what] : kWhat) {
+    // The GPUs of this role, as runs of consecutive indexes: "0-3", "4", "0-3, 8-11".
+    std::string runs;
+    int count = 0;
+    for (int i = 0; i < gpus; ++i) {
+      if (kRoles[i % 8] != role || (i > 0 && kRoles[(i - 1) % 8] == role)) continue;
+      int last = i;
+      while (last + 1 < gpus && kRoles[(last + 1) % 8] == role) ++last;
+      runs += fmt::format("{}{}", runs.empty() ? "" : ", ",
+                          last > i ? fmt::format("{}-{}", i, last) : std::to_string(i));
+      count += last - i + 1;
+    }
+    if (count == 0) continue;
+    out += fmt::format("{}{} {}: {}", out.empty() ? "" : "; ", count > 1 ? "GPUs" : "GPU", runs,
+                       what);
+  }
+  return out;
 }
 
 Result<DemoFleet> DemoFleet::Create(int gpus, uint64_t seed, HistoryStore* store) {

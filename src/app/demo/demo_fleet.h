@@ -5,6 +5,7 @@
 #define CGOV_APP_DEMO_DEMO_FLEET_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "store/history_store.h"
@@ -20,7 +21,9 @@ class DemoFleet {
   // The tick at ts_ms (simulated wall clock, Unix ms). Pure apart from the random stream.
   void Tick(int64_t ts_ms, StoredTick* tick);
 
-  static const char* Description();
+  // What runs on the first `gpus` GPUs, by role ("GPUs 0-3: alice's DDP pre-training ...; GPU 4:
+  // ..."): only the GPUs the demo has.
+  static std::string Description(int gpus);
 
  private:
   struct Process {
