@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
@@ -71,6 +72,20 @@ TEST(PricesE2E, ASpotPriceIsNeverAboveOnDemand) {
     EXPECT_LT(m["spot_reference"]["high_usd"].get<double>(),
               m["on_demand_reference"]["usd_per_gpu_hour"].get<double>()) << m["label"];
   }
+}
+
+// Issue 57, 12: docs/prices.md showed an H100 spot price ($6.5710) the binary no longer printed
+// ($3.2529). The docs' block is what `cgov prices` prints, byte for byte.
+TEST(PricesE2E, TheDocsShowWhatTheBinaryPrints) {
+  RunResult r = RunProgram({CgovBinary(), "prices"}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string docs = ReadFile(DocsFile("prices.md"));
+  const std::string head = "the same):\n\n```\n";
+  const size_t start = docs.find(head);
+  ASSERT_NE(start, std::string::npos) << "docs/prices.md lost its `cgov prices` block";
+  const size_t from = start + head.size();
+  EXPECT_EQ(docs.substr(from, docs.find("```", from) - from), r.out)
+      << "regenerate docs/prices.md's block with `cgov prices`";
 }
 
 TEST(PricesE2E, ABadCatalogOrFormatIsAClearError) {
