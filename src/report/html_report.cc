@@ -71,6 +71,21 @@ std::string CostKpis(const CostBlock& c) {
   return out;
 }
 
+// The cost section of a run's page and a history's: the figures, the price and the projection,
+// as the text and Markdown views show them (the history page lacked the projection).
+std::string CostSection(const CostBlock& c) {
+  std::string out = "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(c);
+  if (c.priced && c.hourly) {
+    out += fmt::format("<p>If this pattern ran continuously: {}/hour · {}/day · {}/month · "
+                       "{}/year</p>\n",
+                       Num(FormatUsd(*c.hourly), "/cost/hourly_usd"),
+                       Num(FormatUsd(*c.daily), "/cost/daily_usd"),
+                       Num(FormatUsd(*c.monthly), "/cost/monthly_usd"),
+                       Num(FormatUsd(*c.yearly), "/cost/yearly_usd"));
+  }
+  return out + "</section>\n";
+}
+
 std::string ChartsSection(const std::vector<std::string>& figures, std::string_view note) {
   std::string out =
       "<section id=\"charts\"><h2>Utilization and memory over time</h2>\n<ul class=\"legend\">"
@@ -509,15 +524,7 @@ std::string RunReportHtml(const RunSummary& s) {
   // A run too short to measure shows what it recorded, not figures (as the text report).
   const bool data = s.usage.KnownMs() > 0 && !s.TooShortToMeasure();
   if (data) {
-    out += "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(s.cost);
-    if (s.cost.hourly) {
-      out += fmt::format("<p>If this pattern ran continuously: {}/hour · {}/day · {}/month · {}/year</p>\n",
-                         Num(FormatUsd(*s.cost.hourly), "/cost/hourly_usd"),
-                         Num(FormatUsd(*s.cost.daily), "/cost/daily_usd"),
-                         Num(FormatUsd(*s.cost.monthly), "/cost/monthly_usd"),
-                         Num(FormatUsd(*s.cost.yearly), "/cost/yearly_usd"));
-    }
-    out += "</section>\n" + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    out += CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
   }
   if (!s.gpus.empty()) out += RunCharts(s) + RunPerGpu(s);
   out += "<section id=\"metrics\"><h2>Metrics</h2>" +
@@ -535,8 +542,7 @@ std::string HistoryReportHtml(const HistorySummary& s) {
   if (s.usage.HeldMs() <= 0) {
     out += "<p>No samples in this window.</p>\n" + BudgetsHtml(s) + PolicyActionsHtml(s);
   } else {
-    out += "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(s.cost) + "</section>\n";
-    out += PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    out += CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
     out += HistoryWaste(s) + HistoryCharts(s) + HistoryPerGpu(s) + HistoryWho(s) +
            HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s) + PolicyActionsHtml(s);
     out += "<section id=\"heatmap\"><h2>Mean utilization by hour of day</h2>\n" +
