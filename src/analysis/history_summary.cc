@@ -46,12 +46,14 @@ void AddHourlySeries(const HistoryInput& in, HistorySummary* s) {
   }
 }
 
-// The daemon's own price when the data came with one and the report was given none.
+// The daemon's own price when the data came with one and the report was given none. `--spot`
+// asks for a price: the catalog's spot price, as a report without a daemon's price gets it (a
+// daemon's history silently kept its on-demand price: issue 57, 5).
 Result<ResolvedPrice> GpuPrice(const HistoryInput& in, const HistoryOptions& o,
                                const GpuRecord& gpu, const PriceCatalog& catalog) {
   auto given = in.gpu_prices.find(gpu.id);
   if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
-      o.price.instance_type.empty()) {
+      o.price.instance_type.empty() && !o.price.spot) {
     return given->second;
   }
   return ResolveUnitPrice(o.price, gpu.name, gpu.mig, catalog, gpu.mem_total_mib);

@@ -1,4 +1,6 @@
 // `cgov prices`: the catalog as a user sees it, and what a GPU name resolves to.
+#include <signal.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +88,33 @@ TEST(PricesE2E, TheDocsShowWhatTheBinaryPrints) {
   const size_t from = start + head.size();
   EXPECT_EQ(docs.substr(from, docs.find("```", from) - from), r.out)
       << "regenerate docs/prices.md's block with `cgov prices`";
+}
+
+// Issue 57, 5: `report --db ... --spot` on a daemon's history silently kept the daemon's
+// on-demand price. --spot prices the window at the catalog's spot price, and says so.
+TEST(PricesE2E, SpotPricesADaemonsHistoryToo) {
+  TempDir dir;
+  const std::string db = dir / "h.db";
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "200ms",
+                                 "--commit-every", "0s", "--nvml-lib", FakeNvml("full")},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}});
+  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 3; }, 20));
+  kill(daemon.pid, SIGTERM);
+  ASSERT_EQ(WaitProgram(daemon, 15).exit_code, 0);
+  auto report = [&](bool spot) {
+    std::vector<std::string> argv = {CgovBinary(), "report", "--db", db, "--since", "1h",
+                                     "--format", "json"};
+    if (spot) argv.push_back("--spot");
+    RunResult r = RunProgram(argv, {});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  };
+  const nlohmann::json on_demand = report(false), spot = report(true);
+  const std::string source = spot["cost"]["price_source"];
+  EXPECT_NE(source.find("spot"), std::string::npos) << source;
+  EXPECT_EQ(on_demand["cost"]["price_source"].get<std::string>().find("spot"), std::string::npos);
+  EXPECT_LT(spot["cost"]["total_micro_usd"].get<int64_t>(),
+            on_demand["cost"]["total_micro_usd"].get<int64_t>());
 }
 
 TEST(PricesE2E, ABadCatalogOrFormatIsAClearError) {
