@@ -479,6 +479,81 @@ TEST(Properties, RandomTimelines) {
   }
 }
 
+// Issue 57, 1: an H100 at 95 % beside an unused L4 printed "$1.08 wasted" but "Estimated
+// recoverable: 50.0 % of the spend"; the unused-GPU lever is worth the L4's dollars alone.
+TEST(Savings, ALeverClaimsTheDollarsOfTheGpusItActsOn) {
+  UsageTotals u = Play(2, 3600, [](int, size_t g) { return g == 0 ? 95.0 : 0.0; });
+  CostBlock cost = ComputeCost(u, {Priced(5.435), Priced(0.8048)}, std::nullopt, "");
+  std::vector<Finding> f = Recommend(u, cost, {});
+  SavingsBlock s = CombineSavings(f, cost, u);
+  SpendFractionsOntoFindings(s, &f);
+  const double l4_share = 0.8048 / (5.435 + 0.8048);
+  EXPECT_TRUE(s.by_spend);
+  EXPECT_NEAR(s.utilization_fraction, l4_share, 1e-3) << "the L4's dollars, not half the spend";
+  EXPECT_NEAR(s.waste_fraction, l4_share + 0.05 * (1 - l4_share), 1e-3) << "waste of the spend";
+  ASSERT_TRUE(s.combined_usd.has_value());
+  EXPECT_LE(*s.combined_usd, cost.waste) << FormatUsd(*s.combined_usd) << " > "
+                                         << FormatUsd(cost.waste);
+  for (const Finding& x : f) {
+    if (x.id == "unused_gpu") {
+      EXPECT_NEAR(x.savings_fraction, l4_share, 1e-3);
+    }
+  }
+}
+
+// The same rule on generated boxes: GPUs at random prices, random timelines; no GPU's levers
+// claim more than its own wasted dollars, and all of them not more than the box's.
+TEST(Properties, SavingsNeverExceedTheWastedDollarsPerGpuOrOverall) {
+  const unsigned seed = 20261128;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> util(0, 100), price_d(0.3, 12.5);
+  std::uniform_int_distribution<int> gpus_d(1, 8), ticks_d(20, 300);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t gpus = static_cast<size_t>(gpus_d(rng));
+    std::vector<int> mode(gpus);  // 0 busy, 1 idle, 2 bursty, 3 random
+    for (int& m : mode) m = static_cast<int>(rng() % 4);
+    UsageAccumulator acc(gpus, 1000);
+    int64_t t = 0;
+    const int ticks = ticks_d(rng);
+    for (int k = 0; k < ticks; ++k) {
+      std::vector<GpuPoint> points;
+      for (size_t g = 0; g < gpus; ++g) {
+        const double u = mode[g] == 0 ? 96 : mode[g] == 1 ? 0 : mode[g] == 2 ? (k % 6 < 3 ? 95 : 3)
+                                                                             : std::round(util(rng));
+        points.push_back(Point(u, rng() % 2 ? 50'000 : 0));
+      }
+      acc.Add(t, points, {});
+      t += 1000;
+    }
+    UsageTotals u = acc.Finish(t);
+    std::vector<ResolvedPrice> prices;
+    for (size_t g = 0; g < gpus; ++g) prices.push_back(Priced(std::round(price_d(rng) * 100) / 100));
+    CostBlock cost = ComputeCost(u, prices, std::nullopt, "");
+    std::vector<Finding> f = Recommend(u, cost, {});
+    SavingsBlock s = CombineSavings(f, cost, u);
+    double waste_usd = 0;
+    for (const GpuSavings& row : s.gpus) {
+      const GpuUsage& g = u.gpus[row.gpu];
+      int64_t waste_x100 = 0;
+      for (int64_t w : g.waste_ms_x100) waste_x100 += w;
+      const double gpu_waste = static_cast<double>(CostOf(*prices[row.gpu].per_gpu_hour,
+                                                          waste_x100)) / 100;
+      const double claimed = row.Contribution() * static_cast<double>(cost.exact_total);
+      EXPECT_LE(claimed, gpu_waste + 1) << "seed " << seed << " trial " << trial << " GPU "
+                                        << row.gpu;
+    }
+    for (size_t g = 0; g < gpus; ++g) {
+      int64_t waste_x100 = 0;
+      for (int64_t w : u.gpus[g].waste_ms_x100) waste_x100 += w;
+      waste_usd += static_cast<double>(CostOf(*prices[g].per_gpu_hour, waste_x100)) / 100;
+    }
+    EXPECT_LE(s.utilization_fraction * static_cast<double>(cost.exact_total),
+              waste_usd + static_cast<double>(gpus))
+        << "seed " << seed << " trial " << trial;
+    EXPECT_LE(s.combined_fraction, 1.0);
+  }
+}
+
 // A hand-made lever (no per-GPU data: it acts on the whole spend) and a $100 priced cost.
 Finding Lever(const char* id, Axis axis, double fraction) {
   Finding f;

@@ -68,6 +68,7 @@ CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>
     const GpuUsage& g = usage.gpus[i];
     const MicroUsd price = *prices[i].per_gpu_hour;
     c.total = AddUsd(c.total, CostOf(price, g.HeldMs()));
+    c.gpu_known_cost.push_back(CostOf(price, g.KnownMs()));
     for (size_t p = 0; p < kPhaseCount; ++p) {
       c.phase_cost[p] = AddUsd(c.phase_cost[p], CostOf(price, g.phase_ms[p]));
       const MicroUsd waste_x100 = CostOf(price, g.waste_ms_x100[p]);
@@ -77,6 +78,7 @@ CostBlock ComputeCost(const UsageTotals& usage, const std::vector<ResolvedPrice>
   for (MicroUsd w : c.phase_waste) c.waste = AddUsd(c.waste, w);
   // Rates come from the micro-dollars, not the cents: a 3 s job's $0.004 is not $0.00 an hour.
   const MicroUsd exact_total = c.total;
+  c.exact_total = exact_total;
   AllocateOnce(&c);
   c.per_effective_gpu_hour = Divide(exact_total, c.effective_gpu_hours);
   if (auto hourly = Divide(exact_total, static_cast<double>(usage.covered_ms) / 3.6e6)) {

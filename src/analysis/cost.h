@@ -28,6 +28,11 @@ struct CostBlock {
   std::array<MicroUsd, kPhaseCount> phase_cost{};
   std::array<MicroUsd, kPhaseCount> phase_waste{};
   std::optional<MicroUsd> per_effective_gpu_hour;
+  // What each GPU of the usage cost over its known time (utilization known), and all GPUs over
+  // all their time, in micro-dollars before any rounding to the cent: what a utilization lever
+  // may claim of each GPU (savings.h). Empty when not priced.
+  std::vector<MicroUsd> gpu_known_cost;
+  MicroUsd exact_total = 0;
   // "If this pattern ran continuously": hourly is total / covered hours, rounded to the cent;
   // the others are exact multiples of it.
   std::optional<MicroUsd> hourly, daily, monthly, yearly;

@@ -619,6 +619,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.findings = Recommend(s.usage, s.cost, prices, o.phases, names, health);
   AdviseByHolder(in, &s);
   s.savings = CombineSavings(s.findings, s.cost, s.usage, names);
+  SpendFractionsOntoFindings(s.savings, &s.findings);
   s.showback = EstimateShowback(s, o.idle_cost);
   ShowWhoInShowbackCents(&s);
   ReconcileIdleHeld(&s);

@@ -182,6 +182,7 @@ Status Analyze(const PriceOptions& price, std::optional<double> work, const std:
   for (const GpuRunSummary& g : summary->gpus) health.push_back(g.memory_health);
   summary->findings = Recommend(summary->usage, summary->cost, prices, {}, labels, health);
   summary->savings = CombineSavings(summary->findings, summary->cost, summary->usage, labels);
+  SpendFractionsOntoFindings(summary->savings, &summary->findings);
   return Status::Ok();
 }
 

@@ -9,18 +9,29 @@
 namespace cgov {
 namespace {
 
-// The per-GPU rows before any lever: every GPU with known time, by index.
-std::map<unsigned, GpuSavings> GpuRows(const UsageTotals& usage,
+// Whether the levers are weighed in dollars: every GPU priced, and a spend to divide.
+bool BySpend(const CostBlock& cost, const UsageTotals& usage) {
+  return cost.priced && cost.exact_total > 0 && cost.gpu_known_cost.size() == usage.gpus.size();
+}
+
+// The per-GPU rows before any lever: every GPU with known time, by index. A GPU's weight is its
+// share of the spend when priced (what its known time cost, of the run's micro-dollars: a lever
+// on a $0.80 L4 beside a $5.44 H100 claims the L4's dollars, not half the spend: issue 57, 1),
+// else its share of the known GPU-time.
+std::map<unsigned, GpuSavings> GpuRows(const CostBlock& cost, const UsageTotals& usage,
                                        const std::vector<std::string>& names) {
   std::map<unsigned, GpuSavings> rows;
   const int64_t known = usage.KnownMs();
+  const bool by_spend = BySpend(cost, usage);
   for (unsigned i = 0; i < usage.gpus.size(); ++i) {
     const GpuUsage& g = usage.gpus[i];
     if (g.KnownMs() <= 0) continue;
     GpuSavings& r = rows[i];
     r.gpu = i;
     r.name = i < names.size() ? names[i] : fmt::format("{}", i);
-    r.weight = static_cast<double>(g.KnownMs()) / static_cast<double>(known);
+    r.weight = by_spend ? static_cast<double>(cost.gpu_known_cost[i]) /
+                              static_cast<double>(cost.exact_total)
+                        : static_cast<double>(g.KnownMs()) / static_cast<double>(known);
     r.waste_fraction = std::clamp(1.0 - g.MeanUtilPct().value_or(100) / 100.0, 0.0, 1.0);
   }
   return rows;
@@ -44,12 +55,18 @@ void AddLever(const Finding& f, std::map<unsigned, GpuSavings>* rows) {
 SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost,
                             const UsageTotals& usage, const std::vector<std::string>& gpu_names) {
   SavingsBlock s;
-  std::map<unsigned, GpuSavings> rows = GpuRows(usage, gpu_names);
-  if (rows.empty()) {  // no per-GPU data: the whole spend is one row
+  s.by_spend = BySpend(cost, usage);
+  std::map<unsigned, GpuSavings> rows = GpuRows(cost, usage, gpu_names);
+  // The measured waste the levers are capped by, weighed as the GPUs are.
+  double waste = 0;
+  for (const auto& [gpu, row] : rows) waste += row.weight * row.waste_fraction;
+  const bool per_gpu = !rows.empty();
+  if (!per_gpu) {  // no per-GPU data: the whole spend is one row
     GpuSavings& all = rows[0];
     all.name = "all";
     all.weight = 1;
     all.waste_fraction = std::clamp(cost.waste_fraction, 0.0, 1.0);
+    waste = all.waste_fraction;
   }
   double keep_rate = 1;
   for (const Finding& f : findings) {
@@ -61,6 +78,18 @@ SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBloc
       AddLever(f, &rows);
     }
   }
+  // A utilization lever's own fraction of the spend: what it would recover of each GPU it acts
+  // on, weighed as the GPUs are (the finding's is weighed by time).
+  for (SavingsLever& lever : s.levers) {
+    if (lever.axis == Axis::kRate || !per_gpu) continue;
+    double spend = 0;
+    for (const auto& [gpu, row] : rows) {
+      for (const SavingsLever& l : row.levers) {
+        if (l.finding_id == lever.finding_id) spend += row.weight * l.fraction;
+      }
+    }
+    lever.fraction = std::min(spend, 1.0);
+  }
   for (auto& [gpu, row] : rows) {
     if (row.levers.empty()) continue;
     double keep = 1;
@@ -71,7 +100,7 @@ SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBloc
     s.utilization_fraction += row.Contribution();
     s.gpus.push_back(std::move(row));
   }
-  s.waste_fraction = std::clamp(cost.waste_fraction, 0.0, 1.0);
+  s.waste_fraction = std::clamp(waste, 0.0, 1.0);
   // The per-GPU caps add up to the measured waste; a rounding step never lifts the sum above it.
   s.utilization_fraction = std::min(s.utilization_fraction, s.waste_fraction);
   s.rate_fraction = 1 - keep_rate;
@@ -81,6 +110,15 @@ SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBloc
                                                         s.combined_fraction));
   }
   return s;
+}
+
+void SpendFractionsOntoFindings(const SavingsBlock& savings, std::vector<Finding>* findings) {
+  for (Finding& f : *findings) {
+    if (f.axis == Axis::kRate || f.axis == Axis::kNone) continue;
+    for (const SavingsLever& l : savings.levers) {
+      if (l.finding_id == f.id) f.savings_fraction = l.fraction;
+    }
+  }
 }
 
 }  // namespace cgov

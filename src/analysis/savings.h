@@ -34,14 +34,17 @@ struct GpuSavings {
 
 // The arithmetic, every step shown. A utilization lever acts on named GPUs: per GPU the levers
 // overlap, so they combine as 1 - prod(1 - f_i) and are capped by that GPU's measured waste; the
-// GPUs then add, weighted by their share of the GPU-time, so no GPU-second is claimed twice.
+// GPUs then add, weighted by their share of the spend (of the GPU-time when not priced), so no
+// GPU-second is claimed twice and no lever claims a dollar of a GPU it does not act on.
 // Rate levers combine as 1 - prod(1 - r_j) and compose multiplicatively with the result:
 // combined = 1 - (1 - U)(1 - R).
 struct SavingsBlock {
-  std::vector<SavingsLever> levers;  // each lever's fraction of the spend (the finding's)
+  bool by_spend = false;  // GPUs weighed by their share of the spend (priced), else of the time
+  std::vector<SavingsLever> levers;  // each lever's fraction of the spend, weighed as the GPUs
   std::vector<GpuSavings> gpus;      // the GPUs with a utilization lever, by index
   double utilization_uncapped = 0;   // sum of weight x uncapped over the GPUs
-  double waste_fraction = 0;         // the measured waste of all GPUs (sum of weight x waste)
+  double waste_fraction = 0;         // the measured waste of all GPUs (sum of weight x waste):
+                                     // of the spend when by_spend, else of the GPU-time
   double utilization_fraction = 0;   // sum of weight x min(uncapped, waste) over the GPUs
   double rate_fraction = 0;          // 1 - prod(1 - r_j) over rate levers
   double combined_fraction = 0;
@@ -54,6 +57,11 @@ struct SavingsBlock {
 SavingsBlock CombineSavings(const std::vector<Finding>& findings, const CostBlock& cost,
                             const UsageTotals& usage,
                             const std::vector<std::string>& gpu_names = {});
+
+// Each utilization finding's savings_fraction set to its lever's fraction of the spend as
+// CombineSavings weighed it (the findings weigh GPUs by time; with GPUs at different prices the
+// spend is what "of the spend" must mean).
+void SpendFractionsOntoFindings(const SavingsBlock& savings, std::vector<Finding>* findings);
 
 }  // namespace cgov
 

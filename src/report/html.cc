@@ -363,7 +363,8 @@ namespace {
 Table SavingsGpuTable(const SavingsBlock& v) {
   Table t;
   t.caption = "Utilization savings per GPU (estimate)";
-  t.headers = {"GPU", "share of GPU-time %", "levers (% of this GPU)", "1 − Π(1 − f) %",
+  t.headers = {"GPU", v.by_spend ? "share of the spend %" : "share of GPU-time %",
+               "levers (% of this GPU)", "1 − Π(1 − f) %",
                "its waste %", "recoverable %", "of the spend %"};
   t.numeric = {false, true, false, true, true, true, true};
   t.sortable = true;
@@ -431,10 +432,11 @@ std::string FindingsHtml(const std::vector<Finding>& findings, const SavingsBloc
   }
   out += fmt::format(
       "<li>On each GPU, its utilization levers overlap, so they combine as 1 − Π(1 − f), capped "
-      "by that GPU's measured waste; the GPUs add by their share of the GPU-time (the table "
+      "by that GPU's measured waste; the GPUs add by their share of the {} (the table "
       "below): utilization savings {} % (uncapped {} %; the measured waste is {} %).</li>"
       "<li>Rate levers (price, not use) combine as 1 − Π(1 − r): {} %.</li>"
       "<li>Combined: 1 − (1 − {} %)(1 − {} %) = <strong>{} %</strong>{}.</li></ol>\n",
+      v.by_spend ? "spend" : "GPU-time",
       Num(Fmt1(v.utilization_fraction * 100), "/savings/utilization_fraction", 100),
       Num(Fmt1(v.utilization_uncapped * 100), "/savings/utilization_uncapped_fraction", 100),
       Num(Fmt1(v.waste_fraction * 100), "/savings/waste_fraction", 100),

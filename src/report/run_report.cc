@@ -185,9 +185,9 @@ std::string SavingsGpuLines(const SavingsBlock& v) {
                             l.fraction * 100);
     }
     out += fmt::format(
-        "   GPU {} ({:.1f} % of GPU-time): {} → {:.1f} %, capped by its waste {:.1f} % → {:.1f} "
+        "   GPU {} ({:.1f} % of {}): {} → {:.1f} %, capped by its waste {:.1f} % → {:.1f} "
         "% = {:.1f} % of the spend\n",
-        g.name, g.weight * 100, levers, g.uncapped * 100, g.waste_fraction * 100,
+        g.name, g.weight * 100, v.by_spend ? "the spend" : "GPU-time", levers, g.uncapped * 100, g.waste_fraction * 100,
         g.fraction * 100, g.Contribution() * 100);
   }
   if (rows.size() > kShown) {
@@ -200,7 +200,8 @@ std::string SavingsGpuLines(const SavingsBlock& v) {
 std::string SavingsText(const SavingsBlock& v, const TextStyle& st) {
   std::string out =
       "\nSavings (estimate). On each GPU its utilization levers combine as 1 − Π(1 − f), capped "
-      "by that GPU's measured waste; the GPUs add by their share of the GPU-time:\n";
+      "by that GPU's measured waste; the GPUs add by their share of the " +
+      std::string(v.by_spend ? "spend" : "GPU-time") + ":\n";
   out += SavingsGpuLines(v);
   out += fmt::format(
       "Utilization levers: {:.1f} % of the spend (uncapped {:.1f} %; the measured waste is {:.1f} "
