@@ -57,6 +57,25 @@ constexpr const char* kIdleTail = R"({"time_scale": 20, "gpus": [
    "timeline": [{"t": 0, "util_gpu": 85}, {"t": 30, "util_gpu": 0}],
    "processes": [{"pid": 900, "used_mib": 20480}]}]})";
 
+// Issue 57, 1 end to end (tests/fake_nvml/scenarios/mixed_prices.json): an H100 at 95 % beside
+// an unused L4. The savings claim the L4's dollars, never more than the wasted dollars.
+TEST(AnalysisE2E, SavingsAtTwoPricesClaimOnlyTheWastedDollars) {
+  TempDir dir;
+  RunResult r = Play(dir, ReadFile(Scenario("mixed_prices")), 2);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = json::parse(ReadFile(dir / "run/summary.json"));
+  const json& savings = s["savings"];
+  EXPECT_LE(savings["combined_usd"].get<double>(), s["cost"]["waste_usd"].get<double>())
+      << savings.dump(1);
+  EXPECT_NEAR(savings["utilization_fraction"].get<double>(), 0.8048 / (5.435 + 0.8048), 0.01);
+  for (const json& f : s["findings"]) {
+    if (f["id"] == "unused_gpu") {
+      EXPECT_NEAR(f["savings_fraction"].get<double>(), 0.129, 0.01) << f.dump(1);
+    }
+  }
+  EXPECT_TRUE(Has(Ids(s), "unused_gpu"));
+}
+
 TEST(AnalysisE2E, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
   TempDir dir;
   RunResult r = Play(dir, kStarved, 4, {"--price-per-gpu-hour", "4"});
