@@ -417,6 +417,25 @@ TEST(Findings, TheSamplingIntervalIsSaidOnlyWhenKnown) {
       << unknown;
 }
 
+// Issue 57, 10: idle_capacity ("GPUs that worked at other times") fired on a GPU at 0 %
+// throughout: held by a process 40 % of the time, free the rest. It never worked: not idle
+// capacity (the held part is idle-held's).
+TEST(Findings, IdleCapacityIsOnlyOfGpusThatWorkedAtOtherTimes) {
+  UsageAccumulator acc(1, 1000);
+  for (int t = 0; t < 3600; ++t) acc.Add(t * 1000, {Point(0, t < 2160 ? 0 : 50'000)}, {});
+  UsageTotals u = acc.Finish(3600 * 1000);
+  CostBlock cost = ComputeCost(u, {Priced(2)}, std::nullopt, "");
+  EXPECT_FALSE(Has(Recommend(u, cost, {}), "idle_capacity"));
+  // A GPU that works before and after the same idle stretch has idle capacity.
+  UsageAccumulator worked(1, 1000);
+  for (int t = 0; t < 3600; ++t) {
+    const bool busy = t < 1000 || t >= 2800;
+    worked.Add(t * 1000, {Point(busy ? 90 : 0, busy ? 50'000 : 0)}, {});
+  }
+  UsageTotals w = worked.Finish(3600 * 1000);
+  EXPECT_TRUE(Has(Recommend(w, ComputeCost(w, {Priced(2)}, std::nullopt, ""), {}), "idle_capacity"));
+}
+
 // Properties over random timelines.
 TEST(Properties, RandomTimelines) {
   std::mt19937 rng(1234);

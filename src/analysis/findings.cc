@@ -307,8 +307,16 @@ void UnusedGpus(const Context& c, std::vector<Finding>* out) {
   out->push_back(f);
 }
 
+// Whether a GPU computed at some time of the window (utilization at or above the idle threshold).
+bool DidWork(const GpuUsage& g) {
+  return g.phase_ms[static_cast<size_t>(Phase::kUnderutilized)] +
+             g.phase_ms[static_cast<size_t>(Phase::kProductive)] +
+             g.phase_ms[static_cast<size_t>(Phase::kComputeBound)] > 0;
+}
+
 // Truly idle time on GPUs that did work at other times (a shared box at night, gaps between
-// jobs), beyond what the idle head and tail of a run explain.
+// jobs), beyond what the idle head and tail of a run explain. A GPU that never worked is not
+// one (issue 57, 10: it fired on a GPU at 0 % throughout, part held, part free).
 void IdleCapacity(const Context& c, bool head_or_tail, std::vector<Finding>* out) {
   // The head and tail findings cover their own idle time: each GPU's part of it is left out.
   int64_t edge_ms = 0;
@@ -322,7 +330,7 @@ void IdleCapacity(const Context& c, bool head_or_tail, std::vector<Finding>* out
   std::vector<int64_t> idle_of(c.usage.gpus.size(), 0);
   for (unsigned i : c.gpus_with_data) {
     const GpuUsage& g = c.usage.gpus[i];
-    if (IsUnused(g) || IsBurstyGpu(g)) continue;
+    if (IsUnused(g) || IsBurstyGpu(g) || !DidWork(g)) continue;
     const int64_t ms =
         g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)] - g.graphics_only_ms - edge_ms;
     if (ms <= 0) continue;
