@@ -436,6 +436,43 @@ TEST(Findings, IdleCapacityIsOnlyOfGpusThatWorkedAtOtherTimes) {
   EXPECT_TRUE(Has(Recommend(w, ComputeCost(w, {Priced(2)}, std::nullopt, ""), {}), "idle_capacity"));
 }
 
+// Issue 57, 10: the imbalance finding said 87.5 points where the table's means (to 0.1) differed
+// by 87.3. Its observed value is the difference of the means as shown.
+TEST(Findings, ImbalanceIsTheDifferenceOfTheMeansAsShown) {
+  // GPU 0: 95.04 % (shown 95.0); GPU 1: 7.56 % (shown 7.6), memory held: idle, not unused.
+  UsageTotals u = Play(2, 25, [](int t, size_t g) {
+    return g == 0 ? (t == 0 ? 96.0 : 95.0) : (t < 11 ? 7.0 : 8.0);
+  }, 50'000);
+  ASSERT_NEAR(*u.gpus[0].MeanUtilPct(), 95.04, 1e-9);
+  ASSERT_NEAR(*u.gpus[1].MeanUtilPct(), 7.56, 1e-9);
+  CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(2, Priced(2)), std::nullopt, "");
+  bool found = false;
+  for (const Finding& f : Recommend(u, cost, {})) {
+    if (f.id != "gpu_imbalance") continue;
+    found = true;
+    EXPECT_NEAR(f.observed, 95.0 - 7.6, 1e-9) << "not 87.48, shown as 87.5";
+  }
+  EXPECT_TRUE(found);
+}
+
+// Issue 57, 10: cpu_contention's observed share counted GPUs the job never used (an unused GPU's
+// whole time is "under 70 % while the CPU was saturated"). It is a share of the used GPUs' time.
+TEST(Findings, HostBoundSharesAreOfTheGpusTheWorkRanOn) {
+  UsageTotals u = Play(2, 600, [](int, size_t g) { return g == 0 ? 30.0 : 0.0; });
+  ASSERT_GT(u.gpus[1].KnownMs(), 0);
+  u.gpus[0].cpu_other_ms = u.gpus[0].KnownMs() * 3 / 10;  // 30 % of the used GPU's time
+  u.gpus[1].cpu_other_ms = u.gpus[1].KnownMs();           // all of the unused one's
+  CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(2, Priced(2)), std::nullopt, "");
+  bool found = false;
+  for (const Finding& f : Recommend(u, cost, {})) {
+    if (f.id != "cpu_contention") continue;
+    found = true;
+    EXPECT_NEAR(f.observed, 30, 1e-6) << "not (30 % + 100 %) / 2";
+    EXPECT_EQ(f.gpus, std::vector<unsigned>{0});
+  }
+  EXPECT_TRUE(found);
+}
+
 // Properties over random timelines.
 TEST(Properties, RandomTimelines) {
   std::mt19937 rng(1234);

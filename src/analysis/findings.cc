@@ -595,7 +595,10 @@ void Imbalance(const Context& c, std::vector<Finding>* out) {
   f.id = "gpu_imbalance";
   f.severity = Severity::kWarning;
   f.title = "Imbalance: some GPUs work while others idle";
-  f.observed = hi - lo;
+  // The difference of the means as the per-GPU table shows them (to 0.1): the figure a reader
+  // checks it against (issue 57, 10: 87.5 points where the table's means differed by 87.3).
+  const auto shown = [](double mean) { return std::round(mean * 10) / 10; };
+  f.observed = shown(hi) - shown(lo);
   f.observed_unit = "percentage points between the busiest and idlest GPU's mean utilization";
   f.threshold = 40;
   f.threshold_text = ">= 40 points, the idlest under 20 %, the busiest at >= 60 %";
@@ -649,10 +652,20 @@ void HostBound(const Context& c, std::vector<Finding>* out) {
        {"dataloader_num_workers", "pin_memory", "nvidia_dali"},
        "half of the I/O-starved GPU-time, an estimate"},
   };
+  // The GPUs the work ran on: an unused GPU (its own finding) waits for no host, so its time
+  // is in neither side of the share (issue 57, 10: cpu_contention counted GPUs the job never
+  // used).
+  std::vector<unsigned> used;
+  int64_t used_known_ms = 0;
+  for (unsigned i : c.gpus_with_data) {
+    if (IsUnused(c.usage.gpus[i])) continue;
+    used.push_back(i);
+    used_known_ms += c.usage.gpus[i].KnownMs();
+  }
   for (const HostBoundRule& rule : kRules) {
     int64_t ms = 0;
-    for (const GpuUsage& g : c.usage.gpus) ms += g.*(rule.ms);
-    const double share = Pct(ms, c.known_ms);
+    for (unsigned i : used) ms += c.usage.gpus[i].*(rule.ms);
+    const double share = Pct(ms, used_known_ms);
     if (share < 20) continue;
     Finding f;
     f.id = rule.id;
@@ -664,11 +677,11 @@ void HostBound(const Context& c, std::vector<Finding>* out) {
     f.threshold_text = ">= 20 % of GPU-time";
     f.evidence_gpu_ms = ms;
     f.window_end_ms = c.usage.covered_ms;
-    f.gpus = c.gpus_with_data;
+    f.gpus = used;
     f.recommendation = rule.recommendation;
     f.remediations = rule.remediations;
     f.axis = Axis::kUtilization;
-    SetGpuSavings(c, c.gpus_with_data,
+    SetGpuSavings(c, used,
                   [&](unsigned g) { return 0.5 * ShareOfGpu(c, g, c.usage.gpus[g].*(rule.ms)); }, &f);
     f.savings_reasoning = rule.reasoning;
     out->push_back(f);
