@@ -521,7 +521,19 @@ namespace {
 // the "Who" table shows the same cents, so a holder costs one figure in every table.
 void ShowWhoInShowbackCents(HistorySummary* s) {
   const Showback& b = s->showback;
-  if (!b.estimate || b.policy.kind != IdleCostPolicy::Kind::kUnallocated) return;
+  if (!b.estimate || b.policy.kind != IdleCostPolicy::Kind::kUnallocated) {
+    // Who is not Showback's split then (Showback spreads the idle cost, or a bill): its own
+    // cents, allocated once over its rows and the unattributed part, so that they add up to the
+    // total to the cent (issue 57, 4: $1,956.61 against $1,956.60 with --idle-cost proportional).
+    if (!s->cost.priced) return;
+    std::vector<MicroUsd> parts;
+    for (const WhoRow& w : s->who) parts.push_back(w.cost);
+    parts.push_back(s->unattributed_cost);
+    const std::vector<int64_t> cents = AllocateCents(parts, s->cost.total);
+    for (size_t i = 0; i < s->who.size(); ++i) s->who[i].cost = cents[i] * kMicroPerCent;
+    s->unattributed_cost = cents.back() * kMicroPerCent;
+    return;
+  }
   if (s->cost.priced) s->unattributed_cost = b.idle_cents * kMicroPerCent;
   for (WhoRow& w : s->who) {
     const std::string key = w.key.empty() ? "(unknown)" : w.key;

@@ -299,6 +299,24 @@ TEST(HistoryE2E, TheDemoWeekGroupsHabitsAndNamesTheUnusedGpu) {
   EXPECT_NE(text.out.find("bob's ipykernel (notebook) on GPU 4"), std::string::npos) << text.out;
 }
 
+// Issue 57, 4: with --idle-cost proportional or owner:, Who's rows and the unattributed part
+// added up to a cent more than the total. Every idle-cost policy: Who adds up to the cent.
+TEST(HistoryE2E, WhoAddsUpToTheTotalUnderEveryIdleCostPolicy) {
+  const std::string db = SharedDemoDb({"--duration", "7d", "--interval", "60s"});
+  auto cents = [](const json& usd) { return std::llround(usd.get<double>() * 100); };
+  for (const char* policy : {"unallocated", "proportional", "owner:team=platform"}) {
+    for (const char* by : {"user", "project", "team"}) {
+      RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d", "--format",
+                                "json", "--idle-cost", policy, "--by", by}, {});
+      ASSERT_EQ(r.exit_code, 0) << policy << ": " << r.err;
+      const json d = json::parse(r.out);
+      int64_t sum = cents(d["unattributed"]["cost_usd"]);
+      for (const json& w : d["who"]) sum += cents(w["cost_usd"]);
+      EXPECT_EQ(sum, cents(d["cost"]["total_usd"])) << policy << " by " << by;
+    }
+  }
+}
+
 // Issue 57, 12: `cgov demo --gpus 5` still described GPUs 5-7. It describes the GPUs it made.
 TEST(HistoryE2E, TheDemoDescribesOnlyTheGpusItMade) {
   TempDir dir;
