@@ -244,7 +244,8 @@ Status TypeListen(const CLI::App& app, const Flags& f, DaemonOptions* o) {
   HttpServerOptions http;
   CGOV_ASSIGN_OR_RETURN(http.address,
                         ParseListenAddress(f.listen.empty() ? kDefaultListen : f.listen));
-  http.open_paths = {"/health", "/healthz"};  // probes send no credentials; says no secret
+  // Probes send no credentials; these say no secret.
+  http.open_paths = {"/health", "/healthz", "/livez"};
   o->http = std::move(http);
   o->dcgm_names = f.metrics_names == "dcgm";
   return Status::Ok();

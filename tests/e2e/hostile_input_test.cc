@@ -261,6 +261,8 @@ TEST(HostileInputE2E, AMissingDriverIsNotReadyUnlessNoGpuIsAllowed) {
       EXPECT_NE(health.find("not ready: no GPU is recorded: the NVIDIA driver (NVML) did not "
                             "load"), std::string::npos) << health;
       EXPECT_EQ(health.find("/nonexistent"), std::string::npos) << "/health names no path";
+      const std::string live = Curl("http://127.0.0.1:" + std::to_string(port) + "/livez");
+      EXPECT_NE(live.find("HTTP 200"), std::string::npos) << "alive: a restart brings no driver";
     }
     kill(daemon.pid, SIGTERM);
     RunResult stopped = WaitProgram(daemon, 15);

@@ -169,12 +169,15 @@ ServedResponse MetricsModule::Serve(const ServedRequest& request) {
     RootedFileReader own("/");
     Result<SelfStats> self = ReadSelfStats(own);
     r.body = metrics_->Render(format, now_ms, self.ok() ? &*self : nullptr);
-  } else if (request.path == "/health" || request.path == "/healthz") {
+  } else if (request.path == "/health" || request.path == "/healthz" ||
+             request.path == "/livez") {
     // Healthy while sampling keeps up and the history is safe; a stuck or failing sampler, or a
-    // database file removed under the daemon, shows as 503.
+    // database file removed under the daemon, shows as 503. /health (readiness) also shows a
+    // daemon that records no GPU; /livez (liveness) does not: restarting it would not load a
+    // driver that is not there, only lose the host samples it keeps recording.
     const bool fresh = metrics_->SamplerFresh(now_ms);
     std::string problem = metrics_->HistoryDbProblem();
-    if (problem.empty()) problem = d_.no_gpu_problem();
+    if (problem.empty() && request.path != "/livez") problem = d_.no_gpu_problem();
     r.status = fresh && problem.empty() ? 200 : 503;
     r.body = !problem.empty() ? problem + "\n"
              : fresh          ? "ok\n"
