@@ -473,6 +473,28 @@ TEST(Findings, HostBoundSharesAreOfTheGpusTheWorkRanOn) {
   EXPECT_TRUE(found);
 }
 
+// Issue 57, 12: with a price of the user's own, the spot finding applied the catalog's discount
+// without saying so.
+TEST(Findings, TheSpotFindingSaysWhenItsDiscountIsTheCatalogsOnTheUsersPrice) {
+  UsageTotals u = Play(1, 600, [](int, size_t) { return 60.0; }, 40'000);
+  PriceOptions mine;
+  mine.price_per_gpu_hour = 3'000'000;
+  for (bool given : {false, true}) {
+    Result<ResolvedPrice> p = ResolvePrice(given ? mine : PriceOptions{}, "NVIDIA H100 80GB HBM3",
+                                           BuiltinCatalog());
+    ASSERT_TRUE(p.ok());
+    CostBlock cost = ComputeCost(u, {*p}, std::nullopt, "");
+    bool found = false;
+    for (const Finding& f : Recommend(u, cost, {*p})) {
+      if (f.id != "spot_instances") continue;
+      found = true;
+      EXPECT_EQ(f.savings_reasoning.find("--price-per-gpu-hour") != std::string::npos, given)
+          << f.savings_reasoning;
+    }
+    EXPECT_TRUE(found) << given;
+  }
+}
+
 // Properties over random timelines.
 TEST(Properties, RandomTimelines) {
   std::mt19937 rng(1234);

@@ -886,9 +886,11 @@ void MemoryHealthFinding(const Context& c, const std::vector<std::optional<Memor
 void Spot(const Context& c, std::vector<Finding>* out) {
   if (!c.cost.priced || c.prices.empty()) return;
   double fraction = 0;
+  bool given = false;  // a price the user gave (--price-per-gpu-hour): not the catalog's
   for (const ResolvedPrice& p : c.prices) {
     if (p.is_spot || !p.on_demand || !p.spot || *p.on_demand <= 0) return;
     fraction = std::max(fraction, 1.0 - static_cast<double>(*p.spot) / *p.on_demand);
+    given = given || p.label.starts_with("--price-per-gpu-hour");
   }
   if (fraction <= 0) return;
   Finding f;
@@ -906,7 +908,12 @@ void Spot(const Context& c, std::vector<Finding>* out) {
   f.remediations = {"spot_instances", "checkpointing"};
   f.axis = Axis::kRate;
   f.savings_fraction = fraction;
-  f.savings_reasoning = "the catalog's spot price relative to its on-demand price";
+  // With a price of the user's own, the discount is still the catalog's: said, as the user's
+  // provider may discount spot capacity otherwise (issue 57, 12: applied without a word).
+  f.savings_reasoning =
+      given ? "the catalog's spot discount for this GPU model, applied to your "
+              "--price-per-gpu-hour: your provider's spot discount may differ"
+            : "the catalog's spot price relative to its on-demand price";
   out->push_back(f);
 }
 
