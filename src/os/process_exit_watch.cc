@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <string>
 
 namespace cgov {
 namespace {
@@ -61,5 +62,11 @@ class PidfdExitWatch : public ProcessExitWatch {
 }  // namespace
 
 std::unique_ptr<ProcessExitWatch> NewPidfdExitWatch() { return std::make_unique<PidfdExitWatch>(); }
+
+bool ProcIsThisPidNamespace(const std::string& proc_dir) {
+  char target[32] = {};
+  const ssize_t n = readlink((proc_dir + "/self").c_str(), target, sizeof target - 1);
+  return n > 0 && std::string(target, static_cast<size_t>(n)) == std::to_string(getpid());
+}
 
 }  // namespace cgov

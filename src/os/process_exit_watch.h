@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace cgov {
@@ -26,6 +27,12 @@ class ProcessExitWatch {
 // The pidfd watch of this PID namespace's processes. REQUIRES: the pids the caller passes are of
 // this process's PID namespace (not read from another /proc mount).
 std::unique_ptr<ProcessExitWatch> NewPidfdExitWatch();
+
+// Whether the procfs at `proc_dir` (a host's /proc mounted under --host-root, as the shipped
+// DaemonSet mounts it with hostPID) numbers this process's PID namespace: its `self` names this
+// process's pid. Then its pids are pidfd_open's, and a watch may tell their exits. False for a
+// directory of captured files, or another namespace's procfs (where `self` names no process).
+bool ProcIsThisPidNamespace(const std::string& proc_dir);
 
 }  // namespace cgov
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,61 @@ TEST(HostileInputE2E, AJobArgumentThatIsNotUtf8KeepsTheJobsExitAndTheSummary) {
   EXPECT_EQ(page.find('\x1b'), std::string::npos);
   EXPECT_EQ(page.find("<script>x()"), std::string::npos) << "an argument is text, not markup";
   EXPECT_NE(page.find("arg\\xff\\x1b[2J &lt;script&gt;x()&lt;/script&gt;"), std::string::npos);
+}
+
+// The GPU-seconds /metrics credits to a project (all phases), or 0.
+double ProjectSeconds(const std::string& metrics, const std::string& project) {
+  double sum = 0;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("cgov_identity_gpu_seconds_total{") &&
+        line.find("project=\"" + project + "\"") != std::string::npos) {
+      sum += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+// Issue 57, 6: under --host-root (how the shipped DaemonSet runs, with the host's /proc and
+// hostPID) the exited-process check was off, so a pid the driver still reported after its
+// process ended (or that another process took) billed the old owner for ever. The host root's
+// /proc here is this namespace's own (a link to /proc): the check runs, and stops the billing.
+TEST(HostileInputE2E, UnderAHostRootAnExitedProcessStopsBillingItsOwner) {
+  TempDir dir;
+  const std::string root = dir / "host";
+  std::filesystem::create_directories(root);
+  std::filesystem::create_symlink("/proc", root + "/proc");
+  std::filesystem::create_symlink("/etc", root + "/etc");
+  Started job = StartProgram({TestJob(), "sleep", "60"}, {{"CGOV_PROJECT", "oldowner"}});
+  WriteFile(dir / "scenario.json",
+            "{\"gpus\": [{\"name\": \"NVIDIA H100 80GB HBM3\", \"memory_total_mib\": 81559, "
+            "\"timeline\": [{\"t\": 0, \"util_gpu\": 0}], \"processes\": [{\"pid\": " +
+                std::to_string(job.pid) + ", \"used_mib\": 20000}]}]}");
+  const int port = FreePort();
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
+       FakeNvml("full"), "--host-root", root, "--listen", "127.0.0.1:" + std::to_string(port),
+       "--price-per-gpu-hour", "2"},
+      {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}});
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  ASSERT_TRUE(WaitFor([&] { return ProjectSeconds(Curl(url), "oldowner") > 0; }, 20))
+      << Curl(url).substr(0, 2000);
+  kill(job.pid, SIGKILL);
+  WaitProgram(job, 10);
+  // The exit is seen at a tick's lookup: from then on the old owner's seconds stand still
+  // (bounded: a loaded machine may take a few ticks to get there).
+  double after_exit = -1;
+  const bool stopped = WaitFor([&] {
+    const double before = ProjectSeconds(Curl(url), "oldowner");
+    usleep(800'000);
+    after_exit = ProjectSeconds(Curl(url), "oldowner");
+    return after_exit == before;
+  }, 15);
+  EXPECT_TRUE(stopped) << "the driver still reports the pid: its old owner is billed for it";
+  usleep(1'000'000);
+  EXPECT_EQ(ProjectSeconds(Curl(url), "oldowner"), after_exit);
+  kill(daemon.pid, SIGTERM);
+  EXPECT_EQ(WaitProgram(daemon, 15).exit_code, 0);
 }
 
 // Issue 57, 11: `--price-per-gpu-hour 999999999` (documented as valid) crashed `cgov run`'s text

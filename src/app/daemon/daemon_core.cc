@@ -15,6 +15,7 @@
 #include "core/time_format.h"
 #include "os/process_exit_watch.h"
 #include "os/log.h"
+#include "policy/policy_process.h"
 
 namespace cgov {
 namespace {
@@ -66,9 +67,12 @@ Status DaemonCore::OpenWriter() {
   // after a SIGHUP, which reopens the writer).
   ctx_.local_containers_ = std::make_unique<LocalContainers>(&ctx_.files(), o.kube_labels);
   ctx_.attributor_->SetLocalContainers(ctx_.local_containers_.get());
-  // PID reuse is told by pidfds, which name this PID namespace's processes: only when /proc is
-  // this process's own (another mount's pids could name other processes here).
-  if (o.host_root == "/" || o.host_root.empty()) {
+  // PID reuse is told by pidfds, which name this PID namespace's processes: only when the /proc
+  // read is this namespace's (the host's /proc under --host-root with hostPID, as the shipped
+  // DaemonSet runs, is; another namespace's pids could name other processes here). Issue 57, 6:
+  // under --host-root the check was off, and a reused pid billed its old owner.
+  if (o.host_root == "/" || o.host_root.empty() ||
+      ProcIsThisPidNamespace(ProcRootUnder(o.host_root))) {
     ctx_.attributor_->SetExitWatch(NewPidfdExitWatch());
   }
   // Only ticks appended from now on reach the modules: what a writer's replay on open
