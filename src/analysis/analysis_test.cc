@@ -914,6 +914,25 @@ TEST(Pricing, ResolvesTheNamesNvmlReportsToTheRightModel) {
   EXPECT_EQ(ResolvePrice({}, "NVIDIA H100 80GB HBM3", *parsed)->per_gpu_hour, 3'000'000);
 }
 
+// Issue 57, 5: with a custom catalog, the spot explanation named the first offer listing a spot
+// price (here a's, at no discount) rather than the offer the discount came from (b's).
+TEST(Pricing, TheSpotExplanationNamesTheOfferItsDiscountCameFrom) {
+  auto parsed = ParsePriceCatalog(
+      R"({"schema_version":2,"gpu_models":[{"model":"X","match":["X"],"offers":[
+          {"provider":"alpha","region":"r","gpus":1,"on_demand_usd_per_hour":2,
+           "spot_usd_per_hour":2,"source":"alpha's list","as_of":"2026-01-01"},
+          {"provider":"beta","region":"r","gpus":1,"on_demand_usd_per_hour":3,
+           "spot_usd_per_hour":1.5,"source":"beta's list","as_of":"2026-01-02"}]}]})", "c.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  PriceOptions spot;
+  spot.spot = true;
+  Result<ResolvedPrice> p = ResolvePrice(spot, "NVIDIA X", *parsed);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NE(p->source.find("the spot discount of beta ($1.50 spot against $3.00 on-demand; "
+                           "beta's list"), std::string::npos) << p->source;
+  EXPECT_EQ(p->source.find("alpha"), std::string::npos) << p->source;
+}
+
 TEST(Pricing, Version2ErrorsNameTheOffer) {
   auto bad = ParsePriceCatalog(
       R"({"schema_version":2,"gpu_models":[{"model":"X","match":["X"],"offers":[

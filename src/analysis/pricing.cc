@@ -163,16 +163,11 @@ std::string DescribeSpotReference(const GpuModelPrice& m) {
                                : fmt::format("the on-demand reference {} (median of {} providers)",
                                              PriceText(*m.on_demand.median), m.on_demand.providers);
   if (r.providers == 1) {
-    const CatalogOffer* from = nullptr;
-    for (const CatalogOffer& o : m.offers) {
-      if (from == nullptr && o.price.spot && o.price.on_demand) from = &o;
-    }
     return fmt::format("reference price (spot): {}, {} less {:.1f} %, the spot discount of {} ({} "
                        "spot against {} on-demand; {}, as of {})",
-                       m.label, base, r.discount * 100, from ? from->provider : "?",
-                       from ? PriceText(*from->price.spot) : "?",
-                       from ? PriceText(*from->price.on_demand) : "?",
-                       from ? from->price.source : "", dates);
+                       m.label, base, r.discount * 100, r.offer_provider,
+                       PriceText(r.offer_spot), PriceText(r.offer_on_demand), r.offer_source,
+                       dates);
   }
   return fmt::format("reference price (spot): {}, {} less {:.1f} %, the median spot discount of {} "
                      "providers ({:.1f}–{:.1f} %, as of {}; pass --price-per-gpu-hour or "
@@ -259,6 +254,12 @@ ReferencePrice SpotReferenceOf(const std::vector<CatalogOffer>& offers,
     if (d <= 0) continue;  // a "spot" price at or above on-demand is no discount
     discounts.push_back(std::min(d, 1.0));
     TakeAsOf(o->price.as_of, &r);
+    // Kept for the words when it stays the only one (issue 57, 5: the first offer listing a
+    // spot price was named, with a custom catalog another provider's than the discount's).
+    r.offer_provider = o->provider;
+    r.offer_source = o->price.source;
+    r.offer_spot = *o->price.spot;
+    r.offer_on_demand = *o->price.on_demand;
   }
   if (discounts.empty()) return r;
   std::sort(discounts.begin(), discounts.end());

@@ -42,6 +42,10 @@ struct ReferencePrice {
   // the largest and the smallest discount.
   double discount = 0, discount_low = 0, discount_high = 0;
   std::string oldest_as_of, newest_as_of;
+  // Spot, when one provider's discount is the reference: the offer it was taken from (the one
+  // the discount was computed on, not merely the first listing a spot price).
+  std::string offer_provider, offer_source;
+  MicroUsd offer_spot = 0, offer_on_demand = 0;
 };
 
 struct InstanceType {
