@@ -121,7 +121,7 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     auto pos = gpu_pos_.find(id.gpu_id);
     if (pos != gpu_pos_.end() && gpus_[pos->second].price_per_gpu_hour) {
       const MicroUsd price = *gpus_[pos->second].price_per_gpu_hour;
-      c.cost_usd += UsdOf(price) * static_cast<double>(id.attributed_ms) / 3.6e6;
+      c.cost_micro_usd = AddUsd(c.cost_micro_usd, CostOf(price, id.attributed_ms));
     }
     c.last_credit_ms = credit.ts_ms;
   }
@@ -657,7 +657,9 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
     for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.idle_held_ms / 1000.0);
     w.Family("cgov_identity_cost_usd_total", MetricType::kCounter,
              "Estimated cost of the GPU-seconds attributed to an identity (USD).");
-    for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.cost_usd);
+    for (const auto& [key, c] : identities_) {
+      w.Sample(identity_labels(key), UsdOf(c.cost_micro_usd));
+    }
     const bool work = std::any_of(identities_.begin(), identities_.end(),
                                   [](const auto& i) { return !i.second.work.empty(); });
     if (work) {

@@ -174,7 +174,7 @@ class DaemonMetrics {
     PhaseArray attributed_ms{};
     int64_t held_ms = 0;
     int64_t idle_held_ms = 0;
-    double cost_usd = 0;
+    MicroUsd cost_micro_usd = 0;  // priced when credited, as the GPUs' cost counters
     std::map<std::string, double> work;  // by unit
     int64_t last_credit_ms = 0;
   };

@@ -6,9 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -17,6 +15,7 @@
 
 #include "core/duration.h"
 #include "core/time_format.h"
+#include "policy/process_credentials.h"
 #include "telemetry/procfs_pid.h"
 #include "os/log.h"
 
@@ -43,57 +42,6 @@ bool Exited(int pidfd) {
 }
 
 std::string Duration(int64_t ms) { return FormatDuration(std::chrono::milliseconds(ms)); }
-
-// A "Key:\tvalue" line of /proc/PID/status ("" when missing).
-std::string_view StatusField(std::string_view status, std::string_view key) {
-  for (size_t at = 0; at < status.size();) {
-    const size_t eol = std::min(status.find('\n', at), status.size());
-    const std::string_view line = status.substr(at, eol - at);
-    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ':') {
-      return line.substr(key.size() + 1);
-    }
-    at = eol + 1;
-  }
-  return {};
-}
-
-// The process as it is now (its status read after the pidfd is held): every uid, the
-// capability sets, and what of them gives root's rights ("" when nothing does).
-struct LiveRights {
-  std::vector<uint64_t> uids;  // real, effective, saved, file-system
-  uint64_t cap_eff = 0, cap_prm = 0, cap_amb = 0;
-  std::string text;  // as the record shows it
-  std::string root_rights;
-};
-
-LiveRights ReadLiveRights(std::string_view status) {
-  LiveRights r;
-  std::istringstream uids{std::string(StatusField(status, "Uid"))};
-  for (uint64_t v = 0; uids >> v;) r.uids.push_back(v);
-  const auto cap = [&](std::string_view key) {
-    const std::string text(StatusField(status, key));
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 16);
-    // Unreadable counts as every capability: never signalled on a guess.
-    return end == text.c_str() ? ~uint64_t{0} : static_cast<uint64_t>(v);
-  };
-  r.cap_eff = cap("CapEff");
-  r.cap_prm = cap("CapPrm");
-  r.cap_amb = cap("CapAmb");
-  static constexpr const char* kNames[] = {"uid", "euid", "suid", "fsuid"};
-  for (size_t i = 0; i < r.uids.size() && i < 4; ++i) {
-    r.text += fmt::format("{}{} {}", r.text.empty() ? "" : " ", kNames[i], r.uids[i]);
-  }
-  r.text += fmt::format(" CapEff {:016x} CapPrm {:016x}", r.cap_eff, r.cap_prm);
-  if (r.uids.size() < 4) {
-    r.root_rights = "its uids could not be read";
-  } else if (std::find(r.uids.begin(), r.uids.begin() + 4, 0) != r.uids.begin() + 4) {
-    r.root_rights = "it has root's rights now (a uid of 0: it ran a setuid-root program, or su)";
-  } else if ((r.cap_eff | r.cap_prm | r.cap_amb) != 0) {
-    r.root_rights = "it holds capabilities now (a file capability or an inherited one)";
-  }
-  return r;
-}
 
 }  // namespace
 
@@ -134,7 +82,7 @@ int PolicyExecutor::OpenVerified(const PolicyProcess& p, std::string* why,
   }
   // Its rights now, not when it was sampled: a process that ran a setuid-root program since is
   // root's, and never signalled.
-  const LiveRights rights = ReadLiveRights(*status);
+  const StatusRights rights = ParseStatusRights(*status);
   *read = rights.text;
   if (!rights.root_rights.empty()) {
     close(pidfd);
@@ -153,7 +101,7 @@ std::string PolicyExecutor::RootRightsNow(const Pending& p, std::string* read) c
   if (!status || !parsed.ok() || parsed->start_ticks != p.start_ticks) {
     return "its status could not be read again";
   }
-  const LiveRights rights = ReadLiveRights(*status);
+  const StatusRights rights = ParseStatusRights(*status);
   *read = rights.text;
   return rights.root_rights;
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "telemetry/procfs_pid.h"
+#include "telemetry/text_scan.h"
 
 namespace cgov {
 namespace {
@@ -77,6 +78,34 @@ Result<std::array<uint32_t, 3>> ParseStatusUids(std::string_view status) {
     return InvalidArgument("/proc/PID/status: Uid: expected real, effective and saved uids");
   }
   return std::array<uint32_t, 3>{uids[0], uids[1], uids[2]};
+}
+
+StatusRights ParseStatusRights(std::string_view status) {
+  StatusRights r;
+  r.uids = Numbers(Field(status, "Uid"));
+  const auto cap = [&](std::string_view key) {
+    const std::string text(Trim(Field(status, key)));
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 16);
+    // Unreadable counts as every capability: never signalled on a guess.
+    return ec != std::errc() || end == text.data() ? ~uint64_t{0} : v;
+  };
+  r.cap_eff = cap("CapEff");
+  r.cap_prm = cap("CapPrm");
+  r.cap_amb = cap("CapAmb");
+  static constexpr const char* kNames[] = {"uid", "euid", "suid", "fsuid"};
+  for (size_t i = 0; i < r.uids.size() && i < 4; ++i) {
+    r.text += fmt::format("{}{} {}", r.text.empty() ? "" : " ", kNames[i], r.uids[i]);
+  }
+  r.text += fmt::format(" CapEff {:016x} CapPrm {:016x}", r.cap_eff, r.cap_prm);
+  if (r.uids.size() < 4) {
+    r.root_rights = "its uids could not be read";
+  } else if (std::find(r.uids.begin(), r.uids.begin() + 4, 0u) != r.uids.begin() + 4) {
+    r.root_rights = "it has root's rights now (a uid of 0: it ran a setuid-root program, or su)";
+  } else if ((r.cap_eff | r.cap_prm | r.cap_amb) != 0) {
+    r.root_rights = "it holds capabilities now (a file capability or an inherited one)";
+  }
+  return r;
 }
 
 Result<ProcessCredentials> ReadCredentials(FileReader& files, uint32_t pid) {

@@ -32,6 +32,18 @@ Result<ProcessCredentials> ReadCredentials(FileReader& files, uint32_t pid);
 // The real, effective and saved uids of a /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs").
 Result<std::array<uint32_t, 3>> ParseStatusUids(std::string_view status);
 
+// What would give a process root's rights, read from its /proc/PID/status: its uids (real,
+// effective, saved, file-system), its capability sets (an unreadable set counts as every
+// capability), `text` as a record shows them, and `root_rights`: why it has root's rights
+// ("" when none: no uid of 0, no capability effective, permitted or ambient).
+struct StatusRights {
+  std::vector<uint32_t> uids;
+  uint64_t cap_eff = 0, cap_prm = 0, cap_amb = 0;
+  std::string text;
+  std::string root_rights;
+};
+StatusRights ParseStatusRights(std::string_view status);
+
 // The executable a process runs, and whether its owner could have put it where it is: what an
 // allow-list may trust, unlike the process name (prctl, `exec -a`). Trusted when the file is
 // owned by root and writable by no one else, and so is the directory it is in as the process

@@ -21,8 +21,8 @@
 #include <fmt/format.h>
 
 #include "app/daemon/daemon_modules.h"
-#include "core/text.h"
 #include "app/run/run_analysis.h"
+#include "core/text.h"
 #include "os/log.h"
 #include "os/rooted_open.h"
 #include "policy/policy_process.h"
