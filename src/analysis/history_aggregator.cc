@@ -282,6 +282,27 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
   const int64_t max_gap = 2 * p.run.interval_ms;
   std::vector<uint32_t>& present = present_;
   present.clear();
+  // Idle-held: each identity's share of the time (holders_, as SplitGpuTime left it for this
+  // GPU) goes evenly to its sessions here, the first ones a millisecond more where it does not
+  // divide: the sessions of this tick add up to the GPU's idle-held time.
+  auto sessions_of = [&](uint32_t identity_id) {
+    int64_t n = 0;
+    for (const StoredProcess& proc : tick.processes) {
+      n += proc.gpu_pos == gpu_pos && proc.compute && proc.identity_id == identity_id;
+    }
+    for (const StoredAllocation& a : tick.allocations) {
+      n += a.gpu_pos == gpu_pos && a.identity_id == identity_id;
+    }
+    return n;
+  };
+  auto idle_share = [&](uint32_t identity_id) -> int64_t {
+    auto h = std::find_if(holders_.begin(), holders_.end(),
+                          [&](const TickHolder& x) { return x.identity_id == identity_id; });
+    if (h == holders_.end() || !h->compute) return 0;
+    const int64_t n = std::max<int64_t>(1, sessions_of(identity_id));
+    const int64_t seen = h->sessions_seen++;
+    return h->share_ms / n + (seen < h->share_ms % n ? 1 : 0);
+  };
   // A compute process, or a container the GPU is allocated to (its session's pid is
   // kAllocationSessionPid | identity: one per container and GPU, never a real pid).
   auto hold = [&](uint32_t pid, uint32_t identity_id, uint32_t command_id, uint32_t mem_mib) {
@@ -311,6 +332,7 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
     s.held_ms += duration_ms;
     if (idle_held) {
       s.idle_held_ms += duration_ms;
+      s.idle_held_share_ms += idle_share(identity_id);
       s.idle_streak_ms += duration_ms;
       if (s.idle_streak_ms > s.idle_streak_max_ms) {
         s.idle_streak_max_ms = s.idle_streak_ms;

@@ -226,14 +226,14 @@ void BuildActions(const HistoryInput& in, int64_t min_ms, HistorySummary* s) {
       a.command = c->second;
     }
     a.ongoing = session.open && in.data_end_ms && session.end_ms >= *in.data_end_ms;
-    a.idle_held_cost = PriceOf(gpu, session.idle_held_ms);
+    a.idle_held_cost = PriceOf(gpu, session.idle_held_share_ms);
     a.advice = Advice(a);
     s->actions.push_back(std::move(a));
   }
   std::sort(s->actions.begin(), s->actions.end(), [](const ActionRow& a, const ActionRow& b) {
-    return std::make_tuple(-a.idle_held_cost, -a.session.idle_held_ms, a.session.start_ms,
+    return std::make_tuple(-a.idle_held_cost, -a.session.idle_held_share_ms, a.session.start_ms,
                            a.session.gpu_id, a.session.pid) <
-           std::make_tuple(-b.idle_held_cost, -b.session.idle_held_ms, b.session.start_ms,
+           std::make_tuple(-b.idle_held_cost, -b.session.idle_held_share_ms, b.session.start_ms,
                            b.session.gpu_id, b.session.pid);
   });
 }
@@ -325,7 +325,7 @@ void BuildHabits(const HistoryInput& in, HistorySummary* s) {
     std::vector<int64_t> stretches;
     for (const ActionRow* a : rows) {
       ++h.sessions;
-      h.idle_held_ms += a->session.idle_held_ms;
+      h.idle_held_ms += a->session.idle_held_share_ms;
       h.idle_held_cost += a->idle_held_cost;
       h.ongoing = h.ongoing || a->ongoing;
       days.insert(a->session.idle_streak_max_start_ms / kDay);
@@ -551,7 +551,7 @@ void ReconcileIdleHeld(HistorySummary* s) {
     if (IsBurstyGpu(g)) p.in_bursts_ms += g.phase_ms[held];
   }
   p.steady_ms = p.total_ms - p.in_bursts_ms;
-  for (const ActionRow& a : s->actions) p.in_actions_ms += a.session.idle_held_ms;
+  for (const ActionRow& a : s->actions) p.in_actions_ms += a.session.idle_held_share_ms;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "analysis/history_aggregator.h"
 #include "analysis/history_rollup.h"
 #include "analysis/history_summary.h"
@@ -411,7 +413,10 @@ TEST(HistorySummary, WhoSplitsCostAndActionsNeedTheThreshold) {
   EXPECT_EQ(s->who[0].idle_held_cost, 25 * kMicroPerUsd / 10);
   ASSERT_EQ(s->actions.size(), 2u) << "both held 30 min unbroken idle";
   EXPECT_TRUE(s->actions[0].ongoing);
-  EXPECT_EQ(s->actions[0].idle_held_cost, 5 * kMicroPerUsd);
+  // Each holder's action claims its share of the idle-held half hour, as Who does: not the
+  // whole of it twice (before: $5.00 each, $10.00 for $5.00 of idle-held GPU-time).
+  EXPECT_EQ(s->actions[0].idle_held_cost, 25 * kMicroPerUsd / 10);
+  EXPECT_EQ(s->actions[0].session.idle_held_ms, 1800 * 1000) << "each held it the whole time";
   EXPECT_NE(s->actions[0].advice.find("nvidia-smi -i 0"), std::string::npos);
   o.idle_held_min_ms = 31 * 60 * 1000;
   EXPECT_TRUE(SummarizeHistory(TwoUsersOneGpu(), o)->actions.empty());
@@ -440,6 +445,54 @@ TEST(HistorySummary, WhoSplitsCostAndActionsNeedTheThreshold) {
   ASSERT_EQ(by_project->who.size(), 1u);
   EXPECT_EQ(by_project->who[0].users, (std::vector<std::string>{"alice", "bob"}));
   EXPECT_DOUBLE_EQ(by_project->who[0].share_pct, 100);
+}
+
+// Issue 57, item 3: two processes of one user holding one idle GPU (beside another user's) hold
+// it once. Each session's share of the idle-held time: the GPU's split evenly between the users,
+// a user's split evenly between its processes; the shares add up to the GPU's idle-held phase,
+// each user's actions to its Who row, and the reconciliation's action-list hours to no more than
+// the phase (before: alice's two sessions claimed 2 h of a 1 h idle GPU).
+TEST(HistorySummary, TwoProcessesOfOneUserOnOneGpuHoldItsIdleTimeOnce) {
+  const RunRecord run{1, 0, 1000, "t", "h"};
+  HistoryAggregator a;
+  int64_t ts = 0;
+  for (int i = 0; i < 3600; ++i, ts += 1000) {
+    a.Add(ts, run, Tick(0, {{10, 1, 30000}, {12, 1, 30000}, {11, 2, 1000}}));
+  }
+  a.Finish(ts + 1);  // one millisecond more: 3,600,001 ms does not divide by 4
+  HistoryInput in;
+  in.since_ms = 0;
+  in.until_ms = ts + 1;
+  in.gpus = {{1, "GPU-x", 0, "NVIDIA H100 80GB HBM3", 81559, "", "", {}}};
+  in.identities[1].user = "alice";
+  in.identities[2].user = "bob";
+  in.hours = a.TakeCompleteHours();
+  in.sessions = a.AllSessions();
+  in.data_end_ms = ts + 1;
+  ASSERT_EQ(in.sessions.size(), 3u);
+  int64_t shares = 0;
+  for (const SessionRecord& x : in.sessions) {
+    EXPECT_EQ(x.idle_held_ms, 3'600'000) << "each process held the idle GPU all the time";
+    shares += x.idle_held_share_ms;
+    EXPECT_EQ(x.idle_held_share_ms, x.identity_id == 2 ? 1'800'000 : 900'000) << x.pid;
+  }
+  EXPECT_EQ(shares, 3'600'000) << "the sessions of one GPU add up to its idle-held time";
+  HistoryOptions o;
+  o.price.price_per_gpu_hour = 3'600'000;  // a micro-dollar a millisecond: exact
+  o.idle_held_min_ms = 30 * 60 * 1000;
+  auto s = SummarizeHistory(in, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->actions.size(), 3u);
+  std::map<std::string, MicroUsd> by_user;
+  for (const ActionRow& r : s->actions) by_user[r.user] += r.idle_held_cost;
+  for (const WhoRow& w : s->who) {
+    EXPECT_EQ(by_user[w.key], w.idle_held_cost) << w.key;
+  }
+  EXPECT_EQ(by_user["alice"] + by_user["bob"], s->cost.total) << "the hour was all idle-held";
+  EXPECT_EQ(s->idle_held.in_actions_ms, s->idle_held.total_ms);
+  int64_t habit_ms = 0;
+  for (const HabitRow& h : s->habits) habit_ms += h.idle_held_ms;
+  EXPECT_EQ(habit_ms, s->idle_held.total_ms);
 }
 
 // A pod the kubelet allocated the GPU to, idle for the hour with nothing running: an action

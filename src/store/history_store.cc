@@ -104,10 +104,15 @@ CREATE INDEX policy_action_by_ts ON policy_action (ts_ms);
 // Version 8: every uid of a process the policy acted on (real, effective, saved, login).
 constexpr const char* kSchemaV8 = "ALTER TABLE policy_action ADD COLUMN uids TEXT;";
 
+// Version 9: a session's share of its GPU's idle-held time (SessionRecord::idle_held_share_ms);
+// NULL in rows written before it (read as the session's whole idle-held time).
+constexpr const char* kSchemaV9 = "ALTER TABLE session ADD COLUMN idle_held_share_ms INTEGER;";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
   static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                                 kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
+                                                 kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8,
+                                                 kSchemaV9};
   return steps;
 }
 
@@ -386,7 +391,7 @@ Status HistoryStore::PrepareWriter() {
   CGOV_ASSIGN_OR_RETURN(put_session_, db_->Prepare(
       "INSERT OR REPLACE INTO session (start_ms, gpu, pid, end_ms, identity, command, held_ms, "
       "idle_held_ms, mem_max_mib, idle_streak_ms, idle_streak_max_ms, idle_streak_max_start_ms, "
-      "open) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+      "open, idle_held_share_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   CGOV_ASSIGN_OR_RETURN(set_meta_,
                         db_->Prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)"));
   return SetMeta("writer_pid", std::to_string(::getpid()));
@@ -533,7 +538,8 @@ Status HistoryStore::PutSession(const SessionRecord& s) {
       .Bind(4, s.end_ms).Bind(5, int64_t{s.identity_id}).Bind(6, int64_t{s.command_id})
       .Bind(7, s.held_ms).Bind(8, s.idle_held_ms).Bind(9, int64_t{s.mem_max_mib})
       .Bind(10, s.idle_streak_ms).Bind(11, s.idle_streak_max_ms)
-      .Bind(12, s.idle_streak_max_start_ms).Bind(13, int64_t{s.open ? 1 : 0});
+      .Bind(12, s.idle_streak_max_start_ms).Bind(13, int64_t{s.open ? 1 : 0})
+      .Bind(14, s.idle_held_share_ms);
   return put_session_.Run();
 }
 
@@ -898,20 +904,25 @@ Result<std::vector<SessionRecord>> ReadSessions(SqliteStmt& stmt) {
     s.idle_streak_max_ms = stmt.Int(10);
     s.idle_streak_max_start_ms = stmt.Int(11);
     s.open = stmt.Int(12) != 0;
+    s.idle_held_share_ms = stmt.IsNull(13) ? s.idle_held_ms : stmt.Int(13);
     out.push_back(s);
   }
 }
 
-constexpr const char* kSessionColumns =
-    "SELECT start_ms, gpu, pid, end_ms, identity, command, held_ms, idle_held_ms, mem_max_mib, "
-    "idle_streak_ms, idle_streak_max_ms, idle_streak_max_start_ms, open FROM session ";
+// A database written before version 9 has no idle_held_share_ms (read as NULL).
+std::string SessionColumns(int64_t schema_version) {
+  return fmt::format(
+      "SELECT start_ms, gpu, pid, end_ms, identity, command, held_ms, idle_held_ms, mem_max_mib, "
+      "idle_streak_ms, idle_streak_max_ms, idle_streak_max_start_ms, open, {} FROM session ",
+      schema_version >= 9 ? "idle_held_share_ms" : "NULL");
+}
 
 }  // namespace
 
 Result<std::vector<SessionRecord>> HistoryStore::Sessions(int64_t since_ms,
                                                           int64_t until_ms) const {
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      std::string(kSessionColumns) +
+      SessionColumns(schema_version_) +
       "WHERE (end_ms > ? AND start_ms < ?) OR open = 1 ORDER BY start_ms, gpu, pid"));
   stmt.Bind(1, since_ms).Bind(2, until_ms);
   return ReadSessions(stmt);
@@ -919,7 +930,7 @@ Result<std::vector<SessionRecord>> HistoryStore::Sessions(int64_t since_ms,
 
 Result<std::vector<SessionRecord>> HistoryStore::OpenSessions() const {
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      std::string(kSessionColumns) + "WHERE open = 1 ORDER BY start_ms, gpu, pid"));
+      SessionColumns(schema_version_) + "WHERE open = 1 ORDER BY start_ms, gpu, pid"));
   return ReadSessions(stmt);
 }
 

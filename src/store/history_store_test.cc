@@ -303,6 +303,12 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
     auto run = (*store)->BeginRun("daemon", 0, 1000, "box");
     ASSERT_TRUE((*store)->AppendTick(1000, run->id, {}).ok());
     ASSERT_TRUE((*store)->GpuId({0, "GPU-a", 0, "NVIDIA H100", 81920, "", "", {}}).ok());
+    SessionRecord old;
+    old.gpu_id = 1;
+    old.pid = 42;
+    old.end_ms = 9000;
+    old.held_ms = old.idle_held_ms = 5000;
+    ASSERT_TRUE((*store)->PutSession(old).ok());
   }
   {
     auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
@@ -313,6 +319,7 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
                                "mig_slices", "parent_uuid", "parent_name", "price_share"}) {
       v1 += std::string(" ALTER TABLE gpu DROP COLUMN ") + column + ";";
     }
+    v1 += " ALTER TABLE session DROP COLUMN idle_held_share_ms;";
     ASSERT_TRUE((*db)->Exec(v1).ok());
   }
   {
@@ -334,9 +341,25 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
     auto actions = (*reader)->PolicyActions(0, 10'000);
     ASSERT_TRUE(actions.ok()) << actions.status().message() << ": no policy_action before 7";
     EXPECT_TRUE(actions->empty());
+    auto sessions = (*reader)->Sessions(0, 10'000);
+    ASSERT_TRUE(sessions.ok()) << sessions.status().message() << ": no share column before 9";
+    ASSERT_EQ(sessions->size(), 1u);
+    EXPECT_EQ((*sessions)[0].idle_held_share_ms, 5000) << "an old row's share: all its idle time";
   }
   auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_TRUE(writer.ok()) << writer.status().message();
+  {
+    SessionRecord shared;
+    shared.gpu_id = 1;
+    shared.pid = 43;
+    shared.end_ms = 9000;
+    shared.held_ms = shared.idle_held_ms = 5000;
+    shared.idle_held_share_ms = 2500;
+    ASSERT_TRUE((*writer)->PutSession(shared).ok());
+    auto sessions = (*writer)->Sessions(0, 10'000);
+    ASSERT_TRUE(sessions.ok() && sessions->size() == 2u);
+    EXPECT_EQ((*sessions)[1].idle_held_share_ms, 2500) << "the share round-trips once migrated";
+  }
   ASSERT_TRUE((*writer)->PutEvent({1500, 1, "xid", 79}).ok());
   auto events = (*writer)->Events(0, 10'000);
   ASSERT_TRUE(events.ok() && events->size() == 1u);

@@ -14,7 +14,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 8;
+inline constexpr int kHistorySchemaVersion = 9;
 
 struct GpuRecord {
   uint32_t id = 0;
@@ -73,6 +73,11 @@ struct SessionRecord {
   uint32_t command_id = 0;
   int64_t held_ms = 0;       // sample time while it held memory on the GPU
   int64_t idle_held_ms = 0;  // of which the GPU was idle-held
+  // Its share of that idle-held GPU-time: the GPU's idle-held time split evenly between the
+  // identities holding it (as Who splits it), and an identity's share evenly between its
+  // sessions on the GPU. Two processes of one user on one GPU hold it once, not twice; the
+  // sessions of one GPU add up to its idle-held time. (Schema version 9; older rows: idle_held_ms.)
+  int64_t idle_held_share_ms = 0;
   uint32_t mem_max_mib = 0;
   int64_t idle_streak_ms = 0;            // the idle-held time running now (0: not idle-held)
   int64_t idle_streak_max_ms = 0;        // the longest unbroken idle-held stretch
