@@ -71,6 +71,17 @@ bool IsBurstyGpu(const GpuUsage& g) {
   return cycle_ms <= 10 * 60'000;
 }
 
+IdleHeldParts SplitIdleHeld(const UsageTotals& usage) {
+  const size_t held = static_cast<size_t>(Phase::kIdleHeld);
+  IdleHeldParts p;
+  for (const GpuUsage& g : usage.gpus) {
+    p.total_ms += g.phase_ms[held];
+    if (IsBurstyGpu(g)) p.in_bursts_ms += g.phase_ms[held];
+  }
+  p.steady_ms = p.total_ms - p.in_bursts_ms;
+  return p;
+}
+
 namespace {
 
 // A GPU that computed nothing: truly idle (no process held memory, under 10 %) for at least

@@ -55,6 +55,21 @@ struct Finding {
 // idle-held time, idle_held_gpu the rest).
 bool IsBurstyGpu(const GpuUsage& g);
 
+// The idle-held figures of one report, reconciled (docs/analysis.md; `cgov run` and `cgov report`
+// alike): the phase's GPU-time is the
+// short pauses on bursty GPUs (inside busy jobs: input_pipeline_starvation) plus the rest (the
+// idle_held_gpu finding); the action list's sessions (an unbroken idle-held stretch of at least
+// idle_held_min_ms) hold part of the rest.
+struct IdleHeldParts {
+  int64_t total_ms = 0;       // the idle-held phase, all GPUs
+  int64_t in_bursts_ms = 0;   // of it, on bursty GPUs
+  int64_t steady_ms = 0;      // of it, on the other GPUs: total - in_bursts
+  int64_t in_actions_ms = 0;  // the idle-held time of the action list's sessions
+};
+
+// total_ms, in_bursts_ms and steady_ms of `usage` (in_actions_ms is the history report's).
+IdleHeldParts SplitIdleHeld(const UsageTotals& usage);
+
 // The remediation vocabulary, for validation and docs.
 const std::vector<std::string>& RemediationVocabulary();
 

@@ -544,13 +544,8 @@ void ShowWhoInShowbackCents(HistorySummary* s) {
 }
 
 void ReconcileIdleHeld(HistorySummary* s) {
-  const size_t held = static_cast<size_t>(Phase::kIdleHeld);
   IdleHeldParts& p = s->idle_held;
-  p.total_ms = s->phase_ms[held];
-  for (const GpuUsage& g : s->usage.gpus) {
-    if (IsBurstyGpu(g)) p.in_bursts_ms += g.phase_ms[held];
-  }
-  p.steady_ms = p.total_ms - p.in_bursts_ms;
+  p = SplitIdleHeld(s->usage);
   for (const ActionRow& a : s->actions) p.in_actions_ms += a.session.idle_held_share_ms;
 }
 

@@ -137,17 +137,6 @@ struct WhoRow {
   int64_t AttributedMs() const;
 };
 
-// The idle-held figures of one report, reconciled (docs/analysis.md): the phase's GPU-time is the
-// short pauses on bursty GPUs (inside busy jobs: input_pipeline_starvation) plus the rest (the
-// idle_held_gpu finding); the action list's sessions (an unbroken idle-held stretch of at least
-// idle_held_min_ms) hold part of the rest.
-struct IdleHeldParts {
-  int64_t total_ms = 0;       // the idle-held phase, all GPUs
-  int64_t in_bursts_ms = 0;   // of it, on bursty GPUs
-  int64_t steady_ms = 0;      // of it, on the other GPUs: total - in_bursts
-  int64_t in_actions_ms = 0;  // the idle-held time of the action list's sessions
-};
-
 struct ActionRow {
   SessionRecord session;
   int64_t gpu_index = -1;

@@ -94,6 +94,9 @@ struct RunSummary {
   UsageTotals usage;
   std::array<int64_t, kPhaseCount> phase_ms{};       // over all GPUs
   std::array<double, kPhaseCount> phase_share_pct{};  // sums to exactly 100 (largest remainder)
+  // The idle-held phase as the findings claim it: the input-pipeline finding's share (pauses on
+  // bursty GPUs) and the idle-held finding's (the rest); no action list in a run.
+  IdleHeldParts idle_held;
   CostBlock cost;
   std::vector<Finding> findings;
   SavingsBlock savings;

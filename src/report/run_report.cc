@@ -140,6 +140,25 @@ std::string PhaseBar(const std::array<double, kPhaseCount>& shares) {
 
 namespace {
 
+// When part of the idle-held phase is pauses on bursty GPUs, the table's idle-held share and the
+// idle_held_gpu finding's observed value differ: one line says how they add up. The finding's
+// part in tenths as it shows it, the bursts' part the rest of the table's share.
+std::string IdleHeldReconciled(const RunSummary& s) {
+  const IdleHeldParts& h = s.idle_held;
+  const int64_t known = s.usage.KnownMs();
+  if (h.in_bursts_ms <= 0 || known <= 0) return "";
+  const auto total = static_cast<int64_t>(
+      std::llround(s.phase_share_pct[static_cast<size_t>(Phase::kIdleHeld)] * 10));
+  const auto steady = std::min<int64_t>(
+      total, std::llround(1000.0 * static_cast<double>(h.steady_ms) / static_cast<double>(known)));
+  return fmt::format(
+      "\nIdle-held, reconciled: {:.1f} % of GPU-time = {:.1f} % short pauses on bursty GPUs "
+      "(inside busy work: the input-pipeline finding) + {:.1f} % on the other GPUs (the "
+      "idle-held finding).\n",
+      static_cast<double>(total) / 10, static_cast<double>(total - steady) / 10,
+      static_cast<double>(steady) / 10);
+}
+
 std::string CostSection(const RunSummary& s, const TextStyle& st) {
   const CostBlock& c = s.cost;
   const std::array<int64_t, kPhaseCount>& ms = s.phase_ms;
@@ -156,6 +175,7 @@ std::string CostSection(const RunSummary& s, const TextStyle& st) {
                     c.priced ? FormatUsd(c.phase_cost[p]) : "—"});
   }
   out += TextTable(rows, "lrrr", st.markdown);
+  out += IdleHeldReconciled(s);
   if (s.usage.gap_ms > 0) {
     out += fmt::format("\nNo data for {:.1f} s (gaps longer than twice the interval are not filled).\n",
                        static_cast<double>(s.usage.gap_ms) / 1000.0);

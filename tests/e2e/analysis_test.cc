@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
@@ -93,6 +95,18 @@ TEST(AnalysisE2E, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
   EXPECT_NEAR(sum, 100.0, 1e-9);
   EXPECT_GT(phases["idle_held"]["gpu_seconds"].get<double>(), 0);
   EXPECT_GT(phases["compute_bound"]["gpu_seconds"].get<double>(), 0);
+  // Issue 57, item 3: the idle-held phase is all pauses of bursty GPUs here, which the
+  // input-pipeline finding claims; the report says how the phase and the findings add up.
+  const json& parts = s["idle_held_reconciled"];
+  EXPECT_EQ(parts["gpu_seconds"], phases["idle_held"]["gpu_seconds"]) << parts.dump();
+  EXPECT_EQ(parts["in_bursts_gpu_seconds"], parts["gpu_seconds"]) << parts.dump();
+  EXPECT_EQ(parts["steady_gpu_seconds"], 0.0) << parts.dump();
+  EXPECT_EQ(SchemaErrors("summary.schema.json", s), "");
+  EXPECT_TRUE(Contains(r.err, fmt::format("Idle-held, reconciled: {:.1f} % of GPU-time = {:.1f} % "
+                                          "short pauses on bursty GPUs",
+                                          phases["idle_held"]["share_pct"].get<double>(),
+                                          phases["idle_held"]["share_pct"].get<double>())))
+      << r.err;
   EXPECT_LE(s["savings"]["utilization_fraction"].get<double>(),
             s["savings"]["waste_fraction"].get<double>());
 }
