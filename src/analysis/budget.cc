@@ -66,6 +66,14 @@ void Forecast(const HourlySpend& hours, int64_t data_start_ms, int forecast_days
   }
 }
 
+void SetSpentPct(BudgetStatus* s) {
+  s->spent_pct = 100.0 * static_cast<double>(s->spent) / static_cast<double>(s->budget.amount);
+  s->alert_pct = 0;
+  for (int pct : s->budget.alert_pcts) {
+    if (Int128{s->spent} * 100 >= Int128{s->budget.amount} * pct) s->alert_pct = pct;
+  }
+}
+
 BudgetStatus Evaluate(const Budget& b, const HourlySpend& hours, int64_t data_start_ms,
                       int forecast_days, int64_t as_of_ms) {
   BudgetStatus s;
@@ -76,10 +84,7 @@ BudgetStatus Evaluate(const Budget& b, const HourlySpend& hours, int64_t data_st
     s.spent = AddUsd(s.spent, it->second);
     if (!s.crossed_hour_ms && s.spent >= b.amount) s.crossed_hour_ms = it->first * kHourMs;
   }
-  s.spent_pct = 100.0 * static_cast<double>(s.spent) / static_cast<double>(b.amount);
-  for (int pct : b.alert_pcts) {
-    if (Int128{s.spent} * 100 >= Int128{b.amount} * pct) s.alert_pct = pct;
-  }
+  SetSpentPct(&s);
   Forecast(hours, data_start_ms, forecast_days, &s);
   return s;
 }
@@ -135,6 +140,16 @@ std::vector<BudgetStatus> EvaluateBudgets(const BudgetFile& file, const HistoryI
                            file.forecast_days, as_of_ms));
   }
   return out;
+}
+
+void ShowSpentAs(MicroUsd shown, BudgetStatus* s) {
+  if (s->forecast) {
+    s->forecast = std::max<MicroUsd>(0, AddUsd(*s->forecast, shown - s->spent));
+    s->forecast_pct =
+        100.0 * static_cast<double>(*s->forecast) / static_cast<double>(s->budget.amount);
+  }
+  s->spent = shown;
+  SetSpentPct(s);
 }
 
 }  // namespace cgov

@@ -88,6 +88,11 @@ std::vector<BudgetStatus> EvaluateBudgets(const BudgetFile& file, const HistoryI
                                           const std::map<uint32_t, MicroUsd>& gpu_prices,
                                           int64_t as_of_ms);
 
+// Shows `status`'s spend as `shown` (the cents a report's "Who" allocated for the same key and
+// window, which differ from the budget's own micro-dollars by less than a cent): the percentage,
+// the alert and the forecast follow it, so that one key's spend is one figure in every table.
+void ShowSpentAs(MicroUsd shown, BudgetStatus* status);
+
 }  // namespace cgov
 
 #endif  // CGOV_ANALYSIS_BUDGET_H_

@@ -79,11 +79,12 @@ TEST_F(BudgetReportE2E, SpendIsTheReportsCostAndTheForecastCarriesTheRateOn) {
   const double spent = (*notebooks)["spent_usd"].get<double>();
   EXPECT_GT(spent, 0);
   // The report's Who shows each holder's cents allocated over the report's total (largest
-  // remainder, docs/analysis.md), the budget its own spend rounded: at most a cent apart.
-  EXPECT_NEAR(spent, WhoCost(month, "notebooks"), 0.0101);
+  // remainder, docs/analysis.md); the budget shows those cents, not its own rounding a cent off
+  // (issue 57, item 4: $244.58 against Who's $244.57).
+  EXPECT_EQ(Cents(spent), Cents(WhoCost(month, "notebooks")));
   const nlohmann::json week = ReportJson({"--db", *db_, "--since",
                                           "2026-11-09T00:00Z", "--by", "team"});
-  EXPECT_NEAR((*applied)["spent_usd"].get<double>(), WhoCost(week, "applied"), 0.0101);
+  EXPECT_EQ(Cents((*applied)["spent_usd"]), Cents(WhoCost(week, "applied")));
 
   // Linear on the trailing 7 days, which here are exactly the data's second week.
   const nlohmann::json& f = (*notebooks)["forecast"];

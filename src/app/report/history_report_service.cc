@@ -278,6 +278,25 @@ Status AddBudgets(const ReportOptions& r, const HistoryOptions& options, const B
                         Load(r, options, Window{BudgetDataStartMs(file, as_of), as_of}));
   CGOV_ASSIGN_OR_RETURN(auto prices, GpuHourlyPrices(in, options));
   summary->budgets = EvaluateBudgets(file, in, prices, as_of);
+  // Each budget's spend in the cents `cgov report --by SCOPE --since PERIOD-START` shows for its
+  // key (that report's Who, allocated once over its total): the same figure, not one a cent off.
+  std::map<std::pair<HistoryBy, int64_t>, std::map<std::string, MicroUsd>> shown;
+  for (BudgetStatus& b : summary->budgets) {
+    const std::pair<HistoryBy, int64_t> key{b.budget.scope, b.period.start_ms};
+    if (!shown.count(key)) {
+      HistoryOptions o = options;
+      o.by = b.budget.scope;
+      CGOV_ASSIGN_OR_RETURN(HistoryInput period, Load(r, o, Window{b.period.start_ms, as_of}));
+      CGOV_ASSIGN_OR_RETURN(HistorySummary who, SummarizeHistory(period, o));
+      std::map<std::string, MicroUsd>& cents = shown[key];
+      if (who.cost.priced) {
+        for (const WhoRow& w : who.who) cents[w.key] = w.cost;
+      }
+    }
+    if (auto it = shown[key].find(b.budget.name); it != shown[key].end()) {
+      ShowSpentAs(it->second, &b);
+    }
+  }
   summary->budgets_file = file.path;
   summary->budget_forecast_days = file.forecast_days;
   return Status::Ok();
