@@ -109,10 +109,14 @@ sanitize: san-build
 	  ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --no-tests=error -j $(TEST_JOBS)
 
 # Every libFuzzer target for FUZZ_SECONDS each (60 by default; CI runs a short smoke), from the
-# seed corpora in fuzz/corpus; a finding fails the run and is kept (docs/fuzzing.md).
+# seed corpora in fuzz/corpus; a finding fails the run and is kept (docs/fuzzing.md). Then the
+# ledger's generated boxes, LEDGER_BOXES of them (make test runs 200; docs/analysis.md).
 FUZZ_SECONDS ?= 60
+LEDGER_BOXES ?= 3000
 fuzz: san-build
 	@scripts/fuzz build-asan $(FUZZ_SECONDS)
+	@CGOV_LEDGER_BOXES=$(LEDGER_BOXES) UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  build-asan/cgov_unit_tests --gtest_filter='LedgerProperties.*' --gtest_brief=1
 
 # The same tree built with clang++ (sanitizer and fuzz builds use it).
 clang-build:

@@ -689,6 +689,12 @@ TEST(Money, AllocateCentsByLargestRemainder) {
   EXPECT_EQ(AllocateCents({}, 0), std::vector<int64_t>{});
   // Floors that pass the total: a cent is taken back from the last of the smallest remainders.
   EXPECT_EQ(AllocateCents({20'000, 20'000}, 30'000), (std::vector<int64_t>{2, 1}));
+  // A total of cents rounded elsewhere, more cents above the floors than there are parts (the
+  // ledger's generated box 20261763: idle days adding up to $0.07 of an $0.08 idle line).
+  EXPECT_EQ(AllocateCents({34'900, 34'900}, 80'000), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(AllocateCents({34'900}, 80'000), (std::vector<int64_t>{8}));
+  EXPECT_EQ(AllocateCents({90'000, 90'000}, 120'000), (std::vector<int64_t>{6, 6}));
+  EXPECT_EQ(AllocateCents({0, 90'000}, 20'000), (std::vector<int64_t>{0, 2}));
 }
 
 TEST(Savings, TheSeedExampleStillHolds) {

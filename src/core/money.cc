@@ -67,15 +67,22 @@ std::vector<int64_t> AllocateCents(const std::vector<MicroUsd>& parts, MicroUsd 
   }
   std::stable_sort(remainders.begin(), remainders.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t k = 0; sum < total && k < remainders.size(); ++k, ++sum) {
-    ++cents[remainders[k].second];
+  // One cent each to the largest remainders; when the total is more cents above the floors than
+  // there are parts (a total rounded from other parts: two phases' cents), round after round.
+  for (size_t k = 0; sum < total && !remainders.empty(); ++k, ++sum) {
+    ++cents[remainders[k % remainders.size()].second];
   }
   // The floors already pass the total (the parts were rounded up elsewhere): take cents back
-  // from the smallest remainders of parts that have one to give.
-  for (size_t k = remainders.size(); sum > total && k-- > 0;) {
-    if (cents[remainders[k].second] <= 0) continue;
-    --cents[remainders[k].second];
-    --sum;
+  // from the smallest remainders of parts that have one to give, round after round.
+  while (sum > total) {
+    bool taken = false;
+    for (size_t k = remainders.size(); sum > total && k-- > 0;) {
+      if (cents[remainders[k].second] <= 0) continue;
+      --cents[remainders[k].second];
+      --sum;
+      taken = true;
+    }
+    if (!taken) break;  // nothing left to take: parts of zero cannot go below it
   }
   return cents;
 }

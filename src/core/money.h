@@ -45,7 +45,10 @@ MicroUsd RoundToCent(MicroUsd amount);
 // Allocates cents once: `parts` (micro-dollars, any sign) rounded to whole cents so that they add
 // up to `total_micro` rounded to the cent (half away from zero): each part's floor, then one cent
 // each to the largest remainders (the earlier part on a tie). Returns cents, one per part.
-// REQUIRES: the parts add up to about `total_micro` (a few micro-dollars of rounding apart).
+// When they add up to something else (a total itself made of cents rounded elsewhere: the idle
+// line is two phases' cents), the difference goes a cent at a time to the largest remainders, or
+// is taken from the smallest, round after round: the cents always add up to the total (for a
+// positive total and non-negative parts).
 std::vector<int64_t> AllocateCents(const std::vector<MicroUsd>& parts, MicroUsd total_micro);
 
 // price per GPU-hour x GPU-milliseconds / 3,600,000, rounded to the micro-dollar (128-bit math),
