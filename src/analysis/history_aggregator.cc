@@ -211,8 +211,6 @@ void HistoryAggregator::CompleteHoursBefore(int64_t hour) {
 void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
   HourBucket& bucket = Bucket(HourOf(p.ts_ms));
   const StoredTick& tick = p.tick;
-  TickCredit credit;
-  credit.ts_ms = p.ts_ms;
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
     const StoredGpu& g = tick.gpus[i];
     GpuHour& gh = bucket.gpus[g.gpu_id];
@@ -228,17 +226,6 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
     const GpuPoint point = StoredGpuPoint(tick, i);
     const std::optional<Phase> phase = PhaseOf(point, phases_);
     if (point.util_pct && !g.lost) gh.util_band_ms[UtilBand(*point.util_pct)] += duration_ms;
-    if (sink_) {
-      TickCredit::Gpu& gc = credit.gpus.emplace_back();
-      gc.gpu_id = g.gpu_id;
-      gc.duration_ms = duration_ms;
-      gc.phase = phase;
-      // As UsageAccumulator counts it: NVML reports whole percents.
-      if (phase) {
-        gc.util_ms_x100 =
-            duration_ms * static_cast<int64_t>(std::clamp(*point.util_pct, 0.0, 100.0) + 0.5);
-      }
-    }
     // Identities on this GPU, by id: every holder gets the time; compute holders split it.
     std::vector<TickHolder>& holders = holders_;
     const bool busy = phase && *phase != Phase::kIdleHeld && *phase != Phase::kTrulyIdle;
@@ -247,23 +234,10 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
       IdentityHour& ih = bucket.identities[{h.identity_id, g.gpu_id}];
       ih.samples += 1;
       ih.held_ms += duration_ms;
-      TickCredit::Identity* ic = nullptr;
-      if (sink_) {
-        ic = &credit.identities.emplace_back();
-        ic->identity_id = h.identity_id;
-        ic->gpu_id = g.gpu_id;
-        ic->held_ms = duration_ms;
-        ic->phase = phase;
-      }
       if (!h.compute) continue;
       if (phase == Phase::kIdleHeld) ih.idle_held_ms += duration_ms;
       if (rule == SplitRule::kByUtilization) ih.shared_by_util_ms += h.share_ms;
       if (rule == SplitRule::kEvenly) ih.shared_evenly_ms += h.share_ms;
-      if (ic != nullptr) {
-        ic->idle_held_ms = phase == Phase::kIdleHeld ? duration_ms : 0;
-        ic->attributed_ms = h.share_ms;
-        ic->split = rule;
-      }
       if (phase) {
         ih.attributed_ms[static_cast<size_t>(*phase)] += h.share_ms;
       } else {
@@ -272,7 +246,11 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
     }
     if (g.processes_known) CommitSessions(p, i, phase == Phase::kIdleHeld, duration_ms);
   }
-  if (sink_) sink_(credit);
+  if (sink_) {
+    // The same credit the rollups were made of, by the one function /metrics uses too.
+    CreditOf(tick, p.ts_ms, duration_ms, phases_, &holders_, &credit_);
+    sink_(credit_);
+  }
 }
 
 void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held,
@@ -388,6 +366,40 @@ std::vector<SessionRecord> HistoryAggregator::AllSessions() const {
   std::vector<SessionRecord> out = closed_sessions_;
   for (const auto& [key, s] : open_sessions_) out.push_back(s);
   return out;
+}
+
+void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
+              const PhaseThresholds& phases, std::vector<TickHolder>* holders, TickCredit* out) {
+  out->ts_ms = ts_ms;
+  out->gpus.clear();
+  out->identities.clear();
+  for (size_t i = 0; i < tick.gpus.size(); ++i) {
+    const StoredGpu& g = tick.gpus[i];
+    const GpuPoint point = StoredGpuPoint(tick, i);
+    const std::optional<Phase> phase = PhaseOf(point, phases);
+    TickCredit::Gpu& gc = out->gpus.emplace_back();
+    gc.gpu_id = g.gpu_id;
+    gc.duration_ms = duration_ms;
+    gc.phase = phase;
+    // As UsageAccumulator counts it: NVML reports whole percents.
+    if (phase) {
+      gc.util_ms_x100 =
+          duration_ms * static_cast<int64_t>(std::clamp(*point.util_pct, 0.0, 100.0) + 0.5);
+    }
+    const bool busy = phase && *phase != Phase::kIdleHeld && *phase != Phase::kTrulyIdle;
+    const SplitRule rule = SplitGpuTime(tick, i, busy, duration_ms, holders);
+    for (const TickHolder& h : *holders) {
+      TickCredit::Identity& ic = out->identities.emplace_back();
+      ic.identity_id = h.identity_id;
+      ic.gpu_id = g.gpu_id;
+      ic.held_ms = duration_ms;
+      ic.phase = phase;
+      if (!h.compute) continue;
+      ic.idle_held_ms = phase == Phase::kIdleHeld ? duration_ms : 0;
+      ic.attributed_ms = h.share_ms;
+      ic.split = rule;
+    }
+  }
 }
 
 }  // namespace cgov

@@ -121,7 +121,15 @@ class HistoryAggregator {
   std::vector<GpuPoint> points_;
   std::vector<TickHolder> holders_;
   std::vector<uint32_t> present_;
+  TickCredit credit_;
 };
+
+// What `tick`, taken at `ts_ms`, is credited with when it stands for `duration_ms` (Commit's
+// credit, without its hours and sessions): /metrics credits the newest tick, whose duration is
+// not known yet, the time since it up to one interval with it, as a report whose data ends then
+// counts it (docs/analysis.md, "What a sample covers"). `holders`: scratch. Pure.
+void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
+              const PhaseThresholds& phases, std::vector<TickHolder>* holders, TickCredit* out);
 
 // The identities holding GPU `gpu_pos` in `tick` (sorted by id), each compute holder with its
 // share of `duration_ms` (they add up to it exactly), and the rule that split it: the

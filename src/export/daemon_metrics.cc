@@ -102,10 +102,20 @@ void DaemonMetrics::Credit(const TickCredit& credit,
       ++it;
     }
   }
+  Apply(credit, &gpu_counters_, [&](uint32_t id) -> IdentityCounters& {
+    IdentityCounters& c = CountersOf(KeyOf(identity_of(id)));
+    c.last_credit_ms = credit.ts_ms;
+    return c;
+  });
+}
+
+void DaemonMetrics::Apply(
+    const TickCredit& credit, std::vector<GpuCounters>* gpus,
+    const std::function<IdentityCounters&(uint32_t identity_id)>& counters_of) const {
   for (const TickCredit::Gpu& g : credit.gpus) {
     auto pos = gpu_pos_.find(g.gpu_id);
     if (pos == gpu_pos_.end()) continue;
-    GpuCounters& c = gpu_counters_[pos->second];
+    GpuCounters& c = (*gpus)[pos->second];
     const size_t slot = g.phase ? static_cast<size_t>(*g.phase) : kUnknownPhase;
     c.ms[slot] += g.duration_ms;
     c.util_ms_x100[slot] += g.util_ms_x100;
@@ -114,7 +124,7 @@ void DaemonMetrics::Credit(const TickCredit& credit,
     }
   }
   for (const TickCredit::Identity& id : credit.identities) {
-    IdentityCounters& c = CountersOf(KeyOf(identity_of(id.identity_id)));
+    IdentityCounters& c = counters_of(id.identity_id);
     c.held_ms += id.held_ms;
     c.idle_held_ms += id.idle_held_ms;
     c.attributed_ms[id.phase ? static_cast<size_t>(*id.phase) : kUnknownPhase] += id.attributed_ms;
@@ -123,8 +133,28 @@ void DaemonMetrics::Credit(const TickCredit& credit,
       const MicroUsd price = *gpus_[pos->second].price_per_gpu_hour;
       c.cost_micro_usd = AddUsd(c.cost_micro_usd, CostOf(price, id.attributed_ms));
     }
-    c.last_credit_ms = credit.ts_ms;
   }
+}
+
+void DaemonMetrics::SetPending(const StoredTick& tick, int64_t ts_ms,
+                               const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
+  std::lock_guard lock(mu_);
+  Changed();
+  if (!pending_) pending_.emplace();
+  pending_->tick = tick;  // assigned into: the vectors keep their capacity from tick to tick
+  pending_->ts_ms = ts_ms;
+  pending_->keys.clear();
+  auto resolve = [&](uint32_t id) {
+    if (!pending_->keys.count(id)) pending_->keys.emplace(id, KeyOf(identity_of(id)));
+  };
+  for (const StoredProcess& p : tick.processes) resolve(p.identity_id);
+  for (const StoredAllocation& a : tick.allocations) resolve(a.identity_id);
+}
+
+void DaemonMetrics::ClearPending() {
+  std::lock_guard lock(mu_);
+  Changed();
+  pending_.reset();
 }
 
 DaemonMetrics::IdentityKey DaemonMetrics::KeyOf(const IdentityRecord* record) const {
@@ -273,20 +303,47 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
                                   const SelfStats* self) const {
   std::lock_guard lock(mu_);
   const bool fresh = Fresh(now_ms);
+  // The newest tick counts for the time since it, up to one interval (SetPending): what the
+  // history counts for it when its data ends now (docs/analysis.md, "What a sample covers").
+  const int64_t pending_ms =
+      pending_ ? std::clamp<int64_t>(now_ms - pending_->ts_ms, 0, options_.interval_ms) : 0;
   Cached& cached = cache_[format == ExpositionFormat::kOpenMetrics ? 1 : 0];
-  if (cached.generation != generation_ || cached.fresh != fresh) {
+  if (cached.generation != generation_ || cached.fresh != fresh ||
+      cached.pending_ms != pending_ms) {
     cached.body.clear();
     cached.body.reserve(65536);
     ExpositionWriter w(format, &cached.body);
     std::deque<GpuLabels> labels;  // views into these strings: never copied or moved
     for (const MetricsGpu& g : gpus_) labels.emplace_back(g, options_.hostname);
     RenderGpuGauges(w, labels, now_ms);
-    RenderCounters(w, labels);
-    RenderProcesses(w, now_ms);
+    if (pending_ms > 0) {
+      std::vector<GpuCounters> counters = gpu_counters_;
+      std::map<IdentityKey, IdentityCounters> identities = identities_;
+      TickCredit credit;
+      std::vector<TickHolder> holders;
+      // Phases as the history writer's aggregator classifies them (its defaults).
+      CreditOf(pending_->tick, pending_->ts_ms, pending_ms, PhaseThresholds{}, &holders, &credit);
+      Apply(credit, &counters, [&](uint32_t id) -> IdentityCounters& {
+        auto key = pending_->keys.find(id);
+        IdentityKey k = key != pending_->keys.end() ? key->second : IdentityKey{};
+        // Beyond the cap, "(other)", as Credit will count it.
+        if (!identities.count(k) && identities.size() + 1 >= options_.max_identity_series) {
+          k = IdentityKey{kOther, kOther, kOther, kOther, kOther,
+                          kOther, kOther, kOther, kOther, kOther};
+        }
+        return identities[k];
+      });
+      RenderCounters(w, labels, counters);
+      RenderProcesses(w, now_ms, identities);
+    } else {
+      RenderCounters(w, labels, gpu_counters_);
+      RenderProcesses(w, now_ms, identities_);
+    }
     RenderSelf(w, now_ms);
     RenderBudgets(w, now_ms);
     cached.generation = generation_;
     cached.fresh = fresh;
+    cached.pending_ms = pending_ms;
   }
   std::string out;
   out.reserve(cached.body.size() + 256);
@@ -586,22 +643,22 @@ void DaemonMetrics::RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLab
   RenderXidsAndEnergy(g);
 }
 
-void DaemonMetrics::RenderCounters(ExpositionWriter& w,
-                                   const std::deque<GpuLabels>& labels) const {
+void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
+                                   const std::vector<GpuCounters>& counters) const {
   if (gpus_.empty()) return;
   w.Family("cgov_gpu_phase_seconds_total", MetricType::kCounter,
            "GPU-seconds by phase (truly_idle, idle_held, underutilized, productive, "
            "compute_bound; unknown: no utilization reading).");
   for (size_t i = 0; i < gpus_.size(); ++i) {
     for (size_t p = 0; p <= kPhaseCount; ++p) {
-      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), gpu_counters_[i].ms[p] / 1000.0);
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), counters[i].ms[p] / 1000.0);
     }
   }
   w.Family("cgov_gpu_busy_seconds_total", MetricType::kCounter,
            "GPU-seconds x utilization / 100 (effective GPU-seconds), by phase.");
   for (size_t i = 0; i < gpus_.size(); ++i) {
     for (size_t p = 0; p < kPhaseCount; ++p) {
-      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), gpu_counters_[i].util_ms_x100[p] / 1e5);
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), counters[i].util_ms_x100[p] / 1e5);
     }
   }
   bool priced = false;
@@ -612,7 +669,7 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w,
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (!gpus_[i].price_per_gpu_hour) continue;
     for (size_t p = 0; p <= kPhaseCount; ++p) {
-      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), UsdOf(gpu_counters_[i].cost_micro_usd[p]));
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), UsdOf(counters[i].cost_micro_usd[p]));
     }
   }
   w.Family("cgov_gpu_price_usd_per_hour", MetricType::kGauge,
@@ -623,7 +680,9 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w,
   }
 }
 
-void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
+void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms,
+                                    const std::map<IdentityKey, IdentityCounters>& identities)
+    const {
   auto identity_labels = [&](const IdentityKey& k) {
     Labels l{{"Hostname", options_.hostname}, {"user", k.user},
              {"project", k.project},          {"team", k.team},
@@ -636,13 +695,13 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
     }
     return l;
   };
-  if (!identities_.empty()) {
+  if (!identities.empty()) {
     w.Family("cgov_identity_gpu_seconds_total", MetricType::kCounter,
              "GPU-seconds attributed to an identity, by phase: a GPU's time split between the "
              "identities holding compute memory on it, in proportion to their SM utilization "
              "while it is busy and NVML reports per-process utilization, evenly otherwise "
              "(adds up to the attributed GPU time).");
-    for (const auto& [key, c] : identities_) {
+    for (const auto& [key, c] : identities) {
       for (size_t p = 0; p <= kPhaseCount; ++p) {
         Labels l = identity_labels(key);
         l.emplace_back("phase", PhaseKeyAt(p));
@@ -651,22 +710,22 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms) const {
     }
     w.Family("cgov_identity_held_seconds_total", MetricType::kCounter,
              "GPU-seconds an identity had a process on a GPU (a shared GPU counts for each holder).");
-    for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.held_ms / 1000.0);
+    for (const auto& [key, c] : identities) w.Sample(identity_labels(key), c.held_ms / 1000.0);
     w.Family("cgov_identity_idle_held_seconds_total", MetricType::kCounter,
              "GPU-seconds an identity held compute memory on an idle-held GPU.");
-    for (const auto& [key, c] : identities_) w.Sample(identity_labels(key), c.idle_held_ms / 1000.0);
+    for (const auto& [key, c] : identities) w.Sample(identity_labels(key), c.idle_held_ms / 1000.0);
     w.Family("cgov_identity_cost_usd_total", MetricType::kCounter,
              "Estimated cost of the GPU-seconds attributed to an identity (USD).");
-    for (const auto& [key, c] : identities_) {
+    for (const auto& [key, c] : identities) {
       w.Sample(identity_labels(key), UsdOf(c.cost_micro_usd));
     }
-    const bool work = std::any_of(identities_.begin(), identities_.end(),
+    const bool work = std::any_of(identities.begin(), identities.end(),
                                   [](const auto& i) { return !i.second.work.empty(); });
     if (work) {
       w.Family("cgov_identity_work_total", MetricType::kCounter,
                "Work an identity's jobs reported in their progress files (CGOV_PROGRESS_FILE, "
                "which cgov run sets), by unit, counted while the daemon saw them on a GPU.");
-      for (const auto& [key, c] : identities_) {
+      for (const auto& [key, c] : identities) {
         for (const auto& [unit, amount] : c.work) {
           Labels l = identity_labels(key);
           l.emplace_back("unit", unit);

@@ -112,6 +112,15 @@ class DaemonMetrics {
   // `identity_of` resolves TickCredit identity ids (nullptr: unknown identity).
   void Credit(const TickCredit& credit,
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  // The newest tick, taken at `ts_ms`, whose duration is not known until the next one: a scrape
+  // counts it for the time since it, up to one interval (analysis/history_aggregator.h
+  // CreditOf), as a report whose data ends at the scrape counts it; the next tick's credit then
+  // counts it in full, never less, so no counter goes down. `identity_of` resolves its
+  // identities now (a scrape runs on another thread). Cleared by ClearPending (a tick the
+  // history did not take).
+  void SetPending(const StoredTick& tick, int64_t ts_ms,
+                  const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  void ClearPending();
   // Work a job of `identity` (nullptr: unknown) reported (its progress file: docs/metrics.md,
   // "Work"), in `unit`: served as cgov_identity_work_total{unit}.
   void CreditWork(const IdentityRecord* identity, const std::string& unit, double amount,
@@ -182,12 +191,17 @@ class DaemonMetrics {
   // the cap). REQUIRES: mu_ held.
   IdentityKey KeyOf(const IdentityRecord* record) const;
   IdentityCounters& CountersOf(IdentityKey key);
+  // Adds `credit` to `gpus` and to the identities' counters `counters_of` gives.
+  void Apply(const TickCredit& credit, std::vector<GpuCounters>* gpus,
+             const std::function<IdentityCounters&(uint32_t identity_id)>& counters_of) const;
 
   struct GpuLabels;  // dcgm-exporter's label set of one GPU
   void RenderGpuGauges(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
                        int64_t now_ms) const;
-  void RenderCounters(ExpositionWriter& w, const std::deque<GpuLabels>& labels) const;
-  void RenderProcesses(ExpositionWriter& w, int64_t now_ms) const;
+  void RenderCounters(ExpositionWriter& w, const std::deque<GpuLabels>& labels,
+                      const std::vector<GpuCounters>& counters) const;
+  void RenderProcesses(ExpositionWriter& w, int64_t now_ms,
+                       const std::map<IdentityKey, IdentityCounters>& identities) const;
   void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
   static void RenderProcessSelf(ExpositionWriter& w, const SelfStats& self);
   void RenderBudgets(ExpositionWriter& w, int64_t now_ms) const;
@@ -200,7 +214,13 @@ class DaemonMetrics {
   struct Cached {
     uint64_t generation = ~0ull;
     bool fresh = false;
+    int64_t pending_ms = -1;  // the newest tick's time counted in it
     std::string body;
+  };
+  struct PendingTick {
+    StoredTick tick;
+    int64_t ts_ms = 0;
+    std::map<uint32_t, IdentityKey> keys;  // its identities' labels, resolved at SetPending
   };
 
   MetricsOptions options_;
@@ -210,6 +230,7 @@ class DaemonMetrics {
   std::vector<GpuCounters> gpu_counters_;
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
+  std::optional<PendingTick> pending_;
   std::shared_ptr<const SharedBudgets> budgets_;
   std::shared_ptr<const SlurmJobs> slurm_jobs_;
   std::optional<MetricsNotifications> notifications_;  // set only with --notify

@@ -224,6 +224,80 @@ TEST(DaemonMetrics, ARepriceChangesWhatComesAfterAndTheCostNeverGoesDown) {
   EXPECT_DOUBLE_EQ(GpuCost(m.Render(ExpositionFormat::kText, 40'500), "idle_held"), 0.031);
 }
 
+// Every sample of a GPU's counters summed over its phases (cgov_gpu_phase_seconds_total{gpu}).
+double GpuSeconds(const std::string& text, const std::string& gpu) {
+  const std::string head = "cgov_gpu_phase_seconds_total{gpu=\"" + gpu + "\"";
+  double sum = 0;
+  for (size_t at = text.find(head); at != std::string::npos; at = text.find(head, at + 1)) {
+    const size_t end = text.find('\n', at);
+    sum += std::stod(text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1));
+  }
+  return sum;
+}
+
+// Issue 57, item 8: one rule for what a sample covers. /metrics counted 12 GPU-seconds for 13
+// samples a second apart where the history counts 13: the newest sample's time was credited only
+// when the next sample came. Now a scrape counts it up to the scrape (one interval at most), as
+// the history does for data that ends then; the counters still never go down, and equal the
+// history's at every scrape, phase by phase and identity by identity.
+TEST(DaemonMetrics, TheNewestSampleCountsUpToTheScrapeAsTheHistoryCountsIt) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(7, 0, 3'600'000)});
+  IdentityRecord alice;
+  alice.user = "alice";
+  auto identity_of = [&](uint32_t id) -> const IdentityRecord* {
+    return id == 1 ? &alice : nullptr;
+  };
+  HistoryAggregator history;
+  history.set_credit_sink([&](const TickCredit& c) { m.Credit(c, identity_of); });
+  const RunRecord run{1, 0, 1000, "daemon", "node-a"};
+  double last = 0;
+  for (int k = 0; k < 13; ++k) {
+    StoredTick tick;
+    StoredGpu g;
+    g.gpu_id = 7;
+    g.processes_known = true;
+    g.set(StoredGpuField::kUtilPct, k % 3 == 0 ? 0 : 80);
+    tick.gpus.push_back(g);
+    StoredProcess p;
+    p.pid = 42;
+    p.identity_id = 1;
+    p.compute = true;
+    p.mem_used_mib = 20'000;
+    tick.processes.push_back(p);
+    // One sample 300 ms late, the next one on time again.
+    auto at = [](int i) { return 100'000 + i * 1000 + (i == 7 ? 300 : 0); };
+    const int64_t ts = at(k);
+    history.Add(ts, run, tick);
+    m.SetPending(tick, ts, identity_of);
+    for (int64_t after : {0, 250, 650, 999, 1000, 1700}) {
+      if (k < 12 && ts + after >= at(k + 1)) continue;  // the next sample comes first
+      const int64_t now = ts + after;
+      HistoryAggregator ended = history;  // the history as a report ending now reads it
+      ended.set_credit_sink(nullptr);
+      ended.Finish(now);
+      int64_t history_ms = 0;
+      for (const HourBucket& b : ended.TakeCompleteHours()) {
+        history_ms += b.gpus.at(7).usage.KnownMs();
+      }
+      const std::string text = m.Render(ExpositionFormat::kText, now);
+      const double seconds = GpuSeconds(text, "0");
+      EXPECT_DOUBLE_EQ(seconds, static_cast<double>(history_ms) / 1000) << "sample " << k
+                                                                        << " +" << after;
+      EXPECT_GE(seconds, last) << "a counter never goes down: sample " << k << " +" << after;
+      last = seconds;
+      if (seconds > 0) {
+        EXPECT_THAT(text, HasSubstr("cgov_identity_held_seconds_total{Hostname=\"node-a\","
+                                    "user=\"alice\""));
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(last, 13.0) << "13 samples a second apart: 13 GPU-seconds, the history's";
+}
+
 TEST(DaemonMetrics, BudgetsServeAmountThresholdsAndThisHostsSpend) {
   MetricsOptions o;
   o.hostname = "node-a";

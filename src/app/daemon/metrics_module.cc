@@ -122,6 +122,14 @@ Status MetricsModule::AfterWrite(DaemonTick* tick) {
   }
   if (tick->built && d_.options().dcgm_names) t.gpu_pods = GpuPods(tick->stored);
   metrics_->RecordTick(std::move(t));
+  // The tick the history took last: the counters count it up to the scrape (SetPending), as a
+  // report of the history ending then would.
+  if (tick->built && tick->written) {
+    metrics_->SetPending(tick->stored, sample.wall_ns / 1'000'000,
+                         [this](uint32_t id) { return d_.IdentityOf(id); });
+  } else {
+    metrics_->ClearPending();
+  }
   metrics_->SetHistoryDbOk(tick->written);
   metrics_->CountTick(!tick->written);
   return Status::Ok();
