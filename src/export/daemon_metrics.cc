@@ -140,7 +140,7 @@ void DaemonMetrics::SetPending(const StoredTick& tick, int64_t ts_ms,
                                const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
   std::lock_guard lock(mu_);
   Changed();
-  if (!pending_) pending_.emplace();
+  if (!pending_) pending_ = PendingTick{};  // (clang: not emplace() of a nested struct)
   pending_->tick = tick;  // assigned into: the vectors keep their capacity from tick to tick
   pending_->ts_ms = ts_ms;
   pending_->keys.clear();
