@@ -1,6 +1,8 @@
 // One sampling tick: 8 fake GPUs' fast fields + host /proc reads, and its parts alone.
 // Run: make bench   (figures and the command in docs/benchmarks.md)
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +12,7 @@
 
 #include "os/clock.h"
 #include "os/file_reader.h"
+#include "os/process_exit_watch.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/nvml_source.h"
 #include "telemetry/process_reader.h"
@@ -110,6 +113,34 @@ void BM_ProcessIdentity(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ProcessIdentity)->MeasureProcessCPUTime()->UseRealTime();
+
+// What telling exits costs a tick when none happened (the usual tick): `range(0)` processes
+// watched (sleeping children), TakeExited once an iteration. Issue 64: a poll(2) of every pidfd
+// every tick grew with the processes; one epoll set answers with the exited ones only.
+void BM_ExitWatchQuiet(benchmark::State& state) {
+  std::vector<pid_t> children;
+  auto watch = NewPidfdExitWatch();
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    const pid_t child = fork();
+    if (child == 0) {
+      pause();
+      _exit(0);
+    }
+    if (child > 0) children.push_back(child);
+    if (child < 0 || !watch->Watch(static_cast<uint32_t>(child))) {
+      state.SkipWithError("no child or no pidfd_open here");
+      break;
+    }
+  }
+  for (auto _ : state) {
+    std::vector<uint32_t> exited = watch->TakeExited();
+    benchmark::DoNotOptimize(exited);
+  }
+  for (pid_t child : children) kill(child, SIGKILL);
+  for (pid_t child : children) waitpid(child, nullptr, 0);
+  state.counters["watched"] = static_cast<double>(state.range(0));
+}
+BENCHMARK(BM_ExitWatchQuiet)->Arg(14)->Arg(56)->Arg(200)->MeasureProcessCPUTime()->UseRealTime();
 
 }  // namespace
 }  // namespace cgov

@@ -4,6 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace cgov {
@@ -40,6 +43,44 @@ TEST(PidfdExitWatch, TellsAWatchedChildsExitOnce) {
   if (watched) {
     EXPECT_TRUE(watch->TakeExited().empty());
   }
+}
+
+// Issue 64: one epoll set. Of 100 watched children, the 70 that exit (more than one batch of
+// events) are told, each once, and only they; one forgotten after it exited is not told.
+TEST(PidfdExitWatch, TellsExactlyTheExitedOnesAmongMany) {
+  auto watch = NewPidfdExitWatch();
+  std::vector<pid_t> children;
+  for (int i = 0; i < 100; ++i) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      pause();
+      _exit(0);
+    }
+    children.push_back(child);
+    if (!watch->Watch(static_cast<uint32_t>(child))) {
+      for (pid_t c : children) kill(c, SIGKILL);
+      for (pid_t c : children) waitpid(c, nullptr, 0);
+      GTEST_SKIP() << "no pidfd_open here";
+    }
+  }
+  EXPECT_TRUE(watch->Watch(static_cast<uint32_t>(children[0]))) << "already watched";
+  std::vector<uint32_t> killed;
+  for (size_t i = 0; i < 71; ++i) {
+    kill(children[i], SIGKILL);
+    waitpid(children[i], nullptr, 0);
+    killed.push_back(static_cast<uint32_t>(children[i]));
+  }
+  watch->Forget(killed.back());  // exited, then forgotten: not told
+  killed.pop_back();
+  std::vector<uint32_t> told = watch->TakeExited();
+  std::sort(told.begin(), told.end());
+  std::sort(killed.begin(), killed.end());
+  EXPECT_EQ(told, killed);
+  EXPECT_TRUE(watch->TakeExited().empty()) << "told once";
+  for (size_t i = 71; i < children.size(); ++i) kill(children[i], SIGKILL);
+  for (size_t i = 71; i < children.size(); ++i) waitpid(children[i], nullptr, 0);
+  EXPECT_EQ(watch->TakeExited().size(), 29u);
 }
 
 }  // namespace
