@@ -225,13 +225,34 @@ TEST(DaemonMetrics, ARepriceChangesWhatComesAfterAndTheCostNeverGoesDown) {
   EXPECT_DOUBLE_EQ(GpuCost(m.Render(ExpositionFormat::kText, 40'500), "idle_held"), 0.031);
 }
 
+// Each sample of `metric` in `text` by the value of `label` (summed over the other labels), and
+// by "label|phase" when the series has a phase.
+std::map<std::string, double> SamplesBy(const std::string& text, const std::string& metric,
+                                        const std::string& label) {
+  std::map<std::string, double> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(metric + "{")) continue;
+    auto value_of = [&](const std::string& name) -> std::string {
+      const std::string head = name + "=\"";
+      const size_t at = line.find("," + head) != std::string::npos ? line.find("," + head) + 1
+                                                                    : line.find("{" + head) + 1;
+      if (at == 0) return "";
+      const size_t start = at + head.size();
+      return line.substr(start, line.find('"', start) - start);
+    };
+    std::string key = value_of(label);
+    if (const std::string phase = value_of("phase"); !phase.empty()) key += "|" + phase;
+    out[key] += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return out;
+}
+
 // Every sample of a GPU's counters summed over its phases (cgov_gpu_phase_seconds_total{gpu}).
 double GpuSeconds(const std::string& text, const std::string& gpu) {
-  const std::string head = "cgov_gpu_phase_seconds_total{gpu=\"" + gpu + "\"";
   double sum = 0;
-  for (size_t at = text.find(head); at != std::string::npos; at = text.find(head, at + 1)) {
-    const size_t end = text.find('\n', at);
-    sum += std::stod(text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1));
+  for (const auto& [key, seconds] : SamplesBy(text, "cgov_gpu_phase_seconds_total", "gpu")) {
+    if (key.starts_with(gpu + "|")) sum += seconds;
   }
   return sum;
 }
@@ -297,29 +318,6 @@ TEST(DaemonMetrics, TheNewestSampleCountsUpToTheScrapeAsTheHistoryCountsIt) {
     }
   }
   EXPECT_DOUBLE_EQ(last, 13.0) << "13 samples a second apart: 13 GPU-seconds, the history's";
-}
-
-// Each sample of `metric` in `text` by the value of `label` (summed over the other labels), and
-// by "label|phase" when the series has a phase.
-std::map<std::string, double> SamplesBy(const std::string& text, const std::string& metric,
-                                        const std::string& label) {
-  std::map<std::string, double> out;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with(metric + "{")) continue;
-    auto value_of = [&](const std::string& name) -> std::string {
-      const std::string head = name + "=\"";
-      const size_t at = line.find("," + head) != std::string::npos ? line.find("," + head) + 1
-                                                                    : line.find("{" + head) + 1;
-      if (at == 0) return "";
-      const size_t start = at + head.size();
-      return line.substr(start, line.find('"', start) - start);
-    };
-    std::string key = value_of(label);
-    if (const std::string phase = value_of("phase"); !phase.empty()) key += "|" + phase;
-    out[key] += std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return out;
 }
 
 // Issue 57: the ledger's generated boxes through /metrics. Each run of the recorder is a daemon

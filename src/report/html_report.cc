@@ -525,6 +525,17 @@ std::string RunReportHtml(const RunSummary& s) {
   const bool data = s.usage.KnownMs() > 0 && !s.TooShortToMeasure();
   if (data) {
     out += CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    const IdleHeldParts& h = s.idle_held;
+    if (h.in_bursts_ms > 0) {  // the phase and the idle-held finding differ: how they add up
+      auto seconds = [](int64_t ms) { return F1(static_cast<double>(ms) / 1000); };
+      out += fmt::format(
+          "<p>Idle-held, reconciled: {} GPU-seconds = {} s of short pauses on bursty GPUs (inside "
+          "busy work: the input-pipeline finding) + {} s on the other GPUs (the idle-held "
+          "finding).</p>\n",
+          Num(seconds(h.total_ms), "/idle_held_reconciled/gpu_seconds"),
+          Num(seconds(h.in_bursts_ms), "/idle_held_reconciled/in_bursts_gpu_seconds"),
+          Num(seconds(h.steady_ms), "/idle_held_reconciled/steady_gpu_seconds"));
+    }
   }
   if (!s.gpus.empty()) out += RunCharts(s) + RunPerGpu(s);
   out += "<section id=\"metrics\"><h2>Metrics</h2>" +

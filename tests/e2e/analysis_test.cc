@@ -107,6 +107,9 @@ TEST(AnalysisE2E, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
                                           phases["idle_held"]["share_pct"].get<double>(),
                                           phases["idle_held"]["share_pct"].get<double>())))
       << r.err;
+  const std::string html = ReadFile(dir / "run/report.html");
+  EXPECT_TRUE(Contains(html, "Idle-held, reconciled:")) << "the HTML report says it too";
+  EXPECT_TRUE(Contains(html, "/idle_held_reconciled/in_bursts_gpu_seconds"));
   EXPECT_LE(s["savings"]["utilization_fraction"].get<double>(),
             s["savings"]["waste_fraction"].get<double>());
 }
