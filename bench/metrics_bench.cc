@@ -120,5 +120,39 @@ void BM_MetricsScrapeBetweenTicks(benchmark::State& state) {
 }
 BENCHMARK(BM_MetricsScrapeBetweenTicks);
 
+// Scrapes a millisecond apart after a tick whose time is still running (SetPending): each
+// counts the newest tick up to the scrape, in tenths of the interval, so one scrape in a hundred
+// re-renders here and the rest copy.
+void BM_MetricsScrapeWhileTheTickRuns(benchmark::State& state) {
+  std::vector<IdentityRecord> ids;
+  DaemonMetrics m(Options());
+  Setup(m, &ids);
+  m.Credit(Credit(1'000'000), [&](uint32_t id) { return &ids[id]; });
+  m.RecordTick(Tick(1'001'000));
+  StoredTick tick;
+  for (uint32_t g = 1; g <= 8; ++g) {
+    StoredGpu sg;
+    sg.gpu_id = g;
+    sg.processes_known = true;
+    sg.set(StoredGpuField::kUtilPct, 55);
+    tick.gpus.push_back(sg);
+    StoredProcess p;
+    p.gpu_pos = g - 1;
+    p.pid = 100 + g;
+    p.identity_id = g % 6;
+    p.compute = true;
+    p.mem_used_mib = 1024;
+    tick.processes.push_back(p);
+  }
+  m.SetPending(tick, 1'001'000, [&](uint32_t id) { return &ids[id]; });
+  int64_t now = 1'001'000;
+  for (auto _ : state) {
+    if (++now >= 1'002'000) now = 1'001'000;
+    std::string body = m.Render(ExpositionFormat::kText, now);
+    benchmark::DoNotOptimize(body);
+  }
+}
+BENCHMARK(BM_MetricsScrapeWhileTheTickRuns);
+
 }  // namespace
 }  // namespace cgov

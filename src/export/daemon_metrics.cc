@@ -304,9 +304,14 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
   std::lock_guard lock(mu_);
   const bool fresh = Fresh(now_ms);
   // The newest tick counts for the time since it, up to one interval (SetPending): what the
-  // history counts for it when its data ends now (docs/analysis.md, "What a sample covers").
+  // history counts for it when its data ends now (docs/analysis.md, "What a sample covers"), in
+  // tenths of the interval, so that a flood of scrapes rebuilds the exposition at most ten times
+  // a tick rather than at each scrape.
+  const int64_t tenth = std::max<int64_t>(1, options_.interval_ms / 10);
   const int64_t pending_ms =
-      pending_ ? std::clamp<int64_t>(now_ms - pending_->ts_ms, 0, options_.interval_ms) : 0;
+      pending_ ? std::clamp<int64_t>((now_ms - pending_->ts_ms) / tenth * tenth, 0,
+                                     options_.interval_ms)
+               : 0;
   Cached& cached = cache_[format == ExpositionFormat::kOpenMetrics ? 1 : 0];
   if (cached.generation != generation_ || cached.fresh != fresh ||
       cached.pending_ms != pending_ms) {

@@ -113,8 +113,9 @@ class DaemonMetrics {
   void Credit(const TickCredit& credit,
               const std::function<const IdentityRecord*(uint32_t)>& identity_of);
   // The newest tick, taken at `ts_ms`, whose duration is not known until the next one: a scrape
-  // counts it for the time since it, up to one interval (analysis/history_aggregator.h
-  // CreditOf), as a report whose data ends at the scrape counts it; the next tick's credit then
+  // counts it for the time since it in whole tenths of the interval, up to one interval
+  // (analysis/history_aggregator.h CreditOf), as a report whose data ends then counts it (a
+  // tenth of an interval at most before the scrape); the next tick's credit then
   // counts it in full, never less, so no counter goes down. `identity_of` resolves its
   // identities now (a scrape runs on another thread). Cleared by ClearPending (a tick the
   // history did not take).

@@ -295,12 +295,14 @@ TEST(DaemonMetrics, TheNewestSampleCountsUpToTheScrapeAsTheHistoryCountsIt) {
     const int64_t ts = at(k);
     history.Add(ts, run, tick);
     m.SetPending(tick, ts, identity_of);
-    for (int64_t after : {0, 250, 650, 999, 1000, 1700}) {
+    for (int64_t after : {0, 99, 250, 650, 999, 1000, 1700}) {
       if (k < 12 && ts + after >= at(k + 1)) continue;  // the next sample comes first
       const int64_t now = ts + after;
-      HistoryAggregator ended = history;  // the history as a report ending now reads it
+      // The history as a report reads it when its data ends at the scrape's last tenth of the
+      // interval (a flood of scrapes rebuilds the exposition ten times a tick at most).
+      HistoryAggregator ended = history;
       ended.set_credit_sink(nullptr);
-      ended.Finish(now);
+      ended.Finish(ts + after / 100 * 100);
       int64_t history_ms = 0;
       for (const HourBucket& b : ended.TakeCompleteHours()) {
         history_ms += b.gpus.at(7).usage.KnownMs();
