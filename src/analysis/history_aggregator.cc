@@ -53,6 +53,7 @@ void CollectHolders(const StoredTick& tick, size_t gpu_pos, std::vector<TickHold
     TickHolder& h = holder(proc.identity_id);
     if (!proc.compute) continue;
     h.compute = true;
+    ++h.sessions;
     h.sm_util += proc.sm_util_pct.value_or(0);
     h.util_known = h.util_known && proc.sm_util_pct.has_value();
   }
@@ -62,6 +63,7 @@ void CollectHolders(const StoredTick& tick, size_t gpu_pos, std::vector<TickHold
     if (a.gpu_pos != gpu_pos) continue;
     TickHolder& h = holder(a.identity_id);
     h.compute = true;
+    ++h.sessions;
     h.util_known = false;
   }
   std::sort(holders->begin(), holders->end(),
@@ -263,21 +265,11 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
   // Idle-held: each identity's share of the time (holders_, as SplitGpuTime left it for this
   // GPU) goes evenly to its sessions here, the first ones a millisecond more where it does not
   // divide: the sessions of this tick add up to the GPU's idle-held time.
-  auto sessions_of = [&](uint32_t identity_id) {
-    int64_t n = 0;
-    for (const StoredProcess& proc : tick.processes) {
-      n += proc.gpu_pos == gpu_pos && proc.compute && proc.identity_id == identity_id;
-    }
-    for (const StoredAllocation& a : tick.allocations) {
-      n += a.gpu_pos == gpu_pos && a.identity_id == identity_id;
-    }
-    return n;
-  };
   auto idle_share = [&](uint32_t identity_id) -> int64_t {
     auto h = std::find_if(holders_.begin(), holders_.end(),
                           [&](const TickHolder& x) { return x.identity_id == identity_id; });
     if (h == holders_.end() || !h->compute) return 0;
-    const int64_t n = std::max<int64_t>(1, sessions_of(identity_id));
+    const int64_t n = std::max<int64_t>(1, h->sessions);
     const int64_t seen = h->sessions_seen++;
     return h->share_ms / n + (seen < h->share_ms % n ? 1 : 0);
   };

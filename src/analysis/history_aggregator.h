@@ -59,6 +59,7 @@ struct TickHolder {
   int64_t sm_util = 0;             // summed over its compute processes
   bool util_known = true;          // every one of them had a per-process reading
   int64_t share_ms = 0;
+  int64_t sessions = 0;            // its compute processes and allocations on the GPU
   int64_t sessions_seen = 0;       // CommitSessions' count of its sessions credited so far
 };
 

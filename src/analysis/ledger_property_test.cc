@@ -123,7 +123,8 @@ void CheckBox(uint64_t seed, const Box& box, const IdleCostPolicy& policy, Histo
 TEST(LedgerProperties, EveryViewOfAGeneratedBoxAddsUpToTheCent) {
   uint64_t boxes = 200;
   if (const char* n = std::getenv("CGOV_LEDGER_BOXES")) boxes = std::strtoull(n, nullptr, 10);
-  const uint64_t first = 20261128;
+  uint64_t first = 20261128;  // CGOV_LEDGER_SEED: another run of boxes
+  if (const char* seed = std::getenv("CGOV_LEDGER_SEED")) first = std::strtoull(seed, nullptr, 10);
   std::printf("ledger boxes: seeds %llu to %llu\n", static_cast<unsigned long long>(first),
               static_cast<unsigned long long>(first + boxes - 1));
   IdleCostPolicy owner;

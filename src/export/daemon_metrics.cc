@@ -180,17 +180,22 @@ DaemonMetrics::IdentityKey DaemonMetrics::KeyOf(const IdentityRecord* record) co
 }
 
 DaemonMetrics::IdentityCounters& DaemonMetrics::CountersOf(IdentityKey key) {
-  auto it = identities_.find(key);
-  if (it == identities_.end()) {
+  return CountersIn(&identities_, std::move(key), &folded_identity_credits_);
+}
+
+DaemonMetrics::IdentityCounters& DaemonMetrics::CountersIn(
+    std::map<IdentityKey, IdentityCounters>* identities, IdentityKey key, int64_t* folded) const {
+  auto it = identities->find(key);
+  if (it == identities->end()) {
     // Beyond the cap a new identity is credited to "(other)" (which may take the cap's last
     // place): the totals over identities stay the GPUs' totals.
-    if (identities_.size() + 1 >= options_.max_identity_series) {
-      ++folded_identity_credits_;
+    if (identities->size() + 1 >= options_.max_identity_series) {
+      if (folded != nullptr) ++*folded;
       key = IdentityKey{kOther, kOther, kOther, kOther, kOther,
                         kOther, kOther, kOther, kOther, kOther};
-      it = identities_.find(key);
+      it = identities->find(key);
     }
-    if (it == identities_.end()) it = identities_.emplace(std::move(key), IdentityCounters{}).first;
+    if (it == identities->end()) it = identities->emplace(std::move(key), IdentityCounters{}).first;
   }
   return it->second;
 }
@@ -330,13 +335,9 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
       CreditOf(pending_->tick, pending_->ts_ms, pending_ms, PhaseThresholds{}, &holders, &credit);
       Apply(credit, &counters, [&](uint32_t id) -> IdentityCounters& {
         auto key = pending_->keys.find(id);
-        IdentityKey k = key != pending_->keys.end() ? key->second : IdentityKey{};
-        // Beyond the cap, "(other)", as Credit will count it.
-        if (!identities.count(k) && identities.size() + 1 >= options_.max_identity_series) {
-          k = IdentityKey{kOther, kOther, kOther, kOther, kOther,
-                          kOther, kOther, kOther, kOther, kOther};
-        }
-        return identities[k];
+        // As Credit will count it ("(other)" beyond the cap), the fold not counted twice.
+        return CountersIn(&identities, key != pending_->keys.end() ? key->second : IdentityKey{},
+                          nullptr);
       });
       RenderCounters(w, labels, counters);
       RenderProcesses(w, now_ms, identities);

@@ -192,6 +192,10 @@ class DaemonMetrics {
   // the cap). REQUIRES: mu_ held.
   IdentityKey KeyOf(const IdentityRecord* record) const;
   IdentityCounters& CountersOf(IdentityKey key);
+  // The counters of `key` in `identities`, made, or "(other)"'s beyond the cap (counted in
+  // `folded` when not nullptr).
+  IdentityCounters& CountersIn(std::map<IdentityKey, IdentityCounters>* identities,
+                               IdentityKey key, int64_t* folded) const;
   // Adds `credit` to `gpus` and to the identities' counters `counters_of` gives.
   void Apply(const TickCredit& credit, std::vector<GpuCounters>* gpus,
              const std::function<IdentityCounters&(uint32_t identity_id)>& counters_of) const;
