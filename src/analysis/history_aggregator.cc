@@ -11,28 +11,11 @@ constexpr uint64_t kMib = 1ull << 20;
 
 int64_t HourOf(int64_t ts_ms) { return ts_ms >= 0 ? ts_ms / kHourMs : (ts_ms - kHourMs + 1) / kHourMs; }
 
-std::vector<uint32_t> GpuIds(const StoredTick& tick) {
-  std::vector<uint32_t> ids;
-  ids.reserve(tick.gpus.size());
-  for (const StoredGpu& g : tick.gpus) ids.push_back(g.gpu_id);
-  return ids;
-}
-
-bool SameGpus(const std::vector<uint32_t>& ids, const StoredTick& tick) {
-  return std::equal(ids.begin(), ids.end(), tick.gpus.begin(), tick.gpus.end(),
-                    [](uint32_t id, const StoredGpu& g) { return id == g.gpu_id; });
-}
-
-HostSample HostOf(const StoredTick& tick) {
-  HostSample host;
+SampleHost HostOf(const StoredTick& tick) {
+  SampleHost host;
   if (tick.cpu_pct_x10) host.cpu_pct = *tick.cpu_pct_x10 / 10.0;
   if (tick.iowait_pct_x10) host.iowait_pct = *tick.iowait_pct_x10 / 10.0;
   return host;
-}
-
-void Points(const StoredTick& tick, std::vector<GpuPoint>* points) {
-  points->clear();
-  for (size_t i = 0; i < tick.gpus.size(); ++i) points->push_back(StoredGpuPoint(tick, i));
 }
 
 // The identities holding GPU `gpu_pos` in `tick`, sorted by id: whether each holds compute
@@ -151,24 +134,16 @@ void HistoryAggregator::Add(int64_t ts_ms, const RunRecord& run, const StoredTic
     const int64_t elapsed = std::max<int64_t>(0, ts_ms - pending_->ts_ms);
     const bool run_ended = pending_->run.id != run.id;
     const int64_t cap = run_ended ? pending_->run.interval_ms : 2 * pending_->run.interval_ms;
-    const int64_t duration = std::min(elapsed, cap);
-    Commit(*pending_, duration);
-    if (segment_ && (segment_->hour != hour || run_ended || !SameGpus(segment_->gpu_ids, tick))) {
-      CloseSegment(run_ended ? pending_->ts_ms + duration : ts_ms);
-    }
+    Commit(*pending_, std::min(elapsed, cap));
     if (elapsed > cap && !run_ended) {
       for (const StoredGpu& g : pending_->tick.gpus) {
         Bucket(HourOf(pending_->ts_ms)).gpus[g.gpu_id].gap_ms += elapsed - cap;
       }
     }
+    // Swings are counted within a run: a new daemon starts its counters from nothing.
+    if (run_ended) swing_states_.clear();
   }
   CompleteHoursBefore(hour);
-  if (!segment_) {
-    segment_.emplace(Segment{hour, run.id, GpuIds(tick),
-                             UsageAccumulator(tick.gpus.size(), run.interval_ms, phases_)});
-  }
-  Points(tick, &points_);
-  segment_->usage.Add(ts_ms - hour * kHourMs, points_, HostOf(tick));
   // Assigned into, not replaced: the tick's vectors keep their capacity from tick to tick.
   // (Not emplace(): clang takes a nested struct with member initializers for one that cannot be
   // default-constructed there.)
@@ -183,23 +158,10 @@ void HistoryAggregator::Finish(int64_t end_ms) {
     const int64_t duration =
         std::clamp<int64_t>(end_ms - pending_->ts_ms, 0, pending_->run.interval_ms);
     Commit(*pending_, duration);
-    if (segment_) CloseSegment(pending_->ts_ms + duration);
     complete_before_ms_ = std::max(complete_before_ms_, pending_->ts_ms + duration);
     pending_.reset();
   }
   CompleteHoursBefore(INT64_MAX);
-}
-
-void HistoryAggregator::CloseSegment(int64_t end_ms) {
-  const int64_t base = segment_->hour * kHourMs;
-  UsageTotals totals = segment_->usage.Finish(end_ms - base);
-  HourBucket& bucket = Bucket(segment_->hour);
-  for (size_t i = 0; i < segment_->gpu_ids.size() && i < totals.gpus.size(); ++i) {
-    GpuHour& g = bucket.gpus[segment_->gpu_ids[i]];
-    // Gaps are counted per tick in Add (the accumulator's own gap total is per segment).
-    MergeInto(totals.gpus[i], &g.usage);
-  }
-  segment_.reset();
 }
 
 void HistoryAggregator::CompleteHoursBefore(int64_t hour) {
@@ -210,13 +172,20 @@ void HistoryAggregator::CompleteHoursBefore(int64_t hour) {
   if (hour != INT64_MAX) complete_before_ms_ = std::max(complete_before_ms_, hour * kHourMs);
 }
 
+// Everything the tick is credited with comes from CreditOf's parts, GPU by GPU: the rollups are
+// the sum of the credits /metrics counts.
 void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
   HourBucket& bucket = Bucket(HourOf(p.ts_ms));
   const StoredTick& tick = p.tick;
+  StartCredit(p.ts_ms, &credit_);
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
     const StoredGpu& g = tick.gpus[i];
+    const size_t first_identity = credit_.identities.size();
+    CreditGpu(tick, i, duration_ms, phases_, &swing_states_, &holders_, &credit_);
+    const TickCredit::Gpu& gc = credit_.gpus.back();
     GpuHour& gh = bucket.gpus[g.gpu_id];
     gh.samples += 1;
+    MergeInto(gc.usage, &gh.usage);
     if (auto mem = g.get(StoredGpuField::kMemUsedMib); mem && !g.lost) {
       gh.mem_used_mib_ms += static_cast<int64_t>(*mem) * duration_ms;
       gh.mem_known_ms += duration_ms;
@@ -225,34 +194,26 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
       gh.power_dw_ms += static_cast<int64_t>(*power) * duration_ms;
       gh.power_known_ms += duration_ms;
     }
-    const GpuPoint point = StoredGpuPoint(tick, i);
-    const std::optional<Phase> phase = PhaseOf(point, phases_);
-    if (point.util_pct && !g.lost) gh.util_band_ms[UtilBand(*point.util_pct)] += duration_ms;
-    // Identities on this GPU, by id: every holder gets the time; compute holders split it.
-    std::vector<TickHolder>& holders = holders_;
-    const bool busy = phase && *phase != Phase::kIdleHeld && *phase != Phase::kTrulyIdle;
-    const SplitRule rule = SplitGpuTime(tick, i, busy, duration_ms, &holders);
-    for (const TickHolder& h : holders) {
-      IdentityHour& ih = bucket.identities[{h.identity_id, g.gpu_id}];
+    if (auto util = g.get(StoredGpuField::kUtilPct); util && !g.lost) {
+      gh.util_band_ms[UtilBand(static_cast<double>(*util))] += duration_ms;
+    }
+    for (size_t k = first_identity; k < credit_.identities.size(); ++k) {
+      const TickCredit::Identity& ic = credit_.identities[k];
+      IdentityHour& ih = bucket.identities[{ic.identity_id, g.gpu_id}];
       ih.samples += 1;
-      ih.held_ms += duration_ms;
-      if (!h.compute) continue;
-      if (phase == Phase::kIdleHeld) ih.idle_held_ms += duration_ms;
-      if (rule == SplitRule::kByUtilization) ih.shared_by_util_ms += h.share_ms;
-      if (rule == SplitRule::kEvenly) ih.shared_evenly_ms += h.share_ms;
-      if (phase) {
-        ih.attributed_ms[static_cast<size_t>(*phase)] += h.share_ms;
+      ih.held_ms += ic.held_ms;
+      ih.idle_held_ms += ic.idle_held_ms;
+      if (ic.split == SplitRule::kByUtilization) ih.shared_by_util_ms += ic.attributed_ms;
+      if (ic.split == SplitRule::kEvenly) ih.shared_evenly_ms += ic.attributed_ms;
+      if (ic.phase) {
+        ih.attributed_ms[static_cast<size_t>(*ic.phase)] += ic.attributed_ms;
       } else {
-        ih.attributed_unknown_ms += h.share_ms;
+        ih.attributed_unknown_ms += ic.attributed_ms;
       }
     }
-    if (g.processes_known) CommitSessions(p, i, phase == Phase::kIdleHeld, duration_ms);
+    if (g.processes_known) CommitSessions(p, i, gc.phase == Phase::kIdleHeld, duration_ms);
   }
-  if (sink_) {
-    // The same credit the rollups were made of, by the one function /metrics uses too.
-    CreditOf(tick, p.ts_ms, duration_ms, phases_, &holders_, &credit_);
-    sink_(credit_);
-  }
+  if (sink_) sink_(credit_);
 }
 
 void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held,
@@ -360,37 +321,47 @@ std::vector<SessionRecord> HistoryAggregator::AllSessions() const {
   return out;
 }
 
-void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
-              const PhaseThresholds& phases, std::vector<TickHolder>* holders, TickCredit* out) {
+void StartCredit(int64_t ts_ms, TickCredit* out) {
   out->ts_ms = ts_ms;
   out->gpus.clear();
   out->identities.clear();
+}
+
+void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
+               const PhaseThresholds& phases, SwingStates* swings,
+               std::vector<TickHolder>* holders, TickCredit* out) {
+  const StoredGpu& g = tick.gpus[gpu_pos];
+  const GpuPoint point = StoredGpuPoint(tick, gpu_pos);
+  TickCredit::Gpu& gc = out->gpus.emplace_back();
+  gc.gpu_id = g.gpu_id;
+  gc.duration_ms = duration_ms;
+  // The history's patterns at their defaults, as every report of it reads them.
+  auto [swing, added] = swings->try_emplace(g.gpu_id, int8_t{-1});
+  gc.phase = CreditGpuSample(point, HostOf(tick), duration_ms, phases, PatternThresholds{},
+                             &swing->second, &gc.usage);
+  gc.swing_state = swing->second;
+  gc.util_ms_x100 = gc.usage.util_ms_x100;
+  const bool busy = gc.phase && *gc.phase != Phase::kIdleHeld && *gc.phase != Phase::kTrulyIdle;
+  const SplitRule rule = SplitGpuTime(tick, gpu_pos, busy, duration_ms, holders);
+  for (const TickHolder& h : *holders) {
+    TickCredit::Identity& ic = out->identities.emplace_back();
+    ic.identity_id = h.identity_id;
+    ic.gpu_id = g.gpu_id;
+    ic.held_ms = duration_ms;
+    ic.phase = gc.phase;
+    if (!h.compute) continue;
+    ic.idle_held_ms = gc.phase == Phase::kIdleHeld ? duration_ms : 0;
+    ic.attributed_ms = h.share_ms;
+    ic.split = rule;
+  }
+}
+
+void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
+              const PhaseThresholds& phases, SwingStates* swings,
+              std::vector<TickHolder>* holders, TickCredit* out) {
+  StartCredit(ts_ms, out);
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
-    const StoredGpu& g = tick.gpus[i];
-    const GpuPoint point = StoredGpuPoint(tick, i);
-    const std::optional<Phase> phase = PhaseOf(point, phases);
-    TickCredit::Gpu& gc = out->gpus.emplace_back();
-    gc.gpu_id = g.gpu_id;
-    gc.duration_ms = duration_ms;
-    gc.phase = phase;
-    // As UsageAccumulator counts it: NVML reports whole percents.
-    if (phase) {
-      gc.util_ms_x100 =
-          duration_ms * static_cast<int64_t>(std::clamp(*point.util_pct, 0.0, 100.0) + 0.5);
-    }
-    const bool busy = phase && *phase != Phase::kIdleHeld && *phase != Phase::kTrulyIdle;
-    const SplitRule rule = SplitGpuTime(tick, i, busy, duration_ms, holders);
-    for (const TickHolder& h : *holders) {
-      TickCredit::Identity& ic = out->identities.emplace_back();
-      ic.identity_id = h.identity_id;
-      ic.gpu_id = g.gpu_id;
-      ic.held_ms = duration_ms;
-      ic.phase = phase;
-      if (!h.compute) continue;
-      ic.idle_held_ms = phase == Phase::kIdleHeld ? duration_ms : 0;
-      ic.attributed_ms = h.share_ms;
-      ic.split = rule;
-    }
+    CreditGpu(tick, i, duration_ms, phases, swings, holders, out);
   }
 }
 

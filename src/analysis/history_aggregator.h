@@ -37,6 +37,10 @@ struct TickCredit {
     int64_t duration_ms = 0;
     std::optional<Phase> phase;  // unknown: no utilization (lost GPU or unsupported field)
     int64_t util_ms_x100 = 0;    // duration x utilization
+    // Everything the GPU's sample counts for (CreditGpuSample): its phase time and the patterns
+    // the findings read, swings included.
+    GpuUsage usage;
+    int8_t swing_state = -1;  // the GPU's swing state after the sample
   };
   struct Identity {
     uint32_t identity_id = 0;
@@ -51,6 +55,9 @@ struct TickCredit {
   std::vector<Gpu> gpus;
   std::vector<Identity> identities;
 };
+
+// Each GPU's swing state (CreditGpuSample) by GPU id, carried from tick to tick within a run.
+using SwingStates = std::map<uint32_t, int8_t>;
 
 // One identity holding one GPU in one tick (the aggregator's scratch).
 struct TickHolder {
@@ -94,23 +101,16 @@ class HistoryAggregator {
     RunRecord run;
     StoredTick tick;
   };
-  struct Segment {
-    int64_t hour = 0;
-    uint32_t run_id = 0;
-    std::vector<uint32_t> gpu_ids;
-    UsageAccumulator usage;
-  };
   using SessionKey = std::pair<uint32_t, uint32_t>;  // (GPU id, pid)
 
   void Commit(const Pending& p, int64_t duration_ms);
   void CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held, int64_t duration_ms);
-  void CloseSegment(int64_t end_ms);
   void CompleteHoursBefore(int64_t hour);
   HourBucket& Bucket(int64_t hour);
 
   PhaseThresholds phases_;
   std::optional<Pending> pending_;
-  std::optional<Segment> segment_;
+  SwingStates swing_states_;  // of the run the ticks are from
   std::map<int64_t, HourBucket> open_hours_;
   std::vector<HourBucket> complete_;
   std::map<SessionKey, SessionRecord> open_sessions_;
@@ -119,7 +119,6 @@ class HistoryAggregator {
   int64_t complete_before_ms_ = 0;
   std::function<void(const TickCredit&)> sink_;
   // Scratch for one tick's work, kept so that a tick allocates nothing once warm.
-  std::vector<GpuPoint> points_;
   std::vector<TickHolder> holders_;
   std::vector<uint32_t> present_;
   TickCredit credit_;
@@ -128,9 +127,17 @@ class HistoryAggregator {
 // What `tick`, taken at `ts_ms`, is credited with when it stands for `duration_ms` (Commit's
 // credit, without its hours and sessions): /metrics credits the newest tick, whose duration is
 // not known yet, the time since it up to one interval with it, as a report whose data ends then
-// counts it (docs/analysis.md, "What a sample covers"). `holders`: scratch. Pure.
+// counts it (docs/analysis.md, "What a sample covers"). `swings`: the GPUs' swing states before
+// the tick, updated (pass a copy for a provisional credit). `holders`: scratch.
 void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
-              const PhaseThresholds& phases, std::vector<TickHolder>* holders, TickCredit* out);
+              const PhaseThresholds& phases, SwingStates* swings,
+              std::vector<TickHolder>* holders, TickCredit* out);
+// CreditOf in parts: StartCredit empties `out`; CreditGpu appends GPU `gpu_pos`'s credit and
+// its holders' (leaving `holders` as SplitGpuTime set them for it).
+void StartCredit(int64_t ts_ms, TickCredit* out);
+void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
+               const PhaseThresholds& phases, SwingStates* swings,
+               std::vector<TickHolder>* holders, TickCredit* out);
 
 // The identities holding GPU `gpu_pos` in `tick` (sorted by id), each compute holder with its
 // share of `duration_ms` (they add up to it exactly), and the rule that split it: the

@@ -32,6 +32,58 @@ void AddGpm(const GpuPoint& g, bool bound, int64_t duration_ms, GpuUsage* u) {
 
 }  // namespace
 
+std::optional<Phase> CreditGpuSample(const GpuPoint& g, const SampleHost& host,
+                                     int64_t duration_ms, const PhaseThresholds& phases,
+                                     const PatternThresholds& patterns, int8_t* swing_state,
+                                     GpuUsage* out) {
+  GpuUsage& u = *out;
+  if (!g.util_pct) {
+    u.unknown_ms += duration_ms;
+    return std::nullopt;
+  }
+  const double util = std::clamp(*g.util_pct, 0.0, 100.0);
+  const Phase phase = Classify(util, g.compute_memory_bytes, phases, g.allocated);
+  const auto pi = static_cast<size_t>(phase);
+  const int64_t util_x100 = PctX100(util);  // NVML reports whole percents
+  u.phase_ms[pi] += duration_ms;
+  u.util_ms_x100 += duration_ms * util_x100;
+  u.waste_ms_x100[pi] += duration_ms * (100 - util_x100);
+  if (phase == Phase::kTrulyIdle && g.graphics_only_memory_bytes > phases.held_memory_bytes) {
+    u.graphics_only_ms += duration_ms;
+  }
+  const bool low = util < phases.idle_util_pct;
+  const bool high = util >= patterns.high_util_pct;
+  if (low) u.low_ms += duration_ms;
+  if (high) u.high_ms += duration_ms;
+  if (util >= patterns.band_low_pct && util <= patterns.band_high_pct) u.band_ms += duration_ms;
+  if (util < patterns.trough_util_pct || high) {
+    const int8_t now = high ? 1 : 0;
+    if (*swing_state >= 0 && *swing_state != now) ++u.transitions;
+    *swing_state = now;
+  }
+  AddGpm(g, phase == Phase::kComputeBound, duration_ms, &u);
+  const uint64_t reasons = g.clock_reasons.value_or(0);
+  if (!low && (reasons & kThermalBits)) u.thermal_ms += duration_ms;
+  if (!low && (reasons & kPowerBits)) u.power_capped_ms += duration_ms;
+  if (g.memory_pct) {
+    u.memory_max_pct = std::max(u.memory_max_pct.value_or(0), *g.memory_pct);
+    if (*g.memory_pct > patterns.memory_pressure_pct) u.memory_pressure_ms += duration_ms;
+  }
+  const bool starved = util < phases.productive_util_pct;
+  if (starved && host.cpu_pct && *host.cpu_pct >= patterns.cpu_saturated_pct) {
+    // Whose CPU: the job's own processes, or another tenant's when the job used under half.
+    if (host.job_cpu_pct && *host.job_cpu_pct < *host.cpu_pct / 2) {
+      u.cpu_other_ms += duration_ms;
+    } else {
+      u.cpu_bound_ms += duration_ms;
+    }
+  }
+  if (starved && host.iowait_pct && *host.iowait_pct >= patterns.iowait_pct) {
+    u.iowait_ms += duration_ms;
+  }
+  return phase;
+}
+
 std::optional<Phase> PhaseOf(const GpuPoint& point, const PhaseThresholds& thresholds) {
   if (!point.util_pct) return std::nullopt;
   return Classify(std::clamp(*point.util_pct, 0.0, 100.0), point.compute_memory_bytes, thresholds,
@@ -179,52 +231,12 @@ void UsageAccumulator::Commit(const Pending& p, int64_t duration_ms, State* stat
       u.xid_errors = *g.xid_errors;
       u.last_xid = g.last_xid;
     }
-    if (!g.util_pct) {
-      u.unknown_ms += duration_ms;
-      continue;
-    }
-    const double util = std::clamp(*g.util_pct, 0.0, 100.0);
-    const Phase phase = Classify(util, g.compute_memory_bytes, phases_, g.allocated);
-    const auto pi = static_cast<size_t>(phase);
-    const auto util_x100 = static_cast<int64_t>(util + 0.5);  // NVML reports whole percents
-    u.phase_ms[pi] += duration_ms;
-    tick_phase_ms[pi] += duration_ms;
-    u.util_ms_x100 += duration_ms * util_x100;
-    u.waste_ms_x100[pi] += duration_ms * (100 - util_x100);
-    if (phase == Phase::kTrulyIdle && g.graphics_only_memory_bytes > phases_.held_memory_bytes) {
-      u.graphics_only_ms += duration_ms;
-    }
-    const bool low = util < phases_.idle_util_pct;
-    const bool high = util >= patterns_.high_util_pct;
-    if (!low) any_active = true;
-    if (low) u.low_ms += duration_ms;
-    if (high) u.high_ms += duration_ms;
-    if (util >= patterns_.band_low_pct && util <= patterns_.band_high_pct) u.band_ms += duration_ms;
-    if (util < patterns_.trough_util_pct || high) {
-      const int now = high ? 1 : 0;
-      if (state->last_state[i] >= 0 && state->last_state[i] != now) ++u.transitions;
-      state->last_state[i] = now;
-    }
-    AddGpm(g, phase == Phase::kComputeBound, duration_ms, &u);
-    const uint64_t reasons = g.clock_reasons.value_or(0);
-    if (!low && (reasons & kThermalBits)) u.thermal_ms += duration_ms;
-    if (!low && (reasons & kPowerBits)) u.power_capped_ms += duration_ms;
-    if (g.memory_pct) {
-      u.memory_max_pct = std::max(u.memory_max_pct.value_or(0), *g.memory_pct);
-      if (*g.memory_pct > patterns_.memory_pressure_pct) u.memory_pressure_ms += duration_ms;
-    }
-    const bool starved = util < phases_.productive_util_pct;
-    if (starved && p.host_cpu_pct && *p.host_cpu_pct >= patterns_.cpu_saturated_pct) {
-      // Whose CPU: the job's own processes, or another tenant's when the job used under half.
-      if (p.job_cpu_pct && *p.job_cpu_pct < *p.host_cpu_pct / 2) {
-        u.cpu_other_ms += duration_ms;
-      } else {
-        u.cpu_bound_ms += duration_ms;
-      }
-    }
-    if (starved && p.host_iowait_pct && *p.host_iowait_pct >= patterns_.iowait_pct) {
-      u.iowait_ms += duration_ms;
-    }
+    const SampleHost host{p.host_cpu_pct, p.host_iowait_pct, p.job_cpu_pct};
+    const std::optional<Phase> phase =
+        CreditGpuSample(g, host, duration_ms, phases_, patterns_, &state->last_state[i], &u);
+    if (!phase) continue;
+    tick_phase_ms[static_cast<size_t>(*phase)] += duration_ms;
+    if (*g.util_pct >= phases_.idle_util_pct) any_active = true;
   }
   if (any_active) {
     if (!state->first_active_ms) state->first_active_ms = p.t_ms;

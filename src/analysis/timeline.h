@@ -86,6 +86,36 @@ struct GpuUsage {
   std::optional<double> MeanUtilPct() const;
 };
 
+// The patterns of a GpuUsage the findings read, by the key /metrics serves each under
+// (cgov_gpu_pattern_seconds_total{pattern}) and the fleet report reads back: seconds, or for a
+// field of ms x percent (`x100`), seconds x ratio. `gpm`: known on GPUs with NVML GPM only (served
+// once the GPU has GPM time). Swings (`transitions`) are a count: cgov_gpu_swings_total.
+struct UsagePattern {
+  const char* key;
+  int64_t GpuUsage::*field;
+  bool x100 = false;
+  bool gpm = false;
+};
+inline constexpr UsagePattern kUsagePatterns[] = {
+    {"low", &GpuUsage::low_ms},
+    {"high", &GpuUsage::high_ms},
+    {"band", &GpuUsage::band_ms},
+    {"graphics_only", &GpuUsage::graphics_only_ms},
+    {"thermal", &GpuUsage::thermal_ms},
+    {"power_capped", &GpuUsage::power_capped_ms},
+    {"memory_pressure", &GpuUsage::memory_pressure_ms},
+    {"cpu_bound", &GpuUsage::cpu_bound_ms},
+    {"iowait", &GpuUsage::iowait_ms},
+    {"gpm", &GpuUsage::gpm_ms, false, true},
+    {"sm_active", &GpuUsage::sm_active_ms_x100, true, true},
+    {"tensor", &GpuUsage::tensor_ms, false, true},
+    {"tensor_active", &GpuUsage::tensor_active_ms_x100, true, true},
+    {"bound_gpm", &GpuUsage::bound_gpm_ms, false, true},
+    {"bound_sm_active", &GpuUsage::bound_sm_active_ms_x100, true, true},
+    {"bound_tensor", &GpuUsage::bound_tensor_ms, false, true},
+    {"bound_tensor_active", &GpuUsage::bound_tensor_active_ms_x100, true, true},
+};
+
 struct UsageTotals {
   int64_t interval_ms = 0;
   int64_t covered_ms = 0;  // wall time the samples stand for
@@ -104,6 +134,25 @@ struct UsageTotals {
   int64_t HeldMs() const;
   int64_t UtilMsX100() const;
 };
+
+// What a sample's host was doing (the patterns that blame the host need it).
+struct SampleHost {
+  std::optional<double> cpu_pct, iowait_pct;
+  std::optional<double> job_cpu_pct;  // the job's own processes' share (cgov run only)
+};
+
+// One GPU's sample standing for `duration_ms`, added to `u`: its phase time, utilization and
+// waste, the patterns (low/high/band, swings between trough and high, clock reasons, memory
+// pressure, a saturated host CPU or I/O) and GPM; not its Xid counter (a running count, kept by
+// UsageAccumulator; the history keeps Xids as events). `swing_state`: the GPU's last trough (0)
+// or high (1) state in this run, -1 before any; a change is a swing, counted in the sample that
+// makes it. The one rule every source counts by: `cgov run`'s totals, the history's rollups and
+// /metrics' counters (analysis/history_aggregator.h CreditOf). Returns the phase (none:
+// utilization unknown, counted as unknown time).
+std::optional<Phase> CreditGpuSample(const GpuPoint& g, const SampleHost& host,
+                                     int64_t duration_ms, const PhaseThresholds& phases,
+                                     const PatternThresholds& patterns, int8_t* swing_state,
+                                     GpuUsage* u);
 
 // Not thread-safe.
 class UsageAccumulator {
@@ -127,7 +176,7 @@ class UsageAccumulator {
   };
   struct State {
     UsageTotals totals;
-    std::vector<int> last_state;  // per GPU: -1 unknown, 0 low, 1 high
+    std::vector<int8_t> last_state;  // per GPU: CreditGpuSample's swing state
     std::optional<int64_t> first_active_ms;
     int64_t last_active_end_ms = 0;
     std::array<int64_t, kPhaseCount> since_active{};  // GPU-ms by phase after the last active tick

@@ -102,6 +102,7 @@ void DaemonMetrics::Credit(const TickCredit& credit,
       ++it;
     }
   }
+  for (const TickCredit::Gpu& g : credit.gpus) swing_states_[g.gpu_id] = g.swing_state;
   Apply(credit, &gpu_counters_, [&](uint32_t id) -> IdentityCounters& {
     IdentityCounters& c = CountersOf(KeyOf(identity_of(id)));
     c.last_credit_ms = credit.ts_ms;
@@ -119,6 +120,7 @@ void DaemonMetrics::Apply(
     const size_t slot = g.phase ? static_cast<size_t>(*g.phase) : kUnknownPhase;
     c.ms[slot] += g.duration_ms;
     c.util_ms_x100[slot] += g.util_ms_x100;
+    MergeInto(g.usage, &c.usage);
     if (const std::optional<MicroUsd>& price = gpus_[pos->second].price_per_gpu_hour) {
       c.cost_micro_usd[slot] = AddUsd(c.cost_micro_usd[slot], CostOf(*price, g.duration_ms));
     }
@@ -331,8 +333,10 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
       std::map<IdentityKey, IdentityCounters> identities = identities_;
       TickCredit credit;
       std::vector<TickHolder> holders;
+      SwingStates swings = swing_states_;  // provisional: the next credit starts from the same
       // Phases as the history writer's aggregator classifies them (its defaults).
-      CreditOf(pending_->tick, pending_->ts_ms, pending_ms, PhaseThresholds{}, &holders, &credit);
+      CreditOf(pending_->tick, pending_->ts_ms, pending_ms, PhaseThresholds{}, &swings, &holders,
+               &credit);
       Apply(credit, &counters, [&](uint32_t id) -> IdentityCounters& {
         auto key = pending_->keys.find(id);
         // As Credit will count it ("(other)" beyond the cap), the fold not counted twice.
@@ -666,6 +670,24 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabe
     for (size_t p = 0; p < kPhaseCount; ++p) {
       w.Sample(labels[i].With("phase", PhaseKeyAt(p)), counters[i].util_ms_x100[p] / 1e5);
     }
+  }
+  w.Family("cgov_gpu_pattern_seconds_total", MetricType::kCounter,
+           "GPU-seconds in each utilization pattern the findings read (low, high, band, "
+           "graphics_only, thermal, power_capped, memory_pressure, cpu_bound, iowait; with NVML "
+           "GPM: gpm, tensor and bound_* times, *_active as seconds x ratio).");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    const GpuUsage& u = counters[i].usage;
+    for (const UsagePattern& p : kUsagePatterns) {
+      if (p.gpm && u.gpm_ms == 0) continue;
+      w.Sample(labels[i].With("pattern", p.key), static_cast<double>(u.*p.field) /
+                                                     (p.x100 ? 1e5 : 1e3));
+    }
+  }
+  w.Family("cgov_gpu_swings_total", MetricType::kCounter,
+           "Swings of utilization between a trough (< 50 %) and high (>= 70 %), as the bursty "
+           "input-pipeline finding counts them.");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    w.Sample(labels[i].labels, static_cast<double>(counters[i].usage.transitions));
   }
   bool priced = false;
   for (const MetricsGpu& g : gpus_) priced = priced || g.price_per_gpu_hour.has_value();

@@ -171,6 +171,9 @@ class DaemonMetrics {
     // Priced when the time is credited, at the price in force then: a re-price (SIGHUP) changes
     // what comes after, never what was counted (the counter never goes down).
     PhaseArray cost_micro_usd{};
+    // The patterns the findings read (cgov_gpu_pattern_seconds_total, cgov_gpu_swings_total):
+    // the credits' usage summed, as the history's rollups sum it.
+    GpuUsage usage;
   };
   // An identity's labels. `pod` and `container` are names only (with --kubernetes), as
   // dcgm-exporter and kube-state-metrics use them; a pod's UID is `pod_uid` (from the cgroup path
@@ -233,6 +236,7 @@ class DaemonMetrics {
   std::vector<MetricsGpu> gpus_;
   std::map<uint32_t, size_t> gpu_pos_;  // gpu_id -> position
   std::vector<GpuCounters> gpu_counters_;
+  SwingStates swing_states_;  // after the last credited tick: where the pending one starts from
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
   std::optional<PendingTick> pending_;

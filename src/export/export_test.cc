@@ -206,6 +206,7 @@ std::map<std::string, double> SamplesBy(const std::string& text, const std::stri
     };
     std::string key = value_of(label);
     if (const std::string phase = value_of("phase"); !phase.empty()) key += "|" + phase;
+    if (const std::string pattern = value_of("pattern"); !pattern.empty()) key += "|" + pattern;
     out[key] += std::stod(line.substr(line.rfind(' ') + 1));
   }
   return out;
@@ -328,6 +329,7 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
   if (const char* n = std::getenv("CGOV_LEDGER_BOXES")) boxes = std::strtoull(n, nullptr, 10) / 3;
   uint64_t first = 20261128;  // CGOV_LEDGER_SEED: another run of boxes
   if (const char* seed = std::getenv("CGOV_LEDGER_SEED")) first = std::strtoull(seed, nullptr, 10);
+  bool any_swings = false, any_band = false;
   for (uint64_t seed = first; seed < first + boxes && !HasFailure(); ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const test_support::Box box = test_support::Generate(seed);
@@ -367,10 +369,14 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
     const std::string before = runs.back()->Render(ExpositionFormat::kText, scrape_at);
     history.Finish(box.end_ms);
     runs.back()->ClearPending();
-    std::map<std::string, double> seconds, dollars, held;
+    std::map<std::string, double> seconds, dollars, held, patterns, swings;
     for (const auto& m : runs) {
       const std::string text = m->Render(ExpositionFormat::kText, scrape_at);
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_phase_seconds_total", "gpu")) seconds[k] += v;
+      for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_pattern_seconds_total", "gpu")) {
+        patterns[k] += v;
+      }
+      for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_swings_total", "gpu")) swings[k] += v;
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_cost_usd_total", "gpu")) dollars[k] += v;
       for (const auto& [k, v] : SamplesBy(text, "cgov_identity_held_seconds_total", "user")) held[k] += v;
     }
@@ -396,10 +402,21 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
           CostOf(*g.price.per_gpu_hour, g.totals.usage.HeldMs())) / kMicroPerUsd;
       EXPECT_NEAR(gpu_dollars, exact, static_cast<double>(box.ticks.size()) * 1e-6 + 1e-9)
           << "GPU " << gpu;
+      // Item 7: the patterns the findings read, as the fleet report reads them back.
+      for (const UsagePattern& p : kUsagePatterns) {
+        const double ms = static_cast<double>(g.totals.usage.*p.field) / (p.x100 ? 100 : 1);
+        EXPECT_NEAR(patterns[gpu + "|" + p.key], ms / 1000, 1e-6) << "GPU " << gpu << " " << p.key;
+      }
+      EXPECT_EQ(swings[gpu], g.totals.usage.transitions) << "GPU " << gpu;
+      any_swings = any_swings || g.totals.usage.transitions > 0;
+      any_band = any_band || g.totals.usage.band_ms > 0;
     }
     for (const WhoRow& w : s->who) {
       EXPECT_NEAR(held[w.key], static_cast<double>(w.held_ms) / 1000, 1e-6) << w.key;
     }
+  }
+  if (boxes >= 20) {
+    EXPECT_TRUE(any_swings && any_band) << "the boxes have bursty and steady GPUs";
   }
 }
 
@@ -591,11 +608,13 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // docs/metrics.md, "Series budget": a node serves at most kFixedSeries + kPerGpuSeries per GPU
 // + kPerIdentitySeries per identity with series of its own (at most max_identity_series, 256 by
 // default, "(other)" included), plus one per GPU process with --metrics-processes.
-// With --metrics-names dcgm, kPerGpuDcgmSeries more per GPU. Fixed: the self-metrics, the
+// With --metrics-names dcgm, kPerGpuDcgmSeries more per GPU; a GPU with NVML GPM time,
+// kPerGpuGpmPatternSeries more (its GPM patterns). Fixed: the self-metrics, the
 // collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
 // check, the six process_* series of the daemon itself (kSelf: every one known), and with every
 // module on (kModules) each module's failure counter and each collector's and module's duration.
-constexpr size_t kFixedSeries = 44, kPerGpuSeries = 45, kPerGpuDcgmSeries = 26,
+constexpr size_t kFixedSeries = 44, kPerGpuSeries = 55, kPerGpuGpmPatternSeries = 8,
+                 kPerGpuDcgmSeries = 26,
                  kPerIdentitySeries = 9, kPerIdentityWorkSeries = 3;
 constexpr const char* kModules[] = {"metrics", "driver_events", "kubernetes", "pod_resources",
                                     "notify",  "policy",        "budgets",    "tick_log", "work"};
@@ -708,7 +727,8 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
   ASSERT_GT(identities.size(), 1500u);
   // The figure docs/metrics.md quotes (--gtest_output=xml:FILE records it).
   RecordProperty("distinct_series", static_cast<int>(ever.size()));
-  EXPECT_LE(ever.size(), kFixedSeries + 8 * kPerGpuSeries + 256 * kPerIdentitySeries);
+  EXPECT_LE(ever.size(), kFixedSeries + 8 * (kPerGpuSeries + kPerGpuGpmPatternSeries) +
+                             256 * kPerIdentitySeries);
   EXPECT_THAT(last, HasSubstr("user=\"(other)\""));
   EXPECT_THAT(last, Not(HasSubstr("pid=\""))) << "no per-process series unless asked for";
   EXPECT_NEAR(SumOf(last, "cgov_identity_gpu_seconds_total"),
