@@ -63,6 +63,32 @@ std::optional<size_t> PhaseSlot(const std::string& key) {
   return std::nullopt;
 }
 
+// The kinds the fleet's hours (the heatmap) are read in: time and busy time by phase.
+constexpr GpuCounterKind kHeatmapKinds[] = {GpuCounterKind::kPhase, GpuCounterKind::kBusy};
+
+// Where a GPU counter's series goes in a GpuUsage: its phase (kPhaseCount: unknown; busy time
+// only for a known phase), its pattern's place in kUsagePatterns, or 0 for swings. None: a label
+// this build does not know (a newer daemon's), left out.
+std::optional<size_t> SlotOf(GpuCounterKind kind, const PromSeries& s) {
+  switch (kind) {
+    case GpuCounterKind::kPhase: return PhaseSlot(s.Label("phase"));
+    case GpuCounterKind::kBusy: {
+      std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+      if (slot && *slot < kPhaseCount) return slot;
+      return std::nullopt;
+    }
+    case GpuCounterKind::kPattern: {
+      const std::string key = s.Label("pattern");
+      for (size_t i = 0; i < std::size(kUsagePatterns); ++i) {
+        if (key == kUsagePatterns[i].key) return i;
+      }
+      return std::nullopt;
+    }
+    case GpuCounterKind::kSwings: return 0;
+  }
+  return std::nullopt;
+}
+
 // Memory and power: the window's mean reading, over the GPU's held time. Over recording rules,
 // the mean of their hourly means (a raw mean over a month reads every sample of it), and where
 // days came from the daily rules, the mean of their daily means (a GPU without one: its hourly
@@ -120,13 +146,13 @@ class FleetBuilder {
   };
   Status RunJobs(std::vector<Job> jobs);
   Job RawSpanJob(int64_t from_ms, int64_t to_ms, bool whole);
-  Status AddRawStretches(bool busy, std::vector<PromSeries> read_values,
+  Status AddRawStretches(GpuCounterKind kind, std::vector<PromSeries> read_values,
                          const std::vector<int64_t>& times,
                          std::vector<std::set<std::string>> again,
                          const std::function<int64_t(size_t)>& hour_of_stretch,
                          const std::function<std::optional<size_t>(double)>& index_of);
   Job RuleRunJob(const Span& run);
-  void AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy);
+  void AddGpuPoint(const PromSeries& s, int64_t hour, double value, GpuCounterKind kind);
   Status AfterGpus();
   Job IdentitiesJob(const Span& span, bool early);
   Job WindowFiguresJob();
@@ -155,19 +181,33 @@ class FleetBuilder {
   std::map<int64_t, GpuUsage> fleet_hours_;
   int64_t rule_hours_ = 0;
   int64_t daily_hours_ = 0;  // those of rule_hours_ from the daily rules
+  std::set<int64_t> pattern_evaluations_;  // hourly evaluations that recorded the pattern rules
 };
 
-void AddToUsage(size_t slot, double value, bool busy, GpuUsage* u) {
-  if (busy) {
-    if (slot < kPhaseCount) u->util_ms_x100 += Ms(value) * 100;
-    if (slot < kPhaseCount) u->waste_ms_x100[slot] -= Ms(value) * 100;
-    return;
-  }
-  if (slot == kPhaseCount) {
-    u->unknown_ms += Ms(value);
-  } else {
-    u->phase_ms[slot] += Ms(value);
-    u->waste_ms_x100[slot] += Ms(value) * 100;
+// `slot`: SlotOf(kind, the series).
+void AddToUsage(GpuCounterKind kind, size_t slot, double value, GpuUsage* u) {
+  switch (kind) {
+    case GpuCounterKind::kPhase:
+      if (slot == kPhaseCount) {
+        u->unknown_ms += Ms(value);
+      } else {
+        u->phase_ms[slot] += Ms(value);
+        u->waste_ms_x100[slot] += Ms(value) * 100;
+      }
+      return;
+    case GpuCounterKind::kBusy:
+      u->util_ms_x100 += Ms(value) * 100;
+      u->waste_ms_x100[slot] -= Ms(value) * 100;
+      return;
+    case GpuCounterKind::kPattern: {
+      const UsagePattern& p = kUsagePatterns[slot];
+      // Seconds, or seconds x ratio: ms, or ms x percent.
+      u->*p.field += std::llround(std::max(0.0, value) * (p.x100 ? 1e5 : 1e3));
+      return;
+    }
+    case GpuCounterKind::kSwings:
+      u->transitions += static_cast<int>(std::llround(std::max(0.0, value)));
+      return;
   }
 }
 
@@ -219,12 +259,13 @@ uint32_t FleetBuilder::IdentityId(const PromSeries& s) {
   return it->second;
 }
 
-void FleetBuilder::AddGpuPoint(const PromSeries& s, int64_t hour, double value, bool busy) {
-  const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+void FleetBuilder::AddGpuPoint(const PromSeries& s, int64_t hour, double value,
+                               GpuCounterKind kind) {
+  const std::optional<size_t> slot = SlotOf(kind, s);
   if (!slot || std::isnan(value)) return;
   HourBucket& b = hours_[hour];
   b.hour = hour;
-  AddToUsage(*slot, value, busy, &b.gpus[GpuId(s)].usage);
+  AddToUsage(kind, *slot, value, &b.gpus[GpuId(s)].usage);
 }
 
 // `metric` restricted to the given hosts (a PromQL regex of their names, each one literal).
@@ -279,11 +320,11 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
     return fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
                        range_ms + 5 * 60'000);
   });
-  std::array<std::pair<size_t, size_t>, 2> values_at;
-  for (bool busy : {false, true}) {
-    values_at[busy] = reads(false, [&](int64_t) {
-      return fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuPhaseLabels,
-                         GpuCounter(busy));
+  std::array<std::pair<size_t, size_t>, kGpuCounterKindCount> values_at;
+  for (GpuCounterKind kind : kGpuCounterKinds) {
+    values_at[static_cast<size_t>(kind)] = reads(false, [&](int64_t) {
+      return fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuCounterLabels,
+                         GpuCounter(kind));
     });
   }
   Job job;
@@ -320,9 +361,9 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
         if (std::optional<size_t> k = index_of(t)) restarted[*k].insert(s.Label("Hostname"));
       }
     }
-    for (bool busy : {false, true}) {
-      CGOV_RETURN_IF_ERROR(AddRawStretches(busy, collect(values_at[busy]), times, restarted,
-                                           hour_of_stretch, index_of));
+    for (GpuCounterKind kind : kGpuCounterKinds) {
+      CGOV_RETURN_IF_ERROR(AddRawStretches(kind, collect(values_at[static_cast<size_t>(kind)]),
+                                           times, restarted, hour_of_stretch, index_of));
     }
     return Status::Ok();
   };
@@ -332,7 +373,7 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
 // One GPU counter's values at a raw span's times (`read_values`), differenced into its
 // stretches and filed by hour; a host that restarted in a stretch (`again`, and any counter
 // that fell) is read for it with Increase(), which handles resets.
-Status FleetBuilder::AddRawStretches(bool busy, std::vector<PromSeries> read_values,
+Status FleetBuilder::AddRawStretches(GpuCounterKind kind, std::vector<PromSeries> read_values,
                                      const std::vector<int64_t>& times,
                                      std::vector<std::set<std::string>> again,
                                      const std::function<int64_t(size_t)>& hour_of_stretch,
@@ -370,19 +411,19 @@ Status FleetBuilder::AddRawStretches(bool busy, std::vector<PromSeries> read_val
         base = 0;  // restarted while unscraped: all of it since its start
       }
       // The stretches since the last value read had no scrape: nothing in them.
-      AddGpuPoint(s, hour_of_stretch(k), value - base, busy);
+      AddGpuPoint(s, hour_of_stretch(k), value - base, kind);
       before = value, before_at = k;
     }
   }
   for (size_t k = 1; k <= n; ++k) {
     if (again[k].empty()) continue;
     CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result,
-                          prom_.Query(Increase(OnHosts(GpuCounter(busy), again[k]),
-                                               kGpuPhaseLabels, times[k] - times[k - 1]),
+                          prom_.Query(Increase(OnHosts(GpuCounter(kind), again[k]),
+                                               kGpuCounterLabels, times[k] - times[k - 1]),
                                       Seconds(times[k])));
     for (const PromSeries& s : result) {
       if (again[k].count(s.Label("Hostname")) && !s.points.empty()) {
-        AddGpuPoint(s, hour_of_stretch(k), s.points[0].second, busy);
+        AddGpuPoint(s, hour_of_stretch(k), s.points[0].second, kind);
       }
     }
   }
@@ -427,6 +468,7 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
       for (const auto& [t, value] : s.points) {
         std::optional<int64_t> ms = in_window(t);
         if (ms && value >= kOwnerRulesVersion) owner_evaluations.insert(*ms);
+        if (ms && value >= kPatternRulesVersion) pattern_evaluations_.insert(*ms);
       }
     }
     if (answers.size() == 4) {
@@ -566,22 +608,24 @@ FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
     return {.expr = fmt::format("last_over_time({}[30m])", rule), .start_s = first,
             .end_s = last, .step_s = 3600};
   };
-  auto fleet_hours = [first, last](bool busy, bool fleet_rule) -> PromRequest {
+  // (By phase: the heatmap's figures, time and busy time.)
+  auto fleet_hours = [first, last](GpuCounterKind kind, bool fleet_rule) -> PromRequest {
     return {.expr = fmt::format("sum by (phase) (last_over_time({}[30m]))",
-                                RuleOf(GpuCounter(busy), fleet_rule)),
+                                RuleOf(GpuCounter(kind), fleet_rule)),
             .start_s = first, .end_s = last, .step_s = 3600};
   };
-  // Asked at once: the GPUs' totals over the run, and the fleet's hours (cheap).
+  // Asked at once: the GPUs' totals over the run (each kind), and the fleet's hours (cheap).
   Job job;
-  job.requests = {SpanSumRequests(GpuCounter(false), kGpuPhaseLabels, run)[0],
-                  SpanSumRequests(GpuCounter(true), kGpuPhaseLabels, run)[0],
-                  fleet_hours(false, true), fleet_hours(true, true)};
+  for (GpuCounterKind kind : kGpuCounterKinds) {
+    job.requests.push_back(SpanSumRequests(GpuCounter(kind), kGpuCounterLabels, run)[0]);
+  }
+  for (GpuCounterKind kind : kHeatmapKinds) job.requests.push_back(fleet_hours(kind, true));
   job.process = [this, run, first, last, hourly,
                  fleet_hours](std::vector<std::vector<PromSeries>> totals) -> Status {
     const int64_t hours = run.Hours();
     std::set<std::tuple<std::string, std::string, std::string>> gpus;
-    for (bool busy : {false, true}) {
-      for (const PromSeries& s : totals[busy]) {
+    for (size_t k = 0; k < kGpuCounterKindCount; ++k) {
+      for (const PromSeries& s : totals[k]) {
         gpus.emplace(s.Label("Hostname"), s.Label("UUID"), s.Label("GPU_I_ID"));
       }
     }
@@ -592,13 +636,16 @@ FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
       return HourOf(std::llround(t * 1000) - kHourMs / 2);
     };
     if (static_cast<int64_t>(gpus.size()) * hours <= options_.hourly_point_budget) {
-      CGOV_ASSIGN_OR_RETURN(
-          std::vector<std::vector<PromSeries>> results,
-          prom_.QueryAll({hourly(RuleOf(GpuCounter(false))), hourly(RuleOf(GpuCounter(true)))}));
-      for (bool busy : {false, true}) {
-        for (const PromSeries& s : results[busy]) {
+      std::vector<PromRequest> requests;
+      for (GpuCounterKind kind : kGpuCounterKinds) {
+        requests.push_back(hourly(RuleOf(GpuCounter(kind))));
+      }
+      CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> results,
+                            prom_.QueryAll(requests));
+      for (GpuCounterKind kind : kGpuCounterKinds) {
+        for (const PromSeries& s : results[static_cast<size_t>(kind)]) {
           for (const auto& [t, value] : s.points) {
-            if (std::optional<int64_t> hour = hour_of(t)) AddGpuPoint(s, *hour, value, busy);
+            if (std::optional<int64_t> hour = hour_of(t)) AddGpuPoint(s, *hour, value, kind);
           }
         }
       }
@@ -607,29 +654,35 @@ FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
     // Some phase has time in every hour a GPU was watched, so a fleet rule that misses an hour of
     // the run (a rule file older than the fleet rules, or changed within the run) is not used.
     std::set<int64_t> fleet_rule_hours;
-    for (const PromSeries& s : totals[2]) {
+    for (const PromSeries& s : totals[kGpuCounterKindCount]) {
       for (const auto& [t, value] : s.points) {
         if (std::optional<int64_t> hour = hour_of(t)) fleet_rule_hours.insert(*hour);
       }
     }
-    std::array<std::vector<PromSeries>, 2> fleet = {std::move(totals[2]), std::move(totals[3])};
+    std::array<std::vector<PromSeries>, 2> fleet = {std::move(totals[kGpuCounterKindCount]),
+                                                    std::move(totals[kGpuCounterKindCount + 1])};
     if (static_cast<int64_t>(fleet_rule_hours.size()) < hours) {
       CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> by_gpu,
-                            prom_.QueryAll({fleet_hours(false, false), fleet_hours(true, false)}));
+                            prom_.QueryAll({fleet_hours(kHeatmapKinds[0], false),
+                                            fleet_hours(kHeatmapKinds[1], false)}));
       fleet = {std::move(by_gpu[0]), std::move(by_gpu[1])};
     }
-    for (bool busy : {false, true}) {
-      for (const PromSeries& s : totals[busy]) {
-        const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+    for (GpuCounterKind kind : kGpuCounterKinds) {
+      for (const PromSeries& s : totals[static_cast<size_t>(kind)]) {
+        const std::optional<size_t> slot = SlotOf(kind, s);
         if (!slot || s.points.empty() || std::isnan(s.points[0].second)) continue;
-        AddToUsage(*slot, s.points[0].second, busy, &run_totals_[GpuId(s)].usage);
+        AddToUsage(kind, *slot, s.points[0].second, &run_totals_[GpuId(s)].usage);
       }
-      for (const PromSeries& s : fleet[busy]) {
-        const std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
+    }
+    for (size_t k = 0; k < std::size(kHeatmapKinds); ++k) {
+      for (const PromSeries& s : fleet[k]) {
+        const std::optional<size_t> slot = SlotOf(kHeatmapKinds[k], s);
         if (!slot) continue;
         for (const auto& [t, value] : s.points) {
           std::optional<int64_t> hour = hour_of(t);
-          if (hour && !std::isnan(value)) AddToUsage(*slot, value, busy, &fleet_hours_[*hour]);
+          if (hour && !std::isnan(value)) {
+            AddToUsage(kHeatmapKinds[k], *slot, value, &fleet_hours_[*hour]);
+          }
         }
       }
     }
@@ -1121,10 +1174,22 @@ Result<HistoryInput> FleetBuilder::Build() {
   in_.has_sessions = false;
   CGOV_ASSIGN_OR_RETURN(std::vector<Span> spans, PlanSpans());
   for (Span& span : spans) span.recent = span.to_ms > range_before_ms_;
+  int64_t without_patterns = 0;  // rule hours of a rule file older than the pattern rules
   for (const Span& span : spans) {
     if (!span.rules) continue;
     rule_hours_ += span.Hours();
     if (span.daily) daily_hours_ += span.Hours();
+    for (int64_t t = span.from_ms + kHourMs; t <= span.to_ms; t += kHourMs) {
+      without_patterns += pattern_evaluations_.count(t) == 0 ? 1 : 0;
+    }
+  }
+  if (without_patterns > 0) {
+    in_.notes.push_back(fmt::format(
+        "{} hour{} of the window came from recording rules older than version {} "
+        "(deploy/prometheus/cgov-rules.yml): they carry no utilization patterns or swings, so the "
+        "findings that read them (a bursty input pipeline, throttling, host CPU or I/O, "
+        "precision) do not see those hours; load the current rule file.",
+        without_patterns, without_patterns == 1 ? "" : "s", kPatternRulesVersion));
   }
   // Every span's GPU figures, then (once the GPUs are known) every span's identities and the
   // window's figures, asked as one batch: a span's answers are taken while the next span's

@@ -106,6 +106,14 @@ class FakePrometheus {
     const std::string q = r.query.count("query") ? r.query.at("query") : "";
     const bool busy = q.find("cgov_gpu_busy_seconds_total") != std::string::npos;
     const bool phase = q.find("cgov_gpu_phase_seconds_total") != std::string::npos;
+    // The patterns: high as long as busy (same values); swings 3, 8, 20, 31 at the four times
+    // and 33 at the end.
+    const bool pattern = q.find("cgov_gpu_pattern_seconds_total") != std::string::npos;
+    const bool swings = q.find("cgov_gpu_swings_total") != std::string::npos;
+    json pattern_labels = GpuLabels("");
+    pattern_labels.erase("phase");
+    json swing_labels = pattern_labels;
+    pattern_labels["pattern"] = "high";
     if (q.starts_with("group by (Hostname, job) (last_over_time(")) {  // the honor-labels check
       out.body = (renamed_ ? Vector({{{{"Hostname", "n1"}, {"job", "cgov"}}, 1}}) : Vector({}))
                      .dump();
@@ -119,26 +127,34 @@ class FakePrometheus {
     }
     if (r.path == "/api/v1/query_range") {
       // The counters' values at 10:30, 11:00, 12:00 and 13:00, as far as the range asks.
-      const std::map<double, std::pair<const char*, const char*>> table = {
-          {S("2026-11-16T10:30Z"), {"400", "500"}}, {S("2026-11-16T11:00Z"), {"1750", "2300"}},
-          {S("2026-11-16T12:00Z"), {"4000", "5300"}}, {S("2026-11-16T13:00Z"), {"6700", "8900"}}};
+      const std::map<double, std::tuple<const char*, const char*, const char*>> table = {
+          {S("2026-11-16T10:30Z"), {"400", "500", "3"}},
+          {S("2026-11-16T11:00Z"), {"1750", "2300", "8"}},
+          {S("2026-11-16T12:00Z"), {"4000", "5300", "20"}},
+          {S("2026-11-16T13:00Z"), {"6700", "8900", "31"}}};
       json values = json::array();
       const double step = StepParam(r.query.at("step"));
       for (double t = TimeParam(r.query.at("start")); t <= TimeParam(r.query.at("end")) + 1e-3;
            t += step) {
         auto it = table.find(t);
-        if (it != table.end()) values.push_back({t, busy ? it->second.first : it->second.second});
+        if (it == table.end()) continue;
+        const auto& [busy_value, phase_value, swing_value] = it->second;
+        values.push_back({t, swings ? swing_value : busy || pattern ? busy_value : phase_value});
       }
+      const json labels = pattern ? pattern_labels : swings ? swing_labels : GpuLabels("productive");
       out.body = json{{"status", "success"},
                       {"data", {{"resultType", "matrix"},
-                                {"result", {{{"metric", GpuLabels("productive")},
-                                             {"values", values}}}}}}}.dump();
+                                {"result", {{{"metric", labels}, {"values", values}}}}}}}.dump();
       return out;
     }
     const double at = (r.query.count("time") ? TimeParam(r.query.at("time")) : 0.0);
     // The identity and tick sums at the window's start (10:30) and end: what they added between.
     const bool start = std::abs(at - S("2026-11-16T10:30Z")) < 1;
-    if (phase || busy) {
+    if (pattern || swings) {
+      const json& labels = pattern ? pattern_labels : swing_labels;
+      out.body = Vector({{labels, pattern ? (start ? 400.0 : 6700.0) : (start ? 3.0 : 33.0)}})
+                     .dump();
+    } else if (phase || busy) {
       // The counters' values at the window's start and end: 30 min of productive time (22.5
       // of it busy) before the 11:00 value, 15 min of idle-held time after the 13:00 one.
       out.body = (start ? Vector({{GpuLabels("productive"), busy ? 400 : 500}})
@@ -227,6 +243,13 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   EXPECT_EQ(hours[h10 + 2].usage.phase_ms[kProductive], 3'600'000);
   EXPECT_EQ(hours[h10 + 2].usage.util_ms_x100, 2'700'000 * 100);
   EXPECT_EQ(hours[h10 + 3].usage.phase_ms[kIdleHeld], 900'000);
+  // Issue 57, item 7: the patterns and swings the findings read, by the hour as the phases.
+  EXPECT_EQ(hours[h10].usage.high_ms, 1'350'000);
+  EXPECT_EQ(hours[h10 + 2].usage.high_ms, 2'700'000);
+  EXPECT_EQ(hours[h10].usage.transitions, 5);
+  EXPECT_EQ(hours[h10 + 1].usage.transitions, 12);
+  EXPECT_EQ(hours[h10 + 2].usage.transitions, 11);
+  EXPECT_EQ(hours[h10 + 3].usage.transitions, 2);
   // Window figures go into the first hour: ticks, means over the held time.
   EXPECT_EQ(hours[h10].samples, 330);
   EXPECT_EQ(hours[h10].mem_known_ms, 9'300'000);
@@ -261,7 +284,7 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
         FormatRfc3339Utc(std::llround(TimeParam(r.query.at("start")) * 1e9)),
         r.query.at("step")));
     if (!resets) {
-      EXPECT_THAT(q, HasSubstr("_seconds_total[1h]))"));
+      EXPECT_THAT(q, HasSubstr("_total[1h]))"));
     }
     EXPECT_DOUBLE_EQ(TimeParam(r.query.at("end")) - TimeParam(r.query.at("start")),
                      StepParam(r.query.at("step"))) << q;
@@ -269,8 +292,12 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   std::sort(ranges.begin(), ranges.end());
   EXPECT_EQ(ranges, (std::vector<std::string>{"cgov_gpu_busy_sec 2026-11-16T10:30:00.000Z+1800000ms",
                                               "cgov_gpu_busy_sec 2026-11-16T12:00:00.000Z+3600000ms",
+                                              "cgov_gpu_pattern_ 2026-11-16T10:30:00.000Z+1800000ms",
+                                              "cgov_gpu_pattern_ 2026-11-16T12:00:00.000Z+3600000ms",
                                               "cgov_gpu_phase_se 2026-11-16T10:30:00.000Z+1800000ms",
                                               "cgov_gpu_phase_se 2026-11-16T12:00:00.000Z+3600000ms",
+                                              "cgov_gpu_swings_t 2026-11-16T10:30:00.000Z+1800000ms",
+                                              "cgov_gpu_swings_t 2026-11-16T12:00:00.000Z+3600000ms",
                                               "resets 2026-11-16T12:00:00.000Z+3600000ms"}));
 
   // The summary of it: the heatmap has Monday 10-13, prices are the daemon's.

@@ -30,9 +30,14 @@ std::string DailyRuleOf(std::string_view counter) {
   return rule;
 }
 
-// One of the two per-GPU counters (by phase).
-const char* GpuCounter(bool busy) {
-  return busy ? "cgov_gpu_busy_seconds_total" : "cgov_gpu_phase_seconds_total";
+const char* GpuCounter(GpuCounterKind kind) {
+  switch (kind) {
+    case GpuCounterKind::kPhase: return "cgov_gpu_phase_seconds_total";
+    case GpuCounterKind::kBusy: return "cgov_gpu_busy_seconds_total";
+    case GpuCounterKind::kPattern: return "cgov_gpu_pattern_seconds_total";
+    case GpuCounterKind::kSwings: return "cgov_gpu_swings_total";
+  }
+  return "";
 }
 
 std::string OnHosts(const std::string& metric, const std::set<std::string>& hosts) {
@@ -62,9 +67,8 @@ std::string Increase(const std::string& metric, const char* by, int64_t range_ms
       "and (resets({1}{2}) == 0) or increase({1}{2}))",
       by, metric, r, range_ms);
 }
-// One of the two per-GPU counters (by phase) over `range_ms`.
-std::string GpuIncrease(bool busy, int64_t range_ms) {
-  return Increase(GpuCounter(busy), kGpuPhaseLabels, range_ms);
+std::string GpuIncrease(GpuCounterKind kind, int64_t range_ms) {
+  return Increase(GpuCounter(kind), kGpuCounterLabels, range_ms);
 }
 
 }  // namespace cgov

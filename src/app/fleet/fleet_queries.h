@@ -5,14 +5,24 @@
 #define CGOV_APP_FLEET_FLEET_QUERIES_H_
 
 #include <cstdint>
+#include <iterator>
 #include <set>
 #include <string>
 #include <string_view>
 
 namespace cgov {
 
-inline constexpr char kGpuPhaseLabels[] =
-    "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase";
+// The per-GPU counters the report reads: GPU-seconds by phase, busy (effective) seconds by phase,
+// pattern seconds by pattern (what the findings read beyond the phases: analysis/timeline.h
+// kUsagePatterns) and swings.
+enum class GpuCounterKind : uint8_t { kPhase, kBusy, kPattern, kSwings };
+inline constexpr GpuCounterKind kGpuCounterKinds[] = {
+    GpuCounterKind::kPhase, GpuCounterKind::kBusy, GpuCounterKind::kPattern,
+    GpuCounterKind::kSwings};
+inline constexpr size_t kGpuCounterKindCount = std::size(kGpuCounterKinds);
+// What every GPU counter is summed by: the GPU, and its phase or pattern where it has one.
+inline constexpr char kGpuCounterLabels[] =
+    "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase, pattern";
 inline constexpr char kIdentityLabels[] =
     "Hostname, user, project, team, namespace, pod, container, pod_uid, slurm_job";
 // Without pods: what every --by but pod, container and slurm_job needs (namespace says a pod
@@ -24,6 +34,8 @@ inline constexpr char kEvaluations[] = "cgov:hourly_rules:evaluation_time_second
 // (cgov:owner_*: identities summed by host, user, project, team and namespace) are recorded.
 inline constexpr char kRulesVersion[] = "cgov:hourly_rules:version";
 inline constexpr double kOwnerRulesVersion = 2;
+// From 3 on, the GPUs' pattern and swing rules (cgov:gpu_pattern_seconds, cgov:gpu_swings).
+inline constexpr double kPatternRulesVersion = 3;
 // The daily rules (group cgov-daily): each evaluation's own time, and how many hourly
 // evaluations it summed (those between 24.5 h and 0.5 h before it).
 inline constexpr char kDailyEvaluations[] = "cgov:daily_rules:evaluation_time_seconds";
@@ -38,16 +50,16 @@ std::string OwnerRuleOf(std::string_view counter);
 // The owners' daily rule for an identity counter (cgov:owner_held_seconds:increase1d), else the
 // counter's own (cgov:ticks:increase1d).
 std::string DailyRuleOf(std::string_view counter);
-// One of the two per-GPU counters (by phase).
-const char* GpuCounter(bool busy);
+// The counter of a kind (cgov_gpu_phase_seconds_total, ...).
+const char* GpuCounter(GpuCounterKind kind);
 // `metric` narrowed to `hosts` (a regex alternation, each name's metacharacters escaped).
 std::string OnHosts(const std::string& metric, const std::set<std::string>& hosts);
 // What a counter added in the `range_ms` before the evaluation time, summed by `by`, from the
 // scraped values themselves (nothing extrapolated); a series that reset in the range (a daemon
 // restart) falls back to increase(), which handles resets.
 std::string Increase(const std::string& metric, const char* by, int64_t range_ms);
-// One of the two per-GPU counters over `range_ms`, by GPU and phase.
-std::string GpuIncrease(bool busy, int64_t range_ms);
+// A per-GPU counter over `range_ms`, by GPU and phase or pattern.
+std::string GpuIncrease(GpuCounterKind kind, int64_t range_ms);
 
 }  // namespace cgov
 

@@ -13,7 +13,9 @@ TEST(FleetQueries, TheRecordingRulesAreNamedAsTheRuleFileNamesThem) {
   EXPECT_EQ(OwnerRuleOf("cgov_identity_held_seconds_total"), "cgov:owner_held_seconds:increase1h");
   EXPECT_EQ(DailyRuleOf("cgov_identity_held_seconds_total"), "cgov:owner_held_seconds:increase1d");
   EXPECT_EQ(DailyRuleOf("cgov_ticks_total"), "cgov:ticks:increase1d");
-  EXPECT_STREQ(GpuCounter(true), "cgov_gpu_busy_seconds_total");
+  EXPECT_STREQ(GpuCounter(GpuCounterKind::kBusy), "cgov_gpu_busy_seconds_total");
+  EXPECT_EQ(RuleOf(GpuCounter(GpuCounterKind::kPattern)), "cgov:gpu_pattern_seconds:increase1h");
+  EXPECT_EQ(DailyRuleOf(GpuCounter(GpuCounterKind::kSwings)), "cgov:gpu_swings:increase1d");
 }
 
 // A host name is the user's: its regex metacharacters, quotes and backslashes are escaped.
@@ -31,8 +33,8 @@ TEST(FleetQueries, AnIncreaseIsTheScrapedDifferenceUnlessTheCounterReset) {
             "sum by (Hostname) ((last_over_time(c[3600000ms]) - (c offset 3600000ms or "
             "last_over_time(c[3600000ms]) * 0)) and (resets(c[3600000ms]) == 0) or "
             "increase(c[3600000ms]))");
-  EXPECT_EQ(GpuIncrease(false, 1000), Increase("cgov_gpu_phase_seconds_total", kGpuPhaseLabels,
-                                               1000));
+  EXPECT_EQ(GpuIncrease(GpuCounterKind::kPhase, 1000),
+            Increase("cgov_gpu_phase_seconds_total", kGpuCounterLabels, 1000));
 }
 
 }  // namespace
