@@ -54,7 +54,19 @@ Result<ResolvedPrice> GpuPrice(const HistoryInput& in, const HistoryOptions& o,
   auto given = in.gpu_prices.find(gpu.id);
   if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
       o.price.instance_type.empty() && !o.price.spot) {
-    return given->second;
+    ResolvedPrice p = given->second;
+    if (!p.on_demand && !p.spot) {
+      // A price read from Prometheus carries no catalog references (a history database keeps
+      // the daemon's): the report's catalog gives them, so that the spot finding reads the same
+      // prices from either source (issue 57, 7).
+      Result<ResolvedPrice> reference =
+          ResolveUnitPrice(PriceOptions{}, gpu.name, gpu.mig, catalog, gpu.mem_total_mib);
+      if (reference.ok()) {
+        p.on_demand = reference->on_demand;
+        p.spot = reference->spot;
+      }
+    }
+    return p;
   }
   return ResolveUnitPrice(o.price, gpu.name, gpu.mig, catalog, gpu.mem_total_mib);
 }

@@ -73,6 +73,33 @@ class FleetE2E : public ::testing::Test {
     return report;
   }
 
+  // The real Prometheus scraping `targets` ("127.0.0.1:port", ...) every second with the rule
+  // file loaded; its URL once ready.
+  std::string StartPrometheus(const std::string& targets) {
+    const int prom_port = FreePort();
+    const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
+    WriteFile(dir_ / "prometheus.yml",
+              "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+              "rule_files: [\"" + DeployFile("prometheus/cgov-rules.yml") + "\"]\n"
+              "scrape_configs:\n  - job_name: cgov\n    static_configs:\n      - targets: [" +
+                  targets + "]\n");
+    prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
+                                "--storage.tsdb.path=" + (dir_ / "tsdb"),
+                                "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
+                                "--log.level=warn"},
+                               {});
+    EXPECT_TRUE(WaitFor([&] {
+      auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
+      return ready.ok() && ready->status == 200;
+    }, 60)) << "Prometheus did not become ready";
+    return url;
+  }
+  static double NowS() {
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch()).count()) /
+           1e3;
+  }
+
   TempDir dir_;
   std::vector<Host> hosts_;
   Started prometheus_;
@@ -92,24 +119,9 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
     h.port = FreePort();
     targets += (targets.empty() ? "\"127.0.0.1:" : ", \"127.0.0.1:") + std::to_string(h.port) + "\"";
   }
-  const int prom_port = FreePort();
-  const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
-  WriteFile(dir_ / "prometheus.yml",
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "rule_files: [\"" + DeployFile("prometheus/cgov-rules.yml") + "\"]\n"
-            "scrape_configs:\n  - job_name: cgov\n    static_configs:\n      - targets: [" +
-                targets + "]\n");
-  prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
-                              "--storage.tsdb.path=" + (dir_ / "tsdb"),
-                              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
-                              "--log.level=warn"},
-                             {});
+  const std::string url = StartPrometheus(targets);
   auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
   ASSERT_TRUE(prom.ok());
-  ASSERT_TRUE(WaitFor([&] {
-    auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
-    return ready.ok() && ready->status == 200;
-  }, 60)) << "Prometheus did not become ready";
   for (Host& h : hosts_) {
     h.process = StartProgram(
         {CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
@@ -118,10 +130,7 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
          "--instance-id", "i-0" + h.name},
         {{"CGOV_FAKE_NVML_SCENARIO", Scenario(h.scenario)}});
   }
-  const auto now_s = [] {
-    return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch()).count()) / 1e3;
-  };
+  const auto now_s = [] { return NowS(); };
   // Every target up and scraped a few times (bounded: 60 s).
   ASSERT_TRUE(WaitFor([&] {
     auto up = prom->Query("count(up{job=\"cgov\"} == 1) == 3 and count(count_over_time("
@@ -347,6 +356,72 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
     RunResult rules = RunProgram({kPromtool, "test", "rules", DeployFile(tests)}, {}, 60);
     EXPECT_EQ(rules.exit_code, 0) << tests << ": " << rules.out << rules.err;
   }
+}
+
+// Issue 57, item 7: one box read two ways. Its daemon's history database and the Prometheus that
+// scraped its /metrics give the same findings, naming the same GPUs: the fleet report reads the
+// utilization patterns and swings back, not only the phases (it read a bursty, throttled GPU
+// as "steady low" before). The fleet trails the database by the ticks not scraped yet: the
+// scenario's figures sit well away from the findings' thresholds.
+TEST_F(FleetE2E, OneBoxGivesTheSameFindingsFromItsDatabaseAndFromPrometheus) {
+  ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
+  hosts_.push_back(Host{"box", "bursty_box", dir_ / "box.db", FreePort(), {}});
+  Host& h = hosts_[0];
+  const std::string url = StartPrometheus("\"127.0.0.1:" + std::to_string(h.port) + "\"");
+  auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
+  ASSERT_TRUE(prom.ok());
+  h.process = StartProgram(
+      {CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib", FakeNvml("full"),
+       "--host-root", Fixture("proc/shared-box"), "--hostname", h.name, "--listen",
+       "127.0.0.1:" + std::to_string(h.port), "--price-per-gpu-hour", "2.00"},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario(h.scenario)}});
+  // Five of the bursty GPU's 4 s cycles, scraped (bounded: 90 s).
+  ASSERT_TRUE(WaitFor([&] {
+    auto up = prom->Query("count_over_time(cgov_ticks_total[1m]) >= 20", NowS());
+    return up.ok() && !up->empty();
+  }, 90)) << "Prometheus did not scrape the daemon";
+  kill(h.process.pid, SIGTERM);
+  RunResult stopped = WaitProgram(h.process, 150);  // (counted from its start)
+  h.process.pid = -1;
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  sleep(2);
+  const std::string until =
+      FormatRfc3339Utc(static_cast<int64_t>(std::ceil(NowS())) * 1'000'000'000);
+  // Each finding's id and the GPUs it names (the fleet names them host/index).
+  auto findings = [](const json& report) {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const json& f : report["findings"]) {
+      std::vector<std::string>& gpus = out[f["id"]];
+      for (const json& name : f["evidence"]["gpu_names"]) {
+        std::string n = name;
+        if (n.starts_with("box/")) n = n.substr(4);
+        gpus.push_back(n);
+      }
+      std::sort(gpus.begin(), gpus.end());
+    }
+    return out;
+  };
+  const auto from_db = findings(Report({"--db", h.db}, "10m", until));
+  const auto from_prometheus = findings(Report({"--prometheus", url}, "10m", until));
+  auto text = [](const std::map<std::string, std::vector<std::string>>& f) {
+    std::string out;
+    for (const auto& [id, gpus] : f) {
+      out += id + " [";
+      for (const std::string& g : gpus) out += g + " ";
+      out += "]; ";
+    }
+    return out;
+  };
+  EXPECT_EQ(text(from_prometheus), text(from_db));
+  using Gpus = std::vector<std::string>;
+  EXPECT_EQ(from_db.count("input_pipeline_starvation") ? from_db.at("input_pipeline_starvation")
+                                                       : Gpus{},
+            Gpus{"0"});
+  EXPECT_EQ(from_db.count("thermal_throttling") ? from_db.at("thermal_throttling") : Gpus{},
+            Gpus{"0"});
+  EXPECT_EQ(from_db.count("steady_underutilization") ? from_db.at("steady_underutilization")
+                                                     : Gpus{},
+            Gpus{"3"});
 }
 
 TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {

@@ -1022,6 +1022,8 @@ void FleetBuilder::TakePrices(const std::vector<std::vector<PromSeries>>& answer
       ResolvedPrice p;
       p.per_gpu_hour = PriceFromUsd(s.points[0].second);
       p.source = fmt::format("the daemon on {}: {}", s.Label("Hostname"), s.Label("source"));
+      // The daemon's description marks a spot price so (docs/metrics.md).
+      p.is_spot = s.Label("source").find(" (spot)") != std::string::npos;
       in_.gpu_prices[id->second] = p;
     }
   }
