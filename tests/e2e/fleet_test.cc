@@ -401,8 +401,24 @@ TEST_F(FleetE2E, OneBoxGivesTheSameFindingsFromItsDatabaseAndFromPrometheus) {
     }
     return out;
   };
-  const auto from_db = findings(Report({"--db", h.db}, "10m", until));
-  const auto from_prometheus = findings(Report({"--prometheus", url}, "10m", until));
+  const json db_report = Report({"--db", h.db}, "10m", until);
+  const json fleet_report = Report({"--prometheus", url}, "10m", until);
+  const auto from_db = findings(db_report);
+  const auto from_prometheus = findings(fleet_report);
+  // The savings too: each GPU's levers, and the combined share of the spend within the scrape
+  // bound (the fleet trails by a tick or two of 20).
+  auto levers = [](const json& report) {
+    std::vector<std::string> out;
+    for (const json& g : report["savings"]["gpus"]) {
+      std::string line = std::to_string(g["gpu"].get<int>()) + ":";
+      for (const json& l : g["levers"]) line += " " + l["finding"].get<std::string>();
+      out.push_back(line);
+    }
+    return out;
+  };
+  EXPECT_EQ(levers(fleet_report), levers(db_report));
+  EXPECT_NEAR(fleet_report["savings"]["combined_fraction"].get<double>(),
+              db_report["savings"]["combined_fraction"].get<double>(), 0.03);
   auto text = [](const std::map<std::string, std::vector<std::string>>& f) {
     std::string out;
     for (const auto& [id, gpus] : f) {
