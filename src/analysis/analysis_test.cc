@@ -579,6 +579,24 @@ TEST(Savings, ALeverClaimsTheDollarsOfTheGpusItActsOn) {
   }
 }
 
+// Found by the generated boxes through the real binaries (FleetE2E.Generated...): a short run
+// whose exact spend ($0.0451) rounds up to $0.05 claimed its savings share of the rounded total
+// ($0.04 of savings beside $0.03 of waste), and summary.json's total_micro_usd, the figure the CI
+// gate compares, was the rounded total. Both are the exact micro-dollars now.
+TEST(Savings, AShortRunsSavingsAreAShareOfItsExactSpend) {
+  UsageTotals u = Play(2, 17, [](int, size_t g) { return g == 0 ? 0.0 : 100.0; });
+  CostBlock cost = ComputeCost(u, {Priced(7.2), Priced(2.35)}, std::nullopt, "");
+  // 17 s x $7.20 + 17 s x $2.35
+  ASSERT_EQ(cost.exact_total, CostOf(7'200'000, 17'000) + CostOf(2'350'000, 17'000));
+  EXPECT_EQ(cost.total, 50'000) << "shown: to the cent";
+  EXPECT_EQ(cost.waste, 30'000) << "the unused GPU's $0.034";
+  std::vector<Finding> f = Recommend(u, cost, {});
+  SavingsBlock s = CombineSavings(f, cost, u);
+  ASSERT_TRUE(s.combined_usd.has_value());
+  EXPECT_LE(*s.combined_usd, cost.waste) << FormatUsd(*s.combined_usd) << " > "
+                                         << FormatUsd(cost.waste);
+}
+
 // The same rule on generated boxes: GPUs at random prices, random timelines; no GPU's levers
 // claim more than its own wasted dollars, and all of them not more than the box's.
 TEST(Properties, SavingsNeverExceedTheWastedDollarsPerGpuOrOverall) {
@@ -644,7 +662,7 @@ Finding Lever(const char* id, Axis axis, double fraction) {
 CostBlock HundredDollars(double waste_fraction) {
   CostBlock cost;
   cost.priced = true;
-  cost.total = 100'000'000;
+  cost.total = cost.exact_total = 100'000'000;
   cost.waste_fraction = waste_fraction;
   return cost;
 }

@@ -131,6 +131,7 @@ void MergeInto(const GpuHour& from, GpuHour* into) {
 }
 
 void MergeInto(const IdentityHour& from, IdentityHour* into) {
+  into->cost = AddUsd(into->cost, from.cost);
   into->samples += from.samples;
   into->held_ms += from.held_ms;
   into->idle_held_ms += from.idle_held_ms;

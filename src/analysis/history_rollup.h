@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "analysis/timeline.h"
+#include "core/money.h"
 #include "core/status.h"
 
 namespace cgov {
@@ -51,6 +52,10 @@ struct IdentityHour {
   // (version 2; 0 in rows written before).
   int64_t shared_by_util_ms = 0;
   int64_t shared_evenly_ms = 0;
+  // What the source priced its attributed time at when it was credited (the fleet report: each
+  // daemon's cgov_identity_cost_usd_total), read where HistoryInput::identity_costs says so; not
+  // in the database's rollups (they are priced at the GPU's price when summarized).
+  MicroUsd cost = 0;
 
   int64_t AttributedMsForTest() const {
     int64_t sum = attributed_unknown_ms;

@@ -49,11 +49,14 @@ void AddHourlySeries(const HistoryInput& in, HistorySummary* s) {
 // The daemon's own price when the data came with one and the report was given none. `--spot`
 // asks for a price: the catalog's spot price, as a report without a daemon's price gets it (a
 // daemon's history silently kept its on-demand price: issue 57, 5).
+bool UsesDataPrices(const HistoryOptions& o) {
+  return !o.price.price_per_gpu_hour && o.price.instance_type.empty() && !o.price.spot;
+}
+
 Result<ResolvedPrice> GpuPrice(const HistoryInput& in, const HistoryOptions& o,
                                const GpuRecord& gpu, const PriceCatalog& catalog) {
   auto given = in.gpu_prices.find(gpu.id);
-  if (given != in.gpu_prices.end() && !o.price.price_per_gpu_hour &&
-      o.price.instance_type.empty() && !o.price.spot) {
+  if (given != in.gpu_prices.end() && UsesDataPrices(o)) {
     ResolvedPrice p = given->second;
     if (!p.on_demand && !p.spot) {
       // A price read from Prometheus carries no catalog references (a history database keeps
@@ -135,7 +138,9 @@ MicroUsd PriceOf(const HistoryGpuRow* g, int64_t ms) {
   return g != nullptr && g->price.per_gpu_hour ? CostOf(*g->price.per_gpu_hour, ms) : 0;
 }
 
-void BuildWho(const HistoryInput& in, HistorySummary* s) {
+// `data_prices`: the report prices with the data's own prices (UsesDataPrices).
+void BuildWho(const HistoryInput& in, bool data_prices, HistorySummary* s) {
+  const bool priced_by_source = in.identity_costs && data_prices;
   std::map<std::string, WhoRow> rows;
   std::map<std::string, std::set<std::string>> users;
   int64_t attributed = 0;
@@ -156,9 +161,19 @@ void BuildWho(const HistoryInput& in, HistorySummary* s) {
       int64_t mine = h.attributed_unknown_ms;
       for (int64_t ms : h.attributed_ms) mine += ms;
       attributed += mine;
-      row.cost = AddUsd(row.cost, PriceOf(gpu, mine));
-      row.idle_held_cost +=
-          PriceOf(gpu, h.attributed_ms[static_cast<size_t>(Phase::kIdleHeld)]);
+      const int64_t idle_held = h.attributed_ms[static_cast<size_t>(Phase::kIdleHeld)];
+      if (priced_by_source) {
+        // Its share of the dollars its time was credited with, in proportion to the time.
+        row.cost = AddUsd(row.cost, h.cost);
+        if (mine > 0) {
+          row.idle_held_cost += static_cast<MicroUsd>(std::llround(
+              static_cast<double>(h.cost) * static_cast<double>(idle_held) /
+              static_cast<double>(mine)));
+        }
+      } else {
+        row.cost = AddUsd(row.cost, PriceOf(gpu, mine));
+        row.idle_held_cost += PriceOf(gpu, idle_held);
+      }
       if (!record.user.empty()) users[HistoryKey(s->by, record, in.hostname)].insert(record.user);
     }
   }
@@ -619,7 +634,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   if (s.usage.covered_ms > 0) {
     s.mean_idle_gpus = static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.covered_ms);
   }
-  BuildWho(in, &s);
+  BuildWho(in, UsesDataPrices(o), &s);
   BuildActions(in, o.idle_held_min_ms, &s);
   BuildHabits(in, &s);
   s.sessions_known = in.has_sessions;

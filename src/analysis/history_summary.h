@@ -47,6 +47,10 @@ struct HistoryInput {
   std::map<std::string, std::string> resource_hosts;
   // False when the source has no per-session data (Prometheus): no action list, a note instead.
   bool has_sessions = true;
+  // The identities' dollars came with the data, priced when their time was credited
+  // (IdentityHour::cost; the fleet report, whose identity counters do not say which GPU of a
+  // host the time was on): used with the data's own prices, as gpu_prices are.
+  bool identity_costs = false;
   // The whole fleet's usage by hour, when `hours` holds per-GPU totals of spans longer than an
   // hour (the fleet report over recording rules): the heatmap reads these instead.
   std::map<int64_t, GpuUsage> heatmap_hours;

@@ -399,6 +399,36 @@ HistoryInput TwoUsersOneGpu() {
   return in;
 }
 
+// The fleet report's identity counters do not say which GPU of a host the time was on: with
+// identity_costs, Who reads the dollars the daemon priced the time at (here as if the time were
+// on a $10 GPU beside the $2 one it is filed under), unless the report prices on its own.
+TEST(HistorySummary, WhoReadsTheDollarsTheSourcePricedWhenItSaysSo) {
+  HistoryInput in = TwoUsersOneGpu();
+  ResolvedPrice daemon;
+  daemon.per_gpu_hour = 2 * kMicroPerUsd;
+  daemon.source = "the daemon";
+  in.gpu_prices[1] = daemon;
+  for (HourBucket& b : in.hours) {
+    for (auto& [key, h] : b.identities) {
+      h.cost = CostOf(10 * kMicroPerUsd, h.AttributedMsForTest());
+    }
+  }
+  HistoryOptions o;
+  auto by_gpu = SummarizeHistory(in, o);
+  ASSERT_TRUE(by_gpu.ok());
+  ASSERT_EQ(by_gpu->who.size(), 2u);
+  EXPECT_EQ(by_gpu->who[0].cost, kMicroPerUsd) << "half the hour at its GPU's $2";
+  in.identity_costs = true;
+  auto by_source = SummarizeHistory(in, o);
+  ASSERT_TRUE(by_source.ok());
+  EXPECT_EQ(by_source->who[0].cost, 5 * kMicroPerUsd) << "the dollars it was credited with";
+  EXPECT_EQ(by_source->who[0].idle_held_cost, 25 * kMicroPerUsd / 10);
+  o.price.price_per_gpu_hour = 4 * kMicroPerUsd;
+  auto repriced = SummarizeHistory(in, o);
+  ASSERT_TRUE(repriced.ok());
+  EXPECT_EQ(repriced->who[0].cost, 2 * kMicroPerUsd) << "the report's own price wins";
+}
+
 TEST(HistorySummary, WhoSplitsCostAndActionsNeedTheThreshold) {
   HistoryOptions o;
   o.price.price_per_gpu_hour = 10 * kMicroPerUsd;

@@ -100,6 +100,17 @@ TEST(SummaryJson, FieldsNamesAndNulls) {
   EXPECT_EQ(j.dump(), SummaryJson(Example()).dump()) << "deterministic";
 }
 
+// summary.json's total_micro_usd, what the CI gate compares, is the exact spend, not the rounded
+// total shown (issue 57, 2: a gate between $0.0052 and $0.0139 read +0 %).
+TEST(SummaryJson, TheMicroDollarTotalIsTheExactSpend) {
+  CostBlock cost;
+  cost.priced = true;
+  cost.total = 10'000;
+  cost.exact_total = 5'200;
+  EXPECT_EQ(CostJson(cost)["total_micro_usd"], 5'200);
+  EXPECT_EQ(CostJson(cost)["total_usd"], 0.01);
+}
+
 TEST(FormatBytes, Units) {
   EXPECT_EQ(FormatBytes(512), "512 B");
   EXPECT_EQ(FormatBytes(1536), "1.5 KiB");

@@ -72,7 +72,7 @@ json CostJson(const CostBlock& c) {
           {"effective_gpu_hours", Round6(c.effective_gpu_hours)},
           {"waste_fraction", Round3(c.waste_fraction)},
           {"total_usd", priced(c.total)},
-          {"total_micro_usd", c.priced ? json(c.total) : json(nullptr)},
+          {"total_micro_usd", c.priced ? json(c.exact_total) : json(nullptr)},
           {"waste_usd", priced(c.waste)},
           {"cost_per_effective_gpu_hour_usd", priced(c.per_effective_gpu_hour)},
           {"hourly_usd", priced(c.hourly)},

@@ -20,7 +20,7 @@ RunSummary Summary() {
   s.cost.gpu_hours = 2;
   s.cost.effective_gpu_hours = 1.5;
   s.cost.waste_fraction = 0.25;
-  s.cost.total = 4'000'000;
+  s.cost.total = s.cost.exact_total = 4'000'000;
   s.cost.waste = 1'000'000;
   s.cost.work = 500;
   s.cost.unit = "samples";

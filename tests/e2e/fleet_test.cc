@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <regex>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -93,6 +95,35 @@ class FleetE2E : public ::testing::Test {
       return ready.ok() && ready->status == 200;
     }, 60)) << "Prometheus did not become ready";
     return url;
+  }
+  // By how many seconds each host's database is ahead of what Prometheus scraped of it, per GPU:
+  // what its daemon ticked after Prometheus' last scrape of it (one scrape interval on an idle
+  // machine, more on a loaded one: a scrape can come late), and the one tick whose duration is
+  // known only at the next tick. Measured, not assumed; a host never scraped is left out.
+  // (Asked as of the stop: once a target is gone its series are stale. A scrape after that
+  // moment only makes the real gap smaller than the one measured. The latest sample of the last
+  // two minutes, not the sample at the stop: with 1 s scrapes the scrape timeout is 1 s, and
+  // under ASan on a loaded machine the last scrape before the stop can fail, which marks the
+  // series stale at that moment.)
+  std::map<std::string, double> TrailsS(const PrometheusSource& prom, double stopping_s) {
+    std::map<std::string, double> out;
+    auto last_scrapes = prom.Query(
+        "max_over_time(timestamp(cgov_ticks_total{job=\"cgov\"})[2m:250ms])", stopping_s);
+    EXPECT_TRUE(last_scrapes.ok()) << last_scrapes.status().message();
+    if (!last_scrapes.ok()) return out;
+    for (const Host& h : hosts_) {
+      for (const PromSeries& series : *last_scrapes) {
+        if (series.Label("instance") != "127.0.0.1:" + std::to_string(h.port) ||
+            series.points.empty()) {
+          continue;
+        }
+        const double scraped_s = series.points.back().second;
+        const double last_tick_s =
+            static_cast<double>(QueryDb(h.db, "SELECT max(ts_ms) FROM tick")) / 1e3;
+        out[h.name] = std::max(kScrapeS, last_tick_s - scraped_s) + kTickS;
+      }
+    }
+    return out;
   }
   static double NowS() {
     return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -220,27 +251,10 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   // one: a scrape can come late), and the one tick whose duration is known only at the next tick,
   // for each of its GPUs. The gap is measured, not assumed.
   double tolerance = 0.5;
-  // (Asked as of the stop: once a target is gone its series are stale. A scrape after that
-  // moment only makes the real gap smaller than the one measured. The latest sample of the last
-  // two minutes, not the sample at the stop: with 1 s scrapes the scrape timeout is 1 s, and
-  // under ASan on a loaded machine the last scrape before the stop can fail, which marks the
-  // series stale at that moment.)
-  auto last_scrapes = prom->Query(
-      "max_over_time(timestamp(cgov_ticks_total{job=\"cgov\"})[2m:250ms])", stopping_s);
-  ASSERT_TRUE(last_scrapes.ok()) << last_scrapes.status().message();
+  const std::map<std::string, double> trails = TrailsS(*prom, stopping_s);
   for (const Host& h : hosts_) {
-    double scraped_s = 0;
-    for (const PromSeries& series : *last_scrapes) {
-      if (series.Label("instance") == "127.0.0.1:" + std::to_string(h.port) &&
-          !series.points.empty()) {
-        scraped_s = series.points.back().second;
-      }
-    }
-    ASSERT_GT(scraped_s, 0) << h.name << ": never scraped";
-    const double last_tick_s =
-        static_cast<double>(QueryDb(h.db, "SELECT max(ts_ms) FROM tick")) / 1e3;
-    const double gap_s = std::max(kScrapeS, last_tick_s - scraped_s);
-    tolerance += (gap_s + kTickS) * static_cast<double>(QueryDb(h.db, "SELECT count(*) FROM gpu"));
+    ASSERT_TRUE(trails.count(h.name)) << h.name << ": never scraped";
+    tolerance += trails.at(h.name) * static_cast<double>(QueryDb(h.db, "SELECT count(*) FROM gpu"));
   }
   EXPECT_NEAR(fleet["held_gpu_seconds"].get<double>(), held, tolerance);
   EXPECT_GT(held, 6 * 8.0) << "each GPU recorded at least 8 s";
@@ -438,6 +452,172 @@ TEST_F(FleetE2E, OneBoxGivesTheSameFindingsFromItsDatabaseAndFromPrometheus) {
   EXPECT_EQ(from_db.count("steady_underutilization") ? from_db.at("steady_underutilization")
                                                      : Gpus{},
             Gpus{"3"});
+}
+
+// A generated box for the fake driver (issue 57's generated boxes, through the real binaries):
+// 1 to 4 GPUs of mixed models (so mixed catalog prices), each busy, idle-held, bursty, steady at a
+// random utilization or unused, held by the shared-box fixture's users.
+json GeneratedScenario(std::mt19937_64& rng, int host) {
+  struct Model {
+    const char* name;
+    int memory_mib;
+  };
+  constexpr Model kModels[] = {{"NVIDIA H100 80GB HBM3", 81559}, {"NVIDIA L4", 23034},
+                               {"NVIDIA A100-SXM4-80GB", 81920}, {"Tesla T4", 15360}};
+  constexpr int kPids[] = {41000, 42000, 43000};  // alice, bob, carol
+  json gpus = json::array();
+  const int n = 1 + static_cast<int>(rng() % 4);
+  for (int i = 0; i < n; ++i) {
+    const Model& m = kModels[rng() % 4];
+    json g = {{"name", m.name}, {"memory_total_mib", m.memory_mib},
+              {"uuid", fmt::format("GPU-{:04d}{:04d}-0000-4000-8000-000000000000", host, i)},
+              {"pci_bus_id", fmt::format("00000000:{:02X}:00.0", 0x18 + i)}};
+    auto point = [](int t, int util) {
+      return json{{"t", t}, {"util_gpu", util}, {"util_mem", util / 2}, {"power_w", 60 + 3 * util},
+                  {"temp_c", 30 + util / 3}};
+    };
+    const int kind = static_cast<int>(rng() % 5);
+    const int util = 10 + static_cast<int>(rng() % 81);
+    switch (kind) {
+      case 0: g["timeline"] = {point(0, 95)}; break;                           // busy
+      case 1: g["timeline"] = {point(0, 0)}; break;                            // idle-held
+      case 2:                                                                  // bursty
+        g["period_s"] = 4 + static_cast<int>(rng() % 5);
+        g["timeline"] = {point(0, 95), point(2, 5)};
+        break;
+      case 3: g["timeline"] = {point(0, util)}; break;                         // steady
+      default: g["timeline"] = {point(0, 0)}; break;                           // unused
+    }
+    if (kind != 4) {
+      g["processes"] = {{{"pid", kPids[rng() % 3]}, {"type", "compute"},
+                         {"used_mib", 500 + static_cast<int>(rng() % (m.memory_mib / 2))}}};
+    }
+    gpus.push_back(g);
+  }
+  return {{"comment", "generated"}, {"driver_version", "550.54.15"}, {"gpus", gpus}};
+}
+
+// Issue 57: generated boxes through the real binaries. Four daemons, each on a generated box and
+// priced by the catalog (mixed prices on one host), scraped by the real Prometheus. Every report
+// (each host's database, the fleet's Prometheus) adds up to the cent: GPUs, phases and Who with
+// the unattributed part each sum to the total; the savings never exceed the wasted dollars; and
+// each GPU's time and dollars from Prometheus are its database's within the scrape bound.
+TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus) {
+  ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
+  uint64_t seed = 20261128;
+  if (const char* s = std::getenv("CGOV_LEDGER_SEED")) seed = std::strtoull(s, nullptr, 10);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (CGOV_LEDGER_SEED)");
+  std::mt19937_64 rng(seed);
+  std::string targets;
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = fmt::format("gen-{}", i);
+    WriteFile(dir_ / (name + ".json"), GeneratedScenario(rng, i).dump(1));
+    hosts_.push_back(Host{name, dir_ / (name + ".json"), dir_ / (name + ".db"), FreePort(), {}});
+    targets += fmt::format("{}\"127.0.0.1:{}\"", targets.empty() ? "" : ", ", hosts_.back().port);
+  }
+  const std::string url = StartPrometheus(targets);
+  auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
+  ASSERT_TRUE(prom.ok());
+  for (Host& h : hosts_) {
+    h.process = StartProgram(
+        {CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
+         FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
+         "--listen", "127.0.0.1:" + std::to_string(h.port)},
+        {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}});
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    auto up = prom->Query("count(count_over_time(cgov_ticks_total[1m]) >= 12) == 4", NowS());
+    return up.ok() && !up->empty();
+  }, 90)) << "Prometheus did not scrape the four daemons";
+  const double stopping_s = NowS();
+  for (Host& h : hosts_) kill(h.process.pid, SIGTERM);
+  for (Host& h : hosts_) {
+    RunResult stopped = WaitProgram(h.process, 150);  // (counted from its start)
+    h.process.pid = -1;
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  }
+  sleep(2);
+  const std::string until =
+      FormatRfc3339Utc(static_cast<int64_t>(std::ceil(NowS())) * 1'000'000'000);
+  auto cents = [](const json& usd) { return std::llround(usd.get<double>() * 100); };
+  // The invariants every report holds, whatever its source.
+  auto adds_up = [&](const json& r, const std::string& what) {
+    SCOPED_TRACE(what);
+    ASSERT_TRUE(r["cost"]["priced"].get<bool>()) << r["cost"].dump();
+    const int64_t total = cents(r["cost"]["total_usd"]);
+    int64_t gpus = 0, phases = 0, who = cents(r["unattributed"]["cost_usd"]);
+    double gpu_seconds = 0, phase_seconds = 0;
+    for (const json& g : r["gpus"]) {
+      gpus += cents(g["cost_usd"]);
+      for (const auto& [phase, seconds] : g["phase_seconds"].items()) {
+        gpu_seconds += seconds.get<double>();
+      }
+    }
+    for (const auto& [phase, p] : r["phases"].items()) {
+      phases += cents(p["cost_usd"]);
+      phase_seconds += p["gpu_seconds"].get<double>();
+    }
+    for (const json& w : r["who"]) who += cents(w["cost_usd"]);
+    EXPECT_EQ(gpus, total) << "the GPUs' cents";
+    EXPECT_EQ(phases, total) << "the phases' cents";
+    EXPECT_EQ(who, total) << "Who's cents with the unattributed part";
+    EXPECT_NEAR(gpu_seconds, phase_seconds, 1e-6);
+    EXPECT_NEAR(phase_seconds + r["unknown_gpu_seconds"].get<double>(),
+                r["held_gpu_seconds"].get<double>(), 1e-6);
+    // Savings within the wasted dollars: the utilization levers' share of the exact spend, and
+    // the shown figures when no rate lever (spot) adds its own.
+    const json& savings = r["savings"];
+    const double waste = r["cost"]["waste_usd"].get<double>();
+    EXPECT_LE(savings["utilization_fraction"].get<double>() *
+                  r["cost"]["total_micro_usd"].get<double>() / 1e6,
+              waste + 0.005);
+    if (savings["rate_fraction"].get<double>() == 0) {
+      EXPECT_LE(savings["combined_usd"].get<double>(), waste + 1e-9)
+          << "$" << savings["combined_usd"] << " of savings beside $" << waste << " of waste";
+    }
+  };
+  // Each GPU (host/index) of a report: its seconds and its exact dollars at its price.
+  struct GpuFigures {
+    double seconds = 0, usd = 0;
+  };
+  auto per_gpu = [](const json& r, const std::string& host) {
+    std::map<std::string, GpuFigures> out;
+    for (const json& g : r["gpus"]) {
+      GpuFigures& f = out[fmt::format("{}/{}", host.empty() ? g["host"].get<std::string>() : host,
+                                      g["index"].get<int>())];
+      for (const auto& [phase, seconds] : g["phase_seconds"].items()) f.seconds += seconds.get<double>();
+      f.usd = g["cost_usd"].get<double>();
+    }
+    return out;
+  };
+  const std::map<std::string, double> trails = TrailsS(*prom, stopping_s);
+  const json fleet = Report({"--prometheus", url}, "10m", until);
+  adds_up(fleet, "the fleet from Prometheus");
+  const std::map<std::string, GpuFigures> fleet_gpus = per_gpu(fleet, "");
+  size_t gpus = 0;
+  std::map<std::string, double> user_usd;  // Who's dollars, summed over the hosts' databases
+  double usd_bound = 0.0101;
+  for (const Host& h : hosts_) {
+    ASSERT_TRUE(trails.count(h.name)) << h.name << ": never scraped";
+    const json one = Report({"--db", h.db}, "10m", until);
+    adds_up(one, h.name + "'s database");
+    for (const json& w : one["who"]) user_usd[w["key"]] += w["cost_usd"].get<double>();
+    usd_bound += 0.0101 + trails.at(h.name) * 10 / 3600 * one["gpus"].size();
+    for (const auto& [name, f] : per_gpu(one, h.name)) {
+      ++gpus;
+      ASSERT_TRUE(fleet_gpus.count(name)) << name;
+      EXPECT_NEAR(fleet_gpus.at(name).seconds, f.seconds, trails.at(h.name)) << name;
+      // (The catalog's prices here are under $10 a GPU-hour; each side rounds to the cent.)
+      EXPECT_NEAR(fleet_gpus.at(name).usd, f.usd, trails.at(h.name) * 10 / 3600 + 0.0101) << name;
+      EXPECT_GT(f.seconds, 8) << name;
+    }
+  }
+  EXPECT_EQ(gpus, fleet_gpus.size());
+  // Each holder's dollars: a host's GPUs at different prices are each priced as their time was
+  // credited (the fleet once priced all of a host's holders at its first GPU's price).
+  for (const json& w : fleet["who"]) {
+    EXPECT_NEAR(w["cost_usd"].get<double>(), user_usd[w["key"]], usd_bound) << w["key"];
+  }
 }
 
 TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {

@@ -53,6 +53,13 @@ struct Span {
   bool OneRead() const { return !rules && !recent && to_ms - from_ms <= kHourMs; }
 };
 
+// Dollars a server answered as micro-dollars: 0 for a negative or non-finite value, at most a
+// trillion dollars (never an overflow).
+MicroUsd DollarsFromOutside(double usd) {
+  if (!(usd > 0)) return 0;
+  return static_cast<MicroUsd>(std::llround(std::min(usd, 1e12) * 1e6));
+}
+
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
 int64_t HourOf(int64_t ms) { return ms >= 0 ? ms / kHourMs : (ms - kHourMs + 1) / kHourMs; }
@@ -824,12 +831,13 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
     std::string key;   // its series apart, for a span of one read (SpanSumRequests())
     size_t first = 0;  // its requests' place in the batch
   };
-  std::array<Sum, 4> sums = {
+  std::array<Sum, 5> sums = {
       Sum{"cgov_identity_gpu_seconds_total", fmt::format("{}, phase", IdentityLabels()),
           fmt::format("{}, phase", kIdentityLabels)},
       Sum{"cgov_identity_held_seconds_total", IdentityLabels(), kIdentityLabels},
       Sum{"cgov_identity_idle_held_seconds_total", IdentityLabels(), kIdentityLabels},
-      Sum{"cgov_ticks_total", "Hostname", "Hostname"}};
+      Sum{"cgov_ticks_total", "Hostname", "Hostname"},
+      Sum{"cgov_identity_cost_usd_total", IdentityLabels(), kIdentityLabels}};
   // Without pods, a run's identities come from the owners' rules where the rule file records
   // them: their series grow with the users a host sees, not with every pod of the window.
   const bool owners = span.owner_rules && !options_.pods;
@@ -890,6 +898,14 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
         if (h == nullptr) continue;
         (idle ? h->idle_held_ms : h->held_ms) += Ms(s.points[0].second);
       }
+    }
+    // Their dollars as each daemon priced them when it credited the time (used where every
+    // GPU's price is its daemon's: Build()).
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> costs, sum_of(4));
+    for (const PromSeries& s : costs) {
+      IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
+      if (h == nullptr) continue;
+      h->cost = AddUsd(h->cost, DollarsFromOutside(s.points[0].second));
     }
     // Samples: the ticks each host took (at least one where there is data).
     CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks, sum_of(3));
@@ -1215,6 +1231,23 @@ Result<HistoryInput> FleetBuilder::Build() {
   for (const Span& span : spans) jobs.push_back(IdentitiesJob(span, any_rules));
   jobs.push_back(WindowFiguresJob());
   CGOV_RETURN_IF_ERROR(RunJobs(std::move(jobs)));
+  // An identity's counters do not say which GPU of its host its time was on, so its dollars are
+  // its daemon's cost counter where every GPU is priced by its daemon (not OpenCost) and every
+  // rule hour has the owners' cost rule (version 3); else its time at its host's first GPU's
+  // price, said in a note when the host's GPUs differ in price.
+  in_.identity_costs = without_patterns == 0 && !options_.opencost_prices &&
+                       in_.gpu_prices.size() == in_.gpus.size();
+  std::map<std::string, int> gpus_of_host;
+  for (const GpuRecord& g : in_.gpus) ++gpus_of_host[g.host];
+  const bool several = std::any_of(gpus_of_host.begin(), gpus_of_host.end(),
+                                   [](const auto& h) { return h.second > 1; });
+  if (!in_.identity_costs && several) {
+    in_.notes.push_back(
+        "Who's dollars are each holder's time at the price of its host's first GPU (the identity "
+        "counters do not say which GPU of a host the time was on): exact where a host's GPUs "
+        "share a price; the daemons' own cost counters are used where every GPU is priced by "
+        "its daemon and the rule file is version 3 or later.");
+  }
   HourBucket& first = hours_[HourOf(since_ms_)];
   for (const auto& [id, g] : run_totals_) MergeInto(g, &first.gpus[id]);
   for (auto& [hour, b] : hours_) in_.hours.push_back(std::move(b));

@@ -168,6 +168,8 @@ class FakePrometheus {
                                   {Identity({{"phase", "idle_held"}}), 900}})).dump();
     } else if (q.find("cgov_identity_idle_held_seconds_total") != std::string::npos) {
       out.body = (start ? Vector({}) : Vector({{Identity(), 900}})).dump();
+    } else if (q.find("cgov_identity_cost_usd_total") != std::string::npos) {
+      out.body = Vector({{Identity(), start ? 0.25 : 11.25}}).dump();  // $11 in the window
     } else if (q.find("cgov_identity_held_seconds_total") != std::string::npos) {
       out.body = Vector({{Identity(), start ? 50.0 : 9950.0}}).dump();
     } else if (q.find("cgov_gpu_memory_used_bytes") != std::string::npos) {
@@ -265,6 +267,10 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   EXPECT_EQ(ih.idle_held_ms, 900'000);
   EXPECT_EQ(ih.attributed_ms[kProductive], 9'000'000);
   EXPECT_EQ(ih.attributed_ms[kIdleHeld], 900'000);
+  // Its dollars as its daemon priced them when it credited the time: the GPU is priced by its
+  // daemon, so Who reads them (a host's GPUs may differ in price).
+  EXPECT_EQ(ih.cost, 11'000'000);
+  EXPECT_TRUE(in.identity_costs);
   ASSERT_TRUE(in.gpu_prices.count(gpu));
   EXPECT_EQ(in.gpu_prices.at(gpu).per_gpu_hour, 4'000'000);
   EXPECT_THAT(in.gpu_prices.at(gpu).source, HasSubstr("the daemon on n1: catalog: p5"));
