@@ -498,7 +498,8 @@ json GeneratedScenario(std::mt19937_64& rng, int host) {
 }
 
 // Issue 57: generated boxes through the real binaries. Four daemons, each on a generated box and
-// priced by the catalog (mixed prices on one host), scraped by the real Prometheus. Every report
+// priced by the catalog (mixed prices on one host), scraped by the real Prometheus, and a `cgov
+// run` on each box (its summary adds up too). Every report
 // (each host's database, the fleet's Prometheus) adds up to the cent: GPUs, phases and Who with
 // the unattributed part each sum to the total; the savings never exceed the wasted dollars; and
 // each GPU's time and dollars from Prometheus are its database's within the scrape bound.
@@ -525,10 +526,41 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
          "--listen", "127.0.0.1:" + std::to_string(h.port)},
         {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}});
   }
+  // And `cgov run` of a 3 s job on each box, beside its daemon.
+  std::vector<Started> runs;
+  for (const Host& h : hosts_) {
+    runs.push_back(StartProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
+                                 dir_ / (h.name + "-run"), "--interval", "500ms", "--quiet", "--",
+                                 "/bin/sleep", "3"},
+                                {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}}));
+  }
   ASSERT_TRUE(WaitFor([&] {
     auto up = prom->Query("count(count_over_time(cgov_ticks_total[1m]) >= 12) == 4", NowS());
     return up.ok() && !up->empty();
   }, 90)) << "Prometheus did not scrape the four daemons";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SCOPED_TRACE(hosts_[i].name + "'s cgov run");
+    RunResult run = WaitProgram(runs[i], 150);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json summary = json::parse(ReadFile(dir_ / (hosts_[i].name + "-run/summary.json")));
+    EXPECT_EQ(SchemaErrors("summary.schema.json", summary), "");
+    ASSERT_TRUE(summary["cost"]["priced"].get<bool>());
+    int64_t phases = 0, waste = 0;
+    for (const auto& [phase, p] : summary["phases"].items()) {
+      phases += std::llround(p["cost_usd"].get<double>() * 100);
+      waste += std::llround(p["waste_usd"].get<double>() * 100);
+    }
+    EXPECT_EQ(phases, std::llround(summary["cost"]["total_usd"].get<double>() * 100));
+    EXPECT_EQ(waste, std::llround(summary["cost"]["waste_usd"].get<double>() * 100));
+    const json& savings = summary["savings"];
+    EXPECT_LE(savings["utilization_fraction"].get<double>() *
+                  summary["cost"]["total_micro_usd"].get<double>() / 1e6,
+              summary["cost"]["waste_usd"].get<double>() + 0.005);
+    if (savings["rate_fraction"].get<double>() == 0) {
+      EXPECT_LE(savings["combined_usd"].get<double>(),
+                summary["cost"]["waste_usd"].get<double>() + 1e-9);
+    }
+  }
   const double stopping_s = NowS();
   for (Host& h : hosts_) kill(h.process.pid, SIGTERM);
   for (Host& h : hosts_) {
