@@ -479,18 +479,19 @@ json GeneratedScenario(std::mt19937_64& rng, int host) {
     const int kind = static_cast<int>(rng() % 5);
     const int util = 10 + static_cast<int>(rng() % 81);
     switch (kind) {
-      case 0: g["timeline"] = {point(0, 95)}; break;                           // busy
-      case 1: g["timeline"] = {point(0, 0)}; break;                            // idle-held
-      case 2:                                                                  // bursty
+      case 0: g["timeline"] = json::array({point(0, 95)}); break;    // busy
+      case 1: g["timeline"] = json::array({point(0, 0)}); break;     // idle-held
+      case 2:  // bursty
         g["period_s"] = 4 + static_cast<int>(rng() % 5);
-        g["timeline"] = {point(0, 95), point(2, 5)};
+        g["timeline"] = json::array({point(0, 95), point(2, 5)});
         break;
-      case 3: g["timeline"] = {point(0, util)}; break;                         // steady
-      default: g["timeline"] = {point(0, 0)}; break;                           // unused
+      case 3: g["timeline"] = json::array({point(0, util)}); break;  // steady
+      default: g["timeline"] = json::array({point(0, 0)}); break;    // unused
     }
     if (kind != 4) {
-      g["processes"] = {{{"pid", kPids[rng() % 3]}, {"type", "compute"},
-                         {"used_mib", 500 + static_cast<int>(rng() % (m.memory_mib / 2))}}};
+      g["processes"] = json::array({json{{"pid", kPids[rng() % 3]}, {"type", "compute"},
+                                         {"used_mib", 500 + static_cast<int>(
+                                                          rng() % (m.memory_mib / 2))}}});
     }
     gpus.push_back(g);
   }
@@ -544,7 +545,7 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const json summary = json::parse(ReadFile(dir_ / (hosts_[i].name + "-run/summary.json")));
     EXPECT_EQ(SchemaErrors("summary.schema.json", summary), "");
-    ASSERT_TRUE(summary["cost"]["priced"].get<bool>());
+    ASSERT_TRUE(summary["cost"]["priced"].get<bool>()) << summary["gpu_data"].dump() << run.err;
     int64_t phases = 0, waste = 0;
     for (const auto& [phase, p] : summary["phases"].items()) {
       phases += std::llround(p["cost_usd"].get<double>() * 100);
