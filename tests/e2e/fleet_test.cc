@@ -36,7 +36,7 @@ constexpr double kTickS = 1.0;
 std::string DeployFile(const std::string& name) { return DocsFile("../deploy/" + name); }
 
 struct Host {
-  std::string name, scenario, db;
+  std::string name, scenario, db;  // scenario: the fake driver's file
   int port = 0;
   Started process;
 };
@@ -125,6 +125,29 @@ class FleetE2E : public ::testing::Test {
     }
     return out;
   }
+  // `cgov daemon` for host `h` on its scenario (the shared-box fixture's /proc), listening on its
+  // port, ticking every `interval`.
+  static void StartDaemon(Host& h, const std::string& interval,
+                          const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {
+        CgovBinary(), "daemon", "--db", h.db, "--interval", interval, "--nvml-lib",
+        FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
+        "--listen", "127.0.0.1:" + std::to_string(h.port)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    h.process = StartProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}});
+  }
+  // Stops every host's daemon (its database final), lets Prometheus see them go, and returns the
+  // end of the window to report on: the next whole second, as RFC 3339.
+  std::string StopDaemons() {
+    for (Host& h : hosts_) kill(h.process.pid, SIGTERM);
+    for (Host& h : hosts_) {
+      RunResult stopped = WaitProgram(h.process, 150);  // (counted from its start)
+      h.process.pid = -1;
+      EXPECT_EQ(stopped.exit_code, 0) << h.name << ": " << stopped.err;
+    }
+    sleep(2);
+    return FormatRfc3339Utc(static_cast<int64_t>(std::ceil(NowS())) * 1'000'000'000);
+  }
   static double NowS() {
     return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch()).count()) /
@@ -140,7 +163,7 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required "
                                              "(scripts/install-deps installs it)";
   for (const char* node : {"a", "b", "c"}) {
-    hosts_.push_back(Host{std::string("node-") + node, std::string("fleet_") + node,
+    hosts_.push_back(Host{std::string("node-") + node, Scenario(std::string("fleet_") + node),
                           dir_ / (std::string(node) + ".db"), 0, {}});
   }
   // Prometheus first, so that each daemon's first scrape comes within a scrape interval of its
@@ -154,12 +177,7 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
   ASSERT_TRUE(prom.ok());
   for (Host& h : hosts_) {
-    h.process = StartProgram(
-        {CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
-         FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
-         "--listen", "127.0.0.1:" + std::to_string(h.port), "--price-per-gpu-hour", "2.00",
-         "--instance-id", "i-0" + h.name},
-        {{"CGOV_FAKE_NVML_SCENARIO", Scenario(h.scenario)}});
+    StartDaemon(h, "1s", {"--price-per-gpu-hour", "2.00", "--instance-id", "i-0" + h.name});
   }
   const auto now_s = [] { return NowS(); };
   // Every target up and scraped a few times (bounded: 60 s).
@@ -379,28 +397,18 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
 // scenario's figures sit well away from the findings' thresholds.
 TEST_F(FleetE2E, OneBoxGivesTheSameFindingsFromItsDatabaseAndFromPrometheus) {
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required";
-  hosts_.push_back(Host{"box", "bursty_box", dir_ / "box.db", FreePort(), {}});
+  hosts_.push_back(Host{"box", Scenario("bursty_box"), dir_ / "box.db", FreePort(), {}});
   Host& h = hosts_[0];
   const std::string url = StartPrometheus("\"127.0.0.1:" + std::to_string(h.port) + "\"");
   auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
   ASSERT_TRUE(prom.ok());
-  h.process = StartProgram(
-      {CgovBinary(), "daemon", "--db", h.db, "--interval", "500ms", "--nvml-lib",
-       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
-       "--listen", "127.0.0.1:" + std::to_string(h.port), "--price-per-gpu-hour", "2.00"},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario(h.scenario)}});
+  StartDaemon(h, "500ms", {"--price-per-gpu-hour", "2.00"});
   // Six of the bursty GPU's 2 s cycles (four ticks each), scraped (bounded: 90 s).
   ASSERT_TRUE(WaitFor([&] {
     auto up = prom->Query("cgov_ticks_total >= 24", NowS());
     return up.ok() && !up->empty();
   }, 90)) << "Prometheus did not scrape the daemon";
-  kill(h.process.pid, SIGTERM);
-  RunResult stopped = WaitProgram(h.process, 150);  // (counted from its start)
-  h.process.pid = -1;
-  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  sleep(2);
-  const std::string until =
-      FormatRfc3339Utc(static_cast<int64_t>(std::ceil(NowS())) * 1'000'000'000);
+  const std::string until = StopDaemons();
   // Each finding's id and the GPUs it names (the fleet names them host/index).
   auto findings = [](const json& report) {
     std::map<std::string, std::vector<std::string>> out;
@@ -520,13 +528,7 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
   const std::string url = StartPrometheus(targets);
   auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
   ASSERT_TRUE(prom.ok());
-  for (Host& h : hosts_) {
-    h.process = StartProgram(
-        {CgovBinary(), "daemon", "--db", h.db, "--interval", "1s", "--nvml-lib",
-         FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
-         "--listen", "127.0.0.1:" + std::to_string(h.port)},
-        {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}});
-  }
+  for (Host& h : hosts_) StartDaemon(h, "1s", {});  // priced by the catalog
   // And `cgov run` of a 3 s job on each box, beside its daemon.
   std::vector<Started> runs;
   for (const Host& h : hosts_) {
@@ -563,15 +565,7 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
     }
   }
   const double stopping_s = NowS();
-  for (Host& h : hosts_) kill(h.process.pid, SIGTERM);
-  for (Host& h : hosts_) {
-    RunResult stopped = WaitProgram(h.process, 150);  // (counted from its start)
-    h.process.pid = -1;
-    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-  }
-  sleep(2);
-  const std::string until =
-      FormatRfc3339Utc(static_cast<int64_t>(std::ceil(NowS())) * 1'000'000'000);
+  const std::string until = StopDaemons();
   auto cents = [](const json& usd) { return std::llround(usd.get<double>() * 100); };
   // The invariants every report holds, whatever its source.
   auto adds_up = [&](const json& r, const std::string& what) {
