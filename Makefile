@@ -78,6 +78,7 @@ deb: build
 bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	@python3 bench/daemon_overhead.py $(BUILD)
+	@python3 bench/daemon_overhead.py $(BUILD) --ratio --ticks 20 --runs 3
 	@python3 bench/run_overhead.py $(BUILD)
 	@bash bench/history_bench.sh $(BUILD)/cgov
 	@bash bench/kube_overhead.sh $(BUILD)

@@ -18,8 +18,14 @@ With --compare OTHER_BUILD_DIR (a build of an earlier commit), only the 1 Hz run
 so that both see the same machine state: a before/after that a shared machine's drift cannot
 fake.
 
+With --ratio (issue 64), the tick against the floor measured in the same window, which a noisy
+machine cannot distort: for each shape (GPUs x GPU processes: 1x14, 8x14, 64x14, 8x56, 8x200,
+64x200), each round runs the floor (cgov_wake_floor reading /proc/stat) and the daemon back to
+back, and the ratio of their CPU per wake is that round's; medians of --runs rounds. `make bench`
+prints it after the figures above.
+
 Usage: bench/daemon_overhead.py BUILD_DIR [--ticks 300] [--runs 3]
-                                [--compare OTHER_BUILD_DIR [--hz 1|10]]
+                                [--compare OTHER_BUILD_DIR [--hz 1|10]] [--ratio [--ticks N]]
 """
 import json
 import os
@@ -48,16 +54,20 @@ BUSY = [{"t": 0, "util_gpu": 95, "util_mem": 60, "power_w": 610, "temp_c": 71,
 IDLE = [{"t": 0, "util_gpu": 0, "util_mem": 0, "power_w": 72, "temp_c": 33, "sm_clock_mhz": 345}]
 
 
-def scenario(pids):
-    """8 H100s: GPUs 0-5 busy with two processes each, 6 and 7 idle with one holding memory."""
-    gpus, k = [], 0
-    for i in range(8):
-        n = 2 if i < 6 else 1
-        procs = [{"pid": pids[k + j], "type": "compute", "used_mib": 20000} for j in range(n)]
-        k += n
+def scenario(pids, gpu_count=8):
+    """H100s, three in four busy (GPUs 0-5 of 8), the rest idle with their processes holding
+    memory."""
+    busy = gpu_count * 3 // 4 if gpu_count > 1 else 1
+    per_gpu = [[] for _ in range(gpu_count)]
+    for k, pid in enumerate(pids):  # dealt round-robin: 14 on 8 GPUs is two on 0-5, one on 6, 7
+        per_gpu[k % gpu_count].append(pid)
+    gpus = []
+    for i in range(gpu_count):
+        procs = [{"pid": pid, "type": "compute", "used_mib": 20000 // max(1, len(per_gpu[i]))}
+                 for pid in per_gpu[i]]
         gpus.append({"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559,
                      "power_limit_w": 700, "gpm": True, "period_s": 20,
-                     "timeline": BUSY if i < 6 else IDLE, "processes": procs})
+                     "timeline": BUSY if i < busy else IDLE, "processes": procs})
     return {"driver_version": "550.54.15", "gpus": gpus}
 
 
@@ -83,13 +93,13 @@ def vm_hwm_kib(pid):
     return 0
 
 
-def one_run(work, run, interval_s=1.0, ticks=None, db=None):
+def one_run(work, run, interval_s=1.0, ticks=None, db=None, gpus=8, processes=14):
     ticks = TICKS if ticks is None else ticks
-    children = [subprocess.Popen(["sleep", "100000"]) for _ in range(14)]
+    children = [subprocess.Popen(["sleep", "100000"]) for _ in range(processes)]
     try:
         path = os.path.join(work, f"scenario{run}.json")
         with open(path, "w") as f:
-            json.dump(scenario([c.pid for c in children]), f)
+            json.dump(scenario([c.pid for c in children], gpus), f)
         env = dict(os.environ, CGOV_NVML_LIB=FAKE, CGOV_FAKE_NVML_SCENARIO=path)
         db = db or os.path.join(work, f"h{run}.db")
         daemon = subprocess.Popen([CGOV, "daemon", "--db", db, "--interval",
@@ -124,6 +134,37 @@ def micro_full_tick_us():
         if b.get("aggregate_name") == "median":
             return b["cpu_time"] / 1e3 if b["time_unit"] == "ns" else b["cpu_time"]
     return None
+
+
+def ratio():
+    """The tick against the floor in the same window, shape by shape (issue 64)."""
+    work = tempfile.mkdtemp(prefix="cgov_daemon_bench_")
+    ticks = TICKS if "--ticks" in sys.argv else 60
+    shapes = ((1, 14), (8, 14), (64, 14), (8, 56), (8, 200), (64, 200))
+    rows = []
+    for gpus, processes in shapes:
+        rounds = []
+        for r in range(RUNS):
+            floor = floor_run(["/proc/stat"], ticks)["sched_us"]
+            tick = one_run(work, 1000 * gpus + processes * 10 + r, ticks=ticks, gpus=gpus,
+                           processes=processes)
+            rounds.append({"floor_us": floor, "tick_us": tick["sched_us"],
+                           "ratio": tick["sched_us"] / floor, "hwm_mib": tick["hwm_mib"]})
+        rows.append((gpus, processes, rounds))
+    print(f"## The daemon's tick against the wake floor in the same window (1 Hz, {ticks} ticks "
+          f"a round, {RUNS} rounds: floor then daemon, back to back)\n")
+    print("| GPUs × processes | floor: min / median / max | tick: min / median / max | "
+          "tick ÷ floor, each round: min / median / max | VmHWM (median) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for gpus, processes, rounds in rows:
+        print(f"| {gpus} × {processes} | {mmm(rounds, 'floor_us', '{:.0f} µs')} | "
+              f"{mmm(rounds, 'tick_us', '{:.0f} µs')} | {mmm(rounds, 'ratio', '{:.2f}×')} | "
+              f"{statistics.median(x['hwm_mib'] for x in rounds):.1f} MiB |")
+    print("\nAgainst the previous figures (bench/previous.json), medians:")
+    for gpus, processes, rounds in rows:
+        key = f"daemon_tick_over_floor_{gpus}x{processes}"
+        print(f"- {key}: "
+              f"{previous.beside(key, statistics.median(x['ratio'] for x in rounds), '{:.2f}')}")
 
 
 def floor_run(files, ticks=60):
@@ -188,6 +229,9 @@ def compare(other):
 def main():
     if "--compare" in sys.argv:
         compare(sys.argv[sys.argv.index("--compare") + 1])
+        return
+    if "--ratio" in sys.argv:
+        ratio()
         return
     work = tempfile.mkdtemp(prefix="cgov_daemon_bench_")
     runs = [one_run(work, r) for r in range(RUNS)]
