@@ -39,7 +39,7 @@ struct TickCredit {
     int64_t util_ms_x100 = 0;    // duration x utilization
     // Everything the GPU's sample counts for (CreditGpuSample): its phase time and the patterns
     // the findings read, swings included.
-    GpuUsage usage;
+    GpuUsage usage{};
     int8_t swing_state = -1;  // the GPU's swing state after the sample
   };
   struct Identity {

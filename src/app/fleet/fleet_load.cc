@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -208,13 +209,17 @@ void AddToUsage(GpuCounterKind kind, size_t slot, double value, GpuUsage* u) {
       return;
     case GpuCounterKind::kPattern: {
       const UsagePattern& p = kUsagePatterns[slot];
-      // Seconds, or seconds x ratio: ms, or ms x percent.
-      u->*p.field += std::llround(std::max(0.0, value) * (p.x100 ? 1e5 : 1e3));
+      // Seconds, or seconds x ratio: ms, or ms x percent (a store's answer is at most 1e15:
+      // bounded again here so that ms x percent cannot overflow).
+      u->*p.field += std::llround(std::clamp(value, 0.0, 1e12) * (p.x100 ? 1e5 : 1e3));
       return;
     }
-    case GpuCounterKind::kSwings:
-      u->transitions += static_cast<int>(std::llround(std::max(0.0, value)));
+    case GpuCounterKind::kSwings: {
+      const int64_t swings = static_cast<int64_t>(u->transitions) +
+                             std::llround(std::clamp(value, 0.0, 1e9));
+      u->transitions = static_cast<int>(std::min<int64_t>(swings, INT32_MAX));
       return;
+    }
   }
 }
 

@@ -44,6 +44,46 @@ TEST(FleetLoadOnAFake, MetricsOutsideTheWindowAskForAWiderOne) {
       << in.status().message();
 }
 
+// The largest value a store's answer may carry (1e15: larger ones are no measurement) in a
+// pattern of ms x percent and in the swings: bounded where they are added, never an overflow
+// (the sanitizer tree checks the conversions).
+TEST(FleetLoadOnAFake, TheLargestPatternAndSwingValuesStayBounded) {
+  const double from_s = static_cast<double>(kFrom) / 1000, to_s = static_cast<double>(kTo) / 1000;
+  FakePromQuery fake([&](const PromRequest& r) {
+    std::vector<PromSeries> out;
+    const std::vector<std::pair<std::string, std::string>> gpu = {
+        {"Hostname", "n1"}, {"UUID", "GPU-0"}, {"gpu", "0"}};
+    auto with = [&](const char* name, const char* value) {
+      auto labels = gpu;
+      labels.emplace_back(name, value);
+      return labels;
+    };
+    if (r.expr.starts_with("count(")) out.push_back(Series({}, {{0, 8}}));
+    if (r.expr.find("(last_over_time(cgov_gpu_phase_seconds_total") != std::string::npos) {
+      out.push_back(Series(with("phase", "productive"), {{from_s, 0}, {to_s, 1800}}));
+    }
+    if (r.expr.find("(last_over_time(cgov_gpu_pattern_seconds_total") != std::string::npos) {
+      out.push_back(Series(with("pattern", "sm_active"), {{from_s, 0}, {to_s, 1e15}}));
+    }
+    if (r.expr.find("(last_over_time(cgov_gpu_swings_total") != std::string::npos) {
+      out.push_back(Series(gpu, {{from_s, 0}, {to_s, 1e15}}));
+    }
+    return Result<std::vector<PromSeries>>(out);
+  });
+  Result<HistoryInput> in = LoadFleet(fake, kFrom, kTo, {.rules = RecordingRules::kOff});
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  int64_t sm_active = 0;
+  int swings = 0;
+  for (const HourBucket& b : in->hours) {
+    for (const auto& [id, g] : b.gpus) {
+      sm_active += g.usage.sm_active_ms_x100;
+      swings += g.usage.transitions;
+    }
+  }
+  EXPECT_EQ(sm_active, int64_t{100'000'000'000'000'000});  // 1e12 s x 1e5: the bound
+  EXPECT_EQ(swings, 1'000'000'000);
+}
+
 // The first failure ends the batch: nothing after it is asked, and its words reach the user.
 TEST(FleetLoadOnAFake, TheStoresFirstErrorEndsTheLoadAndNothingAfterItIsAsked) {
   FakePromQuery fake([](const PromRequest&) -> Result<std::vector<PromSeries>> {
