@@ -46,13 +46,13 @@ void AddHourlySeries(const HistoryInput& in, HistorySummary* s) {
   }
 }
 
-// The daemon's own price when the data came with one and the report was given none. `--spot`
-// asks for a price: the catalog's spot price, as a report without a daemon's price gets it (a
-// daemon's history silently kept its on-demand price: issue 57, 5).
+// The report prices with the data's own prices: it was given no price flag (`--spot` asks for
+// the catalog's spot price, as a report without a daemon's price gets it: issue 57, 5).
 bool UsesDataPrices(const HistoryOptions& o) {
   return !o.price.price_per_gpu_hour && o.price.instance_type.empty() && !o.price.spot;
 }
 
+// The daemon's own price when the data came with one and the report uses the data's prices.
 Result<ResolvedPrice> GpuPrice(const HistoryInput& in, const HistoryOptions& o,
                                const GpuRecord& gpu, const PriceCatalog& catalog) {
   auto given = in.gpu_prices.find(gpu.id);
