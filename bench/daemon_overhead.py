@@ -22,10 +22,11 @@ With --ratio (issue 64), the tick against the floor measured in the same window,
 machine cannot distort: for each shape (GPUs x GPU processes: 1x14, 8x14, 64x14, 8x56, 8x200,
 64x200), each round runs the floor (cgov_wake_floor reading /proc/stat) and the daemon back to
 back, and the ratio of their CPU per wake is that round's; medians of --runs rounds. `make bench`
-prints it after the figures above.
+prints it after the figures above. --shapes 8x14,8x200 measures only those shapes.
 
 Usage: bench/daemon_overhead.py BUILD_DIR [--ticks 300] [--runs 3]
-                                [--compare OTHER_BUILD_DIR [--hz 1|10]] [--ratio [--ticks N]]
+                                [--compare OTHER_BUILD_DIR [--hz 1|10]] [--ratio [--ticks N]
+                                [--shapes GxP,...]]
 """
 import json
 import os
@@ -141,6 +142,9 @@ def ratio():
     work = tempfile.mkdtemp(prefix="cgov_daemon_bench_")
     ticks = TICKS if "--ticks" in sys.argv else 60
     shapes = ((1, 14), (8, 14), (64, 14), (8, 56), (8, 200), (64, 200))
+    if "--shapes" in sys.argv:  # for example --shapes 8x14,8x200: the issue's two targets only
+        text = sys.argv[sys.argv.index("--shapes") + 1]
+        shapes = tuple(tuple(int(n) for n in s.split("x")) for s in text.split(","))
     rows = []
     for gpus, processes in shapes:
         rounds = []

@@ -118,7 +118,12 @@ HistoryAggregator::HistoryAggregator(PhaseThresholds phases) : phases_(phases) {
 
 void HistoryAggregator::SeedSessions(const std::vector<SessionRecord>& open) {
   for (const SessionRecord& s : open) {
-    if (s.open) open_sessions_[{s.gpu_id, s.pid}] = s;
+    if (s.open) open_sessions_[s.gpu_id].push_back(OpenSession{s, false});
+  }
+  for (auto& [gpu_id, sessions] : open_sessions_) {
+    std::sort(sessions.begin(), sessions.end(), [](const OpenSession& a, const OpenSession& b) {
+      return a.record.pid < b.record.pid;
+    });
   }
 }
 
@@ -221,12 +226,11 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
   const StoredTick& tick = p.tick;
   const uint32_t gpu_id = tick.gpus[gpu_pos].gpu_id;
   const int64_t max_gap = 2 * p.run.interval_ms;
-  std::vector<uint32_t>& present = present_;
-  present.clear();
   // Idle-held: each identity's share of the time (holders_, as SplitGpuTime left it for this
-  // GPU) goes evenly to its sessions here, the first ones a millisecond more where it does not
-  // divide: the sessions of this tick add up to the GPU's idle-held time.
+  // GPU) goes evenly to its sessions here, the first ones (in the tick's order) a millisecond
+  // more where it does not divide: the sessions of this tick add up to the GPU's idle-held time.
   auto idle_share = [&](uint32_t identity_id) -> int64_t {
+    if (!idle_held) return 0;
     auto h = std::find_if(holders_.begin(), holders_.end(),
                           [&](const TickHolder& x) { return x.identity_id == identity_id; });
     if (h == holders_.end() || !h->compute) return 0;
@@ -236,34 +240,45 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
   };
   // A compute process, or a container the GPU is allocated to (its session's pid is
   // kAllocationSessionPid | identity: one per container and GPU, never a real pid).
-  auto hold = [&](uint32_t pid, uint32_t identity_id, uint32_t command_id, uint32_t mem_mib) {
-    present.push_back(pid);
-    auto it = open_sessions_.find({gpu_id, pid});
-    if (it != open_sessions_.end() && (p.ts_ms - it->second.end_ms > max_gap ||
-                                       it->second.identity_id != identity_id ||
-                                       it->second.command_id != command_id)) {
-      // A restart after a gap, or the pid was reused (by another holder, or another program).
-      it->second.open = false;
-      changed_[{it->second.start_ms, gpu_id, pid}] = true;
-      closed_sessions_.push_back(it->second);
-      open_sessions_.erase(it);
-      it = open_sessions_.end();
-    }
-    if (it == open_sessions_.end()) {
-      SessionRecord s;
-      s.gpu_id = gpu_id;
-      s.pid = pid;
-      s.start_ms = p.ts_ms;
-      s.identity_id = identity_id;
-      s.command_id = command_id;
-      it = open_sessions_.emplace(SessionKey{gpu_id, pid}, s).first;
-    }
-    SessionRecord& s = it->second;
+  holds_.clear();
+  for (const StoredProcess& proc : tick.processes) {
+    if (proc.gpu_pos != gpu_pos || !proc.compute) continue;
+    holds_.push_back({proc.pid, proc.identity_id, proc.command_id, proc.mem_used_mib.value_or(0),
+                      idle_share(proc.identity_id)});
+  }
+  for (const StoredAllocation& a : tick.allocations) {
+    if (a.gpu_pos != gpu_pos) continue;
+    holds_.push_back({kAllocationSessionPid | a.identity_id, a.identity_id, 0, 0,
+                      idle_share(a.identity_id)});
+  }
+  std::stable_sort(holds_.begin(), holds_.end(),
+                   [](const Hold& a, const Hold& b) { return a.pid < b.pid; });
+  auto close = [&](OpenSession& s) {
+    s.record.open = false;
+    closed_sessions_.push_back(s.record);
+  };
+  auto open_new = [&](const Hold& h) -> OpenSession& {
+    OpenSession& s = merged_.emplace_back();
+    s.record.gpu_id = gpu_id;
+    s.record.pid = h.pid;
+    s.record.start_ms = p.ts_ms;
+    s.record.identity_id = h.identity_id;
+    s.record.command_id = h.command_id;
+    return s;
+  };
+  // A restart after a gap, or the pid reused (by another holder, or another program).
+  auto ends = [&](const SessionRecord& s, const Hold& h) {
+    return p.ts_ms - s.end_ms > max_gap || s.identity_id != h.identity_id ||
+           s.command_id != h.command_id;
+  };
+  auto extend = [&](const Hold& h, OpenSession& open) {
+    open.changed = true;
+    SessionRecord& s = open.record;
     s.end_ms = p.ts_ms + duration_ms;
     s.held_ms += duration_ms;
     if (idle_held) {
       s.idle_held_ms += duration_ms;
-      s.idle_held_share_ms += idle_share(identity_id);
+      s.idle_held_share_ms += h.idle_share_ms;
       s.idle_streak_ms += duration_ms;
       if (s.idle_streak_ms > s.idle_streak_max_ms) {
         s.idle_streak_max_ms = s.idle_streak_ms;
@@ -272,28 +287,38 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
     } else {
       s.idle_streak_ms = 0;
     }
-    s.mem_max_mib = std::max(s.mem_max_mib, mem_mib);
-    changed_[{s.start_ms, gpu_id, pid}] = true;
+    s.mem_max_mib = std::max(s.mem_max_mib, h.mem_mib);
   };
-  for (const StoredProcess& proc : tick.processes) {
-    if (proc.gpu_pos != gpu_pos || !proc.compute) continue;
-    hold(proc.pid, proc.identity_id, proc.command_id, proc.mem_used_mib.value_or(0));
-  }
-  for (const StoredAllocation& a : tick.allocations) {
-    if (a.gpu_pos == gpu_pos) hold(kAllocationSessionPid | a.identity_id, a.identity_id, 0, 0);
-  }
-  // Sessions of this GPU whose process is gone.
-  for (auto it = open_sessions_.lower_bound({gpu_id, 0});
-       it != open_sessions_.end() && it->first.first == gpu_id;) {
-    if (std::find(present.begin(), present.end(), it->first.second) != present.end()) {
-      ++it;
+  // One pass over both, in pid order: a session with no hold closes (its process is gone); a
+  // hold extends its pid's session, or opens one.
+  std::vector<OpenSession>& open = open_sessions_[gpu_id];
+  merged_.clear();
+  size_t k = 0;
+  for (size_t j = 0; j < holds_.size(); ++j) {
+    const Hold& h = holds_[j];
+    // A pid listed twice (no driver does; a hand-made tick might) is held again, as one list.
+    if (j > 0 && holds_[j - 1].pid == h.pid) {
+      if (ends(merged_.back().record, h)) {
+        close(merged_.back());
+        merged_.pop_back();
+        open_new(h);
+      }
+      extend(h, merged_.back());
       continue;
     }
-    it->second.open = false;
-    changed_[{it->second.start_ms, gpu_id, it->first.second}] = true;
-    closed_sessions_.push_back(it->second);
-    it = open_sessions_.erase(it);
+    while (k < open.size() && open[k].record.pid < h.pid) close(open[k++]);
+    if (k < open.size() && open[k].record.pid == h.pid) {
+      OpenSession& s = open[k++];
+      if (!ends(s.record, h)) {
+        extend(h, merged_.emplace_back(std::move(s)));
+        continue;
+      }
+      close(s);
+    }
+    extend(h, open_new(h));
   }
+  while (k < open.size()) close(open[k++]);
+  open.swap(merged_);
 }
 
 std::vector<HourBucket> HistoryAggregator::TakeCompleteHours() {
@@ -304,20 +329,21 @@ std::vector<HourBucket> HistoryAggregator::TakeCompleteHours() {
 
 std::vector<SessionRecord> HistoryAggregator::TakeChangedSessions() {
   std::vector<SessionRecord> out;
-  for (const SessionRecord& s : closed_sessions_) {
-    if (changed_.erase({s.start_ms, s.gpu_id, s.pid})) out.push_back(s);
+  out.swap(closed_sessions_);
+  for (auto& [gpu_id, sessions] : open_sessions_) {
+    for (OpenSession& s : sessions) {
+      if (s.changed) out.push_back(s.record);
+      s.changed = false;
+    }
   }
-  for (const auto& [key, s] : open_sessions_) {
-    if (changed_.erase({s.start_ms, s.gpu_id, s.pid})) out.push_back(s);
-  }
-  closed_sessions_.clear();
-  changed_.clear();
   return out;
 }
 
 std::vector<SessionRecord> HistoryAggregator::AllSessions() const {
   std::vector<SessionRecord> out = closed_sessions_;
-  for (const auto& [key, s] : open_sessions_) out.push_back(s);
+  for (const auto& [gpu_id, sessions] : open_sessions_) {
+    for (const OpenSession& s : sessions) out.push_back(s.record);
+  }
   return out;
 }
 

@@ -101,7 +101,6 @@ class HistoryAggregator {
     RunRecord run;
     StoredTick tick;
   };
-  using SessionKey = std::pair<uint32_t, uint32_t>;  // (GPU id, pid)
 
   void Commit(const Pending& p, int64_t duration_ms);
   void CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held, int64_t duration_ms);
@@ -113,14 +112,27 @@ class HistoryAggregator {
   SwingStates swing_states_;  // of the run the ticks are from
   std::map<int64_t, HourBucket> open_hours_;
   std::vector<HourBucket> complete_;
-  std::map<SessionKey, SessionRecord> open_sessions_;
-  std::vector<SessionRecord> closed_sessions_;
-  std::map<std::tuple<int64_t, uint32_t, uint32_t>, bool> changed_;  // (start, gpu, pid)
+  // An open session and whether a tick touched it since the last TakeChangedSessions (a flag
+  // on the session, not a set of keys beside it).
+  struct OpenSession {
+    SessionRecord record;
+    bool changed = false;
+  };
+  // What one tick holds of one GPU: a compute process, or a container the GPU is allocated to.
+  struct Hold {
+    uint32_t pid, identity_id, command_id, mem_mib;
+    int64_t idle_share_ms;  // its share of the GPU's idle-held time in this tick
+  };
+  // Each GPU's open sessions, flat and sorted by pid (issue 64): a tick merges its sorted holds
+  // with them in one pass, with no lookup a process.
+  std::map<uint32_t, std::vector<OpenSession>> open_sessions_;
+  std::vector<SessionRecord> closed_sessions_;  // each one changed by its closing
   int64_t complete_before_ms_ = 0;
   std::function<void(const TickCredit&)> sink_;
   // Scratch for one tick's work, kept so that a tick allocates nothing once warm.
   std::vector<TickHolder> holders_;
-  std::vector<uint32_t> present_;
+  std::vector<Hold> holds_;
+  std::vector<OpenSession> merged_;
   TickCredit credit_;
 };
 

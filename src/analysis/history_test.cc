@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <random>
+#include <set>
+#include <tuple>
 
 #include "analysis/history_aggregator.h"
 #include "analysis/history_rollup.h"
@@ -283,6 +289,195 @@ TEST(HistoryAggregator, TickCreditsAddUpToTheRollups) {
     EXPECT_EQ(ids[id][2], ih.AttributedMsForTest()) << id;
   }
   EXPECT_GT(ids[1][1], 0) << "the random timeline has idle-held time";
+}
+
+// The session rules, stated as plainly as possible: a map from (GPU, pid) to its open session,
+// a lookup per hold. The aggregator merges sorted lists instead (issue 64); on generated ticks
+// (processes coming and going, pids reused by another identity or program, gaps in the data,
+// idle and busy GPUs, shared GPUs, allocations) both must give the same sessions.
+struct SessionModel {
+  using Key = std::pair<uint32_t, uint32_t>;  // (GPU, pid)
+  std::map<Key, SessionRecord> open;
+  std::vector<SessionRecord> closed;
+  std::set<std::tuple<uint32_t, uint32_t, int64_t>> changed;  // since the last take
+
+  void Close(std::map<Key, SessionRecord>::iterator it) {
+    it->second.open = false;
+    closed.push_back(it->second);
+    changed.insert({it->second.gpu_id, it->second.pid, it->second.start_ms});
+    open.erase(it);
+  }
+  // One committed tick of GPU `gpu`: its holds in the tick's order, each {pid, identity,
+  // command, MiB}, and the holders' idle-held shares by identity.
+  void Commit(int64_t ts, int64_t duration, uint32_t gpu, bool idle_held,
+              const std::vector<std::array<uint32_t, 4>>& holds,
+              const std::map<uint32_t, int64_t>& share_by_identity) {
+    std::map<uint32_t, int64_t> count, seen;
+    for (const auto& h : holds) ++count[h[1]];
+    std::vector<uint32_t> present;
+    for (const auto& [pid, identity, command, mib] : holds) {
+      present.push_back(pid);
+      auto it = open.find({gpu, pid});
+      if (it != open.end() && (ts - it->second.end_ms > 2000 ||
+                               it->second.identity_id != identity ||
+                               it->second.command_id != command)) {
+        Close(it);
+        it = open.end();
+      }
+      if (it == open.end()) {
+        SessionRecord s;
+        s.gpu_id = gpu;
+        s.pid = pid;
+        s.start_ms = ts;
+        s.identity_id = identity;
+        s.command_id = command;
+        it = open.emplace(Key{gpu, pid}, s).first;
+      }
+      SessionRecord& s = it->second;
+      s.end_ms = ts + duration;
+      s.held_ms += duration;
+      if (idle_held) {
+        const int64_t share = share_by_identity.count(identity) ? share_by_identity.at(identity) : 0;
+        const int64_t n = count[identity], k = seen[identity]++;
+        s.idle_held_ms += duration;
+        s.idle_held_share_ms += share / n + (k < share % n ? 1 : 0);
+        s.idle_streak_ms += duration;
+        if (s.idle_streak_ms > s.idle_streak_max_ms) {
+          s.idle_streak_max_ms = s.idle_streak_ms;
+          s.idle_streak_max_start_ms = s.end_ms - s.idle_streak_ms;
+        }
+      } else {
+        s.idle_streak_ms = 0;
+      }
+      s.mem_max_mib = std::max(s.mem_max_mib, mib);
+      changed.insert({gpu, pid, s.start_ms});
+    }
+    for (auto it = open.lower_bound({gpu, 0}); it != open.end() && it->first.first == gpu;) {
+      auto here = it++;
+      if (std::find(present.begin(), present.end(), here->first.second) == present.end()) {
+        Close(here);
+      }
+    }
+  }
+};
+
+auto SessionFields(const SessionRecord& s) {
+  return std::tuple(s.gpu_id, s.pid, s.start_ms, s.end_ms, s.identity_id, s.command_id,
+                    s.held_ms, s.idle_held_ms, s.idle_held_share_ms, s.mem_max_mib,
+                    s.idle_streak_ms, s.idle_streak_max_ms, s.idle_streak_max_start_ms, s.open);
+}
+
+std::vector<decltype(SessionFields(SessionRecord{}))> Sorted(const std::vector<SessionRecord>& v) {
+  std::vector<decltype(SessionFields(SessionRecord{}))> out;
+  for (const SessionRecord& s : v) out.push_back(SessionFields(s));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
+  uint64_t first = 20261128;  // CGOV_SESSION_SEED: another run
+  if (const char* seed = std::getenv("CGOV_SESSION_SEED")) first = std::strtoull(seed, nullptr, 10);
+  std::printf("session ticks: seeds %llu to %llu\n", static_cast<unsigned long long>(first),
+              static_cast<unsigned long long>(first + 199));
+  for (uint64_t seed = first; seed < first + 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto pick = [&](uint64_t n) { return static_cast<uint32_t>(rng() % n); };
+    const RunRecord run{1, 0, 1000, "t", "h"};
+    const bool takes = seed % 2 == 0;  // half the boxes take changed sessions now and then
+    HistoryAggregator a;
+    SessionModel model;
+    // Open when the writer started (its GPU not in these ticks): never changed, never taken.
+    SessionRecord seeded;
+    seeded.gpu_id = 99;
+    seeded.pid = 4242;
+    seeded.start_ms = -5000;
+    seeded.end_ms = -1000;
+    seeded.held_ms = 4000;
+    a.SeedSessions({seeded});
+    model.open[{99, 4242}] = seeded;
+    std::map<int64_t, StoredTick> added;
+    a.set_credit_sink([&](const TickCredit& credit) {
+      const StoredTick& tick = added.at(credit.ts_ms);
+      for (size_t g = 0; g < tick.gpus.size(); ++g) {
+        const uint32_t gpu = tick.gpus[g].gpu_id;
+        std::vector<std::array<uint32_t, 4>> holds;
+        for (const StoredProcess& p : tick.processes) {
+          if (p.gpu_pos == g && p.compute) {
+            holds.push_back({p.pid, p.identity_id, p.command_id, p.mem_used_mib.value_or(0)});
+          }
+        }
+        for (const StoredAllocation& al : tick.allocations) {
+          if (al.gpu_pos == g) holds.push_back({kAllocationSessionPid | al.identity_id, al.identity_id, 0, 0});
+        }
+        std::map<uint32_t, int64_t> shares;
+        for (const TickCredit::Identity& ic : credit.identities) {
+          if (ic.gpu_id == gpu) shares[ic.identity_id] += ic.attributed_ms;
+        }
+        const TickCredit::Gpu& gc = credit.gpus[g];
+        model.Commit(credit.ts_ms, gc.duration_ms, gpu, gc.phase == Phase::kIdleHeld, holds, shares);
+      }
+    });
+    int64_t ts = 0;
+    const int ticks = 20 + static_cast<int>(pick(60));
+    for (int t = 0; t < ticks; ++t) {
+      StoredTick tick;
+      for (uint32_t g = 0; g < 2; ++g) {
+        StoredGpu gpu;
+        gpu.gpu_id = 7 + g;
+        gpu.processes_known = true;
+        gpu.set(StoredGpuField::kUtilPct, pick(3) == 0 ? 90 : pick(3));
+        tick.gpus.push_back(gpu);
+      }
+      const size_t n = pick(7);
+      for (size_t k = 0; k < n; ++k) {
+        StoredProcess p;
+        p.gpu_pos = pick(2);
+        p.pid = 100 + pick(8);  // few pids: reuse by another identity or program is common
+        // Once a GPU a tick, as the driver's lists (merged by NvmlSource) give them.
+        if (std::any_of(tick.processes.begin(), tick.processes.end(), [&](const StoredProcess& q) {
+              return q.gpu_pos == p.gpu_pos && q.pid == p.pid;
+            })) {
+          continue;
+        }
+        p.identity_id = 1 + pick(3);
+        p.command_id = 1 + pick(2);
+        p.compute = pick(5) != 0;
+        p.graphics = !p.compute;
+        p.mem_used_mib = 1000 + pick(3000);
+        if (pick(3) == 0) p.sm_util_pct = pick(100);
+        tick.processes.push_back(p);
+      }
+      if (pick(4) == 0) tick.allocations.push_back({pick(2), 9});
+      added[ts] = tick;
+      a.Add(ts, run, tick);
+      ts += pick(10) == 0 ? 5000 : 1000;  // now and then a gap
+      if (takes && pick(5) == 0) {
+        std::set<std::tuple<uint32_t, uint32_t, int64_t>> keys;
+        for (const SessionRecord& s : a.TakeChangedSessions()) keys.insert({s.gpu_id, s.pid, s.start_ms});
+        ASSERT_EQ(keys, model.changed) << "seed " << seed << " tick " << t;
+        model.changed.clear();
+      }
+    }
+    a.Finish(ts);
+    std::vector<SessionRecord> expected = model.closed;
+    for (const auto& [key, s] : model.open) expected.push_back(s);
+    if (!takes) {
+      ASSERT_EQ(Sorted(a.AllSessions()), Sorted(expected)) << "seed " << seed;
+    } else {
+      // What was taken, and what is open or closed since: each session's last state.
+      std::vector<SessionRecord> now = a.AllSessions();
+      for (const SessionRecord& s : now) {
+        const auto it = std::find_if(expected.begin(), expected.end(), [&](const SessionRecord& e) {
+          return e.gpu_id == s.gpu_id && e.pid == s.pid && e.start_ms == s.start_ms;
+        });
+        ASSERT_NE(it, expected.end()) << "seed " << seed;
+        EXPECT_EQ(SessionFields(s), SessionFields(*it)) << "seed " << seed;
+      }
+      std::set<std::tuple<uint32_t, uint32_t, int64_t>> keys;
+      for (const SessionRecord& s : a.TakeChangedSessions()) keys.insert({s.gpu_id, s.pid, s.start_ms});
+      EXPECT_EQ(keys, model.changed) << "seed " << seed;
+    }
+  }
 }
 
 TEST(HistoryRollup, EncodingRoundTripsAndMergesAdd) {

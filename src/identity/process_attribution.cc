@@ -1,5 +1,7 @@
 #include "identity/process_attribution.h"
 
+#include <algorithm>
+
 #include "core/tags.h"
 #include "core/text.h"
 #include "telemetry/procfs_pid.h"
@@ -81,18 +83,32 @@ Result<uint32_t> ProcessAttributor::Resolve(IdentityRecord identity, Cached* cac
   return store_->IdentityId(identity);
 }
 
+size_t ProcessAttributor::Find(uint32_t pid) const {
+  auto it = std::lower_bound(pids_.begin(), pids_.end(), pid);
+  return it != pids_.end() && *it == pid ? static_cast<size_t>(it - pids_.begin()) : pids_.size();
+}
+
+void ProcessAttributor::Erase(size_t k) {
+  if (cache_[k].seen == generation_) --seen_this_generation_;
+  pids_.erase(pids_.begin() + static_cast<std::ptrdiff_t>(k));
+  cache_.erase(cache_.begin() + static_cast<std::ptrdiff_t>(k));
+}
+
 void ProcessAttributor::DropExited() {
   exits_checked_ = generation_;
   exited_.clear();
   if (!exits_) return;
   exited_ = exits_->TakeExited();
-  for (uint32_t pid : exited_) cache_.erase(pid);
+  for (uint32_t pid : exited_) {
+    if (size_t k = Find(pid); k < pids_.size()) Erase(k);
+  }
 }
 
 Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
   if (exits_checked_ != generation_) DropExited();
-  if (auto it = cache_.find(pid); it != cache_.end()) {
-    Cached& c = it->second;
+  if (size_t k = Find(pid); k < pids_.size()) {
+    Cached& c = cache_[k];
+    if (c.seen != generation_) ++seen_this_generation_;
     c.seen = generation_;
     // A pod's names or labels may have arrived or changed since (the watch runs beside).
     if (c.base && pods_ != nullptr && c.pods_generation != pods_->generation()) {
@@ -126,8 +142,11 @@ Result<ProcessAttributor::Ids> ProcessAttributor::Lookup(uint32_t pid) {
   }
   CGOV_ASSIGN_OR_RETURN(cached.ids.command_id, store_->CommandId(command));
   cached.seen = generation_;
+  ++seen_this_generation_;
   const Ids ids = cached.ids;
-  cache_[pid] = std::move(cached);
+  const auto at = std::lower_bound(pids_.begin(), pids_.end(), pid) - pids_.begin();
+  pids_.insert(pids_.begin() + at, pid);
+  cache_.insert(cache_.begin() + at, std::move(cached));
   return ids;
 }
 
@@ -166,26 +185,35 @@ Result<std::optional<uint32_t>> ProcessAttributor::ContainerIdentity(
 }
 
 std::string_view ProcessAttributor::PodOf(uint32_t pid) const {
-  auto it = cache_.find(pid);
-  if (it == cache_.end() || !it->second.base) return {};
-  return it->second.base->pod;
+  const size_t k = Find(pid);
+  if (k == pids_.size() || !cache_[k].base) return {};
+  return cache_[k].base->pod;
 }
 
 std::optional<ProcessAttributor::ProgressFile> ProcessAttributor::ProgressFileOf(
     uint32_t pid) const {
-  auto it = cache_.find(pid);
-  return it == cache_.end() ? std::nullopt : it->second.progress;
+  const size_t k = Find(pid);
+  return k == pids_.size() ? std::nullopt : cache_[k].progress;
 }
 
 void ProcessAttributor::ForgetUnseen() {
-  for (auto it = cache_.begin(); it != cache_.end();) {
-    if (it->second.seen == generation_) {
-      ++it;
-      continue;
+  if (seen_this_generation_ != pids_.size()) {
+    size_t kept = 0;
+    for (size_t k = 0; k < pids_.size(); ++k) {
+      if (cache_[k].seen != generation_) {
+        if (exits_) exits_->Forget(pids_[k]);
+        continue;
+      }
+      if (kept != k) {
+        pids_[kept] = pids_[k];
+        cache_[kept] = std::move(cache_[k]);
+      }
+      ++kept;
     }
-    if (exits_) exits_->Forget(it->first);
-    it = cache_.erase(it);
+    pids_.resize(kept);
+    cache_.resize(kept);
   }
+  seen_this_generation_ = 0;
   ++generation_;
 }
 
