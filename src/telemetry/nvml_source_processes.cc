@@ -50,11 +50,31 @@ void NvmlSource::ReadProcesses(size_t index, GpuSlowSample* out) {
     known = ListProcesses(index, list, &out->processes) && known;
   }
   out->processes_known = known && !IsLost(index);
-  std::sort(out->processes.begin(), out->processes.end(),
-            [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
+  // One entry a pid, in pid order: a pid is listed again by another list, or by a MIG parent
+  // once per MIG device it uses. Sorted and merged once, not scanned for at every entry (which
+  // was quadratic in a GPU's processes).
+  std::vector<GpuProcess>& all = out->processes;
+  std::stable_sort(all.begin(), all.end(),
+                   [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
+  size_t kept = 0;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (kept > 0 && all[kept - 1].pid == all[k].pid) {
+      GpuProcess& p = all[kept - 1];
+      p.compute = p.compute || all[k].compute;
+      p.graphics = p.graphics || all[k].graphics;
+      p.mps = p.mps || all[k].mps;
+      if (all[k].used_memory_bytes) {
+        p.used_memory_bytes = std::max(p.used_memory_bytes.value_or(0), *all[k].used_memory_bytes);
+      }
+      continue;
+    }
+    if (kept != k) all[kept] = all[k];
+    ++kept;
+  }
+  all.resize(kept);
 }
 
-// Adds the list's entries to *processes, one per pid across the lists.
+// Adds the list's entries to *processes (ReadProcesses merges a pid's entries).
 bool NvmlSource::ListProcesses(size_t index, size_t list, std::vector<GpuProcess>* processes) {
   constexpr size_t kEntry = nvml::kMaxProcessEntryBytes;
   const ProcessListAbi& abi = process_lists_[list];
@@ -90,20 +110,16 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::vector<GpuProcess
     if (decoded.entry_bytes == 0) return false;
     for (unsigned k = 0; k < count; ++k) {
       const ProcessEntry e = ProcessEntryAt(proc_bytes_.data(), decoded.entry_bytes, k);
-      // A GPU has a few processes: a scan beats a map's allocations. (A pid is listed again by
-      // another list, or by a MIG parent once per MIG device it uses.)
-      auto seen = std::find_if(processes->begin(), processes->end(),
-                               [&](const GpuProcess& p) { return p.pid == e.pid; });
-      GpuProcess& p = seen != processes->end() ? *seen : processes->emplace_back();
+      GpuProcess& p = processes->emplace_back();
       p.pid = e.pid;
       if (list == 1) {
         p.graphics = true;
       } else {
         p.compute = true;
-        p.mps = p.mps || list == 2;
+        p.mps = list == 2;
       }
       if (e.used_memory_bytes != nvml::NVML_VALUE_NOT_AVAILABLE) {
-        p.used_memory_bytes = std::max(p.used_memory_bytes.value_or(0), e.used_memory_bytes);
+        p.used_memory_bytes = e.used_memory_bytes;
       }
     }
     return true;
@@ -153,12 +169,15 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
   for (unsigned int k = 0; k < count; ++k) {
     last_seen_us_[index] = std::max(last_seen_us_[index], util_buffer_[k].timeStamp);
   }
-  // The driver may give a process several samples in the window: each gets their mean. A scan
-  // per process, not a map: both lists hold a few entries.
+  // The driver may give a process several samples in the window: each gets their mean. Both
+  // in pid order (the processes are), one pass: a scan per process was quadratic in them.
+  std::sort(util_buffer_.begin(), util_buffer_.begin() + count,
+            [](const auto& a, const auto& b) { return a.pid < b.pid; });
+  unsigned int k = 0;
   for (GpuProcess& p : out->processes) {
     uint64_t sm = 0, mem = 0, n = 0;
-    for (unsigned int k = 0; k < count; ++k) {
-      if (util_buffer_[k].pid != p.pid) continue;
+    while (k < count && util_buffer_[k].pid < p.pid) ++k;
+    for (; k < count && util_buffer_[k].pid == p.pid; ++k) {
       sm += util_buffer_[k].smUtil;
       mem += util_buffer_[k].memUtil;
       ++n;

@@ -218,6 +218,32 @@ TEST(FakeNvml, RefusesToPlayADriverWithSymbolsThatDriverLacks) {
   EXPECT_FALSE(source.ok());
 }
 
+TEST(NvmlSource, APidInTwoListsIsOneProcessAndEachGetsItsOwnUtilization) {
+  // Listed out of pid order, one of them by both the compute and the graphics list: one entry a
+  // pid, in pid order, each with its own sample (merged by sorting, not a scan an entry).
+  FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 81920, "timeline": [{"t": 0,
+    "util_gpu": 60}], "processes": [
+      {"pid": 30, "type": "both", "used_mib": 300, "sm_util": 5},
+      {"pid": 10, "used_mib": 100, "sm_util": 70},
+      {"pid": 40, "type": "graphics", "used_mib": 400},
+      {"pid": 20, "used_mib": 200, "sm_util": 20}]}]})", 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  std::vector<GpuSlowSample> slow;
+  (*source)->ReadSlow(&slow);
+  ASSERT_TRUE(slow[0].processes_known);
+  const std::vector<GpuProcess>& p = slow[0].processes;
+  ASSERT_EQ(p.size(), 4u);
+  const uint32_t pids[] = {10, 20, 30, 40}, sm[] = {70, 20, 5, 0};
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(p[k].pid, pids[k]);
+    EXPECT_EQ(p[k].used_memory_bytes, pids[k] * 10 * kMiB) << p[k].pid;
+    EXPECT_EQ(p[k].sm_util_pct, sm[k]) << p[k].pid;
+  }
+  EXPECT_TRUE(p[2].compute && p[2].graphics) << "both lists: one process, both kinds";
+  EXPECT_TRUE(!p[3].compute && p[3].graphics);
+}
+
 TEST(NvmlSource, MpsClientsComeFromTheMpsListAsComputeProcesses) {
   FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 81920, "timeline": [{"t": 0,
     "util_gpu": 60}], "processes": [
