@@ -71,6 +71,51 @@ TEST(TickRecord, RoundTripsEveryFieldAndUnknowns) {
   EXPECT_LT(data.size(), 40u) << data.size();
 }
 
+// Every value at its widest (ten-byte varints), after what the string held: the room the encoder
+// makes beforehand is enough, and what was there stays.
+TEST(TickRecord, TheWidestValuesRoundTripAfterWhatTheStringHeld) {
+  StoredTick t;
+  t.cpu_pct_x10 = t.iowait_pct_x10 = t.mem_used_pct_x10 = UINT32_MAX;
+  for (uint32_t i = 0; i < 3; ++i) {
+    StoredGpu g;
+    g.gpu_id = UINT32_MAX - i;
+    g.lost = i == 1;
+    g.processes_known = true;
+    for (auto& f : g.fields) f = UINT64_MAX;
+    t.gpus.push_back(g);
+  }
+  for (uint32_t k = 0; k < 40; ++k) {
+    StoredProcess p;
+    p.gpu_pos = k % 3;
+    p.pid = UINT32_MAX - k;
+    p.identity_id = p.command_id = UINT32_MAX;
+    p.compute = p.graphics = true;
+    p.mem_used_mib = p.sm_util_pct = UINT32_MAX;
+    t.processes.push_back(p);
+  }
+  t.allocations = {{2, UINT32_MAX}, {0, 1}};
+  std::string data = "prefix";
+  EncodeTick(t, &data);
+  ASSERT_EQ(data.substr(0, 6), "prefix");
+  StoredTick back;
+  ASSERT_TRUE(DecodeTick(std::string_view(data).substr(6), "row", &back).ok());
+  EXPECT_EQ(back.cpu_pct_x10, t.cpu_pct_x10);
+  EXPECT_EQ(back.mem_used_pct_x10, t.mem_used_pct_x10);
+  ASSERT_EQ(back.gpus.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.gpus[i].fields, t.gpus[i].fields);
+    EXPECT_EQ(back.gpus[i].gpu_id, t.gpus[i].gpu_id);
+    EXPECT_EQ(back.gpus[i].lost, t.gpus[i].lost);
+  }
+  ASSERT_EQ(back.processes.size(), 40u);
+  for (size_t k = 0; k < 40; ++k) {
+    EXPECT_EQ(back.processes[k].pid, t.processes[k].pid);
+    EXPECT_EQ(back.processes[k].mem_used_mib, t.processes[k].mem_used_mib);
+    EXPECT_EQ(back.processes[k].sm_util_pct, t.processes[k].sm_util_pct);
+  }
+  EXPECT_EQ(back.allocations, t.allocations);
+}
+
 // A GPU allocated to a pod (cgov daemon --pod-resources) travels with the tick; a tick without
 // allocations encodes as history schema 5 wrote it, byte for byte.
 TEST(TickRecord, AllocationsRoundTripAndCostNothingWhenAbsent) {

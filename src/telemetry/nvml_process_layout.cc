@@ -68,6 +68,14 @@ ProcessListShape MeasureProcessList(const unsigned char* buffer, size_t buffer_b
   // No width writes `count` entries past count x 32 bytes; one entry more is looked at so that a
   // driver writing more than it says is caught, the rest of a large buffer is not scanned.
   size_t written = std::min(buffer_bytes, (size_t{count} + 1) * kWidths[2]);
+  // Eight bytes at a time, then byte by byte: most of what is looked at is the sentinel.
+  constexpr uint64_t kSentinelWord = 0x0101010101010101ull * kProcessBufferSentinel;
+  while (written >= 8) {
+    uint64_t word;
+    std::memcpy(&word, buffer + written - 8, 8);
+    if (word != kSentinelWord) break;
+    written -= 8;
+  }
   while (written > 0 && buffer[written - 1] == kProcessBufferSentinel) --written;
   out.written_bytes = written;
   if (count == 0) {

@@ -90,6 +90,25 @@ TEST(NvmlSource, FastFieldsFollowTheTimeline) {
   EXPECT_EQ(fast[0].clock_reasons, 1u);
 }
 
+TEST(FakeNvml, ARepeatingTimelineWrapsAtEveryPeriodEvenFarIntoIt) {
+  // period_s 20: 80 % from t=0, 10 % from t=14 (the bench's bursty GPU). The fake wraps time
+  // without fmod where it can; the answer must be the same at every period and far into one.
+  FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 81920, "period_s": 20, "timeline": [
+    {"t": 0, "util_gpu": 80}, {"t": 14, "util_gpu": 10}]}]})", 1);
+  auto source = NvmlSource::Open(fake.path());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  std::vector<GpuFastSample> fast;
+  const std::pair<double, uint32_t> at[] = {{0, 80},      {13.9, 80},        {14, 10},
+                                            {19.99, 10},  {20, 80},          {34.5, 10},
+                                            {40, 80},     {1e6 + 13, 80},    {1e6 + 15, 10},
+                                            {1e17, 80},   {1e17 + 16, 10}};
+  for (const auto& [t, util] : at) {
+    fake.SetTime(t);
+    (*source)->ReadFast(&fast);
+    EXPECT_EQ(fast[0].util_gpu_pct, util) << "t=" << t;
+  }
+}
+
 TEST(NvmlSource, SlowFieldsListProcessesWithMemoryAndUtilization) {
   FakeNvml fake("full", kScenario, 1);
   auto source = NvmlSource::Open(fake.path());

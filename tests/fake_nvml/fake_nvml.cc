@@ -58,11 +58,11 @@ struct State {
   std::atomic<double> frozen_time{-1.0};
 };
 
-// Destroyed at dlclose or exit; cgov joins its sampling threads before either.
-State& S() {
-  static State state;
-  return state;
-}
+// Destroyed at dlclose or exit; cgov joins its sampling threads before either. A namespace-scope
+// object (built when the library is loaded, before any call), not a function's static: every
+// call reads it, and a guarded static cost the fake a call and a check each time.
+State g_state;
+inline State& S() { return g_state; }
 
 double MonotonicSeconds() {
   timespec ts{};
@@ -193,7 +193,11 @@ Call Resolve(nvmlDevice_st_fwd* device, const char* field) {
   return call;
 }
 
-unsigned Uint(double v) { return v <= 0 ? 0u : static_cast<unsigned>(std::lround(v)); }
+// Rounded half up (as lround for these non-negative values), without a libm call a field.
+unsigned Uint(double v) {
+  if (!(v > 0)) return 0u;
+  return v >= 4294967295.0 ? 4294967295u : static_cast<unsigned>(v + 0.5);
+}
 unsigned long long Mib(double mib) { return static_cast<unsigned long long>(mib * 1048576.0); }
 
 // A process as one device lists it: with its MIG ids (0xFFFFFFFF outside MIG).

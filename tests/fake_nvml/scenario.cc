@@ -292,7 +292,17 @@ void Fill(Gpu* g, size_t index) {
 
 double Gpu::ValueAt(double t, StateField field, double fallback) const {
   if (timeline.empty()) return fallback;
-  if (period_s > 0) t = std::fmod(std::max(t, 0.0), period_s);
+  if (period_s > 0) {
+    // Within the first period (and most calls, a period later) without fmod, which cost the fake
+    // a tenth of its instructions: it answers ~200 calls a tick.
+    t = std::max(t, 0.0);
+    if (t >= period_s) {
+      const double periods = t / period_s;
+      t = periods < 1e15 ? t - period_s * static_cast<double>(static_cast<int64_t>(periods))
+                         : std::fmod(t, period_s);
+      if (t >= period_s || t < 0) t = std::fmod(std::max(t, 0.0), period_s);  // rounding
+    }
+  }
   auto it = std::upper_bound(timeline.begin(), timeline.end(), t,
                              [](double x, const auto& point) { return x < point.first; });
   if (it == timeline.begin()) return fallback;
