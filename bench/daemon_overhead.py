@@ -22,7 +22,9 @@ With --ratio (issue 64), the tick against the floor measured in the same window,
 machine cannot distort: for each shape (GPUs x GPU processes: 1x14, 8x14, 64x14, 8x56, 8x200,
 64x200), each round runs the floor (cgov_wake_floor reading /proc/stat) and the daemon back to
 back, and the ratio of their CPU per wake is that round's; medians of --runs rounds. `make bench`
-prints it after the figures above. --shapes 8x14,8x200 measures only those shapes.
+prints it after the figures above. --shapes 8x14,8x200 measures only those shapes. To see what a
+change removed without the machine's noise, bench/tick_instructions.py counts a tick's
+instructions under callgrind, library by library.
 
 Usage: bench/daemon_overhead.py BUILD_DIR [--ticks 300] [--runs 3]
                                 [--compare OTHER_BUILD_DIR [--hz 1|10]] [--ratio [--ticks N]
