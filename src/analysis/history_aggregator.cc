@@ -251,8 +251,13 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
     holds_.push_back({kAllocationSessionPid | a.identity_id, a.identity_id, 0, 0,
                       idle_share(a.identity_id)});
   }
-  std::stable_sort(holds_.begin(), holds_.end(),
-                   [](const Hold& a, const Hold& b) { return a.pid < b.pid; });
+  // Already in pid order from a daemon's tick (each GPU's processes are listed so, then its
+  // allocations, whose pids have the high bit): sorted (stably, so a pid listed twice keeps the
+  // tick's order) only when not, as a hand-made or imported tick may be.
+  const auto by_pid = [](const Hold& a, const Hold& b) { return a.pid < b.pid; };
+  if (!std::is_sorted(holds_.begin(), holds_.end(), by_pid)) {
+    std::stable_sort(holds_.begin(), holds_.end(), by_pid);
+  }
   auto close = [&](OpenSession& s) {
     s.record.open = false;
     closed_sessions_.push_back(s.record);

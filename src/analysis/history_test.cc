@@ -294,7 +294,8 @@ TEST(HistoryAggregator, TickCreditsAddUpToTheRollups) {
 // The session rules, stated as plainly as possible: a map from (GPU, pid) to its open session,
 // a lookup per hold. The aggregator merges sorted lists instead (issue 64); on generated ticks
 // (processes coming and going, pids reused by another identity or program, gaps in the data,
-// idle and busy GPUs, shared GPUs, allocations) both must give the same sessions.
+// idle and busy GPUs, shared GPUs, allocations, a pid listed twice) both must give the same
+// sessions.
 struct SessionModel {
   using Key = std::pair<uint32_t, uint32_t>;  // (GPU, pid)
   std::map<Key, SessionRecord> open;
@@ -433,10 +434,11 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
         StoredProcess p;
         p.gpu_pos = pick(2);
         p.pid = 100 + pick(8);  // few pids: reuse by another identity or program is common
-        // Once a GPU a tick, as the driver's lists (merged by NvmlSource) give them.
+        // A pid is listed once a GPU a tick by NvmlSource; a hand-made or imported tick may list
+        // one twice (even as another identity): now and then, kept.
         if (std::any_of(tick.processes.begin(), tick.processes.end(), [&](const StoredProcess& q) {
               return q.gpu_pos == p.gpu_pos && q.pid == p.pid;
-            })) {
+            }) && pick(4) != 0) {
           continue;
         }
         p.identity_id = 1 + pick(3);
@@ -464,14 +466,12 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
     if (!takes) {
       ASSERT_EQ(Sorted(a.AllSessions()), Sorted(expected)) << "seed " << seed;
     } else {
-      // What was taken, and what is open or closed since: each session's last state.
-      std::vector<SessionRecord> now = a.AllSessions();
-      for (const SessionRecord& s : now) {
-        const auto it = std::find_if(expected.begin(), expected.end(), [&](const SessionRecord& e) {
-          return e.gpu_id == s.gpu_id && e.pid == s.pid && e.start_ms == s.start_ms;
-        });
-        ASSERT_NE(it, expected.end()) << "seed " << seed;
-        EXPECT_EQ(SessionFields(s), SessionFields(*it)) << "seed " << seed;
+      // What is open, or closed since the last take: each one as the model has it.
+      const auto all = Sorted(expected);
+      for (const SessionRecord& s : a.AllSessions()) {
+        EXPECT_TRUE(std::binary_search(all.begin(), all.end(), SessionFields(s)))
+            << "seed " << seed << ": GPU " << s.gpu_id << " pid " << s.pid << " from "
+            << s.start_ms;
       }
       std::set<std::tuple<uint32_t, uint32_t, int64_t>> keys;
       for (const SessionRecord& s : a.TakeChangedSessions()) keys.insert({s.gpu_id, s.pid, s.start_ms});

@@ -56,6 +56,7 @@ class VarintWriter {
   char* at_;
 };
 
+constexpr size_t kGpuVarints = 2 + kStoredGpuFieldCount;  // EncodeGpu's most
 void EncodeGpu(const StoredGpu& g, VarintWriter& out) {
   uint64_t mask = (g.lost ? kGpuLost : 0) | (g.processes_known ? kGpuProcessesKnown : 0);
   for (size_t f = 0; f < kStoredGpuFieldCount; ++f) {
@@ -121,15 +122,11 @@ Status DecodeProcess(Reader& r, size_t gpus, StoredProcess* p) {
 
 }  // namespace
 
-void PutLongVarint(uint64_t v, std::string* out) {
-  char bytes[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    bytes[n++] = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  bytes[n++] = static_cast<char>(v);
-  out->append(bytes, n);
+void PutVarint(uint64_t v, std::string* out) {
+  char bytes[VarintWriter::kMaxBytes];
+  VarintWriter w(bytes);
+  w.Put(v);
+  out->append(bytes, static_cast<size_t>(w.at() - bytes));
 }
 
 bool GetVarint(std::string_view data, size_t* pos, uint64_t* v) {
@@ -147,8 +144,9 @@ bool GetVarint(std::string_view data, size_t* pos, uint64_t* v) {
 
 void EncodeTick(const StoredTick& tick, std::string* out) {
   // Room for every varint at its longest (kept from tick to tick: not cleared each time),
-  // written in place, then appended at once.
-  const size_t varints = 4 + 1 + tick.gpus.size() * (2 + kStoredGpuFieldCount) + 1 +
+  // written in place, then appended at once. The count follows what is written below: the
+  // host header and its 3 fields, then each list's length and its items' most.
+  const size_t varints = 4 + 1 + tick.gpus.size() * kGpuVarints + 1 +
                          tick.processes.size() * kProcessVarints + 1 + tick.allocations.size() * 2;
   thread_local std::vector<char> room;
   if (room.size() < 1 + varints * VarintWriter::kMaxBytes) {

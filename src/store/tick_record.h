@@ -72,16 +72,8 @@ void EncodeTick(const StoredTick& tick, std::string* out);
 // REQUIRES: `data` was written by EncodeTick. Errors say what is malformed (`context` names the row).
 Status DecodeTick(std::string_view data, std::string_view context, StoredTick* tick);
 
-// Unsigned LEB128 varints (the rollup encodings'; a tick writes its own in place). Most values
-// fit one byte: that case is inline, the rest a call.
-void PutLongVarint(uint64_t v, std::string* out);
-inline void PutVarint(uint64_t v, std::string* out) {
-  if (v < 0x80) {
-    out->push_back(static_cast<char>(v));
-    return;
-  }
-  PutLongVarint(v, out);
-}
+// Unsigned LEB128 varints (also used by the rollup encodings).
+void PutVarint(uint64_t v, std::string* out);
 // Advances *pos; false when the data ends inside the varint or it is longer than 10 bytes.
 bool GetVarint(std::string_view data, size_t* pos, uint64_t* v);
 

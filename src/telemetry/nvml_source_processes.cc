@@ -54,8 +54,9 @@ void NvmlSource::ReadProcesses(size_t index, GpuSlowSample* out) {
   // once per MIG device it uses. Sorted and merged once, not scanned for at every entry (which
   // was quadratic in a GPU's processes).
   std::vector<GpuProcess>& all = out->processes;
-  std::stable_sort(all.begin(), all.end(),
-                   [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
+  // (Not stable_sort, which allocates: a pid's entries merge the same in any order.)
+  std::sort(all.begin(), all.end(),
+            [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
   size_t kept = 0;
   for (size_t k = 0; k < all.size(); ++k) {
     if (kept > 0 && all[kept - 1].pid == all[k].pid) {
