@@ -221,11 +221,8 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
   if (sink_) sink_(credit_);
 }
 
-void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held,
-                                       int64_t duration_ms) {
-  const StoredTick& tick = p.tick;
-  const uint32_t gpu_id = tick.gpus[gpu_pos].gpu_id;
-  const int64_t max_gap = 2 * p.run.interval_ms;
+// The tick's holds of GPU `gpu_pos` into holds_, in pid order, each with its idle-held share.
+void HistoryAggregator::GatherHolds(const StoredTick& tick, size_t gpu_pos, bool idle_held) {
   // Idle-held: each identity's share of the time (holders_, as SplitGpuTime left it for this
   // GPU) goes evenly to its sessions here, the first ones (in the tick's order) a millisecond
   // more where it does not divide: the sessions of this tick add up to the GPU's idle-held time.
@@ -258,6 +255,13 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
   if (!std::is_sorted(holds_.begin(), holds_.end(), by_pid)) {
     std::stable_sort(holds_.begin(), holds_.end(), by_pid);
   }
+}
+
+void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held,
+                                       int64_t duration_ms) {
+  const uint32_t gpu_id = p.tick.gpus[gpu_pos].gpu_id;
+  const int64_t max_gap = 2 * p.run.interval_ms;
+  GatherHolds(p.tick, gpu_pos, idle_held);
   auto close = [&](OpenSession& s) {
     s.record.open = false;
     closed_sessions_.push_back(s.record);

@@ -104,6 +104,7 @@ class HistoryAggregator {
 
   void Commit(const Pending& p, int64_t duration_ms);
   void CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held, int64_t duration_ms);
+  void GatherHolds(const StoredTick& tick, size_t gpu_pos, bool idle_held);
   void CompleteHoursBefore(int64_t hour);
   HourBucket& Bucket(int64_t hour);
 
