@@ -267,13 +267,16 @@ class Tmux {
     argv.insert(argv.end(), args.begin(), args.end());
     return RunProgram(argv, {{"TERM", "xterm-256color"}}, 10);
   }
-  std::string Screen() { return Run({"capture-pane", "-p", "-t", "top"}).out; }
+  // The session Screen and Shows read.
+  void Watch(std::string session) { session_ = std::move(session); }
+  std::string Screen() { return Run({"capture-pane", "-p", "-t", session_}).out; }
   bool Shows(const std::string& text, double timeout_s = 10) {
     return WaitFor([&] { return Screen().find(text) != std::string::npos; }, timeout_s);
   }
 
  private:
   std::string socket_;
+  std::string session_ = "top";
 };
 
 TEST(TopE2E, ATerminalSessionSortsFiltersResizesAndExitsClean) {
@@ -311,12 +314,15 @@ TEST(TopE2E, ATerminalSessionSortsFiltersResizesAndExitsClean) {
   EXPECT_EQ(tmux.Screen().find("cgov top —"), std::string::npos)
       << "the alternate screen is left: the shell's screen is back";
 
-  // Ctrl-C ends it as cleanly.
+  // Ctrl-C ends it as cleanly. The second session is made before the first is killed: killing
+  // a server's last session ends the server, and a new-session racing its exit fails.
+  RunResult second =
+      tmux.Run({"new-session", "-d", "-s", "top2", "-x", "100", "-y", "30", command});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
   tmux.Run({"kill-session", "-t", "top"});
-  ASSERT_EQ(tmux.Run({"new-session", "-d", "-s", "top", "-x", "100", "-y", "30", command})
-                .exit_code, 0);
+  tmux.Watch("top2");
   ASSERT_TRUE(tmux.Shows("cgov top — demo-box")) << tmux.Screen();
-  tmux.Run({"send-keys", "-t", "top", "C-c"});
+  tmux.Run({"send-keys", "-t", "top2", "C-c"});
   ASSERT_TRUE(tmux.Shows("EXITED 0")) << tmux.Screen();
 }
 
