@@ -95,19 +95,61 @@ void DaemonMetrics::Credit(const TickCredit& credit,
   std::lock_guard lock(mu_);
   Changed();
   // Identities gone for a while leave first, making room (their counters stay in Prometheus' history).
+  bool left = false;
   for (auto it = identities_.begin(); it != identities_.end();) {
     if (credit.ts_ms - it->second.last_credit_ms > options_.identity_expiry_ms) {
       it = identities_.erase(it);
+      left = true;
     } else {
       ++it;
     }
   }
+  if (left) {
+    for (auto& [id, slot] : ids_) slot.counters = nullptr;
+  }
   for (const TickCredit::Gpu& g : credit.gpus) swing_states_[g.gpu_id] = g.swing_state;
   Apply(credit, &gpu_counters_, [&](uint32_t id) -> IdentityCounters& {
-    IdentityCounters& c = CountersOf(KeyOf(identity_of(id)));
+    IdentityCounters& c = CountersOfId(id, identity_of);
     c.last_credit_ms = credit.ts_ms;
     return c;
   });
+}
+
+void DaemonMetrics::ForgetIdentityIds() {
+  std::lock_guard lock(mu_);
+  ids_.clear();
+}
+
+const DaemonMetrics::IdentityKey& DaemonMetrics::KeyOfId(
+    uint32_t id, const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
+  // A few times the series cap: the ids of a tick, and those credited within the expiry.
+  const size_t kMaxRememberedIds = 4 * options_.max_identity_series + 64;
+  auto it = ids_.find(id);
+  if (it != ids_.end()) return it->second.key;
+  const IdentityRecord* record = identity_of(id);
+  // An id the dictionary does not know (yet) is not remembered as unknown.
+  if (record == nullptr) {
+    static const IdentityKey kUnknown;
+    return kUnknown;
+  }
+  if (ids_.size() >= kMaxRememberedIds) ids_.clear();
+  return ids_.emplace(id, IdSlot{KeyOf(record), nullptr, false}).first->second.key;
+}
+
+DaemonMetrics::IdentityCounters& DaemonMetrics::CountersOfId(
+    uint32_t id, const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
+  const IdentityKey& key = KeyOfId(id, identity_of);
+  auto it = ids_.find(id);
+  if (it == ids_.end()) return CountersOf(key);  // not remembered: resolved each time
+  IdSlot& slot = it->second;
+  if (slot.counters != nullptr) {
+    if (slot.folded) ++folded_identity_credits_;  // as CountersOf counts each folded credit
+    return *slot.counters;
+  }
+  const int64_t folded_before = folded_identity_credits_;
+  slot.counters = &CountersOf(slot.key);
+  slot.folded = folded_identity_credits_ != folded_before;
+  return *slot.counters;
 }
 
 void DaemonMetrics::Apply(
@@ -147,7 +189,7 @@ void DaemonMetrics::SetPending(const StoredTick& tick, int64_t ts_ms,
   pending_->ts_ms = ts_ms;
   pending_->keys.clear();
   auto resolve = [&](uint32_t id) {
-    if (!pending_->keys.count(id)) pending_->keys.emplace(id, KeyOf(identity_of(id)));
+    if (!pending_->keys.count(id)) pending_->keys.emplace(id, KeyOfId(id, identity_of));
   };
   for (const StoredProcess& p : tick.processes) resolve(p.identity_id);
   for (const StoredAllocation& a : tick.allocations) resolve(a.identity_id);
@@ -215,6 +257,7 @@ void DaemonMetrics::CreditWork(const IdentityRecord* identity, const std::string
 void DaemonMetrics::SetSlurmJobs(std::shared_ptr<const SlurmJobs> jobs) {
   std::lock_guard lock(mu_);
   slurm_jobs_ = std::move(jobs);
+  ids_.clear();  // their labels change
   Changed();
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/budget_tracker.h"
@@ -129,6 +130,9 @@ class DaemonMetrics {
   // --slurm-accounting FILE: identities in a Slurm job get its account and partition as labels
   // (slurm_account, slurm_partition) from the next credit on; nullptr: no such labels.
   void SetSlurmJobs(std::shared_ptr<const SlurmJobs> jobs);
+  // The history's identity ids may name other records from now on (its database was replaced
+  // or reopened): the labels and counters remembered by id are looked up afresh.
+  void ForgetIdentityIds();
   // --budgets FILE: the budgets to serve (cgov_budget_*), which the daemon credits itself.
   void SetBudgets(std::shared_ptr<const SharedBudgets> budgets);
   void SetNotifications(MetricsNotifications counts);
@@ -195,6 +199,12 @@ class DaemonMetrics {
   // the cap). REQUIRES: mu_ held.
   IdentityKey KeyOf(const IdentityRecord* record) const;
   IdentityCounters& CountersOf(IdentityKey key);
+  // The same by history identity id, remembered (ids_): the labels are built and the map
+  // searched when an id is first credited, not at every tick. REQUIRES: mu_ held.
+  const IdentityKey& KeyOfId(uint32_t id,
+                             const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  IdentityCounters& CountersOfId(uint32_t id,
+                                 const std::function<const IdentityRecord*(uint32_t)>& identity_of);
   // The counters of `key` in `identities`, made, or "(other)"'s beyond the cap (counted in
   // `folded` when not nullptr).
   IdentityCounters& CountersIn(std::map<IdentityKey, IdentityCounters>* identities,
@@ -239,6 +249,17 @@ class DaemonMetrics {
   SwingStates swing_states_;  // after the last credited tick: where the pending one starts from
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
+  // What an identity id resolved to: its labels, and its counters in identities_ (nullptr: not
+  // credited since the counters were last forgotten) and whether those are "(other)"'s for want
+  // of room. The counters are forgotten when an identity leaves identities_ (the pointer and the
+  // fold would be stale), both on SetSlurmJobs (other labels) and ForgetIdentityIds, and both
+  // when more ids than kMaxRememberedIds were seen (ids only grow; the memory stays bounded).
+  struct IdSlot {
+    IdentityKey key;
+    IdentityCounters* counters = nullptr;
+    bool folded = false;
+  };
+  std::unordered_map<uint32_t, IdSlot> ids_;
   std::optional<PendingTick> pending_;
   std::shared_ptr<const SharedBudgets> budgets_;
   std::shared_ptr<const SlurmJobs> slurm_jobs_;

@@ -60,6 +60,10 @@ void DaemonCore::Add(std::unique_ptr<DaemonModule> module) {
 Status DaemonCore::OpenWriter() {
   const DaemonOptions& o = ctx_.options();
   CGOV_ASSIGN_OR_RETURN(ctx_.writer_, HistoryWriter::Open(o.db));
+  // A replaced file numbers its identities and commands afresh: what the ids named is read again.
+  ctx_.identities_.clear();
+  ctx_.commands_.clear();
+  ++ctx_.history_opens_;
   ctx_.writer_->set_commit_policy({.max_ticks = 0, .max_age_ms = o.commit_every.count()});
   ctx_.attributor_ = std::make_unique<ProcessAttributor>(&ctx_.files(), &ctx_.writer_->store());
   ctx_.attributor_->SetPods(ctx_.pods);

@@ -68,9 +68,13 @@ class DaemonContext {
   const std::string& no_gpu_problem() const { return no_gpu_problem_; }
   // The price this daemon prices `gpu` at (the one /metrics and the database carry).
   Result<ResolvedPrice> PriceOf(const GpuInfo& gpu) const;
-  // The history dictionary's identity or command for an id, cached (nullptr / "": unknown).
+  // The history dictionary's identity or command for an id, cached (nullptr / "": unknown);
+  // the cache is emptied when the database is (re)opened, whose ids may name other records.
   const IdentityRecord* IdentityOf(uint32_t id);
   std::string CommandOf(uint32_t id);
+  // How many times the history database was opened: a module remembering identity or command
+  // ids forgets them when this changes (a replaced file numbers its records afresh).
+  uint64_t history_opens() const { return history_opens_; }
   // A failure said at once, then at most once a minute with the count in between.
   void ReportFailure(int64_t now_ms, const std::string& message);
 
@@ -98,6 +102,7 @@ class DaemonContext {
   std::string no_gpu_problem_;
   std::map<uint32_t, IdentityRecord> identities_;
   std::map<uint32_t, std::string> commands_;
+  uint64_t history_opens_ = 0;
   int64_t failure_logged_ms_ = INT64_MIN / 2;
   int64_t failures_unsaid_ = 0;
 };

@@ -31,8 +31,11 @@ class MetricsModule : public DaemonModule {
   std::vector<MetricsGpu> MetricsGpus();
   std::vector<std::vector<MetricsGpuPod>> GpuPods(const StoredTick& stored);
   ServedResponse Serve(const ServedRequest& request);
+  // The identity ids the registry remembers name the records of the database opened last.
+  void FollowHistory();
 
   DaemonContext& d_;
+  uint64_t history_opens_ = 0;  // d_.history_opens() when the registry last forgot its ids
   std::unique_ptr<DaemonMetrics> metrics_;
   std::unique_ptr<HttpServer> server_;
   std::vector<TickHolder> holders_;  // GpuPods' scratch
@@ -89,11 +92,19 @@ void MetricsModule::Reload(std::string* what) {
 // The budgets' credits come first (the budgets module is added before this one): the metrics'
 // Credit marks the exposition changed, so a scrape after it sees both.
 void MetricsModule::OnCredit(const TickCredit& credit) {
+  FollowHistory();
   if (metrics_) metrics_->Credit(credit, [this](uint32_t id) { return d_.IdentityOf(id); });
+}
+
+void MetricsModule::FollowHistory() {
+  if (!metrics_ || d_.history_opens() == history_opens_) return;
+  history_opens_ = d_.history_opens();
+  metrics_->ForgetIdentityIds();
 }
 
 // Hands the tick to /metrics: readings, processes with their users, collector health.
 Status MetricsModule::AfterWrite(DaemonTick* tick) {
+  FollowHistory();
   const TickSample& sample = tick->sample;
   MetricsTick t;
   t.wall_ms = sample.wall_ns / 1'000'000;
