@@ -33,6 +33,20 @@
 
 namespace cgov::e2e {
 
+// Whether these tests (and the cgov they run) are the sanitizer tree's (make sanitize), where
+// a process start costs ~50 ms and code runs ~20x slower: a loop over every value of a range
+// whose values all take one code path samples the range there; the plain tree runs them all.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CGOV_E2E_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(CGOV_E2E_SANITIZED)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // What `make(part)` writes at `part` (a file or a directory), made once for every test process
 // that asks with the same `key` and the same cgov binary, and only read after that (ctest runs
 // each test in its own process, so a suite's SetUpTestSuite would make it again for each test).

@@ -259,11 +259,10 @@ TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
 // Issue 14: the demo week's action list is a handful of habits with advice for their kind of
 // holder, not one row per day; the GPU that computed nothing has a finding with its dollars.
 TEST(HistoryE2E, TheDemoWeekGroupsHabitsAndNamesTheUnusedGpu) {
-  TempDir dir;
-  RunResult demo = RunProgram({CgovBinary(), "demo", "--db", dir / "week.db", "--interval",
-                               "10s"}, {}, 120);
-  ASSERT_EQ(demo.exit_code, 0) << demo.err;
-  json r = ReportJson({"--db", dir / "week.db", "--since", "7d"});
+  // The week the consistency and billing suites read (made once, only read).
+  const std::string week = SharedDemoDb({"--start", "2026-11-16", "--interval", "10s"});
+  ASSERT_NE(week, "");
+  json r = ReportJson({"--db", week, "--since", "7d"});
   const json& habits = r["idle_held_sessions"]["habits"];
   const json& sessions = r["idle_held_sessions"]["sessions"];
   ASSERT_GE(habits.size(), 2u);
@@ -294,8 +293,7 @@ TEST(HistoryE2E, TheDemoWeekGroupsHabitsAndNamesTheUnusedGpu) {
     EXPECT_GT(f["savings_fraction"].get<double>(), 0.1) << f.dump(1);
   }
   EXPECT_TRUE(unused) << r["findings"].dump(1);
-  RunResult text = RunProgram({CgovBinary(), "report", "--db", dir / "week.db", "--since", "7d"},
-                              {});
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", week, "--since", "7d"}, {});
   EXPECT_NE(text.out.find("bob's ipykernel (notebook) on GPU 4"), std::string::npos) << text.out;
 }
 
