@@ -757,15 +757,27 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
                                      "\nHTTP %{http_code}", "--cacert", cert, "--max-time", "5"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back("https://127.0.0.1:" + web_port + path);
-    return RunProgram(argv, {}, 10).out;
+    // A check that needs bcrypt while its budget is spent is 429, and the client tries again
+    // (docs/security.md): on a loaded machine the first check's wall time can spend it.
+    std::string answer;
+    WaitFor([&] {
+      answer = RunProgram(argv, {}, 10).out;
+      return answer.find("HTTP 429") == std::string::npos;
+    }, 20);
+    return answer;
   };
   ASSERT_TRUE(WaitFor([&] {
     out = web({"-u", "prometheus:test"}, "/metrics");
     return out.find("cgov_gpu_utilization_ratio") != std::string::npos;
   }, 20)) << out;
-  EXPECT_NE(web({"-u", "prometheus:test"}, "/metrics").find("HTTP 200"), std::string::npos);
-  EXPECT_NE(web({"-u", "prometheus:Test"}, "/metrics").find("HTTP 401"), std::string::npos);
-  EXPECT_NE(web({}, "/metrics").find("HTTP 401"), std::string::npos);
+  for (const auto& [user, code] : {std::pair<std::string, std::string>{"prometheus:test", "200"},
+                                   {"prometheus:Test", "401"}, {"", "401"}}) {
+    const std::string answer =
+        web(user.empty() ? std::vector<std::string>{} : std::vector<std::string>{"-u", user},
+            "/metrics");
+    EXPECT_NE(answer.find("HTTP " + code), std::string::npos)
+        << user << ": " << answer.substr(answer.size() - std::min<size_t>(answer.size(), 200));
+  }
   const std::string probe = web({}, "/health");
   EXPECT_NE(probe.find("HTTP 200"), std::string::npos) << "probes send no credentials";
   EXPECT_EQ(probe.find("cgov_"), std::string::npos) << probe;
