@@ -1,5 +1,7 @@
 #include "export/basic_auth.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -183,6 +185,12 @@ Result<bool> BcryptMatches(std::string_view password, const std::string& hash) {
   return ConstantTimeEqual(out, hash);
 }
 
+std::chrono::nanoseconds BasicAuthChecker::ThreadCpuNow() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+}
+
 std::optional<bool> BasicAuthChecker::GatedBcrypt(std::string_view password,
                                                   const std::string& hash) {
   std::unique_lock gate(bcrypt_mu_, std::try_to_lock);
@@ -192,8 +200,10 @@ std::optional<bool> BasicAuthChecker::GatedBcrypt(std::string_view password,
       kBcryptBurst, budget_ + (start - *refilled_) / 2);
   refilled_ = start;
   if (budget_ <= std::chrono::steady_clock::duration::zero()) return std::nullopt;
+  const std::chrono::nanoseconds cpu_start = cpu_now_();
   Result<bool> match = BcryptMatches(password, hash);
-  budget_ -= now_() - start;
+  budget_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(cpu_now_() -
+                                                                              cpu_start);
   std::lock_guard lock(mu_);
   ++bcrypt_checks_;
   return match.ok() && *match;

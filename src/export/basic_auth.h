@@ -51,18 +51,24 @@ enum class AuthVerdict {
 // verdict on each (user, password) is remembered (a password that matched, per user; the last
 // kWrongRemembered wrong ones) and asked again as a constant-time comparison. A check that still
 // needs bcrypt runs only when no other is running and the bcrypt budget is not spent: a bucket
-// of kBcryptBurst of bcrypt time, refilled at half a second per second (half of one core at
+// of kBcryptBurst of bcrypt CPU time, refilled at half a second per second (half of one core at
 // most); otherwise the verdict is kBusy. So a flood of wrong passwords holds one server thread
-// at most, and never for more than kBcryptBurst at a stretch; /health and the others stay free.
+// at most, and never for more than kBcryptBurst of CPU at a stretch; /health and the others stay
+// free. A check is charged the CPU time its thread spent, not the wall time it took: on a host
+// whose cores are busy (a training job's loaders) a check takes longer without costing more,
+// and charging the wall time answered 429 to the first wrong password.
 class BasicAuthChecker {
  public:
   static constexpr size_t kWrongRemembered = 256;
   static constexpr std::chrono::milliseconds kBcryptBurst{500};
   using SteadyNow = std::chrono::steady_clock::time_point (*)();
+  using CpuNow = std::chrono::nanoseconds (*)();  // the calling thread's CPU time
+  static std::chrono::nanoseconds ThreadCpuNow();
 
   explicit BasicAuthChecker(std::vector<BasicAuthUser> users,
-                            SteadyNow now = &std::chrono::steady_clock::now)
-      : users_(std::move(users)), now_(now) {}
+                            SteadyNow now = &std::chrono::steady_clock::now,
+                            CpuNow cpu_now = &ThreadCpuNow)
+      : users_(std::move(users)), now_(now), cpu_now_(cpu_now) {}
   bool enabled() const { return !users_.empty(); }
   AuthVerdict Check(std::string_view user, std::string_view password);
   uint64_t bcrypt_checks() const;  // run so far (for tests)
@@ -73,6 +79,7 @@ class BasicAuthChecker {
 
   std::vector<BasicAuthUser> users_;
   SteadyNow now_;
+  CpuNow cpu_now_;
   mutable std::mutex mu_;
   std::map<std::string, std::string, std::less<>> matched_;  // user -> password that matched
   std::deque<std::pair<std::string, std::string>> wrong_;    // (user, password), newest last

@@ -87,12 +87,22 @@ TEST(BasicAuthChecker, PlainAndBcryptUsers) {
 // Issue 46 item 2: 16 wrong passwords against a cost-14 hash held both server threads for 7.7 s.
 // Verdicts are remembered, wrong ones too, and a check that needs bcrypt while another runs, or
 // once the bcrypt budget is spent, is kBusy (429) instead of a thread's time. (By the fake
-// clock a check takes no time: the budget is never spent here.)
+// clocks a check takes no time: the budget is never spent here.)
 std::chrono::steady_clock::time_point g_now;
 std::chrono::steady_clock::time_point FakeNow() { return g_now; }
+std::chrono::nanoseconds g_cpu{0};
+std::chrono::nanoseconds FakeCpuNow() { return g_cpu; }
+// A CPU clock read twice a check (before and after bcrypt), each read moving both clocks on: a
+// check costs `cpu_step` of CPU, and the wall clock moves 2 x `wall_step` from its start to its
+// end (a checker charging wall time would charge that).
+std::chrono::nanoseconds g_cpu_step{0}, g_wall_step{0};
+std::chrono::nanoseconds SteppingCpuNow() {
+  g_now += g_wall_step;
+  return g_cpu += g_cpu_step;
+}
 
 TEST(BasicAuthChecker, BcryptRunsOneAtATimeAtMostHalfTheTimeAndVerdictsAreRemembered) {
-  BasicAuthChecker c({{"alice", kJbcryptAbc, true}}, &FakeNow);
+  BasicAuthChecker c({{"alice", kJbcryptAbc, true}}, &FakeNow, &FakeCpuNow);
   g_now = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
   EXPECT_EQ(c.Check("alice", "wrong1"), AuthVerdict::kDenied);  // takes 0 s by the fake clock
   EXPECT_EQ(c.bcrypt_checks(), 1u);
@@ -109,6 +119,33 @@ TEST(BasicAuthChecker, BcryptRunsOneAtATimeAtMostHalfTheTimeAndVerdictsAreRememb
   EXPECT_EQ(c.Check("alice", "wrong1"), AuthVerdict::kDenied);
   EXPECT_EQ(c.bcrypt_checks(), 3u + BasicAuthChecker::kWrongRemembered);
   EXPECT_EQ(c.Check("alice", "abc"), AuthVerdict::kOk) << "a match is kept apart from the wrong";
+}
+
+// The budget is charged the CPU a check spent, not the wall time it took: on a busy host a
+// check that took 2 s of wall time for 25 ms of CPU leaves the next wrong password a 401 (it
+// was a 429: the whole budget and more charged for one check). Checks of 300 ms of CPU each
+// spend it on the third, however little wall time passes.
+TEST(BasicAuthChecker, TheBudgetIsChargedTheCpuACheckSpent) {
+  using std::chrono::milliseconds;
+  g_now = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
+  g_wall_step = milliseconds(1000);
+  g_cpu_step = milliseconds(25);
+  BasicAuthChecker slow({{"alice", kJbcryptAbc, true}}, &FakeNow, &SteppingCpuNow);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(slow.Check("alice", "guess" + std::to_string(i)), AuthVerdict::kDenied) << i;
+  }
+  EXPECT_EQ(slow.bcrypt_checks(), 5u);
+
+  g_wall_step = milliseconds(0);
+  g_cpu_step = milliseconds(300);
+  BasicAuthChecker costly({{"alice", kJbcryptAbc, true}}, &FakeNow, &SteppingCpuNow);
+  EXPECT_EQ(costly.Check("alice", "a"), AuthVerdict::kDenied);  // 0.5 s -> 0.2 s left
+  EXPECT_EQ(costly.Check("alice", "b"), AuthVerdict::kDenied);  // 0.2 s -> -0.1 s
+  EXPECT_EQ(costly.Check("alice", "c"), AuthVerdict::kBusy);
+  g_now += milliseconds(400);  // refilled by half of it: 0.1 s left
+  EXPECT_EQ(costly.Check("alice", "c"), AuthVerdict::kDenied);
+  EXPECT_EQ(costly.bcrypt_checks(), 3u);
+  g_cpu_step = g_wall_step = milliseconds(0);
 }
 
 TEST(BasicAuthChecker, ABcryptCheckWhileAnotherRunsIsBusy) {
