@@ -12,6 +12,7 @@
 #include "fakes/fake_clock.h"
 #include "fakes/fake_file_reader.h"
 #include "fakes/fixture_testing.h"
+#include "store/history_store.h"
 #include "store/sqlite_db.h"
 #include "fakes/nvml_testing.h"
 
@@ -206,6 +207,54 @@ TEST_F(DaemonCoreTest, AReloadReopensTheHistoryAtItsPathAndReloadsEachModule) {
   ASSERT_TRUE(core.Stop().ok());
   EXPECT_EQ(Ticks(dir_ + "/h.db"), 1) << "the tick after the reload went to the path";
   EXPECT_EQ(core.ticks_written(), 2);
+}
+
+// The history's identity ids name the records of the file they were read from: a file put in
+// the database's place numbers them afresh, and a module asking what an id names is told the new
+// file's record. bob's notebook was id 2 (mallory's came first); in the new, empty file it is
+// id 1, which the old file's cache called mallory.
+class IdentityModule : public DaemonModule {
+ public:
+  explicit IdentityModule(DaemonContext* d) : d_(*d) {}
+  std::string_view name() const override { return "identities"; }
+  Status AfterWrite(DaemonTick* tick) override {
+    for (const StoredProcess& p : tick->stored.processes) {
+      const IdentityRecord* r = d_.IdentityOf(p.identity_id);
+      users.push_back(r == nullptr ? "?" : r->user);
+    }
+    return Status::Ok();
+  }
+  std::vector<std::string> users;
+
+ private:
+  DaemonContext& d_;
+};
+
+TEST_F(DaemonCoreTest, AReplacedDatabasesIdentityIdsAreReadFromIt) {
+  {
+    auto store = HistoryStore::Open(dir_ + "/h.db", HistoryStore::Mode::kWrite);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    IdentityRecord mallory;
+    mallory.user = "mallory";
+    ASSERT_EQ((*store)->IdentityId(mallory).value(), 1u);
+  }
+  DaemonCore core(Options(), &clock_, &files_);
+  auto module = std::make_unique<IdentityModule>(&core.context());
+  IdentityModule* seen = module.get();
+  core.Add(std::move(module));
+  ASSERT_TRUE(core.Start().ok());
+  core.Tick();
+  std::filesystem::rename(dir_ + "/h.db", dir_ + "/old.db");
+  std::filesystem::remove(dir_ + "/h.db-wal");
+  std::filesystem::remove(dir_ + "/h.db-shm");
+  core.Reload();
+  clock_.AdvanceNs(1'000'000'000);
+  core.Tick();
+  ASSERT_TRUE(core.Stop().ok());
+  EXPECT_EQ(seen->users, (std::vector<std::string>{"bob", "bob"}));
+  auto fresh = HistoryStore::Open(dir_ + "/h.db", HistoryStore::Mode::kRead);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->Identities()->at(1).user, "bob") << "the new file numbers bob 1";
 }
 
 }  // namespace
