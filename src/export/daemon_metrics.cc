@@ -120,36 +120,34 @@ void DaemonMetrics::ForgetIdentityIds() {
   ids_.clear();
 }
 
-const DaemonMetrics::IdentityKey& DaemonMetrics::KeyOfId(
+DaemonMetrics::IdSlot* DaemonMetrics::SlotOf(
     uint32_t id, const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
-  // A few times the series cap: the ids of a tick, and those credited within the expiry.
-  const size_t kMaxRememberedIds = 4 * options_.max_identity_series + 64;
-  auto it = ids_.find(id);
-  if (it != ids_.end()) return it->second.key;
+  if (auto it = ids_.find(id); it != ids_.end()) return &it->second;
   const IdentityRecord* record = identity_of(id);
-  // An id the dictionary does not know (yet) is not remembered as unknown.
-  if (record == nullptr) {
-    static const IdentityKey kUnknown;
-    return kUnknown;
-  }
-  if (ids_.size() >= kMaxRememberedIds) ids_.clear();
-  return ids_.emplace(id, IdSlot{KeyOf(record), nullptr, false}).first->second.key;
+  if (record == nullptr) return nullptr;  // not known (yet): not remembered as unknown
+  // A few times the series cap: the ids of a tick, and those credited within the expiry.
+  if (ids_.size() >= 4 * options_.max_identity_series + 64) ids_.clear();
+  return &ids_.emplace(id, IdSlot{KeyOf(record), nullptr, false}).first->second;
+}
+
+DaemonMetrics::IdentityKey DaemonMetrics::KeyOfId(
+    uint32_t id, const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
+  const IdSlot* slot = SlotOf(id, identity_of);
+  return slot != nullptr ? slot->key : IdentityKey{};
 }
 
 DaemonMetrics::IdentityCounters& DaemonMetrics::CountersOfId(
     uint32_t id, const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
-  const IdentityKey& key = KeyOfId(id, identity_of);
-  auto it = ids_.find(id);
-  if (it == ids_.end()) return CountersOf(key);  // not remembered: resolved each time
-  IdSlot& slot = it->second;
-  if (slot.counters != nullptr) {
-    if (slot.folded) ++folded_identity_credits_;  // as CountersOf counts each folded credit
-    return *slot.counters;
+  IdSlot* slot = SlotOf(id, identity_of);
+  if (slot == nullptr) return CountersOf(IdentityKey{});  // unknown: resolved each time
+  if (slot->counters != nullptr) {
+    if (slot->folded) ++folded_identity_credits_;  // as CountersOf counts each folded credit
+    return *slot->counters;
   }
   const int64_t folded_before = folded_identity_credits_;
-  slot.counters = &CountersOf(slot.key);
-  slot.folded = folded_identity_credits_ != folded_before;
-  return *slot.counters;
+  slot->counters = &CountersOf(slot->key);
+  slot->folded = folded_identity_credits_ != folded_before;
+  return *slot->counters;
 }
 
 void DaemonMetrics::Apply(

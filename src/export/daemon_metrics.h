@@ -201,8 +201,10 @@ class DaemonMetrics {
   IdentityCounters& CountersOf(IdentityKey key);
   // The same by history identity id, remembered (ids_): the labels are built and the map
   // searched when an id is first credited, not at every tick. REQUIRES: mu_ held.
-  const IdentityKey& KeyOfId(uint32_t id,
-                             const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  struct IdSlot;
+  IdSlot* SlotOf(uint32_t id, const std::function<const IdentityRecord*(uint32_t)>& identity_of);
+  IdentityKey KeyOfId(uint32_t id,
+                      const std::function<const IdentityRecord*(uint32_t)>& identity_of);
   IdentityCounters& CountersOfId(uint32_t id,
                                  const std::function<const IdentityRecord*(uint32_t)>& identity_of);
   // The counters of `key` in `identities`, made, or "(other)"'s beyond the cap (counted in
@@ -253,7 +255,8 @@ class DaemonMetrics {
   // credited since the counters were last forgotten) and whether those are "(other)"'s for want
   // of room. The counters are forgotten when an identity leaves identities_ (the pointer and the
   // fold would be stale), both on SetSlurmJobs (other labels) and ForgetIdentityIds, and both
-  // when more ids than kMaxRememberedIds were seen (ids only grow; the memory stays bounded).
+  // when more ids than a few times the series cap were seen (ids only grow; the memory stays
+  // bounded).
   struct IdSlot {
     IdentityKey key;
     IdentityCounters* counters = nullptr;

@@ -95,6 +95,13 @@ class DaemonCoreTest : public ::testing::Test {
     core.Add(std::move(module));
     return raw;
   }
+  // The history file moved away (as a restore or a rotation does), its -wal and -shm removed:
+  // the path names nothing until the daemon reopens it.
+  void PutTheDatabaseAside() {
+    std::filesystem::rename(dir_ + "/h.db", dir_ + "/old.db");
+    std::filesystem::remove(dir_ + "/h.db-wal");
+    std::filesystem::remove(dir_ + "/h.db-shm");
+  }
   int64_t Ticks(const std::string& db) {
     auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadOnly);
     if (!opened.ok()) return -1;
@@ -196,9 +203,7 @@ TEST_F(DaemonCoreTest, AReloadReopensTheHistoryAtItsPathAndReloadsEachModule) {
   Add(core, "b");
   ASSERT_TRUE(core.Start().ok());
   core.Tick();
-  std::filesystem::rename(dir_ + "/h.db", dir_ + "/old.db");
-  std::filesystem::remove(dir_ + "/h.db-wal");
-  std::filesystem::remove(dir_ + "/h.db-shm");
+  PutTheDatabaseAside();
   log_.clear();
   core.Reload();
   EXPECT_EQ(log_, (std::vector<std::string>{"a:reload", "b:reload"}));
@@ -244,9 +249,7 @@ TEST_F(DaemonCoreTest, AReplacedDatabasesIdentityIdsAreReadFromIt) {
   core.Add(std::move(module));
   ASSERT_TRUE(core.Start().ok());
   core.Tick();
-  std::filesystem::rename(dir_ + "/h.db", dir_ + "/old.db");
-  std::filesystem::remove(dir_ + "/h.db-wal");
-  std::filesystem::remove(dir_ + "/h.db-shm");
+  PutTheDatabaseAside();
   core.Reload();
   clock_.AdvanceNs(1'000'000'000);
   core.Tick();
