@@ -97,6 +97,9 @@ GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   p.clock_reasons = g.get(StoredGpuField::kClockReasons);
   if (auto sm = g.get(StoredGpuField::kSmActivePctX10)) p.sm_active_pct = *sm / 10.0;
   if (auto tensor = g.get(StoredGpuField::kTensorActivePctX10)) p.tensor_active_pct = *tensor / 10.0;
+  if (auto power = g.get(StoredGpuField::kPowerDw)) {
+    p.power_mw = static_cast<uint32_t>(std::min<uint64_t>(*power, UINT32_MAX / 100) * 100);
+  }
   p.allocated = std::any_of(tick.allocations.begin(), tick.allocations.end(),
                             [&](const StoredAllocation& a) { return a.gpu_pos == gpu_pos; });
   if (!g.processes_known) return p;
@@ -208,6 +211,8 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
       ih.samples += 1;
       ih.held_ms += ic.held_ms;
       ih.idle_held_ms += ic.idle_held_ms;
+      ih.energy_mj += ic.energy_mj;
+      if (ic.idle_held_ms > 0) ih.idle_held_energy_mj += ic.energy_mj;
       if (ic.split == SplitRule::kByUtilization) ih.shared_by_util_ms += ic.attributed_ms;
       if (ic.split == SplitRule::kEvenly) ih.shared_evenly_ms += ic.attributed_ms;
       if (ic.phase) {
@@ -378,6 +383,12 @@ void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
   gc.util_ms_x100 = gc.usage.util_ms_x100;
   const bool busy = gc.phase && *gc.phase != Phase::kIdleHeld && *gc.phase != Phase::kTrulyIdle;
   const SplitRule rule = SplitGpuTime(tick, gpu_pos, busy, duration_ms, holders);
+  // The energy goes as the time went: each compute holder share_ms / duration_ms of it, the last
+  // one what is left, so that the shares add up to the GPU's energy exactly.
+  const int64_t energy = gc.usage.EnergyMj();
+  int64_t energy_left = energy;
+  size_t compute_left = static_cast<size_t>(
+      std::count_if(holders->begin(), holders->end(), [](const TickHolder& h) { return h.compute; }));
   for (const TickHolder& h : *holders) {
     TickCredit::Identity& ic = out->identities.emplace_back();
     ic.identity_id = h.identity_id;
@@ -388,6 +399,11 @@ void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
     ic.idle_held_ms = gc.phase == Phase::kIdleHeld ? duration_ms : 0;
     ic.attributed_ms = h.share_ms;
     ic.split = rule;
+    ic.energy_mj = --compute_left == 0 ? energy_left
+                   : duration_ms > 0   ? static_cast<int64_t>(static_cast<Int128>(energy) *
+                                                              h.share_ms / duration_ms)
+                                       : 0;
+    energy_left -= ic.energy_mj;
   }
 }
 

@@ -50,6 +50,9 @@ struct TickCredit {
     int64_t attributed_ms = 0;  // its share among the compute holders (SplitRule)
     std::optional<Phase> phase;
     SplitRule split = SplitRule::kAlone;
+    // Its share of the GPU's energy in the tick, mJ: the energy split as attributed_ms splits
+    // the time (the compute holders' shares add up to the GPU's energy exactly).
+    int64_t energy_mj = 0;
   };
   int64_t ts_ms = 0;
   std::vector<Gpu> gpus;

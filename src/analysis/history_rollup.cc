@@ -12,14 +12,17 @@
 namespace cgov {
 namespace {
 
-// Version 2 appends the GPM sums (history schema 2), version 3 the utilization bands; older
-// rows decode with what they lack 0.
-constexpr uint8_t kGpuHourVersion = 3;
+// Version 2 appends the GPM sums (history schema 2), version 3 the utilization bands, version 4
+// the energy; older rows decode with what they lack 0.
+constexpr uint8_t kGpuHourVersion = 4;
 constexpr size_t kGpuHourV1Fields = 2 * kPhaseCount + 17;
 constexpr size_t kGpuHourV2Fields = kGpuHourV1Fields + 8;
-// Version 2 appends how shared GPUs were split; version 1 rows decode with them 0.
-constexpr uint8_t kIdentityHourVersion = 2;
+constexpr size_t kGpuHourV3Fields = kGpuHourV2Fields + kUtilBands;
+// Version 2 appends how shared GPUs were split, version 3 the energy; older rows decode with
+// them 0.
+constexpr uint8_t kIdentityHourVersion = 3;
 constexpr size_t kIdentityHourV1Fields = 4 + kPhaseCount;
+constexpr size_t kIdentityHourV2Fields = kIdentityHourV1Fields + 2;
 
 // The integer fields of a GpuHour in encoding order (never reorder: it is the on-disk format).
 std::vector<int64_t*> GpuHourFields(GpuHour& h) {
@@ -39,6 +42,9 @@ std::vector<int64_t*> GpuHourFields(GpuHour& h) {
     f.push_back(v);
   }
   for (auto& v : h.util_band_ms) f.push_back(&v);
+  for (auto& v : u.energy_mj) f.push_back(&v);
+  f.push_back(&u.energy_unknown_mj);
+  f.push_back(&u.energy_known_ms);
   return f;
 }
 
@@ -48,6 +54,8 @@ std::vector<int64_t*> IdentityHourFields(IdentityHour& h) {
   f.push_back(&h.attributed_unknown_ms);
   f.push_back(&h.shared_by_util_ms);
   f.push_back(&h.shared_evenly_ms);
+  f.push_back(&h.energy_mj);
+  f.push_back(&h.idle_held_energy_mj);
   return f;
 }
 
@@ -116,6 +124,9 @@ void MergeInto(const GpuUsage& from, GpuUsage* into) {
   into->bound_sm_active_ms_x100 += from.bound_sm_active_ms_x100;
   into->bound_tensor_ms += from.bound_tensor_ms;
   into->bound_tensor_active_ms_x100 += from.bound_tensor_active_ms_x100;
+  for (size_t p = 0; p < kPhaseCount; ++p) into->energy_mj[p] += from.energy_mj[p];
+  into->energy_unknown_mj += from.energy_unknown_mj;
+  into->energy_known_ms += from.energy_known_ms;
   // Xid counts are not in rollups: the history keeps them in gpu_event (history_summary.cc).
 }
 
@@ -139,6 +150,8 @@ void MergeInto(const IdentityHour& from, IdentityHour* into) {
   into->attributed_unknown_ms += from.attributed_unknown_ms;
   into->shared_by_util_ms += from.shared_by_util_ms;
   into->shared_evenly_ms += from.shared_evenly_ms;
+  into->energy_mj += from.energy_mj;
+  into->idle_held_energy_mj += from.idle_held_energy_mj;
 }
 
 void MergeInto(const HourBucket& from, HourBucket* into) {
@@ -161,7 +174,7 @@ Status DecodeGpuHour(std::string_view data, std::string_view context, GpuHour* h
   *hour = GpuHour{};
   size_t pos = 0;
   CGOV_RETURN_IF_ERROR(GetFields(data, kGpuHourVersion, context, GpuHourFields(*hour), &pos,
-                                 {{1, kGpuHourV1Fields}, {2, kGpuHourV2Fields}}));
+                                 {{1, kGpuHourV1Fields}, {2, kGpuHourV2Fields}, {3, kGpuHourV3Fields}}));
   uint64_t transitions = 0, max_pct = 0;
   if (!GetVarint(data, &pos, &transitions) || !GetVarint(data, &pos, &max_pct)) {
     return InvalidArgument(fmt::format("{}: truncated rollup", context));
@@ -180,7 +193,7 @@ Status DecodeIdentityHour(std::string_view data, std::string_view context, Ident
   *hour = IdentityHour{};
   size_t pos = 0;
   return GetFields(data, kIdentityHourVersion, context, IdentityHourFields(*hour), &pos,
-                   {{1, kIdentityHourV1Fields}});
+                   {{1, kIdentityHourV1Fields}, {2, kIdentityHourV2Fields}});
 }
 
 }  // namespace cgov

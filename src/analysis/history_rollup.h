@@ -52,6 +52,10 @@ struct IdentityHour {
   // (version 2; 0 in rows written before).
   int64_t shared_by_util_ms = 0;
   int64_t shared_evenly_ms = 0;
+  // Its share of the GPU's energy, split as the time is (mJ; version 3, 0 in rows written
+  // before), and of that, what it burned while the GPU was idle-held.
+  int64_t energy_mj = 0;
+  int64_t idle_held_energy_mj = 0;
   // What the source priced its attributed time at when it was credited (the fleet report: each
   // daemon's cgov_identity_cost_usd_total), read where HistoryInput::identity_costs says so; not
   // in the database's rollups (they are priced at the GPU's price when summarized).

@@ -156,6 +156,8 @@ void BuildWho(const HistoryInput& in, bool data_prices, HistorySummary* s) {
       row.idle_held_ms += h.idle_held_ms;
       for (size_t p = 0; p < kPhaseCount; ++p) row.attributed_ms[p] += h.attributed_ms[p];
       row.attributed_unknown_ms += h.attributed_unknown_ms;
+      row.energy_mj += h.energy_mj;
+      row.idle_held_energy_mj += h.idle_held_energy_mj;
       s->shared_by_util_ms += h.shared_by_util_ms;
       s->shared_evenly_ms += h.shared_evenly_ms;
       int64_t mine = h.attributed_unknown_ms;
@@ -191,6 +193,9 @@ void BuildWho(const HistoryInput& in, bool data_prices, HistorySummary* s) {
     if (a.held_ms != b.held_ms) return a.held_ms > b.held_ms;
     return a.key < b.key;
   });
+  int64_t attributed_energy = 0;
+  for (const WhoRow& r : s->who) attributed_energy += r.energy_mj;
+  s->energy.unattributed_mj = std::max<int64_t>(0, s->energy.total_mj - attributed_energy);
   s->unattributed_ms = std::max<int64_t>(0, total - attributed);
   s->unattributed_share_pct = total > 0 ? 100.0 * static_cast<double>(s->unattributed_ms) /
                                               static_cast<double>(total)
@@ -628,6 +633,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   // Idle is the truly idle and idle-held phases: their cents, as allocated once.
   s.idle_cost = AddUsd(s.cost.phase_cost[static_cast<size_t>(Phase::kTrulyIdle)],
                        s.cost.phase_cost[static_cast<size_t>(Phase::kIdleHeld)]);
+  s.energy = EnergyBlock::Of(s.usage, o.grid_g_per_kwh);
   if (s.usage.KnownMs() > 0) {
     s.idle_pct = 100.0 * static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.KnownMs());
   }

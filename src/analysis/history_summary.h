@@ -99,6 +99,8 @@ struct HistoryOptions {
   std::function<int(int64_t hour)> slot_of_hour;
   std::string tz_name = "UTC";
   IdleCostPolicy idle_cost;  // --idle-cost: who pays for the GPU time no one held
+  // --grid-intensity: grams of CO2e a kWh; none assumed (no CO2e figure without it).
+  std::optional<double> grid_g_per_kwh;
 };
 
 struct HistoryGpuRow {
@@ -137,6 +139,8 @@ struct WhoRow {
   double share_pct = 0;  // attributed time / all GPU time in the window
   MicroUsd cost = 0;            // attributed time x price
   MicroUsd idle_held_cost = 0;  // its share of idle-held time x price
+  int64_t energy_mj = 0;            // its share of the energy (split as the time is)
+  int64_t idle_held_energy_mj = 0;  // of which burned while the GPU was idle-held
   std::vector<std::string> users;  // the users behind it (for --by project/team/pod)
   int64_t AttributedMs() const;
 };
@@ -219,6 +223,7 @@ struct HistorySummary {
   int64_t unattributed_ms = 0;   // GPU time no compute process held
   double unattributed_share_pct = 0;  // of all GPU time, like WhoRow::share_pct
   MicroUsd unattributed_cost = 0;
+  EnergyBlock energy;
   // Of the attributed time, what came from GPUs shared by several compute holders: split by
   // their per-process SM utilization (a busy GPU with readings), or evenly (SplitRule).
   int64_t shared_by_util_ms = 0, shared_evenly_ms = 0;

@@ -508,7 +508,7 @@ TEST(HistoryRollup, Version2CarriesGpmAndVersion1RowsStillDecode) {
   h.usage.bound_tensor_active_ms_x100 = 1000 * 7;
   std::string data;
   EncodeGpuHour(h, &data);
-  EXPECT_EQ(data[0], 3) << "version byte";
+  EXPECT_EQ(data[0], 4) << "version byte";
   GpuHour back;
   ASSERT_TRUE(DecodeGpuHour(data, "r", &back).ok());
   EXPECT_EQ(back.usage.gpm_ms, 3000);
@@ -523,9 +523,9 @@ TEST(HistoryRollup, Version2CarriesGpmAndVersion1RowsStillDecode) {
   EXPECT_EQ(back.usage.phase_ms[4], 99);
   EXPECT_EQ(back.usage.transitions, 3);
   EXPECT_EQ(back.usage.gpm_ms, 0) << "absent before version 2";
-  std::string v4 = data;
-  v4[0] = 4;
-  EXPECT_FALSE(DecodeGpuHour(v4, "r", &back).ok()) << "a newer encoding is refused";
+  std::string v9 = data;
+  v9[0] = 9;
+  EXPECT_FALSE(DecodeGpuHour(v9, "r", &back).ok()) << "a newer encoding is refused";
 }
 
 TEST(HistoryRollup, Version3CarriesUtilizationBandsAndVersion2RowsStillDecode) {

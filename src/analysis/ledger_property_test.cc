@@ -3,7 +3,8 @@
 // a restart of the recorder, each idle-cost policy — run through the history aggregator and the
 // summary every history view renders, and the figures read back against the ledger's rules:
 // parts sum to totals to the cent, each GPU-second in one phase, idle-held time held once,
-// savings never above the wasted dollars, one key one figure in Who and Showback. The seed of a
+// savings never above the wasted dollars, one key one figure in Who and Showback, energy adding
+// up as time does (GPUs, phases, Who, idle-held held once). The seed of a
 // failing box is printed; CGOV_LEDGER_BOXES raises the count for a longer run.
 #include <gtest/gtest.h>
 
@@ -118,6 +119,25 @@ void CheckBox(uint64_t seed, const Box& box, const IdleCostPolicy& policy, Histo
     EXPECT_LE(*s.savings.combined_usd, s.cost.total);
   }
   EXPECT_LE(s.savings.combined_fraction, 1.0);
+  // Energy (issue 62): the GPUs' add up to the box's integral, the phases and the unknown part
+  // to the whole, Who's shares and the unattributed part to it too, and idle-held energy is
+  // held once.
+  const EnergyBlock& e = s.energy;
+  EXPECT_EQ(e.total_mj, box.energy_mj);
+  int64_t gpu_energy = 0;
+  for (const HistoryGpuRow& g : s.gpus) gpu_energy += g.totals.usage.EnergyMj();
+  EXPECT_EQ(gpu_energy, e.total_mj);
+  EXPECT_EQ(std::accumulate(e.phase_mj.begin(), e.phase_mj.end(), e.unknown_phase_mj), e.total_mj);
+  EXPECT_EQ(e.idle_mj, e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)] +
+                           e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]);
+  int64_t who_energy = e.unattributed_mj, who_held_energy = 0;
+  for (const WhoRow& w : s.who) {
+    who_energy += w.energy_mj;
+    who_held_energy += w.idle_held_energy_mj;
+  }
+  EXPECT_EQ(who_energy, e.total_mj);
+  EXPECT_EQ(e.unattributed_mj, box.unheld_energy_mj) << "energy no one held is no one's";
+  EXPECT_EQ(who_held_energy, e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]);
 }
 
 TEST(LedgerProperties, EveryViewOfAGeneratedBoxAddsUpToTheCent) {

@@ -178,6 +178,7 @@ Status Analyze(const PriceOptions& price, std::optional<double> work, const std:
   summary->phase_ms = summary->usage.PhaseMs();
   summary->phase_share_pct = SharesPct(summary->phase_ms);
   summary->idle_held = SplitIdleHeld(summary->usage);
+  summary->energy = EnergyBlock::Of(summary->usage, std::nullopt);
   summary->cost = ComputeCost(summary->usage, prices, work, unit);
   std::vector<std::optional<MemoryHealth>> health;
   for (const GpuRunSummary& g : summary->gpus) health.push_back(g.memory_health);

@@ -97,6 +97,7 @@ struct RunSummary {
   // The idle-held phase as the findings claim it: the input-pipeline finding's share (pauses on
   // bursty GPUs) and the idle-held finding's (the rest); no action list in a run.
   IdleHeldParts idle_held;
+  EnergyBlock energy;  // the GPUs' energy, power x time (no grid intensity in a run)
   CostBlock cost;
   std::vector<Finding> findings;
   SavingsBlock savings;

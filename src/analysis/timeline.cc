@@ -37,13 +37,17 @@ std::optional<Phase> CreditGpuSample(const GpuPoint& g, const SampleHost& host,
                                      const PatternThresholds& patterns, int8_t* swing_state,
                                      GpuUsage* out) {
   GpuUsage& u = *out;
+  const int64_t energy = g.power_mw ? EnergyOf(*g.power_mw, duration_ms) : 0;
+  if (g.power_mw) u.energy_known_ms += duration_ms;
   if (!g.util_pct) {
     u.unknown_ms += duration_ms;
+    u.energy_unknown_mj += energy;
     return std::nullopt;
   }
   const double util = std::clamp(*g.util_pct, 0.0, 100.0);
   const Phase phase = Classify(util, g.compute_memory_bytes, phases, g.allocated);
   const auto pi = static_cast<size_t>(phase);
+  u.energy_mj[pi] += energy;
   const int64_t util_x100 = PctX100(util);  // NVML reports whole percents
   u.phase_ms[pi] += duration_ms;
   u.util_ms_x100 += duration_ms * util_x100;
@@ -99,6 +103,7 @@ std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
     p.last_xid = f.last_xid;
     if (f.lost) continue;  // everything else unknown
     if (f.util_gpu_pct) p.util_pct = *f.util_gpu_pct;
+    p.power_mw = f.power_mw;
     if (f.mem_used_bytes && f.mem_total_bytes && *f.mem_total_bytes > 0) {
       p.memory_pct = 100.0 * static_cast<double>(*f.mem_used_bytes) /
                      static_cast<double>(*f.mem_total_bytes);
@@ -126,6 +131,28 @@ std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
 
 int64_t GpuUsage::KnownMs() const {
   return std::accumulate(phase_ms.begin(), phase_ms.end(), int64_t{0});
+}
+
+int64_t GpuUsage::EnergyMj() const {
+  return std::accumulate(energy_mj.begin(), energy_mj.end(), energy_unknown_mj);
+}
+
+int64_t GpuUsage::IdleEnergyMj() const {
+  return energy_mj[static_cast<size_t>(Phase::kTrulyIdle)] +
+         energy_mj[static_cast<size_t>(Phase::kIdleHeld)];
+}
+
+EnergyBlock EnergyBlock::Of(const UsageTotals& usage, std::optional<double> grid_g_per_kwh) {
+  EnergyBlock e;
+  for (const GpuUsage& u : usage.gpus) {
+    for (size_t p = 0; p < kPhaseCount; ++p) e.phase_mj[p] += u.energy_mj[p];
+    e.unknown_phase_mj += u.energy_unknown_mj;
+    e.total_mj += u.EnergyMj();
+    e.idle_mj += u.IdleEnergyMj();
+    e.known_ms += u.energy_known_ms;
+  }
+  e.grid_g_per_kwh = grid_g_per_kwh;
+  return e;
 }
 
 std::optional<double> GpuUsage::MeanUtilPct() const {

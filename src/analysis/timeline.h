@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/phases.h"
+#include "core/money.h"
 #include "telemetry/sampler.h"
 
 namespace cgov {
@@ -30,7 +31,17 @@ struct GpuPoint {
   std::optional<uint32_t> last_xid;
   std::optional<double> sm_active_pct;      // NVML GPM (Hopper and later)
   std::optional<double> tensor_active_pct;
+  std::optional<uint32_t> power_mw;  // the board's power draw (the energy a sample is credited)
 };
+
+// The energy of `duration_ms` at `power_mw`, mJ (rounded to the nearest), at most
+// kMaxSampleEnergyMj: a sample's duration comes from a database, which may be anyone's file.
+inline constexpr int64_t kMaxSampleEnergyMj = 1'000'000'000'000;  // 1 GJ: a GPU-week at 1.6 kW
+inline int64_t EnergyOf(uint32_t power_mw, int64_t duration_ms) {
+  if (duration_ms <= 0) return 0;
+  const Int128 mj = (static_cast<Int128>(power_mw) * duration_ms + 500) / 1000;
+  return mj > kMaxSampleEnergyMj ? kMaxSampleEnergyMj : static_cast<int64_t>(mj);
+}
 
 // Reduces a tick to what the analysis needs (pure).
 std::vector<GpuPoint> GpuPoints(const TickSample& tick);
@@ -80,8 +91,16 @@ struct GpuUsage {
   int64_t bound_sm_active_ms_x100 = 0;
   int64_t bound_tensor_ms = 0;
   int64_t bound_tensor_active_ms_x100 = 0;
+  // Energy (issue 62): power x time, mJ, over the time the power reading was known
+  // (energy_known_ms), by the phase the GPU was in; energy_unknown_mj while its utilization
+  // (so its phase) was not known. EnergyOf is the one rounding.
+  std::array<int64_t, kPhaseCount> energy_mj{};
+  int64_t energy_unknown_mj = 0;
+  int64_t energy_known_ms = 0;
 
   int64_t KnownMs() const;
+  int64_t EnergyMj() const;      // all of it
+  int64_t IdleEnergyMj() const;  // burned while truly idle or idle-held
   int64_t HeldMs() const { return KnownMs() + unknown_ms; }
   std::optional<double> MeanUtilPct() const;
 };
@@ -133,6 +152,26 @@ struct UsageTotals {
   int64_t KnownMs() const;
   int64_t HeldMs() const;
   int64_t UtilMsX100() const;
+};
+
+// A window's energy (issue 62), power x time by the one per-sample rule (CreditGpuSample;
+// docs/analysis.md, "Energy"): mJ, as credited. Of(): the GPUs' sums (`cgov run`'s, and the
+// history report's before its holders are known).
+struct EnergyBlock {
+  int64_t total_mj = 0;
+  std::array<int64_t, kPhaseCount> phase_mj{};
+  int64_t unknown_phase_mj = 0;  // while a GPU's utilization was unknown
+  int64_t idle_mj = 0;           // burned while truly idle or idle-held
+  int64_t unattributed_mj = 0;   // while no compute process held the GPU (history only)
+  int64_t known_ms = 0;          // the GPU-time with a power reading
+  std::optional<double> grid_g_per_kwh;  // as given (--grid-intensity)
+  // kWh of `mj`, and its CO2e in kg at the grid intensity given (none without one).
+  static double Kwh(int64_t mj) { return static_cast<double>(mj) / 3.6e9; }
+  std::optional<double> Co2eKg(int64_t mj) const {
+    if (!grid_g_per_kwh) return std::nullopt;
+    return Kwh(mj) * *grid_g_per_kwh / 1000.0;
+  }
+  static EnergyBlock Of(const UsageTotals& usage, std::optional<double> grid_g_per_kwh);
 };
 
 // What a sample's host was doing (the patterns that blame the host need it).

@@ -169,6 +169,7 @@ void DaemonMetrics::Apply(
     IdentityCounters& c = counters_of(id.identity_id);
     c.held_ms += id.held_ms;
     c.idle_held_ms += id.idle_held_ms;
+    c.energy_mj += id.energy_mj;
     c.attributed_ms[id.phase ? static_cast<size_t>(*id.phase) : kUnknownPhase] += id.attributed_ms;
     auto pos = gpu_pos_.find(id.gpu_id);
     if (pos != gpu_pos_.end() && gpus_[pos->second].price_per_gpu_hour) {
@@ -724,6 +725,16 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabe
                                                      (p.x100 ? 1e5 : 1e3));
     }
   }
+  w.Family("cgov_gpu_phase_energy_joules_total", MetricType::kCounter,
+           "Energy by phase: power x time (J) while the power reading was known (unknown: no "
+           "utilization reading); the truly_idle and idle_held series are the idle energy.");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    const GpuUsage& u = counters[i].usage;
+    for (size_t p = 0; p <= kPhaseCount; ++p) {
+      const int64_t mj = p < kPhaseCount ? u.energy_mj[p] : u.energy_unknown_mj;
+      w.Sample(labels[i].With("phase", PhaseKeyAt(p)), static_cast<double>(mj) / 1000.0);
+    }
+  }
   w.Family("cgov_gpu_swings_total", MetricType::kCounter,
            "Swings of utilization between a trough (< 50 %) and high (>= 70 %), as the bursty "
            "input-pipeline finding counts them.");
@@ -783,6 +794,10 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms,
     w.Family("cgov_identity_idle_held_seconds_total", MetricType::kCounter,
              "GPU-seconds an identity held compute memory on an idle-held GPU.");
     for (const auto& [key, c] : identities) w.Sample(identity_labels(key), c.idle_held_ms / 1000.0);
+    w.Family("cgov_identity_energy_joules_total", MetricType::kCounter,
+             "An identity's share of its GPUs' energy (power x time, J), split as its GPU-seconds "
+             "are.");
+    for (const auto& [key, c] : identities) w.Sample(identity_labels(key), c.energy_mj / 1000.0);
     w.Family("cgov_identity_cost_usd_total", MetricType::kCounter,
              "Estimated cost of the GPU-seconds attributed to an identity (USD).");
     for (const auto& [key, c] : identities) {

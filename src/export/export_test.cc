@@ -325,7 +325,8 @@ TEST(DaemonMetrics, TheNewestSampleCountsUpToTheScrapeAsTheHistoryCountsIt) {
 // every tick is credited by the history aggregator's own sink; a scrape at the end of the data
 // counts the newest tick as the history does. Summed over the runs, each GPU's seconds by phase
 // are the history's to the millisecond, its dollars the history's within a micro-dollar a tick
-// (each tick's are priced when it is credited), each user's held seconds the history's; the
+// (each tick's are priced when it is credited), each user's held seconds the history's, the GPUs'
+// and users' energy the history's to the millijoule (issue 62); the
 // scrape before the last credit equals the one after it.
 TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
   uint64_t boxes = 60;
@@ -372,7 +373,7 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
     const std::string before = runs.back()->Render(ExpositionFormat::kText, scrape_at);
     history.Finish(box.end_ms);
     runs.back()->ClearPending();
-    std::map<std::string, double> seconds, dollars, held, patterns, swings;
+    std::map<std::string, double> seconds, dollars, held, patterns, swings, energy, user_energy;
     for (const auto& m : runs) {
       const std::string text = m->Render(ExpositionFormat::kText, scrape_at);
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_phase_seconds_total", "gpu")) seconds[k] += v;
@@ -382,6 +383,12 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_swings_total", "gpu")) swings[k] += v;
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_cost_usd_total", "gpu")) dollars[k] += v;
       for (const auto& [k, v] : SamplesBy(text, "cgov_identity_held_seconds_total", "user")) held[k] += v;
+      for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_phase_energy_joules_total", "gpu")) {
+        energy[k] += v;
+      }
+      for (const auto& [k, v] : SamplesBy(text, "cgov_identity_energy_joules_total", "user")) {
+        user_energy[k] += v;
+      }
     }
     EXPECT_EQ(SamplesBy(before, "cgov_gpu_phase_seconds_total", "gpu"),
               SamplesBy(runs.back()->Render(ExpositionFormat::kText, scrape_at),
@@ -399,6 +406,11 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
         const int64_t ms = p < kPhaseCount ? g.totals.usage.phase_ms[p] : g.totals.usage.unknown_ms;
         EXPECT_NEAR(seconds[gpu + "|" + phase], static_cast<double>(ms) / 1000, 1e-6)
             << "GPU " << gpu << " " << phase;
+        // Issue 62: its energy by phase is the history's to the millijoule.
+        const int64_t mj = p < kPhaseCount ? g.totals.usage.energy_mj[p]
+                                           : g.totals.usage.energy_unknown_mj;
+        EXPECT_NEAR(energy[gpu + "|" + phase], static_cast<double>(mj) / 1000, 1e-3)
+            << "GPU " << gpu << " " << phase << " energy";
         gpu_dollars += dollars[gpu + "|" + phase];
       }
       const double exact = static_cast<double>(
@@ -416,6 +428,7 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
     }
     for (const WhoRow& w : s->who) {
       EXPECT_NEAR(held[w.key], static_cast<double>(w.held_ms) / 1000, 1e-6) << w.key;
+      EXPECT_NEAR(user_energy[w.key], static_cast<double>(w.energy_mj) / 1000, 1e-3) << w.key;
     }
   }
   if (boxes >= 20) {
@@ -616,9 +629,9 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
 // check, the six process_* series of the daemon itself (kSelf: every one known), and with every
 // module on (kModules) each module's failure counter and each collector's and module's duration.
-constexpr size_t kFixedSeries = 44, kPerGpuSeries = 55, kPerGpuGpmPatternSeries = 8,
+constexpr size_t kFixedSeries = 44, kPerGpuSeries = 61, kPerGpuGpmPatternSeries = 8,
                  kPerGpuDcgmSeries = 26,
-                 kPerIdentitySeries = 9, kPerIdentityWorkSeries = 3;
+                 kPerIdentitySeries = 10, kPerIdentityWorkSeries = 3;
 constexpr const char* kModules[] = {"metrics", "driver_events", "kubernetes", "pod_resources",
                                     "notify",  "policy",        "budgets",    "tick_log", "work"};
 

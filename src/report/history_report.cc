@@ -125,7 +125,10 @@ std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
   std::vector<std::string> header = {"GPU",   "Model",      "Truly idle", "Idle-held",
                                      "Under", "Productive", "Bound",      "Util"};
   if (gpm) header.insert(header.end(), {"SM active", "Tensor"});
-  header.insert(header.end(), {"Mem used", "Power", "Cost"});
+  const bool energy = s.energy.known_ms > 0;
+  header.insert(header.end(), {"Mem used", "Power"});
+  if (energy) header.push_back("kWh");
+  header.push_back("Cost");
   std::vector<std::vector<std::string>> rows = {header};
   auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.0f} %", *v) : "—"; };
   for (const HistoryGpuRow& g : s.gpus) {
@@ -135,18 +138,46 @@ std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
     if (gpm) row.insert(row.end(), {pct(g.mean_sm_active_pct), pct(g.mean_tensor_active_pct)});
     row.push_back(g.mean_mem_used_mib ? fmt::format("{:.0f} MiB", *g.mean_mem_used_mib) : "—");
     row.push_back(g.mean_power_w ? fmt::format("{:.0f} W", *g.mean_power_w) : "—");
+    if (energy) row.push_back(FormatKwh(g.totals.usage.EnergyMj()));
     row.push_back(g.price.per_gpu_hour ? FormatUsd(g.cost) : "—");
     rows.push_back(std::move(row));
   }
   return TextHeading("Per GPU (shares of its time; means over the window)", st) +
-         TextTable(rows, gpm ? "rlrrrrrrrrrrr" : "rlrrrrrrrrr", md);
+         TextTable(rows, std::string("rl") + std::string(rows[0].size() - 2, 'r'), md);
+}
+
+// The window's energy in a few lines: all of it, the idle part by phase, and CO2e when a grid
+// intensity was given (none is assumed).
+std::string Energy(const HistorySummary& s, const TextStyle& st) {
+  const EnergyBlock& e = s.energy;
+  if (e.known_ms <= 0) return "";
+  const int64_t all = s.usage.HeldMs();
+  const double known_pct = all > 0 ? 100.0 * static_cast<double>(e.known_ms) / static_cast<double>(all) : 0;
+  std::string out = TextHeading("Energy (power x time)", st);
+  const std::string coverage =
+      e.known_ms >= all ? "" : fmt::format(" over the {:.1f} % of the GPU-time with a power reading",
+                                           known_pct);
+  out += fmt::format("{}{} · idle {} ({:.1f} %: truly idle {}, idle-held {})\n",
+                     FormatEnergy(e.total_mj), coverage, FormatEnergy(e.idle_mj),
+                     e.total_mj > 0 ? 100.0 * static_cast<double>(e.idle_mj) / static_cast<double>(e.total_mj) : 0.0,
+                     FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
+                     FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]));
+  if (e.grid_g_per_kwh) {
+    out += fmt::format("CO2e {:.1f} kg at {:g} g/kWh (--grid-intensity), of which idle {:.1f} kg\n",
+                       *e.Co2eKg(e.total_mj), *e.grid_g_per_kwh, *e.Co2eKg(e.idle_mj));
+  } else {
+    out += "CO2e: give your grid's intensity with --grid-intensity G (g/kWh): none is assumed\n";
+  }
+  return out;
 }
 
 std::string Who(const HistorySummary& s, const TextStyle& st) {
   const bool md = st.markdown;
   const std::string by = HistoryByName(s.by);
+  const bool energy = s.energy.known_ms > 0;
   std::vector<std::vector<std::string>> rows = {
       {by, "GPU-h held", "Idle-held h", "Share", "Cost", "Idle-held $"}};
+  if (energy) rows[0].insert(rows[0].end(), {"kWh", "Idle-held kWh"});
   for (const WhoRow& w : s.who) {
     std::string key = w.key.empty() ? "(unknown)" : w.key;
     if (s.by != HistoryBy::kUser && !w.users.empty()) {
@@ -158,13 +189,16 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
                     fmt::format("{:.2f}", HoursOf(w.idle_held_ms)),
                     fmt::format("{:.1f} %", w.share_pct), Money(s, w.cost),
                     Money(s, w.idle_held_cost)});
+    if (energy) rows.back().insert(rows.back().end(), {FormatKwh(w.energy_mj), FormatKwh(w.idle_held_energy_mj)});
   }
   if (s.unattributed_ms > 0) {
     rows.push_back({"(no compute process)", fmt::format("{:.2f}", HoursOf(s.unattributed_ms)), "—",
                     fmt::format("{:.1f} %", s.unattributed_share_pct),
                     Money(s, s.unattributed_cost), "—"});
+    if (energy) rows.back().insert(rows.back().end(), {FormatKwh(s.energy.unattributed_mj), "—"});
   }
-  return TextHeading("Who (by " + by + ")", st) + TextTable(rows, "lrrrrr", md) +
+  return TextHeading("Who (by " + by + ")", st) +
+         TextTable(rows, energy ? "lrrrrrrr" : "lrrrrr", md) +
          "\nHeld: time a process of theirs was on a GPU, or the kubelet had allocated it to their "
          "pod (a shared GPU counts for each holder). Share and cost: " + SharedSplitText(s) + "\n";
 }
@@ -276,6 +310,33 @@ json PhaseMsJson(const std::array<int64_t, kPhaseCount>& ms) {
   return out;
 }
 
+// Energy in joules (exact to the mJ credited: the rows add up) and CO2e where a grid intensity
+// was given.
+json Joules(int64_t mj) { return Round3(static_cast<double>(mj) / 1e3); }
+json Co2eKg(const HistorySummary& s, int64_t mj) {
+  const std::optional<double> kg = s.energy.Co2eKg(mj);
+  return kg ? json(Round3(*kg)) : json(nullptr);
+}
+
+json EnergyJson(const HistorySummary& s) {
+  const EnergyBlock& e = s.energy;
+  json phases = json::object();
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    phases[std::string(PhaseKey(static_cast<Phase>(p)))] = Joules(e.phase_mj[p]);
+  }
+  return {{"joules", Joules(e.total_mj)},
+          {"kwh", Round3(EnergyBlock::Kwh(e.total_mj))},
+          {"phase_joules", phases},
+          {"unknown_phase_joules", Joules(e.unknown_phase_mj)},
+          {"idle_joules", Joules(e.idle_mj)},
+          {"idle_kwh", Round3(EnergyBlock::Kwh(e.idle_mj))},
+          {"unattributed_joules", Joules(e.unattributed_mj)},
+          {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)},
+          {"grid_g_per_kwh", e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr)},
+          {"co2e_kg", Co2eKg(s, e.total_mj)},
+          {"idle_co2e_kg", Co2eKg(s, e.idle_mj)}};
+}
+
 json Usd(const HistorySummary& s, MicroUsd v) {
   return s.cost.priced ? json(UsdNumber(v)) : json(nullptr);
 }
@@ -330,6 +391,8 @@ json GpusJson(const HistorySummary& s) {
                    {"util_histogram", UtilHistogramJson(g)},
                    {"mean_mem_used_mib", opt(g.mean_mem_used_mib)},
                    {"mean_power_w", opt(g.mean_power_w)},
+                   {"energy_joules", Joules(g.totals.usage.EnergyMj())},
+                   {"idle_energy_joules", Joules(g.totals.usage.IdleEnergyMj())},
                    {"mean_sm_active_pct", opt(g.mean_sm_active_pct)},
                    {"mean_tensor_active_pct", opt(g.mean_tensor_active_pct)},
                    {"price_source", g.price.Describe()},
@@ -354,7 +417,10 @@ json WhoJson(const HistorySummary& s) {
                    {"idle_held_seconds", Round3(static_cast<double>(w.idle_held_ms) / 1e3)},
                    {"attributed_seconds", PhaseMsJson(w.attributed_ms)},
                    {"share_pct", Round3(w.share_pct)}, {"cost_usd", Usd(s, w.cost)},
-                   {"idle_held_cost_usd", Usd(s, w.idle_held_cost)}});
+                   {"idle_held_cost_usd", Usd(s, w.idle_held_cost)},
+                   {"energy_joules", Joules(w.energy_mj)},
+                   {"idle_held_energy_joules", Joules(w.idle_held_energy_mj)},
+                   {"co2e_kg", Co2eKg(s, w.energy_mj)}});
   }
   return out;
 }
@@ -429,7 +495,7 @@ std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
     for (const std::string& n : s.notes) out += "Note: " + n + "\n";
     return out;
   }
-  out += Waste(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) + BudgetsText(s, st) +
+  out += Waste(s, st) + Energy(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) + BudgetsText(s, st) +
          Actions(s, st) + PolicyActionsText(s, st) + Heatmap(s, st);
   out += FindingsText(s.findings, s.savings, true, st);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
@@ -519,7 +585,9 @@ json HistoryReportJsonCore(const HistorySummary& s) {
           {"who", WhoJson(s)},
           {"unattributed", {{"gpu_seconds", Round3(static_cast<double>(s.unattributed_ms) / 1e3)},
                             {"share_pct", Round3(s.unattributed_share_pct)},
-                            {"cost_usd", Usd(s, s.unattributed_cost)}}},
+                            {"cost_usd", Usd(s, s.unattributed_cost)},
+                            {"energy_joules", Joules(s.energy.unattributed_mj)}}},
+          {"energy", EnergyJson(s)},
           {"shared_gpus",
            {{"by_utilization_gpu_seconds", Round3(static_cast<double>(s.shared_by_util_ms) / 1e3)},
             {"evenly_gpu_seconds", Round3(static_cast<double>(s.shared_evenly_ms) / 1e3)}}},

@@ -12,6 +12,7 @@
 #include "report/history_report.h"
 #include "report/policy_report.h"
 #include "report/html.h"
+#include "report/text_style.h"
 
 namespace cgov {
 namespace {
@@ -249,6 +250,8 @@ std::string RunPerGpu(const RunSummary& s) {
 
 // ---- cgov report ----
 
+constexpr double kKwhPerJoule = 1.0 / 3.6e6;
+
 std::string Money(const HistorySummary& s, MicroUsd v, const std::string& pointer) {
   return s.cost.priced ? Num(FormatUsd(v), pointer) : "—";
 }
@@ -364,8 +367,8 @@ std::string HistoryPerGpu(const HistorySummary& s) {
   t.caption = "Per GPU: shares of its time, means over the window";
   t.sortable = true;
   t.headers = {"GPU", "Model", "Truly idle %", "Idle-held %", "Under %", "Productive %", "Bound %",
-               "Util %", "Mem used MiB", "Power W", "Cost"};
-  t.numeric = {false, false, true, true, true, true, true, true, true, true, true};
+               "Util %", "Mem used MiB", "Power W", "Energy kWh", "Cost"};
+  t.numeric = {false, false, true, true, true, true, true, true, true, true, true, true};
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const HistoryGpuRow& g = s.gpus[i];
     const std::string at = fmt::format("/gpus/{}/", i);
@@ -380,6 +383,7 @@ std::string HistoryPerGpu(const HistorySummary& s) {
     row.push_back(opt(g.mean_util_pct, "mean_util_pct", 1));
     row.push_back(opt(g.mean_mem_used_mib, "mean_mem_used_mib", 0));
     row.push_back(opt(g.mean_power_w, "mean_power_w", 0));
+    row.push_back(Num(FormatKwh(g.totals.usage.EnergyMj()), at + "energy_joules", kKwhPerJoule));
     row.push_back(g.price.per_gpu_hour ? Num(FormatUsd(g.cost), at + "cost_usd") : "—");
     t.rows.push_back(std::move(row));
   }
@@ -387,12 +391,36 @@ std::string HistoryPerGpu(const HistorySummary& s) {
          "</section>\n";
 }
 
+// The window's energy (issue 62): all of it, the idle part, CO2e when a grid intensity was given.
+std::string HistoryEnergy(const HistorySummary& s) {
+  const EnergyBlock& e = s.energy;
+  if (e.known_ms <= 0) return "";
+  std::string out = "<section id=\"energy\"><h2>Energy</h2>\n<p>" +
+                    Num(FormatKwh(e.total_mj), "/energy/kwh") + " kWh (power × time) · idle " +
+                    Num(FormatKwh(e.idle_mj), "/energy/idle_kwh") + " kWh: truly idle " +
+                    Num(FormatKwh(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
+                        "/energy/phase_joules/truly_idle", kKwhPerJoule) +
+                    ", idle-held " +
+                    Num(FormatKwh(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]),
+                        "/energy/phase_joules/idle_held", kKwhPerJoule) +
+                    ".</p>\n";
+  if (e.grid_g_per_kwh) {
+    out += "<p>CO2e " + Num(F1(*e.Co2eKg(e.total_mj)), "/energy/co2e_kg") + " kg at " +
+           Esc(fmt::format("{:g}", *e.grid_g_per_kwh)) + " g/kWh (--grid-intensity).</p>\n";
+  } else {
+    out += "<p class=\"muted\">CO2e: give your grid's intensity with --grid-intensity G "
+           "(g/kWh); none is assumed.</p>\n";
+  }
+  return out + "</section>\n";
+}
+
 std::string HistoryWho(const HistorySummary& s) {
   html::Table t;
   t.caption = fmt::format("Who held the GPUs, by {}", HistoryByName(s.by));
   t.sortable = true;
-  t.headers = {HistoryByName(s.by), "GPU-h held", "Idle-held h", "Share %", "Cost", "Idle-held $"};
-  t.numeric = {false, true, true, true, true, true};
+  t.headers = {HistoryByName(s.by), "GPU-h held", "Idle-held h", "Share %", "Cost", "Idle-held $",
+               "kWh", "Idle-held kWh"};
+  t.numeric = {false, true, true, true, true, true, true, true};
   for (size_t i = 0; i < s.who.size(); ++i) {
     const WhoRow& w = s.who[i];
     const std::string at = fmt::format("/who/{}/", i);
@@ -400,12 +428,18 @@ std::string HistoryWho(const HistorySummary& s) {
                       Num(F2(HoursOf(w.held_ms)), at + "held_seconds", 1.0 / 3600),
                       Num(F2(HoursOf(w.idle_held_ms)), at + "idle_held_seconds", 1.0 / 3600),
                       Num(F1(w.share_pct), at + "share_pct"), Money(s, w.cost, at + "cost_usd"),
-                      Money(s, w.idle_held_cost, at + "idle_held_cost_usd")});
+                      Money(s, w.idle_held_cost, at + "idle_held_cost_usd"),
+                      Num(FormatKwh(w.energy_mj), at + "energy_joules", kKwhPerJoule),
+                      Num(FormatKwh(w.idle_held_energy_mj), at + "idle_held_energy_joules",
+                          kKwhPerJoule)});
   }
   t.rows.push_back({"(no compute process)",
                     Num(F2(HoursOf(s.unattributed_ms)), "/unattributed/gpu_seconds", 1.0 / 3600), "—",
                     Num(F1(s.unattributed_share_pct), "/unattributed/share_pct"),
-                    Money(s, s.unattributed_cost, "/unattributed/cost_usd"), "—"});
+                    Money(s, s.unattributed_cost, "/unattributed/cost_usd"), "—",
+                    Num(FormatKwh(s.energy.unattributed_mj), "/unattributed/energy_joules",
+                        kKwhPerJoule),
+                    "—"});
   return "<section id=\"who\"><h2>Who held the GPUs</h2>" + t.Render() +
          "<p class=\"muted\">Held: time a process of theirs was on a GPU, or the kubelet had "
          "allocated it to their pod (a shared GPU counts for each holder). Share and cost: " +
@@ -536,6 +570,11 @@ std::string RunReportHtml(const RunSummary& s) {
           Num(seconds(h.in_bursts_ms), "/idle_held_reconciled/in_bursts_gpu_seconds"),
           Num(seconds(h.steady_ms), "/idle_held_reconciled/steady_gpu_seconds"));
     }
+    if (const EnergyBlock& e = s.energy; e.known_ms > 0) {
+      out += "<p>Energy: " + Num(FormatKwh(e.total_mj), "/energy/kwh") +
+             " kWh (power × time) · idle " +
+             Num(FormatKwh(e.idle_mj), "/energy/idle_joules", kKwhPerJoule) + " kWh.</p>\n";
+    }
   }
   if (!s.gpus.empty()) out += RunCharts(s) + RunPerGpu(s);
   out += "<section id=\"metrics\"><h2>Metrics</h2>" +
@@ -554,7 +593,7 @@ std::string HistoryReportHtml(const HistorySummary& s) {
     out += "<p>No samples in this window.</p>\n" + BudgetsHtml(s) + PolicyActionsHtml(s);
   } else {
     out += CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
-    out += HistoryWaste(s) + HistoryCharts(s) + HistoryPerGpu(s) + HistoryWho(s) +
+    out += HistoryWaste(s) + HistoryEnergy(s) + HistoryCharts(s) + HistoryPerGpu(s) + HistoryWho(s) +
            HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s) + PolicyActionsHtml(s);
     out += "<section id=\"heatmap\"><h2>Mean utilization by hour of day</h2>\n" +
            html::HeatmapSvg(s.heatmap, s.tz_name) + "</section>\n";

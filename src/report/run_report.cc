@@ -159,6 +159,16 @@ std::string IdleHeldReconciled(const RunSummary& s) {
       static_cast<double>(steady) / 10);
 }
 
+// The run's energy in one line (issue 62), when its GPUs reported power.
+std::string EnergyLine(const RunSummary& s) {
+  const EnergyBlock& e = s.energy;
+  if (e.known_ms <= 0) return "";
+  return fmt::format("\nEnergy (power x time): {} · idle {} (truly idle {}, idle-held {})\n",
+                     FormatEnergy(e.total_mj), FormatEnergy(e.idle_mj),
+                     FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
+                     FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]));
+}
+
 std::string CostSection(const RunSummary& s, const TextStyle& st) {
   const CostBlock& c = s.cost;
   const std::array<int64_t, kPhaseCount>& ms = s.phase_ms;
@@ -175,7 +185,7 @@ std::string CostSection(const RunSummary& s, const TextStyle& st) {
                     c.priced ? FormatUsd(c.phase_cost[p]) : "—"});
   }
   out += TextTable(rows, "lrrr", st.markdown);
-  out += IdleHeldReconciled(s);
+  out += IdleHeldReconciled(s) + EnergyLine(s);
   if (s.usage.gap_ms > 0) {
     out += fmt::format("\nNo data for {:.1f} s (gaps longer than twice the interval are not filled).\n",
                        static_cast<double>(s.usage.gap_ms) / 1000.0);

@@ -152,9 +152,27 @@ json UsageJson(const UsageTotals& u) {
 
 }  // namespace
 
+// The run's energy (issue 62): joules exact to the millijoule credited (the GPUs' add up).
+json RunEnergyJson(const RunSummary& s) {
+  const EnergyBlock& e = s.energy;
+  auto joules = [](int64_t mj) { return Round3(static_cast<double>(mj) / 1e3); };
+  json phases = json::object();
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    phases[std::string(PhaseKey(static_cast<Phase>(p)))] = joules(e.phase_mj[p]);
+  }
+  return {{"joules", joules(e.total_mj)},
+          {"kwh", Round3(EnergyBlock::Kwh(e.total_mj))},
+          {"phase_joules", phases},
+          {"unknown_phase_joules", joules(e.unknown_phase_mj)},
+          {"idle_joules", joules(e.idle_mj)},
+          {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)}};
+}
+
 json SummaryJson(const RunSummary& s) {
   json gpus = json::array();
-  for (const GpuRunSummary& g : s.gpus) {
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const GpuRunSummary& g = s.gpus[i];
+    const int64_t energy_mj = i < s.usage.gpus.size() ? s.usage.gpus[i].EnergyMj() : 0;
     gpus.push_back({{"index", g.index},
                     {"uuid", g.uuid},
                     {"name", g.name},
@@ -162,7 +180,8 @@ json SummaryJson(const RunSummary& s) {
                     {"lost", g.lost},
                     {"used_by_job", g.used_by_job},
                     {"metrics", MetricsJson(g.metrics, true)},
-                    {"util_histogram", {{"bin_width_pct", 10}, {"counts", g.util_histogram}}}});
+                    {"util_histogram", {{"bin_width_pct", 10}, {"counts", g.util_histogram}}},
+                    {"energy_joules", Round3(static_cast<double>(energy_mj) / 1e3)}});
     if (g.mig) gpus.back()["mig"] = MigInstanceJson(*g.mig);
     gpus.back()["memory_health"] = g.memory_health ? MemoryHealthJson(*g.memory_health) : json(nullptr);
   }
@@ -201,6 +220,7 @@ json SummaryJson(const RunSummary& s) {
        {{"gpu_seconds", Round3(static_cast<double>(s.idle_held.total_ms) / 1000.0)},
         {"in_bursts_gpu_seconds", Round3(static_cast<double>(s.idle_held.in_bursts_ms) / 1000.0)},
         {"steady_gpu_seconds", Round3(static_cast<double>(s.idle_held.steady_ms) / 1000.0)}}},
+      {"energy", RunEnergyJson(s)},
       {"cost", CostJson(s.cost)},
       {"findings", FindingsJson(s.findings)},
       {"savings", SavingsJson(s.savings)},

@@ -68,4 +68,17 @@ std::string SeverityTag(Severity severity, const TextStyle& style) {
   return fmt::format("{}{}{}", color, tag, kReset);
 }
 
+std::string FormatKwh(int64_t mj) {
+  const double kwh = static_cast<double>(mj) / 3.6e9;
+  if (mj == 0) return "0";
+  return kwh >= 100 ? fmt::format("{:.0f}", kwh) : kwh >= 1 ? fmt::format("{:.1f}", kwh)
+                                                            : fmt::format("{:.3f}", kwh);
+}
+
+std::string FormatEnergy(int64_t mj) {
+  if (mj >= 3'600'000'000) return FormatKwh(mj) + " kWh";
+  if (mj >= 3'600'000) return fmt::format("{:.1f} Wh", static_cast<double>(mj) / 3.6e6);
+  return fmt::format("{:.0f} J", static_cast<double>(mj) / 1e3);
+}
+
 }  // namespace cgov

@@ -26,6 +26,13 @@ std::string TextTable(const std::vector<std::vector<std::string>>& rows, std::st
                       bool markdown);
 
 // A section heading: "\n## Title\n\n" (level 2; level 3 "###") or "\n■ Title\n\n" in text.
+// Energy (mJ) in kWh as every view shows it: 0, three decimals under 1 kWh, one under 100, none
+// above.
+std::string FormatKwh(int64_t mj);
+// Energy (mJ) for a sentence, in the unit that reads best: kWh from 1 kWh (as FormatKwh), Wh
+// (one decimal) from 1 Wh, else whole J.
+std::string FormatEnergy(int64_t mj);
+
 std::string TextHeading(std::string_view title, const TextStyle& style, int level = 2);
 
 // Emphasis: **text** in Markdown, bold on a colour terminal, the text itself otherwise.

@@ -192,6 +192,19 @@ void ExpectTextViewsAgree(const Views& v) {
       shown("/savings/combined_fraction", "= {:.1f} %", 100);
       shown("/savings/utilization_fraction", "Utilization levers: {:.1f} %", 100);
     }
+    // The energy line (issue 62): the JSON's joules in the unit the text picks by magnitude.
+    if (const json* j = At(d, "/energy/joules"); j != nullptr && j->get<double>() > 0) {
+      const double joules = j->get<double>();
+      if (joules >= 3.6e8) {
+        shown("/energy/joules", "{:.0f} kWh · idle", 1 / 3.6e6);
+      } else if (joules >= 3.6e6) {
+        shown("/energy/joules", "{:.1f} kWh · idle", 1 / 3.6e6);
+      } else if (joules >= 3.6e3) {
+        shown("/energy/joules", "{:.1f} Wh · idle", 1 / 3.6e3);
+      } else {
+        shown("/energy/joules", "{:.0f} J · idle", 1);
+      }
+    }
     // How shared GPUs were split (a history report's, under Who), when some were.
     if (SharedGpuSeconds(d) > 0) {
       shown("/shared_gpus/by_utilization_gpu_seconds",
@@ -242,6 +255,30 @@ void ExpectHtmlAgrees(const Views& v) {
 }
 
 // The identities the JSON publishes.
+// Issue 62: a history report's energy, in joules exact to the millijoule, adds up as its time
+// does: GPUs to the whole, phases (and the unknown part) to it, Who with the unattributed part
+// to it, idle to the two idle phases; and the text shows the JSON's kWh.
+void ExpectEnergyAddsUp(const json& d) {
+  const json& e = d["energy"];
+  const double joules = e["joules"].get<double>();
+  EXPECT_GT(joules, 0) << "the demo's GPUs report power";
+  double gpus = 0, who = d["unattributed"]["energy_joules"].get<double>(), held = 0;
+  for (const json& g : d["gpus"]) gpus += g["energy_joules"].get<double>();
+  for (const json& w : d["who"]) {
+    who += w["energy_joules"].get<double>();
+    held += w["idle_held_energy_joules"].get<double>();
+  }
+  double phases = e["unknown_phase_joules"].get<double>();
+  for (const auto& [key, j] : e["phase_joules"].items()) phases += j.get<double>();
+  EXPECT_NEAR(gpus, joules, 1e-3 * static_cast<double>(d["gpus"].size()));
+  EXPECT_NEAR(who, joules, 1e-3 * static_cast<double>(d["who"].size() + 1));
+  EXPECT_NEAR(phases, joules, 6e-3);
+  EXPECT_NEAR(held, e["phase_joules"]["idle_held"].get<double>(), 1e-3 * static_cast<double>(d["who"].size()));
+  EXPECT_NEAR(e["idle_joules"].get<double>(), e["phase_joules"]["truly_idle"].get<double>() +
+                                                  e["phase_joules"]["idle_held"].get<double>(), 2e-3);
+  EXPECT_EQ(e["unattributed_joules"], d["unattributed"]["energy_joules"]);
+}
+
 void ExpectIdentities(const Views& v) {
   const json& d = v.doc;
   double shares = 0;
@@ -269,6 +306,7 @@ void ExpectIdentities(const Views& v) {
   }
   if (v.schema == "report.schema.json") {
     EXPECT_NE(At(d, "/waste/idle_held"), nullptr) << "a history report reconciles idle-held";
+    ExpectEnergyAddsUp(d);
   }
   if (const json* held = At(d, "/waste/idle_held"); held != nullptr) {
     EXPECT_NEAR((*held)["gpu_seconds"].get<double>(),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -151,6 +152,27 @@ TEST(HistoryE2E, ASubSecondDaemonKeepsEveryTickAndCountsEachForItsInterval) {
     EXPECT_GE(g["held_seconds"].get<double>(), 0.1 * static_cast<double>(ticks) - 0.05) << g;
     EXPECT_LE(g["held_seconds"].get<double>(), 0.2 * static_cast<double>(ticks) + 0.05) << g;
   }
+  // Issue 62: the scenario's GPUs draw a constant 300, 70, 60 and 200 W: each one's energy is
+  // its power times its time to the millijoule, whatever the ticks' spacing; the holders' shares
+  // and the part no one held add up to it.
+  const double watts[] = {300, 70, 60, 200};
+  double joules = 0;
+  for (int i = 0; i < 4; ++i) {
+    const json& g = GpuByIndex(r, i);
+    EXPECT_NEAR(g["energy_joules"].get<double>(), watts[i] * g["held_seconds"].get<double>(), 1e-3)
+        << g;
+    joules += g["energy_joules"].get<double>();
+  }
+  EXPECT_NEAR(r["energy"]["joules"].get<double>(), joules, 1e-3);
+  double who = r["unattributed"]["energy_joules"].get<double>();
+  for (const json& w : r["who"]) who += w["energy_joules"].get<double>();
+  EXPECT_NEAR(who, joules, 1e-2);
+  EXPECT_NEAR(r["energy"]["idle_joules"].get<double>(),
+              GpuByIndex(r, 1)["idle_energy_joules"].get<double>() +
+                  GpuByIndex(r, 2)["idle_energy_joules"].get<double>(), 1e-3)
+      << "GPUs 1 (2 %) and 2 (0 %) are the idle ones";
+  EXPECT_GT(GpuByIndex(r, 2)["idle_energy_joules"].get<double>(), 0);
+  EXPECT_EQ(GpuByIndex(r, 0)["idle_energy_joules"], 0.0) << "GPU 0 is busy at 80 %";
 }
 
 TEST(HistoryE2E, ImportsTheRealGpuUsageAuditDatabaseAndAgreesWithItsReport) {
@@ -316,6 +338,40 @@ TEST(HistoryE2E, WhoAddsUpToTheTotalUnderEveryIdleCostPolicy) {
 }
 
 // Issue 57, 12: `cgov demo --gpus 5` still described GPUs 5-7. It describes the GPUs it made.
+// Issue 62: CO2e only from a grid intensity the user gives, checked where it enters; the text
+// and the JSON show the same energy.
+TEST(HistoryE2E, EnergyAndCo2eOfTheDemoWeekComeFromTheGridIntensityGiven) {
+  const std::string db = SharedDemoDb({"--duration", "7d", "--interval", "60s"});
+  const json plain = ReportJson({"--db", db, "--since", "30d"});
+  ASSERT_TRUE(plain.contains("energy"));
+  EXPECT_GT(plain["energy"]["kwh"].get<double>(), 100) << "a week of 8 H100s";
+  EXPECT_TRUE(plain["energy"]["co2e_kg"].is_null()) << "no intensity is assumed";
+  const json green = ReportJson({"--db", db, "--since", "30d", "--grid-intensity", "380"});
+  EXPECT_EQ(green["energy"]["joules"], plain["energy"]["joules"]) << "CO2e changes no energy";
+  EXPECT_NEAR(green["energy"]["co2e_kg"].get<double>(),
+              green["energy"]["kwh"].get<double>() * 0.38, 0.001);
+  EXPECT_NEAR(green["energy"]["idle_co2e_kg"].get<double>(),
+              green["energy"]["idle_kwh"].get<double>() * 0.38, 0.001);
+  for (const json& w : green["who"]) {
+    EXPECT_NEAR(w["co2e_kg"].get<double>(), w["energy_joules"].get<double>() / 3.6e6 * 0.38,
+                0.001) << w["key"];
+  }
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d",
+                               "--grid-intensity", "380"}, {});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(fmt::format("{:.0f} kWh · idle", green["energy"]["kwh"].get<double>())),
+            std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(fmt::format("CO2e {:.1f} kg at 380 g/kWh",
+                                      green["energy"]["co2e_kg"].get<double>())),
+            std::string::npos) << text.out;
+  for (const char* bad : {"nan", "-1", "2001", "1e400", "380g", "", "inf"}) {
+    RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--grid-intensity", bad}, {});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--grid-intensity"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "no partial report for " << bad;
+  }
+}
+
 TEST(HistoryE2E, TheDemoDescribesOnlyTheGpusItMade) {
   TempDir dir;
   RunResult five = RunProgram({CgovBinary(), "demo", "--db", dir / "5.db", "--gpus", "5",

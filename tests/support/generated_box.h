@@ -22,6 +22,8 @@ namespace cgov::test_support {
 struct Box {
   HistoryInput in;
   int64_t gpu_ms = 0;  // every GPU's sampled time, as the aggregator's rule credits it
+  int64_t energy_mj = 0;  // every GPU's energy: power x its sample's time, EnergyOf's rounding
+  int64_t unheld_energy_mj = 0;  // of which while no process or pod held the GPU
   struct Tick {
     RunRecord run;
     int64_t ts_ms = 0;
@@ -108,6 +110,13 @@ inline Box Generate(uint64_t seed) {
                                        : rng() % 101;
         sg.set(StoredGpuField::kUtilPct, util);
         sg.set(StoredGpuField::kMemUsedMib, hs.empty() ? 0 : 20'000);
+        if (rng() % 10 != 0) {  // a power reading, 30 W to 700 W, most ticks
+          const uint64_t power_dw = 300 + rng() % 6701;
+          sg.set(StoredGpuField::kPowerDw, power_dw);
+          const int64_t energy = EnergyOf(static_cast<uint32_t>(power_dw * 100), interval);
+          box.energy_mj += energy;
+          if (hs.empty()) box.unheld_energy_mj += energy;
+        }
         const size_t pos = tick.gpus.size();
         tick.gpus.push_back(sg);
         for (const auto& [id, pid, command] : hs) {

@@ -6,7 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -23,6 +25,7 @@
 #include "core/atomic_file.h"
 #include "core/duration.h"
 #include "core/json_writer.h"
+#include "core/text.h"
 #include "core/time_format.h"
 #include "os/clock.h"
 #include "os/command_output.h"
@@ -56,6 +59,19 @@ Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
                                        "or a timestamp (2026-11-21T10:00Z)", text));
   }
   return ts;
+}
+
+Result<double> ParseGridIntensity(std::string_view text) {
+  double g = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, g);
+  // The dirtiest grids publish ~1,100 g/kWh: 0 to 2,000, a plain finite number, nothing after.
+  if (ec != std::errc() || ptr != end || !std::isfinite(g) || g < 0 || g > 2000) {
+    return InvalidArgument(fmt::format("--grid-intensity {}: expected grams of CO2e a kWh, 0 to "
+                                       "2000 (your grid operator's or region's published "
+                                       "average; none is assumed)", SafeText(text)));
+  }
+  return g;
 }
 
 }  // namespace
@@ -134,6 +150,9 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
                                        "showback rows)", r.format));
   }
   CGOV_ASSIGN_OR_RETURN(o.idle_cost, ParseIdleCostPolicy(r.idle_cost));
+  if (r.grid_intensity) {
+    CGOV_ASSIGN_OR_RETURN(o.grid_g_per_kwh, ParseGridIntensity(*r.grid_intensity));
+  }
   if (!r.billing_format.empty() && !ParseBillFormat(r.billing_format)) {
     return InvalidArgument(fmt::format("--billing-format {}: expected aws-cur, gcp, azure or csv",
                                        r.billing_format));

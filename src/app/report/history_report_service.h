@@ -41,6 +41,7 @@ struct ReportOptions {
   bool opencost_prices = false;  // --opencost-prices (with --prometheus)
   std::string recording_rules;   // --recording-rules auto|on|off (with --prometheus)
   std::string budgets;            // --budgets FILE (docs/budgets.md)
+  std::optional<std::string> grid_intensity;  // --grid-intensity G: g CO2e a kWh (none assumed)
   bool since_given = false;
 };
 
