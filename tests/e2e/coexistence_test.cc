@@ -186,6 +186,8 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
       expr = std::regex_replace(expr, std::regex("\\$__range"), "10s");
       // Every variable at "All", as Grafana sends it (allValue ".*").
       expr = std::regex_replace(expr, std::regex("\\$(host|namespace|project)\\b"), ".*");
+      // The grid intensity a user types into its textbox (g CO2e a kWh).
+      expr = std::regex_replace(expr, std::regex("\\$grid_g_per_kwh\\b"), "400");
       EXPECT_EQ(expr.find('$'), std::string::npos) << "a variable left: " << expr;
       questions.emplace_back("panel " + panel["title"].get<std::string>(), expr);
     }

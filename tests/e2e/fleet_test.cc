@@ -367,6 +367,8 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
       expr = std::regex_replace(expr, std::regex("\\$__range"), "1m");
       // Every variable at "All", as Grafana sends it (allValue ".*").
       expr = std::regex_replace(expr, std::regex("\\$(host|namespace|project)\\b"), ".*");
+      // The grid intensity a user types into its textbox (g CO2e a kWh).
+      expr = std::regex_replace(expr, std::regex("\\$grid_g_per_kwh\\b"), "400");
       EXPECT_EQ(expr.find('$'), std::string::npos) << "a variable left: " << expr;
       auto result = prom->Query(expr, static_cast<double>(until_ms) / 1e3 - 3);
       EXPECT_TRUE(result.ok()) << panel["title"] << ": " << result.status().message();
