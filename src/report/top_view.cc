@@ -79,7 +79,7 @@ MicroUsd WasteOf(const TopGpu& g) {
 
 std::string FirstUser(const TopGpu& g) { return g.holders.empty() ? "~" : g.holders[0].user; }
 
-// The box now and today, four lines.
+// The box now and today, four lines (five with the power drawn).
 void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
   std::vector<std::string>& lines = *out;
   const std::string at = FormatRfc3339Utc(f.at_ms * 1'000'000).substr(0, 19) + "Z";
@@ -95,6 +95,11 @@ void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
                                 Usd(f.cost_per_hour), Usd(f.waste_per_hour), f.idle_share_pct));
   } else {
     lines.push_back("now    (no price: give the daemon --price-per-gpu-hour or --instance-type)");
+  }
+  if (const std::optional<double> power = f.PowerNowW()) {
+    const std::optional<double> idle = f.IdlePowerNowW();
+    lines.push_back(fmt::format("power  {:.0f} W drawn now{}", *power,
+                                idle ? fmt::format(", {:.0f} W of it by idle GPUs", *idle) : ""));
   }
   lines.push_back(fmt::format("today  {:.2f} idle GPU-hours{} since {}",
                               HoursOf(f.idle_ms_today),
@@ -221,6 +226,27 @@ void TopFrame::SetIdleShare() {
                                      : 0;
 }
 
+std::optional<double> TopFrame::PowerNowW() const {
+  std::optional<double> sum;
+  for (const TopGpu& g : gpus) {
+    if (g.power_w) sum = sum.value_or(0) + *g.power_w;
+  }
+  for (const TopNode& n : nodes) {
+    if (n.power_w) sum = sum.value_or(0) + *n.power_w;
+  }
+  return sum;
+}
+
+std::optional<double> TopFrame::IdlePowerNowW() const {
+  if (!nodes.empty()) return std::nullopt;
+  std::optional<double> sum;
+  for (const TopGpu& g : gpus) {
+    if (!g.power_w) continue;
+    sum = sum.value_or(0) + (g.phase && IsIdle(*g.phase) ? *g.power_w : 0);
+  }
+  return sum;
+}
+
 size_t TopFrame::GpuCount() const {
   size_t n = gpus.size();
   for (const TopNode& node : nodes) n += node.phases.size();
@@ -326,6 +352,7 @@ std::string RenderTopJson(const TopFrame& f) {
   w.Key("idle_cost_per_hour_usd");
   usd(f.waste_per_hour);
   w.Key("idle_share_pct").Double(Round3(f.idle_share_pct));
+  w.Key("power_w").Opt(f.PowerNowW()).Key("idle_power_w").Opt(f.IdlePowerNowW());
   w.EndObject();
   w.Key("today").BeginObject();
   w.Key("since").String(FormatRfc3339Utc(f.day_start_ms * 1'000'000));

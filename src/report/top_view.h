@@ -89,6 +89,11 @@ struct TopFrame {
   std::vector<TopNode> nodes;          // by host name
   std::vector<TopWaster> wasters;      // by idle-held dollars today, then time
   size_t GpuCount() const;
+  // The power drawn now (issue 62): every GPU's (a fleet: every node's sum), and of it the GPUs'
+  // idle now (truly idle or idle-held; unknown for a fleet, whose nodes' power is summed).
+  // nullopt when no GPU reports power.
+  std::optional<double> PowerNowW() const;
+  std::optional<double> IdlePowerNowW() const;
   // idle_share_pct from cost_per_hour and waste_per_hour, once they are set.
   void SetIdleShare();
 };

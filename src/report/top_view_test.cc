@@ -128,5 +128,33 @@ TEST(TopView, APolicyVerdictGetsItsOwnColumn) {
             "notebooks in 3h");
 }
 
+// Issue 62: the watts drawn now and the idle GPUs' part of them; a GPU without a reading adds
+// nothing, and a fleet (nodes' power summed) has no idle part.
+TEST(TopView, ThePowerDrawnNowAndTheIdleGpusPartOfIt) {
+  TopFrame f = TwoGpus();
+  EXPECT_FALSE(f.PowerNowW()) << "no GPU reports power";
+  EXPECT_EQ(RenderTopText(f, TopLayout{}).find("drawn now"), std::string::npos);
+  f.gpus[0].power_w = 612.5;
+  f.gpus[1].power_w = 71.5;
+  TopGpu unread = f.gpus[1];
+  unread.index = 2;
+  unread.power_w.reset();
+  f.gpus.push_back(unread);
+  EXPECT_DOUBLE_EQ(*f.PowerNowW(), 684);
+  EXPECT_DOUBLE_EQ(*f.IdlePowerNowW(), 71.5);
+  const std::string text = RenderTopText(f, TopLayout{});
+  EXPECT_NE(text.find("power  684 W drawn now, 72 W of it by idle GPUs"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(RenderTopJson(f));
+  EXPECT_EQ(j["now"]["power_w"], 684.0);
+  EXPECT_EQ(j["now"]["idle_power_w"], 71.5);
+  TopFrame fleet;
+  fleet.source = "prometheus";
+  fleet.nodes.push_back(TopNode{});
+  fleet.nodes.back().power_w = 2000;
+  EXPECT_DOUBLE_EQ(*fleet.PowerNowW(), 2000);
+  EXPECT_FALSE(fleet.IdlePowerNowW());
+  EXPECT_NE(RenderTopText(fleet, TopLayout{}).find("power  2000 W drawn now\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cgov
