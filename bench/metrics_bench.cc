@@ -69,7 +69,7 @@ TickCredit Credit(int64_t ts_ms) {
   TickCredit c;
   c.ts_ms = ts_ms;
   for (uint32_t g = 1; g <= 8; ++g) {
-    c.gpus.push_back({g, 1000, Phase::kUnderutilized, 55'000, {}, -1});
+    c.gpus.push_back({g, 1000, Phase::kUnderutilized, 55'000, {}, {}});
     c.identities.push_back({g % 6, g, 1000, 0, 1000, Phase::kUnderutilized});
   }
   return c;

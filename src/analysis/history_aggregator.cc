@@ -83,6 +83,38 @@ SplitRule SplitShares(bool busy, int64_t duration_ms, std::vector<TickHolder>* h
 
 }  // namespace
 
+namespace {
+
+// GpuRunState's rule: the estimate in `u` (one sample's, in its phase or unknown) corrected by
+// the counter window that ends at this tick, if one does.
+void CorrectEnergyByCounter(const StoredGpu& g, int64_t ts_ms, int64_t duration_ms,
+                            std::optional<Phase> phase, GpuRunState* s, GpuUsage* u) {
+  int64_t& energy = phase ? u->energy_mj[static_cast<size_t>(*phase)] : u->energy_unknown_mj;
+  const int64_t estimate = energy;
+  if (s->next_ts_ms >= 0 && ts_ms != s->next_ts_ms) s->counter_mj.reset();  // a gap
+  s->next_ts_ms = ts_ms + duration_ms;
+  int64_t correction = 0;
+  if (const std::optional<uint64_t> reading = g.get(StoredGpuField::kEnergyMj)) {
+    if (s->counter_mj && *reading >= *s->counter_mj) {
+      // Bounded as a sample is (a database may be anyone's file).
+      const auto measured = static_cast<int64_t>(
+          std::min<uint64_t>(*reading - *s->counter_mj, kMaxSampleEnergyMj));
+      correction = measured - s->since_counter_mj;
+      u->energy_metered_ms += ts_ms - s->counter_ts_ms;
+    }
+    s->counter_mj = reading;
+    s->counter_ts_ms = ts_ms;
+    s->since_counter_mj = 0;
+  }
+  s->since_counter_mj = std::min(s->since_counter_mj + estimate, kMaxSampleEnergyMj);
+  // A shortfall is taken from this tick's energy and the next ones', never below 0.
+  const int64_t want = estimate + correction - s->owed_mj;
+  energy = std::max<int64_t>(0, want);
+  s->owed_mj = std::min<int64_t>(std::max<int64_t>(0, -want), kMaxSampleEnergyMj);
+}
+
+}  // namespace
+
 SplitRule SplitGpuTime(const StoredTick& tick, size_t gpu_pos, bool busy, int64_t duration_ms,
                        std::vector<TickHolder>* holders) {
   CollectHolders(tick, gpu_pos, holders);
@@ -149,7 +181,7 @@ void HistoryAggregator::Add(int64_t ts_ms, const RunRecord& run, const StoredTic
       }
     }
     // Swings are counted within a run: a new daemon starts its counters from nothing.
-    if (run_ended) swing_states_.clear();
+    if (run_ended) run_states_.clear();
   }
   CompleteHoursBefore(hour);
   // Assigned into, not replaced: the tick's vectors keep their capacity from tick to tick.
@@ -189,7 +221,7 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
     const StoredGpu& g = tick.gpus[i];
     const size_t first_identity = credit_.identities.size();
-    CreditGpu(tick, i, duration_ms, phases_, &swing_states_, &holders_, &credit_);
+    CreditGpu(tick, i, duration_ms, phases_, &run_states_, &holders_, &credit_);
     const TickCredit::Gpu& gc = credit_.gpus.back();
     GpuHour& gh = bucket.gpus[g.gpu_id];
     gh.samples += 1;
@@ -368,7 +400,7 @@ void StartCredit(int64_t ts_ms, TickCredit* out) {
 }
 
 void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
-               const PhaseThresholds& phases, SwingStates* swings,
+               const PhaseThresholds& phases, GpuRunStates* states,
                std::vector<TickHolder>* holders, TickCredit* out) {
   const StoredGpu& g = tick.gpus[gpu_pos];
   const GpuPoint point = StoredGpuPoint(tick, gpu_pos);
@@ -376,10 +408,11 @@ void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
   gc.gpu_id = g.gpu_id;
   gc.duration_ms = duration_ms;
   // The history's patterns at their defaults, as every report of it reads them.
-  auto [swing, added] = swings->try_emplace(g.gpu_id, int8_t{-1});
+  GpuRunState& state = (*states)[g.gpu_id];
   gc.phase = CreditGpuSample(point, HostOf(tick), duration_ms, phases, PatternThresholds{},
-                             &swing->second, &gc.usage);
-  gc.swing_state = swing->second;
+                             &state.swing, &gc.usage);
+  if (!g.lost) CorrectEnergyByCounter(g, out->ts_ms, duration_ms, gc.phase, &state, &gc.usage);
+  gc.state = state;
   gc.util_ms_x100 = gc.usage.util_ms_x100;
   const bool busy = gc.phase && *gc.phase != Phase::kIdleHeld && *gc.phase != Phase::kTrulyIdle;
   const SplitRule rule = SplitGpuTime(tick, gpu_pos, busy, duration_ms, holders);
@@ -408,11 +441,11 @@ void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
 }
 
 void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
-              const PhaseThresholds& phases, SwingStates* swings,
+              const PhaseThresholds& phases, GpuRunStates* states,
               std::vector<TickHolder>* holders, TickCredit* out) {
   StartCredit(ts_ms, out);
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
-    CreditGpu(tick, i, duration_ms, phases, swings, holders, out);
+    CreditGpu(tick, i, duration_ms, phases, states, holders, out);
   }
 }
 

@@ -31,6 +31,23 @@ enum class SplitRule : uint8_t {
   kEvenly,         // shared, idle-held or without per-process readings: evenly
 };
 
+// What a run carries from one tick of a GPU to the next: its swing state (CreditGpuSample) and
+// where the driver's energy counter stood. The energy counter corrects power x time (issue 62):
+// at a tick that carries a reading, the energy the counter measured since the run's previous
+// reading, less the power x time credited for that window, is added to the tick's energy (its
+// phase, its holders by the split), a shortfall (counter below the estimate) taken from this and
+// the next ticks' energy, never below 0. A counter that went back (a driver reload) or a gap
+// between ticks (time not credited) starts a new window: that window keeps its estimate, so no
+// energy is lost or counted twice.
+struct GpuRunState {
+  int8_t swing = -1;                   // CreditGpuSample's swing state
+  std::optional<uint64_t> counter_mj;  // the window's first reading
+  int64_t counter_ts_ms = 0;           // ... and its tick's time
+  int64_t since_counter_mj = 0;        // power x time credited in the window (no corrections)
+  int64_t owed_mj = 0;                 // a shortfall still to take from the next ticks (>= 0)
+  int64_t next_ts_ms = -1;             // where the last credited tick's time ended
+};
+
 struct TickCredit {
   struct Gpu {
     uint32_t gpu_id = 0;
@@ -40,7 +57,7 @@ struct TickCredit {
     // Everything the GPU's sample counts for (CreditGpuSample): its phase time and the patterns
     // the findings read, swings included.
     GpuUsage usage{};
-    int8_t swing_state = -1;  // the GPU's swing state after the sample
+    GpuRunState state;  // what the GPU's next tick in the run starts from (after this one)
   };
   struct Identity {
     uint32_t identity_id = 0;
@@ -59,8 +76,9 @@ struct TickCredit {
   std::vector<Identity> identities;
 };
 
-// Each GPU's swing state (CreditGpuSample) by GPU id, carried from tick to tick within a run.
-using SwingStates = std::map<uint32_t, int8_t>;
+// Each GPU's state by GPU id, carried from tick to tick within a run (a new daemon starts from
+// nothing; a provisional credit works on a copy).
+using GpuRunStates = std::map<uint32_t, GpuRunState>;
 
 // One identity holding one GPU in one tick (the aggregator's scratch).
 struct TickHolder {
@@ -113,7 +131,7 @@ class HistoryAggregator {
 
   PhaseThresholds phases_;
   std::optional<Pending> pending_;
-  SwingStates swing_states_;  // of the run the ticks are from
+  GpuRunStates run_states_;  // of the run the ticks are from
   std::map<int64_t, HourBucket> open_hours_;
   std::vector<HourBucket> complete_;
   // An open session and whether a tick touched it since the last TakeChangedSessions (a flag
@@ -143,16 +161,16 @@ class HistoryAggregator {
 // What `tick`, taken at `ts_ms`, is credited with when it stands for `duration_ms` (Commit's
 // credit, without its hours and sessions): /metrics credits the newest tick, whose duration is
 // not known yet, the time since it up to one interval with it, as a report whose data ends then
-// counts it (docs/analysis.md, "What a sample covers"). `swings`: the GPUs' swing states before
+// counts it (docs/analysis.md, "What a sample covers"). `states`: the GPUs' run states before
 // the tick, updated (pass a copy for a provisional credit). `holders`: scratch.
 void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
-              const PhaseThresholds& phases, SwingStates* swings,
+              const PhaseThresholds& phases, GpuRunStates* states,
               std::vector<TickHolder>* holders, TickCredit* out);
 // CreditOf in parts: StartCredit empties `out`; CreditGpu appends GPU `gpu_pos`'s credit and
 // its holders' (leaving `holders` as SplitGpuTime set them for it).
 void StartCredit(int64_t ts_ms, TickCredit* out);
 void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
-               const PhaseThresholds& phases, SwingStates* swings,
+               const PhaseThresholds& phases, GpuRunStates* states,
                std::vector<TickHolder>* holders, TickCredit* out);
 
 // The identities holding GPU `gpu_pos` in `tick` (sorted by id), each compute holder with its

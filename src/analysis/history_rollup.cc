@@ -45,6 +45,7 @@ std::vector<int64_t*> GpuHourFields(GpuHour& h) {
   for (auto& v : u.energy_mj) f.push_back(&v);
   f.push_back(&u.energy_unknown_mj);
   f.push_back(&u.energy_known_ms);
+  f.push_back(&u.energy_metered_ms);
   return f;
 }
 
@@ -127,6 +128,7 @@ void MergeInto(const GpuUsage& from, GpuUsage* into) {
   for (size_t p = 0; p < kPhaseCount; ++p) into->energy_mj[p] += from.energy_mj[p];
   into->energy_unknown_mj += from.energy_unknown_mj;
   into->energy_known_ms += from.energy_known_ms;
+  into->energy_metered_ms += from.energy_metered_ms;
   // Xid counts are not in rollups: the history keeps them in gpu_event (history_summary.cc).
 }
 

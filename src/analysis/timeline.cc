@@ -150,6 +150,7 @@ EnergyBlock EnergyBlock::Of(const UsageTotals& usage, std::optional<double> grid
     e.total_mj += u.EnergyMj();
     e.idle_mj += u.IdleEnergyMj();
     e.known_ms += u.energy_known_ms;
+    e.metered_ms += u.energy_metered_ms;
   }
   e.grid_g_per_kwh = grid_g_per_kwh;
   return e;

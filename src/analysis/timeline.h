@@ -97,6 +97,9 @@ struct GpuUsage {
   std::array<int64_t, kPhaseCount> energy_mj{};
   int64_t energy_unknown_mj = 0;
   int64_t energy_known_ms = 0;
+  // Of the time, what lay in windows the driver's energy counter measured (the history: its
+  // energy there is the counter's, GpuRunState); the rest is power x time alone.
+  int64_t energy_metered_ms = 0;
 
   int64_t KnownMs() const;
   int64_t EnergyMj() const;      // all of it
@@ -164,6 +167,7 @@ struct EnergyBlock {
   int64_t idle_mj = 0;           // burned while truly idle or idle-held
   int64_t unattributed_mj = 0;   // while no compute process held the GPU (history only)
   int64_t known_ms = 0;          // the GPU-time with a power reading
+  int64_t metered_ms = 0;        // of the time, what the driver's counter measured (history)
   std::optional<double> grid_g_per_kwh;  // as given (--grid-intensity)
   // kWh of `mj`, and its CO2e in kg at the grid intensity given (none without one).
   static double Kwh(int64_t mj) { return static_cast<double>(mj) / 3.6e9; }

@@ -107,7 +107,7 @@ void DaemonMetrics::Credit(const TickCredit& credit,
   if (left) {
     for (auto& [id, slot] : ids_) slot.counters = nullptr;
   }
-  for (const TickCredit::Gpu& g : credit.gpus) swing_states_[g.gpu_id] = g.swing_state;
+  for (const TickCredit::Gpu& g : credit.gpus) run_states_[g.gpu_id] = g.state;
   Apply(credit, &gpu_counters_, [&](uint32_t id) -> IdentityCounters& {
     IdentityCounters& c = CountersOfId(id, identity_of);
     c.last_credit_ms = credit.ts_ms;
@@ -375,9 +375,9 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
       std::map<IdentityKey, IdentityCounters> identities = identities_;
       TickCredit credit;
       std::vector<TickHolder> holders;
-      SwingStates swings = swing_states_;  // provisional: the next credit starts from the same
+      GpuRunStates states = run_states_;  // provisional: the next credit starts from the same
       // Phases as the history writer's aggregator classifies them (its defaults).
-      CreditOf(pending_->tick, pending_->ts_ms, pending_ms, PhaseThresholds{}, &swings, &holders,
+      CreditOf(pending_->tick, pending_->ts_ms, pending_ms, PhaseThresholds{}, &states, &holders,
                &credit);
       Apply(credit, &counters, [&](uint32_t id) -> IdentityCounters& {
         auto key = pending_->keys.find(id);

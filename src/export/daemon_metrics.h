@@ -249,7 +249,7 @@ class DaemonMetrics {
   std::vector<MetricsGpu> gpus_;
   std::map<uint32_t, size_t> gpu_pos_;  // gpu_id -> position
   std::vector<GpuCounters> gpu_counters_;
-  SwingStates swing_states_;  // after the last credited tick: where the pending one starts from
+  GpuRunStates run_states_;  // after the last credited tick: where the pending one starts from
   std::optional<MetricsTick> last_;
   std::map<IdentityKey, IdentityCounters> identities_;
   // What an identity id resolved to: its labels, and its counters in identities_ (nullptr: not

@@ -130,8 +130,8 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   alice.project = "llm";
   TickCredit credit;
   credit.ts_ms = 99'000;
-  credit.gpus = {{7, 1000, Phase::kUnderutilized, 55'000, {}, -1},
-                 {9, 1000, std::nullopt, 0, {}, -1}};
+  credit.gpus = {{7, 1000, Phase::kUnderutilized, 55'000, {}, {}},
+                 {9, 1000, std::nullopt, 0, {}, {}}};
   credit.identities = {{1, 7, 1000, 0, 1000, Phase::kUnderutilized}};
   m.Credit(credit, [&](uint32_t id) { return id == 1 ? &alice : nullptr; });
 
@@ -232,7 +232,7 @@ TEST(DaemonMetrics, ARepriceChangesWhatComesAfterAndTheCostNeverGoesDown) {
   DaemonMetrics m(o);
   m.SetGpus({Gpu(7, 0, 3'600'000)});  // $3.60 an hour: $0.001 a second
   TickCredit credit;
-  credit.gpus = {{7, 10'000, Phase::kIdleHeld, 0, {}, -1}};
+  credit.gpus = {{7, 10'000, Phase::kIdleHeld, 0, {}, {}}};
   for (int k = 0; k < 3; ++k) {
     credit.ts_ms = 10'000 * (k + 1);
     m.Credit(credit, [](uint32_t) { return nullptr; });
@@ -691,7 +691,7 @@ TEST(DaemonMetrics, RememberingIdentityIdsChangesNoFigure) {
     c.ts_ms = t * 1000;
     for (uint32_t gpu = 1; gpu <= 2; ++gpu) {
       const Phase phase = below(3) == 0 ? Phase::kIdleHeld : Phase::kProductive;
-      c.gpus.push_back({gpu, 1000, phase, 40'000, {}, -1});
+      c.gpus.push_back({gpu, 1000, phase, 40'000, {}, {}});
       // Quiet spells of a minute and more let identities expire; ids recur across them.
       const uint64_t holders = (t / 60) % 4 == 3 ? 0 : 1 + below(5);
       for (uint64_t h = 0; h < holders; ++h) {
@@ -819,7 +819,7 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     TickCredit c;
     c.ts_ms = now;
     for (size_t gpu = 0; gpu < 8; ++gpu) {
-      c.gpus.push_back({gpus[gpu].gpu_id, 1000, Phase::kUnderutilized, 50'000, {}, -1});
+      c.gpus.push_back({gpus[gpu].gpu_id, 1000, Phase::kUnderutilized, 50'000, {}, {}});
       std::vector<const Proc*> on;
       for (const Proc& p : live) {
         if (p.gpu != gpu) continue;
@@ -898,7 +898,7 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     for (uint32_t i = 0; i < gpu_count; ++i) {
       for (size_t p = 0; p <= kPhaseCount; ++p) {  // every phase, "unknown" too
         c.gpus.push_back({i + 1, 1000, p < kPhaseCount ? std::optional(static_cast<Phase>(p))
-                                                      : std::nullopt, 50'000, {}, -1});
+                                                      : std::nullopt, 50'000, {}, {}});
       }
     }
     d.Credit(c, [&](uint32_t id) { return &who[id]; });

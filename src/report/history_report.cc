@@ -162,6 +162,11 @@ std::string Energy(const HistorySummary& s, const TextStyle& st) {
                      e.total_mj > 0 ? 100.0 * static_cast<double>(e.idle_mj) / static_cast<double>(e.total_mj) : 0.0,
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]));
+  if (e.metered_ms > 0) {
+    out += fmt::format("The driver's energy counter measured {:.1f} % of the GPU-time; power x time "
+                       "the rest\n", 100.0 * static_cast<double>(e.metered_ms) /
+                                          static_cast<double>(std::max<int64_t>(1, all)));
+  }
   if (e.grid_g_per_kwh) {
     out += fmt::format("CO2e {:.1f} kg at {:g} g/kWh (--grid-intensity), of which idle {:.1f} kg\n",
                        *e.Co2eKg(e.total_mj), *e.grid_g_per_kwh, *e.Co2eKg(e.idle_mj));
@@ -332,6 +337,7 @@ json EnergyJson(const HistorySummary& s) {
           {"idle_kwh", Round3(EnergyBlock::Kwh(e.idle_mj))},
           {"unattributed_joules", Joules(e.unattributed_mj)},
           {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)},
+          {"counter_metered_gpu_seconds", Round3(static_cast<double>(e.metered_ms) / 1e3)},
           {"grid_g_per_kwh", e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr)},
           {"co2e_kg", Co2eKg(s, e.total_mj)},
           {"idle_co2e_kg", Co2eKg(s, e.idle_mj)}};

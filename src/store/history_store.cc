@@ -108,11 +108,16 @@ constexpr const char* kSchemaV8 = "ALTER TABLE policy_action ADD COLUMN uids TEX
 // NULL in rows written before it (read as the session's whole idle-held time).
 constexpr const char* kSchemaV9 = "ALTER TABLE session ADD COLUMN idle_held_share_ms INTEGER;";
 
+// Version 10: a tick may carry the driver's energy counter (StoredGpuField::kEnergyMj), and the
+// rollups their energy (gpu_hour version 4, identity_hour version 3). No table changes: the
+// version keeps an older cgov, which would misread such ticks, from opening the file.
+constexpr const char* kSchemaV10 = "-- ticks may carry the energy counter";
+
 // Steps from version N-1 to N, in order. Version 1 is the first; a later schema appends here.
 const std::vector<const char*>& Migrations() {
   static const std::vector<const char*> steps = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
                                                  kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8,
-                                                 kSchemaV9};
+                                                 kSchemaV9, kSchemaV10};
   return steps;
 }
 

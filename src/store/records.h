@@ -14,7 +14,7 @@
 
 namespace cgov {
 
-inline constexpr int kHistorySchemaVersion = 9;
+inline constexpr int kHistorySchemaVersion = 10;
 
 struct GpuRecord {
   uint32_t id = 0;

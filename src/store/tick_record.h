@@ -23,8 +23,11 @@ enum class StoredGpuField : uint8_t {
   kMemClockMhz, kClockReasons, kEncUtilPct, kDecUtilPct, kPcieTxKbps, kPcieRxKbps,
   // From history schema 2 on (NVML GPM, tenths of a percent); absent in older ticks.
   kSmActivePctX10, kSmOccupancyPctX10, kTensorActivePctX10, kDramActivePctX10,
+  // From history schema 10 on: the driver's energy counter (mJ since it loaded), on the ticks
+  // that read it (not every tick: a read costs milliseconds of CPU on a real driver).
+  kEnergyMj,
 };
-inline constexpr size_t kStoredGpuFieldCount = 17;
+inline constexpr size_t kStoredGpuFieldCount = 18;
 
 struct StoredGpu {
   uint32_t gpu_id = 0;  // the history database's gpu id (dictionary), not the NVML index

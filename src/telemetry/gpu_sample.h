@@ -143,6 +143,7 @@ struct GpuFastSample {
   // GPU's events are not watched.
   std::optional<uint64_t> xid_errors;
   std::optional<uint32_t> last_xid;
+  bool energy_fresh = false;  // energy_mj was read from the driver in this sample
 };
 
 // "3g.40gb" from a MIG device's name ("NVIDIA H100 80GB HBM3 MIG 3g.40gb"); empty when the

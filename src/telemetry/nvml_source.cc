@@ -416,6 +416,7 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
           CheckLost(i, ret);
           energy_mj_[i] = ret == nvml::NVML_SUCCESS ? sample.energy_mj : std::nullopt;
           energy_read_ns_[i] = now;
+          sample.energy_fresh = energy_mj_[i].has_value();
         }
         sample.energy_mj = energy_mj_[i];
         continue;

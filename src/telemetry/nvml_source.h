@@ -8,7 +8,7 @@
 //
 // Two calls cost far more on a real driver than the rest (driver 580.159.04 on an H100,
 // docs/validation.md): nvmlDeviceGetTotalEnergyConsumption, ~2.9 ms of CPU a call, so the energy
-// counter is read only by those who ask and at most every SetEnergyPeriod; and
+// counter is read only by those who ask (the daemon) and at most every SetEnergyPeriod; and
 // nvmlDeviceGetPcieThroughput, which sleeps ~20 ms and spends ~0.7 ms of CPU a call, so a GPU with
 // GPM (Hopper and later) takes its PCIe rates from GPM instead and the call is never made.
 //
@@ -83,8 +83,14 @@ class NvmlSource {
 
   // Reads the energy counter (GpuFastSample::energy_mj) at most once per `period_ns`, the samples
   // between carrying the last value (a counter: nothing is lost, it is only as old as the
-  // period); 0, the default, never reads it. Call before sampling starts.
-  void SetEnergyPeriod(int64_t period_ns) { energy_period_ns_ = period_ns; }
+  // period; GpuFastSample::energy_fresh marks the sample that read it); 0, the default, never
+  // reads it. Several callers (/metrics, the history's energy ledger): the shortest period asked
+  // wins. Call before sampling starts.
+  void SetEnergyPeriod(int64_t period_ns) {
+    if (period_ns > 0 && (energy_period_ns_ <= 0 || period_ns < energy_period_ns_)) {
+      energy_period_ns_ = period_ns;
+    }
+  }
 
   // Registers every GPU whose driver reports Xid critical errors (field xid_events) for them;
   // each ReadSlow then drains what the driver queued, and their count and last code appear in

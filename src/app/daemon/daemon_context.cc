@@ -23,6 +23,9 @@ void DaemonContext::OpenDriver() {
   if (auto opened = NvmlSource::Open(options_.nvml_lib); opened.ok()) {
     nvml_ = std::move(opened).value();
     nvml_->StartEventWatch();
+    // The history's energy is power x time corrected by the driver's counter (issue 62): read
+    // once a minute (a read costs ~2.9 ms of CPU on driver 580: 8 GPUs, 0.04 % of a core).
+    nvml_->SetEnergyPeriod(int64_t{60} * 1'000'000'000);
     if (nvml_->gpus().empty()) no_gpu = why = "the NVIDIA driver loaded but shows no GPU";
   } else {
     no_gpu = std::string(opened.status().message());

@@ -27,6 +27,9 @@ void FillGpu(const GpuFastSample& f, StoredGpu* g) {
   g->set(F::kClockReasons, f.clock_reasons);
   g->set(F::kEncUtilPct, f.enc_util_pct);
   g->set(F::kDecUtilPct, f.dec_util_pct);
+  // The driver's energy counter, on the ticks that read it (a daemon: once a minute):
+  // the ledger corrects its power x time by it (analysis/history_aggregator.h).
+  if (f.energy_fresh) g->set(F::kEnergyMj, f.energy_mj);
 }
 
 }  // namespace
