@@ -69,7 +69,8 @@ TEST(Energy, EachGpusEnergyIsTheIntegralOfItsPowerOverItsTime) {
   ts += 1000;
   a.Add(ts, run, EnergyTick(0, 600, {}));
   a.Finish(ts + 60'000);
-  const GpuUsage& u = AllHours(&a).gpus.at(1).usage;
+  const HourBucket all = AllHours(&a);
+  const GpuUsage& u = all.gpus.at(1).usage;
   EXPECT_EQ(u.energy_mj[kBound], 3 * 700'000);
   EXPECT_EQ(u.energy_mj[kHeld], 2 * 71'500);
   EXPECT_EQ(u.energy_mj[kIdle], 60'000);

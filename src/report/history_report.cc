@@ -323,24 +323,18 @@ json Co2eKg(const HistorySummary& s, int64_t mj) {
   return kg ? json(Round3(*kg)) : json(nullptr);
 }
 
-json EnergyJson(const HistorySummary& s) {
+// The energy block of summary.json, and what only a history has: the part no one held, the
+// counter's share, CO2e.
+json HistoryEnergyJson(const HistorySummary& s) {
   const EnergyBlock& e = s.energy;
-  json phases = json::object();
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    phases[std::string(PhaseKey(static_cast<Phase>(p)))] = Joules(e.phase_mj[p]);
-  }
-  return {{"joules", Joules(e.total_mj)},
-          {"kwh", Round3(EnergyBlock::Kwh(e.total_mj))},
-          {"phase_joules", phases},
-          {"unknown_phase_joules", Joules(e.unknown_phase_mj)},
-          {"idle_joules", Joules(e.idle_mj)},
-          {"idle_kwh", Round3(EnergyBlock::Kwh(e.idle_mj))},
-          {"unattributed_joules", Joules(e.unattributed_mj)},
-          {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)},
-          {"counter_metered_gpu_seconds", Round3(static_cast<double>(e.metered_ms) / 1e3)},
-          {"grid_g_per_kwh", e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr)},
-          {"co2e_kg", Co2eKg(s, e.total_mj)},
-          {"idle_co2e_kg", Co2eKg(s, e.idle_mj)}};
+  json out = EnergyJson(e);
+  out["idle_kwh"] = Round3(EnergyBlock::Kwh(e.idle_mj));
+  out["unattributed_joules"] = Joules(e.unattributed_mj);
+  out["counter_metered_gpu_seconds"] = Round3(static_cast<double>(e.metered_ms) / 1e3);
+  out["grid_g_per_kwh"] = e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr);
+  out["co2e_kg"] = Co2eKg(s, e.total_mj);
+  out["idle_co2e_kg"] = Co2eKg(s, e.idle_mj);
+  return out;
 }
 
 json Usd(const HistorySummary& s, MicroUsd v) {
@@ -593,7 +587,7 @@ json HistoryReportJsonCore(const HistorySummary& s) {
                             {"share_pct", Round3(s.unattributed_share_pct)},
                             {"cost_usd", Usd(s, s.unattributed_cost)},
                             {"energy_joules", Joules(s.energy.unattributed_mj)}}},
-          {"energy", EnergyJson(s)},
+          {"energy", HistoryEnergyJson(s)},
           {"shared_gpus",
            {{"by_utilization_gpu_seconds", Round3(static_cast<double>(s.shared_by_util_ms) / 1e3)},
             {"evenly_gpu_seconds", Round3(static_cast<double>(s.shared_evenly_ms) / 1e3)}}},

@@ -152,9 +152,7 @@ json UsageJson(const UsageTotals& u) {
 
 }  // namespace
 
-// The run's energy (issue 62): joules exact to the millijoule credited (the GPUs' add up).
-json RunEnergyJson(const RunSummary& s) {
-  const EnergyBlock& e = s.energy;
+json EnergyJson(const EnergyBlock& e) {
   auto joules = [](int64_t mj) { return Round3(static_cast<double>(mj) / 1e3); };
   json phases = json::object();
   for (size_t p = 0; p < kPhaseCount; ++p) {
@@ -220,7 +218,7 @@ json SummaryJson(const RunSummary& s) {
        {{"gpu_seconds", Round3(static_cast<double>(s.idle_held.total_ms) / 1000.0)},
         {"in_bursts_gpu_seconds", Round3(static_cast<double>(s.idle_held.in_bursts_ms) / 1000.0)},
         {"steady_gpu_seconds", Round3(static_cast<double>(s.idle_held.steady_ms) / 1000.0)}}},
-      {"energy", RunEnergyJson(s)},
+      {"energy", EnergyJson(s.energy)},
       {"cost", CostJson(s.cost)},
       {"findings", FindingsJson(s.findings)},
       {"savings", SavingsJson(s.savings)},

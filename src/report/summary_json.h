@@ -16,6 +16,10 @@ nlohmann::json SummaryJson(const RunSummary& summary);
 nlohmann::json CostJson(const CostBlock& cost);
 nlohmann::json FindingsJson(const std::vector<Finding>& findings);
 nlohmann::json SavingsJson(const SavingsBlock& savings);
+// An energy block as summary.json and the history report's JSON write it (issue 62): `joules`
+// (exact to the millijoule credited), `kwh`, `phase_joules`, `unknown_phase_joules`,
+// `idle_joules`, `power_known_gpu_seconds`; the history adds its own fields.
+nlohmann::json EnergyJson(const EnergyBlock& energy);
 
 }  // namespace cgov
 
