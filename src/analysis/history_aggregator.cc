@@ -81,10 +81,6 @@ SplitRule SplitShares(bool busy, int64_t duration_ms, std::vector<TickHolder>* h
                                                     : SplitRule::kEvenly;
 }
 
-}  // namespace
-
-namespace {
-
 // GpuRunState's rule: the estimate in `u` (one sample's, in its phase or unknown) corrected by
 // the counter window that ends at this tick, if one does.
 void CorrectEnergyByCounter(const StoredGpu& g, int64_t ts_ms, int64_t duration_ms,

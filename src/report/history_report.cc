@@ -152,20 +152,21 @@ std::string Energy(const HistorySummary& s, const TextStyle& st) {
   const EnergyBlock& e = s.energy;
   if (e.known_ms <= 0) return "";
   const int64_t all = s.usage.HeldMs();
-  const double known_pct = all > 0 ? 100.0 * static_cast<double>(e.known_ms) / static_cast<double>(all) : 0;
+  auto pct = [](int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
   std::string out = TextHeading("Energy (power x time)", st);
   const std::string coverage =
       e.known_ms >= all ? "" : fmt::format(" over the {:.1f} % of the GPU-time with a power reading",
-                                           known_pct);
+                                           pct(e.known_ms, all));
   out += fmt::format("{}{} · idle {} ({:.1f} %: truly idle {}, idle-held {})\n",
                      FormatEnergy(e.total_mj), coverage, FormatEnergy(e.idle_mj),
-                     e.total_mj > 0 ? 100.0 * static_cast<double>(e.idle_mj) / static_cast<double>(e.total_mj) : 0.0,
+                     pct(e.idle_mj, e.total_mj),
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]));
   if (e.metered_ms > 0) {
     out += fmt::format("The driver's energy counter measured {:.1f} % of the GPU-time; power x time "
-                       "the rest\n", 100.0 * static_cast<double>(e.metered_ms) /
-                                          static_cast<double>(std::max<int64_t>(1, all)));
+                       "the rest\n", pct(e.metered_ms, all));
   }
   if (e.grid_g_per_kwh) {
     out += fmt::format("CO2e {:.1f} kg at {:g} g/kWh (--grid-intensity), of which idle {:.1f} kg\n",
@@ -194,7 +195,10 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
                     fmt::format("{:.2f}", HoursOf(w.idle_held_ms)),
                     fmt::format("{:.1f} %", w.share_pct), Money(s, w.cost),
                     Money(s, w.idle_held_cost)});
-    if (energy) rows.back().insert(rows.back().end(), {FormatKwh(w.energy_mj), FormatKwh(w.idle_held_energy_mj)});
+    if (energy) {
+      rows.back().insert(rows.back().end(),
+                         {FormatKwh(w.energy_mj), FormatKwh(w.idle_held_energy_mj)});
+    }
   }
   if (s.unattributed_ms > 0) {
     rows.push_back({"(no compute process)", fmt::format("{:.2f}", HoursOf(s.unattributed_ms)), "—",
@@ -495,7 +499,8 @@ std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
     for (const std::string& n : s.notes) out += "Note: " + n + "\n";
     return out;
   }
-  out += Waste(s, st) + Energy(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) + BudgetsText(s, st) +
+  out += Waste(s, st) + Energy(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) +
+         BudgetsText(s, st) +
          Actions(s, st) + PolicyActionsText(s, st) + Heatmap(s, st);
   out += FindingsText(s.findings, s.savings, true, st);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
