@@ -153,6 +153,13 @@ EnergyBlock EnergyBlock::Of(const UsageTotals& usage, std::optional<double> grid
     e.metered_ms += u.energy_metered_ms;
   }
   e.grid_g_per_kwh = grid_g_per_kwh;
+  e.all_ms = usage.HeldMs();
+  auto pct = [](int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  e.known_pct = pct(e.known_ms, e.all_ms);
+  e.metered_pct = pct(e.metered_ms, e.all_ms);
+  e.idle_pct = pct(e.idle_mj, e.total_mj);
   return e;
 }
 

@@ -168,6 +168,10 @@ struct EnergyBlock {
   int64_t unattributed_mj = 0;   // while no compute process held the GPU (history only)
   int64_t known_ms = 0;          // the GPU-time with a power reading
   int64_t metered_ms = 0;        // of the time, what the driver's counter measured (history)
+  int64_t all_ms = 0;            // all of the GPU-time (held: utilization known or not)
+  // The shares every view shows: of all the GPU-time, with a power reading and measured by the
+  // counter; of the energy, idle.
+  double known_pct = 0, metered_pct = 0, idle_pct = 0;
   std::optional<double> grid_g_per_kwh;  // as given (--grid-intensity)
   // kWh of `mj`, and its CO2e in kg at the grid intensity given (none without one).
   static double Kwh(int64_t mj) { return static_cast<double>(mj) / 3.6e9; }

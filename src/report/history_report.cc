@@ -151,22 +151,19 @@ std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
 std::string Energy(const HistorySummary& s, const TextStyle& st) {
   const EnergyBlock& e = s.energy;
   if (e.known_ms <= 0) return "";
-  const int64_t all = s.usage.HeldMs();
-  auto pct = [](int64_t part, int64_t whole) {
-    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-  };
   std::string out = TextHeading("Energy (power x time)", st);
   const std::string coverage =
-      e.known_ms >= all ? "" : fmt::format(" over the {:.1f} % of the GPU-time with a power reading",
-                                           pct(e.known_ms, all));
+      e.known_ms >= e.all_ms
+          ? ""
+          : fmt::format(" over the {:.1f} % of the GPU-time with a power reading", e.known_pct);
   out += fmt::format("{}{} · idle {} ({:.1f} %: truly idle {}, idle-held {})\n",
                      FormatEnergy(e.total_mj), coverage, FormatEnergy(e.idle_mj),
-                     pct(e.idle_mj, e.total_mj),
+                     e.idle_pct,
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]));
   if (e.metered_ms > 0) {
     out += fmt::format("The driver's energy counter measured {:.1f} % of the GPU-time; power x time "
-                       "the rest\n", pct(e.metered_ms, all));
+                       "the rest\n", e.metered_pct);
   }
   if (e.grid_g_per_kwh) {
     out += fmt::format("CO2e {:.1f} kg at {:g} g/kWh (--grid-intensity), of which idle {:.1f} kg\n",
