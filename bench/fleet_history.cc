@@ -242,6 +242,37 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Energy (issue 62): each interval's power x time, by the phase it was in, a power reading
+  // all along.
+  auto watts = [&](int n, int g, int k) { return 70 + 6 * at(n, g, k).util; };
+  double energy_truth = 0, idle_energy_truth = 0, power_known_truth = 0;
+  out.All("# TYPE cgov_gpu_phase_energy_joules counter\n");
+  for (int n = 0; n < nodes; ++n) {
+    for (int g = 0; g < gpus; ++g) {
+      const std::string labels = gpu_labels(n, g);
+      for (int p = 0; p <= kPhaseCount; ++p) {
+        double value = 0;
+        for (int k = 0; k < steps; ++k) {
+          if (k > 0 && at(n, g, k).phase == p) value += interval * watts(n, g, k);
+          std::fprintf(out.At(k), "cgov_gpu_phase_energy_joules_total{%s,phase=\"%s\"} %.10g %lld\n",
+                       labels.c_str(), kPhases[p], value, t(k));
+        }
+        energy_truth += value;
+        if (p <= 1) idle_energy_truth += value;  // truly idle, idle-held
+      }
+    }
+  }
+  out.All("# TYPE cgov_gpu_energy_seconds counter\n");
+  for (int n = 0; n < nodes; ++n) {
+    for (int g = 0; g < gpus; ++g) {
+      const std::string labels = gpu_labels(n, g);
+      for (int k = 0; k < steps; ++k) {
+        std::fprintf(out.At(k), "cgov_gpu_energy_seconds_total{%s,basis=\"power\"} %lld %lld\n",
+                     labels.c_str(), static_cast<long long>(k) * interval, t(k));
+      }
+      power_known_truth += static_cast<double>(steps - 1) * interval;
+    }
+  }
   // Gauges: memory, power, price.
   out.All("# TYPE cgov_gpu_memory_used_bytes gauge\n");
   for (int n = 0; n < nodes; ++n) {
@@ -275,11 +306,12 @@ int main(int argc, char** argv) {
     }
   }
   // Identity counters: a job's series are born with its first interval and leave after its last.
-  std::map<std::string, double> project_truth;
-  double held_truth = 0, idle_held_truth = 0;
+  std::map<std::string, double> project_truth, project_energy_truth;
+  double held_truth = 0, idle_held_truth = 0, idle_held_energy_truth = 0;
   const char* families[] = {"cgov_identity_gpu_seconds", "cgov_identity_held_seconds",
-                            "cgov_identity_idle_held_seconds"};
-  for (int f = 0; f < 3; ++f) {
+                            "cgov_identity_idle_held_seconds", "cgov_identity_energy_joules",
+                            "cgov_identity_idle_held_energy_joules"};
+  for (int f = 0; f < 5; ++f) {
     out.All((std::string("# TYPE ") + families[f] + " counter\n").c_str());
     for (const Job& j : jobs) {
       char labels[256];
@@ -295,6 +327,9 @@ int main(int argc, char** argv) {
           if (f == 0 && st.phase == p) value += interval;
           if (f == 1) value += interval;
           if (f == 2 && st.phase == 1) value += interval;
+          // A job is alone on its GPU: all of the GPU's energy is its.
+          if (f == 3) value += interval * watts(j.node, j.gpu, k);
+          if (f == 4 && st.phase == 1) value += interval * watts(j.node, j.gpu, k);
           if (f == 0) {
             std::fprintf(out.At(k), "%s_total{%s,phase=\"%s\"} %.10g %lld\n", families[f],
                          labels, kPhases[p], value, t(k));
@@ -306,6 +341,8 @@ int main(int argc, char** argv) {
         if (f == 0) project_truth[j.project] += value;
         if (f == 1) held_truth += value;
         if (f == 2) idle_held_truth += value;
+        if (f == 3) project_energy_truth[j.project] += value;
+        if (f == 4) idle_held_energy_truth += value;
       }
     }
   }
@@ -336,6 +373,15 @@ int main(int argc, char** argv) {
                busy_truth, held_truth, idle_held_truth);
   first = true;
   for (const auto& [project, v] : project_truth) {
+    std::fprintf(truth, "%s\"%s\": %.3f", first ? "" : ", ", project.c_str(), v);
+    first = false;
+  }
+  std::fprintf(truth, "},\n \"energy_joules\": %.3f, \"idle_energy_joules\": %.3f, "
+                      "\"power_known_seconds\": %.3f, \"idle_held_energy_joules\": %.3f,\n "
+                      "\"project_energy_joules\": {",
+               energy_truth, idle_energy_truth, power_known_truth, idle_held_energy_truth);
+  first = true;
+  for (const auto& [project, v] : project_energy_truth) {
     std::fprintf(truth, "%s\"%s\": %.3f", first ? "" : ", ", project.c_str(), v);
     first = false;
   }

@@ -170,6 +170,7 @@ void DaemonMetrics::Apply(
     c.held_ms += id.held_ms;
     c.idle_held_ms += id.idle_held_ms;
     c.energy_mj += id.energy_mj;
+    if (id.idle_held_ms > 0) c.idle_held_energy_mj += id.energy_mj;  // as IdentityHour's
     c.attributed_ms[id.phase ? static_cast<size_t>(*id.phase) : kUnknownPhase] += id.attributed_ms;
     auto pos = gpu_pos_.find(id.gpu_id);
     if (pos != gpu_pos_.end() && gpus_[pos->second].price_per_gpu_hour) {
@@ -735,6 +736,16 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabe
       w.Sample(labels[i].With("phase", PhaseKeyAt(p)), static_cast<double>(mj) / 1000.0);
     }
   }
+  w.Family("cgov_gpu_energy_seconds_total", MetricType::kCounter,
+           "GPU-seconds whose energy is known, by basis: power (a power reading, so power x "
+           "time), counter (inside windows the driver's energy counter measured, whose energy "
+           "is the counter's). The two overlap: do not add them.");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    const GpuUsage& u = counters[i].usage;
+    w.Sample(labels[i].With("basis", "power"), static_cast<double>(u.energy_known_ms) / 1000.0);
+    w.Sample(labels[i].With("basis", "counter"),
+             static_cast<double>(u.energy_metered_ms) / 1000.0);
+  }
   w.Family("cgov_gpu_swings_total", MetricType::kCounter,
            "Swings of utilization between a trough (< 50 %) and high (>= 70 %), as the bursty "
            "input-pipeline finding counts them.");
@@ -798,6 +809,11 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms,
              "An identity's share of its GPUs' energy (power x time, J), split as its GPU-seconds "
              "are.");
     for (const auto& [key, c] : identities) w.Sample(identity_labels(key), c.energy_mj / 1000.0);
+    w.Family("cgov_identity_idle_held_energy_joules_total", MetricType::kCounter,
+             "Of an identity's energy, what its GPUs burned while idle-held (J).");
+    for (const auto& [key, c] : identities) {
+      w.Sample(identity_labels(key), c.idle_held_energy_mj / 1000.0);
+    }
     w.Family("cgov_identity_cost_usd_total", MetricType::kCounter,
              "Estimated cost of the GPU-seconds attributed to an identity (USD).");
     for (const auto& [key, c] : identities) {

@@ -193,6 +193,7 @@ class DaemonMetrics {
     int64_t idle_held_ms = 0;
     MicroUsd cost_micro_usd = 0;  // priced when credited, as the GPUs' cost counters
     int64_t energy_mj = 0;  // its share of the GPUs' energy (TickCredit)
+    int64_t idle_held_energy_mj = 0;  // of which burned while its GPU was idle-held
     std::map<std::string, double> work;  // by unit
     int64_t last_credit_ms = 0;
   };

@@ -210,6 +210,7 @@ std::map<std::string, double> SamplesBy(const std::string& text, const std::stri
     std::string key = value_of(label);
     if (const std::string phase = value_of("phase"); !phase.empty()) key += "|" + phase;
     if (const std::string pattern = value_of("pattern"); !pattern.empty()) key += "|" + pattern;
+    if (const std::string basis = value_of("basis"); !basis.empty()) key += "|" + basis;
     out[key] += std::stod(line.substr(line.rfind(' ') + 1));
   }
   return out;
@@ -374,6 +375,7 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
     history.Finish(box.end_ms);
     runs.back()->ClearPending();
     std::map<std::string, double> seconds, dollars, held, patterns, swings, energy, user_energy;
+    std::map<std::string, double> energy_seconds, user_idle_energy;
     for (const auto& m : runs) {
       const std::string text = m->Render(ExpositionFormat::kText, scrape_at);
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_phase_seconds_total", "gpu")) seconds[k] += v;
@@ -388,6 +390,13 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
       }
       for (const auto& [k, v] : SamplesBy(text, "cgov_identity_energy_joules_total", "user")) {
         user_energy[k] += v;
+      }
+      for (const auto& [k, v] :
+           SamplesBy(text, "cgov_identity_idle_held_energy_joules_total", "user")) {
+        user_idle_energy[k] += v;
+      }
+      for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_energy_seconds_total", "gpu")) {
+        energy_seconds[k] += v;
       }
     }
     EXPECT_EQ(SamplesBy(before, "cgov_gpu_phase_seconds_total", "gpu"),
@@ -423,12 +432,19 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
         EXPECT_NEAR(patterns[gpu + "|" + p.key], ms / 1000, 1e-6) << "GPU " << gpu << " " << p.key;
       }
       EXPECT_EQ(swings[gpu], g.totals.usage.transitions) << "GPU " << gpu;
+      // The share of its time with a power reading, and the counter's, as the fleet reads them.
+      EXPECT_NEAR(energy_seconds[gpu + "|power"],
+                  static_cast<double>(g.totals.usage.energy_known_ms) / 1000, 1e-6) << gpu;
+      EXPECT_NEAR(energy_seconds[gpu + "|counter"],
+                  static_cast<double>(g.totals.usage.energy_metered_ms) / 1000, 1e-6) << gpu;
       any_swings = any_swings || g.totals.usage.transitions > 0;
       any_band = any_band || g.totals.usage.band_ms > 0;
     }
     for (const WhoRow& w : s->who) {
       EXPECT_NEAR(held[w.key], static_cast<double>(w.held_ms) / 1000, 1e-6) << w.key;
       EXPECT_NEAR(user_energy[w.key], static_cast<double>(w.energy_mj) / 1000, 1e-3) << w.key;
+      EXPECT_NEAR(user_idle_energy[w.key], static_cast<double>(w.idle_held_energy_mj) / 1000,
+                  1e-3) << w.key;
     }
   }
   if (boxes >= 20) {
@@ -629,9 +645,9 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // collectors (--kubernetes and --pod-resources add one each), the build info, the honor-labels
 // check, the six process_* series of the daemon itself (kSelf: every one known), and with every
 // module on (kModules) each module's failure counter and each collector's and module's duration.
-constexpr size_t kFixedSeries = 44, kPerGpuSeries = 61, kPerGpuGpmPatternSeries = 8,
+constexpr size_t kFixedSeries = 44, kPerGpuSeries = 63, kPerGpuGpmPatternSeries = 8,
                  kPerGpuDcgmSeries = 26,
-                 kPerIdentitySeries = 10, kPerIdentityWorkSeries = 3;
+                 kPerIdentitySeries = 11, kPerIdentityWorkSeries = 3;
 constexpr const char* kModules[] = {"metrics", "driver_events", "kubernetes", "pod_resources",
                                     "notify",  "policy",        "budgets",    "tick_log", "work"};
 

@@ -587,6 +587,15 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
       phase_seconds += p["gpu_seconds"].get<double>();
     }
     for (const json& w : r["who"]) who += cents(w["cost_usd"]);
+    // Issue 62: the energy adds up the same way (joules to the mJ): the GPUs', and Who's with
+    // the unattributed part.
+    const double joules = r["energy"]["joules"].get<double>();
+    double gpu_joules = 0, who_joules = r["unattributed"]["energy_joules"].get<double>();
+    for (const json& g : r["gpus"]) gpu_joules += g["energy_joules"].get<double>();
+    for (const json& w : r["who"]) who_joules += w["energy_joules"].get<double>();
+    EXPECT_GT(joules, 0);
+    EXPECT_NEAR(gpu_joules, joules, 1e-3 * (1 + r["gpus"].size()));
+    EXPECT_NEAR(who_joules, joules, 1e-3 * (2 + r["who"].size()));
     EXPECT_EQ(gpus, total) << "the GPUs' cents";
     EXPECT_EQ(phases, total) << "the phases' cents";
     EXPECT_EQ(who, total) << "Who's cents with the unattributed part";
@@ -607,7 +616,7 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
   };
   // Each GPU (host/index) of a report: its seconds and its exact dollars at its price.
   struct GpuFigures {
-    double seconds = 0, usd = 0;
+    double seconds = 0, usd = 0, joules = 0;
   };
   auto per_gpu = [](const json& r, const std::string& host) {
     std::map<std::string, GpuFigures> out;
@@ -616,22 +625,32 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
                                       g["index"].get<int>())];
       for (const auto& [phase, seconds] : g["phase_seconds"].items()) f.seconds += seconds.get<double>();
       f.usd = g["cost_usd"].get<double>();
+      f.joules = g["energy_joules"].get<double>();
     }
     return out;
   };
+  // The scenarios draw at most 60 + 3 x 95 W: what a trailing second can differ by.
+  constexpr double kMaxWatts = 345;
   const std::map<std::string, double> trails = TrailsS(*prom, stopping_s);
   const json fleet = Report({"--prometheus", url}, "10m", until);
   adds_up(fleet, "the fleet from Prometheus");
   const std::map<std::string, GpuFigures> fleet_gpus = per_gpu(fleet, "");
   size_t gpus = 0;
   std::map<std::string, double> user_usd;  // Who's dollars, summed over the hosts' databases
-  double usd_bound = 0.0101;
+  std::map<std::string, double> user_joules;  // and their energy
+  double usd_bound = 0.0101, joules_bound = 0.01, power_known_s = 0, trails_s = 0;
   for (const Host& h : hosts_) {
     ASSERT_TRUE(trails.count(h.name)) << h.name << ": never scraped";
     const json one = Report({"--db", h.db}, "10m", until);
     adds_up(one, h.name + "'s database");
-    for (const json& w : one["who"]) user_usd[w["key"]] += w["cost_usd"].get<double>();
+    for (const json& w : one["who"]) {
+      user_usd[w["key"]] += w["cost_usd"].get<double>();
+      user_joules[w["key"]] += w["energy_joules"].get<double>();
+    }
     usd_bound += 0.0101 + trails.at(h.name) * 10 / 3600 * one["gpus"].size();
+    joules_bound += trails.at(h.name) * kMaxWatts * one["gpus"].size();
+    power_known_s += one["energy"]["power_known_gpu_seconds"].get<double>();
+    trails_s += trails.at(h.name) * one["gpus"].size();
     for (const auto& [name, f] : per_gpu(one, h.name)) {
       ++gpus;
       ASSERT_TRUE(fleet_gpus.count(name)) << name;
@@ -639,9 +658,18 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
       // (The catalog's prices here are under $10 a GPU-hour; each side rounds to the cent.)
       EXPECT_NEAR(fleet_gpus.at(name).usd, f.usd, trails.at(h.name) * 10 / 3600 + 0.0101) << name;
       EXPECT_GT(f.seconds, 8) << name;
+      // Issue 62: its energy from Prometheus is its database's (counter-corrected in both).
+      EXPECT_NEAR(fleet_gpus.at(name).joules, f.joules, trails.at(h.name) * kMaxWatts + 0.01)
+          << name;
+      EXPECT_GT(f.joules, 8 * 60) << name << ": at least 60 W for 8 s";
     }
   }
   EXPECT_EQ(gpus, fleet_gpus.size());
+  EXPECT_NEAR(fleet["energy"]["power_known_gpu_seconds"].get<double>(), power_known_s,
+              trails_s + 1e-3);
+  for (const json& w : fleet["who"]) {
+    EXPECT_NEAR(w["energy_joules"].get<double>(), user_joules[w["key"]], joules_bound) << w["key"];
+  }
   // Each holder's dollars: a host's GPUs at different prices are each priced as their time was
   // credited (the fleet once priced all of a host's holders at its first GPU's price).
   for (const json& w : fleet["who"]) {

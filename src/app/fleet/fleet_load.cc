@@ -62,6 +62,12 @@ MicroUsd DollarsFromOutside(double usd) {
 }
 
 int64_t Ms(double seconds) { return std::llround(std::max(0.0, seconds) * 1000); }
+// Joules a server answered as millijoules: 0 for a negative or non-finite value, at most 1 TJ a
+// series (45 years of a 700 W GPU), so that thousands of them add up without overflow.
+int64_t Mj(double joules) {
+  if (!(joules > 0)) return 0;
+  return std::llround(std::min(joules, 1e12) * 1000);
+}
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000; }
 int64_t HourOf(int64_t ms) { return ms >= 0 ? ms / kHourMs : (ms - kHourMs + 1) / kHourMs; }
 
@@ -93,6 +99,13 @@ std::optional<size_t> SlotOf(GpuCounterKind kind, const PromSeries& s) {
       return std::nullopt;
     }
     case GpuCounterKind::kSwings: return 0;
+    case GpuCounterKind::kEnergy: return PhaseSlot(s.Label("phase"));
+    case GpuCounterKind::kEnergyTime: {
+      const std::string basis = s.Label("basis");
+      if (basis == "power") return 0;
+      if (basis == "counter") return 1;
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }
@@ -143,6 +156,7 @@ class FleetBuilder {
   uint32_t IdentityId(const PromSeries& s);
   Status CheckHonorLabels();
   Result<std::vector<Span>> PlanSpans();
+  int64_t CountRuleHours(const std::vector<Span>& spans);
   std::vector<Span> WithDays(std::vector<Span> spans, const std::vector<int64_t>& evaluations,
                              const std::vector<std::pair<int64_t, double>>& days) const;
   // A part of the report: its queries, and what is made of their answers. Build() asks every
@@ -190,6 +204,7 @@ class FleetBuilder {
   int64_t rule_hours_ = 0;
   int64_t daily_hours_ = 0;  // those of rule_hours_ from the daily rules
   std::set<int64_t> pattern_evaluations_;  // hourly evaluations that recorded the pattern rules
+  std::set<int64_t> energy_evaluations_;   // and the energy rules
 };
 
 // `slot`: SlotOf(kind, the series).
@@ -220,6 +235,12 @@ void AddToUsage(GpuCounterKind kind, size_t slot, double value, GpuUsage* u) {
       u->transitions = static_cast<int>(std::min<int64_t>(swings, INT32_MAX));
       return;
     }
+    case GpuCounterKind::kEnergy:
+      (slot == kPhaseCount ? u->energy_unknown_mj : u->energy_mj[slot]) += Mj(value);
+      return;
+    case GpuCounterKind::kEnergyTime:
+      (slot == 0 ? u->energy_known_ms : u->energy_metered_ms) += Ms(value);
+      return;
   }
 }
 
@@ -481,6 +502,7 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
         std::optional<int64_t> ms = in_window(t);
         if (ms && value >= kOwnerRulesVersion) owner_evaluations.insert(*ms);
         if (ms && value >= kPatternRulesVersion) pattern_evaluations_.insert(*ms);
+        if (ms && value >= kEnergyRulesVersion) energy_evaluations_.insert(*ms);
       }
     }
     if (answers.size() == 4) {
@@ -825,6 +847,25 @@ Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const
   return out;
 }
 
+// IdentitiesJob()'s sums, in the order it asks them.
+enum IdentitySum : size_t {
+  kAttributedSum, kHeldSum, kIdleHeldSum, kTicksSum, kCostSum, kEnergySum, kIdleHeldEnergySum
+};
+
+// A value of sum `k` (but the attributed time and the ticks) into its identity's figure: its
+// dollars as its daemon priced them when it credited the time (used where every GPU's price is
+// its daemon's: Build()); its energy, and what of it its GPUs burned while idle-held (issue 62).
+void AddIdentityFigure(size_t k, double value, IdentityHour* h) {
+  switch (k) {
+    case kHeldSum: h->held_ms += Ms(value); return;
+    case kIdleHeldSum: h->idle_held_ms += Ms(value); return;
+    case kCostSum: h->cost = AddUsd(h->cost, DollarsFromOutside(value)); return;
+    case kEnergySum: h->energy_mj += Mj(value); return;
+    case kIdleHeldEnergySum: h->idle_held_energy_mj += Mj(value); return;
+    default: return;
+  }
+}
+
 // Identities and ticks over one span, into the window's first hour. `early`: its identity GPU
 // read is sent with the batch's first queries (PromRequest::early).
 FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
@@ -836,13 +877,15 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
     std::string key;   // its series apart, for a span of one read (SpanSumRequests())
     size_t first = 0;  // its requests' place in the batch
   };
-  std::array<Sum, 5> sums = {
+  std::array<Sum, 7> sums = {  // in IdentitySum's order
       Sum{"cgov_identity_gpu_seconds_total", fmt::format("{}, phase", IdentityLabels()),
           fmt::format("{}, phase", kIdentityLabels)},
       Sum{"cgov_identity_held_seconds_total", IdentityLabels(), kIdentityLabels},
       Sum{"cgov_identity_idle_held_seconds_total", IdentityLabels(), kIdentityLabels},
       Sum{"cgov_ticks_total", "Hostname", "Hostname"},
-      Sum{"cgov_identity_cost_usd_total", IdentityLabels(), kIdentityLabels}};
+      Sum{"cgov_identity_cost_usd_total", IdentityLabels(), kIdentityLabels},
+      Sum{"cgov_identity_energy_joules_total", IdentityLabels(), kIdentityLabels},
+      Sum{"cgov_identity_idle_held_energy_joules_total", IdentityLabels(), kIdentityLabels}};
   // Without pods, a run's identities come from the owners' rules where the rule file records
   // them: their series grow with the users a host sees, not with every pod of the window.
   const bool owners = span.owner_rules && !options_.pods;
@@ -857,7 +900,7 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
     const bool identity = std::string_view(sum.counter).starts_with("cgov_identity_");
     const bool owner_rule = owners && identity;
     for (PromRequest& r : SpanSumRequests(sum.counter, sum.by, span, owner_rule, sum.key)) {
-      r.early = early && &sum == &sums[0];
+      r.early = early && &sum == &sums[kAttributedSum];
       requests.push_back(std::move(r));
     }
   }
@@ -878,7 +921,7 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
                      one_answer ? std::vector<PromSeries>() : std::move(answers[sum.first + 1]),
                      restarted);
     };
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed, sum_of(0));
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> attributed, sum_of(kAttributedSum));
     auto identity_hour = [&](const PromSeries& s) -> IdentityHour* {
       auto gpu = host_gpu_.find(s.Label("Hostname"));
       if (gpu == host_gpu_.end()) return nullptr;
@@ -896,24 +939,16 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
         h->attributed_ms[*slot] += Ms(s.points[0].second);
       }
     }
-    for (bool idle : {false, true}) {
-      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result, sum_of(idle ? 2 : 1));
+    // Held and idle-held time, dollars and energy, each into its figure.
+    for (size_t k : {kHeldSum, kIdleHeldSum, kCostSum, kEnergySum, kIdleHeldEnergySum}) {
+      CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> result, sum_of(k));
       for (const PromSeries& s : result) {
         IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
-        if (h == nullptr) continue;
-        (idle ? h->idle_held_ms : h->held_ms) += Ms(s.points[0].second);
+        if (h != nullptr) AddIdentityFigure(k, s.points[0].second, h);
       }
     }
-    // Their dollars as each daemon priced them when it credited the time (used where every
-    // GPU's price is its daemon's: Build()).
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> costs, sum_of(4));
-    for (const PromSeries& s : costs) {
-      IdentityHour* h = s.points.empty() ? nullptr : identity_hour(s);
-      if (h == nullptr) continue;
-      h->cost = AddUsd(h->cost, DollarsFromOutside(s.points[0].second));
-    }
     // Samples: the ticks each host took (at least one where there is data).
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks, sum_of(3));
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ticks, sum_of(kTicksSum));
     std::map<std::string, std::vector<uint32_t>> host_gpus;
     for (const auto& [key, id] : gpu_ids_) host_gpus[std::get<0>(key)].push_back(id);
     for (const PromSeries& s : ticks) {
@@ -1190,21 +1225,26 @@ Status FleetBuilder::CheckHonorLabels() {
       prom_.url(), list(jobs), list(hosts)));
 }
 
-Result<HistoryInput> FleetBuilder::Build() {
-  CGOV_RETURN_IF_ERROR(CheckHonorLabels());
-  in_.since_ms = since_ms_;
-  in_.until_ms = until_ms_;
-  in_.has_sessions = false;
-  CGOV_ASSIGN_OR_RETURN(std::vector<Span> spans, PlanSpans());
-  for (Span& span : spans) span.recent = span.to_ms > range_before_ms_;
-  int64_t without_patterns = 0;  // rule hours of a rule file older than the pattern rules
+// The rule runs' hours (rule_hours_, daily_hours_), and a note for those of a rule file older
+// than the pattern rules (their number, returned) or the energy rules.
+int64_t FleetBuilder::CountRuleHours(const std::vector<Span>& spans) {
+  int64_t without_patterns = 0, without_energy = 0;
   for (const Span& span : spans) {
     if (!span.rules) continue;
     rule_hours_ += span.Hours();
     if (span.daily) daily_hours_ += span.Hours();
     for (int64_t t = span.from_ms + kHourMs; t <= span.to_ms; t += kHourMs) {
       without_patterns += pattern_evaluations_.count(t) == 0 ? 1 : 0;
+      without_energy += energy_evaluations_.count(t) == 0 ? 1 : 0;
     }
+  }
+  if (without_energy > 0) {
+    in_.notes.push_back(fmt::format(
+        "{} hour{} of the window came from recording rules older than version {} "
+        "(deploy/prometheus/cgov-rules.yml): they carry no energy, so the energy figures leave "
+        "those hours out (the share of GPU-time with a power reading says how much); load the "
+        "current rule file.",
+        without_energy, without_energy == 1 ? "" : "s", kEnergyRulesVersion));
   }
   if (without_patterns > 0) {
     in_.notes.push_back(fmt::format(
@@ -1214,6 +1254,17 @@ Result<HistoryInput> FleetBuilder::Build() {
         "precision) do not see those hours; load the current rule file.",
         without_patterns, without_patterns == 1 ? "" : "s", kPatternRulesVersion));
   }
+  return without_patterns;
+}
+
+Result<HistoryInput> FleetBuilder::Build() {
+  CGOV_RETURN_IF_ERROR(CheckHonorLabels());
+  in_.since_ms = since_ms_;
+  in_.until_ms = until_ms_;
+  in_.has_sessions = false;
+  CGOV_ASSIGN_OR_RETURN(std::vector<Span> spans, PlanSpans());
+  for (Span& span : spans) span.recent = span.to_ms > range_before_ms_;
+  const int64_t without_patterns = CountRuleHours(spans);
   // Every span's GPU figures, then (once the GPUs are known) every span's identities and the
   // window's figures, asked as one batch: a span's answers are taken while the next span's
   // queries are being answered.

@@ -110,10 +110,17 @@ class FakePrometheus {
     // and 33 at the end.
     const bool pattern = q.find("cgov_gpu_pattern_seconds_total") != std::string::npos;
     const bool swings = q.find("cgov_gpu_swings_total") != std::string::npos;
+    // Energy (issue 62): 400 W whenever the GPU is counted (400 J a phase second), a power
+    // reading all along (its seconds with one are the phase seconds).
+    const bool energy = q.find("cgov_gpu_phase_energy_joules_total") != std::string::npos;
+    const bool energy_time = q.find("cgov_gpu_energy_seconds_total") != std::string::npos;
     json pattern_labels = GpuLabels("");
     pattern_labels.erase("phase");
     json swing_labels = pattern_labels;
+    json basis_labels = pattern_labels;
+    basis_labels["basis"] = "power";
     pattern_labels["pattern"] = "high";
+    const double scale = energy ? 400 : 1;
     if (q.starts_with("group by (Hostname, job) (last_over_time(")) {  // the honor-labels check
       out.body = (renamed_ ? Vector({{{{"Hostname", "n1"}, {"job", "cgov"}}, 1}}) : Vector({}))
                      .dump();
@@ -139,9 +146,15 @@ class FakePrometheus {
         auto it = table.find(t);
         if (it == table.end()) continue;
         const auto& [busy_value, phase_value, swing_value] = it->second;
-        values.push_back({t, swings ? swing_value : busy || pattern ? busy_value : phase_value});
+        values.push_back({t, swings             ? swing_value
+                             : busy || pattern  ? busy_value
+                             : energy           ? std::to_string(std::stoi(phase_value) * 400)
+                                                : phase_value});
       }
-      const json labels = pattern ? pattern_labels : swings ? swing_labels : GpuLabels("productive");
+      const json labels = pattern       ? pattern_labels
+                          : swings      ? swing_labels
+                          : energy_time ? basis_labels
+                                        : GpuLabels("productive");
       out.body = json{{"status", "success"},
                       {"data", {{"resultType", "matrix"},
                                 {"result", {{{"metric", labels}, {"values", values}}}}}}}.dump();
@@ -154,12 +167,18 @@ class FakePrometheus {
       const json& labels = pattern ? pattern_labels : swing_labels;
       out.body = Vector({{labels, pattern ? (start ? 400.0 : 6700.0) : (start ? 3.0 : 33.0)}})
                      .dump();
-    } else if (phase || busy) {
+    } else if (energy_time) {
+      out.body = Vector({{basis_labels, start ? 500.0 : 9800.0}}).dump();
+    } else if (phase || busy || energy) {
       // The counters' values at the window's start and end: 30 min of productive time (22.5
       // of it busy) before the 11:00 value, 15 min of idle-held time after the 13:00 one.
-      out.body = (start ? Vector({{GpuLabels("productive"), busy ? 400 : 500}})
-                        : Vector({{GpuLabels("productive"), busy ? 6700 : 8900},
-                                  {GpuLabels("idle_held"), busy ? 0 : 900}})).dump();
+      out.body = (start ? Vector({{GpuLabels("productive"), busy ? 400 : 500 * scale}})
+                        : Vector({{GpuLabels("productive"), busy ? 6700 : 8900 * scale},
+                                  {GpuLabels("idle_held"), busy ? 0 : 900 * scale}})).dump();
+    } else if (q.find("cgov_identity_idle_held_energy_joules_total") != std::string::npos) {
+      out.body = (start ? Vector({}) : Vector({{Identity(), 900.0 * 400}})).dump();
+    } else if (q.find("cgov_identity_energy_joules_total") != std::string::npos) {
+      out.body = Vector({{Identity(), start ? 50.0 * 400 : 9950.0 * 400}}).dump();
     } else if (q.find("cgov_identity_gpu_seconds_total") != std::string::npos) {
       // idle_held is born in the window; bob's sum added nothing in it (left out).
       json bob = Identity({{"user", "bob"}, {"phase", "productive"}});
@@ -252,6 +271,14 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   EXPECT_EQ(hours[h10 + 1].usage.transitions, 12);
   EXPECT_EQ(hours[h10 + 2].usage.transitions, 11);
   EXPECT_EQ(hours[h10 + 3].usage.transitions, 2);
+  // Issue 62: energy by phase and its known time, by the hour as the phases; alice's energy
+  // and idle-held energy over the window.
+  EXPECT_EQ(hours[h10].usage.energy_mj[kProductive], 1'800'000 * 400);
+  EXPECT_EQ(hours[h10 + 2].usage.energy_mj[kProductive], 3'600'000 * 400);
+  EXPECT_EQ(hours[h10 + 3].usage.energy_mj[kIdleHeld], 900'000 * 400);
+  EXPECT_EQ(hours[h10].usage.energy_known_ms, 1'800'000);
+  EXPECT_EQ(hours[h10 + 3].usage.energy_known_ms, 900'000);
+  EXPECT_EQ(hours[h10].usage.energy_metered_ms, 0);
   // Window figures go into the first hour: ticks, means over the held time.
   EXPECT_EQ(hours[h10].samples, 330);
   EXPECT_EQ(hours[h10].mem_known_ms, 9'300'000);
@@ -267,6 +294,8 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   EXPECT_EQ(ih.idle_held_ms, 900'000);
   EXPECT_EQ(ih.attributed_ms[kProductive], 9'000'000);
   EXPECT_EQ(ih.attributed_ms[kIdleHeld], 900'000);
+  EXPECT_EQ(ih.energy_mj, 9'900'000LL * 400);
+  EXPECT_EQ(ih.idle_held_energy_mj, 900'000LL * 400);
   // Its dollars as its daemon priced them when it credited the time: the GPU is priced by its
   // daemon, so Who reads them (a host's GPUs may differ in price).
   EXPECT_EQ(ih.cost, 11'000'000);
@@ -298,8 +327,12 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   std::sort(ranges.begin(), ranges.end());
   EXPECT_EQ(ranges, (std::vector<std::string>{"cgov_gpu_busy_sec 2026-11-16T10:30:00.000Z+1800000ms",
                                               "cgov_gpu_busy_sec 2026-11-16T12:00:00.000Z+3600000ms",
+                                              "cgov_gpu_energy_s 2026-11-16T10:30:00.000Z+1800000ms",
+                                              "cgov_gpu_energy_s 2026-11-16T12:00:00.000Z+3600000ms",
                                               "cgov_gpu_pattern_ 2026-11-16T10:30:00.000Z+1800000ms",
                                               "cgov_gpu_pattern_ 2026-11-16T12:00:00.000Z+3600000ms",
+                                              "cgov_gpu_phase_en 2026-11-16T10:30:00.000Z+1800000ms",
+                                              "cgov_gpu_phase_en 2026-11-16T12:00:00.000Z+3600000ms",
                                               "cgov_gpu_phase_se 2026-11-16T10:30:00.000Z+1800000ms",
                                               "cgov_gpu_phase_se 2026-11-16T12:00:00.000Z+3600000ms",
                                               "cgov_gpu_swings_t 2026-11-16T10:30:00.000Z+1800000ms",
@@ -952,7 +985,7 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
   std::vector<std::pair<std::string, double>> rule_sums;
   for (const auto& [q, at] : asked) {
     if (q.starts_with("sum by (Hostname, UUID") &&
-        q.find("sum_over_time(cgov:gpu_phase") != std::string::npos) {
+        q.find("sum_over_time(cgov:gpu_phase_seconds") != std::string::npos) {
       rule_sums.emplace_back(q.substr(q.find('[')), at);
     }
   }

@@ -36,6 +36,8 @@ const char* GpuCounter(GpuCounterKind kind) {
     case GpuCounterKind::kBusy: return "cgov_gpu_busy_seconds_total";
     case GpuCounterKind::kPattern: return "cgov_gpu_pattern_seconds_total";
     case GpuCounterKind::kSwings: return "cgov_gpu_swings_total";
+    case GpuCounterKind::kEnergy: return "cgov_gpu_phase_energy_joules_total";
+    case GpuCounterKind::kEnergyTime: return "cgov_gpu_energy_seconds_total";
   }
   return "";
 }

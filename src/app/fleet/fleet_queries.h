@@ -14,15 +14,16 @@ namespace cgov {
 
 // The per-GPU counters the report reads: GPU-seconds by phase, busy (effective) seconds by phase,
 // pattern seconds by pattern (what the findings read beyond the phases: analysis/timeline.h
-// kUsagePatterns) and swings.
-enum class GpuCounterKind : uint8_t { kPhase, kBusy, kPattern, kSwings };
+// kUsagePatterns), swings, energy by phase and the seconds whose energy is known (by basis:
+// a power reading, the driver's counter).
+enum class GpuCounterKind : uint8_t { kPhase, kBusy, kPattern, kSwings, kEnergy, kEnergyTime };
 inline constexpr GpuCounterKind kGpuCounterKinds[] = {
-    GpuCounterKind::kPhase, GpuCounterKind::kBusy, GpuCounterKind::kPattern,
-    GpuCounterKind::kSwings};
+    GpuCounterKind::kPhase,  GpuCounterKind::kBusy,   GpuCounterKind::kPattern,
+    GpuCounterKind::kSwings, GpuCounterKind::kEnergy, GpuCounterKind::kEnergyTime};
 inline constexpr size_t kGpuCounterKindCount = std::size(kGpuCounterKinds);
-// What every GPU counter is summed by: the GPU, and its phase or pattern where it has one.
+// What every GPU counter is summed by: the GPU, and its phase, pattern or basis where it has one.
 inline constexpr char kGpuCounterLabels[] =
-    "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase, pattern";
+    "Hostname, UUID, gpu, modelName, pci_bus_id, GPU_I_ID, GPU_I_PROFILE, phase, pattern, basis";
 inline constexpr char kIdentityLabels[] =
     "Hostname, user, project, team, namespace, pod, container, pod_uid, slurm_job";
 // Without pods: what every --by but pod, container and slurm_job needs (namespace says a pod
@@ -36,6 +37,9 @@ inline constexpr char kRulesVersion[] = "cgov:hourly_rules:version";
 inline constexpr double kOwnerRulesVersion = 2;
 // From 3 on, the GPUs' pattern and swing rules (cgov:gpu_pattern_seconds, cgov:gpu_swings).
 inline constexpr double kPatternRulesVersion = 3;
+// From 4 on, the energy rules (cgov:gpu_phase_energy_joules, cgov:gpu_energy_seconds and the
+// identities' and owners' energy).
+inline constexpr double kEnergyRulesVersion = 4;
 // The daily rules (group cgov-daily): each evaluation's own time, and how many hourly
 // evaluations it summed (those between 24.5 h and 0.5 h before it).
 inline constexpr char kDailyEvaluations[] = "cgov:daily_rules:evaluation_time_seconds";
