@@ -233,6 +233,7 @@ Status NvmlSource::Init() {
   gpm_util_ = std::make_unique<std::atomic<int>[]>(n);
   watched_.assign(n, false);
   util_from_gpm_.assign(n, false);
+  mig_power_share_.assign(n, 0.0);
   pcie_from_gpm_.assign(n, false);
   energy_mj_.assign(n, std::nullopt);
   energy_read_ns_.assign(n, 0);
@@ -287,6 +288,11 @@ void NvmlSource::Probe(size_t i) {
       gpu->field(field.field) = Judge(*library_, ret);
       continue;
     }
+    if (gpu->mig && (field.field == GpuField::kPower || field.field == GpuField::kTotalEnergy)) {
+      ProbeMigPower(i, field.field, &scratch);
+      if (IsLost(i)) break;
+      continue;
+    }
     nvmlReturn_t ret = field.read(f, d, &scratch);
     if (CheckLost(i, ret)) break;
     gpu->field(field.field) = Judge(*library_, ret);
@@ -305,6 +311,31 @@ void NvmlSource::Probe(size_t i) {
   if (IsLost(i)) {
     gpu->lost = true;
     gpu->lost_reason = library_->Describe(nvml::NVML_ERROR_GPU_IS_LOST);
+  }
+}
+
+// A MIG instance's power: its parent's reading x its memory share (docs/analysis.md, "Energy");
+// its energy counter: none (a MIG handle's would be the whole GPU's, and each instance would
+// count the GPU's energy again).
+void NvmlSource::ProbeMigPower(size_t i, GpuField field, GpuFastSample* scratch) {
+  GpuInfo* gpu = &gpus_[i];
+  if (field == GpuField::kTotalEnergy) {
+    gpu->field(field) = {false, "a MIG instance: the driver's counter is the whole GPU's"};
+    return;
+  }
+  const double share = gpu->mig->price_share;
+  if (!(share > 0)) {
+    gpu->field(field) = {false, "a MIG instance whose share of the GPU is unknown"};
+    return;
+  }
+  const nvmlReturn_t ret = ReadUint(library_->fn().power_usage, parent_handles_[i],
+                                    &scratch->power_mw);
+  if (CheckLost(i, ret)) return;
+  gpu->field(field) = Judge(*library_, ret);
+  if (gpu->field(field).supported) {
+    mig_power_share_[i] = share;
+    gpu->field(field).reason = fmt::format(
+        "the GPU's power x the instance's {:.1f} % memory share (an estimate)", share * 100);
   }
 }
 
@@ -419,6 +450,14 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
           sample.energy_fresh = energy_mj_[i].has_value();
         }
         sample.energy_mj = energy_mj_[i];
+        continue;
+      }
+      if (field.field == GpuField::kPower && mig_power_share_[i] > 0) {
+        CheckLost(i, field.read(f, parent_handles_[i], &sample));
+        if (sample.power_mw) {
+          sample.power_mw =
+              static_cast<uint32_t>(std::llround(*sample.power_mw * mig_power_share_[i]));
+        }
         continue;
       }
       if (field.field == GpuField::kUtilization && util_from_gpm_[i]) {

@@ -127,6 +127,7 @@ class NvmlSource {
                                       unsigned size);
   void Probe(size_t pos);
   void ProbeSlowFields(size_t pos);
+  void ProbeMigPower(size_t pos, GpuField field, GpuFastSample* scratch);
   // Reads memory once (_v2, else v1) and keeps the reservation; returns what the call answered.
   nvml::nvmlReturn_t ProbeMemory(size_t pos, GpuFastSample* scratch);
   void EstimateReservedMemory(size_t pos, uint64_t v1_used_bytes);
@@ -162,6 +163,10 @@ class NvmlSource {
   // MIG instances have no utilization call: theirs is GPM's graphics activity, kept here by
   // ReadGpm (percent, -1 until the first metrics) and read by ReadFast.
   std::vector<bool> util_from_gpm_;
+  // Per unit: a MIG instance's power is its parent GPU's reading x this share (its memory's, as
+  // its price), never the MIG handle's answer, which some drivers give as the whole GPU's; 0
+  // for a whole GPU. Its energy counter is not read (the whole GPU's too).
+  std::vector<double> mig_power_share_;
   // Per unit: PCIe rates come from GPM, and nvmlDeviceGetPcieThroughput is not called.
   std::vector<bool> pcie_from_gpm_;
   // The energy counter: how often it is read, and per unit the last read and when.

@@ -674,6 +674,7 @@ TEST(NvmlSource, FastReadNeverCallsTheSlowFunctions) {
 constexpr const char* kMigScenario = R"({
   "gpus": [
     {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "gpm": true, "mig": true,
+     "timeline": [{"t": 0, "power_w": 320}],
      "xid_events": [{"t": 5, "xid": 31, "gi": 2}, {"t": 6, "xid": 79}],
      "mig_devices": [
        {"gi": 1, "ci": 0, "slices": 3, "memory_total_mib": 40192, "name": "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
@@ -709,7 +710,12 @@ TEST(NvmlSource, MigInstancesAreSampledInPlaceOfTheirParent) {
   EXPECT_EQ(a.mig_enabled, true);
   EXPECT_EQ(a.Label(), "0 MIG 3g.40gb GI 1");
   EXPECT_TRUE(a.field(GpuField::kUtilization).supported) << "through GPM";
-  EXPECT_FALSE(a.field(GpuField::kPower).supported) << "the parent's, not the instance's";
+  // Issue 62: an instance's power is the parent's reading x its memory share (never the MIG
+  // handle's answer, which a driver may give as the whole GPU's), and no energy counter.
+  EXPECT_TRUE(a.field(GpuField::kPower).supported);
+  EXPECT_NE(a.field(GpuField::kPower).reason.find("49.3 % memory share (an estimate)"),
+            std::string::npos) << a.field(GpuField::kPower).reason;
+  EXPECT_FALSE(a.field(GpuField::kTotalEnergy).supported);
   EXPECT_TRUE(a.field(GpuField::kGpm).supported);
 
   nvml.StartEventWatch();
@@ -732,7 +738,10 @@ TEST(NvmlSource, MigInstancesAreSampledInPlaceOfTheirParent) {
   EXPECT_EQ(fast[2].util_gpu_pct, 40u) << "the whole GPU's own utilization";
   EXPECT_EQ(slow[0].gpm.sm_active_pct, 60.0);
   EXPECT_EQ(fast[0].mem_used_bytes, 30000 * kMiB);
-  EXPECT_FALSE(fast[0].power_mw);
+  EXPECT_EQ(fast[0].power_mw, std::llround(320'000.0 * 40192 / 81559));
+  EXPECT_EQ(fast[1].power_mw, std::llround(320'000.0 * 19968 / 81559));
+  EXPECT_LE(*fast[0].power_mw + *fast[1].power_mw, 320'000u) << "the GPU's power, once";
+  EXPECT_FALSE(fast[0].energy_mj);
 
   // Xid 31 names GPU instance 2; Xid 79 names none, so it counts on every instance.
   fake.SetTime(7);
