@@ -68,7 +68,8 @@ TEST(GpuKitE2E, BinariesFindTheirLibrariesInTheKitAndRun) {
   EXPECT_EQ(readelf.out.find("/build/"), std::string::npos) << "no path of this machine";
   RunResult version = RunProgram({kit + "/build/cgov", "--version"}, {});
   EXPECT_EQ(version.exit_code, 0) << version.err;
-  for (const char* file : {"/scripts/gpu-validate", "/bench/real_driver_overhead.py",
+  for (const char* file : {"/scripts/gpu-validate", "/scripts/energy-compare",
+                           "/bench/real_driver_overhead.py",
                            "/build/cgov-loadgen", "/build/cgov_nvml_calls"}) {
     EXPECT_EQ(access((kit + file).c_str(), X_OK), 0) << file;
   }

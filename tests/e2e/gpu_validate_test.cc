@@ -3,6 +3,7 @@
 // one pattern that needs no CUDA) and judges it — and fails when nvidia-smi disagrees.
 #include <sys/stat.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "process_runner.h"
@@ -75,7 +76,10 @@ TEST(GpuValidateE2E, IdlePatternRunsThePipelineAndEveryCheckPasses) {
             std::string::npos) << md;
   EXPECT_NE(md.find("| idle | power vs nvidia-smi | within 10 % | 60.0 W | 60.0 W | pass |"),
             std::string::npos) << md;
-  EXPECT_NE(md.find("6 of 6 checks passed."), std::string::npos) << md;
+  // Issue 62: the run's energy against nvidia-smi's power.draw x time over the same seconds.
+  EXPECT_NE(md.find("| idle | energy (J) | within 10 % of nvidia-smi's power.draw x time |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("7 of 7 checks passed."), std::string::npos) << md;
   EXPECT_NE(md.find("GPU 0: NVIDIA Fake GPU, 550.54.15"), std::string::npos) << md;
 }
 
@@ -87,6 +91,61 @@ TEST(GpuValidateE2E, ADisagreementWithNvidiaSmiFailsTheRun) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("| idle | utilization vs nvidia-smi | within 5 points | 0.0 % | 40.0 % | **FAIL** |"),
             std::string::npos) << r.out;
+}
+
+// scripts/energy-compare on a real `cgov run` (the fake driver's 610 W GPUs, 500 ms samples)
+// against nvidia-smi CSVs written here: the same power passes, half of it fails, and an
+// unreadable CSV or one that starts after the run is exit 2, named.
+TEST(GpuValidateE2E, EnergyCompareJudgesTheRunsJoulesAgainstNvidiaSmisPower) {
+  TempDir dir;
+  RunResult run = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
+                              dir / "run", "--interval", "500ms", "--quiet", "--", "/bin/sleep",
+                              "2"},
+                             {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}, {"CGOV_TAGS", ""}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Readings every 500 ms from a second before the run to a second after it, in nvidia-smi's
+  // timestamp format (UTC), for GPUs 0 and 1.
+  auto csv = [&](const std::string& name, double watts, double from_s) {
+    RunResult made = RunProgram(
+        {"/usr/bin/python3", "-c",
+         "import datetime, json, sys\n"
+         "s = json.load(open(sys.argv[1]))['run']\n"
+         "t = lambda x: datetime.datetime.strptime(x, '%Y-%m-%dT%H:%M:%S.%fZ')\n"
+         "a, b = t(s['started_at']), t(s['ended_at'])\n"
+         "k = 0\n"
+         "d = lambda x: datetime.timedelta(seconds=x)\n"
+         "while a + d(float(sys.argv[3]) + k / 2) < b + d(1):\n"
+         "  at = a + d(float(sys.argv[3]) + k / 2)\n"
+         "  for g in (0, 1):\n"
+         "    print(at.strftime('%Y/%m/%d %H:%M:%S.%f')[:-3] + f', {g}, 95, 1000, ' + sys.argv[2])\n"
+         "  k += 1\n",
+         dir / "run/summary.json", fmt::format("{:.2f}", watts), fmt::format("{}", from_s)},
+        {});
+    EXPECT_EQ(made.exit_code, 0) << made.err;
+    WriteFile(dir / name, made.out);
+    return dir / name;
+  };
+  const std::string script = std::string(CGOV_SCRIPTS_DIR) + "/energy-compare";
+  auto compare = [&](const std::string& smi) {
+    return RunProgram({script, "--pattern", "full", "--summary", dir / "run/summary.json", "--smi",
+                       smi, "--device", "0"}, {});
+  };
+  RunResult same = compare(csv("same.csv", 610, -1));
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("| full | energy (J) | within 10 % of nvidia-smi's power.draw x time |"),
+            std::string::npos) << same.out;
+  EXPECT_TRUE(same.out.ends_with("| pass |\n")) << same.out;
+  RunResult half = compare(csv("half.csv", 305, -1));
+  EXPECT_EQ(half.exit_code, 1) << half.out << half.err;
+  EXPECT_NE(half.out.find(" % apart) | **FAIL** |"), std::string::npos) << half.out;
+  RunResult late = compare(csv("late.csv", 610, 3));
+  EXPECT_EQ(late.exit_code, 2) << late.out;
+  EXPECT_NE(late.err.find("late.csv: no power.draw readings of GPU 0 from the run's start"),
+            std::string::npos) << late.err;
+  WriteFile(dir / "bad.csv", "2026/11/29 10:00:00.000, 0, 95, 1000, [N/A]\n");
+  RunResult bad = compare(dir / "bad.csv");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.csv:1: power.draw is not a number"), std::string::npos) << bad.err;
 }
 
 TEST(LoadgenE2E, BusyPatternWithoutTheCudaDriverIsAClearError) {
