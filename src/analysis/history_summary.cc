@@ -634,6 +634,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   s.idle_cost = AddUsd(s.cost.phase_cost[static_cast<size_t>(Phase::kTrulyIdle)],
                        s.cost.phase_cost[static_cast<size_t>(Phase::kIdleHeld)]);
   s.energy = EnergyBlock::Of(s.usage, o.grid_g_per_kwh);
+  s.energy.price_per_kwh = o.energy_price_per_kwh;
   if (s.usage.KnownMs() > 0) {
     s.idle_pct = 100.0 * static_cast<double>(s.idle_ms) / static_cast<double>(s.usage.KnownMs());
   }

@@ -101,6 +101,8 @@ struct HistoryOptions {
   IdleCostPolicy idle_cost;  // --idle-cost: who pays for the GPU time no one held
   // --grid-intensity: grams of CO2e a kWh; none assumed (no CO2e figure without it).
   std::optional<double> grid_g_per_kwh;
+  // --energy-price: dollars a kWh; none assumed (no energy cost without it).
+  std::optional<MicroUsd> energy_price_per_kwh;
 };
 
 struct HistoryGpuRow {

@@ -173,11 +173,19 @@ struct EnergyBlock {
   // counter; of the energy, idle.
   double known_pct = 0, metered_pct = 0, idle_pct = 0;
   std::optional<double> grid_g_per_kwh;  // as given (--grid-intensity)
+  // --energy-price: dollars a kWh (none assumed). The energy's cost is its own figure, beside
+  // the GPU-time dollars, never added to them (those are what the savings are bounded by).
+  std::optional<MicroUsd> price_per_kwh;
   // kWh of `mj`, and its CO2e in kg at the grid intensity given (none without one).
   static double Kwh(int64_t mj) { return static_cast<double>(mj) / 3.6e9; }
   std::optional<double> Co2eKg(int64_t mj) const {
     if (!grid_g_per_kwh) return std::nullopt;
     return Kwh(mj) * *grid_g_per_kwh / 1000.0;
+  }
+  // What `mj` cost at the price given (EnergyCostOf: the one rounding), none without one.
+  std::optional<MicroUsd> CostOf(int64_t mj) const {
+    if (!price_per_kwh) return std::nullopt;
+    return EnergyCostOf(*price_per_kwh, mj);
   }
   static EnergyBlock Of(const UsageTotals& usage, std::optional<double> grid_g_per_kwh);
 };

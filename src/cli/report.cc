@@ -82,6 +82,9 @@ int RunReport(int argc, char** argv) {
   app.add_option("--budgets", r.budgets, "a budgets file (TOML, docs/budgets.md): each project's, "
                  "team's, namespace's or user's spend this month or week, its forecast to the "
                  "period's end and when it crosses");
+  app.add_option("--energy-price", r.energy_price, "USD a kWh of electricity: the energy's "
+                 "cost (and its idle part, and each holder's) beside the GPU-time dollars, not "
+                 "added to them; none is assumed");
   app.add_option("--grid-intensity", r.grid_intensity, "g CO2e a kWh of your grid (its "
                  "published average): CO2e beside the energy figures; none is assumed");
   app.add_option("--idle-cost", r.idle_cost, "who pays for GPU time no one held: unallocated "

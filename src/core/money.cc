@@ -104,6 +104,13 @@ MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms) {
   return cost > kMax ? kMax : static_cast<MicroUsd>(cost);
 }
 
+MicroUsd EnergyCostOf(MicroUsd price_per_kwh, int64_t mj) {
+  if (mj <= 0 || price_per_kwh <= 0) return 0;
+  const Int128 cost = (static_cast<Int128>(price_per_kwh) * mj + 1'800'000'000) / 3'600'000'000;
+  constexpr MicroUsd kMax = std::numeric_limits<MicroUsd>::max();
+  return cost > kMax ? kMax : static_cast<MicroUsd>(cost);
+}
+
 MicroUsd PriceFromUsd(double usd_per_gpu_hour) {
   if (!(usd_per_gpu_hour > 0)) return 0;  // NaN too
   const double micro = usd_per_gpu_hour * kMicroPerUsd;

@@ -55,6 +55,10 @@ std::vector<int64_t> AllocateCents(const std::vector<MicroUsd>& parts, MicroUsd 
 // saturating at the largest MicroUsd.
 MicroUsd CostOf(MicroUsd price_per_gpu_hour, int64_t gpu_ms);
 
+// price per kWh x millijoules / 3,600,000,000 (a kWh is 3.6e9 mJ), rounded to the micro-dollar
+// (128-bit math), saturating at the largest MicroUsd; 0 for no energy.
+MicroUsd EnergyCostOf(MicroUsd price_per_kwh, int64_t mj);
+
 // A price per GPU-hour in dollars from outside (a Prometheus answer, OpenCost) as micro-dollars:
 // 0 for a negative or non-finite value, at most kMaxPriceMicroUsd (never an overflow).
 MicroUsd PriceFromUsd(double usd_per_gpu_hour);

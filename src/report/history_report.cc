@@ -171,6 +171,12 @@ std::string Energy(const HistorySummary& s, const TextStyle& st) {
   } else {
     out += "CO2e: give your grid's intensity with --grid-intensity G (g/kWh): none is assumed\n";
   }
+  if (e.price_per_kwh) {
+    out += fmt::format("Electricity {} at {}/kWh (--energy-price), of which idle {}: beside the "
+                       "GPU-time dollars, not in them\n",
+                       FormatUsd(*e.CostOf(e.total_mj)), FormatUsd(*e.price_per_kwh, 3),
+                       FormatUsd(*e.CostOf(e.idle_mj)));
+  }
   return out;
 }
 
@@ -324,6 +330,12 @@ json Co2eKg(const HistorySummary& s, int64_t mj) {
   return kg ? json(Round3(*kg)) : json(nullptr);
 }
 
+// What `mj` cost at --energy-price (none without it).
+json EnergyCostUsd(const HistorySummary& s, int64_t mj) {
+  const std::optional<MicroUsd> usd = s.energy.CostOf(mj);
+  return usd ? json(UsdNumber(*usd)) : json(nullptr);
+}
+
 // The energy block of summary.json, and what only a history has: the part no one held, the
 // counter's share, CO2e.
 json HistoryEnergyJson(const HistorySummary& s) {
@@ -335,6 +347,9 @@ json HistoryEnergyJson(const HistorySummary& s) {
   out["grid_g_per_kwh"] = e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr);
   out["co2e_kg"] = Co2eKg(s, e.total_mj);
   out["idle_co2e_kg"] = Co2eKg(s, e.idle_mj);
+  out["price_usd_per_kwh"] = e.price_per_kwh ? json(UsdNumber(*e.price_per_kwh, 6)) : json(nullptr);
+  out["cost_usd"] = EnergyCostUsd(s, e.total_mj);
+  out["idle_cost_usd"] = EnergyCostUsd(s, e.idle_mj);
   return out;
 }
 
@@ -421,7 +436,8 @@ json WhoJson(const HistorySummary& s) {
                    {"idle_held_cost_usd", Usd(s, w.idle_held_cost)},
                    {"energy_joules", Joules(w.energy_mj)},
                    {"idle_held_energy_joules", Joules(w.idle_held_energy_mj)},
-                   {"co2e_kg", Co2eKg(s, w.energy_mj)}});
+                   {"co2e_kg", Co2eKg(s, w.energy_mj)},
+                   {"energy_cost_usd", EnergyCostUsd(s, w.energy_mj)}});
   }
   return out;
 }

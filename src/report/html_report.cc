@@ -411,6 +411,12 @@ std::string HistoryEnergy(const HistorySummary& s) {
     out += "<p class=\"muted\">CO2e: give your grid's intensity with --grid-intensity G "
            "(g/kWh); none is assumed.</p>\n";
   }
+  if (e.price_per_kwh) {
+    out += "<p>Electricity " + Num(FormatUsd(*e.CostOf(e.total_mj)), "/energy/cost_usd") +
+           " at " + Esc(FormatUsd(*e.price_per_kwh, 3)) + "/kWh (--energy-price), of which idle " +
+           Num(FormatUsd(*e.CostOf(e.idle_mj)), "/energy/idle_cost_usd") +
+           ": beside the GPU-time dollars, not in them.</p>\n";
+  }
   return out + "</section>\n";
 }
 

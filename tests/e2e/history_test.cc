@@ -372,6 +372,51 @@ TEST(HistoryE2E, EnergyAndCo2eOfTheDemoWeekComeFromTheGridIntensityGiven) {
   }
 }
 
+// Issue 62: --energy-price prices the energy as its own figure (the window's, its idle part,
+// each holder's), exact from the ledger's millijoules, and moves no GPU-time dollar; none is
+// assumed, and a bad price is a usage error with no output.
+TEST(HistoryE2E, TheEnergysCostIsItsOwnFigureAtThePriceGiven) {
+  const std::string db = SharedDemoDb({"--duration", "7d", "--interval", "60s"});
+  const json plain = ReportJson({"--db", db, "--since", "30d"});
+  EXPECT_TRUE(plain["energy"]["cost_usd"].is_null()) << "no price is assumed";
+  EXPECT_TRUE(plain["energy"]["price_usd_per_kwh"].is_null());
+  const json priced = ReportJson({"--db", db, "--since", "30d", "--energy-price", "0.125"});
+  const json& e = priced["energy"];
+  EXPECT_EQ(e["price_usd_per_kwh"], 0.125);
+  // The joules are exact to the mJ: their cost at $0.125 a kWh, to the cent.
+  auto cents_of = [](const json& joules) {
+    return std::llround(joules.get<double>() * 1000 * 0.125 / 3.6e9 * 1e6 / 1e4);
+  };
+  EXPECT_EQ(std::llround(e["cost_usd"].get<double>() * 100), cents_of(e["joules"]));
+  EXPECT_EQ(std::llround(e["idle_cost_usd"].get<double>() * 100), cents_of(e["idle_joules"]));
+  EXPECT_GT(e["cost_usd"].get<double>(), 10) << "a week of 8 H100s";
+  double who_usd = 0;
+  for (const json& w : priced["who"]) {
+    EXPECT_EQ(std::llround(w["energy_cost_usd"].get<double>() * 100), cents_of(w["energy_joules"]))
+        << w["key"];
+    who_usd += w["energy_cost_usd"].get<double>();
+  }
+  const double unattributed_usd = priced["unattributed"]["energy_joules"].get<double>() / 3.6e6 *
+                                  0.125;
+  EXPECT_NEAR(who_usd + unattributed_usd, e["cost_usd"].get<double>(),
+              0.01 * (2 + priced["who"].size()));
+  EXPECT_EQ(priced["cost"], plain["cost"]) << "the GPU-time dollars do not move";
+  EXPECT_EQ(priced["savings"], plain["savings"]);
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d",
+                               "--energy-price", "0.125"}, {});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(fmt::format("Electricity ${:.2f} at $0.125/kWh (--energy-price), of "
+                                      "which idle ${:.2f}: beside the GPU-time dollars",
+                                      e["cost_usd"].get<double>(), e["idle_cost_usd"].get<double>())),
+            std::string::npos) << text.out;
+  for (const char* bad : {"nan", "-0.1", "10.01", "0.1234567", "12c", "", "inf", "1e3"}) {
+    RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--energy-price", bad}, {});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--energy-price"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "no partial report for " << bad;
+  }
+}
+
 TEST(HistoryE2E, TheDemoDescribesOnlyTheGpusItMade) {
   TempDir dir;
   RunResult five = RunProgram({CgovBinary(), "demo", "--db", dir / "5.db", "--gpus", "5",

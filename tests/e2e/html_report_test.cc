@@ -82,9 +82,11 @@ TEST_F(HtmlReportE2E, HistoryReportOfTheDemoWeek) {
   WriteFile(dir / "budgets.toml", "[[budget]]\nproject = \"notebooks\"\nweekly_usd = 300\n"
                                   "[[budget]]\nteam = \"research\"\nmonthly_usd = 9000\n");
   for (const char* format : {"html", "json"}) {
+    // (--energy-price and --grid-intensity: the energy section's every figure, checked too.)
     RunResult rep = RunProgram({CgovBinary(), "report", "--db", week, "--since", "7d",
                                 "--budgets", dir / "budgets.toml", "--format", format, "--out",
-                                dir / ("week." + std::string(format))},
+                                dir / ("week." + std::string(format)), "--energy-price", "0.125",
+                                "--grid-intensity", "380"},
                                {}, 60);
     ASSERT_EQ(rep.exit_code, 0) << rep.err;
   }

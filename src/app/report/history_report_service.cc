@@ -74,6 +74,18 @@ Result<double> ParseGridIntensity(std::string_view text) {
   return g;
 }
 
+// Dollars a kWh: a plain decimal (ParseUsd's: strict, a typo must not price anything), at most
+// $10 (retail electricity is cents to a dollar a kWh).
+Result<MicroUsd> ParseEnergyPrice(std::string_view text) {
+  Result<MicroUsd> usd = ParseUsd(text);
+  if (!usd.ok() || *usd > 10 * kMicroPerUsd) {
+    return InvalidArgument(fmt::format("--energy-price {}: expected dollars a kWh of "
+                                       "electricity, 0 to 10 (0.12, 0.085); none is assumed",
+                                       SafeText(text)));
+  }
+  return *usd;
+}
+
 }  // namespace
 
 Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* catalog) {
@@ -152,6 +164,9 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
   CGOV_ASSIGN_OR_RETURN(o.idle_cost, ParseIdleCostPolicy(r.idle_cost));
   if (r.grid_intensity) {
     CGOV_ASSIGN_OR_RETURN(o.grid_g_per_kwh, ParseGridIntensity(*r.grid_intensity));
+  }
+  if (r.energy_price) {
+    CGOV_ASSIGN_OR_RETURN(o.energy_price_per_kwh, ParseEnergyPrice(*r.energy_price));
   }
   if (!r.billing_format.empty() && !ParseBillFormat(r.billing_format)) {
     return InvalidArgument(fmt::format("--billing-format {}: expected aws-cur, gcp, azure or csv",

@@ -42,6 +42,7 @@ struct ReportOptions {
   std::string recording_rules;   // --recording-rules auto|on|off (with --prometheus)
   std::string budgets;            // --budgets FILE (docs/budgets.md)
   std::optional<std::string> grid_intensity;  // --grid-intensity G: g CO2e a kWh (none assumed)
+  std::optional<std::string> energy_price;    // --energy-price USD: dollars a kWh (none assumed)
   bool since_given = false;
 };
 
