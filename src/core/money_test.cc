@@ -42,6 +42,19 @@ TEST(Money, APriceFromOutsideIsClampedNeverAnOverflow) {
   EXPECT_EQ(PriceFromUsd(std::numeric_limits<double>::infinity()), kMaxPriceMicroUsd);
 }
 
+// Issue 62: a kWh is 3.6e9 mJ; the cost rounds once, half up, and saturates rather than wraps.
+TEST(Money, EnergyCostIsThePriceTimesTheKwhRoundedOnce) {
+  EXPECT_EQ(EnergyCostOf(125'000, 3'600'000'000), 125'000) << "a kWh at $0.125";
+  EXPECT_EQ(EnergyCostOf(125'000, 43'500'000), 1'510) << "43.5 kJ: $0.00151041...";
+  EXPECT_EQ(EnergyCostOf(1, 1'800'000'000), 1) << "half a micro-dollar rounds up";
+  EXPECT_EQ(EnergyCostOf(1, 1'799'999'999), 0);
+  EXPECT_EQ(EnergyCostOf(125'000, 0), 0);
+  EXPECT_EQ(EnergyCostOf(0, 3'600'000'000), 0);
+  EXPECT_EQ(EnergyCostOf(125'000, -5), 0) << "no energy, no cost";
+  EXPECT_EQ(EnergyCostOf(kMaxPriceMicroUsd, std::numeric_limits<int64_t>::max()),
+            std::numeric_limits<MicroUsd>::max()) << "saturates";
+}
+
 TEST(Money, EveryAmountFormatsTheLargestAndTheSmallestToo) {
   const MicroUsd max = std::numeric_limits<MicroUsd>::max();
   EXPECT_EQ(FormatUsd(max), "$9,223,372,036,854.78");
