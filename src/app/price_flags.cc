@@ -1,5 +1,11 @@
 #include "app/price_flags.h"
 
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/text.h"
 #include "os/input_file.h"
 
 namespace cgov {
@@ -34,6 +40,28 @@ Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price
   CGOV_RETURN_IF_ERROR(ApplyPriceFlags(catalog_path, price_text, price, &loaded));
   *catalog = loaded.has_value() ? std::move(*loaded) : BuiltinCatalog();
   return Status::Ok();
+}
+
+Result<double> ParseGridIntensity(std::string_view text) {
+  double g = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, g);
+  if (ec != std::errc() || ptr != end || !std::isfinite(g) || g < 0 || g > 2000) {
+    return InvalidArgument(fmt::format("--grid-intensity {}: expected grams of CO2e a kWh, 0 to "
+                                       "2000 (your grid operator's or region's published "
+                                       "average; none is assumed)", SafeText(text)));
+  }
+  return g;
+}
+
+Result<MicroUsd> ParseEnergyPrice(std::string_view text) {
+  Result<MicroUsd> usd = ParseUsd(text);
+  if (!usd.ok() || *usd > 10 * kMicroPerUsd) {
+    return InvalidArgument(fmt::format("--energy-price {}: expected dollars a kWh of "
+                                       "electricity, 0 to 10 (0.12, 0.085); none is assumed",
+                                       SafeText(text)));
+  }
+  return *usd;
 }
 
 }  // namespace cgov

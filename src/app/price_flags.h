@@ -24,6 +24,14 @@ Status ApplyPriceFlags(const std::string& catalog_path,
 Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price_text,
                        PriceOptions* price, std::optional<PriceCatalog>* loaded);
 
+// --grid-intensity G: grams of CO2e a kWh, a plain finite number, 0 to 2,000 (the dirtiest grids
+// publish ~1,100). The error names the flag.
+Result<double> ParseGridIntensity(std::string_view text);
+
+// --energy-price USD: dollars a kWh of electricity, ParseUsd's strict decimal, 0 to 10 (retail
+// electricity is cents to a dollar a kWh). The error names the flag.
+Result<MicroUsd> ParseEnergyPrice(std::string_view text);
+
 }  // namespace cgov
 
 #endif  // CGOV_APP_PRICE_FLAGS_H_

@@ -12,6 +12,43 @@
 #include "store/state_directory.h"
 
 namespace cgov::cli {
+namespace {
+
+// The flags that price the report, join it to a bill or budgets, and price its energy.
+void AddMoneyFlags(CLI::App& app, ReportOptions& r) {
+  app.add_option("--price-per-gpu-hour", r.price, "USD per GPU-hour (overrides the catalog)");
+  app.add_flag("--opencost-prices", r.opencost_prices, "with --prometheus: price each GPU at "
+               "OpenCost's node_gpu_hourly_cost for its node (OpenCost scraped into the same "
+               "Prometheus)");
+  app.add_option("--recording-rules", r.recording_rules, "with --prometheus: read the hourly "
+                 "recording rules of deploy/prometheus/cgov-rules.yml where Prometheus evaluated "
+                 "them: auto (windows of a day or more; the default), on, off (raw counters)")
+      ->type_name("auto|on|off");
+  app.add_option("--instance-type", r.instance_type, "price GPUs as this instance type (catalog)");
+  app.add_option("--price-catalog", r.catalog_path, "your own price catalog (env "
+                 "CGOV_PRICE_CATALOG; format of data/prices.json)");
+  app.add_flag("--spot", r.spot, "price at the catalog's spot rate");
+  app.add_option("--billing", r.billing, "the invoice: a cloud billing export (AWS CUR, GCP, "
+                 "Azure; .gz read) or host,start,end,cost_usd CSV, joined to the GPU time for "
+                 "the showback (docs/billing.md); without --since, the window is the bill's");
+  app.add_option("--billing-format", r.billing_format, "aws-cur, gcp, azure or csv (default: "
+                 "told by the file's header)")->type_name("aws-cur|gcp|azure|csv");
+  app.add_option("--billing-map", r.billing_map, "CSV of host,resource: which host a billed "
+                 "instance or resource id is (not needed where the resource is named as the host)");
+  app.add_option("--budgets", r.budgets, "a budgets file (TOML, docs/budgets.md): each project's, "
+                 "team's, namespace's or user's spend this month or week, its forecast to the "
+                 "period's end and when it crosses");
+  app.add_option("--energy-price", r.energy_price, "USD a kWh of electricity: the energy's "
+                 "cost (and its idle part, and each holder's) beside the GPU-time dollars, not "
+                 "added to them; none is assumed");
+  app.add_option("--grid-intensity", r.grid_intensity, "g CO2e a kWh of your grid (its "
+                 "published average): CO2e beside the energy figures; none is assumed");
+  app.add_option("--idle-cost", r.idle_cost, "who pays for GPU time no one held: unallocated "
+                 "(its own line), proportional (spread by GPU time), owner:KEY=VALUE "
+                 "(owner:team=platform)")->capture_default_str();
+}
+
+}  // namespace
 
 int RunReport(int argc, char** argv) {
   ReportOptions r;
@@ -60,36 +97,7 @@ int RunReport(int argc, char** argv) {
                  "Europe/Berlin-style")->capture_default_str();
   app.add_option("--idle-held-min", r.idle_held_min,
                  "list a session once it has been idle-held this long")->capture_default_str();
-  app.add_option("--price-per-gpu-hour", r.price, "USD per GPU-hour (overrides the catalog)");
-  app.add_flag("--opencost-prices", r.opencost_prices, "with --prometheus: price each GPU at "
-               "OpenCost's node_gpu_hourly_cost for its node (OpenCost scraped into the same "
-               "Prometheus)");
-  app.add_option("--recording-rules", r.recording_rules, "with --prometheus: read the hourly "
-                 "recording rules of deploy/prometheus/cgov-rules.yml where Prometheus evaluated "
-                 "them: auto (windows of a day or more; the default), on, off (raw counters)")
-      ->type_name("auto|on|off");
-  app.add_option("--instance-type", r.instance_type, "price GPUs as this instance type (catalog)");
-  app.add_option("--price-catalog", r.catalog_path, "your own price catalog (env "
-                 "CGOV_PRICE_CATALOG; format of data/prices.json)");
-  app.add_flag("--spot", r.spot, "price at the catalog's spot rate");
-  app.add_option("--billing", r.billing, "the invoice: a cloud billing export (AWS CUR, GCP, "
-                 "Azure; .gz read) or host,start,end,cost_usd CSV, joined to the GPU time for "
-                 "the showback (docs/billing.md); without --since, the window is the bill's");
-  app.add_option("--billing-format", r.billing_format, "aws-cur, gcp, azure or csv (default: "
-                 "told by the file's header)")->type_name("aws-cur|gcp|azure|csv");
-  app.add_option("--billing-map", r.billing_map, "CSV of host,resource: which host a billed "
-                 "instance or resource id is (not needed where the resource is named as the host)");
-  app.add_option("--budgets", r.budgets, "a budgets file (TOML, docs/budgets.md): each project's, "
-                 "team's, namespace's or user's spend this month or week, its forecast to the "
-                 "period's end and when it crosses");
-  app.add_option("--energy-price", r.energy_price, "USD a kWh of electricity: the energy's "
-                 "cost (and its idle part, and each holder's) beside the GPU-time dollars, not "
-                 "added to them; none is assumed");
-  app.add_option("--grid-intensity", r.grid_intensity, "g CO2e a kWh of your grid (its "
-                 "published average): CO2e beside the energy figures; none is assumed");
-  app.add_option("--idle-cost", r.idle_cost, "who pays for GPU time no one held: unallocated "
-                 "(its own line), proportional (spread by GPU time), owner:KEY=VALUE "
-                 "(owner:team=platform)")->capture_default_str();
+  AddMoneyFlags(app, r);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -55,6 +55,7 @@ struct RunFlags {
   std::string interval = "1s";
   std::vector<std::string> tag_flags;
   std::string price, fail_on, detect_instance;
+  std::optional<std::string> grid_intensity, energy_price;
   std::optional<double> work;
   std::vector<std::string> baseline_paths;
 };
@@ -78,6 +79,10 @@ void AddOutputFlags(CLI::App& app, RunFlags& f) {
                  "price catalog JSON to use instead of the built-in one (format: data/prices.json; "
                  "env CGOV_PRICE_CATALOG)")
       ->envname("CGOV_PRICE_CATALOG");
+  app.add_option("--energy-price", f.energy_price, "USD a kWh of electricity: the job's energy "
+                 "cost beside its GPU-time dollars, not added to them; none is assumed");
+  app.add_option("--grid-intensity", f.grid_intensity, "g CO2e a kWh of your grid (its "
+                 "published average): the job's CO2e; none is assumed");
   app.add_option("--work", f.work, "work the job did, for cost per unit (see --unit; or have the job "
                                  "write $CGOV_PROGRESS_FILE)");
   app.add_option("--unit", o.unit, "unit of --work: samples, tokens or steps (default samples)")
@@ -208,6 +213,16 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
     o.detect_instance = *cloud;
   }
   CGOV_RETURN_IF_ERROR(ApplyPricingFlags(f.price, f.work, f.fail_on, &o));
+  if (f.grid_intensity) {
+    Result<double> g = ParseGridIntensity(*f.grid_intensity);
+    if (!g.ok()) return g.status().WithContext("cgov run");
+    o.grid_g_per_kwh = *g;
+  }
+  if (f.energy_price) {
+    Result<MicroUsd> usd = ParseEnergyPrice(*f.energy_price);
+    if (!usd.ok()) return usd.status().WithContext("cgov run");
+    o.energy_price_per_kwh = *usd;
+  }
   const char* env_tags = std::getenv("CGOV_TAGS");
   Result<Tags> tags = MergeTags(env_tags ? env_tags : "", f.tag_flags);
   if (!tags.ok()) return tags.status().WithContext("cgov run");

@@ -165,19 +165,10 @@ std::string Energy(const HistorySummary& s, const TextStyle& st) {
     out += fmt::format("The driver's energy counter measured {:.1f} % of the GPU-time; power x time "
                        "the rest\n", e.metered_pct);
   }
-  if (e.grid_g_per_kwh) {
-    out += fmt::format("CO2e {:.1f} kg at {:g} g/kWh (--grid-intensity), of which idle {:.1f} kg\n",
-                       *e.Co2eKg(e.total_mj), *e.grid_g_per_kwh, *e.Co2eKg(e.idle_mj));
-  } else {
-    out += "CO2e: give your grid's intensity with --grid-intensity G (g/kWh): none is assumed\n";
-  }
-  if (e.price_per_kwh) {
-    out += fmt::format("Electricity {} at {}/kWh (--energy-price), of which idle {}: beside the "
-                       "GPU-time dollars, not in them\n",
-                       FormatUsd(*e.CostOf(e.total_mj)), FormatUsd(*e.price_per_kwh, 3),
-                       FormatUsd(*e.CostOf(e.idle_mj)));
-  }
-  return out;
+  out += e.grid_g_per_kwh
+             ? Co2eLine(e)
+             : "CO2e: give your grid's intensity with --grid-intensity G (g/kWh): none is assumed\n";
+  return out + ElectricityLine(e);
 }
 
 std::string Who(const HistorySummary& s, const TextStyle& st) {
@@ -336,20 +327,14 @@ json EnergyCostUsd(const HistorySummary& s, int64_t mj) {
   return usd ? json(UsdNumber(*usd)) : json(nullptr);
 }
 
-// The energy block of summary.json, and what only a history has: the part no one held, the
-// counter's share, CO2e.
+// The energy block of summary.json (with CO2e and cost), and what only a history has: the part
+// no one held, the counter's share.
 json HistoryEnergyJson(const HistorySummary& s) {
   const EnergyBlock& e = s.energy;
   json out = EnergyJson(e);
   out["idle_kwh"] = Round3(EnergyBlock::Kwh(e.idle_mj));
   out["unattributed_joules"] = Joules(e.unattributed_mj);
   out["counter_metered_gpu_seconds"] = Round3(static_cast<double>(e.metered_ms) / 1e3);
-  out["grid_g_per_kwh"] = e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr);
-  out["co2e_kg"] = Co2eKg(s, e.total_mj);
-  out["idle_co2e_kg"] = Co2eKg(s, e.idle_mj);
-  out["price_usd_per_kwh"] = e.price_per_kwh ? json(UsdNumber(*e.price_per_kwh, 6)) : json(nullptr);
-  out["cost_usd"] = EnergyCostUsd(s, e.total_mj);
-  out["idle_cost_usd"] = EnergyCostUsd(s, e.idle_mj);
   return out;
 }
 

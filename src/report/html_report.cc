@@ -392,6 +392,23 @@ std::string HistoryPerGpu(const HistorySummary& s) {
 }
 
 // The window's energy (issue 62): all of it, the idle part, CO2e when a grid intensity was given.
+// CO2e and the energy's cost where --grid-intensity and --energy-price gave them (the run's and
+// the history's energy blocks carry them at the same JSON pointers).
+std::string EnergyCo2eAndCost(const EnergyBlock& e) {
+  std::string out;
+  if (e.grid_g_per_kwh) {
+    out += "<p>CO2e " + Num(F1(*e.Co2eKg(e.total_mj)), "/energy/co2e_kg") + " kg at " +
+           Esc(fmt::format("{:g}", *e.grid_g_per_kwh)) + " g/kWh (--grid-intensity).</p>\n";
+  }
+  if (e.price_per_kwh) {
+    out += "<p>Electricity " + Num(FormatUsd(*e.CostOf(e.total_mj)), "/energy/cost_usd") +
+           " at " + Esc(FormatUsd(*e.price_per_kwh, 3)) + "/kWh (--energy-price), of which idle " +
+           Num(FormatUsd(*e.CostOf(e.idle_mj)), "/energy/idle_cost_usd") +
+           ": beside the GPU-time dollars, not in them.</p>\n";
+  }
+  return out;
+}
+
 std::string HistoryEnergy(const HistorySummary& s) {
   const EnergyBlock& e = s.energy;
   if (e.known_ms <= 0) return "";
@@ -404,20 +421,11 @@ std::string HistoryEnergy(const HistorySummary& s) {
                     Num(FormatKwh(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]),
                         "/energy/phase_joules/idle_held", kKwhPerJoule) +
                     ".</p>\n";
-  if (e.grid_g_per_kwh) {
-    out += "<p>CO2e " + Num(F1(*e.Co2eKg(e.total_mj)), "/energy/co2e_kg") + " kg at " +
-           Esc(fmt::format("{:g}", *e.grid_g_per_kwh)) + " g/kWh (--grid-intensity).</p>\n";
-  } else {
+  if (!e.grid_g_per_kwh) {
     out += "<p class=\"muted\">CO2e: give your grid's intensity with --grid-intensity G "
            "(g/kWh); none is assumed.</p>\n";
   }
-  if (e.price_per_kwh) {
-    out += "<p>Electricity " + Num(FormatUsd(*e.CostOf(e.total_mj)), "/energy/cost_usd") +
-           " at " + Esc(FormatUsd(*e.price_per_kwh, 3)) + "/kWh (--energy-price), of which idle " +
-           Num(FormatUsd(*e.CostOf(e.idle_mj)), "/energy/idle_cost_usd") +
-           ": beside the GPU-time dollars, not in them.</p>\n";
-  }
-  return out + "</section>\n";
+  return out + EnergyCo2eAndCost(e) + "</section>\n";
 }
 
 std::string HistoryWho(const HistorySummary& s) {
@@ -579,7 +587,8 @@ std::string RunReportHtml(const RunSummary& s) {
     if (const EnergyBlock& e = s.energy; e.known_ms > 0) {
       out += "<p>Energy: " + Num(FormatKwh(e.total_mj), "/energy/kwh") +
              " kWh (power × time) · idle " +
-             Num(FormatKwh(e.idle_mj), "/energy/idle_joules", kKwhPerJoule) + " kWh.</p>\n";
+             Num(FormatKwh(e.idle_mj), "/energy/idle_joules", kKwhPerJoule) + " kWh.</p>\n" +
+             EnergyCo2eAndCost(e);
     }
   }
   if (!s.gpus.empty()) out += RunCharts(s) + RunPerGpu(s);

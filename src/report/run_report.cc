@@ -166,7 +166,8 @@ std::string EnergyLine(const RunSummary& s) {
   return fmt::format("\nEnergy (power x time): {} · idle {} (truly idle {}, idle-held {})\n",
                      FormatEnergy(e.total_mj), FormatEnergy(e.idle_mj),
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
-                     FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]));
+                     FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)])) +
+         Co2eLine(e) + ElectricityLine(e);
 }
 
 std::string CostSection(const RunSummary& s, const TextStyle& st) {

@@ -158,12 +158,27 @@ json EnergyJson(const EnergyBlock& e) {
   for (size_t p = 0; p < kPhaseCount; ++p) {
     phases[std::string(PhaseKey(static_cast<Phase>(p)))] = joules(e.phase_mj[p]);
   }
+  auto co2e = [&](int64_t mj) {
+    const std::optional<double> kg = e.Co2eKg(mj);
+    return kg ? json(Round3(*kg)) : json(nullptr);
+  };
+  auto usd = [&](int64_t mj) {
+    const std::optional<MicroUsd> cost = e.CostOf(mj);
+    return cost ? json(UsdNumber(*cost)) : json(nullptr);
+  };
   return {{"joules", joules(e.total_mj)},
           {"kwh", Round3(EnergyBlock::Kwh(e.total_mj))},
           {"phase_joules", phases},
           {"unknown_phase_joules", joules(e.unknown_phase_mj)},
           {"idle_joules", joules(e.idle_mj)},
-          {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)}};
+          {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)},
+          // CO2e and cost only at the intensity and price given (none is assumed).
+          {"grid_g_per_kwh", e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr)},
+          {"co2e_kg", co2e(e.total_mj)},
+          {"idle_co2e_kg", co2e(e.idle_mj)},
+          {"price_usd_per_kwh", e.price_per_kwh ? json(UsdNumber(*e.price_per_kwh, 6)) : json(nullptr)},
+          {"cost_usd", usd(e.total_mj)},
+          {"idle_cost_usd", usd(e.idle_mj)}};
 }
 
 json SummaryJson(const RunSummary& s) {

@@ -81,4 +81,18 @@ std::string FormatEnergy(int64_t mj) {
   return fmt::format("{:.0f} J", static_cast<double>(mj) / 1e3);
 }
 
+std::string Co2eLine(const EnergyBlock& e) {
+  if (!e.grid_g_per_kwh) return "";
+  return fmt::format("CO2e {:.1f} kg at {:g} g/kWh (--grid-intensity), of which idle {:.1f} kg\n",
+                     *e.Co2eKg(e.total_mj), *e.grid_g_per_kwh, *e.Co2eKg(e.idle_mj));
+}
+
+std::string ElectricityLine(const EnergyBlock& e) {
+  if (!e.price_per_kwh) return "";
+  return fmt::format("Electricity {} at {}/kWh (--energy-price), of which idle {}: beside the "
+                     "GPU-time dollars, not in them\n",
+                     FormatUsd(*e.CostOf(e.total_mj)), FormatUsd(*e.price_per_kwh, 3),
+                     FormatUsd(*e.CostOf(e.idle_mj)));
+}
+
 }  // namespace cgov

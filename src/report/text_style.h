@@ -32,6 +32,10 @@ std::string FormatKwh(int64_t mj);
 // Energy (mJ) for a sentence, in the unit that reads best: kWh from 1 kWh (as FormatKwh), Wh
 // (one decimal) from 1 Wh, else whole J.
 std::string FormatEnergy(int64_t mj);
+// The energy's CO2e and its cost as every text report says them, each only where
+// --grid-intensity or --energy-price gave one (none is assumed: "" otherwise).
+std::string Co2eLine(const EnergyBlock& e);
+std::string ElectricityLine(const EnergyBlock& e);
 
 std::string TextHeading(std::string_view title, const TextStyle& style, int level = 2);
 

@@ -58,9 +58,29 @@ TEST_F(HtmlReportE2E, RunReportOfTheMakeRunJob) {
     argv.insert(argv.end(), {"--", "sleep", "3"});
     return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
   };
-  RunResult r = run("run", {});
+  // (With a grid intensity and an electricity price: the energy's CO2e and cost on the page.)
+  RunResult r = run("run", {"--grid-intensity", "400", "--energy-price", "0.2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(std::filesystem::exists(dir / "run/report.html")) << r.err;
+  // Issue 62: the job's CO2e and electricity from its exact joules; the GPU-time dollars apart.
+  const json summary = json::parse(ReadFile(dir / "run/summary.json"));
+  const json& e = summary["energy"];
+  ASSERT_GT(e["joules"].get<double>(), 0) << e.dump();
+  EXPECT_NEAR(e["co2e_kg"].get<double>(), e["joules"].get<double>() / 3.6e6 * 0.4, 0.001);
+  EXPECT_EQ(std::llround(e["cost_usd"].get<double>() * 100),
+            std::llround(e["joules"].get<double>() / 3.6e6 * 0.2 * 100));
+  EXPECT_EQ(e["price_usd_per_kwh"], 0.2);
+  EXPECT_NE(r.err.find("(--energy-price), of which idle"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("g/kWh (--grid-intensity)"), std::string::npos) << r.err;
+  // A bad figure stops the run before the job starts.
+  for (const char* flag : {"--energy-price", "--grid-intensity"}) {
+    RunResult bad = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
+                                dir / "bad", flag, "-1", "--", "touch", dir / "ran"},
+                               {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}});
+    EXPECT_EQ(bad.exit_code, 2) << flag << bad.err;
+    EXPECT_NE(bad.err.find(flag), std::string::npos) << bad.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "ran")) << flag << ": the job never started";
+  }
   EXPECT_NE(r.err.find("report.html"), std::string::npos) << "the report names the file";
   EXPECT_EQ(CheckInBrowser(dir / "run/report.html", dir / "run/summary.json", "run",
                            {"cost", "phases", "charts", "gpus", "metrics", "findings"}),

@@ -61,31 +61,6 @@ Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
   return ts;
 }
 
-Result<double> ParseGridIntensity(std::string_view text) {
-  double g = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, g);
-  // The dirtiest grids publish ~1,100 g/kWh: 0 to 2,000, a plain finite number, nothing after.
-  if (ec != std::errc() || ptr != end || !std::isfinite(g) || g < 0 || g > 2000) {
-    return InvalidArgument(fmt::format("--grid-intensity {}: expected grams of CO2e a kWh, 0 to "
-                                       "2000 (your grid operator's or region's published "
-                                       "average; none is assumed)", SafeText(text)));
-  }
-  return g;
-}
-
-// Dollars a kWh: a plain decimal (ParseUsd's: strict, a typo must not price anything), at most
-// $10 (retail electricity is cents to a dollar a kWh).
-Result<MicroUsd> ParseEnergyPrice(std::string_view text) {
-  Result<MicroUsd> usd = ParseUsd(text);
-  if (!usd.ok() || *usd > 10 * kMicroPerUsd) {
-    return InvalidArgument(fmt::format("--energy-price {}: expected dollars a kWh of "
-                                       "electricity, 0 to 10 (0.12, 0.085); none is assumed",
-                                       SafeText(text)));
-  }
-  return *usd;
-}
-
 }  // namespace
 
 Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* catalog) {

@@ -143,6 +143,8 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   if (Status analyzed = Analyze(price, work, unit, o.Catalog(), summary); !analyzed.ok()) {
     summary->warnings.push_back(analyzed.message());
   }
+  summary->energy.grid_g_per_kwh = o.grid_g_per_kwh;
+  summary->energy.price_per_kwh = o.energy_price_per_kwh;
 }
 
 // This run against --baseline's runs, from the summary.json it is about to write.

@@ -28,6 +28,8 @@ struct RunOptions {
   std::string nvml_lib;
   std::string host_root = "/";
   PriceOptions price;                 // --price-per-gpu-hour, --instance-type, --spot
+  std::optional<double> grid_g_per_kwh;         // --grid-intensity: CO2e (none assumed)
+  std::optional<MicroUsd> energy_price_per_kwh;  // --energy-price: the energy's cost (none)
   std::string catalog_path;           // --price-catalog; "" = the built-in data/prices.json
   std::optional<PriceCatalog> catalog;  // --price-catalog's; empty: the built-in one (Catalog())
   std::optional<double> work;         // --work
