@@ -11,6 +11,7 @@
 #include "report/budget_report.h"
 #include "report/history_report.h"
 #include "report/policy_report.h"
+#include "report/run_gpu_table.h"
 #include "report/html.h"
 #include "report/text_style.h"
 
@@ -225,24 +226,18 @@ std::string RunPerGpu(const RunSummary& s) {
   html::Table t;
   t.caption = "Per GPU";
   t.sortable = true;
-  t.headers = {"GPU", "Model", "Util % P50", "Util % Mean", "Mem % Max", "Power W Mean",
-               "Temp °C Max", "Used by the job"};
-  t.numeric = {false, false, true, true, true, true, true, false};
+  const std::vector<RunGpuColumn> columns = RunGpuColumns(s);
+  for (const RunGpuColumn& c : columns) {
+    t.headers.push_back(c.header);
+    t.numeric.push_back(c.Numeric());
+  }
   for (size_t i = 0; i < s.gpus.size(); ++i) {
-    const GpuRunSummary& g = s.gpus[i];
-    const std::string at = fmt::format("/gpus/{}/metrics/", i);
-    auto m = [&](RunMetric metric) -> const std::optional<MetricStats>& {
-      return g.metrics[static_cast<size_t>(metric)];
-    };
-    t.rows.push_back({Esc(g.label.empty() ? fmt::format("{}", g.index) : g.label) +
-                          (g.lost ? " (lost during the run)" : ""),
-                      Esc(g.name),
-                      MetricCell(m(RunMetric::kGpuUtilPct), &MetricStats::p50, at + "gpu_util_pct/p50"),
-                      MetricCell(m(RunMetric::kGpuUtilPct), &MetricStats::mean, at + "gpu_util_pct/mean"),
-                      MetricCell(m(RunMetric::kGpuMemPct), &MetricStats::max, at + "gpu_mem_pct/max"),
-                      MetricCell(m(RunMetric::kGpuPowerW), &MetricStats::mean, at + "gpu_power_w/mean"),
-                      MetricCell(m(RunMetric::kGpuTempC), &MetricStats::max, at + "gpu_temp_c/max"),
-                      g.used_by_job ? "yes" : "no"});
+    std::vector<std::string>& row = t.rows.emplace_back();
+    for (const RunGpuColumn& c : columns) {
+      const std::string text = RunGpuCellText(c, s.gpus[i]);
+      const std::string pointer = RunGpuCellPointer(c, i);
+      row.push_back(pointer.empty() || text == "—" ? Esc(text) : Num(text, pointer));
+    }
   }
   return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + RunUtilHistogram(s) +
          "</section>\n";

@@ -9,6 +9,7 @@
 #include "analysis/phases.h"
 #include "core/duration.h"
 #include "report/compare_report.h"
+#include "report/run_gpu_table.h"
 #include "report/text_style.h"
 
 namespace cgov {
@@ -16,10 +17,6 @@ namespace {
 
 std::string Cell(const std::optional<MetricStats>& s, double MetricStats::*field) {
   return s ? fmt::format("{:.1f}", (*s).*field) : "—";
-}
-
-std::string Label(const GpuRunSummary& g) {
-  return g.label.empty() ? fmt::format("{}", g.index) : g.label;
 }
 
 std::string GpuHeadline(const RunSummary& s) {
@@ -68,48 +65,18 @@ std::string MetricTable(const RunSummary& s, const TextStyle& st) {
 }
 
 std::string PerGpuTable(const RunSummary& s, const TextStyle& st) {
-  // The GPM columns appear when any GPU has them (Hopper and later).
-  bool gpm = false;
+  const std::vector<RunGpuColumn> columns = RunGpuColumns(s);
+  std::vector<std::vector<std::string>> rows(1);
+  std::string align;
+  for (const RunGpuColumn& c : columns) {
+    rows[0].push_back(c.header);
+    align += c.RightAligned() ? 'r' : 'l';
+  }
   for (const GpuRunSummary& g : s.gpus) {
-    gpm = gpm || g.metrics[static_cast<size_t>(RunMetric::kSmActivePct)].has_value();
+    std::vector<std::string>& row = rows.emplace_back();
+    for (const RunGpuColumn& c : columns) row.push_back(RunGpuCellText(c, g));
   }
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"GPU", "Util % P50", "Util % Mean"});
-  if (gpm) rows.back().insert(rows.back().end(), {"SM Active % Mean", "Tensor % Mean"});
-  rows.back().insert(rows.back().end(), {"Mem % Max", "Power W Mean", "Temp °C Max", "Job", ""});
-  for (const GpuRunSummary& g : s.gpus) {
-    auto at = [&](RunMetric metric) -> const std::optional<MetricStats>& {
-      return g.metrics[static_cast<size_t>(metric)];
-    };
-    std::vector<std::string> row = {Label(g), Cell(at(RunMetric::kGpuUtilPct), &MetricStats::p50),
-                                    Cell(at(RunMetric::kGpuUtilPct), &MetricStats::mean)};
-    if (gpm) {
-      row.push_back(Cell(at(RunMetric::kSmActivePct), &MetricStats::mean));
-      row.push_back(Cell(at(RunMetric::kTensorActivePct), &MetricStats::mean));
-    }
-    row.insert(row.end(), {Cell(at(RunMetric::kGpuMemPct), &MetricStats::max),
-                           Cell(at(RunMetric::kGpuPowerW), &MetricStats::mean),
-                           Cell(at(RunMetric::kGpuTempC), &MetricStats::max),
-                           g.used_by_job ? "yes" : "", g.lost ? "lost during the run" : ""});
-    rows.push_back(std::move(row));
-  }
-  if (!st.markdown) return "\n" + TextTable(rows, gpm ? "rrrrrrrrl" : "rrrrrrl", false);
-  size_t width = 3;  // "GPU", or the widest label ("0 MIG 3g.40gb GI 1")
-  for (const GpuRunSummary& g : s.gpus) width = std::max(width, Label(g).size());
-  std::string out = fmt::format(
-      "\n| {:>{}} | Util % P50 | Util % Mean |{} Mem % Max | Power W Mean | Temp °C Max | Job |\n"
-      "|{:->{}}:|-----------:|------------:|{}----------:|-------------:|------------:|:---:|\n",
-      "GPU", width, gpm ? " SM Active % Mean | Tensor % Mean |" : "", "", width + 1,
-      gpm ? "-----------------:|--------------:|" : "");
-  for (size_t r = 1; r < rows.size(); ++r) {
-    const std::vector<std::string>& c = rows[r];
-    const size_t k = gpm ? 2 : 0;  // the GPM cells shift the rest
-    const std::string gpm_cells = gpm ? fmt::format(" {:>17} | {:>13} |", c[3], c[4]) : "";
-    out += fmt::format("| {:>{}} | {:>10} | {:>11} |{} {:>9} | {:>12} | {:>11} | {:^3} |{}\n",
-                       c[0], width, c[1], c[2], gpm_cells, c[3 + k], c[4 + k], c[5 + k], c[6 + k],
-                       c[7 + k].empty() ? "" : " " + c[7 + k]);
-  }
-  return out;
+  return "\n" + TextTable(rows, align, st.markdown);
 }
 
 std::string JobLine(const RunSummary& s) {

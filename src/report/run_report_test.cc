@@ -43,13 +43,42 @@ TEST(RunReport, HeadlineTableAndFooter) {
       << md;
   EXPECT_NE(md.find("| GPU Mem %    |     — |     — |     — |     — |     — |"), std::string::npos)
       << "unknown shows as a dash, not 0";
-  EXPECT_NE(md.find("|   0 |      100.0 |        96.5 |         — |            — |           — | yes |"),
+  EXPECT_NE(md.find("|   0 | NVIDIA H100 80GB HBM3 |      100.0 |        96.5 |         — |"
+                    "            — |           — | yes             |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("319 samples at 1.0s intervals · job exited 0 · job CPU 1234.5 s"),
             std::string::npos);
   EXPECT_NE(md.find("Tags: project=vision"), std::string::npos);
   EXPECT_NE(md.find("Files: cgov-runs/x/"), std::string::npos);
+}
+
+// Issue 59, item 3: the per-GPU table is declared once, so the Markdown, text and HTML reports
+// show the same columns in the same order (the HTML once lacked SM active and tensor), and each
+// HTML figure is tied to the value of summary.json it shows.
+TEST(RunReport, EveryFormatShowsThePerGpuTablesColumns) {
+  RunSummary s = Example();
+  MetricStats sm{10, 40, 50, 60, 40, 319};
+  s.gpus[1].metrics[static_cast<size_t>(RunMetric::kSmActivePct)] = sm;
+  s.gpus[1].metrics[static_cast<size_t>(RunMetric::kTensorActivePct)] = sm;
+  s.gpus[1].lost = true;
+  const std::vector<std::string> headers = {"GPU", "Model", "Util % P50", "Util % Mean",
+                                            "SM Active % Mean", "Tensor % Mean", "Mem % Max",
+                                            "Power W Mean", "Temp °C Max", "Used by the job"};
+  const std::string md = RunReportMarkdown(s, "x");
+  std::string html = RunReportHtml(s);
+  size_t at = html.find("<caption>Per GPU</caption>");
+  ASSERT_NE(at, std::string::npos) << html.substr(html.find("id=\"gpus\""), 800);
+  for (const std::string& h : headers) {
+    const size_t next = html.find(">" + h + "</button></th>", at);
+    EXPECT_NE(next, std::string::npos) << h << " in the HTML table, in order";
+    if (next != std::string::npos) at = next;
+    EXPECT_NE(md.find(" " + h + " "), std::string::npos) << h << " in the Markdown table";
+  }
+  EXPECT_NE(html.find("data-json=\"/gpus/1/metrics/sm_active_pct/mean\">40.0<"),
+            std::string::npos) << html;
+  EXPECT_NE(md.find("| 1 (lost during the run) |"), std::string::npos) << md;
+  EXPECT_NE(html.find("1 (lost during the run)"), std::string::npos);
 }
 
 // Regression (issue 43, 9): `cgov run -- true` printed "Agent overhead: 74 % CPU", 0 samples and

@@ -76,7 +76,8 @@ TEST(MigE2E, RunAccountsEachInstanceAtItsShareOfTheGpu) {
   ASSERT_NE(held, nullptr) << s["findings"].dump(1);
   EXPECT_EQ((*held)["evidence"]["gpu_names"], json({"0 MIG 2g.20gb GI 2"})) << held->dump();
 
-  EXPECT_NE(r.err.find("| 0 MIG 3g.40gb GI 1 |       90.0 |"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("| 0 MIG 3g.40gb GI 1 | NVIDIA H100 80GB HBM3 MIG 3g.40gb |       90.0 |"),
+            std::string::npos) << r.err;
   std::istringstream lines(ReadFile(dir / "run/samples.jsonl"));
   std::string line;
   ASSERT_TRUE(std::getline(lines, line));

@@ -480,7 +480,8 @@ TEST(RunE2E, FakeGpusMetricTableMatchesTheScenario) {
   EXPECT_EQ(s["gpus"][1]["util_histogram"]["counts"][4],
             s["gpus"][1]["metrics"]["gpu_util_pct"]["count"]);
   EXPECT_TRUE(Contains(r.err, "| GPU Util %   |  10.0 |  40.0 |")) << r.err;
-  EXPECT_TRUE(Contains(r.err, "|   1 |       40.0 |        40.0 |      20.0 |        250.0 |"))
+  EXPECT_TRUE(Contains(r.err, "|   1 | NVIDIA H100 80GB HBM3 |       40.0 |        40.0 |      20.0 |"
+                              "        250.0 |"))
       << r.err;
   EXPECT_EQ(SchemaErrors("summary.schema.json", ReadJson(dir / "run/summary.json")), "");
   std::vector<json> lines = ReadLines(dir / "run/samples.jsonl");
