@@ -102,12 +102,11 @@ std::string Waste(const HistorySummary& s, const TextStyle& st) {
                      HoursOf(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
   const IdleHeldParts& h = s.idle_held;
   if (h.total_ms > 0) {
-    out += fmt::format(
-        "Idle-held, reconciled: {:.2f} h = {:.2f} h of short pauses on bursty GPUs (inside busy "
-        "jobs: the input-pipeline finding) + {:.2f} h on the other GPUs (the idle-held finding); "
-        "the action list's sessions (idle-held ≥ {} at a stretch) hold {:.2f} h.\n",
-        HoursOf(h.total_ms), HoursOf(h.in_bursts_ms), HoursOf(h.steady_ms), SpanOf(s.idle_held_min_ms),
-        HoursOf(h.in_actions_ms));
+    auto hours = [](int64_t ms) { return fmt::format("{:.2f} h", HoursOf(ms)); };
+    out += IdleHeldReconciledSentence(hours(h.total_ms), hours(h.in_bursts_ms),
+                                      hours(h.steady_ms)) +
+           fmt::format("; the action list's sessions (idle-held ≥ {} at a stretch) hold {}.\n",
+                       SpanOf(s.idle_held_min_ms), hours(h.in_actions_ms));
   }
   if (graphics > 0) {
     out += fmt::format("Of the truly idle time, {:.2f} GPU-hours had only a graphics process "

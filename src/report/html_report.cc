@@ -270,14 +270,15 @@ std::string HistoryWaste(const HistorySummary& s) {
       Num(F1(s.mean_idle_gpus), "/waste/mean_idle_gpus"), s.gpu_count);
   const IdleHeldParts& h = s.idle_held;
   if (h.total_ms > 0) {
-    out += fmt::format(
-        "<p>Idle-held, reconciled: {} h = {} h of short pauses on bursty GPUs (inside busy jobs: "
-        "the input-pipeline finding) + {} h on the other GPUs (the idle-held finding); the action "
-        "list's sessions hold {} h.</p>\n",
-        Num(F2(HoursOf(h.total_ms)), "/waste/idle_held/gpu_seconds", 1.0 / 3600),
-        Num(F2(HoursOf(h.in_bursts_ms)), "/waste/idle_held/in_bursts_gpu_seconds", 1.0 / 3600),
-        Num(F2(HoursOf(h.steady_ms)), "/waste/idle_held/steady_gpu_seconds", 1.0 / 3600),
-        Num(F2(HoursOf(h.in_actions_ms)), "/waste/idle_held/in_actions_gpu_seconds", 1.0 / 3600));
+    auto hours = [](int64_t ms, const char* pointer) {
+      return Num(F2(HoursOf(ms)), pointer, 1.0 / 3600) + " h";
+    };
+    out += "<p>" +
+           IdleHeldReconciledSentence(hours(h.total_ms, "/waste/idle_held/gpu_seconds"),
+                                      hours(h.in_bursts_ms, "/waste/idle_held/in_bursts_gpu_seconds"),
+                                      hours(h.steady_ms, "/waste/idle_held/steady_gpu_seconds")) +
+           "; the action list's sessions hold " +
+           hours(h.in_actions_ms, "/waste/idle_held/in_actions_gpu_seconds") + ".</p>\n";
   }
   if (s.idle_by_day.size() >= 2) {
     html::Table t;
@@ -570,14 +571,15 @@ std::string RunReportHtml(const RunSummary& s) {
     out += CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
     const IdleHeldParts& h = s.idle_held;
     if (h.in_bursts_ms > 0) {  // the phase and the idle-held finding differ: how they add up
-      auto seconds = [](int64_t ms) { return F1(static_cast<double>(ms) / 1000); };
-      out += fmt::format(
-          "<p>Idle-held, reconciled: {} GPU-seconds = {} s of short pauses on bursty GPUs (inside "
-          "busy work: the input-pipeline finding) + {} s on the other GPUs (the idle-held "
-          "finding).</p>\n",
-          Num(seconds(h.total_ms), "/idle_held_reconciled/gpu_seconds"),
-          Num(seconds(h.in_bursts_ms), "/idle_held_reconciled/in_bursts_gpu_seconds"),
-          Num(seconds(h.steady_ms), "/idle_held_reconciled/steady_gpu_seconds"));
+      auto seconds = [](int64_t ms, const char* pointer) {
+        return Num(F1(static_cast<double>(ms) / 1000), pointer) + " GPU-s";
+      };
+      out += "<p>" +
+             IdleHeldReconciledSentence(
+                 seconds(h.total_ms, "/idle_held_reconciled/gpu_seconds"),
+                 seconds(h.in_bursts_ms, "/idle_held_reconciled/in_bursts_gpu_seconds"),
+                 seconds(h.steady_ms, "/idle_held_reconciled/steady_gpu_seconds")) +
+             ".</p>\n";
     }
     if (const EnergyBlock& e = s.energy; e.known_ms > 0) {
       out += "<p>Energy: " + Num(FormatKwh(e.total_mj), "/energy/kwh") +

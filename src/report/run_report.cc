@@ -118,12 +118,10 @@ std::string IdleHeldReconciled(const RunSummary& s) {
       std::llround(s.phase_share_pct[static_cast<size_t>(Phase::kIdleHeld)] * 10));
   const auto steady = std::min<int64_t>(
       total, std::llround(1000.0 * static_cast<double>(h.steady_ms) / static_cast<double>(known)));
-  return fmt::format(
-      "\nIdle-held, reconciled: {:.1f} % of GPU-time = {:.1f} % short pauses on bursty GPUs "
-      "(inside busy work: the input-pipeline finding) + {:.1f} % on the other GPUs (the "
-      "idle-held finding).\n",
-      static_cast<double>(total) / 10, static_cast<double>(total - steady) / 10,
-      static_cast<double>(steady) / 10);
+  auto pct = [](int64_t tenths) { return fmt::format("{:.1f} %", static_cast<double>(tenths) / 10); };
+  return "\n" +
+         IdleHeldReconciledSentence(pct(total) + " of GPU-time", pct(total - steady), pct(steady)) +
+         ".\n";
 }
 
 // The run's energy in one line (issue 62), when its GPUs reported power.

@@ -81,6 +81,13 @@ std::string FormatEnergy(int64_t mj) {
   return fmt::format("{:.0f} J", static_cast<double>(mj) / 1e3);
 }
 
+std::string IdleHeldReconciledSentence(std::string_view total, std::string_view bursts,
+                                       std::string_view steady) {
+  return fmt::format("Idle-held, reconciled: {} = {} of short pauses on bursty GPUs (inside busy "
+                     "work: the input-pipeline finding) + {} on the other GPUs (the idle-held "
+                     "finding)", total, bursts, steady);
+}
+
 std::string Co2eLine(const EnergyBlock& e) {
   if (!e.grid_g_per_kwh) return "";
   return fmt::format("CO2e {:.1f} kg at {:g} g/kWh (--grid-intensity), of which idle {:.1f} kg\n",

@@ -32,6 +32,12 @@ std::string FormatKwh(int64_t mj);
 // Energy (mJ) for a sentence, in the unit that reads best: kWh from 1 kWh (as FormatKwh), Wh
 // (one decimal) from 1 Wh, else whole J.
 std::string FormatEnergy(int64_t mj);
+// The idle-held phase reconciled with the findings, in the words every report uses (text,
+// Markdown and HTML, run and history): `total` = `bursts` of short pauses on bursty GPUs (the
+// input-pipeline finding's) + `steady` on the other GPUs (the idle-held finding's). The figures
+// come formatted (with their unit; in HTML tied to the JSON), the sentence without its end.
+std::string IdleHeldReconciledSentence(std::string_view total, std::string_view bursts,
+                                       std::string_view steady);
 // The energy's CO2e and its cost as every text report says them, each only where
 // --grid-intensity or --energy-price gave one (none is assumed: "" otherwise).
 std::string Co2eLine(const EnergyBlock& e);

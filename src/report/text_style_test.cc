@@ -15,6 +15,13 @@ TEST(TextStyle, TablesAreMarkdownOrAlignedColumns) {
   EXPECT_EQ(TextTable(rows, "lr", false), "  who      cost\n  alice   $1.00\n  bö     $10.00\n");
 }
 
+// Issue 59: the idle-held reconciliation has one wording, whatever the report and its unit.
+TEST(TextStyle, TheIdleHeldReconciliationHasOneWording) {
+  EXPECT_EQ(IdleHeldReconciledSentence("3.00 h", "1.00 h", "2.00 h"),
+            "Idle-held, reconciled: 3.00 h = 1.00 h of short pauses on bursty GPUs (inside busy "
+            "work: the input-pipeline finding) + 2.00 h on the other GPUs (the idle-held finding)");
+}
+
 TEST(TextStyle, EmphasisAndHeadingsPerStyle) {
   EXPECT_EQ(Strong("$7.00", kMarkdown), "**$7.00**");
   EXPECT_EQ(Strong("$7.00", kPlainText), "$7.00");

@@ -103,7 +103,7 @@ TEST(AnalysisE2E, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
   EXPECT_EQ(parts["steady_gpu_seconds"], 0.0) << parts.dump();
   EXPECT_EQ(SchemaErrors("summary.schema.json", s), "");
   EXPECT_TRUE(Contains(r.err, fmt::format("Idle-held, reconciled: {:.1f} % of GPU-time = {:.1f} % "
-                                          "short pauses on bursty GPUs",
+                                          "of short pauses on bursty GPUs",
                                           phases["idle_held"]["share_pct"].get<double>(),
                                           phases["idle_held"]["share_pct"].get<double>())))
       << r.err;

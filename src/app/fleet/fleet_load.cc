@@ -1238,22 +1238,19 @@ int64_t FleetBuilder::CountRuleHours(const std::vector<Span>& spans) {
       without_energy += energy_evaluations_.count(t) == 0 ? 1 : 0;
     }
   }
-  if (without_energy > 0) {
+  auto note = [&](int64_t hours, double version, const char* missing) {
+    if (hours <= 0) return;
     in_.notes.push_back(fmt::format(
         "{} hour{} of the window came from recording rules older than version {} "
-        "(deploy/prometheus/cgov-rules.yml): they carry no energy, so the energy figures leave "
-        "those hours out (the share of GPU-time with a power reading says how much); load the "
-        "current rule file.",
-        without_energy, without_energy == 1 ? "" : "s", kEnergyRulesVersion));
-  }
-  if (without_patterns > 0) {
-    in_.notes.push_back(fmt::format(
-        "{} hour{} of the window came from recording rules older than version {} "
-        "(deploy/prometheus/cgov-rules.yml): they carry no utilization patterns or swings, so the "
-        "findings that read them (a bursty input pipeline, throttling, host CPU or I/O, "
-        "precision) do not see those hours; load the current rule file.",
-        without_patterns, without_patterns == 1 ? "" : "s", kPatternRulesVersion));
-  }
+        "(deploy/prometheus/cgov-rules.yml): they carry no {}; load the current rule file.",
+        hours, hours == 1 ? "" : "s", version, missing));
+  };
+  note(without_energy, kEnergyRulesVersion,
+       "energy, so the energy figures leave those hours out (the share of GPU-time with a power "
+       "reading says how much)");
+  note(without_patterns, kPatternRulesVersion,
+       "utilization patterns or swings, so the findings that read them (a bursty input "
+       "pipeline, throttling, host CPU or I/O, precision) do not see those hours");
   return without_patterns;
 }
 
