@@ -25,7 +25,7 @@
 #include "analysis/slurm_accounting.h"
 #include "core/money.h"
 #include "export/exposition.h"
-#include "store/history_store.h"
+#include "store/records.h"
 #include "telemetry/gpu_sample.h"
 #include "telemetry/self_stats.h"
 

@@ -12,7 +12,7 @@
 
 #include "analysis/phases.h"
 #include "notify/notice.h"
-#include "store/history_store.h"
+#include "store/records.h"
 
 namespace cgov {
 
