@@ -9,6 +9,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
+#include "report/history_gpu_table.h"
 #include "report/policy_report.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
@@ -117,32 +118,19 @@ std::string Waste(const HistorySummary& s, const TextStyle& st) {
 }
 
 std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
-  const bool md = st.markdown;
-  // SM activity and tensor-pipe activity (NVML GPM) only when some GPU had them.
-  bool gpm = false;
-  for (const HistoryGpuRow& g : s.gpus) gpm = gpm || g.mean_sm_active_pct.has_value();
-  std::vector<std::string> header = {"GPU",   "Model",      "Truly idle", "Idle-held",
-                                     "Under", "Productive", "Bound",      "Util"};
-  if (gpm) header.insert(header.end(), {"SM active", "Tensor"});
-  const bool energy = s.energy.known_ms > 0;
-  header.insert(header.end(), {"Mem used", "Power"});
-  if (energy) header.push_back("kWh");
-  header.push_back("Cost");
-  std::vector<std::vector<std::string>> rows = {header};
-  auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.0f} %", *v) : "—"; };
+  const std::vector<HistoryGpuColumn> columns = HistoryGpuColumns(s);
+  std::vector<std::vector<std::string>> rows(1);
+  std::string align;
+  for (const HistoryGpuColumn& c : columns) {
+    rows[0].push_back(c.header);
+    align += c.Numeric() || c.kind == HistoryGpuColumn::Kind::kGpu ? 'r' : 'l';
+  }
   for (const HistoryGpuRow& g : s.gpus) {
-    std::vector<std::string> row = {g.label, g.gpu.name};
-    for (double share : g.share_pct) row.push_back(fmt::format("{:.1f} %", share));
-    row.push_back(pct(g.mean_util_pct));
-    if (gpm) row.insert(row.end(), {pct(g.mean_sm_active_pct), pct(g.mean_tensor_active_pct)});
-    row.push_back(g.mean_mem_used_mib ? fmt::format("{:.0f} MiB", *g.mean_mem_used_mib) : "—");
-    row.push_back(g.mean_power_w ? fmt::format("{:.0f} W", *g.mean_power_w) : "—");
-    if (energy) row.push_back(FormatKwh(g.totals.usage.EnergyMj()));
-    row.push_back(g.price.per_gpu_hour ? FormatUsd(g.cost) : "—");
-    rows.push_back(std::move(row));
+    std::vector<std::string>& row = rows.emplace_back();
+    for (const HistoryGpuColumn& c : columns) row.push_back(HistoryGpuCellText(c, g));
   }
   return TextHeading("Per GPU (shares of its time; means over the window)", st) +
-         TextTable(rows, std::string("rl") + std::string(rows[0].size() - 2, 'r'), md);
+         TextTable(rows, align, st.markdown);
 }
 
 // The window's energy in a few lines: all of it, the idle part by phase, and CO2e when a grid

@@ -9,6 +9,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
+#include "report/history_gpu_table.h"
 #include "report/history_report.h"
 #include "report/policy_report.h"
 #include "report/run_gpu_table.h"
@@ -362,26 +363,19 @@ std::string HistoryPerGpu(const HistorySummary& s) {
   html::Table t;
   t.caption = "Per GPU: shares of its time, means over the window";
   t.sortable = true;
-  t.headers = {"GPU", "Model", "Truly idle %", "Idle-held %", "Under %", "Productive %", "Bound %",
-               "Util %", "Mem used MiB", "Power W", "Energy kWh", "Cost"};
-  t.numeric = {false, false, true, true, true, true, true, true, true, true, true, true};
+  const std::vector<HistoryGpuColumn> columns = HistoryGpuColumns(s);
+  for (const HistoryGpuColumn& c : columns) {
+    t.headers.push_back(c.header);
+    t.numeric.push_back(c.Numeric());
+  }
   for (size_t i = 0; i < s.gpus.size(); ++i) {
-    const HistoryGpuRow& g = s.gpus[i];
-    const std::string at = fmt::format("/gpus/{}/", i);
-    std::vector<std::string> row = {Esc(g.label), Esc(g.gpu.name)};
-    for (size_t p = 0; p < kPhaseCount; ++p) {
-      row.push_back(Num(F1(g.share_pct[p]),
-                        at + "phase_share_pct/" + std::string(PhaseKey(static_cast<Phase>(p)))));
+    std::vector<std::string>& row = t.rows.emplace_back();
+    for (const HistoryGpuColumn& c : columns) {
+      const std::string text = HistoryGpuCellText(c, s.gpus[i]);
+      double scale = 1;
+      const std::string pointer = HistoryGpuCellPointer(c, i, &scale);
+      row.push_back(pointer.empty() || text == "—" ? Esc(text) : Num(text, pointer, scale));
     }
-    auto opt = [&](const std::optional<double>& v, const char* key, int decimals) {
-      return v ? Num(fmt::format("{:.{}f}", *v, decimals), at + key) : std::string("—");
-    };
-    row.push_back(opt(g.mean_util_pct, "mean_util_pct", 1));
-    row.push_back(opt(g.mean_mem_used_mib, "mean_mem_used_mib", 0));
-    row.push_back(opt(g.mean_power_w, "mean_power_w", 0));
-    row.push_back(Num(FormatKwh(g.totals.usage.EnergyMj()), at + "energy_joules", kKwhPerJoule));
-    row.push_back(g.price.per_gpu_hour ? Num(FormatUsd(g.cost), at + "cost_usd") : "—");
-    t.rows.push_back(std::move(row));
   }
   return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + HistoryUtilHistogram(s) +
          "</section>\n";

@@ -67,6 +67,21 @@ TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
   EXPECT_NE(FindingById(r["findings"], "low_sm_activity"), nullptr) << r["findings"].dump(1);
   RunResult text = RunProgram({CgovBinary(), "report", "--db", db}, {});
   EXPECT_NE(text.out.find("SM active"), std::string::npos) << text.out;
+  // Issue 59: the per-GPU table is declared once: the HTML shows the text's columns, in its
+  // order, each figure tied to the JSON.
+  RunResult html = RunProgram({CgovBinary(), "report", "--db", db, "--format", "html"}, {});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  const size_t table = html.out.find("<caption>Per GPU: shares of its time");
+  ASSERT_NE(table, std::string::npos);
+  size_t at = table;
+  for (const char* header : {"GPU", "Model", "Truly idle %", "Bound %", "Util %", "SM active %",
+                             "Tensor %", "Mem used MiB", "Power W", "Cost"}) {
+    EXPECT_NE(text.out.find(header), std::string::npos) << header << " in the text";
+    const size_t next = html.out.find(std::string(">") + header + "</button></th>", at);
+    EXPECT_NE(next, std::string::npos) << header << " in the HTML, in the text's order";
+    if (next != std::string::npos) at = next;
+  }
+  EXPECT_NE(html.out.find("data-json=\"/gpus/0/mean_sm_active_pct\">30.0<"), std::string::npos);
 }
 
 }  // namespace
