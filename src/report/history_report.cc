@@ -10,6 +10,7 @@
 #include "core/time_format.h"
 #include "report/budget_report.h"
 #include "report/history_gpu_table.h"
+#include "report/history_who_table.h"
 #include "report/policy_report.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
@@ -159,36 +160,20 @@ std::string Energy(const HistorySummary& s, const TextStyle& st) {
 }
 
 std::string Who(const HistorySummary& s, const TextStyle& st) {
-  const bool md = st.markdown;
   const std::string by = HistoryByName(s.by);
-  const bool energy = s.energy.known_ms > 0;
-  std::vector<std::vector<std::string>> rows = {
-      {by, "GPU-h held", "Idle-held h", "Share", "Cost", "Idle-held $"}};
-  if (energy) rows[0].insert(rows[0].end(), {"kWh", "Idle-held kWh"});
-  for (const WhoRow& w : s.who) {
-    std::string key = w.key.empty() ? "(unknown)" : w.key;
-    if (s.by != HistoryBy::kUser && !w.users.empty()) {
-      std::string users;
-      for (const std::string& u : w.users) users += (users.empty() ? "" : ",") + u;
-      key += " (" + users + ")";
-    }
-    rows.push_back({key, fmt::format("{:.2f}", HoursOf(w.held_ms)),
-                    fmt::format("{:.2f}", HoursOf(w.idle_held_ms)),
-                    fmt::format("{:.1f} %", w.share_pct), Money(s, w.cost),
-                    Money(s, w.idle_held_cost)});
-    if (energy) {
-      rows.back().insert(rows.back().end(),
-                         {FormatKwh(w.energy_mj), FormatKwh(w.idle_held_energy_mj)});
-    }
+  const std::vector<HistoryWhoColumn> columns = HistoryWhoColumns(s);
+  std::vector<std::vector<std::string>> rows(1);
+  std::string align;
+  for (const HistoryWhoColumn& c : columns) {
+    rows[0].push_back(c.header);
+    align += c.Numeric() ? 'r' : 'l';
   }
-  if (s.unattributed_ms > 0) {
-    rows.push_back({"(no compute process)", fmt::format("{:.2f}", HoursOf(s.unattributed_ms)), "—",
-                    fmt::format("{:.1f} %", s.unattributed_share_pct),
-                    Money(s, s.unattributed_cost), "—"});
-    if (energy) rows.back().insert(rows.back().end(), {FormatKwh(s.energy.unattributed_mj), "—"});
+  for (const HistoryWhoRow& r : HistoryWhoRows(s)) {
+    std::vector<std::string>& row = rows.emplace_back();
+    for (const HistoryWhoColumn& c : columns) row.push_back(HistoryWhoCellText(s, c, r));
   }
   return TextHeading("Who (by " + by + ")", st) +
-         TextTable(rows, energy ? "lrrrrrrr" : "lrrrrr", md) +
+         TextTable(rows, align, st.markdown) +
          "\nHeld: time a process of theirs was on a GPU, or the kubelet had allocated it to their "
          "pod (a shared GPU counts for each holder). Share and cost: " + SharedSplitText(s) + "\n";
 }

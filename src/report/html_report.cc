@@ -10,6 +10,7 @@
 #include "core/time_format.h"
 #include "report/budget_report.h"
 #include "report/history_gpu_table.h"
+#include "report/history_who_table.h"
 #include "report/history_report.h"
 #include "report/policy_report.h"
 #include "report/run_gpu_table.h"
@@ -422,28 +423,20 @@ std::string HistoryWho(const HistorySummary& s) {
   html::Table t;
   t.caption = fmt::format("Who held the GPUs, by {}", HistoryByName(s.by));
   t.sortable = true;
-  t.headers = {HistoryByName(s.by), "GPU-h held", "Idle-held h", "Share %", "Cost", "Idle-held $",
-               "kWh", "Idle-held kWh"};
-  t.numeric = {false, true, true, true, true, true, true, true};
-  for (size_t i = 0; i < s.who.size(); ++i) {
-    const WhoRow& w = s.who[i];
-    const std::string at = fmt::format("/who/{}/", i);
-    t.rows.push_back({Esc(w.key.empty() ? "(unknown)" : w.key),
-                      Num(F2(HoursOf(w.held_ms)), at + "held_seconds", 1.0 / 3600),
-                      Num(F2(HoursOf(w.idle_held_ms)), at + "idle_held_seconds", 1.0 / 3600),
-                      Num(F1(w.share_pct), at + "share_pct"), Money(s, w.cost, at + "cost_usd"),
-                      Money(s, w.idle_held_cost, at + "idle_held_cost_usd"),
-                      Num(FormatKwh(w.energy_mj), at + "energy_joules", kKwhPerJoule),
-                      Num(FormatKwh(w.idle_held_energy_mj), at + "idle_held_energy_joules",
-                          kKwhPerJoule)});
+  const std::vector<HistoryWhoColumn> columns = HistoryWhoColumns(s);
+  for (const HistoryWhoColumn& c : columns) {
+    t.headers.push_back(c.header);
+    t.numeric.push_back(c.Numeric());
   }
-  t.rows.push_back({"(no compute process)",
-                    Num(F2(HoursOf(s.unattributed_ms)), "/unattributed/gpu_seconds", 1.0 / 3600), "—",
-                    Num(F1(s.unattributed_share_pct), "/unattributed/share_pct"),
-                    Money(s, s.unattributed_cost, "/unattributed/cost_usd"), "—",
-                    Num(FormatKwh(s.energy.unattributed_mj), "/unattributed/energy_joules",
-                        kKwhPerJoule),
-                    "—"});
+  for (const HistoryWhoRow& r : HistoryWhoRows(s)) {
+    std::vector<std::string>& row = t.rows.emplace_back();
+    for (const HistoryWhoColumn& c : columns) {
+      const std::string text = HistoryWhoCellText(s, c, r);
+      double scale = 1;
+      const std::string pointer = HistoryWhoCellPointer(c, r, &scale);
+      row.push_back(pointer.empty() || text == "—" ? Esc(text) : Num(text, pointer, scale));
+    }
+  }
   return "<section id=\"who\"><h2>Who held the GPUs</h2>" + t.Render() +
          "<p class=\"muted\">Held: time a process of theirs was on a GPU, or the kubelet had "
          "allocated it to their pod (a shared GPU counts for each holder). Share and cost: " +

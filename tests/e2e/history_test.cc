@@ -409,6 +409,13 @@ TEST(HistoryE2E, TheEnergysCostIsItsOwnFigureAtThePriceGiven) {
                                       "which idle ${:.2f}: beside the GPU-time dollars",
                                       e["cost_usd"].get<double>(), e["idle_cost_usd"].get<double>())),
             std::string::npos) << text.out;
+  // Who's table (declared once, issue 59) has each holder's energy cost in every format.
+  EXPECT_NE(text.out.find("Energy $"), std::string::npos) << text.out;
+  RunResult html = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d",
+                               "--energy-price", "0.125", "--format", "html"}, {});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_NE(html.out.find(">Energy $</button></th>"), std::string::npos);
+  EXPECT_NE(html.out.find("data-json=\"/who/0/energy_cost_usd\""), std::string::npos);
   for (const char* bad : {"nan", "-0.1", "10.01", "0.1234567", "12c", "", "inf", "1e3"}) {
     RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--energy-price", bad}, {});
     EXPECT_EQ(r.exit_code, 2) << bad;
