@@ -350,14 +350,12 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
   // The restarts in each stretch, seen against the last scrape up to 5 min before it; then each
   // counter's values. All asked at once.
   const auto resets_at = reads(true, [](int64_t range_ms) {
-    return fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
-                       range_ms + 5 * 60'000);
+    return Restarts(range_ms + 5 * 60'000);
   });
   std::array<std::pair<size_t, size_t>, kGpuCounterKindCount> values_at;
   for (GpuCounterKind kind : kGpuCounterKinds) {
     values_at[static_cast<size_t>(kind)] = reads(false, [&](int64_t) {
-      return fmt::format("sum by ({}) (last_over_time({}[1h]))", kGpuCounterLabels,
-                         GpuCounter(kind));
+      return LastValues(kGpuCounterLabels, GpuCounter(kind), "1h");
     });
   }
   Job job;
@@ -639,14 +637,12 @@ FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
   // selector would do in Prometheus (5 minutes' lookback), but VictoriaMetrics' range queries
   // look back as far as the series' own spacing (an hour) and would repeat the hour before.
   auto hourly = [first, last](const std::string& rule) -> PromRequest {
-    return {.expr = fmt::format("last_over_time({}[30m])", rule), .start_s = first,
-            .end_s = last, .step_s = 3600};
+    return {.expr = RuleHour(rule), .start_s = first, .end_s = last, .step_s = 3600};
   };
   // (By phase: the heatmap's figures, time and busy time.)
   auto fleet_hours = [first, last](GpuCounterKind kind, bool fleet_rule) -> PromRequest {
-    return {.expr = fmt::format("sum by (phase) (last_over_time({}[30m]))",
-                                RuleOf(GpuCounter(kind), fleet_rule)),
-            .start_s = first, .end_s = last, .step_s = 3600};
+    return {.expr = RuleHour(RuleOf(GpuCounter(kind), fleet_rule), true), .start_s = first,
+            .end_s = last, .step_s = 3600};
   };
   // Asked at once: the GPUs' totals over the run (each kind), and the fleet's hours (cheap).
   Job job;
@@ -738,33 +734,29 @@ std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, cons
   if (span.daily) {
     // The run's daily evaluations, with half a day's margin before the first (no other daily
     // evaluation is that close: WithDays()).
-    return {{.expr = fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by,
-                                 DailyRuleOf(counter),
-                                 span.last_day_ms - span.first_day_ms + kDayMs / 2),
+    return {{.expr = RuleSum(by, DailyRuleOf(counter),
+                             span.last_day_ms - span.first_day_ms + kDayMs / 2),
              .time_s = Seconds(span.last_day_ms)}};
   }
   if (span.rules) {
     // The run's evaluations and none before: half an hour's margin either side of the first
     // one, whether the store's ranges include their start (Prometheus 2) or not (3).
-    return {{.expr = fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by,
-                                 owners ? OwnerRuleOf(counter) : RuleOf(counter),
-                                 range - kHourMs / 2),
+    return {{.expr = RuleSum(by, owners ? OwnerRuleOf(counter) : RuleOf(counter),
+                             range - kHourMs / 2),
              .time_s = Seconds(span.to_ms)}};
   }
   if (span.OneRead()) {
     // Both ends in one pass over the series, each series by itself (a sum by `by` would take
     // in, at the start, series that ended more than an hour before it and are not in the end's
     // sum): the range reaches an hour before the start from the end, as the end's read below.
-    return {{.expr = fmt::format("sum by ({}) (last_over_time({}[{}ms]))",
-                                 key.empty() ? by : key, counter, range + kHourMs),
+    return {{.expr = LastValues(key.empty() ? by : key, counter,
+                                fmt::format("{}ms", range + kHourMs)),
              .start_s = Seconds(span.from_ms), .end_s = Seconds(span.to_ms),
              .step_s = Seconds(range)}};
   }
-  return {{.expr = fmt::format("sum by ({}) (last_over_time({}[{}ms]))", by, counter,
-                               range + kHourMs),
+  return {{.expr = LastValues(by, counter, fmt::format("{}ms", range + kHourMs)),
            .time_s = Seconds(span.to_ms)},
-          {.expr = fmt::format("sum by ({}) (last_over_time({}[1h]))", by, counter),
-           .time_s = Seconds(span.from_ms)}};
+          {.expr = LastValues(by, counter, "1h"), .time_s = Seconds(span.from_ms)}};
 }
 
 // `end` and `start`: the answers of SpanSumRequests() (over rules, the one answer and none).
@@ -891,9 +883,7 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
   const bool owners = span.owner_rules && !options_.pods;
   std::vector<PromRequest> requests;
   if (!span.rules) {
-    requests.push_back({.expr = fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0",
-                                            span.to_ms - span.from_ms + 5 * 60'000),
-                        .time_s = at});
+    requests.push_back({.expr = Restarts(span.to_ms - span.from_ms + 5 * 60'000), .time_s = at});
   }
   for (Sum& sum : sums) {
     sum.first = requests.size();
@@ -981,40 +971,28 @@ FleetBuilder::Job FleetBuilder::WindowFiguresJob() {
   for (size_t k = 0; k < means.size(); ++k) {
     auto ask = [&](const char* metric, int64_t range) {
       mean_answers.emplace_back(k, requests.size());
-      requests.push_back({.expr = fmt::format("avg by (Hostname, UUID, GPU_I_ID) "
-                                              "(avg_over_time({}[{}ms]))", metric, range),
-                          .time_s = at});
+      requests.push_back({.expr = GpuMean(metric, range), .time_s = at});
     };
     if (daily_hours_ > 0) ask(means[k].daily_rule, window);
     ask(rule_hours_ > 0 ? means[k].rule : means[k].metric, daily_hours_ > 0 ? two_days : window);
   }
   const size_t build_info_at = requests.size();
   const int64_t recent = rule_hours_ > 0 ? std::min(window, 2 * kHourMs) : window;
-  requests.push_back({.expr = fmt::format("max by (Hostname, instance_id) (last_over_time("
-                                          "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", recent),
-                      .time_s = at});
+  requests.push_back({.expr = InstanceIds(recent), .time_s = at});
   const size_t prices_at = requests.size();
-  requests.push_back({.expr = fmt::format("max by (Hostname, UUID, GPU_I_ID, source) "
-                                          "(last_over_time(cgov_gpu_price_usd_per_hour[{}ms]))",
-                                          recent),
-                      .time_s = at});
+  requests.push_back({.expr = Prices("cgov_gpu_price_usd_per_hour", recent), .time_s = at});
   if (rule_hours_ > 0) {
-    requests.push_back({.expr = fmt::format("max by (Hostname, UUID, GPU_I_ID, source) "
-                                            "(last_over_time(cgov:gpu_price_usd_per_hour:last1h"
-                                            "[{}ms]))", daily_hours_ > 0 ? two_days : window),
+    requests.push_back({.expr = Prices("cgov:gpu_price_usd_per_hour:last1h",
+                                       daily_hours_ > 0 ? two_days : window),
                         .time_s = at});
   }
   if (daily_hours_ > 0) {
-    requests.push_back({.expr = fmt::format("max by (Hostname, UUID, GPU_I_ID, source) "
-                                            "(last_over_time(cgov:gpu_price_usd_per_hour:last1d"
-                                            "[{}ms]))", window),
+    requests.push_back({.expr = Prices("cgov:gpu_price_usd_per_hour:last1d", window),
                         .time_s = at});
   }
   const size_t opencost_at = requests.size();
   if (options_.opencost_prices) {
-    requests.push_back({.expr = fmt::format("max by (node) (last_over_time("
-                                            "node_gpu_hourly_cost[{}ms]))", window),
-                        .time_s = at});
+    requests.push_back({.expr = OpenCostPrices(window), .time_s = at});
   }
   Job job;
   job.requests = std::move(requests);
@@ -1194,16 +1172,10 @@ Status FleetBuilder::AfterGpus() {
 // daemon's cgov_honor_labels_check series (always) and on its identity series. Refused, naming
 // the hosts and the fix, rather than misattributed.
 Status FleetBuilder::CheckHonorLabels() {
-  const std::string range = fmt::format("[{}ms]", std::max<int64_t>(1, until_ms_ - since_ms_));
-  std::string expr;
-  for (const char* metric : {"cgov_honor_labels_check", "cgov_identity_held_seconds_total"}) {
-    for (const char* label : {"exported_namespace", "exported_pod", "exported_container"}) {
-      expr += fmt::format("{}group by (Hostname, job) (last_over_time({}{{{}!=\"\"}}{}))",
-                          expr.empty() ? "" : " or ", metric, label, range);
-    }
-  }
-  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> renamed,
-                        prom_.Query(expr, static_cast<double>(until_ms_) / 1e3));
+  CGOV_ASSIGN_OR_RETURN(
+      std::vector<PromSeries> renamed,
+      prom_.Query(RenamedLabels(std::max<int64_t>(1, until_ms_ - since_ms_)),
+                  static_cast<double>(until_ms_) / 1e3));
   if (renamed.empty()) return Status::Ok();
   std::set<std::string> hosts, jobs;
   for (const PromSeries& s : renamed) {

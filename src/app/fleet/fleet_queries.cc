@@ -73,4 +73,51 @@ std::string GpuIncrease(GpuCounterKind kind, int64_t range_ms) {
   return Increase(GpuCounter(kind), kGpuCounterLabels, range_ms);
 }
 
+std::string Restarts(int64_t range_ms) {
+  return fmt::format("sum by (Hostname) (resets(cgov_ticks_total[{}ms])) > 0", range_ms);
+}
+
+std::string LastValues(std::string_view by, std::string_view metric, std::string_view range) {
+  return fmt::format("sum by ({}) (last_over_time({}[{}]))", by, metric, range);
+}
+
+std::string RuleSum(std::string_view by, std::string_view rule, int64_t range_ms) {
+  return fmt::format("sum by ({}) (sum_over_time({}[{}ms])) > 0", by, rule, range_ms);
+}
+
+std::string RuleHour(std::string_view rule, bool by_phase) {
+  return by_phase ? fmt::format("sum by (phase) (last_over_time({}[30m]))", rule)
+                  : fmt::format("last_over_time({}[30m])", rule);
+}
+
+std::string GpuMean(std::string_view metric, int64_t range_ms) {
+  return fmt::format("avg by (Hostname, UUID, GPU_I_ID) (avg_over_time({}[{}ms]))", metric,
+                     range_ms);
+}
+
+std::string InstanceIds(int64_t range_ms) {
+  return fmt::format("max by (Hostname, instance_id) (last_over_time("
+                     "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", range_ms);
+}
+
+std::string Prices(std::string_view metric, int64_t range_ms) {
+  return fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time({}[{}ms]))",
+                     metric, range_ms);
+}
+
+std::string OpenCostPrices(int64_t range_ms) {
+  return fmt::format("max by (node) (last_over_time(node_gpu_hourly_cost[{}ms]))", range_ms);
+}
+
+std::string RenamedLabels(int64_t range_ms) {
+  std::string expr;
+  for (const char* metric : {"cgov_honor_labels_check", "cgov_identity_held_seconds_total"}) {
+    for (const char* label : {"exported_namespace", "exported_pod", "exported_container"}) {
+      expr += fmt::format("{}group by (Hostname, job) (last_over_time({}{{{}!=\"\"}}[{}ms]))",
+                          expr.empty() ? "" : " or ", metric, label, range_ms);
+    }
+  }
+  return expr;
+}
+
 }  // namespace cgov

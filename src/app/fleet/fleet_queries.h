@@ -65,6 +65,27 @@ std::string Increase(const std::string& metric, const char* by, int64_t range_ms
 // A per-GPU counter over `range_ms`, by GPU and phase or pattern.
 std::string GpuIncrease(GpuCounterKind kind, int64_t range_ms);
 
+// The hosts whose daemon restarted within `range_ms` (their tick counter reset).
+std::string Restarts(int64_t range_ms);
+// Each sum by `by` of `metric`'s last value within `range` ("1h", "3600000ms").
+std::string LastValues(std::string_view by, std::string_view metric, std::string_view range);
+// A recording rule's evaluations within `range_ms`, summed by `by` where they add to something.
+std::string RuleSum(std::string_view by, std::string_view rule, int64_t range_ms);
+// A rule's series as recorded at each hourly evaluation (within the half hour before it); with
+// `by_phase`, summed by phase.
+std::string RuleHour(std::string_view rule, bool by_phase = false);
+// A gauge's mean over `range_ms`, by GPU (memory, power; or their rules').
+std::string GpuMean(std::string_view metric, int64_t range_ms);
+// The instance ids the daemons were given (--instance-id), over `range_ms`.
+std::string InstanceIds(int64_t range_ms);
+// Each daemon's price by GPU and source: the raw gauge's last value, or a price rule's.
+std::string Prices(std::string_view metric, int64_t range_ms);
+// OpenCost's node_gpu_hourly_cost by node.
+std::string OpenCostPrices(int64_t range_ms);
+// The series whose cgov labels a scrape renamed (exported_namespace/pod/container) within
+// `range_ms`: a scrape without honor_labels.
+std::string RenamedLabels(int64_t range_ms);
+
 }  // namespace cgov
 
 #endif  // CGOV_APP_FLEET_FLEET_QUERIES_H_
