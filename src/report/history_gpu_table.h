@@ -22,6 +22,8 @@ struct HistoryGpuColumn {
   Kind kind;
   Phase phase = Phase::kTrulyIdle;  // kPhaseShare: which phase's share of the GPU's time
   bool Numeric() const { return kind != Kind::kGpu && kind != Kind::kModel; }
+  // Text and Markdown align figures and the GPU's label right.
+  bool RightAligned() const { return kind != Kind::kModel; }
 };
 
 // The columns of this window's table: SM active and tensor where some GPU had GPM (Hopper and

@@ -119,19 +119,8 @@ std::string Waste(const HistorySummary& s, const TextStyle& st) {
 }
 
 std::string PerGpu(const HistorySummary& s, const TextStyle& st) {
-  const std::vector<HistoryGpuColumn> columns = HistoryGpuColumns(s);
-  std::vector<std::vector<std::string>> rows(1);
-  std::string align;
-  for (const HistoryGpuColumn& c : columns) {
-    rows[0].push_back(c.header);
-    align += c.Numeric() || c.kind == HistoryGpuColumn::Kind::kGpu ? 'r' : 'l';
-  }
-  for (const HistoryGpuRow& g : s.gpus) {
-    std::vector<std::string>& row = rows.emplace_back();
-    for (const HistoryGpuColumn& c : columns) row.push_back(HistoryGpuCellText(c, g));
-  }
   return TextHeading("Per GPU (shares of its time; means over the window)", st) +
-         TextTable(rows, align, st.markdown);
+         DeclaredTextTable(HistoryGpuColumns(s), s.gpus, HistoryGpuCellText, st.markdown);
 }
 
 // The window's energy in a few lines: all of it, the idle part by phase, and CO2e when a grid
@@ -161,19 +150,11 @@ std::string Energy(const HistorySummary& s, const TextStyle& st) {
 
 std::string Who(const HistorySummary& s, const TextStyle& st) {
   const std::string by = HistoryByName(s.by);
-  const std::vector<HistoryWhoColumn> columns = HistoryWhoColumns(s);
-  std::vector<std::vector<std::string>> rows(1);
-  std::string align;
-  for (const HistoryWhoColumn& c : columns) {
-    rows[0].push_back(c.header);
-    align += c.Numeric() ? 'r' : 'l';
-  }
-  for (const HistoryWhoRow& r : HistoryWhoRows(s)) {
-    std::vector<std::string>& row = rows.emplace_back();
-    for (const HistoryWhoColumn& c : columns) row.push_back(HistoryWhoCellText(s, c, r));
-  }
+  auto cell = [&](const HistoryWhoColumn& c, const HistoryWhoRow& r) {
+    return HistoryWhoCellText(s, c, r);
+  };
   return TextHeading("Who (by " + by + ")", st) +
-         TextTable(rows, align, st.markdown) +
+         DeclaredTextTable(HistoryWhoColumns(s), HistoryWhoRows(s), cell, st.markdown) +
          "\nHeld: time a process of theirs was on a GPU, or the kubelet had allocated it to their "
          "pod (a shared GPU counts for each holder). Share and cost: " + SharedSplitText(s) + "\n";
 }

@@ -23,6 +23,7 @@ struct HistoryWhoColumn {
   std::string header;
   Kind kind;
   bool Numeric() const { return kind != Kind::kKey; }
+  bool RightAligned() const { return Numeric(); }
 };
 
 // The columns of this report: energy where a GPU reported power, CO2e with --grid-intensity,

@@ -65,18 +65,7 @@ std::string MetricTable(const RunSummary& s, const TextStyle& st) {
 }
 
 std::string PerGpuTable(const RunSummary& s, const TextStyle& st) {
-  const std::vector<RunGpuColumn> columns = RunGpuColumns(s);
-  std::vector<std::vector<std::string>> rows(1);
-  std::string align;
-  for (const RunGpuColumn& c : columns) {
-    rows[0].push_back(c.header);
-    align += c.RightAligned() ? 'r' : 'l';
-  }
-  for (const GpuRunSummary& g : s.gpus) {
-    std::vector<std::string>& row = rows.emplace_back();
-    for (const RunGpuColumn& c : columns) row.push_back(RunGpuCellText(c, g));
-  }
-  return "\n" + TextTable(rows, align, st.markdown);
+  return "\n" + DeclaredTextTable(RunGpuColumns(s), s.gpus, RunGpuCellText, st.markdown);
 }
 
 std::string JobLine(const RunSummary& s) {

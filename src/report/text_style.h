@@ -43,6 +43,25 @@ std::string IdleHeldReconciledSentence(std::string_view total, std::string_view 
 std::string Co2eLine(const EnergyBlock& e);
 std::string ElectricityLine(const EnergyBlock& e);
 
+// A table declared once (issue 59: run_gpu_table.h, history_gpu_table.h, history_who_table.h)
+// as text or Markdown: each column's header and alignment (its RightAligned()), and for each row
+// the cells `cell(column, row)` gives.
+template <typename Column, typename Row, typename CellOf>
+std::string DeclaredTextTable(const std::vector<Column>& columns, const std::vector<Row>& rows,
+                              const CellOf& cell, bool markdown) {
+  std::vector<std::vector<std::string>> cells(1);
+  std::string align;
+  for (const Column& c : columns) {
+    cells[0].push_back(c.header);
+    align += c.RightAligned() ? 'r' : 'l';
+  }
+  for (const Row& r : rows) {
+    std::vector<std::string>& line = cells.emplace_back();
+    for (const Column& c : columns) line.push_back(cell(c, r));
+  }
+  return TextTable(cells, align, markdown);
+}
+
 std::string TextHeading(std::string_view title, const TextStyle& style, int level = 2);
 
 // Emphasis: **text** in Markdown, bold on a colour terminal, the text itself otherwise.
