@@ -434,6 +434,9 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
   out->assign(gpus_.size(), GpuFastSample{});
   const NvmlFunctions& f = library_->fn();
   const std::vector<FastField>& fields = FastFields();
+  // A MIG GPU's power, read once a sample for all its instances (they follow each other).
+  nvmlDevice_t power_of = nullptr;
+  int64_t parent_power_mw = -1;  // -1: not read
   for (size_t i = 0; i < gpus_.size(); ++i) {
     GpuFastSample& sample = (*out)[i];
     for (const FastField& field : fields) {
@@ -453,10 +456,15 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
         continue;
       }
       if (field.field == GpuField::kPower && mig_power_share_[i] > 0) {
-        CheckLost(i, field.read(f, parent_handles_[i], &sample));
-        if (sample.power_mw) {
-          sample.power_mw =
-              static_cast<uint32_t>(std::llround(*sample.power_mw * mig_power_share_[i]));
+        if (power_of != parent_handles_[i]) {
+          power_of = parent_handles_[i];
+          std::optional<uint32_t> read;
+          CheckLost(i, ReadUint(f.power_usage, power_of, &read));
+          parent_power_mw = read ? static_cast<int64_t>(*read) : -1;
+        }
+        if (parent_power_mw >= 0) {
+          sample.power_mw = static_cast<uint32_t>(
+              std::llround(static_cast<double>(parent_power_mw) * mig_power_share_[i]));
         }
         continue;
       }

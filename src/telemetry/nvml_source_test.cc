@@ -741,6 +741,11 @@ TEST(NvmlSource, MigInstancesAreSampledInPlaceOfTheirParent) {
   EXPECT_EQ(fast[0].power_mw, std::llround(320'000.0 * 40192 / 81559));
   EXPECT_EQ(fast[1].power_mw, std::llround(320'000.0 * 19968 / 81559));
   EXPECT_LE(*fast[0].power_mw + *fast[1].power_mw, 320'000u) << "the GPU's power, once";
+  const uint64_t power_reads = fake.Calls("nvmlDeviceGetPowerUsage");
+  nvml.ReadFast(&fast);
+  EXPECT_EQ(fake.Calls("nvmlDeviceGetPowerUsage") - power_reads, 2u)
+      << "the MIG GPU's power read once for both instances, and the whole GPU's";
+  EXPECT_EQ(fast[1].power_mw, std::llround(320'000.0 * 19968 / 81559));
   EXPECT_FALSE(fast[0].energy_mj);
 
   // Xid 31 names GPU instance 2; Xid 79 names none, so it counts on every instance.
