@@ -224,23 +224,35 @@ std::string RunUtilHistogram(const RunSummary& s) {
   return t.rows.empty() ? "" : t.Render();
 }
 
+// A table declared once (run_gpu_table.h, history_gpu_table.h, history_who_table.h) into `t`:
+// its columns' headers, and for each of its `rows` the cells, each figure tied to the JSON value
+// it shows (`pointer(column, row, &scale)`: "" for none; a "—" is tied to nothing).
+template <typename Column, typename CellOf, typename PointerOf>
+void FillDeclaredTable(const std::vector<Column>& columns, size_t rows, const CellOf& cell,
+                       const PointerOf& pointer, html::Table* t) {
+  for (const Column& c : columns) {
+    t->headers.push_back(c.header);
+    t->numeric.push_back(c.Numeric());
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    std::vector<std::string>& row = t->rows.emplace_back();
+    for (const Column& c : columns) {
+      const std::string text = cell(c, i);
+      double scale = 1;
+      const std::string at = pointer(c, i, &scale);
+      row.push_back(at.empty() || text == "—" ? Esc(text) : Num(text, at, scale));
+    }
+  }
+}
+
 std::string RunPerGpu(const RunSummary& s) {
   html::Table t;
   t.caption = "Per GPU";
   t.sortable = true;
-  const std::vector<RunGpuColumn> columns = RunGpuColumns(s);
-  for (const RunGpuColumn& c : columns) {
-    t.headers.push_back(c.header);
-    t.numeric.push_back(c.Numeric());
-  }
-  for (size_t i = 0; i < s.gpus.size(); ++i) {
-    std::vector<std::string>& row = t.rows.emplace_back();
-    for (const RunGpuColumn& c : columns) {
-      const std::string text = RunGpuCellText(c, s.gpus[i]);
-      const std::string pointer = RunGpuCellPointer(c, i);
-      row.push_back(pointer.empty() || text == "—" ? Esc(text) : Num(text, pointer));
-    }
-  }
+  FillDeclaredTable(
+      RunGpuColumns(s), s.gpus.size(),
+      [&](const RunGpuColumn& c, size_t i) { return RunGpuCellText(c, s.gpus[i]); },
+      [](const RunGpuColumn& c, size_t i, double*) { return RunGpuCellPointer(c, i); }, &t);
   return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + RunUtilHistogram(s) +
          "</section>\n";
 }
@@ -364,20 +376,10 @@ std::string HistoryPerGpu(const HistorySummary& s) {
   html::Table t;
   t.caption = "Per GPU: shares of its time, means over the window";
   t.sortable = true;
-  const std::vector<HistoryGpuColumn> columns = HistoryGpuColumns(s);
-  for (const HistoryGpuColumn& c : columns) {
-    t.headers.push_back(c.header);
-    t.numeric.push_back(c.Numeric());
-  }
-  for (size_t i = 0; i < s.gpus.size(); ++i) {
-    std::vector<std::string>& row = t.rows.emplace_back();
-    for (const HistoryGpuColumn& c : columns) {
-      const std::string text = HistoryGpuCellText(c, s.gpus[i]);
-      double scale = 1;
-      const std::string pointer = HistoryGpuCellPointer(c, i, &scale);
-      row.push_back(pointer.empty() || text == "—" ? Esc(text) : Num(text, pointer, scale));
-    }
-  }
+  FillDeclaredTable(
+      HistoryGpuColumns(s), s.gpus.size(),
+      [&](const HistoryGpuColumn& c, size_t i) { return HistoryGpuCellText(c, s.gpus[i]); },
+      HistoryGpuCellPointer, &t);
   return "<section id=\"gpus\"><h2>Per GPU</h2>" + t.Render() + HistoryUtilHistogram(s) +
          "</section>\n";
 }
@@ -423,20 +425,14 @@ std::string HistoryWho(const HistorySummary& s) {
   html::Table t;
   t.caption = fmt::format("Who held the GPUs, by {}", HistoryByName(s.by));
   t.sortable = true;
-  const std::vector<HistoryWhoColumn> columns = HistoryWhoColumns(s);
-  for (const HistoryWhoColumn& c : columns) {
-    t.headers.push_back(c.header);
-    t.numeric.push_back(c.Numeric());
-  }
-  for (const HistoryWhoRow& r : HistoryWhoRows(s)) {
-    std::vector<std::string>& row = t.rows.emplace_back();
-    for (const HistoryWhoColumn& c : columns) {
-      const std::string text = HistoryWhoCellText(s, c, r);
-      double scale = 1;
-      const std::string pointer = HistoryWhoCellPointer(c, r, &scale);
-      row.push_back(pointer.empty() || text == "—" ? Esc(text) : Num(text, pointer, scale));
-    }
-  }
+  const std::vector<HistoryWhoRow> rows = HistoryWhoRows(s);
+  FillDeclaredTable(
+      HistoryWhoColumns(s), rows.size(),
+      [&](const HistoryWhoColumn& c, size_t i) { return HistoryWhoCellText(s, c, rows[i]); },
+      [&](const HistoryWhoColumn& c, size_t i, double* scale) {
+        return HistoryWhoCellPointer(c, rows[i], scale);
+      },
+      &t);
   return "<section id=\"who\"><h2>Who held the GPUs</h2>" + t.Render() +
          "<p class=\"muted\">Held: time a process of theirs was on a GPU, or the kubelet had "
          "allocated it to their pod (a shared GPU counts for each holder). Share and cost: " +

@@ -146,6 +146,18 @@ TEST(GpuValidateE2E, EnergyCompareJudgesTheRunsJoulesAgainstNvidiaSmisPower) {
   RunResult bad = compare(dir / "bad.csv");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("bad.csv:1: power.draw is not a number"), std::string::npos) << bad.err;
+  // Hostile inputs: an endless device, a directory; a JSON that is no summary. Refused, named.
+  for (const std::string& odd : {std::string("/dev/zero"), dir.path()}) {
+    RunResult r = RunProgram({script, "--pattern", "full", "--summary", odd, "--smi",
+                              dir / "same.csv", "--device", "0"}, {}, 10);
+    EXPECT_EQ(r.exit_code, 2) << odd;
+    EXPECT_NE(r.err.find(odd + ": not a regular file"), std::string::npos) << r.err;
+  }
+  WriteFile(dir / "list.json", "[1, 2]");
+  RunResult list = RunProgram({script, "--pattern", "full", "--summary", dir / "list.json",
+                               "--smi", dir / "same.csv", "--device", "0"}, {});
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_NE(list.err.find("not a cgov run summary.json"), std::string::npos) << list.err;
 }
 
 TEST(LoadgenE2E, BusyPatternWithoutTheCudaDriverIsAClearError) {
