@@ -68,18 +68,25 @@ TEST(FleetLoadOnAFake, TheLargestPatternAndSwingValuesStayBounded) {
     if (r.expr.find("(last_over_time(cgov_gpu_swings_total") != std::string::npos) {
       out.push_back(Series(gpu, {{from_s, 0}, {to_s, 1e15}}));
     }
+    // Energy by phase, in joules: a store's largest value (1e15 J) is bounded at 1 TJ a series.
+    if (r.expr.find("(last_over_time(cgov_gpu_phase_energy_joules_total") != std::string::npos) {
+      out.push_back(Series(with("phase", "productive"), {{from_s, 0}, {to_s, 1e15}}));
+      out.push_back(Series(with("phase", "truly_idle"), {{from_s, 0}, {to_s, 1e15}}));
+    }
     return Result<std::vector<PromSeries>>(out);
   });
   Result<HistoryInput> in = LoadFleet(fake, kFrom, kTo, {.rules = RecordingRules::kOff});
   ASSERT_TRUE(in.ok()) << in.status().message();
-  int64_t sm_active = 0;
+  int64_t sm_active = 0, energy_mj = 0;
   int swings = 0;
   for (const HourBucket& b : in->hours) {
     for (const auto& [id, g] : b.gpus) {
       sm_active += g.usage.sm_active_ms_x100;
       swings += g.usage.transitions;
+      energy_mj += g.usage.EnergyMj();
     }
   }
+  EXPECT_EQ(energy_mj, 2 * int64_t{1'000'000'000'000'000}) << "1 TJ a series, no overflow";
   EXPECT_EQ(sm_active, int64_t{100'000'000'000'000'000});  // 1e12 s x 1e5: the bound
   EXPECT_EQ(swings, 1'000'000'000);
 }
