@@ -61,7 +61,7 @@ struct IdentityHour {
   // in the database's rollups (they are priced at the GPU's price when summarized).
   MicroUsd cost = 0;
 
-  int64_t AttributedMsForTest() const {
+  int64_t AttributedMs() const {
     int64_t sum = attributed_unknown_ms;
     for (int64_t ms : attributed_ms) sum += ms;
     return sum;

@@ -575,6 +575,34 @@ void ShowWhoInShowbackCents(HistorySummary* s) {
   }
 }
 
+// The right-size plan's rows and findings (--plan): identities named as --by names them (with
+// their id where two share a name), each one's attributed time read from the window's hours.
+void AddPlan(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s) {
+  PlanContext c;
+  c.input = &*in.plan;
+  c.gpus = &in.gpus;
+  for (size_t i = 0; i < s->gpus.size(); ++i) {
+    c.report_gpus.push_back({s->gpus[i].gpu.id, s->gpus[i].label, s->usage.gpus[i].KnownMs(),
+                             s->usage.gpus[i].util_ms_x100 / 100});
+  }
+  std::map<std::string, int> uses;
+  for (const auto& [id, identity] : in.identities) ++uses[HistoryKey(o.by, identity, in.hostname)];
+  for (const auto& [id, identity] : in.identities) {
+    std::string key = HistoryKey(o.by, identity, in.hostname);
+    if (key.empty()) key = "(unknown)";
+    c.identity_names[id] = uses[HistoryKey(o.by, identity, in.hostname)] > 1
+                               ? fmt::format("{} [identity {}]", key, id) : key;
+  }
+  for (const HourBucket& b : in.hours) {
+    for (const auto& [key, h] : b.identities) c.attributed_ms[key] += h.AttributedMs();
+  }
+  c.known_ms = s->usage.KnownMs();
+  s->plan = BuildPlan(c, &s->findings);
+  std::stable_sort(s->findings.begin(), s->findings.end(), [](const Finding& a, const Finding& b) {
+    return a.severity > b.severity;
+  });
+}
+
 void ReconcileIdleHeld(HistorySummary* s) {
   IdleHeldParts& p = s->idle_held;
   p = SplitIdleHeld(s->usage);
@@ -659,8 +687,10 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   }
   s.findings = Recommend(s.usage, s.cost, prices, o.phases, names, health);
   AdviseByHolder(in, &s);
+  if (in.plan) AddPlan(in, o, &s);
   s.savings = CombineSavings(s.findings, s.cost, s.usage, names);
   SpendFractionsOntoFindings(s.savings, &s.findings);
+  if (in.plan) PricePlan(s.savings, s.cost, &s.plan);
   s.showback = EstimateShowback(s, o.idle_cost);
   ShowWhoInShowbackCents(&s);
   ReconcileIdleHeld(&s);

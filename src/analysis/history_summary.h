@@ -16,6 +16,8 @@
 #include "analysis/findings.h"
 #include "analysis/history_by.h"
 #include "analysis/history_rollup.h"
+#include "analysis/plan_summary.h"
+#include "analysis/rightsize.h"
 #include "analysis/savings.h"
 #include "analysis/series.h"
 #include "store/records.h"
@@ -54,6 +56,9 @@ struct HistoryInput {
   // The whole fleet's usage by hour, when `hours` holds per-GPU totals of spans longer than an
   // hour (the fleet report over recording rules): the heatmap reads these instead.
   std::map<int64_t, GpuUsage> heatmap_hours;
+  // `cgov report --plan`: the right-size plan's loads and replayed packings (app/history/
+  // plan_load.h); nullopt without the flag.
+  std::optional<PlanInput> plan;
 };
 
 // What to do with the cost of GPU time no one held.
@@ -254,6 +259,8 @@ struct HistorySummary {
   std::vector<PolicyAction> policy_actions;
   std::string budgets_file;
   int budget_forecast_days = 0;
+  // --plan: the right-size plan (computed = false without the flag).
+  PlanSummary plan;
 };
 
 // Each sampled GPU's price per GPU-hour as SummarizeHistory prices it (a GPU it cannot price is

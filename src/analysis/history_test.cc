@@ -82,7 +82,7 @@ TEST(HistoryAggregator, HandComputedTimeline) {
   EXPECT_EQ(all.identities.at({1, 1}).attributed_ms[kProductive], 3000);
   EXPECT_EQ(all.identities.at({2, 1}).idle_held_ms, 3000);
   EXPECT_EQ(all.identities.at({3, 1}).held_ms, 1000) << "Xorg held it";
-  EXPECT_EQ(all.identities.at({3, 1}).AttributedMsForTest(), 0) << "graphics is not charged";
+  EXPECT_EQ(all.identities.at({3, 1}).AttributedMs(), 0) << "graphics is not charged";
 }
 
 TEST(HistoryAggregator, SharedGpuTimeIsSplitWithoutLosingAMillisecond) {
@@ -94,7 +94,7 @@ TEST(HistoryAggregator, SharedGpuTimeIsSplitWithoutLosingAMillisecond) {
   int64_t sum = 0;
   for (uint32_t id : {1u, 2u, 3u}) {
     EXPECT_EQ(all.identities.at({id, 1}).held_ms, 1000) << "each holder held all of it";
-    sum += all.identities.at({id, 1}).AttributedMsForTest();
+    sum += all.identities.at({id, 1}).AttributedMs();
   }
   EXPECT_EQ(sum, 1000);
 }
@@ -179,7 +179,7 @@ TEST(HistoryAggregator, AnAllocatedGpuIsHeldByItsContainer) {
   EXPECT_EQ(pod.attributed_ms[kIdleHeld], 2000);
   EXPECT_EQ(pod.attributed_ms[kProductive], 500) << "shared with the process on it";
   EXPECT_EQ(all.identities.at({1, 1}).attributed_ms[kProductive], 500);
-  EXPECT_EQ(all.identities.at({3, 1}).AttributedMsForTest(), 0) << "Xorg still draws only";
+  EXPECT_EQ(all.identities.at({3, 1}).AttributedMs(), 0) << "Xorg still draws only";
   const std::vector<SessionRecord> sessions = a.AllSessions();
   ASSERT_EQ(sessions.size(), 2u);
   const SessionRecord& held = sessions[0].allocation() ? sessions[0] : sessions[1];
@@ -286,7 +286,7 @@ TEST(HistoryAggregator, TickCreditsAddUpToTheRollups) {
     const IdentityHour& ih = all.identities.at({id, 1});
     EXPECT_EQ(ids[id][0], ih.held_ms) << id;
     EXPECT_EQ(ids[id][1], ih.idle_held_ms) << id;
-    EXPECT_EQ(ids[id][2], ih.AttributedMsForTest()) << id;
+    EXPECT_EQ(ids[id][2], ih.AttributedMs()) << id;
   }
   EXPECT_GT(ids[1][1], 0) << "the random timeline has idle-held time";
 }
@@ -605,7 +605,7 @@ TEST(HistorySummary, WhoReadsTheDollarsTheSourcePricedWhenItSaysSo) {
   in.gpu_prices[1] = daemon;
   for (HourBucket& b : in.hours) {
     for (auto& [key, h] : b.identities) {
-      h.cost = CostOf(10 * kMicroPerUsd, h.AttributedMsForTest());
+      h.cost = CostOf(10 * kMicroPerUsd, h.AttributedMs());
     }
   }
   HistoryOptions o;

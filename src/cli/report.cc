@@ -48,6 +48,22 @@ void AddMoneyFlags(CLI::App& app, ReportOptions& r) {
                  "(owner:team=platform)")->capture_default_str();
 }
 
+// The right-size plan (issue 61; docs/analysis.md, "Right-size plan").
+void AddPlanFlags(CLI::App& app, ReportOptions& r) {
+  app.add_flag("--plan", r.plan, "add the right-size plan: each workload's fitting MIG profile "
+               "and the GPUs its loads pack onto, replayed over every raw tick of the window "
+               "(with --db; reads every tick, so it takes longer)");
+  app.add_option("--plan-headroom", r.plan_options.memory_margin_pct, "with --plan: % of a "
+                 "GPU's (a profile's) memory kept free above a load's p99")
+      ->check(CLI::Range(0, 50))->capture_default_str();
+  app.add_option("--plan-compute-ceiling", r.plan_options.compute_ceiling_pct, "with --plan: "
+                 "the summed SM activity % a planned GPU may carry")
+      ->check(CLI::Range(10, 100))->capture_default_str();
+  app.add_option("--plan-compute-over", r.plan_options.compute_over_pct, "with --plan: % of the "
+                 "time the replay may see a planned GPU above that ceiling")
+      ->check(CLI::Range(0, 50))->capture_default_str();
+}
+
 }  // namespace
 
 int RunReport(int argc, char** argv) {
@@ -98,6 +114,7 @@ int RunReport(int argc, char** argv) {
   app.add_option("--idle-held-min", r.idle_held_min,
                  "list a session once it has been idle-held this long")->capture_default_str();
   AddMoneyFlags(app, r);
+  AddPlanFlags(app, r);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,6 @@
 #include "report/history_report.h"
 
+
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +11,7 @@
 #include "core/time_format.h"
 #include "report/budget_report.h"
 #include "report/history_gpu_table.h"
+#include "report/plan_report.h"
 #include "report/history_who_table.h"
 #include "report/policy_report.h"
 #include "report/run_report.h"
@@ -452,7 +454,7 @@ std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
   }
   out += Waste(s, st) + Energy(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) +
          BudgetsText(s, st) +
-         Actions(s, st) + PolicyActionsText(s, st) + Heatmap(s, st);
+         Actions(s, st) + PolicyActionsText(s, st) + Heatmap(s, st) + PlanText(s.plan, st);
   out += FindingsText(s.findings, s.savings, true, st);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
   return out;
@@ -564,6 +566,7 @@ json HistoryReportJson(const HistorySummary& s) {
   json out = HistoryReportJsonCore(s);
   out["policy_actions"] = PolicyActionsJson(s);
   if (!s.budgets_file.empty()) out["budgets"] = BudgetsJson(s);  // only with --budgets
+  if (s.plan.computed) out["plan"] = PlanJson(s.plan);            // only with --plan
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "report/history_gpu_table.h"
 #include "report/history_who_table.h"
 #include "report/history_report.h"
+#include "report/plan_report.h"
 #include "report/policy_report.h"
 #include "report/run_gpu_table.h"
 #include "report/html.h"
@@ -581,6 +582,57 @@ std::string RunReportHtml(const RunSummary& s) {
   return out + html::PageEnd();
 }
 
+// The right-size plan (--plan): its lead with the figures tied to /plan, then its three tables.
+std::string HistoryPlan(const HistorySummary& s) {
+  const PlanSummary& p = s.plan;
+  if (!p.computed) return "";
+  size_t fitting = 0;
+  for (const PlanWorkloadRow& w : p.workloads) fitting += w.profile.empty() ? 0 : 1;
+  auto usd = [&](MicroUsd v, const char* at) { return p.priced ? Num(FormatUsd(v), at) : "—"; };
+  std::string out = fmt::format(
+      "<section id=\"plan\"><h2>Right-size plan</h2>\n<p>Replayed over {} → {} ({} days of raw "
+      "samples): the loads fit on {} of {} GPUs, {} in the window ({} a month at this rate); {} "
+      "workload(s) fit a smaller MIG profile, {} ({} a month). Memory by p99 + {} % headroom, "
+      "never over in the replay; compute by summed SM activity ≤ {} %, over it ≤ {} % of the "
+      "time. Each lever's dollars are capped by the waste of the GPUs it acts on; with the other "
+      "findings they combine in Savings.</p>\n",
+      Esc(FormatMinuteUtc(p.from_ms)), Esc(FormatMinuteUtc(p.until_ms)),
+      Num(F1(p.days), "/plan/days"), Num(fmt::format("{}", p.gpus_planned), "/plan/gpus_planned"),
+      Num(fmt::format("{}", p.gpus_now), "/plan/gpus_now"),
+      usd(p.consolidate_usd, "/plan/consolidate_usd"),
+      usd(p.consolidate_usd_month, "/plan/consolidate_usd_month"), fitting,
+      usd(p.rightsize_usd, "/plan/right_size_usd"),
+      usd(p.rightsize_usd_month, "/plan/right_size_usd_month"), p.options.memory_margin_pct,
+      p.options.compute_ceiling_pct, p.options.compute_over_pct);
+  const char* captions[] = {"GPUs by model: now and under the plan",
+                            "Each GPU that stays, and the loads it takes (replayed)",
+                            "Workloads: what they use, the smallest MIG profile that holds them"};
+  int n = 0;
+  for (PlanTable table : {PlanTable::kGroups, PlanTable::kBins, PlanTable::kWorkloads}) {
+    const std::vector<PlanRowRef> rows = PlanRows(p, table);
+    const char* caption = captions[n++];
+    if (rows.empty()) continue;
+    html::Table t;
+    t.caption = caption;
+    t.sortable = true;
+    FillDeclaredTable(
+        PlanColumns(table), rows.size(),
+        [&](const PlanColumn& c, size_t i) { return PlanCellText(p, table, c, rows[i]); },
+        [&](const PlanColumn& c, size_t i, double*) { return PlanCellPointer(table, c, rows[i]); },
+        &t);
+    out += t.Render();
+  }
+  std::vector<std::string> notes = p.notes;
+  for (const PlanGroupRow& g : p.groups) {
+    for (const std::string& why : g.refused) notes.push_back("refused by the replay (" + g.model + "): " + why);
+  }
+  notes.push_back("Not measured: how co-located jobs slow each other. MIG needs the GPU drained "
+                  "and reconfigured. The plan is as good as its window.");
+  out += "<ul>";
+  for (const std::string& n2 : notes) out += "<li>" + Esc(n2) + "</li>";
+  return out + "</ul></section>\n";
+}
+
 std::string HistoryReportHtml(const HistorySummary& s) {
   std::string out = html::PageStart("GPU history of " + (s.hostname.empty() ? "this host" : s.hostname));
   out += HistoryHeader(s);
@@ -591,7 +643,7 @@ std::string HistoryReportHtml(const HistorySummary& s) {
     out += HistoryWaste(s) + HistoryEnergy(s) + HistoryCharts(s) + HistoryPerGpu(s) + HistoryWho(s) +
            HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s) + PolicyActionsHtml(s);
     out += "<section id=\"heatmap\"><h2>Mean utilization by hour of day</h2>\n" +
-           html::HeatmapSvg(s.heatmap, s.tz_name) + "</section>\n";
+           html::HeatmapSvg(s.heatmap, s.tz_name) + "</section>\n" + HistoryPlan(s);
     out += "<section id=\"findings\"><h2>Findings</h2>\n" +
            html::FindingsHtml(s.findings, s.savings, true) + "</section>\n";
   }

@@ -1,5 +1,6 @@
 #include "telemetry/nvml_source.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include "fakes/nvml_testing.h"

@@ -20,6 +20,7 @@
 #include "analysis/slurm_accounting.h"
 #include "app/fleet/fleet_load.h"
 #include "app/history/history_load.h"
+#include "app/history/plan_load.h"
 #include "app/price_flags.h"
 #include "billing/billing.h"
 #include "core/atomic_file.h"
@@ -69,6 +70,10 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
   if (!by) {
     return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod, host, "
                                        "slurm_job, account, namespace or container", r.by));
+  }
+  if (r.plan && !r.prometheus.empty()) {
+    return InvalidArgument("--plan: the plan replays a history database's raw ticks (--db); "
+                           "from --prometheus it is not available yet");
   }
   if (*by == HistoryBy::kAccount && r.slurm_accounting.empty() && !r.sacct) {
     return InvalidArgument("--by account: give the jobs' accounts with --sacct (runs sacct) or "
@@ -270,6 +275,10 @@ Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& op
   CGOV_ASSIGN_OR_RETURN(std::vector<std::string> notes, ClampToData(*store, end, &w));
   CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(*store, w.since_ms, w.until_ms, options.phases));
   in.notes.insert(in.notes.begin(), notes.begin(), notes.end());
+  // The report's own window only (not a budget's period, not cgov top's day).
+  if (r.plan && !window) {
+    CGOV_ASSIGN_OR_RETURN(in.plan, LoadPlan(*store, w.since_ms, w.until_ms, r.plan_options));
+  }
   return in;
 }
 

@@ -44,6 +44,8 @@ struct ReportOptions {
   std::optional<std::string> grid_intensity;  // --grid-intensity G: g CO2e a kWh (none assumed)
   std::optional<std::string> energy_price;    // --energy-price USD: dollars a kWh (none assumed)
   bool since_given = false;
+  bool plan = false;         // --plan: the right-size plan (with --db)
+  PlanOptions plan_options;  // --plan-headroom, --plan-compute-ceiling, --plan-compute-over
 };
 
 // The flags checked and typed; usage errors name their flag. `catalog` holds --price-catalog's
