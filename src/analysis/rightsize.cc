@@ -117,7 +117,9 @@ std::optional<TickLoad> GpuTickLoad(const StoredTick& tick, size_t gpu_pos) {
   if (g.processes_known) {
     uint64_t sum = 0;
     for (const StoredProcess& p : tick.processes) {
-      if (p.gpu_pos == gpu_pos && p.mem_used_mib) sum += *p.mem_used_mib;
+      // Compute processes only: a display server's memory is no load to move (the ledger calls
+      // a GPU held by graphics alone idle too).
+      if (p.gpu_pos == gpu_pos && p.compute && p.mem_used_mib) sum += *p.mem_used_mib;
     }
     load.mem_mib = static_cast<uint32_t>(std::min<uint64_t>(sum, UINT32_MAX));
   } else if (auto used = g.get(StoredGpuField::kMemUsedMib)) {

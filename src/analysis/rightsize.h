@@ -42,8 +42,8 @@ class LoadHistogram {
   int64_t ms_ = 0;
 };
 
-// What a GPU carried in one tick: its processes' memory (the GPU's memory used when the process
-// list is unknown) and its compute: NVML GPM's SM activity where known, else utilization.gpu (a
+// What a GPU carried in one tick: its compute processes' memory (the GPU's memory used when the
+// process list is unknown) and its compute: NVML GPM's SM activity where known, else utilization.gpu (a
 // coarser reading that overstates the need: the plan errs towards keeping GPUs).
 struct TickLoad {
   uint32_t mem_mib = 0;

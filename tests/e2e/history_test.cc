@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -88,6 +89,62 @@ TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessio
     pids.insert(s["pid"].get<int>());
   }
   EXPECT_EQ(pids, (std::set<int>{42000, 49999}));
+
+  // Issue 61: the plan of this box is known. A100 80GB x 4: alice's 70 GB at 80 % stays on GPU 0;
+  // carol's 10 GB at 40 % (GPU 3) takes bob's 8 GB at 2 % (GPU 1); GPU 2 (Xorg only) carries
+  // nothing. Two GPUs freed. bob fits 1g.10gb (9,728 MiB usable); carol's compute needs 4g.40gb
+  // (4/7 x 80 % = 45.7 % >= 40 %); alice fits no profile under the whole GPU.
+  json plan = ReportJson({"--db", db, "--plan"});
+  ASSERT_TRUE(plan.contains("plan")) << plan.dump(1).substr(0, 2000);
+  const json& p = plan["plan"];
+  EXPECT_EQ(p["gpus_now"], 4);
+  EXPECT_EQ(p["gpus_planned"], 2);
+  ASSERT_EQ(p["groups"].size(), 1u) << p.dump(1);
+  const json& g = p["groups"][0];
+  EXPECT_EQ(g["model"], "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g["freed"], json::array({"1", "2"})) << g.dump(1);
+  EXPECT_EQ(g["sizing"], "p99");
+  ASSERT_EQ(g["bins"].size(), 2u);
+  EXPECT_EQ(g["bins"][0]["takes"], json::array({"0"}));
+  EXPECT_EQ(g["bins"][1]["takes"], json::array({"3", "1"}));
+  EXPECT_EQ(g["bins"][1]["peak_memory_mib"].get<int>(), 10'000 + 8'000 + 200);
+  EXPECT_EQ(g["bins"][1]["compute_over_pct"], 0.0);
+  std::map<std::string, json> loads;
+  for (const json& w : p["workloads"]) loads[w["name"].get<std::string>()] = w;
+  EXPECT_EQ(loads["bob"]["profile"], "1g.10gb") << p["workloads"].dump(1);
+  EXPECT_EQ(loads["bob"]["memory_peak_mib"], 8000);
+  EXPECT_EQ(loads["bob"]["headroom_mib"], 9728 - 8000);
+  EXPECT_EQ(loads["carol"]["profile"], "4g.40gb");
+  EXPECT_EQ(loads["alice"]["profile"], nullptr);
+  EXPECT_NE(loads["alice"]["why"].get<std::string>().find("no profile"), std::string::npos);
+  // The plan's dollars are savings: levers of the combined savings, within the waste, and the
+  // groups' and workloads' parts add up to their lever's.
+  ASSERT_TRUE(plan["cost"]["priced"].get<bool>());
+  EXPECT_GT(Cents(p["consolidate_usd"]), 0);
+  EXPECT_GT(Cents(p["right_size_usd"]), 0);
+  EXPECT_LE(Cents(p["consolidate_usd"]), Cents(plan["cost"]["waste_usd"]));
+  EXPECT_LE(Cents(p["right_size_usd"]), Cents(plan["cost"]["waste_usd"]));
+  EXPECT_EQ(Cents(g["usd"]), Cents(p["consolidate_usd"]));
+  int64_t workload_cents = 0;
+  for (const json& w : p["workloads"]) workload_cents += Cents(w["usd"]);
+  EXPECT_EQ(workload_cents, Cents(p["right_size_usd"]));
+  std::set<std::string> levers;
+  for (const json& l : plan["savings"]["levers"]) levers.insert(l["finding"].get<std::string>());
+  EXPECT_TRUE(levers.count("consolidate_gpus") && levers.count("right_size_mig")) << plan["savings"];
+  EXPECT_LE(Cents(plan["savings"]["combined_usd"]), Cents(plan["cost"]["total_usd"]));
+  // Without --plan: no plan, no plan findings, and the same cost.
+  EXPECT_FALSE(r.contains("plan"));
+  for (const json& f : r["findings"]) EXPECT_NE(f["id"], "consolidate_gpus");
+  // The text and Markdown say the same figures.
+  for (const char* format : {"text", "md"}) {
+    RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--plan", "--format", format}, {});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("Right-size plan"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("fit on 2 of 4 GPUs"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find(fmt::format("${:.2f}", p["consolidate_usd"].get<double>())),
+              std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("1g.10gb"), std::string::npos);
+  }
 
   json by_pod = ReportJson({"--db", db, "--by", "pod"});
   EXPECT_TRUE(WhoByKey(by_pod).count("0f6c1e2a-93b4-4c1d-9f3e-5a7b2c8d4e61")) << by_pod["who"];
@@ -461,6 +518,37 @@ TEST(HistoryE2E, AnyFixedOffsetShiftsTheHeatmap) {
       EXPECT_EQ(shifted[slot / 24][slot % 24], utc[from / 24][from % 24]) << tz << " " << slot;
     }
   }
+}
+
+// --plan's flags are checked as they are read, and the plan needs a database's raw ticks.
+TEST(HistoryE2E, ThePlansFlagsAreCheckedAndItNeedsADatabase) {
+  const std::string db = SharedDemoDb({"--duration", "7d", "--interval", "60s"});
+  ASSERT_NE(db, "");
+  const std::vector<std::vector<std::string>> bad = {
+      {"--plan", "--plan-headroom", "80"},       {"--plan", "--plan-headroom", "x"},
+      {"--plan", "--plan-compute-ceiling", "5"}, {"--plan", "--plan-compute-ceiling", "101"},
+      {"--plan", "--plan-compute-over", "-1"},   {"--plan", "--plan-compute-over", "nan"}};
+  for (const std::vector<std::string>& extra : bad) {
+    std::vector<std::string> argv = {CgovBinary(), "report", "--db", db};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    RunResult r = RunProgram(argv, {});
+    EXPECT_EQ(r.exit_code, 2) << extra[1] << " " << extra[2] << r.err;
+    EXPECT_NE(r.err.find(extra[1]), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << "no partial report";
+  }
+  RunResult prom = RunProgram({CgovBinary(), "report", "--prometheus", "http://127.0.0.1:9",
+                               "--plan"}, {});
+  EXPECT_EQ(prom.exit_code, 2) << prom.err;
+  EXPECT_NE(prom.err.find("--plan"), std::string::npos) << prom.err;
+  // Stricter options keep more GPUs: a 0 % compute-over share refuses any packing that ever
+  // passed the ceiling, a full headroom of 50 % packs less.
+  json loose = ReportJson({"--db", db, "--since", "7d", "--plan"});
+  json strict = ReportJson({"--db", db, "--since", "7d", "--plan", "--plan-headroom", "50",
+                            "--plan-compute-over", "0"});
+  EXPECT_GE(strict["plan"]["gpus_planned"].get<int>(), loose["plan"]["gpus_planned"].get<int>());
+  EXPECT_EQ(strict["plan"]["options"]["memory_headroom_pct"], 50);
+  EXPECT_LT(loose["plan"]["gpus_planned"].get<int>(), loose["plan"]["gpus_now"].get<int>())
+      << "the demo week's unused GPU 7 is freed" << loose["plan"].dump(1).substr(0, 3000);
 }
 
 TEST(HistoryE2E, BadInputGetsAClearErrorAndNoOutput) {

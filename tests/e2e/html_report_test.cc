@@ -106,13 +106,13 @@ TEST_F(HtmlReportE2E, HistoryReportOfTheDemoWeek) {
     RunResult rep = RunProgram({CgovBinary(), "report", "--db", week, "--since", "7d",
                                 "--budgets", dir / "budgets.toml", "--format", format, "--out",
                                 dir / ("week." + std::string(format)), "--energy-price", "0.125",
-                                "--grid-intensity", "380"},
+                                "--grid-intensity", "380", "--plan"},
                                {}, 60);
     ASSERT_EQ(rep.exit_code, 0) << rep.err;
   }
   EXPECT_EQ(CheckInBrowser(dir / "week.html", dir / "week.json", "demo-week",
                            {"cost", "phases", "waste", "charts", "gpus", "who", "showback",
-                            "budgets", "actions", "heatmap", "findings"}),
+                            "budgets", "actions", "heatmap", "plan", "findings"}),
             "");
   // Issue 57, 12: the history page lacked the projection the other views show; its figures are
   // read back from the JSON by the browser check with the others.
