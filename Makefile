@@ -43,10 +43,10 @@ run:
 	  $(BUILD)/cgov run --nvml-lib $(BUILD)/fake_nvml/full/libnvidia-ml.so.1 \
 	    --out $(BUILD)/make-run --force --interval 200ms --tag project=demo -- sleep 6
 	@echo
-	@echo "== cgov demo: a shared 8-GPU box, a simulated week at 1 Hz, then cgov report --since 7d =="
+	@echo "== cgov demo: a shared 8-GPU box, a simulated week at 1 Hz, then cgov report --since 7d --plan =="
 	@$(BUILD)/cgov demo --db $(BUILD)/demo.db --force --duration 7d
-	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --budgets deploy/budgets/budgets.example.toml
-	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --budgets deploy/budgets/budgets.example.toml \
+	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --budgets deploy/budgets/budgets.example.toml --plan
+	@$(BUILD)/cgov report --db $(BUILD)/demo.db --since 7d --budgets deploy/budgets/budgets.example.toml --plan \
 	  --format html --out $(BUILD)/demo-week.html
 	@echo
 	@echo "HTML reports (open in a browser; one self-contained file each, docs/html-report.md):"

@@ -38,6 +38,9 @@ Result<PlanInput> LoadPlan(const HistoryStore& store, int64_t since_ms, int64_t 
   profiler.Finish(until_ms);
   in.profile = profiler.profile();
   in.groups = PackGroups(in.profile, gpus, options);
+  bool any = false;
+  for (const PlanGroup& g : in.groups) any = any || !g.candidates.empty();
+  if (!any) return in;  // nothing frees a GPU: no packing to replay
   PlanReplay replay(&in.groups, options);
   CGOV_RETURN_IF_ERROR(EachTick(store, runs, since_ms, until_ms,
                                 [&](int64_t ts, const RunRecord& run, const StoredTick& tick) {
