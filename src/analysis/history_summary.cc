@@ -597,6 +597,20 @@ void AddPlan(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s)
     for (const auto& [key, h] : b.identities) c.attributed_ms[key] += h.AttributedMs();
   }
   c.known_ms = s->usage.KnownMs();
+  // The catalog's priced models with a throughput figure, and each GPU's own model in it.
+  const PriceCatalog& catalog = o.catalog != nullptr ? *o.catalog : BuiltinCatalog();
+  for (const GpuModelPrice& m : catalog.gpu_models) {
+    const std::optional<double> tflops = DenseTensorTflops(m.model);
+    if (!tflops || !m.memory_gb || !m.on_demand.median) continue;
+    c.skus.push_back({m.model, m.label, static_cast<uint64_t>(*m.memory_gb) * 1024, *tflops,
+                      *m.on_demand.median});
+  }
+  for (const GpuRecord& g : in.gpus) {
+    std::string why;
+    if (const GpuModelPrice* m = FindModel(catalog, g.name, g.mem_total_mib, &why)) {
+      c.catalog_model[g.id] = m->model;
+    }
+  }
   s->plan = BuildPlan(c, &s->findings);
   std::stable_sort(s->findings.begin(), s->findings.end(), [](const Finding& a, const Finding& b) {
     return a.severity > b.severity;

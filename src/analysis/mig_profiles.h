@@ -1,10 +1,11 @@
-// The MIG profiles a GPU model can be partitioned into (NVIDIA's MIG user guide, "Supported MIG
+// GPU models' facts for the right-size plan: the MIG profiles a model can be partitioned into (NVIDIA's MIG user guide, "Supported MIG
 // Profiles": A30, A100 40/80 GB, H100 80/94/96 GB, H20, H200, B200), for the right-size plan
 // (analysis/rightsize.h). Pure.
 #ifndef CGOV_ANALYSIS_MIG_PROFILES_H_
 #define CGOV_ANALYSIS_MIG_PROFILES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,12 @@ struct MigProfile {
 // not one cgov knows). `name`: NVML's product name; `mem_total_mib`: the whole GPU's memory.
 // The "+me" (media) and 1g double-memory variants are left out: a plan names the plain ones.
 std::vector<MigProfile> MigProfilesFor(std::string_view name, uint64_t mem_total_mib);
+
+// Dense BF16/FP16 Tensor Core TFLOPS of a price-catalog model (data/prices.json's `model`), from
+// NVIDIA's datasheets (their "with sparsity" figures halved): the throughput a cheaper-SKU
+// suggestion assumes a workload scales by. nullopt for a model without a figure here (A10G,
+// RTX 4090: none published by NVIDIA in this form), which is then never suggested.
+std::optional<double> DenseTensorTflops(std::string_view catalog_model);
 
 }  // namespace cgov
 

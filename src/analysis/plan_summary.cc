@@ -177,13 +177,14 @@ void ConsolidateFinding(const Lookup& l, const PlanSummary& plan, std::vector<Fi
   out->push_back(std::move(f));
 }
 
-// right_size_mig: a workload on a profile needs only its price share of the time it is given.
+// right_size: a workload on a profile or a cheaper GPU needs only its price share of its time.
 void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Finding>* out) {
   std::map<unsigned, double> saved_ms;  // by usage index
   std::vector<std::string> named;
   for (const PlanWorkloadRow& w : plan.workloads) {
     if (w.profile.empty()) continue;
-    named.push_back(fmt::format("{} on {}", w.name, w.profile));
+    named.push_back(fmt::format("{} on {}{}", w.name, w.profile_kind == "gpu" ? "an " : "MIG ",
+                                w.profile));
     for (const auto& [key, ms] : l.c.attributed_ms) {
       const int index = l.Index(key.second);
       if (key.first != w.identity_id || index < 0) continue;
@@ -206,24 +207,59 @@ void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Find
   if (f.gpu_savings.empty()) return;
   f.id = kRightSizeFindingId;
   f.severity = Severity::kInfo;
-  f.title = fmt::format("{} workload(s) fit a MIG instance smaller than their GPU", named.size());
+  f.title = fmt::format("{} workload(s) fit a MIG instance or a cheaper GPU", named.size());
   f.observed = static_cast<double>(named.size());
   f.observed_unit = "workloads";
   f.threshold = 1;
-  f.threshold_text = fmt::format("peak memory within a profile, p99 with {} % headroom, p95 "
-                                 "compute within its share x {} %, one GPU at a time",
+  f.threshold_text = fmt::format("peak memory within a profile (or a cheaper GPU), p99 with {} % "
+                                 "headroom, p95 compute within its share x {} %, one GPU at a time",
                                  plan.options.memory_margin_pct, plan.options.compute_ceiling_pct);
   f.evidence_gpu_ms = static_cast<int64_t>(recovered);
   f.window_end_ms = plan.covered_ms;
   f.recommendation = fmt::format(
       "Run {} (the Right-size table has each one's peak, p99 and headroom). MIG needs the GPU "
-      "drained and reconfigured; the rest of the GPU serves other work.", Join(named));
-  f.remediations = {"mig"};
+      "drained and reconfigured, the rest of it then serves other work; a cheaper GPU's speed is "
+      "an assumption (dense Tensor TFLOPS): measure a step before moving.", Join(named));
+  f.remediations = {"mig", "smaller_sku"};
   f.axis = Axis::kUtilization;
   f.savings_fraction = recovered / static_cast<double>(std::max<int64_t>(1, l.c.known_ms));
-  f.savings_reasoning = "each workload's share of its GPUs' time less its profile's price "
-                        "share (the profile's memory share); capped by each GPU's waste";
+  f.savings_reasoning = "each workload's share of its GPUs' time x (1 - the price share of its "
+                        "profile (its memory share) or cheaper GPU (catalog prices)); capped by "
+                        "each GPU's waste";
   out->push_back(std::move(f));
+}
+
+// A cheaper catalog GPU whose memory (90 % of its nominal GB, under what each card reports) holds
+// the workload's peak and, with the headroom, its p99, and whose throughput holds its p95 compute
+// under the ceiling, assuming the work scales with dense Tensor TFLOPS: the cheapest, by its
+// price's share of the workload's GPU's (both the catalog's references).
+struct SkuChoice {
+  const PlanSku* sku = nullptr;
+  double price_share = 1;
+  uint64_t usable_mib = 0;
+  double compute_pct = 0;  // its p95 compute on the new GPU
+};
+
+std::optional<SkuChoice> CheaperSku(const Lookup& l, const WorkloadLoad& w, uint32_t gpu_id,
+                                    const PlanOptions& o) {
+  auto model = l.c.catalog_model.find(gpu_id);
+  if (model == l.c.catalog_model.end() || w.gpus_at_once.Percentile(0.99) > 1) return std::nullopt;
+  const PlanSku* now = nullptr;
+  for (const PlanSku& s : l.c.skus) now = s.model == model->second ? &s : now;
+  if (now == nullptr || now->price <= 0) return std::nullopt;
+  const uint64_t p99 = w.mem_mib.Percentile(0.99), peak = w.mem_mib.max();
+  const double p95 = w.compute_x10.Percentile(0.95) / 10.0;
+  std::optional<SkuChoice> best;
+  for (const PlanSku& s : l.c.skus) {
+    if (&s == now || s.price >= now->price || s.tflops <= 0) continue;
+    const auto usable = static_cast<uint64_t>(static_cast<double>(s.memory_mib) * 0.9);
+    const uint64_t fill = usable * static_cast<uint64_t>(100 - o.memory_margin_pct) / 100;
+    const double compute = p95 * now->tflops / s.tflops;
+    if (peak > usable || p99 > fill || compute > o.compute_ceiling_pct) continue;
+    const double share = static_cast<double>(s.price) / static_cast<double>(now->price);
+    if (!best || share < best->price_share) best = SkuChoice{&s, share, usable, compute};
+  }
+  return best;
 }
 
 PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
@@ -251,13 +287,26 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
   if (gpu == nullptr) return row;
   row.gpu_model = gpu->name;
   const WorkloadAdvice advice = AdviseWorkload(w, *gpu, o);
+  row.why = advice.why;
   if (advice.profile) {
     row.profile = advice.profile->name;
+    row.profile_kind = "mig";
     row.profile_mib = advice.profile->usable_mib;
     row.headroom_mib = advice.headroom_mib;
     row.profile_price_share = advice.profile->PriceShare();
+    row.why = fmt::format("{} of the GPU's price (its memory share)", advice.profile->memory_eighths == 8 ? "all" : fmt::format("{}/8", advice.profile->memory_eighths));
   }
-  row.why = advice.why;
+  if (const std::optional<SkuChoice> sku = CheaperSku(l, w, longest, o);
+      sku && sku->price_share < row.profile_price_share) {
+    row.profile = sku->sku->label;
+    row.profile_kind = "gpu";
+    row.profile_mib = sku->usable_mib;
+    row.headroom_mib = sku->usable_mib - row.mem_p99_mib;
+    row.profile_price_share = sku->price_share;
+    row.why = fmt::format("a cheaper GPU ({:.0f} % of the price): its p95 compute would be "
+                          "{:.1f} % there, assuming throughput scales with dense Tensor TFLOPS",
+                          100 * sku->price_share, sku->compute_pct);
+  }
   return row;
 }
 

@@ -17,7 +17,7 @@
 namespace cgov {
 
 inline constexpr const char* kConsolidateFindingId = "consolidate_gpus";
-inline constexpr const char* kRightSizeFindingId = "right_size_mig";
+inline constexpr const char* kRightSizeFindingId = "right_size";
 
 struct PlanBinRow {
   std::string target;                // the GPU that stays, as the report names it
@@ -49,11 +49,12 @@ struct PlanWorkloadRow {
   uint32_t gpus_max = 0, gpus_p99 = 0;  // GPUs held at once
   int64_t held_ms = 0;                  // GPU-time it held (each GPU counts)
   int64_t attributed_ms = 0;            // its share of the GPUs' time (the ledger's)
-  std::string profile;                  // "" when none fits
+  std::string profile;                  // "" when none fits: "1g.10gb", or a GPU's label "L4 24GB"
+  std::string profile_kind;             // "mig" (an instance of its GPU) or "gpu" (a cheaper one)
   uint64_t profile_mib = 0, headroom_mib = 0;
   double profile_price_share = 1;       // its price share of the GPU (1: none)
   std::string why;                      // why no profile
-  MicroUsd usd = 0, usd_month = 0;      // its part of right_size_mig's dollars
+  MicroUsd usd = 0, usd_month = 0;      // its part of right_size's dollars
 };
 
 struct PlanSummary {
@@ -81,6 +82,14 @@ struct PlanReportGpu {
   int64_t effective_ms = 0;  // its known time x its mean utilization
 };
 
+// A catalog GPU model a workload could move to (a cheaper SKU whose memory and throughput fit).
+struct PlanSku {
+  std::string model, label;  // the catalog's model (NVML name) and how a report names it
+  uint64_t memory_mib = 0;   // its nominal GB, as GiB
+  double tflops = 0;         // DenseTensorTflops: the throughput a workload is assumed to scale by
+  MicroUsd price = 0;        // the catalog's on-demand reference per GPU-hour
+};
+
 struct PlanContext {
   const PlanInput* input = nullptr;
   const std::vector<GpuRecord>* gpus = nullptr;          // the history's records
@@ -88,9 +97,12 @@ struct PlanContext {
   std::map<uint32_t, std::string> identity_names;        // by identity id
   std::map<std::pair<uint32_t, uint32_t>, int64_t> attributed_ms;  // (identity, GPU id)
   int64_t known_ms = 0;                                  // all GPUs' (the findings' base)
+  std::vector<PlanSku> skus;                             // the catalog's priced models
+  std::map<uint32_t, std::string> catalog_model;         // by GPU id: its catalog model
 };
 
-// The plan's rows and its two findings (appended to `findings` when they free anything).
+// The plan's rows and its two findings (consolidate_gpus; right_size: a MIG profile or a cheaper
+// GPU, whichever costs less) (appended to `findings` when they free anything).
 PlanSummary BuildPlan(const PlanContext& c, std::vector<Finding>* findings);
 
 // The levers' dollars from the combined savings: each lever's fraction of each GPU capped by

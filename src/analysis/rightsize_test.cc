@@ -261,6 +261,54 @@ TEST(RightSize, APercentileNeverUnderstatesNorPassesThePeak) {
   }
 }
 
+// The cheaper of a MIG profile and a cheaper GPU: a light workload (4 GiB, 5 %) on an H100 at
+// $5.00 goes to a T4 at $0.30 (6 % of the price, under 1g.10gb's 12.5 %): 5 % x 989 / 65 TFLOPS
+// = 76 % of the T4, under the 80 % ceiling. At 8 % the T4 would need 122 % and the L4 ($0.80,
+// 16 %) costs more than 1g.10gb: MIG. A 60 GiB one fits no profile and neither card: none.
+TEST(RightSize, ACheaperGpuIsChosenWhenItCostsLessThanTheProfile) {
+  const std::vector<GpuRecord> gpus = H100s(3);
+  std::vector<StoredTick> ticks;
+  for (int t = 0; t < 600; ++t) {
+    StoredTick tick = PlanTickOf({{4096u, 5, 1}, {4096u, 8, 2}, {61'440u, 5, 3}});
+    for (StoredProcess& p : tick.processes) p.sm_util_pct = tick.gpus[p.gpu_pos].get(StoredGpuField::kUtilPct);
+    ticks.push_back(tick);
+  }
+  const PlanInput in = PlanOfTicks(gpus, ticks);
+  PlanContext c;
+  c.input = &in;
+  c.gpus = &gpus;
+  for (const GpuRecord& g : gpus) {
+    c.report_gpus.push_back({g.id, std::to_string(g.index), 600'000, 30'000});
+    c.catalog_model[g.id] = g.name;
+    c.attributed_ms[{g.id, g.id}] = 600'000;  // identity g holds GPU g alone
+  }
+  c.identity_names = {{1, "light"}, {2, "medium"}, {3, "large"}};
+  c.known_ms = 3 * 600'000;
+  c.skus = {{"NVIDIA H100 80GB HBM3", "H100 SXM 80GB", 80 * 1024, 989, 5'000'000},
+            {"Tesla T4", "T4 16GB", 16 * 1024, 65, 300'000},
+            {"NVIDIA L4", "L4 24GB", 24 * 1024, 121, 800'000}};
+  std::vector<Finding> findings;
+  const PlanSummary plan = BuildPlan(c, &findings);
+  std::map<std::string, PlanWorkloadRow> rows;
+  for (const PlanWorkloadRow& w : plan.workloads) rows[w.name] = w;
+  EXPECT_EQ(rows["light"].profile, "T4 16GB");
+  EXPECT_EQ(rows["light"].profile_kind, "gpu");
+  EXPECT_DOUBLE_EQ(rows["light"].profile_price_share, 0.06);
+  EXPECT_EQ(rows["light"].profile_mib, 14'745u) << "90 % of 16 GiB";
+  EXPECT_NE(rows["light"].why.find("76.1 %"), std::string::npos) << rows["light"].why;
+  EXPECT_EQ(rows["medium"].profile, "1g.10gb");
+  EXPECT_EQ(rows["medium"].profile_kind, "mig");
+  EXPECT_EQ(rows["large"].profile, "") << rows["large"].why;
+  // The finding's per-GPU fractions: 1 - 0.06 of GPU 0's time, 1 - 1/8 of GPU 1's.
+  const Finding* right = nullptr;
+  for (const Finding& f : findings) right = f.id == kRightSizeFindingId ? &f : right;
+  ASSERT_NE(right, nullptr);
+  ASSERT_EQ(right->gpu_savings.size(), 2u);
+  EXPECT_NEAR(right->gpu_savings[0].fraction, 0.94, 1e-12);
+  EXPECT_NEAR(right->gpu_savings[1].fraction, 0.875, 1e-12);
+  EXPECT_EQ(right->remediations, (std::vector<std::string>{"mig", "smaller_sku"}));
+}
+
 // Generated boxes (tests/support/generated_box.h): the plan through the summary every view
 // renders. Every accepted packing replayed clean; the plan's dollars within the waste and the
 // combined savings; the groups' and workloads' parts adding up to their lever's to the cent.

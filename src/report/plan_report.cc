@@ -63,6 +63,7 @@ json WorkloadJson(const PlanSummary& p, const PlanWorkloadRow& w) {
           {"held_gpu_hours", GpuHours(w.held_ms)},
           {"attributed_gpu_hours", GpuHours(w.attributed_ms)},
           {"profile", w.profile.empty() ? json(nullptr) : json(w.profile)},
+          {"profile_kind", w.profile.empty() ? json(nullptr) : json(w.profile_kind)},
           {"profile_memory_mib", opt(!w.profile.empty(), w.profile_mib)},
           {"headroom_mib", opt(!w.profile.empty(), w.headroom_mib)},
           {"why", w.why},
