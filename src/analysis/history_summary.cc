@@ -597,6 +597,7 @@ void AddPlan(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s)
     for (const auto& [key, h] : b.identities) c.attributed_ms[key] += h.AttributedMs();
   }
   c.known_ms = s->usage.KnownMs();
+  c.command_names = in.commands;
   // The catalog's priced models with a throughput figure, and each GPU's own model in it.
   const PriceCatalog& catalog = o.catalog != nullptr ? *o.catalog : BuiltinCatalog();
   for (const GpuModelPrice& m : catalog.gpu_models) {

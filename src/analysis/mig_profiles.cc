@@ -47,8 +47,8 @@ std::vector<MigProfile> MigProfilesFor(std::string_view name, uint64_t mem_total
     // NVIDIA names round the share of the product's GB half up (141 GB / 8 = 17.6: 1g.18gb).
     const long profile_gb = std::lround(std::floor(gb * eighths / 8.0 + 0.5));
     p.name = std::to_string(g) + "g." + std::to_string(profile_gb) + "gb";
-    p.usable_mib = static_cast<uint64_t>(static_cast<double>(mem_total_mib) * eighths / 8.0 *
-                                         kUsableShare);
+    p.usable_mib =
+        static_cast<uint64_t>(static_cast<double>(mem_total_mib) * eighths / 8.0 * kUsableShare);
     out.push_back(std::move(p));
   }
   return out;
@@ -62,15 +62,21 @@ std::optional<double> DenseTensorTflops(std::string_view model) {
   // Datasheet BF16 Tensor Core figures (sparse / 2): H100 SXM and H200 1,979; H100 PCIe 1,513;
   // H100 NVL and H200 NVL 1,671; B200 4,500; A100 624; L40S 733; L4 242; A10 250; RTX A6000
   // 309.7. T4 (65) and V100 (125): FP16 mixed precision, no sparsity.
-  static constexpr Row kRows[] = {
-      {"NVIDIA H200", 989},           {"NVIDIA H200 NVL", 835},
-      {"NVIDIA H100 80GB HBM3", 989}, {"NVIDIA H100 PCIe", 756},
-      {"NVIDIA H100 NVL", 835},       {"NVIDIA A100-SXM4-80GB", 312},
-      {"NVIDIA A100 80GB PCIe", 312}, {"NVIDIA A100-SXM4-40GB", 312},
-      {"NVIDIA B200", 2250},          {"NVIDIA L40S", 362},
-      {"NVIDIA L4", 121},             {"NVIDIA A10", 125},
-      {"Tesla T4", 65},               {"Tesla V100", 125},
-      {"NVIDIA RTX A6000", 155}};
+  static constexpr Row kRows[] = {{"NVIDIA H200", 989},
+                                  {"NVIDIA H200 NVL", 835},
+                                  {"NVIDIA H100 80GB HBM3", 989},
+                                  {"NVIDIA H100 PCIe", 756},
+                                  {"NVIDIA H100 NVL", 835},
+                                  {"NVIDIA A100-SXM4-80GB", 312},
+                                  {"NVIDIA A100 80GB PCIe", 312},
+                                  {"NVIDIA A100-SXM4-40GB", 312},
+                                  {"NVIDIA B200", 2250},
+                                  {"NVIDIA L40S", 362},
+                                  {"NVIDIA L4", 121},
+                                  {"NVIDIA A10", 125},
+                                  {"Tesla T4", 65},
+                                  {"Tesla V100", 125},
+                                  {"NVIDIA RTX A6000", 155}};
   for (const Row& r : kRows) {
     if (r.model == model) return r.tflops;
   }

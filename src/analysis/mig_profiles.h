@@ -1,6 +1,6 @@
-// GPU models' facts for the right-size plan: the MIG profiles a model can be partitioned into (NVIDIA's MIG user guide, "Supported MIG
-// Profiles": A30, A100 40/80 GB, H100 80/94/96 GB, H20, H200, B200), for the right-size plan
-// (analysis/rightsize.h). Pure.
+// GPU models' facts for the right-size plan: the MIG profiles a model can be partitioned into
+// (NVIDIA's MIG user guide, "Supported MIG Profiles": A30, A100 40/80 GB, H100 80/94/96 GB, H20,
+// H200, B200), for the right-size plan (analysis/rightsize.h). Pure.
 #ifndef CGOV_ANALYSIS_MIG_PROFILES_H_
 #define CGOV_ANALYSIS_MIG_PROFILES_H_
 
@@ -13,13 +13,15 @@
 namespace cgov {
 
 struct MigProfile {
-  std::string name;           // "1g.10gb", as nvidia-smi mig -lgip names it
-  int compute_slices = 0;     // the "g": of `total_slices` compute slices
-  int total_slices = 7;       // 7 (4 on A30)
-  int memory_eighths = 0;     // its memory, of the GPU's 8 memory slices (A30: 4ths as 8ths)
-  uint64_t usable_mib = 0;    // memory a process can use: the share less the driver's reserve
-  double PriceShare() const { return memory_eighths / 8.0; }  // cgov prices a MIG instance by
-                                                                // its memory share
+  std::string name;         // "1g.10gb", as nvidia-smi mig -lgip names it
+  int compute_slices = 0;   // the "g": of `total_slices` compute slices
+  int total_slices = 7;     // 7 (4 on A30)
+  int memory_eighths = 0;   // its memory, of the GPU's 8 memory slices (A30: 4ths as 8ths)
+  uint64_t usable_mib = 0;  // memory a process can use: the share less the driver's reserve
+  double PriceShare() const {
+    return memory_eighths / 8.0;
+  }  // cgov prices a MIG instance by
+     // its memory share
   double ComputeShare() const { return static_cast<double>(compute_slices) / total_slices; }
 };
 

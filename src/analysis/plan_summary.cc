@@ -1,10 +1,10 @@
 #include "analysis/plan_summary.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "analysis/showback.h"
 #include "core/duration.h"
@@ -51,16 +51,17 @@ std::string RefusedText(const Lookup& l, const PlanCandidate& c, const PlanOptio
   std::string why;
   for (const PlanBin& b : c.bins) {
     if (b.mem_over_ms > 0) {
-      why += fmt::format("{}memory over on GPU {} for {} ({:.2f} % of the time, peak {} of {} "
-                         "MiB)", why.empty() ? "" : "; ", l.Label(b.target_gpu_id),
-                         SpanOf(b.mem_over_ms), Pct(b.mem_over_ms, c.replay_ms), b.peak_mem_mib,
-                         b.capacity_mib);
+      why += fmt::format(
+          "{}memory over on GPU {} for {} ({:.2f} % of the time, peak {} of {} "
+          "MiB)",
+          why.empty() ? "" : "; ", l.Label(b.target_gpu_id), SpanOf(b.mem_over_ms),
+          Pct(b.mem_over_ms, c.replay_ms), b.peak_mem_mib, b.capacity_mib);
     }
   }
   if (why.empty()) {
-    why = fmt::format("compute over {} % for {:.1f} % of the time (allowed {} %)",
-                      o.compute_ceiling_pct, Pct(c.ComputeOverMs(), c.replay_ms),
-                      o.compute_over_pct);
+    why =
+        fmt::format("compute over {} % for {:.1f} % of the time (allowed {} %)",
+                    o.compute_ceiling_pct, Pct(c.ComputeOverMs(), c.replay_ms), o.compute_over_pct);
   }
   return fmt::format("{} sizing onto {} GPU(s): {}", c.sizing, c.bins.size(), why);
 }
@@ -74,7 +75,8 @@ PlanGroupRow GroupRow(const Lookup& l, const PlanGroup& g, const PlanOptions& o)
   for (size_t i = 0; i < g.candidates.size(); ++i) {
     const PlanCandidate& c = g.candidates[i];
     if (static_cast<int>(i) != g.chosen) {
-      if (g.chosen < 0 || static_cast<int>(i) < g.chosen) row.refused.push_back(RefusedText(l, c, o));
+      if (g.chosen < 0 || static_cast<int>(i) < g.chosen)
+        row.refused.push_back(RefusedText(l, c, o));
       continue;
     }
     row.sizing = c.sizing;
@@ -94,6 +96,23 @@ PlanGroupRow GroupRow(const Lookup& l, const PlanGroup& g, const PlanOptions& o)
     }
   }
   return row;
+}
+
+// Sets a finding's GPUs and per-GPU fractions (each clamped to [0, 1]; by usage index), its
+// evidence and its savings fraction of all GPUs' known time.
+void ClaimGpus(const Lookup& l, const std::map<unsigned, double>& fraction_of, Finding* f) {
+  double recovered_ms = 0;
+  for (const auto& [index, fraction] : fraction_of) {
+    const double clamped = std::clamp(fraction, 0.0, 1.0);
+    const int64_t known = l.c.report_gpus[index].known_ms;
+    if (clamped <= 0 || known <= 0) continue;
+    f->gpu_savings.push_back({index, clamped});
+    f->gpus.push_back(index);
+    f->gpu_names.push_back(l.c.report_gpus[index].label);
+    recovered_ms += clamped * static_cast<double>(known);
+  }
+  f->evidence_gpu_ms = static_cast<int64_t>(recovered_ms);
+  f->savings_fraction = recovered_ms / static_cast<double>(std::max<int64_t>(1, l.c.known_ms));
 }
 
 // consolidate_gpus: each freed GPU's whole time, and on the GPU that takes a freed GPU's load
@@ -140,15 +159,7 @@ void ConsolidateFinding(const Lookup& l, const PlanSummary& plan, std::vector<Fi
   std::vector<std::string> moves;
   size_t freed = 0;
   for (const PlanGroupRow& g : plan.groups) freed += g.freed.size();
-  double recovered_ms = 0;
-  for (const auto& [index, fraction] : ConsolidationClaims(l, &moves)) {
-    const double clamped = std::clamp(fraction, 0.0, 1.0);
-    if (clamped <= 0) continue;
-    f.gpu_savings.push_back({index, clamped});
-    f.gpus.push_back(index);
-    f.gpu_names.push_back(l.c.report_gpus[index].label);
-    recovered_ms += clamped * static_cast<double>(l.c.report_gpus[index].known_ms);
-  }
+  ClaimGpus(l, ConsolidationClaims(l, &moves), &f);
   if (freed == 0 || f.gpu_savings.empty()) return;
   f.id = kConsolidateFindingId;
   f.severity = Severity::kWarning;
@@ -157,23 +168,23 @@ void ConsolidateFinding(const Lookup& l, const PlanSummary& plan, std::vector<Fi
   f.observed = static_cast<double>(freed);
   f.observed_unit = "GPUs freed";
   f.threshold = 1;
-  f.threshold_text = fmt::format(">= 1 GPU freed with memory never over in the replay and "
-                                 "compute over {} % for <= {} % of the time",
-                                 plan.options.compute_ceiling_pct, plan.options.compute_over_pct);
-  f.evidence_gpu_ms = static_cast<int64_t>(recovered_ms);
+  f.threshold_text = fmt::format(
+      ">= 1 GPU freed with memory never over in the replay and "
+      "compute over {} % for <= {} % of the time",
+      plan.options.compute_ceiling_pct, plan.options.compute_over_pct);
   f.window_end_ms = plan.covered_ms;
   f.recommendation = fmt::format(
       "Pack the loads as the Right-size plan lays out ({}), sharing each GPU by time-slicing or "
       "CUDA MPS, and release the {} GPU(s) left. Replayed over the {:.1f} days of samples, the "
       "plan never ran out of memory. Co-located jobs interfere (not measured); a multi-GPU job "
-      "needs its ranks on separate GPUs.", moves.empty() ? "only idle GPUs to release" : Join(moves),
-      freed, plan.days);
+      "needs its ranks on separate GPUs.",
+      moves.empty() ? "only idle GPUs to release" : Join(moves), freed, plan.days);
   f.remediations = {"cuda_mps", "release_idle_gpu"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = recovered_ms / static_cast<double>(std::max<int64_t>(1, l.c.known_ms));
-  f.savings_reasoning = "each freed GPU's time, and on each GPU taking a load the time that load "
-                        "kept its own GPU busy (now in the taker's idle capacity); each capped by "
-                        "that GPU's measured waste";
+  f.savings_reasoning =
+      "each freed GPU's time, and on each GPU taking a load the time that load "
+      "kept its own GPU busy (now in the taker's idle capacity); each capped by "
+      "that GPU's measured waste";
   out->push_back(std::move(f));
 }
 
@@ -183,8 +194,8 @@ void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Find
   std::vector<std::string> named;
   for (const PlanWorkloadRow& w : plan.workloads) {
     if (w.profile.empty()) continue;
-    named.push_back(fmt::format("{} on {}{}", w.name, w.profile_kind == "gpu" ? "an " : "MIG ",
-                                w.profile));
+    named.push_back(
+        fmt::format("{} on {}{}", w.name, w.profile_kind == "gpu" ? "an " : "MIG ", w.profile));
     for (const auto& [key, ms] : l.c.attributed_ms) {
       const int index = l.Index(key.second);
       if (key.first != w.identity_id || index < 0) continue;
@@ -192,18 +203,11 @@ void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Find
           (1 - w.profile_price_share) * static_cast<double>(ms);
     }
   }
-  if (saved_ms.empty()) return;
-  Finding f;
-  double recovered = 0;
-  for (const auto& [index, ms] : saved_ms) {
-    const int64_t known = l.c.report_gpus[index].known_ms;
-    if (known <= 0) continue;
-    f.gpus.push_back(index);
-    f.gpu_names.push_back(l.c.report_gpus[index].label);
-    const double fraction = std::min(1.0, ms / static_cast<double>(known));
-    f.gpu_savings.push_back({index, fraction});
-    recovered += fraction * static_cast<double>(known);
+  for (auto& [index, ms] : saved_ms) {
+    ms /= static_cast<double>(std::max<int64_t>(1, l.c.report_gpus[index].known_ms));
   }
+  Finding f;
+  ClaimGpus(l, saved_ms, &f);  // (now fractions of each GPU's known time)
   if (f.gpu_savings.empty()) return;
   f.id = kRightSizeFindingId;
   f.severity = Severity::kInfo;
@@ -211,21 +215,22 @@ void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Find
   f.observed = static_cast<double>(named.size());
   f.observed_unit = "workloads";
   f.threshold = 1;
-  f.threshold_text = fmt::format("peak memory within a profile (or a cheaper GPU), p99 with {} % "
-                                 "headroom, p95 compute within its share x {} %, one GPU at a time",
-                                 plan.options.memory_margin_pct, plan.options.compute_ceiling_pct);
-  f.evidence_gpu_ms = static_cast<int64_t>(recovered);
+  f.threshold_text = fmt::format(
+      "peak memory within a profile (or a cheaper GPU), p99 with {} % "
+      "headroom, p95 compute within its share x {} %, one GPU at a time",
+      plan.options.memory_margin_pct, plan.options.compute_ceiling_pct);
   f.window_end_ms = plan.covered_ms;
   f.recommendation = fmt::format(
       "Run {} (the Right-size table has each one's peak, p99 and headroom). MIG needs the GPU "
       "drained and reconfigured, the rest of it then serves other work; a cheaper GPU's speed is "
-      "an assumption (dense Tensor TFLOPS): measure a step before moving.", Join(named));
+      "an assumption (dense Tensor TFLOPS): measure a step before moving.",
+      Join(named));
   f.remediations = {"mig", "smaller_sku"};
   f.axis = Axis::kUtilization;
-  f.savings_fraction = recovered / static_cast<double>(std::max<int64_t>(1, l.c.known_ms));
-  f.savings_reasoning = "each workload's share of its GPUs' time x (1 - the price share of its "
-                        "profile (its memory share) or cheaper GPU (catalog prices)); capped by "
-                        "each GPU's waste";
+  f.savings_reasoning =
+      "each workload's share of its GPUs' time x (1 - the price share of its "
+      "profile (its memory share) or cheaper GPU (catalog prices)); capped by "
+      "each GPU's waste";
   out->push_back(std::move(f));
 }
 
@@ -283,6 +288,11 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
   for (const auto& [key, ms] : l.c.attributed_ms) {
     if (key.first == id) row.attributed_ms += ms;
   }
+  int64_t command_ms = -1;
+  for (const auto& [command, ms] : w.held_ms_by_command) {
+    auto it = l.c.command_names.find(command);
+    if (ms > command_ms && it != l.c.command_names.end()) row.command = it->second, command_ms = ms;
+  }
   const GpuRecord* gpu = l.Record(longest);
   if (gpu == nullptr) return row;
   row.gpu_model = gpu->name;
@@ -294,7 +304,10 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
     row.profile_mib = advice.profile->usable_mib;
     row.headroom_mib = advice.headroom_mib;
     row.profile_price_share = advice.profile->PriceShare();
-    row.why = fmt::format("{} of the GPU's price (its memory share)", advice.profile->memory_eighths == 8 ? "all" : fmt::format("{}/8", advice.profile->memory_eighths));
+    row.why = fmt::format("{} of the GPU's price (its memory share)",
+                          advice.profile->memory_eighths == 8
+                              ? "all"
+                              : fmt::format("{}/8", advice.profile->memory_eighths));
   }
   if (const std::optional<SkuChoice> sku = CheaperSku(l, w, longest, o);
       sku && sku->price_share < row.profile_price_share) {
@@ -303,9 +316,10 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
     row.profile_mib = sku->usable_mib;
     row.headroom_mib = sku->usable_mib - row.mem_p99_mib;
     row.profile_price_share = sku->price_share;
-    row.why = fmt::format("a cheaper GPU ({:.0f} % of the price): its p95 compute would be "
-                          "{:.1f} % there, assuming throughput scales with dense Tensor TFLOPS",
-                          100 * sku->price_share, sku->compute_pct);
+    row.why = fmt::format(
+        "a cheaper GPU ({:.0f} % of the price): its p95 compute would be "
+        "{:.1f} % there, assuming throughput scales with dense Tensor TFLOPS",
+        100 * sku->price_share, sku->compute_pct);
   }
   return row;
 }
@@ -335,11 +349,13 @@ PlanSummary BuildPlan(const PlanContext& c, std::vector<Finding>* findings) {
                      return a.attributed_ms > b.attributed_ms;
                    });
   if (in.profile.ticks == 0) {
-    plan.notes.push_back("no raw ticks in the window: nothing to plan (raw ticks older than "
-                         "the daemon's --retain are pruned; rollups cannot be replayed)");
+    plan.notes.push_back(
+        "no raw ticks in the window: nothing to plan (raw ticks older than "
+        "the daemon's --retain are pruned; rollups cannot be replayed)");
   } else if (in.raw_pruned_before_ms && *in.raw_pruned_before_ms > plan.from_ms - 1) {
-    plan.notes.push_back("raw ticks before the plan's start were pruned (--retain): the plan "
-                         "covers only the ticks kept");
+    plan.notes.push_back(
+        "raw ticks before the plan's start were pruned (--retain): the plan "
+        "covers only the ticks kept");
   }
   ConsolidateFinding(l, plan, findings);
   RightSizeFinding(l, plan, findings);
@@ -353,17 +369,17 @@ void PricePlan(const SavingsBlock& savings, const CostBlock& cost, PlanSummary* 
     double fraction = 0;
     for (const GpuSavings& row : savings.gpus) {
       for (const SavingsLever& lever : row.levers) {
-        if (lever.finding_id == id) fraction += row.weight * std::min(lever.fraction, row.waste_fraction);
+        if (lever.finding_id == id)
+          fraction += row.weight * std::min(lever.fraction, row.waste_fraction);
       }
     }
-    return RoundToCent(static_cast<MicroUsd>(
-        std::llround(static_cast<double>(cost.exact_total) * std::min(fraction, savings.waste_fraction))));
+    return RoundToCent(static_cast<MicroUsd>(std::llround(
+        static_cast<double>(cost.exact_total) * std::min(fraction, savings.waste_fraction))));
   };
   const int64_t span = std::max<int64_t>(1, plan->until_ms - plan->from_ms);
   auto month = [span](MicroUsd usd) {
-    return RoundToCent(static_cast<MicroUsd>(std::llround(static_cast<double>(usd) *
-                                                          static_cast<double>(kMonthMs) /
-                                                          static_cast<double>(span))));
+    return RoundToCent(static_cast<MicroUsd>(std::llround(
+        static_cast<double>(usd) * static_cast<double>(kMonthMs) / static_cast<double>(span))));
   };
   plan->consolidate_usd = lever_usd(kConsolidateFindingId);
   plan->rightsize_usd = lever_usd(kRightSizeFindingId);

@@ -23,26 +23,27 @@ struct PlanBinRow {
   std::string target;                // the GPU that stays, as the report names it
   std::vector<std::string> sources;  // the GPUs whose loads it takes (itself first)
   uint64_t capacity_mib = 0;
-  uint64_t peak_mem_mib = 0;        // the replay's highest summed memory
-  double peak_compute_pct = 0;      // ... and compute (100 = one whole GPU)
-  double compute_over_pct = 0;      // of the replayed time above the compute ceiling
+  uint64_t peak_mem_mib = 0;    // the replay's highest summed memory
+  double peak_compute_pct = 0;  // ... and compute (100 = one whole GPU)
+  double compute_over_pct = 0;  // of the replayed time above the compute ceiling
 };
 
 struct PlanGroupRow {
   std::string model;
   uint64_t mem_total_mib = 0;
-  std::vector<std::string> gpus;   // every GPU of the model in the window
-  size_t gpus_planned = 0;         // gpus.size() when no packing passed the replay
+  std::vector<std::string> gpus;  // every GPU of the model in the window
+  size_t gpus_planned = 0;        // gpus.size() when no packing passed the replay
   std::vector<std::string> freed;
-  std::string sizing;              // the accepted packing's ("p99", "peak"); "" none
-  std::vector<PlanBinRow> bins;    // the accepted packing's
+  std::string sizing;                // the accepted packing's ("p99", "peak"); "" none
+  std::vector<PlanBinRow> bins;      // the accepted packing's
   std::vector<std::string> refused;  // packings the replay refused, and why
   MicroUsd usd = 0, usd_month = 0;   // its part of consolidate_gpus' dollars
 };
 
 struct PlanWorkloadRow {
-  std::string name;       // the identity as --by names it, with its id when names repeat
+  std::string name;  // the identity as --by names it, with its id when names repeat
   uint32_t identity_id = 0;
+  std::string command;    // the command its processes held GPUs longest with ("" unknown)
   std::string gpu_model;  // of the GPU it held longest
   uint64_t mem_peak_mib = 0, mem_p99_mib = 0;
   double compute_p50_pct = 0, compute_p95_pct = 0;
@@ -52,9 +53,9 @@ struct PlanWorkloadRow {
   std::string profile;                  // "" when none fits: "1g.10gb", or a GPU's label "L4 24GB"
   std::string profile_kind;             // "mig" (an instance of its GPU) or "gpu" (a cheaper one)
   uint64_t profile_mib = 0, headroom_mib = 0;
-  double profile_price_share = 1;       // its price share of the GPU (1: none)
-  std::string why;                      // why no profile
-  MicroUsd usd = 0, usd_month = 0;      // its part of right_size's dollars
+  double profile_price_share = 1;   // its price share of the GPU (1: none)
+  std::string why;                  // why no profile
+  MicroUsd usd = 0, usd_month = 0;  // its part of right_size's dollars
 };
 
 struct PlanSummary {
@@ -62,7 +63,7 @@ struct PlanSummary {
   PlanOptions options;
   int64_t from_ms = 0, until_ms = 0;  // the raw ticks read
   int64_t covered_ms = 0;
-  double days = 0;                    // (until - from) in days
+  double days = 0;  // (until - from) in days
   std::vector<PlanGroupRow> groups;
   std::vector<PlanWorkloadRow> workloads;  // by attributed time, descending
   size_t gpus_now = 0, gpus_planned = 0;
@@ -92,13 +93,14 @@ struct PlanSku {
 
 struct PlanContext {
   const PlanInput* input = nullptr;
-  const std::vector<GpuRecord>* gpus = nullptr;          // the history's records
-  std::vector<PlanReportGpu> report_gpus;                // by usage index
-  std::map<uint32_t, std::string> identity_names;        // by identity id
+  const std::vector<GpuRecord>* gpus = nullptr;                    // the history's records
+  std::vector<PlanReportGpu> report_gpus;                          // by usage index
+  std::map<uint32_t, std::string> identity_names;                  // by identity id
+  std::map<uint32_t, std::string> command_names;                   // by command id
   std::map<std::pair<uint32_t, uint32_t>, int64_t> attributed_ms;  // (identity, GPU id)
-  int64_t known_ms = 0;                                  // all GPUs' (the findings' base)
-  std::vector<PlanSku> skus;                             // the catalog's priced models
-  std::map<uint32_t, std::string> catalog_model;         // by GPU id: its catalog model
+  int64_t known_ms = 0;                                            // all GPUs' (the findings' base)
+  std::vector<PlanSku> skus;                                       // the catalog's priced models
+  std::map<uint32_t, std::string> catalog_model;                   // by GPU id: its catalog model
 };
 
 // The plan's rows and its two findings (consolidate_gpus; right_size: a MIG profile or a cheaper

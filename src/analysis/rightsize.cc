@@ -45,8 +45,8 @@ std::vector<Item> SizedItems(const PlanProfile& profile, const std::vector<uint3
 
 // First-fit decreasing into GPUs of `capacity_mib`, each filled to the capacity less the margin
 // and to the compute ceiling. An item that fits no GPU alone gets one of its own.
-PlanCandidate FirstFit(const std::vector<Item>& items, uint64_t capacity_mib,
-                       const PlanOptions& o, const char* sizing) {
+PlanCandidate FirstFit(const std::vector<Item>& items, uint64_t capacity_mib, const PlanOptions& o,
+                       const char* sizing) {
   PlanCandidate c;
   c.sizing = sizing;
   const uint64_t fill_mib = capacity_mib * static_cast<uint64_t>(100 - o.memory_margin_pct) / 100;
@@ -178,6 +178,7 @@ void PlanProfiler::Credit(const TickSpans::Span& span) {
     // Each holder (identity) of this GPU: its memory and compute in the tick.
     struct Holder {
       uint32_t identity_id;
+      uint32_t command_id = 0;
       uint64_t mem_mib = 0;
       uint64_t sm_pct = 0;
       bool sm_known = true;
@@ -187,22 +188,28 @@ void PlanProfiler::Credit(const TickSpans::Span& span) {
       if (p.gpu_pos != pos || !p.compute) continue;
       auto it = std::find_if(holders.begin(), holders.end(),
                              [&](const Holder& h) { return h.identity_id == p.identity_id; });
-      if (it == holders.end()) it = holders.insert(holders.end(), Holder{p.identity_id});
+      if (it == holders.end()) {
+        it = holders.insert(holders.end(), Holder{p.identity_id, p.command_id});
+      }
       it->mem_mib += p.mem_used_mib.value_or(0);
-      if (p.sm_util_pct) it->sm_pct += *p.sm_util_pct; else it->sm_known = false;
+      if (p.sm_util_pct)
+        it->sm_pct += *p.sm_util_pct;
+      else
+        it->sm_known = false;
     }
     for (const StoredAllocation& a : tick.allocations) {
-      if (a.gpu_pos == pos) holders.push_back(Holder{a.identity_id, 0, 0, false});
+      if (a.gpu_pos == pos) holders.push_back(Holder{a.identity_id, 0, 0, 0, false});
     }
     if (!holders.empty()) g.held_ms += d;
     for (const Holder& h : holders) {
       WorkloadLoad& w = profile_.workloads[h.identity_id];
-      const uint32_t compute =
-          h.sm_known ? static_cast<uint32_t>(std::min<uint64_t>(h.sm_pct, 100) * 10)
-                     : load->compute_x10 / static_cast<uint32_t>(holders.size());
+      const uint32_t compute = h.sm_known
+                                   ? static_cast<uint32_t>(std::min<uint64_t>(h.sm_pct, 100) * 10)
+                                   : load->compute_x10 / static_cast<uint32_t>(holders.size());
       w.mem_mib.Add(static_cast<uint32_t>(std::min<uint64_t>(h.mem_mib, UINT32_MAX)), d);
       w.compute_x10.Add(compute, d);
       w.held_ms_by_gpu[tick.gpus[pos].gpu_id] += d;
+      if (h.command_id != 0) w.held_ms_by_command[h.command_id] += d;
       ++gpus_now_[h.identity_id];
     }
   }
@@ -246,8 +253,8 @@ std::vector<PlanGroup> PackGroups(const PlanProfile& profile, const std::vector<
   for (auto& [key, group] : by_model) {
     const uint64_t capacity = ReplayCapacityMib(group.mem_total_mib);
     for (bool peak : {false, true}) {
-      PlanCandidate c =
-          FirstFit(SizedItems(profile, group.gpu_ids, peak), capacity, options, peak ? "peak" : "p99");
+      PlanCandidate c = FirstFit(SizedItems(profile, group.gpu_ids, peak), capacity, options,
+                                 peak ? "peak" : "p99");
       if (c.bins.size() < group.gpu_ids.size()) group.candidates.push_back(std::move(c));
     }
     out.push_back(std::move(group));
@@ -327,8 +334,7 @@ WorkloadAdvice AdviseWorkload(const WorkloadLoad& load, const GpuRecord& gpu,
     advice.why = "holds several GPUs at once (MIG instances have no NCCL peer-to-peer)";
     return advice;
   }
-  const std::vector<MigProfile> profiles =
-      MigProfilesFor(gpu.name, gpu.mem_total_mib.value_or(0));
+  const std::vector<MigProfile> profiles = MigProfilesFor(gpu.name, gpu.mem_total_mib.value_or(0));
   if (profiles.empty()) {
     advice.why = "its GPU model has no MIG profiles cgov knows";
     return advice;

@@ -18,9 +18,9 @@
 namespace cgov {
 
 struct PlanOptions {
-  int memory_margin_pct = 10;   // of a GPU's (a profile's) memory kept free above the p99
-  int compute_ceiling_pct = 80; // summed SM activity a planned GPU may carry
-  int compute_over_pct = 5;     // of the time the replay may see a planned GPU above it
+  int memory_margin_pct = 10;    // of a GPU's (a profile's) memory kept free above the p99
+  int compute_ceiling_pct = 80;  // summed SM activity a planned GPU may carry
+  int compute_over_pct = 5;      // of the time the replay may see a planned GPU above it
 };
 
 // A time-weighted distribution of one value (MiB, tenths of a percent): the time at each value,
@@ -43,8 +43,8 @@ class LoadHistogram {
 };
 
 // What a GPU carried in one tick: its compute processes' memory (the GPU's memory used when the
-// process list is unknown) and its compute: NVML GPM's SM activity where known, else utilization.gpu (a
-// coarser reading that overstates the need: the plan errs towards keeping GPUs).
+// process list is unknown) and its compute: NVML GPM's SM activity where known, else
+// utilization.gpu (a coarser reading that overstates the need: the plan errs towards keeping GPUs).
 struct TickLoad {
   uint32_t mem_mib = 0;
   uint32_t compute_x10 = 0;  // tenths of a percent of the GPU
@@ -63,6 +63,7 @@ struct GpuLoad {
 struct WorkloadLoad {
   LoadHistogram mem_mib{64}, compute_x10{10}, gpus_at_once{1};
   std::map<uint32_t, int64_t> held_ms_by_gpu;
+  std::map<uint32_t, int64_t> held_ms_by_command;  // by command id (its first process's, a GPU)
 };
 
 struct PlanProfile {
@@ -109,11 +110,11 @@ class PlanProfiler {
 // One GPU under a candidate plan: the GPU it stays on and the GPUs whose loads it takes.
 struct PlanBin {
   uint32_t target_gpu_id = 0;
-  std::vector<uint32_t> sources;   // GPU ids (the target's own first)
-  uint64_t capacity_mib = 0;       // what the replay allows: the GPU's memory less its reserve
-  uint64_t packed_mem_mib = 0;     // the sources' sized memory (p99 or peak) + the margin
-  uint32_t packed_compute_x10 = 0; // the sources' sized compute
-  uint32_t packed_busiest_x10 = 0; // ... and the largest of them
+  std::vector<uint32_t> sources;    // GPU ids (the target's own first)
+  uint64_t capacity_mib = 0;        // what the replay allows: the GPU's memory less its reserve
+  uint64_t packed_mem_mib = 0;      // the sources' sized memory (p99 or peak) + the margin
+  uint32_t packed_compute_x10 = 0;  // the sources' sized compute
+  uint32_t packed_busiest_x10 = 0;  // ... and the largest of them
   // The replay: time over the memory, time the plan put it over the compute ceiling (the sum
   // above both the ceiling and its busiest source's own compute), and the highest sums seen.
   int64_t mem_over_ms = 0, compute_over_ms = 0;
@@ -127,7 +128,7 @@ struct PlanCandidate {
   std::map<uint32_t, size_t> bin_of;  // source GPU id -> its bin
   int64_t replay_ms = 0;              // time the replay covered
   int64_t MemOverMs() const;
-  int64_t ComputeOverMs() const;      // the largest of the bins' (each GPU's share is its own)
+  int64_t ComputeOverMs() const;  // the largest of the bins' (each GPU's share is its own)
   bool Accepted(const PlanOptions& o) const;
 };
 

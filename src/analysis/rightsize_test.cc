@@ -2,6 +2,8 @@
 // forbids packing, the replay refuses a plan that would have run out of memory once, MIG
 // profiles fit by peak, p99 + headroom and compute, and on generated boxes (printed seeds) every
 // accepted plan replays clean and its dollars stay savings: within the waste, parts adding up.
+#include "analysis/rightsize.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,7 +11,6 @@
 
 #include "analysis/history_summary.h"
 #include "analysis/plan_summary.h"
-#include "analysis/rightsize.h"
 #include "generated_box.h"
 
 namespace cgov {
@@ -67,12 +68,14 @@ PlanInput PlanOfTicks(const std::vector<GpuRecord>& gpus, const std::vector<Stor
   PlanInput in;
   in.options = o;
   PlanProfiler profiler;
-  for (size_t i = 0; i < ticks.size(); ++i) profiler.Add(static_cast<int64_t>(i) * 1000, run, ticks[i]);
+  for (size_t i = 0; i < ticks.size(); ++i)
+    profiler.Add(static_cast<int64_t>(i) * 1000, run, ticks[i]);
   profiler.Finish(static_cast<int64_t>(ticks.size()) * 1000);
   in.profile = profiler.profile();
   in.groups = PackGroups(in.profile, gpus, o);
   PlanReplay replay(&in.groups, o);
-  for (size_t i = 0; i < ticks.size(); ++i) replay.Add(static_cast<int64_t>(i) * 1000, run, ticks[i]);
+  for (size_t i = 0; i < ticks.size(); ++i)
+    replay.Add(static_cast<int64_t>(i) * 1000, run, ticks[i]);
   replay.Finish(static_cast<int64_t>(ticks.size()) * 1000);
   return in;
 }
@@ -111,13 +114,14 @@ TEST(RightSize, ANightlyPeakForbidsPacking) {
   std::vector<StoredTick> ticks;
   for (int minute = 0; minute < 24 * 60; ++minute) {
     const bool night = minute >= 2 * 60 && minute < 3 * 60;
-    ticks.push_back(PlanTickOf(std::vector<PlanGpuSpec>(
-        8, PlanGpuSpec{night ? 51'200u : 8192u, night ? 60u : 10u, 1})));
+    ticks.push_back(PlanTickOf(
+        std::vector<PlanGpuSpec>(8, PlanGpuSpec{night ? 51'200u : 8192u, night ? 60u : 10u, 1})));
   }
   const std::vector<GpuRecord> gpus = H100s(8);
   const RunRecord run{1, 0, 60'000, "test", "box"};
   PlanProfiler profiler;
-  for (size_t i = 0; i < ticks.size(); ++i) profiler.Add(static_cast<int64_t>(i) * 60'000, run, ticks[i]);
+  for (size_t i = 0; i < ticks.size(); ++i)
+    profiler.Add(static_cast<int64_t>(i) * 60'000, run, ticks[i]);
   profiler.Finish(static_cast<int64_t>(ticks.size()) * 60'000);
   const PlanProfile& p = profiler.profile();
   EXPECT_EQ(p.gpus.at(1).mem_mib.Percentile(0.99), 51'200u) << "the hour is 4 % of the day";
@@ -239,7 +243,8 @@ TEST(RightSize, APercentileNeverUnderstatesNorPassesThePeak) {
     std::vector<std::pair<uint32_t, int64_t>> values;
     int64_t total = 0;
     for (int i = 0; i < 50; ++i) {
-      values.emplace_back(static_cast<uint32_t>(rng() % 100'000), 1 + static_cast<int64_t>(rng() % 5000));
+      values.emplace_back(static_cast<uint32_t>(rng() % 100'000),
+                          1 + static_cast<int64_t>(rng() % 5000));
       h.Add(values.back().first, values.back().second);
       total += values.back().second;
     }
@@ -270,7 +275,8 @@ TEST(RightSize, ACheaperGpuIsChosenWhenItCostsLessThanTheProfile) {
   std::vector<StoredTick> ticks;
   for (int t = 0; t < 600; ++t) {
     StoredTick tick = PlanTickOf({{4096u, 5, 1}, {4096u, 8, 2}, {61'440u, 5, 3}});
-    for (StoredProcess& p : tick.processes) p.sm_util_pct = tick.gpus[p.gpu_pos].get(StoredGpuField::kUtilPct);
+    for (StoredProcess& p : tick.processes)
+      p.sm_util_pct = tick.gpus[p.gpu_pos].get(StoredGpuField::kUtilPct);
     ticks.push_back(tick);
   }
   const PlanInput in = PlanOfTicks(gpus, ticks);
@@ -376,7 +382,8 @@ TEST(RightSize, AGeneratedBoxsPlanIsSavingsWithinTheWaste) {
     if (p.gpus_planned < p.gpus_now) ++planned;
     // A plan that frees a GPU says so as a finding whose lever is in the combined savings.
     bool lever = false;
-    for (const SavingsLever& l : s.savings.levers) lever = lever || l.finding_id == kConsolidateFindingId;
+    for (const SavingsLever& l : s.savings.levers)
+      lever = lever || l.finding_id == kConsolidateFindingId;
     EXPECT_EQ(lever, p.gpus_planned < p.gpus_now);
     if (HasFailure()) break;
   }

@@ -592,9 +592,10 @@ std::string HistoryPlan(const HistorySummary& s) {
   std::string out = fmt::format(
       "<section id=\"plan\"><h2>Right-size plan</h2>\n<p>Replayed over {} → {} ({} days of raw "
       "samples): the loads fit on {} of {} GPUs, {} in the window ({} a month at this rate); {} "
-      "workload(s) fit a smaller MIG profile, {} ({} a month). Memory by p99 + {} % headroom, "
-      "never over in the replay; compute by summed SM activity ≤ {} %, over it ≤ {} % of the "
-      "time. Each lever's dollars are capped by the waste of the GPUs it acts on; with the other "
+      "workload(s) fit a smaller MIG profile or a cheaper GPU, {} ({} a month). Memory by p99 + "
+      "{} % headroom, never over in the replay; compute (SM activity, else utilization) summed "
+      "≤ {} %, over it ≤ {} % of the time. Each lever's dollars are capped by the waste of the "
+      "GPUs it acts on; with the other "
       "findings they combine in Savings.</p>\n",
       Esc(FormatMinuteUtc(p.from_ms)), Esc(FormatMinuteUtc(p.until_ms)),
       Num(F1(p.days), "/plan/days"), Num(fmt::format("{}", p.gpus_planned), "/plan/gpus_planned"),

@@ -18,7 +18,9 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-json Money(const PlanSummary& p, MicroUsd v) { return p.priced ? json(UsdNumber(v)) : json(nullptr); }
+json Money(const PlanSummary& p, MicroUsd v) {
+  return p.priced ? json(UsdNumber(v)) : json(nullptr);
+}
 
 double GpuHours(int64_t ms) { return Round3(static_cast<double>(ms) / 3.6e6); }
 
@@ -53,6 +55,7 @@ json WorkloadJson(const PlanSummary& p, const PlanWorkloadRow& w) {
   auto opt = [](bool known, uint64_t v) { return known ? json(v) : json(nullptr); };
   return {{"name", w.name},
           {"identity_id", w.identity_id},
+          {"command", w.command},
           {"gpu_model", w.gpu_model},
           {"memory_peak_mib", w.mem_peak_mib},
           {"memory_p99_mib", w.mem_p99_mib},
@@ -93,7 +96,7 @@ std::vector<PlanColumn> PlanColumns(PlanTable table) {
               {"Over ceiling %", "compute_over_pct", true}};
     case PlanTable::kWorkloads:
       return {{"Workload", "name"},
-              {"GPU model", "gpu_model"},
+              {"Command", "command"},
               {"Peak MiB", "memory_peak_mib", true},
               {"p99 MiB", "memory_p99_mib", true},
               {"Compute p50 %", "compute_p50_pct", true},
@@ -126,10 +129,9 @@ std::vector<PlanRowRef> PlanRows(const PlanSummary& plan, PlanTable table) {
 
 std::string PlanCellText(const PlanSummary& plan, PlanTable table, const PlanColumn& c,
                          const PlanRowRef& r) {
-  const json row = table == PlanTable::kWorkloads
-                       ? WorkloadJson(plan, plan.workloads[r.row])
-                   : table == PlanTable::kGroups ? GroupJson(plan, plan.groups[r.row])
-                                                 : BinJson(plan.groups[r.row].bins[r.bin]);
+  const json row = table == PlanTable::kWorkloads ? WorkloadJson(plan, plan.workloads[r.row])
+                   : table == PlanTable::kGroups  ? GroupJson(plan, plan.groups[r.row])
+                                                  : BinJson(plan.groups[r.row].bins[r.bin]);
   if (c.key.empty()) return plan.groups[r.row].model;  // the bins' model column
   const json& v = row.at(c.key);
   if (v.is_null()) return "—";
@@ -142,9 +144,12 @@ std::string PlanCellText(const PlanSummary& plan, PlanTable table, const PlanCol
 std::string PlanCellPointer(PlanTable table, const PlanColumn& c, const PlanRowRef& r) {
   if (!c.numeric || c.key.empty()) return "";
   switch (table) {
-    case PlanTable::kGroups: return fmt::format("/plan/groups/{}/{}", r.row, c.key);
-    case PlanTable::kBins: return fmt::format("/plan/groups/{}/bins/{}/{}", r.row, r.bin, c.key);
-    case PlanTable::kWorkloads: return fmt::format("/plan/workloads/{}/{}", r.row, c.key);
+    case PlanTable::kGroups:
+      return fmt::format("/plan/groups/{}/{}", r.row, c.key);
+    case PlanTable::kBins:
+      return fmt::format("/plan/groups/{}/bins/{}/{}", r.row, r.bin, c.key);
+    case PlanTable::kWorkloads:
+      return fmt::format("/plan/workloads/{}/{}", r.row, c.key);
   }
   return "";
 }
@@ -152,25 +157,26 @@ std::string PlanCellPointer(PlanTable table, const PlanColumn& c, const PlanRowR
 std::string PlanLead(const PlanSummary& p) {
   std::string out = fmt::format(
       "Replayed over {} → {} ({:.1f} days of raw samples): the window's loads fit on {} of {} "
-      "GPUs", FormatMinuteUtc(p.from_ms), FormatMinuteUtc(p.until_ms), p.days, p.gpus_planned,
-      p.gpus_now);
+      "GPUs",
+      FormatMinuteUtc(p.from_ms), FormatMinuteUtc(p.until_ms), p.days, p.gpus_planned, p.gpus_now);
   if (p.priced) {
-    out += fmt::format(", {} in the window ({} a month at this rate)",
-                       FormatUsd(p.consolidate_usd), FormatUsd(p.consolidate_usd_month));
+    out += fmt::format(", {} in the window ({} a month at this rate)", FormatUsd(p.consolidate_usd),
+                       FormatUsd(p.consolidate_usd_month));
   }
   size_t fitting = 0;
   for (const PlanWorkloadRow& w : p.workloads) fitting += w.profile.empty() ? 0 : 1;
-  out += fmt::format("; {} workload(s) fit a smaller MIG profile", fitting);
+  out += fmt::format("; {} workload(s) fit a smaller MIG profile or a cheaper GPU", fitting);
   if (p.priced) {
     out += fmt::format(", {} ({} a month)", FormatUsd(p.rightsize_usd),
                        FormatUsd(p.rightsize_usd_month));
   }
-  out += fmt::format(". Memory by p99 + {} % headroom (never over in the replay), compute by "
-                     "summed SM activity ≤ {} % (over it ≤ {} % of the time). Each lever's "
-                     "dollars are capped by the waste of the GPUs it acts on; with the other "
-                     "findings they combine in Savings.",
-                     p.options.memory_margin_pct, p.options.compute_ceiling_pct,
-                     p.options.compute_over_pct);
+  out += fmt::format(
+      ". Memory by p99 + {} % headroom (never over in the replay), compute (SM "
+      "activity, else utilization) summed ≤ {} % (over it ≤ {} % of the time). "
+      "Each lever's "
+      "dollars are capped by the waste of the GPUs it acts on; with the other "
+      "findings they combine in Savings.",
+      p.options.memory_margin_pct, p.options.compute_ceiling_pct, p.options.compute_over_pct);
   return out;
 }
 
@@ -181,11 +187,11 @@ std::string PlanText(const PlanSummary& p, const TextStyle& style) {
   for (PlanTable t : {PlanTable::kGroups, PlanTable::kBins, PlanTable::kWorkloads}) {
     const std::vector<PlanRowRef> rows = PlanRows(p, t);
     if (rows.empty()) continue;
-    out += "\n" + DeclaredTextTable(PlanColumns(t), rows,
-                                    [&](const PlanColumn& c, const PlanRowRef& r) {
-                                      return PlanCellText(p, t, c, r);
-                                    },
-                                    style.markdown);
+    out += "\n" +
+           DeclaredTextTable(
+               PlanColumns(t), rows,
+               [&](const PlanColumn& c, const PlanRowRef& r) { return PlanCellText(p, t, c, r); },
+               style.markdown);
   }
   for (const PlanGroupRow& g : p.groups) {
     for (const std::string& why : g.refused) {
@@ -193,8 +199,9 @@ std::string PlanText(const PlanSummary& p, const TextStyle& style) {
     }
   }
   for (const std::string& n : p.notes) out += "\nNote: " + n + "\n";
-  out += "\nNot measured: how co-located jobs slow each other. MIG needs the GPU drained and "
-         "reconfigured. The plan is as good as its window.\n";
+  out +=
+      "\nNot measured: how co-located jobs slow each other. MIG needs the GPU drained and "
+      "reconfigured. The plan is as good as its window.\n";
   return out;
 }
 
@@ -206,9 +213,10 @@ json PlanJson(const PlanSummary& p) {
           {"until", FormatRfc3339Utc(p.until_ms * 1'000'000)},
           {"days", Round3(p.days)},
           {"covered_seconds", Round3(static_cast<double>(p.covered_ms) / 1e3)},
-          {"options", {{"memory_headroom_pct", p.options.memory_margin_pct},
-                       {"compute_ceiling_pct", p.options.compute_ceiling_pct},
-                       {"compute_over_pct", p.options.compute_over_pct}}},
+          {"options",
+           {{"memory_headroom_pct", p.options.memory_margin_pct},
+            {"compute_ceiling_pct", p.options.compute_ceiling_pct},
+            {"compute_over_pct", p.options.compute_over_pct}}},
           {"gpus_now", p.gpus_now},
           {"gpus_planned", p.gpus_planned},
           {"consolidate_usd", Money(p, p.consolidate_usd)},

@@ -5,11 +5,10 @@
 #define CGOV_REPORT_PLAN_REPORT_H_
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "analysis/plan_summary.h"
 #include "report/text_style.h"
@@ -18,9 +17,9 @@ namespace cgov {
 
 struct PlanColumn {
   std::string header;
-  std::string key;       // the row's JSON member it shows; "" for a cell of words
+  std::string key;  // the row's JSON member it shows; "" for a cell of words
   bool numeric = false;
-  bool money = false;    // dollars: "—" when unpriced
+  bool money = false;  // dollars: "—" when unpriced
   bool Numeric() const { return numeric; }
   bool RightAligned() const { return numeric; }
 };
