@@ -348,6 +348,7 @@ PlanSummary BuildPlan(const PlanContext& c, std::vector<Finding>* findings) {
                    [](const PlanWorkloadRow& a, const PlanWorkloadRow& b) {
                      return a.attributed_ms > b.attributed_ms;
                    });
+  if (!in.source_note.empty()) plan.notes.push_back(in.source_note);
   if (in.profile.ticks == 0) {
     plan.notes.push_back(
         "no raw ticks in the window: nothing to plan (raw ticks older than "

@@ -189,6 +189,7 @@ struct PlanInput {
   PlanProfile profile;
   std::vector<PlanGroup> groups;
   std::optional<int64_t> raw_pruned_before_ms;  // raw ticks before this were pruned (--retain)
+  std::string source_note;  // how the source's data became ticks ("" a database's own ticks)
 };
 
 }  // namespace cgov

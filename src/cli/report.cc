@@ -52,7 +52,8 @@ void AddMoneyFlags(CLI::App& app, ReportOptions& r) {
 void AddPlanFlags(CLI::App& app, ReportOptions& r) {
   app.add_flag("--plan", r.plan, "add the right-size plan: each workload's fitting MIG profile "
                "and the GPUs its loads pack onto, replayed over every raw tick of the window "
-               "(with --db; reads every tick, so it takes longer)");
+               "(--db; reads every tick, so it takes longer) or over the GPUs' series "
+               "(--prometheus: GPUs, no workloads)");
   app.add_option("--plan-headroom", r.plan_options.memory_margin_pct, "with --plan: % of a "
                  "GPU's (a profile's) memory kept free above a load's p99")
       ->check(CLI::Range(0, 50))->capture_default_str();

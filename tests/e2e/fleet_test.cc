@@ -462,6 +462,27 @@ TEST_F(FleetE2E, OneBoxGivesTheSameFindingsFromItsDatabaseAndFromPrometheus) {
   EXPECT_EQ(from_db.count("steady_underutilization") ? from_db.at("steady_underutilization")
                                                      : Gpus{},
             Gpus{"3"});
+  // Issue 61: the right-size plan from the database's ticks and from Prometheus' series (the
+  // GPUs' memory used, the highest of each step; compute the step's mean): the same packing.
+  // alice's 60 GB stays on GPU 0, carol's 30 GB on GPU 3 takes bob's idle 20 GB; GPUs 1, 2 freed.
+  const json db_plan = Report({"--db", h.db, "--plan"}, "10m", until);
+  const json fleet_plan = Report({"--prometheus", url, "--plan"}, "10m", until);
+  for (const json* r : {&db_plan, &fleet_plan}) {
+    ASSERT_TRUE(r->contains("plan")) << r->dump().substr(0, 500);
+    const json& p = (*r)["plan"];
+    EXPECT_EQ(p["gpus_now"], 4) << p.dump(1);
+    EXPECT_EQ(p["gpus_planned"], 2) << p.dump(1);
+    ASSERT_EQ(p["groups"].size(), 1u);
+    std::vector<std::string> freed;
+    for (const json& f : p["groups"][0]["freed"]) {
+      std::string n = f;
+      freed.push_back(n.starts_with("box/") ? n.substr(4) : n);
+    }
+    EXPECT_EQ(freed, (std::vector<std::string>{"1", "2"})) << p.dump(1);
+    EXPECT_GT(Cents(p["consolidate_usd"]), 0);
+  }
+  EXPECT_EQ(fleet_plan["plan"]["workloads"].size(), 0u) << "no per-process memory in Prometheus";
+  EXPECT_GT(db_plan["plan"]["workloads"].size(), 0u);
 }
 
 // A generated box for the fake driver (issue 57's generated boxes, through the real binaries):

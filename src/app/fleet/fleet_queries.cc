@@ -95,6 +95,19 @@ std::string GpuMean(std::string_view metric, int64_t range_ms) {
                      range_ms);
 }
 
+std::string PlanStep(std::string_view metric, bool max, int64_t step_ms) {
+  return fmt::format("{} by (Hostname, UUID, GPU_I_ID, modelName) ({}_over_time({}[{}ms]))",
+                     max ? "max" : "avg", max ? "max" : "avg", metric, step_ms);
+}
+
+std::string PlanMemoryTotal(int64_t range_ms) {
+  return fmt::format(
+      "max by (Hostname, UUID, GPU_I_ID) (max_over_time(cgov_gpu_memory_used_bytes[{0}ms]) + "
+      "max_over_time(cgov_gpu_memory_free_bytes[{0}ms]) + (max_over_time("
+      "cgov_gpu_memory_reserved_bytes[{0}ms]) or max_over_time(cgov_gpu_memory_used_bytes[{0}ms]) "
+      "* 0))", range_ms);
+}
+
 std::string InstanceIds(int64_t range_ms) {
   return fmt::format("max by (Hostname, instance_id) (last_over_time("
                      "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", range_ms);

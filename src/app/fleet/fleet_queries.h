@@ -76,6 +76,11 @@ std::string RuleSum(std::string_view by, std::string_view rule, int64_t range_ms
 std::string RuleHour(std::string_view rule, bool by_phase = false);
 // A gauge's mean over `range_ms`, by GPU (memory, power; or their rules').
 std::string GpuMean(std::string_view metric, int64_t range_ms);
+// The right-size plan's range queries (report --plan): a gauge by GPU over each step, its
+// highest (`max`: memory, so that no peak between two points is missed) or its mean (compute).
+std::string PlanStep(std::string_view metric, bool max, int64_t step_ms);
+// Each GPU's whole memory over `range_ms`: used + free (+ the driver's reservation, when served).
+std::string PlanMemoryTotal(int64_t range_ms);
 // The instance ids the daemons were given (--instance-id), over `range_ms`.
 std::string InstanceIds(int64_t range_ms);
 // Each daemon's price by GPU and source: the raw gauge's last value, or a price rule's.

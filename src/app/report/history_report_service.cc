@@ -19,6 +19,7 @@
 #include "analysis/showback.h"
 #include "analysis/slurm_accounting.h"
 #include "app/fleet/fleet_load.h"
+#include "app/fleet/fleet_plan.h"
 #include "app/history/history_load.h"
 #include "app/history/plan_load.h"
 #include "app/price_flags.h"
@@ -70,10 +71,6 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
   if (!by) {
     return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod, host, "
                                        "slurm_job, account, namespace or container", r.by));
-  }
-  if (r.plan && !r.prometheus.empty()) {
-    return InvalidArgument("--plan: the plan replays a history database's raw ticks (--db); "
-                           "from --prometheus it is not available yet");
   }
   if (*by == HistoryBy::kAccount && r.slurm_accounting.empty() && !r.sacct) {
     return InvalidArgument("--by account: give the jobs' accounts with --sacct (runs sacct) or "
@@ -234,7 +231,13 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
   if (!r.recording_rules.empty()) options.rules = *ParseRecordingRules(r.recording_rules);
   // A bill's lines are placed by host and hour: the raw counters keep both.
   if (!r.billing.empty()) options.rules = RecordingRules::kOff;
-  return LoadFleet(prometheus, w.since_ms, w.until_ms, options);
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadFleet(prometheus, w.since_ms, w.until_ms, options));
+  // The report's own window only (not a budget's period, not cgov top's day).
+  if (r.plan && !window) {
+    CGOV_ASSIGN_OR_RETURN(in.plan, LoadFleetPlan(prometheus, in, w.since_ms, w.until_ms,
+                                                 r.plan_options));
+  }
+  return in;
 }
 
 // A window reaching past the database's data is clamped to it, and the report says so: "365d"

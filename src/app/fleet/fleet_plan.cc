@@ -1,0 +1,157 @@
+#include "app/fleet/fleet_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "app/fleet/fleet_queries.h"
+
+namespace cgov {
+namespace {
+
+constexpr double kMib = 1024.0 * 1024.0;
+
+// A GPU's series, and where a walk through the steps stands in each.
+struct GpuSeries {
+  uint32_t gpu_id = 0;
+  const PromSeries* memory = nullptr;
+  const PromSeries* compute = nullptr;
+  bool sm_active = false;  // compute is SM activity (else utilization)
+  size_t at_memory = 0, at_compute = 0;
+};
+
+// The value of `s` at step time `t` (its points are in time order), advancing `*at`.
+std::optional<double> ValueAt(const PromSeries* s, double t, size_t* at) {
+  if (s == nullptr) return std::nullopt;
+  while (*at < s->points.size() && s->points[*at].first < t - 1e-6) ++*at;
+  if (*at < s->points.size() && std::abs(s->points[*at].first - t) <= 1e-6) {
+    const double v = s->points[*at].second;
+    if (std::isfinite(v) && v >= 0) return v;
+  }
+  return std::nullopt;
+}
+
+// Feeds `add` one tick a step: each GPU with a memory point at that step.
+template <class Add>
+void EachStep(std::vector<GpuSeries>& gpus, double start_s, double end_s, double step_s,
+              const RunRecord& run, Add add) {
+  for (GpuSeries& g : gpus) g.at_memory = g.at_compute = 0;
+  StoredTick tick;
+  for (double t = start_s; t <= end_s + 1e-6; t += step_s) {
+    tick.gpus.clear();
+    for (GpuSeries& g : gpus) {
+      const std::optional<double> mem = ValueAt(g.memory, t, &g.at_memory);
+      const std::optional<double> compute = ValueAt(g.compute, t, &g.at_compute);
+      if (!mem) continue;
+      StoredGpu& sg = tick.gpus.emplace_back();
+      sg.gpu_id = g.gpu_id;
+      sg.processes_known = false;  // Prometheus has the GPU's memory, not its processes'
+      sg.set(StoredGpuField::kMemUsedMib, static_cast<uint64_t>(*mem / kMib));
+      if (compute) {
+        const double pct = std::clamp(*compute, 0.0, 1.0) * 100;
+        if (g.sm_active) {
+          sg.set(StoredGpuField::kSmActivePctX10, static_cast<uint64_t>(std::lround(pct * 10)));
+        } else {
+          sg.set(StoredGpuField::kUtilPct, static_cast<uint64_t>(std::lround(pct)));
+        }
+      }
+    }
+    // The point at t stands for the step before it.
+    add(static_cast<int64_t>(std::llround((t - step_s) * 1000)), run, tick);
+  }
+}
+
+}  // namespace
+
+int64_t FleetPlanStepMs(int64_t since_ms, int64_t until_ms, size_t gpus, int64_t point_budget) {
+  const int64_t window = std::max<int64_t>(1, until_ms - since_ms);
+  int64_t step = std::max<int64_t>(1000, (window + 9'999) / 10'000);
+  if (gpus > 0) {
+    const int64_t points = point_budget / static_cast<int64_t>(gpus);
+    step = std::max(step, (window + std::max<int64_t>(1, points) - 1) / std::max<int64_t>(1, points));
+  }
+  return (step + 999) / 1000 * 1000;  // whole seconds
+}
+
+Result<PlanInput> LoadFleetPlan(const PromQuery& prometheus, const HistoryInput& fleet,
+                                int64_t since_ms, int64_t until_ms, const PlanOptions& options) {
+  PlanInput in;
+  in.options = options;
+  size_t whole = 0;
+  for (const GpuRecord& g : fleet.gpus) whole += g.mig ? 0 : 1;
+  const int64_t step_ms = FleetPlanStepMs(since_ms, until_ms, whole);
+  const double step_s = static_cast<double>(step_ms) / 1000;
+  // The first step ends a step after the window's start.
+  const double start_s = static_cast<double>(since_ms) / 1000 + step_s;
+  const double end_s = static_cast<double>(until_ms) / 1000;
+  if (start_s > end_s) return in;  // a window shorter than a step: nothing to plan
+  auto range = [&](std::string expr) {
+    return PromRequest{.expr = std::move(expr), .start_s = start_s, .end_s = end_s,
+                       .step_s = step_s};
+  };
+  CGOV_ASSIGN_OR_RETURN(
+      auto answers,
+      prometheus.QueryAll({range(PlanStep("cgov_gpu_memory_used_bytes", true, step_ms)),
+                           range(PlanStep("cgov_gpu_sm_active_ratio", false, step_ms)),
+                           range(PlanStep("cgov_gpu_utilization_ratio", false, step_ms)),
+                           {.expr = PlanMemoryTotal(until_ms - since_ms),
+                            .time_s = end_s}}));
+  // Whole GPUs by (host, UUID) as the fleet report numbered them.
+  std::map<std::pair<std::string, std::string>, uint32_t> ids;
+  for (const GpuRecord& g : fleet.gpus) {
+    if (!g.mig) ids[{g.host, g.uuid}] = g.id;
+  }
+  auto id_of = [&](const PromSeries& s) -> std::optional<uint32_t> {
+    if (!s.Label("GPU_I_ID").empty()) return std::nullopt;  // MIG instances are not moved
+    auto it = ids.find({s.Label("Hostname"), s.Label("UUID")});
+    return it == ids.end() ? std::nullopt : std::optional<uint32_t>(it->second);
+  };
+  std::map<uint32_t, GpuSeries> series;
+  for (const PromSeries& s : answers[0]) {
+    if (auto id = id_of(s)) series[*id].memory = &s, series[*id].gpu_id = *id;
+  }
+  for (int k : {1, 2}) {
+    for (const PromSeries& s : answers[static_cast<size_t>(k)]) {
+      auto id = id_of(s);
+      if (!id || !series.count(*id) || series[*id].compute != nullptr) continue;
+      series[*id].compute = &s;
+      series[*id].sm_active = k == 1;
+    }
+  }
+  // Each GPU's record with its whole memory, which the packing fills.
+  std::vector<GpuRecord> gpus;
+  std::map<uint32_t, uint64_t> total_mib;
+  for (const PromSeries& s : answers[3]) {
+    auto id = id_of(s);
+    if (id && !s.points.empty() && std::isfinite(s.points[0].second) && s.points[0].second > 0) {
+      total_mib[*id] = static_cast<uint64_t>(s.points[0].second / kMib);
+    }
+  }
+  for (GpuRecord g : fleet.gpus) {
+    if (auto t = total_mib.find(g.id); t != total_mib.end()) g.mem_total_mib = t->second;
+    gpus.push_back(std::move(g));
+  }
+  std::vector<GpuSeries> walk;
+  for (auto& [id, g] : series) walk.push_back(g);
+  const RunRecord run{1, since_ms, step_ms, "prometheus", ""};
+  PlanProfiler profiler;
+  EachStep(walk, start_s, end_s, step_s, run,
+           [&](int64_t ts, const RunRecord& r, const StoredTick& t) { profiler.Add(ts, r, t); });
+  profiler.Finish(until_ms);
+  in.profile = profiler.profile();
+  in.groups = PackGroups(in.profile, gpus, options);
+  PlanReplay replay(&in.groups, options);
+  EachStep(walk, start_s, end_s, step_s, run,
+           [&](int64_t ts, const RunRecord& r, const StoredTick& t) { replay.Add(ts, r, t); });
+  replay.Finish(until_ms);
+  in.source_note = fmt::format(
+      "from Prometheus at a {} s step: each GPU's memory used (the step's highest) and compute "
+      "(the step's mean{}); no workloads (Prometheus keeps no memory per process)",
+      step_ms / 1000, step_ms > 1000 ? ": bursts shorter than a step are averaged" : "");
+  return in;
+}
+
+}  // namespace cgov
