@@ -13,6 +13,10 @@ namespace cgov {
 namespace {
 
 constexpr double kMib = 1024.0 * 1024.0;
+// A store's answer is at most 1e15 (PrometheusSource); bounded again where it is converted.
+constexpr double kLargestValue = 1e15;
+
+bool Plausible(double v) { return std::isfinite(v) && v >= 0 && v <= kLargestValue; }
 
 // A GPU's series, and where a walk through the steps stands in each.
 struct GpuSeries {
@@ -29,7 +33,7 @@ std::optional<double> ValueAt(const PromSeries* s, double t, size_t* at) {
   while (*at < s->points.size() && s->points[*at].first < t - 1e-6) ++*at;
   if (*at < s->points.size() && std::abs(s->points[*at].first - t) <= 1e-6) {
     const double v = s->points[*at].second;
-    if (std::isfinite(v) && v >= 0) return v;
+    if (Plausible(v)) return v;
   }
   return std::nullopt;
 }
@@ -126,7 +130,7 @@ Result<PlanInput> LoadFleetPlan(const PromQuery& prometheus, const HistoryInput&
   std::map<uint32_t, uint64_t> total_mib;
   for (const PromSeries& s : answers[3]) {
     auto id = id_of(s);
-    if (id && !s.points.empty() && std::isfinite(s.points[0].second) && s.points[0].second > 0) {
+    if (id && !s.points.empty() && Plausible(s.points[0].second) && s.points[0].second > 0) {
       total_mib[*id] = static_cast<uint64_t>(s.points[0].second / kMib);
     }
   }

@@ -63,6 +63,7 @@ TEST(FleetPlan, KnownSeriesGiveTheKnownPlan) {
         points.emplace_back(t, memory ? mem_gib[static_cast<size_t>(g)] * 1073741824.0 : u);
       }
       if (g == 3) points[5].second = std::nan("");
+      if (g == 3) points[6].second = 1e300;  // no measurement: left out, never converted
       out.push_back(Series(labels("a", g), points));
     }
     out.push_back(Series(labels("elsewhere", 0), {{r.start_s, 1e15}}));
