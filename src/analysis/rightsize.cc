@@ -330,6 +330,10 @@ void PlanReplay::Credit(const TickSpans::Span& span) {
 WorkloadAdvice AdviseWorkload(const WorkloadLoad& load, const GpuRecord& gpu,
                               const PlanOptions& o) {
   WorkloadAdvice advice;
+  if (gpu.mig) {
+    advice.why = "already on a MIG instance";
+    return advice;
+  }
   if (load.gpus_at_once.Percentile(0.99) > 1) {
     advice.why = "holds several GPUs at once (MIG instances have no NCCL peer-to-peer)";
     return advice;

@@ -230,6 +230,13 @@ TEST(RightSize, AWorkloadGetsTheSmallestProfileThatHoldsIt) {
   a = advise(4096, 50, 2, 4096);
   EXPECT_FALSE(a.profile);
   EXPECT_NE(a.why.find("several GPUs"), std::string::npos) << a.why;
+  // A workload on a MIG instance already is not partitioned again.
+  GpuRecord instance = gpu;
+  instance.mig = MigInstance{};
+  WorkloadLoad small;
+  small.mem_mib.Add(1024, 1000);
+  small.gpus_at_once.Add(1, 1000);
+  EXPECT_FALSE(AdviseWorkload(small, instance, {}).profile);
   // 70 GiB: only the whole GPU.
   a = advise(71'680, 300, 1, 71'680);
   EXPECT_FALSE(a.profile);

@@ -586,6 +586,10 @@ std::string RunReportHtml(const RunSummary& s) {
 std::string HistoryPlan(const HistorySummary& s) {
   const PlanSummary& p = s.plan;
   if (!p.computed) return "";
+  if (p.covered_ms <= 0) {
+    return "<section id=\"plan\"><h2>Right-size plan</h2>\n<p>" + Esc(PlanLead(p)) + "</p>" +
+           (p.notes.empty() ? "" : "<p>" + Esc(p.notes[0]) + "</p>") + "</section>\n";
+  }
   size_t fitting = 0;
   for (const PlanWorkloadRow& w : p.workloads) fitting += w.profile.empty() ? 0 : 1;
   auto usd = [&](MicroUsd v, const char* at) { return p.priced ? Num(FormatUsd(v), at) : "—"; };

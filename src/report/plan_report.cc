@@ -155,6 +155,7 @@ std::string PlanCellPointer(PlanTable table, const PlanColumn& c, const PlanRowR
 }
 
 std::string PlanLead(const PlanSummary& p) {
+  if (p.covered_ms <= 0) return "No samples in the window to plan from (see the notes).";
   std::string out = fmt::format(
       "Replayed over {} → {} ({:.1f} days of raw samples): the window's loads fit on {} of {} "
       "GPUs",
