@@ -312,18 +312,18 @@ TEST(KubernetesE2E, RbacDeniedIsSaidAndPodsKeepTheirUids) {
   EXPECT_NE(r.err.find("give the API server with --kube-api"), std::string::npos) << r.err;
 }
 
-// deploy/kubernetes validates against the Kubernetes API's schema (and prometheus-operator's
-// for the ServiceMonitor) and asks for no more than docs/kubernetes.md argues; a manifest with
-// a wrong field type, a broader role or the node's whole filesystem is refused.
+// deploy/kubernetes's base asks for no more than docs/kubernetes.md argues, and validates against
+// the Kubernetes API's schema; a manifest with a wrong field type, a broader role, the node's
+// whole filesystem or no seccomp profile is refused.
 TEST(KubernetesE2E, DeployManifestsValidateAndAskForLittle) {
   const std::string node = access("/usr/bin/node", X_OK) == 0 ? "/usr/bin/node" : "node";
   const std::string check = std::string(CGOV_NODE_TOOLS_DIR) + "/check_manifests.mjs";
-  const std::string manifest = std::string(CGOV_SOURCE_DIR) + "/deploy/kubernetes/daemonset.yaml";
+  const std::string manifest =
+      std::string(CGOV_SOURCE_DIR) + "/deploy/kubernetes/base/cgov.yaml";
   RunResult r = RunProgram({node, check, manifest}, {}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err
                             << "\n(the test tools come from scripts/install-deps: npm ci)";
   EXPECT_NE(r.out.find("ok apps/v1/DaemonSet cgov"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("ok monitoring.coreos.com/v1/ServiceMonitor cgov"), std::string::npos);
 
   TempDir dir;
   const std::string original = ReadFile(manifest);
@@ -350,6 +350,82 @@ TEST(KubernetesE2E, DeployManifestsValidateAndAskForLittle) {
   r = broken("add: [SYS_PTRACE]", "add: [SYS_PTRACE, DAC_READ_SEARCH]");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("capabilities beyond SYS_PTRACE"), std::string::npos) << r.err;
+  r = broken("seccompProfile: {type: RuntimeDefault}", "seccompProfile: {type: Unconfined}");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no seccompProfile RuntimeDefault"), std::string::npos) << r.err;
+}
+
+// Issue 60, item 3: the overlays users apply, rendered by `kubectl kustomize` and validated object
+// by object (Kubernetes' schemas; prometheus-operator's CRD schemas for the ServiceMonitor and
+// PrometheusRule): the plain-Prometheus overlay scrapes by annotations and holds no Operator
+// object; the Operator overlay carries the ServiceMonitor with kube-prometheus-stack's `release`
+// label, the rules and the dashboard equal to their files; a user's overlay on top sets the
+// image, runtime class, node selector and tolerations.
+TEST(KubernetesE2E, OverlaysRenderAndValidate) {
+  if (access("/usr/bin/kubectl", X_OK) != 0) {
+    GTEST_SKIP() << "kubectl is not installed (it is on this project's machines; Debian has no "
+                    "package of it): the overlays are not rendered";
+  }
+  const std::string node = access("/usr/bin/node", X_OK) == 0 ? "/usr/bin/node" : "node";
+  const std::string check = std::string(CGOV_NODE_TOOLS_DIR) + "/check_manifests.mjs";
+  const std::string root = std::string(CGOV_SOURCE_DIR);
+  const std::string overlays = root + "/deploy/kubernetes/overlays";
+  TempDir dir;
+  auto render = [&](const std::string& path, const std::string& out) {
+    RunResult k = RunProgram({"/usr/bin/kubectl", "kustomize", path}, {}, 60);
+    EXPECT_EQ(k.exit_code, 0) << path << ": " << k.err;
+    WriteFile(dir / out, k.out);
+    return k.out;
+  };
+  const std::string plain = render(overlays + "/prometheus", "prometheus.yaml");
+  RunResult r = RunProgram({node, check, dir / "prometheus.yaml"}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok networking.k8s.io/v1/NetworkPolicy cgov"), std::string::npos) << r.out;
+  EXPECT_NE(plain.find("prometheus.io/scrape: \"true\""), std::string::npos) << plain;
+  EXPECT_NE(plain.find("prometheus.io/port: \"9474\""), std::string::npos);
+  EXPECT_EQ(plain.find("monitoring.coreos.com"), std::string::npos)
+      << "the Operator's objects are the operator overlay's only";
+
+  const std::string operated = render(overlays + "/operator", "operator.yaml");
+  r = RunProgram({node, check, "--rules", root + "/deploy/prometheus/cgov-rules.yml",
+                  "--dashboard", root + "/deploy/grafana/cgov-dashboard.json",
+                  dir / "operator.yaml"}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << "\n(scripts/gen-kube-objects regenerates)";
+  for (const char* object : {"ok monitoring.coreos.com/v1/ServiceMonitor cgov",
+                             "ok monitoring.coreos.com/v1/PrometheusRule cgov",
+                             "ok v1/ConfigMap cgov-dashboard", "10 objects valid"}) {
+    EXPECT_NE(r.out.find(object), std::string::npos) << object << "\n" << r.out;
+  }
+  EXPECT_NE(operated.find("release: kube-prometheus-stack"), std::string::npos);
+  EXPECT_NE(operated.find("honorLabels: true"), std::string::npos);
+  EXPECT_NE(operated.find("grafana_dashboard: \"1\""), std::string::npos);
+
+  // A user's overlay on the Operator one: their image, runtime class, nodes and tolerations.
+  // (kustomize takes a base by a relative path only.)
+  std::filesystem::create_directories(dir / "mine");
+  const std::string base = std::filesystem::relative(
+      std::filesystem::canonical(overlays + "/operator"),
+      std::filesystem::canonical(dir / "mine")).string();
+  WriteFile(dir / "mine/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            "resources:\n  - " + base + "\n"
+            "images:\n  - name: cgov\n    newName: registry.corp.example/gpu/cgov\n"
+            "    newTag: \"0.1.0\"\n"
+            "patches:\n  - target: {kind: DaemonSet, name: cgov}\n    patch: |-\n"
+            "      - {op: replace, path: /spec/template/spec/runtimeClassName, value: nvidia-cdi}\n"
+            "      - op: replace\n        path: /spec/template/spec/nodeSelector\n"
+            "        value: {node.kubernetes.io/pool: a100}\n"
+            "      - op: add\n        path: /spec/template/spec/tolerations/-\n"
+            "        value: {key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}\n");
+  const std::string mine = render(dir / "mine", "mine.yaml");
+  r = RunProgram({node, check, dir / "mine.yaml"}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* set : {"image: registry.corp.example/gpu/cgov:0.1.0",
+                          "runtimeClassName: nvidia-cdi", "node.kubernetes.io/pool: a100",
+                          "key: dedicated", "key: nvidia.com/gpu"}) {
+    EXPECT_NE(mine.find(set), std::string::npos) << set << "\n" << mine.substr(0, 4000);
+  }
+  EXPECT_EQ(mine.find("image: cgov\n"), std::string::npos) << "the placeholder is replaced";
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // --kubernetes and --metrics-names dcgm on the fake API server, scraped every second by two
 // real Prometheus servers whose scrape configs reproduce the Prometheus Operator's relabelling
 // of a ServiceMonitor target (namespace, pod, container, service, endpoint and job set from the
-// target): one with honor_labels (deploy/kubernetes/daemonset.yaml's honorLabels: true), one
+// target): one with honor_labels (the operator overlay's ServiceMonitor: honorLabels: true), one
 // without (the Operator's default). With it, `cgov report --prometheus --by pod` gives each pod
 // the GPU-seconds `cgov report --db --by pod` gives it, and OpenCost's GPU-usage query, run
 // verbatim, returns each pod's utilization; without it, the report refuses by name. GPU 3 is
@@ -116,7 +116,8 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
   // What deploy/ ships keeps cgov's labels: the ServiceMonitor (validated against the Operator's
   // CRD by KubernetesE2E.DeployManifestsValidateAndAskForLittle) and the plain scrape config,
   // which promtool accepts.
-  EXPECT_NE(ReadFile(DocsFile("../deploy/kubernetes/daemonset.yaml")).find("honorLabels: true"),
+  EXPECT_NE(ReadFile(DocsFile("../deploy/kubernetes/overlays/operator/servicemonitor.yaml"))
+                .find("honorLabels: true"),
             std::string::npos);
   const std::string scrape_config = DocsFile("../deploy/prometheus/prometheus.yml");
   EXPECT_NE(ReadFile(scrape_config).find("honor_labels: true"), std::string::npos);

@@ -1,19 +1,29 @@
-// Checks deploy/kubernetes/*.yaml: every object validates against the Kubernetes API's own
-// schema (kubernetes-models, generated from the OpenAPI spec; the ServiceMonitor against
-// prometheus-operator's CRD schema), and the permissions are the ones docs/kubernetes.md argues
-// for. Prints one line per object; exits 1 with every problem listed.
-//   node check_manifests.mjs FILE.yaml...
+// Checks Kubernetes manifests (deploy/kubernetes's overlays as `kubectl kustomize` renders them):
+// every object validates against the Kubernetes API's own schema (kubernetes-models, generated
+// from the OpenAPI spec; the ServiceMonitor and PrometheusRule against prometheus-operator's CRD
+// schemas), and the permissions are the ones docs/kubernetes.md argues for. With --rules and
+// --dashboard, the PrometheusRule's groups and the dashboard ConfigMap's JSON must equal those
+// files'. Prints one line per object; exits 1 with every problem listed.
+//   node check_manifests.mjs [--rules RULES.yml] [--dashboard DASHBOARD.json] FILE.yaml...
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
-import { Namespace, Service, ServiceAccount } from "kubernetes-models/v1";
+import { isDeepStrictEqual } from "node:util";
+import { ConfigMap, Namespace, Service, ServiceAccount } from "kubernetes-models/v1";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { DaemonSet } from "kubernetes-models/apps/v1";
 import { ClusterRole, ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
-import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+import {
+  PrometheusRule,
+  ServiceMonitor,
+} from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 
 const models = {
   "v1/Namespace": Namespace,
   "v1/Service": Service,
   "v1/ServiceAccount": ServiceAccount,
+  "v1/ConfigMap": ConfigMap,
+  "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
+  "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
   "apps/v1/DaemonSet": DaemonSet,
   "rbac.authorization.k8s.io/v1/ClusterRole": ClusterRole,
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": ClusterRoleBinding,
@@ -22,7 +32,16 @@ const models = {
 
 const problems = [];
 const objects = [];
-for (const file of process.argv.slice(2)) {
+const args = process.argv.slice(2);
+const option = (name) => {
+  const at = args.indexOf(name);
+  if (at < 0) return null;
+  const [, value] = args.splice(at, 2);
+  return value;
+};
+const rulesFile = option("--rules");
+const dashboardFile = option("--dashboard");
+for (const file of args) {
   for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
     if (doc.errors.length > 0) {
       problems.push(`${file}: YAML: ${doc.errors.map((e) => e.message).join("; ")}`);
@@ -107,9 +126,37 @@ for (const ds of find("DaemonSet")) {
       }
     }
   }
+  if (pod.securityContext?.seccompProfile?.type !== "RuntimeDefault") {
+    problems.push(`DaemonSet ${ds.metadata.name}: no seccompProfile RuntimeDefault`);
+  }
   if (pod.automountServiceAccountToken !== true || !pod.serviceAccountName) {
     problems.push(`DaemonSet ${ds.metadata.name}: --kubernetes needs its service account's token`);
   }
+}
+
+// The generated objects carry their files unchanged. Whitespace inside strings is not compared:
+// kustomize re-emits a multi-line plain scalar (a PromQL expression) with its line breaks
+// doubled, which PromQL (and an annotation) reads the same.
+const squeezed = (v) =>
+  typeof v === "string" ? v.replace(/\s+/g, " ").trim()
+  : Array.isArray(v) ? v.map(squeezed)
+  : v !== null && typeof v === "object"
+    ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, squeezed(x)]))
+    : v;
+if (rulesFile) {
+  const rules = parseAllDocuments(readFileSync(rulesFile, "utf8"))[0].toJS();
+  const found = find("PrometheusRule");
+  if (found.length !== 1 ||
+      !isDeepStrictEqual(squeezed(found[0].spec.groups), squeezed(rules.groups))) {
+    problems.push(`PrometheusRule: its groups are not ${rulesFile}'s (run scripts/gen-kube-objects)`);
+  }
+}
+if (dashboardFile) {
+  const dashboard = JSON.parse(readFileSync(dashboardFile, "utf8"));
+  const maps = find("ConfigMap").filter((m) => m.metadata.labels?.grafana_dashboard === "1");
+  const ok = maps.length === 1 && Object.values(maps[0].data ?? {}).length === 1 &&
+             isDeepStrictEqual(JSON.parse(Object.values(maps[0].data)[0]), dashboard);
+  if (!ok) problems.push(`ConfigMap: the dashboard is not ${dashboardFile}'s (run scripts/gen-kube-objects)`);
 }
 
 if (problems.length > 0) {

@@ -1191,7 +1191,7 @@ Status FleetBuilder::CheckHonorLabels() {
       "{}: the scrape of job {} (host {}) renamed cgov's namespace/pod/container labels to "
       "exported_namespace/exported_pod/exported_container, so every pod's GPU time would go to "
       "cgov's own pod: set `honorLabels: true` on the ServiceMonitor or PodMonitor "
-      "(`honor_labels: true` in a scrape config) as deploy/kubernetes/daemonset.yaml does "
+      "(`honor_labels: true` in a scrape config) as deploy/kubernetes's ServiceMonitor does "
       "(docs/kubernetes.md, \"Scraping\"); series scraped before the fix keep the wrong labels, "
       "so start the window after it",
       prom_.url(), list(jobs), list(hosts)));
