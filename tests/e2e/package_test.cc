@@ -74,9 +74,10 @@ const Package& Built() {
     std::filesystem::create_directories(p->root + "/var/lib/dpkg/info");
     std::filesystem::create_directories(p->root + "/var/lib/dpkg/updates");
     WriteFile(p->root + "/var/lib/dpkg/status", "");
+    // (The maintainer scripts run chrootless, DPKG_ROOT set: the empty root has no shell.)
     RunResult installed = RunProgram({"/usr/bin/dpkg", "--root=" + p->root, "--force-depends",
-                                      "--force-not-root", "--log=/dev/null", "-i", p->deb}, {},
-                                     60);
+                                      "--force-not-root", "--force-script-chrootless",
+                                      "--log=/dev/null", "-i", p->deb}, {}, 60);
     if (installed.exit_code != 0) p->error = "dpkg -i: " + installed.out + installed.err;
     return p;
   }();
@@ -196,6 +197,84 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
     RunResult zsh = RunProgram({"/usr/bin/zsh", "-n", root + "/usr/share/zsh/vendor-completions/_cgov"}, {});
     EXPECT_EQ(zsh.exit_code, 0) << zsh.err;
   }
+}
+
+// A command's answer without its trailing newline.
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// Issue 60, item 4: the package lives as Debian's daemons do, in a `dpkg --root` of its own (the
+// maintainer scripts run chrootless with DPKG_ROOT, touching only that tree, starting nothing):
+// install enables the unit; an upgrade keeps the admin's /etc/default/cgov and the history;
+// remove keeps both (config-files); purge deletes the history, says so, and leaves nothing.
+TEST(PackageE2E, InstallUpgradeRemovePurgeKeepAndDeleteWhatTheyShould) {
+  if (!OptimizedBuild()) GTEST_SKIP() << kPackagedInTheOptimizedTree;
+  if (access("/usr/bin/dpkg-shlibdeps", X_OK) != 0) GTEST_SKIP() << "no dpkg-dev here";
+  const Package& package = Built();
+  ASSERT_EQ(package.error, "");
+  TempDir dir;
+  // The upgrade: the same binary one version up.
+  RunResult built = RunProgram({Root() + "/scripts/make-deb", BuildDir(), dir / "up"},
+                               {{"CGOV_DEB_VERSION", "0.1.0+up1"}}, 240);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  const std::string upgrade = Trimmed(built.out);
+  const std::string root = dir / "root";
+  for (const char* d : {"/var/lib/dpkg/info", "/var/lib/dpkg/updates"}) {
+    std::filesystem::create_directories(root + d);
+  }
+  WriteFile(root + "/var/lib/dpkg/status", "");
+  auto dpkg = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"/usr/bin/dpkg", "--root=" + root,
+                                     "--force-script-chrootless", "--force-not-root",
+                                     "--force-depends", "--log=/dev/null"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, {}, 120);
+  };
+  auto status = [&] {
+    return Trimmed(RunProgram({"/usr/bin/dpkg-query", "--admindir=" + root + "/var/lib/dpkg",
+                               "-W", "-f=${Status} ${Version}", "cgov"}, {}).out);
+  };
+  const std::string wants = root + "/etc/systemd/system/multi-user.target.wants/cgov.service";
+  const std::string defaults = root + "/etc/default/cgov";
+  const std::string history = root + "/var/lib/cgov/history.db";
+
+  RunResult r = dpkg({"-i", package.deb});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(status(), "install ok installed 0.1.0");
+  EXPECT_TRUE(std::filesystem::is_symlink(wants)) << "enabled on install, as Debian's daemons";
+  // The admin's settings and the daemon's history.
+  WriteFile(defaults, ReadFile(defaults) + "CGOV_LISTEN=127.0.0.1:9474\n");
+  std::filesystem::create_directories(root + "/var/lib/cgov");
+  WriteFile(history, "the history");
+
+  r = dpkg({"-i", upgrade});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(status(), "install ok installed 0.1.0+up1");
+  EXPECT_NE(ReadFile(defaults).find("CGOV_LISTEN=127.0.0.1:9474"), std::string::npos)
+      << "the admin's /etc/default/cgov is kept";
+  EXPECT_EQ(ReadFile(history), "the history");
+  EXPECT_TRUE(std::filesystem::is_symlink(wants)) << "still enabled";
+
+  r = dpkg({"-r", "cgov"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(status(), "deinstall ok config-files 0.1.0+up1");
+  EXPECT_FALSE(std::filesystem::exists(root + "/usr/bin/cgov"));
+  EXPECT_TRUE(std::filesystem::exists(defaults)) << "remove keeps the configuration";
+  EXPECT_EQ(ReadFile(history), "the history") << "remove keeps the history";
+  EXPECT_EQ(r.out.find("purging"), std::string::npos) << r.out;
+
+  r = dpkg({"-P", "cgov"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("cgov: purging " + root + "/var/lib/cgov (the GPU history"),
+            std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(std::filesystem::exists(root + "/var/lib/cgov")) << "purge deletes the history";
+  EXPECT_FALSE(std::filesystem::exists(defaults));
+  EXPECT_FALSE(std::filesystem::is_symlink(wants));
+  EXPECT_FALSE(std::filesystem::is_symlink(root + "/etc/systemd/system/cgov.service"))
+      << "not left masked";
+  EXPECT_EQ(status(), "") << "dpkg knows no cgov";
 }
 
 // lintian, as Debian's archive runs it: no error, no warning (the pedantic and informational
