@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
