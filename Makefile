@@ -13,7 +13,7 @@ TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 4 )))
 DEPS ?=
 PARTS ?= -DCGOV_BUILD_TESTS=ON -DCGOV_BUILD_BENCH=ON
 
-.PHONY: all deps configure build run test install deb san-build sanitize fuzz bench clang-build format clean
+.PHONY: all deps configure build run test install deb dist san-build sanitize fuzz bench clang-build format clean
 
 all: build
 
@@ -75,6 +75,10 @@ install: build
 # The Debian package, Depends from dpkg-shlibdeps: $(BUILD)/cgov_VERSION_ARCH.deb.
 deb: build
 	@scripts/make-deb $(BUILD)
+
+# The release archive with install.sh and checksums: $(BUILD)/cgov-VERSION-linux-ARCH.tar.gz.
+dist: build
+	@scripts/make-dist $(BUILD)
 
 bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
