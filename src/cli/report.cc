@@ -51,14 +51,14 @@ void AddMoneyFlags(CLI::App& app, ReportOptions& r) {
 // The right-size plan (issue 61; docs/analysis.md, "Right-size plan").
 void AddPlanFlags(CLI::App& app, ReportOptions& r) {
   app.add_flag("--plan", r.plan, "add the right-size plan: each workload's fitting MIG profile "
-               "and the GPUs its loads pack onto, replayed over every raw tick of the window "
-               "(--db; reads every tick, so it takes longer) or over the GPUs' series "
+               "or cheaper GPU and the GPUs its loads pack onto, replayed over every raw tick of "
+               "the window (--db; reads every tick, so it takes longer) or over the GPUs' series "
                "(--prometheus: GPUs, no workloads)");
   app.add_option("--plan-headroom", r.plan_options.memory_margin_pct, "with --plan: % of a "
                  "GPU's (a profile's) memory kept free above a load's p99")
       ->check(CLI::Range(0, 50))->capture_default_str();
-  app.add_option("--plan-compute-ceiling", r.plan_options.compute_ceiling_pct, "with --plan: "
-                 "the summed SM activity % a planned GPU may carry")
+  app.add_option("--plan-compute-ceiling", r.plan_options.compute_ceiling_pct, "with --plan: the "
+                 "summed compute % (SM activity, else utilization) a planned GPU may carry")
       ->check(CLI::Range(10, 100))->capture_default_str();
   app.add_option("--plan-compute-over", r.plan_options.compute_over_pct, "with --plan: % of the "
                  "time the replay may see a planned GPU above that ceiling")
