@@ -18,6 +18,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$prefix" in /*) ;; *) echo "install.sh: --prefix must be absolute: $prefix" >&2; exit 2 ;; esac
+# The prefix is written into the unit's ExecStart: plain path characters only.
+case "$prefix" in
+  *[!A-Za-z0-9._/+@-]*)
+    echo "install.sh: --prefix may hold only letters, digits and . _ / + @ -" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 
 # Every file as released.

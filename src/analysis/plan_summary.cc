@@ -8,32 +8,44 @@
 
 #include "analysis/showback.h"
 #include "core/duration.h"
+#include "core/time_format.h"
 
 namespace cgov {
 namespace {
 
 constexpr int64_t kMonthMs = 30LL * 24 * 3600 * 1000;
 
+// The context indexed once: GPUs by id, each identity's attributed time by GPU.
 struct Lookup {
-  const PlanContext& c;
+  explicit Lookup(const PlanContext& context) : c(context) {
+    for (size_t i = 0; i < c.report_gpus.size(); ++i) index_of[c.report_gpus[i].gpu_id] = i;
+    for (const GpuRecord& g : *c.gpus) record_of[g.id] = &g;
+    for (const auto& [key, ms] : c.attributed_ms)
+      attributed[key.first].emplace_back(key.second, ms);
+  }
   std::string Label(uint32_t gpu_id) const {
-    for (const PlanReportGpu& g : c.report_gpus) {
-      if (g.gpu_id == gpu_id) return g.label;
-    }
-    return "id " + std::to_string(gpu_id);
+    auto it = index_of.find(gpu_id);
+    return it != index_of.end() ? c.report_gpus[it->second].label : "id " + std::to_string(gpu_id);
   }
   int Index(uint32_t gpu_id) const {
-    for (size_t i = 0; i < c.report_gpus.size(); ++i) {
-      if (c.report_gpus[i].gpu_id == gpu_id) return static_cast<int>(i);
-    }
-    return -1;
+    auto it = index_of.find(gpu_id);
+    return it != index_of.end() ? static_cast<int>(it->second) : -1;
   }
   const GpuRecord* Record(uint32_t gpu_id) const {
-    for (const GpuRecord& g : *c.gpus) {
-      if (g.id == gpu_id) return &g;
-    }
-    return nullptr;
+    auto it = record_of.find(gpu_id);
+    return it != record_of.end() ? it->second : nullptr;
   }
+  // (GPU id, attributed ms) of one identity.
+  const std::vector<std::pair<uint32_t, int64_t>>& Attributed(uint32_t identity) const {
+    static const std::vector<std::pair<uint32_t, int64_t>> kNone;
+    auto it = attributed.find(identity);
+    return it != attributed.end() ? it->second : kNone;
+  }
+
+  const PlanContext& c;
+  std::map<uint32_t, size_t> index_of;
+  std::map<uint32_t, const GpuRecord*> record_of;
+  std::map<uint32_t, std::vector<std::pair<uint32_t, int64_t>>> attributed;
 };
 
 std::string Join(const std::vector<std::string>& items) {
@@ -196,9 +208,9 @@ void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Find
     if (w.profile.empty()) continue;
     named.push_back(
         fmt::format("{} on {}{}", w.name, w.profile_kind == "gpu" ? "an " : "MIG ", w.profile));
-    for (const auto& [key, ms] : l.c.attributed_ms) {
-      const int index = l.Index(key.second);
-      if (key.first != w.identity_id || index < 0) continue;
+    for (const auto& [gpu, ms] : l.Attributed(w.identity_id)) {
+      const int index = l.Index(gpu);
+      if (index < 0) continue;
       saved_ms[static_cast<unsigned>(index)] +=
           (1 - w.profile_price_share) * static_cast<double>(ms);
     }
@@ -285,9 +297,7 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
     row.held_ms += ms;
     if (ms > longest_ms) longest = gpu, longest_ms = ms;
   }
-  for (const auto& [key, ms] : l.c.attributed_ms) {
-    if (key.first == id) row.attributed_ms += ms;
-  }
+  for (const auto& [gpu, ms] : l.Attributed(id)) row.attributed_ms += ms;
   int64_t command_ms = -1;
   for (const auto& [command, ms] : w.held_ms_by_command) {
     auto it = l.c.command_names.find(command);
@@ -304,10 +314,8 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
     row.profile_mib = advice.profile->usable_mib;
     row.headroom_mib = advice.headroom_mib;
     row.profile_price_share = advice.profile->PriceShare();
-    row.why = fmt::format("{} of the GPU's price (its memory share)",
-                          advice.profile->memory_eighths == 8
-                              ? "all"
-                              : fmt::format("{}/8", advice.profile->memory_eighths));
+    row.why =
+        fmt::format("{}/8 of the GPU's price (its memory share)", advice.profile->memory_eighths);
   }
   if (const std::optional<SkuChoice> sku = CheaperSku(l, w, longest, o);
       sku && sku->price_share < row.profile_price_share) {
@@ -329,7 +337,7 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
 PlanSummary BuildPlan(const PlanContext& c, std::vector<Finding>* findings) {
   PlanSummary plan;
   const PlanInput& in = *c.input;
-  const Lookup l{c};
+  const Lookup l(c);
   plan.computed = true;
   plan.options = in.options;
   plan.from_ms = in.profile.from_ms;
@@ -344,6 +352,8 @@ PlanSummary BuildPlan(const PlanContext& c, std::vector<Finding>* findings) {
   for (const auto& [id, w] : in.profile.workloads) {
     plan.workloads.push_back(WorkloadRow(l, id, w, in.options));
   }
+  for (const PlanWorkloadRow& w : plan.workloads)
+    plan.workloads_fitting += w.profile.empty() ? 0 : 1;
   std::stable_sort(plan.workloads.begin(), plan.workloads.end(),
                    [](const PlanWorkloadRow& a, const PlanWorkloadRow& b) {
                      return a.attributed_ms > b.attributed_ms;
@@ -353,10 +363,11 @@ PlanSummary BuildPlan(const PlanContext& c, std::vector<Finding>* findings) {
     plan.notes.push_back(
         "no raw ticks in the window: nothing to plan (raw ticks older than "
         "the daemon's --retain are pruned; rollups cannot be replayed)");
-  } else if (in.raw_pruned_before_ms && *in.raw_pruned_before_ms > plan.from_ms - 1) {
-    plan.notes.push_back(
-        "raw ticks before the plan's start were pruned (--retain): the plan "
-        "covers only the ticks kept");
+  } else if (in.raw_pruned_before_ms) {
+    plan.notes.push_back(fmt::format(
+        "raw ticks before {} were pruned (--retain): the plan covers only the ticks kept, from "
+        "there on",
+        FormatMinuteUtc(*in.raw_pruned_before_ms)));
   }
   ConsolidateFinding(l, plan, findings);
   RightSizeFinding(l, plan, findings);

@@ -67,6 +67,7 @@ struct PlanSummary {
   std::vector<PlanGroupRow> groups;
   std::vector<PlanWorkloadRow> workloads;  // by attributed time, descending
   size_t gpus_now = 0, gpus_planned = 0;
+  size_t workloads_fitting = 0;  // workloads with a profile or a cheaper GPU
   // Each lever's dollars in the window, capped by the waste of each GPU it acts on, and the same
   // for a month of 30 days at the window's rate.
   MicroUsd consolidate_usd = 0, consolidate_usd_month = 0;

@@ -1,7 +1,6 @@
 #include "analysis/rightsize.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace cgov {
 namespace {
@@ -176,20 +175,14 @@ void PlanProfiler::Credit(const TickSpans::Span& span) {
     g.mem_mib.Add(load->mem_mib, d);
     g.compute_x10.Add(load->compute_x10, d);
     // Each holder (identity) of this GPU: its memory and compute in the tick.
-    struct Holder {
-      uint32_t identity_id;
-      uint32_t command_id = 0;
-      uint64_t mem_mib = 0;
-      uint64_t sm_pct = 0;
-      bool sm_known = true;
-    };
-    std::vector<Holder> holders;
+    std::vector<Holder>& holders = holders_;
+    holders.clear();
     for (const StoredProcess& p : tick.processes) {
       if (p.gpu_pos != pos || !p.compute) continue;
       auto it = std::find_if(holders.begin(), holders.end(),
                              [&](const Holder& h) { return h.identity_id == p.identity_id; });
       if (it == holders.end()) {
-        it = holders.insert(holders.end(), Holder{p.identity_id, p.command_id});
+        it = holders.insert(holders.end(), Holder{p.identity_id, p.command_id, 0, 0, true});
       }
       it->mem_mib += p.mem_used_mib.value_or(0);
       if (p.sm_util_pct)

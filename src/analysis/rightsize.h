@@ -24,7 +24,9 @@ struct PlanOptions {
 };
 
 // A time-weighted distribution of one value (MiB, tenths of a percent): the time at each value,
-// in buckets of `bucket`. Sparse: a load that stays near one value costs a few entries.
+// in buckets of `bucket`. Sparse: a load that stays near one value costs a few entries. Not
+// analysis/value_histogram.h's ValueHistogram: that one counts samples and rounds to the nearest
+// value; a plan weighs each tick by the time it stands for and must never read a percentile low.
 class LoadHistogram {
  public:
   explicit LoadHistogram(uint32_t bucket = 1) : bucket_(bucket) {}
@@ -105,6 +107,15 @@ class PlanProfiler {
   TickSpans spans_;
   PlanProfile profile_;
   std::map<uint32_t, int> gpus_now_;  // scratch: an identity's GPUs in one tick
+  // Scratch: the identities holding one GPU in one tick, their memory and compute.
+  struct Holder {
+    uint32_t identity_id = 0;
+    uint32_t command_id = 0;
+    uint64_t mem_mib = 0;
+    uint64_t sm_pct = 0;
+    bool sm_known = true;
+  };
+  std::vector<Holder> holders_;
 };
 
 // One GPU under a candidate plan: the GPU it stays on and the GPUs whose loads it takes.
@@ -188,7 +199,8 @@ struct PlanInput {
   PlanOptions options;
   PlanProfile profile;
   std::vector<PlanGroup> groups;
-  std::optional<int64_t> raw_pruned_before_ms;  // raw ticks before this were pruned (--retain)
+  // Raw ticks before this, inside the window, were pruned (--retain); nullopt: none were.
+  std::optional<int64_t> raw_pruned_before_ms;
   std::string source_note;  // how the source's data became ticks ("" a database's own ticks)
 };
 

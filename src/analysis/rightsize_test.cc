@@ -322,6 +322,28 @@ TEST(RightSize, ACheaperGpuIsChosenWhenItCostsLessThanTheProfile) {
   EXPECT_EQ(right->remediations, (std::vector<std::string>{"mig", "smaller_sku"}));
 }
 
+// The plan says when the window's raw ticks were pruned, and when there were none to plan from.
+TEST(RightSize, APlanSaysWhatItCouldNotRead) {
+  const std::vector<GpuRecord> gpus = H100s(1);
+  std::vector<StoredTick> ticks(10, PlanTickOf({{1024u, 10, 1}}));
+  PlanInput in = PlanOfTicks(gpus, ticks);
+  in.raw_pruned_before_ms = 1'700'000'000'000;
+  PlanContext c;
+  c.input = &in;
+  c.gpus = &gpus;
+  std::vector<Finding> findings;
+  PlanSummary plan = BuildPlan(c, &findings);
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_NE(plan.notes[0].find("raw ticks before 2023-11-14T22:13Z were pruned"),
+            std::string::npos)
+      << plan.notes[0];
+  PlanInput empty;
+  c.input = &empty;
+  plan = BuildPlan(c, &findings);
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_NE(plan.notes[0].find("no raw ticks in the window"), std::string::npos);
+}
+
 // Generated boxes (tests/support/generated_box.h): the plan through the summary every view
 // renders. Every accepted packing replayed clean; the plan's dollars within the waste and the
 // combined savings; the groups' and workloads' parts adding up to their lever's to the cent.

@@ -590,8 +590,6 @@ std::string HistoryPlan(const HistorySummary& s) {
     return "<section id=\"plan\"><h2>Right-size plan</h2>\n<p>" + Esc(PlanLead(p)) + "</p>" +
            (p.notes.empty() ? "" : "<p>" + Esc(p.notes[0]) + "</p>") + "</section>\n";
   }
-  size_t fitting = 0;
-  for (const PlanWorkloadRow& w : p.workloads) fitting += w.profile.empty() ? 0 : 1;
   auto usd = [&](MicroUsd v, const char* at) { return p.priced ? Num(FormatUsd(v), at) : "—"; };
   std::string out = fmt::format(
       "<section id=\"plan\"><h2>Right-size plan</h2>\n<p>Replayed over {} → {} ({} days of raw "
@@ -605,7 +603,8 @@ std::string HistoryPlan(const HistorySummary& s) {
       Num(F1(p.days), "/plan/days"), Num(fmt::format("{}", p.gpus_planned), "/plan/gpus_planned"),
       Num(fmt::format("{}", p.gpus_now), "/plan/gpus_now"),
       usd(p.consolidate_usd, "/plan/consolidate_usd"),
-      usd(p.consolidate_usd_month, "/plan/consolidate_usd_month"), fitting,
+      usd(p.consolidate_usd_month, "/plan/consolidate_usd_month"),
+      Num(fmt::format("{}", p.workloads_fitting), "/plan/workloads_fitting"),
       usd(p.rightsize_usd, "/plan/right_size_usd"),
       usd(p.rightsize_usd_month, "/plan/right_size_usd_month"), p.options.memory_margin_pct,
       p.options.compute_ceiling_pct, p.options.compute_over_pct);

@@ -164,9 +164,8 @@ std::string PlanLead(const PlanSummary& p) {
     out += fmt::format(", {} in the window ({} a month at this rate)", FormatUsd(p.consolidate_usd),
                        FormatUsd(p.consolidate_usd_month));
   }
-  size_t fitting = 0;
-  for (const PlanWorkloadRow& w : p.workloads) fitting += w.profile.empty() ? 0 : 1;
-  out += fmt::format("; {} workload(s) fit a smaller MIG profile or a cheaper GPU", fitting);
+  out += fmt::format("; {} workload(s) fit a smaller MIG profile or a cheaper GPU",
+                     p.workloads_fitting);
   if (p.priced) {
     out += fmt::format(", {} ({} a month)", FormatUsd(p.rightsize_usd),
                        FormatUsd(p.rightsize_usd_month));
@@ -220,6 +219,7 @@ json PlanJson(const PlanSummary& p) {
             {"compute_over_pct", p.options.compute_over_pct}}},
           {"gpus_now", p.gpus_now},
           {"gpus_planned", p.gpus_planned},
+          {"workloads_fitting", p.workloads_fitting},
           {"consolidate_usd", Money(p, p.consolidate_usd)},
           {"consolidate_usd_month", Money(p, p.consolidate_usd_month)},
           {"right_size_usd", Money(p, p.rightsize_usd)},

@@ -101,6 +101,13 @@ TEST(DistE2E, TheArchiveInstallsWhereItIsToldAfterCheckingItsFilesAndTheHostsGli
   EXPECT_FALSE(std::filesystem::exists(dir / "bad-stage"));
   RunResult relative = RunProgram({top + "/install.sh", "--prefix", "opt"}, {});
   EXPECT_EQ(relative.exit_code, 2) << relative.err;
+  // A prefix that would change the unit's ExecStart line (a newline, sed's & and #): refused.
+  for (const char* hostile : {"/opt/a\nExecStartPre=/bin/sh", "/opt/a&b", "/opt/#x", "/opt/a b"}) {
+    RunResult bad = RunProgram({top + "/install.sh", "--prefix", hostile, "--destdir",
+                                dir / "hostile-stage"}, {});
+    EXPECT_EQ(bad.exit_code, 2) << hostile << bad.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "hostile-stage")) << hostile;
+  }
 }
 
 }  // namespace

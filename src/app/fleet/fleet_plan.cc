@@ -1,11 +1,11 @@
 #include "app/fleet/fleet_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "app/fleet/fleet_queries.h"
 
@@ -27,24 +27,29 @@ struct GpuSeries {
   size_t at_memory = 0, at_compute = 0;
 };
 
-// The value of `s` at step time `t` (its points are in time order), advancing `*at`.
-std::optional<double> ValueAt(const PromSeries* s, double t, size_t* at) {
+// A point's time in whole milliseconds (Prometheus answers them to the millisecond).
+int64_t PointMs(const std::pair<double, double>& point) { return std::llround(point.first * 1000); }
+
+// The value of `s` at step time `t_ms` (its points are in time order), advancing `*at`.
+std::optional<double> ValueAt(const PromSeries* s, int64_t t_ms, size_t* at) {
   if (s == nullptr) return std::nullopt;
-  while (*at < s->points.size() && s->points[*at].first < t - 1e-6) ++*at;
-  if (*at < s->points.size() && std::abs(s->points[*at].first - t) <= 1e-6) {
+  while (*at < s->points.size() && PointMs(s->points[*at]) < t_ms) ++*at;
+  if (*at < s->points.size() && PointMs(s->points[*at]) == t_ms) {
     const double v = s->points[*at].second;
     if (Plausible(v)) return v;
   }
   return std::nullopt;
 }
 
-// Feeds `add` one tick a step: each GPU with a memory point at that step.
+// Feeds `add` one tick a step: each GPU with a memory point at that step. Steps are counted in
+// whole milliseconds from the first, as Prometheus evaluates a range (start + k x step), never
+// by adding a step to a float a thousand times.
 template <class Add>
-void EachStep(std::vector<GpuSeries>& gpus, double start_s, double end_s, double step_s,
+void EachStep(std::vector<GpuSeries>& gpus, int64_t start_ms, int64_t end_ms, int64_t step_ms,
               const RunRecord& run, Add add) {
   for (GpuSeries& g : gpus) g.at_memory = g.at_compute = 0;
   StoredTick tick;
-  for (double t = start_s; t <= end_s + 1e-6; t += step_s) {
+  for (int64_t t = start_ms; t <= end_ms; t += step_ms) {
     tick.gpus.clear();
     for (GpuSeries& g : gpus) {
       const std::optional<double> mem = ValueAt(g.memory, t, &g.at_memory);
@@ -64,7 +69,7 @@ void EachStep(std::vector<GpuSeries>& gpus, double start_s, double end_s, double
       }
     }
     // The point at t stands for the step before it.
-    add(static_cast<int64_t>(std::llround((t - step_s) * 1000)), run, tick);
+    add(t - step_ms, run, tick);
   }
 }
 
@@ -75,7 +80,8 @@ int64_t FleetPlanStepMs(int64_t since_ms, int64_t until_ms, size_t gpus, int64_t
   int64_t step = std::max<int64_t>(1000, (window + 9'999) / 10'000);
   if (gpus > 0) {
     const int64_t points = point_budget / static_cast<int64_t>(gpus);
-    step = std::max(step, (window + std::max<int64_t>(1, points) - 1) / std::max<int64_t>(1, points));
+    step =
+        std::max(step, (window + std::max<int64_t>(1, points) - 1) / std::max<int64_t>(1, points));
   }
   return (step + 999) / 1000 * 1000;  // whole seconds
 }
@@ -87,22 +93,22 @@ Result<PlanInput> LoadFleetPlan(const PromQuery& prometheus, const HistoryInput&
   size_t whole = 0;
   for (const GpuRecord& g : fleet.gpus) whole += g.mig ? 0 : 1;
   const int64_t step_ms = FleetPlanStepMs(since_ms, until_ms, whole);
-  const double step_s = static_cast<double>(step_ms) / 1000;
   // The first step ends a step after the window's start.
-  const double start_s = static_cast<double>(since_ms) / 1000 + step_s;
+  const int64_t start_ms = since_ms + step_ms;
+  if (start_ms > until_ms) return in;  // a window shorter than a step: nothing to plan
   const double end_s = static_cast<double>(until_ms) / 1000;
-  if (start_s > end_s) return in;  // a window shorter than a step: nothing to plan
   auto range = [&](std::string expr) {
-    return PromRequest{.expr = std::move(expr), .start_s = start_s, .end_s = end_s,
-                       .step_s = step_s};
+    return PromRequest{.expr = std::move(expr),
+                       .start_s = static_cast<double>(start_ms) / 1000,
+                       .end_s = end_s,
+                       .step_s = static_cast<double>(step_ms) / 1000};
   };
   CGOV_ASSIGN_OR_RETURN(
       auto answers,
       prometheus.QueryAll({range(PlanStep("cgov_gpu_memory_used_bytes", true, step_ms)),
                            range(PlanStep("cgov_gpu_sm_active_ratio", false, step_ms)),
                            range(PlanStep("cgov_gpu_utilization_ratio", false, step_ms)),
-                           {.expr = PlanMemoryTotal(until_ms - since_ms),
-                            .time_s = end_s}}));
+                           {.expr = PlanMemoryTotal(until_ms - since_ms), .time_s = end_s}}));
   // Whole GPUs by (host, UUID) as the fleet report numbered them.
   std::map<std::pair<std::string, std::string>, uint32_t> ids;
   for (const GpuRecord& g : fleet.gpus) {
@@ -142,13 +148,13 @@ Result<PlanInput> LoadFleetPlan(const PromQuery& prometheus, const HistoryInput&
   for (auto& [id, g] : series) walk.push_back(g);
   const RunRecord run{1, since_ms, step_ms, "prometheus", ""};
   PlanProfiler profiler;
-  EachStep(walk, start_s, end_s, step_s, run,
+  EachStep(walk, start_ms, until_ms, step_ms, run,
            [&](int64_t ts, const RunRecord& r, const StoredTick& t) { profiler.Add(ts, r, t); });
   profiler.Finish(until_ms);
   in.profile = profiler.profile();
   in.groups = PackGroups(in.profile, gpus, options);
   PlanReplay replay(&in.groups, options);
-  EachStep(walk, start_s, end_s, step_s, run,
+  EachStep(walk, start_ms, until_ms, step_ms, run,
            [&](int64_t ts, const RunRecord& r, const StoredTick& t) { replay.Add(ts, r, t); });
   replay.Finish(until_ms);
   in.source_note = fmt::format(

@@ -1,11 +1,12 @@
 // The fleet's right-size plan on the PromQuery seam: what it asks (range queries at the step,
 // the memory's highest and the compute's mean per step), the step's bounds, and a known plan
 // from known series; MIG instances and unknown GPUs are left out, hostile values ignored.
+#include "app/fleet/fleet_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "app/fleet/fleet_plan.h"
 #include "core/time_format.h"
 #include "fakes/fake_prom_query.h"
 
@@ -50,7 +51,8 @@ TEST(FleetPlan, KnownSeriesGiveTheKnownPlan) {
       return l;
     };
     if (r.step_s == 0) {  // the memory totals
-      for (int g = 0; g < 4; ++g) out.push_back(Series(labels("a", g), {{r.time_s, 81'559 * 1048576.0}}));
+      for (int g = 0; g < 4; ++g)
+        out.push_back(Series(labels("a", g), {{r.time_s, 81'559 * 1048576.0}}));
       return Result<std::vector<PromSeries>>(out);
     }
     if (r.expr.find("sm_active") != std::string::npos) return Result<std::vector<PromSeries>>(out);
@@ -74,10 +76,12 @@ TEST(FleetPlan, KnownSeriesGiveTheKnownPlan) {
   ASSERT_TRUE(in.ok()) << in.status().message();
   const std::vector<PromRequest> asked = fake.requests();
   ASSERT_EQ(asked.size(), 4u);
-  EXPECT_EQ(asked[0].expr, "max by (Hostname, UUID, GPU_I_ID, modelName) (max_over_time("
-                           "cgov_gpu_memory_used_bytes[1000ms]))");
-  EXPECT_EQ(asked[2].expr, "avg by (Hostname, UUID, GPU_I_ID, modelName) (avg_over_time("
-                           "cgov_gpu_utilization_ratio[1000ms]))");
+  EXPECT_EQ(asked[0].expr,
+            "max by (Hostname, UUID, GPU_I_ID, modelName) (max_over_time("
+            "cgov_gpu_memory_used_bytes[1000ms]))");
+  EXPECT_EQ(asked[2].expr,
+            "avg by (Hostname, UUID, GPU_I_ID, modelName) (avg_over_time("
+            "cgov_gpu_utilization_ratio[1000ms]))");
   EXPECT_EQ(asked[0].step_s, 1.0);
   EXPECT_EQ(asked[0].start_s, static_cast<double>(kPlanFrom) / 1000 + 1);
   EXPECT_EQ(in->profile.covered_ms, 3'600'000) << "one step a point, the hour covered";
@@ -93,6 +97,40 @@ TEST(FleetPlan, KnownSeriesGiveTheKnownPlan) {
   EXPECT_EQ(in->profile.gpus.at(1).compute_x10.max(), 950u);
   EXPECT_NE(in->source_note.find("1 s step"), std::string::npos) << in->source_note;
   EXPECT_TRUE(in->profile.workloads.empty()) << "no per-process memory in Prometheus";
+}
+
+// A week at a 61 s step from a start off the second: every one of the 9,914 points is matched to
+// its step (steps counted as start + k x step, as Prometheus evaluates them), none lost to drift.
+TEST(FleetPlan, AWeeksStepsMatchEveryPoint) {
+  HistoryInput fleet;
+  GpuRecord r;
+  r.id = 1;
+  r.uuid = "GPU-0";
+  r.host = "a";
+  r.name = "NVIDIA H100 80GB HBM3";
+  fleet.gpus.push_back(r);
+  const int64_t from = kPlanFrom + 123, to = from + 7 * 86'400'000LL;
+  int64_t points = 0;
+  FakePromQuery fake([&](const PromRequest& q) {
+    std::vector<PromSeries> out;
+    const std::vector<std::pair<std::string, std::string>> labels = {{"Hostname", "a"},
+                                                                     {"UUID", "GPU-0"}};
+    if (q.step_s == 0) {
+      out.push_back(Series(labels, {{q.time_s, 81'559 * 1048576.0}}));
+    } else if (q.expr.find("memory_used") != std::string::npos) {
+      std::vector<std::pair<double, double>> p;
+      for (int64_t k = 0; q.start_s + static_cast<double>(k) * q.step_s <= q.end_s; ++k) {
+        p.emplace_back(q.start_s + static_cast<double>(k) * q.step_s, 1073741824.0);
+      }
+      points = static_cast<int64_t>(p.size());
+      out.push_back(Series(labels, p));
+    }
+    return Result<std::vector<PromSeries>>(out);
+  });
+  Result<PlanInput> in = LoadFleetPlan(fake, fleet, from, to, {});
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  EXPECT_EQ(points, 9'914);
+  EXPECT_EQ(in->profile.gpus.at(1).mem_mib.ms(), 9'914 * 61'000) << "every point in its step";
 }
 
 }  // namespace

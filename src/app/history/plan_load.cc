@@ -27,7 +27,9 @@ Result<PlanInput> LoadPlan(const HistoryStore& store, int64_t since_ms, int64_t 
                            const PlanOptions& options) {
   PlanInput in;
   in.options = options;
-  CGOV_ASSIGN_OR_RETURN(in.raw_pruned_before_ms, store.RawPrunedBeforeMs());
+  // Raw ticks pruned (--retain) from inside the window: the plan covers only what is kept.
+  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> pruned, store.RawPrunedBeforeMs());
+  if (pruned && *pruned > since_ms) in.raw_pruned_before_ms = pruned;
   CGOV_ASSIGN_OR_RETURN(auto runs, store.Runs());
   CGOV_ASSIGN_OR_RETURN(std::vector<GpuRecord> gpus, store.Gpus());
   PlanProfiler profiler;
