@@ -628,7 +628,9 @@ std::string HistoryPlan(const HistorySummary& s) {
   }
   std::vector<std::string> notes = p.notes;
   for (const PlanGroupRow& g : p.groups) {
-    for (const std::string& why : g.refused) notes.push_back("refused by the replay (" + g.model + "): " + why);
+    for (const std::string& why : g.refused) {
+      notes.push_back("refused by the replay (" + g.model + "): " + why);
+    }
   }
   notes.push_back("Not measured: how co-located jobs slow each other. MIG needs the GPU drained "
                   "and reconfigured. The plan is as good as its window.");
