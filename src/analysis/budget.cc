@@ -4,6 +4,8 @@
 #include <chrono>
 #include <set>
 
+#include <date/date.h>
+
 #include "analysis/history_summary.h"
 #include "analysis/showback.h"
 #include "core/time_format.h"
@@ -96,16 +98,21 @@ const char* BudgetPeriodName(BudgetPeriod period) {
 }
 
 PeriodSpan PeriodOf(BudgetPeriod period, int64_t at_ms) {
-  using namespace std::chrono;
-  const sys_days day{days{FloorDiv(at_ms, kDayMs)}};
+  // Howard Hinnant's date library, which became C++20's calendar: libstdc++ has the calendar from
+  // GCC 11, and the portable build compiles with GCC 10 (docs/install.md). Days as an int: any
+  // time within ±10 million days (27,000 years), beyond what a calendar year holds anyway.
+  constexpr int64_t kDayBound = 10'000'000;
+  const auto day_count =
+      static_cast<int>(std::clamp(FloorDiv(at_ms, kDayMs), -kDayBound, kDayBound));
+  const date::sys_days day{date::days{day_count}};
   if (period == BudgetPeriod::kWeek) {
-    const sys_days monday = day - (weekday{day} - Monday);
+    const date::sys_days monday = day - (date::weekday{day} - date::Monday);
     const int64_t start = monday.time_since_epoch().count() * kDayMs;
     return {start, start + 7 * kDayMs};
   }
-  const year_month_day ymd{day};
-  const sys_days first{ymd.year() / ymd.month() / 1};
-  const sys_days next{(ymd.year() / ymd.month() + months{1}) / 1};
+  const date::year_month_day ymd{day};
+  const date::sys_days first{ymd.year() / ymd.month() / 1};
+  const date::sys_days next{(ymd.year() / ymd.month() + date::months{1}) / 1};
   return {first.time_since_epoch().count() * kDayMs, next.time_since_epoch().count() * kDayMs};
 }
 

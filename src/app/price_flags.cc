@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/from_chars.h"
 #include "core/text.h"
 #include "os/input_file.h"
 
@@ -45,7 +46,7 @@ Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price
 Result<double> ParseGridIntensity(std::string_view text) {
   double g = 0;
   const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, g);
+  const auto [ptr, ec] = FromChars(text.data(), end, g);
   if (ec != std::errc() || ptr != end || !std::isfinite(g) || g < 0 || g > 2000) {
     return InvalidArgument(fmt::format("--grid-intensity {}: expected grams of CO2e a kWh, 0 to "
                                        "2000 (your grid operator's or region's published "

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/from_chars.h"
 #include "core/text.h"
 
 namespace cgov {
@@ -177,7 +178,7 @@ bool IsJsonNumber(std::string_view text, bool* integer) {
 double ParseDouble(std::string_view text) {
   double value = 0;
   const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  const auto [stop, error] = FromChars(text.data(), end, value);
   if (error == std::errc() && stop == end) return value;
   const std::string copy(text);  // strtod reads to a NUL
   return std::strtod(copy.c_str(), nullptr);

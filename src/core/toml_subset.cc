@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/duration.h"
+#include "core/from_chars.h"
 #include "core/text.h"
 
 namespace cgov {
@@ -237,7 +238,7 @@ class Parser {
         v->number = static_cast<double>(v->integer);
         return Status::Ok();
       }
-      auto [ptr, ec] = std::from_chars(body.data(), end, v->number);
+      auto [ptr, ec] = FromChars(body.data(), end, v->number);
       if (ptr == end && ec == std::errc()) {
         v->kind = TomlValue::Kind::kFloat;
         return Status::Ok();

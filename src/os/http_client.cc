@@ -1,6 +1,10 @@
 #include "os/http_client.h"
 
+#include <algorithm>
 #include <memory>
+#include <string_view>
+
+#include <fmt/format.h>
 
 #include "core/text.h"
 #include "os/curl_library.h"
@@ -36,6 +40,31 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// The protocols a transfer may use, by name (libcurl 7.85+); an older libcurl (Debian 11's 7.74,
+// Ubuntu 20.04's 7.68: the portable build, docs/install.md) answers CURLE_UNKNOWN_OPTION and takes
+// them as CURLOPT_PROTOCOLS' bits. Both by number: an older curl.h lacks the first, a newer one
+// marks the second deprecated.
+constexpr auto kProtocolsByName = static_cast<CURLoption>(CURLOPTTYPE_STRINGPOINT + 318);
+constexpr auto kProtocolsByBit = static_cast<CURLoption>(CURLOPTTYPE_LONG + 181);
+
+// CURLPROTO_HTTP | CURLPROTO_HTTPS for "http,https"; 0 for a name this fallback does not know.
+long ProtocolBits(std::string_view names) {
+  long bits = 0;
+  for (size_t at = 0; at <= names.size();) {
+    const size_t comma = std::min(names.find(',', at), names.size());
+    const std::string_view name = names.substr(at, comma - at);
+    if (name == "http") {
+      bits |= CURLPROTO_HTTP;
+    } else if (name == "https") {
+      bits |= CURLPROTO_HTTPS;
+    } else {
+      return 0;
+    }
+    at = comma + 1;
+  }
+  return bits;
+}
+
 int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   const std::atomic<bool>* stop = static_cast<Transfer*>(user)->request->stop;
   return stop != nullptr && stop->load() ? 1 : 0;  // non-zero aborts
@@ -47,12 +76,13 @@ class CurlClient : public HttpClient {
   Result<HttpResponse> Send(const HttpRequest& request) const override;
 
  private:
-  void SetOptions(CURL* c, const HttpRequest& r, curl_slist* headers, Transfer* t,
+  // False when the transfer could not be held to its protocols (it must not run then).
+  bool SetOptions(CURL* c, const HttpRequest& r, curl_slist* headers, Transfer* t,
                   char* error) const;
   const CurlLibrary* lib_;
 };
 
-void CurlClient::SetOptions(CURL* c, const HttpRequest& r, curl_slist* headers, Transfer* t,
+bool CurlClient::SetOptions(CURL* c, const HttpRequest& r, curl_slist* headers, Transfer* t,
                             char* error) const {
   const CurlLibrary& lib = *lib_;
   lib.easy_setopt(c, CURLOPT_URL, r.url.c_str());
@@ -78,10 +108,12 @@ void CurlClient::SetOptions(CURL* c, const HttpRequest& r, curl_slist* headers, 
   lib.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
   lib.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout.count()));
   lib.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  lib.easy_setopt(c, CURLOPT_PROTOCOLS_STR, r.protocols);
   // A redirect would resend a POST's body, or a bearer token, elsewhere: never followed.
   lib.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   lib.easy_setopt(c, CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
+  if (lib.easy_setopt(c, kProtocolsByName, r.protocols) == CURLE_OK) return true;
+  const long bits = ProtocolBits(r.protocols);
+  return bits != 0 && lib.easy_setopt(c, kProtocolsByBit, bits) == CURLE_OK;
 }
 
 Result<HttpResponse> CurlClient::Send(const HttpRequest& request) const {
@@ -101,7 +133,10 @@ Result<HttpResponse> CurlClient::Send(const HttpRequest& request) const {
   response.end = HttpResponse::End::kComplete;
   Transfer t{&request, &response};
   char error[CURL_ERROR_SIZE] = {0};
-  SetOptions(curl.get(), request, headers, &t, error);
+  if (!SetOptions(curl.get(), request, headers, &t, error)) {
+    return Unavailable(fmt::format("libcurl: cannot limit a transfer to the protocols {}",
+                                   SafeText(request.protocols)));
+  }
   const CURLcode code = lib.easy_perform(curl.get());
   lib.easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &response.status);
   if (code == CURLE_OK || response.end == HttpResponse::End::kRefused) return response;

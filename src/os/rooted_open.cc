@@ -14,6 +14,12 @@
 
 #include "core/text.h"
 
+// Linux 5.6's openat2, the same number on every architecture: older libc headers (Debian 11's,
+// where the portable build compiles) lack it.
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+
 namespace cgov {
 namespace {
 

@@ -133,7 +133,7 @@ bool LooksLikeSqlite(const std::string& path) {
 Status CheckIdentity(SqliteDb& db) {
   CGOV_ASSIGN_OR_RETURN(int64_t app, db.QueryInt("PRAGMA application_id"));
   CGOV_ASSIGN_OR_RETURN(int64_t version, db.QueryInt("PRAGMA user_version"));
-  CGOV_ASSIGN_OR_RETURN(int64_t tables, db.QueryInt("SELECT count(*) FROM sqlite_schema"));
+  CGOV_ASSIGN_OR_RETURN(int64_t tables, db.QueryInt("SELECT count(*) FROM sqlite_master"));
   if (app == 0 && tables == 0) return Status::Ok();  // a new, empty database
   if (app != kApplicationId) {
     return InvalidArgument(fmt::format(
@@ -451,7 +451,7 @@ Result<uint32_t> HistoryStore::GpuId(const GpuRecord& gpu) {
       "mig_profile = excluded.mig_profile, gpu_instance_id = excluded.gpu_instance_id, "
       "compute_instance_id = excluded.compute_instance_id, mig_slices = excluded.mig_slices, "
       "parent_uuid = excluded.parent_uuid, parent_name = excluded.parent_name, "
-      "price_share = excluded.price_share RETURNING id"));
+      "price_share = excluded.price_share"));
   stmt.Bind(1, gpu.uuid).Bind(2, gpu.index).Bind(3, gpu.name).Bind(5, gpu.pci_bus_id);
   if (gpu.mem_total_mib) stmt.Bind(4, static_cast<int64_t>(*gpu.mem_total_mib));
   if (gpu.mig) {
@@ -463,11 +463,15 @@ Result<uint32_t> HistoryStore::GpuId(const GpuRecord& gpu) {
         .Bind(11, gpu.mig->parent_name)
         .BindDouble(12, gpu.mig->price_share);
   }
-  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  CGOV_RETURN_IF_ERROR(stmt.Run());
+  // An update leaves the last rowid as it was: the id is read back by the uuid.
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt find, db_->Prepare("SELECT id FROM gpu WHERE uuid = ?"));
+  find.Bind(1, gpu.uuid);
+  CGOV_ASSIGN_OR_RETURN(bool row, find.Step());
   if (!row) return Internal(fmt::format("{}: no id for GPU {}", path_, gpu.uuid));
   GpuRecord stored = gpu;
-  stored.id = static_cast<uint32_t>(stmt.Int(0));
-  CGOV_RETURN_IF_ERROR(stmt.Run());
+  stored.id = static_cast<uint32_t>(find.Int(0));
+  find.Reset();
   gpus_[gpu.uuid] = stored;
   return stored.id;
 }
@@ -477,14 +481,12 @@ Result<uint32_t> HistoryStore::IdentityId(const IdentityRecord& identity) {
   if (auto it = identities_.find(key); it != identities_.end()) return it->second;
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
       "INSERT INTO identity (user, owner, pod, container, slurm_job, project, team, tags) "
-      "VALUES (?,?,?,?,?,?,?,?) RETURNING id"));
+      "VALUES (?,?,?,?,?,?,?,?)"));
   stmt.Bind(1, identity.user).Bind(2, identity.owner).Bind(3, identity.pod)
       .Bind(4, identity.container).Bind(5, identity.slurm_job).Bind(6, identity.project)
       .Bind(7, identity.team).Bind(8, identity.tags);
-  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
-  if (!row) return Internal(fmt::format("{}: no id for an identity", path_));
-  const auto id = static_cast<uint32_t>(stmt.Int(0));
   CGOV_RETURN_IF_ERROR(stmt.Run());
+  const auto id = static_cast<uint32_t>(db_->LastInsertRowid());
   identities_.emplace(std::move(key), id);
   return id;
 }
@@ -492,12 +494,10 @@ Result<uint32_t> HistoryStore::IdentityId(const IdentityRecord& identity) {
 Result<uint32_t> HistoryStore::CommandId(const std::string& name) {
   if (auto it = commands_.find(name); it != commands_.end()) return it->second;
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt,
-                        db_->Prepare("INSERT INTO command (name) VALUES (?) RETURNING id"));
+                        db_->Prepare("INSERT INTO command (name) VALUES (?)"));
   stmt.Bind(1, name);
-  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
-  if (!row) return Internal(fmt::format("{}: no id for command {}", path_, name));
-  const auto id = static_cast<uint32_t>(stmt.Int(0));
   CGOV_RETURN_IF_ERROR(stmt.Run());
+  const auto id = static_cast<uint32_t>(db_->LastInsertRowid());
   commands_.emplace(name, id);
   return id;
 }
@@ -505,12 +505,11 @@ Result<uint32_t> HistoryStore::CommandId(const std::string& name) {
 Result<RunRecord> HistoryStore::BeginRun(const std::string& source, int64_t started_ms,
                                          int64_t interval_ms, const std::string& hostname) {
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT INTO run (started_ms, interval_ms, source, hostname) VALUES (?,?,?,?) RETURNING id"));
+      "INSERT INTO run (started_ms, interval_ms, source, hostname) VALUES (?,?,?,?)"));
   stmt.Bind(1, started_ms).Bind(2, interval_ms).Bind(3, source).Bind(4, hostname);
-  CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
-  if (!row) return Internal(fmt::format("{}: no id for a run", path_));
-  RunRecord run{static_cast<uint32_t>(stmt.Int(0)), started_ms, interval_ms, source, hostname};
   CGOV_RETURN_IF_ERROR(stmt.Run());
+  RunRecord run{static_cast<uint32_t>(db_->LastInsertRowid()), started_ms, interval_ms, source,
+                hostname};
   return run;
 }
 

@@ -167,7 +167,9 @@ Result<int64_t> SqliteDb::QueryInt(std::string_view sql) const {
   return value;
 }
 
-int64_t SqliteDb::Changes() const { return lib_->changes64(db_); }
+int64_t SqliteDb::Changes() const { return lib_->changes(db_); }
+
+int64_t SqliteDb::LastInsertRowid() const { return lib_->last_insert_rowid(db_); }
 
 Status SqliteDb::Error(std::string_view what) const {
   if (IsCorruption(lib_->errcode(db_))) return CorruptDatabase(path_, "", lib_->errmsg(db_));

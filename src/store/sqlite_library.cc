@@ -21,7 +21,8 @@ Result<SqliteLibrary> OpenSqlite() {
         resolve(&lib.errstr, "sqlite3_errstr");
         resolve(&lib.exec, "sqlite3_exec");
         resolve(&lib.free, "sqlite3_free");
-        resolve(&lib.changes64, "sqlite3_changes64");
+        resolve(&lib.changes, "sqlite3_changes");
+        resolve(&lib.last_insert_rowid, "sqlite3_last_insert_rowid");
         resolve(&lib.progress_handler, "sqlite3_progress_handler");
         resolve(&lib.prepare_v2, "sqlite3_prepare_v2");
         resolve(&lib.prepare_v3, "sqlite3_prepare_v3");

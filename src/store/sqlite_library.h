@@ -1,6 +1,8 @@
 // SQLite, loaded at run time by the first database a process opens (src/os/shared_library.h):
 // a `cgov run` without --db neither maps nor initialises it, which was ~1 ms of every start on
-// the 2-core VM (docs/benchmarks.md). Its functions, typed as sqlite3.h declares them.
+// the 2-core VM (docs/benchmarks.md). Its functions, typed as sqlite3.h declares them: those of
+// SQLite 3.31 (Ubuntu 20.04's), the oldest the portable build runs on (docs/install.md), so no
+// sqlite3_changes64 (3.37) and no RETURNING clause (3.35) in cgov's SQL.
 #ifndef CGOV_STORE_SQLITE_LIBRARY_H_
 #define CGOV_STORE_SQLITE_LIBRARY_H_
 
@@ -20,7 +22,8 @@ struct SqliteLibrary {
   decltype(&sqlite3_errstr) errstr = nullptr;
   decltype(&sqlite3_exec) exec = nullptr;
   decltype(&sqlite3_free) free = nullptr;
-  decltype(&sqlite3_changes64) changes64 = nullptr;
+  decltype(&sqlite3_changes) changes = nullptr;
+  decltype(&sqlite3_last_insert_rowid) last_insert_rowid = nullptr;
   decltype(&sqlite3_progress_handler) progress_handler = nullptr;
   decltype(&sqlite3_prepare_v2) prepare_v2 = nullptr;
   decltype(&sqlite3_prepare_v3) prepare_v3 = nullptr;

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/from_chars.h"
+
 namespace cgov {
 
 std::vector<std::string_view> SplitLines(std::string_view text) {
@@ -63,7 +65,7 @@ bool ParseI64(std::string_view field, int64_t* out) {
 
 bool ParseDouble(std::string_view field, double* out) {
   if (field.empty()) return false;
-  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), *out);
+  auto [end, ec] = FromChars(field.data(), field.data() + field.size(), *out);
   return ec == std::errc() && end == field.data() + field.size();
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/from_chars.h"
 #include "core/time_format.h"
 #include "telemetry/text_scan.h"
 
@@ -27,7 +28,7 @@ std::string_view Trim(std::string_view s) {
 Result<std::optional<double>> SmiNumber(std::string_view text, size_t line, size_t column) {
   if (text.starts_with("[")) return std::optional<double>();
   double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  auto [end, ec] = FromChars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
     return InvalidArgument(fmt::format("line {}, column {}: '{}' is not a number", line,
                                        kSmiColumns[column], text));
