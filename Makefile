@@ -13,7 +13,7 @@ TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 4 )))
 DEPS ?=
 PARTS ?= -DCGOV_BUILD_TESTS=ON -DCGOV_BUILD_BENCH=ON
 
-.PHONY: all deps configure build run test install deb dist san-build sanitize fuzz bench clang-build format clean
+.PHONY: all deps configure build run test install deb dist portable san-build sanitize fuzz bench clang-build format clean
 
 all: build
 
@@ -79,6 +79,15 @@ deb: build
 # The release archive with install.sh and checksums: $(BUILD)/cgov-VERSION-linux-ARCH.tar.gz.
 dist: build
 	@scripts/make-dist $(BUILD)
+
+# The portable build (glibc 2.31+: Debian 11, Ubuntu 20.04/22.04, RHEL 9), compiled in a Debian 11
+# root (debootstrap; root needed), its archive and .deb in $(PORTABLE)/dist, then checked there:
+# glibc floor, apt install on a fresh Debian 11, cgov run, daemon --listen and report on the
+# fake driver (docs/install.md). .ci/run runs it.
+PORTABLE ?= build-portable
+portable:
+	@scripts/make-portable $(PORTABLE)
+	@scripts/check-portable $(PORTABLE)
 
 bench: build
 	@$(BUILD)/cgov_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
