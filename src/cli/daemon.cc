@@ -155,7 +155,7 @@ void AddFeatureFlags(CLI::App& app, Flags& f) {
   app.add_option("--notify", f.files.notify, "a notifications file (TOML, "
                  "docs/notifications.md): rules (idle-held process, idle GPU, low utilization, "
                  "memory nearly full, Xid, budget thresholds, policy steps) and the webhooks, "
-                 "Slack or Teams channels or users' terminals their notices go to");
+                 "Slack or Teams channels, e-mail addresses or users' terminals their notices go to");
   app.add_option("--notify-state", o.notify_state, "with --notify: where undelivered notices "
                  "and open incidents are kept across restarts (default: the --db path with "
                  "\".notify\" appended)");

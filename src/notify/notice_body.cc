@@ -98,6 +98,8 @@ std::string NoticeBody(SinkKind sink, const Notice& notice) {
     case SinkKind::kWebhook: return WebhookJson(notice).dump();
     case SinkKind::kSlack: return SlackJson(notice).dump();
     case SinkKind::kTeams: return TeamsJson(notice).dump();
+    case SinkKind::kEmail:  // the text part; the sink sends NoticeMail's whole message
+      return SafeText(notice.summary) + "\n\n" + SafeText(notice.next_step) + "\n";
     case SinkKind::kTerminal:
       return Json{{"user", notice.user}, {"text", "cgov: " + notice.summary + "\n" +
                                                       notice.next_step}}.dump();

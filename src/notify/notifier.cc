@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
+#include "notify/mail_message.h"
 #include "notify/notice_body.h"
 #include "notify/terminal_sink.h"
 #include "notify/webhook_post.h"
 #include "os/clock.h"
 #include "os/log.h"
+#include "os/smtp_client.h"
 
 namespace cgov {
 namespace {
@@ -20,6 +22,16 @@ constexpr int64_t kIdleWaitMs = 1'000;  // a new submission wakes the thread soo
 
 // A receiver that refuses the request itself: sending it again cannot help.
 bool Malformed(long status) { return status == 400 || status == 413 || status == 422; }
+
+// An e-mail attempt in a post's terms: the server's reply code stands for the status (2xx
+// sent; 5xx a refusal, given up; 4xx or no reply, tried again).
+Result<PostOutcome> Mail(const Delivery& d, const NotifySink& sink, const std::atomic<bool>* stop) {
+  MailSend send{sink.url, sink.starttls, sink.ca_file, sink.from, sink.to, d.body,
+                sink.timeout_ms, stop};
+  CGOV_ASSIGN_OR_RETURN(MailOutcome out, SendMail(send));
+  const long code = out.sent ? 250 : out.smtp_code >= 400 ? out.smtp_code : 0;
+  return PostOutcome{code, -1, out.error};
+}
 
 }  // namespace
 
@@ -92,7 +104,9 @@ void Notifier::SaveSubmitted() {
           if (sink.name != name) continue;
           // A terminal is a user's: a notice about no one's process is shown on none.
           if (sink.kind == SinkKind::kTerminal && n.user.empty()) continue;
-          queued.push_back({0, sink.name, n.id, NoticeBody(sink.kind, n), n.at_ms, 0, n.at_ms});
+          std::string body = sink.kind == SinkKind::kEmail ? NoticeMail(n, sink.from, sink.to)
+                                                           : NoticeBody(sink.kind, n);
+          queued.push_back({0, sink.name, n.id, std::move(body), n.at_ms, 0, n.at_ms});
         }
       }
     }
@@ -150,10 +164,14 @@ void Notifier::Attempt(const Delivery& d, Lane* lane) {
     return;
   }
   // The post, the slow part, holds no lock: the other lanes and the saving thread go on.
-  Result<PostOutcome> posted = PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
-                                        &lane->worker.stop_flag());
+  Result<PostOutcome> posted = sink.kind == SinkKind::kEmail
+                                   ? Mail(d, sink, &lane->worker.stop_flag())
+                                   : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
+                                              &lane->worker.stop_flag());
   if (lane->worker.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
+  const bool email = sink.kind == SinkKind::kEmail;
+  const char* protocol = email ? "SMTP" : "HTTP";
   const int64_t now = WallMs();
   std::unique_lock state_lock(state_mu_);
   Status written;
@@ -167,19 +185,21 @@ void Notifier::Attempt(const Delivery& d, Lane* lane) {
     }
     std::lock_guard lock(mu_);
     ++counts_.sent;
-  } else if (Malformed(out.http_status)) {
+  } else if (Malformed(out.http_status) || (email && out.http_status >= 500)) {
     written = state_->GiveUp(d.seq, out.error);
     state_lock.unlock();
-    Log(sink.name, fmt::format("notice {} refused with HTTP {} ({}); kept in {} and not sent "
-                               "again", d.notice_id, out.http_status, out.error, state_->path()));
+    Log(sink.name, fmt::format("notice {} refused with {} {} ({}); kept in {} and not sent "
+                               "again", d.notice_id, protocol, out.http_status, out.error,
+                               state_->path()));
     std::lock_guard lock(mu_);
     ++counts_.given_up;
   } else {
     const int64_t attempts = d.attempts + 1;
     int64_t delay = std::min<int64_t>(file_.retry_max_ms, int64_t{1000} << std::min<int64_t>(attempts - 1, 20));
     if (out.retry_after_ms >= 0) delay = std::max(delay, std::min<int64_t>(out.retry_after_ms, 3'600'000));
-    const std::string why = out.http_status != 0 ? fmt::format("HTTP {}: {}", out.http_status, out.error)
-                                                 : out.error;
+    const std::string why = out.http_status != 0
+                                ? fmt::format("{} {}: {}", protocol, out.http_status, out.error)
+                                : out.error;
     written = state_->Retry(d.seq, attempts, now + delay, why);
     Result<int64_t> waiting = state_->Queued();
     state_lock.unlock();

@@ -12,6 +12,7 @@
 
 #include "core/text.h"
 #include "core/toml_subset.h"
+#include "notify/mail_message.h"
 #include "os/input_file.h"
 #include "telemetry/text_scan.h"
 
@@ -34,7 +35,58 @@ constexpr KindName kRuleKinds[] = {
 };
 constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {
     {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"},
-    {SinkKind::kTerminal, "terminal"}};
+    {SinkKind::kTerminal, "terminal"}, {SinkKind::kEmail, "email"}};
+
+// An e-mail sink's own keys (from, to, tls, ca_file): true when `e` was one of them.
+Result<bool> ParseEmailKey(const std::string& path, const TomlEntry& e, NotifySink* s) {
+  if (e.key == "from") {
+    if (e.value.kind != TomlValue::Kind::kString || !IsMailAddress(e.value.text)) {
+      return TomlErrorAt(path, e.value, e.key, "expected a plain address (cgov@example.com)");
+    }
+    s->from = e.value.text;
+  } else if (e.key == "to") {
+    CGOV_ASSIGN_OR_RETURN(s->to, TomlStrings(path, e.value, e.key));
+    if (s->to.empty() || s->to.size() > 100) {
+      return TomlErrorAt(path, e.value, e.key, "expected 1 to 100 addresses");
+    }
+    for (const TomlValue& item : e.value.items) {
+      if (!IsMailAddress(item.text)) {
+        return TomlErrorAt(path, item, e.key, "expected a plain address (ops@example.com)");
+      }
+    }
+  } else if (e.key == "tls") {
+    if (e.value.kind != TomlValue::Kind::kString ||
+        (e.value.text != "starttls" && e.value.text != "none")) {
+      return TomlErrorAt(path, e.value, e.key, "expected \"starttls\" (the default) or \"none\" "
+                         "(plain SMTP, for a relay on this host); smtps:// in url_file is TLS "
+                         "from the start");
+    }
+    s->starttls = e.value.text == "starttls";
+  } else if (e.key == "ca_file") {
+    if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
+        !IsSafeText(e.value.text)) {
+      return TomlErrorAt(path, e.value, e.key, "expected the absolute path of a CA file");
+    }
+    s->ca_file = e.value.text;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What an e-mail sink needs, and what only it takes.
+Status CheckEmailKeys(const std::string& path, const TomlTable& table, const NotifySink& s) {
+  const bool email = s.kind == SinkKind::kEmail;
+  if (email && (s.from.empty() || s.to.empty())) {
+    return TomlErrorAt(path, table.line, table.column, "sink",
+                       s.from.empty() ? "give its from" : "give its to");
+  }
+  if (!email && (!s.from.empty() || !s.to.empty() || !s.starttls || !s.ca_file.empty())) {
+    return TomlErrorAt(path, table.line, table.column, "sink",
+                       "from, to, tls and ca_file are an e-mail sink's");
+  }
+  return Status::Ok();
+}
 
 Result<double> Percent(const std::string& path, const TomlValue& v, std::string_view key) {
   const bool number = v.kind == TomlValue::Kind::kInteger || v.kind == TomlValue::Kind::kFloat;
@@ -64,7 +116,7 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
                              [&](const auto& k) { return e.value.text == k.second; });
       if (e.value.kind != TomlValue::Kind::kString || it == std::end(kSinkKinds)) {
         return TomlErrorAt(path, e.value, e.key,
-                       "expected \"webhook\", \"slack\", \"teams\" or \"terminal\"");
+                       "expected \"webhook\", \"slack\", \"teams\", \"terminal\" or \"email\"");
       }
       s.kind = it->first;
       kind = true;
@@ -84,8 +136,12 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
       s.utmp_file = e.value.text;
       utmp_given = true;
     } else {
-      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
-                     "url_file and timeout; a terminal sink name, kind and utmp_file)");
+      CGOV_ASSIGN_OR_RETURN(bool email_key, ParseEmailKey(path, e, &s));
+      if (!email_key) {
+        return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
+                           "url_file and timeout; a terminal sink name, kind and utmp_file; an "
+                           "email sink from, to, tls and ca_file too)");
+      }
     }
   }
   const bool terminal = kind && s.kind == SinkKind::kTerminal;
@@ -95,6 +151,7 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
   if (!terminal && utmp_given) {
     return TomlErrorAt(path, table.line, table.column, "utmp_file", "only a terminal sink reads utmp");
   }
+  CGOV_RETURN_IF_ERROR(CheckEmailKeys(path, table, s));
   for (auto [given, key] : {std::pair{!s.name.empty(), "name"}, std::pair{kind, "kind"},
                             std::pair{terminal || !s.url_file.empty(), "url_file"}}) {
     if (!given) return TomlErrorAt(path, table.line, table.column, "sink", fmt::format("give its {}", key));
@@ -291,10 +348,17 @@ Status ReadSinkUrls(NotifyFile* file) {
     }
     const std::string_view url = Trim(text);
     const bool one_line = url.find_first_of("\r\n \t") == std::string_view::npos && IsSafeText(url);
-    if (!one_line || !(url.starts_with("https://") || url.starts_with("http://")) ||
-        url.size() > 4096) {
-      return InvalidArgument(fmt::format("{} {}: expected one http:// or https:// URL on one "
-                                         "line", what, s.url_file));
+    const bool email = s.kind == SinkKind::kEmail;
+    const bool scheme = email ? url.starts_with("smtp://") || url.starts_with("smtps://")
+                              : url.starts_with("https://") || url.starts_with("http://");
+    if (!one_line || !scheme || url.size() > 4096) {
+      return InvalidArgument(fmt::format("{} {}: expected one {} URL on one line", what,
+                                         s.url_file, email ? "smtp:// or smtps://"
+                                                           : "http:// or https://"));
+    }
+    if (email && !s.starttls && url.starts_with("smtps://")) {
+      return InvalidArgument(fmt::format("{} {}: smtps:// is TLS from the start: tls = \"none\" "
+                                         "is for a plain smtp:// relay", what, s.url_file));
     }
     s.url = std::string(url);
   }

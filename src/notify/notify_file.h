@@ -25,8 +25,8 @@ enum class NotifyRuleKind {
 };
 std::string_view NotifyRuleKindName(NotifyRuleKind kind);  // "idle_held", ...
 
-enum class SinkKind { kWebhook, kSlack, kTeams, kTerminal };
-std::string_view SinkKindName(SinkKind kind);  // "webhook", "slack", "teams", "terminal"
+enum class SinkKind { kWebhook, kSlack, kTeams, kTerminal, kEmail };
+std::string_view SinkKindName(SinkKind kind);  // "webhook", "slack", "teams", "terminal", "email"
 
 struct NotifySink {
   std::string name;      // unique in the file
@@ -36,6 +36,11 @@ struct NotifySink {
   int64_t timeout_ms = 10'000;  // one delivery attempt, connection included
   int line = 0;
   std::string utmp_file = "/run/utmp";  // terminal: who is logged in where
+  // email: url_file holds smtp://[user:password@]host[:port] or smtps://...
+  std::string from{};             // the sender's address
+  std::vector<std::string> to{};  // the recipients' addresses
+  bool starttls = true;           // smtp://: only over TLS started by STARTTLS (tls = "starttls")
+  std::string ca_file{};          // the SMTP server's CA, when not the system's
 };
 
 struct NotifyRule {
@@ -64,9 +69,9 @@ inline constexpr size_t kMaxNotifySinks = 20;
 // a sink that does not exist is refused.
 Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& path);
 
-// Reads each sink's url_file: a regular file of one line, an http:// or https:// URL, readable
-// by its owner only (mode 600 or 400), since the URL is the credential. Errors name the sink
-// and the file.
+// Reads each sink's url_file: a regular file of one line, an http:// or https:// URL (an
+// e-mail sink's: smtp:// or smtps://), readable by its owner only (mode 600 or 400), since the
+// URL is the credential. Errors name the sink and the file.
 Status ReadSinkUrls(NotifyFile* file);
 
 }  // namespace cgov

@@ -1,6 +1,8 @@
 #include "os/curl_library.h"
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -38,5 +40,41 @@ Result<CurlLibrary> Load() {
 }  // namespace
 
 Result<const CurlLibrary*> LoadCurl() { return LoadOnce(&Load); }
+
+namespace {
+
+// Both by number: an older curl.h lacks the first, a newer one marks the second deprecated.
+constexpr auto kProtocolsByName = static_cast<CURLoption>(CURLOPTTYPE_STRINGPOINT + 318);
+constexpr auto kProtocolsByBit = static_cast<CURLoption>(CURLOPTTYPE_LONG + 181);
+
+// The bits of the names this fallback knows; 0 when one is unknown.
+long ProtocolBits(std::string_view names) {
+  long bits = 0;
+  for (size_t at = 0; at <= names.size();) {
+    const size_t comma = std::min(names.find(',', at), names.size());
+    const std::string_view name = names.substr(at, comma - at);
+    if (name == "http") {
+      bits |= CURLPROTO_HTTP;
+    } else if (name == "https") {
+      bits |= CURLPROTO_HTTPS;
+    } else if (name == "smtp") {
+      bits |= CURLPROTO_SMTP;
+    } else if (name == "smtps") {
+      bits |= CURLPROTO_SMTPS;
+    } else {
+      return 0;
+    }
+    at = comma + 1;
+  }
+  return bits;
+}
+
+}  // namespace
+
+bool RestrictProtocols(const CurlLibrary& lib, CURL* curl, const char* names) {
+  if (lib.easy_setopt(curl, kProtocolsByName, names) == CURLE_OK) return true;
+  const long bits = ProtocolBits(names);
+  return bits != 0 && lib.easy_setopt(curl, kProtocolsByBit, bits) == CURLE_OK;
+}
 
 }  // namespace cgov

@@ -32,6 +32,12 @@ struct CurlLibrary {
 // Unavailable, naming the library and the package to install, when it cannot be.
 Result<const CurlLibrary*> LoadCurl();
 
+// Holds a transfer to the protocols `names` lists ("http,https", "smtp,smtps"): by name on
+// libcurl 7.85+, else (Debian 11's 7.74, Ubuntu 20.04's 7.68: the portable build,
+// docs/install.md) as CURLOPT_PROTOCOLS' bits. False when neither took: the transfer must not
+// run then.
+bool RestrictProtocols(const CurlLibrary& lib, CURL* curl, const char* names);
+
 }  // namespace cgov
 
 #endif  // CGOV_OS_CURL_LIBRARY_H_

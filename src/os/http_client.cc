@@ -1,8 +1,6 @@
 #include "os/http_client.h"
 
-#include <algorithm>
 #include <memory>
-#include <string_view>
 
 #include <fmt/format.h>
 
@@ -38,31 +36,6 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   if (t->request->on_header) t->request->on_header(std::string_view(data, size * n));
   return size * n;
-}
-
-// The protocols a transfer may use, by name (libcurl 7.85+); an older libcurl (Debian 11's 7.74,
-// Ubuntu 20.04's 7.68: the portable build, docs/install.md) answers CURLE_UNKNOWN_OPTION and takes
-// them as CURLOPT_PROTOCOLS' bits. Both by number: an older curl.h lacks the first, a newer one
-// marks the second deprecated.
-constexpr auto kProtocolsByName = static_cast<CURLoption>(CURLOPTTYPE_STRINGPOINT + 318);
-constexpr auto kProtocolsByBit = static_cast<CURLoption>(CURLOPTTYPE_LONG + 181);
-
-// CURLPROTO_HTTP | CURLPROTO_HTTPS for "http,https"; 0 for a name this fallback does not know.
-long ProtocolBits(std::string_view names) {
-  long bits = 0;
-  for (size_t at = 0; at <= names.size();) {
-    const size_t comma = std::min(names.find(',', at), names.size());
-    const std::string_view name = names.substr(at, comma - at);
-    if (name == "http") {
-      bits |= CURLPROTO_HTTP;
-    } else if (name == "https") {
-      bits |= CURLPROTO_HTTPS;
-    } else {
-      return 0;
-    }
-    at = comma + 1;
-  }
-  return bits;
 }
 
 int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
@@ -111,9 +84,7 @@ bool CurlClient::SetOptions(CURL* c, const HttpRequest& r, curl_slist* headers, 
   // A redirect would resend a POST's body, or a bearer token, elsewhere: never followed.
   lib.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   lib.easy_setopt(c, CURLOPT_USERAGENT, "cgov/" CGOV_VERSION);
-  if (lib.easy_setopt(c, kProtocolsByName, r.protocols) == CURLE_OK) return true;
-  const long bits = ProtocolBits(r.protocols);
-  return bits != 0 && lib.easy_setopt(c, kProtocolsByBit, bits) == CURLE_OK;
+  return RestrictProtocols(lib, c, r.protocols);
 }
 
 Result<HttpResponse> CurlClient::Send(const HttpRequest& request) const {

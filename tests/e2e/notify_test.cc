@@ -290,7 +290,8 @@ TEST(NotifyE2E, BadFilesAreRefusedBeforeAnythingIsWritten) {
            "\"\n[[rule]]\nkind = \"idle_held\"\nfor = \"2 hours\"\n",
        "notify.toml:7:7: for:"},
       {"[[sink]]\nname = \"ops\"\nkind = \"pager\"\nurl_file = \"" + url + "\"\n",
-       "notify.toml:3:8: kind: expected \"webhook\", \"slack\", \"teams\" or \"terminal\""},
+       "notify.toml:3:8: kind: expected \"webhook\", \"slack\", \"teams\", \"terminal\" or "
+       "\"email\""},
       {"[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" + url +
            "\"\n[[rule]]\nkind = \"truly_idle\"\nsinks = [\"pager\"]\n",
        "sinks: no sink is named \"pager\""},

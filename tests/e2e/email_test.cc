@@ -1,0 +1,242 @@
+// The e-mail sink of `cgov daemon --notify` (issue 63, item 1), through the real binary and a
+// real SMTP server on loopback (tests/fake_smtp/server.py: Debian's aiosmtpd): a notice arrives
+// over STARTTLS with AUTH, its figures in a text and an HTML part; a server that refuses is
+// given up at once, one that stalls is given up at the sink's timeout, one that drops the
+// connection or asks to try later is tried again, and none of them delays another sink.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/base64.h"
+#include "e2e_helpers.h"
+#include "process_runner.h"
+#include "webhook_receiver.h"
+
+namespace cgov::e2e {
+namespace {
+
+using nlohmann::json;
+
+struct SmtpServer {
+  Started process;
+  int port = 0;
+  std::string log, mode_file;
+  void Mode(const std::string& mode) const { WriteFile(mode_file, mode + "\n"); }
+  // What the server logged: the messages it took, or (`event`) what it did instead.
+  std::vector<json> Log(bool messages) const {
+    std::vector<json> out;
+    std::ifstream in(log);
+    for (std::string line; std::getline(in, line);) {
+      json j = json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.contains("message") == messages) out.push_back(std::move(j));
+    }
+    return out;
+  }
+  std::vector<json> Messages() const { return Log(true); }
+  std::vector<json> Events() const { return Log(false); }
+  ~SmtpServer() {
+    if (process.pid > 0) {
+      kill(process.pid, SIGKILL);
+      WaitProgram(process, 5);
+    }
+  }
+};
+
+std::unique_ptr<SmtpServer> StartSmtp(const TempDir& dir, const std::string& name,
+                                      std::vector<std::string> options) {
+  auto s = std::make_unique<SmtpServer>();
+  s->log = dir / (name + ".log");
+  s->mode_file = dir / (name + ".mode");
+  s->Mode("ok");
+  const std::string port_file = dir / (name + ".port");
+  std::vector<std::string> argv = {"/usr/bin/python3", DocsFile("../tests/fake_smtp/server.py"),
+                                   "--mode-file", s->mode_file, "--log", s->log, "--port-file",
+                                   port_file, "--max-seconds", "120"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  s->process = StartProgram(argv, {});
+  EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(port_file); }, 20));
+  s->port = std::stoi(ReadFile(port_file));
+  return s;
+}
+
+// One A100 whose only process is bob's notebook (pid 42000 in the shared-box /proc), holding
+// 8 GB while the GPU computes nothing.
+std::string IdleNotebookScenario(const TempDir& dir) {
+  json scenario = {
+      {"driver_version", "550.54.15"},
+      {"gpus", {{{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+                 {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
+                 {"processes", {{{"pid", 42000}, {"type", "compute"}, {"used_mib", 8000}}}}}}}};
+  const std::string path = dir / "notebook.json";
+  WriteFile(path, scenario.dump());
+  return path;
+}
+
+Started StartMailingDaemon(const TempDir& dir) {
+  return StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
+                       "--nvml-lib", FakeNvml("full"), "--host-root", Fixture("proc/shared-box"),
+                       "--notify", dir / "notify.toml"},
+                      {{"CGOV_FAKE_NVML_SCENARIO", IdleNotebookScenario(dir)}});
+}
+
+RunResult StopDaemon(Started& daemon) {
+  kill(daemon.pid, SIGTERM);
+  return WaitProgram(daemon, 20);
+}
+
+std::string EmailSink(const TempDir& dir, const std::string& name, const std::string& url,
+                      const std::string& extra = "") {
+  return fmt::format("[[sink]]\nname = \"{}\"\nkind = \"email\"\nurl_file = \"{}\"\n"
+                     "from = \"cgov@gpu-box.example\"\nto = [\"ops@example.com\", "
+                     "\"bob@example.com\"]\n{}",
+                     name, UrlFile(dir, name, url), extra);
+}
+
+// The decoded part of `message` whose Content-Type starts with `type`.
+std::string Part(const std::string& message, const std::string& type) {
+  const size_t at = message.find("Content-Type: " + type);
+  if (at == std::string::npos) return "";
+  const size_t body = message.find("\r\n\r\n", at);
+  const size_t end = message.find("\r\n--", body);
+  std::string encoded;
+  for (char c : message.substr(body + 4, end - body - 4)) {
+    if (c != '\r' && c != '\n') encoded += c;
+  }
+  return Base64Decode(encoded).value_or("(not base64)");
+}
+
+TEST(EmailE2E, ANoticeArrivesOverStartTlsWithAuthAndItsFiguresInTextAndHtml) {
+  TempDir dir;
+  const std::string cert = dir / "cert.pem", key = dir / "key.pem";
+  RunResult made = RunProgram({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048",
+                               "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj",
+                               "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"}, {}, 60);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto server = StartSmtp(dir, "mail", {"--tls", cert, key, "--auth", "cgov:s3cret pass"});
+  WriteFile(dir / "notify.toml",
+            EmailSink(dir, "mail",
+                      fmt::format("smtp://cgov:s3cret%20pass@127.0.0.1:{}", server->port),
+                      "ca_file = \"" + cert + "\"\n") +
+                "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\nusers = [\"bob\"]\n");
+  Started daemon = StartMailingDaemon(dir);
+  ASSERT_TRUE(WaitFor([&] { return !server->Messages().empty(); }, 30)) << StopDaemon(daemon).err;
+  RunResult stopped = StopDaemon(daemon);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  const std::vector<json> got = server->Messages();
+  ASSERT_EQ(got.size(), 1u) << json(got).dump(1);
+  const json& m = got[0];
+  EXPECT_TRUE(m["tls"].get<bool>()) << "sent before STARTTLS";
+  EXPECT_TRUE(m["login"].get<bool>()) << "sent without AUTH";
+  EXPECT_EQ(m["from"], "cgov@gpu-box.example");
+  EXPECT_EQ(m["to"], json({"ops@example.com", "bob@example.com"}));
+  const std::string message = m["message"];
+  EXPECT_NE(message.find("\r\nTo: ops@example.com, bob@example.com\r\n"), std::string::npos);
+  EXPECT_NE(message.find("\r\nSubject: [cgov] "), std::string::npos) << message;
+  EXPECT_NE(message.find("\r\nAuto-Submitted: auto-generated\r\n"), std::string::npos);
+  // Every line ends CRLF, and no line is longer than SMTP allows.
+  size_t start = 0;
+  for (size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', start)) {
+    ASSERT_TRUE(at > 0 && message[at - 1] == '\r') << "a bare LF at byte " << at;
+    EXPECT_LE(at - start, 998u);
+    start = at + 1;
+  }
+  const std::string text = Part(message, "text/plain"), html = Part(message, "text/html");
+  EXPECT_NE(text.find("bob"), std::string::npos) << text;
+  EXPECT_NE(text.find("jupyter-lab"), std::string::npos) << text;
+  EXPECT_NE(text.find("User: bob"), std::string::npos) << text;
+  EXPECT_NE(html.find("<th style=\"text-align:left;padding:2px 12px 2px 0;color:#59636e\">User"
+                      "</th><td>bob</td>"), std::string::npos) << html;
+  EXPECT_EQ(stopped.err.find("s3cret"), std::string::npos) << "the password was logged";
+}
+
+TEST(EmailE2E, RefusedGivenUpStalledTimedOutDroppedTriedAgainAndNoneDelaysAnotherSink) {
+  TempDir dir;
+  auto refusing = StartSmtp(dir, "refusing", {});
+  refusing->Mode("refuse");
+  auto dropping = StartSmtp(dir, "dropping", {});
+  dropping->Mode("drop");
+  auto stalled = StartSmtp(dir, "stalled", {"--stall"});
+  auto plain = StartSmtp(dir, "plain", {});  // offers no STARTTLS: a default sink sends nothing
+  auto hook = StartReceiver(dir, "hook", "ok");
+  WriteFile(dir / "notify.toml",
+            EmailSink(dir, "refusing", fmt::format("smtp://127.0.0.1:{}", refusing->port),
+                      "tls = \"none\"\n") +
+                EmailSink(dir, "dropping", fmt::format("smtp://127.0.0.1:{}", dropping->port),
+                          "tls = \"none\"\n") +
+                EmailSink(dir, "stalled", fmt::format("smtp://127.0.0.1:{}", stalled->port),
+                          "tls = \"none\"\ntimeout = \"1s\"\n") +
+                EmailSink(dir, "plain", fmt::format("smtp://127.0.0.1:{}", plain->port)) +
+                "[[sink]]\nname = \"hook\"\nkind = \"webhook\"\nurl_file = \"" +
+                UrlFile(dir, "hook", hook->url + "/hook") + "\"\n" +
+                "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\nusers = [\"bob\"]\n");
+  Started daemon = StartMailingDaemon(dir);
+  // The webhook has its notice while the stalled server still holds its sink's first attempt.
+  ASSERT_TRUE(WaitFor([&] { return !hook->Delivered().empty(); }, 20)) << StopDaemon(daemon).err;
+  EXPECT_LE(stalled->Events().size(), 1u) << "the stalled attempt was not the sink's first";
+  // The dropping server dropped an attempt; it lets the next one through: one message.
+  ASSERT_TRUE(WaitFor([&] { return !dropping->Events().empty(); }, 20)) << StopDaemon(daemon).err;
+  dropping->Mode("ok");
+  ASSERT_TRUE(WaitFor([&] { return dropping->Messages().size() == 1; }, 20))
+      << StopDaemon(daemon).err;
+  // The stalled attempt ended at the sink's timeout (1 s) and was tried again.
+  ASSERT_TRUE(WaitFor([&] { return stalled->Events().size() >= 2; }, 20)) << StopDaemon(daemon).err;
+  RunResult stopped = StopDaemon(daemon);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_EQ(dropping->Messages().size(), 1u);
+  EXPECT_TRUE(refusing->Messages().empty());
+  EXPECT_EQ(refusing->Events().size(), 1u) << "a refusal (550) is not tried again";
+  EXPECT_TRUE(plain->Messages().empty()) << "sent without TLS to a server that offered none";
+  EXPECT_NE(stopped.err.find("\"refusing\": notice"), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("refused with SMTP 550"), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("\"stalled\": timed out"), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("\"plain\": "), std::string::npos) << stopped.err;
+}
+
+TEST(EmailE2E, BadEmailSinksAreRefusedByLineAndKey) {
+  TempDir dir;
+  const std::string url = UrlFile(dir, "u", "smtp://127.0.0.1:25");
+  struct Bad {
+    Bad(std::string t, std::string w) : toml(std::move(t)), want(std::move(w)) {}
+    std::string toml, want;
+  };
+  const std::string head = "[[sink]]\nname = \"m\"\nkind = \"email\"\nurl_file = \"" + url + "\"\n";
+  for (const Bad& bad :
+       {Bad(head + "to = [\"a@b.c\"]\n", "give its from"),
+        Bad(head + "from = \"a@b.c\"\n", "give its to"),
+        Bad(head + "from = \"a@b.c\"\nto = [\"x@y.z\\r\\nBcc: evil@x.y\"]\n", "to: expected"),
+        Bad(head + "from = \"a@b.c\"\nto = [\"x@y.z, evil@x.y\"]\n",
+            "to: expected a plain address"),
+        Bad(head + "from = \"Ops <a@b.c>\"\nto = [\"x@y.z\"]\n", "from: expected a plain address"),
+        Bad(head + "from = \"a@b.c\"\nto = [\"x@y.z\"]\ntls = \"maybe\"\n", "tls: expected"),
+        Bad("[[sink]]\nname = \"w\"\nkind = \"webhook\"\nurl_file = \"" + url +
+                "\"\nfrom = \"a@b.c\"\n", "are an e-mail sink's")}) {
+    WriteFile(dir / "notify.toml", bad.toml + "[[rule]]\nkind = \"idle_held\"\n");
+    RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--nvml-lib",
+                              FakeNvml("full"), "--notify", dir / "notify.toml"},
+                             {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}}, 20);
+    EXPECT_EQ(r.exit_code, 2) << bad.toml << r.err;
+    EXPECT_NE(r.err.find(bad.want), std::string::npos) << bad.toml << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "h.db")) << bad.toml;
+  }
+  // An http URL in an e-mail sink's file, and smtps with tls = "none".
+  WriteFile(dir / "notify.toml", head + "from = \"a@b.c\"\nto = [\"x@y.z\"]\n" +
+                                     "[[rule]]\nkind = \"idle_held\"\n");
+  UrlFile(dir, "u", "https://127.0.0.1/hook");
+  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--nvml-lib",
+                            FakeNvml("full"), "--notify", dir / "notify.toml"},
+                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}}, 20);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("expected one smtp:// or smtps:// URL"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cgov::e2e
