@@ -157,4 +157,27 @@ size_t DisplayWidth(std::string_view text) {
   return columns;
 }
 
+std::string HtmlEscaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      case '\n': case '\t': out += c; break;
+      default:
+        // Control characters are not allowed in HTML text: shown as U+FFFD, never passed on.
+        if ((static_cast<unsigned char>(c) < 0x20) || c == 0x7f) {
+          out += "\xEF\xBF\xBD";
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
 }  // namespace cgov

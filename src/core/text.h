@@ -24,6 +24,10 @@ std::string SafeTextCut(std::string_view text, size_t max_bytes);
 // True when SafeText(text) == text (no copy needed).
 bool IsSafeText(std::string_view text);
 
+// Text for HTML (an element's content or a quoted attribute): & < > " ' escaped, control
+// characters other than tab and line feed shown as U+FFFD. What every HTML cgov writes uses.
+std::string HtmlEscaped(std::string_view text);
+
 // Length of the valid UTF-8 sequence at text[i] (1-4), or 0 when the byte there does not start
 // one (overlong forms, surrogates and code points above U+10FFFF are invalid, as in RFC 3629).
 // REQUIRES: i < text.size().

@@ -70,21 +70,6 @@ std::string Base64Lines(std::string_view bytes) {
   return out;
 }
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 // The facts of a notice, label and value, in the order both parts show them.
 std::vector<std::pair<std::string, std::string>> Facts(const Notice& n) {
   std::vector<std::pair<std::string, std::string>> facts;
@@ -159,14 +144,14 @@ std::string NoticeMail(const Notice& n, const std::string& from,
   text += "\n-- \ncgov daemon --notify (docs/notifications.md)\n";
   std::string html =
       "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
-      HtmlEscape(summary) +
+      HtmlEscaped(summary) +
       "</title></head><body style=\"font-family:system-ui,-apple-system,'Segoe UI',sans-serif;"
-      "color:#1f2328;max-width:720px\"><h1 style=\"font-size:1.2em\">" + HtmlEscape(summary) +
-      "</h1><p style=\"border-left:4px solid #0969da;padding-left:8px\">" + HtmlEscape(next) +
+      "color:#1f2328;max-width:720px\"><h1 style=\"font-size:1.2em\">" + HtmlEscaped(summary) +
+      "</h1><p style=\"border-left:4px solid #0969da;padding-left:8px\">" + HtmlEscaped(next) +
       "</p><table style=\"border-collapse:collapse\">";
   for (const auto& [label, value] : facts) {
     html += "<tr><th style=\"text-align:left;padding:2px 12px 2px 0;color:#59636e\">" +
-            HtmlEscape(label) + "</th><td>" + HtmlEscape(value) + "</td></tr>";
+            HtmlEscaped(label) + "</th><td>" + HtmlEscaped(value) + "</td></tr>";
   }
   html += "</table><p style=\"color:#59636e;font-size:0.85em\">cgov daemon --notify</p>"
           "</body></html>";

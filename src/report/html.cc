@@ -7,6 +7,7 @@
 
 #include "core/money.h"
 #include "core/sha256.h"
+#include "core/text.h"
 
 namespace cgov::html {
 namespace {
@@ -93,28 +94,7 @@ const std::string& ContentSecurityPolicy() {
   return policy;
 }
 
-std::string Esc(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      case '\n': case '\t': out += c; break;
-      default:
-        // Control characters are not allowed in HTML text: shown as U+FFFD, never passed on.
-        if ((static_cast<unsigned char>(c) < 0x20) || c == 0x7f) {
-          out += "\xEF\xBF\xBD";
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
+std::string Esc(std::string_view text) { return HtmlEscaped(text); }
 
 std::string PageStart(std::string_view title) {
   return fmt::format(
