@@ -36,7 +36,7 @@ if [ -z "$have" ]; then
   echo "install.sh: not a glibc system (getconf GNU_LIBC_VERSION): cgov needs glibc @GLIBC@" >&2
   exit 1
 fi
-if [ "$(printf '%s\n%s\n' "@GLIBC@" "$have" | sort -V | head -1)" != "@GLIBC@" ]; then
+if [ "$(printf '%s\n%s\n' "@GLIBC@" "$have" | sort -V | sed -n 1p)" != "@GLIBC@" ]; then
   echo "install.sh: this host's glibc is $have; cgov @VERSION@ needs @GLIBC@ or later" >&2
   exit 1
 fi
