@@ -12,6 +12,7 @@
 
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "notify/mail_message.h"
 #include "notify/notice_body.h"
 #include "notify/notify_engine.h"
 #include "notify/notify_file.h"
@@ -71,6 +72,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          SinkKind::kTerminal}) {
         FUZZ_CHECK(nlohmann::json::accept(NoticeBody(k, n)));
       }
+      const std::string mail = NoticeMail(n, "cgov@example.com", {"ops@example.com"});
+      FUZZ_CHECK(mail.find("\r\n\r\n") != std::string::npos && mail.ends_with("--\r\n"));
     }
   }
   return 0;

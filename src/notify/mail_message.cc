@@ -48,13 +48,22 @@ std::string HeaderText(std::string_view text) {
     ascii = ascii && u < 0x80;
     clean += c;
   }
-  if (clean.size() > 900) clean.resize(900);  // a header line stays under 998 characters
+  // Where the character holding byte i starts: at most 3 bytes back (UTF-8's longest is 4), so
+  // bytes that are not UTF-8 are cut where they fall.
+  auto start_of = [&](size_t i) {
+    for (int k = 0; k < 3 && i > 0 && i < clean.size() &&
+                    (static_cast<unsigned char>(clean[i]) & 0xC0) == 0x80;
+         ++k) {
+      --i;
+    }
+    return i;
+  };
+  if (clean.size() > 900) clean.resize(start_of(900));  // a header line stays under 998
   if (ascii) return clean;
   std::string out;
   size_t at = 0;
   while (at < clean.size()) {
-    size_t end = std::min(clean.size(), at + 45);
-    while (end < clean.size() && (static_cast<unsigned char>(clean[end]) & 0xC0) == 0x80) --end;
+    const size_t end = start_of(std::min(clean.size(), at + 45));
     if (!out.empty()) out += "\r\n ";
     out += "=?UTF-8?B?" + Base64Encode(std::string_view(clean).substr(at, end - at)) + "?=";
     at = end;
@@ -106,18 +115,19 @@ bool IsMailAddress(std::string_view address) {
 }
 
 std::string ComposeMail(const MailHeaders& h, std::string_view text, std::string_view html) {
+  // Letters, digits, '-' and '_' kept, anything else a '.' (a separator stays one, so two ids
+  // stay two): fit for a Message-ID.
   std::string id;
-  for (char c : h.message_id) {  // letters, digits, '.', '-', '_': fit for a MIME boundary too
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-        c == '-' || c == '_') {
-      id += c;
-    }
+  for (char c : h.message_id) {
+    const bool kept = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_';
+    id += kept ? c : '.';
   }
   if (id.empty()) id = "notice";
   std::string to;
   for (const std::string& address : h.to) to += (to.empty() ? "" : ", ") + address;
   // The boundary cannot occur in base64 (it has a '=' and a '_' base64 never puts there).
-  const std::string boundary = "=_cgov_" + id;
+  const std::string boundary = "=_cgov_part";
   std::string m;
   m += "Date: " + MailDate(h.date_ms) + "\r\n";
   m += "From: " + h.from + "\r\n";

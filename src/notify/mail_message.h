@@ -24,7 +24,7 @@ struct MailHeaders {
   std::vector<std::string> to;
   std::string subject;  // any text: control characters dropped, RFC 2047-encoded when not ASCII
   int64_t date_ms = 0;
-  std::string message_id;  // the part before '@': a notice's id (other characters dropped)
+  std::string message_id;  // the part before '@': a notice's id (other characters as '.')
 };
 
 // The whole message, CRLF line ends. REQUIRES: from and each of to pass IsMailAddress.

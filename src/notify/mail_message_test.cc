@@ -48,8 +48,12 @@ TEST(ComposeMail, HeadersPartsAndLineEndsAreWhatSmtpCarries) {
   EXPECT_NE(headers.find("\r\nFrom: cgov@box.example\r\n"), std::string::npos);
   EXPECT_NE(headers.find("\r\nTo: ops@example.com, bob@example.com\r\n"), std::string::npos);
   EXPECT_NE(headers.find("\r\nSubject: Idle GPU\r\n"), std::string::npos);
-  EXPECT_NE(headers.find("\r\nMessage-ID: <vmidle_heldGPU-1421@cgov>\r\n"), std::string::npos)
+  EXPECT_NE(headers.find("\r\nMessage-ID: <vm.idle_held.GPU-1.42.1@cgov>\r\n"), std::string::npos)
       << headers;
+  // Ids that differ only where their separators are stay different messages.
+  const std::string other = ComposeMail({"cgov@box.example", {"ops@example.com"}, "Idle GPU",
+                                         1'795'964'430'150, "vm/idle_held/GPU-1/4/21"}, text, html);
+  EXPECT_NE(other.find("\r\nMessage-ID: <vm.idle_held.GPU-1.4.21@cgov>\r\n"), std::string::npos);
   EXPECT_NE(headers.find("\r\nMIME-Version: 1.0\r\n"), std::string::npos);
   EXPECT_EQ(PartOf(m, "text/plain"), text);
   EXPECT_EQ(PartOf(m, "text/html"), html);
@@ -85,6 +89,14 @@ TEST(ComposeMail, ASubjectCanNeitherAddAHeaderNorBreakOnUtf8) {
     word = end;
   }
   EXPECT_EQ(decoded, subject);
+  // Bytes that are not UTF-8 (continuation bytes alone) and a subject past the header's room:
+  // still encoded, cut, and done.
+  const std::string odd = ComposeMail({"a@b.c", {"x@y.z"}, std::string(2000, '\x80'), 0, "n"},
+                                      "t", "h");
+  const size_t odd_at = odd.find("\r\nSubject: =?UTF-8?B?");
+  ASSERT_NE(odd_at, std::string::npos);
+  // 900 bytes at most, in base64 words of 45: under 1,600 characters with their folds.
+  EXPECT_LT(odd.find("\r\nMessage-ID") - odd_at, 1600u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
+#include "notify/mail_message.h"
 
 namespace cgov {
 namespace {
@@ -98,13 +99,17 @@ std::string NoticeBody(SinkKind sink, const Notice& notice) {
     case SinkKind::kWebhook: return WebhookJson(notice).dump();
     case SinkKind::kSlack: return SlackJson(notice).dump();
     case SinkKind::kTeams: return TeamsJson(notice).dump();
-    case SinkKind::kEmail:  // the text part; the sink sends NoticeMail's whole message
-      return SafeText(notice.summary) + "\n\n" + SafeText(notice.next_step) + "\n";
+    case SinkKind::kEmail: break;  // needs its addresses: NoticeBody(sink, notice)
     case SinkKind::kTerminal:
       return Json{{"user", notice.user}, {"text", "cgov: " + notice.summary + "\n" +
                                                       notice.next_step}}.dump();
   }
   return "{}";
+}
+
+std::string NoticeBody(const NotifySink& sink, const Notice& notice) {
+  if (sink.kind == SinkKind::kEmail) return NoticeMail(notice, sink.from, sink.to);
+  return NoticeBody(sink.kind, notice);
 }
 
 }  // namespace cgov

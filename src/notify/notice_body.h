@@ -13,6 +13,9 @@ namespace cgov {
 inline constexpr char kNoticeSchema[] = "cgov.notice/1";
 
 std::string NoticeBody(SinkKind sink, const Notice& notice);
+// What `sink` sends: the above for its kind; for an e-mail sink, the whole message to its
+// addresses (NoticeMail), which the kind alone cannot make.
+std::string NoticeBody(const NotifySink& sink, const Notice& notice);
 
 }  // namespace cgov
 

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
-#include "notify/mail_message.h"
 #include "notify/notice_body.h"
 #include "notify/terminal_sink.h"
 #include "notify/webhook_post.h"
@@ -104,9 +103,7 @@ void Notifier::SaveSubmitted() {
           if (sink.name != name) continue;
           // A terminal is a user's: a notice about no one's process is shown on none.
           if (sink.kind == SinkKind::kTerminal && n.user.empty()) continue;
-          std::string body = sink.kind == SinkKind::kEmail ? NoticeMail(n, sink.from, sink.to)
-                                                           : NoticeBody(sink.kind, n);
-          queued.push_back({0, sink.name, n.id, std::move(body), n.at_ms, 0, n.at_ms});
+          queued.push_back({0, sink.name, n.id, NoticeBody(sink, n), n.at_ms, 0, n.at_ms});
         }
       }
     }
@@ -164,13 +161,12 @@ void Notifier::Attempt(const Delivery& d, Lane* lane) {
     return;
   }
   // The post, the slow part, holds no lock: the other lanes and the saving thread go on.
-  Result<PostOutcome> posted = sink.kind == SinkKind::kEmail
-                                   ? Mail(d, sink, &lane->worker.stop_flag())
-                                   : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
-                                              &lane->worker.stop_flag());
+  const bool email = sink.kind == SinkKind::kEmail;
+  Result<PostOutcome> posted = email ? Mail(d, sink, &lane->worker.stop_flag())
+                                     : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
+                                                &lane->worker.stop_flag());
   if (lane->worker.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
-  const bool email = sink.kind == SinkKind::kEmail;
   const char* protocol = email ? "SMTP" : "HTTP";
   const int64_t now = WallMs();
   std::unique_lock state_lock(state_mu_);

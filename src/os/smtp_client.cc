@@ -4,8 +4,6 @@
 #include <cstring>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "core/text.h"
 #include "os/curl_library.h"
 
