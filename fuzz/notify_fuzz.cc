@@ -2,7 +2,10 @@
 // few ticks. Properties: a refusal names the file and is safe to print; an accepted file has at
 // least one sink and one rule, unique names, every rule's sinks among them, thresholds within
 // (0, 100) and durations within 30 days; every notice its rules make has a unique id, text safe
-// to print, and a body each sink kind renders as JSON.
+// to print, and a body each sink kind renders as JSON. The same text is read as a recipients
+// file too (the same TOML subset): an accepted one answers every name, the input's words and
+// lines included, with plain addresses only.
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -16,6 +19,8 @@
 #include "notify/notice_body.h"
 #include "notify/notify_engine.h"
 #include "notify/notify_file.h"
+#include "notify/recipients.h"
+#include "os/log.h"
 
 using namespace cgov;
 
@@ -30,10 +35,44 @@ NotifyInput Tick(int64_t now_ms, Phase phase, double util, bool process) {
   return in;
 }
 
+// The input as a recipients file: a refusal names it; an answer is a plain address.
+void FuzzRecipients(std::string_view text) {
+  static const bool quiet = [] {  // the fallback's log line, once per input, is not checked here
+    LogOptions options;
+    options.level = LogLevel::kError;
+    SetLogOptions(options);
+    return true;
+  }();
+  (void)quiet;
+  Result<RecipientsFile> file = ParseRecipientsFile(text, "people.toml");
+  if (!file.ok()) {
+    FUZZ_CHECK(file.status().message().starts_with("people.toml:"));
+    FUZZ_CHECK(SafeText(file.status().message()) == file.status().message());
+    return;
+  }
+  std::vector<std::string> names = {"", "root", "1001", "bob"};
+  for (const auto& [user, index] : file->by_user) {
+    FUZZ_CHECK(index < file->people.size());
+    names.push_back(user);
+  }
+  for (size_t at = 0; at < text.size() && names.size() < 64;) {
+    const size_t end = std::min(text.find_first_of(" \n=\"", at), text.size());
+    names.emplace_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  const Recipients people(std::move(*file));
+  for (const std::string& name : names) {
+    for (const auto& found : {people.Owner(name), people.Leads(name)}) {
+      for (const Recipient& r : found) FUZZ_CHECK(IsMailAddress(r.address));
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  FuzzRecipients(text);
   Result<NotifyFile> file = ParseNotifyFile(text, "notify.toml");
   if (!file.ok()) {
     const std::string& message = file.status().message();

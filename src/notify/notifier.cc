@@ -1,12 +1,20 @@
 #include "notify/notifier.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/time_format.h"
+#include "notify/mail_message.h"
 #include "notify/notice_body.h"
+#include "notify/recipients.h"
 #include "notify/terminal_sink.h"
 #include "notify/webhook_post.h"
 #include "os/clock.h"
@@ -24,12 +32,50 @@ bool Malformed(long status) { return status == 400 || status == 413 || status ==
 
 // An e-mail attempt in a post's terms: the server's reply code stands for the status (2xx
 // sent; 5xx a refusal, given up; 4xx or no reply, tried again).
+// The recipients a queued message was resolved to are read back from the state database: each
+// is checked again before it becomes an RCPT TO.
 Result<PostOutcome> Mail(const Delivery& d, const NotifySink& sink, const std::atomic<bool>* stop) {
-  MailSend send{sink.url, sink.starttls, sink.ca_file, sink.from, sink.to, d.body,
-                sink.timeout_ms, stop};
+  for (const std::string& a : d.rcpt) {
+    if (!IsMailAddress(a)) return PostOutcome{550, -1, "a queued recipient is not an address"};
+  }
+  MailSend send{sink.url, sink.starttls, sink.ca_file, sink.from,
+                d.rcpt.empty() ? sink.to : d.rcpt, d.body, sink.timeout_ms, stop};
   CGOV_ASSIGN_OR_RETURN(MailOutcome out, SendMail(send));
   const long code = out.sent ? 250 : out.smtp_code >= 400 ? out.smtp_code : 0;
   return PostOutcome{code, -1, out.error};
+}
+
+// A dry run's delivery (the notifications file's `dry_run`): the body as the sink's receiver
+// would take it, in DIR/SINK/SEQ.eml (a whole message) or .json, written whole; the
+// directories private to the daemon's user. A failed write is retried like a failed post.
+Result<PostOutcome> WriteDryRun(const std::string& dir, const Delivery& d, const NotifySink& sink) {
+  const std::string sink_dir = dir + "/" + sink.name;
+  for (const std::string& at : {dir, sink_dir}) {
+    if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
+      return PostOutcome{0, -1, fmt::format("dry run: {}: {}", at, std::strerror(errno))};
+    }
+  }
+  const std::string path = fmt::format("{}/{:010}.{}", sink_dir, d.seq,
+                                       sink.kind == SinkKind::kEmail ? "eml" : "json");
+  if (Status s = WriteFileAtomically(path, d.body); !s.ok()) {
+    return PostOutcome{0, -1, "dry run: " + s.message()};
+  }
+  return PostOutcome{200, -1, ""};
+}
+
+// An e-mail sink's recipients for one notice: its own addresses, then the owner's and their
+// leads' where its `to` asks (the recipients file), each once.
+std::vector<std::string> MailRecipients(const NotifySink& sink, const Recipients* people,
+                                        const Notice& n) {
+  std::vector<std::string> to = sink.to;
+  auto add = [&](const std::vector<Recipient>& found) {
+    for (const Recipient& r : found) {
+      if (std::find(to.begin(), to.end(), r.address) == to.end()) to.push_back(r.address);
+    }
+  };
+  if (people != nullptr && sink.to_owner) add(people->Owner(n.user));
+  if (people != nullptr && sink.to_lead) add(people->Leads(n.user));
+  return to;
 }
 
 }  // namespace
@@ -51,6 +97,10 @@ Result<std::unique_ptr<Notifier>> Notifier::Start(NotifyFile file, const std::st
     p->lanes_.push_back(std::move(lane));
     CGOV_RETURN_IF_ERROR(l->worker.Start("cgov-notify-" + std::to_string(p->lanes_.size()),
                                          Worker::Wait(0), [p, l] { return p->LaneStep(l); }));
+  }
+  if (!p->file_.dry_run_dir.empty()) {
+    LogInfo("--notify: dry run: every notice is written under {}/SINK/, none is sent",
+            p->file_.dry_run_dir);
   }
   CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-notify", Worker::Wait(0), [p] { return p->Step(); }));
   return n;
@@ -103,7 +153,15 @@ void Notifier::SaveSubmitted() {
           if (sink.name != name) continue;
           // A terminal is a user's: a notice about no one's process is shown on none.
           if (sink.kind == SinkKind::kTerminal && n.user.empty()) continue;
-          queued.push_back({0, sink.name, n.id, NoticeBody(sink, n), n.at_ms, 0, n.at_ms});
+          if (sink.kind != SinkKind::kEmail || (!sink.to_owner && !sink.to_lead)) {
+            queued.push_back({0, sink.name, n.id, NoticeBody(sink, n), n.at_ms, 0, n.at_ms});
+            continue;
+          }
+          // Addressed to a person: no one to send it to (no fallback) is logged, not queued.
+          std::vector<std::string> to = MailRecipients(sink, file_.recipients.get(), n);
+          if (to.empty()) continue;
+          std::string body = NoticeMail(n, sink.from, to);
+          queued.push_back({0, sink.name, n.id, std::move(body), n.at_ms, 0, n.at_ms, std::move(to)});
         }
       }
     }
@@ -156,15 +214,17 @@ void Notifier::ShowOnTerminals(const Delivery& d, const NotifySink& sink) {
 
 void Notifier::Attempt(const Delivery& d, Lane* lane) {
   const NotifySink& sink = *lane->sink;
-  if (sink.kind == SinkKind::kTerminal) {
+  const bool dry = !file_.dry_run_dir.empty();
+  if (sink.kind == SinkKind::kTerminal && !dry) {
     ShowOnTerminals(d, sink);
     return;
   }
   // The post, the slow part, holds no lock: the other lanes and the saving thread go on.
   const bool email = sink.kind == SinkKind::kEmail;
-  Result<PostOutcome> posted = email ? Mail(d, sink, &lane->worker.stop_flag())
-                                     : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
-                                                &lane->worker.stop_flag());
+  Result<PostOutcome> posted = dry     ? WriteDryRun(file_.dry_run_dir, d, sink)
+                               : email ? Mail(d, sink, &lane->worker.stop_flag())
+                                       : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
+                                                  &lane->worker.stop_flag());
   if (lane->worker.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
   const char* protocol = email ? "SMTP" : "HTTP";
@@ -227,6 +287,16 @@ void Notifier::DeliverDue(Lane* lane, int64_t* wake_ms) {
       if (d.sink != lane->sink->name) continue;  // another lane's
       if (d.next_ms > WallMs()) {
         *wake_ms = std::min(*wake_ms, d.next_ms);
+        continue;
+      }
+      // Quiet hours: the sink's notices wait, queued and in order, until the window ends.
+      if (const int64_t until = QuietUntilMs(lane->sink->quiet, WallMs()); until > 0) {
+        if (until != lane->quiet_until_ms) {
+          lane->quiet_until_ms = until;
+          Log(lane->sink->name, fmt::format("quiet hours: its notices wait until {}",
+                                            FormatRfc3339Utc(until * 1'000'000)));
+        }
+        *wake_ms = std::min(*wake_ms, until);
         continue;
       }
       Attempt(d, lane);

@@ -49,6 +49,7 @@ class Notifier {
     const NotifySink* sink = nullptr;  // into file_.sinks
     std::optional<int64_t> failing_since_ms;
     int64_t logged_ms = 0;
+    int64_t quiet_until_ms = 0;  // the quiet window last logged
     Worker worker;
   };
   Notifier(NotifyFile file, std::unique_ptr<NotifyState> state);

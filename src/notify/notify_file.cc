@@ -13,6 +13,7 @@
 #include "core/text.h"
 #include "core/toml_subset.h"
 #include "notify/mail_message.h"
+#include "notify/recipients.h"
 #include "os/input_file.h"
 #include "telemetry/text_scan.h"
 
@@ -45,13 +46,19 @@ Result<bool> ParseEmailKey(const std::string& path, const TomlEntry& e, NotifySi
     }
     s->from = e.value.text;
   } else if (e.key == "to") {
-    CGOV_ASSIGN_OR_RETURN(s->to, TomlStrings(path, e.value, e.key));
-    if (s->to.empty() || s->to.size() > 100) {
+    CGOV_ASSIGN_OR_RETURN(std::vector<std::string> to, TomlStrings(path, e.value, e.key));
+    if (to.empty() || to.size() > 100) {
       return TomlErrorAt(path, e.value, e.key, "expected 1 to 100 addresses");
     }
     for (const TomlValue& item : e.value.items) {
-      if (!IsMailAddress(item.text)) {
-        return TomlErrorAt(path, item, e.key, "expected a plain address (ops@example.com)");
+      if (item.text == "owner" || item.text == "lead") {
+        (item.text == "owner" ? s->to_owner : s->to_lead) = true;
+      } else if (IsMailAddress(item.text)) {
+        s->to.push_back(item.text);
+      } else {
+        return TomlErrorAt(path, item, e.key, "expected a plain address (ops@example.com), "
+                           "\"owner\" (the user a notice is about) or \"lead\" (their team's "
+                           "leads)");
       }
     }
   } else if (e.key == "tls") {
@@ -77,11 +84,12 @@ Result<bool> ParseEmailKey(const std::string& path, const TomlEntry& e, NotifySi
 // What an e-mail sink needs, and what only it takes.
 Status CheckEmailKeys(const std::string& path, const TomlTable& table, const NotifySink& s) {
   const bool email = s.kind == SinkKind::kEmail;
-  if (email && (s.from.empty() || s.to.empty())) {
+  const bool addressed = !s.to.empty() || s.to_owner || s.to_lead;
+  if (email && (s.from.empty() || !addressed)) {
     return TomlErrorAt(path, table.line, table.column, "sink",
                        s.from.empty() ? "give its from" : "give its to");
   }
-  if (!email && (!s.from.empty() || !s.to.empty() || !s.starttls || !s.ca_file.empty())) {
+  if (!email && (!s.from.empty() || addressed || !s.starttls || !s.ca_file.empty())) {
     return TomlErrorAt(path, table.line, table.column, "sink",
                        "from, to, tls and ca_file are an e-mail sink's");
   }
@@ -128,6 +136,12 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
       s.url_file = e.value.text;
     } else if (e.key == "timeout") {
       CGOV_ASSIGN_OR_RETURN(s.timeout_ms, TomlDurationMs(path, e.value, e.key, 100, 300'000));
+    } else if (e.key == "quiet_hours") {
+      Result<QuietHours> quiet = e.value.kind == TomlValue::Kind::kString
+                                     ? ParseQuietHours(e.value.text)
+                                     : ParseQuietHours("");
+      if (!quiet.ok()) return TomlErrorAt(path, e.value, e.key, quiet.status().message());
+      s.quiet = *quiet;
     } else if (e.key == "utmp_file") {
       if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
           !IsSafeText(e.value.text)) {
@@ -139,7 +153,8 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
       CGOV_ASSIGN_OR_RETURN(bool email_key, ParseEmailKey(path, e, &s));
       if (!email_key) {
         return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
-                           "url_file and timeout; a terminal sink name, kind and utmp_file; an "
+                           "url_file, timeout and quiet_hours; a terminal sink no url_file but "
+                           "utmp_file; an "
                            "email sink from, to, tls and ca_file too)");
       }
     }
@@ -250,9 +265,23 @@ Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file)
       file->queue_max = e.value.integer;
     } else if (e.key == "retry_max") {
       CGOV_ASSIGN_OR_RETURN(file->retry_max_ms, TomlDurationMs(path, e.value, e.key, 1000, 3'600'000));
+    } else if (e.key == "dry_run") {
+      if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
+          !IsSafeText(e.value.text)) {
+        return TomlErrorAt(path, e.value, e.key, "expected the absolute path of a directory "
+                           "(each delivery is written there, none is sent)");
+      }
+      file->dry_run_dir = e.value.text;
+    } else if (e.key == "recipients") {
+      if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
+          !IsSafeText(e.value.text)) {
+        return TomlErrorAt(path, e.value, e.key, "expected the absolute path of a recipients "
+                           "file");
+      }
+      file->recipients_file = e.value.text;
     } else {
       return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
-                     "retry_max, [[sink]] and [[rule]] tables)");
+                     "retry_max, recipients, dry_run, [[sink]] and [[rule]] tables)");
     }
   }
   return Status::Ok();
@@ -331,6 +360,12 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
                    "a notifications file needs at least one [[sink]] and one [[rule]]");
   }
   CGOV_RETURN_IF_ERROR(CheckNames(path, file, rule_tables));
+  for (const NotifySink& s : file.sinks) {
+    if ((s.to_owner || s.to_lead) && file.recipients_file.empty()) {
+      return TomlErrorAt(path, s.line, 1, "to", "\"owner\" and \"lead\" are found through a "
+                         "recipients file: name it with the top-level key recipients");
+    }
+  }
   return file;
 }
 
@@ -361,6 +396,11 @@ Status ReadSinkUrls(NotifyFile* file) {
                                          "is for a plain smtp:// relay", what, s.url_file));
     }
     s.url = std::string(url);
+  }
+  if (!file->recipients_file.empty()) {
+    Result<RecipientsFile> people = ReadRecipientsFile(file->recipients_file);
+    if (!people.ok()) return people.status().WithContext(file->path + ": recipients");
+    file->recipients = std::make_shared<const Recipients>(std::move(*people));
   }
   return Status::Ok();
 }

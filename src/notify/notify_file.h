@@ -6,11 +6,13 @@
 #define CGOV_NOTIFY_NOTIFY_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/status.h"
+#include "notify/quiet_hours.h"
 
 namespace cgov {
 
@@ -38,9 +40,12 @@ struct NotifySink {
   std::string utmp_file = "/run/utmp";  // terminal: who is logged in where
   // email: url_file holds smtp://[user:password@]host[:port] or smtps://...
   std::string from{};             // the sender's address
-  std::vector<std::string> to{};  // the recipients' addresses
+  std::vector<std::string> to{};  // the recipients' addresses (the words below taken out)
+  bool to_owner = false;          // "owner" in `to`: the notice's user (the recipients file)
+  bool to_lead = false;           // "lead" in `to`: the leads of the user's team
   bool starttls = true;           // smtp://: only over TLS started by STARTTLS (tls = "starttls")
   std::string ca_file{};          // the SMTP server's CA, when not the system's
+  QuietHours quiet{};             // quiet_hours: its notices wait, queued, until the window ends
 };
 
 struct NotifyRule {
@@ -60,6 +65,9 @@ struct NotifyFile {
   std::vector<NotifyRule> rules;
   int64_t queue_max = 10'000;      // notices kept undelivered, over all sinks
   int64_t retry_max_ms = 300'000;  // the longest wait between two attempts
+  std::string recipients_file{};   // `recipients`: who is who (notify/recipients.h)
+  std::string dry_run_dir{};       // `dry_run`: each delivery written to DIR/SINK/, none sent
+  std::shared_ptr<const class Recipients> recipients{};  // read by ReadSinkUrls
 };
 
 inline constexpr size_t kMaxNotifyRules = 100;
@@ -71,7 +79,8 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
 
 // Reads each sink's url_file: a regular file of one line, an http:// or https:// URL (an
 // e-mail sink's: smtp:// or smtps://), readable by its owner only (mode 600 or 400), since the
-// URL is the credential. Errors name the sink and the file.
+// URL is the credential. Errors name the sink and the file. Then the recipients file, where the
+// notifications file names one.
 Status ReadSinkUrls(NotifyFile* file);
 
 }  // namespace cgov

@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS outbox(seq INTEGER PRIMARY KEY, sink TEXT NOT NULL,
                                   notice_id TEXT NOT NULL, body TEXT NOT NULL,
                                   created_ms INTEGER NOT NULL, attempts INTEGER NOT NULL,
                                   next_ms INTEGER NOT NULL, last_error TEXT,
-                                  given_up INTEGER NOT NULL DEFAULT 0);
+                                  given_up INTEGER NOT NULL DEFAULT 0, rcpt TEXT);
 CREATE INDEX IF NOT EXISTS outbox_sink ON outbox(sink, given_up, seq);
 )sql";
 
@@ -97,6 +97,10 @@ Result<std::unique_ptr<NotifyState>> NotifyState::Open(const std::string& path) 
   }
   CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"));
   CGOV_RETURN_IF_ERROR(db->Exec(kSchema));
+  // A state file from before e-mail to each person: its outbox gains the envelope column.
+  CGOV_ASSIGN_OR_RETURN(int64_t has_rcpt, db->QueryInt(
+      "SELECT count(*) FROM pragma_table_info('outbox') WHERE name = 'rcpt'"));
+  if (has_rcpt == 0) CGOV_RETURN_IF_ERROR(db->Exec("ALTER TABLE outbox ADD COLUMN rcpt TEXT"));
   CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db->Prepare("INSERT OR IGNORE INTO meta VALUES ('format', ?)"));
   CGOV_RETURN_IF_ERROR(s.Bind(1, kFormat).Run());
   return std::unique_ptr<NotifyState>(new NotifyState(std::move(db)));
@@ -130,12 +134,15 @@ Status NotifyState::Save(const std::vector<Incident>& incidents, std::vector<Del
     CGOV_ASSIGN_OR_RETURN(int64_t next_seq,
                           db_->QueryInt("SELECT coalesce(max(seq), 0) + 1 FROM outbox"));
     CGOV_ASSIGN_OR_RETURN(SqliteStmt add, db_->Prepare(
-        "INSERT INTO outbox(seq, sink, notice_id, body, created_ms, attempts, next_ms) "
-        "VALUES (?, ?, ?, ?, ?, 0, ?)"));
+        "INSERT INTO outbox(seq, sink, notice_id, body, created_ms, attempts, next_ms, rcpt) "
+        "VALUES (?, ?, ?, ?, ?, 0, ?, ?)"));
     for (Delivery& d : *queued) {
       d.seq = next_seq++;
       CGOV_RETURN_IF_ERROR(add.Bind(1, d.seq).Bind(2, d.sink).Bind(3, d.notice_id).Bind(4, d.body)
-                               .Bind(5, d.created_ms).Bind(6, d.next_ms).Run());
+                               .Bind(5, d.created_ms).Bind(6, d.next_ms)
+                               .Bind(7, d.rcpt.empty() ? std::string()
+                                                       : nlohmann::json(d.rcpt).dump())
+                               .Run());
       add.Reset();
     }
     CGOV_ASSIGN_OR_RETURN(int64_t waiting, Queued());
@@ -157,14 +164,26 @@ Status NotifyState::Save(const std::vector<Incident>& incidents, std::vector<Del
 
 Result<std::vector<Delivery>> NotifyState::Heads() const {
   CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db_->Prepare(
-      "SELECT seq, sink, notice_id, body, created_ms, attempts, next_ms FROM outbox WHERE seq IN "
+      "SELECT seq, sink, notice_id, body, created_ms, attempts, next_ms, coalesce(rcpt, '') FROM "
+      "outbox WHERE seq IN "
       "(SELECT min(seq) FROM outbox WHERE given_up = 0 GROUP BY sink) ORDER BY seq"));
   std::vector<Delivery> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    out.push_back({s.Int(0), std::string(s.Text(1)), std::string(s.Text(2)),
-                   std::string(s.Text(3)), s.Int(4), s.Int(5), s.Int(6)});
+    Delivery d{s.Int(0), std::string(s.Text(1)), std::string(s.Text(2)),
+               std::string(s.Text(3)), s.Int(4), s.Int(5), s.Int(6)};
+    if (!s.Text(7).empty()) {
+      const nlohmann::json rcpt = nlohmann::json::parse(s.Text(7), nullptr, false);
+      if (!rcpt.is_array()) {
+        return IoError(fmt::format("{}: outbox row {}: recipients not written by cgov", path(),
+                                   d.seq));
+      }
+      for (const nlohmann::json& a : rcpt) {
+        if (a.is_string()) d.rcpt.push_back(a.get<std::string>());
+      }
+    }
+    out.push_back(std::move(d));
   }
   return out;
 }

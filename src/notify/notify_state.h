@@ -25,6 +25,9 @@ struct Delivery {
   int64_t created_ms = 0;
   int64_t attempts = 0;
   int64_t next_ms = 0;  // not before
+  // An e-mail's envelope recipients, resolved when it was queued (its To: says the same);
+  // empty: the sink's own `to`.
+  std::vector<std::string> rcpt{};
 };
 
 class NotifyState {

@@ -528,6 +528,36 @@ TEST_F(NotifyStateTest, AFileThatIsNotOneIsNeverWritten) {
   }
 }
 
+// A state file written before e-mail to each person (no rcpt column) opens, keeps its queue and
+// takes a delivery's recipients from then on.
+TEST_F(NotifyStateTest, AnOlderStateFileGainsTheRecipientsColumnAndKeepsItsQueue) {
+  const std::string path = dir_ + "/old.db";
+  {
+    auto db = SqliteDb::Open(path, SqliteDb::OpenMode::kCreate);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('format', 'cgov-notify-state/1');"
+        "CREATE TABLE outbox(seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, notice_id TEXT NOT "
+        "NULL, body TEXT NOT NULL, created_ms INTEGER NOT NULL, attempts INTEGER NOT NULL, "
+        "next_ms INTEGER NOT NULL, last_error TEXT, given_up INTEGER NOT NULL DEFAULT 0);"
+        "INSERT INTO outbox VALUES (1, 'mail', 'n1', 'body', 1, 0, 1, NULL, 0)").ok());
+  }
+  auto s = NotifyState::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto heads = (*s)->Heads();
+  ASSERT_TRUE(heads.ok()) << heads.status().message();
+  ASSERT_EQ(heads->size(), 1u);
+  EXPECT_TRUE(heads->front().rcpt.empty()) << "the sink's own to";
+  std::vector<Delivery> q = {To("people", "n2")};
+  q[0].rcpt = {"bob@corp.example", "vera@corp.example"};
+  int64_t dropped = 0;
+  ASSERT_TRUE((*s)->Save({}, &q, 100, &dropped).ok());
+  heads = (*s)->Heads();
+  ASSERT_EQ(heads->size(), 2u);
+  EXPECT_EQ((*heads)[1].rcpt, q[0].rcpt);
+}
+
 NotifyFile OneSink(const std::string& url) {
   NotifyFile f;
   f.sinks.push_back({"ops", SinkKind::kWebhook, "", url, 1'000, 1});

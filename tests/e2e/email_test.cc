@@ -6,8 +6,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -199,6 +202,199 @@ TEST(EmailE2E, RefusedGivenUpStalledTimedOutDroppedTriedAgainAndNoneDelaysAnothe
   EXPECT_NE(stopped.err.find("refused with SMTP 550"), std::string::npos) << stopped.err;
   EXPECT_NE(stopped.err.find("\"stalled\": timed out"), std::string::npos) << stopped.err;
   EXPECT_NE(stopped.err.find("\"plain\": "), std::string::npos) << stopped.err;
+}
+
+// Issue 63, item 2: a sink to "owner" and "lead" mails each notice to the person it is about
+// and their team's leads, through the recipients file: a [[person]] row, the domain rule, the
+// fallback for what neither answers (a system account), each user without a rule logged once.
+TEST(EmailE2E, OwnerAndLeadAreFoundThroughTheRecipientsFileAndTheUnknownGoToTheFallback) {
+  TempDir dir;
+  auto server = StartSmtp(dir, "mail", {});
+  // Four idle GPUs, each held by one user's process: bob (a row with a team), alice (no row:
+  // the domain rule), carol (a row whose team has two leads), gdm (a system account).
+  json gpus = json::array();
+  for (int pid : {42000, 41000, 43000, 1200}) {
+    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+                    {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
+                    {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000}}}}});
+  }
+  WriteFile(dir / "box.json", json({{"driver_version", "550.54.15"}, {"gpus", gpus}}).dump());
+  WriteFile(dir / "people.toml",
+            "domain = \"corp.example\"\ndomain_except = [\"root\", \"gdm\"]\n"
+            "fallback = \"gpu-admins@corp.example\"\n"
+            "[[person]]\nusers = [\"bob\", \"bsmith\"]\naddress = \"robert@corp.example\"\n"
+            "team = \"vision\"\n"
+            "[[person]]\nusers = [\"carol\"]\naddress = \"c.jones@corp.example\"\nteam = \"infra\"\n"
+            "[[team]]\nname = \"vision\"\nleads = [\"vera@corp.example\"]\n"
+            "[[team]]\nname = \"infra\"\nleads = [\"ian@corp.example\", \"ina@corp.example\"]\n");
+  WriteFile(dir / "notify.toml",
+            "recipients = \"" + dir / "people.toml" + "\"\n"
+            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+                UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
+                "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\", \"lead\"]\n"
+                "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\nremind_every = \"1s\"\n");
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
+       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--notify",
+       dir / "notify.toml"},
+      {{"CGOV_FAKE_NVML_SCENARIO", dir / "box.json"}});
+  // The firing notices and at least one reminder of each: the fallback is logged once anyway.
+  ASSERT_TRUE(WaitFor([&] { return server->Messages().size() >= 8; }, 30))
+      << StopDaemon(daemon).err;
+  RunResult stopped = StopDaemon(daemon);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  std::map<std::string, json> to_by_user;  // the envelope of each user's notices
+  for (const json& m : server->Messages()) {
+    const std::string text = Part(m["message"], "text/plain");
+    const size_t at = text.find("User: ");
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string user = text.substr(at + 6, text.find('\n', at) - at - 6);
+    if (to_by_user.count(user) > 0) {
+      EXPECT_EQ(to_by_user[user], m["to"]) << user << ": a reminder went elsewhere";
+    }
+    to_by_user[user] = m["to"];
+    // The To: header says what the envelope does.
+    std::string header;
+    for (const json& a : m["to"]) header += (header.empty() ? "" : ", ") + a.get<std::string>();
+    EXPECT_NE(m["message"].get<std::string>().find("\r\nTo: " + header + "\r\n"),
+              std::string::npos) << header;
+  }
+  EXPECT_EQ(to_by_user["bob"], json({"robert@corp.example", "vera@corp.example"}));
+  EXPECT_EQ(to_by_user["alice"], json({"alice@corp.example", "gpu-admins@corp.example"}));
+  EXPECT_EQ(to_by_user["carol"],
+            json({"c.jones@corp.example", "ian@corp.example", "ina@corp.example"}));
+  EXPECT_EQ(to_by_user["gdm"], json({"gpu-admins@corp.example"})) << "the fallback once";
+  EXPECT_EQ(to_by_user.size(), 4u);
+  // Each user without a rule of their own is logged once, however many notices they had.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = stopped.err.find(what); at != std::string::npos;
+         at = stopped.err.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("user \"gdm\" has no address"), 1u) << stopped.err;
+  EXPECT_EQ(count("user \"gdm\" has no team lead"), 1u) << stopped.err;
+  EXPECT_EQ(count("user \"alice\" has no team lead"), 1u) << stopped.err;
+  EXPECT_EQ(count("user \"alice\" has no address"), 0u) << "the domain rule answers";
+  EXPECT_EQ(count("\"bob\""), 0u) << stopped.err;
+}
+
+// Issue 63, item 6: a dry run writes each delivery where the file says and sends nothing; a
+// person who opted out gets nothing (the reason logged once); a sink in its quiet hours keeps
+// its notices queued while the others deliver.
+TEST(EmailE2E, ADryRunWritesWhatWouldBeSentAnOptOutIsHonouredAndQuietHoursHoldASink) {
+  TempDir dir;
+  // A window of two hours around now, in the daemon's zone (UTC).
+  const int now_min = static_cast<int>(time(nullptr) / 60 % 1440);
+  const std::string quiet = fmt::format("{:02}:{:02}-{:02}:{:02}", (now_min + 1380) % 1440 / 60,
+                                        (now_min + 1380) % 60, (now_min + 60) % 1440 / 60,
+                                        (now_min + 60) % 60);
+  json gpus = json::array();
+  for (int pid : {42000, 41000}) {
+    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+                    {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
+                    {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000}}}}});
+  }
+  WriteFile(dir / "box.json", json({{"driver_version", "550.54.15"}, {"gpus", gpus}}).dump());
+  WriteFile(dir / "people.toml",
+            "domain = \"corp.example\"\n[[person]]\nusers = [\"bob\"]\naddress = \"bob@corp.example\"\n"
+            "opt_out = \"on leave until January; ask ops\"\n");
+  const std::string out = dir / "dry";
+  // Nothing listens at port 9: a dry run never connects.
+  WriteFile(dir / "notify.toml",
+            "recipients = \"" + dir / "people.toml" + "\"\ndry_run = \"" + out + "\"\n"
+            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+                UrlFile(dir, "people", "smtp://127.0.0.1:9") +
+                "\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\"]\n"
+                "[[sink]]\nname = \"loud\"\nkind = \"webhook\"\nurl_file = \"" +
+                UrlFile(dir, "loud", "http://127.0.0.1:9/hook") + "\"\n"
+                "[[sink]]\nname = \"quiet\"\nkind = \"webhook\"\nurl_file = \"" +
+                UrlFile(dir, "quiet", "http://127.0.0.1:9/hook") + "\"\nquiet_hours = \"" + quiet +
+                "\"\n[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\n");
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
+       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--notify",
+       dir / "notify.toml"},
+      {{"CGOV_FAKE_NVML_SCENARIO", dir / "box.json"}, {"TZ", "UTC0"}});
+  auto files = [&](const std::string& sink) {
+    std::vector<std::string> names;
+    if (std::filesystem::exists(out + "/" + sink)) {
+      for (const auto& e : std::filesystem::directory_iterator(out + "/" + sink)) {
+        names.push_back(e.path().string());
+      }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  ASSERT_TRUE(WaitFor([&] { return files("loud").size() == 2 && files("people").size() == 1; },
+                      30)) << StopDaemon(daemon).err;
+  usleep(600'000);  // the quiet sink's lane has had its turns
+  RunResult stopped = StopDaemon(daemon);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  // The webhook's bodies are its notices; the one e-mail is alice's (the domain rule), not bob's.
+  for (const std::string& f : files("loud")) {
+    EXPECT_TRUE(f.ends_with(".json")) << f;
+    EXPECT_EQ(json::parse(ReadFile(f))["schema"], "cgov.notice/1") << f;
+  }
+  const std::vector<std::string> mail = files("people");
+  ASSERT_EQ(mail.size(), 1u);
+  EXPECT_TRUE(mail[0].ends_with(".eml")) << mail[0];
+  const std::string message = ReadFile(mail[0]);
+  EXPECT_NE(message.find("\r\nTo: alice@corp.example\r\n"), std::string::npos) << message;
+  EXPECT_NE(Part(message, "text/plain").find("User: alice"), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(stat((out + "/people").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "the written notices are the daemon user's";
+  EXPECT_TRUE(files("quiet").empty()) << "written during its quiet hours";
+  EXPECT_EQ(QueryDb(dir / "h.db.notify", "SELECT count(*) FROM outbox WHERE sink = 'quiet'"), 2)
+      << "its notices wait in the queue";
+  EXPECT_NE(stopped.err.find("dry run: every notice is written under " + out),
+            std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("\"quiet\": quiet hours: its notices wait until"), std::string::npos)
+      << stopped.err;
+  const std::string opted = "user \"bob\" opted out of mail (on leave until January; ask ops";
+  const size_t at = stopped.err.find(opted);
+  EXPECT_NE(at, std::string::npos) << stopped.err;
+  EXPECT_EQ(stopped.err.find(opted, at + 1), std::string::npos) << "logged once";
+}
+
+TEST(EmailE2E, ARecipientsFileIsCheckedBeforeTheDaemonStarts) {
+  TempDir dir;
+  const std::string url = UrlFile(dir, "u", "smtp://127.0.0.1:25");
+  const std::string sink = "[[sink]]\nname = \"m\"\nkind = \"email\"\nurl_file = \"" + url +
+                           "\"\nfrom = \"a@b.c\"\nto = [\"owner\"]\n[[rule]]\nkind = \"idle_held\"\n";
+  const std::string people = dir / "people.toml";
+  struct Bad {
+    std::string notify, people, want;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {sink, "", "\"owner\" and \"lead\" are found through a recipients file"},
+           {"recipients = \"people.toml\"\n" + sink, "", "recipients: expected the absolute path"},
+           {"recipients = \"" + people + "\"\n" + sink, "domain = \"not a domain\"\n",
+            "people.toml:1:10: domain: expected a mail domain"},
+           {"recipients = \"" + people + "\"\n" + sink,
+            "[[person]]\nusers = [\"bob\"]\naddress = \"bob@x.y\"\n"
+            "[[person]]\nusers = [\"bob\"]\naddress = \"rob@x.y\"\n",
+            "people.toml:4:1: users: user \"bob\" is already the person's of line 1"},
+           {"recipients = \"" + people + "\"\n" + sink,
+            "[[person]]\nusers = [\"bob\"]\naddress = \"bob@x.y\"\nteam = \"vision\"\n",
+            "team: no [[team]] is named \"vision\""},
+           {"recipients = \"" + people + "\"\n" + sink,
+            "[[person]]\nusers = [\"bob\"]\naddress = \"Bob <bob@x.y>\"\n",
+            "people.toml:3:11: address: expected a plain address"},
+           {"recipients = \"" + dir / "missing.toml" + "\"\n" + sink, "",
+            "missing.toml"}}) {
+    WriteFile(dir / "notify.toml", bad.notify);
+    WriteFile(people, bad.people);
+    RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--nvml-lib",
+                              FakeNvml("full"), "--notify", dir / "notify.toml"},
+                             {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}}, 20);
+    EXPECT_EQ(r.exit_code, 2) << bad.notify << bad.people << r.err;
+    EXPECT_NE(r.err.find(bad.want), std::string::npos) << bad.people << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "h.db")) << bad.people;
+  }
 }
 
 TEST(EmailE2E, BadEmailSinksAreRefusedByLineAndKey) {
