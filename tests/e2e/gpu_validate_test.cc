@@ -100,7 +100,7 @@ TEST(GpuValidateE2E, EnergyCompareJudgesTheRunsJoulesAgainstNvidiaSmisPower) {
   TempDir dir;
   RunResult run = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
                               dir / "run", "--interval", "500ms", "--quiet", "--", "/bin/sleep",
-                              "2"},
+                              "6"},
                              {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}, {"CGOV_TAGS", ""}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // Readings every 500 ms from a second before the run to a second after it, in nvidia-smi's

@@ -123,7 +123,17 @@ Started::~Started() {
   }
 }
 
+double TimeScale() {
+  static const double scale = [] {
+    const char* env = std::getenv("CGOV_TEST_TIME_SCALE");
+    const double v = env != nullptr ? std::strtod(env, nullptr) : 1;
+    return v >= 1 && v <= 20 ? v : 1;
+  }();
+  return scale;
+}
+
 RunResult WaitProgram(Started& s, double timeout_s) {
+  timeout_s *= TimeScale();
   RunResult result;
   if (s.pid < 0) {
     result.err = s.spawn_error;

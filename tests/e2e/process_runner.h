@@ -42,8 +42,14 @@ using Env = std::map<std::string, std::string>;
 // `stdin_text` on its stdin.
 Started StartProgram(const std::vector<std::string>& argv, const Env& env,
                      const std::string& stdin_text = "");
-// Collects output until exit; kills it `timeout_s` after it started (not after this call;
-// exit_code then 128 + SIGKILL).
+// How much longer every timeout of the tests is: CGOV_TEST_TIME_SCALE (1 to 20; default 1).
+// make sanitize sets 4: its binaries run 10 to 45 times slower than the optimized tree's, eight
+// tests at a time on two cores, and a timeout is an upper bound on waiting, never a speed test
+// (speed lives in bench/, docs/benchmarks.md).
+double TimeScale();
+
+// Collects output until exit; kills it `timeout_s` × TimeScale() after it started (not after
+// this call; exit_code then 128 + SIGKILL).
 RunResult WaitProgram(Started& started, double timeout_s = 30);
 
 inline RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
@@ -76,7 +82,7 @@ class TempDir {
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
 
-// Polls `predicate` every 10 ms for at most `timeout_s`; returns its last value.
+// Polls `predicate` every 10 ms for at most `timeout_s` × TimeScale(); returns its last value.
 template <typename P>
 bool WaitFor(P predicate, double timeout_s = 10);
 
@@ -86,7 +92,7 @@ bool WaitFor(P predicate, double timeout_s = 10);
 
 template <typename P>
 bool cgov::e2e::WaitFor(P predicate, double timeout_s) {
-  for (int i = 0; i < static_cast<int>(timeout_s * 100); ++i) {
+  for (int i = 0; i < static_cast<int>(timeout_s * TimeScale() * 100); ++i) {
     if (predicate()) return true;
     usleep(10'000);
   }
