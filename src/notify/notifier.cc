@@ -31,9 +31,9 @@ constexpr int64_t kIdleWaitMs = 1'000;  // a new submission wakes the thread soo
 bool Malformed(long status) { return status == 400 || status == 413 || status == 422; }
 
 // An e-mail attempt in a post's terms: the server's reply code stands for the status (2xx
-// sent; 5xx a refusal, given up; 4xx or no reply, tried again).
-// The recipients a queued message was resolved to are read back from the state database: each
-// is checked again before it becomes an RCPT TO.
+// sent; 5xx a refusal, given up; 4xx or no reply, tried again). The recipients a queued message
+// was resolved to are read back from the state database: each is checked again before it
+// becomes an RCPT TO.
 Result<PostOutcome> Mail(const Delivery& d, const NotifySink& sink, const std::atomic<bool>* stop) {
   for (const std::string& a : d.rcpt) {
     if (!IsMailAddress(a)) return PostOutcome{550, -1, "a queued recipient is not an address"};
@@ -49,6 +49,9 @@ Result<PostOutcome> Mail(const Delivery& d, const NotifySink& sink, const std::a
 // would take it, in DIR/SINK/SEQ.eml (a whole message) or .json, written whole; the
 // directories private to the daemon's user. A failed write is retried like a failed post.
 Result<PostOutcome> WriteDryRun(const std::string& dir, const Delivery& d, const NotifySink& sink) {
+  if (sink.name.find_first_not_of('.') == std::string::npos) {  // "." or "..": not a directory
+    return PostOutcome{400, -1, "dry run: a sink named only by dots has no directory of its own"};
+  }
   const std::string sink_dir = dir + "/" + sink.name;
   for (const std::string& at : {dir, sink_dir}) {
     if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
