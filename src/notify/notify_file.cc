@@ -254,6 +254,16 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
   return r;
 }
 
+// A top-level key's absolute path of `what`, printable.
+Result<std::string> AbsolutePath(const std::string& path, const TomlEntry& e,
+                                 std::string_view what) {
+  if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
+      !IsSafeText(e.value.text)) {
+    return TomlErrorAt(path, e.value, e.key, fmt::format("expected the absolute path of {}", what));
+  }
+  return e.value.text;
+}
+
 Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file) {
   for (const TomlEntry& e : top.entries) {
     if (e.key == "queue_max") {
@@ -266,19 +276,10 @@ Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file)
     } else if (e.key == "retry_max") {
       CGOV_ASSIGN_OR_RETURN(file->retry_max_ms, TomlDurationMs(path, e.value, e.key, 1000, 3'600'000));
     } else if (e.key == "dry_run") {
-      if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
-          !IsSafeText(e.value.text)) {
-        return TomlErrorAt(path, e.value, e.key, "expected the absolute path of a directory "
-                           "(each delivery is written there, none is sent)");
-      }
-      file->dry_run_dir = e.value.text;
+      CGOV_ASSIGN_OR_RETURN(file->dry_run_dir, AbsolutePath(path, e, "a directory (each delivery "
+                                                            "is written there, none is sent)"));
     } else if (e.key == "recipients") {
-      if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
-          !IsSafeText(e.value.text)) {
-        return TomlErrorAt(path, e.value, e.key, "expected the absolute path of a recipients "
-                           "file");
-      }
-      file->recipients_file = e.value.text;
+      CGOV_ASSIGN_OR_RETURN(file->recipients_file, AbsolutePath(path, e, "a recipients file"));
     } else {
       return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
                      "retry_max, recipients, dry_run, [[sink]] and [[rule]] tables)");
