@@ -71,18 +71,21 @@ std::unique_ptr<SmtpServer> StartSmtp(const TempDir& dir, const std::string& nam
   return s;
 }
 
-// One A100 whose only process is bob's notebook (pid 42000 in the shared-box /proc), holding
-// 8 GB while the GPU computes nothing.
-std::string IdleNotebookScenario(const TempDir& dir) {
-  json scenario = {
-      {"driver_version", "550.54.15"},
-      {"gpus", {{{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
-                 {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
-                 {"processes", {{{"pid", 42000}, {"type", "compute"}, {"used_mib", 8000}}}}}}}};
-  const std::string path = dir / "notebook.json";
-  WriteFile(path, scenario.dump());
+// Idle A100s, one a process of the shared-box /proc (pid 42000 bob's notebook, 41000 alice's,
+// 43000 carol's, 1200 gdm's), each holding 8 GB while its GPU computes nothing.
+std::string IdleHeldScenario(const TempDir& dir, const std::vector<int>& pids) {
+  json gpus = json::array();
+  for (int pid : pids) {
+    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+                    {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
+                    {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000}}}}});
+  }
+  const std::string path = dir / "box.json";
+  WriteFile(path, json({{"driver_version", "550.54.15"}, {"gpus", gpus}}).dump());
   return path;
 }
+
+std::string IdleNotebookScenario(const TempDir& dir) { return IdleHeldScenario(dir, {42000}); }
 
 Started StartMailingDaemon(const TempDir& dir) {
   return StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
@@ -212,13 +215,7 @@ TEST(EmailE2E, OwnerAndLeadAreFoundThroughTheRecipientsFileAndTheUnknownGoToTheF
   auto server = StartSmtp(dir, "mail", {});
   // Four idle GPUs, each held by one user's process: bob (a row with a team), alice (no row:
   // the domain rule), carol (a row whose team has two leads), gdm (a system account).
-  json gpus = json::array();
-  for (int pid : {42000, 41000, 43000, 1200}) {
-    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
-                    {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
-                    {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000}}}}});
-  }
-  WriteFile(dir / "box.json", json({{"driver_version", "550.54.15"}, {"gpus", gpus}}).dump());
+  const std::string box = IdleHeldScenario(dir, {42000, 41000, 43000, 1200});
   WriteFile(dir / "people.toml",
             "domain = \"corp.example\"\ndomain_except = [\"root\", \"gdm\"]\n"
             "fallback = \"gpu-admins@corp.example\"\n"
@@ -237,7 +234,7 @@ TEST(EmailE2E, OwnerAndLeadAreFoundThroughTheRecipientsFileAndTheUnknownGoToTheF
       {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
        FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--notify",
        dir / "notify.toml"},
-      {{"CGOV_FAKE_NVML_SCENARIO", dir / "box.json"}});
+      {{"CGOV_FAKE_NVML_SCENARIO", box}});
   // The firing notices and at least one reminder of each: the fallback is logged once anyway.
   ASSERT_TRUE(WaitFor([&] { return server->Messages().size() >= 8; }, 30))
       << StopDaemon(daemon).err;
@@ -291,13 +288,7 @@ TEST(EmailE2E, ADryRunWritesWhatWouldBeSentAnOptOutIsHonouredAndQuietHoursHoldAS
   const std::string quiet = fmt::format("{:02}:{:02}-{:02}:{:02}", (now_min + 1380) % 1440 / 60,
                                         (now_min + 1380) % 60, (now_min + 60) % 1440 / 60,
                                         (now_min + 60) % 60);
-  json gpus = json::array();
-  for (int pid : {42000, 41000}) {
-    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
-                    {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
-                    {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000}}}}});
-  }
-  WriteFile(dir / "box.json", json({{"driver_version", "550.54.15"}, {"gpus", gpus}}).dump());
+  const std::string box = IdleHeldScenario(dir, {42000, 41000});
   WriteFile(dir / "people.toml",
             "domain = \"corp.example\"\n[[person]]\nusers = [\"bob\"]\naddress = \"bob@corp.example\"\n"
             "opt_out = \"on leave until January; ask ops\"\n");
@@ -317,7 +308,7 @@ TEST(EmailE2E, ADryRunWritesWhatWouldBeSentAnOptOutIsHonouredAndQuietHoursHoldAS
       {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
        FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--notify",
        dir / "notify.toml"},
-      {{"CGOV_FAKE_NVML_SCENARIO", dir / "box.json"}, {"TZ", "UTC0"}});
+      {{"CGOV_FAKE_NVML_SCENARIO", box}, {"TZ", "UTC0"}});
   auto files = [&](const std::string& sink) {
     std::vector<std::string> names;
     if (std::filesystem::exists(out + "/" + sink)) {
