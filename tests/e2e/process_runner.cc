@@ -143,8 +143,11 @@ RunResult WaitProgram(Started& s, double timeout_s) {
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   bool killed = false;
+  // From this call, not from the start: a daemon a test stopped after a minute has its full
+  // timeout to exit (it was SIGKILLed at once when the timeout counted from its start).
+  const double waiting_since_s = Now();
   while (open_fds > 0) {
-    double left = timeout_s - (Now() - s.start_s);
+    double left = timeout_s - (Now() - waiting_since_s);
     if (left <= 0 && !killed) {
       kill(s.pid, SIGKILL);
       killed = true;
@@ -162,7 +165,7 @@ RunResult WaitProgram(Started& s, double timeout_s) {
         --open_fds;
       }
     }
-    if (killed && Now() - s.start_s > timeout_s + 5) break;  // a grandchild holds the pipes
+    if (killed && Now() - waiting_since_s > timeout_s + 5) break;  // a grandchild holds the pipes
   }
   for (pollfd& p : fds) {
     if (p.fd >= 0) close(p.fd);

@@ -48,8 +48,8 @@ Started StartProgram(const std::vector<std::string>& argv, const Env& env,
 // (speed lives in bench/, docs/benchmarks.md).
 double TimeScale();
 
-// Collects output until exit; kills it `timeout_s` × TimeScale() after it started (not after
-// this call; exit_code then 128 + SIGKILL).
+// Collects output until exit; kills it `timeout_s` × TimeScale() after this call (exit_code
+// then 128 + SIGKILL).
 RunResult WaitProgram(Started& started, double timeout_s = 30);
 
 inline RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
