@@ -54,7 +54,7 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-double Pct(int64_t part, int64_t whole) {
+double PlanPct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
 }
 
@@ -67,13 +67,13 @@ std::string RefusedText(const Lookup& l, const PlanCandidate& c, const PlanOptio
           "{}memory over on GPU {} for {} ({:.2f} % of the time, peak {} of {} "
           "MiB)",
           why.empty() ? "" : "; ", l.Label(b.target_gpu_id), SpanOf(b.mem_over_ms),
-          Pct(b.mem_over_ms, c.replay_ms), b.peak_mem_mib, b.capacity_mib);
+          PlanPct(b.mem_over_ms, c.replay_ms), b.peak_mem_mib, b.capacity_mib);
     }
   }
   if (why.empty()) {
     why =
         fmt::format("compute over {} % for {:.1f} % of the time (allowed {} %)",
-                    o.compute_ceiling_pct, Pct(c.ComputeOverMs(), c.replay_ms), o.compute_over_pct);
+                    o.compute_ceiling_pct, PlanPct(c.ComputeOverMs(), c.replay_ms), o.compute_over_pct);
   }
   return fmt::format("{} sizing onto {} GPU(s): {}", c.sizing, c.bins.size(), why);
 }
@@ -99,7 +99,7 @@ PlanGroupRow GroupRow(const Lookup& l, const PlanGroup& g, const PlanOptions& o)
       bin.capacity_mib = b.capacity_mib;
       bin.peak_mem_mib = b.peak_mem_mib;
       bin.peak_compute_pct = b.peak_compute_x10 / 10.0;
-      bin.compute_over_pct = Pct(b.compute_over_ms, c.replay_ms);
+      bin.compute_over_pct = PlanPct(b.compute_over_ms, c.replay_ms);
     }
     for (uint32_t id : g.gpu_ids) {
       bool target = false;

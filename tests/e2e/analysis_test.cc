@@ -14,10 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
 // Plays `scenario` (time_scale 60: a minute of scenario per second) for `seconds` at 100 ms.
 RunResult Play(const TempDir& dir, const std::string& scenario, double seconds,
                std::vector<std::string> flags = {}, std::vector<std::string> job = {}) {

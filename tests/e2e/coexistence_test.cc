@@ -35,11 +35,6 @@ constexpr char kHashOfTest[] = "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6k
 
 std::string DeployFile(const std::string& name) { return DocsFile("../deploy/" + name); }
 
-double NowS() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count() / 1e3;
-}
-
 // A query's answer as text, series in label order, so two answers compare exactly.
 std::string Canonical(const std::vector<PromSeries>& result) {
   std::vector<std::string> rows;

@@ -15,10 +15,6 @@ RunResult Doctor(const std::string& variant, const std::string& scenario,
   return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario(scenario)}, {"CGOV_NVML_LIB", ""}});
 }
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
 TEST(DoctorE2E, EightGpusWithTheirFields) {
   RunResult r = Doctor("full", "h100x8");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -290,6 +290,18 @@ inline std::function<bool()> TicksTaken(int port, int64_t ticks) {
   };
 }
 
+inline bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// The wall clock in seconds (as Prometheus' timestamps).
+inline double NowS() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count()) /
+         1e3;
+}
+
 }  // namespace cgov::e2e
 
 #endif  // CGOV_TESTS_E2E_E2E_HELPERS_H_

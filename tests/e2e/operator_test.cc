@@ -45,13 +45,6 @@ std::string OpenCostQuery(const std::string& window) {
   return q;
 }
 
-double NowS() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count()) /
-         1e3;
-}
-
 // A scrape config as the Prometheus Operator renders a ServiceMonitor's endpoint, on a static
 // target: the target labels it sets from the Kubernetes service discovery, set here by
 // relabel_configs (cgov's own DaemonSet pod is the target).

@@ -21,10 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
 // No NVML unless a test asks for the fake: a GPU machine must not change these results.
 const Env kNoGpu = {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}, {"CGOV_TAGS", ""}};
 

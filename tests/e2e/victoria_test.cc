@@ -36,13 +36,6 @@ constexpr char kVictoria[] = "/usr/bin/victoria-metrics";
 constexpr char kVmalert[] = "/usr/bin/vmalert";
 constexpr char kVmctl[] = "/usr/bin/vmctl";
 
-double NowS() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count()) /
-         1e3;
-}
-
 std::string At(double seconds) {
   return FormatRfc3339Utc(static_cast<int64_t>(std::llround(seconds * 1000)) * 1'000'000);
 }

@@ -255,15 +255,15 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   }
   const int64_t h10 = kSince / kHourMs;
   ASSERT_EQ(hours.size(), 4u);
-  constexpr size_t kProductive = static_cast<size_t>(Phase::kProductive);
-  constexpr size_t kIdleHeld = static_cast<size_t>(Phase::kIdleHeld);
-  EXPECT_EQ(hours[h10].usage.phase_ms[kProductive], 1'800'000);
+  constexpr size_t kProductivePos = static_cast<size_t>(Phase::kProductive);
+  constexpr size_t kIdleHeldPos = static_cast<size_t>(Phase::kIdleHeld);
+  EXPECT_EQ(hours[h10].usage.phase_ms[kProductivePos], 1'800'000);
   EXPECT_EQ(hours[h10].usage.util_ms_x100, 1'350'000 * 100);
-  EXPECT_EQ(hours[h10].usage.waste_ms_x100[kProductive], (1'800'000 - 1'350'000) * 100);
-  EXPECT_EQ(hours[h10 + 1].usage.phase_ms[kProductive], 3'000'000);
-  EXPECT_EQ(hours[h10 + 2].usage.phase_ms[kProductive], 3'600'000);
+  EXPECT_EQ(hours[h10].usage.waste_ms_x100[kProductivePos], (1'800'000 - 1'350'000) * 100);
+  EXPECT_EQ(hours[h10 + 1].usage.phase_ms[kProductivePos], 3'000'000);
+  EXPECT_EQ(hours[h10 + 2].usage.phase_ms[kProductivePos], 3'600'000);
   EXPECT_EQ(hours[h10 + 2].usage.util_ms_x100, 2'700'000 * 100);
-  EXPECT_EQ(hours[h10 + 3].usage.phase_ms[kIdleHeld], 900'000);
+  EXPECT_EQ(hours[h10 + 3].usage.phase_ms[kIdleHeldPos], 900'000);
   // Issue 57, item 7: the patterns and swings the findings read, by the hour as the phases.
   EXPECT_EQ(hours[h10].usage.high_ms, 1'350'000);
   EXPECT_EQ(hours[h10 + 2].usage.high_ms, 2'700'000);
@@ -273,9 +273,9 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   EXPECT_EQ(hours[h10 + 3].usage.transitions, 2);
   // Issue 62: energy by phase and its known time, by the hour as the phases; alice's energy
   // and idle-held energy over the window.
-  EXPECT_EQ(hours[h10].usage.energy_mj[kProductive], 1'800'000 * 400);
-  EXPECT_EQ(hours[h10 + 2].usage.energy_mj[kProductive], 3'600'000 * 400);
-  EXPECT_EQ(hours[h10 + 3].usage.energy_mj[kIdleHeld], 900'000 * 400);
+  EXPECT_EQ(hours[h10].usage.energy_mj[kProductivePos], 1'800'000 * 400);
+  EXPECT_EQ(hours[h10 + 2].usage.energy_mj[kProductivePos], 3'600'000 * 400);
+  EXPECT_EQ(hours[h10 + 3].usage.energy_mj[kIdleHeldPos], 900'000 * 400);
   EXPECT_EQ(hours[h10].usage.energy_known_ms, 1'800'000);
   EXPECT_EQ(hours[h10 + 3].usage.energy_known_ms, 900'000);
   EXPECT_EQ(hours[h10].usage.energy_metered_ms, 0);
@@ -292,8 +292,8 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
   const IdentityHour& ih = in.hours.front().identities.at({alice.id, gpu});
   EXPECT_EQ(ih.held_ms, 9'900'000);
   EXPECT_EQ(ih.idle_held_ms, 900'000);
-  EXPECT_EQ(ih.attributed_ms[kProductive], 9'000'000);
-  EXPECT_EQ(ih.attributed_ms[kIdleHeld], 900'000);
+  EXPECT_EQ(ih.attributed_ms[kProductivePos], 9'000'000);
+  EXPECT_EQ(ih.attributed_ms[kIdleHeldPos], 900'000);
   EXPECT_EQ(ih.energy_mj, 9'900'000LL * 400);
   EXPECT_EQ(ih.idle_held_energy_mj, 900'000LL * 400);
   // Its dollars as its daemon priced them when it credited the time: the GPU is priced by its
