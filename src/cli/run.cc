@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "app/price_flags.h"
 #include "app/run/run_analysis.h"
+#include "app/run/run_mail.h"
 #include "app/run/run_outputs.h"
 #include "app/run/run_recorder.h"
 #include "cli/command_table.h"
@@ -117,6 +119,8 @@ void AddGateFlags(CLI::App& app, RunFlags& f) {
   app.add_option("--db", o.db, "also record the run into this history database (created if "
                              "needed): cgov report --db shows it, its processes named by the "
                              "run's tags (docs/ci.md)");
+  app.add_option("--mail-report", o.mail_report, "a notifications file with a [[job_report]] "
+                 "table: mail the report to the job's owner when it ends (docs/notifications.md)");
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)")
       ->envname("CGOV_NVML_LIB");
   app.add_option("--host-root", o.host_root, "read /proc and /sys under this directory (env "
@@ -156,6 +160,29 @@ void SayReport(const RunOptions& o, const RunSummary& summary, const std::string
                                            TextStyle{false, TerminalWantsColor(STDERR_FILENO)},
                                            written)
                            : report));
+}
+
+// --mail-report: the report mailed to the job's owner (the `user` tag, else the login name of
+// the real uid), each outcome said on stderr; the exit status stays the job's.
+void MailReport(const NotifyFile& file, const RunOptions& o, const RunSummary& summary,
+                const std::string& dir, const std::string& report, int64_t now_ms) {
+  JobReportInput in;
+  if (auto user = o.tags.find("user"); user != o.tags.end()) {
+    in.owner = user->second;
+  } else {
+    passwd pw{};
+    passwd* found = nullptr;
+    char buffer[4096];
+    in.owner = getpwuid_r(getuid(), &pw, buffer, sizeof(buffer), &found) == 0 && found != nullptr
+                   ? pw.pw_name
+                   : std::to_string(getuid());
+  }
+  in.markdown = report;
+  in.report_dir = dir;
+  in.now_ms = now_ms;
+  for (const std::string& line : MailJobReport(file, summary, in)) {
+    WriteStderr(fmt::format("cgov run: job report {}\n", line));
+  }
 }
 
 }  // namespace
@@ -247,6 +274,15 @@ int RunRun(int argc, char** argv) {
     return kExitUsage;
   }
   const RunOptions& o = *parsed;
+  std::optional<NotifyFile> mail;  // checked before the job starts, like every other option
+  if (!o.mail_report.empty()) {
+    Result<NotifyFile> file = ReadJobReportFile(o.mail_report);
+    if (!file.ok()) {
+      WriteStderr(fmt::format("{}\n", file.status().message()));
+      return kExitUsage;
+    }
+    mail = std::move(file).value();
+  }
   IgnoreFileSizeSignal();  // a full disk and `ulimit -f` are both failed writes, said as such
   SystemClock clock;
   const int64_t start_wall_ns = clock.WallNs();
@@ -320,6 +356,7 @@ int RunRun(int argc, char** argv) {
   if (!(*writer)->error().ok()) failed.push_back((*writer)->error().message());
   WriteOutputs(*dir, &summary, &report, &written, &failed);
   SayReport(o, summary, *dir, report, written, failed);
+  if (mail) MailReport(*mail, o, summary, *dir, report, clock.WallNs() / 1'000'000);
   return GateExitCode(summary, outcome.exit_code);
 }
 

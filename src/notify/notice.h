@@ -12,8 +12,10 @@
 
 namespace cgov {
 
-enum class NoticeEvent { kFiring, kReminder, kResolved };
-std::string_view NoticeEventName(NoticeEvent e);  // "firing", "reminder", "resolved"
+// kEscalated: an idle_held rule's ladder reached lead_after (T2): the owner's lead is told.
+enum class NoticeEvent { kFiring, kReminder, kResolved, kEscalated };
+// "firing", "reminder", "resolved", "escalated"
+std::string_view NoticeEventName(NoticeEvent e);
 
 struct NoticeGpu {
   uint32_t index = 0;
@@ -33,6 +35,7 @@ struct Incident {
   int64_t opened_ms = 0;       // when it fired
   int64_t last_notice_ms = 0;  // the firing notice or the latest reminder
   int reminders = 0;
+  int64_t escalated_ms = 0;    // the ladder's lead was told (0: not yet, or no ladder)
   NoticeGpu gpu;
   std::string user;
   uint32_t pid = 0;
@@ -65,6 +68,9 @@ struct Notice {
   std::string summary;    // one line, for people
   std::string next_step;  // the one thing to do
   std::vector<std::string> sinks;  // where it goes
+  // An email sink's "lead" is sent it: every notice of a rule without a ladder; with one
+  // (lead_after), the escalation and the notices after it.
+  bool to_leads = true;
 };
 
 }  // namespace cgov

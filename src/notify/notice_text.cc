@@ -50,6 +50,11 @@ std::string Condition(const Notice& n) {
 
 std::string NextStep(const Notice& n) {
   if (n.event == NoticeEvent::kResolved) return "Nothing: the condition is over.";
+  if (n.event == NoticeEvent::kEscalated) {
+    return fmt::format("Its owner was told when it began and has not stopped it: ask {} to save "
+                       "its work and stop it (pid {}), before the policy does, if one is set.",
+                       n.user.empty() ? "its owner" : n.user, n.pid);
+  }
   switch (n.kind) {
     case NotifyRuleKind::kIdleHeld:
       return fmt::format("If it will not compute again soon, save its work and stop it (pid {}): "
@@ -104,6 +109,10 @@ void WriteNoticeText(Notice* n) {
       break;
     case NoticeEvent::kResolved:
       n->summary = fmt::format("{}: resolved after {}{}: {}", n->host, lasted, cost, Condition(*n));
+      break;
+    case NoticeEvent::kEscalated:
+      n->summary = fmt::format("{}: escalated to the lead: {}, for {}{}", n->host, Condition(*n),
+                               lasted, cost);
       break;
   }
   n->next_step = NextStep(*n);

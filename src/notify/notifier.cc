@@ -77,7 +77,7 @@ std::vector<std::string> MailRecipients(const NotifySink& sink, const Recipients
     }
   };
   if (people != nullptr && sink.to_owner) add(people->Owner(n.user));
-  if (people != nullptr && sink.to_lead) add(people->Leads(n.user));
+  if (people != nullptr && sink.to_lead && n.to_leads) add(people->Leads(n.user));
   return to;
 }
 

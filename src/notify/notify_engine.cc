@@ -32,6 +32,7 @@ std::string_view NoticeEventName(NoticeEvent e) {
     case NoticeEvent::kFiring: return "firing";
     case NoticeEvent::kReminder: return "reminder";
     case NoticeEvent::kResolved: return "resolved";
+    case NoticeEvent::kEscalated: return "escalated";
   }
   return "?";
 }
@@ -206,6 +207,7 @@ Notice NotifyEngine::Make(const NotifyRule& rule, const Incident& i, NoticeEvent
                                 : std::string(NoticeEventName(event));
   n.id = fmt::format("{}/{}/{}/{}/{}", host_, rule.name, i.key, i.opened_ms, which);
   n.sinks = rule.sinks.empty() ? sinks_ : rule.sinks;
+  n.to_leads = rule.lead_after_ms == 0 || event == NoticeEvent::kEscalated || i.escalated_ms > 0;
   WriteNoticeText(&n);
   return n;
 }
@@ -266,7 +268,14 @@ std::vector<Notice> NotifyEngine::Evaluate(const NotifyInput& in) {
       if (!c->second->unknown) {
         i.value_pct = c->second->fields.value_pct;
         i.spent_usd = c->second->fields.spent_usd;
-        if (rule.remind_every_ms > 0 && in.now_ms - i.last_notice_ms >= rule.remind_every_ms) {
+        // The ladder's T2, once: the lead is told (and the owner again); the next reminder
+        // counts from it.
+        if (rule.lead_after_ms > 0 && i.escalated_ms == 0 &&
+            in.now_ms - i.since_ms >= rule.lead_after_ms) {
+          i.escalated_ms = i.last_notice_ms = in.now_ms;
+          notices.push_back(Make(rule, i, NoticeEvent::kEscalated, in.now_ms));
+        } else if (rule.remind_every_ms > 0 &&
+                   in.now_ms - i.last_notice_ms >= rule.remind_every_ms) {
           ++i.reminders;
           i.last_notice_ms = in.now_ms;
           notices.push_back(Make(rule, i, NoticeEvent::kReminder, in.now_ms));

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/duration.h"
 #include "core/text.h"
 #include "core/toml_subset.h"
 #include "notify/mail_message.h"
@@ -183,6 +184,9 @@ Status ParseRuleKey(const std::string& path, const TomlEntry& e, NotifyRule* r,
   } else if (e.key == "remind_every") {
     CGOV_ASSIGN_OR_RETURN(r->remind_every_ms,
                           TomlDurationMs(path, e.value, e.key, 0, 30LL * 86'400'000));
+  } else if (e.key == "lead_after") {
+    CGOV_ASSIGN_OR_RETURN(r->lead_after_ms,
+                          TomlDurationMs(path, e.value, e.key, 1000, 30LL * 86'400'000));
   } else if (e.key == "below_pct" || e.key == "above_pct") {
     CGOV_ASSIGN_OR_RETURN(r->threshold_pct, Percent(path, e.value, e.key));
     *threshold_at = &e.value;
@@ -193,7 +197,7 @@ Status ParseRuleKey(const std::string& path, const TomlEntry& e, NotifyRule* r,
     *users_at = &e.value;
   } else if (e.key != "kind") {
     return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a rule takes kind, name, for, "
-                   "below_pct or above_pct, remind_every, sinks and users)");
+                   "below_pct or above_pct, remind_every, lead_after, sinks and users)");
   }
   return Status::Ok();
 }
@@ -244,6 +248,16 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
     return TomlErrorAt(path, *users_at, "users", "only an idle_held rule is scoped by user (the "
                    "others are about a whole GPU)");
   }
+  if (r.lead_after_ms > 0 && r.kind != NotifyRuleKind::kIdleHeld) {
+    return TomlErrorAt(path, table.line, table.column, "lead_after",
+                       "only an idle_held rule has a ladder (a process with an owner whose lead "
+                       "is told)");
+  }
+  if (r.lead_after_ms > 0 && r.lead_after_ms <= r.for_ms) {
+    return TomlErrorAt(path, table.line, table.column, "lead_after",
+                       fmt::format("must be later than for ({}): the owner is told first",
+                                   SpanOf(r.for_ms)));
+  }
   if ((r.kind == NotifyRuleKind::kXid || r.kind == NotifyRuleKind::kPolicy) &&
       r.remind_every_ms > 0) {
     return TomlErrorAt(path, table.line, table.column, "remind_every",
@@ -252,6 +266,40 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
                                                     "remind of");
   }
   return r;
+}
+
+Result<JobReportConfig> ParseJobReport(const std::string& path, const TomlTable& table) {
+  JobReportConfig j;
+  j.line = table.line;
+  for (const TomlEntry& e : table.entries) {
+    if (e.key == "sinks") {
+      CGOV_ASSIGN_OR_RETURN(j.sinks, SinkNames(path, e.value, e.key));
+    } else if (e.key == "min_gpu_hours") {
+      const bool number = e.value.kind == TomlValue::Kind::kInteger ||
+                          e.value.kind == TomlValue::Kind::kFloat;
+      if (!number || !(e.value.number >= 0) || e.value.number > 1e6) {
+        return TomlErrorAt(path, e.value, e.key, "expected a number of GPU-hours from 0 to 1000000");
+      }
+      j.min_gpu_hours = e.value.number;
+    } else if (e.key == "per_person_per_day") {
+      if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 1 ||
+          e.value.integer > 1000) {
+        return TomlErrorAt(path, e.value, e.key, "expected a whole number from 1 to 1000");
+      }
+      j.per_person_per_day = e.value.integer;
+    } else if (e.key == "log") {
+      if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
+          !IsSafeText(e.value.text)) {
+        return TomlErrorAt(path, e.value, e.key, "expected the absolute path of the database "
+                           "that counts the reports sent");
+      }
+      j.log = e.value.text;
+    } else {
+      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a job_report takes sinks, "
+                         "min_gpu_hours, per_person_per_day and log)");
+    }
+  }
+  return j;
 }
 
 // A top-level key's absolute path of `what`, printable.
@@ -282,7 +330,7 @@ Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file)
       CGOV_ASSIGN_OR_RETURN(file->recipients_file, AbsolutePath(path, e, "a recipients file"));
     } else {
       return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
-                     "retry_max, recipients, dry_run, [[sink]] and [[rule]] tables)");
+                     "retry_max, recipients, dry_run, [[sink]], [[rule]] and [[job_report]] tables)");
     }
   }
   return Status::Ok();
@@ -307,6 +355,30 @@ Status CheckNames(const std::string& path, const NotifyFile& file,
         return TomlErrorAt(path, rule_tables[i]->line, rule_tables[i]->column, "sinks",
                        fmt::format("no sink is named {:?}", s));
       }
+    }
+  }
+  return Status::Ok();
+}
+
+// A job report goes through e-mail sinks only: those it names, or every one (there must be one).
+Status CheckJobReportSinks(const std::string& path, NotifyFile& file) {
+  if (!file.job_report) return Status::Ok();
+  JobReportConfig& j = *file.job_report;
+  if (j.sinks.empty()) {
+    for (const NotifySink& s : file.sinks) {
+      if (s.kind == SinkKind::kEmail) j.sinks.push_back(s.name);
+    }
+    if (j.sinks.empty()) {
+      return TomlErrorAt(path, j.line, 1, "job_report", "a job's report is mailed: the file "
+                         "needs an email sink");
+    }
+  }
+  for (const std::string& name : j.sinks) {
+    auto sink = std::find_if(file.sinks.begin(), file.sinks.end(),
+                             [&](const NotifySink& s) { return s.name == name; });
+    if (sink == file.sinks.end() || sink->kind != SinkKind::kEmail) {
+      return TomlErrorAt(path, j.line, 1, "sinks",
+                         fmt::format("{:?} is not an email sink of this file", name));
     }
   }
   return Status::Ok();
@@ -351,16 +423,23 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
       CGOV_ASSIGN_OR_RETURN(NotifyRule r, ParseRule(path, t));
       file.rules.push_back(std::move(r));
       rule_tables.push_back(&t);
+    } else if (t.name == "job_report") {
+      if (file.job_report) {
+        return TomlErrorAt(path, t.line, t.column, t.name, "a second [[job_report]] table");
+      }
+      CGOV_ASSIGN_OR_RETURN(file.job_report, ParseJobReport(path, t));
     } else {
-      return TomlErrorAt(path, t.line, t.column, t.name,
-                     "unknown table (the file takes [[sink]] and [[rule]] tables)");
+      return TomlErrorAt(path, t.line, t.column, t.name, "unknown table (the file takes [[sink]], "
+                         "[[rule]] and [[job_report]] tables)");
     }
   }
-  if (file.sinks.empty() || file.rules.empty()) {
+  if (file.sinks.empty() || (file.rules.empty() && !file.job_report)) {
     return TomlErrorAt(path, 1, 1, file.sinks.empty() ? "sink" : "rule",
-                   "a notifications file needs at least one [[sink]] and one [[rule]]");
+                   "a notifications file needs at least one [[sink]] and one [[rule]] (or a "
+                   "[[job_report]])");
   }
   CGOV_RETURN_IF_ERROR(CheckNames(path, file, rule_tables));
+  CGOV_RETURN_IF_ERROR(CheckJobReportSinks(path, file));
   for (const NotifySink& s : file.sinks) {
     if ((s.to_owner || s.to_lead) && file.recipients_file.empty()) {
       return TomlErrorAt(path, s.line, 1, "to", "\"owner\" and \"lead\" are found through a "

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,8 +55,22 @@ struct NotifyRule {
   int64_t for_ms = 0;
   double threshold_pct = 0;  // below_pct (low_utilization) or above_pct (memory_high)
   int64_t remind_every_ms = 0;  // 0: no reminders
+  // idle_held: the escalation ladder's second step (T2), counted like `for` from when the
+  // process began to hold the GPU idle: its lead is told (an email sink's "lead"); before it
+  // only its owner is. T1 is `for`, T3 the --policy that stops it. 0: no ladder.
+  int64_t lead_after_ms = 0;
   std::vector<std::string> sinks;  // by name; default: every sink
   std::vector<std::string> users;  // idle_held: only these users' processes; default: everyone's
+  int line = 0;
+};
+
+// `[[job_report]]` (at most one): a job's report mailed to its owner when it ends (`cgov run
+// --mail-report FILE`; docs/notifications.md, "A job's report to its owner").
+struct JobReportConfig {
+  std::vector<std::string> sinks;  // email sinks by name; default: every email sink
+  double min_gpu_hours = 0.25;     // a smaller job is not reported
+  int64_t per_person_per_day = 5;  // at most this many a person a (local) day
+  std::string log;                 // where they are counted ("": the user's state directory)
   int line = 0;
 };
 
@@ -63,6 +78,7 @@ struct NotifyFile {
   std::string path;
   std::vector<NotifySink> sinks;
   std::vector<NotifyRule> rules;
+  std::optional<JobReportConfig> job_report{};
   int64_t queue_max = 10'000;      // notices kept undelivered, over all sinks
   int64_t retry_max_ms = 300'000;  // the longest wait between two attempts
   std::string recipients_file{};   // `recipients`: who is who (notify/recipients.h)

@@ -25,8 +25,9 @@ CREATE INDEX IF NOT EXISTS outbox_sink ON outbox(sink, given_up, seq);
 nlohmann::json IncidentJson(const Incident& i) {
   return {{"kind", NotifyRuleKindName(i.kind)}, {"since_ms", i.since_ms},
           {"opened_ms", i.opened_ms}, {"last_notice_ms", i.last_notice_ms},
-          {"reminders", i.reminders}, {"gpu_index", i.gpu.index}, {"gpu_uuid", i.gpu.uuid},
-          {"gpu_name", i.gpu.name}, {"user", i.user}, {"pid", i.pid}, {"command", i.command},
+          {"reminders", i.reminders}, {"escalated_ms", i.escalated_ms},
+          {"gpu_index", i.gpu.index}, {"gpu_uuid", i.gpu.uuid}, {"gpu_name", i.gpu.name},
+          {"user", i.user}, {"pid", i.pid}, {"command", i.command},
           {"usd_per_hour", i.usd_per_hour}, {"value_pct", i.value_pct}, {"budget", i.budget},
           {"budget_usd", i.budget_usd}, {"spent_usd", i.spent_usd},
           {"threshold_pct", i.threshold_pct}};
@@ -54,6 +55,7 @@ Result<Incident> IncidentOf(std::string_view rule, std::string_view key, std::st
   i.opened_ms = j.value("opened_ms", int64_t{0});
   i.last_notice_ms = j.value("last_notice_ms", int64_t{0});
   i.reminders = j.value("reminders", 0);
+  i.escalated_ms = j.value("escalated_ms", int64_t{0});  // absent in files before the ladder
   i.gpu = {j.value("gpu_index", 0u), j.value("gpu_uuid", ""), j.value("gpu_name", "")};
   i.user = j.value("user", "");
   i.pid = j.value("pid", 0u);

@@ -69,6 +69,31 @@ TEST(NotifyFile, ParsesRulesAndSinksWithTheirDefaults) {
   EXPECT_TRUE(ReadSinkUrls(&*t).ok()) << "a terminal has no URL file to read";
 }
 
+// A file for `cgov run --mail-report` needs no rule: its [[job_report]] and an e-mail sink.
+TEST(NotifyFile, AJobReportTakesEveryEmailSinkByDefault) {
+  Result<NotifyFile> f = ParseNotifyFile(
+      "[[sink]]\nname = \"hook\"\nkind = \"webhook\"\nurl_file = \"h\"\n"
+      "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
+      "from = \"cgov@box.example\"\nto = [\"ops@corp.example\"]\n[[job_report]]\n",
+      "n.toml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_TRUE(f->job_report.has_value());
+  EXPECT_EQ(f->job_report->sinks, std::vector<std::string>{"mail"});
+  EXPECT_EQ(f->job_report->per_person_per_day, 5);
+  EXPECT_DOUBLE_EQ(f->job_report->min_gpu_hours, 0.25);
+  EXPECT_TRUE(f->job_report->log.empty());
+  EXPECT_TRUE(f->rules.empty());
+  Result<NotifyFile> g = ParseNotifyFile(
+      "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
+      "from = \"cgov@box.example\"\nto = [\"ops@corp.example\"]\n[[job_report]]\n"
+      "sinks = [\"mail\"]\nmin_gpu_hours = 2\nper_person_per_day = 1\nlog = \"/var/l.db\"\n",
+      "n.toml");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_DOUBLE_EQ(g->job_report->min_gpu_hours, 2);
+  EXPECT_EQ(g->job_report->per_person_per_day, 1);
+  EXPECT_EQ(g->job_report->log, "/var/l.db");
+}
+
 TEST(NotifyFile, TheShippedExampleParses) {
   const std::string path =
       std::string(CGOV_FIXTURES_DIR) + "/../../deploy/notify/notify.example.toml";
@@ -99,6 +124,18 @@ TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
       {sink + "[[rule]]\nkind = \"memory_high\"\nabove_pct = 100\n", "n.toml:7:13: above_pct: expected a percentage"},
       {sink + "[[rule]]\nkind = \"truly_idle\"\nusers = [\"bob\"]\n", "n.toml:7:9: users: only an idle_held rule"},
       {sink + "[[rule]]\nkind = \"xid\"\nremind_every = \"1h\"\n", "n.toml:5:1: remind_every: an Xid is one event"},
+      {sink + "[[rule]]\nkind = \"truly_idle\"\nlead_after = \"2h\"\n",
+       "n.toml:5:1: lead_after: only an idle_held rule has a ladder"},
+      {sink + "[[job_report]]\n", "n.toml:5:1: job_report: a job's report is mailed"},
+      {sink + "[[job_report]]\nsinks = [\"ops\"]\n", "n.toml:5:1: sinks: \"ops\" is not an email sink"},
+      {sink + "[[job_report]]\nper_person_per_day = 0\n", "n.toml:6:22: per_person_per_day: expected"},
+      {sink + "[[job_report]]\nmin_gpu_hours = -1\n", "n.toml:6:17: min_gpu_hours: expected"},
+      {sink + "[[job_report]]\nlog = \"log.db\"\n", "n.toml:6:7: log: expected the absolute path"},
+      {sink + "[[job_report]]\nto = 1\n", "n.toml:6:1: to: unknown key (a job_report takes"},
+      {sink + "[[job_report]]\n[[job_report]]\n", "n.toml:6:1: job_report: a second"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"2h\"\nlead_after = \"2h\"\n",
+       "n.toml:5:1: lead_after: must be later than for (2h"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nlead_after = \"0s\"\n", "n.toml:7:14: lead_after:"},
       {sink + "[[rule]]\nkind = \"xid\"\nsinks = [\"pager\"]\n", "n.toml:5:1: sinks: no sink is named \"pager\""},
       {sink + "[[rule]]\nkind = \"xid\"\n[[rule]]\nkind = \"xid\"\n", "n.toml:7:1: rule: a second rule named \"xid\""},
       {sink + sink + "[[rule]]\nkind = \"xid\"\n", "n.toml:5:1: sink: a second sink named \"ops\""},
@@ -213,6 +250,53 @@ TEST(NotifyEngine, IdleHeldFiresOnceAfterItsForRemindsAndResolvesOnce) {
       << all[0].summary;
   EXPECT_NE(all[0].next_step.find("pid 4242"), std::string::npos);
   EXPECT_TRUE(e.incidents().empty());
+}
+
+// The escalation ladder (issue 63): T1 the owner at `for`, T2 the lead at `lead_after` once,
+// reminders counted from the last notice; a restart neither escalates again nor forgets it did.
+TEST(NotifyEngine, TheLadderTellsTheOwnerThenTheLeadOnceAcrossARestart) {
+  NotifyRule rule = Rule(NotifyRuleKind::kIdleHeld, 2'000, 4'000);
+  rule.lead_after_ms = 5'000;
+  NotifyEngine e({rule}, {"ops"}, "box");
+  std::vector<Notice> all;
+  for (int64_t t = 0; t <= 6'000; t += 1'000) {
+    for (Notice& n : e.Evaluate(Tick(t, Phase::kIdleHeld, 0, true))) all.push_back(n);
+  }
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].event, NoticeEvent::kFiring);
+  EXPECT_EQ(all[0].at_ms, 2'000);
+  EXPECT_FALSE(all[0].to_leads) << "T1 is the owner's alone";
+  EXPECT_EQ(all[1].event, NoticeEvent::kEscalated);
+  EXPECT_EQ(all[1].at_ms, 5'000) << "lead_after counts from when it began to hold, as for does";
+  EXPECT_TRUE(all[1].to_leads);
+  EXPECT_EQ(all[1].id, "box/idle_held/GPU-1/4242/2000/escalated");
+  EXPECT_NE(all[1].summary.find("escalated to the lead"), std::string::npos) << all[1].summary;
+  EXPECT_NE(all[1].next_step.find("ask bob"), std::string::npos) << all[1].next_step;
+  std::vector<Incident> open;
+  for (const auto& [key, i] : e.incidents()) open.push_back(i);
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].escalated_ms, 5'000);
+
+  NotifyEngine after({rule}, {"ops"}, "box");
+  EXPECT_TRUE(after.Restore(open).empty());
+  std::vector<Notice> later;
+  for (int64_t t = 7'000; t <= 10'000; t += 1'000) {
+    for (Notice& n : after.Evaluate(Tick(t, Phase::kIdleHeld, 0, true))) later.push_back(n);
+  }
+  ASSERT_EQ(later.size(), 1u) << "no second escalation after the restart";
+  EXPECT_EQ(later[0].event, NoticeEvent::kReminder);
+  EXPECT_EQ(later[0].at_ms, 9'000) << "4 s after the escalation, the last notice";
+  EXPECT_TRUE(later[0].to_leads) << "the lead, once told, hears what follows";
+  std::vector<Notice> end = after.Evaluate(Tick(11'000, Phase::kTrulyIdle, 0, false));
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_EQ(end[0].event, NoticeEvent::kResolved);
+  EXPECT_TRUE(end[0].to_leads);
+
+  // Without a ladder every notice is for the leads too (an email sink's "lead", as before).
+  NotifyEngine plain({Rule(NotifyRuleKind::kIdleHeld, 0)}, {"ops"}, "box");
+  std::vector<Notice> first = plain.Evaluate(Tick(0, Phase::kIdleHeld, 0, true));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_TRUE(first[0].to_leads);
 }
 
 TEST(NotifyEngine, AConditionBrokenBeforeItsForStartsItsStreakAgain) {
@@ -459,6 +543,7 @@ TEST_F(NotifyStateTest, KeepsIncidentsAndEachSinksQueueInOrderAcrossReopening) {
   i.key = "GPU-1/4242";
   i.since_ms = 10;
   i.opened_ms = i.last_notice_ms = 20;
+  i.escalated_ms = 30;  // the ladder's lead told: a restart must not tell them again
   i.gpu = {1, "GPU-1", "H100"};
   i.user = "bob";
   i.pid = 4242;

@@ -30,7 +30,8 @@ std::vector<std::string> Cells(const HistorySummary::PolicyAction& a) {
 const char* const kHeaders[] = {"When", "Policy", "Action", "GPU", "User", "PID", "Command",
                                 "Idle-held", "Outcome"};
 constexpr char kNote[] =
-    "Each step cgov daemon --policy took (would_stop: a dry run), kept in the history database.";
+    "Each step cgov daemon --policy took (would_stop: a dry run), and each of a --notify "
+    "ladder's (told_user, told_lead), kept in the history database.";
 
 }  // namespace
 

@@ -278,6 +278,139 @@ TEST(EmailE2E, OwnerAndLeadAreFoundThroughTheRecipientsFileAndTheUnknownGoToTheF
   EXPECT_EQ(count("\"bob\""), 0u) << stopped.err;
 }
 
+// Issue 63, item 5: the escalation ladder. T1 (`for`) tells the owner alone, T2 (`lead_after`)
+// the owner and the lead; each step is recorded beside the policy's (history `policy_action`:
+// told_user, told_lead) and read back by the report; T3 is the policy (cgov top shows the last
+// step with its countdown: TopE2E.IdleHeldRowsCarryThePolicysVerdict).
+TEST(EmailE2E, TheLadderTellsTheOwnerThenTheLeadAndEachStepIsRecorded) {
+  TempDir dir;
+  auto server = StartSmtp(dir, "mail", {});
+  WriteFile(dir / "people.toml",
+            "[[person]]\nusers = [\"bob\"]\naddress = \"robert@corp.example\"\nteam = \"vision\"\n"
+            "[[team]]\nname = \"vision\"\nleads = [\"vera@corp.example\"]\n");
+  WriteFile(dir / "notify.toml",
+            "recipients = \"" + dir / "people.toml" + "\"\n"
+            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+                UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
+                "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\", \"lead\"]\n"
+                "[[rule]]\nname = \"notebooks\"\nkind = \"idle_held\"\nfor = \"1s\"\n"
+                "lead_after = \"2s\"\n");
+  Started daemon = StartMailingDaemon(dir);  // bob's notebook (pid 42000) on an idle GPU
+  ASSERT_TRUE(WaitFor([&] { return server->Messages().size() >= 2; }, 30))
+      << StopDaemon(daemon).err;
+  RunResult stopped = StopDaemon(daemon);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  const std::vector<json> mail = server->Messages();
+  ASSERT_EQ(mail.size(), 2u) << "one notice a step, no reminders asked for";
+  EXPECT_EQ(mail[0]["to"], json({"robert@corp.example"})) << "T1: the owner alone";
+  EXPECT_EQ(mail[1]["to"], json({"robert@corp.example", "vera@corp.example"}))
+      << "T2: the owner and the lead";
+  const std::string escalated = Part(mail[1]["message"], "text/plain");
+  EXPECT_NE(escalated.find("escalated to the lead"), std::string::npos) << escalated;
+  EXPECT_NE(escalated.find("ask bob to save its work and stop it (pid 42000)"),
+            std::string::npos) << escalated;
+  EXPECT_EQ(Part(mail[0]["message"], "text/plain").find("escalated"), std::string::npos);
+
+  // Each step recorded once, with how long the process had held the GPU idle.
+  EXPECT_EQ(QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action"), 2);
+  EXPECT_GE(QueryDb(dir / "h.db", "SELECT idle_held_ms FROM policy_action WHERE action = "
+                                  "'told_user' AND policy = 'notebooks' AND pid = 42000"), 1000);
+  EXPECT_GE(QueryDb(dir / "h.db", "SELECT idle_held_ms FROM policy_action WHERE action = "
+                                  "'told_lead' AND user = 'bob'"), 2000);
+  // The report lists them (its JSON checked against docs/report.schema.json by ReportJson).
+  const json report = ReportJson({"--db", dir / "h.db", "--since", "1h"});
+  std::vector<std::string> actions;
+  for (const json& a : report["policy_actions"]) {
+    actions.push_back(a["action"]);
+    EXPECT_EQ(a["policy"], "notebooks");
+    EXPECT_EQ(a["user"], "bob");
+    EXPECT_EQ(a["pid"], 42000);
+    EXPECT_EQ(a["outcome"], "notice to people");
+  }
+  EXPECT_EQ(actions, std::vector<std::string>({"told_user", "told_lead"}));
+  RunResult text = RunProgram({CgovBinary(), "report", "--db", dir / "h.db", "--since", "1h"}, {});
+  EXPECT_NE(text.out.find("told_lead"), std::string::npos) << text.out;
+}
+
+// Issue 63, item 3 (cgov run): the job's report mailed to its owner when it ends, through the
+// recipients file; its figures the run's own (report.md as text, report.html as HTML); none for
+// a job under min_gpu_hours or past the owner's per_person_per_day; a refusing server is said
+// on stderr; the exit status is always the job's; a file without [[job_report]] stops the run
+// before the job starts.
+TEST(EmailE2E, AJobsReportGoesToItsOwnerOverItsSizeAtMostNADay) {
+  TempDir dir;
+  auto server = StartSmtp(dir, "mail", {});
+  WriteFile(dir / "people.toml", "domain = \"corp.example\"\n");
+  const std::string sink =
+      "recipients = \"" + dir / "people.toml" + "\"\n"
+      "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+      UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
+      "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\"]\n";
+  WriteFile(dir / "notify.toml", sink + "[[job_report]]\nmin_gpu_hours = 0.001\n"
+                                        "per_person_per_day = 1\nlog = \"" + dir / "log.db" + "\"\n");
+  auto run = [&](const std::string& out, const std::string& user,
+                 const std::vector<std::string>& job) {
+    std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"),
+                                     "--out", dir / out, "--interval", "200ms", "--quiet",
+                                     "--price-per-gpu-hour", "4", "--tag", "user=" + user,
+                                     "--mail-report", dir / "notify.toml", "--"};
+    argv.insert(argv.end(), job.begin(), job.end());
+    return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
+  };
+  // 8 GPUs for 2 s: 0.0044 GPU-hours, over the file's 0.001.
+  RunResult first = run("r1", "alice", {"sh", "-c", "sleep 2; exit 7"});
+  EXPECT_EQ(first.exit_code, 7) << first.err;
+  EXPECT_NE(first.err.find("cgov run: job report mailed to alice@corp.example (\"people\")"),
+            std::string::npos) << first.err;
+  ASSERT_EQ(server->Messages().size(), 1u) << first.err;
+  const json mail = server->Messages()[0];
+  EXPECT_EQ(mail["to"], json({"alice@corp.example"}));
+  const std::string message = mail["message"];
+  // The figures are the run's: its Markdown report whole, its HTML page whole, and a subject
+  // that prints summary.json's as the reports do.
+  EXPECT_NE(Part(message, "text/plain").find(ReadFile(dir / "r1/report.md")), std::string::npos);
+  EXPECT_EQ(Part(message, "text/html"), ReadFile(dir / "r1/report.html"));
+  const json summary = json::parse(ReadFile(dir / "r1/summary.json"));
+  const json& cost = summary["cost"];
+  const std::string subject = fmt::format(
+      "Subject: [cgov] Your job sh -c sleep 2; exit 7 on {}: {:.3f} GPU-hours, ${:.2f} (",
+      summary["run"]["host"]["hostname"].get<std::string>(), cost["gpu_hours"].get<double>(),
+      cost["total_usd"].get<double>());
+  const size_t at = message.find(subject);
+  ASSERT_NE(at, std::string::npos) << subject << "\n" << message.substr(0, 600);
+  // The share unused: the JSON keeps 3 decimals of the fraction, the subject one of the percent.
+  const double unused_pct = std::stod(message.substr(at + subject.size()));
+  EXPECT_NEAR(unused_pct, cost["waste_fraction"].get<double>() * 100, 0.051);
+  EXPECT_EQ(message.substr(message.find(" % of GPU capacity unused)", at), 28),
+            " % of GPU capacity unused)\r\n");
+  EXPECT_EQ(QueryDb(dir / "log.db", "SELECT count(*) FROM job_report WHERE person = 'alice'"), 1);
+
+  // alice's second job today: per_person_per_day = 1. bob's tiny one: under min_gpu_hours.
+  RunResult second = run("r2", "alice", {"sleep", "2"});
+  EXPECT_EQ(second.exit_code, 0);
+  EXPECT_NE(second.err.find("not mailed: alice has had 1 today"), std::string::npos) << second.err;
+  RunResult tiny = run("r3", "bob", {"true"});
+  EXPECT_EQ(tiny.exit_code, 0);
+  EXPECT_NE(tiny.err.find("under " + dir / "notify.toml" + "'s min_gpu_hours"), std::string::npos)
+      << tiny.err;
+  // A refusing server: said, not counted, and the job's status stands.
+  server->Mode("refuse");
+  RunResult refused = run("r4", "carol", {"sh", "-c", "sleep 2; exit 3"});
+  EXPECT_EQ(refused.exit_code, 3);
+  EXPECT_NE(refused.err.find("job report not mailed through \"people\": SMTP 550"),
+            std::string::npos) << refused.err;
+  EXPECT_EQ(QueryDb(dir / "log.db", "SELECT count(*) FROM job_report"), 1);
+  EXPECT_EQ(server->Messages().size(), 1u);
+
+  // A file that says nothing about job reports: a usage error before the job runs.
+  WriteFile(dir / "rules.toml", sink + "[[rule]]\nkind = \"idle_held\"\n");
+  RunResult bad = RunProgram({CgovBinary(), "run", "--mail-report", dir / "rules.toml", "--out",
+                              dir / "r5", "--", "touch", dir / "ran"}, {}, 30);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("no [[job_report]] table"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran"));
+}
+
 // Issue 63, item 6: a dry run writes each delivery where the file says and sends nothing; a
 // person who opted out gets nothing (the reason logged once); a sink in its quiet hours keeps
 // its notices queued while the others deliver.

@@ -133,6 +133,17 @@ TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
   }
   const std::string step = verdict(bob_30d, "1002\t1002\t1002\t1002");
   EXPECT_TRUE(step.starts_with("would_stop ") && step.ends_with(" (stale)")) << step;
+  // A --notify ladder's step (issue 63) is followed by what the policy will do: T2, then T3.
+  {
+    auto w = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Exec("INSERT INTO policy_action VALUES ((SELECT max(ts_ms) FROM tick), "
+                           "'idle-notebooks', 'told_lead', 1, " + pid + ", 'bob', '" + command +
+                           "', 7200000, 'notice to people', '')").ok());
+  }
+  const std::string ladder = verdict(bob_30d);
+  EXPECT_TRUE(ladder.starts_with("told_lead ")) << ladder;
+  EXPECT_NE(ladder.find(" (idle-notebooks) · notebooks in "), std::string::npos) << ladder;
   RunResult bad = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--policy",
                               dir / "none.toml"}, {});
   EXPECT_EQ(bad.exit_code, 2);

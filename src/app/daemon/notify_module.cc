@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/daemon/daemon_modules.h"
 #include "notify/notifier.h"
@@ -26,11 +27,13 @@ class NotifyModule : public DaemonModule {
   void FillProcesses(const DaemonTick& tick);
   void FillBudgets();
   void Notify(DaemonTick* tick);
+  void RecordLadder(const std::vector<Notice>& notices);
 
   DaemonContext& d_;
   std::unique_ptr<Notifier> notifier_;
   std::unique_ptr<NotifyEngine> engine_;
   NotifyInput in_;  // rebuilt in place each tick
+  bool ladder_failure_logged_ = false;
 };
 
 Status NotifyModule::Start() {
@@ -123,12 +126,46 @@ void NotifyModule::Notify(DaemonTick* tick) {
   FillBudgets();
   std::vector<Notice> notices = engine_->Evaluate(in_);
   if (notices.empty()) return;
+  RecordLadder(notices);
   for (const Notice& n : notices) {
     LogInfo("notice ({}): {}", NoticeEventName(n.event), n.summary);
   }
   std::vector<Incident> open;
   for (const auto& [key, incident] : engine_->incidents()) open.push_back(incident);
   notifier_->Submit(std::move(notices), std::move(open));
+}
+
+// An idle_held ladder's steps go to the history beside the policy's (docs/notifications.md, "The
+// escalation ladder"): `told_user` at T1 (the firing notice), `told_lead` at T2; `cgov report`
+// lists them under Policy actions and `cgov top` shows the last in its policy column.
+void NotifyModule::RecordLadder(const std::vector<Notice>& notices) {
+  const std::vector<NotifyRule>& rules = d_.options().notify->rules;
+  for (const Notice& n : notices) {
+    if (n.kind != NotifyRuleKind::kIdleHeld ||
+        (n.event != NoticeEvent::kFiring && n.event != NoticeEvent::kEscalated)) {
+      continue;
+    }
+    auto rule = std::find_if(rules.begin(), rules.end(),
+                             [&](const NotifyRule& r) { return r.name == n.rule; });
+    if (rule == rules.end() || rule->lead_after_ms == 0 || d_.writer() == nullptr) continue;
+    PolicyActionRecord r;
+    r.ts_ms = n.at_ms;
+    r.policy = n.rule;
+    r.action = n.event == NoticeEvent::kFiring ? "told_user" : "told_lead";
+    for (size_t i = 0; i < in_.gpus.size() && i < d_.gpu_ids().size(); ++i) {
+      if (n.gpu && in_.gpus[i].id.uuid == n.gpu->uuid) r.gpu_id = d_.gpu_ids()[i];
+    }
+    r.pid = n.pid;
+    r.user = n.user;
+    r.command = n.command;
+    r.idle_held_ms = std::max<int64_t>(0, n.at_ms - n.since_ms);
+    r.outcome = fmt::format("notice to {}", fmt::join(n.sinks, ", "));
+    Status s = d_.writer()->store().PutPolicyAction(r);
+    if (!s.ok() && !ladder_failure_logged_) {
+      LogWarning("--notify: the ladder's step could not be recorded: {}", s.message());
+      ladder_failure_logged_ = true;
+    }
+  }
 }
 
 Status NotifyModule::AfterWrite(DaemonTick* tick) {

@@ -39,6 +39,7 @@ struct RunOptions {
   std::optional<double> fail_on_regression;  // --fail-on-regression PCT
   int gate_exit_code = 3;             // --gate-exit-code: the status a fired gate exits with
   std::string db;                     // --db: also record the run into this history database
+  std::string mail_report;            // --mail-report: the notifications file (app/run/run_mail.h)
   std::optional<CloudProvider> detect_instance;  // --detect-instance [PROVIDER]
   std::string metadata_endpoint = kDefaultMetadataEndpoint;
   std::vector<std::string> command;

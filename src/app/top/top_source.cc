@@ -157,10 +157,18 @@ void TopSource::AddPolicyVerdicts(TopFrame* frame) const {
       if (a.pid != i.pid || SafeText(a.command) != i.command) continue;
       if (last == nullptr || a.ts_ms >= last->ts_ms) last = &a;
     }
+    // A --notify ladder's step (told_user, told_lead) is followed by what the policy will do.
+    const bool ladder =
+        last != nullptr && (last->action == "told_user" || last->action == "told_lead");
+    std::string verdict;
+    if (auto p = policy_processes_.find(i.pid); policy_ && p != policy_processes_.end()) {
+      verdict = PolicyVerdict(p->second, policy_->RuleFor(p->second), i.idle_for_ms);
+    }
     if (last != nullptr) {
-      i.policy = SafeText(PolicyStepText(*last));
-    } else if (auto p = policy_processes_.find(i.pid); policy_ && p != policy_processes_.end()) {
-      i.policy = SafeText(PolicyVerdict(p->second, policy_->RuleFor(p->second), i.idle_for_ms));
+      const std::string then = ladder && !verdict.empty() ? " · " + verdict : "";
+      i.policy = SafeText(PolicyStepText(*last) + then);
+    } else if (!verdict.empty()) {
+      i.policy = SafeText(verdict);
     }
   }
 }
