@@ -141,8 +141,9 @@ sanitize: build san-build
 
 # Every libFuzzer target for FUZZ_SECONDS each (60 by default; CI runs a short smoke), from the
 # seed corpora in fuzz/corpus; a finding fails the run and is kept (docs/fuzzing.md). Then the
-# ledger's generated boxes, LEDGER_BOXES of them (50 a fuzz second: 3,000 by default; CI's smoke
-# passes 0, its two test suites having run 200 each; docs/analysis.md).
+# ledger's generated boxes, LEDGER_BOXES of them (50 a fuzz second: 3,000 by default;
+# docs/analysis.md). CI runs scripts/fuzz alone, 10 s a target beside the sanitizer suite
+# (.ci/run), the boxes being its two suites' (200 each).
 FUZZ_SECONDS ?= 60
 LEDGER_BOXES ?= $(shell echo $$(( $(FUZZ_SECONDS) * 50 )))
 fuzz: san-build
