@@ -83,7 +83,7 @@ dist: build
 # The portable build (glibc 2.31+: Debian 11, Ubuntu 20.04/22.04, RHEL 9), compiled in a Debian 11
 # root (debootstrap; root needed), its archive and .deb in $(PORTABLE)/dist, then checked there:
 # glibc floor, apt install on a fresh Debian 11, cgov run, daemon --listen and report on the
-# fake driver (docs/install.md). .ci/run runs it.
+# fake driver (docs/install.md). Run it before a release (too long for CI: docs/install.md).
 PORTABLE ?= build-portable
 portable:
 	@scripts/make-portable $(PORTABLE)

@@ -242,7 +242,9 @@ TEST(HostileInputE2E, AnExpiredCertificateIsServedWithAWarning) {
                                  "--tls-key", kExpiredKey},
                                 {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   ASSERT_TRUE(daemon.spawn_error.empty()) << daemon.spawn_error;
-  usleep(1'500'000);
+  // Up and serving once it has committed a tick (a fixed 1.5 s was not always enough under the
+  // sanitizers on a loaded machine: SIGTERM came before its handler, exit 143).
+  EXPECT_TRUE(WaitFor([&] { return QueryDb(dir / "h.db", "SELECT count(*) FROM tick") >= 1; }, 20));
   kill(daemon.pid, SIGTERM);
   RunResult r = WaitProgram(daemon, 10);
   EXPECT_EQ(r.exit_code, 0) << r.err;
