@@ -142,7 +142,10 @@ TEST(AnalysisE2E, IdleHeldTailIsFoundWithItsDurationAndDollars) {
   for (const auto& [phase, figures] : s["phases"].items()) {
     if (phase != "idle_held" && phase != "truly_idle") busy_gpu_s += figures.value("gpu_seconds", 0.0);
   }
-  EXPECT_NEAR(tail_s, held_gpu_s, 0.25) << s["phases"].dump(1);
+  // A tick later than twice the interval leaves a gap (usage.gap_s), in the tail's wall time but
+  // credited to no phase (seen on a loaded CI machine: a 1.602 s tail, 1.285 s held).
+  const double gap_s = s["usage"]["gap_s"];
+  EXPECT_NEAR(tail_s, held_gpu_s, 0.25 + gap_s) << s["phases"].dump(1) << s["usage"].dump(1);
   EXPECT_GT(tail_s, 1.0);
   EXPECT_NEAR(busy_gpu_s, 1.5, 0.35) << "30 scenario-seconds at 20x: " << s["phases"].dump(1);
   EXPECT_EQ(tail["observed"]["unit"], "s");
