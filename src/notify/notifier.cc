@@ -49,20 +49,11 @@ Result<PostOutcome> Mail(const Delivery& d, const NotifySink& sink, const std::a
 // would take it, in DIR/SINK/SEQ.eml (a whole message) or .json, written whole; the
 // directories private to the daemon's user. A failed write is retried like a failed post.
 Result<PostOutcome> WriteDryRun(const std::string& dir, const Delivery& d, const NotifySink& sink) {
-  if (sink.name.find_first_not_of('.') == std::string::npos) {  // "." or "..": not a directory
-    return PostOutcome{400, -1, "dry run: a sink named only by dots has no directory of its own"};
-  }
-  const std::string sink_dir = dir + "/" + sink.name;
-  for (const std::string& at : {dir, sink_dir}) {
-    if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
-      return PostOutcome{0, -1, fmt::format("dry run: {}: {}", at, std::strerror(errno))};
-    }
-  }
-  const std::string path = fmt::format("{}/{:010}.{}", sink_dir, d.seq,
+  const std::string file = fmt::format("{:010}.{}", d.seq,
                                        sink.kind == SinkKind::kEmail ? "eml" : "json");
-  if (Status s = WriteFileAtomically(path, d.body); !s.ok()) {
-    return PostOutcome{0, -1, "dry run: " + s.message()};
-  }
+  Status s = WriteDryRunFile(dir, sink.name, file, d.body);
+  if (s.code() == StatusCode::kInvalidArgument) return PostOutcome{400, -1, s.message()};
+  if (!s.ok()) return PostOutcome{0, -1, s.message()};
   return PostOutcome{200, -1, ""};
 }
 
@@ -82,6 +73,21 @@ std::vector<std::string> MailRecipients(const NotifySink& sink, const Recipients
 }
 
 }  // namespace
+
+Status WriteDryRunFile(const std::string& dir, const std::string& sink, const std::string& file,
+                       std::string_view body) {
+  if (sink.find_first_not_of('.') == std::string::npos) {  // "." or "..": not a directory
+    return InvalidArgument("dry run: a sink named only by dots has no directory of its own");
+  }
+  const std::string sink_dir = dir + "/" + sink;
+  for (const std::string& at : {dir, sink_dir}) {
+    if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
+      return IoError(fmt::format("dry run: {}: {}", at, std::strerror(errno)));
+    }
+  }
+  Status s = WriteFileAtomically(sink_dir + "/" + file, body);
+  return s.ok() ? s : IoError("dry run: " + s.message());
+}
 
 Notifier::Notifier(NotifyFile file, std::unique_ptr<NotifyState> state)
     : file_(std::move(file)), state_(std::move(state)) {}

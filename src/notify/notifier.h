@@ -20,6 +20,12 @@
 
 namespace cgov {
 
+// A dry run's delivery (the notifications file's `dry_run`): `body` written whole to
+// DIR/SINK/FILE, the directories private to the user. InvalidArgument for a sink named only by
+// dots (it has no directory of its own); IoError for a failed write.
+Status WriteDryRunFile(const std::string& dir, const std::string& sink, const std::string& file,
+                       std::string_view body);
+
 class Notifier {
  public:
   struct Counts {

@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "core/atomic_file.h"
 #include "core/money.h"
 #include "core/text.h"
 #include "notify/mail_message.h"
+#include "notify/notifier.h"
 #include "notify/recipients.h"
 #include "os/input_file.h"
 #include "os/smtp_client.h"
@@ -118,14 +118,8 @@ std::string Deliver(const NotifyFile& file, const NotifySink& sink,
                     const std::vector<std::string>& to, const std::string& message,
                     int64_t now_ms) {
   if (!file.dry_run_dir.empty()) {
-    if (sink.name.find_first_not_of('.') == std::string::npos) return "a sink named only by dots";
-    const std::string dir = file.dry_run_dir + "/" + sink.name;
-    for (const std::string& at : {file.dry_run_dir, dir}) {
-      if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
-        return fmt::format("{}: {}", at, std::strerror(errno));
-      }
-    }
-    Status s = WriteFileAtomically(fmt::format("{}/job-{}.eml", dir, now_ms), message);
+    Status s = WriteDryRunFile(file.dry_run_dir, sink.name, fmt::format("job-{}.eml", now_ms),
+                               message);
     return s.ok() ? "" : s.message();
   }
   MailSend send{sink.url, sink.starttls, sink.ca_file, sink.from, to, message, sink.timeout_ms,
@@ -175,7 +169,7 @@ std::vector<std::string> MailJobReport(const NotifyFile& file, const RunSummary&
   }
   const std::string log_path = j.log.empty() ? DefaultJobReportLog() : j.log;
   Result<JobReportLog> log = JobReportLog::Open(log_path);
-  if (!log.ok()) return {fmt::format("not mailed: {}: {}", log_path, log.status().message())};
+  if (!log.ok()) return {"not mailed: " + log.status().message()};  // names the file
   const std::string day = LocalDay(in.now_ms);
   Result<int64_t> sent = log->SentOn(in.owner, day);
   if (!sent.ok()) return {fmt::format("not mailed: {}: {}", log_path, sent.status().message())};
