@@ -135,6 +135,29 @@ void Notifier::Submit(std::vector<Notice> notices, std::vector<Incident> inciden
   worker_.Wake();
 }
 
+Result<bool> Notifier::QueueMail(const std::string& key, std::vector<Delivery> mail) {
+  int64_t dropped = 0;
+  Result<bool> queued = [&] {
+    std::lock_guard state_lock(state_mu_);
+    return state_->QueueMail(key, WallMs(), &mail, file_.queue_max, &dropped);
+  }();
+  if (dropped > 0) {
+    LogWarning("--notify: the queue passed queue_max = {}: its {} oldest "
+               "notice(s) dropped undelivered", file_.queue_max, dropped);
+    std::lock_guard lock(mu_);
+    counts_.dropped += dropped;
+  }
+  if (queued.ok() && *queued) {
+    for (auto& lane : lanes_) lane->worker.Wake();
+  }
+  return queued;
+}
+
+Result<bool> Notifier::MailLogged(const std::string& key) {
+  std::lock_guard state_lock(state_mu_);
+  return state_->MailLogged(key);
+}
+
 Notifier::Counts Notifier::counts() const {
   std::lock_guard lock(mu_);
   return counts_;

@@ -45,6 +45,11 @@ class Notifier {
 
   // The tick's notices, and the open incidents after them. Never waits on I/O.
   void Submit(std::vector<Notice> notices, std::vector<Incident> incidents);
+  // Mail made whole (the weekly digests), queued at once with `key` in the state's mail log
+  // (NotifyState::QueueMail): false when the key was logged before and nothing was queued.
+  // Thread-safe; waits on the state database, never on a delivery.
+  Result<bool> QueueMail(const std::string& key, std::vector<Delivery> mail);
+  Result<bool> MailLogged(const std::string& key);
   // Writes what was submitted, abandons a delivery in flight (sent again at the next start).
   void Stop();
   Counts counts() const;

@@ -302,6 +302,56 @@ Result<JobReportConfig> ParseJobReport(const std::string& path, const TomlTable&
   return j;
 }
 
+constexpr const char* kWeekdays[] = {"monday", "tuesday", "wednesday", "thursday",
+                                     "friday", "saturday", "sunday"};
+
+Result<DigestConfig> ParseDigest(const std::string& path, const TomlTable& table) {
+  DigestConfig d;
+  d.line = table.line;
+  for (const TomlEntry& e : table.entries) {
+    if (e.key == "sinks") {
+      CGOV_ASSIGN_OR_RETURN(d.sinks, SinkNames(path, e.value, e.key));
+    } else if (e.key == "day") {
+      auto day = std::find(std::begin(kWeekdays), std::end(kWeekdays), e.value.text);
+      if (e.value.kind != TomlValue::Kind::kString || day == std::end(kWeekdays)) {
+        return TomlErrorAt(path, e.value, e.key, "expected a day of the week, in lower case "
+                           "(\"monday\")");
+      }
+      d.weekday = static_cast<int>(day - std::begin(kWeekdays));
+    } else if (e.key == "at") {
+      d.at_min = e.value.kind == TomlValue::Kind::kString ? ClockMinutes(e.value.text) : -1;
+      if (d.at_min < 0) {
+        return TomlErrorAt(path, e.value, e.key, "expected \"HH:MM\", 24-hour, in the host's "
+                           "local time (\"08:00\")");
+      }
+    } else if (e.key == "to") {
+      CGOV_ASSIGN_OR_RETURN(std::vector<std::string> to, TomlStrings(path, e.value, e.key));
+      d.to_users = d.to_leads = false;
+      for (const TomlValue& item : e.value.items) {
+        if (item.text != "users" && item.text != "leads") {
+          return TomlErrorAt(path, item, e.key, "expected \"users\" (each their own) or "
+                             "\"leads\" (each team's leads their team's)");
+        }
+        (item.text == "users" ? d.to_users : d.to_leads) = true;
+      }
+      if (to.empty()) {
+        return TomlErrorAt(path, e.value, e.key, "expected \"users\", \"leads\" or both");
+      }
+    } else if (e.key == "min_usd") {
+      const bool number = e.value.kind == TomlValue::Kind::kInteger ||
+                          e.value.kind == TomlValue::Kind::kFloat;
+      if (!number || !(e.value.number >= 0) || e.value.number > 1e9) {
+        return TomlErrorAt(path, e.value, e.key, "expected dollars from 0 to 1000000000");
+      }
+      d.min_usd = e.value.number;
+    } else {
+      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a digest takes sinks, day, "
+                         "at, to and min_usd)");
+    }
+  }
+  return d;
+}
+
 // A top-level key's absolute path of `what`, printable.
 Result<std::string> AbsolutePath(const std::string& path, const TomlEntry& e,
                                  std::string_view what) {
@@ -330,7 +380,8 @@ Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file)
       CGOV_ASSIGN_OR_RETURN(file->recipients_file, AbsolutePath(path, e, "a recipients file"));
     } else {
       return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
-                     "retry_max, recipients, dry_run, [[sink]], [[rule]] and [[job_report]] tables)");
+                     "retry_max, recipients, dry_run, [[sink]], [[rule]], [[job_report]] and "
+                     "[[digest]] tables)");
     }
   }
   return Status::Ok();
@@ -360,24 +411,23 @@ Status CheckNames(const std::string& path, const NotifyFile& file,
   return Status::Ok();
 }
 
-// A job report goes through e-mail sinks only: those it names, or every one (there must be one).
-Status CheckJobReportSinks(const std::string& path, NotifyFile& file) {
-  if (!file.job_report) return Status::Ok();
-  JobReportConfig& j = *file.job_report;
-  if (j.sinks.empty()) {
+// A job report and a digest go through e-mail sinks only: those they name, or every one (there
+// must be one).
+Status CheckMailSinks(const std::string& path, const NotifyFile& file, std::string_view table,
+                      int line, std::vector<std::string>* names) {
+  if (names->empty()) {
     for (const NotifySink& s : file.sinks) {
-      if (s.kind == SinkKind::kEmail) j.sinks.push_back(s.name);
+      if (s.kind == SinkKind::kEmail) names->push_back(s.name);
     }
-    if (j.sinks.empty()) {
-      return TomlErrorAt(path, j.line, 1, "job_report", "a job's report is mailed: the file "
-                         "needs an email sink");
+    if (names->empty()) {
+      return TomlErrorAt(path, line, 1, table, "it is mailed: the file needs an email sink");
     }
   }
-  for (const std::string& name : j.sinks) {
+  for (const std::string& name : *names) {
     auto sink = std::find_if(file.sinks.begin(), file.sinks.end(),
                              [&](const NotifySink& s) { return s.name == name; });
     if (sink == file.sinks.end() || sink->kind != SinkKind::kEmail) {
-      return TomlErrorAt(path, j.line, 1, "sinks",
+      return TomlErrorAt(path, line, 1, "sinks",
                          fmt::format("{:?} is not an email sink of this file", name));
     }
   }
@@ -428,18 +478,35 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
         return TomlErrorAt(path, t.line, t.column, t.name, "a second [[job_report]] table");
       }
       CGOV_ASSIGN_OR_RETURN(file.job_report, ParseJobReport(path, t));
+    } else if (t.name == "digest") {
+      if (file.digest) {
+        return TomlErrorAt(path, t.line, t.column, t.name, "a second [[digest]] table");
+      }
+      CGOV_ASSIGN_OR_RETURN(file.digest, ParseDigest(path, t));
     } else {
       return TomlErrorAt(path, t.line, t.column, t.name, "unknown table (the file takes [[sink]], "
-                         "[[rule]] and [[job_report]] tables)");
+                         "[[rule]], [[job_report]] and [[digest]] tables)");
     }
   }
-  if (file.sinks.empty() || (file.rules.empty() && !file.job_report)) {
+  if (file.sinks.empty() || (file.rules.empty() && !file.job_report && !file.digest)) {
     return TomlErrorAt(path, 1, 1, file.sinks.empty() ? "sink" : "rule",
                    "a notifications file needs at least one [[sink]] and one [[rule]] (or a "
-                   "[[job_report]])");
+                   "[[job_report]] or a [[digest]])");
   }
   CGOV_RETURN_IF_ERROR(CheckNames(path, file, rule_tables));
-  CGOV_RETURN_IF_ERROR(CheckJobReportSinks(path, file));
+  if (file.job_report) {
+    CGOV_RETURN_IF_ERROR(CheckMailSinks(path, file, "job_report", file.job_report->line,
+                                        &file.job_report->sinks));
+  }
+  if (file.digest) {
+    CGOV_RETURN_IF_ERROR(CheckMailSinks(path, file, "digest", file.digest->line,
+                                        &file.digest->sinks));
+    if (file.recipients_file.empty()) {
+      return TomlErrorAt(path, file.digest->line, 1, "digest", "a digest goes to each user and "
+                         "each team's leads, found through a recipients file: name it with the "
+                         "top-level key recipients");
+    }
+  }
   for (const NotifySink& s : file.sinks) {
     if ((s.to_owner || s.to_lead) && file.recipients_file.empty()) {
       return TomlErrorAt(path, s.line, 1, "to", "\"owner\" and \"lead\" are found through a "

@@ -74,11 +74,25 @@ struct JobReportConfig {
   int line = 0;
 };
 
+// `[[digest]]` (at most one): each week's digest mailed to each user and to each team's leads by
+// `cgov daemon --notify` (docs/notifications.md, "Weekly digests"), on a schedule kept across
+// restarts in the state database.
+struct DigestConfig {
+  std::vector<std::string> sinks;  // email sinks by name; default: every email sink
+  int weekday = 0;                 // the day it is sent, 0 = Monday (the host's local time)
+  int at_min = 8 * 60;             // the time of day it is sent, minutes after local midnight
+  bool to_users = true;            // `to` has "users": each user their own
+  bool to_leads = true;            // `to` has "leads": each team's leads their team's
+  double min_usd = 1;              // a user whose week cost less gets none
+  int line = 0;
+};
+
 struct NotifyFile {
   std::string path;
   std::vector<NotifySink> sinks;
   std::vector<NotifyRule> rules;
   std::optional<JobReportConfig> job_report{};
+  std::optional<DigestConfig> digest{};
   int64_t queue_max = 10'000;      // notices kept undelivered, over all sinks
   int64_t retry_max_ms = 300'000;  // the longest wait between two attempts
   std::string recipients_file{};   // `recipients`: who is who (notify/recipients.h)

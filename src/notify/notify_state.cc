@@ -20,6 +20,8 @@ CREATE TABLE IF NOT EXISTS outbox(seq INTEGER PRIMARY KEY, sink TEXT NOT NULL,
                                   next_ms INTEGER NOT NULL, last_error TEXT,
                                   given_up INTEGER NOT NULL DEFAULT 0, rcpt TEXT);
 CREATE INDEX IF NOT EXISTS outbox_sink ON outbox(sink, given_up, seq);
+CREATE TABLE IF NOT EXISTS mail_log(key TEXT PRIMARY KEY, queued_ms INTEGER NOT NULL,
+                                    messages INTEGER NOT NULL);
 )sql";
 
 nlohmann::json IncidentJson(const Incident& i) {
@@ -133,28 +135,7 @@ Status NotifyState::Save(const std::vector<Incident>& incidents, std::vector<Del
           -1, ' ', false, nlohmann::json::error_handler_t::replace)).Run());
       put.Reset();
     }
-    CGOV_ASSIGN_OR_RETURN(int64_t next_seq,
-                          db_->QueryInt("SELECT coalesce(max(seq), 0) + 1 FROM outbox"));
-    CGOV_ASSIGN_OR_RETURN(SqliteStmt add, db_->Prepare(
-        "INSERT INTO outbox(seq, sink, notice_id, body, created_ms, attempts, next_ms, rcpt) "
-        "VALUES (?, ?, ?, ?, ?, 0, ?, ?)"));
-    for (Delivery& d : *queued) {
-      d.seq = next_seq++;
-      CGOV_RETURN_IF_ERROR(add.Bind(1, d.seq).Bind(2, d.sink).Bind(3, d.notice_id).Bind(4, d.body)
-                               .Bind(5, d.created_ms).Bind(6, d.next_ms)
-                               .Bind(7, d.rcpt.empty() ? std::string()
-                                                       : nlohmann::json(d.rcpt).dump())
-                               .Run());
-      add.Reset();
-    }
-    CGOV_ASSIGN_OR_RETURN(int64_t waiting, Queued());
-    if (waiting > queue_max) {
-      CGOV_ASSIGN_OR_RETURN(SqliteStmt drop, db_->Prepare(
-          "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE given_up = 0 ORDER BY "
-          "seq LIMIT ?)"));
-      CGOV_RETURN_IF_ERROR(drop.Bind(1, waiting - queue_max).Run());
-      *dropped = db_->Changes();
-    }
+    return Enqueue(queued, queue_max, dropped);
     return Status::Ok();
   }();
   if (!s.ok()) {
@@ -162,6 +143,62 @@ Status NotifyState::Save(const std::vector<Incident>& incidents, std::vector<Del
     return s;
   }
   return db_->Exec("COMMIT");
+}
+
+Status NotifyState::Enqueue(std::vector<Delivery>* queued, int64_t queue_max, int64_t* dropped) {
+  CGOV_ASSIGN_OR_RETURN(int64_t next_seq,
+                        db_->QueryInt("SELECT coalesce(max(seq), 0) + 1 FROM outbox"));
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt add, db_->Prepare(
+      "INSERT INTO outbox(seq, sink, notice_id, body, created_ms, attempts, next_ms, rcpt) "
+      "VALUES (?, ?, ?, ?, ?, 0, ?, ?)"));
+  for (Delivery& d : *queued) {
+    d.seq = next_seq++;
+    CGOV_RETURN_IF_ERROR(add.Bind(1, d.seq).Bind(2, d.sink).Bind(3, d.notice_id).Bind(4, d.body)
+                             .Bind(5, d.created_ms).Bind(6, d.next_ms)
+                             .Bind(7, d.rcpt.empty() ? std::string()
+                                                     : nlohmann::json(d.rcpt).dump())
+                             .Run());
+    add.Reset();
+  }
+  CGOV_ASSIGN_OR_RETURN(int64_t waiting, Queued());
+  if (waiting > queue_max) {
+    CGOV_ASSIGN_OR_RETURN(SqliteStmt drop, db_->Prepare(
+        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE given_up = 0 ORDER BY "
+        "seq LIMIT ?)"));
+    CGOV_RETURN_IF_ERROR(drop.Bind(1, waiting - queue_max).Run());
+    *dropped = db_->Changes();
+  }
+  return Status::Ok();
+}
+
+Result<bool> NotifyState::QueueMail(const std::string& key, int64_t now_ms,
+                                    std::vector<Delivery>* queued, int64_t queue_max,
+                                    int64_t* dropped) {
+  *dropped = 0;
+  CGOV_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+  bool logged_before = false;
+  Status s = [&]() -> Status {
+    CGOV_ASSIGN_OR_RETURN(SqliteStmt log, db_->Prepare(
+        "INSERT OR IGNORE INTO mail_log(key, queued_ms, messages) VALUES (?, ?, ?)"));
+    CGOV_RETURN_IF_ERROR(log.Bind(1, key).Bind(2, now_ms)
+                             .Bind(3, static_cast<int64_t>(queued->size())).Run());
+    logged_before = db_->Changes() == 0;
+    return logged_before ? Status::Ok() : Enqueue(queued, queue_max, dropped);
+  }();
+  if (!s.ok() || logged_before) {
+    (void)db_->Exec("ROLLBACK");
+    if (!s.ok()) return s;
+    return false;
+  }
+  CGOV_RETURN_IF_ERROR(db_->Exec("COMMIT"));
+  return true;
+}
+
+Result<bool> NotifyState::MailLogged(const std::string& key) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db_->Prepare("SELECT count(*) FROM mail_log WHERE key = ?"));
+  s.Bind(1, key);
+  CGOV_ASSIGN_OR_RETURN(bool row, s.Step());
+  return row && s.Int(0) > 0;
 }
 
 Result<std::vector<Delivery>> NotifyState::Heads() const {

@@ -42,6 +42,13 @@ class NotifyState {
   // to make room: how many, in *dropped.
   Status Save(const std::vector<Incident>& incidents, std::vector<Delivery>* queued,
               int64_t queue_max, int64_t* dropped);
+  // Mail made whole (the weekly digests) joins the queue in one transaction with `key` in the
+  // mail log: a key logged before queues nothing (false), so a digest is queued once however
+  // often the daemon restarts, and a restart mid-send loses none (the queue keeps what is not
+  // delivered). True: queued.
+  Result<bool> QueueMail(const std::string& key, int64_t now_ms, std::vector<Delivery>* queued,
+                   int64_t queue_max, int64_t* dropped);
+  Result<bool> MailLogged(const std::string& key) const;
   // The oldest delivery of each sink that is neither delivered nor given up.
   Result<std::vector<Delivery>> Heads() const;
   Status Delivered(int64_t seq);
@@ -54,6 +61,9 @@ class NotifyState {
 
  private:
   explicit NotifyState(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  // Inside a transaction: `queued` join the queue (seq given here), the oldest dropped past
+  // queue_max.
+  Status Enqueue(std::vector<Delivery>* queued, int64_t queue_max, int64_t* dropped);
   std::unique_ptr<SqliteDb> db_;
 };
 

@@ -94,6 +94,38 @@ TEST(NotifyFile, AJobReportTakesEveryEmailSinkByDefault) {
   EXPECT_EQ(g->job_report->log, "/var/l.db");
 }
 
+TEST(NotifyFile, ADigestIsMondayAt0800ToUsersAndLeadsThroughTheRecipientsFile) {
+  const std::string mail = "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
+                           "from = \"cgov@box.example\"\nto = [\"owner\"]\n";
+  Result<NotifyFile> f = ParseNotifyFile("recipients = \"/etc/cgov/r.toml\"\n" + mail +
+                                         "[[digest]]\n", "n.toml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_TRUE(f->digest.has_value());
+  EXPECT_EQ(f->digest->sinks, std::vector<std::string>{"mail"});
+  EXPECT_EQ(f->digest->weekday, 0);
+  EXPECT_EQ(f->digest->at_min, 8 * 60);
+  EXPECT_TRUE(f->digest->to_users && f->digest->to_leads);
+  EXPECT_DOUBLE_EQ(f->digest->min_usd, 1);
+  EXPECT_TRUE(f->rules.empty()) << "a digest is enough for a file";
+  Result<NotifyFile> g = ParseNotifyFile("recipients = \"/etc/cgov/r.toml\"\n" + mail +
+                                         "[[digest]]\nday = \"friday\"\nat = \"17:30\"\n"
+                                         "to = [\"leads\"]\nmin_usd = 0\nsinks = [\"mail\"]\n",
+                                         "n.toml");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->digest->weekday, 4);
+  EXPECT_EQ(g->digest->at_min, 17 * 60 + 30);
+  EXPECT_FALSE(g->digest->to_users);
+  EXPECT_TRUE(g->digest->to_leads);
+  EXPECT_DOUBLE_EQ(g->digest->min_usd, 0);
+  // Without a recipients file there is no one to send it to.
+  Result<NotifyFile> h = ParseNotifyFile(
+      "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
+      "from = \"cgov@box.example\"\nto = [\"ops@corp.example\"]\n[[digest]]\n", "n.toml");
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("n.toml:7:1: digest: a digest goes to each user"),
+            std::string::npos) << h.status().message();
+}
+
 TEST(NotifyFile, TheShippedExampleParses) {
   const std::string path =
       std::string(CGOV_FIXTURES_DIR) + "/../../deploy/notify/notify.example.toml";
@@ -126,7 +158,14 @@ TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
       {sink + "[[rule]]\nkind = \"xid\"\nremind_every = \"1h\"\n", "n.toml:5:1: remind_every: an Xid is one event"},
       {sink + "[[rule]]\nkind = \"truly_idle\"\nlead_after = \"2h\"\n",
        "n.toml:5:1: lead_after: only an idle_held rule has a ladder"},
-      {sink + "[[job_report]]\n", "n.toml:5:1: job_report: a job's report is mailed"},
+      {sink + "[[job_report]]\n", "n.toml:5:1: job_report: it is mailed: the file needs an email"},
+      {sink + "[[digest]]\n", "n.toml:5:1: digest: it is mailed: the file needs an email sink"},
+      {sink + "[[digest]]\nday = \"Monday\"\n", "n.toml:6:7: day: expected a day of the week"},
+      {sink + "[[digest]]\nat = \"8:00\"\n", "n.toml:6:6: at: expected \"HH:MM\""},
+      {sink + "[[digest]]\nto = [\"owner\"]\n", "n.toml:6:7: to: expected \"users\""},
+      {sink + "[[digest]]\nmin_usd = -1\n", "n.toml:6:11: min_usd: expected dollars"},
+      {sink + "[[digest]]\nevery = \"week\"\n", "n.toml:6:1: every: unknown key (a digest takes"},
+      {sink + "[[digest]]\n[[digest]]\n", "n.toml:6:1: digest: a second [[digest]]"},
       {sink + "[[job_report]]\nsinks = [\"ops\"]\n", "n.toml:5:1: sinks: \"ops\" is not an email sink"},
       {sink + "[[job_report]]\nper_person_per_day = 0\n", "n.toml:6:22: per_person_per_day: expected"},
       {sink + "[[job_report]]\nmin_gpu_hours = -1\n", "n.toml:6:17: min_gpu_hours: expected"},
@@ -590,6 +629,37 @@ TEST_F(NotifyStateTest, KeepsIncidentsAndEachSinksQueueInOrderAcrossReopening) {
   EXPECT_EQ(*(*s)->Queued(), 10);
   EXPECT_EQ((*s)->Heads()->front().notice_id, "m2");
   EXPECT_TRUE((*s)->Incidents()->empty());
+}
+
+// A week's digests are queued once: the mail log's key and the messages in one transaction.
+TEST_F(NotifyStateTest, MailIsQueuedOnceByItsKeyAcrossReopening) {
+  const std::string path = dir_ + "/s.db";
+  {
+    auto s = NotifyState::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_FALSE(*(*s)->MailLogged("digest/2026-11-23"));
+    std::vector<Delivery> week = {To("mail", "d/alice"), To("mail", "d/bob")};
+    int64_t dropped = -1;
+    Result<bool> queued = (*s)->QueueMail("digest/2026-11-23", 5000, &week, 100, &dropped);
+    ASSERT_TRUE(queued.ok()) << queued.status().message();
+    EXPECT_TRUE(*queued);
+    EXPECT_EQ(dropped, 0);
+    EXPECT_EQ(week[1].seq, 2);
+  }
+  auto s = NotifyState::Open(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(*(*s)->MailLogged("digest/2026-11-23"));
+  std::vector<Delivery> again = {To("mail", "d/alice"), To("mail", "d/bob")};
+  int64_t dropped = -1;
+  Result<bool> queued = (*s)->QueueMail("digest/2026-11-23", 6000, &again, 100, &dropped);
+  ASSERT_TRUE(queued.ok());
+  EXPECT_FALSE(*queued) << "the same week queued twice";
+  EXPECT_EQ(*(*s)->Queued(), 2);
+  ASSERT_TRUE((*s)->Delivered((*s)->Heads()->front().seq).ok());
+  EXPECT_EQ((*s)->Heads()->front().notice_id, "d/bob") << "what was not delivered stays";
+  std::vector<Delivery> next = {To("mail", "d2/alice")};
+  EXPECT_TRUE(*(*s)->QueueMail("digest/2026-11-30", 7000, &next, 100, &dropped));
+  EXPECT_EQ(*(*s)->Queued(), 2);
 }
 
 TEST_F(NotifyStateTest, AFileThatIsNotOneIsNeverWritten) {

@@ -3,10 +3,8 @@
 #include <ctime>
 
 namespace cgov {
-namespace {
 
-// "HH:MM" as minutes after midnight, or -1.
-int Minutes(std::string_view t) {
+int ClockMinutes(std::string_view t) {
   if (t.size() != 5 || t[2] != ':') return -1;
   for (size_t i : {0, 1, 3, 4}) {
     if (t[i] < '0' || t[i] > '9') return -1;
@@ -15,11 +13,9 @@ int Minutes(std::string_view t) {
   return h < 24 && m < 60 ? h * 60 + m : -1;
 }
 
-}  // namespace
-
 Result<QuietHours> ParseQuietHours(std::string_view text) {
-  const QuietHours q{text.size() == 11 && text[5] == '-' ? Minutes(text.substr(0, 5)) : -1,
-                     text.size() == 11 ? Minutes(text.substr(6)) : -1};
+  const QuietHours q{text.size() == 11 && text[5] == '-' ? ClockMinutes(text.substr(0, 5)) : -1,
+                     text.size() == 11 ? ClockMinutes(text.substr(6)) : -1};
   if (q.start_min < 0 || q.end_min < 0 || q.start_min == q.end_min) {
     return InvalidArgument("expected \"HH:MM-HH:MM\" in the host's local time, the ends "
                            "different (\"22:00-07:00\")");

@@ -17,6 +17,9 @@ struct QuietHours {
   bool operator==(const QuietHours&) const = default;
 };
 
+// "HH:MM" (24-hour) as minutes after midnight, or -1.
+int ClockMinutes(std::string_view text);
+
 // "HH:MM-HH:MM", 24-hour, the two ends different. Errors say what is expected.
 Result<QuietHours> ParseQuietHours(std::string_view text);
 

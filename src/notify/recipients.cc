@@ -175,6 +175,18 @@ std::vector<Recipient> Recipients::Fallback(std::string_view user, std::string_v
   return {{file_.fallback, Recipient::Via::kFallback}};
 }
 
+std::string Recipients::DomainAddress(std::string_view user) const {
+  const bool numeric = !user.empty() && std::all_of(user.begin(), user.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });  // a uid without a name is no one's mailbox
+  if (file_.domain.empty() || user.empty() || numeric ||
+      file_.domain_except.count(std::string(user)) > 0) {
+    return "";
+  }
+  std::string address = fmt::format("{}@{}", user, file_.domain);
+  return IsMailAddress(address) ? address : "";
+}
+
 std::vector<Recipient> Recipients::Owner(std::string_view user) const {
   if (auto at = file_.by_user.find(std::string(user)); at != file_.by_user.end()) {
     const RecipientsFile::Person& p = file_.people[at->second];
@@ -186,13 +198,8 @@ std::vector<Recipient> Recipients::Owner(std::string_view user) const {
     }
     return {};
   }
-  const bool numeric = !user.empty() && std::all_of(user.begin(), user.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });  // a uid without a name is no one's mailbox
-  if (!file_.domain.empty() && !user.empty() && !numeric &&
-      file_.domain_except.count(std::string(user)) == 0) {
-    std::string address = fmt::format("{}@{}", user, file_.domain);
-    if (IsMailAddress(address)) return {{std::move(address), Recipient::Via::kDomain}};
+  if (std::string address = DomainAddress(user); !address.empty()) {
+    return {{std::move(address), Recipient::Via::kDomain}};
   }
   return Fallback(user, "owner");
 }

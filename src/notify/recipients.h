@@ -59,6 +59,9 @@ class Recipients {
   std::vector<Recipient> Owner(std::string_view user) const;
   // The leads of the user's team (their row's `team`), else the fallback (logged once).
   std::vector<Recipient> Leads(std::string_view user) const;
+  // USER@domain where the domain rule names the user (a valid local part, not a number, not in
+  // domain_except); "" otherwise. Says nothing to the log.
+  std::string DomainAddress(std::string_view user) const;
   const RecipientsFile& file() const { return file_; }
 
  private:

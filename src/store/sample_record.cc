@@ -12,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 template <typename T>
-json Opt(const std::optional<T>& v) {
+json OptOrNull(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
@@ -124,7 +124,7 @@ json HeaderRecord(const SamplesHeader& h) {
                     {"uuid", g.uuid},
                     {"name", g.name},
                     {"pci_bus_id", g.pci_bus_id},
-                    {"memory_total_bytes", Opt(g.memory_total_bytes)},
+                    {"memory_total_bytes", OptOrNull(g.memory_total_bytes)},
                     {"lost", g.lost}});
     if (g.mig) gpus.back()["mig"] = MigInstanceJson(*g.mig);
   }
@@ -136,7 +136,7 @@ json HeaderRecord(const SamplesHeader& h) {
            {{"hostname", h.host.hostname},
             {"kernel", h.host.kernel},
             {"cpus", h.host.cpus},
-            {"mem_total_bytes", Opt(h.host.mem_total_bytes)}}},
+            {"mem_total_bytes", OptOrNull(h.host.mem_total_bytes)}}},
           {"interval_s", Round3(h.interval_s)},
           {"started_at", FormatRfc3339Utc(h.started_at_ns)},
           {"nvml",

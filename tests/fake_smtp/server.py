@@ -6,6 +6,7 @@ does with the next message is read from --mode-file at each command:
   ok        takes it (250)
   refuse    refuses the recipients (550: permanent)
   tempfail  refuses the data for now (451)
+  take N    takes messages until it has taken N in all, then refuses the data for now (451)
   drop      closes the connection when the data arrives, answering nothing
 --stall is another server: it accepts connections and never says a word.
 
@@ -84,6 +85,8 @@ def serve(a):
             return "ok"
 
     class Handler:
+        taken = 0
+
         async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
             if mode() == "refuse":
                 log_event(a.log, "refused")
@@ -93,6 +96,8 @@ def serve(a):
 
         async def handle_DATA(self, server, session, envelope):
             m = mode()
+            if m.startswith("take "):
+                m = "ok" if Handler.taken < int(m.split()[1]) else "tempfail"
             if m == "tempfail":
                 log_event(a.log, "tempfail")
                 return "451 4.3.0 try again later"
@@ -105,6 +110,7 @@ def serve(a):
                                     "tls": session.ssl is not None,
                                     "login": bool(getattr(session, "authenticated", False)),
                                     "message": envelope.content.decode("utf-8", "replace")}) + "\n")
+            Handler.taken += 1
             return "250 OK"
 
     kwargs = {}

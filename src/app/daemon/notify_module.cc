@@ -6,8 +6,13 @@
 #include <fmt/ranges.h>
 
 #include "app/daemon/daemon_modules.h"
+#include "app/history/history_load.h"
+#include "core/time_format.h"
+#include "notify/digest.h"
+#include "notify/mail_message.h"
 #include "notify/notifier.h"
 #include "notify/notify_engine.h"
+#include "notify/recipients.h"
 #include "os/log.h"
 
 namespace cgov {
@@ -28,12 +33,17 @@ class NotifyModule : public DaemonModule {
   void FillBudgets();
   void Notify(DaemonTick* tick);
   void RecordLadder(const std::vector<Notice>& notices);
+  // [[digest]]: the week's digests, once their time has come (docs/notifications.md, "Weekly
+  // digests").
+  void DigestIfDue(int64_t now_ms);
+  Status QueueDigest(const DigestWeek& week);
 
   DaemonContext& d_;
   std::unique_ptr<Notifier> notifier_;
   std::unique_ptr<NotifyEngine> engine_;
   NotifyInput in_;  // rebuilt in place each tick
   bool ladder_failure_logged_ = false;
+  int64_t digest_due_ms_ = 0;  // when to look next; 0: no [[digest]]
 };
 
 Status NotifyModule::Start() {
@@ -54,6 +64,75 @@ Status NotifyModule::Start() {
   LogInfo("--notify: {} rule(s), {} sink(s) from {}; state in {} ({} "
           "open incident(s), {} notice(s) waiting)", file.rules.size(), file.sinks.size(),
           file.path, state, engine_->incidents().size(), waiting);
+  if (file.digest) {
+    // The latest week due is looked at with the first tick: a digest whose time passed while
+    // the daemon was down goes then, unless the state says it was queued.
+    const DigestWeek latest = LatestDigestWeek(*file.digest, d_.NowMs());
+    digest_due_ms_ = latest.send_ms;
+    LogInfo("--notify: weekly digests: the {} (due {}) unless the state says it was queued, "
+            "then the next at {}", latest.key, FormatRfc3339Utc(latest.send_ms * 1'000'000),
+            FormatRfc3339Utc(NextDigestWeek(*file.digest, latest).send_ms * 1'000'000));
+  }
+  return Status::Ok();
+}
+
+void NotifyModule::DigestIfDue(int64_t now_ms) {
+  if (digest_due_ms_ == 0 || now_ms < digest_due_ms_) return;
+  const DigestConfig& config = *d_.options().notify->digest;
+  const DigestWeek week = LatestDigestWeek(config, now_ms);
+  if (Status s = QueueDigest(week); !s.ok()) {
+    LogWarning("--notify: the weekly {}: {} (tried again in a minute)", week.key, s.message());
+    digest_due_ms_ = now_ms + 60'000;
+    return;
+  }
+  digest_due_ms_ = NextDigestWeek(config, week).send_ms;
+}
+
+// The week's and the week before's summaries, read from the history as `cgov report --by user`
+// reads them and priced as the cost counters are; each digest made a message per sink, queued
+// with the week's key in one transaction.
+Status NotifyModule::QueueDigest(const DigestWeek& week) {
+  CGOV_ASSIGN_OR_RETURN(bool sent, notifier_->MailLogged(week.key));
+  if (sent) {
+    LogInfo("--notify: the weekly {} was queued before (the state database says so)", week.key);
+    return Status::Ok();
+  }
+  if (d_.writer() == nullptr) return Unavailable("the history is not open");
+  const NotifyFile& file = *d_.options().notify;
+  const int64_t started_ns = d_.clock().MonotonicNs();
+  HistoryOptions options;
+  options.by = HistoryBy::kUser;
+  options.price = d_.options().price;
+  options.catalog = &d_.options().catalog;
+  HistoryStore& store = d_.writer()->store();
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(store, week.since_ms, week.until_ms,
+                                                     options.phases));
+  CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(in, options));
+  CGOV_ASSIGN_OR_RETURN(HistoryInput prior_in, LoadHistory(store, week.prior_since_ms,
+                                                           week.since_ms, options.phases));
+  CGOV_ASSIGN_OR_RETURN(HistorySummary prior, SummarizeHistory(prior_in, options));
+  const std::vector<DigestMail> mails = ComposeDigests(
+      {&summary, &prior, file.recipients.get(), *file.digest, week, d_.hostname()});
+  const int64_t now_ms = d_.NowMs();
+  std::vector<Delivery> queued;
+  for (const std::string& name : file.digest->sinks) {
+    auto sink = std::find_if(file.sinks.begin(), file.sinks.end(),
+                             [&](const NotifySink& s) { return s.name == name; });
+    if (sink == file.sinks.end()) continue;
+    for (const DigestMail& m : mails) {
+      std::string body = ComposeMail({sink->from, m.to, m.subject, now_ms, m.id}, m.text, m.html);
+      queued.push_back({0, sink->name, m.id, std::move(body), now_ms, 0, now_ms, m.to});
+    }
+  }
+  CGOV_ASSIGN_OR_RETURN(bool queued_now, notifier_->QueueMail(week.key, std::move(queued)));
+  std::string whom;  // the first ten, then how many more
+  for (size_t i = 0; i < mails.size() && i < 10; ++i) whom += (i ? ", " : "") + mails[i].who;
+  if (mails.size() > 10) whom += fmt::format(" and {} more", mails.size() - 10);
+  LogInfo("--notify: the weekly {}: {} ({} message(s) per sink; made in {:.2f} s)", week.key,
+          !queued_now     ? std::string("was queued before")
+          : whom.empty() ? std::string("no one's week reached min_usd")
+                          : "queued for " + whom,
+          mails.size(), static_cast<double>(d_.clock().MonotonicNs() - started_ns) / 1e9);
   return Status::Ok();
 }
 
@@ -170,6 +249,7 @@ void NotifyModule::RecordLadder(const std::vector<Notice>& notices) {
 
 Status NotifyModule::AfterWrite(DaemonTick* tick) {
   if (tick->built) Notify(tick);
+  DigestIfDue(d_.NowMs());
   if (d_.metrics != nullptr) {  // the notifier's counts to /metrics
     const Notifier::Counts c = notifier_->counts();
     d_.metrics->SetNotifications({c.sent, c.failed, c.dropped, c.given_up, c.queued});
