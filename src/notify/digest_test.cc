@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/money.h"
+#include "local_zone.h"
 #include "notify/mail_message.h"
 
 namespace cgov {
@@ -18,18 +19,7 @@ namespace {
 constexpr int64_t kDigestNov16 = 1'794'787'200'000;  // Monday 2026-11-16T00:00:00Z
 constexpr int64_t kDigestHourMs = 3'600'000, kDigestDayMs = 24 * kDigestHourMs;
 
-// The host's local time is its TZ: a POSIX TZ string needs no tz database.
-class DigestWeekTest : public ::testing::Test {
- protected:
-  void Zone(const char* tz) {
-    setenv("TZ", tz, 1);
-    tzset();
-  }
-  void TearDown() override {
-    unsetenv("TZ");
-    tzset();
-  }
-};
+using DigestWeekTest = LocalZoneTest;  // tests/support/local_zone.h
 
 TEST_F(DigestWeekTest, TheWeekIsTheSevenLocalDaysBeforeTheSendDay) {
   Zone("UTC0");

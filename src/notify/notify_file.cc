@@ -268,6 +268,17 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
   return r;
 }
 
+// A number (integer or not) from 0 to `max`; else "expected WHAT".
+Result<double> NumberIn(const std::string& path, const TomlEntry& e, double max,
+                        std::string_view what) {
+  const bool number = e.value.kind == TomlValue::Kind::kInteger ||
+                      e.value.kind == TomlValue::Kind::kFloat;
+  if (!number || !(e.value.number >= 0) || e.value.number > max) {
+    return TomlErrorAt(path, e.value, e.key, fmt::format("expected {}", what));
+  }
+  return e.value.number;
+}
+
 Result<JobReportConfig> ParseJobReport(const std::string& path, const TomlTable& table) {
   JobReportConfig j;
   j.line = table.line;
@@ -275,12 +286,8 @@ Result<JobReportConfig> ParseJobReport(const std::string& path, const TomlTable&
     if (e.key == "sinks") {
       CGOV_ASSIGN_OR_RETURN(j.sinks, SinkNames(path, e.value, e.key));
     } else if (e.key == "min_gpu_hours") {
-      const bool number = e.value.kind == TomlValue::Kind::kInteger ||
-                          e.value.kind == TomlValue::Kind::kFloat;
-      if (!number || !(e.value.number >= 0) || e.value.number > 1e6) {
-        return TomlErrorAt(path, e.value, e.key, "expected a number of GPU-hours from 0 to 1000000");
-      }
-      j.min_gpu_hours = e.value.number;
+      CGOV_ASSIGN_OR_RETURN(j.min_gpu_hours, NumberIn(path, e, 1e6, "a number of GPU-hours from "
+                                                                    "0 to 1000000"));
     } else if (e.key == "per_person_per_day") {
       if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 1 ||
           e.value.integer > 1000) {
@@ -338,12 +345,7 @@ Result<DigestConfig> ParseDigest(const std::string& path, const TomlTable& table
         return TomlErrorAt(path, e.value, e.key, "expected \"users\", \"leads\" or both");
       }
     } else if (e.key == "min_usd") {
-      const bool number = e.value.kind == TomlValue::Kind::kInteger ||
-                          e.value.kind == TomlValue::Kind::kFloat;
-      if (!number || !(e.value.number >= 0) || e.value.number > 1e9) {
-        return TomlErrorAt(path, e.value, e.key, "expected dollars from 0 to 1000000000");
-      }
-      d.min_usd = e.value.number;
+      CGOV_ASSIGN_OR_RETURN(d.min_usd, NumberIn(path, e, 1e9, "dollars from 0 to 1000000000"));
     } else {
       return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a digest takes sinks, day, "
                          "at, to and min_usd)");

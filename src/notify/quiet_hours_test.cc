@@ -5,21 +5,12 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "local_zone.h"
+
 namespace cgov {
 namespace {
 
-// The host's local time is its TZ: a POSIX TZ string needs no tz database.
-class QuietHoursTest : public ::testing::Test {
- protected:
-  void Zone(const char* tz) {
-    setenv("TZ", tz, 1);
-    tzset();
-  }
-  void TearDown() override {
-    unsetenv("TZ");
-    tzset();
-  }
-};
+using QuietHoursTest = LocalZoneTest;  // tests/support/local_zone.h
 
 constexpr int64_t kMonday = 1'794'787'200'000;  // 2026-11-16T00:00:00Z
 constexpr int64_t kMinute = 60'000, kHour = 60 * kMinute;
