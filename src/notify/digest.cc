@@ -152,15 +152,6 @@ std::string HabitLine(const HabitRow& h) {
                      h.sessions, h.days, h.window_days, FormatUsd(h.idle_held_cost));
 }
 
-// A habit's advice is written for whoever reads the report ("ask bob to shut kernels down");
-// in bob's own digest it is said to him ("shut kernels down").
-std::string SaidToThem(const std::string& advice, const std::string& user) {
-  const std::string ask = "ask " + user + " to ";
-  std::string out = advice;
-  if (size_t at = out.find(ask); at != std::string::npos) out.erase(at, ask.size());
-  return out;
-}
-
 std::string Dates(const DigestWeek& w) {
   const struct tm first = LocalDay(w.since_ms), last = LocalDay(w.until_ms - 1);
   return fmt::format("{:04}-{:02}-{:02} to {:04}-{:02}-{:02}", first.tm_year + 1900,
@@ -221,7 +212,7 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h,
   std::string habit, fix;
   if (h.habit != nullptr) {
     habit = "Your top habit: " + HabitLine(*h.habit) + ".";
-    fix = "What to do: " + SafeText(SaidToThem(h.habit->advice, h.habit->user));
+    fix = "What to do: " + SafeText(SaidToItsOwner(h.habit->advice, h.habit->user));
   } else {
     habit = fmt::format("No idle-held stretch of {} min or more this week: nothing to change.",
                         in.week->idle_held_min_ms / 60'000);
@@ -348,6 +339,13 @@ std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& t
 }
 
 }  // namespace
+
+std::string SaidToItsOwner(const std::string& advice, const std::string& user) {
+  const std::string ask = "ask " + user + " to ";
+  std::string out = advice;
+  if (size_t at = out.find(ask); at != std::string::npos) out.erase(at, ask.size());
+  return out;
+}
 
 DigestWeek LatestDigestWeek(const DigestConfig& config, int64_t now_ms) {
   struct tm today = LocalDay(now_ms);

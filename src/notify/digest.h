@@ -51,6 +51,10 @@ struct DigestInput {
   std::string host;
 };
 
+// A habit's advice is written for whoever reads the report ("ask bob to shut kernels down");
+// said to its owner it loses the "ask USER to " ("shut kernels down").
+std::string SaidToItsOwner(const std::string& advice, const std::string& user);
+
 // Each person's digest (a [[person]] row's users together; a user the domain rule names alone)
 // whose week cost at least min_usd, and each team's digest to its leads. Nobody's digest goes to
 // the fallback address, nor to a person who opted out (their leads still see them).

@@ -135,11 +135,12 @@ void Notifier::Submit(std::vector<Notice> notices, std::vector<Incident> inciden
   worker_.Wake();
 }
 
-Result<bool> Notifier::QueueMail(const std::string& key, std::vector<Delivery> mail) {
+Result<bool> Notifier::QueueMail(const std::string& key, const std::string& person,
+                                 std::vector<Delivery> mail) {
   int64_t dropped = 0;
   Result<bool> queued = [&] {
     std::lock_guard state_lock(state_mu_);
-    return state_->QueueMail(key, WallMs(), &mail, file_.queue_max, &dropped);
+    return state_->QueueMail(key, person, WallMs(), &mail, file_.queue_max, &dropped);
   }();
   if (dropped > 0) {
     LogWarning("--notify: the queue passed queue_max = {}: its {} oldest "
@@ -156,6 +157,12 @@ Result<bool> Notifier::QueueMail(const std::string& key, std::vector<Delivery> m
 Result<bool> Notifier::MailLogged(const std::string& key) {
   std::lock_guard state_lock(state_mu_);
   return state_->MailLogged(key);
+}
+
+Result<int64_t> Notifier::MailCount(const std::string& key_prefix, const std::string& person,
+                                    int64_t since_ms) {
+  std::lock_guard state_lock(state_mu_);
+  return state_->MailCount(key_prefix, person, since_ms);
 }
 
 Notifier::Counts Notifier::counts() const {

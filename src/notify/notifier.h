@@ -48,8 +48,11 @@ class Notifier {
   // Mail made whole (the weekly digests), queued at once with `key` in the state's mail log
   // (NotifyState::QueueMail): false when the key was logged before and nothing was queued.
   // Thread-safe; waits on the state database, never on a delivery.
-  Result<bool> QueueMail(const std::string& key, std::vector<Delivery> mail);
+  Result<bool> QueueMail(const std::string& key, const std::string& person,
+                         std::vector<Delivery> mail);
   Result<bool> MailLogged(const std::string& key);
+  Result<int64_t> MailCount(const std::string& key_prefix, const std::string& person,
+                            int64_t since_ms);
   // Writes what was submitted, abandons a delivery in flight (sent again at the next start).
   void Stop();
   Counts counts() const;

@@ -301,9 +301,12 @@ Result<JobReportConfig> ParseJobReport(const std::string& path, const TomlTable&
                            "that counts the reports sent");
       }
       j.log = e.value.text;
+    } else if (e.key == "ended_after") {
+      CGOV_ASSIGN_OR_RETURN(j.ended_after_ms, TomlDurationMs(path, e.value, e.key, 1000,
+                                                              86'400'000));
     } else {
       return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a job_report takes sinks, "
-                         "min_gpu_hours, per_person_per_day and log)");
+                         "min_gpu_hours, per_person_per_day, log and ended_after)");
     }
   }
   return j;

@@ -65,12 +65,15 @@ struct NotifyRule {
 };
 
 // `[[job_report]]` (at most one): a job's report mailed to its owner when it ends (`cgov run
-// --mail-report FILE`; docs/notifications.md, "A job's report to its owner").
+// --mail-report FILE`, and `cgov daemon --notify` for the Slurm jobs and Kubernetes pods it
+// sees; docs/notifications.md, "A job's report to its owner").
 struct JobReportConfig {
   std::vector<std::string> sinks;  // email sinks by name; default: every email sink
   double min_gpu_hours = 0.25;     // a smaller job is not reported
   int64_t per_person_per_day = 5;  // at most this many a person a (local) day
-  std::string log;                 // where they are counted ("": the user's state directory)
+  std::string log;  // cgov run: where they are counted ("": the user's state directory)
+  // The daemon: a Slurm job or pod none of whose processes held a GPU for this long has ended.
+  int64_t ended_after_ms = 300'000;
   int line = 0;
 };
 

@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS outbox(seq INTEGER PRIMARY KEY, sink TEXT NOT NULL,
                                   given_up INTEGER NOT NULL DEFAULT 0, rcpt TEXT);
 CREATE INDEX IF NOT EXISTS outbox_sink ON outbox(sink, given_up, seq);
 CREATE TABLE IF NOT EXISTS mail_log(key TEXT PRIMARY KEY, queued_ms INTEGER NOT NULL,
-                                    messages INTEGER NOT NULL);
+                                    messages INTEGER NOT NULL, person TEXT NOT NULL);
 )sql";
 
 nlohmann::json IncidentJson(const Incident& i) {
@@ -171,17 +171,17 @@ Status NotifyState::Enqueue(std::vector<Delivery>* queued, int64_t queue_max, in
   return Status::Ok();
 }
 
-Result<bool> NotifyState::QueueMail(const std::string& key, int64_t now_ms,
-                                    std::vector<Delivery>* queued, int64_t queue_max,
-                                    int64_t* dropped) {
+Result<bool> NotifyState::QueueMail(const std::string& key, const std::string& person,
+                                    int64_t now_ms, std::vector<Delivery>* queued,
+                                    int64_t queue_max, int64_t* dropped) {
   *dropped = 0;
   CGOV_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
   bool logged_before = false;
   Status s = [&]() -> Status {
     CGOV_ASSIGN_OR_RETURN(SqliteStmt log, db_->Prepare(
-        "INSERT OR IGNORE INTO mail_log(key, queued_ms, messages) VALUES (?, ?, ?)"));
+        "INSERT OR IGNORE INTO mail_log(key, queued_ms, messages, person) VALUES (?, ?, ?, ?)"));
     CGOV_RETURN_IF_ERROR(log.Bind(1, key).Bind(2, now_ms)
-                             .Bind(3, static_cast<int64_t>(queued->size())).Run());
+                             .Bind(3, static_cast<int64_t>(queued->size())).Bind(4, person).Run());
     logged_before = db_->Changes() == 0;
     return logged_before ? Status::Ok() : Enqueue(queued, queue_max, dropped);
   }();
@@ -199,6 +199,17 @@ Result<bool> NotifyState::MailLogged(const std::string& key) const {
   s.Bind(1, key);
   CGOV_ASSIGN_OR_RETURN(bool row, s.Step());
   return row && s.Int(0) > 0;
+}
+
+Result<int64_t> NotifyState::MailCount(const std::string& key_prefix, const std::string& person,
+                                       int64_t since_ms) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db_->Prepare(
+      "SELECT count(*) FROM mail_log WHERE substr(key, 1, ?) = ? AND person = ? AND "
+      "queued_ms >= ?"));
+  s.Bind(1, static_cast<int64_t>(key_prefix.size())).Bind(2, key_prefix).Bind(3, person)
+      .Bind(4, since_ms);
+  CGOV_ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
 }
 
 Result<std::vector<Delivery>> NotifyState::Heads() const {

@@ -45,10 +45,14 @@ class NotifyState {
   // Mail made whole (the weekly digests) joins the queue in one transaction with `key` in the
   // mail log: a key logged before queues nothing (false), so a digest is queued once however
   // often the daemon restarts, and a restart mid-send loses none (the queue keeps what is not
-  // delivered). True: queued.
-  Result<bool> QueueMail(const std::string& key, int64_t now_ms, std::vector<Delivery>* queued,
-                   int64_t queue_max, int64_t* dropped);
+  // delivered). True: queued. `person`: whom it is about ("" for a week's digests), counted by
+  // MailCount.
+  Result<bool> QueueMail(const std::string& key, const std::string& person, int64_t now_ms,
+                         std::vector<Delivery>* queued, int64_t queue_max, int64_t* dropped);
   Result<bool> MailLogged(const std::string& key) const;
+  // The mail logged for `person` since `since_ms` whose key begins with `key_prefix`.
+  Result<int64_t> MailCount(const std::string& key_prefix, const std::string& person,
+                            int64_t since_ms) const;
   // The oldest delivery of each sink that is neither delivered nor given up.
   Result<std::vector<Delivery>> Heads() const;
   Status Delivered(int64_t seq);

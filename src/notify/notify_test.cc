@@ -82,6 +82,7 @@ TEST(NotifyFile, AJobReportTakesEveryEmailSinkByDefault) {
   EXPECT_EQ(f->job_report->per_person_per_day, 5);
   EXPECT_DOUBLE_EQ(f->job_report->min_gpu_hours, 0.25);
   EXPECT_TRUE(f->job_report->log.empty());
+  EXPECT_EQ(f->job_report->ended_after_ms, 300'000);
   EXPECT_TRUE(f->rules.empty());
   Result<NotifyFile> g = ParseNotifyFile(
       "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
@@ -171,6 +172,7 @@ TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
       {sink + "[[job_report]]\nmin_gpu_hours = -1\n", "n.toml:6:17: min_gpu_hours: expected"},
       {sink + "[[job_report]]\nlog = \"log.db\"\n", "n.toml:6:7: log: expected the absolute path"},
       {sink + "[[job_report]]\nto = 1\n", "n.toml:6:1: to: unknown key (a job_report takes"},
+      {sink + "[[job_report]]\nended_after = \"0s\"\n", "n.toml:6:15: ended_after:"},
       {sink + "[[job_report]]\n[[job_report]]\n", "n.toml:6:1: job_report: a second"},
       {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"2h\"\nlead_after = \"2h\"\n",
        "n.toml:5:1: lead_after: must be later than for (2h"},
@@ -640,7 +642,7 @@ TEST_F(NotifyStateTest, MailIsQueuedOnceByItsKeyAcrossReopening) {
     EXPECT_FALSE(*(*s)->MailLogged("digest/2026-11-23"));
     std::vector<Delivery> week = {To("mail", "d/alice"), To("mail", "d/bob")};
     int64_t dropped = -1;
-    Result<bool> queued = (*s)->QueueMail("digest/2026-11-23", 5000, &week, 100, &dropped);
+    Result<bool> queued = (*s)->QueueMail("digest/2026-11-23", "", 5000, &week, 100, &dropped);
     ASSERT_TRUE(queued.ok()) << queued.status().message();
     EXPECT_TRUE(*queued);
     EXPECT_EQ(dropped, 0);
@@ -651,15 +653,24 @@ TEST_F(NotifyStateTest, MailIsQueuedOnceByItsKeyAcrossReopening) {
   EXPECT_TRUE(*(*s)->MailLogged("digest/2026-11-23"));
   std::vector<Delivery> again = {To("mail", "d/alice"), To("mail", "d/bob")};
   int64_t dropped = -1;
-  Result<bool> queued = (*s)->QueueMail("digest/2026-11-23", 6000, &again, 100, &dropped);
+  Result<bool> queued = (*s)->QueueMail("digest/2026-11-23", "", 6000, &again, 100, &dropped);
   ASSERT_TRUE(queued.ok());
   EXPECT_FALSE(*queued) << "the same week queued twice";
   EXPECT_EQ(*(*s)->Queued(), 2);
   ASSERT_TRUE((*s)->Delivered((*s)->Heads()->front().seq).ok());
   EXPECT_EQ((*s)->Heads()->front().notice_id, "d/bob") << "what was not delivered stays";
   std::vector<Delivery> next = {To("mail", "d2/alice")};
-  EXPECT_TRUE(*(*s)->QueueMail("digest/2026-11-30", 7000, &next, 100, &dropped));
+  EXPECT_TRUE(*(*s)->QueueMail("digest/2026-11-30", "", 7000, &next, 100, &dropped));
   EXPECT_EQ(*(*s)->Queued(), 2);
+  // A job's report is counted by person and day.
+  for (const char* job : {"job/slurm/1", "job/slurm/2"}) {
+    std::vector<Delivery> report = {To("mail", job)};
+    EXPECT_TRUE(*(*s)->QueueMail(job, "bob", 8000, &report, 100, &dropped));
+  }
+  EXPECT_EQ(*(*s)->MailCount("job/", "bob", 8000), 2);
+  EXPECT_EQ(*(*s)->MailCount("job/", "bob", 8001), 0) << "before the day";
+  EXPECT_EQ(*(*s)->MailCount("job/", "alice", 0), 0);
+  EXPECT_EQ(*(*s)->MailCount("digest/", "", 0), 2);
 }
 
 TEST_F(NotifyStateTest, AFileThatIsNotOneIsNeverWritten) {

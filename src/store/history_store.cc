@@ -932,6 +932,20 @@ Result<std::vector<SessionRecord>> HistoryStore::Sessions(int64_t since_ms,
   return ReadSessions(stmt);
 }
 
+Result<std::optional<int64_t>> HistoryStore::FirstSessionStartMs(
+    const std::vector<uint32_t>& identities, int64_t ended_since_ms) const {
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
+      "SELECT min(start_ms) FROM session WHERE end_ms >= ? AND identity = ?"));
+  std::optional<int64_t> first;
+  for (uint32_t id : identities) {
+    stmt.Reset();
+    stmt.Bind(1, ended_since_ms).Bind(2, static_cast<int64_t>(id));
+    CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (row && !stmt.IsNull(0)) first = std::min(first.value_or(stmt.Int(0)), stmt.Int(0));
+  }
+  return first;
+}
+
 Result<std::vector<SessionRecord>> HistoryStore::OpenSessions() const {
   CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
       SessionColumns(schema_version_) + "WHERE open = 1 ORDER BY start_ms, gpu, pid"));

@@ -119,6 +119,10 @@ class HistoryStore {
   // Sessions overlapping [since_ms, until_ms), and every open one.
   Result<std::vector<SessionRecord>> Sessions(int64_t since_ms, int64_t until_ms) const;
   Result<std::vector<SessionRecord>> OpenSessions() const;
+  // When the earliest session of these identities that ended at or after `ended_since_ms`
+  // began (a job's start, for its report); nullopt when there is none.
+  Result<std::optional<int64_t>> FirstSessionStartMs(const std::vector<uint32_t>& identities,
+                                                     int64_t ended_since_ms) const;
   // Events with since_ms <= ts_ms < until_ms, oldest first.
   Result<std::vector<GpuEventRecord>> Events(int64_t since_ms, int64_t until_ms) const;
   // Each GPU's latest event of `kind` before `until_ms` (a state recorded when it changes:

@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -557,6 +559,103 @@ TEST(EmailE2E, WeeklyDigestsCarryTheReportsFiguresAndARestartMidSendSendsNoneTwi
       << lead_text;
   EXPECT_NE(lead_text.find("2. dave: python"), std::string::npos) << lead_text;
   EXPECT_NE(by_to["lead-research@corp.example"].find(figures({"alice"})), std::string::npos);
+}
+
+// Issue 63, item 3, the daemon's half: a Slurm job (alice's process 41000, given SLURM_JOB_ID in
+// a copy of the shared-box /proc) and a Kubernetes pod (carol's 43000, in a pod's cgroup) hold a
+// GPU each and leave; once none of their processes has held a GPU for ended_after, each owner
+// gets their job's report, its figures the job's row of `cgov report --by slurm_job` (or pod)
+// over the window the mail names. A restart does not report the pod again, and alice's second
+// job that day is over per_person_per_day.
+TEST(EmailE2E, TheDaemonMailsEachEndedSlurmJobAndPodItsReportOnceAndAtMostNADay) {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  const std::string root = dir / "root";
+  fs::copy(Fixture("proc/shared-box"), root, fs::copy_options::recursive);
+  auto slurm_job = [&](const std::string& id) {
+    std::string environ = ReadFile(Fixture("proc/shared-box") + "/proc/41000/environ");
+    environ += "SLURM_JOB_ID=" + id + std::string(1, '\0');
+    fs::permissions(root + "/proc/41000/environ", fs::perms::owner_all, fs::perm_options::add);
+    WriteFile(root + "/proc/41000/environ", environ);
+  };
+  slurm_job("4242");
+  json gpus = json::array();
+  for (int pid : {41000, 43000}) {
+    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+                    {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
+                    {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000},
+                                    {"end", 2.0}}}}});
+  }
+  WriteFile(dir / "jobs.json", json({{"driver_version", "550.54.15"}, {"gpus", gpus}}).dump());
+  auto server = StartSmtp(dir, "mail", {});
+  WriteFile(dir / "people.toml", "domain = \"corp.example\"\n");
+  WriteFile(dir / "notify.toml",
+            "recipients = \"" + dir / "people.toml" + "\"\n"
+            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+                UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
+                "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\"]\n"
+                "[[job_report]]\nmin_gpu_hours = 0.0001\nper_person_per_day = 1\n"
+                "ended_after = \"1s\"\n");
+  auto start = [&] {
+    return StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
+                         "--nvml-lib", FakeNvml("full"), "--host-root", root, "--notify",
+                         dir / "notify.toml", "--price-per-gpu-hour", "36000",
+                         "--commit-every", "0s"},
+                        {{"CGOV_FAKE_NVML_SCENARIO", dir / "jobs.json"}});
+  };
+  Started daemon = start();
+  ASSERT_TRUE(WaitFor([&] { return server->Messages().size() >= 2; }, 60))
+      << StopDaemon(daemon).err;
+  RunResult first = StopDaemon(daemon);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::map<std::string, std::string> by_to;
+  for (const json& m : server->Messages()) by_to[m["to"][0]] = m["message"];
+  ASSERT_EQ(by_to.size(), 2u) << first.err;
+  for (const auto& [address, by, key] : std::vector<std::tuple<std::string, std::string,
+                                                               std::string>>{
+           {"alice@corp.example", "slurm_job", "4242"},
+           {"carol@corp.example", "pod", "0f6c1e2a-93b4-4c1d-9f3e-5a7b2c8d4e61"}}) {
+    const std::string& message = by_to[address];
+    const std::string text = Part(message, "text/plain");
+    // The window it names, and the job's row of the report over it.
+    const size_t at = text.find("`cgov report --since ");
+    ASSERT_NE(at, std::string::npos) << text;
+    std::vector<std::string> words;
+    std::istringstream command(text.substr(at + 1, text.find('`', at + 1) - at - 1));
+    for (std::string w; command >> w;) words.push_back(w);
+    ASSERT_EQ(words.size(), 8u) << text;
+    EXPECT_EQ(words[7], by);
+    const json report = ReportJson({"--db", dir / "h.db", "--since", words[3], "--until",
+                                    words[5], "--by", by, "--price-per-gpu-hour", "36000"});
+    json row;
+    for (const json& w : report["who"]) {
+      if (w["key"] == key) row = w;
+    }
+    ASSERT_TRUE(row.is_object()) << key << " not in " << report["who"].dump();
+    EXPECT_GT(Cents(row["cost_usd"]), 0);
+    const std::string job = by == "pod" ? "pod " + key : "Slurm job " + key;
+    EXPECT_NE(message.find("\r\nSubject: [cgov] Your " + job + " on "), std::string::npos)
+        << message.substr(0, 500);
+    EXPECT_NE(text.find(fmt::format("GPU-hours, {}\n", FormatUsd(Cents(row["cost_usd"]) * 10'000))),
+              std::string::npos) << row.dump() << "\n" << text;
+    EXPECT_NE(text.find("idle-held"), std::string::npos);
+  }
+  EXPECT_EQ(QueryDb(dir / "h.db.notify", "SELECT count(*) FROM mail_log WHERE key LIKE 'job/%'"),
+            2);
+
+  // Again: the pod is the same pod (reported), alice's is a new job (over her one a day).
+  slurm_job("4244");
+  daemon = start();
+  // The jobs hold their GPUs 2 s and end 1 s later: 20 ticks of 200 ms are past that.
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryDb(dir / "h.db", "SELECT count(*) FROM tick WHERE run = (SELECT max(id) FROM "
+                                 "run)") >= 20;
+  }, 30)) << StopDaemon(daemon).err;
+  RunResult second = StopDaemon(daemon);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find("Slurm job 4244 of alice ended: no report, alice has had 1 today"),
+            std::string::npos) << second.err;
+  EXPECT_EQ(server->Messages().size(), 2u) << "the pod reported twice, or alice over her limit";
 }
 
 // Issue 63, item 6: a dry run writes each delivery where the file says and sends nothing; a

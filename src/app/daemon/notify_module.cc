@@ -1,6 +1,9 @@
 // --notify: each tick as the notification rules see it (GPUs, processes, Xids, the policy's
 // actions, the budgets), its notices handed to the notifier, whose counts /metrics serves.
 #include <algorithm>
+#include <ctime>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,7 +11,9 @@
 #include "app/daemon/daemon_modules.h"
 #include "app/history/history_load.h"
 #include "core/time_format.h"
+#include "analysis/showback.h"
 #include "notify/digest.h"
+#include "notify/job_mail.h"
 #include "notify/mail_message.h"
 #include "notify/notifier.h"
 #include "notify/notify_engine.h"
@@ -37,6 +42,16 @@ class NotifyModule : public DaemonModule {
   // digests").
   void DigestIfDue(int64_t now_ms);
   Status QueueDigest(const DigestWeek& week);
+  // [[job_report]]: the Slurm jobs and pods whose processes hold GPUs, each reported to its
+  // owner once none of them has for `ended_after` (docs/notifications.md, "A job's report to
+  // its owner").
+  struct TrackedJob {
+    EndedJob job;
+    std::set<uint32_t> identities;
+    int64_t last_ms = 0;  // the last tick one of its processes held a GPU
+  };
+  void TrackJobs(const DaemonTick& tick, int64_t now_ms);
+  Status ReportJob(const std::string& name, const TrackedJob& tracked);
 
   DaemonContext& d_;
   std::unique_ptr<Notifier> notifier_;
@@ -44,6 +59,7 @@ class NotifyModule : public DaemonModule {
   NotifyInput in_;  // rebuilt in place each tick
   bool ladder_failure_logged_ = false;
   int64_t digest_due_ms_ = 0;  // when to look next; 0: no [[digest]]
+  std::map<std::string, TrackedJob> jobs_;  // "slurm/JOB", "pod/UID"
 };
 
 Status NotifyModule::Start() {
@@ -104,6 +120,7 @@ Status NotifyModule::QueueDigest(const DigestWeek& week) {
   options.by = HistoryBy::kUser;
   options.price = d_.options().price;
   options.catalog = &d_.options().catalog;
+  CGOV_RETURN_IF_ERROR(d_.writer()->Commit());  // the week's last ticks, when it just ended
   HistoryStore& store = d_.writer()->store();
   CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(store, week.since_ms, week.until_ms,
                                                      options.phases));
@@ -124,7 +141,7 @@ Status NotifyModule::QueueDigest(const DigestWeek& week) {
       queued.push_back({0, sink->name, m.id, std::move(body), now_ms, 0, now_ms, m.to});
     }
   }
-  CGOV_ASSIGN_OR_RETURN(bool queued_now, notifier_->QueueMail(week.key, std::move(queued)));
+  CGOV_ASSIGN_OR_RETURN(bool queued_now, notifier_->QueueMail(week.key, "", std::move(queued)));
   std::string whom;  // the first ten, then how many more
   for (size_t i = 0; i < mails.size() && i < 10; ++i) whom += (i ? ", " : "") + mails[i].who;
   if (mails.size() > 10) whom += fmt::format(" and {} more", mails.size() - 10);
@@ -247,9 +264,126 @@ void NotifyModule::RecordLadder(const std::vector<Notice>& notices) {
   }
 }
 
+void NotifyModule::TrackJobs(const DaemonTick& tick, int64_t now_ms) {
+  const int64_t tick_ms = tick.sample.wall_ns / 1'000'000;  // the time the tick stands for
+  for (const StoredProcess& p : tick.stored.processes) {
+    const IdentityRecord* id = d_.IdentityOf(p.identity_id);
+    if (id == nullptr || (id->slurm_job.empty() && id->pod.empty())) continue;
+    const bool slurm = !id->slurm_job.empty();
+    TrackedJob& t = jobs_[slurm ? "slurm/" + id->slurm_job : "pod/" + id->pod];
+    if (t.last_ms == 0) {
+      t.job.by = slurm ? HistoryBy::kSlurmJob : HistoryBy::kPod;
+      t.job.key = slurm ? id->slurm_job : id->pod;
+      t.job.user = id->user;
+      t.job.since_ms = tick_ms;
+    }
+    t.identities.insert(p.identity_id);
+    t.last_ms = tick_ms;
+  }
+  const int64_t ended_after_ms = d_.options().notify->job_report->ended_after_ms;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (now_ms - it->second.last_ms < ended_after_ms) {
+      ++it;
+      continue;
+    }
+    if (Status s = ReportJob(it->first, it->second); !s.ok()) {
+      LogWarning("--notify: the report of {}: {}", EndedJobName(it->second.job), s.message());
+    }
+    it = jobs_.erase(it);
+  }
+}
+
+// Local midnight that began the day of `ms`.
+int64_t LocalMidnightMs(int64_t ms) {
+  const time_t t = static_cast<time_t>(ms / 1000);
+  struct tm day {};
+  localtime_r(&t, &day);
+  day.tm_hour = day.tm_min = day.tm_sec = 0;
+  day.tm_isdst = -1;
+  return static_cast<int64_t>(mktime(&day)) * 1000;
+}
+
+// The job's window from its first session (the history knows it from before a restart) to
+// its last tick, read as `cgov report --by slurm_job` (or pod) reads it; its row mailed to its
+// owner through the job_report's sinks when it is large enough and they have not had
+// per_person_per_day today, queued once by its key.
+Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracked) {
+  const NotifyFile& file = *d_.options().notify;
+  const JobReportConfig& config = *file.job_report;
+  const std::string log_key = "job/" + name;
+  CGOV_ASSIGN_OR_RETURN(bool before, notifier_->MailLogged(log_key));
+  if (before || d_.writer() == nullptr) return Status::Ok();
+  // The ticks of the open batch are the job's last: written first, so the ledger holds them.
+  CGOV_RETURN_IF_ERROR(d_.writer()->Commit());
+  HistoryStore& store = d_.writer()->store();
+  EndedJob job = tracked.job;
+  job.until_ms = tracked.last_ms + d_.options().interval.count();
+  const std::vector<uint32_t> ids(tracked.identities.begin(), tracked.identities.end());
+  constexpr int64_t kLookBackMs = 30LL * 24 * 3'600'000;  // a job older than that: since seen
+  CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> first,
+                        store.FirstSessionStartMs(ids, job.since_ms - kLookBackMs));
+  if (first) job.since_ms = std::min(job.since_ms, *first);
+  HistoryOptions options;
+  options.by = job.by;
+  options.price = d_.options().price;
+  options.catalog = &d_.options().catalog;
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(store, job.since_ms, job.until_ms,
+                                                     options.phases));
+  // Keyed as the report keys it: a pod by "namespace/name" once the API server named it.
+  if (auto identity = in.identities.find(ids.front()); identity != in.identities.end()) {
+    job.key = HistoryKey(job.by, identity->second, d_.hostname());
+  }
+  CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(in, options));
+  auto row = std::find_if(summary.who.begin(), summary.who.end(),
+                          [&](const WhoRow& w) { return w.key == job.key; });
+  if (row == summary.who.end()) {
+    LogInfo("--notify: {} of {} ended: the history credits it no GPU time from {} to {}: no "
+            "report", EndedJobName(job), SafeText(job.user), FormatMinuteUtc(job.since_ms),
+            FormatMinuteUtc(job.until_ms));
+    return Status::Ok();
+  }
+  const double gpu_hours = static_cast<double>(row->AttributedMs()) / 3.6e6;
+  if (gpu_hours < config.min_gpu_hours) {
+    LogInfo("--notify: {} of {} ended: {:.3f} GPU-hours, under min_gpu_hours ({}): no report",
+            EndedJobName(job), SafeText(job.user), gpu_hours, config.min_gpu_hours);
+    return Status::Ok();
+  }
+  CGOV_ASSIGN_OR_RETURN(int64_t today, notifier_->MailCount("job/", job.user,
+                                                            LocalMidnightMs(d_.NowMs())));
+  if (today >= config.per_person_per_day) {
+    LogInfo("--notify: {} of {} ended: no report, {} has had {} today (per_person_per_day)",
+            EndedJobName(job), SafeText(job.user), SafeText(job.user), today);
+    return Status::Ok();
+  }
+  const DigestMail m = JobMail(job, *row, summary, d_.hostname());
+  const int64_t now_ms = d_.NowMs();
+  std::vector<Delivery> queued;
+  std::vector<std::string> whom;
+  for (const std::string& sink_name : config.sinks) {
+    auto sink = std::find_if(file.sinks.begin(), file.sinks.end(),
+                             [&](const NotifySink& s) { return s.name == sink_name; });
+    if (sink == file.sinks.end()) continue;
+    std::vector<std::string> to = JobReportAddresses(*sink, file.recipients.get(), job.user);
+    if (to.empty()) continue;
+    whom.insert(whom.end(), to.begin(), to.end());
+    std::string body = ComposeMail({sink->from, to, m.subject, now_ms, m.id}, m.text, m.html);
+    queued.push_back({0, sink->name, m.id, std::move(body), now_ms, 0, now_ms, std::move(to)});
+  }
+  if (queued.empty()) return Status::Ok();  // no address (the recipients file said why)
+  CGOV_ASSIGN_OR_RETURN(bool queued_now,
+                        notifier_->QueueMail(log_key, job.user, std::move(queued)));
+  if (queued_now) {
+    LogInfo("--notify: the report of {} ({}, {:.3f} GPU-hours, {}) queued for {}",
+            EndedJobName(job), SafeText(job.user), gpu_hours, FormatUsd(row->cost),
+            fmt::join(whom, ", "));
+  }
+  return Status::Ok();
+}
+
 Status NotifyModule::AfterWrite(DaemonTick* tick) {
   if (tick->built) Notify(tick);
   DigestIfDue(d_.NowMs());
+  if (d_.options().notify->job_report) TrackJobs(*tick, d_.NowMs());
   if (d_.metrics != nullptr) {  // the notifier's counts to /metrics
     const Notifier::Counts c = notifier_->counts();
     d_.metrics->SetNotifications({c.sent, c.failed, c.dropped, c.given_up, c.queued});

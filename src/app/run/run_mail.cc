@@ -14,6 +14,7 @@
 
 #include "core/money.h"
 #include "core/text.h"
+#include "notify/job_mail.h"
 #include "notify/mail_message.h"
 #include "notify/notifier.h"
 #include "notify/recipients.h"
@@ -79,18 +80,6 @@ std::string CommandText(const RunSummary& s) {
   for (const std::string& arg : s.command) joined += (joined.empty() ? "" : " ") + arg;
   joined = SafeText(joined);
   return joined.size() > 60 ? joined.substr(0, 57) + "..." : joined;
-}
-
-// One sink's addresses for the owner: its own `to`, then the owner's where it says "owner".
-std::vector<std::string> OwnerAddresses(const NotifySink& sink, const Recipients* people,
-                                        const std::string& owner) {
-  std::vector<std::string> to = sink.to;
-  if (people != nullptr && sink.to_owner) {
-    for (const Recipient& r : people->Owner(owner)) {
-      if (std::find(to.begin(), to.end(), r.address) == to.end()) to.push_back(r.address);
-    }
-  }
-  return to;
 }
 
 // The message: the Markdown report as text, report.html (when there and not too large) as HTML.
@@ -183,7 +172,7 @@ std::vector<std::string> MailJobReport(const NotifyFile& file, const RunSummary&
     auto sink = std::find_if(file.sinks.begin(), file.sinks.end(),
                              [&](const NotifySink& s) { return s.name == name; });
     if (sink == file.sinks.end()) continue;  // ParseNotifyFile refused it
-    const std::vector<std::string> to = OwnerAddresses(*sink, file.recipients.get(), in.owner);
+    const std::vector<std::string> to = JobReportAddresses(*sink, file.recipients.get(), in.owner);
     if (to.empty()) {
       said.push_back(fmt::format("not mailed through {:?}: no address for {}", name, in.owner));
       continue;
