@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <functional>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -72,9 +75,6 @@ struct DigestHolder {
   MicroUsd cost = 0, idle_held_cost = 0, prior_cost = 0;
   int64_t attributed_ms = 0, idle_held_ms = 0;
   const HabitRow* habit = nullptr;  // their costliest habit of the week
-  bool Holds(std::string_view user) const {
-    return std::find(users.begin(), users.end(), user) != users.end();
-  }
 };
 
 DigestHolder NewDigestHolder(std::vector<std::string> users, std::string address,
@@ -87,9 +87,19 @@ DigestHolder NewDigestHolder(std::vector<std::string> users, std::string address
   return h;
 }
 
-std::vector<DigestHolder> DigestHolders(const DigestInput& in) {
+// Everyone's week, and the teams: each person once, found by any of their users in one lookup,
+// so that a recipients file of 100,000 people costs a few passes, never people x people.
+struct DigestBook {
+  std::vector<DigestHolder> holders;  // the file's people in its order, then row-less users
+  std::map<std::string, std::vector<size_t>> teams;     // team -> its members
+  std::map<std::string, std::vector<MicroUsd>> ranked;  // team -> members' idle-held dollars,
+                                                        // the most first
+};
+
+DigestBook DigestHolders(const DigestInput& in) {
   const RecipientsFile& file = in.people->file();
-  std::vector<DigestHolder> out;
+  DigestBook book;
+  std::vector<DigestHolder>& out = book.holders;
   for (const RecipientsFile::Person& p : file.people) {
     out.push_back(NewDigestHolder(p.users, p.opt_out.empty() ? p.address : "", p.team));
   }
@@ -116,15 +126,17 @@ std::vector<DigestHolder> DigestHolders(const DigestInput& in) {
       h->prior_cost = AddUsd(h->prior_cost, RoundToCent(w.cost));
     }
   }
-  for (DigestHolder& h : out) {
-    for (const HabitRow& habit : in.week->habits) {  // by dollars, the costliest first
-      if (h.Holds(habit.user)) {
-        h.habit = &habit;
-        break;
-      }
-    }
+  for (const HabitRow& habit : in.week->habits) {  // by dollars, the costliest first
+    DigestHolder* h = holder_of(habit.user);
+    if (h != nullptr && h->habit == nullptr) h->habit = &habit;
   }
-  return out;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].team.empty()) continue;
+    book.teams[out[i].team].push_back(i);
+    book.ranked[out[i].team].push_back(out[i].idle_held_cost);
+  }
+  for (auto& [team, idle] : book.ranked) std::sort(idle.begin(), idle.end(), std::greater<>());
+  return book;
 }
 
 std::string Trend(const DigestHolder& h) {
@@ -179,8 +191,7 @@ std::string HtmlFoot(const DigestWeek& w) {
          "--notify</p></body></html>";
 }
 
-DigestMail UserDigest(const DigestInput& in, const DigestHolder& h,
-                      const std::vector<DigestHolder>& all) {
+DigestMail UserDigest(const DigestInput& in, const DigestHolder& h, const DigestBook& book) {
   DigestMail m;
   m.cost = h.cost;
   m.idle_held_cost = h.idle_held_cost;
@@ -197,12 +208,12 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h,
                                 idle_pct)},
       {"trend", Trend(h)}};
   if (!h.team.empty()) {
-    int rank = 1, members = 0;
-    for (const DigestHolder& o : all) {
-      if (o.team != h.team) continue;
-      ++members;
-      if (o.idle_held_cost > h.idle_held_cost) ++rank;
-    }
+    // 1 + the members who held more idle (ties share a rank).
+    const std::vector<MicroUsd>& idle = book.ranked.at(h.team);
+    const int rank = 1 + static_cast<int>(std::lower_bound(idle.begin(), idle.end(),
+                                                           h.idle_held_cost, std::greater<>()) -
+                                          idle.begin());
+    const int members = static_cast<int>(idle.size());
     rows.push_back({"in your team", fmt::format("{} of {} in team {} by idle-held dollars (the "
                                                 "1st held the most)", Ordinal(rank), members,
                                                 SafeText(h.team))});
@@ -247,12 +258,16 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h,
 
 std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& team,
                                      const std::vector<std::string>& leads,
-                                     const std::vector<DigestHolder>& all) {
+                                     const DigestBook& book) {
   std::vector<const DigestHolder*> members;
+  std::set<std::string_view> users;  // the members' users
   DigestHolder total;
-  for (const DigestHolder& h : all) {
-    if (h.team != team) continue;
+  auto in_team = book.teams.find(team);
+  if (in_team == book.teams.end()) return std::nullopt;
+  for (size_t i : in_team->second) {
+    const DigestHolder& h = book.holders[i];
     members.push_back(&h);
+    users.insert(h.users.begin(), h.users.end());
     total.cost = AddUsd(total.cost, h.cost);
     total.prior_cost = AddUsd(total.prior_cost, h.prior_cost);
     total.idle_held_cost = AddUsd(total.idle_held_cost, h.idle_held_cost);
@@ -267,12 +282,8 @@ std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& t
                    [](const DigestHolder* a, const DigestHolder* b) { return a->cost > b->cost; });
   std::vector<const HabitRow*> wastes;  // the team's costliest habits, any of its members'
   for (const HabitRow& habit : in.week->habits) {
-    const bool theirs = std::any_of(members.begin(), members.end(), [&](const DigestHolder* h) {
-      return h->Holds(habit.user);
-    });
-    if (wastes.size() < 3 && theirs) {
-      wastes.push_back(&habit);
-    }
+    if (wastes.size() == 3) break;
+    if (users.count(habit.user) > 0) wastes.push_back(&habit);
   }
   DigestMail m;
   m.cost = total.cost;
@@ -367,17 +378,17 @@ DigestWeek NextDigestWeek(const DigestConfig& config, const DigestWeek& week) {
 
 std::vector<DigestMail> ComposeDigests(const DigestInput& in) {
   std::vector<DigestMail> out;
-  const std::vector<DigestHolder> holders = DigestHolders(in);
+  const DigestBook book = DigestHolders(in);
   const double min_micro = in.config.min_usd * kMicroPerUsd;
   if (in.config.to_users) {
-    for (const DigestHolder& h : holders) {
+    for (const DigestHolder& h : book.holders) {
       if (h.address.empty() || static_cast<double>(h.cost) < min_micro || h.cost == 0) continue;
-      out.push_back(UserDigest(in, h, holders));
+      out.push_back(UserDigest(in, h, book));
     }
   }
   if (in.config.to_leads) {
     for (const auto& [team, leads] : in.people->file().leads) {
-      if (std::optional<DigestMail> m = TeamDigest(in, team, leads, holders)) {
+      if (std::optional<DigestMail> m = TeamDigest(in, team, leads, book)) {
         out.push_back(std::move(*m));
       }
     }
