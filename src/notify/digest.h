@@ -31,6 +31,7 @@ DigestWeek LatestDigestWeek(const DigestConfig& config, int64_t now_ms);
 // The digest a week after `week`.
 DigestWeek NextDigestWeek(const DigestConfig& config, const DigestWeek& week);
 
+// One message to a person: a digest, or a job's report (notify/job_mail.h).
 struct DigestMail {
   std::string id;   // "HOST/digest/YYYY-MM-DD/user/ADDRESS" or ".../team/NAME"
   std::string who;  // for the log: "alice", "team vision"

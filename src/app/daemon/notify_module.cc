@@ -281,11 +281,16 @@ void NotifyModule::TrackJobs(const DaemonTick& tick, int64_t now_ms) {
     t.last_ms = tick_ms;
   }
   const int64_t ended_after_ms = d_.options().notify->job_report->ended_after_ms;
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
+  // Each report reads the history on the tick's thread (milliseconds over rollups): when many
+  // jobs end at once, a few a tick, the rest at the next ticks.
+  constexpr int kReportsPerTick = 4;
+  int reported = 0;
+  for (auto it = jobs_.begin(); it != jobs_.end() && reported < kReportsPerTick;) {
     if (now_ms - it->second.last_ms < ended_after_ms) {
       ++it;
       continue;
     }
+    ++reported;
     if (Status s = ReportJob(it->first, it->second); !s.ok()) {
       LogWarning("--notify: the report of {}: {}", EndedJobName(it->second.job), s.message());
     }
