@@ -1,6 +1,7 @@
 #include "notify/digest.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <ctime>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "core/money.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "notify/mail_message.h"
 
 namespace cgov {
 namespace {
@@ -177,18 +179,12 @@ std::string ReportCommand(const DigestWeek& w) {
                      FormatRfc3339Utc(w.until_ms * 1'000'000));
 }
 
-constexpr char kHtmlHead[] =
-    "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>";
-constexpr char kHtmlBody[] =
-    "</title></head><body style=\"font-family:system-ui,-apple-system,'Segoe UI',sans-serif;"
-    "color:#1f2328;max-width:760px\">";
 constexpr char kTh[] = "<th style=\"text-align:left;padding:2px 12px 2px 0;color:#59636e\">";
 constexpr char kTdNum[] = "<td style=\"text-align:right;padding:2px 12px 2px 0\">";
 
-std::string HtmlFoot(const DigestWeek& w) {
-  return "<p style=\"color:#59636e;font-size:0.85em\">The figures are <code>" +
-         HtmlEscaped(ReportCommand(w)) + "</code>'s on this host's history. cgov daemon "
-         "--notify</p></body></html>";
+std::string DigestFootHtml(const DigestWeek& w) {
+  return "The figures are <code>" + HtmlEscaped(ReportCommand(w)) +
+         "</code>'s on this host's history. cgov daemon --notify";
 }
 
 DigestMail UserDigest(const DigestInput& in, const DigestHolder& h, const DigestBook& book) {
@@ -200,7 +196,7 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h, const Digest
   const double idle_pct = h.cost > 0 ? 100.0 * static_cast<double>(h.idle_held_cost) /
                                            static_cast<double>(h.cost)
                                      : 0;
-  std::vector<std::pair<std::string, std::string>> rows = {
+  MailFacts rows = {
       {"GPU time", fmt::format("{} GPU-hours, {}", DigestHours(h.attributed_ms),
                                FormatUsd(h.cost))},
       {"idle-held", fmt::format("{} hours, {} ({:.0f} % of your dollars)",
@@ -229,30 +225,20 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h, const Digest
                         in.week->idle_held_min_ms / 60'000);
   }
   m.id = fmt::format("{}/{}/user/{}", in.host, in.window.key, h.label);
-  m.who = h.label;
+  m.who = SafeText(h.label);  // for the log
   m.to = {h.address};
   m.subject = fmt::format("[cgov] Your GPU week on {}: {}, {} h idle-held ({})", in.host,
                           FormatUsd(h.cost), DigestHours(h.idle_held_ms),
                           FormatUsd(h.idle_held_cost));
   const std::string title = fmt::format("Your GPU week on {} ({}), {}", in.host, who,
                                         Dates(in.window));
-  m.text = title + ":\n\n";
-  for (const auto& [label, value] : rows) m.text += fmt::format("  {:<14}{}\n", label, value);
+  m.text = title + ":\n\n" + MailFactsText(rows);
   m.text += "\n" + habit + "\n" + (fix.empty() ? "" : fix + "\n");
   m.text += "\nThe figures are `" + ReportCommand(in.window) + "`'s on this host's history.\n"
             "-- \ncgov daemon --notify (docs/notifications.md)\n";
-  m.html = kHtmlHead + HtmlEscaped(m.subject) + kHtmlBody + "<h1 style=\"font-size:1.2em\">" +
-           HtmlEscaped(title) + "</h1><table style=\"border-collapse:collapse\">";
-  for (const auto& [label, value] : rows) {
-    m.html += "<tr>" + std::string(kTh) + HtmlEscaped(label) + "</th><td>" + HtmlEscaped(value) +
-              "</td></tr>";
-  }
-  m.html += "</table><p>" + HtmlEscaped(habit) + "</p>";
-  if (!fix.empty()) {
-    m.html += "<p style=\"border-left:4px solid #0969da;padding-left:8px\">" + HtmlEscaped(fix) +
-              "</p>";
-  }
-  m.html += HtmlFoot(in.window);
+  m.html = MailHtmlPage(title, MailFactsHtml(rows) + "<p>" + HtmlEscaped(habit) + "</p>" +
+                                   (fix.empty() ? "" : MailCalloutHtml(fix)),
+                        DigestFootHtml(in.window));
   return m;
 }
 
@@ -298,32 +284,30 @@ std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& t
                           DigestHours(total.idle_held_ms), FormatUsd(total.idle_held_cost));
   const std::string title = fmt::format("Team {}'s GPU week on {}, {}", SafeText(team), in.host,
                                         Dates(in.window));
-  const auto row_text = [](const std::string& name, const DigestHolder& h) {
-    return fmt::format("  {:<16}{:>10}{:>12}{:>12}{:>12}{:>8}\n", name,
-                       DigestHours(h.attributed_ms), FormatUsd(h.cost),
-                       DigestHours(h.idle_held_ms), FormatUsd(h.idle_held_cost), TrendShort(h));
+  // The team's table, declared once: each row's cells, rendered as text and as HTML.
+  using Cells = std::array<std::string, 6>;
+  const auto cells = [](const std::string& name, const DigestHolder& h) {
+    return Cells{name, DigestHours(h.attributed_ms), FormatUsd(h.cost),
+                 DigestHours(h.idle_held_ms), FormatUsd(h.idle_held_cost), TrendShort(h)};
   };
-  m.text = title + ":\n\n" +
-           fmt::format("  {:<16}{:>10}{:>12}{:>12}{:>12}{:>8}\n", "person", "GPU-h", "cost",
-                       "idle-held h", "idle-held $", "trend");
-  std::string html_rows;
-  const auto row_html = [&](const std::string& name, const DigestHolder& h, bool bold) {
-    const char* open = bold ? "<b>" : "";
-    const char* close = bold ? "</b>" : "";
-    html_rows += fmt::format("<tr><td>{}{}{}</td>", open, HtmlEscaped(name), close);
-    for (const std::string& v : {DigestHours(h.attributed_ms), FormatUsd(h.cost),
-                                 DigestHours(h.idle_held_ms), FormatUsd(h.idle_held_cost),
-                                 TrendShort(h)}) {
-      html_rows += fmt::format("{}{}{}{}</td>", kTdNum, open, HtmlEscaped(v), close);
+  std::vector<Cells> table = {{"person", "GPU-h", "cost", "idle-held h", "idle-held $", "trend"}};
+  for (const DigestHolder* h : members) table.push_back(cells(SafeText(h->label), *h));
+  table.push_back(cells("team", total));
+  m.text = title + ":\n\n";
+  std::string table_html = "<table style=\"border-collapse:collapse\">";
+  for (size_t r = 0; r < table.size(); ++r) {
+    const Cells& c = table[r];
+    m.text += fmt::format("  {:<16}{:>10}{:>12}{:>12}{:>12}{:>8}\n", c[0], c[1], c[2], c[3], c[4],
+                          c[5]);
+    const bool head = r == 0, total_row = r + 1 == table.size();
+    table_html += "<tr>";
+    for (size_t k = 0; k < c.size(); ++k) {
+      const std::string v = total_row ? "<b>" + HtmlEscaped(c[k]) + "</b>" : HtmlEscaped(c[k]);
+      table_html += head ? kTh + v + "</th>" : (k == 0 ? "<td>" : kTdNum) + v + "</td>";
     }
-    html_rows += "</tr>";
-  };
-  for (const DigestHolder* h : members) {
-    m.text += row_text(SafeText(h->label), *h);
-    row_html(SafeText(h->label), *h, false);
+    table_html += "</tr>";
   }
-  m.text += row_text("team", total);
-  row_html("team", total, true);
+  table_html += "</table>";
   std::string wastes_text, wastes_html;
   for (size_t i = 0; i < wastes.size(); ++i) {
     const std::string line = fmt::format("{}: {}.", SafeText(wastes[i]->user),
@@ -336,16 +320,11 @@ std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& t
                            : "\nThe biggest wastes:\n" + wastes_text;
   m.text += "\nThe figures are `" + ReportCommand(in.window) + "`'s on this host's history.\n"
             "-- \ncgov daemon --notify (docs/notifications.md)\n";
-  m.html = kHtmlHead + HtmlEscaped(m.subject) + kHtmlBody + "<h1 style=\"font-size:1.2em\">" +
-           HtmlEscaped(title) + "</h1><table style=\"border-collapse:collapse\"><tr>";
-  for (const char* head : {"person", "GPU-h", "cost", "idle-held h", "idle-held $", "trend"}) {
-    m.html += std::string(kTh) + head + "</th>";
-  }
-  m.html += "</tr>" + html_rows + "</table>";
-  m.html += wastes.empty() ? "<p>No idle-held stretch this week.</p>"
-                           : "<h2 style=\"font-size:1.05em\">The biggest wastes</h2><ol>" +
-                                 wastes_html + "</ol>";
-  m.html += HtmlFoot(in.window);
+  m.html = MailHtmlPage(
+      title, table_html + (wastes.empty() ? "<p>No idle-held stretch this week.</p>"
+                                          : "<h2 style=\"font-size:1.05em\">The biggest wastes"
+                                            "</h2><ol>" + wastes_html + "</ol>"),
+      DigestFootHtml(in.window));
   return m;
 }
 

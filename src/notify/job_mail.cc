@@ -8,6 +8,7 @@
 #include "core/money.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "notify/mail_message.h"
 
 namespace cgov {
 namespace {
@@ -50,7 +51,7 @@ DigestMail JobMail(const EndedJob& job, const WhoRow& row, const HistorySummary&
                           PctOf(row.attributed_ms[p], gpu_ms));
   }
   const double idle_pct = PctOf(row.idle_held_cost, row.cost);
-  const std::vector<std::pair<std::string, std::string>> rows = {
+  const MailFacts rows = {
       {"ran", fmt::format("{} to {}", FormatMinuteUtc(job.since_ms),
                           FormatMinuteUtc(job.until_ms))},
       {"GPU time", fmt::format("{} GPU-hours, {}", JobGpuHours(gpu_ms), FormatUsd(row.cost))},
@@ -76,28 +77,17 @@ DigestMail JobMail(const EndedJob& job, const WhoRow& row, const HistorySummary&
   m.idle_held_cost = row.idle_held_cost;
   m.idle_held_ms = row.idle_held_ms;
   m.id = fmt::format("{}/job/{}/{}", host, job.by == HistoryBy::kPod ? "pod" : "slurm", job.key);
-  m.who = SafeText(job.user);
+  m.who = SafeText(job.user);  // for the log
   m.subject = fmt::format("[cgov] Your {} on {} ended: {} GPU-hours, {} ({:.0f} % idle-held)",
                           EndedJobName(job), host, JobGpuHours(gpu_ms), FormatUsd(row.cost),
                           idle_pct);
   const std::string title = fmt::format("Your {} on {} has ended", EndedJobName(job), host);
-  m.text = title + ".\n\n";
-  for (const auto& [label, value] : rows) m.text += fmt::format("  {:<11}{}\n", label, value);
-  m.text += "\n" + fix + "\n\nIts whole window: `" + command + "` on this host's history.\n"
-            "-- \ncgov daemon --notify (docs/notifications.md)\n";
-  m.html = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
-           HtmlEscaped(m.subject) +
-           "</title></head><body style=\"font-family:system-ui,-apple-system,'Segoe UI',"
-           "sans-serif;color:#1f2328;max-width:760px\"><h1 style=\"font-size:1.2em\">" +
-           HtmlEscaped(title) + "</h1><table style=\"border-collapse:collapse\">";
-  for (const auto& [label, value] : rows) {
-    m.html += "<tr><th style=\"text-align:left;padding:2px 12px 2px 0;color:#59636e\">" +
-              HtmlEscaped(label) + "</th><td>" + HtmlEscaped(value) + "</td></tr>";
-  }
-  m.html += "</table><p style=\"border-left:4px solid #0969da;padding-left:8px\">" +
-            HtmlEscaped(fix) + "</p><p style=\"color:#59636e;font-size:0.85em\">Its whole "
-            "window: <code>" + HtmlEscaped(command) + "</code> on this host's history. cgov "
-            "daemon --notify</p></body></html>";
+  m.text = title + ".\n\n" + MailFactsText(rows) + "\n" + fix + "\n\nIts whole window: `" +
+           command + "` on this host's history.\n-- \ncgov daemon --notify "
+           "(docs/notifications.md)\n";
+  m.html = MailHtmlPage(title, MailFactsHtml(rows) + MailCalloutHtml(fix),
+                        "Its whole window: <code>" + HtmlEscaped(command) +
+                            "</code> on this host's history. cgov daemon --notify");
   return m;
 }
 

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -80,8 +81,8 @@ std::string Base64Lines(std::string_view bytes) {
 }
 
 // The facts of a notice, label and value, in the order both parts show them.
-std::vector<std::pair<std::string, std::string>> Facts(const Notice& n) {
-  std::vector<std::pair<std::string, std::string>> facts;
+MailFacts Facts(const Notice& n) {
+  MailFacts facts;
   facts.emplace_back("Host", SafeText(n.host));
   if (n.gpu) facts.emplace_back("GPU", fmt::format("{} ({}, {})", n.gpu->index,
                                                    SafeText(n.gpu->name), SafeText(n.gpu->uuid)));
@@ -145,26 +146,50 @@ std::string ComposeMail(const MailHeaders& h, std::string_view text, std::string
   return m;
 }
 
-std::string NoticeMail(const Notice& n, const std::string& from,
-                       const std::vector<std::string>& to) {
-  const std::string summary = SafeText(n.summary), next = SafeText(n.next_step);
-  const auto facts = Facts(n);
-  std::string text = summary + "\n\n" + next + "\n\n";
-  for (const auto& [label, value] : facts) text += fmt::format("{}: {}\n", label, value);
-  text += "\n-- \ncgov daemon --notify (docs/notifications.md)\n";
-  std::string html =
-      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
-      HtmlEscaped(summary) +
-      "</title></head><body style=\"font-family:system-ui,-apple-system,'Segoe UI',sans-serif;"
-      "color:#1f2328;max-width:720px\"><h1 style=\"font-size:1.2em\">" + HtmlEscaped(summary) +
-      "</h1><p style=\"border-left:4px solid #0969da;padding-left:8px\">" + HtmlEscaped(next) +
-      "</p><table style=\"border-collapse:collapse\">";
+std::string MailHtmlPage(std::string_view title, std::string_view body_html,
+                         std::string_view foot_html) {
+  return "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+         HtmlEscaped(title) +
+         "</title></head><body style=\"font-family:system-ui,-apple-system,'Segoe UI',"
+         "sans-serif;color:#1f2328;max-width:760px\"><h1 style=\"font-size:1.2em\">" +
+         HtmlEscaped(title) + "</h1>" + std::string(body_html) +
+         "<p style=\"color:#59636e;font-size:0.85em\">" + std::string(foot_html) +
+         "</p></body></html>";
+}
+
+std::string MailFactsHtml(const MailFacts& facts) {
+  std::string html = "<table style=\"border-collapse:collapse\">";
   for (const auto& [label, value] : facts) {
     html += "<tr><th style=\"text-align:left;padding:2px 12px 2px 0;color:#59636e\">" +
             HtmlEscaped(label) + "</th><td>" + HtmlEscaped(value) + "</td></tr>";
   }
-  html += "</table><p style=\"color:#59636e;font-size:0.85em\">cgov daemon --notify</p>"
-          "</body></html>";
+  return html + "</table>";
+}
+
+std::string MailCalloutHtml(std::string_view text) {
+  return "<p style=\"border-left:4px solid #0969da;padding-left:8px\">" + HtmlEscaped(text) +
+         "</p>";
+}
+
+std::string MailFactsText(const MailFacts& facts) {
+  size_t width = 0;
+  for (const auto& [label, value] : facts) width = std::max(width, label.size());
+  std::string text;
+  for (const auto& [label, value] : facts) {
+    text += fmt::format("  {:<{}}{}\n", label, width + 2, value);
+  }
+  return text;
+}
+
+std::string NoticeMail(const Notice& n, const std::string& from,
+                       const std::vector<std::string>& to) {
+  const std::string summary = SafeText(n.summary), next = SafeText(n.next_step);
+  const MailFacts facts = Facts(n);
+  std::string text = summary + "\n\n" + next + "\n\n";
+  for (const auto& [label, value] : facts) text += fmt::format("{}: {}\n", label, value);
+  text += "\n-- \ncgov daemon --notify (docs/notifications.md)\n";
+  const std::string html =
+      MailHtmlPage(summary, MailCalloutHtml(next) + MailFactsHtml(facts), "cgov daemon --notify");
   return ComposeMail({from, to, "[cgov] " + summary, n.at_ms, n.id}, text, html);
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "notify/notice.h"
@@ -29,6 +30,17 @@ struct MailHeaders {
 
 // The whole message, CRLF line ends. REQUIRES: from and each of to pass IsMailAddress.
 std::string ComposeMail(const MailHeaders& headers, std::string_view text, std::string_view html);
+
+// The pieces of the messages cgov writes to people (notices, digests, job reports), one style:
+// label/value facts; a page whose body is HTML already escaped, under an <h1> of `title`, with
+// a grey footer (HTML); a paragraph set apart (the next step, the fix). Text is escaped here.
+using MailFacts = std::vector<std::pair<std::string, std::string>>;
+std::string MailHtmlPage(std::string_view title, std::string_view body_html,
+                         std::string_view foot_html);
+std::string MailFactsHtml(const MailFacts& facts);
+std::string MailCalloutHtml(std::string_view text);
+// "  LABEL  value" lines, the values aligned after the longest label.
+std::string MailFactsText(const MailFacts& facts);
 
 // The notice's message from `from` to `to`: subject "[cgov] " and its summary, the summary,
 // the next step and the facts (host, GPU, user, command, since, cost so far) as text and HTML.
