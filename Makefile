@@ -157,7 +157,7 @@ clang-build:
 	@$(MAKE) --no-print-directory build BUILD=build-clang CC_NAME=clang++
 
 format:
-	@clang-format -i $$(git ls-files '*.cc' '*.h')
+	@$$(command -v clang-format-14 || echo clang-format) -i $$(git ls-files '*.cc' '*.h')
 
 clean:
 	rm -rf $(BUILD) build-clang build-asan

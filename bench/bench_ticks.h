@@ -41,9 +41,11 @@ inline TickSample EightGpuTick(int extra_processes = 0) {
     s.pcie_tx_kbps = 900'000;
     s.pcie_rx_kbps = 2'100'000;
     s.processes_known = true;
-    s.processes = {GpuProcess{static_cast<uint32_t>(41000 + i), true, false, 75'161'927'680, 95, 60}};
+    s.processes = {
+        GpuProcess{static_cast<uint32_t>(41000 + i), true, false, 75'161'927'680, 95, 60}};
     for (int k = i; k < extra_processes; k += 8) {
-      s.processes.push_back(GpuProcess{static_cast<uint32_t>(42000 + k), true, false, 2ull << 30, 5, 1});
+      s.processes.push_back(
+          GpuProcess{static_cast<uint32_t>(42000 + k), true, false, 2ull << 30, 5, 1});
     }
     t.gpu_slow.push_back(s);
   }

@@ -30,8 +30,8 @@
 
 namespace {
 
-constexpr const char* kPhases[] = {"truly_idle", "idle_held", "underutilized", "productive",
-                                   "compute_bound", "unknown"};
+constexpr const char* kPhases[] = {"truly_idle", "idle_held",     "underutilized",
+                                   "productive", "compute_bound", "unknown"};
 constexpr int kPhaseCount = 5;  // unknown is served and never counted here
 
 struct Rng {  // splitmix64: the same fleet for the same seed on every machine
@@ -51,9 +51,9 @@ struct Job {
   std::string pod, user, project, team;
 };
 
-struct Step {          // one GPU at one step
-  int8_t phase = 0;    // index in kPhases
-  int8_t util = 0;     // percent
+struct Step {        // one GPU at one step
+  int8_t phase = 0;  // index in kPhases
+  int8_t util = 0;   // percent
   int32_t job = -1;
 };
 
@@ -123,7 +123,7 @@ class Output {
   int steps_per_part_ = 1;
   std::vector<FILE*> files_;
   std::vector<std::string> names_;
-  std::vector<bool> regular_;  // each file's: what Remove() may delete
+  std::vector<bool> regular_;               // each file's: what Remove() may delete
   std::vector<std::vector<char>> buffers_;  // each file's (a moved vector keeps its storage)
 };
 
@@ -139,16 +139,26 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* v = argv[i + 1];
-    if (flag == "--nodes") nodes = std::atoi(v);
-    else if (flag == "--first-node") first_node = std::atoi(v);
-    else if (flag == "--gpus") gpus = std::atoi(v);
-    else if (flag == "--hours") hours = std::atoi(v);
-    else if (flag == "--interval") interval = std::atoi(v);
-    else if (flag == "--start") start = std::atoll(v);
-    else if (flag == "--seed") seed = std::strtoull(v, nullptr, 10);
-    else if (flag == "--split-hours") split_hours = std::atoi(v);
-    else if (flag == "--out") out_path = v;
-    else if (flag == "--truth") truth_path = v;
+    if (flag == "--nodes")
+      nodes = std::atoi(v);
+    else if (flag == "--first-node")
+      first_node = std::atoi(v);
+    else if (flag == "--gpus")
+      gpus = std::atoi(v);
+    else if (flag == "--hours")
+      hours = std::atoi(v);
+    else if (flag == "--interval")
+      interval = std::atoi(v);
+    else if (flag == "--start")
+      start = std::atoll(v);
+    else if (flag == "--seed")
+      seed = std::strtoull(v, nullptr, 10);
+    else if (flag == "--split-hours")
+      split_hours = std::atoi(v);
+    else if (flag == "--out")
+      out_path = v;
+    else if (flag == "--truth")
+      truth_path = v;
     else {
       std::fprintf(stderr, "cgov_fleet_history: unknown flag %s\n", flag.c_str());
       return 2;
@@ -156,9 +166,10 @@ int main(int argc, char** argv) {
   }
   if (nodes <= 0 || gpus <= 0 || hours <= 0 || interval <= 0 || split_hours < 0 ||
       split_hours > hours || split_hours * 3600 % interval != 0 || !out_path || !truth_path) {
-    std::fprintf(stderr, "usage: cgov_fleet_history --nodes N [--first-node 0] [--gpus 8] "
-                         "[--hours 24] [--interval 60] [--start UNIX] [--seed 1] "
-                         "[--split-hours H] --out FILE --truth FILE\n");
+    std::fprintf(
+        stderr,
+        "usage: cgov_fleet_history --nodes N [--first-node 0] [--gpus 8] [--hours 24] [--interval "
+        "60] [--start UNIX] [--seed 1] [--split-hours H] --out FILE --truth FILE\n");
     return 2;
   }
   const int steps = hours * 3600 / interval + 1;  // step 0 is the daemons' start: all zero
@@ -254,7 +265,8 @@ int main(int argc, char** argv) {
         double value = 0;
         for (int k = 0; k < steps; ++k) {
           if (k > 0 && at(n, g, k).phase == p) value += interval * watts(n, g, k);
-          std::fprintf(out.At(k), "cgov_gpu_phase_energy_joules_total{%s,phase=\"%s\"} %.10g %lld\n",
+          std::fprintf(out.At(k),
+                       "cgov_gpu_phase_energy_joules_total{%s,phase=\"%s\"} %.10g %lld\n",
                        labels.c_str(), kPhases[p], value, t(k));
         }
         energy_truth += value;
@@ -331,11 +343,10 @@ int main(int argc, char** argv) {
           if (f == 3) value += interval * watts(j.node, j.gpu, k);
           if (f == 4 && st.phase == 1) value += interval * watts(j.node, j.gpu, k);
           if (f == 0) {
-            std::fprintf(out.At(k), "%s_total{%s,phase=\"%s\"} %.10g %lld\n", families[f],
-                         labels, kPhases[p], value, t(k));
+            std::fprintf(out.At(k), "%s_total{%s,phase=\"%s\"} %.10g %lld\n", families[f], labels,
+                         kPhases[p], value, t(k));
           } else {
-            std::fprintf(out.At(k), "%s_total{%s} %.10g %lld\n", families[f], labels, value,
-                         t(k));
+            std::fprintf(out.At(k), "%s_total{%s} %.10g %lld\n", families[f], labels, value, t(k));
           }
         }
         if (f == 0) project_truth[j.project] += value;
@@ -360,25 +371,28 @@ int main(int argc, char** argv) {
     std::perror(truth_path);
     return 1;
   }
-  std::fprintf(truth, "{\"nodes\": %d, \"gpus_per_node\": %d, \"hours\": %d, \"interval_s\": %d, "
-                      "\"start\": %lld, \"end\": %lld, \"identities\": %zu,\n \"phase_seconds\": {",
+  std::fprintf(truth,
+               "{\"nodes\": %d, \"gpus_per_node\": %d, \"hours\": %d, \"interval_s\": %d, "
+               "\"start\": %lld, \"end\": %lld, \"identities\": %zu,\n \"phase_seconds\": {",
                nodes, gpus, hours, interval, start, t(steps - 1), jobs.size());
   bool first = true;
   for (const auto& [phase, v] : phase_truth) {
     std::fprintf(truth, "%s\"%s\": %.3f", first ? "" : ", ", phase.c_str(), v);
     first = false;
   }
-  std::fprintf(truth, "},\n \"busy_seconds\": %.3f, \"held_seconds\": %.3f, "
-                      "\"idle_held_seconds\": %.3f,\n \"project_seconds\": {",
+  std::fprintf(truth,
+               "},\n \"busy_seconds\": %.3f, \"held_seconds\": %.3f, \"idle_held_seconds\": "
+               "%.3f,\n \"project_seconds\": {",
                busy_truth, held_truth, idle_held_truth);
   first = true;
   for (const auto& [project, v] : project_truth) {
     std::fprintf(truth, "%s\"%s\": %.3f", first ? "" : ", ", project.c_str(), v);
     first = false;
   }
-  std::fprintf(truth, "},\n \"energy_joules\": %.3f, \"idle_energy_joules\": %.3f, "
-                      "\"power_known_seconds\": %.3f, \"idle_held_energy_joules\": %.3f,\n "
-                      "\"project_energy_joules\": {",
+  std::fprintf(truth,
+               "},\n \"energy_joules\": %.3f, \"idle_energy_joules\": %.3f, "
+               "\"power_known_seconds\": %.3f, \"idle_held_energy_joules\": %.3f,\n "
+               "\"project_energy_joules\": {",
                energy_truth, idle_energy_truth, power_known_truth, idle_held_energy_truth);
   first = true;
   for (const auto& [project, v] : project_energy_truth) {

@@ -7,9 +7,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "bench_ticks.h"
-#include "app/history/stored_tick.h"
 #include "app/history/history_writer.h"
+#include "app/history/stored_tick.h"
+#include "bench_ticks.h"
 
 namespace cgov {
 namespace {
@@ -24,7 +24,8 @@ void BM_DaemonTickStore(benchmark::State& state) {
     }
     std::vector<uint32_t> ids;
     for (int g = 0; g < 8; ++g) {
-      ids.push_back(*(*writer)->store().GpuId({0, "GPU-" + std::to_string(g), g, "H100", 81559, "", "", {}}));
+      ids.push_back(
+          *(*writer)->store().GpuId({0, "GPU-" + std::to_string(g), g, "H100", 81559, "", "", {}}));
     }
     auto run = (*writer)->BeginRun("bench", 0, 1000, "bench");
     TickSample sample = EightGpuTick(10);

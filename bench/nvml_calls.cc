@@ -414,8 +414,7 @@ int Main(int argc, char** argv) {
     nvml::nvmlReturn_t ret = nvml::NVML_ERROR_INSUFFICIENT_SIZE;
     for (int attempt = 0; attempt < 3 && ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
       unsigned int count = static_cast<unsigned int>(samples.size());
-      ret = f.process_utilization(d, samples.empty() ? nullptr : samples.data(), &count,
-                                  last_seen);
+      ret = f.process_utilization(d, samples.empty() ? nullptr : samples.data(), &count, last_seen);
       if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) samples.resize(count + 8);
       if (ret == nvml::NVML_SUCCESS) {
         for (unsigned k = 0; k < count; ++k) last_seen = std::max(last_seen, samples[k].timeStamp);
@@ -439,8 +438,7 @@ int Main(int argc, char** argv) {
     unsigned int a = 0, b = 0, c = 0, e = 0;
     return f.remapped_rows(d, &a, &b, &c, &e);
   });
-  const bool gpm = f.gpm_sample_alloc && f.gpm_sample_get && f.gpm_metrics_get &&
-                   f.gpm_sample_free;
+  const bool gpm = f.gpm_sample_alloc && f.gpm_sample_get && f.gpm_metrics_get && f.gpm_sample_free;
   if (gpm) {
     nvml::nvmlGpmSample_t s1 = nullptr, s2 = nullptr;
     f.gpm_sample_alloc(&s1);
@@ -461,16 +459,24 @@ int Main(int argc, char** argv) {
   std::vector<GpuFastSample> fast;
   std::vector<GpuSlowSample> slow;
   nvml::nvmlReturn_t ok = nvml::NVML_SUCCESS;
-  Row("NvmlSource::ReadFast (every GPU)", "ok", Time(reps, [&] {
-        source.ReadFast(&fast);
-        return ok;
-      }, &ok));
+  Row("NvmlSource::ReadFast (every GPU)", "ok",
+      Time(
+          reps,
+          [&] {
+            source.ReadFast(&fast);
+            return ok;
+          },
+          &ok));
   source.StartEventWatch();  // as cgov run and the daemon do
-  source.ReadSlow(&slow);  // primes GPM
-  Row("NvmlSource::ReadSlow (every GPU)", "ok", Time(std::max(1, reps / 10), [&] {
-        source.ReadSlow(&slow);
-        return ok;
-      }, &ok));
+  source.ReadSlow(&slow);    // primes GPM
+  Row("NvmlSource::ReadSlow (every GPU)", "ok",
+      Time(
+          std::max(1, reps / 10),
+          [&] {
+            source.ReadSlow(&slow);
+            return ok;
+          },
+          &ok));
   if (paced_rounds > 0) PacedRounds(source, d).Run(paced_ms, paced_rounds);
   Timing shutdown;  // nvmlShutdown and the samples' release: what every cgov process pays at exit
   const int64_t s0 = Ns(CLOCK_MONOTONIC);

@@ -14,9 +14,9 @@
 // Usage: cgov_scrape_load CGOV FAKE_NVML_LIB SCENARIO   (prints a report; exit 1 on a miss)
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -24,12 +24,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,8 +85,8 @@ int64_t LargestTickGapMs(const std::string& db, int64_t from_ms, int64_t to_ms, 
   if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return -1;
   sqlite3_busy_timeout(h, 5000);
   sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(h, "SELECT ts_ms FROM tick WHERE ts_ms BETWEEN ? AND ? ORDER BY ts_ms", -1,
-                     &s, nullptr);
+  sqlite3_prepare_v2(h, "SELECT ts_ms FROM tick WHERE ts_ms BETWEEN ? AND ? ORDER BY ts_ms", -1, &s,
+                     nullptr);
   sqlite3_bind_int64(s, 1, from_ms);
   sqlite3_bind_int64(s, 2, to_ms);
   int64_t last = from_ms, gap = 0;
@@ -105,7 +105,8 @@ int64_t LargestTickGapMs(const std::string& db, int64_t from_ms, int64_t to_ms, 
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // A port free now on loopback (the kernel's pick).
@@ -130,9 +131,9 @@ pid_t StartDaemon(char** argv, const std::string& db, int port,
   const pid_t daemon = fork();
   if (daemon == 0) {
     setenv("CGOV_FAKE_NVML_SCENARIO", argv[3], 1);
-    std::vector<std::string> args = {argv[1], "daemon", "--db", db, "--interval", "1s",
-                                     "--nvml-lib", argv[2], "--listen",
-                                     "127.0.0.1:" + std::to_string(port)};
+    std::vector<std::string> args = {
+        argv[1], "daemon",     "--db",  db,         "--interval",
+        "1s",    "--nvml-lib", argv[2], "--listen", "127.0.0.1:" + std::to_string(port)};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> c_args;
     for (std::string& a : args) c_args.push_back(a.data());
@@ -228,7 +229,8 @@ bool SlowlorisScenarios(int port, std::vector<std::pair<int64_t, int64_t>>* span
   bool ok = true;
   for (const bool distributed : {false, true}) {
     std::vector<std::string> sources;
-    for (int i = 1; i <= (distributed ? 13 : 1); ++i) sources.push_back("127.0.2." + std::to_string(i));
+    for (int i = 1; i <= (distributed ? 13 : 1); ++i)
+      sources.push_back("127.0.2." + std::to_string(i));
     const int64_t from = NowMs();
     int closed = 0;
     std::thread attack([&] { closed = Slowloris(port, sources, 130, distributed, 15); });
@@ -239,10 +241,11 @@ bool SlowlorisScenarios(int port, std::vector<std::pair<int64_t, int64_t>>* span
     attack.join();
     const int64_t to = NowMs();
     const double worst = Percentile(health, 1.0);
-    std::printf("slowloris, 130 connections from %zu address(es)%s, 15 s: %d closed by the "
-                "server; /health %zu probes, median %.2f ms, max %.2f ms (target < 1000 ms); a "
-                "scrape %s\n", sources.size(), distributed ? ", reconnecting" : "", closed,
-                health.size(), Percentile(health, 0.5), worst, scraped ? "answered" : "FAILED");
+    std::printf(
+        "slowloris, 130 connections from %zu address(es)%s, 15 s: %d closed by the server; /health "
+        "%zu probes, median %.2f ms, max %.2f ms (target < 1000 ms); a scrape %s\n",
+        sources.size(), distributed ? ", reconnecting" : "", closed, health.size(),
+        Percentile(health, 0.5), worst, scraped ? "answered" : "FAILED");
     spans->emplace_back(from, to);
     ok &= worst < 1000 && scraped;
   }
@@ -255,8 +258,10 @@ bool BcryptFloodScenario(char** argv, const std::string& dir) {
   const std::string web = dir + "/web.yml";
   // The hash of "test" in Prometheus' basic-auth guide, cost 12 (the most cgov accepts).
   FILE* f = std::fopen(web.c_str(), "w");
-  std::fputs("basic_auth_users:\n  prometheus: "
-             "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay\n", f);
+  std::fputs(
+      "basic_auth_users:\n  prometheus: "
+      "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay\n",
+      f);
   std::fclose(f);
   const std::string db = dir + "/flood.db";
   const int port = FreePort();
@@ -278,10 +283,12 @@ bool BcryptFloodScenario(char** argv, const std::string& dir) {
     flood.emplace_back([&, t] {
       const std::string source = "127.0.3." + std::to_string(1 + t % 4);
       for (int i = 0; flooding; ++i) {
-        const std::string r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: b\r\nAuthorization: "
-                                       "Basic " + Base64Encode("prometheus:guess-" + std::to_string(t) +
-                                                         "-" + std::to_string(i)) +
-                                       "\r\nConnection: close\r\n\r\n", 10, source.c_str());
+        const std::string r = Exchange(
+            port,
+            "GET /metrics HTTP/1.1\r\nHost: b\r\nAuthorization: Basic " +
+                Base64Encode("prometheus:guess-" + std::to_string(t) + "-" + std::to_string(i)) +
+                "\r\nConnection: close\r\n\r\n",
+            10, source.c_str());
         if (r.starts_with("HTTP/1.1 401")) {
           ++unauthorized;
         } else if (r.starts_with("HTTP/1.1 429")) {
@@ -305,12 +312,13 @@ bool BcryptFloodScenario(char** argv, const std::string& dir) {
   flooding = false;
   for (std::thread& t : flood) t.join();
   const double worst = Percentile(health, 1.0);
-  std::printf("bcrypt flood, 16 clients with new wrong passwords, 10 s: %d answered 401 (a bcrypt "
-              "check each), %d answered 429, %d no answer; /health %zu probes, median %.2f ms, max "
-              "%.2f ms (target < 1000 ms); Prometheus' scrape %s; SIGTERM to exit during the "
-              "flood %.0f ms (target < 1000 ms)\n", unauthorized.load(), too_many.load(),
-              other.load(), health.size(), Percentile(health, 0.5), worst,
-              scraped ? "answered" : "FAILED", stop_ms);
+  std::printf(
+      "bcrypt flood, 16 clients with new wrong passwords, 10 s: %d answered 401 (a bcrypt check "
+      "each), %d answered 429, %d no answer; /health %zu probes, median %.2f ms, max %.2f ms "
+      "(target < 1000 ms); Prometheus' scrape %s; SIGTERM to exit during the flood %.0f ms (target "
+      "< 1000 ms)\n",
+      unauthorized.load(), too_many.load(), other.load(), health.size(), Percentile(health, 0.5),
+      worst, scraped ? "answered" : "FAILED", stop_ms);
   bool ok = NoTickMissed("the flood", db, from, to);
   return ok && primed && scraped && worst < 1000 && stop_ms < 1000;
 }
@@ -380,8 +388,8 @@ int main(int argc, char** argv) {
         const int i = static_cast<int>(events[e].data.u32);
         Conn& c = conns[i];
         if ((events[e].events & EPOLLOUT) && c.sent < kScrape.size()) {
-          const ssize_t w = send(c.fd, kScrape.data() + c.sent, kScrape.size() - c.sent,
-                                 MSG_NOSIGNAL);
+          const ssize_t w =
+              send(c.fd, kScrape.data() + c.sent, kScrape.size() - c.sent, MSG_NOSIGNAL);
           if (w > 0) c.sent += static_cast<size_t>(w);
           if (c.sent == kScrape.size()) {
             epoll_event ev{};
@@ -413,10 +421,11 @@ int main(int argc, char** argv) {
   }
   const int64_t burst_to = NowMs();
   const double p50 = Percentile(all, 0.50), p99 = Percentile(all, 0.99);
-  std::printf("%d concurrent scrapers x %d: %zu scrapes in %.2f s, %d failed; latency p50 %.2f ms, "
-              "p99 %.2f ms, max %.2f ms (target p99 < 50 ms)\n",
-              kClients, kScrapesEach, all.size(), (burst_to - burst_from) / 1e3, errors, p50, p99,
-              Percentile(all, 1.0));
+  std::printf(
+      "%d concurrent scrapers x %d: %zu scrapes in %.2f s, %d failed; latency p50 %.2f ms, p99 "
+      "%.2f ms, max %.2f ms (target p99 < 50 ms)\n",
+      kClients, kScrapesEach, all.size(), (burst_to - burst_from) / 1e3, errors, p50, p99,
+      Percentile(all, 1.0));
   if (p99 >= 50 || errors > 0) ++failures;
 
   // 2. 64 drip clients, then normal scrapes while they hold their connections.
@@ -450,21 +459,22 @@ int main(int argc, char** argv) {
   for (int fd : drips) close(fd);
   const int64_t drip_to = NowMs();
   const double drip_max = Percentile(during, 1.0);
-  std::printf("64 drip clients open (%zu connected): 20 normal scrapes, %d failed; max %.2f ms, "
-              "median %.2f ms (target < 500 ms)\n", drips.size(), drip_errors, drip_max,
-              Percentile(during, 0.5));
+  std::printf(
+      "64 drip clients open (%zu connected): 20 normal scrapes, %d failed; max %.2f ms, median "
+      "%.2f ms (target < 500 ms)\n",
+      drips.size(), drip_errors, drip_max, Percentile(during, 0.5));
   if (drip_max >= 500 || drip_errors > 0) ++failures;
 
   // 3. Oversized head and a chunked body.
-  const std::string big = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: b\r\nX-Big: " +
-                                             std::string(1 << 20, 'a') + "\r\n\r\n");
+  const std::string big = Exchange(
+      port, "GET /metrics HTTP/1.1\r\nHost: b\r\nX-Big: " + std::string(1 << 20, 'a') + "\r\n\r\n");
   const bool big_refused = !big.starts_with("HTTP/1.1 200");
-  const std::string chunked = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: b\r\nTransfer-"
-                                             "Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+  const std::string chunked = Exchange(port,
+                                       "GET /metrics HTTP/1.1\r\nHost: b\r\nTransfer-Encoding: "
+                                       "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
   const bool chunked_refused = chunked.starts_with("HTTP/1.1 413");
-  std::printf("1 MiB header: %s (%s); chunked body: %s (%s)\n",
-              big_refused ? "refused" : "SERVED", big.empty() ? "connection closed"
-                                                              : big.substr(0, 12).c_str(),
+  std::printf("1 MiB header: %s (%s); chunked body: %s (%s)\n", big_refused ? "refused" : "SERVED",
+              big.empty() ? "connection closed" : big.substr(0, 12).c_str(),
               chunked_refused ? "refused" : "NOT REFUSED", chunked.substr(0, 12).c_str());
   if (!big_refused || !chunked_refused) ++failures;
 
@@ -480,14 +490,16 @@ int main(int argc, char** argv) {
   int64_t burst_ticks = 0, drip_ticks = 0;
   const int64_t burst_gap = LargestTickGapMs(db, burst_from, burst_to, &burst_ticks);
   const int64_t drip_gap = LargestTickGapMs(db, drip_from, drip_to, &drip_ticks);
-  std::printf("ticks during the burst: %lld in %.1f s, largest gap %lld ms; during the drip: %lld "
-              "in %.1f s, largest gap %lld ms (a miss would be a gap >= 2000 ms)\n",
-              static_cast<long long>(burst_ticks), (burst_to - burst_from) / 1e3,
-              static_cast<long long>(burst_gap), static_cast<long long>(drip_ticks),
-              (drip_to - drip_from) / 1e3, static_cast<long long>(drip_gap));
+  std::printf(
+      "ticks during the burst: %lld in %.1f s, largest gap %lld ms; during the drip: %lld in %.1f "
+      "s, largest gap %lld ms (a miss would be a gap >= 2000 ms)\n",
+      static_cast<long long>(burst_ticks), (burst_to - burst_from) / 1e3,
+      static_cast<long long>(burst_gap), static_cast<long long>(drip_ticks),
+      (drip_to - drip_from) / 1e3, static_cast<long long>(drip_gap));
   // Missed: a gap of two intervals, or fewer ticks than whole seconds elapsed (less one edge).
   if (burst_gap >= 2000 || drip_gap >= 2000) ++failures;
-  if (burst_ticks < (burst_to - burst_from) / 1000 - 1 || drip_ticks < (drip_to - drip_from) / 1000 - 1) {
+  if (burst_ticks < (burst_to - burst_from) / 1000 - 1 ||
+      drip_ticks < (drip_to - drip_from) / 1000 - 1) {
     ++failures;
   }
   for (const auto& [from, to] : attacks) {

@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(file->first.find(':') == std::string::npos);
     FUZZ_CHECK(file->first.find('\n') == std::string::npos);
     for (std::string_view scheme : {"Basic ", "basic ", "BASIC  "}) {
-      auto sent = ParseBasicAuthorization(std::string(scheme) + Base64Encode(file->first + ":" +
-                                                                        file->second));
+      auto sent = ParseBasicAuthorization(std::string(scheme) +
+                                          Base64Encode(file->first + ":" + file->second));
       FUZZ_CHECK(sent && sent->first == file->first && sent->second == file->second);
     }
   }

@@ -11,9 +11,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,7 +31,7 @@ std::unique_ptr<HttpServer> StartServer(bool auth) {
   o.timeout_s = 2;
   if (auth) {
     o.users = {{"prom", "s3cret", false}};
-    }
+  }
   auto server = HttpServer::Start(o, [](const ServedRequest& r) {
     ServedResponse response;
     if (r.path == "/missing") response.status = 404;
@@ -116,7 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(answer.empty() || answer.starts_with("HTTP/1."));
   static unsigned calls = 0;
   if (++calls % 16 == 0) {  // still serving (every 16th input: the check costs a connection)
-    const std::string health = Exchange(server.port(), "GET /health HTTP/1.1\r\nHost: x\r\n"
+    const std::string health = Exchange(server.port(),
+                                        "GET /health HTTP/1.1\r\nHost: x\r\n"
                                         "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n\r\n");
     FUZZ_CHECK(health.starts_with("HTTP/1.1 200"));
   }

@@ -28,8 +28,9 @@ const std::string& WorkDir() {
   static const std::string* const dir = [] {
     // Memory-backed when it can be: two SQLite files created and synced per input.
     const char* tmp = std::getenv("TMPDIR");
-    const std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
-                             : tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    const std::string base = access("/dev/shm", W_OK) == 0    ? "/dev/shm"
+                             : tmp != nullptr && *tmp != '\0' ? tmp
+                                                              : "/tmp";
     auto* pattern = new std::string(base + "/cgov-import-fuzz-XXXXXX");
     FUZZ_CHECK(mkdtemp(pattern->data()) != nullptr);
     std::atexit([] {
@@ -53,9 +54,15 @@ void Exec(sqlite3* db, const std::string& sql) {
 void BindAny(FuzzedDataProvider& p, sqlite3_stmt* s, int column, int64_t usual_min,
              int64_t usual_max) {
   switch (p.ConsumeIntegralInRange(0, 7)) {
-    case 0: sqlite3_bind_null(s, column); break;
-    case 1: sqlite3_bind_int64(s, column, p.ConsumeIntegral<int64_t>()); break;
-    case 2: sqlite3_bind_double(s, column, p.ConsumeFloatingPoint<double>()); break;
+    case 0:
+      sqlite3_bind_null(s, column);
+      break;
+    case 1:
+      sqlite3_bind_int64(s, column, p.ConsumeIntegral<int64_t>());
+      break;
+    case 2:
+      sqlite3_bind_double(s, column, p.ConsumeFloatingPoint<double>());
+      break;
     case 3: {
       const std::string text = p.ConsumeRandomLengthString(24);
       sqlite3_bind_text(s, column, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
@@ -94,24 +101,23 @@ void WriteSource(FuzzedDataProvider& p, const std::string& path) {
   sqlite3* db = nullptr;
   FUZZ_CHECK(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
   const bool current = p.ConsumeBool();  // the newest schema, or the oldest one
-  Exec(db, "CREATE TABLE host (hostname TEXT NOT NULL, env_kind TEXT NOT NULL, driver_version "
-           "TEXT, first_seen DATETIME NOT NULL, last_seen DATETIME NOT NULL);"
-           "CREATE TABLE daemon_run (id INTEGER PRIMARY KEY AUTOINCREMENT, started_at DATETIME "
-           "NOT NULL, interval_seconds REAL NOT NULL);"
-           "CREATE TABLE gpu_device (gpu_uuid TEXT NOT NULL, name TEXT NOT NULL, "
-           "memory_total_mb INTEGER NOT NULL, first_seen DATETIME NOT NULL, last_seen DATETIME "
-           "NOT NULL);");
-  Exec(db, current ? "CREATE TABLE gpu_sample (ts DATETIME NOT NULL, gpu_uuid TEXT NOT NULL, "
-                     "util_pct INTEGER NOT NULL, run_id INTEGER, usage_state TEXT, gpu_index "
-                     "INTEGER, memory_used_mb INTEGER, temperature_c INTEGER, power_w INTEGER);"
-                     "CREATE TABLE proc_sample (ts DATETIME NOT NULL, gpu_uuid TEXT NOT NULL, pid "
-                     "INTEGER NOT NULL, mem_used_mb INTEGER, loginuid_user TEXT, owner_user TEXT, "
-                     "run_id INTEGER, gpu_index INTEGER, process_name TEXT, process_type TEXT NOT "
-                     "NULL DEFAULT 'compute');"
-                   : "CREATE TABLE gpu_sample (ts DATETIME NOT NULL, gpu_uuid TEXT NOT NULL, "
-                     "util_pct INTEGER NOT NULL);"
-                     "CREATE TABLE proc_sample (ts DATETIME NOT NULL, gpu_uuid TEXT NOT NULL, pid "
-                     "INTEGER NOT NULL, mem_used_mb INTEGER, owner_user TEXT);");
+  Exec(db,
+       "CREATE TABLE host (hostname TEXT NOT NULL, env_kind TEXT NOT NULL, driver_version TEXT, "
+       "first_seen DATETIME NOT NULL, last_seen DATETIME NOT NULL);CREATE TABLE daemon_run (id "
+       "INTEGER PRIMARY KEY AUTOINCREMENT, started_at DATETIME NOT NULL, interval_seconds REAL NOT "
+       "NULL);CREATE TABLE gpu_device (gpu_uuid TEXT NOT NULL, name TEXT NOT NULL, memory_total_mb "
+       "INTEGER NOT NULL, first_seen DATETIME NOT NULL, last_seen DATETIME NOT NULL);");
+  Exec(db, current
+               ? "CREATE TABLE gpu_sample (ts DATETIME NOT NULL, gpu_uuid TEXT NOT NULL, "
+                 "util_pct INTEGER NOT NULL, run_id INTEGER, usage_state TEXT, gpu_index "
+                 "INTEGER, memory_used_mb INTEGER, temperature_c INTEGER, power_w INTEGER);"
+                 "CREATE TABLE proc_sample (ts DATETIME NOT NULL, gpu_uuid TEXT NOT NULL, pid "
+                 "INTEGER NOT NULL, mem_used_mb INTEGER, loginuid_user TEXT, owner_user TEXT, "
+                 "run_id INTEGER, gpu_index INTEGER, process_name TEXT, process_type TEXT NOT "
+                 "NULL DEFAULT 'compute');"
+               : "CREATE TABLE gpu_sample (ts DATETIME NOT NULL, gpu_uuid TEXT NOT NULL, util_pct "
+                 "INTEGER NOT NULL);CREATE TABLE proc_sample (ts DATETIME NOT NULL, gpu_uuid TEXT "
+                 "NOT NULL, pid INTEGER NOT NULL, mem_used_mb INTEGER, owner_user TEXT);");
   Exec(db, "BEGIN");
   Insert(db, "INSERT INTO host VALUES (?, 'bare', NULL, '2025-11-21', '2025-11-21')",
          [&](sqlite3_stmt* s) { BindText(s, 1, p.ConsumeRandomLengthString(24)); });
@@ -120,8 +126,10 @@ void WriteSource(FuzzedDataProvider& p, const std::string& path) {
            [&](sqlite3_stmt* s) {
              sqlite3_bind_int64(s, 1, p.ConsumeIntegralInRange(1, 3));
              BindText(s, 2, Timestamp(p));
-             if (p.ConsumeBool()) sqlite3_bind_double(s, 3, p.ConsumeFloatingPoint<double>());
-             else sqlite3_bind_double(s, 3, p.ConsumeIntegralInRange(1, 60));
+             if (p.ConsumeBool())
+               sqlite3_bind_double(s, 3, p.ConsumeFloatingPoint<double>());
+             else
+               sqlite3_bind_double(s, 3, p.ConsumeIntegralInRange(1, 60));
            });
   }
   for (int i = p.ConsumeIntegralInRange(0, 3); i > 0; --i) {
@@ -133,8 +141,9 @@ void WriteSource(FuzzedDataProvider& p, const std::string& path) {
            });
   }
   for (int i = p.ConsumeIntegralInRange(0, 24); i > 0; --i) {
-    Insert(db, current ? "INSERT INTO gpu_sample VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?)"
-                       : "INSERT INTO gpu_sample VALUES (?, ?, ?)",
+    Insert(db,
+           current ? "INSERT INTO gpu_sample VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?)"
+                   : "INSERT INTO gpu_sample VALUES (?, ?, ?)",
            [&](sqlite3_stmt* s) {
              BindText(s, 1, Timestamp(p));
              BindText(s, 2, Uuid(p));
@@ -148,8 +157,9 @@ void WriteSource(FuzzedDataProvider& p, const std::string& path) {
            });
   }
   for (int i = p.ConsumeIntegralInRange(0, 24); i > 0; --i) {
-    Insert(db, current ? "INSERT INTO proc_sample VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                       : "INSERT INTO proc_sample VALUES (?, ?, ?, ?, ?)",
+    Insert(db,
+           current ? "INSERT INTO proc_sample VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                   : "INSERT INTO proc_sample VALUES (?, ?, ?, ?, ?)",
            [&](sqlite3_stmt* s) {
              BindText(s, 1, Timestamp(p));
              BindText(s, 2, Uuid(p));

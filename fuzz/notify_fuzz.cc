@@ -30,7 +30,11 @@ NotifyInput Tick(int64_t now_ms, Phase phase, double util, bool process) {
   NotifyInput in;
   in.now_ms = now_ms;
   in.gpus.push_back({{0, "GPU-0", "H100"}, util, 90.0, phase, 4.0});
-  if (process) in.processes.push_back({0, 7, true, "b\xc3\xb6" "b", "python", 1000});
+  if (process)
+    in.processes.push_back({0, 7, true,
+                            "b\xc3\xb6"
+                            "b",
+                            "python", 1000});
   if (now_ms == 0) in.xids.push_back({0, 79, 0});
   return in;
 }
@@ -107,8 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const Notice& n : engine.Evaluate(in)) {
       FUZZ_CHECK(ids.insert(n.id).second);
       FUZZ_CHECK(IsSafeText(n.summary) && IsSafeText(n.next_step) && !n.sinks.empty());
-      for (SinkKind k : {SinkKind::kWebhook, SinkKind::kSlack, SinkKind::kTeams,
-                         SinkKind::kTerminal}) {
+      for (SinkKind k :
+           {SinkKind::kWebhook, SinkKind::kSlack, SinkKind::kTeams, SinkKind::kTerminal}) {
         FUZZ_CHECK(nlohmann::json::accept(NoticeBody(k, n)));
       }
       const std::string mail = NoticeMail(n, "cgov@example.com", {"ops@example.com"});

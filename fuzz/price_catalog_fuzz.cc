@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/money.h"
 #include "analysis/pricing.h"
+#include "core/money.h"
 #include "core/text.h"
 #include "fuzz_check.h"
 
@@ -55,7 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (r->median) FUZZ_CHECK(r->low <= *r->median && *r->median <= r->high);
     }
     for (const std::string& match : m.match) {
-      for (std::optional<uint64_t> mib : {std::optional<uint64_t>(), std::optional<uint64_t>(81920)}) {
+      for (std::optional<uint64_t> mib :
+           {std::optional<uint64_t>(), std::optional<uint64_t>(81920)}) {
         Result<ResolvedPrice> p = ResolvePrice({}, "NVIDIA " + match + " 80GB", *catalog, mib);
         if (!p.ok()) continue;
         CheckResolved(*p);

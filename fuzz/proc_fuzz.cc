@@ -24,9 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseStatusKb(text, "VmHWM");
   (void)ParseLoginuid(text);
   const CgroupIdentity cgroup = ParseCgroup(text);
-  FUZZ_CHECK(cgroup.container_id.empty() ||
-             (cgroup.container_id.size() == 64 &&
-              cgroup.container_id.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos));
+  FUZZ_CHECK(cgroup.container_id.empty() || (cgroup.container_id.size() == 64 &&
+                                             cgroup.container_id.find_first_not_of(
+                                                 "0123456789abcdefABCDEF") == std::string::npos));
   (void)ParsePasswd(text);
   (void)EnvironValue(text, "CGOV_PROJECT");
   (void)ParseNsPids(text);

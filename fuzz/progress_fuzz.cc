@@ -24,8 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t colon = bare.find(": progress line not understood: ");
     FUZZ_CHECK(bare.starts_with("progress:") && colon != std::string::npos);
     // "progress:LINE": the line's number, and then only cgov's own words.
-    FUZZ_CHECK(bare.substr(colon) == ": progress line not understood: write the cumulative work "
-                                     "as \"N\" or \"N samples|tokens|steps\" (0 <= N <= 1e15)");
+    FUZZ_CHECK(bare.substr(colon) ==
+               ": progress line not understood: write the cumulative work as \"N\" or \"N "
+               "samples|tokens|steps\" (0 <= N <= 1e15)");
     return 0;
   }
   // For another user's file the refusal is the same whatever the line holds: nothing leaks.

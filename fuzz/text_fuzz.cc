@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/money.h"
 #include "core/duration.h"
 #include "core/json_writer.h"
+#include "core/money.h"
 #include "core/tags.h"
 #include "core/text.h"
 #include "core/time_format.h"

@@ -8,17 +8,16 @@
 
 #include "analysis/cost.h"
 #include "analysis/findings.h"
-#include "analysis/savings.h"
-#include "core/money.h"
 #include "analysis/phases.h"
 #include "analysis/pricing.h"
+#include "analysis/savings.h"
 #include "analysis/timeline.h"
+#include "core/money.h"
 #include "core/text.h"
 #include "core/time_format.h"
 
 namespace cgov {
 namespace {
-
 
 GpuPoint Point(double util, uint64_t compute_mib = 0) {
   GpuPoint p;
@@ -166,7 +165,8 @@ bool Has(const std::vector<Finding>& findings, const std::string& id) {
 }
 
 TEST(Findings, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
-  UsageTotals u = Play(4, 600, [](int t, size_t) { return t % 20 < 14 ? 95.0 : 3.0; }, 40'000);
+  UsageTotals u = Play(
+      4, 600, [](int t, size_t) { return t % 20 < 14 ? 95.0 : 3.0; }, 40'000);
   CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(4, Priced(4)), std::nullopt, "");
   std::vector<Finding> f = Recommend(u, cost, {});
   EXPECT_TRUE(Has(f, "input_pipeline_starvation"));
@@ -181,7 +181,8 @@ TEST(Findings, StarvedLoaderGetsInputPipelineAdviceNotPrecision) {
 }
 
 TEST(Findings, ComputeBoundGetsPrecisionAdviceNotLoaderAdvice) {
-  UsageTotals u = Play(2, 600, [](int, size_t) { return 98.0; }, 60'000);
+  UsageTotals u = Play(
+      2, 600, [](int, size_t) { return 98.0; }, 60'000);
   CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(2, Priced(4)), std::nullopt, "");
   std::vector<Finding> f = Recommend(u, cost, {});
   EXPECT_TRUE(Has(f, "compute_bound_precision"));
@@ -193,7 +194,8 @@ TEST(Findings, ComputeBoundGetsPrecisionAdviceNotLoaderAdvice) {
 // Issue 14's four blind spots: each gets the right finding, with savings where waste exists, and
 // observes the measured value (not its threshold).
 TEST(Findings, SteadyTwentyPercentIsLowUtilizationWithSavings) {
-  UsageTotals u = Play(1, 600, [](int, size_t) { return 20.0; }, 10'000);
+  UsageTotals u = Play(
+      1, 600, [](int, size_t) { return 20.0; }, 10'000);
   CostBlock cost = ComputeCost(u, {Priced(4)}, std::nullopt, "");
   std::vector<Finding> f = Recommend(u, cost, {});
   ASSERT_TRUE(Has(f, "steady_underutilization"));
@@ -209,8 +211,8 @@ TEST(Findings, SteadyTwentyPercentIsLowUtilizationWithSavings) {
 
 TEST(Findings, RelativeSwingsAreBurstsNotComputeBound) {
   for (double trough : {15.0, 30.0}) {
-    UsageTotals u = Play(4, 600, [&](int t, size_t) { return t % 20 < 14 ? 95.0 : trough; },
-                         40'000);
+    UsageTotals u = Play(
+        4, 600, [&](int t, size_t) { return t % 20 < 14 ? 95.0 : trough; }, 40'000);
     CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(4, Priced(4)), std::nullopt, "");
     std::vector<Finding> f = Recommend(u, cost, {});
     EXPECT_TRUE(Has(f, "input_pipeline_starvation")) << trough;
@@ -218,13 +220,15 @@ TEST(Findings, RelativeSwingsAreBurstsNotComputeBound) {
     EXPECT_GT(CombineSavings(f, cost, u).utilization_fraction, 0) << trough;
   }
   // A GPU wobbling around 60 % does not swing.
-  UsageTotals steady = Play(1, 600, [](int t, size_t) { return t % 2 ? 55.0 : 75.0; }, 40'000);
+  UsageTotals steady = Play(
+      1, 600, [](int t, size_t) { return t % 2 ? 55.0 : 75.0; }, 40'000);
   CostBlock cost = ComputeCost(steady, {Priced(4)}, std::nullopt, "");
   EXPECT_FALSE(Has(Recommend(steady, cost, {}), "input_pipeline_starvation"));
 }
 
 TEST(Findings, AGpuThatComputedNothingIsUnusedWithItsDollars) {
-  UsageTotals u = Play(8, 3600, [](int, size_t g) { return g == 7 ? 0.0 : 95.0; }, 0);
+  UsageTotals u = Play(
+      8, 3600, [](int, size_t g) { return g == 7 ? 0.0 : 95.0; }, 0);
   const std::vector<ResolvedPrice> prices(8, Priced(4));
   CostBlock cost = ComputeCost(u, prices, std::nullopt, "");
   std::vector<Finding> f = Recommend(u, cost, prices);
@@ -235,14 +239,15 @@ TEST(Findings, AGpuThatComputedNothingIsUnusedWithItsDollars) {
     EXPECT_EQ(x.gpus, std::vector<unsigned>{7});
     EXPECT_NEAR(x.savings_fraction, 1.0 / 8, 1e-3);
     EXPECT_NE(x.recommendation.find("computed nothing for 1.0 h of GPU-time ($4.00"),
-              std::string::npos) << x.recommendation;
+              std::string::npos)
+        << x.recommendation;
   }
   // A third of a shared box's GPU-time idle between jobs: idle capacity, with savings.
-  UsageTotals shared = Play(3, 6 * 600, [](int t, size_t g) {
-    return (t / 600 + static_cast<int>(g)) % 3 == 0 ? 0.0 : 80.0;
-  }, 0);
-  CostBlock shared_cost = ComputeCost(shared, std::vector<ResolvedPrice>(3, Priced(4)),
-                                      std::nullopt, "");
+  UsageTotals shared = Play(
+      3, 6 * 600,
+      [](int t, size_t g) { return (t / 600 + static_cast<int>(g)) % 3 == 0 ? 0.0 : 80.0; }, 0);
+  CostBlock shared_cost =
+      ComputeCost(shared, std::vector<ResolvedPrice>(3, Priced(4)), std::nullopt, "");
   std::vector<Finding> g = Recommend(shared, shared_cost, {});
   EXPECT_TRUE(Has(g, "idle_capacity"));
   EXPECT_GT(CombineSavings(g, shared_cost, shared).utilization_fraction, 0.1);
@@ -351,7 +356,8 @@ TEST(Findings, FullUtilizationWithFewActiveSmsIsItsOwnFinding) {
 
 TEST(Findings, IdleHeldTailWithItsDurationAndDollars) {
   // Busy for 10 min, then 5 min with memory held and nothing running.
-  UsageTotals u = Play(1, 900, [](int t, size_t) { return t < 600 ? 90.0 : 0.0; }, 20'000);
+  UsageTotals u = Play(
+      1, 900, [](int t, size_t) { return t < 600 ? 90.0 : 0.0; }, 20'000);
   CostBlock cost = ComputeCost(u, {Priced(3.6)}, std::nullopt, "");
   std::vector<Finding> f = Recommend(u, cost, {});
   ASSERT_TRUE(Has(f, "idle_tail"));
@@ -370,9 +376,8 @@ TEST(Findings, IdleHeldTailWithItsDurationAndDollars) {
 // 2.083 % against ">= 5 %". Each finding's observed value satisfies its own threshold as printed.
 TEST(Findings, TheObservedValueMeetsTheThresholdThatFired) {
   // 8 GPUs for an hour; one held idle for 10 min: 600 GPU-seconds, 2.1 % of the GPU-time.
-  UsageTotals u = Play(8, 3600, [](int t, size_t g) {
-    return g == 0 && t >= 3000 ? 0.0 : 80.0;
-  }, 20'000);
+  UsageTotals u = Play(
+      8, 3600, [](int t, size_t g) { return g == 0 && t >= 3000 ? 0.0 : 80.0; }, 20'000);
   CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(8, Priced(2)), std::nullopt, "");
   const std::vector<Finding> f = Recommend(u, cost, {});
   const Finding* held = nullptr;
@@ -386,9 +391,12 @@ TEST(Findings, TheObservedValueMeetsTheThresholdThatFired) {
   EXPECT_EQ(held->observed_unit, "GPU-seconds (2.1 % of GPU-time)");
   // Over the findings of many shapes: a ">=" threshold is met by what is shown beside it.
   for (int idle_s : {0, 200, 400, 1200, 3000}) {
-    UsageTotals v = Play(4, 3600, [&](int t, size_t g) {
-      return g == 1 && t >= 3600 - idle_s ? 0.0 : 60.0 + 10 * static_cast<double>(g);
-    }, 20'000);
+    UsageTotals v = Play(
+        4, 3600,
+        [&](int t, size_t g) {
+          return g == 1 && t >= 3600 - idle_s ? 0.0 : 60.0 + 10 * static_cast<double>(g);
+        },
+        20'000);
     CostBlock c = ComputeCost(v, std::vector<ResolvedPrice>(4, Priced(2)), std::nullopt, "");
     for (const Finding& x : Recommend(v, c, {})) {
       if (x.threshold_text.rfind(">=", 0) == 0) {
@@ -413,7 +421,8 @@ TEST(Findings, TheSamplingIntervalIsSaidOnlyWhenKnown) {
       << steady(30'000);
   const std::string unknown = steady(0);
   EXPECT_EQ(unknown.find("every 0 ms"), std::string::npos) << unknown;
-  EXPECT_NE(unknown.find("Stalls shorter than the sampling interval look steady"), std::string::npos)
+  EXPECT_NE(unknown.find("Stalls shorter than the sampling interval look steady"),
+            std::string::npos)
       << unknown;
 }
 
@@ -433,16 +442,17 @@ TEST(Findings, IdleCapacityIsOnlyOfGpusThatWorkedAtOtherTimes) {
     worked.Add(t * 1000, {Point(busy ? 90 : 0, busy ? 50'000 : 0)}, {});
   }
   UsageTotals w = worked.Finish(3600 * 1000);
-  EXPECT_TRUE(Has(Recommend(w, ComputeCost(w, {Priced(2)}, std::nullopt, ""), {}), "idle_capacity"));
+  EXPECT_TRUE(
+      Has(Recommend(w, ComputeCost(w, {Priced(2)}, std::nullopt, ""), {}), "idle_capacity"));
 }
 
 // Issue 57, 10: the imbalance finding said 87.5 points where the table's means (to 0.1) differed
 // by 87.3. Its observed value is the difference of the means as shown.
 TEST(Findings, ImbalanceIsTheDifferenceOfTheMeansAsShown) {
   // GPU 0: 95.04 % (shown 95.0); GPU 1: 7.56 % (shown 7.6), memory held: idle, not unused.
-  UsageTotals u = Play(2, 25, [](int t, size_t g) {
-    return g == 0 ? (t == 0 ? 96.0 : 95.0) : (t < 11 ? 7.0 : 8.0);
-  }, 50'000);
+  UsageTotals u = Play(
+      2, 25, [](int t, size_t g) { return g == 0 ? (t == 0 ? 96.0 : 95.0) : (t < 11 ? 7.0 : 8.0); },
+      50'000);
   ASSERT_NEAR(*u.gpus[0].MeanUtilPct(), 95.04, 1e-9);
   ASSERT_NEAR(*u.gpus[1].MeanUtilPct(), 7.56, 1e-9);
   CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(2, Priced(2)), std::nullopt, "");
@@ -476,12 +486,13 @@ TEST(Findings, HostBoundSharesAreOfTheGpusTheWorkRanOn) {
 // Issue 57, 12: with a price of the user's own, the spot finding applied the catalog's discount
 // without saying so.
 TEST(Findings, TheSpotFindingSaysWhenItsDiscountIsTheCatalogsOnTheUsersPrice) {
-  UsageTotals u = Play(1, 600, [](int, size_t) { return 60.0; }, 40'000);
+  UsageTotals u = Play(
+      1, 600, [](int, size_t) { return 60.0; }, 40'000);
   PriceOptions mine;
   mine.price_per_gpu_hour = 3'000'000;
   for (bool given : {false, true}) {
-    Result<ResolvedPrice> p = ResolvePrice(given ? mine : PriceOptions{}, "NVIDIA H100 80GB HBM3",
-                                           BuiltinCatalog());
+    Result<ResolvedPrice> p =
+        ResolvePrice(given ? mine : PriceOptions{}, "NVIDIA H100 80GB HBM3", BuiltinCatalog());
     ASSERT_TRUE(p.ok());
     CostBlock cost = ComputeCost(u, {*p}, std::nullopt, "");
     bool found = false;
@@ -525,7 +536,8 @@ TEST(Properties, RandomTimelines) {
     }
     EXPECT_LE(u.covered_ms + u.gap_ms, end) << "a gap never gains GPU-seconds";
     EXPECT_LE(u.HeldMs(), static_cast<int64_t>(gpus) * end);
-    CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(gpus, Priced(2.49)), std::nullopt, "");
+    CostBlock cost =
+        ComputeCost(u, std::vector<ResolvedPrice>(gpus, Priced(2.49)), std::nullopt, "");
     if (cost.hourly) {
       EXPECT_EQ(*cost.monthly, *cost.hourly * 720) << "to the cent, exactly";
       EXPECT_EQ(*cost.yearly, *cost.hourly * 8760);
@@ -570,8 +582,8 @@ TEST(Savings, ALeverClaimsTheDollarsOfTheGpusItActsOn) {
   EXPECT_NEAR(s.utilization_fraction, l4_share, 1e-3) << "the L4's dollars, not half the spend";
   EXPECT_NEAR(s.waste_fraction, l4_share + 0.05 * (1 - l4_share), 1e-3) << "waste of the spend";
   ASSERT_TRUE(s.combined_usd.has_value());
-  EXPECT_LE(*s.combined_usd, cost.waste) << FormatUsd(*s.combined_usd) << " > "
-                                         << FormatUsd(cost.waste);
+  EXPECT_LE(*s.combined_usd, cost.waste)
+      << FormatUsd(*s.combined_usd) << " > " << FormatUsd(cost.waste);
   for (const Finding& x : f) {
     if (x.id == "unused_gpu") {
       EXPECT_NEAR(x.savings_fraction, l4_share, 1e-3);
@@ -593,8 +605,8 @@ TEST(Savings, AShortRunsSavingsAreAShareOfItsExactSpend) {
   std::vector<Finding> f = Recommend(u, cost, {});
   SavingsBlock s = CombineSavings(f, cost, u);
   ASSERT_TRUE(s.combined_usd.has_value());
-  EXPECT_LE(*s.combined_usd, cost.waste) << FormatUsd(*s.combined_usd) << " > "
-                                         << FormatUsd(cost.waste);
+  EXPECT_LE(*s.combined_usd, cost.waste)
+      << FormatUsd(*s.combined_usd) << " > " << FormatUsd(cost.waste);
 }
 
 // The same rule on generated boxes: GPUs at random prices, random timelines; no GPU's levers
@@ -614,8 +626,10 @@ TEST(Properties, SavingsNeverExceedTheWastedDollarsPerGpuOrOverall) {
     for (int k = 0; k < ticks; ++k) {
       std::vector<GpuPoint> points;
       for (size_t g = 0; g < gpus; ++g) {
-        const double u = mode[g] == 0 ? 96 : mode[g] == 1 ? 0 : mode[g] == 2 ? (k % 6 < 3 ? 95 : 3)
-                                                                             : std::round(util(rng));
+        const double u = mode[g] == 0   ? 96
+                         : mode[g] == 1 ? 0
+                         : mode[g] == 2 ? (k % 6 < 3 ? 95 : 3)
+                                        : std::round(util(rng));
         points.push_back(Point(u, rng() % 2 ? 50'000 : 0));
       }
       acc.Add(t, points, {});
@@ -623,7 +637,8 @@ TEST(Properties, SavingsNeverExceedTheWastedDollarsPerGpuOrOverall) {
     }
     UsageTotals u = acc.Finish(t);
     std::vector<ResolvedPrice> prices;
-    for (size_t g = 0; g < gpus; ++g) prices.push_back(Priced(std::round(price_d(rng) * 100) / 100));
+    for (size_t g = 0; g < gpus; ++g)
+      prices.push_back(Priced(std::round(price_d(rng) * 100) / 100));
     CostBlock cost = ComputeCost(u, prices, std::nullopt, "");
     std::vector<Finding> f = Recommend(u, cost, {});
     SavingsBlock s = CombineSavings(f, cost, u);
@@ -632,11 +647,11 @@ TEST(Properties, SavingsNeverExceedTheWastedDollarsPerGpuOrOverall) {
       const GpuUsage& g = u.gpus[row.gpu];
       int64_t waste_x100 = 0;
       for (int64_t w : g.waste_ms_x100) waste_x100 += w;
-      const double gpu_waste = static_cast<double>(CostOf(*prices[row.gpu].per_gpu_hour,
-                                                          waste_x100)) / 100;
+      const double gpu_waste =
+          static_cast<double>(CostOf(*prices[row.gpu].per_gpu_hour, waste_x100)) / 100;
       const double claimed = row.Contribution() * static_cast<double>(cost.exact_total);
-      EXPECT_LE(claimed, gpu_waste + 1) << "seed " << seed << " trial " << trial << " GPU "
-                                        << row.gpu;
+      EXPECT_LE(claimed, gpu_waste + 1)
+          << "seed " << seed << " trial " << trial << " GPU " << row.gpu;
     }
     for (size_t g = 0; g < gpus; ++g) {
       int64_t waste_x100 = 0;
@@ -737,7 +752,8 @@ TEST(Savings, OneGpuIsNeverClaimedByTwoLevers) {
   UsageTotals u = acc.Finish(600'000);
   CostBlock cost = ComputeCost(u, std::vector<ResolvedPrice>(8, Priced(4)), std::nullopt, "");
   std::vector<Finding> f = Recommend(u, cost, {});
-  for (const char* id : {"idle_held_gpu", "gpu_imbalance", "unused_gpu", "input_pipeline_starvation"}) {
+  for (const char* id :
+       {"idle_held_gpu", "gpu_imbalance", "unused_gpu", "input_pipeline_starvation"}) {
     ASSERT_TRUE(Has(f, id)) << id;
   }
   SavingsBlock s = CombineSavings(f, cost, u);
@@ -771,7 +787,8 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   const PriceCatalog& catalog = BuiltinCatalog();
   ASSERT_FALSE(catalog.gpu_models.empty()) << "data/prices.json must parse";
   PriceOptions explicit_price{8'000'000, "", false};
-  EXPECT_EQ(ResolvePrice(explicit_price, "NVIDIA H100 80GB HBM3", catalog)->per_gpu_hour, 8'000'000);
+  EXPECT_EQ(ResolvePrice(explicit_price, "NVIDIA H100 80GB HBM3", catalog)->per_gpu_hour,
+            8'000'000);
   PriceOptions instance{std::nullopt, "p4d.24xlarge", false};
   auto p4d = ResolvePrice(instance, "NVIDIA H100 80GB HBM3", catalog);
   ASSERT_TRUE(p4d.ok());
@@ -783,7 +800,9 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   auto model = ResolvePrice({}, "NVIDIA H100 80GB HBM3", catalog);
   EXPECT_EQ(model->per_gpu_hour, 5'435'000) << "($3.99 + $6.88) / 2";
   EXPECT_EQ(model->source.rfind("reference price: H100 SXM 80GB, median of 6 providers' "
-                                "on-demand list prices ($2.69–$12.29 per GPU-hour, as of ", 0), 0u)
+                                "on-demand list prices ($2.69–$12.29 per GPU-hour, as of ",
+                                0),
+            0u)
       << model->source;
   auto unknown = ResolvePrice({}, "NVIDIA Fake GPU", catalog);
   ASSERT_TRUE(unknown.ok());
@@ -798,7 +817,8 @@ TEST(Pricing, ResolutionOrderAndUnknown) {
   EXPECT_NE(spot->source.find("reference price (spot): H100 SXM 80GB, the on-demand reference "
                               "$5.4350 (median of 6 providers) less 40.1 %, the spot discount of "
                               "gcp ($6.5710 spot against $10.9791 on-demand"),
-            std::string::npos) << spot->source;
+            std::string::npos)
+      << spot->source;
   auto no_spot = ResolvePrice({std::nullopt, "", true}, "NVIDIA L4", catalog);
   EXPECT_FALSE(no_spot->per_gpu_hour) << "no provider lists a fixed L4 spot price";
   auto typo = ResolvePrice({std::nullopt, "p5.48xlarg", false}, "x", catalog);
@@ -846,8 +866,8 @@ TEST(Pricing, ReferenceIsTheMedianOfEachProvidersLowestPrice) {
     return o;
   };
   // b's dearer offer does not count; four providers: the mean of the middle two.
-  ReferencePrice r = ReferenceOf({offer("a", 1), offer("b", 9), offer("b", 2), offer("c", 4),
-                                  offer("d", 8)}, false);
+  ReferencePrice r = ReferenceOf(
+      {offer("a", 1), offer("b", 9), offer("b", 2), offer("c", 4), offer("d", 8)}, false);
   ASSERT_TRUE(r.median);
   EXPECT_EQ(*r.median, 3'000'000);
   EXPECT_EQ(r.providers, 4);
@@ -869,8 +889,9 @@ TEST(Pricing, SpotIsTheProvidersDiscountOnTheReference) {
     return o;
   };
   // Cheap providers list no spot; the dear one's spot is above the cheap on-demand prices.
-  const std::vector<CatalogOffer> offers = {offer("a", 2, std::nullopt), offer("b", 3, std::nullopt),
-                                            offer("c", 10, 6), offer("d", 8, 2)};
+  const std::vector<CatalogOffer> offers = {offer("a", 2, std::nullopt),
+                                            offer("b", 3, std::nullopt), offer("c", 10, 6),
+                                            offer("d", 8, 2)};
   const ReferencePrice on_demand = ReferenceOf(offers, false);
   ASSERT_EQ(*on_demand.median, 5'500'000);
   const ReferencePrice spot = SpotReferenceOf(offers, on_demand);
@@ -883,7 +904,8 @@ TEST(Pricing, SpotIsTheProvidersDiscountOnTheReference) {
   EXPECT_LT(spot.high, *on_demand.median);
   // A "spot" price at or above its own on-demand price is no discount: no spot reference.
   EXPECT_FALSE(SpotReferenceOf({offer("a", 2, 2), offer("b", 3, 4)},
-                               ReferenceOf({offer("a", 2, 2), offer("b", 3, 4)}, false)).median);
+                               ReferenceOf({offer("a", 2, 2), offer("b", 3, 4)}, false))
+                   .median);
 }
 
 // Issue 11 (model matching): a catalog `match` is a whole word of the NVML name, the longest one
@@ -891,15 +913,24 @@ TEST(Pricing, SpotIsTheProvidersDiscountOnTheReference) {
 TEST(Pricing, ResolvesTheNamesNvmlReportsToTheRightModel) {
   const PriceCatalog& catalog = BuiltinCatalog();
   const std::vector<std::pair<std::string, std::string>> table = {
-      {"NVIDIA H100 80GB HBM3", "H100 SXM 80GB"},   {"NVIDIA H100 PCIe", "H100 PCIe 80GB"},
-      {"NVIDIA H100 NVL", "H100 NVL 94GB"},         {"NVIDIA H200", "H200 141GB"},
-      {"NVIDIA H200 NVL", "H200 NVL"},              {"NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"},
-      {"NVIDIA A100-SXM4-40GB", "A100 40GB"},       {"NVIDIA A100-PCIE-40GB", "A100 40GB"},
-      {"NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"},  {"NVIDIA L40S", "L40S 48GB"},
-      {"NVIDIA L4", "L4 24GB"},                     {"NVIDIA A10G", "A10G 24GB"},
-      {"NVIDIA A10", "A10 24GB"},                   {"Tesla T4", "T4 16GB"},
-      {"Tesla V100-SXM2-32GB", "V100"},             {"NVIDIA GeForce RTX 4090", "RTX 4090 24GB"},
-      {"NVIDIA RTX A6000", "RTX A6000 48GB"},       {"NVIDIA B200", "B200 180GB"}};
+      {"NVIDIA H100 80GB HBM3", "H100 SXM 80GB"},
+      {"NVIDIA H100 PCIe", "H100 PCIe 80GB"},
+      {"NVIDIA H100 NVL", "H100 NVL 94GB"},
+      {"NVIDIA H200", "H200 141GB"},
+      {"NVIDIA H200 NVL", "H200 NVL"},
+      {"NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"},
+      {"NVIDIA A100-SXM4-40GB", "A100 40GB"},
+      {"NVIDIA A100-PCIE-40GB", "A100 40GB"},
+      {"NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"},
+      {"NVIDIA L40S", "L40S 48GB"},
+      {"NVIDIA L4", "L4 24GB"},
+      {"NVIDIA A10G", "A10G 24GB"},
+      {"NVIDIA A10", "A10 24GB"},
+      {"Tesla T4", "T4 16GB"},
+      {"Tesla V100-SXM2-32GB", "V100"},
+      {"NVIDIA GeForce RTX 4090", "RTX 4090 24GB"},
+      {"NVIDIA RTX A6000", "RTX A6000 48GB"},
+      {"NVIDIA B200", "B200 180GB"}};
   for (const auto& [name, label] : table) {
     const GpuModelPrice* m = FindModel(catalog, name, std::nullopt, nullptr);
     ASSERT_NE(m, nullptr) << name;
@@ -932,7 +963,8 @@ TEST(Pricing, ResolvesTheNamesNvmlReportsToTheRightModel) {
           {"model":"H100","match":["H100"],"on_demand_usd_per_gpu_hour":3,
            "spot_usd_per_gpu_hour":null,"source":"s","as_of":"d"},
           {"model":"H100 NVL","match":["H100 NVL"],"on_demand_usd_per_gpu_hour":2,
-           "spot_usd_per_gpu_hour":null,"source":"s","as_of":"d"}]})", "t.json");
+           "spot_usd_per_gpu_hour":null,"source":"s","as_of":"d"}]})",
+      "t.json");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(ResolvePrice({}, "NVIDIA H100 NVL", *parsed)->per_gpu_hour, 2'000'000);
   EXPECT_EQ(ResolvePrice({}, "NVIDIA H100 80GB HBM3", *parsed)->per_gpu_hour, 3'000'000);
@@ -946,14 +978,17 @@ TEST(Pricing, TheSpotExplanationNamesTheOfferItsDiscountCameFrom) {
           {"provider":"alpha","region":"r","gpus":1,"on_demand_usd_per_hour":2,
            "spot_usd_per_hour":2,"source":"alpha's list","as_of":"2026-01-01"},
           {"provider":"beta","region":"r","gpus":1,"on_demand_usd_per_hour":3,
-           "spot_usd_per_hour":1.5,"source":"beta's list","as_of":"2026-01-02"}]}]})", "c.json");
+           "spot_usd_per_hour":1.5,"source":"beta's list","as_of":"2026-01-02"}]}]})",
+      "c.json");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   PriceOptions spot;
   spot.spot = true;
   Result<ResolvedPrice> p = ResolvePrice(spot, "NVIDIA X", *parsed);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_NE(p->source.find("the spot discount of beta ($1.50 spot against $3.00 on-demand; "
-                           "beta's list"), std::string::npos) << p->source;
+                           "beta's list"),
+            std::string::npos)
+      << p->source;
   EXPECT_EQ(p->source.find("alpha"), std::string::npos) << p->source;
 }
 
@@ -961,7 +996,8 @@ TEST(Pricing, Version2ErrorsNameTheOffer) {
   auto bad = ParsePriceCatalog(
       R"({"schema_version":2,"gpu_models":[{"model":"X","match":["X"],"offers":[
           {"provider":"p","region":"r","gpus":0,"on_demand_usd_per_hour":1,
-           "spot_usd_per_hour":null,"source":"s","as_of":"d"}]}]})", "p.json");
+           "spot_usd_per_hour":null,"source":"s","as_of":"d"}]}]})",
+      "p.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "p.json: gpu_models[0].offers[0].gpus: must be a whole number from 1 to 1000000");
@@ -992,7 +1028,8 @@ TEST(Pricing, MigInstancesCostTheirShareOfTheirGpu) {
   EXPECT_FALSE(unknown->per_gpu_hour) << "an unknown share is unpriced, never free";
   EXPECT_NE(unknown->source.find("share of its GPU is unknown"), std::string::npos);
   EXPECT_EQ(ResolveUnitPrice({}, "NVIDIA H100 80GB HBM3", std::nullopt, catalog)->per_gpu_hour,
-            5'435'000) << "a whole GPU as before";
+            5'435'000)
+      << "a whole GPU as before";
 }
 
 TEST(Cost, PartsOfAGpuAreListedUnderTheirSource) {
@@ -1008,10 +1045,11 @@ TEST(Cost, PartsOfAGpuAreListedUnderTheirSource) {
   const int64_t held = usage.gpus[0].HeldMs();
   ASSERT_GT(held, 0);
   EXPECT_EQ(cost.total, RoundToCent(CostOf(10'000'000, held) + CostOf(5'000'000, held) +
-                                        CostOf(2'500'000, held)));
+                                    CostOf(2'500'000, held)));
   EXPECT_FALSE(cost.price_per_gpu_hour) << "three prices: no single one";
-  EXPECT_EQ(cost.price_source, "list (MIG instances at their share of the GPU's memory: "
-                               "MIG 2g.20gb at 25.0 %, MIG 3g.40gb at 50.0 %)");
+  EXPECT_EQ(cost.price_source,
+            "list (MIG instances at their share of the GPU's memory: MIG 2g.20gb at 25.0 %, MIG "
+            "3g.40gb at 50.0 %)");
 }
 
 // Issue 21 item 14: a catalog price of 9.3e12 gave negative costs, 1e12 a wrong total.
@@ -1029,7 +1067,8 @@ TEST(Money, PricesAreBoundedAndCostsSaturateInsteadOfWrapping) {
       "hostile.json");
   ASSERT_FALSE(catalog.ok());
   EXPECT_NE(catalog.status().message().find("gpu_models[0].on_demand_usd_per_gpu_hour"),
-            std::string::npos) << catalog.status().message();
+            std::string::npos)
+      << catalog.status().message();
   const MicroUsd max = std::numeric_limits<MicroUsd>::max();
   EXPECT_EQ(CostOf(kMaxPriceMicroUsd, std::numeric_limits<int64_t>::max()), max);
   EXPECT_EQ(AddUsd(max - 1, 5), max);

@@ -14,7 +14,6 @@
 namespace cgov {
 namespace {
 
-
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // Spend by hour of each budgeted key of one scope.
@@ -30,8 +29,8 @@ std::map<std::string, HourlySpend> SpendByKey(const HistoryInput& in, HistoryBy 
       auto price = gpu_prices.find(key.second);
       if (price == gpu_prices.end()) continue;
       auto id = in.identities.find(key.first);
-      std::string name = HistoryKey(scope, id != in.identities.end() ? id->second : none,
-                                    in.hostname);
+      std::string name =
+          HistoryKey(scope, id != in.identities.end() ? id->second : none, in.hostname);
       if (!names.count(name)) continue;
       int64_t ms = h.attributed_unknown_ms;
       for (int64_t phase_ms : h.attributed_ms) ms += phase_ms;
@@ -49,8 +48,7 @@ MicroUsd Scale(MicroUsd a, int64_t b, int64_t c) {
                                                   : static_cast<MicroUsd>(v);
 }
 
-void Forecast(const HourlySpend& hours, int64_t data_start_ms, int forecast_days,
-              BudgetStatus* s) {
+void Forecast(const HourlySpend& hours, int64_t data_start_ms, int forecast_days, BudgetStatus* s) {
   const int64_t trailing = FloorDiv(s->as_of_ms - forecast_days * kDayMs, kHourMs) * kHourMs;
   s->basis_start_ms = std::max(trailing, data_start_ms);
   const int64_t basis_ms = s->as_of_ms - s->basis_start_ms;
@@ -60,8 +58,8 @@ void Forecast(const HourlySpend& hours, int64_t data_start_ms, int forecast_days
   }
   s->per_day = Scale(s->basis_spent, kDayMs, basis_ms);
   s->forecast = AddUsd(s->spent, Scale(s->basis_spent, s->period.end_ms - s->as_of_ms, basis_ms));
-  s->forecast_pct = 100.0 * static_cast<double>(*s->forecast) /
-                    static_cast<double>(s->budget.amount);
+  s->forecast_pct =
+      100.0 * static_cast<double>(*s->forecast) / static_cast<double>(s->budget.amount);
   if (!s->crossed_hour_ms && s->basis_spent > 0) {
     const int64_t to_go = Scale(s->budget.amount - s->spent, basis_ms, s->basis_spent);
     if (to_go < s->period.end_ms - s->as_of_ms) s->crosses_ms = s->as_of_ms + to_go;

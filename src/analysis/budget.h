@@ -29,9 +29,9 @@ struct Budget {
   HistoryBy scope = HistoryBy::kProject;  // kProject, kTeam, kNamespace or kUser
   std::string name;                       // the key's value: "vision"
   BudgetPeriod period = BudgetPeriod::kMonth;
-  MicroUsd amount = 0;                    // > 0
-  std::vector<int> alert_pcts;            // ascending, unique, each 1..1000
-  int line = 0;                           // its [[budget]] header's line in the file
+  MicroUsd amount = 0;          // > 0
+  std::vector<int> alert_pcts;  // ascending, unique, each 1..1000
+  int line = 0;                 // its [[budget]] header's line in the file
 };
 
 struct BudgetFile {
@@ -67,7 +67,7 @@ struct BudgetStatus {
   int64_t as_of_ms = 0;
   MicroUsd spent = 0;  // attributed in [period.start_ms, as_of_ms)
   double spent_pct = 0;
-  int alert_pct = 0;   // the highest alert threshold spent has reached; 0 for none
+  int alert_pct = 0;  // the highest alert threshold spent has reached; 0 for none
   // The hour (its start) in which spend reached the amount; unset while under it.
   std::optional<int64_t> crossed_hour_ms;
   // The forecast: spend in the trailing window [basis_start_ms, as_of_ms), as a rate carried on

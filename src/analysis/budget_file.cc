@@ -17,15 +17,15 @@ namespace {
 constexpr size_t kMaxNameBytes = 256;
 constexpr double kMaxAmountUsd = 1e12;
 
-
 const char* const kScopeKeys[] = {"project", "team", "namespace", "user"};
 const HistoryBy kScopes[] = {HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kNamespace,
                              HistoryBy::kUser};
 
 Status ParseName(const std::string& path, const TomlValue& v, std::string_view key, Budget* b) {
   if (v.kind != TomlValue::Kind::kString || v.text.empty() || v.text.size() > kMaxNameBytes) {
-    return TomlErrorAt(path, v, key, fmt::format("expected the {}'s name, a string of 1 to {} bytes",
-                                             key, kMaxNameBytes));
+    return TomlErrorAt(
+        path, v, key,
+        fmt::format("expected the {}'s name, a string of 1 to {} bytes", key, kMaxNameBytes));
   }
   if (!IsSafeText(v.text)) {
     return TomlErrorAt(path, v, key, "a name is UTF-8 text without control characters");
@@ -34,13 +34,13 @@ Status ParseName(const std::string& path, const TomlValue& v, std::string_view k
   return Status::Ok();
 }
 
-Status ParseAmount(const std::string& path, const TomlValue& v, std::string_view key,
-                   Budget* b) {
+Status ParseAmount(const std::string& path, const TomlValue& v, std::string_view key, Budget* b) {
   const bool number = v.kind == TomlValue::Kind::kInteger || v.kind == TomlValue::Kind::kFloat;
   // At least a cent: a smaller budget rounds to $0.00 and every share of it is undefined.
   if (!number || !std::isfinite(v.number) || v.number < 0.01 || v.number > kMaxAmountUsd) {
-    return TomlErrorAt(path, v, key, fmt::format("expected a number of dollars from 0.01 (a cent) "
-                                                 "to {:.0f}", kMaxAmountUsd));
+    return TomlErrorAt(
+        path, v, key,
+        fmt::format("expected a number of dollars from 0.01 (a cent) to {:.0f}", kMaxAmountUsd));
   }
   b->amount = std::llround(v.number * static_cast<double>(kMicroPerUsd));
   b->period = key == "weekly_usd" ? BudgetPeriod::kWeek : BudgetPeriod::kMonth;
@@ -55,7 +55,7 @@ Status ParseAlerts(const std::string& path, const TomlValue& v, Budget* b) {
   for (const TomlValue& item : v.items) {
     if (item.kind != TomlValue::Kind::kInteger || item.integer < 1 || item.integer > 1000) {
       return TomlErrorAt(path, item, "alerts_pct",
-                     "expected whole percentages from 1 to 1000 (50, 80, 100)");
+                         "expected whole percentages from 1 to 1000 (50, 80, 100)");
     }
     if (!pcts.insert(static_cast<int>(item.integer)).second) {
       return TomlErrorAt(path, item, "alerts_pct", fmt::format("{} is listed twice", item.integer));
@@ -71,8 +71,8 @@ Status ParseBudgetKey(const std::string& path, const TomlEntry& e, Budget* b,
   for (size_t i = 0; i < std::size(kScopeKeys); ++i) {
     if (e.key != kScopeKeys[i]) continue;
     if (*scope_at != nullptr) {
-      return TomlErrorAt(path, e.value, e.key, "a budget is for one project, team, namespace or "
-                     "user: give one of them");
+      return TomlErrorAt(path, e.value, e.key,
+                         "a budget is for one project, team, namespace or user: give one of them");
     }
     *scope_at = &e.value;
     b->scope = kScopes[i];
@@ -87,14 +87,14 @@ Status ParseBudgetKey(const std::string& path, const TomlEntry& e, Budget* b,
   }
   if (e.key == "alerts_pct") return ParseAlerts(path, e.value, b);
   return TomlErrorAt(path, e.line, e.column, e.key,
-                 "unknown key (a budget takes project, team, namespace or user; monthly_usd or "
-                 "weekly_usd; alerts_pct)");
+                     "unknown key (a budget takes project, team, namespace or user; monthly_usd or "
+                     "weekly_usd; alerts_pct)");
 }
 
 Result<Budget> ParseBudget(const std::string& path, const TomlTable& table) {
   if (table.name != "budget") {
     return TomlErrorAt(path, table.line, table.column, table.name,
-                   "unknown table (the file takes [[budget]] tables)");
+                       "unknown table (the file takes [[budget]] tables)");
   }
   Budget b;
   b.line = table.line;
@@ -106,11 +106,11 @@ Result<Budget> ParseBudget(const std::string& path, const TomlTable& table) {
   }
   if (scope_at == nullptr) {
     return TomlErrorAt(path, table.line, table.column, "budget",
-                   "name what it is for: project, team, namespace or user = \"NAME\"");
+                       "name what it is for: project, team, namespace or user = \"NAME\"");
   }
   if (amount_at == nullptr) {
     return TomlErrorAt(path, table.line, table.column, "budget",
-                   "give its amount: monthly_usd or weekly_usd");
+                       "give its amount: monthly_usd or weekly_usd");
   }
   return b;
 }
@@ -119,10 +119,9 @@ Status ParseTop(const std::string& path, const TomlTable& top, BudgetFile* file)
   for (const TomlEntry& e : top.entries) {
     if (e.key != "forecast_days") {
       return TomlErrorAt(path, e.line, e.column, e.key,
-                     "unknown key (the file takes forecast_days and [[budget]] tables)");
+                         "unknown key (the file takes forecast_days and [[budget]] tables)");
     }
-    if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 1 ||
-        e.value.integer > 90) {
+    if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 1 || e.value.integer > 90) {
       return TomlErrorAt(path, e.value, "forecast_days", "expected whole days from 1 to 90");
     }
     file->forecast_days = static_cast<int>(e.value.integer);
@@ -139,17 +138,17 @@ Result<BudgetFile> ParseBudgets(std::string_view text, const std::string& path) 
   CGOV_RETURN_IF_ERROR(ParseTop(path, tables.front(), &file));
   if (tables.size() - 1 > kMaxBudgets) {
     return TomlErrorAt(path, tables[kMaxBudgets + 1].line, tables[kMaxBudgets + 1].column, "budget",
-                   fmt::format("more than {} budgets", kMaxBudgets));
+                       fmt::format("more than {} budgets", kMaxBudgets));
   }
   std::map<std::tuple<HistoryBy, std::string, BudgetPeriod>, int> seen;
   for (size_t i = 1; i < tables.size(); ++i) {
     CGOV_ASSIGN_OR_RETURN(Budget b, ParseBudget(path, tables[i]));
     auto [it, fresh] = seen.emplace(std::tuple(b.scope, b.name, b.period), b.line);
     if (!fresh) {
-      return TomlErrorAt(path, tables[i].line, tables[i].column, "budget",
-                     fmt::format("{} {:?} has a {}ly budget already (line {})",
-                                 HistoryByName(b.scope), b.name, BudgetPeriodName(b.period),
-                                 it->second));
+      return TomlErrorAt(
+          path, tables[i].line, tables[i].column, "budget",
+          fmt::format("{} {:?} has a {}ly budget already (line {})", HistoryByName(b.scope), b.name,
+                      BudgetPeriodName(b.period), it->second));
     }
     file.budgets.push_back(std::move(b));
   }

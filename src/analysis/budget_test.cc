@@ -16,8 +16,6 @@
 namespace cgov {
 namespace {
 
-
-
 TEST(BudgetFile, ParsesBudgetsWithTheirDefaults) {
   Result<BudgetFile> f = ParseBudgets(R"(# budgets
 forecast_days = 14
@@ -34,7 +32,8 @@ weekly_usd = 812.5
 [[budget]]
 project = "vision"   # a weekly budget beside the monthly one
 weekly_usd = 1200
-)", "b.toml");
+)",
+                                      "b.toml");
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->forecast_days, 14);
   ASSERT_EQ(f->budgets.size(), 3u);
@@ -88,7 +87,8 @@ TEST(BudgetFile, ErrorsNameFileLineColumnAndField) {
       {"[[budget]]\nuser = \"a\"\nmonthly_usd = 5\nweekly_usd = 1\n",
        "b.toml:4:14: weekly_usd: give one of monthly_usd and weekly_usd"},
       {"[[budget]]\nuser = \"\"\nmonthly_usd = 5\n", "b.toml:2:8: user: expected the user's name"},
-      {"[[budget]]\nuser = \"a\\u0007\"\nmonthly_usd = 5\n", "b.toml:2:8: user: a name is UTF-8 text without control"},
+      {"[[budget]]\nuser = \"a\\u0007\"\nmonthly_usd = 5\n",
+       "b.toml:2:8: user: a name is UTF-8 text without control"},
       {"[[budget]]\nuser = \"a\"\nmonthly_usd = 5\nalerts_pct = [50, 0]\n",
        "b.toml:4:19: alerts_pct: expected whole percentages"},
       {"[[budget]]\nuser = \"a\"\nmonthly_usd = 5\nalerts_pct = [80, 80]\n",
@@ -108,7 +108,8 @@ TEST(BudgetFile, ErrorsNameFileLineColumnAndField) {
     ASSERT_FALSE(f.ok()) << c.text;
     EXPECT_EQ(f.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(f.status().message().find(c.error), std::string::npos)
-        << "file:\n" << c.text << "\ngot: " << f.status().message() << "\nwant: " << c.error;
+        << "file:\n"
+        << c.text << "\ngot: " << f.status().message() << "\nwant: " << c.error;
   }
 }
 
@@ -127,8 +128,9 @@ TEST(BudgetFile, TheTomlSubsetRefusesWhatItDoesNotTakeWithItsPlace) {
       {"z \xcd\xa8\n", "b.toml:1:3: expected '=' after the key z"},
       {"[[budget]]\nalerts_pct = [80, 1'o\xef\xb9\xbf]\n", "b.toml:2:20: expected ',' or ']'"},
       {"[[budget]]\nalerts_pct = [[[[[[[[}]]]]]]]]\n", "b.toml:2:22: expected a string"},
-      {"[[budget]]\n\"caf\xc3\xa9\" = 1\n", "b.toml:2:1: expected a key: letters, digits, '_' "
-                                            "and '-' (quoted keys are not part of this format)"},
+      {"[[budget]]\n\"caf\xc3\xa9\" = 1\n",
+       "b.toml:2:1: expected a key: letters, digits, '_' and '-' (quoted keys are not part of this "
+       "format)"},
       {"[[budget]]\nproject.name = \"a\"\n", "b.toml:2:8: dotted keys are not part of this"},
       {"[[budget]]\nproject = \"\"\"a\"\"\"\n", "b.toml:2:11: multi-line strings are not part"},
       {"[[budget]]\nproject = \"a\n", "b.toml:2:13: the string is not closed on its line"},
@@ -154,7 +156,8 @@ TEST(BudgetFile, TheTomlSubsetRefusesWhatItDoesNotTakeWithItsPlace) {
     Result<BudgetFile> f = ParseBudgets(c.text, "b.toml");
     ASSERT_FALSE(f.ok()) << c.text;
     EXPECT_NE(f.status().message().find(c.error), std::string::npos)
-        << "file:\n" << c.text << "\ngot: " << f.status().message() << "\nwant: " << c.error;
+        << "file:\n"
+        << c.text << "\ngot: " << f.status().message() << "\nwant: " << c.error;
   }
   Result<BudgetFile> f = ParseBudgets(
       "\xEF\xBB\xBF# caf\xc3\xa9 \xe2\x82\xac\r\n[[budget]]  # the first\r\n"
@@ -179,8 +182,7 @@ TEST(BudgetPeriods, CalendarMonthsAndIsoWeeksInUtc) {
     const char* end;
   } cases[] = {
       {BudgetPeriod::kMonth, "2026-11-25T10:00Z", "2026-11-01T00:00Z", "2026-12-01T00:00Z"},
-      {BudgetPeriod::kMonth, "2026-12-31T23:59:59.999Z", "2026-12-01T00:00Z",
-       "2027-01-01T00:00Z"},
+      {BudgetPeriod::kMonth, "2026-12-31T23:59:59.999Z", "2026-12-01T00:00Z", "2027-01-01T00:00Z"},
       {BudgetPeriod::kMonth, "2028-02-29T12:00Z", "2028-02-01T00:00Z", "2028-03-01T00:00Z"},
       {BudgetPeriod::kMonth, "1970-01-01T00:00Z", "1970-01-01T00:00Z", "1970-02-01T00:00Z"},
       {BudgetPeriod::kWeek, "2026-11-25T10:00Z", "2026-11-23T00:00Z", "2026-11-30T00:00Z"},
@@ -237,14 +239,12 @@ TEST(BudgetEvaluate, SpendForecastAndCrossing) {
   // 20 days of November at $86.40 a day: $1,728 spent, the forecast adds 10 more such days.
   const HistoryInput in = VisionHours("2026-11-01T00:00Z", "2026-11-21T00:00Z");
   const int64_t as_of = UtcMs("2026-11-21T00:00Z");
-  const BudgetFile f = Budgets({{HistoryBy::kProject, "vision", BudgetPeriod::kMonth,
-                                 3'000'000'000, {}, 1},
-                                {HistoryBy::kProject, "vision", BudgetPeriod::kMonth,
-                                 2'000'000'000, {}, 2},
-                                {HistoryBy::kProject, "vision", BudgetPeriod::kMonth,
-                                 1'500'000'000, {}, 3},
-                                {HistoryBy::kTeam, "ml", BudgetPeriod::kWeek, 500'000'000, {}, 4},
-                                {HistoryBy::kProject, "nobody", BudgetPeriod::kMonth, 1, {}, 5}});
+  const BudgetFile f =
+      Budgets({{HistoryBy::kProject, "vision", BudgetPeriod::kMonth, 3'000'000'000, {}, 1},
+               {HistoryBy::kProject, "vision", BudgetPeriod::kMonth, 2'000'000'000, {}, 2},
+               {HistoryBy::kProject, "vision", BudgetPeriod::kMonth, 1'500'000'000, {}, 3},
+               {HistoryBy::kTeam, "ml", BudgetPeriod::kWeek, 500'000'000, {}, 4},
+               {HistoryBy::kProject, "nobody", BudgetPeriod::kMonth, 1, {}, 5}});
   EXPECT_EQ(BudgetDataStartMs(f, as_of), UtcMs("2026-11-01T00:00Z"));
   const std::vector<BudgetStatus> s = EvaluateBudgets(f, in, kPrices, as_of);
   ASSERT_EQ(s.size(), 5u);
@@ -343,8 +343,8 @@ TEST(BudgetEvaluate, SpendIsTheReportsCostForTheKey) {
 }
 
 TEST(BudgetTracker, CarriesTheHistorysSpendOnAndStartsEachPeriodFromNothing) {
-  const Budget vision{HistoryBy::kProject, "vision", BudgetPeriod::kMonth, 3'000'000'000,
-                      {50, 80, 100}, 1};
+  const Budget vision{HistoryBy::kProject, "vision",      BudgetPeriod::kMonth,
+                      3'000'000'000,       {50, 80, 100}, 1};
   BudgetStatus seed;
   seed.budget = vision;
   seed.period = PeriodOf(BudgetPeriod::kMonth, UtcMs("2026-11-30T23:00Z"));

@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "core/money.h"
 #include "analysis/phases.h"
 #include "analysis/pricing.h"
 #include "analysis/timeline.h"
+#include "core/money.h"
 
 namespace cgov {
 
 struct CostBlock {
   // Time (always known).
-  double gpu_hours = 0;            // held GPU time the samples stand for (unknown utilization included)
+  double gpu_hours = 0;  // held GPU time the samples stand for (unknown utilization included)
   double effective_gpu_hours = 0;  // sum of time x utilization
   double waste_fraction = 0;       // 1 - effective / known GPU time (0 when none is known)
   // Money: set only when every GPU has a price.

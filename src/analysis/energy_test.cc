@@ -140,7 +140,8 @@ TEST(Energy, TheReportsIdleEnergyAndWhosSharesAddUp) {
   int64_t ts = 0;
   // 60 s busy by alice and bob (80/20) at 650 W, 30 s idle-held by bob at 90 W, 30 s truly idle
   // at 60 W.
-  for (int i = 0; i < 60; ++i, ts += 1000) a.Add(ts, run, EnergyTick(99, 6500, {{1, 1, 80}, {2, 2, 20}}));
+  for (int i = 0; i < 60; ++i, ts += 1000)
+    a.Add(ts, run, EnergyTick(99, 6500, {{1, 1, 80}, {2, 2, 20}}));
   for (int i = 0; i < 30; ++i, ts += 1000) a.Add(ts, run, EnergyTick(0, 900, {{2, 2, 0}}));
   for (int i = 0; i < 30; ++i, ts += 1000) a.Add(ts, run, EnergyTick(0, 600, {}));
   a.Finish(ts);
@@ -242,7 +243,8 @@ struct Credited {
   std::vector<int64_t> ticks;
   int64_t total = 0, metered_ms = 0, owed = 0;
 };
-Credited MeteredRun(const std::vector<std::pair<int64_t, std::optional<uint64_t>>>& ticks, int64_t end) {
+Credited MeteredRun(const std::vector<std::pair<int64_t, std::optional<uint64_t>>>& ticks,
+                    int64_t end) {
   const RunRecord run{1, 0, 1000, "t", "h"};
   HistoryAggregator a;
   Credited c;
@@ -267,8 +269,8 @@ std::vector<std::pair<int64_t, std::optional<uint64_t>>> EverySecond(
   std::vector<std::pair<int64_t, std::optional<uint64_t>>> out;
   for (int k = 0; k < n; ++k) {
     auto it = counter.find(k);
-    out.emplace_back(k * 1000, it != counter.end() ? std::optional<uint64_t>(it->second)
-                                                   : std::nullopt);
+    out.emplace_back(k * 1000,
+                     it != counter.end() ? std::optional<uint64_t>(it->second) : std::nullopt);
   }
   return out;
 }
@@ -298,8 +300,8 @@ TEST(EnergyCounter, AShortfallIsTakenFromTheNextTicksNeverBelowZero) {
 TEST(EnergyCounter, AResetNeitherLosesNorDoublesEnergy) {
   // The driver reloaded between 0 s and 10 s (its counter went back): that window keeps its
   // power x time; the next one, from the new counter, is measured.
-  const Credited c =
-      MeteredRun(EverySecond(25, {{0, 900'000'000}, {10, 40'000}, {20, 40'000 + 1'100'000}}), 25'000);
+  const Credited c = MeteredRun(
+      EverySecond(25, {{0, 900'000'000}, {10, 40'000}, {20, 40'000 + 1'100'000}}), 25'000);
   EXPECT_EQ(c.ticks[10], 100'000) << "no correction from a counter that went back";
   EXPECT_EQ(c.ticks[20], 100'000 + 100'000);
   EXPECT_EQ(c.total, 1'000'000 + 1'100'000 + 5 * 100'000);
@@ -345,8 +347,9 @@ TEST(EnergyCounter, OnGeneratedStreamsTheTotalIsTheCountersWindowsAndTheEstimate
       if (rng() % 5 == 0) t.reading = counter;
       const int64_t next = ts + (rng() % 40 == 0 ? 10'000 : 1000);  // now and then a gap
       // What the GPU truly burned until the next tick: the sampled power x 0.8 to 1.2.
-      counter += static_cast<uint64_t>(EnergyOf(static_cast<uint32_t>(t.power_dw * 100),
-                                                next - ts)) * (80 + rng() % 41) / 100;
+      counter +=
+          static_cast<uint64_t>(EnergyOf(static_cast<uint32_t>(t.power_dw * 100), next - ts)) *
+          (80 + rng() % 41) / 100;
       ticks.push_back(t);
       ts = next;
     }
@@ -370,8 +373,8 @@ TEST(EnergyCounter, OnGeneratedStreamsTheTotalIsTheCountersWindowsAndTheEstimate
       if (t.reading) st.gpus[0].set(StoredGpuField::kEnergyMj, *t.reading);
       a.Add(t.ts, run, st);
       // The model: a tick stands for the time to the next, at most 2 s (the last one 1 s).
-      const int64_t duration = k + 1 < ticks.size() ? std::min<int64_t>(ticks[k + 1].ts - t.ts, 2000)
-                                                    : 1000;
+      const int64_t duration =
+          k + 1 < ticks.size() ? std::min<int64_t>(ticks[k + 1].ts - t.ts, 2000) : 1000;
       if (prev_end >= 0 && t.ts != prev_end) {  // a gap closes the window, unmeasured
         model += window_estimate;
         window_estimate = 0;

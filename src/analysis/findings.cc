@@ -15,7 +15,6 @@ double Pct(int64_t part, int64_t whole) {
 
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
-
 // What each rule sees.
 struct Context {
   const UsageTotals& usage;
@@ -50,7 +49,8 @@ int64_t BelowBusyMs(const GpuUsage& g) {
 int64_t BelowBusyWasteMs(const GpuUsage& g) {
   return (g.waste_ms_x100[static_cast<size_t>(Phase::kTrulyIdle)] +
           g.waste_ms_x100[static_cast<size_t>(Phase::kIdleHeld)] +
-          g.waste_ms_x100[static_cast<size_t>(Phase::kUnderutilized)]) / 100;
+          g.waste_ms_x100[static_cast<size_t>(Phase::kUnderutilized)]) /
+         100;
 }
 
 }  // namespace
@@ -87,7 +87,8 @@ namespace {
 // A GPU that computed nothing: truly idle (no process held memory, under 10 %) for at least
 // 90 % of its known time.
 bool IsUnused(const GpuUsage& g) {
-  return g.KnownMs() > 0 && Pct(g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)], g.KnownMs()) >= 90;
+  return g.KnownMs() > 0 &&
+         Pct(g.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)], g.KnownMs()) >= 90;
 }
 
 // A duration as people read it: "7.0 days", "6.5 h", "42 min", "30 s", "200 ms".
@@ -107,8 +108,7 @@ Severity BySize(double share_pct, double critical_pct) {
 // Sets a utilization lever's per-GPU fractions (`of_gpu(g)`: the share of GPU g's own known time
 // it recovers) and its fraction of the spend, their sum weighted by each GPU's known time.
 template <typename OfGpu>
-void SetGpuSavings(const Context& c, const std::vector<unsigned>& gpus, OfGpu of_gpu,
-                   Finding* f) {
+void SetGpuSavings(const Context& c, const std::vector<unsigned>& gpus, OfGpu of_gpu, Finding* f) {
   f->gpu_savings.clear();
   double recovered_ms = 0;
   for (unsigned g : gpus) {
@@ -162,15 +162,18 @@ void IdleHeld(const Context& c, std::vector<Finding>* out) {
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = gpus;
   f.recommendation = fmt::format(
-      "A process kept memory on GPU {} for {} of GPU-time while SM utilization stayed under "
-      "10 %: end the process or release the GPU when it is not computing (a notebook kernel left "
-      "open, a job waiting on input); checkpoint and exit instead of idling.",
+      "A process kept memory on GPU {} for {} of GPU-time while SM utilization stayed under 10 %: "
+      "end the process or release the GPU when it is not computing (a notebook kernel left open, a "
+      "job waiting on input); checkpoint and exit instead of idling.",
       GpuList(c, f.gpus), Human(held));
   f.remediations = {"release_idle_gpu", "checkpointing"};
   f.axis = Axis::kUtilization;
-  SetGpuSavings(c, gpus, [&](unsigned g) {
-    return ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kIdleHeld)]);
-  }, &f);
+  SetGpuSavings(
+      c, gpus,
+      [&](unsigned g) {
+        return ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kIdleHeld)]);
+      },
+      &f);
   f.savings_reasoning = "all idle-held GPU-time is recoverable by releasing the GPU";
   out->push_back(f);
 }
@@ -207,11 +210,12 @@ void InputPipeline(const Context& c, std::vector<Finding>* out) {
       GpuList(c, bursty), share);
   f.remediations = {"dataloader_num_workers", "pin_memory", "nvidia_dali"};
   f.axis = Axis::kUtilization;
-  SetGpuSavings(c, bursty, [&](unsigned g) {
-    return 0.7 * ShareOfGpu(c, g, BelowBusyWasteMs(c.usage.gpus[g]));
-  }, &f);
-  f.savings_reasoning = "70 % of the unused capacity of the bursty GPUs' troughs, assuming loading "
-                        "overlaps compute once the pipeline keeps up (an estimate)";
+  SetGpuSavings(
+      c, bursty,
+      [&](unsigned g) { return 0.7 * ShareOfGpu(c, g, BelowBusyWasteMs(c.usage.gpus[g])); }, &f);
+  f.savings_reasoning =
+      "70 % of the unused capacity of the bursty GPUs' troughs, assuming loading overlaps compute "
+      "once the pipeline keeps up (an estimate)";
   out->push_back(f);
 }
 
@@ -253,9 +257,9 @@ void SteadyLow(const Context& c, std::vector<Finding>* out) {
   } else {
     // The sampling interval, when the source says it (a Prometheus does not).
     const std::string sampled =
-        c.usage.interval_ms > 0 ? fmt::format("Sampled every {}: stalls shorter than that",
-                                              Human(c.usage.interval_ms))
-                                : "Stalls shorter than the sampling interval";
+        c.usage.interval_ms > 0
+            ? fmt::format("Sampled every {}: stalls shorter than that", Human(c.usage.interval_ms))
+            : "Stalls shorter than the sampling interval";
     f.recommendation = fmt::format(
         "GPU {} ran at {:.0f} % on average without idling: kernels are too small to fill the GPU. "
         "Increase the batch size (with gradient accumulation to keep the effective batch), use AMP "
@@ -266,9 +270,11 @@ void SteadyLow(const Context& c, std::vector<Finding>* out) {
   }
   f.axis = Axis::kUtilization;
   // Half of their unused capacity up to 85 % utilization (a well-fed GPU), an estimate.
-  SetGpuSavings(c, gpus, [&](unsigned) { return 0.5 * std::max(0.0, (85 - mean) / 85); }, &f);
-  f.savings_reasoning = "half of the gap between these GPUs' mean utilization and 85 % (a "
-                        "well-fed GPU), over their share of the GPU-time; an estimate";
+  SetGpuSavings(
+      c, gpus, [&](unsigned) { return 0.5 * std::max(0.0, (85 - mean) / 85); }, &f);
+  f.savings_reasoning =
+      "half of the gap between these GPUs' mean utilization and 85 % (a well-fed GPU), over their "
+      "share of the GPU-time; an estimate";
   out->push_back(f);
 }
 
@@ -311,9 +317,12 @@ void UnusedGpus(const Context& c, std::vector<Finding>* out) {
       gpus.size() == 1 ? "it" : "them");
   f.remediations = {"release_idle_gpu", "smaller_sku", "mig", "cuda_mps"};
   f.axis = Axis::kUtilization;
-  SetGpuSavings(c, gpus, [&](unsigned g) {
-    return ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]);
-  }, &f);
+  SetGpuSavings(
+      c, gpus,
+      [&](unsigned g) {
+        return ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]);
+      },
+      &f);
   f.savings_reasoning = "all of the unused GPUs' truly idle time";
   out->push_back(f);
 }
@@ -322,7 +331,8 @@ void UnusedGpus(const Context& c, std::vector<Finding>* out) {
 bool DidWork(const GpuUsage& g) {
   return g.phase_ms[static_cast<size_t>(Phase::kUnderutilized)] +
              g.phase_ms[static_cast<size_t>(Phase::kProductive)] +
-             g.phase_ms[static_cast<size_t>(Phase::kComputeBound)] > 0;
+             g.phase_ms[static_cast<size_t>(Phase::kComputeBound)] >
+         0;
 }
 
 // Truly idle time on GPUs that did work at other times (a shared box at night, gaps between
@@ -369,9 +379,10 @@ void IdleCapacity(const Context& c, bool head_or_tail, std::vector<Finding>* out
       GpuList(c, gpus), Human(idle));
   f.remediations = {"release_idle_gpu", "spot_instances"};
   f.axis = Axis::kUtilization;
-  SetGpuSavings(c, gpus, [&](unsigned g) { return 0.5 * ShareOfGpu(c, g, idle_of[g]); }, &f);
-  f.savings_reasoning = "half of the idle GPU-time, as scaling with the load recovers part of it "
-                        "(an estimate)";
+  SetGpuSavings(
+      c, gpus, [&](unsigned g) { return 0.5 * ShareOfGpu(c, g, idle_of[g]); }, &f);
+  f.savings_reasoning =
+      "half of the idle GPU-time, as scaling with the load recovers part of it (an estimate)";
   out->push_back(f);
 }
 
@@ -397,7 +408,8 @@ void Unexplained(const Context& c, std::vector<Finding>* out) {
   f.recommendation = fmt::format(
       "{:.0f} % of the GPU capacity went unused and no pattern cgov knows explains it (utilization "
       "varies without a clear burst, idle or steady-low pattern). Profile a few steps (PyTorch "
-      "profiler, Nsight Systems) to see where the GPU waits.", waste * 100);
+      "profiler, Nsight Systems) to see where the GPU waits.",
+      waste * 100);
   f.axis = Axis::kNone;
   f.savings_reasoning = "no lever: the finding says how much waste stays unexplained";
   out->push_back(f);
@@ -428,7 +440,7 @@ BoundGpm BoundGpmOf(const Context& c) {
   return out;
 }
 
-constexpr double kTensorInUsePct = 30;   // at or above: the math already runs on Tensor Cores
+constexpr double kTensorInUsePct = 30;    // at or above: the math already runs on Tensor Cores
 constexpr double kLowSmActivityPct = 50;  // below, while utilization.gpu says compute-bound
 
 void ComputeBound(const Context& c, std::vector<Finding>* out) {
@@ -454,17 +466,17 @@ void ComputeBound(const Context& c, std::vector<Finding>* out) {
   f.observed = share;
   f.observed_unit = "% of GPU-time at >= 90 % utilization";
   f.threshold = 50;
-  f.threshold_text = ">= 50 % of GPU-time compute-bound and < 10 % near idle (bursty GPUs "
-                     "excluded)";
+  f.threshold_text =
+      ">= 50 % of GPU-time compute-bound and < 10 % near idle (bursty GPUs excluded)";
   f.evidence_gpu_ms = bound;
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = c.gpus_with_data;
   const std::string evidence =
-      gpm.tensor_active_pct
-          ? fmt::format("Tensor-pipe activity was {:.1f} % of that time (NVML GPM; under {:.0f} %: "
-                        "the matrix math does not run on Tensor Cores). ",
-                        *gpm.tensor_active_pct, kTensorInUsePct)
-          : "";
+      gpm.tensor_active_pct ? fmt::format(
+                                  "Tensor-pipe activity was {:.1f} % of that time (NVML GPM; under "
+                                  "{:.0f} %: the matrix math does not run on Tensor Cores). ",
+                                  *gpm.tensor_active_pct, kTensorInUsePct)
+                            : "";
   f.recommendation = evidence +
                      "If the model trains in FP32, use AMP with BF16 (or FP8 on Hopper with "
                      "Transformer Engine) so Tensor Cores run the matrix math; prefer fused "
@@ -472,7 +484,8 @@ void ComputeBound(const Context& c, std::vector<Finding>* out) {
                      "help here.";
   f.remediations = {"amp_bf16", "fp8", "tensor_cores"};
   f.axis = Axis::kUtilization;
-  SetGpuSavings(c, c.gpus_with_data, [](unsigned) { return 0.25; }, &f);
+  SetGpuSavings(
+      c, c.gpus_with_data, [](unsigned) { return 0.25; }, &f);
   f.savings_reasoning = gpm.tensor_active_pct
                             ? "a 1.33x speed-up from mixed precision, the tensor pipes being "
                               "nearly idle (GPM), capped below by the measured waste"
@@ -516,12 +529,17 @@ void LowSmActivity(const Context& c, std::vector<Finding>* out) {
       *gpm.sm_active_pct);
   f.remediations = {"larger_batch", "cuda_mps", "mig"};
   f.axis = Axis::kUtilization;
-  SetGpuSavings(c, c.gpus_with_data, [&](unsigned g) {
-    return 0.5 * (1.0 - *gpm.sm_active_pct / 100.0) *
-           ShareOfGpu(c, g, c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kComputeBound)]);
-  }, &f);
-  f.savings_reasoning = "half of the idle SM share of the compute-bound time (packing or larger "
-                        "kernels recover part of it)";
+  SetGpuSavings(
+      c, c.gpus_with_data,
+      [&](unsigned g) {
+        return 0.5 * (1.0 - *gpm.sm_active_pct / 100.0) *
+               ShareOfGpu(c, g,
+                          c.usage.gpus[g].phase_ms[static_cast<size_t>(Phase::kComputeBound)]);
+      },
+      &f);
+  f.savings_reasoning =
+      "half of the idle SM share of the compute-bound time (packing or larger kernels recover part "
+      "of it)";
   out->push_back(f);
 }
 
@@ -545,16 +563,18 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
     f.window_end_ms = covered;
     f.gpus = c.gpus_with_data;
     f.recommendation = fmt::format(
-        "After the last work the GPUs stayed allocated for {}{}: exit when training ends "
-        "(no trailing evaluation on idle GPUs, no waiting for input), and release GPUs that a "
-        "finished process still holds.",
+        "After the last work the GPUs stayed allocated for {}{}: exit when training ends (no "
+        "trailing evaluation on idle GPUs, no waiting for input), and release GPUs that a finished "
+        "process still holds.",
         Human(c.usage.idle_tail_ms),
         held > 0 ? fmt::format(" ({} of GPU-time with memory still held)", Human(held)) : "");
     f.remediations = {"release_idle_gpu", "checkpointing"};
     f.axis = Axis::kUtilization;
     // The tail's GPU-time is known over all GPUs, not per GPU: each gets an equal part of it.
-    const int64_t per_gpu = gpu_ms / static_cast<int64_t>(std::max<size_t>(1, c.gpus_with_data.size()));
-    SetGpuSavings(c, c.gpus_with_data, [&](unsigned g) { return ShareOfGpu(c, g, per_gpu); }, &f);
+    const int64_t per_gpu =
+        gpu_ms / static_cast<int64_t>(std::max<size_t>(1, c.gpus_with_data.size()));
+    SetGpuSavings(
+        c, c.gpus_with_data, [&](unsigned g) { return ShareOfGpu(c, g, per_gpu); }, &f);
     f.savings_reasoning = "all of the tail's GPU-time";
     out->push_back(f);
   }
@@ -571,13 +591,14 @@ void IdleTailAndHead(const Context& c, std::vector<Finding>* out) {
     f.window_end_ms = c.usage.idle_head_ms;
     f.gpus = c.gpus_with_data;
     f.recommendation = fmt::format(
-        "No GPU worked during the first {} (downloads, data preparation, compilation): do "
-        "that before allocating GPUs, or cache datasets and compiled kernels between runs.",
+        "No GPU worked during the first {} (downloads, data preparation, compilation): do that "
+        "before allocating GPUs, or cache datasets and compiled kernels between runs.",
         Human(c.usage.idle_head_ms));
     f.remediations = {"release_idle_gpu"};
     f.axis = Axis::kUtilization;
-    SetGpuSavings(c, c.gpus_with_data,
-                  [&](unsigned g) { return ShareOfGpu(c, g, c.usage.idle_head_ms); }, &f);
+    SetGpuSavings(
+        c, c.gpus_with_data, [&](unsigned g) { return ShareOfGpu(c, g, c.usage.idle_head_ms); },
+        &f);
     f.savings_reasoning = "all of the head's GPU-time";
     out->push_back(f);
   }
@@ -623,7 +644,8 @@ void Imbalance(const Context& c, std::vector<Finding>* out) {
       GpuList(c, idle), hi);
   f.remediations = {"nccl_tuning", "smaller_sku"};
   f.axis = Axis::kUtilization;
-  SetGpuSavings(c, idle, [](unsigned) { return 0.8; }, &f);
+  SetGpuSavings(
+      c, idle, [](unsigned) { return 0.8; }, &f);
   f.savings_reasoning = "80 % of the idle GPUs' time (they would be released or put to work)";
   out->push_back(f);
 }
@@ -641,22 +663,30 @@ struct HostBoundRule {
 
 void HostBound(const Context& c, std::vector<Finding>* out) {
   static const HostBoundRule kRules[] = {
-      {"cpu_bound_host", "CPU-bound host: the host CPU is saturated while the GPUs wait",
-       "% of GPU-time under 70 % utilization with host CPU >= 90 %", &GpuUsage::cpu_bound_ms,
+      {"cpu_bound_host",
+       "CPU-bound host: the host CPU is saturated while the GPUs wait",
+       "% of GPU-time under 70 % utilization with host CPU >= 90 %",
+       &GpuUsage::cpu_bound_ms,
        "The host's CPUs are saturated, so more DataLoader workers will not help: move decoding "
        "and augmentation to the GPU with NVIDIA DALI, preprocess the dataset once, or use a host "
        "with more cores per GPU.",
-       {"nvidia_dali", "dataloader_num_workers"}, "half of the CPU-starved GPU-time, an estimate"},
-      {"cpu_contention", "CPU contention: other processes saturate the host while the GPUs wait",
+       {"nvidia_dali", "dataloader_num_workers"},
+       "half of the CPU-starved GPU-time, an estimate"},
+      {"cpu_contention",
+       "CPU contention: other processes saturate the host while the GPUs wait",
        "% of GPU-time under 70 % utilization with host CPU >= 90 %, the job's own processes using "
-       "under half of it", &GpuUsage::cpu_other_ms,
+       "under half of it",
+       &GpuUsage::cpu_other_ms,
        "The host's CPUs were saturated by processes outside this job (its own used under half of "
        "what was busy): more cores for the job or more DataLoader workers would only compete. "
        "Run it on a quieter host, or give it dedicated cores (a cgroup cpuset, the Kubernetes "
        "static CPU manager policy, Slurm --exclusive).",
-       {}, "half of the GPU-time starved by the other tenants, an estimate"},
-      {"io_wait", "I/O wait: the host waits for storage while the GPUs wait",
-       "% of GPU-time under 70 % utilization with host iowait >= 20 %", &GpuUsage::iowait_ms,
+       {},
+       "half of the GPU-time starved by the other tenants, an estimate"},
+      {"io_wait",
+       "I/O wait: the host waits for storage while the GPUs wait",
+       "% of GPU-time under 70 % utilization with host iowait >= 20 %",
+       &GpuUsage::iowait_ms,
        "Reading the data is the bottleneck: stage the dataset on local NVMe or in memory, use a "
        "sharded sequential format (WebDataset, TFRecord), and prefetch with more DataLoader "
        "workers and pin_memory.",
@@ -692,8 +722,9 @@ void HostBound(const Context& c, std::vector<Finding>* out) {
     f.recommendation = rule.recommendation;
     f.remediations = rule.remediations;
     f.axis = Axis::kUtilization;
-    SetGpuSavings(c, used,
-                  [&](unsigned g) { return 0.5 * ShareOfGpu(c, g, c.usage.gpus[g].*(rule.ms)); }, &f);
+    SetGpuSavings(
+        c, used, [&](unsigned g) { return 0.5 * ShareOfGpu(c, g, c.usage.gpus[g].*(rule.ms)); },
+        &f);
     f.savings_reasoning = rule.reasoning;
     out->push_back(f);
   }
@@ -859,8 +890,8 @@ void MemoryHealthFinding(const Context& c, const std::vector<std::optional<Memor
     if (h.remap_failure) parts.push_back("a row remapping failed");
     if (h.remap_pending) parts.push_back("row remapping pending a reset");
     if (h.remapped_uncorrectable > 0) {
-      parts.push_back(fmt::format("{} row(s) remapped after uncorrectable errors",
-                                  h.remapped_uncorrectable));
+      parts.push_back(
+          fmt::format("{} row(s) remapped after uncorrectable errors", h.remapped_uncorrectable));
     }
     if (h.retired_pending) parts.push_back("page retirement pending a reboot");
     if (h.retired_dbe > 0) {
@@ -877,8 +908,9 @@ void MemoryHealthFinding(const Context& c, const std::vector<std::optional<Memor
   f.observed = static_cast<double>(gpus.size());
   f.observed_unit = "GPUs";
   f.threshold = 1;
-  f.threshold_text = "a pending row remap or page retirement, a failed remap, or memory lost to "
-                     "uncorrectable errors";
+  f.threshold_text =
+      "a pending row remap or page retirement, a failed remap, or memory lost to uncorrectable "
+      "errors";
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = gpus;
   f.recommendation = fmt::format(
@@ -914,17 +946,17 @@ void Spot(const Context& c, std::vector<Finding>* out) {
   f.threshold_text = "a catalog spot price below the on-demand price";
   f.window_end_ms = c.usage.covered_ms;
   f.gpus = c.gpus_with_data;
-  f.recommendation = "Run on spot (preemptible) capacity with regular checkpoints so a "
-                     "preempted job resumes where it stopped.";
+  f.recommendation =
+      "Run on spot (preemptible) capacity with regular checkpoints so a preempted job resumes "
+      "where it stopped.";
   f.remediations = {"spot_instances", "checkpointing"};
   f.axis = Axis::kRate;
   f.savings_fraction = fraction;
   // With a price of the user's own, the discount is still the catalog's: said, as the user's
   // provider may discount spot capacity otherwise (issue 57, 12: applied without a word).
-  f.savings_reasoning =
-      given ? "the catalog's spot discount for this GPU model, applied to your "
-              "--price-per-gpu-hour: your provider's spot discount may differ"
-            : "the catalog's spot price relative to its on-demand price";
+  f.savings_reasoning = given ? "the catalog's spot discount for this GPU model, applied to your "
+                                "--price-per-gpu-hour: your provider's spot discount may differ"
+                              : "the catalog's spot price relative to its on-demand price";
   out->push_back(f);
 }
 
@@ -932,18 +964,24 @@ void Spot(const Context& c, std::vector<Finding>* out) {
 
 const char* SeverityName(Severity s) {
   switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kCritical: return "critical";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kCritical:
+      return "critical";
   }
   return "";
 }
 
 const char* AxisName(Axis a) {
   switch (a) {
-    case Axis::kNone: return "none";
-    case Axis::kUtilization: return "utilization";
-    case Axis::kRate: return "rate";
+    case Axis::kNone:
+      return "none";
+    case Axis::kUtilization:
+      return "utilization";
+    case Axis::kRate:
+      return "rate";
   }
   return "";
 }
@@ -955,11 +993,21 @@ std::optional<Severity> ParseSeverity(std::string_view text) {
 }
 
 const std::vector<std::string>& RemediationVocabulary() {
-  static const std::vector<std::string> words = {
-      "dataloader_num_workers", "pin_memory",   "nvidia_dali", "larger_batch",
-      "gradient_accumulation",  "amp_bf16",     "fp8",         "tensor_cores",
-      "cuda_mps",               "mig",          "smaller_sku", "spot_instances",
-      "nccl_tuning",            "release_idle_gpu", "checkpointing"};
+  static const std::vector<std::string> words = {"dataloader_num_workers",
+                                                 "pin_memory",
+                                                 "nvidia_dali",
+                                                 "larger_batch",
+                                                 "gradient_accumulation",
+                                                 "amp_bf16",
+                                                 "fp8",
+                                                 "tensor_cores",
+                                                 "cuda_mps",
+                                                 "mig",
+                                                 "smaller_sku",
+                                                 "spot_instances",
+                                                 "nccl_tuning",
+                                                 "release_idle_gpu",
+                                                 "checkpointing"};
   return words;
 }
 

@@ -9,7 +9,9 @@ namespace {
 
 constexpr uint64_t kMib = 1ull << 20;
 
-int64_t HourOf(int64_t ts_ms) { return ts_ms >= 0 ? ts_ms / kHourMs : (ts_ms - kHourMs + 1) / kHourMs; }
+int64_t HourOf(int64_t ts_ms) {
+  return ts_ms >= 0 ? ts_ms / kHourMs : (ts_ms - kHourMs + 1) / kHourMs;
+}
 
 SampleHost HostOf(const StoredTick& tick) {
   SampleHost host;
@@ -77,8 +79,9 @@ SplitRule SplitShares(bool busy, int64_t duration_ms, std::vector<TickHolder>* h
                                  : duration_ms / compute;
     left -= h.share_ms;
   }
-  return compute == 1 ? SplitRule::kAlone : by_util ? SplitRule::kByUtilization
-                                                    : SplitRule::kEvenly;
+  return compute == 1 ? SplitRule::kAlone
+         : by_util    ? SplitRule::kByUtilization
+                      : SplitRule::kEvenly;
 }
 
 // GpuRunState's rule: the estimate in `u` (one sample's, in its phase or unknown) corrected by
@@ -93,8 +96,8 @@ void CorrectEnergyByCounter(const StoredGpu& g, int64_t ts_ms, int64_t duration_
   if (const std::optional<uint64_t> reading = g.get(StoredGpuField::kEnergyMj)) {
     if (s->counter_mj && *reading >= *s->counter_mj) {
       // Bounded as a sample is (a database may be anyone's file).
-      const auto measured = static_cast<int64_t>(
-          std::min<uint64_t>(*reading - *s->counter_mj, kMaxSampleEnergyMj));
+      const auto measured =
+          static_cast<int64_t>(std::min<uint64_t>(*reading - *s->counter_mj, kMaxSampleEnergyMj));
       correction = measured - s->since_counter_mj;
       u->energy_metered_ms += ts_ms - s->counter_ts_ms;
     }
@@ -124,7 +127,8 @@ GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   if (auto util = g.get(StoredGpuField::kUtilPct)) p.util_pct = static_cast<double>(*util);
   p.clock_reasons = g.get(StoredGpuField::kClockReasons);
   if (auto sm = g.get(StoredGpuField::kSmActivePctX10)) p.sm_active_pct = *sm / 10.0;
-  if (auto tensor = g.get(StoredGpuField::kTensorActivePctX10)) p.tensor_active_pct = *tensor / 10.0;
+  if (auto tensor = g.get(StoredGpuField::kTensorActivePctX10))
+    p.tensor_active_pct = *tensor / 10.0;
   if (auto power = g.get(StoredGpuField::kPowerDw)) {
     p.power_mw = static_cast<uint32_t>(std::min<uint64_t>(*power, UINT32_MAX / 100) * 100);
   }
@@ -278,8 +282,8 @@ void HistoryAggregator::GatherHolds(const StoredTick& tick, size_t gpu_pos, bool
   }
   for (const StoredAllocation& a : tick.allocations) {
     if (a.gpu_pos != gpu_pos) continue;
-    holds_.push_back({kAllocationSessionPid | a.identity_id, a.identity_id, 0, 0,
-                      idle_share(a.identity_id)});
+    holds_.push_back(
+        {kAllocationSessionPid | a.identity_id, a.identity_id, 0, 0, idle_share(a.identity_id)});
   }
   // Already in pid order from a daemon's tick (each GPU's processes are listed so, then its
   // allocations, whose pids have the high bit): sorted (stably, so a pid listed twice keeps the
@@ -416,8 +420,8 @@ void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
   // one what is left, so that the shares add up to the GPU's energy exactly.
   const int64_t energy = gc.usage.EnergyMj();
   int64_t energy_left = energy;
-  size_t compute_left = static_cast<size_t>(
-      std::count_if(holders->begin(), holders->end(), [](const TickHolder& h) { return h.compute; }));
+  size_t compute_left = static_cast<size_t>(std::count_if(
+      holders->begin(), holders->end(), [](const TickHolder& h) { return h.compute; }));
   for (const TickHolder& h : *holders) {
     TickCredit::Identity& ic = out->identities.emplace_back();
     ic.identity_id = h.identity_id;
@@ -428,17 +432,18 @@ void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
     ic.idle_held_ms = gc.phase == Phase::kIdleHeld ? duration_ms : 0;
     ic.attributed_ms = h.share_ms;
     ic.split = rule;
-    ic.energy_mj = --compute_left == 0 ? energy_left
-                   : duration_ms > 0   ? static_cast<int64_t>(static_cast<Int128>(energy) *
-                                                              h.share_ms / duration_ms)
-                                       : 0;
+    ic.energy_mj =
+        --compute_left == 0 ? energy_left
+        : duration_ms > 0
+            ? static_cast<int64_t>(static_cast<Int128>(energy) * h.share_ms / duration_ms)
+            : 0;
     energy_left -= ic.energy_mj;
   }
 }
 
 void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
-              const PhaseThresholds& phases, GpuRunStates* states,
-              std::vector<TickHolder>* holders, TickCredit* out) {
+              const PhaseThresholds& phases, GpuRunStates* states, std::vector<TickHolder>* holders,
+              TickCredit* out) {
   StartCredit(ts_ms, out);
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
     CreditGpu(tick, i, duration_ms, phases, states, holders, out);

@@ -83,12 +83,12 @@ using GpuRunStates = std::map<uint32_t, GpuRunState>;
 // One identity holding one GPU in one tick (the aggregator's scratch).
 struct TickHolder {
   uint32_t identity_id = 0;
-  bool compute = false;            // compute memory, or the GPU by allocation
-  int64_t sm_util = 0;             // summed over its compute processes
-  bool util_known = true;          // every one of them had a per-process reading
+  bool compute = false;    // compute memory, or the GPU by allocation
+  int64_t sm_util = 0;     // summed over its compute processes
+  bool util_known = true;  // every one of them had a per-process reading
   int64_t share_ms = 0;
-  int64_t sessions = 0;            // its compute processes and allocations on the GPU
-  int64_t sessions_seen = 0;       // CommitSessions' count of its sessions credited so far
+  int64_t sessions = 0;       // its compute processes and allocations on the GPU
+  int64_t sessions_seen = 0;  // CommitSessions' count of its sessions credited so far
 };
 
 class HistoryAggregator {
@@ -164,8 +164,8 @@ class HistoryAggregator {
 // counts it (docs/analysis.md, "What a sample covers"). `states`: the GPUs' run states before
 // the tick, updated (pass a copy for a provisional credit). `holders`: scratch.
 void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
-              const PhaseThresholds& phases, GpuRunStates* states,
-              std::vector<TickHolder>* holders, TickCredit* out);
+              const PhaseThresholds& phases, GpuRunStates* states, std::vector<TickHolder>* holders,
+              TickCredit* out);
 // CreditOf in parts: StartCredit empties `out`; CreditGpu appends GPU `gpu_pos`'s credit and
 // its holders' (leaving `holders` as SplitGpuTime set them for it).
 void StartCredit(int64_t ts_ms, TickCredit* out);

@@ -8,7 +8,15 @@
 namespace cgov {
 
 enum class HistoryBy {
-  kUser, kProject, kTeam, kPod, kHost, kSlurmJob, kAccount, kNamespace, kContainer
+  kUser,
+  kProject,
+  kTeam,
+  kPod,
+  kHost,
+  kSlurmJob,
+  kAccount,
+  kNamespace,
+  kContainer
 };
 const char* HistoryByName(HistoryBy by);  // "user", ...
 std::optional<HistoryBy> ParseHistoryBy(std::string_view text);

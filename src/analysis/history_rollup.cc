@@ -36,9 +36,9 @@ std::vector<int64_t*> GpuHourFields(GpuHour& h) {
                      &h.mem_known_ms, &h.power_dw_ms, &h.power_known_ms}) {
     f.push_back(v);
   }
-  for (int64_t* v : {&u.gpm_ms, &u.sm_active_ms_x100, &u.tensor_ms, &u.tensor_active_ms_x100,
-                     &u.bound_gpm_ms, &u.bound_sm_active_ms_x100, &u.bound_tensor_ms,
-                     &u.bound_tensor_active_ms_x100}) {
+  for (int64_t* v :
+       {&u.gpm_ms, &u.sm_active_ms_x100, &u.tensor_ms, &u.tensor_active_ms_x100, &u.bound_gpm_ms,
+        &u.bound_sm_active_ms_x100, &u.bound_tensor_ms, &u.bound_tensor_active_ms_x100}) {
     f.push_back(v);
   }
   for (auto& v : h.util_band_ms) f.push_back(&v);
@@ -79,7 +79,8 @@ Status GetFields(std::string_view data, uint8_t version, std::string_view contex
   if (found != version) {
     const auto* o = std::find_if(older.begin(), older.end(),
                                  [&](const OlderVersion& v) { return v.version == found; });
-    if (o == older.end()) return InvalidArgument(fmt::format("{}: unknown rollup encoding", context));
+    if (o == older.end())
+      return InvalidArgument(fmt::format("{}: unknown rollup encoding", context));
     count = o->fields;
   }
   *pos = 1;
@@ -166,17 +167,19 @@ void EncodeGpuHour(const GpuHour& hour, std::string* out) {
   PutFields(kGpuHourVersion, GpuHourFields(copy), out);
   PutVarint(static_cast<uint64_t>(std::max(0, copy.usage.transitions)), out);
   // Peak memory in hundredths of a percent, + 1 so that 0 means unknown.
-  const auto max_pct = copy.usage.memory_max_pct
-                           ? static_cast<uint64_t>(std::llround(*copy.usage.memory_max_pct * 100)) + 1
-                           : 0;
+  const auto max_pct =
+      copy.usage.memory_max_pct
+          ? static_cast<uint64_t>(std::llround(*copy.usage.memory_max_pct * 100)) + 1
+          : 0;
   PutVarint(max_pct, out);
 }
 
 Status DecodeGpuHour(std::string_view data, std::string_view context, GpuHour* hour) {
   *hour = GpuHour{};
   size_t pos = 0;
-  CGOV_RETURN_IF_ERROR(GetFields(data, kGpuHourVersion, context, GpuHourFields(*hour), &pos,
-                                 {{1, kGpuHourV1Fields}, {2, kGpuHourV2Fields}, {3, kGpuHourV3Fields}}));
+  CGOV_RETURN_IF_ERROR(
+      GetFields(data, kGpuHourVersion, context, GpuHourFields(*hour), &pos,
+                {{1, kGpuHourV1Fields}, {2, kGpuHourV2Fields}, {3, kGpuHourV3Fields}}));
   uint64_t transitions = 0, max_pct = 0;
   if (!GetVarint(data, &pos, &transitions) || !GetVarint(data, &pos, &max_pct)) {
     return InvalidArgument(fmt::format("{}: truncated rollup", context));

@@ -29,10 +29,10 @@ inline size_t UtilBand(double util_pct) {
 struct GpuHour {
   GpuUsage usage;
   int64_t samples = 0;
-  int64_t gap_ms = 0;             // time without data between ticks closer than a run end
-  int64_t mem_used_mib_ms = 0;    // sum of device memory used (MiB) x ms
+  int64_t gap_ms = 0;           // time without data between ticks closer than a run end
+  int64_t mem_used_mib_ms = 0;  // sum of device memory used (MiB) x ms
   int64_t mem_known_ms = 0;
-  int64_t power_dw_ms = 0;        // sum of power (0.1 W) x ms
+  int64_t power_dw_ms = 0;  // sum of power (0.1 W) x ms
   int64_t power_known_ms = 0;
   // The time its utilization was known, by band (version 3; 0 in rows written before): the
   // distribution behind its mean and percentiles.
@@ -69,8 +69,8 @@ struct IdentityHour {
 };
 
 struct HourBucket {
-  int64_t hour = 0;  // Unix ms / kHourMs
-  std::map<uint32_t, GpuHour> gpus;                                   // by GPU id
+  int64_t hour = 0;                                                  // Unix ms / kHourMs
+  std::map<uint32_t, GpuHour> gpus;                                  // by GPU id
   std::map<std::pair<uint32_t, uint32_t>, IdentityHour> identities;  // by (identity id, GPU id)
 };
 

@@ -21,7 +21,6 @@ int UtcSlot(int64_t hour) {
   return weekday * 24 + static_cast<int>(hour - days * 24);
 }
 
-
 // Each GPU's hourly means, in hour order, as chart series.
 void AddHourlySeries(const HistoryInput& in, HistorySummary* s) {
   std::map<uint32_t, HistoryGpuRow*> rows;
@@ -37,10 +36,9 @@ void AddHourlySeries(const HistoryInput& in, HistorySummary* s) {
       HistoryGpuRow& row = *it->second;
       if (std::optional<double> util = g.usage.MeanUtilPct()) row.util_series.Add(b->hour, *util);
       if (g.mem_known_ms > 0 && row.gpu.mem_total_mib && *row.gpu.mem_total_mib > 0) {
-        const double mib = static_cast<double>(g.mem_used_mib_ms) /
-                           static_cast<double>(g.mem_known_ms);
-        row.mem_series.Add(b->hour,
-                           100.0 * mib / static_cast<double>(*row.gpu.mem_total_mib));
+        const double mib =
+            static_cast<double>(g.mem_used_mib_ms) / static_cast<double>(g.mem_known_ms);
+        row.mem_series.Add(b->hour, 100.0 * mib / static_cast<double>(*row.gpu.mem_total_mib));
       }
     }
   }
@@ -168,9 +166,9 @@ void BuildWho(const HistoryInput& in, bool data_prices, HistorySummary* s) {
         // Its share of the dollars its time was credited with, in proportion to the time.
         row.cost = AddUsd(row.cost, h.cost);
         if (mine > 0) {
-          row.idle_held_cost += static_cast<MicroUsd>(std::llround(
-              static_cast<double>(h.cost) * static_cast<double>(idle_held) /
-              static_cast<double>(mine)));
+          row.idle_held_cost += static_cast<MicroUsd>(
+              std::llround(static_cast<double>(h.cost) * static_cast<double>(idle_held) /
+                           static_cast<double>(mine)));
         }
       } else {
         row.cost = AddUsd(row.cost, PriceOf(gpu, mine));
@@ -183,9 +181,9 @@ void BuildWho(const HistoryInput& in, bool data_prices, HistorySummary* s) {
   for (auto& [key, row] : rows) {
     row.key = key;
     row.users.assign(users[key].begin(), users[key].end());
-    row.share_pct = total > 0 ? 100.0 * static_cast<double>(row.AttributedMs()) /
-                                    static_cast<double>(total)
-                              : 0;
+    row.share_pct =
+        total > 0 ? 100.0 * static_cast<double>(row.AttributedMs()) / static_cast<double>(total)
+                  : 0;
     s->who.push_back(row);
   }
   std::sort(s->who.begin(), s->who.end(), [](const WhoRow& a, const WhoRow& b) {
@@ -197,14 +195,16 @@ void BuildWho(const HistoryInput& in, bool data_prices, HistorySummary* s) {
   for (const WhoRow& r : s->who) attributed_energy += r.energy_mj;
   s->energy.unattributed_mj = std::max<int64_t>(0, s->energy.total_mj - attributed_energy);
   s->unattributed_ms = std::max<int64_t>(0, total - attributed);
-  s->unattributed_share_pct = total > 0 ? 100.0 * static_cast<double>(s->unattributed_ms) /
-                                              static_cast<double>(total)
+  s->unattributed_share_pct =
+      total > 0 ? 100.0 * static_cast<double>(s->unattributed_ms) / static_cast<double>(total) : 0;
+  s->unattributed_cost = s->cost.priced ? std::max<MicroUsd>(
+                                              0, s->cost.total -
+                                                     [&] {
+                                                       MicroUsd sum = 0;
+                                                       for (const WhoRow& r : s->who) sum += r.cost;
+                                                       return sum;
+                                                     }())
                                         : 0;
-  s->unattributed_cost = s->cost.priced ? std::max<MicroUsd>(0, s->cost.total - [&] {
-    MicroUsd sum = 0;
-    for (const WhoRow& r : s->who) sum += r.cost;
-    return sum;
-  }()) : 0;
 }
 
 std::pair<std::string, std::string> KindOf(const ActionRow& a, const std::string& who,
@@ -212,17 +212,20 @@ std::pair<std::string, std::string> KindOf(const ActionRow& a, const std::string
 
 std::string Advice(const ActionRow& a) {
   const std::string who = a.user.empty() ? "the owner (unknown user: a system or container "
-                                           "process?)" : a.user;
+                                           "process?)"
+                                         : a.user;
   std::string advice = KindOf(a, who, false).second;
   if (a.ongoing && a.session.allocation()) {
-    return fmt::format("still allocated: the pod {} holds GPU {} by its GPU request, with nothing "
-                       "running on it; delete it (`kubectl delete pod -n {}`) or scale its owner "
-                       "down; then: {}", a.pod_name, a.gpu_index, a.pod_name_for_kubectl, advice);
+    return fmt::format(
+        "still allocated: the pod {} holds GPU {} by its GPU request, with nothing running on it; "
+        "delete it (`kubectl delete pod -n {}`) or scale its owner down; then: {}",
+        a.pod_name, a.gpu_index, a.pod_name_for_kubectl, advice);
   }
   if (a.ongoing) {
-    advice = fmt::format("still holding: check `nvidia-smi -i {}`, ask {} to free it or end pid "
-                         "{} (`kill {}`); then: {}", a.gpu_index, who, a.session.pid,
-                         a.session.pid, advice);
+    advice = fmt::format(
+        "still holding: check `nvidia-smi -i {}`, ask {} to free it or end pid {} (`kill {}`); "
+        "then: {}",
+        a.gpu_index, who, a.session.pid, a.session.pid, advice);
   }
   return advice;
 }
@@ -292,52 +295,60 @@ std::pair<std::string, std::string> KindOf(const ActionRow& a, const std::string
     }
     return false;
   };
-  const std::string now = ongoing ? fmt::format(" Now: check `nvidia-smi -i {}` and ask {} to "
-                                                "free it.", gpu_index, who)
-                                  : "";
+  const std::string now =
+      ongoing ? fmt::format(" Now: check `nvidia-smi -i {}` and ask {} to free it.", gpu_index, who)
+              : "";
   if (a.session.allocation()) {
     return {"allocated pod",
-            fmt::format("the pod asked for a GPU and runs nothing on it: release the GPU when the "
-                        "work is done (Jobs: activeDeadlineSeconds, ttlSecondsAfterFinished), scale "
-                        "idle deployments to zero (KEDA), or cull idle notebook pods.{}",
-                        ongoing ? fmt::format(" Now: `kubectl delete pod -n {}`, or scale its "
-                                              "owner down.", a.pod_name_for_kubectl)
-                                : "")};
+            fmt::format(
+                "the pod asked for a GPU and runs nothing on it: release the GPU when the work is "
+                "done (Jobs: activeDeadlineSeconds, ttlSecondsAfterFinished), scale idle "
+                "deployments to zero (KEDA), or cull idle notebook pods.{}",
+                ongoing ? fmt::format(" Now: `kubectl delete pod -n {}`, or scale its owner down.",
+                                      a.pod_name_for_kubectl)
+                        : "")};
   }
   if (has({"ipykernel", "jupyter"})) {
     return {"notebook", fmt::format("ask {} to shut kernels down when done, or set an idle "
                                     "timeout (Jupyter MappingKernelManager.cull_idle_timeout, "
-                                    "e.g. 1 h) so the kernel frees its GPU memory.{}", who, now)};
+                                    "e.g. 1 h) so the kernel frees its GPU memory.{}",
+                                    who, now)};
   }
   if (IsInferenceServer(command)) {
     return {"inference server",
             fmt::format("an inference server idles between requests: scale it to zero off-hours "
                         "(autoscaling on request rate), or share the GPU (MIG, MPS) with other "
-                        "replicas.{}", now)};
+                        "replicas.{}",
+                        now)};
   }
   if (has({"bash", "zsh", "sh", "tmux", "screen", "fish"}) && command.size() <= 6) {
-    return {"interactive shell", fmt::format("a shell kept a GPU process alive: ask {} to end "
-                                             "it when the session ends.{}", who, now)};
+    return {
+        "interactive shell",
+        fmt::format("a shell kept a GPU process alive: ask {} to end it when the session ends.{}",
+                    who, now)};
   }
   if (!a.slurm_job.empty()) {
-    return {"Slurm job", fmt::format("Slurm job {} keeps its GPU allocation while idle: end the "
-                                     "batch script when the work ends (scancel an interactive "
-                                     "salloc when done; give interactive partitions a short "
-                                     "time limit).{}", a.slurm_job, now)};
+    return {"Slurm job",
+            fmt::format("Slurm job {} keeps its GPU allocation while idle: end the batch script "
+                        "when the work ends (scancel an interactive salloc when done; give "
+                        "interactive partitions a short time limit).{}",
+                        a.slurm_job, now)};
   }
   if (!a.pod.empty()) {
     return {"Kubernetes pod", fmt::format("the pod keeps its GPU while idle: let Jobs finish "
                                           "(activeDeadlineSeconds, ttlSecondsAfterFinished), "
                                           "scale idle deployments to zero (KEDA), or cull idle "
-                                          "notebook pods.{}", now)};
+                                          "notebook pods.{}",
+                                          now)};
   }
   if (has({"python", "torchrun", "accelerate", "deepspeed", "srun"})) {
     return {"batch job", fmt::format("the job stopped computing but kept its memory: ask {} to "
                                      "exit when training ends (no trailing evaluation on an idle "
-                                     "GPU, checkpoint and exit instead of waiting).{}", who, now)};
+                                     "GPU, checkpoint and exit instead of waiting).{}",
+                                     who, now)};
   }
-  return {"process", fmt::format("ask {} why the process keeps GPU memory while idle.{}", who,
-                                 now)};
+  return {"process",
+          fmt::format("ask {} why the process keeps GPU memory while idle.{}", who, now)};
 }
 
 void BuildHabits(const HistoryInput& in, HistorySummary* s) {
@@ -461,7 +472,8 @@ void BuildIdleByDay(const HistoryInput& in, HistorySummary* s) {
     for (const auto& [gpu_id, hour] : b.gpus) {
       const int64_t idle = IdleMsOf(hour.usage);
       d.idle_ms += idle;
-      if (auto p = price.find(gpu_id); p != price.end()) cost_parts[day] += PriceOf(p->second, idle);
+      if (auto p = price.find(gpu_id); p != price.end())
+        cost_parts[day] += PriceOf(p->second, idle);
     }
   }
   std::vector<MicroUsd> parts;
@@ -525,23 +537,32 @@ int64_t WhoRow::AttributedMs() const {
 
 const char* HistoryByName(HistoryBy by) {
   switch (by) {
-    case HistoryBy::kUser: return "user";
-    case HistoryBy::kProject: return "project";
-    case HistoryBy::kTeam: return "team";
-    case HistoryBy::kPod: return "pod";
-    case HistoryBy::kHost: return "host";
-    case HistoryBy::kSlurmJob: return "slurm_job";
-    case HistoryBy::kAccount: return "account";
-    case HistoryBy::kNamespace: return "namespace";
-    case HistoryBy::kContainer: return "container";
+    case HistoryBy::kUser:
+      return "user";
+    case HistoryBy::kProject:
+      return "project";
+    case HistoryBy::kTeam:
+      return "team";
+    case HistoryBy::kPod:
+      return "pod";
+    case HistoryBy::kHost:
+      return "host";
+    case HistoryBy::kSlurmJob:
+      return "slurm_job";
+    case HistoryBy::kAccount:
+      return "account";
+    case HistoryBy::kNamespace:
+      return "namespace";
+    case HistoryBy::kContainer:
+      return "container";
   }
   return "";
 }
 
 std::optional<HistoryBy> ParseHistoryBy(std::string_view text) {
-  for (HistoryBy by : {HistoryBy::kUser, HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kPod,
-                       HistoryBy::kHost, HistoryBy::kSlurmJob, HistoryBy::kAccount,
-                       HistoryBy::kNamespace, HistoryBy::kContainer}) {
+  for (HistoryBy by :
+       {HistoryBy::kUser, HistoryBy::kProject, HistoryBy::kTeam, HistoryBy::kPod, HistoryBy::kHost,
+        HistoryBy::kSlurmJob, HistoryBy::kAccount, HistoryBy::kNamespace, HistoryBy::kContainer}) {
     if (text == HistoryByName(by)) return by;
   }
   return std::nullopt;
@@ -591,7 +612,8 @@ void AddPlan(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s)
     std::string key = HistoryKey(o.by, identity, in.hostname);
     if (key.empty()) key = "(unknown)";
     c.identity_names[id] = uses[HistoryKey(o.by, identity, in.hostname)] > 1
-                               ? fmt::format("{} [identity {}]", key, id) : key;
+                               ? fmt::format("{} [identity {}]", key, id)
+                               : key;
   }
   for (const HourBucket& b : in.hours) {
     for (const auto& [key, h] : b.identities) c.attributed_ms[key] += h.AttributedMs();
@@ -613,9 +635,8 @@ void AddPlan(const HistoryInput& in, const HistoryOptions& o, HistorySummary* s)
     }
   }
   s->plan = BuildPlan(c, &s->findings);
-  std::stable_sort(s->findings.begin(), s->findings.end(), [](const Finding& a, const Finding& b) {
-    return a.severity > b.severity;
-  });
+  std::stable_sort(s->findings.begin(), s->findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
 }
 
 void ReconcileIdleHeld(HistorySummary* s) {
@@ -691,7 +712,7 @@ Result<HistorySummary> SummarizeHistory(const HistoryInput& in, const HistoryOpt
   BuildHeatmap(in, o, &s);
   BuildIdleByDay(in, &s);
   BuildIdleByHost(&s);
-  std::vector<std::string> names;  // as the per-GPU table names them
+  std::vector<std::string> names;                   // as the per-GPU table names them
   std::vector<std::optional<MemoryHealth>> health;  // as last recorded before the window's end
   for (const HistoryGpuRow& g : s.gpus) {
     names.push_back(g.label);
@@ -720,8 +741,7 @@ Result<std::map<uint32_t, MicroUsd>> GpuHourlyPrices(const HistoryInput& in,
       if (g.samples > 0) sampled.insert(id);
     }
   }
-  const PriceCatalog& catalog =
-      options.catalog != nullptr ? *options.catalog : BuiltinCatalog();
+  const PriceCatalog& catalog = options.catalog != nullptr ? *options.catalog : BuiltinCatalog();
   std::map<uint32_t, MicroUsd> prices;
   for (const GpuRecord& gpu : in.gpus) {
     if (!sampled.count(gpu.id)) continue;

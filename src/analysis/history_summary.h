@@ -32,15 +32,15 @@ struct HistoryInput {
   std::vector<GpuRecord> gpus;
   std::map<uint32_t, IdentityRecord> identities;
   std::map<uint32_t, std::string> commands;
-  std::vector<HourBucket> hours;         // the window's hours, each GPU and identity once
-  std::vector<SessionRecord> sessions;   // overlapping the window
-  std::vector<GpuEventRecord> events;    // in the window (Xid errors), oldest first
+  std::vector<HourBucket> hours;              // the window's hours, each GPU and identity once
+  std::vector<SessionRecord> sessions;        // overlapping the window
+  std::vector<GpuEventRecord> events;         // in the window (Xid errors), oldest first
   std::vector<GpuEventRecord> memory_health;  // each GPU's latest state before the window's end
   std::vector<PolicyActionRecord> policy_actions;  // in the window (cgov daemon --policy)
-  std::optional<int64_t> data_end_ms;    // the end of the last tick's time in the database
-  int64_t interval_ms = 0;               // the sampling interval of the window's data (the
-                                         // longest of its recorders'); 0: unknown
-  std::vector<std::string> notes;        // what the loader had to round or skip
+  std::optional<int64_t> data_end_ms;  // the end of the last tick's time in the database
+  int64_t interval_ms = 0;             // the sampling interval of the window's data (the
+                                       // longest of its recorders'); 0: unknown
+  std::vector<std::string> notes;      // what the loader had to round or skip
   // Prices that came with the data (the fleet report: each daemon's own), by GPU id. Used
   // unless the report was given --price-per-gpu-hour or --instance-type.
   std::map<uint32_t, ResolvedPrice> gpu_prices;
@@ -65,7 +65,7 @@ struct HistoryInput {
 struct IdleCostPolicy {
   enum class Kind { kUnallocated, kProportional, kOwner };
   Kind kind = Kind::kUnallocated;
-  std::string key, value;  // kOwner: "team", "platform"
+  std::string key, value;    // kOwner: "team", "platform"
   std::string Name() const;  // "unallocated", "proportional", "owner:team=platform"
 };
 
@@ -78,8 +78,8 @@ struct ShowbackRow {
 };
 
 struct Showback {
-  bool estimate = true;       // false: from a bill
-  std::string source;         // "aws-cur cur.csv (12 lines)", "estimate: resolved prices"
+  bool estimate = true;  // false: from a bill
+  std::string source;    // "aws-cur cur.csv (12 lines)", "estimate: resolved prices"
   IdleCostPolicy policy;
   std::vector<ShowbackRow> rows;  // by dollars, descending
   MicroUsd billed_total = 0, idle = 0, unmatched = 0;
@@ -88,7 +88,7 @@ struct Showback {
   // idle capacity is the truly idle phase): those cents are reused, never rounded again.
   std::optional<int64_t> idle_pinned_cents;
   double idle_share_pct = 0, unmatched_share_pct = 0;  // of the billed total, as rows' share_pct
-  int64_t idle_ms = 0;  // GPU time no one held, in billed spans
+  int64_t idle_ms = 0;                                 // GPU time no one held, in billed spans
   int lines = 0, matched_lines = 0;
   std::vector<std::string> notes;  // why lines went unmatched (the first few, by kind)
 };
@@ -119,7 +119,7 @@ struct HistoryGpuRow {
   std::optional<double> mean_util_pct;
   std::optional<double> mean_mem_used_mib;
   std::optional<double> mean_power_w;
-  std::optional<double> mean_sm_active_pct;      // NVML GPM, over the time it was known
+  std::optional<double> mean_sm_active_pct;  // NVML GPM, over the time it was known
   std::optional<double> mean_tensor_active_pct;
   MicroUsd cost = 0;  // held time x price (0 when unpriced)
   // The time its utilization histogram covers (totals.util_band_ms): 0 from a source that keeps
@@ -138,17 +138,17 @@ struct HistoryGpuRow {
 inline constexpr size_t kMaxChartedGpus = 64;
 
 struct WhoRow {
-  std::string key;  // the --by value; "" when unknown (rendered "(unknown)")
-  int64_t held_ms = 0;       // time its processes held GPUs (a shared GPU counts for each holder)
+  std::string key;      // the --by value; "" when unknown (rendered "(unknown)")
+  int64_t held_ms = 0;  // time its processes held GPUs (a shared GPU counts for each holder)
   int64_t idle_held_ms = 0;
   std::array<int64_t, kPhaseCount> attributed_ms{};  // its share of the GPU time, by phase
   int64_t attributed_unknown_ms = 0;
-  double share_pct = 0;  // attributed time / all GPU time in the window
-  MicroUsd cost = 0;            // attributed time x price
-  MicroUsd idle_held_cost = 0;  // its share of idle-held time x price
+  double share_pct = 0;             // attributed time / all GPU time in the window
+  MicroUsd cost = 0;                // attributed time x price
+  MicroUsd idle_held_cost = 0;      // its share of idle-held time x price
   int64_t energy_mj = 0;            // its share of the energy (split as the time is)
   int64_t idle_held_energy_mj = 0;  // of which burned while the GPU was idle-held
-  std::vector<std::string> users;  // the users behind it (for --by project/team/pod)
+  std::vector<std::string> users;   // the users behind it (for --by project/team/pod)
   int64_t AttributedMs() const;
 };
 
@@ -158,7 +158,7 @@ struct ActionRow {
   std::string gpu_uuid;
   std::string user;
   std::string command;
-  std::string pod, slurm_job;  // the holder's Kubernetes pod UID / Slurm job, when known
+  std::string pod, slurm_job;        // the holder's Kubernetes pod UID / Slurm job, when known
   std::string pod_name;              // "namespace/name", when known
   std::string pod_name_for_kubectl;  // "namespace name"
   // A session.allocation(): `command` is "(allocated to namespace/name)", the pid no process.
@@ -183,10 +183,10 @@ struct HabitRow {
   int window_days = 0;  // days the window spans
   int64_t idle_held_ms = 0;
   MicroUsd idle_held_cost = 0;
-  int typical_start_hour = -1;        // UTC hour its longest idle stretches most often begin
-  int64_t typical_stretch_ms = 0;     // the median of those stretches
-  bool ongoing = false;               // one of them still holds at the end of the data
-  std::string advice;                 // the one next step for this kind of holder
+  int typical_start_hour = -1;     // UTC hour its longest idle stretches most often begin
+  int64_t typical_stretch_ms = 0;  // the median of those stretches
+  bool ongoing = false;            // one of them still holds at the end of the data
+  std::string advice;              // the one next step for this kind of holder
 };
 
 // One UTC day's idle GPU time (truly idle + idle-held) and its cost.
@@ -215,19 +215,19 @@ struct HistorySummary {
   std::array<int64_t, kPhaseCount> phase_ms{};
   std::array<double, kPhaseCount> phase_share_pct{};
   CostBlock cost;
-  int64_t idle_ms = 0;           // truly idle + idle held
+  int64_t idle_ms = 0;  // truly idle + idle held
   // The window's idle time by UTC day, oldest first; the days add up to idle_ms and idle_cost.
   // Empty when the source's hours are longer spans (the fleet report over recording rules).
   std::vector<IdleDay> idle_by_day;
   // A fleet's idle time by host (GpuRecord::host), by host name; the hosts add up to idle_ms and
   // idle_cost. Empty for one host's database.
   std::vector<IdleHost> idle_by_host;
-  double idle_pct = 0;           // of the GPU-time with a known utilization
+  double idle_pct = 0;  // of the GPU-time with a known utilization
   MicroUsd idle_cost = 0;
-  double mean_idle_gpus = 0;     // idle GPU-time / covered wall time
+  double mean_idle_gpus = 0;  // idle GPU-time / covered wall time
   size_t gpu_count = 0;
-  std::vector<WhoRow> who;       // by attributed time, descending
-  int64_t unattributed_ms = 0;   // GPU time no compute process held
+  std::vector<WhoRow> who;            // by attributed time, descending
+  int64_t unattributed_ms = 0;        // GPU time no compute process held
   double unattributed_share_pct = 0;  // of all GPU time, like WhoRow::share_pct
   MicroUsd unattributed_cost = 0;
   EnergyBlock energy;

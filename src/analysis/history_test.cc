@@ -217,9 +217,9 @@ TEST(HistoryAggregator, SessionsTrackTheLongestUnbrokenIdleHeldStretch) {
   auto add = [&](uint64_t util, int n) {
     for (int i = 0; i < n; ++i, ts += 1000) a.Add(ts, run, Tick(util, {{42, 5, 20000}}));
   };
-  add(2, 3);   // 3 s idle-held
-  add(60, 2);  // work breaks the streak
-  add(1, 5);   // 5 s idle-held: the longest
+  add(2, 3);                    // 3 s idle-held
+  add(60, 2);                   // work breaks the streak
+  add(1, 5);                    // 5 s idle-held: the longest
   a.Add(ts, run, Tick(0, {}));  // the process is gone
   a.Finish(ts + 1000);
   std::vector<SessionRecord> sessions = a.TakeChangedSessions();
@@ -319,9 +319,9 @@ struct SessionModel {
     for (const auto& [pid, identity, command, mib] : holds) {
       present.push_back(pid);
       auto it = open.find({gpu, pid});
-      if (it != open.end() && (ts - it->second.end_ms > 2000 ||
-                               it->second.identity_id != identity ||
-                               it->second.command_id != command)) {
+      if (it != open.end() &&
+          (ts - it->second.end_ms > 2000 || it->second.identity_id != identity ||
+           it->second.command_id != command)) {
         Close(it);
         it = open.end();
       }
@@ -338,7 +338,8 @@ struct SessionModel {
       s.end_ms = ts + duration;
       s.held_ms += duration;
       if (idle_held) {
-        const int64_t share = share_by_identity.count(identity) ? share_by_identity.at(identity) : 0;
+        const int64_t share =
+            share_by_identity.count(identity) ? share_by_identity.at(identity) : 0;
         const int64_t n = count[identity], k = seen[identity]++;
         s.idle_held_ms += duration;
         s.idle_held_share_ms += share / n + (k < share % n ? 1 : 0);
@@ -363,9 +364,9 @@ struct SessionModel {
 };
 
 auto SessionFields(const SessionRecord& s) {
-  return std::tuple(s.gpu_id, s.pid, s.start_ms, s.end_ms, s.identity_id, s.command_id,
-                    s.held_ms, s.idle_held_ms, s.idle_held_share_ms, s.mem_max_mib,
-                    s.idle_streak_ms, s.idle_streak_max_ms, s.idle_streak_max_start_ms, s.open);
+  return std::tuple(s.gpu_id, s.pid, s.start_ms, s.end_ms, s.identity_id, s.command_id, s.held_ms,
+                    s.idle_held_ms, s.idle_held_share_ms, s.mem_max_mib, s.idle_streak_ms,
+                    s.idle_streak_max_ms, s.idle_streak_max_start_ms, s.open);
 }
 
 std::vector<decltype(SessionFields(SessionRecord{}))> Sorted(const std::vector<SessionRecord>& v) {
@@ -408,14 +409,16 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
           }
         }
         for (const StoredAllocation& al : tick.allocations) {
-          if (al.gpu_pos == g) holds.push_back({kAllocationSessionPid | al.identity_id, al.identity_id, 0, 0});
+          if (al.gpu_pos == g)
+            holds.push_back({kAllocationSessionPid | al.identity_id, al.identity_id, 0, 0});
         }
         std::map<uint32_t, int64_t> shares;
         for (const TickCredit::Identity& ic : credit.identities) {
           if (ic.gpu_id == gpu) shares[ic.identity_id] += ic.attributed_ms;
         }
         const TickCredit::Gpu& gc = credit.gpus[g];
-        model.Commit(credit.ts_ms, gc.duration_ms, gpu, gc.phase == Phase::kIdleHeld, holds, shares);
+        model.Commit(credit.ts_ms, gc.duration_ms, gpu, gc.phase == Phase::kIdleHeld, holds,
+                     shares);
       }
     });
     int64_t ts = 0;
@@ -436,9 +439,10 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
         p.pid = 100 + pick(8);  // few pids: reuse by another identity or program is common
         // A pid is listed once a GPU a tick by NvmlSource; a hand-made or imported tick may list
         // one twice (even as another identity): now and then, kept.
-        if (std::any_of(tick.processes.begin(), tick.processes.end(), [&](const StoredProcess& q) {
-              return q.gpu_pos == p.gpu_pos && q.pid == p.pid;
-            }) && pick(4) != 0) {
+        if (std::any_of(
+                tick.processes.begin(), tick.processes.end(),
+                [&](const StoredProcess& q) { return q.gpu_pos == p.gpu_pos && q.pid == p.pid; }) &&
+            pick(4) != 0) {
           continue;
         }
         p.identity_id = 1 + pick(3);
@@ -455,7 +459,8 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
       ts += pick(10) == 0 ? 5000 : 1000;  // now and then a gap
       if (takes && pick(5) == 0) {
         std::set<std::tuple<uint32_t, uint32_t, int64_t>> keys;
-        for (const SessionRecord& s : a.TakeChangedSessions()) keys.insert({s.gpu_id, s.pid, s.start_ms});
+        for (const SessionRecord& s : a.TakeChangedSessions())
+          keys.insert({s.gpu_id, s.pid, s.start_ms});
         ASSERT_EQ(keys, model.changed) << "seed " << seed << " tick " << t;
         model.changed.clear();
       }
@@ -474,7 +479,8 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
             << s.start_ms;
       }
       std::set<std::tuple<uint32_t, uint32_t, int64_t>> keys;
-      for (const SessionRecord& s : a.TakeChangedSessions()) keys.insert({s.gpu_id, s.pid, s.start_ms});
+      for (const SessionRecord& s : a.TakeChangedSessions())
+        keys.insert({s.gpu_id, s.pid, s.start_ms});
       EXPECT_EQ(keys, model.changed) << "seed " << seed;
     }
   }
@@ -753,14 +759,16 @@ TEST(HistorySummary, AnIdleAllocatedPodIsAnActionWithoutAPid) {
   EXPECT_EQ(action.idle_held_cost, 10 * kMicroPerUsd) << "the whole hour";
   EXPECT_TRUE(action.ongoing);
   EXPECT_NE(action.advice.find("still allocated: the pod notebooks/reserved-0 holds GPU 0"),
-            std::string::npos) << action.advice;
+            std::string::npos)
+      << action.advice;
   EXPECT_NE(action.advice.find("kubectl delete pod -n notebooks reserved-0"), std::string::npos);
   EXPECT_EQ(action.advice.find("kill"), std::string::npos) << "no process to end";
   ASSERT_EQ(s->habits.size(), 1u);
   EXPECT_EQ(s->habits[0].kind, "allocated pod");
   EXPECT_EQ(s->habits[0].pod_name, "notebooks/reserved-0");
   EXPECT_NE(s->habits[0].advice.find("Now: `kubectl delete pod -n notebooks reserved-0`"),
-            std::string::npos) << s->habits[0].advice;
+            std::string::npos)
+      << s->habits[0].advice;
 }
 
 TEST(HistorySummary, HeatmapSlotsAreWeekdayAndHourInUtcByDefault) {

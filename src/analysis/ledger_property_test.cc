@@ -106,8 +106,7 @@ void CheckBox(uint64_t seed, const Box& box, const IdleCostPolicy& policy, Histo
     waste += gpu_waste[static_cast<unsigned>(g)];
   }
   for (const GpuSavings& row : s.savings.gpus) {
-    EXPECT_LE(row.Contribution() * static_cast<double>(s.cost.exact_total),
-              gpu_waste[row.gpu] + 1)
+    EXPECT_LE(row.Contribution() * static_cast<double>(s.cost.exact_total), gpu_waste[row.gpu] + 1)
         << "GPU " << row.gpu << "'s levers claim more than its waste";
   }
   EXPECT_LE(s.savings.utilization_fraction * static_cast<double>(s.cost.exact_total),

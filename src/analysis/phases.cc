@@ -10,11 +10,16 @@ namespace cgov {
 
 std::string_view PhaseKey(Phase p) {
   switch (p) {
-    case Phase::kTrulyIdle: return "truly_idle";
-    case Phase::kIdleHeld: return "idle_held";
-    case Phase::kUnderutilized: return "underutilized";
-    case Phase::kProductive: return "productive";
-    case Phase::kComputeBound: return "compute_bound";
+    case Phase::kTrulyIdle:
+      return "truly_idle";
+    case Phase::kIdleHeld:
+      return "idle_held";
+    case Phase::kUnderutilized:
+      return "underutilized";
+    case Phase::kProductive:
+      return "productive";
+    case Phase::kComputeBound:
+      return "compute_bound";
   }
   return "";
 }
@@ -28,11 +33,16 @@ std::optional<Phase> PhaseFromKey(std::string_view key) {
 
 std::string_view PhaseLabel(Phase p) {
   switch (p) {
-    case Phase::kTrulyIdle: return "truly idle";
-    case Phase::kIdleHeld: return "idle, memory held";
-    case Phase::kUnderutilized: return "underutilized";
-    case Phase::kProductive: return "productive";
-    case Phase::kComputeBound: return "compute-bound";
+    case Phase::kTrulyIdle:
+      return "truly idle";
+    case Phase::kIdleHeld:
+      return "idle, memory held";
+    case Phase::kUnderutilized:
+      return "underutilized";
+    case Phase::kProductive:
+      return "productive";
+    case Phase::kComputeBound:
+      return "compute-bound";
   }
   return "";
 }
@@ -47,7 +57,7 @@ Phase Classify(double u, std::optional<uint64_t> m, const PhaseThresholds& t, bo
 }
 
 std::array<double, kPhaseCount> SharesPct(const std::array<int64_t, kPhaseCount>& ms,
-                                         int decimals) {
+                                          int decimals) {
   std::array<double, kPhaseCount> out{};
   const int64_t total = std::accumulate(ms.begin(), ms.end(), int64_t{0});
   if (total <= 0) return out;

@@ -20,9 +20,9 @@ namespace cgov {
 
 enum class Phase : uint8_t { kTrulyIdle, kIdleHeld, kUnderutilized, kProductive, kComputeBound };
 inline constexpr size_t kPhaseCount = 5;
-std::string_view PhaseKey(Phase p);    // "truly_idle", ...
+std::string_view PhaseKey(Phase p);                       // "truly_idle", ...
 std::optional<Phase> PhaseFromKey(std::string_view key);  // PhaseKey's inverse
-std::string_view PhaseLabel(Phase p);  // "truly idle", ...
+std::string_view PhaseLabel(Phase p);                     // "truly idle", ...
 // Idle phases are what other tools call "unused"; underutilized is partly used.
 inline bool IsIdle(Phase p) { return p == Phase::kTrulyIdle || p == Phase::kIdleHeld; }
 
@@ -42,7 +42,7 @@ Phase Classify(double util_pct, std::optional<uint64_t> compute_memory_bytes,
 // is floored, then the units left go to the largest remainders, ties to the earlier phase).
 // All zero when the total is zero.
 std::array<double, kPhaseCount> SharesPct(const std::array<int64_t, kPhaseCount>& ms,
-                                         int decimals = 1);
+                                          int decimals = 1);
 
 }  // namespace cgov
 

@@ -63,17 +63,15 @@ std::string RefusedText(const Lookup& l, const PlanCandidate& c, const PlanOptio
   std::string why;
   for (const PlanBin& b : c.bins) {
     if (b.mem_over_ms > 0) {
-      why += fmt::format(
-          "{}memory over on GPU {} for {} ({:.2f} % of the time, peak {} of {} "
-          "MiB)",
-          why.empty() ? "" : "; ", l.Label(b.target_gpu_id), SpanOf(b.mem_over_ms),
-          PlanPct(b.mem_over_ms, c.replay_ms), b.peak_mem_mib, b.capacity_mib);
+      why += fmt::format("{}memory over on GPU {} for {} ({:.2f} % of the time, peak {} of {} MiB)",
+                         why.empty() ? "" : "; ", l.Label(b.target_gpu_id), SpanOf(b.mem_over_ms),
+                         PlanPct(b.mem_over_ms, c.replay_ms), b.peak_mem_mib, b.capacity_mib);
     }
   }
   if (why.empty()) {
-    why =
-        fmt::format("compute over {} % for {:.1f} % of the time (allowed {} %)",
-                    o.compute_ceiling_pct, PlanPct(c.ComputeOverMs(), c.replay_ms), o.compute_over_pct);
+    why = fmt::format("compute over {} % for {:.1f} % of the time (allowed {} %)",
+                      o.compute_ceiling_pct, PlanPct(c.ComputeOverMs(), c.replay_ms),
+                      o.compute_over_pct);
   }
   return fmt::format("{} sizing onto {} GPU(s): {}", c.sizing, c.bins.size(), why);
 }
@@ -181,8 +179,8 @@ void ConsolidateFinding(const Lookup& l, const PlanSummary& plan, std::vector<Fi
   f.observed_unit = "GPUs freed";
   f.threshold = 1;
   f.threshold_text = fmt::format(
-      ">= 1 GPU freed with memory never over in the replay and "
-      "compute over {} % for <= {} % of the time",
+      ">= 1 GPU freed with memory never over in the replay and compute over {} % for <= {} % of "
+      "the time",
       plan.options.compute_ceiling_pct, plan.options.compute_over_pct);
   f.window_end_ms = plan.covered_ms;
   f.recommendation = fmt::format(
@@ -194,9 +192,8 @@ void ConsolidateFinding(const Lookup& l, const PlanSummary& plan, std::vector<Fi
   f.remediations = {"cuda_mps", "release_idle_gpu"};
   f.axis = Axis::kUtilization;
   f.savings_reasoning =
-      "each freed GPU's time, and on each GPU taking a load the time that load "
-      "kept its own GPU busy (now in the taker's idle capacity); each capped by "
-      "that GPU's measured waste";
+      "each freed GPU's time, and on each GPU taking a load the time that load kept its own GPU "
+      "busy (now in the taker's idle capacity); each capped by that GPU's measured waste";
   out->push_back(std::move(f));
 }
 
@@ -228,8 +225,8 @@ void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Find
   f.observed_unit = "workloads";
   f.threshold = 1;
   f.threshold_text = fmt::format(
-      "peak memory within a profile (or a cheaper GPU), p99 with {} % "
-      "headroom, p95 compute within its share x {} %, one GPU at a time",
+      "peak memory within a profile (or a cheaper GPU), p99 with {} % headroom, p95 compute within "
+      "its share x {} %, one GPU at a time",
       plan.options.memory_margin_pct, plan.options.compute_ceiling_pct);
   f.window_end_ms = plan.covered_ms;
   f.recommendation = fmt::format(
@@ -240,9 +237,8 @@ void RightSizeFinding(const Lookup& l, const PlanSummary& plan, std::vector<Find
   f.remediations = {"mig", "smaller_sku"};
   f.axis = Axis::kUtilization;
   f.savings_reasoning =
-      "each workload's share of its GPUs' time x (1 - the price share of its "
-      "profile (its memory share) or cheaper GPU (catalog prices)); capped by "
-      "each GPU's waste";
+      "each workload's share of its GPUs' time x (1 - the price share of its profile (its memory "
+      "share) or cheaper GPU (catalog prices)); capped by each GPU's waste";
   out->push_back(std::move(f));
 }
 
@@ -325,8 +321,8 @@ PlanWorkloadRow WorkloadRow(const Lookup& l, uint32_t id, const WorkloadLoad& w,
     row.headroom_mib = sku->usable_mib - row.mem_p99_mib;
     row.profile_price_share = sku->price_share;
     row.why = fmt::format(
-        "a cheaper GPU ({:.0f} % of the price): its p95 compute would be "
-        "{:.1f} % there, assuming throughput scales with dense Tensor TFLOPS",
+        "a cheaper GPU ({:.0f} % of the price): its p95 compute would be {:.1f} % there, assuming "
+        "throughput scales with dense Tensor TFLOPS",
         100 * sku->price_share, sku->compute_pct);
   }
   return row;
@@ -361,8 +357,8 @@ PlanSummary BuildPlan(const PlanContext& c, std::vector<Finding>* findings) {
   if (!in.source_note.empty()) plan.notes.push_back(in.source_note);
   if (in.profile.ticks == 0) {
     plan.notes.push_back(
-        "no raw ticks in the window: nothing to plan (raw ticks older than "
-        "the daemon's --retain are pruned; rollups cannot be replayed)");
+        "no raw ticks in the window: nothing to plan (raw ticks older than the daemon's --retain "
+        "are pruned; rollups cannot be replayed)");
   } else if (in.raw_pruned_before_ms) {
     plan.notes.push_back(fmt::format(
         "raw ticks before {} were pruned (--retain): the plan covers only the ticks kept, from "

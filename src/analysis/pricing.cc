@@ -1,7 +1,7 @@
 #include "analysis/pricing.h"
 
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -24,7 +24,8 @@ struct CatalogError {
 };
 
 const json& Field(const json& object, const char* key, const std::string& where) {
-  if (!object.is_object() || !object.contains(key)) throw CatalogError{where + "." + key, "missing"};
+  if (!object.is_object() || !object.contains(key))
+    throw CatalogError{where + "." + key, "missing"};
   return object.at(key);
 }
 
@@ -43,17 +44,15 @@ std::optional<MicroUsd> Usd(const json& object, const char* key, const std::stri
   // Bounded like --price-per-gpu-hour: a bigger number would wrap the micro-dollar arithmetic.
   const double usd = v.is_number() ? v.get<double>() / divide_by : -1;
   if (!(usd >= 0) || usd * kMicroPerUsd > static_cast<double>(kMaxPriceMicroUsd)) {
-    throw CatalogError{where + "." + key,
-                       "must be a number of dollars from 0 to 999999999.999999 per GPU-hour, "
-                       "or null"};
+    throw CatalogError{
+        where + "." + key,
+        "must be a number of dollars from 0 to 999999999.999999 per GPU-hour, or null"};
   }
   return static_cast<MicroUsd>(std::llround(usd * kMicroPerUsd));
 }
 
 // A price as a person reads it: to the cent when that is exact, else to 1/10000 of a dollar.
-std::string PriceText(MicroUsd price) {
-  return FormatUsd(price, price % 10'000 == 0 ? 2 : 4);
-}
+std::string PriceText(MicroUsd price) { return FormatUsd(price, price % 10'000 == 0 ? 2 : 4); }
 
 std::vector<std::string> Strings(const json& object, const char* key, const std::string& where) {
   std::vector<std::string> out;
@@ -102,8 +101,9 @@ void ParseV1(const json& root, PriceCatalog* catalog) {
     t.gpus = PositiveInt(e, "gpus", at);
     t.gpu_model = Text(e, "gpu_model", at);
     t.provider = e.contains("provider") ? Text(e, "provider", at) : "catalog";
-    t.price = {Usd(e, "on_demand_usd_per_hour", at, t.gpus), Usd(e, "spot_usd_per_hour", at, t.gpus),
-               Text(e, "source", at), Text(e, "as_of", at)};
+    t.price = {Usd(e, "on_demand_usd_per_hour", at, t.gpus),
+               Usd(e, "spot_usd_per_hour", at, t.gpus), Text(e, "source", at),
+               Text(e, "as_of", at)};
     catalog->instance_types.push_back(std::move(t));
   }
   const json& models = Array(root, "gpu_models", "(top)");
@@ -141,8 +141,8 @@ void ParseV2(const json& root, PriceCatalog* catalog) {
                      Usd(o, "spot_usd_per_hour", oat, offer.gpus), Text(o, "source", oat),
                      Text(o, "as_of", oat)};
       if (!offer.instance_type.empty()) {
-        catalog->instance_types.push_back({offer.instance_type, offer.gpus, m.model,
-                                           offer.provider, offer.region, offer.price});
+        catalog->instance_types.push_back(
+            {offer.instance_type, offer.gpus, m.model, offer.provider, offer.region, offer.price});
       }
       m.offers.push_back(std::move(offer));
     }
@@ -155,52 +155,52 @@ void ParseV2(const json& root, PriceCatalog* catalog) {
 // The spot reference's words: the discount, whose it is, and the on-demand price it applies to.
 std::string DescribeSpotReference(const GpuModelPrice& m) {
   const ReferencePrice& r = m.spot;
-  const std::string dates = r.oldest_as_of == r.newest_as_of
-                                ? r.oldest_as_of
-                                : r.oldest_as_of + "…" + r.newest_as_of;
-  const std::string base = m.on_demand.providers == 1
-                               ? fmt::format("the on-demand price {}", PriceText(*m.on_demand.median))
-                               : fmt::format("the on-demand reference {} (median of {} providers)",
-                                             PriceText(*m.on_demand.median), m.on_demand.providers);
+  const std::string dates =
+      r.oldest_as_of == r.newest_as_of ? r.oldest_as_of : r.oldest_as_of + "…" + r.newest_as_of;
+  const std::string base =
+      m.on_demand.providers == 1
+          ? fmt::format("the on-demand price {}", PriceText(*m.on_demand.median))
+          : fmt::format("the on-demand reference {} (median of {} providers)",
+                        PriceText(*m.on_demand.median), m.on_demand.providers);
   if (r.providers == 1) {
-    return fmt::format("reference price (spot): {}, {} less {:.1f} %, the spot discount of {} ({} "
-                       "spot against {} on-demand; {}, as of {})",
-                       m.label, base, r.discount * 100, r.offer_provider,
-                       PriceText(r.offer_spot), PriceText(r.offer_on_demand), r.offer_source,
-                       dates);
+    return fmt::format(
+        "reference price (spot): {}, {} less {:.1f} %, the spot discount of {} ({} spot against {} "
+        "on-demand; {}, as of {})",
+        m.label, base, r.discount * 100, r.offer_provider, PriceText(r.offer_spot),
+        PriceText(r.offer_on_demand), r.offer_source, dates);
   }
-  return fmt::format("reference price (spot): {}, {} less {:.1f} %, the median spot discount of {} "
-                     "providers ({:.1f}–{:.1f} %, as of {}; pass --price-per-gpu-hour or "
-                     "--instance-type for yours)",
-                     m.label, base, r.discount * 100, r.providers, r.discount_low * 100,
-                     r.discount_high * 100, dates);
+  return fmt::format(
+      "reference price (spot): {}, {} less {:.1f} %, the median spot discount of {} providers "
+      "({:.1f}–{:.1f} %, as of {}; pass --price-per-gpu-hour or --instance-type for yours)",
+      m.label, base, r.discount * 100, r.providers, r.discount_low * 100, r.discount_high * 100,
+      dates);
 }
 
 std::string DescribeReference(const GpuModelPrice& m, bool spot) {
   if (spot) return DescribeSpotReference(m);
   const ReferencePrice& r = m.on_demand;
   const char* kind = spot ? "spot" : "on-demand";
-  const std::string dates = r.oldest_as_of == r.newest_as_of
-                                ? r.oldest_as_of
-                                : r.oldest_as_of + "…" + r.newest_as_of;
+  const std::string dates =
+      r.oldest_as_of == r.newest_as_of ? r.oldest_as_of : r.oldest_as_of + "…" + r.newest_as_of;
   if (r.providers == 1) {
     const CatalogOffer* best = nullptr;
     for (const CatalogOffer& o : m.offers) {
       const std::optional<MicroUsd>& p = spot ? o.price.spot : o.price.on_demand;
       if (p && *p == *r.median && best == nullptr) best = &o;
     }
-    const std::string where = best == nullptr ? ""
-                              : !best->instance_type.empty()
-                                  ? " " + best->instance_type
-                                  : best->region.empty() ? "" : " " + best->region;
+    const std::string where = best == nullptr                ? ""
+                              : !best->instance_type.empty() ? " " + best->instance_type
+                              : best->region.empty()         ? ""
+                                                             : " " + best->region;
     return fmt::format("catalog list price{}: {}, {}{} ({}, {}; the only provider in the catalog)",
                        spot ? " (spot)" : "", m.label, best ? best->provider : "?", where,
                        best ? best->price.source : "", dates);
   }
-  return fmt::format("reference price{}: {}, median of {} providers' {} list prices ({}–{} per "
-                     "GPU-hour, as of {}; pass --price-per-gpu-hour or --instance-type for yours)",
-                     spot ? " (spot)" : "", m.label, r.providers, kind, PriceText(r.low),
-                     PriceText(r.high), dates);
+  return fmt::format(
+      "reference price{}: {}, median of {} providers' {} list prices ({}–{} per GPU-hour, as of "
+      "{}; pass --price-per-gpu-hour or --instance-type for yours)",
+      spot ? " (spot)" : "", m.label, r.providers, kind, PriceText(r.low), PriceText(r.high),
+      dates);
 }
 
 // Widens the reference's span of dates to take `as_of`.
@@ -249,8 +249,8 @@ ReferencePrice SpotReferenceOf(const std::vector<CatalogOffer>& offers,
   }
   std::vector<double> discounts;
   for (const auto& [provider, o] : chosen) {
-    const double d = 1.0 - static_cast<double>(*o->price.spot) /
-                               static_cast<double>(*o->price.on_demand);
+    const double d =
+        1.0 - static_cast<double>(*o->price.spot) / static_cast<double>(*o->price.on_demand);
     if (d <= 0) continue;  // a "spot" price at or above on-demand is no discount
     discounts.push_back(std::min(d, 1.0));
     TakeAsOf(o->price.as_of, &r);
@@ -381,7 +381,8 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
     }
     if (found == nullptr) {
       std::string known;
-      for (const InstanceType& t : catalog.instance_types) known += (known.empty() ? "" : ", ") + t.name;
+      for (const InstanceType& t : catalog.instance_types)
+        known += (known.empty() ? "" : ", ") + t.name;
       return InvalidArgument(fmt::format(
           "--instance-type {}: not in the price catalog (known: {}); pass --price-per-gpu-hour",
           o.instance_type, known));
@@ -395,12 +396,14 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
     r.label = !r.per_gpu_hour
                   ? "unknown"
                   : fmt::format("instance-type {}{}", found->name, o.spot ? " (spot)" : "");
-    r.source = r.per_gpu_hour
-        ? fmt::format("catalog list price{}: {} ({} {}, {} GPU{}; {}, {})", o.spot ? " (spot)" : "",
-                      found->name, found->provider, found->region, found->gpus,
-                      found->gpus == 1 ? "" : "s", found->price.source, found->price.as_of)
-        : fmt::format("price unknown: the catalog has no {} price for {} (pass "
-                      "--price-per-gpu-hour)", o.spot ? "spot" : "on-demand", found->name);
+    r.source = r.per_gpu_hour ? fmt::format("catalog list price{}: {} ({} {}, {} GPU{}; {}, {})",
+                                            o.spot ? " (spot)" : "", found->name, found->provider,
+                                            found->region, found->gpus, found->gpus == 1 ? "" : "s",
+                                            found->price.source, found->price.as_of)
+                              : fmt::format(
+                                    "price unknown: the catalog has no {} price for {} (pass "
+                                    "--price-per-gpu-hour)",
+                                    o.spot ? "spot" : "on-demand", found->name);
     return r;
   }
   std::string ambiguous;
@@ -413,16 +416,20 @@ Result<ResolvedPrice> ResolvePrice(const PriceOptions& o, std::string_view gpu_n
   if (model == nullptr) {
     r.label = "unknown";
     r.source = !ambiguous.empty()
-        ? fmt::format("price unknown: {} (pass --price-per-gpu-hour or --instance-type)", ambiguous)
-        : fmt::format("price unknown: no catalog entry for '{}' (pass --price-per-gpu-hour "
-                      "or --instance-type)", gpu_name.empty() ? "unknown GPU" : gpu_name);
+                   ? fmt::format("price unknown: {} (pass --price-per-gpu-hour or --instance-type)",
+                                 ambiguous)
+                   : fmt::format(
+                         "price unknown: no catalog entry for '{}' (pass --price-per-gpu-hour or "
+                         "--instance-type)",
+                         gpu_name.empty() ? "unknown GPU" : gpu_name);
     return r;
   }
   const ReferencePrice& ref = o.spot ? model->spot : model->on_demand;
   if (!ref.median) {
     r.label = "unknown";
-    r.source = fmt::format("price unknown: the catalog has no {} price for {} (pass "
-                           "--price-per-gpu-hour)", o.spot ? "spot" : "on-demand", model->label);
+    r.source =
+        fmt::format("price unknown: the catalog has no {} price for {} (pass --price-per-gpu-hour)",
+                    o.spot ? "spot" : "on-demand", model->label);
     return r;
   }
   r.per_gpu_hour = ref.median;
@@ -436,8 +443,10 @@ ResolvedPrice ShareOfPrice(const ResolvedPrice& whole, double share, std::string
   if (!(share > 0 && share <= 1)) {
     part.per_gpu_hour = part.on_demand = part.spot = std::nullopt;
     part.label = "unknown";
-    part.source = fmt::format("price unknown: {}'s share of its GPU is unknown (its memory or "
-                              "the GPU's could not be read)", what);
+    part.source = fmt::format(
+        "price unknown: {}'s share of its GPU is unknown (its memory or the GPU's could not be "
+        "read)",
+        what);
     return part;
   }
   auto scale = [&](std::optional<MicroUsd>* price) {
@@ -458,10 +467,10 @@ Result<ResolvedPrice> ResolveUnitPrice(const PriceOptions& options, std::string_
   // An instance's own memory is not its GPU's: the parent's, when known, tells variants apart.
   std::optional<uint64_t> parent_mib;
   if (mig->parent_memory_total_bytes) parent_mib = *mig->parent_memory_total_bytes >> 20;
-  CGOV_ASSIGN_OR_RETURN(ResolvedPrice whole,
-                        ResolvePrice(options, mig->parent_name.empty() ? gpu_name
-                                                                       : mig->parent_name,
-                                     catalog, parent_mib));
+  CGOV_ASSIGN_OR_RETURN(
+      ResolvedPrice whole,
+      ResolvePrice(options, mig->parent_name.empty() ? gpu_name : mig->parent_name, catalog,
+                   parent_mib));
   return ShareOfPrice(whole, mig->price_share, "MIG " + mig->profile);
 }
 

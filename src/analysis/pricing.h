@@ -57,12 +57,12 @@ struct InstanceType {
 };
 
 struct GpuModelPrice {
-  std::string model;                // the NVML name of the model
-  std::string label;                // how a report names it: "H100 SXM 80GB"
-  std::vector<std::string> match;   // whole words of NVML's device name
-  std::optional<int> memory_gb;     // tells variants apart when the name does not
+  std::string model;               // the NVML name of the model
+  std::string label;               // how a report names it: "H100 SXM 80GB"
+  std::vector<std::string> match;  // whole words of NVML's device name
+  std::optional<int> memory_gb;    // tells variants apart when the name does not
   std::vector<CatalogOffer> offers;
-  ReferencePrice on_demand, spot;   // computed from `offers`
+  ReferencePrice on_demand, spot;  // computed from `offers`
 };
 
 struct PriceCatalog {

@@ -334,8 +334,7 @@ TEST(RightSize, APlanSaysWhatItCouldNotRead) {
   std::vector<Finding> findings;
   PlanSummary plan = BuildPlan(c, &findings);
   ASSERT_EQ(plan.notes.size(), 1u);
-  EXPECT_NE(plan.notes[0].find("raw ticks before 2023-11-14T22:13Z were pruned"),
-            std::string::npos)
+  EXPECT_NE(plan.notes[0].find("raw ticks before 2023-11-14T22:13Z were pruned"), std::string::npos)
       << plan.notes[0];
   PlanInput empty;
   c.input = &empty;

@@ -22,11 +22,13 @@ std::string Singular(const std::string& unit) {
 
 std::string Shown(CompareFigure f, double v) {
   switch (f) {
-    case CompareFigure::kCostPerUnit: return FormatUnitCost(v);
+    case CompareFigure::kCostPerUnit:
+      return FormatUnitCost(v);
     // Below a dollar a cent is too coarse to compare (a 3 s job): four decimals.
     case CompareFigure::kCostPerRun:
       return std::abs(v) < 1 ? fmt::format("${:.4f}", v) : fmt::format("${:.2f}", v);
-    case CompareFigure::kGpuHoursPerRun: return fmt::format("{:.4f} GPU-hours", v);
+    case CompareFigure::kGpuHoursPerRun:
+      return fmt::format("{:.4f} GPU-hours", v);
   }
   return "";
 }
@@ -39,8 +41,8 @@ std::string FormatUnitCost(double usd) {
 }
 
 bool IsRunSpecificTag(const std::string& key) {
-  static const std::set<std::string> kKeys = {"branch", "commit", "sha", "ref", "pipeline",
-                                              "run", "run_id", "job", "job_id", "mr", "pr"};
+  static const std::set<std::string> kKeys = {
+      "branch", "commit", "sha", "ref", "pipeline", "run", "run_id", "job", "job_id", "mr", "pr"};
   return kKeys.count(key) > 0;
 }
 
@@ -93,8 +95,7 @@ void CompareFindings(const std::vector<RunDigest>& baselines, const RunDigest& c
 
 // --fail-on-regression: a rise past the threshold, above every baseline (the run-to-run
 // spread) and by more than one sample interval of every GPU (the noise floor).
-void Judge(size_t baselines, const std::string& from_to, double threshold_pct,
-           RunComparison* c) {
+void Judge(size_t baselines, const std::string& from_to, double threshold_pct, RunComparison* c) {
   const bool above_threshold = c->change_pct && *c->change_pct > threshold_pct;
   const bool beyond_spread = baselines < 2 || c->current > c->baseline_max;
   const bool beyond_noise = c->current - c->baseline > c->noise_floor;
@@ -102,11 +103,13 @@ void Judge(size_t baselines, const std::string& from_to, double threshold_pct,
   if (c->regressed) {
     c->verdict = fmt::format("regression: {}, more than {:g} %", from_to, threshold_pct);
   } else if (above_threshold && !beyond_noise) {
-    c->verdict = fmt::format("within the noise floor: {}, a rise of at most one sample interval "
-                             "of every GPU ({})", from_to, Shown(c->figure, c->noise_floor));
+    c->verdict = fmt::format(
+        "within the noise floor: {}, a rise of at most one sample interval of every GPU ({})",
+        from_to, Shown(c->figure, c->noise_floor));
   } else if (above_threshold) {
-    c->verdict = fmt::format("within the run-to-run spread: {}, but not above the highest "
-                             "baseline ({})", from_to, Shown(c->figure, c->baseline_max));
+    c->verdict =
+        fmt::format("within the run-to-run spread: {}, but not above the highest baseline ({})",
+                    from_to, Shown(c->figure, c->baseline_max));
   } else {
     c->verdict = fmt::format("no regression: {}, limit {:g} %", from_to, threshold_pct);
   }
@@ -144,7 +147,8 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
   // One sample interval of every GPU of this run, in the figure's unit.
   auto noise_of = [&](const RunDigest& r) {
     const double gpu_hours = r.interval_s * static_cast<double>(r.gpu_count) / 3600;
-    const double price = r.gpu_hours > 0 && r.ExactTotalUsd() ? *r.ExactTotalUsd() / r.gpu_hours : 0;
+    const double price =
+        r.gpu_hours > 0 && r.ExactTotalUsd() ? *r.ExactTotalUsd() / r.gpu_hours : 0;
     if (per_unit) return gpu_hours * price / *r.work;
     return priced ? gpu_hours * price : gpu_hours;
   };
@@ -176,11 +180,10 @@ Result<RunComparison> CompareRuns(const std::vector<RunDigest>& baselines, const
   // The verdict.
   const std::string change =
       c.change_pct ? fmt::format("{:+.1f} %", *c.change_pct) : std::string("no change measurable");
-  std::string from_to = fmt::format("{} from {} to {} ({}{})", c.figure_name,
-                                    Shown(c.figure, c.baseline), Shown(c.figure, c.current), change,
-                                    baselines.size() > 1 ? fmt::format(", median of {} baselines",
-                                                                       baselines.size())
-                                                         : "");
+  std::string from_to = fmt::format(
+      "{} from {} to {} ({}{})", c.figure_name, Shown(c.figure, c.baseline),
+      Shown(c.figure, c.current), change,
+      baselines.size() > 1 ? fmt::format(", median of {} baselines", baselines.size()) : "");
   if (!threshold_pct) {
     c.verdict = from_to;
     return c;

@@ -35,8 +35,8 @@ struct RunDigest {
   double effective_gpu_hours = 0;
   std::optional<double> total_usd;  // null when the run was not priced; rounded to the cent
   std::optional<double> price_per_gpu_hour_usd;  // when every GPU had the same price
-  double interval_s = 0;  // the sampling interval (0: unknown)
-  size_t gpu_count = 0;   // GPUs (or MIG instances) sampled
+  double interval_s = 0;                         // the sampling interval (0: unknown)
+  size_t gpu_count = 0;                          // GPUs (or MIG instances) sampled
   // The total in micro-dollars as the run priced it (summary.json's cost.total_micro_usd; a
   // summary written before it has none).
   std::optional<int64_t> total_micro_usd;
@@ -72,16 +72,17 @@ struct RunComparison {
   std::string figure_name;  // "cost per sample", "cost per run", "GPU-hours per run"
   std::string figure_key;   // "cost_per_unit_usd", "cost_usd", "gpu_hours" (the JSON names)
   std::vector<double> baseline_values;  // each baseline run's figure, in the order given
-  double baseline = 0;  // their median
+  double baseline = 0;                  // their median
   double current = 0;
-  std::optional<double> change_pct;  // (current - baseline) / baseline x 100; null when baseline is 0
+  std::optional<double>
+      change_pct;  // (current - baseline) / baseline x 100; null when baseline is 0
   std::optional<double> spread_pct;  // (max - min) / median x 100 over >= 2 baselines
   // What a run's figure cannot tell apart: one sample interval of each GPU (a run's start and end
   // fall anywhere within one), in the figure's unit. A change within it is never a regression.
   double noise_floor = 0;
   double baseline_max = 0;
   double waste_pct_baseline = 0, waste_pct_current = 0;  // baseline: the mean over the baselines
-  double waste_change_pp = 0;                             // current - baseline
+  double waste_change_pp = 0;                            // current - baseline
   std::array<double, kPhaseCount> phase_pct_baseline{}, phase_pct_current{}, phase_change_pp{};
   std::vector<FindingDigest> findings_new;   // in this run, in no baseline
   std::vector<FindingDigest> findings_gone;  // in a baseline, not in this run

@@ -7,7 +7,8 @@
 namespace cgov {
 namespace {
 
-RunDigest ARun(double usd, std::optional<double> work = std::nullopt, Tags tags = {{"project", "v"}}) {
+RunDigest ARun(double usd, std::optional<double> work = std::nullopt,
+               Tags tags = {{"project", "v"}}) {
   RunDigest r;
   r.path = "run";
   r.tags = std::move(tags);
@@ -34,7 +35,8 @@ TEST(CompareRuns, PerUnitWhenEveryRunHasWorkInOneUnit) {
   EXPECT_DOUBLE_EQ(c->baseline, 0.01);
   EXPECT_DOUBLE_EQ(*c->change_pct, 50);
   EXPECT_TRUE(c->regressed);
-  EXPECT_EQ(c->verdict, "regression: cost per sample from $0.0100 to $0.0150 (+50.0 %), more than 20 %");
+  EXPECT_EQ(c->verdict,
+            "regression: cost per sample from $0.0100 to $0.0150 (+50.0 %), more than 20 %");
   // The same dollars for twice the work is cheaper per sample: no regression.
   auto cheaper = CompareRuns({ARun(10, 1000)}, ARun(15, 2000), 20.0);
   EXPECT_FALSE(cheaper->regressed);
@@ -72,8 +74,10 @@ TEST(CompareRuns, SeveralBaselinesNeedTheRiseToLeaveTheirSpread) {
 
 TEST(CompareRuns, FindingsNewAndGoneTagsAndNoBaseline) {
   RunDigest before = ARun(10), now = ARun(10, std::nullopt, {{"project", "v"}, {"branch", "x"}});
-  before.findings = {{"unused_gpu", Severity::kWarning, "Unused", "", ""}, {"idle_held_gpu", Severity::kCritical, "Held", "", ""}};
-  now.findings = {{"idle_held_gpu", Severity::kCritical, "Held", "", ""}, {"memory_pressure", Severity::kInfo, "Mem", "", ""}};
+  before.findings = {{"unused_gpu", Severity::kWarning, "Unused", "", ""},
+                     {"idle_held_gpu", Severity::kCritical, "Held", "", ""}};
+  now.findings = {{"idle_held_gpu", Severity::kCritical, "Held", "", ""},
+                  {"memory_pressure", Severity::kInfo, "Mem", "", ""}};
   auto c = CompareRuns({before}, now, std::nullopt);
   ASSERT_EQ(c->findings_new.size(), 1u);
   EXPECT_EQ(c->findings_new[0].id, "memory_pressure");
@@ -106,8 +110,9 @@ TEST(CompareRuns, UnroundedFiguresAndANoiseFloorOfOneSample) {
   EXPECT_NEAR(*c->change_pct, 100.0 * 0.2 / 2.9, 1e-9) << "+6.9 %, not +100 %";
   EXPECT_DOUBLE_EQ(c->noise_floor, 18.0 / 3600) << "one second of one GPU at $18/h";
   EXPECT_FALSE(c->regressed);
-  EXPECT_EQ(c->verdict, "within the noise floor: cost per run from $0.0145 to $0.0155 (+6.9 %), a "
-                        "rise of at most one sample interval of every GPU ($0.0050)");
+  EXPECT_EQ(c->verdict,
+            "within the noise floor: cost per run from $0.0145 to $0.0155 (+6.9 %), a rise of at "
+            "most one sample interval of every GPU ($0.0050)");
   // Beyond the floor, the same rule still gates: 3 s -> 9 s.
   auto slower = CompareRuns({job(2.9, 0.01)}, job(9, 0.05), 5.0);
   EXPECT_TRUE(slower->regressed) << slower->verdict;
@@ -140,7 +145,9 @@ TEST(AggregateRuns, GroupsAddUpToTheTotalInCents) {
   std::vector<RunDigest> runs;
   for (int i = 0; i < 50; ++i) {
     RunDigest r = ARun(0.01 * (i + 1) + 0.333, 100.0 * (i + 1),
-                      {{"project", i % 3 == 0 ? "a" : i % 3 == 1 ? "b" : "c"}});
+                       {{"project", i % 3 == 0   ? "a"
+                                    : i % 3 == 1 ? "b"
+                                                 : "c"}});
     if (i == 7) r.tags.clear();
     if (i == 9) r.exit_code = 1;
     if (i % 10 == 0) r.findings = {{"unused_gpu", Severity::kWarning, "Unused", "", ""}};
@@ -163,7 +170,8 @@ TEST(AggregateRuns, GroupsAddUpToTheTotalInCents) {
   ASSERT_EQ(s.findings.size(), 1u);
   EXPECT_EQ(s.findings[0].runs, 5);
   ASSERT_TRUE(s.total.cost_per_unit_usd.has_value());
-  EXPECT_NEAR(*s.total.cost_per_unit_usd, static_cast<double>(s.total.cents) / 100 / *s.total.work, 1e-12);
+  EXPECT_NEAR(*s.total.cost_per_unit_usd, static_cast<double>(s.total.cents) / 100 / *s.total.work,
+              1e-12);
   EXPECT_NEAR(s.total.WastePct(), 50, 1e-9);
 }
 

@@ -20,7 +20,7 @@ struct RunGroupRow {
   int failed_runs = 0;  // exit status other than 0
   double gpu_hours = 0;
   double effective_gpu_hours = 0;
-  int64_t cents = 0;        // priced runs only
+  int64_t cents = 0;  // priced runs only
   int64_t waste_cents = 0;
   int unpriced_runs = 0;
   // Cost per unit when every run of the group did work in the same unit and was priced.
@@ -38,9 +38,9 @@ struct RecurringFinding {
 };
 
 struct RunShowback {
-  std::string by;                  // the tag key grouped by
-  std::vector<RunGroupRow> rows;   // by dollars, then GPU-hours, descending
-  RunGroupRow total;               // key "total"
+  std::string by;                          // the tag key grouped by
+  std::vector<RunGroupRow> rows;           // by dollars, then GPU-hours, descending
+  RunGroupRow total;                       // key "total"
   std::vector<RecurringFinding> findings;  // by runs, then severity, descending
 };
 

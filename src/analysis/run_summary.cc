@@ -14,28 +14,44 @@ constexpr std::array<double, kRunMetricCount> kResolution = {1, 0.01, 0.1, 1, 0.
 
 const char* RunMetricKey(RunMetric m) {
   switch (m) {
-    case RunMetric::kGpuUtilPct: return "gpu_util_pct";
-    case RunMetric::kGpuMemPct: return "gpu_mem_pct";
-    case RunMetric::kGpuPowerW: return "gpu_power_w";
-    case RunMetric::kGpuTempC: return "gpu_temp_c";
-    case RunMetric::kCpuPct: return "cpu_pct";
-    case RunMetric::kMemPct: return "mem_pct";
-    case RunMetric::kSmActivePct: return "sm_active_pct";
-    case RunMetric::kTensorActivePct: return "tensor_active_pct";
+    case RunMetric::kGpuUtilPct:
+      return "gpu_util_pct";
+    case RunMetric::kGpuMemPct:
+      return "gpu_mem_pct";
+    case RunMetric::kGpuPowerW:
+      return "gpu_power_w";
+    case RunMetric::kGpuTempC:
+      return "gpu_temp_c";
+    case RunMetric::kCpuPct:
+      return "cpu_pct";
+    case RunMetric::kMemPct:
+      return "mem_pct";
+    case RunMetric::kSmActivePct:
+      return "sm_active_pct";
+    case RunMetric::kTensorActivePct:
+      return "tensor_active_pct";
   }
   return "";
 }
 
 const char* RunMetricLabel(RunMetric m) {
   switch (m) {
-    case RunMetric::kGpuUtilPct: return "GPU Util %";
-    case RunMetric::kGpuMemPct: return "GPU Mem %";
-    case RunMetric::kGpuPowerW: return "GPU Power W";
-    case RunMetric::kGpuTempC: return "GPU Temp °C";
-    case RunMetric::kCpuPct: return "CPU %";
-    case RunMetric::kMemPct: return "Host Mem %";
-    case RunMetric::kSmActivePct: return "SM Active %";
-    case RunMetric::kTensorActivePct: return "Tensor %";
+    case RunMetric::kGpuUtilPct:
+      return "GPU Util %";
+    case RunMetric::kGpuMemPct:
+      return "GPU Mem %";
+    case RunMetric::kGpuPowerW:
+      return "GPU Power W";
+    case RunMetric::kGpuTempC:
+      return "GPU Temp °C";
+    case RunMetric::kCpuPct:
+      return "CPU %";
+    case RunMetric::kMemPct:
+      return "Host Mem %";
+    case RunMetric::kSmActivePct:
+      return "SM Active %";
+    case RunMetric::kTensorActivePct:
+      return "Tensor %";
   }
   return "";
 }
@@ -92,8 +108,8 @@ void RunAccumulator::AddTick(const TickSample& tick, const JobTreeSample& job) {
       util_series_[i].Add(t_ms, *g.util_gpu_pct);
     }
     if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_total_bytes > 0) {
-      const double pct = 100.0 * static_cast<double>(*g.mem_used_bytes) /
-                         static_cast<double>(*g.mem_total_bytes);
+      const double pct =
+          100.0 * static_cast<double>(*g.mem_used_bytes) / static_cast<double>(*g.mem_total_bytes);
       add(RunMetric::kGpuMemPct, pct);
       mem_series_[i].Add(t_ms, pct);
     }
@@ -165,11 +181,12 @@ std::optional<uint64_t> MibOf(std::optional<uint64_t> bytes) {
 Status Analyze(const PriceOptions& price, std::optional<double> work, const std::string& unit,
                const PriceCatalog& catalog, RunSummary* summary) {
   std::vector<ResolvedPrice> prices;
-  std::vector<std::string> labels;  // findings name GPUs by position unless a MIG instance is among them
+  std::vector<std::string>
+      labels;  // findings name GPUs by position unless a MIG instance is among them
   bool mig = false;
   for (const GpuRunSummary& g : summary->gpus) {
     CGOV_ASSIGN_OR_RETURN(ResolvedPrice p, ResolveUnitPrice(price, g.name, g.mig, catalog,
-                                                           MibOf(g.memory_total_bytes)));
+                                                            MibOf(g.memory_total_bytes)));
     prices.push_back(std::move(p));
     labels.push_back(g.label.empty() ? fmt::format("{}", g.index) : g.label);
     mig = mig || g.mig.has_value();

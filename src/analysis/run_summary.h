@@ -12,8 +12,8 @@
 #include "analysis/cost.h"
 #include "analysis/findings.h"
 #include "analysis/run_compare.h"
-#include "analysis/series.h"
 #include "analysis/savings.h"
+#include "analysis/series.h"
 #include "analysis/timeline.h"
 #include "analysis/value_histogram.h"
 #include "core/tags.h"
@@ -26,7 +26,14 @@ namespace cgov {
 // The six distribution metrics, in report order. Names are the summary.json keys.
 // kSmActivePct and kTensorActivePct come from NVML GPM (Hopper and later): unknown elsewhere.
 enum class RunMetric {
-  kGpuUtilPct, kGpuMemPct, kGpuPowerW, kGpuTempC, kCpuPct, kMemPct, kSmActivePct, kTensorActivePct
+  kGpuUtilPct,
+  kGpuMemPct,
+  kGpuPowerW,
+  kGpuTempC,
+  kCpuPct,
+  kMemPct,
+  kSmActivePct,
+  kTensorActivePct
 };
 inline constexpr size_t kRunMetricCount = 8;
 const char* RunMetricKey(RunMetric m);    // "gpu_util_pct", ...
@@ -39,12 +46,12 @@ struct GpuRunSummary {
   std::string uuid;
   std::string name;
   std::optional<uint64_t> memory_total_bytes;
-  std::optional<MigInstance> mig;  // a MIG instance of GPU `index`
-  std::string label;     // GpuInfo::Label(): "0", "0 MIG 3g.40gb GI 1"
+  std::optional<MigInstance> mig;             // a MIG instance of GPU `index`
+  std::string label;                          // GpuInfo::Label(): "0", "0 MIG 3g.40gb GI 1"
   std::optional<MemoryHealth> memory_health;  // as last read during the run
-  bool lost = false;     // lost at some point of the run
-  bool used_by_job = false;  // a process of the job held memory on it
-  MetricSet metrics;     // the GPU metrics only (CPU and host memory stay unset)
+  bool lost = false;                          // lost at some point of the run
+  bool used_by_job = false;                   // a process of the job held memory on it
+  MetricSet metrics;  // the GPU metrics only (CPU and host memory stay unset)
   // The distribution behind metrics' utilization P50/P95: samples with utilization in
   // [0, 10), [10, 20) ... [90, 100] %.
   std::vector<uint64_t> util_histogram;
@@ -92,7 +99,7 @@ struct RunSummary {
   uint64_t agent_rss_max_bytes = 0;
   // Where the GPU-time went, what it cost, what to change.
   UsageTotals usage;
-  std::array<int64_t, kPhaseCount> phase_ms{};       // over all GPUs
+  std::array<int64_t, kPhaseCount> phase_ms{};        // over all GPUs
   std::array<double, kPhaseCount> phase_share_pct{};  // sums to exactly 100 (largest remainder)
   // The idle-held phase as the findings claim it: the input-pipeline finding's share (pauses on
   // bursty GPUs) and the idle-held finding's (the rest); no action list in a run.

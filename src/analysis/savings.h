@@ -22,9 +22,9 @@ struct SavingsLever {
 // this GPU's known time), combined as 1 - prod(1 - f), capped by this GPU's own waste, weighted
 // by its share of the known GPU-time.
 struct GpuSavings {
-  unsigned gpu = 0;    // index into UsageTotals::gpus
-  std::string name;    // as the report names it ("3", "node-c/1")
-  double weight = 0;   // this GPU's known time / all GPUs' known time
+  unsigned gpu = 0;   // index into UsageTotals::gpus
+  std::string name;   // as the report names it ("3", "node-c/1")
+  double weight = 0;  // this GPU's known time / all GPUs' known time
   std::vector<SavingsLever> levers;
   double uncapped = 0;        // 1 - prod(1 - f_i) over this GPU's levers
   double waste_fraction = 0;  // 1 - effective / known time, of this GPU

@@ -63,7 +63,7 @@ TEST(MinMaxSeries, SameBucketMergesAndNegativeTimesFloor) {
   MinMaxSeries s(10, 4);
   s.Add(-15, 4);  // bucket -2: [-20, -10)
   s.Add(-11, 8);
-  s.Add(-1, 2);   // bucket -1
+  s.Add(-1, 2);  // bucket -1
   ASSERT_EQ(s.buckets().size(), 2u);
   EXPECT_EQ(s.buckets()[0].index, -2);
   EXPECT_DOUBLE_EQ(s.buckets()[0].min, 4);

@@ -1,8 +1,8 @@
 #include "analysis/showback.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cctype>
+#include <cstdlib>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -20,8 +20,7 @@ constexpr const char* kUnknownKey = "(unknown)";
 constexpr const char* kUnlabelledKey = "(unlabelled)";
 
 bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
@@ -59,7 +58,8 @@ void Finish(Showback* s) {
     std::vector<int64_t> others = micro;
     others.erase(others.begin() + static_cast<std::ptrdiff_t>(s->rows.size()));
     cents = AllocateCents(others, s->billed_total - *s->idle_pinned_cents * kMicroPerCent);
-    cents.insert(cents.begin() + static_cast<std::ptrdiff_t>(s->rows.size()), *s->idle_pinned_cents);
+    cents.insert(cents.begin() + static_cast<std::ptrdiff_t>(s->rows.size()),
+                 *s->idle_pinned_cents);
   } else {
     cents = AllocateCents(micro, s->billed_total);
   }
@@ -96,8 +96,8 @@ void ApplyPolicy(HistoryBy by, Showback* s) {
     s->idle = 0;
   } else if (s->policy.kind == IdleCostPolicy::Kind::kOwner) {
     const char* by_name = HistoryByName(by);
-    const std::string key = s->policy.key == by_name ? s->policy.value
-                                                     : s->policy.key + "=" + s->policy.value;
+    const std::string key =
+        s->policy.key == by_name ? s->policy.value : s->policy.key + "=" + s->policy.value;
     auto it = std::find_if(s->rows.begin(), s->rows.end(),
                            [&](const ShowbackRow& r) { return r.key == key; });
     if (it == s->rows.end()) {
@@ -120,17 +120,23 @@ std::string HistoryKey(HistoryBy by, const IdentityRecord& r, const std::string&
   };
   const std::string pod = described_pod ? r.kube_namespace + "/" + r.kube_pod_name : r.pod;
   switch (by) {
-    case HistoryBy::kHost: return r.host.empty() ? hostname : r.host;
-    case HistoryBy::kUser: return labelled(r.user);
+    case HistoryBy::kHost:
+      return r.host.empty() ? hostname : r.host;
+    case HistoryBy::kUser:
+      return labelled(r.user);
     // A database written before CGOV_TAGS named them keeps them only in the tags.
     case HistoryBy::kProject:
       return labelled(!r.project.empty() || described_pod ? r.project : TagOf(r.tags, "project"));
     case HistoryBy::kTeam:
       return labelled(!r.team.empty() || described_pod ? r.team : TagOf(r.tags, "team"));
-    case HistoryBy::kPod: return pod;
-    case HistoryBy::kSlurmJob: return r.slurm_job;
-    case HistoryBy::kAccount: return r.slurm_account;
-    case HistoryBy::kNamespace: return r.kube_namespace;
+    case HistoryBy::kPod:
+      return pod;
+    case HistoryBy::kSlurmJob:
+      return r.slurm_job;
+    case HistoryBy::kAccount:
+      return r.slurm_account;
+    case HistoryBy::kNamespace:
+      return r.kube_namespace;
     // A pod's container within its pod; a Docker or Podman container by its own name.
     case HistoryBy::kContainer:
       if (r.kube_container_name.empty()) return r.container;
@@ -141,9 +147,12 @@ std::string HistoryKey(HistoryBy by, const IdentityRecord& r, const std::string&
 
 std::string IdleCostPolicy::Name() const {
   switch (kind) {
-    case Kind::kUnallocated: return "unallocated";
-    case Kind::kProportional: return "proportional";
-    case Kind::kOwner: return "owner:" + key + "=" + value;
+    case Kind::kUnallocated:
+      return "unallocated";
+    case Kind::kProportional:
+      return "proportional";
+    case Kind::kOwner:
+      return "owner:" + key + "=" + value;
   }
   return "?";
 }
@@ -165,8 +174,9 @@ Result<IdleCostPolicy> ParseIdleCostPolicy(std::string_view text) {
       return p;
     }
   }
-  return InvalidArgument(fmt::format("--idle-cost {}: expected unallocated, proportional or "
-                                     "owner:KEY=VALUE (owner:team=platform)", SafeText(text)));
+  return InvalidArgument(fmt::format(
+      "--idle-cost {}: expected unallocated, proportional or owner:KEY=VALUE (owner:team=platform)",
+      SafeText(text)));
 }
 
 std::vector<int64_t> LargestRemainder(int64_t total, const std::vector<int64_t>& weights) {
@@ -231,9 +241,7 @@ std::map<std::string, int64_t> HeldInSpan(const HistoryInput& in, HistoryBy by,
       int64_t ms = ih.attributed_unknown_ms;
       for (int64_t p : ih.attributed_ms) ms += p;
       auto record = in.identities.find(key.first);
-      std::string who = record == in.identities.end()
-                            ? ""
-                            : HistoryKey(by, record->second, host);
+      std::string who = record == in.identities.end() ? "" : HistoryKey(by, record->second, host);
       if (who.empty()) who = kUnknownKey;
       held[who] += static_cast<int64_t>(Int128{ms} * overlap / span);
     }
@@ -272,7 +280,8 @@ Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
       unmatched(line, line.resource.empty()
                           ? std::string("no resource id (taxes, support, credits)")
                           : fmt::format("resource {}: no host cgov saw (map it with "
-                                        "--billing-map)", SafeText(line.resource)));
+                                        "--billing-map)",
+                                        SafeText(line.resource)));
       continue;
     }
     int64_t total = 0;
@@ -281,8 +290,8 @@ Showback BillShowback(const HistoryInput& in, HistoryBy by, const Bill& bill,
     for (const auto& [who, ms] : held) attributed += ms;
     const int64_t idle_ms = std::max<int64_t>(0, total - attributed);
     if (attributed + idle_ms == 0) {
-      unmatched(line, fmt::format("host {}: no GPU time recorded in the line's span (outside "
-                                  "the report window, or the daemon was not running)",
+      unmatched(line, fmt::format("host {}: no GPU time recorded in the line's span (outside the "
+                                  "report window, or the daemon was not running)",
                                   SafeText(host)));
       continue;
     }
@@ -338,7 +347,8 @@ Showback EstimateShowback(const HistorySummary& summary, const IdleCostPolicy& p
     const size_t truly_idle = static_cast<size_t>(Phase::kTrulyIdle);
     const MicroUsd phase = summary.cost.phase_cost[truly_idle];  // whole cents
     if (summary.unattributed_ms > 0 && summary.unattributed_ms == summary.phase_ms[truly_idle] &&
-        summary.usage.UnknownMs() == 0 && std::abs(summary.unattributed_cost - phase) < kMicroPerCent) {
+        summary.usage.UnknownMs() == 0 &&
+        std::abs(summary.unattributed_cost - phase) < kMicroPerCent) {
       s.idle_pinned_cents = summary.cost.phase_cost[truly_idle] / kMicroPerCent;
     }
   }

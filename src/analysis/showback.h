@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "analysis/history_summary.h"
-#include "core/money.h"
 #include "billing/billing.h"
+#include "core/money.h"
 
 namespace cgov {
 

@@ -13,8 +13,6 @@
 namespace cgov {
 namespace {
 
-
-
 // node-a: one GPU, every hour of 2026-11-16 10:00-12:00 fully sampled; alice holds half of its
 // time, bob a quarter, nobody the rest. node-b: one GPU, alice the whole time.
 HistoryInput TwoHosts() {
@@ -48,8 +46,7 @@ Bill ABill() {
   Bill bill;
   bill.file = "cur.csv";
   bill.format = BillFormat::kAwsCur;
-  auto add = [&](int line, std::string resource, const char* from, const char* to,
-                 int64_t micro) {
+  auto add = [&](int line, std::string resource, const char* from, const char* to, int64_t micro) {
     bill.lines.push_back({line, std::move(resource), UtcMs(from), UtcMs(to), micro});
     bill.total_micro_usd += micro;
   };
@@ -57,7 +54,7 @@ Bill ABill() {
   add(3, "i-0aaa", "2026-11-16T11:00Z", "2026-11-16T11:30Z", 3'000'001);   // a partial hour
   add(4, "node-b", "2026-11-16T10:00Z", "2026-11-16T12:00Z", 1'609'600);   // named as the host
   add(5, "i-0zzz", "2026-11-16T10:00Z", "2026-11-16T11:00Z", 7'770'000);   // a host never seen
-  add(6, "", "2026-11-16T00:00Z", "2026-11-17T00:00Z", 1'250'000);          // tax
+  add(6, "", "2026-11-16T00:00Z", "2026-11-17T00:00Z", 1'250'000);         // tax
   add(7, "i-0aaa", "2026-11-15T10:00Z", "2026-11-15T11:00Z", 500'000);     // before the data
   return bill;
 }
@@ -110,8 +107,8 @@ TEST(Showback, IdlePoliciesMoveOnlyTheIdleLine) {
   const Bill bill = ABill();
   const std::map<std::string, std::string> map = {{"i-0aaa", "node-a"}};
   Showback plain = BillShowback(TwoHosts(), HistoryBy::kUser, bill, map, {});
-  Showback spread = BillShowback(TwoHosts(), HistoryBy::kUser, bill, map,
-                                 *ParseIdleCostPolicy("proportional"));
+  Showback spread =
+      BillShowback(TwoHosts(), HistoryBy::kUser, bill, map, *ParseIdleCostPolicy("proportional"));
   ExpectReconciles(spread, bill.total_micro_usd);
   EXPECT_EQ(spread.idle, 0);
   EXPECT_EQ(spread.unmatched, plain.unmatched) << "unmatched is not idle";

@@ -31,8 +31,9 @@ void Add(SlurmJob job, const std::string& where, SlurmJobs* jobs,
   bool digits = !job.id.empty();
   for (char c : job.id) digits = digits && ((c >= '0' && c <= '9') || c == '_');
   if (!digits) {
-    skipped->push_back(fmt::format("{}: JobID: expected digits (an array task: 123_4), got '{}': "
-                                   "record skipped", where, SafeText(job.id)));
+    skipped->push_back(
+        fmt::format("{}: JobID: expected digits (an array task: 123_4), got '{}': record skipped",
+                    where, SafeText(job.id)));
     return;
   }
   (*jobs)[job.id] = std::move(job);
@@ -53,15 +54,16 @@ Result<SlurmJobs> ParseSacct(std::string_view text, const std::string& name,
     if (column.empty()) {
       for (size_t c = 0; c < cells.size(); ++c) column[std::string(Trim(cells[c]))] = c;
       if (!column.count("JobID")) {
-        return InvalidArgument(where + ": expected a header naming JobID (sacct --parsable2 "
-                                      "--format=JobID,User,Account,Partition)");
+        return InvalidArgument(where +
+                               ": expected a header naming JobID (sacct --parsable2 "
+                               "--format=JobID,User,Account,Partition)");
       }
       continue;
     }
     auto cell = [&](const char* key) {
       auto it = column.find(key);
       return it != column.end() && it->second < cells.size() ? SafeText(Trim(cells[it->second]))
-                                                              : std::string();
+                                                             : std::string();
     };
     if (cells.size() != column.size()) {
       skipped->push_back(fmt::format("{}: {} fields where the header has {}: row skipped", where,
@@ -79,9 +81,9 @@ Result<SlurmJobs> ParseSacct(std::string_view text, const std::string& name,
 // Keys whose value is free text a user writes (sbatch --comment, the job's command and
 // directories): Slurm writes each alone on its line, so such a line is never read for fields.
 bool FreeTextLine(std::string_view key) {
-  static constexpr std::string_view kFree[] = {"Comment", "AdminComment", "SystemComment",
-                                               "Command", "WorkDir", "StdErr", "StdIn", "StdOut",
-                                               "JobName", "Reason", "Features", "MailUser"};
+  static constexpr std::string_view kFree[] = {
+      "Comment", "AdminComment", "SystemComment", "Command", "WorkDir",  "StdErr",
+      "StdIn",   "StdOut",       "JobName",       "Reason",  "Features", "MailUser"};
   for (std::string_view k : kFree) {
     if (key == k) return true;
   }

@@ -50,15 +50,15 @@ TEST(SlurmAccounting, ErrorsNameTheFileLineAndField) {
   EXPECT_FALSE(ParseSlurmAccounting("hello\n", "a.txt").ok());
   // A malformed row is skipped and said, the others kept.
   std::vector<std::string> skipped;
-  auto jobs = ParseSlurmAccounting("JobID|User\n1|alice|extra\n\nabc|alice\n2|bob\n", "a.txt",
-                                   &skipped);
+  auto jobs =
+      ParseSlurmAccounting("JobID|User\n1|alice|extra\n\nabc|alice\n2|bob\n", "a.txt", &skipped);
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   EXPECT_EQ(jobs->size(), 1u);
   EXPECT_EQ(jobs->at("2").user, "bob");
   ASSERT_EQ(skipped.size(), 2u);
   EXPECT_EQ(skipped[0], "a.txt:2: 3 fields where the header has 2: row skipped");
-  EXPECT_EQ(skipped[1], "a.txt:4: JobID: expected digits (an array task: 123_4), got 'abc': "
-                        "record skipped");
+  EXPECT_EQ(skipped[1],
+            "a.txt:4: JobID: expected digits (an array task: 123_4), got 'abc': record skipped");
 }
 
 // Issue 58, 7: every Key=Value counted and the last won, so a user's own comment relabelled the
@@ -98,13 +98,13 @@ TEST(SlurmAccounting, IdentitiesGainAccountUserAndProjectWhereTheyHadNone) {
   auto jobs = ParseSlurmAccounting(Fixture("sacct.txt"), "sacct.txt");
   ASSERT_TRUE(jobs.ok());
   std::map<uint32_t, IdentityRecord> ids;
-  ids[1].slurm_job = "4242117";             // nothing else known
+  ids[1].slurm_job = "4242117";  // nothing else known
   ids[2].slurm_job = "4242118";
-  ids[2].user = "bob";                      // the job's user
-  ids[2].project = "from-env";              // what the process said stays
-  ids[3].slurm_job = "999";                 // not in the file
-  ids[4].user = "dave";                     // not a Slurm job
-  ids[5].slurm_job = "4242117";             // alice's job, claimed by mallory's SLURM_JOB_ID
+  ids[2].user = "bob";           // the job's user
+  ids[2].project = "from-env";   // what the process said stays
+  ids[3].slurm_job = "999";      // not in the file
+  ids[4].user = "dave";          // not a Slurm job
+  ids[5].slurm_job = "4242117";  // alice's job, claimed by mallory's SLURM_JOB_ID
   ids[5].user = "mallory";
   EXPECT_EQ(ApplySlurmJobs(*jobs, &ids), 2u);
   EXPECT_EQ(ids[1].user, "alice");

@@ -32,8 +32,8 @@ void AddGpm(const GpuPoint& g, bool bound, int64_t duration_ms, GpuUsage* u) {
 
 }  // namespace
 
-std::optional<Phase> CreditGpuSample(const GpuPoint& g, const SampleHost& host,
-                                     int64_t duration_ms, const PhaseThresholds& phases,
+std::optional<Phase> CreditGpuSample(const GpuPoint& g, const SampleHost& host, int64_t duration_ms,
+                                     const PhaseThresholds& phases,
                                      const PatternThresholds& patterns, int8_t* swing_state,
                                      GpuUsage* out) {
   GpuUsage& u = *out;
@@ -105,8 +105,8 @@ std::vector<GpuPoint> GpuPoints(const TickSample& tick) {
     if (f.util_gpu_pct) p.util_pct = *f.util_gpu_pct;
     p.power_mw = f.power_mw;
     if (f.mem_used_bytes && f.mem_total_bytes && *f.mem_total_bytes > 0) {
-      p.memory_pct = 100.0 * static_cast<double>(*f.mem_used_bytes) /
-                     static_cast<double>(*f.mem_total_bytes);
+      p.memory_pct =
+          100.0 * static_cast<double>(*f.mem_used_bytes) / static_cast<double>(*f.mem_total_bytes);
     }
     p.clock_reasons = f.clock_reasons;
     if (i < tick.gpu_slow.size()) {
@@ -215,8 +215,8 @@ UsageAccumulator::UsageAccumulator(size_t gpus, int64_t interval_ms, PhaseThresh
   state_.last_state.assign(gpus, -1);
 }
 
-void UsageAccumulator::Add(int64_t t_ms, const std::vector<GpuPoint>& gpus,
-                           const HostSample& host, std::optional<double> job_cpu_pct) {
+void UsageAccumulator::Add(int64_t t_ms, const std::vector<GpuPoint>& gpus, const HostSample& host,
+                           std::optional<double> job_cpu_pct) {
   if (pending_) {
     const int64_t elapsed = std::max<int64_t>(0, t_ms - pending_->t_ms);
     const int64_t cap = 2 * state_.totals.interval_ms;

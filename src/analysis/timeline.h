@@ -22,14 +22,15 @@ namespace cgov {
 // What the analysis needs of one GPU at one tick.
 struct GpuPoint {
   std::optional<double> util_pct;
-  std::optional<uint64_t> compute_memory_bytes;  // held by compute processes; unknown without a list
-  uint64_t graphics_only_memory_bytes = 0;       // held by processes that only draw
+  std::optional<uint64_t>
+      compute_memory_bytes;                 // held by compute processes; unknown without a list
+  uint64_t graphics_only_memory_bytes = 0;  // held by processes that only draw
   bool allocated = false;  // the kubelet allocated it to a pod (a stored tick's allocations)
-  std::optional<double> memory_pct;              // device memory used / total
+  std::optional<double> memory_pct;  // device memory used / total
   std::optional<uint64_t> clock_reasons;
   std::optional<uint64_t> xid_errors;  // counter since the sampler started watching
   std::optional<uint32_t> last_xid;
-  std::optional<double> sm_active_pct;      // NVML GPM (Hopper and later)
+  std::optional<double> sm_active_pct;  // NVML GPM (Hopper and later)
   std::optional<double> tensor_active_pct;
   std::optional<uint32_t> power_mw;  // the board's power draw (the energy a sample is credited)
 };
@@ -52,10 +53,10 @@ std::optional<Phase> PhaseOf(const GpuPoint& point, const PhaseThresholds& thres
 
 // Pattern thresholds (docs/analysis.md explains each).
 struct PatternThresholds {
-  double high_util_pct = 70;        // "near 100" side of a burst
-  double trough_util_pct = 50;      // the other side: a swing from below this to high_util_pct
-                                    // is a burst (15 <-> 95 and 30 <-> 100 are, 55 <-> 75 not)
-  double band_low_pct = 30;         // steady-low band, both ends included
+  double high_util_pct = 70;    // "near 100" side of a burst
+  double trough_util_pct = 50;  // the other side: a swing from below this to high_util_pct
+                                // is a burst (15 <-> 95 and 30 <-> 100 are, 55 <-> 75 not)
+  double band_low_pct = 30;     // steady-low band, both ends included
   double band_high_pct = 60;
   double memory_pressure_pct = 85;
   double cpu_saturated_pct = 90;
@@ -68,17 +69,17 @@ struct GpuUsage {
   int64_t util_ms_x100 = 0;                          // sum of ms x util: effective time x 100
   int64_t unknown_ms = 0;                            // held, utilization unknown
   int64_t graphics_only_ms = 0;                      // idle, only a graphics process held memory
-  int64_t low_ms = 0, high_ms = 0, band_ms = 0;      // u < idle, u >= high, band_low <= u <= band_high
+  int64_t low_ms = 0, high_ms = 0, band_ms = 0;  // u < idle, u >= high, band_low <= u <= band_high
   int transitions = 0;  // trough (< trough_util_pct) <-> high switches (mid values skipped)
-  int64_t thermal_ms = 0, power_capped_ms = 0;       // busy while those clock reasons were set
+  int64_t thermal_ms = 0, power_capped_ms = 0;  // busy while those clock reasons were set
   int64_t memory_pressure_ms = 0;
   std::optional<double> memory_max_pct;
-  int64_t cpu_bound_ms = 0;   // not productive while the host CPU was saturated (by the job, or
-                              // by whom is unknown)
-  int64_t cpu_other_ms = 0;   // ... saturated by processes outside the job (it used < half);
-                              // known in `cgov run` only (not kept in history rollups)
-  int64_t iowait_ms = 0;      // not productive while the host waited for I/O
-  uint64_t xid_errors = 0;           // Xid critical errors in the window
+  int64_t cpu_bound_ms = 0;  // not productive while the host CPU was saturated (by the job, or
+                             // by whom is unknown)
+  int64_t cpu_other_ms = 0;  // ... saturated by processes outside the job (it used < half);
+                             // known in `cgov run` only (not kept in history rollups)
+  int64_t iowait_ms = 0;     // not productive while the host waited for I/O
+  uint64_t xid_errors = 0;   // Xid critical errors in the window
   std::optional<uint32_t> last_xid;  // the code of the last one
   int64_t first_xid_ms = -1;         // when the first was seen (since the start); -1: none
   // NVML GPM, over the time it was known (utilization known too): ms and sums of ms x percent.
@@ -204,8 +205,8 @@ struct SampleHost {
 // makes it. The one rule every source counts by: `cgov run`'s totals, the history's rollups and
 // /metrics' counters (analysis/history_aggregator.h CreditOf). Returns the phase (none:
 // utilization unknown, counted as unknown time).
-std::optional<Phase> CreditGpuSample(const GpuPoint& g, const SampleHost& host,
-                                     int64_t duration_ms, const PhaseThresholds& phases,
+std::optional<Phase> CreditGpuSample(const GpuPoint& g, const SampleHost& host, int64_t duration_ms,
+                                     const PhaseThresholds& phases,
                                      const PatternThresholds& patterns, int8_t* swing_state,
                                      GpuUsage* u);
 

@@ -48,9 +48,10 @@ Result<double> ParseGridIntensity(std::string_view text) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = FromChars(text.data(), end, g);
   if (ec != std::errc() || ptr != end || !std::isfinite(g) || g < 0 || g > 2000) {
-    return InvalidArgument(fmt::format("--grid-intensity {}: expected grams of CO2e a kWh, 0 to "
-                                       "2000 (your grid operator's or region's published "
-                                       "average; none is assumed)", SafeText(text)));
+    return InvalidArgument(
+        fmt::format("--grid-intensity {}: expected grams of CO2e a kWh, 0 to 2000 (your grid "
+                    "operator's or region's published average; none is assumed)",
+                    SafeText(text)));
   }
   return g;
 }
@@ -58,9 +59,10 @@ Result<double> ParseGridIntensity(std::string_view text) {
 Result<MicroUsd> ParseEnergyPrice(std::string_view text) {
   Result<MicroUsd> usd = ParseUsd(text);
   if (!usd.ok() || *usd > 10 * kMicroPerUsd) {
-    return InvalidArgument(fmt::format("--energy-price {}: expected dollars a kWh of "
-                                       "electricity, 0 to 10 (0.12, 0.085); none is assumed",
-                                       SafeText(text)));
+    return InvalidArgument(
+        fmt::format("--energy-price {}: expected dollars a kWh of electricity, 0 to 10 (0.12, "
+                    "0.085); none is assumed",
+                    SafeText(text)));
   }
   return *usd;
 }

@@ -14,8 +14,8 @@ namespace cgov {
 // Loads `catalog_path` (the built-in catalog when empty) into *catalog, parses `price_text` (when
 // non-empty) into price->price_per_gpu_hour and checks price->instance_type against the catalog.
 // Errors name the flag and the file.
-Status ApplyPriceFlags(const std::string& catalog_path,
-                       const std::string& price_text, PriceOptions* price, PriceCatalog* catalog);
+Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price_text,
+                       PriceOptions* price, PriceCatalog* catalog);
 
 // The same, for a caller that leaves the built-in catalog unparsed until it is used (`cgov run`:
 // parsing it costs ~1 ms before the job could start). *loaded holds `catalog_path`'s catalog, or

@@ -12,13 +12,12 @@
 
 #include "core/csv.h"
 #include "core/text.h"
-#include "os/zlib_library.h"
 #include "core/time_format.h"
 #include "os/input_file.h"
+#include "os/zlib_library.h"
 
 namespace cgov {
 namespace {
-
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -35,18 +34,28 @@ struct Columns {
 Columns ColumnsOf(BillFormat f) {
   switch (f) {
     case BillFormat::kAwsCur:
-      return {{"line_item_resource_id", "lineitem/resourceid"}, {},
+      return {{"line_item_resource_id", "lineitem/resourceid"},
+              {},
               {"line_item_unblended_cost", "lineitem/unblendedcost"},
               {"line_item_usage_start_date", "lineitem/usagestartdate"},
-              {"line_item_usage_end_date", "lineitem/usageenddate"}, {},
+              {"line_item_usage_end_date", "lineitem/usageenddate"},
+              {},
               {"line_item_currency_code", "lineitem/currencycode"}};
     case BillFormat::kGcp:
       return {{"resource.global_name", "resource_global_name"},
-              {"resource.name", "resource_name"}, {"cost"},
-              {"usage_start_time"}, {"usage_end_time"}, {}, {"currency"}};
+              {"resource.name", "resource_name"},
+              {"cost"},
+              {"usage_start_time"},
+              {"usage_end_time"},
+              {},
+              {"currency"}};
     case BillFormat::kAzure:
-      return {{"resourceid", "instanceid"}, {},
-              {"costinbillingcurrency", "pretaxcost", "cost"}, {}, {}, {"date", "usagedatetime"},
+      return {{"resourceid", "instanceid"},
+              {},
+              {"costinbillingcurrency", "pretaxcost", "cost"},
+              {},
+              {},
+              {"date", "usagedatetime"},
               {"billingcurrencycode", "billingcurrency", "currency"}};
     case BillFormat::kCsv:
       return {{"host"}, {}, {"cost_usd"}, {"start"}, {"end"}, {}, {}};
@@ -67,8 +76,8 @@ int Find(const std::vector<std::string>& header, const std::vector<std::string>&
 // A column the format reads that the header names twice is ambiguous: which cost is the bill's?
 Status NoColumnTwice(const std::vector<std::string>& header, const Columns& c,
                      const std::vector<std::string>& raw, std::string_view file) {
-  for (const auto* names : {&c.resource, &c.resource_fallback, &c.cost, &c.start, &c.end, &c.date,
-                            &c.currency}) {
+  for (const auto* names :
+       {&c.resource, &c.resource_fallback, &c.cost, &c.start, &c.end, &c.date, &c.currency}) {
     for (const std::string& name : *names) {
       int first = -1;
       for (size_t i = 0; i < header.size(); ++i) {
@@ -76,7 +85,8 @@ Status NoColumnTwice(const std::vector<std::string>& header, const Columns& c,
         if (first >= 0) {
           return InvalidArgument(fmt::format(
               "{}:1: column {} appears twice (columns {} and {}): which one is meant is ambiguous; "
-              "keep one", file, SafeText(raw[i]), first + 1, i + 1));
+              "keep one",
+              file, SafeText(raw[i]), first + 1, i + 1));
         }
         first = static_cast<int>(i);
       }
@@ -86,11 +96,11 @@ Status NoColumnTwice(const std::vector<std::string>& header, const Columns& c,
 }
 
 std::optional<BillFormat> Detect(const std::vector<std::string>& header) {
-  for (BillFormat f : {BillFormat::kAwsCur, BillFormat::kGcp, BillFormat::kAzure,
-                       BillFormat::kCsv}) {
+  for (BillFormat f :
+       {BillFormat::kAwsCur, BillFormat::kGcp, BillFormat::kAzure, BillFormat::kCsv}) {
     const Columns c = ColumnsOf(f);
-    if (Find(header, c.cost) >= 0 && (Find(header, c.resource) >= 0 ||
-                                      Find(header, c.resource_fallback) >= 0)) {
+    if (Find(header, c.cost) >= 0 &&
+        (Find(header, c.resource) >= 0 || Find(header, c.resource_fallback) >= 0)) {
       return f;
     }
   }
@@ -117,9 +127,7 @@ Result<int64_t> ParseDay(std::string_view text) {
   return ParseTime(text.substr(0, std::min<size_t>(text.size(), 10)));
 }
 
-std::string Quoted(std::string_view text) {
-  return "'" + SafeText(text.substr(0, 80)) + "'";
-}
+std::string Quoted(std::string_view text) { return "'" + SafeText(text.substr(0, 80)) + "'"; }
 
 }  // namespace
 
@@ -133,10 +141,14 @@ std::optional<BillFormat> ParseBillFormat(std::string_view name) {
 
 const char* BillFormatName(BillFormat format) {
   switch (format) {
-    case BillFormat::kAwsCur: return "aws-cur";
-    case BillFormat::kGcp: return "gcp";
-    case BillFormat::kAzure: return "azure";
-    case BillFormat::kCsv: return "csv";
+    case BillFormat::kAwsCur:
+      return "aws-cur";
+    case BillFormat::kGcp:
+      return "gcp";
+    case BillFormat::kAzure:
+      return "azure";
+    case BillFormat::kCsv:
+      return "csv";
   }
   return "?";
 }
@@ -175,8 +187,8 @@ Status InflateMember(const ZlibLibrary& zlib, std::string_view data, size_t* at,
     const size_t produced = buffer.size() - z.avail_out;
     *total += produced;
     status = *total > max_bytes
-                 ? InvalidArgument(fmt::format("{}: more than {} MiB once decompressed", what,
-                                               max_bytes >> 20))
+                 ? InvalidArgument(
+                       fmt::format("{}: more than {} MiB once decompressed", what, max_bytes >> 20))
                  : sink(std::string_view(buffer.data(), produced));
     if (status.ok() && rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
       status = InvalidArgument(fmt::format("{}: gzip data ends early (a truncated file?)", what));
@@ -199,8 +211,8 @@ Status ForEachGunzipped(std::string_view data, size_t max_bytes, std::string_vie
     if (!IsGzipAt(data, at)) {
       // gzip(1) tolerates zero padding after the last member; anything else is not a bill.
       if (data.find_first_not_of('\0', at) == std::string::npos) break;
-      return InvalidArgument(fmt::format("{}: {} bytes after the gzip data at byte {} are not "
-                                         "gzip", what, data.size() - at, at));
+      return InvalidArgument(fmt::format("{}: {} bytes after the gzip data at byte {} are not gzip",
+                                         what, data.size() - at, at));
     }
     CGOV_RETURN_IF_ERROR(InflateMember(*zlib, data, &at, max_bytes, what, &total, sink));
   }
@@ -238,7 +250,8 @@ class BillParser {
     if (!format_) {
       return InvalidArgument(fmt::format(
           "{}:1: not a bill cgov knows (no cost and resource columns of an AWS CUR, a GCP or "
-          "Azure export, or host,start,end,cost_usd); docs/billing.md lists the columns", file_));
+          "Azure export, or host,start,end,cost_usd); docs/billing.md lists the columns",
+          file_));
     }
     bill_.format = *format_;
     c_ = ColumnsOf(*format_);
@@ -268,8 +281,8 @@ class BillParser {
       return row.fields[static_cast<size_t>(i)];
     };
     auto bad = [&](int column, std::string_view why) {
-      return InvalidArgument(fmt::format("{}:{}: {}: {}", file_, row.line,
-                                         SafeText(header_fields_[column]), why));
+      return InvalidArgument(
+          fmt::format("{}:{}: {}: {}", file_, row.line, SafeText(header_fields_[column]), why));
     };
     if (currency_ >= 0 && !field(currency_).empty() && field(currency_) != "USD") {
       return bad(currency_, fmt::format("{}: cgov reports in USD; export the bill in USD",
@@ -345,9 +358,8 @@ Result<Bill> ReadBill(const std::string& path, std::optional<BillFormat> format)
   CGOV_ASSIGN_OR_RETURN(std::string data, ReadInputFile(path, kMax, "--billing"));
   BillParser parser(path, format);
   CsvReader csv(path, [&](CsvRow&& row) { return parser.Row(std::move(row)); });
-  CGOV_RETURN_IF_ERROR(ForEachGunzipped(data, kMax, path, [&](std::string_view piece) {
-    return csv.Feed(piece);
-  }));
+  CGOV_RETURN_IF_ERROR(
+      ForEachGunzipped(data, kMax, path, [&](std::string_view piece) { return csv.Feed(piece); }));
   CGOV_RETURN_IF_ERROR(csv.Finish());
   return std::move(parser).Finish();
 }

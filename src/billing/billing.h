@@ -51,7 +51,6 @@ Result<Bill> ReadBill(const std::string& path, std::optional<BillFormat> format)
 Result<std::map<std::string, std::string>> ParseBillingMap(std::string_view text,
                                                            std::string_view file);
 
-
 // The gunzipped `data` when it starts with gzip's magic bytes (at most `max_bytes` of output),
 // else `data` as it is. Errors name `what`.
 Result<std::string> MaybeGunzip(std::string data, size_t max_bytes, std::string_view what);

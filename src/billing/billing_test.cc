@@ -14,9 +14,11 @@
 namespace cgov {
 namespace {
 
-
 TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
-  auto rows = ParseCsv("\xEF\xBB\xBF" "a,\"b,c\",\"say \"\"hi\"\"\"\r\n\r\n1,\"two\nlines\",3\n", "f.csv");
+  auto rows = ParseCsv(
+      "\xEF\xBB\xBF"
+      "a,\"b,c\",\"say \"\"hi\"\"\"\r\n\r\n1,\"two\nlines\",3\n",
+      "f.csv");
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].fields, (std::vector<std::string>{"a", "b,c", "say \"hi\""}));
@@ -24,8 +26,10 @@ TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
   EXPECT_EQ((*rows)[1].fields[1], "two\nlines");
   EXPECT_EQ(ParseCsv("a,\"open\n", "f.csv").status().message(),
             "f.csv:1: a quoted field is never closed");
-  EXPECT_NE(ParseCsv("x\n\"a\"b\n", "f.csv").status().message().find("f.csv:2: text after a "
-                                                                       "closing quote"),
+  EXPECT_NE(ParseCsv("x\n\"a\"b\n", "f.csv")
+                .status()
+                .message()
+                .find("f.csv:2: text after a closing quote"),
             std::string::npos);
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a,\"b\""), "\"a,\"\"b\"\"\"");
@@ -34,8 +38,9 @@ TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
 // Issue 46 item 5: CsvReader takes the text in pieces of any size (a gzip stream's) and gives
 // the records ParseCsv gives for the whole; a record past its limit is refused.
 TEST(Csv, PiecesOfAnySizeGiveTheSameRecords) {
-  const std::string text = "\xEF\xBB\xBF" "a,\"b,c\",\"say \"\"hi\"\"\"\r\n\r\n\n1,\"two\nlines\","
-                           "3\r\n\"q\"\r,x\n\n,\nlast,";
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "a,\"b,c\",\"say \"\"hi\"\"\"\r\n\r\n\n1,\"two\nlines\",3\r\n\"q\"\r,x\n\n,\nlast,";
   auto whole = ParseCsv(text, "f.csv");
   ASSERT_TRUE(whole.ok()) << whole.status().message();
   ASSERT_EQ(whole->size(), 5u);
@@ -62,10 +67,13 @@ TEST(Csv, PiecesOfAnySizeGiveTheSameRecords) {
   }
   // A record longer than the limit stops the reading, naming the line it started on.
   int seen = 0;
-  CsvReader capped("f.csv", [&](CsvRow&&) {
-    ++seen;
-    return Status::Ok();
-  }, 16);
+  CsvReader capped(
+      "f.csv",
+      [&](CsvRow&&) {
+        ++seen;
+        return Status::Ok();
+      },
+      16);
   EXPECT_TRUE(capped.Feed("a,b\n\n").ok());
   EXPECT_EQ(capped.Feed("0123456789,0123456789\n").message(),
             "f.csv:3: a record longer than 0 KiB (not CSV, or not this kind of file)");
@@ -98,9 +106,10 @@ TEST(Billing, ReadsAnAwsCurExtract) {
   EXPECT_EQ(bill->lines[2].resource, "");
   EXPECT_EQ(bill->total_micro_usd, 55'040'000 + 402'400 + 1'250'000);
   // The legacy CUR's column names read the same.
-  auto legacy = ParseBill("lineItem/ResourceId,lineItem/UsageStartDate,lineItem/UsageEndDate,"
-                          "lineItem/UnblendedCost\ni-1,2026-11-16T10:00:00Z,"
-                          "2026-11-16T11:00:00Z,2.5\n", "old.csv", BillFormat::kAwsCur);
+  auto legacy = ParseBill(
+      "lineItem/ResourceId,lineItem/UsageStartDate,lineItem/UsageEndDate,lineItem/"
+      "UnblendedCost\ni-1,2026-11-16T10:00:00Z,2026-11-16T11:00:00Z,2.5\n",
+      "old.csv", BillFormat::kAwsCur);
   ASSERT_TRUE(legacy.ok()) << legacy.status().message();
   EXPECT_EQ(legacy->total_micro_usd, 2'500'000);
 }
@@ -137,30 +146,41 @@ TEST(Billing, ReadsGcpAndAzureExports) {
 
 TEST(Billing, ErrorsNameTheFileLineAndColumn) {
   const std::string head = "host,start,end,cost_usd\n";
-  EXPECT_EQ(ParseBill(head + "a,2026-11-16T10:00Z,2026-11-16T11:00Z,abc\n", "b.csv",
-                      std::nullopt).status().message(),
+  EXPECT_EQ(ParseBill(head + "a,2026-11-16T10:00Z,2026-11-16T11:00Z,abc\n", "b.csv", std::nullopt)
+                .status()
+                .message(),
             "b.csv:2: cost_usd: not a number of dollars: 'abc'");
-  EXPECT_EQ(ParseBill(head + "a,2026-11-16T10:00Z,2026-11-16T09:00Z,1\n", "b.csv",
-                      BillFormat::kCsv).status().message(),
+  EXPECT_EQ(ParseBill(head + "a,2026-11-16T10:00Z,2026-11-16T09:00Z,1\n", "b.csv", BillFormat::kCsv)
+                .status()
+                .message(),
             "b.csv:2: end: not after the start: '2026-11-16T09:00Z'");
-  EXPECT_EQ(ParseBill(head + "a,yesterday,2026-11-16T09:00Z,1\n", "b.csv",
-                      BillFormat::kCsv).status().message(),
+  EXPECT_EQ(ParseBill(head + "a,yesterday,2026-11-16T09:00Z,1\n", "b.csv", BillFormat::kCsv)
+                .status()
+                .message(),
             "b.csv:2: start: not a time: 'yesterday'");
-  EXPECT_NE(ParseBill("x,y\n1,2\n", "b.csv", std::nullopt).status().message().find(
-                "b.csv:1: not a bill cgov knows"), std::string::npos);
+  EXPECT_NE(ParseBill("x,y\n1,2\n", "b.csv", std::nullopt)
+                .status()
+                .message()
+                .find("b.csv:1: not a bill cgov knows"),
+            std::string::npos);
   EXPECT_EQ(ParseBill("host,cost_usd\n", "b.csv", BillFormat::kCsv).status().message(),
             "b.csv:1: no column start (a csv bill; docs/billing.md)");
   EXPECT_NE(ParseBill("ResourceId,Date,CostInBillingCurrency,BillingCurrencyCode\nr,"
-                      "11/16/2026,3,EUR\n", "az.csv", std::nullopt).status().message().find(
-                "az.csv:2: BillingCurrencyCode: 'EUR': cgov reports in USD"), std::string::npos);
+                      "11/16/2026,3,EUR\n",
+                      "az.csv", std::nullopt)
+                .status()
+                .message()
+                .find("az.csv:2: BillingCurrencyCode: 'EUR': cgov reports in USD"),
+            std::string::npos);
   EXPECT_FALSE(ParseBill("", "e.csv", std::nullopt).ok());
 }
 
 // `text` as one gzip member (zlib's deflate with a gzip header).
 std::string Gzip(const std::string& text) {
   z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                         Z_DEFAULT_STRATEGY), Z_OK);
+  EXPECT_EQ(
+      deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+      Z_OK);
   std::string gz(text.size() + 256, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
   z.avail_in = static_cast<uInt>(text.size());
@@ -200,16 +220,19 @@ TEST(Billing, EveryGzipMemberIsRead) {
   auto junk = MaybeGunzip(Gzip(a) + "junk", 1 << 20, "j.csv.gz");
   ASSERT_FALSE(junk.ok());
   EXPECT_NE(junk.status().message().find("j.csv.gz: 4 bytes after the gzip data at byte"),
-            std::string::npos) << junk.status().message();
+            std::string::npos)
+      << junk.status().message();
 }
 
 // Regression (issue 43, 14): a CSV bill with the cost column twice used the first, silently.
 TEST(Billing, AColumnNamedTwiceIsRefused) {
-  auto twice = ParseBill("host,start,end,cost_usd,Cost_USD\nbox,2026-11-16T10:00Z,"
-                         "2026-11-16T11:00Z,2,7\n", "twice.csv", std::nullopt);
+  auto twice =
+      ParseBill("host,start,end,cost_usd,Cost_USD\nbox,2026-11-16T10:00Z,2026-11-16T11:00Z,2,7\n",
+                "twice.csv", std::nullopt);
   ASSERT_FALSE(twice.ok());
-  EXPECT_EQ(twice.status().message(), "twice.csv:1: column Cost_USD appears twice (columns 4 and "
-                                      "5): which one is meant is ambiguous; keep one");
+  EXPECT_EQ(twice.status().message(),
+            "twice.csv:1: column Cost_USD appears twice (columns 4 and 5): which one is meant is "
+            "ambiguous; keep one");
 }
 
 TEST(Billing, MapsHostsToResources) {
@@ -218,8 +241,11 @@ TEST(Billing, MapsHostsToResources) {
   EXPECT_EQ(map->at("i-0aaa"), "node-a");
   EXPECT_EQ(ParseBillingMap("node-a\n", "map.csv").status().message(),
             "map.csv:1: expected host,resource");
-  EXPECT_NE(ParseBillingMap("a,r\nb,r\n", "map.csv").status().message().find(
-                "map.csv:2: resource r is host a already"), std::string::npos);
+  EXPECT_NE(ParseBillingMap("a,r\nb,r\n", "map.csv")
+                .status()
+                .message()
+                .find("map.csv:2: resource r is host a already"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -42,8 +42,9 @@ void PrintUsage(std::FILE* out) {
              "usage: cgov <command> [options]\n\ncommands:\n",
              CGOV_VERSION);
   for (const Command& c : Commands()) fmt::print(out, "  {:<8} {}\n", c.name, c.summary);
-  fmt::print(out, "\n`cgov <command> --help` shows a command's options; `cgov --version` (or "
-             "-V) the version.\n");
+  fmt::print(out,
+             "\n`cgov <command> --help` shows a command's options; `cgov --version` (or -V) the "
+             "version.\n");
 }
 
 }  // namespace
@@ -52,18 +53,16 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {"run", "run a job unchanged and report how well it used the GPUs: cgov run -- COMMAND",
        RunRun},
-      {"compare", "compare a run with baseline runs: cgov compare BASELINE... CURRENT",
-       RunCompare},
+      {"compare", "compare a run with baseline runs: cgov compare BASELINE... CURRENT", RunCompare},
       {"runs", "many runs' summary.json by tag (CI artifacts): cgov runs DIR... --by project",
        RunRuns},
-      {"ci", "a run's summary.json as CI annotations, metrics or code quality: cgov ci FILE --format",
+      {"ci",
+       "a run's summary.json as CI annotations, metrics or code quality: cgov ci FILE --format",
        RunCi},
-      {"daemon", "record every GPU and GPU process of this host into a SQLite history",
-       RunDaemon},
+      {"daemon", "record every GPU and GPU process of this host into a SQLite history", RunDaemon},
       {"report", "where the GPU-time of a history database went, who held it, what it cost",
        RunReport},
-      {"top", "the box now: each GPU's phase and holders, who is idle-held, today's waste",
-       RunTop},
+      {"top", "the box now: each GPU's phase and holders, who is idle-held, today's waste", RunTop},
       {"demo", "write a simulated shared GPU box (a week in seconds) for cgov report", RunDemo},
       {"import", "import another tool's history: cgov import gpu-usage-audit SOURCE.db --db PATH",
        RunImport},

@@ -2,13 +2,13 @@
 
 #include <filesystem>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
-#include "cli/command_table.h"
-#include "cli/usage_exit.h"
 #include "app/demo/demo_fleet.h"
 #include "app/history/history_writer.h"
+#include "cli/command_table.h"
+#include "cli/usage_exit.h"
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "os/clock.h"
@@ -16,7 +16,6 @@
 
 namespace cgov::cli {
 namespace {
-
 
 // The simulated time ends in the past, never after now: by default it starts on the Monday
 // (00:00 UTC) at or before now − duration, so a week is the last whole week. The schedule
@@ -39,15 +38,14 @@ struct DemoOptions {
   bool force = false;
 };
 
-Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms,
-                int64_t interval_ms) {
+Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms, int64_t interval_ms) {
   // --force replaces a database file, never a FIFO, a device (/dev/null) or a directory.
   CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(o.db, "--db"));
   std::error_code ec;
   if (std::filesystem::exists(o.db, ec)) {
     if (!o.force) {
-      return InvalidArgument(fmt::format("{} exists; choose another --db or pass --force to "
-                                         "replace it", o.db));
+      return InvalidArgument(
+          fmt::format("{} exists; choose another --db or pass --force to replace it", o.db));
     }
     // A database a daemon writes to is not replaced: the daemon would go on writing to the
     // deleted file, and its history would be lost.
@@ -64,8 +62,8 @@ Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms,
     return fleet.status();
   }
   CGOV_RETURN_IF_ERROR(writer->store().Commit());
-  CGOV_ASSIGN_OR_RETURN(RunRecord run, writer->BeginRun("demo:" + o.scenario, start_ms,
-                                                        interval_ms, "demo-box"));
+  CGOV_ASSIGN_OR_RETURN(RunRecord run,
+                        writer->BeginRun("demo:" + o.scenario, start_ms, interval_ms, "demo-box"));
   writer->set_commit_policy({.max_ticks = kTicksPerTransaction});
   SystemClock clock;
   const int64_t started_ns = clock.MonotonicNs();
@@ -84,10 +82,11 @@ Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms,
   }
   CGOV_RETURN_IF_ERROR(writer->Commit());
   const double seconds = static_cast<double>(clock.MonotonicNs() - started_ns) / 1e9;
-  fmt::print(stderr, "cgov demo: wrote {} ticks ({} GPU-samples) of a simulated {} into {} in "
-             "{:.1f} s\n  {}\n  next: cgov report --db {} --since {}\n", ticks, ticks * o.gpus,
-             FormatDuration(std::chrono::milliseconds(duration_ms)), o.db, seconds,
-             DemoFleet::Description(o.gpus), o.db, o.duration);
+  fmt::print(stderr,
+             "cgov demo: wrote {} ticks ({} GPU-samples) of a simulated {} into {} in {:.1f} s\n  "
+             "{}\n  next: cgov report --db {} --since {}\n",
+             ticks, ticks * o.gpus, FormatDuration(std::chrono::milliseconds(duration_ms)), o.db,
+             seconds, DemoFleet::Description(o.gpus), o.db, o.duration);
   return Status::Ok();
 }
 
@@ -95,15 +94,19 @@ Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms,
 
 int RunDemo(int argc, char** argv) {
   DemoOptions o;
-  CLI::App app{"Write a deterministic simulated GPU box into a history database (no GPU "
-               "needed, simulated clock), ready for `cgov report`.", "cgov demo"};
-  app.add_option("--gpus", o.gpus, "GPUs in the box")->capture_default_str()->check(
-      CLI::Range(1, 64));
+  CLI::App app{
+      "Write a deterministic simulated GPU box into a history database (no GPU needed, simulated "
+      "clock), ready for `cgov report`.",
+      "cgov demo"};
+  app.add_option("--gpus", o.gpus, "GPUs in the box")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app.add_option("--duration", o.duration, "simulated time to generate")->capture_default_str();
   app.add_option("--interval", o.interval, "simulated sampling interval")->capture_default_str();
   app.add_option("--db", o.db, "history database to create")->capture_default_str();
   app.add_option("--scenario", o.scenario, "the simulated box (only `shared-box` so far)")
-      ->capture_default_str()->check(CLI::IsMember({"shared-box"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"shared-box"}));
   app.add_option("--seed", o.seed, "random seed of the simulation")
       ->check([](const std::string& text) {
         return !text.empty() && text[0] != '-' && text[0] != '+'
@@ -128,8 +131,8 @@ int RunDemo(int argc, char** argv) {
     return kExitUsage;
   }
   if (interval->count() < 100 || duration->count() < interval->count()) {
-    fmt::print(stderr, "cgov demo: --interval must be >= 100ms and --duration at least one "
-               "interval\n");
+    fmt::print(stderr,
+               "cgov demo: --interval must be >= 100ms and --duration at least one interval\n");
     return kExitUsage;
   }
   int64_t start_ms = 0;

@@ -1,8 +1,8 @@
 // `cgov doctor`: flags in, the report (src/app/doctor/) printed.
 #include "cli/doctor.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "app/doctor/doctor_report.h"
 #include "cli/command_table.h"
@@ -12,11 +12,11 @@
 namespace cgov::cli {
 
 int RunDoctor(int argc, char** argv) {
-  CLI::App app{"Check what this machine offers Cost Governor: the NVML library and driver, each "
-               "GPU and the fields it supports, /proc and cgroup information; what is missing, "
-               "why, and how to fix it.\nExit status: 0 unless something you asked for (an "
-               "explicit --nvml-lib) cannot work.",
-               "cgov doctor"};
+  CLI::App app{
+      "Check what this machine offers Cost Governor: the NVML library and driver, each GPU and the "
+      "fields it supports, /proc and cgroup information; what is missing, why, and how to fix "
+      "it.\nExit status: 0 unless something you asked for (an explicit --nvml-lib) cannot work.",
+      "cgov doctor"};
   std::string nvml_lib;
   std::string host_root = "/";
   bool json = false;

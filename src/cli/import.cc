@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "app/import/gua_import.h"
 #include "cli/command_table.h"
@@ -18,7 +18,8 @@ int RunImport(int argc, char** argv) {
   app.require_subcommand(1);
   CLI::App* gua = app.add_subcommand(
       "gpu-usage-audit", "a gpu-usage-audit SQLite database (idempotent: twice adds nothing)");
-  gua->add_option("SOURCE", source_path, "the gpu-usage-audit database (read only)")->required()
+  gua->add_option("SOURCE", source_path, "the gpu-usage-audit database (read only)")
+      ->required()
       ->check(CLI::ExistingFile);
   gua->add_option("--db", db, "Cost Governor history database (created if missing)")->required();
   try {

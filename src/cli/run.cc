@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <optional>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "app/price_flags.h"
 #include "app/run/run_analysis.h"
@@ -46,8 +46,8 @@ Status ApplyPricingFlags(const std::string& price, std::optional<double> work,
 // The exit status: the job's, or the gate's when it fired (said on stderr).
 int GateExitCode(const RunSummary& summary, int job_exit_code) {
   if (!summary.gate || !summary.gate->fired) return job_exit_code;
-  WriteStderr(fmt::format("cgov run: exit {}: {}\n", summary.gate->exit_status,
-                          summary.gate->reason));
+  WriteStderr(
+      fmt::format("cgov run: exit {}: {}\n", summary.gate->exit_status, summary.gate->reason));
   return summary.gate->exit_status;
 }
 
@@ -65,15 +65,17 @@ struct RunFlags {
 void AddOutputFlags(CLI::App& app, RunFlags& f) {
   RunOptions& o = f.o;
   app.add_option("--out", o.out_dir, "output directory (default ./cgov-runs/<UTC time>-<command>)");
-  app.add_flag("--force", o.force, "write into --out even if it is not empty (replacing this "
-                                   "run's four files there: samples.jsonl, summary.json, report.md, report.html)");
+  app.add_flag("--force", o.force,
+               "write into --out even if it is not empty (replacing this run's four files there: "
+               "samples.jsonl, summary.json, report.md, report.html)");
   app.add_option("--interval", f.interval, "time between samples: 100ms to 1h (default 1s)");
-  app.add_option("--tag", f.tag_flags, "KEY=VALUE label, repeatable (project, team and user are "
-                                     "grouped by in reports); also CGOV_TAGS=\"k=v,k=v\"");
+  app.add_option("--tag", f.tag_flags,
+                 "KEY=VALUE label, repeatable (project, team and user are grouped by in reports); "
+                 "also CGOV_TAGS=\"k=v,k=v\"");
   app.add_flag("--quiet", o.quiet, "do not print the report on stderr (files are still written)");
   AddColorFlag(app);
-  app.add_option("--price-per-gpu-hour", f.price, "USD per GPU-hour (e.g. 2.49); wins over the "
-                                                "catalog");
+  app.add_option("--price-per-gpu-hour", f.price,
+                 "USD per GPU-hour (e.g. 2.49); wins over the catalog");
   app.add_option("--instance-type", o.price.instance_type,
                  "cloud instance type whose catalog list price applies (e.g. p5.48xlarge)");
   app.add_flag("--spot", o.price.spot, "the GPUs are spot capacity: use spot prices");
@@ -81,19 +83,24 @@ void AddOutputFlags(CLI::App& app, RunFlags& f) {
                  "price catalog JSON to use instead of the built-in one (format: data/prices.json; "
                  "env CGOV_PRICE_CATALOG)")
       ->envname("CGOV_PRICE_CATALOG");
-  app.add_option("--energy-price", f.energy_price, "USD a kWh of electricity: the job's energy "
-                 "cost beside its GPU-time dollars, not added to them; none is assumed");
-  app.add_option("--grid-intensity", f.grid_intensity, "g CO2e a kWh of your grid (its "
-                 "published average): the job's CO2e; none is assumed");
-  app.add_option("--work", f.work, "work the job did, for cost per unit (see --unit; or have the job "
-                                 "write $CGOV_PROGRESS_FILE)");
+  app.add_option("--energy-price", f.energy_price,
+                 "USD a kWh of electricity: the job's energy cost beside its GPU-time dollars, not "
+                 "added to them; none is assumed");
+  app.add_option(
+      "--grid-intensity", f.grid_intensity,
+      "g CO2e a kWh of your grid (its published average): the job's CO2e; none is assumed");
+  app.add_option("--work", f.work,
+                 "work the job did, for cost per unit (see --unit; or have the job write "
+                 "$CGOV_PROGRESS_FILE)");
   app.add_option("--unit", o.unit, "unit of --work: samples, tokens or steps (default samples)")
       ->check(CLI::IsMember({"samples", "tokens", "steps"}));
   app.add_option("--detect-instance", f.detect_instance,
                  "ask the cloud metadata service for the instance type, once, at start (opt-in; "
                  "aws: IMDSv2's token first, gcp, azure, or auto: each in turn; 300 ms at most; "
                  "its price applies unless --price-per-gpu-hour or --instance-type)")
-      ->expected(0, 1)->default_str("auto")->type_name("auto|aws|gcp|azure");
+      ->expected(0, 1)
+      ->default_str("auto")
+      ->type_name("auto|aws|gcp|azure");
   app.add_option("--metadata-endpoint", o.metadata_endpoint,
                  "where --detect-instance asks: scheme, numeric host and port")
       ->capture_default_str();
@@ -101,8 +108,9 @@ void AddOutputFlags(CLI::App& app, RunFlags& f) {
 
 void AddGateFlags(CLI::App& app, RunFlags& f) {
   RunOptions& o = f.o;
-  app.add_option("--fail-on", f.fail_on, "exit 3 when the job succeeded but a finding of this "
-                                       "severity or worse fired: warning or critical (CI gates)")
+  app.add_option("--fail-on", f.fail_on,
+                 "exit 3 when the job succeeded but a finding of this severity or worse fired: "
+                 "warning or critical (CI gates)")
       ->check(CLI::IsMember({"warning", "critical"}));
   app.add_option("--gate-exit-code", o.gate_exit_code,
                  "the exit status of a fired gate (default 3): pick one the job never exits with; "
@@ -116,15 +124,16 @@ void AddGateFlags(CLI::App& app, RunFlags& f) {
                  "more than PCT % over the baseline (and above every baseline when there are "
                  "several)")
       ->check(CLI::Range(0.0, 1e6));
-  app.add_option("--db", o.db, "also record the run into this history database (created if "
-                             "needed): cgov report --db shows it, its processes named by the "
-                             "run's tags (docs/ci.md)");
-  app.add_option("--mail-report", o.mail_report, "a notifications file with a [[job_report]] "
-                 "table: mail the report to the job's owner when it ends (docs/notifications.md)");
+  app.add_option("--db", o.db,
+                 "also record the run into this history database (created if needed): cgov report "
+                 "--db shows it, its processes named by the run's tags (docs/ci.md)");
+  app.add_option("--mail-report", o.mail_report,
+                 "a notifications file with a [[job_report]] table: mail the report to the job's "
+                 "owner when it ends (docs/notifications.md)");
   app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (env CGOV_NVML_LIB)")
       ->envname("CGOV_NVML_LIB");
-  app.add_option("--host-root", o.host_root, "read /proc and /sys under this directory (env "
-                                             "CGOV_HOST_ROOT)")
+  app.add_option("--host-root", o.host_root,
+                 "read /proc and /sys under this directory (env CGOV_HOST_ROOT)")
       ->envname("CGOV_HOST_ROOT")
       ->check(CLI::ExistingDirectory);
 }
@@ -155,11 +164,11 @@ void SayReport(const RunOptions& o, const RunSummary& summary, const std::string
     for (const std::string& f : failed) WriteStderr(fmt::format("cgov run: warning: {}\n", f));
     return;
   }
-  WriteStderr("\n" + (IsTerminal(STDERR_FILENO)
-                           ? RunReportText(summary, dir,
-                                           TextStyle{false, TerminalWantsColor(STDERR_FILENO)},
-                                           written)
-                           : report));
+  WriteStderr("\n" +
+              (IsTerminal(STDERR_FILENO)
+                   ? RunReportText(summary, dir,
+                                   TextStyle{false, TerminalWantsColor(STDERR_FILENO)}, written)
+                   : report));
 }
 
 // --mail-report: the report mailed to the job's owner (the `user` tag, else the login name of
@@ -198,14 +207,14 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
   }
   RunFlags f;
   RunOptions& o = f.o;
-  CLI::App app{"Run COMMAND exactly as it would run without cgov (same stdin/stdout/stderr, "
-               "environment and exit status), sample GPUs, host and the job's processes while it "
-               "runs, and report at the end on stderr and in files.\n"
-               "Exit status: the job's own; 128+N if a signal N ended it; 127 if COMMAND is not "
-               "found; 126 if it cannot be executed; 2 for bad options (the job is not started); 3 "
-               "when --fail-on's severity fired, or --fail-on-regression's limit was passed, on a "
-               "job that succeeded.",
-               "cgov run [options] -- COMMAND [ARG]..."};
+  CLI::App app{
+      "Run COMMAND exactly as it would run without cgov (same stdin/stdout/stderr, environment and "
+      "exit status), sample GPUs, host and the job's processes while it runs, and report at the "
+      "end on stderr and in files.\n"
+      "Exit status: the job's own; 128+N if a signal N ended it; 127 if COMMAND is not found; 126 "
+      "if it cannot be executed; 2 for bad options (the job is not started); 3 when --fail-on's "
+      "severity fired, or --fail-on-regression's limit was passed, on a job that succeeded.",
+      "cgov run [options] -- COMMAND [ARG]..."};
   AddOutputFlags(app, f);
   AddGateFlags(app, f);
   const int option_count = dash < 0 ? argc : dash;
@@ -217,21 +226,21 @@ Result<RunOptions> ParseRunOptions(int argc, char** argv, int* help_exit) {
     return InvalidArgument("");  // already printed by CLI11
   }
   if (dash < 0) {
-    return InvalidArgument("cgov run: missing '--' before the command: cgov run [options] -- "
-                           "COMMAND [ARG]...");
+    return InvalidArgument(
+        "cgov run: missing '--' before the command: cgov run [options] -- COMMAND [ARG]...");
   }
   if (!app.remaining().empty()) {
-    return InvalidArgument(fmt::format("cgov run: unexpected '{}' before '--' (options go "
-                                       "before '--', the command after it)",
-                                       app.remaining().front()));
+    return InvalidArgument(fmt::format(
+        "cgov run: unexpected '{}' before '--' (options go before '--', the command after it)",
+        app.remaining().front()));
   }
   for (int i = dash + 1; i < argc; ++i) o.command.emplace_back(argv[i]);
   if (o.command.empty()) return InvalidArgument("cgov run: no COMMAND after '--'");
   Result<std::chrono::milliseconds> parsed = ParseDuration(f.interval);
   if (!parsed.ok()) return parsed.status().WithContext("cgov run: --interval");
   if (*parsed < kRunMinInterval || *parsed > std::chrono::hours(1)) {
-    return InvalidArgument(fmt::format("cgov run: --interval {}: must be between 100ms and 1h",
-                                       f.interval));
+    return InvalidArgument(
+        fmt::format("cgov run: --interval {}: must be between 100ms and 1h", f.interval));
   }
   o.interval = *parsed;
   if (app.count("--detect-instance") > 0) {
@@ -331,12 +340,11 @@ int RunRun(int argc, char** argv) {
   header.host = ReadHostInfo(files);
   header.interval_s = static_cast<double>(o.interval.count()) / 1000.0;
   header.started_at_ns = start_wall_ns;
-  RunRecorder recorder(
-      {o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(), std::move(preexisting),
-       o.detect_instance ? o.metadata_endpoint : "",
-       o.detect_instance.value_or(CloudProvider::kAuto), history->get(), header.host.hostname,
-       start_wall_ns / 1'000'000, GpuPricer(o)},
-      header, writer->get());
+  RunRecorder recorder({o.nvml_lib, o.host_root, o.interval, start_mono_ns, getpid(),
+                        std::move(preexisting), o.detect_instance ? o.metadata_endpoint : "",
+                        o.detect_instance.value_or(CloudProvider::kAuto), history->get(),
+                        header.host.hostname, start_wall_ns / 1'000'000, GpuPricer(o)},
+                       header, writer->get());
   recorder.Start();
   // The catalog the report prices with, parsed while the job runs rather than before it starts
   // or after it ends (~1 ms on the 2-core VM; a signal meanwhile waits for Wait()).

@@ -132,8 +132,8 @@ TEST(ParseProgress, BadLinesNameFileAndLine) {
   auto bad = ParseProgress("10\nlots\n", "run/progress.log");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "run/progress.log:2: progress line 'lots': write the cumulative work as \"N\" or "
-            "\"N samples|tokens|steps\" (0 <= N <= 1e15)");
+            "run/progress.log:2: progress line 'lots': write the cumulative work as \"N\" or \"N "
+            "samples|tokens|steps\" (0 <= N <= 1e15)");
   EXPECT_FALSE(ParseProgress("10 images\n", "p").ok());
   EXPECT_FALSE(ParseProgress("-5\n", "p").ok());
 }

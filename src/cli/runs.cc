@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "analysis/run_showback.h"
-#include "cli/command_table.h"
 #include "app/run/run_analysis.h"
+#include "app/run/run_digests.h"
+#include "cli/command_table.h"
 #include "cli/run.h"
 #include "cli/usage_exit.h"
 #include "core/atomic_file.h"
@@ -19,7 +20,6 @@
 #include "report/ci_export.h"
 #include "report/compare_report.h"
 #include "report/runs_report.h"
-#include "app/run/run_digests.h"
 #include "report/summary_read.h"
 
 namespace cgov::cli {
@@ -45,23 +45,26 @@ int Emit(const std::string& command, const std::string& text, const std::string&
 }  // namespace
 
 int RunCompare(int argc, char** argv) {
-  CLI::App app{"Compare a run with one or more baseline runs of the same job, from their "
-               "summary.json: cost per unit of work (or per run), waste, phase shares, findings new "
-               "and gone. Exit status: 0; 3 when --fail-on-regression's limit was passed; 1 when a "
-               "file cannot be read; 2 for bad options.",
-               "cgov compare BASELINE... CURRENT"};
+  CLI::App app{
+      "Compare a run with one or more baseline runs of the same job, from their summary.json: cost "
+      "per unit of work (or per run), waste, phase shares, findings new and gone. Exit status: 0; "
+      "3 when --fail-on-regression's limit was passed; 1 when a file cannot be read; 2 for bad "
+      "options.",
+      "cgov compare BASELINE... CURRENT"};
   std::vector<std::string> paths;
   std::optional<double> limit;
   std::string format = "text", out;
-  app.add_option("paths", paths, "baseline summary.json files or directories of them (those with "
-                 "CURRENT's tags, branch/commit aside), then CURRENT's summary.json")
+  app.add_option("paths", paths,
+                 "baseline summary.json files or directories of them (those with CURRENT's tags, "
+                 "branch/commit aside), then CURRENT's summary.json")
       ->required()
       ->expected(2, -1);
-  app.add_option("--fail-on-regression", limit, "exit 3 when CURRENT's cost per unit (or per run) "
-                 "rose more than PCT % over the baselines' median (and above every baseline when "
-                 "there are several)")
+  app.add_option("--fail-on-regression", limit,
+                 "exit 3 when CURRENT's cost per unit (or per run) rose more than PCT % over the "
+                 "baselines' median (and above every baseline when there are several)")
       ->check(CLI::Range(0.0, 1e6));
-  app.add_option("--format", format, "text, md or json")->check(CLI::IsMember({"text", "md", "json"}));
+  app.add_option("--format", format, "text, md or json")
+      ->check(CLI::IsMember({"text", "md", "json"}));
   app.add_option("--out", out, "write here (atomically) instead of stdout");
   AddColorFlag(app);
   try {
@@ -99,16 +102,18 @@ int RunCompare(int argc, char** argv) {
 }
 
 int RunRuns(int argc, char** argv) {
-  CLI::App app{"Read every summary.json under the given directories (CI artifacts downloaded in "
-               "bulk) and report GPU-hours, dollars, waste and cost per unit by a tag, with the "
-               "findings that recur across runs.",
-               "cgov runs DIR..."};
+  CLI::App app{
+      "Read every summary.json under the given directories (CI artifacts downloaded in bulk) and "
+      "report GPU-hours, dollars, waste and cost per unit by a tag, with the findings that recur "
+      "across runs.",
+      "cgov runs DIR..."};
   std::vector<std::string> paths;
   std::string by = "project", format = "text", out;
   app.add_option("paths", paths, "directories searched for summary.json, or summary.json files")
       ->required();
-  app.add_option("--by", by, "the tag to group by: project, team, user, branch or any tag key "
-                             "(default project)");
+  app.add_option(
+      "--by", by,
+      "the tag to group by: project, team, user, branch or any tag key (default project)");
   app.add_option("--format", format, "text, md, json (docs/ci.md) or csv")
       ->check(CLI::IsMember({"text", "md", "json", "csv"}));
   app.add_option("--out", out, "write here (atomically) instead of stdout");
@@ -144,18 +149,19 @@ int RunRuns(int argc, char** argv) {
 }
 
 int RunCi(int argc, char** argv) {
-  CLI::App app{"Turn a run's summary.json into what a CI system reads: GitHub workflow annotations, "
-               "a GitLab metrics report (OpenMetrics text) or a GitLab Code Quality report "
-               "(docs/ci.md).",
-               "cgov ci SUMMARY.json --format github|gitlab-metrics|gitlab-codequality"};
+  CLI::App app{
+      "Turn a run's summary.json into what a CI system reads: GitHub workflow annotations, a "
+      "GitLab metrics report (OpenMetrics text) or a GitLab Code Quality report (docs/ci.md).",
+      "cgov ci SUMMARY.json --format github|gitlab-metrics|gitlab-codequality"};
   std::string path, format, out, location = ".gitlab-ci.yml";
   app.add_option("summary", path, "the run's summary.json")->required();
-  app.add_option("--format", format, "github (annotations, on stdout in a workflow step), "
-                 "gitlab-metrics or gitlab-codequality")
+  app.add_option(
+         "--format", format,
+         "github (annotations, on stdout in a workflow step), gitlab-metrics or gitlab-codequality")
       ->required()
       ->check(CLI::IsMember({"github", "gitlab-metrics", "gitlab-codequality"}));
-  app.add_option("--path", location, "gitlab-codequality: the file each issue is located in "
-                                     "(default .gitlab-ci.yml)");
+  app.add_option("--path", location,
+                 "gitlab-codequality: the file each issue is located in (default .gitlab-ci.yml)");
   app.add_option("--out", out, "write here (atomically) instead of stdout");
   try {
     app.parse(argc, argv);
@@ -167,9 +173,10 @@ int RunCi(int argc, char** argv) {
     fmt::print(stderr, "cgov ci: {}\n", run.status().message());
     return kExitFailure;
   }
-  const std::string text = format == "github"           ? GithubAnnotations(*run)
-                           : format == "gitlab-metrics" ? GitlabMetrics(*run)
-                                                        : DumpJson(GitlabCodeQuality(*run, location), 2) + "\n";
+  const std::string text = format == "github" ? GithubAnnotations(*run)
+                           : format == "gitlab-metrics"
+                               ? GitlabMetrics(*run)
+                               : DumpJson(GitlabCodeQuality(*run, location), 2) + "\n";
   return Emit("ci", text, out);
 }
 

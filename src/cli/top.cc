@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <functional>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "app/top/fleet_top_source.h"
 #include "app/top/live_recorder.h"
@@ -19,23 +19,25 @@
 #include "cli/usage_exit.h"
 #include "core/duration.h"
 #include "os/input_file.h"
-#include "policy/policy_file.h"
 #include "os/terminal.h"
 #include "os/tty.h"
+#include "policy/policy_file.h"
 #include "report/top_view.h"
 #include "store/state_directory.h"
 
 namespace cgov::cli {
 namespace {
 
-constexpr char kKeys[] =
-    "q quit · s sort · f filter · p processes · h help";
+constexpr char kKeys[] = "q quit · s sort · f filter · p processes · h help";
 
 std::string SortName(TopLayout::Sort s) {
   switch (s) {
-    case TopLayout::Sort::kWaste: return "waste";
-    case TopLayout::Sort::kUser: return "user";
-    case TopLayout::Sort::kGpu: break;
+    case TopLayout::Sort::kWaste:
+      return "waste";
+    case TopLayout::Sort::kUser:
+      return "user";
+    case TopLayout::Sort::kGpu:
+      break;
   }
   return "gpu";
 }
@@ -60,13 +62,15 @@ int Interactive(const OpenFrames& open, TopLayout layout, std::chrono::milliseco
     if (t.Stopped()) return kExitOk;
     const auto now = std::chrono::steady_clock::now();
     if (now >= next) {
-      const int64_t mono_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  now.time_since_epoch()).count();
+      const int64_t mono_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
       Result<TopFrame> frame = NotFound("");
       if (!frames) {
         Result<std::unique_ptr<TopFrames>> opened = open();
-        if (opened.ok()) frames = std::move(opened).value();
-        else frame = opened.status();
+        if (opened.ok())
+          frames = std::move(opened).value();
+        else
+          frame = opened.status();
       }
       if (frames) frame = frames->Frame(mono_ms);
       layout.width = static_cast<size_t>(t.Size().first);
@@ -84,7 +88,8 @@ int Interactive(const OpenFrames& open, TopLayout layout, std::chrono::milliseco
       next = now + every;
     }
     const int wait = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          next - std::chrono::steady_clock::now()).count());
+                                          next - std::chrono::steady_clock::now())
+                                          .count());
     std::optional<char> key = t.ReadKey(std::max(wait, 0));
     if (!key) continue;
     if (typing) {
@@ -101,7 +106,7 @@ int Interactive(const OpenFrames& open, TopLayout layout, std::chrono::milliseco
     } else if (*key == 'q' || *key == 'Q') {
       return kExitOk;
     } else if (*key == 's') {
-      layout.sort = layout.sort == TopLayout::Sort::kGpu   ? TopLayout::Sort::kWaste
+      layout.sort = layout.sort == TopLayout::Sort::kGpu     ? TopLayout::Sort::kWaste
                     : layout.sort == TopLayout::Sort::kWaste ? TopLayout::Sort::kUser
                                                              : TopLayout::Sort::kGpu;
     } else if (*key == 'f' || *key == '/') {
@@ -128,37 +133,49 @@ struct TopFlags {
 };
 
 void AddTopFlags(CLI::App& app, TopFlags* f) {
-  app.add_option("--db", f->source.db, fmt::format("the daemon's history database (default: "
-                 "{}/{}, or under $STATE_DIRECTORY)", kDefaultStateDirectory, kHistoryDbName));
-  app.add_flag("--live", f->live, "sample NVML and /proc here, as the daemon would, into a "
-               "private database for as long as cgov top runs (the default when there is no "
-               "daemon's database)");
+  app.add_option(
+      "--db", f->source.db,
+      fmt::format("the daemon's history database (default: {}/{}, or under $STATE_DIRECTORY)",
+                  kDefaultStateDirectory, kHistoryDbName));
+  app.add_flag("--live", f->live,
+               "sample NVML and /proc here, as the daemon would, into a private database for as "
+               "long as cgov top runs (the default when there is no daemon's database)");
   app.add_option("--nvml-lib", f->recorder.nvml_lib, "with --live: the NVML library to load")
       ->envname("CGOV_NVML_LIB");
-  app.add_option("--policy", f->policy, "the daemon's policy file (docs/policy.md): show what "
-                 "it would do to each idle-held process the daemon recorded no step for");
-  app.add_option("--host-root", f->recorder.host_root, "with --live or --policy: read /proc and "
-                 "/etc under this directory (a host mounted into a container)")
-      ->envname("CGOV_HOST_ROOT")->check(CLI::ExistingDirectory);
-  app.add_option("--prometheus", f->fleet.report.prometheus, "a fleet: the Prometheus that "
-                 "scrapes its daemons (a row per node, the users wasting most today)");
-  app.add_option("--prometheus-tenant", f->fleet.report.prometheus_tenant, "with --prometheus: "
-                 "sent as X-Scope-OrgID (Mimir, Cortex)");
-  app.add_option("--prometheus-timeout", f->fleet.report.prometheus_timeout, "with "
-                 "--prometheus: each query's limit")->capture_default_str();
+  app.add_option("--policy", f->policy,
+                 "the daemon's policy file (docs/policy.md): show what it would do to each "
+                 "idle-held process the daemon recorded no step for");
+  app.add_option("--host-root", f->recorder.host_root,
+                 "with --live or --policy: read /proc and /etc under this directory (a host "
+                 "mounted into a container)")
+      ->envname("CGOV_HOST_ROOT")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--prometheus", f->fleet.report.prometheus,
+                 "a fleet: the Prometheus that scrapes its daemons (a row per node, the users "
+                 "wasting most today)");
+  app.add_option("--prometheus-tenant", f->fleet.report.prometheus_tenant,
+                 "with --prometheus: sent as X-Scope-OrgID (Mimir, Cortex)");
+  app.add_option("--prometheus-timeout", f->fleet.report.prometheus_timeout,
+                 "with --prometheus: each query's limit")
+      ->capture_default_str();
   app.add_flag("--once", f->once, "print one frame and exit (for scripts: --format json)");
   app.add_option("--format", f->format, "with --once: text or json (docs/top.md)")
-      ->check(CLI::IsMember({"text", "json"}))->type_name("text|json")->capture_default_str();
-  app.add_option("--interval", f->interval, "time between frames, 200ms to 1h (5s with "
-                 "--prometheus)")->capture_default_str();
-  app.add_option("--sort", f->sort, "the GPUs' order: gpu, waste (idle GPUs' price first) or "
-                 "user")->check(CLI::IsMember({"gpu", "waste", "user"}))
-      ->type_name("gpu|waste|user")->capture_default_str();
-  app.add_option("--filter", f->layout.filter, "only GPUs and idle-held holders whose user or "
-                 "project contains this (with --prometheus: nodes by name, wasters by user)");
+      ->check(CLI::IsMember({"text", "json"}))
+      ->type_name("text|json")
+      ->capture_default_str();
+  app.add_option("--interval", f->interval,
+                 "time between frames, 200ms to 1h (5s with --prometheus)")
+      ->capture_default_str();
+  app.add_option("--sort", f->sort, "the GPUs' order: gpu, waste (idle GPUs' price first) or user")
+      ->check(CLI::IsMember({"gpu", "waste", "user"}))
+      ->type_name("gpu|waste|user")
+      ->capture_default_str();
+  app.add_option("--filter", f->layout.filter,
+                 "only GPUs and idle-held holders whose user or project contains this (with "
+                 "--prometheus: nodes by name, wasters by user)");
   app.add_flag("--no-processes", f->no_processes, "no line per GPU process under each GPU");
-  app.add_option("--width", f->width, "with --once: the text's width in columns (default: the "
-                 "terminal's, else 100)");
+  app.add_option("--width", f->width,
+                 "with --once: the text's width in columns (default: the terminal's, else 100)");
   AddColorFlag(app);
 }
 
@@ -173,8 +190,8 @@ std::optional<int> ResolveTopFlags(const CLI::App& app, TopFlags* f) {
   if (f->live + !f->source.db.empty() + prometheus > 1) {
     return usage("--db, --live or --prometheus: one source");
   }
-  if (!prometheus && (!f->fleet.report.prometheus_tenant.empty() ||
-                      f->fleet.report.prometheus_timeout != "2m")) {
+  if (!prometheus &&
+      (!f->fleet.report.prometheus_tenant.empty() || f->fleet.report.prometheus_timeout != "2m")) {
     return usage("--prometheus-tenant and --prometheus-timeout go with --prometheus URL");
   }
   if (prometheus && (!f->policy.empty() || app.count("--host-root") > 0)) {
@@ -207,7 +224,7 @@ std::optional<int> ResolveTopFlags(const CLI::App& app, TopFlags* f) {
     f->source.policy = std::move(file).value();
   }
   if (!f->recorder.host_root.empty()) f->source.host_root = f->recorder.host_root;
-  f->layout.sort = f->sort == "waste" ? TopLayout::Sort::kWaste
+  f->layout.sort = f->sort == "waste"  ? TopLayout::Sort::kWaste
                    : f->sort == "user" ? TopLayout::Sort::kUser
                                        : TopLayout::Sort::kGpu;
   f->layout.processes = !f->no_processes;
@@ -236,10 +253,11 @@ int PrintOnce(const OpenFrames& open, TopFlags& f) {
 
 int RunTop(int argc, char** argv) {
   TopFlags f;
-  CLI::App app{"Who is wasting which GPU right now, for how long, and what it has cost today: a "
-               "full-screen view of a daemon's history database (or of a fleet's Prometheus), "
-               "refreshed every --interval (keys: q quit, s sort, f filter, p processes, h help).",
-               "cgov top"};
+  CLI::App app{
+      "Who is wasting which GPU right now, for how long, and what it has cost today: a full-screen "
+      "view of a daemon's history database (or of a fleet's Prometheus), refreshed every "
+      "--interval (keys: q quit, s sort, f filter, p processes, h help).",
+      "cgov top"};
   AddTopFlags(app, &f);
   try {
     app.parse(argc, argv);
@@ -269,8 +287,7 @@ int RunTop(int argc, char** argv) {
   }
   const OpenFrames open = [&]() -> Result<std::unique_ptr<TopFrames>> {
     if (!f.fleet.report.prometheus.empty()) {
-      CGOV_ASSIGN_OR_RETURN(std::unique_ptr<FleetTopSource> fleet,
-                            FleetTopSource::Open(f.fleet));
+      CGOV_ASSIGN_OR_RETURN(std::unique_ptr<FleetTopSource> fleet, FleetTopSource::Open(f.fleet));
       return std::unique_ptr<TopFrames>(std::move(fleet));
     }
     CGOV_ASSIGN_OR_RETURN(std::unique_ptr<TopSource> db, TopSource::Open(f.source));

@@ -18,15 +18,15 @@ class WrappingFormatter : public CLI::Formatter {
   // default and its environment variable), continued six columns in.
   std::string make_option(const CLI::Option* opt, bool is_positional) const override {
     const size_t column = get_column_width();
-    std::string left = "  " + WrapText(make_option_name(opt, is_positional) +
-                                           make_option_opts(opt), kHelpWidth - 8);
+    std::string left = "  " + WrapText(make_option_name(opt, is_positional) + make_option_opts(opt),
+                                       kHelpWidth - 8);
     for (size_t at = left.find('\n'); at != std::string::npos; at = left.find('\n', at + 1)) {
       left.insert(at + 1, "        ");
     }
     const std::string desc = make_option_desc(opt);
     std::string out = left;
-    const size_t last_line = left.size() - (left.rfind('\n') == std::string::npos
-                                                ? 0 : left.rfind('\n') + 1);
+    const size_t last_line =
+        left.size() - (left.rfind('\n') == std::string::npos ? 0 : left.rfind('\n') + 1);
     if (!desc.empty()) {
       if (last_line < column) {
         out += std::string(column - last_line, ' ');

@@ -76,8 +76,7 @@ Status SyncDirectory(const std::string& dir) {
   return IoError(fmt::format("cannot sync directory {}: {}", dir, std::strerror(err)));
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view content,
-                           bool sync_directory) {
+Status WriteFileAtomically(const std::string& path, std::string_view content, bool sync_directory) {
   struct stat existing {};
   mode_t mode = 0;
   if (lstat(path.c_str(), &existing) == 0) {
@@ -88,7 +87,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view content,
     mode = NewFileMode();
   }
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string temp = path + ".tmp-XXXXXX";
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return Fail("create temporary file", path, errno);

@@ -11,10 +11,10 @@
 
 #include <fmt/format.h>
 
-#include "core/money.h"
 #include "core/atomic_file.h"
 #include "core/base64.h"
 #include "core/duration.h"
+#include "core/money.h"
 #include "core/sha256.h"
 #include "core/tags.h"
 #include "core/text.h"
@@ -106,11 +106,19 @@ TEST(Tags, BadTagsNameTheSourceAndTheProblem) {
     std::string message;
   } cases[] = {
       {"", {"project"}, "--tag: bad tag 'project': write KEY=VALUE, e.g. project=vision"},
-      {"", {"=x"}, "--tag: bad tag key '': 1-64 characters of a-z 0-9 _ . -, starting with a letter"},
-      {"", {"Project=x"}, "--tag: bad tag key 'Project': 1-64 characters of a-z 0-9 _ . -, starting with a letter"},
-      {"", {"9lives=x"}, "--tag: bad tag key '9lives': 1-64 characters of a-z 0-9 _ . -, starting with a letter"},
+      {"",
+       {"=x"},
+       "--tag: bad tag key '': 1-64 characters of a-z 0-9 _ . -, starting with a letter"},
+      {"",
+       {"Project=x"},
+       "--tag: bad tag key 'Project': 1-64 characters of a-z 0-9 _ . -, starting with a letter"},
+      {"",
+       {"9lives=x"},
+       "--tag: bad tag key '9lives': 1-64 characters of a-z 0-9 _ . -, starting with a letter"},
       {"", {"team="}, "--tag: bad value for tag 'team': 1-256 printable characters, no comma"},
-      {"team=a\tb", {}, "CGOV_TAGS: bad value for tag 'team': 1-256 printable characters, no comma"},
+      {"team=a\tb",
+       {},
+       "CGOV_TAGS: bad value for tag 'team': 1-256 printable characters, no comma"},
       {"project", {}, "CGOV_TAGS: bad tag 'project': write KEY=VALUE, e.g. project=vision"},
   };
   for (const Case& c : cases) {
@@ -226,9 +234,13 @@ TEST_F(AtomicFileTest, OnlyRegularFilesAreReplacedTheRestIsWrittenThrough) {
 
 // RFC 4648 section 10's vectors, both ways; decoding is strict.
 TEST(Base64, RfcVectorsAndStrictDecoding) {
-  const std::pair<const char*, const char*> vectors[] = {
-      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},
+                                                         {"f", "Zg=="},
+                                                         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},
+                                                         {"foob", "Zm9vYg=="},
+                                                         {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     EXPECT_EQ(Base64Encode(plain), encoded);
     EXPECT_EQ(Base64Decode(encoded), std::optional<std::string>(plain));
@@ -247,12 +259,10 @@ TEST(Sha256, KnownDigests) {
     for (uint8_t b : d) out += fmt::format("{:02x}", b);
     return out;
   };
-  EXPECT_EQ(hex(Sha256("abc")),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(Sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(hex(Sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(hex(Sha256("")),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hex(Sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(Sha256Base64("abc"), "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=");
   EXPECT_EQ(Sha256Base64(std::string(1000, 'a')), "Qe3s5C1j6Nm/UVqbppMuHCDLyfWl0TRkWttdsblzfqM=");
   for (size_t n : {55, 56, 63, 64, 119, 120}) {  // the padding's edges

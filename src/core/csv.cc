@@ -103,8 +103,9 @@ Status CsvReader::Step(char c) {
         s = EndRecord();
         ++line_;
       } else {
-        s = Error("text after a closing quote (a quote inside a quoted field is written "
-                  "twice: \"\")", line_);
+        s = Error(
+            "text after a closing quote (a quote inside a quoted field is written twice: \"\")",
+            line_);
       }
       break;
   }
@@ -141,14 +142,15 @@ bool CsvReader::TakeRun(std::string_view text, size_t* i) {
   }
   if (state_ != State::kUnquoted && state_ != State::kQuoted) return false;
   const size_t end = std::min(
-      text.find_first_of(state_ == State::kUnquoted ? std::string_view(",\n")
-                                                    : std::string_view("\""), *i),
+      text.find_first_of(
+          state_ == State::kUnquoted ? std::string_view(",\n") : std::string_view("\""), *i),
       text.size());
   if (end == *i) return false;
   const std::string_view run = text.substr(*i, end - *i);
   if (record_bytes_ + run.size() > max_record_bytes_) {
-    failed_ = Error(fmt::format("a record longer than {} KiB (not CSV, or not this kind of "
-                                "file)", max_record_bytes_ >> 10), row_.line);
+    failed_ = Error(fmt::format("a record longer than {} KiB (not CSV, or not this kind of file)",
+                                max_record_bytes_ >> 10),
+                    row_.line);
     return true;
   }
   record_bytes_ += run.size();
@@ -168,7 +170,9 @@ Status CsvReader::Feed(std::string_view text) {
     }
     if (++record_bytes_ > max_record_bytes_) {
       failed_ = Error(fmt::format("a record longer than {} KiB (not CSV, or not this kind of "
-                                  "file)", max_record_bytes_ >> 10), row_.line);
+                                  "file)",
+                                  max_record_bytes_ >> 10),
+                      row_.line);
       return failed_;
     }
     if (Status s = Step(text[i]); !s.ok()) {
@@ -197,10 +201,13 @@ Status CsvReader::Finish() {
 
 Result<std::vector<CsvRow>> ParseCsv(std::string_view text, std::string_view file) {
   std::vector<CsvRow> rows;
-  CsvReader reader(file, [&](CsvRow&& row) {
-    rows.push_back(std::move(row));
-    return Status::Ok();
-  }, text.size() + 1);
+  CsvReader reader(
+      file,
+      [&](CsvRow&& row) {
+        rows.push_back(std::move(row));
+        return Status::Ok();
+      },
+      text.size() + 1);
   CGOV_RETURN_IF_ERROR(reader.Feed(text));
   CGOV_RETURN_IF_ERROR(reader.Finish());
   return rows;

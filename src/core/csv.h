@@ -27,8 +27,7 @@ class CsvReader {
   using OnRow = std::function<Status(CsvRow&& row)>;
   static constexpr size_t kDefaultMaxRecordBytes = size_t{1} << 20;
 
-  CsvReader(std::string_view file, OnRow on_row,
-            size_t max_record_bytes = kDefaultMaxRecordBytes);
+  CsvReader(std::string_view file, OnRow on_row, size_t max_record_bytes = kDefaultMaxRecordBytes);
   Status Feed(std::string_view text);
   Status Finish();  // the end of the text: a last record without a line end is handed over
 

@@ -17,8 +17,13 @@ struct Unit {
 
 // Prometheus's units: "ms" before "m" and "s" (the longest suffix wins).
 constexpr std::array<Unit, 7> kUnits = {{
-    {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000},
-    {"w", 7 * 86'400'000LL}, {"y", 365 * 86'400'000LL},
+    {"ms", 1},
+    {"s", 1000},
+    {"m", 60'000},
+    {"h", 3'600'000},
+    {"d", 86'400'000},
+    {"w", 7 * 86'400'000LL},
+    {"y", 365 * 86'400'000LL},
 }};
 
 Status BadDuration(std::string_view text, std::string_view why) {
@@ -42,17 +47,18 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
     if (digits == 0) {
       return BadDuration(text, total == 0 && rest == text ? "it does not start with a number"
-                                                           : "a unit must follow each number");
+                                                          : "a unit must follow each number");
     }
     int64_t count = 0;
     auto [end, ec] = std::from_chars(rest.data(), rest.data() + digits, count);
-    if (ec != std::errc() || end != rest.data() + digits) return BadDuration(text, "number too large");
+    if (ec != std::errc() || end != rest.data() + digits)
+      return BadDuration(text, "number too large");
     rest.remove_prefix(digits);
     const Unit* unit = nullptr;
     for (const Unit& u : kUnits) {
       if (rest.starts_with(u.suffix) &&
-          (rest.size() == u.suffix.size() || (rest[u.suffix.size()] >= '0' &&
-                                              rest[u.suffix.size()] <= '9'))) {
+          (rest.size() == u.suffix.size() ||
+           (rest[u.suffix.size()] >= '0' && rest[u.suffix.size()] <= '9'))) {
         unit = &u;
         break;
       }

@@ -12,9 +12,18 @@ TEST(ParseDuration, AcceptsEveryUnit) {
     const char* text;
     int64_t ms;
   } cases[] = {
-      {"200ms", 200},     {"1s", 1000},          {"30s", 30'000},    {"5m", 300'000},
-      {"2h", 7'200'000},  {"7d", 604'800'000},   {"0s", 0},          {"90m", 5'400'000},
-      {"1w", 604'800'000}, {"2h30m", 9'000'000}, {"1d12h", 129'600'000}, {"1m30s500ms", 90'500},
+      {"200ms", 200},
+      {"1s", 1000},
+      {"30s", 30'000},
+      {"5m", 300'000},
+      {"2h", 7'200'000},
+      {"7d", 604'800'000},
+      {"0s", 0},
+      {"90m", 5'400'000},
+      {"1w", 604'800'000},
+      {"2h30m", 9'000'000},
+      {"1d12h", 129'600'000},
+      {"1m30s500ms", 90'500},
       {"1y", 31'536'000'000},
   };
   for (const Case& c : cases) {
@@ -25,9 +34,9 @@ TEST(ParseDuration, AcceptsEveryUnit) {
 }
 
 TEST(ParseDuration, RejectsWithAMessageNamingTheText) {
-  for (const char* text : {"", "1x", "s", "1", "1.5s", "-1s", " 1s", "1s ", "1 s", "10sec",
-                           "99999999999999999999s", "9999999999999999d", "30m2h", "1h1h",
-                           "2h30", "1w9999999999999999d"}) {
+  for (const char* text :
+       {"", "1x", "s", "1", "1.5s", "-1s", " 1s", "1s ", "1 s", "10sec", "99999999999999999999s",
+        "9999999999999999d", "30m2h", "1h1h", "2h30", "1w9999999999999999d"}) {
     auto parsed = ParseDuration(text);
     ASSERT_FALSE(parsed.ok()) << "'" << text << "' parsed as " << parsed->count();
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << text;

@@ -130,8 +130,8 @@ TEST(JsonStream, ANulByteOutsideAStringIsRefusedWhereNlohmannEndsTheInput) {
 }
 
 TEST(JsonStream, AStringOrNumberPastTheLongestAcceptedIsRefusedWhereverItIsCut) {
-  for (const std::string& text : {std::string("[\"abcdefghi\"]"), std::string("[123456789]"),
-                                  std::string("123456789")}) {
+  for (const std::string& text :
+       {std::string("[\"abcdefghi\"]"), std::string("[123456789]"), std::string("123456789")}) {
     for (size_t cut = 0; cut <= text.size(); ++cut) {
       JsonRecorder events;
       JsonStream json(&events, 8);

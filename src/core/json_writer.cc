@@ -99,13 +99,27 @@ JsonWriter& JsonWriter::String(std::string_view value) {
   out_->push_back('"');
   for (char c : value) {
     switch (c) {
-      case '"': out_->append("\\\""); break;
-      case '\\': out_->append("\\\\"); break;
-      case '\b': out_->append("\\b"); break;
-      case '\f': out_->append("\\f"); break;
-      case '\n': out_->append("\\n"); break;
-      case '\r': out_->append("\\r"); break;
-      case '\t': out_->append("\\t"); break;
+      case '"':
+        out_->append("\\\"");
+        break;
+      case '\\':
+        out_->append("\\\\");
+        break;
+      case '\b':
+        out_->append("\\b");
+        break;
+      case '\f':
+        out_->append("\\f");
+        break;
+      case '\n':
+        out_->append("\\n");
+        break;
+      case '\r':
+        out_->append("\\r");
+        break;
+      case '\t':
+        out_->append("\\t");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           fmt::format_to(std::back_inserter(*out_), "\\u{:04x}", static_cast<unsigned>(c));

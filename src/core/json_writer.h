@@ -48,10 +48,14 @@ class JsonWriter {
   template <typename T>
   JsonWriter& Opt(const std::optional<T>& value) {
     if (!value) return Null();
-    if constexpr (std::is_same_v<T, double>) return Double(*value);
-    else if constexpr (std::is_same_v<T, bool>) return Bool(*value);
-    else if constexpr (std::is_signed_v<T>) return Int(*value);
-    else return UInt(*value);
+    if constexpr (std::is_same_v<T, double>)
+      return Double(*value);
+    else if constexpr (std::is_same_v<T, bool>)
+      return Bool(*value);
+    else if constexpr (std::is_signed_v<T>)
+      return Int(*value);
+    else
+      return UInt(*value);
   }
 
  private:

@@ -21,7 +21,15 @@ TEST(JsonWriter, NestedContainersAndCommas) {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
-  w.Key("a").BeginArray().Int(1).Int(-2).BeginObject().EndObject().BeginArray().EndArray().EndArray();
+  w.Key("a")
+      .BeginArray()
+      .Int(1)
+      .Int(-2)
+      .BeginObject()
+      .EndObject()
+      .BeginArray()
+      .EndArray()
+      .EndArray();
   w.Key("b").Null();
   w.Key("c").BeginObject().Key("d").Bool(true).Key("e").Bool(false).EndObject();
   w.EndObject();
@@ -38,8 +46,16 @@ TEST(JsonWriter, NumbersMatchNlohmann) {
   }
   // Edges of the format (sign of zero, subnormals, the largest double, the switch to exponent
   // notation) and 20,000 arbitrary bit patterns, each against nlohmann's dump of the same double.
-  std::vector<double> values = {-0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
-                                1e17, 1e16, 9.999999999999999e16, 1e-5, 1e-4, 0.30000000000000004};
+  std::vector<double> values = {-0.0,
+                                5e-324,
+                                2.2250738585072014e-308,
+                                1.7976931348623157e308,
+                                1e17,
+                                1e16,
+                                9.999999999999999e16,
+                                1e-5,
+                                1e-4,
+                                0.30000000000000004};
   uint64_t bits = 0x9e3779b97f4a7c15ull;
   for (int i = 0; i < 20000; ++i) {
     bits ^= bits << 13;

@@ -50,7 +50,8 @@ MicroUsd RoundToCent(MicroUsd amount) {
   const MicroUsd a = amount == std::numeric_limits<MicroUsd>::min()
                          ? std::numeric_limits<MicroUsd>::max()
                          : amount * sign;
-  const MicroUsd up = a > std::numeric_limits<MicroUsd>::max() - kMicroPerCent / 2 ? a : a + kMicroPerCent / 2;
+  const MicroUsd up =
+      a > std::numeric_limits<MicroUsd>::max() - kMicroPerCent / 2 ? a : a + kMicroPerCent / 2;
   return sign * (up / kMicroPerCent * kMicroPerCent);
 }
 

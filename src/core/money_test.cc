@@ -52,7 +52,8 @@ TEST(Money, EnergyCostIsThePriceTimesTheKwhRoundedOnce) {
   EXPECT_EQ(EnergyCostOf(0, 3'600'000'000), 0);
   EXPECT_EQ(EnergyCostOf(125'000, -5), 0) << "no energy, no cost";
   EXPECT_EQ(EnergyCostOf(kMaxPriceMicroUsd, std::numeric_limits<int64_t>::max()),
-            std::numeric_limits<MicroUsd>::max()) << "saturates";
+            std::numeric_limits<MicroUsd>::max())
+      << "saturates";
 }
 
 TEST(Money, EveryAmountFormatsTheLargestAndTheSmallestToo) {
@@ -61,10 +62,11 @@ TEST(Money, EveryAmountFormatsTheLargestAndTheSmallestToo) {
   EXPECT_EQ(FormatUsd(max, 6), "$9,223,372,036,854.775807");
   EXPECT_EQ(FormatUsd(max, 0), "$9,223,372,036,855");
   EXPECT_EQ(FormatUsd(std::numeric_limits<MicroUsd>::min()), "-$9,223,372,036,854.78");
-  EXPECT_EQ(FormatUsd(CostOf(999'999'999'000'000, 365LL * 24 * 3'600'000)),
-            "$8,759,999,991,240.00") << "a GPU-year at the largest price";
+  EXPECT_EQ(FormatUsd(CostOf(999'999'999'000'000, 365LL * 24 * 3'600'000)), "$8,759,999,991,240.00")
+      << "a GPU-year at the largest price";
   EXPECT_EQ(FormatUsd(CostOf(999'999'999'000'000, 8 * 365LL * 24 * 3'600'000)),
-            "$9,223,372,036,854.78") << "eight of them saturate, and format";
+            "$9,223,372,036,854.78")
+      << "eight of them saturate, and format";
   EXPECT_EQ(FormatUsd(1'234'565), "$1.23") << "half a cent rounds up only from half";
   EXPECT_EQ(FormatUsd(1'235'000), "$1.24");
   EXPECT_EQ(FormatUsd(-1'235'000), "-$1.24");

@@ -14,12 +14,12 @@ namespace cgov {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // bad input from the user: a flag, a file's content
-  kNotFound,           // a file, pid or symbol that is not there
-  kPermissionDenied,   // EACCES/EPERM, hidepid, NVML_ERROR_NO_PERMISSION
-  kUnavailable,        // a dependency that is absent or not working (no driver)
-  kIoError,            // any other failure of the machine
-  kInternal,           // a bug of ours
+  kInvalidArgument,   // bad input from the user: a flag, a file's content
+  kNotFound,          // a file, pid or symbol that is not there
+  kPermissionDenied,  // EACCES/EPERM, hidepid, NVML_ERROR_NO_PERMISSION
+  kUnavailable,       // a dependency that is absent or not working (no driver)
+  kIoError,           // any other failure of the machine
+  kInternal,          // a bug of ours
 };
 
 // Returns "ok", "invalid argument", ... for messages.
@@ -70,7 +70,7 @@ inline Status Internal(std::string message) {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     if (status_.ok()) status_ = Internal("Result built from an ok Status without a value");
   }
@@ -98,10 +98,10 @@ class Result {
 #define CGOV_CONCAT_(a, b) CGOV_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not ok.
-#define CGOV_RETURN_IF_ERROR(expr)                \
-  do {                                            \
-    ::cgov::Status cgov_status_ = (expr);         \
-    if (!cgov_status_.ok()) return cgov_status_;  \
+#define CGOV_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::cgov::Status cgov_status_ = (expr);        \
+    if (!cgov_status_.ok()) return cgov_status_; \
   } while (0)
 
 // `CGOV_ASSIGN_OR_RETURN(auto x, F());` declares x from F()'s value or returns its Status.

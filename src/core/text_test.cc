@@ -17,7 +17,10 @@ TEST(SafeText, InvalidBytesAndControlsAreEscaped) {
   EXPECT_EQ(SafeText("arg\xff"), "arg\\xff");
   EXPECT_EQ(SafeText("\x1b[2Jboom"), "\\x1b[2Jboom") << "no terminal escape survives";
   EXPECT_EQ(SafeText("a\nb\tc\x7f"), "a\\x0ab\\x09c\\x7f");
-  EXPECT_EQ(SafeText("\xc2\x9b" "31m"), "\\xc2\\x9b31m") << "C1 CSI";
+  EXPECT_EQ(SafeText("\xc2\x9b"
+                     "31m"),
+            "\\xc2\\x9b31m")
+      << "C1 CSI";
   EXPECT_EQ(SafeText("\xc0\xaf"), "\\xc0\\xaf") << "overlong '/'";
   EXPECT_EQ(SafeText("\xed\xa0\x80"), "\\xed\\xa0\\x80") << "a surrogate";
   EXPECT_EQ(SafeText("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80") << "above U+10FFFF";

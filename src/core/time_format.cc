@@ -54,8 +54,10 @@ std::string FormatCompactUtc(int64_t unix_ns) {
 
 Result<int64_t> ParseTimestampMs(std::string_view text) {
   auto bad = [&] {
-    return InvalidArgument(fmt::format("\"{}\" is not a timestamp (expected e.g. 2026-11-21, "
-                                       "2026-11-21T10:00Z or 2026-11-21T10:00:00+02:00)", SafeText(text)));
+    return InvalidArgument(
+        fmt::format("\"{}\" is not a timestamp (expected e.g. 2026-11-21, 2026-11-21T10:00Z or "
+                    "2026-11-21T10:00:00+02:00)",
+                    SafeText(text)));
   };
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, millis = 0;
   size_t pos = 0;
@@ -108,18 +110,18 @@ Result<int64_t> ParseTimestampMs(std::string_view text) {
   const date::year_month_day ymd{date::year{year}, date::month{static_cast<unsigned>(month)},
                                  date::day{static_cast<unsigned>(day)}};
   if (!ymd.ok()) {
-    const auto last = date::year_month_day_last{date::year{year},
-                                                date::month_day_last{ymd.month()}}.day();
+    const auto last =
+        date::year_month_day_last{date::year{year}, date::month_day_last{ymd.month()}}.day();
     return InvalidArgument(fmt::format("\"{}\" is not a date: {:04}-{:02} has {} days",
                                        SafeText(text), year, month, static_cast<unsigned>(last)));
   }
   const int64_t days = date::sys_days{ymd}.time_since_epoch().count();
-  const int64_t seconds = days * 86'400 + hour * 3600 + minute * 60 + second -
-                          int64_t{offset_min} * 60;
+  const int64_t seconds =
+      days * 86'400 + hour * 3600 + minute * 60 + second - int64_t{offset_min} * 60;
   const int64_t ms = seconds * 1000 + millis;
   if (ms < kMinTimestampMs || ms >= kEndTimestampMs) {
-    return InvalidArgument(fmt::format("\"{}\" is outside the times cgov takes: 1970-01-01 to "
-                                       "2199-12-31", SafeText(text)));
+    return InvalidArgument(fmt::format(
+        "\"{}\" is outside the times cgov takes: 1970-01-01 to 2199-12-31", SafeText(text)));
   }
   return ms;
 }

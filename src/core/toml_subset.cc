@@ -102,8 +102,8 @@ class Parser {
     while (BareKeyChar(Peek())) ++pos_;
     if (pos_ == start) {
       return Error(Peek() == '"' || Peek() == '\''
-                       ? "expected a key: letters, digits, '_' and '-' (quoted keys are not "
-                         "part of this format)"
+                       ? "expected a key: letters, digits, '_' and '-' (quoted keys are not part "
+                         "of this format)"
                        : "expected a key: letters, digits, '_' and '-'");
     }
     return std::string(text_.substr(start, pos_ - start));
@@ -135,8 +135,8 @@ class Parser {
     SkipBlanks();
     for (const TomlEntry& e : table->entries) {
       if (e.key == key) {
-        return Error(line, column, fmt::format("{}: given twice in the same table (line {})",
-                                               key, e.line));
+        return Error(line, column,
+                     fmt::format("{}: given twice in the same table (line {})", key, e.line));
       }
     }
     CGOV_ASSIGN_OR_RETURN(TomlValue value, Value(0));
@@ -162,8 +162,9 @@ class Parser {
     } else if (AtEnd() || c == '\n' || c == '\r' || c == '#') {
       return Error("expected a value");
     } else {
-      return Error("expected a string, a number or a list (booleans, dates and inline tables "
-                   "are not part of this format)");
+      return Error(
+          "expected a string, a number or a list (booleans, dates and inline tables are not part "
+          "of this format)");
     }
     return v;
   }
@@ -223,8 +224,7 @@ class Parser {
     for (size_t i = 0; i < token.size(); ++i) {
       if (token[i] != '_') {
         digits += token[i];
-      } else if (i == 0 || i + 1 == token.size() || !Digit(token[i - 1]) ||
-                 !Digit(token[i + 1])) {
+      } else if (i == 0 || i + 1 == token.size() || !Digit(token[i - 1]) || !Digit(token[i + 1])) {
         return Error(v->line, v->column, "an underscore in a number goes between digits");
       }
     }
@@ -316,11 +316,11 @@ Result<int64_t> TomlDurationMs(const std::string& path, const TomlValue& v, std:
 }
 
 Result<std::string> TomlName(const std::string& path, const TomlValue& v, std::string_view key) {
-  const bool ok = v.kind == TomlValue::Kind::kString && !v.text.empty() && v.text.size() <= 64 &&
-                  std::all_of(v.text.begin(), v.text.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                           c == '.';
-                  });
+  const bool ok =
+      v.kind == TomlValue::Kind::kString && !v.text.empty() && v.text.size() <= 64 &&
+      std::all_of(v.text.begin(), v.text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
   if (!ok) {
     return TomlErrorAt(path, v, key, "expected a name of 1 to 64 letters, digits, '-', '_' or '.'");
   }

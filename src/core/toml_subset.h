@@ -25,11 +25,11 @@ namespace cgov {
 struct TomlValue {
   enum class Kind { kString, kInteger, kFloat, kList };
   Kind kind = Kind::kString;
-  std::string text;               // kString
-  int64_t integer = 0;            // kInteger
-  double number = 0;              // kFloat, and kInteger's value as a double
-  std::vector<TomlValue> items;   // kList
-  int line = 0, column = 0;       // where it starts (1-based; the column counts bytes)
+  std::string text;              // kString
+  int64_t integer = 0;           // kInteger
+  double number = 0;             // kFloat, and kInteger's value as a double
+  std::vector<TomlValue> items;  // kList
+  int line = 0, column = 0;      // where it starts (1-based; the column counts bytes)
 };
 
 struct TomlEntry {
@@ -39,8 +39,8 @@ struct TomlEntry {
 };
 
 struct TomlTable {
-  std::string name;          // "" for the keys before the first header
-  int line = 1, column = 1;  // its header's place
+  std::string name;                // "" for the keys before the first header
+  int line = 1, column = 1;        // its header's place
   std::vector<TomlEntry> entries;  // in the file's order; no key twice
 };
 

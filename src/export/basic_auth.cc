@@ -54,9 +54,9 @@ class YamlDocument {
       if (y_->parser_parse(&parser, &event) == 0) break;  // Load says what is wrong
       if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT) {
         if (++depth > kMaxDepth) {
-          s = InvalidArgument(fmt::format("{}:{}:{}: nested more than {} deep; the web config "
-                                          "needs 3", path_, event.start_mark.line + 1,
-                                          event.start_mark.column + 1, kMaxDepth));
+          s = InvalidArgument(
+              fmt::format("{}:{}:{}: nested more than {} deep; the web config needs 3", path_,
+                          event.start_mark.line + 1, event.start_mark.column + 1, kMaxDepth));
         }
       } else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT) {
         --depth;
@@ -77,8 +77,7 @@ class YamlDocument {
     const bool ok = y_->parser_load(&parser, &doc_) != 0;
     Status s = Status::Ok();
     if (!ok) {
-      s = InvalidArgument(fmt::format("{}:{}:{}: not YAML: {}", path_,
-                                      parser.problem_mark.line + 1,
+      s = InvalidArgument(fmt::format("{}:{}:{}: not YAML: {}", path_, parser.problem_mark.line + 1,
                                       parser.problem_mark.column + 1,
                                       SafeText(parser.problem ? parser.problem : "parse error")));
     } else {
@@ -148,8 +147,9 @@ class YamlDocument {
 Status CheckBcryptHash(std::string_view hash) {
   if (hash.size() != 60 || hash[0] != '$' || hash[1] != '2' ||
       (hash[2] != 'a' && hash[2] != 'b' && hash[2] != 'y') || hash[3] != '$' || hash[6] != '$') {
-    return InvalidArgument("not a bcrypt hash (expected $2y$, $2b$ or $2a$, a two-digit cost, '$' "
-                           "and 53 characters, as `htpasswd -nBC 10 USER` prints after the colon)");
+    return InvalidArgument(
+        "not a bcrypt hash (expected $2y$, $2b$ or $2a$, a two-digit cost, '$' and 53 characters, "
+        "as `htpasswd -nBC 10 USER` prints after the colon)");
   }
   if (hash[4] < '0' || hash[4] > '3' || hash[5] < '0' || hash[5] > '9') {
     return InvalidArgument("bcrypt cost is not two digits");
@@ -162,8 +162,9 @@ Status CheckBcryptHash(std::string_view hash) {
     return InvalidArgument(fmt::format(
         "bcrypt cost {} is more than {}, the most cgov accepts: every wrong password would cost "
         "the server ~{} of one core (docs/security.md); re-hash it, e.g. `htpasswd -nBC 10 USER`",
-        cost, kMaxBcryptCost, seconds < 3600 ? fmt::format("{:.1f} s", seconds)
-                                             : fmt::format("{:.0f} h", seconds / 3600)));
+        cost, kMaxBcryptCost,
+        seconds < 3600 ? fmt::format("{:.1f} s", seconds)
+                       : fmt::format("{:.0f} h", seconds / 3600)));
   }
   if (!std::all_of(hash.begin() + 7, hash.end(), IsBcryptChar)) {
     return InvalidArgument("bcrypt salt and hash hold a character outside [./A-Za-z0-9]");
@@ -196,14 +197,15 @@ std::optional<bool> BasicAuthChecker::GatedBcrypt(std::string_view password,
   std::unique_lock gate(bcrypt_mu_, std::try_to_lock);
   if (!gate.owns_lock()) return std::nullopt;
   const auto start = now_();
-  if (refilled_) budget_ = std::min<std::chrono::steady_clock::duration>(
-      kBcryptBurst, budget_ + (start - *refilled_) / 2);
+  if (refilled_)
+    budget_ = std::min<std::chrono::steady_clock::duration>(kBcryptBurst,
+                                                            budget_ + (start - *refilled_) / 2);
   refilled_ = start;
   if (budget_ <= std::chrono::steady_clock::duration::zero()) return std::nullopt;
   const std::chrono::nanoseconds cpu_start = cpu_now_();
   Result<bool> match = BcryptMatches(password, hash);
-  budget_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(cpu_now_() -
-                                                                              cpu_start);
+  budget_ -=
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(cpu_now_() - cpu_start);
   std::lock_guard lock(mu_);
   ++bcrypt_checks_;
   return match.ok() && *match;
@@ -258,8 +260,8 @@ Result<WebConfig> ParseWebConfig(std::string_view yaml, const std::string& path)
   CGOV_RETURN_IF_ERROR(doc.Load(yaml));
   yaml_node_t* root = doc.Root();
   if (root == nullptr || YamlDocument::IsNull(root)) {
-    return InvalidArgument(fmt::format("{}: empty: expected basic_auth_users and/or "
-                                       "tls_server_config", path));
+    return InvalidArgument(
+        fmt::format("{}: empty: expected basic_auth_users and/or tls_server_config", path));
   }
   WebConfig config;
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
@@ -267,54 +269,64 @@ Result<WebConfig> ParseWebConfig(std::string_view yaml, const std::string& path)
     const std::filesystem::path p(file);
     return (p.is_absolute() || dir.empty() ? p : dir / p).string();
   };
-  Status s = doc.ForEachPair(root, "", [&](const std::string& key, const std::string& name,
-                                           yaml_node_t* k, yaml_node_t* v) -> Status {
-    if (key == "basic_auth_users") {
-      if (YamlDocument::IsNull(v)) return Status::Ok();
-      return doc.ForEachPair(v, name, [&](const std::string& user, const std::string& user_name,
-                                          yaml_node_t* uk, yaml_node_t* hv) -> Status {
-        if (user.empty() || user.find(':') != std::string::npos || !IsSafeText(user)) {
-          return doc.Error(uk, user_name, "a user name must be printable and hold no ':'");
+  Status s = doc.ForEachPair(
+      root, "",
+      [&](const std::string& key, const std::string& name, yaml_node_t* k,
+          yaml_node_t* v) -> Status {
+        if (key == "basic_auth_users") {
+          if (YamlDocument::IsNull(v)) return Status::Ok();
+          return doc.ForEachPair(
+              v, name,
+              [&](const std::string& user, const std::string& user_name, yaml_node_t* uk,
+                  yaml_node_t* hv) -> Status {
+                if (user.empty() || user.find(':') != std::string::npos || !IsSafeText(user)) {
+                  return doc.Error(uk, user_name, "a user name must be printable and hold no ':'");
+                }
+                if (hv->type != YAML_SCALAR_NODE)
+                  return doc.Error(hv, user_name, "expected a hash");
+                const std::string_view hash = YamlDocument::Scalar(hv);
+                if (Status bad = CheckBcryptHash(hash); !bad.ok()) {
+                  return doc.Error(hv, user_name, bad.message());
+                }
+                config.users.push_back({user, std::string(hash), true});
+                return Status::Ok();
+              });
         }
-        if (hv->type != YAML_SCALAR_NODE) return doc.Error(hv, user_name, "expected a hash");
-        const std::string_view hash = YamlDocument::Scalar(hv);
-        if (Status bad = CheckBcryptHash(hash); !bad.ok()) {
-          return doc.Error(hv, user_name, bad.message());
+        if (key == "tls_server_config") {
+          return doc.ForEachPair(
+              v, name,
+              [&](const std::string& field, const std::string& field_name, yaml_node_t*,
+                  yaml_node_t* fv) -> Status {
+                if (field != "cert_file" && field != "key_file") {
+                  return doc.Error(
+                      fv, field_name,
+                      "not supported by cgov, which serves TLS 1.2 and 1.3 with a certificate and "
+                      "key (cert_file, key_file) and nothing else; refused rather than ignored");
+                }
+                if (fv->type != YAML_SCALAR_NODE || YamlDocument::Scalar(fv).empty()) {
+                  return doc.Error(fv, field_name, "expected a file name");
+                }
+                (field == "cert_file" ? config.tls_cert_file : config.tls_key_file) =
+                    resolve(YamlDocument::Scalar(fv));
+                return Status::Ok();
+              });
         }
-        config.users.push_back({user, std::string(hash), true});
-        return Status::Ok();
+        if (key == "http_server_config") {
+          return doc.Error(k, name,
+                           "not supported by cgov (HTTP/1.1 only, no extra headers); refused "
+                           "rather than ignored");
+        }
+        return doc.Error(k, name, "unknown key (expected basic_auth_users or tls_server_config)");
       });
-    }
-    if (key == "tls_server_config") {
-      return doc.ForEachPair(v, name, [&](const std::string& field, const std::string& field_name,
-                                          yaml_node_t*, yaml_node_t* fv) -> Status {
-        if (field != "cert_file" && field != "key_file") {
-          return doc.Error(fv, field_name, "not supported by cgov, which serves TLS 1.2 and 1.3 "
-                           "with a certificate and key (cert_file, key_file) and nothing else; "
-                           "refused rather than ignored");
-        }
-        if (fv->type != YAML_SCALAR_NODE || YamlDocument::Scalar(fv).empty()) {
-          return doc.Error(fv, field_name, "expected a file name");
-        }
-        (field == "cert_file" ? config.tls_cert_file : config.tls_key_file) =
-            resolve(YamlDocument::Scalar(fv));
-        return Status::Ok();
-      });
-    }
-    if (key == "http_server_config") {
-      return doc.Error(k, name, "not supported by cgov (HTTP/1.1 only, no extra headers); "
-                       "refused rather than ignored");
-    }
-    return doc.Error(k, name, "unknown key (expected basic_auth_users or tls_server_config)");
-  });
   CGOV_RETURN_IF_ERROR(s);
   if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
-    return InvalidArgument(fmt::format("{}: tls_server_config needs both cert_file and key_file",
-                                       path));
+    return InvalidArgument(
+        fmt::format("{}: tls_server_config needs both cert_file and key_file", path));
   }
   if (config.users.empty() && config.tls_cert_file.empty()) {
-    return InvalidArgument(fmt::format("{}: sets no basic_auth_users and no tls_server_config: "
-                                       "nothing to serve differently", path));
+    return InvalidArgument(fmt::format(
+        "{}: sets no basic_auth_users and no tls_server_config: nothing to serve differently",
+        path));
   }
   return config;
 }

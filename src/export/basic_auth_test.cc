@@ -183,13 +183,16 @@ TEST(BasicAuthChecker, ABcryptCheckWhileAnotherRunsIsBusy) {
 
 TEST(WebConfig, ReadsUsersAndTlsFilesRelativeToTheConfig) {
   const std::string yaml = std::string(
-      "# as Prometheus' exporters take it\n"
-      "tls_server_config:\n"
-      "  cert_file: tls/cert.pem\n"
-      "  key_file: /etc/cgov/key.pem\n"
-      "basic_auth_users:\n"
-      "  prometheus: ") + kPrometheusDocsTest + "\n"
-      "  'grafana': \"" + kJbcryptAbc + "\"\n";
+                               "# as Prometheus' exporters take it\n"
+                               "tls_server_config:\n"
+                               "  cert_file: tls/cert.pem\n"
+                               "  key_file: /etc/cgov/key.pem\n"
+                               "basic_auth_users:\n"
+                               "  prometheus: ") +
+                           kPrometheusDocsTest +
+                           "\n"
+                           "  'grafana': \"" +
+                           kJbcryptAbc + "\"\n";
   Result<WebConfig> c = ParseWebConfig(yaml, "/etc/cgov/web.yml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_EQ(c->users.size(), 2u);
@@ -210,25 +213,28 @@ TEST(WebConfig, ReadsUsersAndTlsFilesRelativeToTheConfig) {
 // parse. Nesting past 16 is refused, at once, naming where.
 TEST(WebConfig, DeepNestingIsRefusedAtOnce) {
   const auto start = std::chrono::steady_clock::now();
-  Result<WebConfig> deep = ParseWebConfig("basic_auth_users: " + std::string(300'000, '[') +
-                                          std::string(300'000, ']') + "\n", "web.yml");
+  Result<WebConfig> deep = ParseWebConfig(
+      "basic_auth_users: " + std::string(300'000, '[') + std::string(300'000, ']') + "\n",
+      "web.yml");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_FALSE(deep.ok());
   EXPECT_EQ(std::string(deep.status().message()),
             "web.yml:1:34: nested more than 16 deep; the web config needs 3");
   EXPECT_LT(seconds, 5.0);
-  Result<WebConfig> block = ParseWebConfig([] {
-    std::string yaml;
-    for (int i = 0; i < 20; ++i) yaml += std::string(2 * i, ' ') + "k:\n";
-    return yaml;
-  }(), "web.yml");
+  Result<WebConfig> block = ParseWebConfig(
+      [] {
+        std::string yaml;
+        for (int i = 0; i < 20; ++i) yaml += std::string(2 * i, ' ') + "k:\n";
+        return yaml;
+      }(),
+      "web.yml");
   ASSERT_FALSE(block.ok());
   EXPECT_THAT(std::string(block.status().message()), HasSubstr("web.yml:17:"));
   EXPECT_THAT(std::string(block.status().message()), HasSubstr("nested more than 16 deep"));
   // 16 deep is only refused for what it holds, not its depth.
-  Result<WebConfig> sixteen = ParseWebConfig("basic_auth_users: " + std::string(15, '[') +
-                                             std::string(15, ']') + "\n", "web.yml");
+  Result<WebConfig> sixteen = ParseWebConfig(
+      "basic_auth_users: " + std::string(15, '[') + std::string(15, ']') + "\n", "web.yml");
   EXPECT_THAT(std::string(sixteen.status().message()), Not(HasSubstr("deep")));
 }
 

@@ -45,7 +45,7 @@ struct DaemonMetrics::GpuLabels {
   Labels labels;
   GpuLabels(const MetricsGpu& g, const std::string& hostname)
       : gpu(fmt::format("{}", g.index)), device(fmt::format("nvidia{}", g.index)) {
-    labels = Labels{{"gpu", gpu},          {"UUID", g.uuid},         {"device", device},
+    labels = Labels{{"gpu", gpu},          {"UUID", g.uuid},       {"device", device},
                     {"modelName", g.name}, {"Hostname", hostname}, {"pci_bus_id", g.pci_bus_id}};
     if (g.gpu_instance_id) {
       gpu_instance = fmt::format("{}", *g.gpu_instance_id);
@@ -94,7 +94,8 @@ void DaemonMetrics::Credit(const TickCredit& credit,
                            const std::function<const IdentityRecord*(uint32_t)>& identity_of) {
   std::lock_guard lock(mu_);
   Changed();
-  // Identities gone for a while leave first, making room (their counters stay in Prometheus' history).
+  // Identities gone for a while leave first, making room (their counters stay in Prometheus'
+  // history).
   bool left = false;
   for (auto it = identities_.begin(); it != identities_.end();) {
     if (credit.ts_ms - it->second.last_credit_ms > options_.identity_expiry_ms) {
@@ -359,9 +360,9 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
   // a tick rather than at each scrape.
   const int64_t tenth = std::max<int64_t>(1, options_.interval_ms / 10);
   const int64_t pending_ms =
-      pending_ ? std::clamp<int64_t>((now_ms - pending_->ts_ms) / tenth * tenth, 0,
-                                     options_.interval_ms)
-               : 0;
+      pending_
+          ? std::clamp<int64_t>((now_ms - pending_->ts_ms) / tenth * tenth, 0, options_.interval_ms)
+          : 0;
   Cached& cached = cache_[format == ExpositionFormat::kOpenMetrics ? 1 : 0];
   if (cached.generation != generation_ || cached.fresh != fresh ||
       cached.pending_ms != pending_ms) {
@@ -479,22 +480,24 @@ ValueOf Hertz(const MetricsTick& t, Field field) {  // from MHz
 // Utilization, memory, power, temperature, clocks.
 void RenderUsage(const GaugeWriter& g) {
   const MetricsTick& t = g.t;
-  g.Render({"cgov_gpu_utilization_ratio", "Time a kernel ran on the GPU in the last sample period "
-          "(NVML utilization.gpu, 0-1).", "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).",
-          MetricType::kGauge, false, Scaled(t, &GpuFastSample::util_gpu_pct, 100),
-          Scaled(t, &GpuFastSample::util_gpu_pct, 1)});
-  g.Render({"cgov_gpu_memory_copy_utilization_ratio", "Time device memory was read or written "
-          "(NVML utilization.memory, 0-1).", "DCGM_FI_DEV_MEM_COPY_UTIL",
-          "Memory utilization (in %).", MetricType::kGauge, false,
-          Scaled(t, &GpuFastSample::util_mem_pct, 100), Scaled(t, &GpuFastSample::util_mem_pct, 1)});
+  g.Render({"cgov_gpu_utilization_ratio",
+            "Time a kernel ran on the GPU in the last sample period (NVML utilization.gpu, 0-1).",
+            "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", MetricType::kGauge, false,
+            Scaled(t, &GpuFastSample::util_gpu_pct, 100),
+            Scaled(t, &GpuFastSample::util_gpu_pct, 1)});
+  g.Render({"cgov_gpu_memory_copy_utilization_ratio",
+            "Time device memory was read or written (NVML utilization.memory, 0-1).",
+            "DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", MetricType::kGauge, false,
+            Scaled(t, &GpuFastSample::util_mem_pct, 100),
+            Scaled(t, &GpuFastSample::util_mem_pct, 1)});
   g.Render({"cgov_gpu_encoder_utilization_ratio", "Time the video encoder was busy (NVML, 0-1).",
-          "DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %).", MetricType::kGauge, false,
-          Scaled(t, &GpuFastSample::enc_util_pct, 100),
-          Scaled(t, &GpuFastSample::enc_util_pct, 1)});
+            "DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %).", MetricType::kGauge, false,
+            Scaled(t, &GpuFastSample::enc_util_pct, 100),
+            Scaled(t, &GpuFastSample::enc_util_pct, 1)});
   g.Render({"cgov_gpu_decoder_utilization_ratio", "Time the video decoder was busy (NVML, 0-1).",
-          "DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %).", MetricType::kGauge, false,
-          Scaled(t, &GpuFastSample::dec_util_pct, 100),
-          Scaled(t, &GpuFastSample::dec_util_pct, 1)});
+            "DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %).", MetricType::kGauge, false,
+            Scaled(t, &GpuFastSample::dec_util_pct, 100),
+            Scaled(t, &GpuFastSample::dec_util_pct, 1)});
   // Free as nvidia-smi and DCGM count it: the driver's reservation is neither used nor free
   // (an idle H100 80GB: 81559 MiB total, 480 reserved, 81079 free; driver 580.159.04).
   auto free_bytes = [&](size_t i) -> std::optional<double> {
@@ -512,32 +515,34 @@ void RenderUsage(const GaugeWriter& g) {
   };
   const ValueOf used_bytes = Scaled(t, &GpuFastSample::mem_used_bytes, 1);
   g.Render({"cgov_gpu_memory_used_bytes", "Device memory in use (bytes).", "DCGM_FI_DEV_FB_USED",
-          "Framebuffer memory used (in MiB).", MetricType::kGauge, false, used_bytes,
-          mib(used_bytes)});
-  g.Render({"cgov_gpu_memory_free_bytes", "Device memory free: total less used and the driver's "
-          "reservation (bytes).", "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
-          MetricType::kGauge, false, free_bytes, mib(free_bytes)});
+            "Framebuffer memory used (in MiB).", MetricType::kGauge, false, used_bytes,
+            mib(used_bytes)});
+  g.Render({"cgov_gpu_memory_free_bytes",
+            "Device memory free: total less used and the driver's reservation (bytes).",
+            "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", MetricType::kGauge, false,
+            free_bytes, mib(free_bytes)});
   // What the driver sets aside (nvmlMemory_v2_t.reserved), as DCGM reports it.
   const ValueOf reserved_bytes = [&g](size_t i) -> std::optional<double> {
     const std::optional<uint64_t>& r = g.gpus[i].memory_reserved_bytes;
     if (!r) return std::nullopt;
     return static_cast<double>(*r);
   };
-  g.Render({"cgov_gpu_memory_reserved_bytes", "Device memory the driver reserves: neither used "
-          "nor free (bytes).", "DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).",
-          MetricType::kGauge, false, reserved_bytes, mib(reserved_bytes)});
+  g.Render({"cgov_gpu_memory_reserved_bytes",
+            "Device memory the driver reserves: neither used nor free (bytes).",
+            "DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).", MetricType::kGauge,
+            false, reserved_bytes, mib(reserved_bytes)});
   g.Render({"cgov_gpu_power_watts", "Power draw (W).", "DCGM_FI_DEV_POWER_USAGE",
-          "Power draw (in W).", MetricType::kGauge, false, Scaled(t, &GpuFastSample::power_mw, 1000),
-          Scaled(t, &GpuFastSample::power_mw, 1000)});
+            "Power draw (in W).", MetricType::kGauge, false,
+            Scaled(t, &GpuFastSample::power_mw, 1000), Scaled(t, &GpuFastSample::power_mw, 1000)});
   g.Render({"cgov_gpu_temperature_celsius", "GPU temperature (degrees Celsius).",
-          "DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", MetricType::kGauge, false,
-          Scaled(t, &GpuFastSample::temp_c, 1), Scaled(t, &GpuFastSample::temp_c, 1)});
+            "DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", MetricType::kGauge, false,
+            Scaled(t, &GpuFastSample::temp_c, 1), Scaled(t, &GpuFastSample::temp_c, 1)});
   g.Render({"cgov_gpu_sm_clock_hertz", "SM clock frequency (Hz).", "DCGM_FI_DEV_SM_CLOCK",
-          "SM clock frequency (in MHz).", MetricType::kGauge, false,
-          Hertz(t, &GpuFastSample::sm_clock_mhz), Scaled(t, &GpuFastSample::sm_clock_mhz, 1)});
+            "SM clock frequency (in MHz).", MetricType::kGauge, false,
+            Hertz(t, &GpuFastSample::sm_clock_mhz), Scaled(t, &GpuFastSample::sm_clock_mhz, 1)});
   g.Render({"cgov_gpu_memory_clock_hertz", "Memory clock frequency (Hz).", "DCGM_FI_DEV_MEM_CLOCK",
-          "Memory clock frequency (in MHz).", MetricType::kGauge, false,
-          Hertz(t, &GpuFastSample::mem_clock_mhz), Scaled(t, &GpuFastSample::mem_clock_mhz, 1)});
+            "Memory clock frequency (in MHz).", MetricType::kGauge, false,
+            Hertz(t, &GpuFastSample::mem_clock_mhz), Scaled(t, &GpuFastSample::mem_clock_mhz, 1)});
 }
 
 // The engine's activity (NVML GPM graphics utilization: time any compute or graphics work ran,
@@ -547,8 +552,10 @@ void RenderUsage(const GaugeWriter& g) {
 // identity counters split the GPU's time, so that OpenCost's per-pod average sees each pod's
 // part and the sum over holders is the GPU's activity.
 void RenderEngineActive(const GaugeWriter& g, const ValueOf& active) {
-  g.Emit("cgov_gpu_engine_active_ratio", "Ratio of time any compute or graphics work ran on the "
-         "GPU (NVML GPM graphics utilization, 0-1).", MetricType::kGauge, false, active);
+  g.Emit("cgov_gpu_engine_active_ratio",
+         "Ratio of time any compute or graphics work ran on the GPU (NVML GPM graphics "
+         "utilization, 0-1).",
+         MetricType::kGauge, false, active);
   if (!g.dcgm_names) return;
   bool started = false;
   for (size_t i = 0; i < g.gpus.size() && i < g.t.gpus.size(); ++i) {
@@ -566,8 +573,8 @@ void RenderEngineActive(const GaugeWriter& g, const ValueOf& active) {
     }
     for (const MetricsGpuPod& p : *pods) {
       Labels l = *g.labels[i];
-      l.insert(l.end(), {{"container", p.container}, {"namespace", p.namespace_name},
-                         {"pod", p.pod}});
+      l.insert(l.end(),
+               {{"container", p.container}, {"namespace", p.namespace_name}, {"pod", p.pod}});
       g.w.Sample(l, Round6(*v * p.share));  // 0.72, not 0.7200000000000001
     }
   }
@@ -624,29 +631,32 @@ void RenderMemoryHealth(const GaugeWriter& g) {
   };
   // dcgm-exporter types the row and page counts as counters (etc/default-counters.csv).
   const MetricType counter = MetricType::kCounter;
-  health("cgov_gpu_remapped_rows_correctable", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
-         "Rows remapped for correctable errors.", true,
-         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_correctable); },
-         counter);
-  health("cgov_gpu_remapped_rows_uncorrectable", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-         "Rows remapped for uncorrectable errors.", true,
-         [](const MemoryHealth& h) { return static_cast<double>(h.remapped_uncorrectable); },
-         counter);
+  health(
+      "cgov_gpu_remapped_rows_correctable", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+      "Rows remapped for correctable errors.", true,
+      [](const MemoryHealth& h) { return static_cast<double>(h.remapped_correctable); }, counter);
+  health(
+      "cgov_gpu_remapped_rows_uncorrectable", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+      "Rows remapped for uncorrectable errors.", true,
+      [](const MemoryHealth& h) { return static_cast<double>(h.remapped_uncorrectable); }, counter);
   health("cgov_gpu_row_remap_pending", "DCGM_FI_DEV_ROW_REMAP_PENDING",
          "1 when rows wait for a GPU reset to be remapped.", true,
          [](const MemoryHealth& h) { return h.remap_pending ? 1.0 : 0.0; });
   health("cgov_gpu_row_remap_failure", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
          "1 when a row remapping has failed.", true,
          [](const MemoryHealth& h) { return h.remap_failure ? 1.0 : 0.0; });
-  health("cgov_gpu_retired_pages_sbe", "DCGM_FI_DEV_RETIRED_SBE",
-         "Pages retired for repeated single-bit ECC errors.", false,
-         [](const MemoryHealth& h) { return static_cast<double>(h.retired_sbe); }, counter);
-  health("cgov_gpu_retired_pages_dbe", "DCGM_FI_DEV_RETIRED_DBE",
-         "Pages retired for double-bit ECC errors.", false,
-         [](const MemoryHealth& h) { return static_cast<double>(h.retired_dbe); }, counter);
-  health("cgov_gpu_retired_pages_pending", "DCGM_FI_DEV_RETIRED_PENDING",
-         "1 when pages wait for a reboot to be retired.", false,
-         [](const MemoryHealth& h) { return h.retired_pending ? 1.0 : 0.0; }, counter);
+  health(
+      "cgov_gpu_retired_pages_sbe", "DCGM_FI_DEV_RETIRED_SBE",
+      "Pages retired for repeated single-bit ECC errors.", false,
+      [](const MemoryHealth& h) { return static_cast<double>(h.retired_sbe); }, counter);
+  health(
+      "cgov_gpu_retired_pages_dbe", "DCGM_FI_DEV_RETIRED_DBE",
+      "Pages retired for double-bit ECC errors.", false,
+      [](const MemoryHealth& h) { return static_cast<double>(h.retired_dbe); }, counter);
+  health(
+      "cgov_gpu_retired_pages_pending", "DCGM_FI_DEV_RETIRED_PENDING",
+      "1 when pages wait for a reboot to be retired.", false,
+      [](const MemoryHealth& h) { return h.retired_pending ? 1.0 : 0.0; }, counter);
 }
 
 void RenderXidsAndEnergy(const GaugeWriter& g) {
@@ -655,17 +665,18 @@ void RenderXidsAndEnergy(const GaugeWriter& g) {
     if (!t.gpus[i].xid_errors) return std::nullopt;
     return static_cast<double>(t.gpus[i].last_xid.value_or(0));
   };
-  g.Render({"cgov_gpu_last_xid", "Code of the last Xid critical error (0: none since cgov started).",
-          "DCGM_FI_DEV_XID_ERRORS",
-          "Value of the last XID error encountered (0: none since cgov started).",
-          MetricType::kGauge, true, last_xid, last_xid});
+  g.Render({"cgov_gpu_last_xid",
+            "Code of the last Xid critical error (0: none since cgov started).",
+            "DCGM_FI_DEV_XID_ERRORS",
+            "Value of the last XID error encountered (0: none since cgov started).",
+            MetricType::kGauge, true, last_xid, last_xid});
   g.Emit("cgov_gpu_xid_errors_total", "Xid critical errors the driver reported since cgov started.",
-       MetricType::kCounter, true, Scaled(t, &GpuFastSample::xid_errors, 1));
+         MetricType::kCounter, true, Scaled(t, &GpuFastSample::xid_errors, 1));
   g.Render({"cgov_gpu_energy_joules_total", "Energy used since the driver was last loaded (J).",
-          "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-          "Total energy consumption since the driver was last loaded (in mJ).",
-          MetricType::kCounter, false, Scaled(t, &GpuFastSample::energy_mj, 1000),
-          Scaled(t, &GpuFastSample::energy_mj, 1)});
+            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+            "Total energy consumption since the driver was last loaded (in mJ).",
+            MetricType::kCounter, false, Scaled(t, &GpuFastSample::energy_mj, 1000),
+            Scaled(t, &GpuFastSample::energy_mj, 1)});
 }
 
 }  // namespace
@@ -722,8 +733,8 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabe
     const GpuUsage& u = counters[i].usage;
     for (const UsagePattern& p : kUsagePatterns) {
       if (p.gpm && u.gpm_ms == 0) continue;
-      w.Sample(labels[i].With("pattern", p.key), static_cast<double>(u.*p.field) /
-                                                     (p.x100 ? 1e5 : 1e3));
+      w.Sample(labels[i].With("pattern", p.key),
+               static_cast<double>(u.*p.field) / (p.x100 ? 1e5 : 1e3));
     }
   }
   w.Family("cgov_gpu_phase_energy_joules_total", MetricType::kCounter,
@@ -737,14 +748,13 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabe
     }
   }
   w.Family("cgov_gpu_energy_seconds_total", MetricType::kCounter,
-           "GPU-seconds whose energy is known, by basis: power (a power reading, so power x "
-           "time), counter (inside windows the driver's energy counter measured, whose energy "
-           "is the counter's). The two overlap: do not add them.");
+           "GPU-seconds whose energy is known, by basis: power (a power reading, so power x time), "
+           "counter (inside windows the driver's energy counter measured, whose energy is the "
+           "counter's). The two overlap: do not add them.");
   for (size_t i = 0; i < gpus_.size(); ++i) {
     const GpuUsage& u = counters[i].usage;
     w.Sample(labels[i].With("basis", "power"), static_cast<double>(u.energy_known_ms) / 1000.0);
-    w.Sample(labels[i].With("basis", "counter"),
-             static_cast<double>(u.energy_metered_ms) / 1000.0);
+    w.Sample(labels[i].With("basis", "counter"), static_cast<double>(u.energy_metered_ms) / 1000.0);
   }
   w.Family("cgov_gpu_swings_total", MetricType::kCounter,
            "Swings of utilization between a trough (< 50 %) and high (>= 70 %), as the bursty "
@@ -755,8 +765,9 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabe
   bool priced = false;
   for (const MetricsGpu& g : gpus_) priced = priced || g.price_per_gpu_hour.has_value();
   if (!priced) return;
-  w.Family("cgov_gpu_cost_usd_total", MetricType::kCounter,
-           "Estimated cost of the GPU-seconds by phase: seconds x price per GPU-hour / 3600 (USD).");
+  w.Family(
+      "cgov_gpu_cost_usd_total", MetricType::kCounter,
+      "Estimated cost of the GPU-seconds by phase: seconds x price per GPU-hour / 3600 (USD).");
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (!gpus_[i].price_per_gpu_hour) continue;
     for (size_t p = 0; p <= kPhaseCount; ++p) {
@@ -771,9 +782,9 @@ void DaemonMetrics::RenderCounters(ExpositionWriter& w, const std::deque<GpuLabe
   }
 }
 
-void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms,
-                                    const std::map<IdentityKey, IdentityCounters>& identities)
-    const {
+void DaemonMetrics::RenderProcesses(
+    ExpositionWriter& w, int64_t now_ms,
+    const std::map<IdentityKey, IdentityCounters>& identities) const {
   auto identity_labels = [&](const IdentityKey& k) {
     Labels l{{"Hostname", options_.hostname}, {"user", k.user},
              {"project", k.project},          {"team", k.team},
@@ -781,17 +792,17 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms,
              {"container", k.container},      {"pod_uid", k.pod_uid},
              {"slurm_job", k.slurm_job}};
     if (slurm_jobs_) {
-      l.insert(l.end(), {{"slurm_account", k.slurm_account},
-                         {"slurm_partition", k.slurm_partition}});
+      l.insert(l.end(),
+               {{"slurm_account", k.slurm_account}, {"slurm_partition", k.slurm_partition}});
     }
     return l;
   };
   if (!identities.empty()) {
     w.Family("cgov_identity_gpu_seconds_total", MetricType::kCounter,
              "GPU-seconds attributed to an identity, by phase: a GPU's time split between the "
-             "identities holding compute memory on it, in proportion to their SM utilization "
-             "while it is busy and NVML reports per-process utilization, evenly otherwise "
-             "(adds up to the attributed GPU time).");
+             "identities holding compute memory on it, in proportion to their SM utilization while "
+             "it is busy and NVML reports per-process utilization, evenly otherwise (adds up to "
+             "the attributed GPU time).");
     for (const auto& [key, c] : identities) {
       for (size_t p = 0; p <= kPhaseCount; ++p) {
         Labels l = identity_labels(key);
@@ -799,8 +810,9 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms,
         w.Sample(l, c.attributed_ms[p] / 1000.0);
       }
     }
-    w.Family("cgov_identity_held_seconds_total", MetricType::kCounter,
-             "GPU-seconds an identity had a process on a GPU (a shared GPU counts for each holder).");
+    w.Family(
+        "cgov_identity_held_seconds_total", MetricType::kCounter,
+        "GPU-seconds an identity had a process on a GPU (a shared GPU counts for each holder).");
     for (const auto& [key, c] : identities) w.Sample(identity_labels(key), c.held_ms / 1000.0);
     w.Family("cgov_identity_idle_held_seconds_total", MetricType::kCounter,
              "GPU-seconds an identity held compute memory on an idle-held GPU.");
@@ -841,8 +853,12 @@ void DaemonMetrics::RenderProcesses(ExpositionWriter& w, int64_t now_ms,
     if (p.gpu_pos >= gpus_.size() || !p.used_memory_bytes) continue;
     const MetricsGpu& g = gpus_[p.gpu_pos];
     const std::string gpu = fmt::format("{}", g.index), pid = fmt::format("{}", p.pid);
-    Labels l = {{"gpu", gpu},       {"UUID", g.uuid},         {"Hostname", options_.hostname},
-                {"pid", pid},       {"user", p.user},         {"command", p.command},
+    Labels l = {{"gpu", gpu},
+                {"UUID", g.uuid},
+                {"Hostname", options_.hostname},
+                {"pid", pid},
+                {"user", p.user},
+                {"command", p.command},
                 {"type", p.compute ? "compute" : "graphics"}};
     const std::string instance = g.gpu_instance_id ? fmt::format("{}", *g.gpu_instance_id) : "";
     if (g.gpu_instance_id) {
@@ -923,12 +939,18 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
            "Always 1; the version, git revision and build date of cgov (and the host's "
            "--instance-id, when given).");
   if (options_.instance_id.empty()) {
-    w.Sample({{"version", kBuildInfo.version}, {"revision", kBuildInfo.revision},
-              {"build_date", kBuildInfo.build_date}, {"Hostname", host}}, 1);
+    w.Sample({{"version", kBuildInfo.version},
+              {"revision", kBuildInfo.revision},
+              {"build_date", kBuildInfo.build_date},
+              {"Hostname", host}},
+             1);
   } else {
-    w.Sample({{"version", kBuildInfo.version}, {"revision", kBuildInfo.revision},
-              {"build_date", kBuildInfo.build_date}, {"Hostname", host},
-              {"instance_id", options_.instance_id}}, 1);
+    w.Sample({{"version", kBuildInfo.version},
+              {"revision", kBuildInfo.revision},
+              {"build_date", kBuildInfo.build_date},
+              {"Hostname", host},
+              {"instance_id", options_.instance_id}},
+             1);
   }
   // Fixed identity labels: a scrape that overwrites cgov's labels with the target's (Prometheus'
   // honor_labels: false, the Prometheus Operator's default) shows on this series as
@@ -937,8 +959,11 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
            "Always 1, with namespace, pod and container set to cgov-label-check: if Prometheus "
            "stores it with exported_pod, the scrape renamed cgov's identity labels (set "
            "honorLabels: true).");
-  w.Sample({{"Hostname", host}, {"namespace", kLabelCheck}, {"pod", kLabelCheck},
-            {"container", kLabelCheck}}, 1);
+  w.Sample({{"Hostname", host},
+            {"namespace", kLabelCheck},
+            {"pod", kLabelCheck},
+            {"container", kLabelCheck}},
+           1);
 }
 
 // The names and help of Prometheus' client libraries (client_golang's process collector), without
@@ -956,8 +981,7 @@ void DaemonMetrics::RenderProcessSelf(ExpositionWriter& w, const SelfStats& self
     w.Sample({}, static_cast<double>(*self.open_fds));
   }
   if (self.max_fds) {
-    w.Family("process_max_fds", MetricType::kGauge,
-             "Maximum number of open file descriptors.");
+    w.Family("process_max_fds", MetricType::kGauge, "Maximum number of open file descriptors.");
     w.Sample({}, static_cast<double>(*self.max_fds));
   }
   if (self.start_time_seconds) {
@@ -970,9 +994,8 @@ void DaemonMetrics::RenderProcessSelf(ExpositionWriter& w, const SelfStats& self
 // Gauges, not counters: a period's spend starts again from 0 when the next period begins.
 void DaemonMetrics::RenderBudgets(ExpositionWriter& w, int64_t now_ms) const {
   if (!budgets_) return;
-  budgets_->Read(now_ms, [&](const std::vector<BudgetTracker::Row>& rows) {
-    RenderBudgetRows(w, rows);
-  });
+  budgets_->Read(now_ms,
+                 [&](const std::vector<BudgetTracker::Row>& rows) { RenderBudgetRows(w, rows); });
 }
 
 void DaemonMetrics::RenderBudgetRows(ExpositionWriter& w,

@@ -1,7 +1,8 @@
 // What `cgov daemon --listen` serves on /metrics: the last tick's GPU readings under cgov's
 // names with dcgm-exporter's labels (and, with --metrics-names dcgm, under dcgm-exporter's names
-// too), and Cost Governor's own counters (GPU-seconds and dollars by phase, per GPU and per identity), added up from the same
-// tick credits the history database's rollups are made of. docs/metrics.md lists every series.
+// too), and Cost Governor's own counters (GPU-seconds and dollars by phase, per GPU and per
+// identity), added up from the same tick credits the history database's rollups are made of.
+// docs/metrics.md lists every series.
 //
 // Thread-safe: the daemon's tick loop writes, the HTTP server's thread renders.
 #ifndef CGOV_EXPORT_DAEMON_METRICS_H_
@@ -191,9 +192,9 @@ class DaemonMetrics {
     PhaseArray attributed_ms{};
     int64_t held_ms = 0;
     int64_t idle_held_ms = 0;
-    MicroUsd cost_micro_usd = 0;  // priced when credited, as the GPUs' cost counters
-    int64_t energy_mj = 0;  // its share of the GPUs' energy (TickCredit)
-    int64_t idle_held_energy_mj = 0;  // of which burned while its GPU was idle-held
+    MicroUsd cost_micro_usd = 0;         // priced when credited, as the GPUs' cost counters
+    int64_t energy_mj = 0;               // its share of the GPUs' energy (TickCredit)
+    int64_t idle_held_energy_mj = 0;     // of which burned while its GPU was idle-held
     std::map<std::string, double> work;  // by unit
     int64_t last_credit_ms = 0;
   };
@@ -211,8 +212,8 @@ class DaemonMetrics {
                                  const std::function<const IdentityRecord*(uint32_t)>& identity_of);
   // The counters of `key` in `identities`, made, or "(other)"'s beyond the cap (counted in
   // `folded` when not nullptr).
-  IdentityCounters& CountersIn(std::map<IdentityKey, IdentityCounters>* identities,
-                               IdentityKey key, int64_t* folded) const;
+  IdentityCounters& CountersIn(std::map<IdentityKey, IdentityCounters>* identities, IdentityKey key,
+                               int64_t* folded) const;
   // Adds `credit` to `gpus` and to the identities' counters `counters_of` gives.
   void Apply(const TickCredit& credit, std::vector<GpuCounters>* gpus,
              const std::function<IdentityCounters&(uint32_t identity_id)>& counters_of) const;
@@ -276,7 +277,7 @@ class DaemonMetrics {
   std::map<std::string, int64_t> module_failures_;
   std::vector<std::pair<std::string, double>> collector_seconds_;
   bool history_db_ok_ = true;
-  std::optional<bool> kubernetes_ok_;  // set only with --kubernetes
+  std::optional<bool> kubernetes_ok_;     // set only with --kubernetes
   std::optional<bool> pod_resources_ok_;  // set only with --pod-resources
   std::string history_db_problem_;
   uint64_t generation_ = 0;

@@ -168,7 +168,8 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_THAT(text, Not(HasSubstr("pid=\"10\"")));
   EXPECT_THAT(text, HasSubstr("cgov_series_dropped_total{Hostname=\"node-a\","
                               "metric=\"cgov_process_gpu_memory_bytes\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 1"));
+  EXPECT_THAT(text,
+              HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 1"));
   EXPECT_THAT(text, HasSubstr("cgov_sample_age_seconds{Hostname=\"node-a\"} 0.5\n"));
   EXPECT_TRUE(m.SamplerFresh(100'500));
 
@@ -186,7 +187,8 @@ TEST(DaemonMetrics, ServesReadingsCountersAndNothingStale) {
   EXPECT_THAT(stale, Not(HasSubstr("cgov_gpu_utilization_ratio")));
   EXPECT_THAT(stale, Not(HasSubstr("cgov_process_gpu_memory_bytes{")));
   EXPECT_THAT(stale, HasSubstr("phase=\"underutilized\"} 1\n"));
-  EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 0"));
+  EXPECT_THAT(stale,
+              HasSubstr("cgov_collector_success{collector=\"sampler\",Hostname=\"node-a\"} 0"));
   EXPECT_THAT(stale, HasSubstr("cgov_collector_success{collector=\"nvml\",Hostname=\"node-a\"} 0"));
   EXPECT_FALSE(m.SamplerFresh(120'000));
 }
@@ -202,7 +204,7 @@ std::map<std::string, double> SamplesBy(const std::string& text, const std::stri
     auto value_of = [&](const std::string& name) -> std::string {
       const std::string head = name + "=\"";
       const size_t at = line.find("," + head) != std::string::npos ? line.find("," + head) + 1
-                                                                    : line.find("{" + head) + 1;
+                                                                   : line.find("{" + head) + 1;
       if (at == 0) return "";
       const size_t start = at + head.size();
       return line.substr(start, line.find('"', start) - start);
@@ -308,8 +310,8 @@ TEST(DaemonMetrics, TheNewestSampleCountsUpToTheScrapeAsTheHistoryCountsIt) {
       }
       const std::string text = m.Render(ExpositionFormat::kText, now);
       const double seconds = GpuSeconds(text, "0");
-      EXPECT_DOUBLE_EQ(seconds, static_cast<double>(history_ms) / 1000) << "sample " << k
-                                                                        << " +" << after;
+      EXPECT_DOUBLE_EQ(seconds, static_cast<double>(history_ms) / 1000)
+          << "sample " << k << " +" << after;
       EXPECT_GE(seconds, last) << "a counter never goes down: sample " << k << " +" << after;
       last = seconds;
       if (seconds > 0) {
@@ -349,9 +351,8 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
     std::vector<std::unique_ptr<DaemonMetrics>> runs;
     std::map<int64_t, size_t> run_of_tick;
     HistoryAggregator history;
-    history.set_credit_sink([&](const TickCredit& c) {
-      runs[run_of_tick.at(c.ts_ms)]->Credit(c, identity_of);
-    });
+    history.set_credit_sink(
+        [&](const TickCredit& c) { runs[run_of_tick.at(c.ts_ms)]->Credit(c, identity_of); });
     uint32_t current_run = 0;
     for (const test_support::Box::Tick& t : box.ticks) {
       if (t.run.id != current_run) {
@@ -378,13 +379,15 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
     std::map<std::string, double> energy_seconds, user_idle_energy;
     for (const auto& m : runs) {
       const std::string text = m->Render(ExpositionFormat::kText, scrape_at);
-      for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_phase_seconds_total", "gpu")) seconds[k] += v;
+      for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_phase_seconds_total", "gpu"))
+        seconds[k] += v;
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_pattern_seconds_total", "gpu")) {
         patterns[k] += v;
       }
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_swings_total", "gpu")) swings[k] += v;
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_cost_usd_total", "gpu")) dollars[k] += v;
-      for (const auto& [k, v] : SamplesBy(text, "cgov_identity_held_seconds_total", "user")) held[k] += v;
+      for (const auto& [k, v] : SamplesBy(text, "cgov_identity_held_seconds_total", "user"))
+        held[k] += v;
       for (const auto& [k, v] : SamplesBy(text, "cgov_gpu_phase_energy_joules_total", "gpu")) {
         energy[k] += v;
       }
@@ -416,14 +419,15 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
         EXPECT_NEAR(seconds[gpu + "|" + phase], static_cast<double>(ms) / 1000, 1e-6)
             << "GPU " << gpu << " " << phase;
         // Issue 62: its energy by phase is the history's to the millijoule.
-        const int64_t mj = p < kPhaseCount ? g.totals.usage.energy_mj[p]
-                                           : g.totals.usage.energy_unknown_mj;
+        const int64_t mj =
+            p < kPhaseCount ? g.totals.usage.energy_mj[p] : g.totals.usage.energy_unknown_mj;
         EXPECT_NEAR(energy[gpu + "|" + phase], static_cast<double>(mj) / 1000, 1e-3)
             << "GPU " << gpu << " " << phase << " energy";
         gpu_dollars += dollars[gpu + "|" + phase];
       }
-      const double exact = static_cast<double>(
-          CostOf(*g.price.per_gpu_hour, g.totals.usage.HeldMs())) / kMicroPerUsd;
+      const double exact =
+          static_cast<double>(CostOf(*g.price.per_gpu_hour, g.totals.usage.HeldMs())) /
+          kMicroPerUsd;
       EXPECT_NEAR(gpu_dollars, exact, static_cast<double>(box.ticks.size()) * 1e-6 + 1e-9)
           << "GPU " << gpu;
       // Item 7: the patterns the findings read, as the fleet report reads them back.
@@ -434,17 +438,19 @@ TEST(LedgerProperties, MetricsOfAGeneratedBoxAreTheHistorysFigures) {
       EXPECT_EQ(swings[gpu], g.totals.usage.transitions) << "GPU " << gpu;
       // The share of its time with a power reading, and the counter's, as the fleet reads them.
       EXPECT_NEAR(energy_seconds[gpu + "|power"],
-                  static_cast<double>(g.totals.usage.energy_known_ms) / 1000, 1e-6) << gpu;
+                  static_cast<double>(g.totals.usage.energy_known_ms) / 1000, 1e-6)
+          << gpu;
       EXPECT_NEAR(energy_seconds[gpu + "|counter"],
-                  static_cast<double>(g.totals.usage.energy_metered_ms) / 1000, 1e-6) << gpu;
+                  static_cast<double>(g.totals.usage.energy_metered_ms) / 1000, 1e-6)
+          << gpu;
       any_swings = any_swings || g.totals.usage.transitions > 0;
       any_band = any_band || g.totals.usage.band_ms > 0;
     }
     for (const WhoRow& w : s->who) {
       EXPECT_NEAR(held[w.key], static_cast<double>(w.held_ms) / 1000, 1e-6) << w.key;
       EXPECT_NEAR(user_energy[w.key], static_cast<double>(w.energy_mj) / 1000, 1e-3) << w.key;
-      EXPECT_NEAR(user_idle_energy[w.key], static_cast<double>(w.idle_held_energy_mj) / 1000,
-                  1e-3) << w.key;
+      EXPECT_NEAR(user_idle_energy[w.key], static_cast<double>(w.idle_held_energy_mj) / 1000, 1e-3)
+          << w.key;
     }
   }
   if (boxes >= 20) {
@@ -475,15 +481,15 @@ TEST(DaemonMetrics, BudgetsServeAmountThresholdsAndThisHostsSpend) {
   budgets->Credit(now + 1000, alice, "node-a", 3'600'000, 60'000);
 
   const std::string text = m.Render(ExpositionFormat::kText, now + 2000);
-  const std::string labels = "{scope=\"project\",name=\"llm\",period=\"month\","
-                             "Hostname=\"node-a\"";
-  EXPECT_THAT(text, HasSubstr("# TYPE cgov_budget_usd gauge\ncgov_budget_usd" + labels +
-                              "} 5000\n"));
+  const std::string labels = "{scope=\"project\",name=\"llm\",period=\"month\",Hostname=\"node-a\"";
+  EXPECT_THAT(text,
+              HasSubstr("# TYPE cgov_budget_usd gauge\ncgov_budget_usd" + labels + "} 5000\n"));
   EXPECT_THAT(text, HasSubstr("cgov_budget_spent_usd" + labels + "} 100.06\n"));
   EXPECT_THAT(text, HasSubstr("cgov_budget_alert_threshold_usd" + labels + ",pct=\"80\"} 4000\n"));
   EXPECT_THAT(text, HasSubstr("cgov_budget_alert_threshold_usd" + labels + ",pct=\"100\"} 5000\n"));
-  EXPECT_THAT(text, HasSubstr("cgov_budget_period_start_timestamp_seconds" + labels +
-                              "} 1793491200\n")) << "2026-11-01T00:00Z";
+  EXPECT_THAT(text,
+              HasSubstr("cgov_budget_period_start_timestamp_seconds" + labels + "} 1793491200\n"))
+      << "2026-11-01T00:00Z";
 
   DaemonMetrics none(o);
   EXPECT_THAT(none.Render(ExpositionFormat::kText, now), Not(HasSubstr("cgov_budget")))
@@ -554,7 +560,8 @@ TEST(DaemonMetrics, DcgmNamesCarryTheGpusPodAndSplitASharedGpusEngineActivity) {
   EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-1\",device=\"nvidia1\","
                               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\","
                               "pci_bus_id=\"00000000:11:00.0\",container=\"\",namespace=\"\","
-                              "pod=\"\"} 123.45\n")) << "a shared GPU's device readings: no pod";
+                              "pod=\"\"} 123.45\n"))
+      << "a shared GPU's device readings: no pod";
   EXPECT_THAT(text, HasSubstr("pci_bus_id=\"00000000:12:00.0\",container=\"\",namespace=\"\","
                               "pod=\"\"} 0.8\n"))
       << "a GPU nobody holds: empty pod labels, as dcgm-exporter";
@@ -563,10 +570,10 @@ TEST(DaemonMetrics, DcgmNamesCarryTheGpusPodAndSplitASharedGpusEngineActivity) {
   EXPECT_THAT(text, HasSubstr("# TYPE DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS counter\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE cgov_gpu_remapped_rows_correctable gauge\n"));
   EXPECT_THAT(text, HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\""));
-  EXPECT_THAT(text, Not(HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\",UUID=\"GPU-0\","
-                                  "device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
-                                  "Hostname=\"node-a\",pci_bus_id=\"00000000:10:00.0\","
-                                  "container")))
+  EXPECT_THAT(
+      text, Not(HasSubstr("cgov_gpu_engine_active_ratio{gpu=\"0\",UUID=\"GPU-0\",device="
+                          "\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+                          "HBM3\",Hostname=\"node-a\",pci_bus_id=\"00000000:10:00.0\",container")))
       << "cgov's names carry no pod labels (the identity series do)";
 }
 
@@ -593,7 +600,8 @@ TEST(DaemonMetrics, ProcessSelfMetricsAsTheClientLibrariesNameThem) {
   EXPECT_THAT(text, HasSubstr("process_start_time_seconds 1795700000.5\n"));
   self.cpu_seconds = 2.25;
   EXPECT_THAT(m.Render(ExpositionFormat::kText, 0, &self),
-              HasSubstr("process_cpu_seconds_total 2.25\n")) << "read at each scrape";
+              HasSubstr("process_cpu_seconds_total 2.25\n"))
+      << "read at each scrape";
   EXPECT_THAT(m.Render(ExpositionFormat::kOpenMetrics, 0, &self),
               HasSubstr("process_cpu_seconds_total 2.25\n"));
   EXPECT_THAT(m.Render(ExpositionFormat::kText, 0), Not(HasSubstr("\nprocess_")));
@@ -627,7 +635,8 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
   EXPECT_THAT(text, HasSubstr("user=\"(other)\",project=\"(other)\",team=\"(other)\","
                               "namespace=\"(other)\",pod=\"(other)\",container=\"(other)\","
                               "pod_uid=\"(other)\",slurm_job=\"(other)\",phase=\"productive\"} "
-                              "2\n")) << "u1 and u2, a second each";
+                              "2\n"))
+      << "u1 and u2, a second each";
   EXPECT_THAT(text, HasSubstr("metric=\"cgov_identity_gpu_seconds_total\"} 2\n"));
   credit(20'000, {2});  // u0 and "(other)" idle for longer than the expiry: gone; u2 gets a slot
   text = m.Render(ExpositionFormat::kText, 20'000);
@@ -646,13 +655,17 @@ TEST(DaemonMetrics, IdentitiesBeyondTheCapAreCreditedToOtherAndExpire) {
 // check, the six process_* series of the daemon itself (kSelf: every one known), and with every
 // module on (kModules) each module's failure counter and each collector's and module's duration.
 constexpr size_t kFixedSeries = 44, kPerGpuSeries = 63, kPerGpuGpmPatternSeries = 8,
-                 kPerGpuDcgmSeries = 26,
-                 kPerIdentitySeries = 11, kPerIdentityWorkSeries = 3;
-constexpr const char* kModules[] = {"metrics", "driver_events", "kubernetes", "pod_resources",
-                                    "notify",  "policy",        "budgets",    "tick_log", "work"};
+                 kPerGpuDcgmSeries = 26, kPerIdentitySeries = 11, kPerIdentityWorkSeries = 3;
+constexpr const char* kModules[] = {"metrics",       "driver_events", "kubernetes",
+                                    "pod_resources", "notify",        "policy",
+                                    "budgets",       "tick_log",      "work"};
 
-const SelfStats kSelf{.cpu_seconds = 1, .resident_bytes = 1, .virtual_bytes = 1, .open_fds = 1,
-                      .max_fds = 1, .start_time_seconds = 1};
+const SelfStats kSelf{.cpu_seconds = 1,
+                      .resident_bytes = 1,
+                      .virtual_bytes = 1,
+                      .open_fds = 1,
+                      .max_fds = 1,
+                      .start_time_seconds = 1};
 
 // Every series of an exposition (its name and labels), once.
 std::set<std::string> SeriesOf(const std::string& text) {
@@ -847,8 +860,8 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
         const int64_t share = i + 1 == on.size() ? left : 1000 / static_cast<int64_t>(on.size());
         left -= share;
         credited_ms += share;
-        c.identities.push_back({on[i]->identity, gpus[gpu].gpu_id, 1000, 0, share,
-                                Phase::kUnderutilized});
+        c.identities.push_back(
+            {on[i]->identity, gpus[gpu].gpu_id, 1000, 0, share, Phase::kUnderutilized});
       }
     }
     m.RecordTick(std::move(tick));
@@ -892,11 +905,11 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     s.last_xid = 79;
     tick.gpus.assign(gpu_count, s);
     GpmMetrics gpm;
-    for (auto field : {&GpmMetrics::graphics_active_pct, &GpmMetrics::sm_active_pct,
-                       &GpmMetrics::sm_occupancy_pct, &GpmMetrics::tensor_active_pct,
-                       &GpmMetrics::dram_active_pct, &GpmMetrics::pcie_tx_mib_s,
-                       &GpmMetrics::pcie_rx_mib_s, &GpmMetrics::nvlink_tx_mib_s,
-                       &GpmMetrics::nvlink_rx_mib_s}) {
+    for (auto field :
+         {&GpmMetrics::graphics_active_pct, &GpmMetrics::sm_active_pct,
+          &GpmMetrics::sm_occupancy_pct, &GpmMetrics::tensor_active_pct,
+          &GpmMetrics::dram_active_pct, &GpmMetrics::pcie_tx_mib_s, &GpmMetrics::pcie_rx_mib_s,
+          &GpmMetrics::nvlink_tx_mib_s, &GpmMetrics::nvlink_rx_mib_s}) {
       gpm.*field = 1;
     }
     tick.gpm.assign(gpu_count, gpm);
@@ -913,8 +926,12 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     }
     for (uint32_t i = 0; i < gpu_count; ++i) {
       for (size_t p = 0; p <= kPhaseCount; ++p) {  // every phase, "unknown" too
-        c.gpus.push_back({i + 1, 1000, p < kPhaseCount ? std::optional(static_cast<Phase>(p))
-                                                      : std::nullopt, 50'000, {}, {}});
+        c.gpus.push_back({i + 1,
+                          1000,
+                          p < kPhaseCount ? std::optional(static_cast<Phase>(p)) : std::nullopt,
+                          50'000,
+                          {},
+                          {}});
       }
     }
     d.Credit(c, [&](uint32_t id) { return &who[id]; });
@@ -985,18 +1002,20 @@ TEST_F(HttpServerTest, AnswersGetAndRefusesBodiesMethodsAndHugeHeads) {
   Start();
   const uint16_t port = server_->port();
   ASSERT_GT(port, 0);
-  std::string r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: text/plain\r\n"
-                                 "Connection: close\r\n\r\n");
+  std::string r = Exchange(port,
+                           "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: text/plain\r\n"
+                           "Connection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
   EXPECT_THAT(r, HasSubstr("path=/metrics accept=text/plain\n"));
   r = Exchange(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 405"));
   EXPECT_THAT(r, HasSubstr("Allow: GET, HEAD"));
-  r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     "3\r\nabc\r\n0\r\n\r\n");
+  r = Exchange(port,
+               "GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "3\r\nabc\r\n0\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 413"));
-  r = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(1 << 20, 'a') +
-                         "\r\n\r\n");
+  r = Exchange(
+      port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(1 << 20, 'a') + "\r\n\r\n");
   EXPECT_THAT(r, Not(HasSubstr("path=/metrics"))) << "a 1 MiB header is never served";
   if (!r.empty()) {
     EXPECT_THAT(r, StartsWith("HTTP/1.1 4"));
@@ -1012,8 +1031,8 @@ TEST_F(HttpServerTest, AnswersGetAndRefusesBodiesMethodsAndHugeHeads) {
 TEST_F(HttpServerTest, ServesPipelinedRequestsOnOneConnection) {
   Start();
   const std::string keep = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
-  const std::string r = Exchange(server_->port(), keep + keep +
-                                 "GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string r = Exchange(
+      server_->port(), keep + keep + "GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   size_t answers = 0;
   for (size_t at = r.find("HTTP/1.1 200"); at != std::string::npos;
        at = r.find("HTTP/1.1 200", at + 1)) {
@@ -1046,23 +1065,27 @@ TEST_F(HttpServerTest, BasicAuthGuardsEveryPath) {
   HttpServerOptions o;
   o.users = {{"prom", "s3cret", false}};
   Start(o);
-  std::string r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
-                                            "close\r\n\r\n");
+  std::string r =
+      Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 401"));
   EXPECT_THAT(r, HasSubstr("WWW-Authenticate: Basic realm=\"cgov\""));
   // prom:wrong, then prom:s3cret
-  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
-                                "cHJvbTp3cm9uZw==\r\nConnection: close\r\n\r\n");
+  r = Exchange(server_->port(),
+               "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
+               "cHJvbTp3cm9uZw==\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 401"));
-  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
-                                "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
+  r = Exchange(server_->port(),
+               "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
+               "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
   // prom:s3cret\0anything is not prom:s3cret; the scheme in lower case is still Basic.
-  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
-                                "cHJvbTpzM2NyZXQAYW55dGhpbmc=\r\nConnection: close\r\n\r\n");
+  r = Exchange(server_->port(),
+               "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic "
+               "cHJvbTpzM2NyZXQAYW55dGhpbmc=\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 401"));
-  r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: basic "
-                                "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
+  r = Exchange(server_->port(),
+               "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: basic "
+               "cHJvbTpzM2NyZXQ=\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(r, StartsWith("HTTP/1.1 200"));
 }
 
@@ -1072,12 +1095,15 @@ TEST_F(HttpServerTest, OpenPathsNeedNoCredentials) {
   o.users = {{"prom", "s3cret", false}};
   o.open_paths = {"/health"};
   Start(o);
-  EXPECT_THAT(Exchange(server_->port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: "
-                                        "close\r\n\r\n"), StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(
+      Exchange(server_->port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+      StartsWith("HTTP/1.1 200"));
   for (const char* path : {"/metrics", "/health/", "/healthx", "/"}) {
-    EXPECT_THAT(Exchange(server_->port(), std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\n"
-                                          "Connection: close\r\n\r\n"),
-                StartsWith("HTTP/1.1 401")) << path;
+    EXPECT_THAT(Exchange(server_->port(), std::string("GET ") + path +
+                                              " HTTP/1.1\r\nHost: x\r\n"
+                                              "Connection: close\r\n\r\n"),
+                StartsWith("HTTP/1.1 401"))
+        << path;
   }
 }
 
@@ -1159,7 +1185,8 @@ TEST_F(HttpServerTest, SlowClientsCannotTakeEverySlotFromHealth) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   size_t still_open = 0;
   for (size_t i = 0; i < slow.size(); ++i) {
-    if (i < 3 || i >= 10) still_open += ClosedWithin(slow[i], std::chrono::milliseconds(10)) ? 0 : 1;
+    if (i < 3 || i >= 10)
+      still_open += ClosedWithin(slow[i], std::chrono::milliseconds(10)) ? 0 : 1;
   }
   EXPECT_LE(still_open, o.connection_limit / 2);
   EXPECT_GE(server_->cut_off(), 1u);
@@ -1185,8 +1212,9 @@ TEST_F(HttpServerTest, ABcryptFloodLeavesHealthPromptAndIsAnswered429) {
       for (int i = 0; flooding; ++i) {
         // prom:<a different wrong password each time>: none is remembered.
         const std::string wrong = Base64Encode(fmt::format("prom:wrong-{}-{}", t, i));
-        const std::string r = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nAuthorization:"
-                                       " Basic " + wrong + "\r\nConnection: close\r\n\r\n");
+        const std::string r =
+            Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nAuthorization: Basic " + wrong +
+                                          "\r\nConnection: close\r\n\r\n");
         (r.starts_with("HTTP/1.1 429") ? too_many : unauthorized).fetch_add(1);
       }
     });
@@ -1215,7 +1243,8 @@ TEST(BasicAuthorization, TheWholePasswordCountsAndTheSchemeIsCaseInsensitive) {
   EXPECT_EQ(plain->second, "s3cret");
   EXPECT_EQ(ParseBasicAuthorization("basic cHJvbTpzM2NyZXQ="), plain);
   EXPECT_EQ(ParseBasicAuthorization("BASIC  cHJvbTpzM2NyZXQ= "), plain);
-  auto nul = ParseBasicAuthorization("Basic cHJvbTpzM2NyZXQAYW55dGhpbmc=");  // prom:s3cret\0anything
+  auto nul =
+      ParseBasicAuthorization("Basic cHJvbTpzM2NyZXQAYW55dGhpbmc=");  // prom:s3cret\0anything
   ASSERT_TRUE(nul);
   EXPECT_EQ(nul->second, std::string("s3cret\0anything", 15));
   auto colon = ParseBasicAuthorization("Basic cHJvbTphOmI=");  // prom:a:b

@@ -1,8 +1,9 @@
 // libmicrohttpd and GnuTLS, loaded at run time by `cgov daemon --listen` (and `--tls-cert`)
-// alone, and libcrypt and libyaml by `--web-config` alone: linked, they cost every cgov process ~4 ms at exec and ~2.8 MB of RSS (GnuTLS and the
-// six libraries it brings initialise at load), which a `cgov run` wrapping a job must not pay
-// (docs/benchmarks.md, docs/architecture.md "Dependencies"). The headers are used for types and
-// constants only; every call goes through the pointers resolved here.
+// alone, and libcrypt and libyaml by `--web-config` alone: linked, they cost every cgov process ~4
+// ms at exec and ~2.8 MB of RSS (GnuTLS and the six libraries it brings initialise at load), which
+// a `cgov run` wrapping a job must not pay (docs/benchmarks.md, docs/architecture.md
+// "Dependencies"). The headers are used for types and constants only; every call goes through the
+// pointers resolved here.
 #ifndef CGOV_EXPORT_HTTP_LIBRARIES_H_
 #define CGOV_EXPORT_HTTP_LIBRARIES_H_
 

@@ -57,7 +57,7 @@ struct HttpServer::State {
   std::mutex mu;
   std::unordered_map<MHD_Connection*, Open> open;
   std::chrono::steady_clock::duration head_deadline, pressed_head_deadline;
-  size_t pressed_from = 0;  // connections open
+  size_t pressed_from = 0;   // connections open
   size_t waiting_limit = 0;  // heads not yet whole
   static constexpr std::chrono::milliseconds kEvictAfter{250};
   Worker watchdog;  // woken by each new connection and each answered request
@@ -157,7 +157,8 @@ MHD_Result Queue(MHD_Connection* connection, const ServedResponse& r, bool close
   if (close) Mhd().add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
   if (r.status == 405) Mhd().add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   if (r.status == 429) Mhd().add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-  const MHD_Result ret = Mhd().queue_response(connection, static_cast<unsigned>(r.status), response);
+  const MHD_Result ret =
+      Mhd().queue_response(connection, static_cast<unsigned>(r.status), response);
   Mhd().destroy_response(response);
   return ret;
 }
@@ -197,10 +198,10 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
     if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
       return Refuse(state, connection, 405, "only GET and HEAD\n");
     }
-    const char* length = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char* length =
+        Mhd().lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     const char* encoding = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                       MHD_HTTP_HEADER_TRANSFER_ENCODING);
+                                                         MHD_HTTP_HEADER_TRANSFER_ENCODING);
     if (encoding != nullptr || (length != nullptr && std::string_view(length) != "0") ||
         *upload_data_size > 0) {
       return Refuse(state, connection, 413, "request bodies are not accepted\n");
@@ -218,14 +219,15 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
     // ("pass\0anything" passed as "pass"), and it wants the scheme spelt "Basic".
     size_t header_size = 0;
     const char* header = nullptr;
-    const bool found = Mhd().lookup_connection_value_n(connection, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_AUTHORIZATION,
-                                                     std::strlen(MHD_HTTP_HEADER_AUTHORIZATION),
-                                                     &header, &header_size) == MHD_YES;
+    const bool found =
+        Mhd().lookup_connection_value_n(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
+                                        std::strlen(MHD_HTTP_HEADER_AUTHORIZATION), &header,
+                                        &header_size) == MHD_YES;
     const auto credentials =
         found ? ParseBasicAuthorization(std::string_view(header, header_size)) : std::nullopt;
     const AuthVerdict verdict = credentials
-        ? state->auth->Check(credentials->first, credentials->second) : AuthVerdict::kDenied;
+                                    ? state->auth->Check(credentials->first, credentials->second)
+                                    : AuthVerdict::kDenied;
     if (verdict == AuthVerdict::kBusy) {
       return Refuse(state, connection, 429, "too many password checks at once; try again\n");
     }
@@ -243,14 +245,14 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
   ServedRequest request;
   request.path = url;
   Mhd().get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &AddArgument, &request.query);
-  if (const char* accept = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                       MHD_HTTP_HEADER_ACCEPT)) {
+  if (const char* accept =
+          Mhd().lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)) {
     request.accept = accept;
   }
   ServedResponse response = state->handler(request);
   state->answered.fetch_add(1, std::memory_order_relaxed);
-  const char* encodings = Mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                      MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  const char* encodings =
+      Mhd().lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
   if (response.status == 200 && response.body.size() >= kGzipMinBytes && encodings != nullptr &&
       AcceptsGzip(encodings)) {
     // zlib is loaded by the first scrape that asks; without it the body goes as it is.
@@ -266,7 +268,6 @@ MHD_Result Answer(void* cls, MHD_Connection* connection, const char* url, const 
 }
 
 void Quiet(void*, const char*, va_list) {}
-
 
 }  // namespace
 
@@ -285,8 +286,8 @@ bool AcceptsGzip(std::string_view accept_encoding) {
   while (!accept_encoding.empty()) {
     const size_t comma = accept_encoding.find(',');
     std::string_view item = accept_encoding.substr(0, comma);
-    accept_encoding = comma == std::string_view::npos ? std::string_view()
-                                                      : accept_encoding.substr(comma + 1);
+    accept_encoding =
+        comma == std::string_view::npos ? std::string_view() : accept_encoding.substr(comma + 1);
     const size_t semicolon = item.find(';');
     std::string_view name = TrimBlanks(item.substr(0, semicolon));
     bool accepted = true;
@@ -309,22 +310,21 @@ bool AcceptsGzip(std::string_view accept_encoding) {
   return gzip ? *gzip : any.value_or(false);
 }
 
-bool ListenAddress::IsLoopback() const {
-  return host == "::1" || host.starts_with("127.");
-}
+bool ListenAddress::IsLoopback() const { return host == "::1" || host.starts_with("127."); }
 
 Result<ListenAddress> ParseListenAddress(std::string_view text) {
   ListenAddress a;
   const auto colon = text.rfind(':');
   auto bad = [&](std::string_view why) {
-    return InvalidArgument(fmt::format("--listen {}: {} (expected HOST:PORT such as "
-                                       "127.0.0.1:9400, [::1]:9400 or 0.0.0.0:9400)",
-                                       SafeText(text), why));
+    return InvalidArgument(fmt::format(
+        "--listen {}: {} (expected HOST:PORT such as 127.0.0.1:9400, [::1]:9400 or 0.0.0.0:9400)",
+        SafeText(text), why));
   };
   if (colon == std::string_view::npos) {
     const bool digits = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
     return digits ? bad(fmt::format("a port alone; name the address too: 127.0.0.1:{} (this host "
-                                    "only) or 0.0.0.0:{} (every interface)", text, text))
+                                    "only) or 0.0.0.0:{} (every interface)",
+                                    text, text))
                   : bad("no port");
   }
   std::string_view host = text.substr(0, colon);
@@ -344,8 +344,8 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   a.host = host;
   unsigned char buffer[sizeof(in6_addr)];
   if (inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host.c_str(), buffer) != 1) {
-    return bad(a.ipv6 ? "not a numeric IPv6 address" : "not a numeric IPv4 address or localhost "
-               "(IPv6 goes in brackets)");
+    return bad(a.ipv6 ? "not a numeric IPv6 address"
+                      : "not a numeric IPv4 address or localhost (IPv6 goes in brackets)");
   }
   return a;
 }
@@ -353,8 +353,8 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
                                                       ServedHandler handler) {
   const ListenAddress& a = options.address;
-  const std::string where = a.ipv6 ? fmt::format("[{}]:{}", a.host, a.port)
-                                   : fmt::format("{}:{}", a.host, a.port);
+  const std::string where =
+      a.ipv6 ? fmt::format("[{}]:{}", a.host, a.port) : fmt::format("{}:{}", a.host, a.port);
   if (Result<const MicrohttpdLibrary*> mhd = LoadMicrohttpd(); !mhd.ok()) return mhd.status();
   const int fd = socket(a.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Internal(fmt::format("--listen {}: socket: {}", where, std::strerror(errno)));
@@ -419,18 +419,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
       {MHD_OPTION_END, 0, nullptr}};
   MHD_OptionItem no_options[] = {{MHD_OPTION_END, 0, nullptr}};
   server->daemon_ = Mhd().start_daemon(
-      flags, 0, nullptr, nullptr, &Answer, server->state_.get(),
-      MHD_OPTION_LISTEN_SOCKET, fd,
-      MHD_OPTION_CONNECTION_LIMIT, options.connection_limit,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, options.per_address_limit,
-      MHD_OPTION_CONNECTION_TIMEOUT, options.timeout_s,
+      flags, 0, nullptr, nullptr, &Answer, server->state_.get(), MHD_OPTION_LISTEN_SOCKET, fd,
+      MHD_OPTION_CONNECTION_LIMIT, options.connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+      options.per_address_limit, MHD_OPTION_CONNECTION_TIMEOUT, options.timeout_s,
       MHD_OPTION_NOTIFY_CONNECTION, &NotifyConnection, server->state_.get(),
       MHD_OPTION_NOTIFY_COMPLETED, &RequestDone, server->state_.get(),
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, options.memory_limit_bytes,
-      MHD_OPTION_THREAD_POOL_SIZE, options.threads,
-      MHD_OPTION_EXTERNAL_LOGGER, &Quiet, nullptr,
-      MHD_OPTION_ARRAY, tls ? tls_options : no_options,
-      MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, options.memory_limit_bytes, MHD_OPTION_THREAD_POOL_SIZE,
+      options.threads, MHD_OPTION_EXTERNAL_LOGGER, &Quiet, nullptr, MHD_OPTION_ARRAY,
+      tls ? tls_options : no_options, MHD_OPTION_END);
   if (server->daemon_ == nullptr) {
     close(fd);
     return Unavailable(fmt::format("--listen {}: the HTTP server did not start{}", where,
@@ -438,9 +434,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   }
   State* state = server->state_.get();
   // Without its thread the server still answers; only late heads are not cut off.
-  (void)state->watchdog.Start("cgov-http-watch", Worker::Wait(0), [state] {
-    return state->Watch();
-  });
+  (void)state->watchdog.Start("cgov-http-watch", Worker::Wait(0),
+                              [state] { return state->Watch(); });
   return server;
 }
 
@@ -474,8 +469,8 @@ Result<CertificateInfo> ReadCertificateInfo(std::string_view pem) {
   const int imported = tls->crt_import(crt, &data, GNUTLS_X509_FMT_PEM);
   if (imported != GNUTLS_E_SUCCESS) {
     tls->crt_deinit(crt);
-    return InvalidArgument(fmt::format("not a PEM X.509 certificate ({})",
-                                       tls->strerror(imported)));
+    return InvalidArgument(
+        fmt::format("not a PEM X.509 certificate ({})", tls->strerror(imported)));
   }
   CertificateInfo info;
   info.not_before_s = tls->crt_get_activation_time(crt);
@@ -489,7 +484,8 @@ Result<CertificateInfo> ReadCertificateInfo(std::string_view pem) {
   return info;
 }
 
-std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(std::string_view header) {
+std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(
+    std::string_view header) {
   while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
   const size_t space = header.find(' ');
   if (space != 5) return std::nullopt;

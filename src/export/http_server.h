@@ -40,7 +40,7 @@ std::optional<std::pair<std::string, std::string>> ParseBasicAuthorization(std::
 struct CertificateInfo {
   int64_t not_before_s = 0;  // Unix seconds
   int64_t not_after_s = 0;
-  std::string subject;       // its distinguished name, SafeText
+  std::string subject;  // its distinguished name, SafeText
 };
 // Errors when `pem` holds no X.509 certificate that GnuTLS can read (the server would then not
 // start, so the daemon says why first).
@@ -56,7 +56,7 @@ struct HttpServerOptions {
   // Connections one client address may hold at once; more are closed as they come. A scraper
   // needs one (two for an HA pair): 130 slow connections from one address hold 16 slots, not all.
   unsigned per_address_limit = 16;
-  unsigned timeout_s = 10;             // a connection that sends nothing this long is closed
+  unsigned timeout_s = 10;  // a connection that sends nothing this long is closed
   // A request head must be whole this long after it could start (the connection opened or the
   // previous answer went), however its bytes are paced; then the connection is closed. When more
   // than half the slots are taken, the deadline is `pressed_head_deadline_ms` instead: a real
@@ -64,14 +64,14 @@ struct HttpServerOptions {
   // whole: past 7/8 of them waiting, the oldest waiting heads are cut off at once.
   unsigned head_deadline_s = 10;
   unsigned pressed_head_deadline_ms = 2000;
-  size_t memory_limit_bytes = 32768;   // per connection: the request head must fit
+  size_t memory_limit_bytes = 32768;  // per connection: the request head must fit
   unsigned threads = 2;
-  std::vector<BasicAuthUser> users;    // empty: no authentication
+  std::vector<BasicAuthUser> users;  // empty: no authentication
   // Paths answered without credentials even when authentication is on (liveness probes send
   // none): they must say nothing secret.
   std::vector<std::string> open_paths;
-  bool tls = false;                    // HTTPS: TLS 1.2 or 1.3, or the server does not start
-  std::string tls_cert_pem;            // both set: HTTPS
+  bool tls = false;          // HTTPS: TLS 1.2 or 1.3, or the server does not start
+  std::string tls_cert_pem;  // both set: HTTPS
   std::string tls_key_pem;
 };
 

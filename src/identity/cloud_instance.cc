@@ -14,9 +14,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 // What is left of the budget, at least 1 ms (an exchange with 0 ms would not even connect).
 std::chrono::milliseconds Left(SteadyClock::time_point deadline) {
-  return std::max(std::chrono::milliseconds(1),
-                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                      SteadyClock::now()));
+  return std::max(
+      std::chrono::milliseconds(1),
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
 }
 
 // A metadata value: one line of letters, digits and . - _ / : (an Azure resource id has
@@ -86,10 +86,9 @@ Asked AskAws(const std::string& endpoint, SteadyClock::time_point deadline) {
   }  // else an IMDSv1-only host (or not AWS): asked without a token
   auto type = TypeValue(endpoint + "/latest/meta-data/instance-type", headers, deadline);
   if (!type.ok()) {
-    a.why = fmt::format("AWS: instance-type: {}{}", type.status().message(),
-                        headers.empty() ? fmt::format(" (the token PUT answered HTTP {})",
-                                                      token->status)
-                                        : "");
+    a.why = fmt::format(
+        "AWS: instance-type: {}{}", type.status().message(),
+        headers.empty() ? fmt::format(" (the token PUT answered HTTP {})", token->status) : "");
     return a;
   }
   a.instance.provider = CloudProvider::kAws;
@@ -108,13 +107,20 @@ struct HeaderCloud {
   const char* header;     // "Metadata-Flavor: Google"
   const char* type_path;  // under the endpoint
   const char* id_path;
-  const char* query;      // after each path
+  const char* query;  // after each path
 };
 
-constexpr HeaderCloud kGcp = {CloudProvider::kGcp, "GCP", "machine-type", "Metadata-Flavor: Google",
+constexpr HeaderCloud kGcp = {CloudProvider::kGcp,
+                              "GCP",
+                              "machine-type",
+                              "Metadata-Flavor: Google",
                               "/computeMetadata/v1/instance/machine-type",
-                              "/computeMetadata/v1/instance/id", ""};
-constexpr HeaderCloud kAzure = {CloudProvider::kAzure, "Azure", "vmSize", "Metadata: true",
+                              "/computeMetadata/v1/instance/id",
+                              ""};
+constexpr HeaderCloud kAzure = {CloudProvider::kAzure,
+                                "Azure",
+                                "vmSize",
+                                "Metadata: true",
                                 "/metadata/instance/compute/vmSize",
                                 "/metadata/instance/compute/resourceId",
                                 "?api-version=2021-02-01&format=text"};
@@ -169,16 +175,20 @@ Result<CloudProvider> ParseCloudProvider(std::string_view text) {
   if (text == "aws") return CloudProvider::kAws;
   if (text == "gcp") return CloudProvider::kGcp;
   if (text == "azure") return CloudProvider::kAzure;
-  return InvalidArgument(fmt::format("--detect-instance {}: expected auto, aws, gcp or azure",
-                                     text));
+  return InvalidArgument(
+      fmt::format("--detect-instance {}: expected auto, aws, gcp or azure", text));
 }
 
 std::string_view CloudProviderName(CloudProvider provider) {
   switch (provider) {
-    case CloudProvider::kAuto: return "auto";
-    case CloudProvider::kAws: return "aws";
-    case CloudProvider::kGcp: return "gcp";
-    case CloudProvider::kAzure: return "azure";
+    case CloudProvider::kAuto:
+      return "auto";
+    case CloudProvider::kAws:
+      return "aws";
+    case CloudProvider::kGcp:
+      return "gcp";
+    case CloudProvider::kAzure:
+      return "azure";
   }
   return "auto";
 }
@@ -196,10 +206,18 @@ Result<CloudInstance> DetectCloudInstance(CloudProvider provider, const std::str
   };
   std::vector<Asked (*)(const std::string&, SteadyClock::time_point)> order;
   switch (provider) {
-    case CloudProvider::kAws: order = {&AskAws}; break;
-    case CloudProvider::kGcp: order = {&AskGcp}; break;
-    case CloudProvider::kAzure: order = {&AskAzure}; break;
-    case CloudProvider::kAuto: order = {&AskAws, &AskGcp, &AskAzure}; break;
+    case CloudProvider::kAws:
+      order = {&AskAws};
+      break;
+    case CloudProvider::kGcp:
+      order = {&AskGcp};
+      break;
+    case CloudProvider::kAzure:
+      order = {&AskAzure};
+      break;
+    case CloudProvider::kAuto:
+      order = {&AskAws, &AskGcp, &AskAzure};
+      break;
   }
   for (auto* one : order) {
     Asked a = ask(one);

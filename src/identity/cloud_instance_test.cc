@@ -16,8 +16,8 @@ std::string Base(const FakeHttpServer& server) { return server.url(""); }
 
 TEST(CloudInstance, AwsAsksForAnImdsV2TokenFirstAndSendsItWithEachQuestion) {
   FakeHttpServer aws(FakeCloudMetadata("aws"));
-  Result<CloudInstance> found = DetectCloudInstance(CloudProvider::kAws, Base(aws),
-                                                    milliseconds(2000));
+  Result<CloudInstance> found =
+      DetectCloudInstance(CloudProvider::kAws, Base(aws), milliseconds(2000));
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(found->provider, CloudProvider::kAws);
   EXPECT_EQ(found->instance_type, "p5.48xlarge");
@@ -33,8 +33,8 @@ TEST(CloudInstance, AwsAsksForAnImdsV2TokenFirstAndSendsItWithEachQuestion) {
 
 TEST(CloudInstance, AnAwsHostThatRefusesTheTokenIsAskedWithout) {
   FakeHttpServer aws(FakeCloudMetadata("aws-v1"));
-  Result<CloudInstance> found = DetectCloudInstance(CloudProvider::kAws, Base(aws),
-                                                    milliseconds(2000));
+  Result<CloudInstance> found =
+      DetectCloudInstance(CloudProvider::kAws, Base(aws), milliseconds(2000));
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(found->instance_type, "p5.48xlarge");
   EXPECT_EQ(aws.requests()[1].find("X-aws-ec2-metadata-token:"), std::string::npos);
@@ -47,8 +47,8 @@ TEST(CloudInstance, GcpAndAzureAnswerWithTheirHeaders) {
   EXPECT_EQ(g->instance_type, "a3-highgpu-1g");  // the last segment of projects/.../machineTypes/
   EXPECT_EQ(g->instance_id, "4520031799277581759");
   FakeHttpServer azure(FakeCloudMetadata("azure"));
-  Result<CloudInstance> a = DetectCloudInstance(CloudProvider::kAzure, Base(azure),
-                                                milliseconds(2000));
+  Result<CloudInstance> a =
+      DetectCloudInstance(CloudProvider::kAzure, Base(azure), milliseconds(2000));
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->instance_type, "Standard_ND96isr_H100_v5");
   EXPECT_TRUE(a->instance_id.starts_with("/subscriptions/")) << a->instance_id;
@@ -58,8 +58,8 @@ TEST(CloudInstance, GcpAndAzureAnswerWithTheirHeaders) {
 TEST(CloudInstance, AutoFindsEachCloudInTurn) {
   for (const char* cloud : {"aws", "gcp", "azure"}) {
     FakeHttpServer server(FakeCloudMetadata(cloud));
-    Result<CloudInstance> found = DetectCloudInstance(CloudProvider::kAuto, Base(server),
-                                                      milliseconds(3000));
+    Result<CloudInstance> found =
+        DetectCloudInstance(CloudProvider::kAuto, Base(server), milliseconds(3000));
     ASSERT_TRUE(found.ok()) << cloud << ": " << found.status().message();
     EXPECT_EQ(CloudProviderName(found->provider), std::string(cloud));
   }
@@ -67,8 +67,8 @@ TEST(CloudInstance, AutoFindsEachCloudInTurn) {
 
 TEST(CloudInstance, WrongProviderOrNothingThereIsAnErrorThatSaysWhatAnswered) {
   FakeHttpServer gcp(FakeCloudMetadata("gcp"));
-  Result<CloudInstance> as_aws = DetectCloudInstance(CloudProvider::kAws, Base(gcp),
-                                                     milliseconds(2000));
+  Result<CloudInstance> as_aws =
+      DetectCloudInstance(CloudProvider::kAws, Base(gcp), milliseconds(2000));
   ASSERT_FALSE(as_aws.ok());
   EXPECT_NE(as_aws.status().message().find("AWS: instance-type: HTTP 404"), std::string::npos)
       << as_aws.status().message();
@@ -88,8 +88,8 @@ TEST(CloudInstance, WrongProviderOrNothingThereIsAnErrorThatSaysWhatAnswered) {
 TEST(CloudInstance, AHangingServiceIsGivenUpWithinTheBudget) {
   FakeHttpServer hanging(200, "p5.48xlarge", /*delay_ms=*/3000);
   const auto start = std::chrono::steady_clock::now();
-  Result<CloudInstance> found = DetectCloudInstance(CloudProvider::kAuto, Base(hanging),
-                                                    milliseconds(300));
+  Result<CloudInstance> found =
+      DetectCloudInstance(CloudProvider::kAuto, Base(hanging), milliseconds(300));
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(found.ok());
   EXPECT_LT(took, std::chrono::milliseconds(1500));  // the budget, and no next provider

@@ -77,8 +77,9 @@ Result<KubeLabelMap> ParseKubeLabelMap(std::string_view text) {
                                      : field == "user"  ? &map.user
                                                         : nullptr;
     if (eq == std::string_view::npos || keys == nullptr) {
-      return InvalidArgument(fmt::format("--kube-labels: \"{}\": expected project=KEY[,KEY...], "
-                                         "team=... or user=...", SafeText(part)));
+      return InvalidArgument(
+          fmt::format("--kube-labels: \"{}\": expected project=KEY[,KEY...], team=... or user=...",
+                      SafeText(part)));
     }
     if (std::find(given.begin(), given.end(), field) != given.end()) {
       return InvalidArgument(fmt::format("--kube-labels: {} given twice", field));
@@ -91,8 +92,8 @@ Result<KubeLabelMap> ParseKubeLabelMap(std::string_view text) {
       const std::string_view key = list.substr(at, comma - at);
       at = comma + 1;
       if (!IsLabelKey(key)) {
-        return InvalidArgument(fmt::format("--kube-labels: {}: \"{}\" is not a Kubernetes label "
-                                           "key", field, SafeText(key)));
+        return InvalidArgument(fmt::format(
+            "--kube-labels: {}: \"{}\" is not a Kubernetes label key", field, SafeText(key)));
       }
       keys->emplace_back(key);
     }
@@ -135,8 +136,8 @@ Status KubePodDirectory::Upsert(const json& pod, int64_t now_ms, bool deleted) {
     p.user = std::move(owners.user);
   }
   if (const json* status = Member(pod, "status"); status != nullptr) {
-    for (const char* list : {"initContainerStatuses", "containerStatuses",
-                             "ephemeralContainerStatuses"}) {
+    for (const char* list :
+         {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"}) {
       const json* statuses = Member(*status, list);
       if (statuses == nullptr || !statuses->is_array()) continue;
       for (const json& c : *statuses) {
@@ -241,8 +242,8 @@ std::optional<KubePod> KubePodDirectory::FindByName(std::string_view namespace_n
     if (pod.name != name || pod.namespace_name != namespace_name) continue;
     // A live pod over a deleted one of the same name (a StatefulSet's replacement); of deleted
     // ones, the last deleted.
-    if (best == nullptr || (best->deleted_ms != 0 && (pod.deleted_ms == 0 ||
-                                                      pod.deleted_ms > best->deleted_ms))) {
+    if (best == nullptr ||
+        (best->deleted_ms != 0 && (pod.deleted_ms == 0 || pod.deleted_ms > best->deleted_ms))) {
       best = &pod;
     }
   }

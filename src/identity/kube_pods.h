@@ -46,7 +46,7 @@ struct KubePod {
   std::string name;
   std::string project, team, user;  // from the labels; empty when none of the keys is set
   std::map<std::string, std::string> containers;  // container id (no runtime prefix) -> name
-  int64_t deleted_ms = 0;                          // 0: not deleted
+  int64_t deleted_ms = 0;                         // 0: not deleted
   uint64_t list_epoch = 0;  // the directory's bookkeeping: the last list that had this pod
 };
 

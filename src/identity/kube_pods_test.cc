@@ -27,15 +27,18 @@ std::string List(const std::vector<std::string>& pods, const std::string& versio
                  const std::string& next = "") {
   std::string items;
   for (const std::string& p : pods) items += (items.empty() ? "" : ",") + p;
-  return fmt::format(R"({{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"{}"{}}},
-      "items":[{}]}})", version, next.empty() ? "" : ",\"continue\":\"" + next + "\"", items);
+  return fmt::format(
+      R"({{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"{}"{}}},
+      "items":[{}]}})",
+      version, next.empty() ? "" : ",\"continue\":\"" + next + "\"", items);
 }
 
 TEST(KubePods, ListThenWatchEventsGiveNamesContainersAndLabels) {
   KubePodDirectory d(DefaultKubeLabelMap());
-  const std::string a = Pod("uid-a", "ml", "train-0", R"("project-id":"llm","team-id":"research","user-id":"alice")", "aaa");
-  const std::string b = Pod("uid-b", "notebooks", "nb-bob",
-                            R"("app.kubernetes.io/part-of":"jupyter")", "bbb");
+  const std::string a = Pod("uid-a", "ml", "train-0",
+                            R"("project-id":"llm","team-id":"research","user-id":"alice")", "aaa");
+  const std::string b =
+      Pod("uid-b", "notebooks", "nb-bob", R"("app.kubernetes.io/part-of":"jupyter")", "bbb");
   auto next = d.ApplyListPage(List({a}, "500", "page-2"), true, 0);
   ASSERT_TRUE(next.ok()) << next.status().message();
   EXPECT_EQ(*next, "page-2");
@@ -55,15 +58,19 @@ TEST(KubePods, ListThenWatchEventsGiveNamesContainersAndLabels) {
   EXPECT_EQ(d.Find("uid-b")->team, "") << "unlabelled";
 
   const uint64_t before = d.generation();
-  ASSERT_TRUE(d.ApplyEvent(R"({"type":"MODIFIED","object":)" +
-                           Pod("uid-b", "notebooks", "nb-bob", R"("project-id":"nb")", "bbb", "501") +
-                           "}", 1000).ok());
+  ASSERT_TRUE(
+      d.ApplyEvent(R"({"type":"MODIFIED","object":)" +
+                       Pod("uid-b", "notebooks", "nb-bob", R"("project-id":"nb")", "bbb", "501") +
+                       "}",
+                   1000)
+          .ok());
   EXPECT_GT(d.generation(), before);
   EXPECT_EQ(d.Find("uid-b")->project, "nb");
   EXPECT_EQ(d.resource_version(), "501");
   ASSERT_TRUE(d.ApplyEvent(R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1",
       "metadata":{"resourceVersion":"600","annotations":{"k8s.io/initial-events-end":"true"}}}})",
-                           1000).ok());
+                           1000)
+                  .ok());
   EXPECT_EQ(d.resource_version(), "600");
   // Deleted: kept for the grace period (its processes may linger), then forgotten.
   ASSERT_TRUE(d.ApplyEvent(R"({"type":"DELETED","object":)" + a + "}", 2000).ok());
@@ -77,8 +84,10 @@ TEST(KubePods, ListThenWatchEventsGiveNamesContainersAndLabels) {
 
 TEST(KubePods, ARelistMarksThePodsItNoLongerHasDeleted) {
   KubePodDirectory d(DefaultKubeLabelMap());
-  ASSERT_TRUE(d.ApplyListPage(List({Pod("u1", "a", "p1", "", "c1"), Pod("u2", "a", "p2", "", "c2")},
-                                   "10"), true, 0).ok());
+  ASSERT_TRUE(
+      d.ApplyListPage(List({Pod("u1", "a", "p1", "", "c1"), Pod("u2", "a", "p2", "", "c2")}, "10"),
+                      true, 0)
+          .ok());
   ASSERT_TRUE(d.ApplyListPage(List({Pod("u2", "a", "p2", "", "c2")}, "20"), true, 5000).ok());
   EXPECT_EQ(d.Find("u1")->deleted_ms, 5000) << "gone while nobody watched";
   EXPECT_EQ(d.Find("u2")->deleted_ms, 0);
@@ -88,14 +97,19 @@ TEST(KubePods, ARelistMarksThePodsItNoLongerHasDeleted) {
 // (a StatefulSet's) is found as the live one.
 TEST(KubePods, FindByNamePrefersTheLivePod) {
   KubePodDirectory d(DefaultKubeLabelMap());
-  ASSERT_TRUE(d.ApplyListPage(List({Pod("old", "ml", "db-0", "", "c1"), Pod("x", "other", "db-0",
-                                                                            "", "c3")}, "10"),
-                              true, 0).ok());
-  ASSERT_TRUE(d.ApplyEvent(R"({"type":"DELETED","object":)" + Pod("old", "ml", "db-0", "", "c1") +
-                           "}", 1000).ok());
+  ASSERT_TRUE(
+      d.ApplyListPage(
+           List({Pod("old", "ml", "db-0", "", "c1"), Pod("x", "other", "db-0", "", "c3")}, "10"),
+           true, 0)
+          .ok());
+  ASSERT_TRUE(
+      d.ApplyEvent(R"({"type":"DELETED","object":)" + Pod("old", "ml", "db-0", "", "c1") + "}",
+                   1000)
+          .ok());
   EXPECT_EQ(d.FindByName("ml", "db-0")->uid, "old") << "deleted, but the only one";
-  ASSERT_TRUE(d.ApplyEvent(R"({"type":"ADDED","object":)" + Pod("new", "ml", "db-0", "", "c2") +
-                           "}", 2000).ok());
+  ASSERT_TRUE(
+      d.ApplyEvent(R"({"type":"ADDED","object":)" + Pod("new", "ml", "db-0", "", "c2") + "}", 2000)
+          .ok());
   EXPECT_EQ(d.FindByName("ml", "db-0")->uid, "new");
   EXPECT_EQ(d.FindByName("other", "db-0")->uid, "x");
   EXPECT_FALSE(d.FindByName("ml", "db-1"));
@@ -105,11 +119,13 @@ TEST(KubePods, ErrorsAndGone) {
   KubePodDirectory d(DefaultKubeLabelMap());
   Status gone = d.ApplyEvent(R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1",
       "metadata":{},"status":"Failure","message":"too old resource version: 123 (456)",
-      "reason":"Expired","code":410}})j", 0);
+      "reason":"Expired","code":410}})j",
+                             0);
   EXPECT_EQ(gone.code(), StatusCode::kNotFound);
   EXPECT_THAT(gone.message(), HasSubstr("too old resource version"));
   Status other = d.ApplyEvent(R"({"type":"ERROR","object":{"kind":"Status","code":500,
-      "message":"etcd"}})", 0);
+      "message":"etcd"}})",
+                              0);
   EXPECT_EQ(other.code(), StatusCode::kUnavailable);
   EXPECT_FALSE(d.ApplyEvent("not json", 0).ok());
   EXPECT_FALSE(d.ApplyEvent(R"({"type":"SOMETHING","object":{}})", 0).ok());
@@ -121,14 +137,18 @@ TEST(KubePods, BoundedAndEscaped) {
   KubePodDirectory d(DefaultKubeLabelMap(), /*max_pods=*/2);
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(d.ApplyEvent(R"({"type":"ADDED","object":)" +
-                             Pod("u" + std::to_string(i), "ns", "p", "", "c") + "}", 0).ok());
+                                 Pod("u" + std::to_string(i), "ns", "p", "", "c") + "}",
+                             0)
+                    .ok());
   }
   EXPECT_EQ(d.size(), 2u);
   EXPECT_EQ(d.dropped(), 1u);
   KubePodDirectory e(DefaultKubeLabelMap());
   ASSERT_TRUE(e.ApplyEvent(R"({"type":"ADDED","object":)" +
-                           Pod("u", "ns", "p\\u001b[31m", R"("project-id":"x\u0007")", "c") + "}",
-                           0).ok());
+                               Pod("u", "ns", "p\\u001b[31m", R"("project-id":"x\u0007")", "c") +
+                               "}",
+                           0)
+                  .ok());
   EXPECT_EQ(e.Find("u")->name, "p\\x1b[31m");
   EXPECT_EQ(e.Find("u")->project, "x\\x07");
 }

@@ -104,7 +104,7 @@ void KubePodWatch::Loop() {
       if (s.code() == StatusCode::kNotFound) {  // 410 Gone: the resourceVersion is too old
         need_list = true;
         if (!fresh_list) continue;  // relist at once; a list that is gone at once waits
-      } else if (s.ok()) {  // the server ended the watch (timeoutSeconds): resume
+      } else if (s.ok()) {          // the server ended the watch (timeoutSeconds): resume
         if (!healthy_) {
           std::lock_guard lock(mu_);
           healthy_ = true;
@@ -142,8 +142,10 @@ Status KubePodWatch::Get(const std::string& url, long timeout_ms,
     if (bearer.empty() || std::any_of(bearer.begin(), bearer.end(), [](char c) {
           return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
         })) {
-      return InvalidArgument(fmt::format("--kube-token-file {}: not one bearer token (empty, or "
-                                         "a space or control character inside)", o_.token_file));
+      return InvalidArgument(
+          fmt::format("--kube-token-file {}: not one bearer token (empty, or a space or control "
+                      "character inside)",
+                      o_.token_file));
     }
     request.headers.push_back("Authorization: Bearer " + std::string(bearer));
   }
@@ -194,24 +196,28 @@ Status KubePodWatch::List() {
           "pods than a cluster holds): a server that never ends its list; trying again later",
           o_.api_url, SafeText(o_.node_name), max_pages, o_.page_size));
     }
-    std::string url = fmt::format("{}/api/v1/pods?fieldSelector={}&limit={}", o_.api_url, selector,
-                                  o_.page_size);
+    std::string url =
+        fmt::format("{}/api/v1/pods?fieldSelector={}&limit={}", o_.api_url, selector, o_.page_size);
     if (!next.empty()) url += "&continue=" + UrlEncode(next);
     std::string body, error_body;
     long status = 0;
-    CGOV_RETURN_IF_ERROR(Get(url, 60'000, [&](std::string_view d) {
-      if (body.size() + d.size() > (256u << 20)) return false;  // a page is far smaller
-      body.append(d);
-      return true;
-    }, &error_body, &status));
+    CGOV_RETURN_IF_ERROR(Get(
+        url, 60'000,
+        [&](std::string_view d) {
+          if (body.size() + d.size() > (256u << 20)) return false;  // a page is far smaller
+          body.append(d);
+          return true;
+        },
+        &error_body, &status));
     if (worker_.stopping()) return Unavailable("stopped");
     if (status != 200) {
-      return Unavailable(fmt::format(
-          "Kubernetes API {}: listing the pods of node {} answered HTTP {}: {}{}", o_.api_url,
-          SafeText(o_.node_name), status, StatusMessage(error_body),
-          status == 403 ? " (the service account needs get, list and watch on pods: "
-                          "deploy/kubernetes)"
-          : status == 401 ? " (the token was refused)" : ""));
+      return Unavailable(
+          fmt::format("Kubernetes API {}: listing the pods of node {} answered HTTP {}: {}{}",
+                      o_.api_url, SafeText(o_.node_name), status, StatusMessage(error_body),
+                      status == 403   ? " (the service account needs get, list and watch on pods: "
+                                        "deploy/kubernetes)"
+                      : status == 401 ? " (the token was refused)"
+                                      : ""));
     }
     Result<std::string> more = pods_->ApplyListPage(body, first, WallMs());
     if (!more.ok()) {
@@ -220,9 +226,10 @@ Status KubePodWatch::List() {
     next = *more;
     first = false;
     if (!next.empty() && !tokens.insert(next).second) {
-      return Unavailable(fmt::format("Kubernetes API {}: listing the pods of node {}: the same "
-                                     "continue token twice (the list would never end); trying "
-                                     "again later", o_.api_url, SafeText(o_.node_name)));
+      return Unavailable(
+          fmt::format("Kubernetes API {}: listing the pods of node {}: the same continue token "
+                      "twice (the list would never end); trying again later",
+                      o_.api_url, SafeText(o_.node_name)));
     }
   } while (!next.empty() && !worker_.stopping());
   return Status::Ok();
@@ -232,28 +239,31 @@ Status KubePodWatch::Watch() {
   ++watches_;
   const std::string url = fmt::format(
       "{}/api/v1/pods?fieldSelector=spec.nodeName%3D{}&watch=1&allowWatchBookmarks=true"
-      "&resourceVersion={}&timeoutSeconds={}", o_.api_url, o_.node_name,
-      pods_->resource_version(), o_.watch_timeout_s);
+      "&resourceVersion={}&timeoutSeconds={}",
+      o_.api_url, o_.node_name, pods_->resource_version(), o_.watch_timeout_s);
   std::string line, error_body;
   Status event_error = Status::Ok();
   long status = 0;
-  CGOV_RETURN_IF_ERROR(Get(url, (o_.watch_timeout_s + 30) * 1000L, [&](std::string_view d) {
-    for (char c : d) {
-      if (c != '\n') {
-        if (line.size() < (16u << 20)) line.push_back(c);
-        continue;
-      }
-      if (!line.empty()) {
-        Status s = pods_->ApplyEvent(line, WallMs());
-        line.clear();
-        if (!s.ok()) {
-          event_error = s;
-          return false;
+  CGOV_RETURN_IF_ERROR(Get(
+      url, (o_.watch_timeout_s + 30) * 1000L,
+      [&](std::string_view d) {
+        for (char c : d) {
+          if (c != '\n') {
+            if (line.size() < (16u << 20)) line.push_back(c);
+            continue;
+          }
+          if (!line.empty()) {
+            Status s = pods_->ApplyEvent(line, WallMs());
+            line.clear();
+            if (!s.ok()) {
+              event_error = s;
+              return false;
+            }
+          }
         }
-      }
-    }
-    return true;
-  }, &error_body, &status));
+        return true;
+      },
+      &error_body, &status));
   if (status == 410) return NotFound(StatusMessage(error_body));
   if (status != 200 && !worker_.stopping()) {
     return Unavailable(fmt::format("Kubernetes API {}: the pod watch answered HTTP {}: {}",
@@ -261,8 +271,8 @@ Status KubePodWatch::Watch() {
   }
   if (!event_error.ok()) {
     if (event_error.code() == StatusCode::kNotFound) return event_error;
-    return Unavailable(fmt::format("Kubernetes API {}: pod watch: {}", o_.api_url,
-                                   event_error.message()));
+    return Unavailable(
+        fmt::format("Kubernetes API {}: pod watch: {}", o_.api_url, event_error.message()));
   }
   return Status::Ok();
 }

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "core/status.h"
-#include "os/worker.h"
 #include "identity/kube_pods.h"
+#include "os/worker.h"
 
 namespace cgov {
 

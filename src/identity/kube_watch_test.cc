@@ -23,12 +23,19 @@ using json = nlohmann::json;
 
 json PodJson(const std::string& uid, const std::string& ns, const std::string& name,
              const std::string& project) {
-  return {{"kind", "Pod"}, {"apiVersion", "v1"},
-          {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}, {"resourceVersion", "5"},
-                        {"labels", {{"project-id", project}}}}},
-          {"spec", {{"nodeName", "gpu-node-1"}, {"containers", {{{"name", "main"}}}}}},
-          {"status", {{"phase", "Running"},
-                      {"containerStatuses", {{{"name", "main"}, {"containerID", "containerd://c-" + uid}}}}}}};
+  return {
+      {"kind", "Pod"},
+      {"apiVersion", "v1"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", ns},
+        {"uid", uid},
+        {"resourceVersion", "5"},
+        {"labels", {{"project-id", project}}}}},
+      {"spec", {{"nodeName", "gpu-node-1"}, {"containers", {{{"name", "main"}}}}}},
+      {"status",
+       {{"phase", "Running"},
+        {"containerStatuses", {{{"name", "main"}, {"containerID", "containerd://c-" + uid}}}}}}};
 }
 
 // The fake API server, on its own port, for the life of the test.
@@ -98,17 +105,23 @@ bool WaitUntil(P p, double seconds) {
 
 TEST(KubePodWatch, ListsPagesResumesADroppedWatchAndRelistsWhenGone) {
   json scenario = {
-      {"node", "gpu-node-1"}, {"token", "t0ken"}, {"resource_version", 1000},
-      {"pods", {PodJson("u1", "ml", "train-0", "llm"), PodJson("u2", "ml", "train-1", "llm"),
-                PodJson("u3", "nb", "nb-bob", "notebooks")}},
+      {"node", "gpu-node-1"},
+      {"token", "t0ken"},
+      {"resource_version", 1000},
+      {"pods",
+       {PodJson("u1", "ml", "train-0", "llm"), PodJson("u2", "ml", "train-1", "llm"),
+        PodJson("u3", "nb", "nb-bob", "notebooks")}},
       {"watches",
        {{{"events", {{{"type", "ADDED"}, {"object", PodJson("u4", "nb", "nb-carol", "nb")}}}},
          {"then", "drop"}},
         {{"gone", true}},
-        {{"events", {{{"type", "DELETED"}, {"object", PodJson("u1", "ml", "train-0", "llm")}},
-                     {{"type", "BOOKMARK"},
-                      {"object", {{"kind", "Pod"}, {"apiVersion", "v1"},
-                                  {"metadata", {{"resourceVersion", "1200"}}}}}}}},
+        {{"events",
+          {{{"type", "DELETED"}, {"object", PodJson("u1", "ml", "train-0", "llm")}},
+           {{"type", "BOOKMARK"},
+            {"object",
+             {{"kind", "Pod"},
+              {"apiVersion", "v1"},
+              {"metadata", {{"resourceVersion", "1200"}}}}}}}},
          {"then", "hold"}}}}};
   FakeApiServer server(scenario);
   KubePodDirectory pods(DefaultKubeLabelMap());
@@ -157,8 +170,7 @@ TEST(KubePodWatch, RbacDeniedAndABadTokenAreSaid) {
 
   FakeApiServer server(json{{"node", "gpu-node-1"}, {"token", "right"}});
   // A token file that would split the header line is refused, never sent.
-  auto split = KubePodWatch::Start(Options(server, server.TokenFile("right\r\nX-Evil: 1")),
-                                   &pods);
+  auto split = KubePodWatch::Start(Options(server, server.TokenFile("right\r\nX-Evil: 1")), &pods);
   ASSERT_TRUE(split.ok());
   EXPECT_FALSE((*split)->WaitSynced(std::chrono::milliseconds(1500)));
   EXPECT_THAT((*split)->LastError(), HasSubstr("not one bearer token"));
@@ -175,9 +187,12 @@ TEST(KubePodWatch, RbacDeniedAndABadTokenAreSaid) {
 // A server that answers 410 to the list's own resourceVersion, or ends every watch at once, is
 // retried with the backoff (50 ms doubling to 200 ms here), not in a tight loop.
 TEST(KubePodWatch, AServerThatFailsAtOnceIsNotHammered) {
-  for (const json& watch : {json{{"gone", true}}, json{{"events", json::array()}, {"then", "end"}}}) {
-    FakeApiServer server(json{{"node", "gpu-node-1"}, {"token", nullptr},
-                              {"pods", {PodJson("u1", "ml", "p", "x")}}, {"watches", {watch}}});
+  for (const json& watch :
+       {json{{"gone", true}}, json{{"events", json::array()}, {"then", "end"}}}) {
+    FakeApiServer server(json{{"node", "gpu-node-1"},
+                              {"token", nullptr},
+                              {"pods", {PodJson("u1", "ml", "p", "x")}},
+                              {"watches", {watch}}});
     KubePodDirectory pods(DefaultKubeLabelMap());
     auto w = KubePodWatch::Start(Options(server, ""), &pods);
     ASSERT_TRUE(w.ok());
@@ -195,7 +210,9 @@ TEST(KubePodWatch, AServerThatFailsAtOnceIsNotHammered) {
 // in 25 s, no back-off). The list ends in an error past max_pods_listed / page_size + 1 pages,
 // and is tried again after the back-off.
 TEST(KubePodWatch, AListThatNeverEndsIsCutShortAndRetriedAfterTheBackoff) {
-  FakeApiServer server(json{{"node", "gpu-node-1"}, {"token", nullptr}, {"endless_continue", true},
+  FakeApiServer server(json{{"node", "gpu-node-1"},
+                            {"token", nullptr},
+                            {"endless_continue", true},
                             {"pods", {PodJson("u1", "ml", "p", "x")}}});
   KubePodDirectory pods(DefaultKubeLabelMap());
   KubeApiOptions o = Options(server, "");

@@ -176,13 +176,14 @@ constexpr size_t kMaxStateBytes = 16 << 20;
 // The file's text is held only while it is read (a member buffer would keep its largest size).
 std::optional<LocalContainer> LocalContainers::Read(const std::string& id) {
   std::string text;
-  if (files_->ReadRegular(fmt::format("{}/containers/{}/config.v2.json", docker_root_, id),
-                          kMaxStateBytes, &text)
+  if (files_
+          ->ReadRegular(fmt::format("{}/containers/{}/config.v2.json", docker_root_, id),
+                        kMaxStateBytes, &text)
           .ok()) {
     if (Result<LocalContainer> c = ParseDockerConfig(text, labels_); c.ok()) return *c;
   }
-  if (files_->ReadRegular(podman_root_ + "/overlay-containers/containers.json", kMaxStateBytes,
-                          &text)
+  if (files_
+          ->ReadRegular(podman_root_ + "/overlay-containers/containers.json", kMaxStateBytes, &text)
           .ok()) {
     Result<std::map<std::string, std::string>> names = ParsePodmanContainers(text);
     if (names.ok()) {

@@ -45,7 +45,9 @@ class LocalContainers {
   explicit LocalContainers(FileReader* files, KubeLabelMap labels = DefaultKubeLabelMap(),
                            std::string docker_root = "/var/lib/docker",
                            std::string podman_root = "/var/lib/containers/storage")
-      : files_(files), labels_(std::move(labels)), docker_root_(std::move(docker_root)),
+      : files_(files),
+        labels_(std::move(labels)),
+        docker_root_(std::move(docker_root)),
         podman_root_(std::move(podman_root)) {}
 
   // The container `id` as its runtime describes it; nullopt when no runtime's state knows it.

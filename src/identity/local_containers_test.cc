@@ -25,10 +25,10 @@ constexpr char kPodmanId[] = "b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5
 // Issue 47: a Docker container's name and labels from its config.v2.json (the engine's layout:
 // tests/fixtures/README.md), the labels read through the pods' label keys.
 TEST(LocalContainers, DockersConfigNamesTheContainerAndItsLabelsTheOwners) {
-  Result<LocalContainer> c = ParseDockerConfig(
-      ReadFixture(std::string("containers/var/lib/docker/containers/") + kDockerId +
-                  "/config.v2.json"),
-      DefaultKubeLabelMap());
+  Result<LocalContainer> c =
+      ParseDockerConfig(ReadFixture(std::string("containers/var/lib/docker/containers/") +
+                                    kDockerId + "/config.v2.json"),
+                        DefaultKubeLabelMap());
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->runtime, "docker");
   EXPECT_EQ(c->name, "trainer") << "without Docker's leading '/'";
@@ -37,8 +37,8 @@ TEST(LocalContainers, DockersConfigNamesTheContainerAndItsLabelsTheOwners) {
   EXPECT_EQ(c->user, "");
   EXPECT_FALSE(ParseDockerConfig("{\"Config\":{}}", DefaultKubeLabelMap()).ok()) << "no Name";
   EXPECT_FALSE(ParseDockerConfig("[1,", DefaultKubeLabelMap()).ok());
-  Result<LocalContainer> hostile = ParseDockerConfig(
-      "{\"Name\":\"/x\\u001b]0;pwned\\u0007\"}", DefaultKubeLabelMap());
+  Result<LocalContainer> hostile =
+      ParseDockerConfig("{\"Name\":\"/x\\u001b]0;pwned\\u0007\"}", DefaultKubeLabelMap());
   ASSERT_TRUE(hostile.ok());
   EXPECT_EQ(hostile->name, "x\\x1b]0;pwned\\x07") << "a name reaches terminals and labels escaped";
 }
@@ -56,8 +56,8 @@ size_t PeakRssKib() {
 // names are cut where they are stored.
 TEST(LocalContainers, StateFilesCostWhatIsKeptNotWhatIsSent) {
   const size_t levels = 8 << 20;
-  std::string deep = "{\"Name\":\"/big\",\"Config\":{\"Labels\":{\"cgov.io/project\":\"p\"}},"
-                     "\"Junk\":";
+  std::string deep =
+      "{\"Name\":\"/big\",\"Config\":{\"Labels\":{\"cgov.io/project\":\"p\"}},\"Junk\":";
   deep.reserve(deep.size() + 2 * levels + 2);
   deep.append(levels, '[');
   deep.append(levels, ']');
@@ -69,7 +69,7 @@ TEST(LocalContainers, StateFilesCostWhatIsKeptNotWhatIsSent) {
   EXPECT_EQ(c->name, "big");
   // The DOM it replaced grew it by ~600 MiB; the sanitizer tree's quarantine adds some.
   EXPECT_LT(grown_mib, 128u) << "reading a 16 MiB file grew the peak RSS by " << grown_mib
-                              << " MiB";
+                             << " MiB";
   const std::string huge(1 << 20, 'n');
   Result<LocalContainer> named =
       ParseDockerConfig("{\"Name\":\"/" + huge + "\"}", DefaultKubeLabelMap());
@@ -82,8 +82,8 @@ TEST(LocalContainers, StateFilesCostWhatIsKeptNotWhatIsSent) {
 }
 
 TEST(LocalContainers, PodmansContainersJsonNamesItsContainers) {
-  Result<std::map<std::string, std::string>> names = ParsePodmanContainers(ReadFixture(
-      "containers/var/lib/containers/storage/overlay-containers/containers.json"));
+  Result<std::map<std::string, std::string>> names = ParsePodmanContainers(
+      ReadFixture("containers/var/lib/containers/storage/overlay-containers/containers.json"));
   ASSERT_TRUE(names.ok()) << names.status().message();
   ASSERT_EQ(names->size(), 1u) << "an entry whose id is not a container id is skipped";
   EXPECT_EQ(names->at(kPodmanId), "nb-bob");
@@ -139,8 +139,10 @@ TEST(LocalContainers, AFifoADeviceOrADirectoryIsNoStateFile) {
   local.Clear();
   EXPECT_FALSE(local.Find(kDockerId).has_value());
   std::string out;
-  EXPECT_EQ(files.ReadRegular("/var/lib/containers/storage/overlay-containers/containers.json",
-                              1 << 20, &out).code(),
+  EXPECT_EQ(files
+                .ReadRegular("/var/lib/containers/storage/overlay-containers/containers.json",
+                             1 << 20, &out)
+                .code(),
             StatusCode::kInvalidArgument);
   std::filesystem::remove_all(root);
 }

@@ -42,7 +42,8 @@ class ProtoReader {
     if (!GetVarint(data_, &pos_, &key)) return Malformed(at, "a field key runs past the end");
     f->number = static_cast<uint32_t>(key >> 3);
     f->wire = static_cast<uint32_t>(key & 7);
-    if (f->number == 0 || (key >> 3) > 0x1fffffff) return Malformed(at, "field number out of range");
+    if (f->number == 0 || (key >> 3) > 0x1fffffff)
+      return Malformed(at, "field number out of range");
     switch (f->wire) {
       case kWireVarint:
         if (!GetVarint(data_, &pos_, &v)) return Malformed(at, "a varint runs past the end");
@@ -81,8 +82,9 @@ class ProtoReader {
 // for it is an error, as a protobuf parser would say.
 Status ExpectLength(const Field& f, std::string_view message) {
   if (f.wire == kWireLength) return Status::Ok();
-  return InvalidArgument(fmt::format("malformed ListPodResourcesResponse: {} field {} has wire "
-                                     "type {}, not length-delimited", message, f.number, f.wire));
+  return InvalidArgument(fmt::format(
+      "malformed ListPodResourcesResponse: {} field {} has wire type {}, not length-delimited",
+      message, f.number, f.wire));
 }
 
 // message ContainerDevices { string resource_name = 1; repeated string device_ids = 2; ... }
@@ -94,8 +96,10 @@ Status DecodeDevices(const Field& devices, PodDevice base, std::vector<PodDevice
     if (!more) break;
     if (f.number != 1 && f.number != 2) continue;
     CGOV_RETURN_IF_ERROR(ExpectLength(f, "ContainerDevices"));
-    if (f.number == 1) base.resource_name = std::string(f.bytes);
-    else ids.push_back(f.bytes);
+    if (f.number == 1)
+      base.resource_name = std::string(f.bytes);
+    else
+      ids.push_back(f.bytes);
   }
   for (std::string_view id : ids) {
     PodDevice& d = out->emplace_back(base);
@@ -113,8 +117,10 @@ Status DecodeContainer(const Field& container, PodDevice base, std::vector<PodDe
     if (!more) break;
     if (f.number != 1 && f.number != 2) continue;
     CGOV_RETURN_IF_ERROR(ExpectLength(f, "ContainerResources"));
-    if (f.number == 1) base.container = std::string(f.bytes);
-    else devices.push_back(f);
+    if (f.number == 1)
+      base.container = std::string(f.bytes);
+    else
+      devices.push_back(f);
   }
   for (const Field& d : devices) CGOV_RETURN_IF_ERROR(DecodeDevices(d, base, out));
   return Status::Ok();
@@ -131,20 +137,35 @@ Status DecodePod(const Field& pod, std::vector<PodDevice>* out) {
     if (!more) break;
     if (f.number < 1 || f.number > 3) continue;
     CGOV_RETURN_IF_ERROR(ExpectLength(f, "PodResources"));
-    if (f.number == 1) base.pod = std::string(f.bytes);
-    else if (f.number == 2) base.namespace_name = std::string(f.bytes);
-    else containers.push_back(f);
+    if (f.number == 1)
+      base.pod = std::string(f.bytes);
+    else if (f.number == 2)
+      base.namespace_name = std::string(f.bytes);
+    else
+      containers.push_back(f);
   }
   for (const Field& c : containers) CGOV_RETURN_IF_ERROR(DecodeContainer(c, base, out));
   return Status::Ok();
 }
 
 const char* GrpcCodeName(long code) {
-  static const char* const kNames[] = {
-      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-      "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   return code >= 0 && code < 17 ? kNames[code] : "?";
 }
 
@@ -152,8 +173,7 @@ const char* GrpcCodeName(long code) {
 std::string PercentDecoded(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
         std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
       out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
       i += 2;
@@ -177,9 +197,12 @@ void ReadHeader(std::string_view line, Call* call) {
   std::string name(Trim(line.substr(0, colon)));
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const std::string_view value = Trim(line.substr(colon + 1));
-  if (name == "grpc-status") call->grpc_status = std::string(value);
-  else if (name == "grpc-message") call->grpc_message = PercentDecoded(value);
-  else if (name == "content-type") call->content_type = std::string(value);
+  if (name == "grpc-status")
+    call->grpc_status = std::string(value);
+  else if (name == "grpc-message")
+    call->grpc_message = PercentDecoded(value);
+  else if (name == "content-type")
+    call->content_type = std::string(value);
 }
 
 // Says why `path` cannot be the kubelet's socket before libcurl tries (its own message for a
@@ -198,9 +221,10 @@ Status CheckSocket(const std::string& path) {
     return Unavailable(fmt::format("pod-resources socket {}: not a socket", path));
   }
   if (::access(path.c_str(), W_OK) != 0) {
-    return Unavailable(fmt::format("pod-resources socket {}: {} (connecting needs write "
-                                   "permission on the socket; the kubelet's is root's)",
-                                   path, std::strerror(errno)));
+    return Unavailable(
+        fmt::format("pod-resources socket {}: {} (connecting needs write permission on the socket; "
+                    "the kubelet's is root's)",
+                    path, std::strerror(errno)));
   }
   return Status::Ok();
 }
@@ -222,15 +246,17 @@ Result<std::vector<PodDevice>> DecodeListPodResourcesResponse(std::string_view m
 
 Result<std::string_view> GrpcUnaryMessage(std::string_view body) {
   if (body.size() < 5) {
-    return InvalidArgument(fmt::format("gRPC response of {} bytes: no message (a message "
-                                       "starts with a 5-byte prefix)", body.size()));
+    return InvalidArgument(
+        fmt::format("gRPC response of {} bytes: no message (a message starts with a 5-byte prefix)",
+                    body.size()));
   }
   const auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(body[i])); };
   if (byte(0) != 0) return InvalidArgument("gRPC response: the message is compressed");
   const uint32_t length = byte(1) << 24 | byte(2) << 16 | byte(3) << 8 | byte(4);
   if (length != body.size() - 5) {
-    return InvalidArgument(fmt::format("gRPC response: a {}-byte message in {} bytes of body "
-                                       "(one message expected)", length, body.size() - 5));
+    return InvalidArgument(
+        fmt::format("gRPC response: a {}-byte message in {} bytes of body (one message expected)",
+                    length, body.size() - 5));
   }
   return body.substr(5);
 }
@@ -263,11 +289,12 @@ Result<std::vector<PodDevice>> ListPodResources(const std::string& socket_path,
   Result<HttpResponse> sent = client->Send(request);
   const std::string where = fmt::format("pod-resources socket {}", socket_path);
   if (!sent.ok()) {
-    return Unavailable(fmt::format("the pod-resources API is gRPC over HTTP/2, and {}",
-                                   sent.status().message()));
+    return Unavailable(
+        fmt::format("the pod-resources API is gRPC over HTTP/2, and {}", sent.status().message()));
   }
   if (call.too_big) {
-    return Unavailable(fmt::format("{}: the answer is over {} MiB", where, kMaxResponseBytes >> 20));
+    return Unavailable(
+        fmt::format("{}: the answer is over {} MiB", where, kMaxResponseBytes >> 20));
   }
   if (sent->end == HttpResponse::End::kNoConnection) {
     // libcurl's own words name a TCP port and a time that changes with every try.

@@ -94,7 +94,8 @@ TEST(PodResources, MalformedMessagesAreErrorsThatSayWhere) {
     EXPECT_THAT(r.status().message(), HasSubstr("malformed ListPodResourcesResponse")) << cut;
   }
   EXPECT_THAT(DecodeListPodResourcesResponse(std::string("\x08\x01", 2)).status().message(),
-              HasSubstr("not length-delimited")) << "pod_resources as a varint";
+              HasSubstr("not length-delimited"))
+      << "pod_resources as a varint";
   EXPECT_THAT(DecodeListPodResourcesResponse(std::string("\x0b", 1)).status().message(),
               HasSubstr("wire type 3"));
   EXPECT_THAT(DecodeListPodResourcesResponse(std::string("\x00\x01", 2)).status().message(),
@@ -197,14 +198,16 @@ TEST(PodResources, PollerFollowsChangesAndForgetsAStaleAnswer) {
   const uint64_t first = poller.Current()->generation;
   const uint64_t calls = poller.calls();
   auto wait = [&](auto done) {
-    for (int i = 0; i < 200 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    for (int i = 0; i < 200 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
     return done();
   };
   ASSERT_TRUE(wait([&] { return poller.calls() >= calls + 2; }));
   EXPECT_EQ(poller.Current()->generation, first) << "the same answer is not a change";
 
-  kubelet.Answer("pod_resources { name: \"p\" namespace: \"n\" containers { name: \"c\" "
-                 "devices { resource_name: \"nvidia.com/gpu\" device_ids: \"GPU-x\" } } }\n");
+  kubelet.Answer(
+      "pod_resources { name: \"p\" namespace: \"n\" containers { name: \"c\" devices { "
+      "resource_name: \"nvidia.com/gpu\" device_ids: \"GPU-x\" } } }\n");
   ASSERT_TRUE(wait([&] { return poller.Current()->devices.size() == 1; }));
   EXPECT_GT(poller.Current()->generation, first);
 

@@ -37,8 +37,8 @@ void ApplyLocalContainer(const LocalContainer& container, IdentityRecord* identi
 
 class ProcessAttributor {
  public:
-  ProcessAttributor(FileReader* files, HistoryStore* store) : files_(files), reader_(files),
-                                                              store_(store) {}
+  ProcessAttributor(FileReader* files, HistoryStore* store)
+      : files_(files), reader_(files), store_(store) {}
 
   struct Ids {
     uint32_t identity_id = 0;

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "app/history/stored_tick.h"
 #include "analysis/showback.h"
 #include "app/history/history_writer.h"
+#include "app/history/stored_tick.h"
 #include "fakes/fake_file_reader.h"
 
 namespace cgov {
@@ -56,8 +56,9 @@ TEST(IdentityOf, ProjectAndTeamFromCgovTags) {
 TEST(IdentityOf, SlurmJobFromTheEnvironmentWhenTheCgroupSaysNothing) {
   ProcessIdentity process;
   process.user = "alice";
-  auto env = [](const std::string& job) { return "PATH=/bin" + std::string(1, '\0') +
-                                                 "SLURM_JOB_ID=" + job + '\0'; };
+  auto env = [](const std::string& job) {
+    return "PATH=/bin" + std::string(1, '\0') + "SLURM_JOB_ID=" + job + '\0';
+  };
   EXPECT_EQ(IdentityOf(process, "alice", env("4242117")).slurm_job, "4242117");
   for (const char* bad : {"", "12a", "1 2", "../x", "123456789012345678901"}) {
     EXPECT_EQ(IdentityOf(process, "alice", env(bad)).slurm_job, "") << bad;
@@ -135,14 +136,16 @@ TEST(ProcessAttributor, APidReusedWithinOneSampleNamesItsNewProcess) {
     auto writer = HistoryWriter::Open((dir / "h.db").string());
     ASSERT_TRUE(writer.ok()) << writer.status().message();
     FakeFileReader files;
-    files.Set("/etc/passwd", "alice:x:1001:1001::/home/alice:/bin/sh\n"
-                             "carol:x:1003:1003::/home/carol:/bin/sh\n");
+    files.Set("/etc/passwd",
+              "alice:x:1001:1001::/home/alice:/bin/sh\n"
+              "carol:x:1003:1003::/home/carol:/bin/sh\n");
     auto process = [&](const std::string& comm, int uid, int start_ticks) {
-      files.Set("/proc/101/stat", "101 (" + comm + ") S 1 101 101 0 -1 4194304 0 0 0 0 0 0 0 0 "
-                                  "20 0 1 0 " + std::to_string(start_ticks) + " 0 0");
+      files.Set("/proc/101/stat", "101 (" + comm +
+                                      ") S 1 101 101 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 " +
+                                      std::to_string(start_ticks) + " 0 0");
       const std::string id = std::to_string(uid);
-      files.Set("/proc/101/status", "Name:\t" + comm + "\nUid:\t" + id + "\t" + id + "\t" + id +
-                                    "\t" + id + "\n");
+      files.Set("/proc/101/status",
+                "Name:\t" + comm + "\nUid:\t" + id + "\t" + id + "\t" + id + "\t" + id + "\n");
     };
     std::set<uint32_t> watched;
     std::vector<uint32_t> exited;
@@ -196,17 +199,20 @@ TEST(ApplyKubePod, NamesAndLabelsThePolicyNotTheEnvironment) {
 
 // Process 201, in pod 11111111-... (container "aaa..."), as /proc shows it.
 void SetPodProcess(FakeFileReader* files) {
-  files->Set("/proc/201/stat", "201 (python) S 1 201 201 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
-                               "100 0 0");
-  files->Set("/proc/201/cgroup", "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_"
-                                 "555555555555.slice/cri-containerd-" + std::string(64, 'a') +
-                                 ".scope\n");
+  files->Set("/proc/201/stat",
+             "201 (python) S 1 201 201 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0");
+  files->Set("/proc/201/cgroup",
+             "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_"
+             "555555555555.slice/cri-containerd-" +
+                 std::string(64, 'a') + ".scope\n");
 }
 
 // The watch event that describes process 201's pod, ml/train-0, with these labels.
 std::string TrainPodAdded(const std::string& labels) {
   return R"({"type":"ADDED","object":{"metadata":{"uid":"11111111-2222-4333-8444-555555555555",)"
-         R"("namespace":"ml","name":"train-0","labels":{)" + labels + R"(}},"status":)"
+         R"("namespace":"ml","name":"train-0","labels":{)" +
+         labels +
+         R"(}},"status":)"
          R"({"containerStatuses":[{"name":"trainer","containerID":"containerd://)" +
          std::string(64, 'a') + R"("}]}}})";
 }
@@ -282,9 +288,11 @@ TEST(AllocatedGpus, DeviceIdsNameGpusAsTheDevicePluginDoes) {
        device("f", "example.com/fpga", "1"), device("g", "nvidia.com/gpu", "GPU-9"),
        device("h", "nvidia.com/gpu", "3")},
       gpus);
-  const std::vector<GpuAllocation> want = {
-      {0, "ns", "b", "c"}, {1, "ns", "a", "c"}, {2, "ns", "c", "c"}, {3, "ns", "d", "c"},
-      {3, "ns", "e", "c"}};
+  const std::vector<GpuAllocation> want = {{0, "ns", "b", "c"},
+                                           {1, "ns", "a", "c"},
+                                           {2, "ns", "c", "c"},
+                                           {3, "ns", "d", "c"},
+                                           {3, "ns", "e", "c"}};
   EXPECT_EQ(got, want) << "index 3 is a MIG GPU: its index names no whole GPU cgov samples";
 }
 
@@ -302,9 +310,10 @@ TEST_F(KubeAttribution, AnAllocatedContainerHoldsItsGpuUnlessItsProcessIsSeenOnI
   p.pid = 201;
   p.compute = true;
   tick.processes = {p};
-  const std::vector<GpuAllocation> allocated = {
-      {0, "ml", "train-0", "trainer"}, {1, "ml", "train-0", "trainer"},
-      {2, "ml", "not-yet-listed", "x"}, {7, "ml", "train-0", "trainer"}};
+  const std::vector<GpuAllocation> allocated = {{0, "ml", "train-0", "trainer"},
+                                                {1, "ml", "train-0", "trainer"},
+                                                {2, "ml", "not-yet-listed", "x"},
+                                                {7, "ml", "train-0", "trainer"}};
   ASSERT_TRUE(AddAllocations(allocated, &attributor, &tick).ok());
   ASSERT_EQ(tick.allocations.size(), 1u) << "GPU 1 has the pod's process; GPU 2's pod is unknown";
   EXPECT_EQ(tick.allocations[0].gpu_pos, 0u);

@@ -143,20 +143,20 @@ DigestBook DigestHolders(const DigestInput& in) {
 
 std::string Trend(const DigestHolder& h) {
   if (h.prior_cost == 0) return "no GPU time the week before";
-  const double pct = 100.0 * static_cast<double>(h.cost - h.prior_cost) /
-                     static_cast<double>(h.prior_cost);
+  const double pct =
+      100.0 * static_cast<double>(h.cost - h.prior_cost) / static_cast<double>(h.prior_cost);
   if (std::fabs(pct) < 0.5) {
     return fmt::format("unchanged from {} the week before", FormatUsd(h.prior_cost));
   }
-  return fmt::format("{} {:.0f} % from {} the week before", pct > 0 ? "up" : "down",
-                     std::fabs(pct), FormatUsd(h.prior_cost));
+  return fmt::format("{} {:.0f} % from {} the week before", pct > 0 ? "up" : "down", std::fabs(pct),
+                     FormatUsd(h.prior_cost));
 }
 
 // "+23 %", "-40 %", "new" (nothing the week before).
 std::string TrendShort(const DigestHolder& h) {
   if (h.prior_cost == 0) return h.cost == 0 ? "" : "new";
-  const double pct = 100.0 * static_cast<double>(h.cost - h.prior_cost) /
-                     static_cast<double>(h.prior_cost);
+  const double pct =
+      100.0 * static_cast<double>(h.cost - h.prior_cost) / static_cast<double>(h.prior_cost);
   return fmt::format("{:+.0f} %", pct);
 }
 
@@ -193,16 +193,14 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h, const Digest
   m.idle_held_cost = h.idle_held_cost;
   m.idle_held_ms = h.idle_held_ms;
   const std::string who = SafeText(fmt::format("{}", fmt::join(h.users, ", ")));
-  const double idle_pct = h.cost > 0 ? 100.0 * static_cast<double>(h.idle_held_cost) /
-                                           static_cast<double>(h.cost)
-                                     : 0;
-  MailFacts rows = {
-      {"GPU time", fmt::format("{} GPU-hours, {}", DigestHours(h.attributed_ms),
-                               FormatUsd(h.cost))},
-      {"idle-held", fmt::format("{} hours, {} ({:.0f} % of your dollars)",
-                                DigestHours(h.idle_held_ms), FormatUsd(h.idle_held_cost),
-                                idle_pct)},
-      {"trend", Trend(h)}};
+  const double idle_pct =
+      h.cost > 0 ? 100.0 * static_cast<double>(h.idle_held_cost) / static_cast<double>(h.cost) : 0;
+  MailFacts rows = {{"GPU time", fmt::format("{} GPU-hours, {}", DigestHours(h.attributed_ms),
+                                             FormatUsd(h.cost))},
+                    {"idle-held", fmt::format("{} hours, {} ({:.0f} % of your dollars)",
+                                              DigestHours(h.idle_held_ms),
+                                              FormatUsd(h.idle_held_cost), idle_pct)},
+                    {"trend", Trend(h)}};
   if (!h.team.empty()) {
     // 1 + the members who held more idle (ties share a rank).
     const std::vector<MicroUsd>& idle = book.ranked.at(h.team);
@@ -211,8 +209,8 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h, const Digest
                                           idle.begin());
     const int members = static_cast<int>(idle.size());
     rows.push_back({"in your team", fmt::format("{} of {} in team {} by idle-held dollars (the "
-                                                "1st held the most)", Ordinal(rank), members,
-                                                SafeText(h.team))});
+                                                "1st held the most)",
+                                                Ordinal(rank), members, SafeText(h.team))});
     m.rank = rank;
     m.members = members;
   }
@@ -227,17 +225,19 @@ DigestMail UserDigest(const DigestInput& in, const DigestHolder& h, const Digest
   m.id = fmt::format("{}/{}/user/{}", in.host, in.window.key, h.label);
   m.who = SafeText(h.label);  // for the log
   m.to = {h.address};
-  m.subject = fmt::format("[cgov] Your GPU week on {}: {}, {} h idle-held ({})", in.host,
-                          FormatUsd(h.cost), DigestHours(h.idle_held_ms),
-                          FormatUsd(h.idle_held_cost));
-  const std::string title = fmt::format("Your GPU week on {} ({}), {}", in.host, who,
-                                        Dates(in.window));
+  m.subject =
+      fmt::format("[cgov] Your GPU week on {}: {}, {} h idle-held ({})", in.host, FormatUsd(h.cost),
+                  DigestHours(h.idle_held_ms), FormatUsd(h.idle_held_cost));
+  const std::string title =
+      fmt::format("Your GPU week on {} ({}), {}", in.host, who, Dates(in.window));
   m.text = title + ":\n\n" + MailFactsText(rows);
   m.text += "\n" + habit + "\n" + (fix.empty() ? "" : fix + "\n");
-  m.text += "\nThe figures are `" + ReportCommand(in.window) + "`'s on this host's history.\n"
+  m.text += "\nThe figures are `" + ReportCommand(in.window) +
+            "`'s on this host's history.\n"
             "-- \ncgov daemon --notify (docs/notifications.md)\n";
-  m.html = MailHtmlPage(title, MailFactsHtml(rows) + "<p>" + HtmlEscaped(habit) + "</p>" +
-                                   (fix.empty() ? "" : MailCalloutHtml(fix)),
+  m.html = MailHtmlPage(title,
+                        MailFactsHtml(rows) + "<p>" + HtmlEscaped(habit) + "</p>" +
+                            (fix.empty() ? "" : MailCalloutHtml(fix)),
                         DigestFootHtml(in.window));
   return m;
 }
@@ -282,13 +282,17 @@ std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& t
   m.subject = fmt::format("[cgov] Team {}'s GPU week on {}: {}, {} h idle-held ({})",
                           SafeText(team), in.host, FormatUsd(total.cost),
                           DigestHours(total.idle_held_ms), FormatUsd(total.idle_held_cost));
-  const std::string title = fmt::format("Team {}'s GPU week on {}, {}", SafeText(team), in.host,
-                                        Dates(in.window));
+  const std::string title =
+      fmt::format("Team {}'s GPU week on {}, {}", SafeText(team), in.host, Dates(in.window));
   // The team's table, declared once: each row's cells, rendered as text and as HTML.
   using Cells = std::array<std::string, 6>;
   const auto cells = [](const std::string& name, const DigestHolder& h) {
-    return Cells{name, DigestHours(h.attributed_ms), FormatUsd(h.cost),
-                 DigestHours(h.idle_held_ms), FormatUsd(h.idle_held_cost), TrendShort(h)};
+    return Cells{name,
+                 DigestHours(h.attributed_ms),
+                 FormatUsd(h.cost),
+                 DigestHours(h.idle_held_ms),
+                 FormatUsd(h.idle_held_cost),
+                 TrendShort(h)};
   };
   std::vector<Cells> table = {{"person", "GPU-h", "cost", "idle-held h", "idle-held $", "trend"}};
   for (const DigestHolder* h : members) table.push_back(cells(SafeText(h->label), *h));
@@ -297,8 +301,8 @@ std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& t
   std::string table_html = "<table style=\"border-collapse:collapse\">";
   for (size_t r = 0; r < table.size(); ++r) {
     const Cells& c = table[r];
-    m.text += fmt::format("  {:<16}{:>10}{:>12}{:>12}{:>12}{:>8}\n", c[0], c[1], c[2], c[3], c[4],
-                          c[5]);
+    m.text +=
+        fmt::format("  {:<16}{:>10}{:>12}{:>12}{:>12}{:>8}\n", c[0], c[1], c[2], c[3], c[4], c[5]);
     const bool head = r == 0, total_row = r + 1 == table.size();
     table_html += "<tr>";
     for (size_t k = 0; k < c.size(); ++k) {
@@ -310,20 +314,22 @@ std::optional<DigestMail> TeamDigest(const DigestInput& in, const std::string& t
   table_html += "</table>";
   std::string wastes_text, wastes_html;
   for (size_t i = 0; i < wastes.size(); ++i) {
-    const std::string line = fmt::format("{}: {}.", SafeText(wastes[i]->user),
-                                         HabitLine(*wastes[i]));
+    const std::string line =
+        fmt::format("{}: {}.", SafeText(wastes[i]->user), HabitLine(*wastes[i]));
     const std::string fix = "What to do: " + SafeText(wastes[i]->advice);
     wastes_text += fmt::format("  {}. {}\n     {}\n", i + 1, line, fix);
     wastes_html += "<li>" + HtmlEscaped(line) + "<br>" + HtmlEscaped(fix) + "</li>";
   }
   m.text += wastes.empty() ? "\nNo idle-held stretch this week.\n"
                            : "\nThe biggest wastes:\n" + wastes_text;
-  m.text += "\nThe figures are `" + ReportCommand(in.window) + "`'s on this host's history.\n"
+  m.text += "\nThe figures are `" + ReportCommand(in.window) +
+            "`'s on this host's history.\n"
             "-- \ncgov daemon --notify (docs/notifications.md)\n";
   m.html = MailHtmlPage(
-      title, table_html + (wastes.empty() ? "<p>No idle-held stretch this week.</p>"
-                                          : "<h2 style=\"font-size:1.05em\">The biggest wastes"
-                                            "</h2><ol>" + wastes_html + "</ol>"),
+      title,
+      table_html + (wastes.empty() ? "<p>No idle-held stretch this week.</p>"
+                                   : "<h2 style=\"font-size:1.05em\">The biggest wastes</h2><ol>" +
+                                         wastes_html + "</ol>"),
       DigestFootHtml(in.window));
   return m;
 }

@@ -34,7 +34,8 @@ TEST_F(DigestWeekTest, TheWeekIsTheSevenLocalDaysBeforeTheSendDay) {
       << "due at its minute";
   EXPECT_EQ(LatestDigestWeek(monday, kDigestNov16 + 8 * kDigestHourMs - 1).key, "digest/2026-11-02")
       << "the day, not yet the time: last week's";
-  EXPECT_EQ(LatestDigestWeek(monday, kDigestNov16 - kDigestHourMs).key, "digest/2026-11-02") << "Sunday";
+  EXPECT_EQ(LatestDigestWeek(monday, kDigestNov16 - kDigestHourMs).key, "digest/2026-11-02")
+      << "Sunday";
   EXPECT_EQ(LatestDigestWeek(monday, kDigestNov16 + 6 * kDigestDayMs).key, "digest/2026-11-09");
   const DigestWeek next = NextDigestWeek(monday, w);
   EXPECT_EQ(next.send_ms, kDigestNov16 + 7 * kDigestDayMs + 8 * kDigestHourMs);
@@ -53,11 +54,14 @@ TEST_F(DigestWeekTest, AWeekAcrossAChangeOfTheClocksHasItsLocalMidnights) {
   // Central Europe: summer time ends on Sunday 2026-10-25 at 03:00 CEST.
   Zone("CET-1CEST,M3.5.0,M10.5.0/3");
   DigestConfig monday;
-  const int64_t oct26_local_midnight = kDigestNov16 - 21 * kDigestDayMs - kDigestHourMs;  // 2026-10-25T23:00Z
+  const int64_t oct26_local_midnight =
+      kDigestNov16 - 21 * kDigestDayMs - kDigestHourMs;  // 2026-10-25T23:00Z
   const DigestWeek w = LatestDigestWeek(monday, oct26_local_midnight + 9 * kDigestHourMs);
   EXPECT_EQ(w.until_ms, oct26_local_midnight);
-  EXPECT_EQ(w.since_ms, oct26_local_midnight - 7 * kDigestDayMs - kDigestHourMs) << "19 Oct 00:00 CEST";
-  EXPECT_EQ(w.until_ms - w.since_ms, 7 * kDigestDayMs + kDigestHourMs) << "the week has its extra hour";
+  EXPECT_EQ(w.since_ms, oct26_local_midnight - 7 * kDigestDayMs - kDigestHourMs)
+      << "19 Oct 00:00 CEST";
+  EXPECT_EQ(w.until_ms - w.since_ms, 7 * kDigestDayMs + kDigestHourMs)
+      << "the week has its extra hour";
   EXPECT_EQ(w.send_ms, oct26_local_midnight + 8 * kDigestHourMs);
   EXPECT_EQ(w.key, "digest/2026-10-19");
   EXPECT_EQ(NextDigestWeek(monday, w).until_ms - w.until_ms, 7 * kDigestDayMs);
@@ -114,13 +118,13 @@ TEST(Digest, EachPersonGetsTheirRowsTheTeamLeadTheTeamAndNoOneElseIsMailed) {
   const Recipients people(DigestPeople());
   HistorySummary week, prior;
   week.idle_held_min_ms = 30 * 60'000;
-  week.who = {DigestWho("bob", 10'004'999, 4'000'000, 5 * kDigestHourMs),     // $10.00
-              DigestWho("bsmith", 2'005'000, 1'000'000, kDigestHourMs),       // $2.01 (half a cent up)
-              DigestWho("carol", 7'000'000, 0, 0),                      // the domain rule, no team
+  week.who = {DigestWho("bob", 10'004'999, 4'000'000, 5 * kDigestHourMs),  // $10.00
+              DigestWho("bsmith", 2'005'000, 1'000'000, kDigestHourMs),    // $2.01 (half a cent up)
+              DigestWho("carol", 7'000'000, 0, 0),  // the domain rule, no team
               DigestWho("erin", 30'000'000, 20'000'000, 8 * kDigestHourMs),  // opted out
-              DigestWho("gdm", 50'000'000, 0, 0),                       // domain_except: no one's
-              DigestWho("dan", 500'000, 0, 0),                          // under min_usd
-              DigestWho("", 90'000'000, 0, 0)};                         // no identity
+              DigestWho("gdm", 50'000'000, 0, 0),  // domain_except: no one's
+              DigestWho("dan", 500'000, 0, 0),     // under min_usd
+              DigestWho("", 90'000'000, 0, 0)};    // no identity
   week.habits = {DigestHabit("erin", "jupyter-lab", 20'000'000),
                  DigestHabit("bob", "ipykernel", 4'000'000)};
   week.habits[1].advice = "ask bob to shut kernels down when done";
@@ -147,9 +151,11 @@ TEST(Digest, EachPersonGetsTheirRowsTheTeamLeadTheTeamAndNoOneElseIsMailed) {
   EXPECT_NE(bob->text.find("up 50 % from $8.00 the week before"), std::string::npos) << bob->text;
   EXPECT_NE(bob->text.find("2nd of 3 in team vision"), std::string::npos) << bob->text;
   EXPECT_NE(bob->text.find("Your top habit: ipykernel (notebook) on GPU 3"), std::string::npos)
-      << "his own habit, not erin's costlier one:\n" << bob->text;
+      << "his own habit, not erin's costlier one:\n"
+      << bob->text;
   EXPECT_NE(bob->text.find("What to do: shut kernels down when done"), std::string::npos)
-      << "the advice said to him:\n" << bob->text;
+      << "the advice said to him:\n"
+      << bob->text;
   EXPECT_NE(bob->html.find("What to do: shut kernels down when done"), std::string::npos);
   const DigestMail* carol = FindDigest(mails, "carol");
   ASSERT_NE(carol, nullptr);
@@ -160,8 +166,8 @@ TEST(Digest, EachPersonGetsTheirRowsTheTeamLeadTheTeamAndNoOneElseIsMailed) {
   const DigestMail* team = FindDigest(mails, "team vision");
   ASSERT_NE(team, nullptr);
   EXPECT_EQ(team->to, std::vector<std::string>{"vera@corp.example"});
-  EXPECT_EQ(team->cost, 12'010'000 + 30'000'000) << "bob and erin (opted out of mail, not of "
-                                                    "the team); vic spent nothing";
+  EXPECT_EQ(team->cost, 12'010'000 + 30'000'000)
+      << "bob and erin (opted out of mail, not of the team); vic spent nothing";
   EXPECT_EQ(team->members, 3);
   EXPECT_NE(team->text.find("erin: jupyter-lab (notebook)"), std::string::npos) << team->text;
   EXPECT_LT(team->text.find("erin: jupyter-lab"), team->text.find("bob: ipykernel"))
@@ -173,7 +179,8 @@ TEST(Digest, EachPersonGetsTheirRowsTheTeamLeadTheTeamAndNoOneElseIsMailed) {
 TEST(Digest, ANameIsEscapedInHtmlAndSafeInText) {
   Result<RecipientsFile> f = ParseRecipientsFile(
       "domain = \"corp.example\"\n[[person]]\nusers = [\"<b>x\"]\naddress = \"x@corp.example\"\n"
-      "team = \"t\"\n[[team]]\nname = \"t\"\nleads = [\"l@corp.example\"]\n", "p.toml");
+      "team = \"t\"\n[[team]]\nname = \"t\"\nleads = [\"l@corp.example\"]\n",
+      "p.toml");
   ASSERT_TRUE(f.ok()) << f.status().message();
   const Recipients people(std::move(*f));
   HistorySummary week, prior;
@@ -236,7 +243,7 @@ TEST(Digest, FiguresAreTheRowsSumsAndMailGoesOnlyToItsOwnersOnGeneratedWeeks) {
       const MicroUsd cost = static_cast<MicroUsd>(random() % 5'000'000'000);
       const MicroUsd idle = cost == 0 ? 0 : static_cast<MicroUsd>(random() % (cost + 1));
       week.who.push_back(DigestWho("u" + std::to_string(u), cost, idle,
-                             static_cast<int64_t>(random() % (100 * kDigestHourMs))));
+                                   static_cast<int64_t>(random() % (100 * kDigestHourMs))));
       if (random() % 2) week.habits.push_back(DigestHabit("u" + std::to_string(u), "python", idle));
       if (random() % 2) prior.who.push_back(DigestWho("u" + std::to_string(u), cost / 2, 0, 0));
     }

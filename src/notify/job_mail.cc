@@ -52,12 +52,12 @@ DigestMail JobMail(const EndedJob& job, const WhoRow& row, const HistorySummary&
   }
   const double idle_pct = PctOf(row.idle_held_cost, row.cost);
   const MailFacts rows = {
-      {"ran", fmt::format("{} to {}", FormatMinuteUtc(job.since_ms),
-                          FormatMinuteUtc(job.until_ms))},
+      {"ran",
+       fmt::format("{} to {}", FormatMinuteUtc(job.since_ms), FormatMinuteUtc(job.until_ms))},
       {"GPU time", fmt::format("{} GPU-hours, {}", JobGpuHours(gpu_ms), FormatUsd(row.cost))},
-      {"idle-held", fmt::format("{} hours, {} ({:.0f} % of its dollars)",
-                                JobHours(row.idle_held_ms), FormatUsd(row.idle_held_cost),
-                                idle_pct)},
+      {"idle-held",
+       fmt::format("{} hours, {} ({:.0f} % of its dollars)", JobHours(row.idle_held_ms),
+                   FormatUsd(row.idle_held_cost), idle_pct)},
       {"phases", phases.empty() ? std::string("none known") : phases}};
   std::string fix = fmt::format("No idle-held stretch of {} min or more: nothing to change.",
                                 window.idle_held_min_ms / 60'000);
@@ -78,13 +78,13 @@ DigestMail JobMail(const EndedJob& job, const WhoRow& row, const HistorySummary&
   m.idle_held_ms = row.idle_held_ms;
   m.id = fmt::format("{}/job/{}/{}", host, job.by == HistoryBy::kPod ? "pod" : "slurm", job.key);
   m.who = SafeText(job.user);  // for the log
-  m.subject = fmt::format("[cgov] Your {} on {} ended: {} GPU-hours, {} ({:.0f} % idle-held)",
-                          EndedJobName(job), host, JobGpuHours(gpu_ms), FormatUsd(row.cost),
-                          idle_pct);
+  m.subject =
+      fmt::format("[cgov] Your {} on {} ended: {} GPU-hours, {} ({:.0f} % idle-held)",
+                  EndedJobName(job), host, JobGpuHours(gpu_ms), FormatUsd(row.cost), idle_pct);
   const std::string title = fmt::format("Your {} on {} has ended", EndedJobName(job), host);
   m.text = title + ".\n\n" + MailFactsText(rows) + "\n" + fix + "\n\nIts whole window: `" +
-           command + "` on this host's history.\n-- \ncgov daemon --notify "
-           "(docs/notifications.md)\n";
+           command +
+           "` on this host's history.\n-- \ncgov daemon --notify (docs/notifications.md)\n";
   m.html = MailHtmlPage(title, MailFactsHtml(rows) + MailCalloutHtml(fix),
                         "Its whole window: <code>" + HtmlEscaped(command) +
                             "</code> on this host's history. cgov daemon --notify");

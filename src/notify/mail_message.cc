@@ -29,8 +29,8 @@ bool IsDomainChar(char c) {
 std::string MailDate(int64_t ms) {
   static constexpr std::array<const char*, 7> kDays = {"Sun", "Mon", "Tue", "Wed",
                                                        "Thu", "Fri", "Sat"};
-  static constexpr std::array<const char*, 12> kMonths = {
-      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  static constexpr std::array<const char*, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                          "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   const time_t seconds = static_cast<time_t>(ms / 1000);
   tm t{};
   gmtime_r(&seconds, &t);
@@ -84,8 +84,9 @@ std::string Base64Lines(std::string_view bytes) {
 MailFacts Facts(const Notice& n) {
   MailFacts facts;
   facts.emplace_back("Host", SafeText(n.host));
-  if (n.gpu) facts.emplace_back("GPU", fmt::format("{} ({}, {})", n.gpu->index,
-                                                   SafeText(n.gpu->name), SafeText(n.gpu->uuid)));
+  if (n.gpu)
+    facts.emplace_back("GPU", fmt::format("{} ({}, {})", n.gpu->index, SafeText(n.gpu->name),
+                                          SafeText(n.gpu->uuid)));
   if (!n.user.empty()) facts.emplace_back("User", SafeText(n.user));
   if (n.pid != 0) facts.emplace_back("Process", fmt::format("{} ({})", SafeText(n.command), n.pid));
   if (n.since_ms > 0) facts.emplace_back("Since", FormatRfc3339Utc(n.since_ms * 1'000'000));
@@ -99,8 +100,8 @@ MailFacts Facts(const Notice& n) {
 
 bool IsMailAddress(std::string_view address) {
   const size_t at = address.find('@');
-  if (address.size() > 254 || at == std::string_view::npos || at == 0 ||
-      at + 1 >= address.size() || address.find('@', at + 1) != std::string_view::npos) {
+  if (address.size() > 254 || at == std::string_view::npos || at == 0 || at + 1 >= address.size() ||
+      address.find('@', at + 1) != std::string_view::npos) {
     return false;
   }
   const std::string_view local = address.substr(0, at), domain = address.substr(at + 1);
@@ -138,10 +139,14 @@ std::string ComposeMail(const MailHeaders& h, std::string_view text, std::string
   m += "MIME-Version: 1.0\r\n";
   m += "Auto-Submitted: auto-generated\r\n";  // RFC 3834: no vacation replies to it
   m += "Content-Type: multipart/alternative; boundary=\"" + boundary + "\"\r\n\r\n";
-  m += "--" + boundary + "\r\nContent-Type: text/plain; charset=utf-8\r\n"
-       "Content-Transfer-Encoding: base64\r\n\r\n" + Base64Lines(text);
-  m += "--" + boundary + "\r\nContent-Type: text/html; charset=utf-8\r\n"
-       "Content-Transfer-Encoding: base64\r\n\r\n" + Base64Lines(html);
+  m += "--" + boundary +
+       "\r\nContent-Type: text/plain; charset=utf-8\r\n"
+       "Content-Transfer-Encoding: base64\r\n\r\n" +
+       Base64Lines(text);
+  m += "--" + boundary +
+       "\r\nContent-Type: text/html; charset=utf-8\r\n"
+       "Content-Transfer-Encoding: base64\r\n\r\n" +
+       Base64Lines(html);
   m += "--" + boundary + "--\r\n";
   return m;
 }

@@ -40,8 +40,11 @@ std::string PartOf(const std::string& m, const std::string& type) {
 TEST(ComposeMail, HeadersPartsAndLineEndsAreWhatSmtpCarries) {
   const std::string text = "GPU 3 idle for 2 h.\nStop the notebook.\n.\nA line alone with a dot.";
   const std::string html = "<p>" + std::string(3000, 'x') + "</p>";
-  const std::string m = ComposeMail({"cgov@box.example", {"ops@example.com", "bob@example.com"},
-                                     "Idle GPU", 1'795'964'430'150, "vm/idle_held/GPU-1/42/1"},
+  const std::string m = ComposeMail({"cgov@box.example",
+                                     {"ops@example.com", "bob@example.com"},
+                                     "Idle GPU",
+                                     1'795'964'430'150,
+                                     "vm/idle_held/GPU-1/42/1"},
                                     text, html);
   const std::string headers = HeadersOf(m);
   EXPECT_TRUE(headers.starts_with("Date: Sun, 29 Nov 2026 15:00:30 +0000\r\n")) << headers;
@@ -51,8 +54,12 @@ TEST(ComposeMail, HeadersPartsAndLineEndsAreWhatSmtpCarries) {
   EXPECT_NE(headers.find("\r\nMessage-ID: <vm.idle_held.GPU-1.42.1@cgov>\r\n"), std::string::npos)
       << headers;
   // Ids that differ only where their separators are stay different messages.
-  const std::string other = ComposeMail({"cgov@box.example", {"ops@example.com"}, "Idle GPU",
-                                         1'795'964'430'150, "vm/idle_held/GPU-1/4/21"}, text, html);
+  const std::string other = ComposeMail({"cgov@box.example",
+                                         {"ops@example.com"},
+                                         "Idle GPU",
+                                         1'795'964'430'150,
+                                         "vm/idle_held/GPU-1/4/21"},
+                                        text, html);
   EXPECT_NE(other.find("\r\nMessage-ID: <vm.idle_held.GPU-1.4.21@cgov>\r\n"), std::string::npos);
   EXPECT_NE(headers.find("\r\nMIME-Version: 1.0\r\n"), std::string::npos);
   EXPECT_EQ(PartOf(m, "text/plain"), text);
@@ -91,8 +98,8 @@ TEST(ComposeMail, ASubjectCanNeitherAddAHeaderNorBreakOnUtf8) {
   EXPECT_EQ(decoded, subject);
   // Bytes that are not UTF-8 (continuation bytes alone) and a subject past the header's room:
   // still encoded, cut, and done.
-  const std::string odd = ComposeMail({"a@b.c", {"x@y.z"}, std::string(2000, '\x80'), 0, "n"},
-                                      "t", "h");
+  const std::string odd =
+      ComposeMail({"a@b.c", {"x@y.z"}, std::string(2000, '\x80'), 0, "n"}, "t", "h");
   const size_t odd_at = odd.find("\r\nSubject: =?UTF-8?B?");
   ASSERT_NE(odd_at, std::string::npos);
   // 900 bytes at most, in base64 words of 45: under 1,600 characters with their folds.

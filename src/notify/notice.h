@@ -30,19 +30,19 @@ struct NoticeGpu {
 struct Incident {
   std::string rule;  // the rule's name
   NotifyRuleKind kind = NotifyRuleKind::kIdleHeld;
-  std::string key;   // what it is about, unique within the rule ("GPU-…/4242", "GPU-…")
-  int64_t since_ms = 0;        // when the condition began
-  int64_t opened_ms = 0;       // when it fired
+  std::string key;        // what it is about, unique within the rule ("GPU-…/4242", "GPU-…")
+  int64_t since_ms = 0;   // when the condition began
+  int64_t opened_ms = 0;  // when it fired
   int64_t last_notice_ms = 0;  // the firing notice or the latest reminder
   int reminders = 0;
-  int64_t escalated_ms = 0;    // the ladder's lead was told (0: not yet, or no ladder)
+  int64_t escalated_ms = 0;  // the ladder's lead was told (0: not yet, or no ladder)
   NoticeGpu gpu;
   std::string user;
   uint32_t pid = 0;
   std::string command;
-  double usd_per_hour = 0;     // the GPU's price, for the cost so far
-  double value_pct = 0;        // the latest reading the rule compares (utilization, memory)
-  std::string budget;          // kBudget: its name, amount and spend
+  double usd_per_hour = 0;  // the GPU's price, for the cost so far
+  double value_pct = 0;     // the latest reading the rule compares (utilization, memory)
+  std::string budget;       // kBudget: its name, amount and spend
   double budget_usd = 0, spent_usd = 0, threshold_pct = 0;
   bool operator==(const Incident&) const = default;
 };
@@ -56,17 +56,17 @@ struct Notice {
   int64_t at_ms = 0;
   int64_t since_ms = 0;
   std::optional<NoticeGpu> gpu;
-  std::string user;     // "" unknown
-  uint32_t pid = 0;     // 0: not about one process
+  std::string user;  // "" unknown
+  uint32_t pid = 0;  // 0: not about one process
   std::string command;
   double cost_usd = 0;  // the GPU's price over since..at
   std::optional<double> value_pct, threshold_pct;
   uint32_t xid = 0;
-  std::string budget;     // kBudget: "project vision, monthly"
+  std::string budget;                                 // kBudget: "project vision, monthly"
   std::string policy, policy_action, policy_outcome;  // kPolicy
   double budget_usd = 0, spent_usd = 0;
-  std::string summary;    // one line, for people
-  std::string next_step;  // the one thing to do
+  std::string summary;             // one line, for people
+  std::string next_step;           // the one thing to do
   std::vector<std::string> sinks;  // where it goes
   // An email sink's "lead" is sent it: every notice of a rule without a ladder; with one
   // (lead_after), the escalation and the notices after it.

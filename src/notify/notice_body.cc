@@ -25,8 +25,10 @@ Json WebhookJson(const Notice& n) {
   j["at"] = Rfc3339(n.at_ms);
   j["since"] = Rfc3339(n.since_ms);
   j["duration_seconds"] = static_cast<double>(std::max<int64_t>(0, n.at_ms - n.since_ms)) / 1000;
-  if (n.gpu) j["gpu"] = {{"index", n.gpu->index}, {"uuid", n.gpu->uuid}, {"name", n.gpu->name}};
-  else j["gpu"] = nullptr;
+  if (n.gpu)
+    j["gpu"] = {{"index", n.gpu->index}, {"uuid", n.gpu->uuid}, {"name", n.gpu->name}};
+  else
+    j["gpu"] = nullptr;
   j["user"] = n.user.empty() ? Json(nullptr) : Json(n.user);
   j["pid"] = n.pid == 0 ? Json(nullptr) : Json(n.pid);
   j["command"] = n.command.empty() ? Json(nullptr) : Json(n.command);
@@ -34,9 +36,10 @@ Json WebhookJson(const Notice& n) {
   j["value_pct"] = n.value_pct ? Json(std::round(*n.value_pct * 10) / 10) : Json(nullptr);
   j["threshold_pct"] = n.threshold_pct ? Json(*n.threshold_pct) : Json(nullptr);
   j["xid"] = n.xid == 0 ? Json(nullptr) : Json(n.xid);
-  j["policy"] = n.policy.empty() ? Json(nullptr)
-                                 : Json{{"name", n.policy}, {"action", n.policy_action},
-                                        {"outcome", n.policy_outcome}};
+  j["policy"] =
+      n.policy.empty()
+          ? Json(nullptr)
+          : Json{{"name", n.policy}, {"action", n.policy_action}, {"outcome", n.policy_outcome}};
   j["budget"] = n.budget.empty() ? Json(nullptr)
                                  : Json{{"name", n.budget},
                                         {"amount_usd", std::round(n.budget_usd * 100) / 100},
@@ -50,10 +53,14 @@ Json WebhookJson(const Notice& n) {
 std::string SlackEscaped(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else
+      out += c;
   }
   return out;
 }
@@ -77,32 +84,38 @@ Json TeamsJson(const Notice& n) {
   if (n.pid != 0) fact("PID", std::to_string(n.pid));
   fact("Command", n.command);
   fact("Since", Rfc3339(n.since_ms));
-  Json card = {{"$schema", "http://adaptivecards.io/schemas/adaptive-card.json"},
-               {"type", "AdaptiveCard"},
-               {"version", "1.4"},
-               {"body",
-                Json::array({{{"type", "TextBlock"}, {"text", n.summary}, {"wrap", true},
-                              {"weight", "Bolder"}},
-                             {{"type", "FactSet"}, {"facts", facts}},
-                             {{"type", "TextBlock"}, {"text", n.next_step}, {"wrap", true}}})}};
-  return Json{{"type", "message"},
-              {"attachments",
-               Json::array({{{"contentType", "application/vnd.microsoft.card.adaptive"},
-                             {"contentUrl", nullptr},
-                             {"content", card}}})}};
+  Json card = {
+      {"$schema", "http://adaptivecards.io/schemas/adaptive-card.json"},
+      {"type", "AdaptiveCard"},
+      {"version", "1.4"},
+      {"body",
+       Json::array(
+           {{{"type", "TextBlock"}, {"text", n.summary}, {"wrap", true}, {"weight", "Bolder"}},
+            {{"type", "FactSet"}, {"facts", facts}},
+            {{"type", "TextBlock"}, {"text", n.next_step}, {"wrap", true}}})}};
+  return Json{
+      {"type", "message"},
+      {"attachments", Json::array({{{"contentType", "application/vnd.microsoft.card.adaptive"},
+                                    {"contentUrl", nullptr},
+                                    {"content", card}}})}};
 }
 
 }  // namespace
 
 std::string NoticeBody(SinkKind sink, const Notice& notice) {
   switch (sink) {
-    case SinkKind::kWebhook: return WebhookJson(notice).dump();
-    case SinkKind::kSlack: return SlackJson(notice).dump();
-    case SinkKind::kTeams: return TeamsJson(notice).dump();
-    case SinkKind::kEmail: break;  // needs its addresses: NoticeBody(sink, notice)
+    case SinkKind::kWebhook:
+      return WebhookJson(notice).dump();
+    case SinkKind::kSlack:
+      return SlackJson(notice).dump();
+    case SinkKind::kTeams:
+      return TeamsJson(notice).dump();
+    case SinkKind::kEmail:
+      break;  // needs its addresses: NoticeBody(sink, notice)
     case SinkKind::kTerminal:
-      return Json{{"user", notice.user}, {"text", "cgov: " + notice.summary + "\n" +
-                                                      notice.next_step}}.dump();
+      return Json{{"user", notice.user},
+                  {"text", "cgov: " + notice.summary + "\n" + notice.next_step}}
+          .dump();
   }
   return "{}";
 }

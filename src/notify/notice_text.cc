@@ -36,14 +36,14 @@ std::string Condition(const Notice& n) {
     case NotifyRuleKind::kXid:
       return fmt::format("the driver reported Xid {} on {}", n.xid, gpu);
     case NotifyRuleKind::kPolicy:
-      return fmt::format("policy {:?}, {}: {} on {}, idle-held for {}: {}", n.policy,
-                         n.policy_action, Holder(n), gpu,
-                         FormatDuration(std::chrono::milliseconds(n.at_ms - n.since_ms)),
-                         n.policy_outcome);
+      return fmt::format(
+          "policy {:?}, {}: {} on {}, idle-held for {}: {}", n.policy, n.policy_action, Holder(n),
+          gpu, FormatDuration(std::chrono::milliseconds(n.at_ms - n.since_ms)), n.policy_outcome);
     case NotifyRuleKind::kBudget:
-      return fmt::format("the {} budget of ${:.2f} is {:.0f}% spent on this host (${:.2f}; its "
-                         "{:.0f}% alert)", n.budget, n.budget_usd, n.value_pct.value_or(0),
-                         n.spent_usd, n.threshold_pct.value_or(0));
+      return fmt::format(
+          "the {} budget of ${:.2f} is {:.0f}% spent on this host (${:.2f}; its {:.0f}% alert)",
+          n.budget, n.budget_usd, n.value_pct.value_or(0), n.spent_usd,
+          n.threshold_pct.value_or(0));
   }
   return "";
 }
@@ -51,20 +51,23 @@ std::string Condition(const Notice& n) {
 std::string NextStep(const Notice& n) {
   if (n.event == NoticeEvent::kResolved) return "Nothing: the condition is over.";
   if (n.event == NoticeEvent::kEscalated) {
-    return fmt::format("Its owner was told when it began and has not stopped it: ask {} to save "
-                       "its work and stop it (pid {}), before the policy does, if one is set.",
-                       n.user.empty() ? "its owner" : n.user, n.pid);
+    return fmt::format(
+        "Its owner was told when it began and has not stopped it: ask {} to save its work and stop "
+        "it (pid {}), before the policy does, if one is set.",
+        n.user.empty() ? "its owner" : n.user, n.pid);
   }
   switch (n.kind) {
     case NotifyRuleKind::kIdleHeld:
-      return fmt::format("If it will not compute again soon, save its work and stop it (pid {}): "
-                         "that frees the GPU for others.", n.pid);
+      return fmt::format(
+          "If it will not compute again soon, save its work and stop it (pid {}): that frees the "
+          "GPU for others.",
+          n.pid);
     case NotifyRuleKind::kTrulyIdle:
-      return "Schedule work on it, or stop paying for it (stop the instance, scale the node "
-             "pool down).";
+      return "Schedule work on it, or stop paying for it (stop the instance, scale the node pool "
+             "down).";
     case NotifyRuleKind::kLowUtilization:
-      return "Find what starves it: data loading (more DataLoader workers, DALI), small "
-             "batches, or share it (MPS, MIG); `cgov report` names what it sees.";
+      return "Find what starves it: data loading (more DataLoader workers, DALI), small batches, "
+             "or share it (MPS, MIG); `cgov report` names what it sees.";
     case NotifyRuleKind::kMemoryHigh:
       return "The next allocation may fail (out of memory): lower the batch size or use "
              "activation checkpointing.";
@@ -85,8 +88,8 @@ std::string NextStep(const Notice& n) {
       }
       return "Nothing more will be done to this process.";
     case NotifyRuleKind::kBudget:
-      return "See who spends it and its forecast: `cgov report --budgets FILE --by` the "
-             "budget's scope.";
+      return "See who spends it and its forecast: `cgov report --budgets FILE --by` the budget's "
+             "scope.";
   }
   return "";
 }

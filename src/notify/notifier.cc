@@ -38,8 +38,9 @@ Result<PostOutcome> Mail(const Delivery& d, const NotifySink& sink, const std::a
   for (const std::string& a : d.rcpt) {
     if (!IsMailAddress(a)) return PostOutcome{550, -1, "a queued recipient is not an address"};
   }
-  MailSend send{sink.url, sink.starttls, sink.ca_file, sink.from,
-                d.rcpt.empty() ? sink.to : d.rcpt, d.body, sink.timeout_ms, stop};
+  MailSend send{
+      sink.url, sink.starttls,   sink.ca_file, sink.from, d.rcpt.empty() ? sink.to : d.rcpt,
+      d.body,   sink.timeout_ms, stop};
   CGOV_ASSIGN_OR_RETURN(MailOutcome out, SendMail(send));
   const long code = out.sent ? 250 : out.smtp_code >= 400 ? out.smtp_code : 0;
   return PostOutcome{code, -1, out.error};
@@ -49,8 +50,8 @@ Result<PostOutcome> Mail(const Delivery& d, const NotifySink& sink, const std::a
 // would take it, in DIR/SINK/SEQ.eml (a whole message) or .json, written whole; the
 // directories private to the daemon's user. A failed write is retried like a failed post.
 Result<PostOutcome> WriteDryRun(const std::string& dir, const Delivery& d, const NotifySink& sink) {
-  const std::string file = fmt::format("{:010}.{}", d.seq,
-                                       sink.kind == SinkKind::kEmail ? "eml" : "json");
+  const std::string file =
+      fmt::format("{:010}.{}", d.seq, sink.kind == SinkKind::kEmail ? "eml" : "json");
   Status s = WriteDryRunFile(dir, sink.name, file, d.body);
   if (s.code() == StatusCode::kInvalidArgument) return PostOutcome{400, -1, s.message()};
   if (!s.ok()) return PostOutcome{0, -1, s.message()};
@@ -143,8 +144,9 @@ Result<bool> Notifier::QueueMail(const std::string& key, const std::string& pers
     return state_->QueueMail(key, person, WallMs(), &mail, file_.queue_max, &dropped);
   }();
   if (dropped > 0) {
-    LogWarning("--notify: the queue passed queue_max = {}: its {} oldest "
-               "notice(s) dropped undelivered", file_.queue_max, dropped);
+    LogWarning(
+        "--notify: the queue passed queue_max = {}: its {} oldest notice(s) dropped undelivered",
+        file_.queue_max, dropped);
     std::lock_guard lock(mu_);
     counts_.dropped += dropped;
   }
@@ -171,8 +173,7 @@ Notifier::Counts Notifier::counts() const {
 }
 
 void Notifier::Log(const std::string& sink, const std::string& message) {
-  LogWarning("{}: --notify: sink {:?}: {}",
-             FormatRfc3339Utc(WallMs() * 1'000'000), sink, message);
+  LogWarning("{}: --notify: sink {:?}: {}", FormatRfc3339Utc(WallMs() * 1'000'000), sink, message);
 }
 
 // One transaction per batch taken: the incidents as the latest submission left them, and one
@@ -200,7 +201,8 @@ void Notifier::SaveSubmitted() {
           std::vector<std::string> to = MailRecipients(sink, file_.recipients.get(), n);
           if (to.empty()) continue;
           std::string body = NoticeMail(n, sink.from, to);
-          queued.push_back({0, sink.name, n.id, std::move(body), n.at_ms, 0, n.at_ms, std::move(to)});
+          queued.push_back(
+              {0, sink.name, n.id, std::move(body), n.at_ms, 0, n.at_ms, std::move(to)});
         }
       }
     }
@@ -214,8 +216,8 @@ void Notifier::SaveSubmitted() {
   if (!saved.ok()) {
     const int64_t now = WallMs();
     if (now - save_failed_ms_ >= kLogEveryMs) {
-      LogWarning("--notify: {} (kept in memory, written again at the next "
-                 "notice)", saved.message());
+      LogWarning("--notify: {} (kept in memory, written again at the next notice)",
+                 saved.message());
       save_failed_ms_ = now;
     }
     std::lock_guard lock(mu_);
@@ -224,8 +226,9 @@ void Notifier::SaveSubmitted() {
     return;
   }
   if (dropped > 0) {
-    LogWarning("--notify: the queue passed queue_max = {}: its {} oldest "
-               "notice(s) dropped undelivered", file_.queue_max, dropped);
+    LogWarning(
+        "--notify: the queue passed queue_max = {}: its {} oldest notice(s) dropped undelivered",
+        file_.queue_max, dropped);
     std::lock_guard lock(mu_);
     counts_.dropped += dropped;
   }
@@ -236,8 +239,8 @@ void Notifier::SaveSubmitted() {
 void Notifier::ShowOnTerminals(const Delivery& d, const NotifySink& sink) {
   const nlohmann::json body = nlohmann::json::parse(d.body, nullptr, false);
   const std::string user = body.is_object() ? body.value("user", "") : "";
-  Result<int> reached = WriteToUserTerminals(sink.utmp_file, user,
-                                             body.is_object() ? body.value("text", "") : "");
+  Result<int> reached =
+      WriteToUserTerminals(sink.utmp_file, user, body.is_object() ? body.value("text", "") : "");
   if (!reached.ok()) {
     Log(sink.name, fmt::format("{}; notice {} not shown", reached.status().message(), d.notice_id));
   }
@@ -260,10 +263,10 @@ void Notifier::Attempt(const Delivery& d, Lane* lane) {
   }
   // The post, the slow part, holds no lock: the other lanes and the saving thread go on.
   const bool email = sink.kind == SinkKind::kEmail;
-  Result<PostOutcome> posted = dry     ? WriteDryRun(file_.dry_run_dir, d, sink)
-                               : email ? Mail(d, sink, &lane->worker.stop_flag())
-                                       : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
-                                                  &lane->worker.stop_flag());
+  Result<PostOutcome> posted =
+      dry     ? WriteDryRun(file_.dry_run_dir, d, sink)
+      : email ? Mail(d, sink, &lane->worker.stop_flag())
+              : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms, &lane->worker.stop_flag());
   if (lane->worker.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
   const char* protocol = email ? "SMTP" : "HTTP";
@@ -283,15 +286,16 @@ void Notifier::Attempt(const Delivery& d, Lane* lane) {
   } else if (Malformed(out.http_status) || (email && out.http_status >= 500)) {
     written = state_->GiveUp(d.seq, out.error);
     state_lock.unlock();
-    Log(sink.name, fmt::format("notice {} refused with {} {} ({}); kept in {} and not sent "
-                               "again", d.notice_id, protocol, out.http_status, out.error,
-                               state_->path()));
+    Log(sink.name, fmt::format("notice {} refused with {} {} ({}); kept in {} and not sent again",
+                               d.notice_id, protocol, out.http_status, out.error, state_->path()));
     std::lock_guard lock(mu_);
     ++counts_.given_up;
   } else {
     const int64_t attempts = d.attempts + 1;
-    int64_t delay = std::min<int64_t>(file_.retry_max_ms, int64_t{1000} << std::min<int64_t>(attempts - 1, 20));
-    if (out.retry_after_ms >= 0) delay = std::max(delay, std::min<int64_t>(out.retry_after_ms, 3'600'000));
+    int64_t delay =
+        std::min<int64_t>(file_.retry_max_ms, int64_t{1000} << std::min<int64_t>(attempts - 1, 20));
+    if (out.retry_after_ms >= 0)
+      delay = std::max(delay, std::min<int64_t>(out.retry_after_ms, 3'600'000));
     const std::string why = out.http_status != 0
                                 ? fmt::format("{} {}: {}", protocol, out.http_status, out.error)
                                 : out.error;

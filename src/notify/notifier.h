@@ -39,8 +39,7 @@ class Notifier {
   // Opens `state_path`, gives the incidents it holds in *open (for NotifyEngine::Restore) and
   // starts delivering what it holds. REQUIRES: ReadSinkUrls(&file) done.
   static Result<std::unique_ptr<Notifier>> Start(NotifyFile file, const std::string& state_path,
-                                                 std::vector<Incident>* open,
-                                                 int64_t* waiting);
+                                                 std::vector<Incident>* open, int64_t* waiting);
   ~Notifier();  // Stop()
 
   // The tick's notices, and the open incidents after them. Never waits on I/O.

@@ -29,10 +29,14 @@ bool InScope(const NotifyRule& rule, const std::string& user) {
 
 std::string_view NoticeEventName(NoticeEvent e) {
   switch (e) {
-    case NoticeEvent::kFiring: return "firing";
-    case NoticeEvent::kReminder: return "reminder";
-    case NoticeEvent::kResolved: return "resolved";
-    case NoticeEvent::kEscalated: return "escalated";
+    case NoticeEvent::kFiring:
+      return "firing";
+    case NoticeEvent::kReminder:
+      return "reminder";
+    case NoticeEvent::kResolved:
+      return "resolved";
+    case NoticeEvent::kEscalated:
+      return "escalated";
   }
   return "?";
 }
@@ -126,21 +130,26 @@ std::vector<NotifyEngine::Candidate> NotifyEngine::Candidates(size_t rule_pos,
       break;
     case NotifyRuleKind::kTrulyIdle:
       for (const NotifyGpu& g : in.gpus) {
-        if (!g.phase) add(GpuKey(g), Seen::kUnknown, g, 0);
-        else if (*g.phase == Phase::kTrulyIdle) add(GpuKey(g), Seen::kHolds, g, g.util_pct.value_or(0));
+        if (!g.phase)
+          add(GpuKey(g), Seen::kUnknown, g, 0);
+        else if (*g.phase == Phase::kTrulyIdle)
+          add(GpuKey(g), Seen::kHolds, g, g.util_pct.value_or(0));
       }
       break;
     case NotifyRuleKind::kMemoryHigh:
       for (const NotifyGpu& g : in.gpus) {
-        if (!g.memory_pct) add(GpuKey(g), Seen::kUnknown, g, 0);
-        else if (*g.memory_pct >= rule.threshold_pct) add(GpuKey(g), Seen::kHolds, g, *g.memory_pct);
+        if (!g.memory_pct)
+          add(GpuKey(g), Seen::kUnknown, g, 0);
+        else if (*g.memory_pct >= rule.threshold_pct)
+          add(GpuKey(g), Seen::kHolds, g, *g.memory_pct);
       }
       break;
     case NotifyRuleKind::kLowUtilization:
       for (const NotifyGpu& g : in.gpus) {
         double mean = 0;
         bool full = false;
-        if (!g.util_pct || !g.phase) add(GpuKey(g), Seen::kUnknown, g, 0);
+        if (!g.util_pct || !g.phase)
+          add(GpuKey(g), Seen::kUnknown, g, 0);
         else if (LowUtilization(rule_pos, g, in.now_ms, &mean, &full)) {
           add(GpuKey(g), Seen::kHolds, g, mean, full);
         }
@@ -171,7 +180,8 @@ std::vector<NotifyEngine::Candidate> NotifyEngine::Candidates(size_t rule_pos,
       break;
   }
   // A key not holding this tick starts its streak again when it next holds.
-  for (auto it = streaks_.lower_bound({rule_pos, ""}); it != streaks_.end() && it->first.first == rule_pos;) {
+  for (auto it = streaks_.lower_bound({rule_pos, ""});
+       it != streaks_.end() && it->first.first == rule_pos;) {
     it = holding.count(it->first.second) > 0 ? std::next(it) : streaks_.erase(it);
   }
   return out;

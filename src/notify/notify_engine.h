@@ -30,7 +30,7 @@ struct NotifyProcess {
   size_t gpu_pos = 0;  // into NotifyInput::gpus
   uint32_t pid = 0;
   bool compute = false;
-  std::string user;     // "" unknown
+  std::string user;  // "" unknown
   std::string command;
   uint64_t mem_mib = 0;
 };
@@ -43,8 +43,8 @@ struct NotifyXid {
 
 // One budget's current period (cgov daemon --budgets: this host's spend).
 struct NotifyBudget {
-  std::string name;    // "project vision, monthly"
-  std::string key;     // "project/vision/month": unique
+  std::string name;  // "project vision, monthly"
+  std::string key;   // "project/vision/month": unique
   double amount_usd = 0;
   double spent_usd = 0;
   std::vector<int> alert_pcts;
@@ -91,7 +91,7 @@ class NotifyEngine {
     bool unknown = false;  // cannot be told this tick: an open incident stays as it is
     bool fires = false;    // held for `for`: opens an incident if none is open
     int64_t since_ms = 0;
-    Incident fields;     // gpu, user, pid, command, price, value
+    Incident fields;  // gpu, user, pid, command, price, value
   };
   std::vector<Candidate> Candidates(size_t rule_pos, const NotifyInput& in);
   void Streak(size_t rule_pos, const std::string& key, bool holds, int64_t now_ms,

@@ -35,9 +35,11 @@ constexpr KindName kRuleKinds[] = {
     {NotifyRuleKind::kBudget, "budget", 0},
     {NotifyRuleKind::kPolicy, "policy", 0},
 };
-constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {
-    {SinkKind::kWebhook, "webhook"}, {SinkKind::kSlack, "slack"}, {SinkKind::kTeams, "teams"},
-    {SinkKind::kTerminal, "terminal"}, {SinkKind::kEmail, "email"}};
+constexpr std::pair<SinkKind, const char*> kSinkKinds[] = {{SinkKind::kWebhook, "webhook"},
+                                                           {SinkKind::kSlack, "slack"},
+                                                           {SinkKind::kTeams, "teams"},
+                                                           {SinkKind::kTerminal, "terminal"},
+                                                           {SinkKind::kEmail, "email"}};
 
 // An e-mail sink's own keys (from, to, tls, ca_file): true when `e` was one of them.
 Result<bool> ParseEmailKey(const std::string& path, const TomlEntry& e, NotifySink* s) {
@@ -57,17 +59,17 @@ Result<bool> ParseEmailKey(const std::string& path, const TomlEntry& e, NotifySi
       } else if (IsMailAddress(item.text)) {
         s->to.push_back(item.text);
       } else {
-        return TomlErrorAt(path, item, e.key, "expected a plain address (ops@example.com), "
-                           "\"owner\" (the user a notice is about) or \"lead\" (their team's "
-                           "leads)");
+        return TomlErrorAt(path, item, e.key,
+                           "expected a plain address (ops@example.com), \"owner\" (the user a "
+                           "notice is about) or \"lead\" (their team's leads)");
       }
     }
   } else if (e.key == "tls") {
     if (e.value.kind != TomlValue::Kind::kString ||
         (e.value.text != "starttls" && e.value.text != "none")) {
-      return TomlErrorAt(path, e.value, e.key, "expected \"starttls\" (the default) or \"none\" "
-                         "(plain SMTP, for a relay on this host); smtps:// in url_file is TLS "
-                         "from the start");
+      return TomlErrorAt(path, e.value, e.key,
+                         "expected \"starttls\" (the default) or \"none\" (plain SMTP, for a relay "
+                         "on this host); smtps:// in url_file is TLS from the start");
     }
     s->starttls = e.value.text == "starttls";
   } else if (e.key == "ca_file") {
@@ -125,7 +127,7 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
                              [&](const auto& k) { return e.value.text == k.second; });
       if (e.value.kind != TomlValue::Kind::kString || it == std::end(kSinkKinds)) {
         return TomlErrorAt(path, e.value, e.key,
-                       "expected \"webhook\", \"slack\", \"teams\", \"terminal\" or \"email\"");
+                           "expected \"webhook\", \"slack\", \"teams\", \"terminal\" or \"email\"");
       }
       s.kind = it->first;
       kind = true;
@@ -153,10 +155,10 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
     } else {
       CGOV_ASSIGN_OR_RETURN(bool email_key, ParseEmailKey(path, e, &s));
       if (!email_key) {
-        return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a sink takes name, kind, "
-                           "url_file, timeout and quiet_hours; a terminal sink no url_file but "
-                           "utmp_file; an "
-                           "email sink from, to, tls and ca_file too)");
+        return TomlErrorAt(
+            path, e.line, e.column, e.key,
+            "unknown key (a sink takes name, kind, url_file, timeout and quiet_hours; a terminal "
+            "sink no url_file but utmp_file; an email sink from, to, tls and ca_file too)");
       }
     }
   }
@@ -165,12 +167,14 @@ Result<NotifySink> ParseSink(const std::string& path, const TomlTable& table) {
     return TomlErrorAt(path, table.line, table.column, "url_file", "a terminal sink has no URL");
   }
   if (!terminal && utmp_given) {
-    return TomlErrorAt(path, table.line, table.column, "utmp_file", "only a terminal sink reads utmp");
+    return TomlErrorAt(path, table.line, table.column, "utmp_file",
+                       "only a terminal sink reads utmp");
   }
   CGOV_RETURN_IF_ERROR(CheckEmailKeys(path, table, s));
   for (auto [given, key] : {std::pair{!s.name.empty(), "name"}, std::pair{kind, "kind"},
                             std::pair{terminal || !s.url_file.empty(), "url_file"}}) {
-    if (!given) return TomlErrorAt(path, table.line, table.column, "sink", fmt::format("give its {}", key));
+    if (!given)
+      return TomlErrorAt(path, table.line, table.column, "sink", fmt::format("give its {}", key));
   }
   return s;
 }
@@ -196,8 +200,9 @@ Status ParseRuleKey(const std::string& path, const TomlEntry& e, NotifyRule* r,
     CGOV_ASSIGN_OR_RETURN(r->users, TomlStrings(path, e.value, e.key));
     *users_at = &e.value;
   } else if (e.key != "kind") {
-    return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a rule takes kind, name, for, "
-                   "below_pct or above_pct, remind_every, lead_after, sinks and users)");
+    return TomlErrorAt(path, e.line, e.column, e.key,
+                       "unknown key (a rule takes kind, name, for, below_pct or above_pct, "
+                       "remind_every, lead_after, sinks and users)");
   }
   return Status::Ok();
 }
@@ -205,9 +210,12 @@ Status ParseRuleKey(const std::string& path, const TomlEntry& e, NotifyRule* r,
 // The threshold key a kind takes ("" for none) and its default.
 std::pair<const char*, double> ThresholdOf(NotifyRuleKind kind) {
   switch (kind) {
-    case NotifyRuleKind::kLowUtilization: return {"below_pct", 50};
-    case NotifyRuleKind::kMemoryHigh: return {"above_pct", 85};
-    default: return {"", 0};
+    case NotifyRuleKind::kLowUtilization:
+      return {"below_pct", 50};
+    case NotifyRuleKind::kMemoryHigh:
+      return {"above_pct", 85};
+    default:
+      return {"", 0};
   }
 }
 
@@ -217,15 +225,17 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
     if (e.key == "kind") kind_entry = &e;
   }
   if (kind_entry == nullptr) {
-    return TomlErrorAt(path, table.line, table.column, "rule", "give its kind: idle_held, "
-                   "truly_idle, low_utilization, memory_high, xid, budget or policy");
+    return TomlErrorAt(path, table.line, table.column, "rule",
+                       "give its kind: idle_held, truly_idle, low_utilization, memory_high, xid, "
+                       "budget or policy");
   }
   const TomlValue& kv = kind_entry->value;
   auto kind = std::find_if(std::begin(kRuleKinds), std::end(kRuleKinds),
                            [&](const KindName& k) { return kv.text == k.name; });
   if (kv.kind != TomlValue::Kind::kString || kind == std::end(kRuleKinds)) {
-    return TomlErrorAt(path, kv, "kind", "expected idle_held, truly_idle, low_utilization, "
-                   "memory_high, xid, budget or policy");
+    return TomlErrorAt(
+        path, kv, "kind",
+        "expected idle_held, truly_idle, low_utilization, memory_high, xid, budget or policy");
   }
   NotifyRule r;
   r.line = table.line;
@@ -238,15 +248,17 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
   for (const TomlEntry& e : table.entries) {
     CGOV_RETURN_IF_ERROR(ParseRuleKey(path, e, &r, &threshold_at, &users_at));
     if ((e.key == "below_pct" || e.key == "above_pct") && e.key != ThresholdOf(r.kind).first) {
-      return TomlErrorAt(path, e.line, e.column, e.key,
-                     *ThresholdOf(r.kind).first == '\0'
-                         ? fmt::format("a {} rule takes no threshold", kind->name)
-                         : fmt::format("a {} rule takes {}", kind->name, ThresholdOf(r.kind).first));
+      return TomlErrorAt(
+          path, e.line, e.column, e.key,
+          *ThresholdOf(r.kind).first == '\0'
+              ? fmt::format("a {} rule takes no threshold", kind->name)
+              : fmt::format("a {} rule takes {}", kind->name, ThresholdOf(r.kind).first));
     }
   }
   if (users_at != nullptr && r.kind != NotifyRuleKind::kIdleHeld) {
-    return TomlErrorAt(path, *users_at, "users", "only an idle_held rule is scoped by user (the "
-                   "others are about a whole GPU)");
+    return TomlErrorAt(
+        path, *users_at, "users",
+        "only an idle_held rule is scoped by user (the others are about a whole GPU)");
   }
   if (r.lead_after_ms > 0 && r.kind != NotifyRuleKind::kIdleHeld) {
     return TomlErrorAt(path, table.line, table.column, "lead_after",
@@ -254,16 +266,16 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
                        "is told)");
   }
   if (r.lead_after_ms > 0 && r.lead_after_ms <= r.for_ms) {
-    return TomlErrorAt(path, table.line, table.column, "lead_after",
-                       fmt::format("must be later than for ({}): the owner is told first",
-                                   SpanOf(r.for_ms)));
+    return TomlErrorAt(
+        path, table.line, table.column, "lead_after",
+        fmt::format("must be later than for ({}): the owner is told first", SpanOf(r.for_ms)));
   }
   if ((r.kind == NotifyRuleKind::kXid || r.kind == NotifyRuleKind::kPolicy) &&
       r.remind_every_ms > 0) {
     return TomlErrorAt(path, table.line, table.column, "remind_every",
-                   r.kind == NotifyRuleKind::kXid ? "an Xid is one event: nothing to remind of"
-                                                  : "a policy action is one event: nothing to "
-                                                    "remind of");
+                       r.kind == NotifyRuleKind::kXid ? "an Xid is one event: nothing to remind of"
+                                                      : "a policy action is one event: nothing to "
+                                                        "remind of");
   }
   return r;
 }
@@ -271,8 +283,8 @@ Result<NotifyRule> ParseRule(const std::string& path, const TomlTable& table) {
 // A number (integer or not) from 0 to `max`; else "expected WHAT".
 Result<double> NumberIn(const std::string& path, const TomlEntry& e, double max,
                         std::string_view what) {
-  const bool number = e.value.kind == TomlValue::Kind::kInteger ||
-                      e.value.kind == TomlValue::Kind::kFloat;
+  const bool number =
+      e.value.kind == TomlValue::Kind::kInteger || e.value.kind == TomlValue::Kind::kFloat;
   if (!number || !(e.value.number >= 0) || e.value.number > max) {
     return TomlErrorAt(path, e.value, e.key, fmt::format("expected {}", what));
   }
@@ -286,8 +298,8 @@ Result<JobReportConfig> ParseJobReport(const std::string& path, const TomlTable&
     if (e.key == "sinks") {
       CGOV_ASSIGN_OR_RETURN(j.sinks, SinkNames(path, e.value, e.key));
     } else if (e.key == "min_gpu_hours") {
-      CGOV_ASSIGN_OR_RETURN(j.min_gpu_hours, NumberIn(path, e, 1e6, "a number of GPU-hours from "
-                                                                    "0 to 1000000"));
+      CGOV_ASSIGN_OR_RETURN(j.min_gpu_hours,
+                            NumberIn(path, e, 1e6, "a number of GPU-hours from 0 to 1000000"));
     } else if (e.key == "per_person_per_day") {
       if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 1 ||
           e.value.integer > 1000) {
@@ -297,22 +309,24 @@ Result<JobReportConfig> ParseJobReport(const std::string& path, const TomlTable&
     } else if (e.key == "log") {
       if (e.value.kind != TomlValue::Kind::kString || !e.value.text.starts_with("/") ||
           !IsSafeText(e.value.text)) {
-        return TomlErrorAt(path, e.value, e.key, "expected the absolute path of the database "
-                           "that counts the reports sent");
+        return TomlErrorAt(
+            path, e.value, e.key,
+            "expected the absolute path of the database that counts the reports sent");
       }
       j.log = e.value.text;
     } else if (e.key == "ended_after") {
-      CGOV_ASSIGN_OR_RETURN(j.ended_after_ms, TomlDurationMs(path, e.value, e.key, 1000,
-                                                              86'400'000));
+      CGOV_ASSIGN_OR_RETURN(j.ended_after_ms,
+                            TomlDurationMs(path, e.value, e.key, 1000, 86'400'000));
     } else {
-      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a job_report takes sinks, "
-                         "min_gpu_hours, per_person_per_day, log and ended_after)");
+      return TomlErrorAt(path, e.line, e.column, e.key,
+                         "unknown key (a job_report takes sinks, min_gpu_hours, "
+                         "per_person_per_day, log and ended_after)");
     }
   }
   return j;
 }
 
-constexpr const char* kWeekdays[] = {"monday", "tuesday", "wednesday", "thursday",
+constexpr const char* kWeekdays[] = {"monday", "tuesday",  "wednesday", "thursday",
                                      "friday", "saturday", "sunday"};
 
 Result<DigestConfig> ParseDigest(const std::string& path, const TomlTable& table) {
@@ -324,23 +338,24 @@ Result<DigestConfig> ParseDigest(const std::string& path, const TomlTable& table
     } else if (e.key == "day") {
       auto day = std::find(std::begin(kWeekdays), std::end(kWeekdays), e.value.text);
       if (e.value.kind != TomlValue::Kind::kString || day == std::end(kWeekdays)) {
-        return TomlErrorAt(path, e.value, e.key, "expected a day of the week, in lower case "
-                           "(\"monday\")");
+        return TomlErrorAt(path, e.value, e.key,
+                           "expected a day of the week, in lower case (\"monday\")");
       }
       d.weekday = static_cast<int>(day - std::begin(kWeekdays));
     } else if (e.key == "at") {
       d.at_min = e.value.kind == TomlValue::Kind::kString ? ClockMinutes(e.value.text) : -1;
       if (d.at_min < 0) {
-        return TomlErrorAt(path, e.value, e.key, "expected \"HH:MM\", 24-hour, in the host's "
-                           "local time (\"08:00\")");
+        return TomlErrorAt(path, e.value, e.key,
+                           "expected \"HH:MM\", 24-hour, in the host's local time (\"08:00\")");
       }
     } else if (e.key == "to") {
       CGOV_ASSIGN_OR_RETURN(std::vector<std::string> to, TomlStrings(path, e.value, e.key));
       d.to_users = d.to_leads = false;
       for (const TomlValue& item : e.value.items) {
         if (item.text != "users" && item.text != "leads") {
-          return TomlErrorAt(path, item, e.key, "expected \"users\" (each their own) or "
-                             "\"leads\" (each team's leads their team's)");
+          return TomlErrorAt(
+              path, item, e.key,
+              "expected \"users\" (each their own) or \"leads\" (each team's leads their team's)");
         }
         (item.text == "users" ? d.to_users : d.to_leads) = true;
       }
@@ -350,8 +365,8 @@ Result<DigestConfig> ParseDigest(const std::string& path, const TomlTable& table
     } else if (e.key == "min_usd") {
       CGOV_ASSIGN_OR_RETURN(d.min_usd, NumberIn(path, e, 1e9, "dollars from 0 to 1000000000"));
     } else {
-      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (a digest takes sinks, day, "
-                         "at, to and min_usd)");
+      return TomlErrorAt(path, e.line, e.column, e.key,
+                         "unknown key (a digest takes sinks, day, at, to and min_usd)");
     }
   }
   return d;
@@ -372,21 +387,23 @@ Status ParseTop(const std::string& path, const TomlTable& top, NotifyFile* file)
     if (e.key == "queue_max") {
       if (e.value.kind != TomlValue::Kind::kInteger || e.value.integer < 10 ||
           e.value.integer > 1'000'000) {
-        return TomlErrorAt(path, e.value, e.key, "expected a whole number of notices from 10 to "
-                       "1000000");
+        return TomlErrorAt(path, e.value, e.key,
+                           "expected a whole number of notices from 10 to 1000000");
       }
       file->queue_max = e.value.integer;
     } else if (e.key == "retry_max") {
-      CGOV_ASSIGN_OR_RETURN(file->retry_max_ms, TomlDurationMs(path, e.value, e.key, 1000, 3'600'000));
+      CGOV_ASSIGN_OR_RETURN(file->retry_max_ms,
+                            TomlDurationMs(path, e.value, e.key, 1000, 3'600'000));
     } else if (e.key == "dry_run") {
-      CGOV_ASSIGN_OR_RETURN(file->dry_run_dir, AbsolutePath(path, e, "a directory (each delivery "
-                                                            "is written there, none is sent)"));
+      CGOV_ASSIGN_OR_RETURN(
+          file->dry_run_dir,
+          AbsolutePath(path, e, "a directory (each delivery is written there, none is sent)"));
     } else if (e.key == "recipients") {
       CGOV_ASSIGN_OR_RETURN(file->recipients_file, AbsolutePath(path, e, "a recipients file"));
     } else {
-      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes queue_max, "
-                     "retry_max, recipients, dry_run, [[sink]], [[rule]], [[job_report]] and "
-                     "[[digest]] tables)");
+      return TomlErrorAt(path, e.line, e.column, e.key,
+                         "unknown key (the file takes queue_max, retry_max, recipients, dry_run, "
+                         "[[sink]], [[rule]], [[job_report]] and [[digest]] tables)");
     }
   }
   return Status::Ok();
@@ -403,13 +420,14 @@ Status CheckNames(const std::string& path, const NotifyFile& file,
   for (size_t i = 0; i < file.rules.size(); ++i) {
     const NotifyRule& r = file.rules[i];
     if (!rules.insert(r.name).second) {
-      return TomlErrorAt(path, r.line, 1, "rule", fmt::format("a second rule named {:?} (rules of "
-                     "one kind need a name each)", r.name));
+      return TomlErrorAt(
+          path, r.line, 1, "rule",
+          fmt::format("a second rule named {:?} (rules of one kind need a name each)", r.name));
     }
     for (const std::string& s : r.sinks) {
       if (sinks.count(s) == 0) {
         return TomlErrorAt(path, rule_tables[i]->line, rule_tables[i]->column, "sinks",
-                       fmt::format("no sink is named {:?}", s));
+                           fmt::format("no sink is named {:?}", s));
       }
     }
   }
@@ -465,15 +483,15 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
     const TomlTable& t = tables[i];
     if (t.name == "sink") {
       if (file.sinks.size() == kMaxNotifySinks) {
-        return TomlErrorAt(path, t.line, t.column, "sink", fmt::format("more than {} sinks",
-                                                                   kMaxNotifySinks));
+        return TomlErrorAt(path, t.line, t.column, "sink",
+                           fmt::format("more than {} sinks", kMaxNotifySinks));
       }
       CGOV_ASSIGN_OR_RETURN(NotifySink s, ParseSink(path, t));
       file.sinks.push_back(std::move(s));
     } else if (t.name == "rule") {
       if (file.rules.size() == kMaxNotifyRules) {
-        return TomlErrorAt(path, t.line, t.column, "rule", fmt::format("more than {} rules",
-                                                                   kMaxNotifyRules));
+        return TomlErrorAt(path, t.line, t.column, "rule",
+                           fmt::format("more than {} rules", kMaxNotifyRules));
       }
       CGOV_ASSIGN_OR_RETURN(NotifyRule r, ParseRule(path, t));
       file.rules.push_back(std::move(r));
@@ -489,33 +507,35 @@ Result<NotifyFile> ParseNotifyFile(std::string_view text, const std::string& pat
       }
       CGOV_ASSIGN_OR_RETURN(file.digest, ParseDigest(path, t));
     } else {
-      return TomlErrorAt(path, t.line, t.column, t.name, "unknown table (the file takes [[sink]], "
-                         "[[rule]], [[job_report]] and [[digest]] tables)");
+      return TomlErrorAt(path, t.line, t.column, t.name,
+                         "unknown table (the file takes [[sink]], [[rule]], [[job_report]] and "
+                         "[[digest]] tables)");
     }
   }
   if (file.sinks.empty() || (file.rules.empty() && !file.job_report && !file.digest)) {
     return TomlErrorAt(path, 1, 1, file.sinks.empty() ? "sink" : "rule",
-                   "a notifications file needs at least one [[sink]] and one [[rule]] (or a "
-                   "[[job_report]] or a [[digest]])");
+                       "a notifications file needs at least one [[sink]] and one [[rule]] (or a "
+                       "[[job_report]] or a [[digest]])");
   }
   CGOV_RETURN_IF_ERROR(CheckNames(path, file, rule_tables));
   if (file.job_report) {
-    CGOV_RETURN_IF_ERROR(CheckMailSinks(path, file, "job_report", file.job_report->line,
-                                        &file.job_report->sinks));
+    CGOV_RETURN_IF_ERROR(
+        CheckMailSinks(path, file, "job_report", file.job_report->line, &file.job_report->sinks));
   }
   if (file.digest) {
-    CGOV_RETURN_IF_ERROR(CheckMailSinks(path, file, "digest", file.digest->line,
-                                        &file.digest->sinks));
+    CGOV_RETURN_IF_ERROR(
+        CheckMailSinks(path, file, "digest", file.digest->line, &file.digest->sinks));
     if (file.recipients_file.empty()) {
-      return TomlErrorAt(path, file.digest->line, 1, "digest", "a digest goes to each user and "
-                         "each team's leads, found through a recipients file: name it with the "
-                         "top-level key recipients");
+      return TomlErrorAt(path, file.digest->line, 1, "digest",
+                         "a digest goes to each user and each team's leads, found through a "
+                         "recipients file: name it with the top-level key recipients");
     }
   }
   for (const NotifySink& s : file.sinks) {
     if ((s.to_owner || s.to_lead) && file.recipients_file.empty()) {
-      return TomlErrorAt(path, s.line, 1, "to", "\"owner\" and \"lead\" are found through a "
-                         "recipients file: name it with the top-level key recipients");
+      return TomlErrorAt(path, s.line, 1, "to",
+                         "\"owner\" and \"lead\" are found through a recipients file: name it with "
+                         "the top-level key recipients");
     }
   }
   return file;
@@ -528,10 +548,10 @@ Status ReadSinkUrls(NotifyFile* file) {
     CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(s.url_file, 8192, what));
     struct stat st {};
     if (::stat(s.url_file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-      return InvalidArgument(fmt::format("{} {}: the URL is a credential, and the file is "
-                                         "readable by its group or others (mode {:04o}); `chmod "
-                                         "600 {}`", what, s.url_file, st.st_mode & 07777,
-                                         s.url_file));
+      return InvalidArgument(
+          fmt::format("{} {}: the URL is a credential, and the file is readable by its group or "
+                      "others (mode {:04o}); `chmod 600 {}`",
+                      what, s.url_file, st.st_mode & 07777, s.url_file));
     }
     const std::string_view url = Trim(text);
     const bool one_line = url.find_first_of("\r\n \t") == std::string_view::npos && IsSafeText(url);
@@ -539,13 +559,13 @@ Status ReadSinkUrls(NotifyFile* file) {
     const bool scheme = email ? url.starts_with("smtp://") || url.starts_with("smtps://")
                               : url.starts_with("https://") || url.starts_with("http://");
     if (!one_line || !scheme || url.size() > 4096) {
-      return InvalidArgument(fmt::format("{} {}: expected one {} URL on one line", what,
-                                         s.url_file, email ? "smtp:// or smtps://"
-                                                           : "http:// or https://"));
+      return InvalidArgument(fmt::format("{} {}: expected one {} URL on one line", what, s.url_file,
+                                         email ? "smtp:// or smtps://" : "http:// or https://"));
     }
     if (email && !s.starttls && url.starts_with("smtps://")) {
-      return InvalidArgument(fmt::format("{} {}: smtps:// is TLS from the start: tls = \"none\" "
-                                         "is for a plain smtp:// relay", what, s.url_file));
+      return InvalidArgument(fmt::format(
+          "{} {}: smtps:// is TLS from the start: tls = \"none\" is for a plain smtp:// relay",
+          what, s.url_file));
     }
     s.url = std::string(url);
   }

@@ -32,10 +32,10 @@ enum class SinkKind { kWebhook, kSlack, kTeams, kTerminal, kEmail };
 std::string_view SinkKindName(SinkKind kind);  // "webhook", "slack", "teams", "terminal", "email"
 
 struct NotifySink {
-  std::string name;      // unique in the file
+  std::string name;  // unique in the file
   SinkKind kind = SinkKind::kWebhook;
-  std::string url_file;  // holds the URL (a secret: Slack's and Teams' URLs are credentials)
-  std::string url;       // read from url_file by ReadSinkUrls
+  std::string url_file;         // holds the URL (a secret: Slack's and Teams' URLs are credentials)
+  std::string url;              // read from url_file by ReadSinkUrls
   int64_t timeout_ms = 10'000;  // one delivery attempt, connection included
   int line = 0;
   std::string utmp_file = "/run/utmp";  // terminal: who is logged in where
@@ -53,7 +53,7 @@ struct NotifyRule {
   std::string name;  // unique in the file; default: the kind's name
   NotifyRuleKind kind = NotifyRuleKind::kIdleHeld;
   int64_t for_ms = 0;
-  double threshold_pct = 0;  // below_pct (low_utilization) or above_pct (memory_high)
+  double threshold_pct = 0;     // below_pct (low_utilization) or above_pct (memory_high)
   int64_t remind_every_ms = 0;  // 0: no reminders
   // idle_held: the escalation ladder's second step (T2), counted like `for` from when the
   // process began to hold the GPU idle: its lead is told (an email sink's "lead"); before it

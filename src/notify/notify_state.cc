@@ -25,13 +25,23 @@ CREATE TABLE IF NOT EXISTS mail_log(key TEXT PRIMARY KEY, queued_ms INTEGER NOT 
 )sql";
 
 nlohmann::json IncidentJson(const Incident& i) {
-  return {{"kind", NotifyRuleKindName(i.kind)}, {"since_ms", i.since_ms},
-          {"opened_ms", i.opened_ms}, {"last_notice_ms", i.last_notice_ms},
-          {"reminders", i.reminders}, {"escalated_ms", i.escalated_ms},
-          {"gpu_index", i.gpu.index}, {"gpu_uuid", i.gpu.uuid}, {"gpu_name", i.gpu.name},
-          {"user", i.user}, {"pid", i.pid}, {"command", i.command},
-          {"usd_per_hour", i.usd_per_hour}, {"value_pct", i.value_pct}, {"budget", i.budget},
-          {"budget_usd", i.budget_usd}, {"spent_usd", i.spent_usd},
+  return {{"kind", NotifyRuleKindName(i.kind)},
+          {"since_ms", i.since_ms},
+          {"opened_ms", i.opened_ms},
+          {"last_notice_ms", i.last_notice_ms},
+          {"reminders", i.reminders},
+          {"escalated_ms", i.escalated_ms},
+          {"gpu_index", i.gpu.index},
+          {"gpu_uuid", i.gpu.uuid},
+          {"gpu_name", i.gpu.name},
+          {"user", i.user},
+          {"pid", i.pid},
+          {"command", i.command},
+          {"usd_per_hour", i.usd_per_hour},
+          {"value_pct", i.value_pct},
+          {"budget", i.budget},
+          {"budget_usd", i.budget_usd},
+          {"spent_usd", i.spent_usd},
           {"threshold_pct", i.threshold_pct}};
 }
 
@@ -42,9 +52,9 @@ Result<Incident> IncidentOf(std::string_view rule, std::string_view key, std::st
   i.rule = rule;
   i.key = key;
   bool known = false;
-  for (NotifyRuleKind k : {NotifyRuleKind::kIdleHeld, NotifyRuleKind::kTrulyIdle,
-                           NotifyRuleKind::kLowUtilization, NotifyRuleKind::kMemoryHigh,
-                           NotifyRuleKind::kBudget}) {
+  for (NotifyRuleKind k :
+       {NotifyRuleKind::kIdleHeld, NotifyRuleKind::kTrulyIdle, NotifyRuleKind::kLowUtilization,
+        NotifyRuleKind::kMemoryHigh, NotifyRuleKind::kBudget}) {
     if (j.is_object() && j.value("kind", "") == NotifyRuleKindName(k)) {
       i.kind = k;
       known = true;
@@ -94,18 +104,21 @@ Result<std::unique_ptr<NotifyState>> NotifyState::Open(const std::string& path) 
       format = row ? s.Int(0) : 0;
     }
     if (format == 0) {
-      return InvalidArgument(fmt::format("{}: not a cgov notifications state database (is it "
-                                         "the history database?); refusing to write to it",
-                                         path));
+      return InvalidArgument(
+          fmt::format("{}: not a cgov notifications state database (is it the history database?); "
+                      "refusing to write to it",
+                      path));
     }
   }
   CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"));
   CGOV_RETURN_IF_ERROR(db->Exec(kSchema));
   // A state file from before e-mail to each person: its outbox gains the envelope column.
-  CGOV_ASSIGN_OR_RETURN(int64_t has_rcpt, db->QueryInt(
-      "SELECT count(*) FROM pragma_table_info('outbox') WHERE name = 'rcpt'"));
+  CGOV_ASSIGN_OR_RETURN(
+      int64_t has_rcpt,
+      db->QueryInt("SELECT count(*) FROM pragma_table_info('outbox') WHERE name = 'rcpt'"));
   if (has_rcpt == 0) CGOV_RETURN_IF_ERROR(db->Exec("ALTER TABLE outbox ADD COLUMN rcpt TEXT"));
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db->Prepare("INSERT OR IGNORE INTO meta VALUES ('format', ?)"));
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt s,
+                        db->Prepare("INSERT OR IGNORE INTO meta VALUES ('format', ?)"));
   CGOV_RETURN_IF_ERROR(s.Bind(1, kFormat).Run());
   return std::unique_ptr<NotifyState>(new NotifyState(std::move(db)));
 }
@@ -131,8 +144,12 @@ Status NotifyState::Save(const std::vector<Incident>& incidents, std::vector<Del
     CGOV_RETURN_IF_ERROR(db_->Exec("DELETE FROM incidents"));
     CGOV_ASSIGN_OR_RETURN(SqliteStmt put, db_->Prepare("INSERT INTO incidents VALUES (?, ?, ?)"));
     for (const Incident& i : incidents) {
-      CGOV_RETURN_IF_ERROR(put.Bind(1, i.rule).Bind(2, i.key).Bind(3, IncidentJson(i).dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace)).Run());
+      CGOV_RETURN_IF_ERROR(
+          put.Bind(1, i.rule)
+              .Bind(2, i.key)
+              .Bind(3,
+                    IncidentJson(i).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+              .Run());
       put.Reset();
     }
     return Enqueue(queued, queue_max, dropped);
@@ -148,23 +165,31 @@ Status NotifyState::Save(const std::vector<Incident>& incidents, std::vector<Del
 Status NotifyState::Enqueue(std::vector<Delivery>* queued, int64_t queue_max, int64_t* dropped) {
   CGOV_ASSIGN_OR_RETURN(int64_t next_seq,
                         db_->QueryInt("SELECT coalesce(max(seq), 0) + 1 FROM outbox"));
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt add, db_->Prepare(
-      "INSERT INTO outbox(seq, sink, notice_id, body, created_ms, attempts, next_ms, rcpt) "
-      "VALUES (?, ?, ?, ?, ?, 0, ?, ?)"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt add,
+      db_->Prepare(
+          "INSERT INTO outbox(seq, sink, notice_id, body, created_ms, attempts, next_ms, rcpt) "
+          "VALUES (?, ?, ?, ?, ?, 0, ?, ?)"));
   for (Delivery& d : *queued) {
     d.seq = next_seq++;
-    CGOV_RETURN_IF_ERROR(add.Bind(1, d.seq).Bind(2, d.sink).Bind(3, d.notice_id).Bind(4, d.body)
-                             .Bind(5, d.created_ms).Bind(6, d.next_ms)
-                             .Bind(7, d.rcpt.empty() ? std::string()
-                                                     : nlohmann::json(d.rcpt).dump())
-                             .Run());
+    CGOV_RETURN_IF_ERROR(
+        add.Bind(1, d.seq)
+            .Bind(2, d.sink)
+            .Bind(3, d.notice_id)
+            .Bind(4, d.body)
+            .Bind(5, d.created_ms)
+            .Bind(6, d.next_ms)
+            .Bind(7, d.rcpt.empty() ? std::string() : nlohmann::json(d.rcpt).dump())
+            .Run());
     add.Reset();
   }
   CGOV_ASSIGN_OR_RETURN(int64_t waiting, Queued());
   if (waiting > queue_max) {
-    CGOV_ASSIGN_OR_RETURN(SqliteStmt drop, db_->Prepare(
-        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE given_up = 0 ORDER BY "
-        "seq LIMIT ?)"));
+    CGOV_ASSIGN_OR_RETURN(
+        SqliteStmt drop,
+        db_->Prepare(
+            "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE given_up = 0 ORDER BY "
+            "seq LIMIT ?)"));
     CGOV_RETURN_IF_ERROR(drop.Bind(1, waiting - queue_max).Run());
     *dropped = db_->Changes();
   }
@@ -178,10 +203,14 @@ Result<bool> NotifyState::QueueMail(const std::string& key, const std::string& p
   CGOV_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
   bool logged_before = false;
   Status s = [&]() -> Status {
-    CGOV_ASSIGN_OR_RETURN(SqliteStmt log, db_->Prepare(
-        "INSERT OR IGNORE INTO mail_log(key, queued_ms, messages, person) VALUES (?, ?, ?, ?)"));
-    CGOV_RETURN_IF_ERROR(log.Bind(1, key).Bind(2, now_ms)
-                             .Bind(3, static_cast<int64_t>(queued->size())).Bind(4, person).Run());
+    CGOV_ASSIGN_OR_RETURN(SqliteStmt log,
+                          db_->Prepare("INSERT OR IGNORE INTO mail_log(key, queued_ms, messages, "
+                                       "person) VALUES (?, ?, ?, ?)"));
+    CGOV_RETURN_IF_ERROR(log.Bind(1, key)
+                             .Bind(2, now_ms)
+                             .Bind(3, static_cast<int64_t>(queued->size()))
+                             .Bind(4, person)
+                             .Run());
     logged_before = db_->Changes() == 0;
     return logged_before ? Status::Ok() : Enqueue(queued, queue_max, dropped);
   }();
@@ -203,31 +232,40 @@ Result<bool> NotifyState::MailLogged(const std::string& key) const {
 
 Result<int64_t> NotifyState::MailCount(const std::string& key_prefix, const std::string& person,
                                        int64_t since_ms) const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db_->Prepare(
-      "SELECT count(*) FROM mail_log WHERE substr(key, 1, ?) = ? AND person = ? AND "
-      "queued_ms >= ?"));
-  s.Bind(1, static_cast<int64_t>(key_prefix.size())).Bind(2, key_prefix).Bind(3, person)
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt s,
+      db_->Prepare("SELECT count(*) FROM mail_log WHERE substr(key, 1, ?) = ? AND person = ? AND "
+                   "queued_ms >= ?"));
+  s.Bind(1, static_cast<int64_t>(key_prefix.size()))
+      .Bind(2, key_prefix)
+      .Bind(3, person)
       .Bind(4, since_ms);
   CGOV_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
 }
 
 Result<std::vector<Delivery>> NotifyState::Heads() const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db_->Prepare(
-      "SELECT seq, sink, notice_id, body, created_ms, attempts, next_ms, coalesce(rcpt, '') FROM "
-      "outbox WHERE seq IN "
-      "(SELECT min(seq) FROM outbox WHERE given_up = 0 GROUP BY sink) ORDER BY seq"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt s,
+      db_->Prepare("SELECT seq, sink, notice_id, body, created_ms, attempts, next_ms, "
+                   "coalesce(rcpt, '') FROM outbox WHERE seq IN (SELECT min(seq) FROM outbox WHERE "
+                   "given_up = 0 GROUP BY sink) ORDER BY seq"));
   std::vector<Delivery> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    Delivery d{s.Int(0), std::string(s.Text(1)), std::string(s.Text(2)),
-               std::string(s.Text(3)), s.Int(4), s.Int(5), s.Int(6)};
+    Delivery d{s.Int(0),
+               std::string(s.Text(1)),
+               std::string(s.Text(2)),
+               std::string(s.Text(3)),
+               s.Int(4),
+               s.Int(5),
+               s.Int(6)};
     if (!s.Text(7).empty()) {
       const nlohmann::json rcpt = nlohmann::json::parse(s.Text(7), nullptr, false);
       if (!rcpt.is_array()) {
-        return IoError(fmt::format("{}: outbox row {}: recipients not written by cgov", path(),
-                                   d.seq));
+        return IoError(
+            fmt::format("{}: outbox row {}: recipients not written by cgov", path(), d.seq));
       }
       for (const nlohmann::json& a : rcpt) {
         if (a.is_string()) d.rcpt.push_back(a.get<std::string>());

@@ -16,13 +16,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fakes/fake_http_server.h"
 #include "notify/notice_body.h"
 #include "notify/notifier.h"
 #include "notify/notify_engine.h"
 #include "notify/notify_file.h"
 #include "notify/notify_state.h"
 #include "notify/terminal_sink.h"
-#include "fakes/fake_http_server.h"
 
 namespace cgov {
 namespace {
@@ -61,8 +61,10 @@ TEST(NotifyFile, ParsesRulesAndSinksWithTheirDefaults) {
   EXPECT_EQ(f->rules[2].threshold_pct, 90);
   EXPECT_EQ(f->rules[2].for_ms, 300'000);
   EXPECT_TRUE(f->rules[3].sinks.empty());  // every sink
-  Result<NotifyFile> t = ParseNotifyFile("[[sink]]\nname = \"tty\"\nkind = \"terminal\"\n"
-                                         "[[rule]]\nkind = \"idle_held\"\n", "n.toml");
+  Result<NotifyFile> t = ParseNotifyFile(
+      "[[sink]]\nname = \"tty\"\nkind = \"terminal\"\n"
+      "[[rule]]\nkind = \"idle_held\"\n",
+      "n.toml");
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->sinks[0].kind, SinkKind::kTerminal);
   EXPECT_EQ(t->sinks[0].utmp_file, "/run/utmp");
@@ -96,10 +98,11 @@ TEST(NotifyFile, AJobReportTakesEveryEmailSinkByDefault) {
 }
 
 TEST(NotifyFile, ADigestIsMondayAt0800ToUsersAndLeadsThroughTheRecipientsFile) {
-  const std::string mail = "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
-                           "from = \"cgov@box.example\"\nto = [\"owner\"]\n";
-  Result<NotifyFile> f = ParseNotifyFile("recipients = \"/etc/cgov/r.toml\"\n" + mail +
-                                         "[[digest]]\n", "n.toml");
+  const std::string mail =
+      "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
+      "from = \"cgov@box.example\"\nto = [\"owner\"]\n";
+  Result<NotifyFile> f =
+      ParseNotifyFile("recipients = \"/etc/cgov/r.toml\"\n" + mail + "[[digest]]\n", "n.toml");
   ASSERT_TRUE(f.ok()) << f.status().message();
   ASSERT_TRUE(f->digest.has_value());
   EXPECT_EQ(f->digest->sinks, std::vector<std::string>{"mail"});
@@ -109,8 +112,8 @@ TEST(NotifyFile, ADigestIsMondayAt0800ToUsersAndLeadsThroughTheRecipientsFile) {
   EXPECT_DOUBLE_EQ(f->digest->min_usd, 1);
   EXPECT_TRUE(f->rules.empty()) << "a digest is enough for a file";
   Result<NotifyFile> g = ParseNotifyFile("recipients = \"/etc/cgov/r.toml\"\n" + mail +
-                                         "[[digest]]\nday = \"friday\"\nat = \"17:30\"\n"
-                                         "to = [\"leads\"]\nmin_usd = 0\nsinks = [\"mail\"]\n",
+                                             "[[digest]]\nday = \"friday\"\nat = \"17:30\"\n"
+                                             "to = [\"leads\"]\nmin_usd = 0\nsinks = [\"mail\"]\n",
                                          "n.toml");
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->digest->weekday, 4);
@@ -121,10 +124,12 @@ TEST(NotifyFile, ADigestIsMondayAt0800ToUsersAndLeadsThroughTheRecipientsFile) {
   // Without a recipients file there is no one to send it to.
   Result<NotifyFile> h = ParseNotifyFile(
       "[[sink]]\nname = \"mail\"\nkind = \"email\"\nurl_file = \"u\"\n"
-      "from = \"cgov@box.example\"\nto = [\"ops@corp.example\"]\n[[digest]]\n", "n.toml");
+      "from = \"cgov@box.example\"\nto = [\"ops@corp.example\"]\n[[digest]]\n",
+      "n.toml");
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.status().message().find("n.toml:7:1: digest: a digest goes to each user"),
-            std::string::npos) << h.status().message();
+            std::string::npos)
+      << h.status().message();
 }
 
 TEST(NotifyFile, TheShippedExampleParses) {
@@ -150,13 +155,20 @@ TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
       {sink + "[[rule]]\nfor = \"1h\"\n", "n.toml:5:1: rule: give its kind"},
       {sink + "[[rule]]\nkind = \"idle\"\n", "n.toml:6:8: kind: expected idle_held"},
       {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"2 h\"\n", "n.toml:7:7: for:"},
-      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = 7200\n", "n.toml:7:7: for: expected a duration"},
-      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"31d\"\n", "n.toml:7:7: for: 31d is out of range"},
-      {sink + "[[rule]]\nkind = \"idle_held\"\nbelow_pct = 5\n", "n.toml:7:1: below_pct: a idle_held rule takes no threshold"},
-      {sink + "[[rule]]\nkind = \"memory_high\"\nbelow_pct = 5\n", "n.toml:7:1: below_pct: a memory_high rule takes above_pct"},
-      {sink + "[[rule]]\nkind = \"memory_high\"\nabove_pct = 100\n", "n.toml:7:13: above_pct: expected a percentage"},
-      {sink + "[[rule]]\nkind = \"truly_idle\"\nusers = [\"bob\"]\n", "n.toml:7:9: users: only an idle_held rule"},
-      {sink + "[[rule]]\nkind = \"xid\"\nremind_every = \"1h\"\n", "n.toml:5:1: remind_every: an Xid is one event"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = 7200\n",
+       "n.toml:7:7: for: expected a duration"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"31d\"\n",
+       "n.toml:7:7: for: 31d is out of range"},
+      {sink + "[[rule]]\nkind = \"idle_held\"\nbelow_pct = 5\n",
+       "n.toml:7:1: below_pct: a idle_held rule takes no threshold"},
+      {sink + "[[rule]]\nkind = \"memory_high\"\nbelow_pct = 5\n",
+       "n.toml:7:1: below_pct: a memory_high rule takes above_pct"},
+      {sink + "[[rule]]\nkind = \"memory_high\"\nabove_pct = 100\n",
+       "n.toml:7:13: above_pct: expected a percentage"},
+      {sink + "[[rule]]\nkind = \"truly_idle\"\nusers = [\"bob\"]\n",
+       "n.toml:7:9: users: only an idle_held rule"},
+      {sink + "[[rule]]\nkind = \"xid\"\nremind_every = \"1h\"\n",
+       "n.toml:5:1: remind_every: an Xid is one event"},
       {sink + "[[rule]]\nkind = \"truly_idle\"\nlead_after = \"2h\"\n",
        "n.toml:5:1: lead_after: only an idle_held rule has a ladder"},
       {sink + "[[job_report]]\n", "n.toml:5:1: job_report: it is mailed: the file needs an email"},
@@ -167,8 +179,10 @@ TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
       {sink + "[[digest]]\nmin_usd = -1\n", "n.toml:6:11: min_usd: expected dollars"},
       {sink + "[[digest]]\nevery = \"week\"\n", "n.toml:6:1: every: unknown key (a digest takes"},
       {sink + "[[digest]]\n[[digest]]\n", "n.toml:6:1: digest: a second [[digest]]"},
-      {sink + "[[job_report]]\nsinks = [\"ops\"]\n", "n.toml:5:1: sinks: \"ops\" is not an email sink"},
-      {sink + "[[job_report]]\nper_person_per_day = 0\n", "n.toml:6:22: per_person_per_day: expected"},
+      {sink + "[[job_report]]\nsinks = [\"ops\"]\n",
+       "n.toml:5:1: sinks: \"ops\" is not an email sink"},
+      {sink + "[[job_report]]\nper_person_per_day = 0\n",
+       "n.toml:6:22: per_person_per_day: expected"},
       {sink + "[[job_report]]\nmin_gpu_hours = -1\n", "n.toml:6:17: min_gpu_hours: expected"},
       {sink + "[[job_report]]\nlog = \"log.db\"\n", "n.toml:6:7: log: expected the absolute path"},
       {sink + "[[job_report]]\nto = 1\n", "n.toml:6:1: to: unknown key (a job_report takes"},
@@ -177,14 +191,17 @@ TEST(NotifyFile, ErrorsNameTheLineColumnAndKey) {
       {sink + "[[rule]]\nkind = \"idle_held\"\nfor = \"2h\"\nlead_after = \"2h\"\n",
        "n.toml:5:1: lead_after: must be later than for (2h"},
       {sink + "[[rule]]\nkind = \"idle_held\"\nlead_after = \"0s\"\n", "n.toml:7:14: lead_after:"},
-      {sink + "[[rule]]\nkind = \"xid\"\nsinks = [\"pager\"]\n", "n.toml:5:1: sinks: no sink is named \"pager\""},
-      {sink + "[[rule]]\nkind = \"xid\"\n[[rule]]\nkind = \"xid\"\n", "n.toml:7:1: rule: a second rule named \"xid\""},
+      {sink + "[[rule]]\nkind = \"xid\"\nsinks = [\"pager\"]\n",
+       "n.toml:5:1: sinks: no sink is named \"pager\""},
+      {sink + "[[rule]]\nkind = \"xid\"\n[[rule]]\nkind = \"xid\"\n",
+       "n.toml:7:1: rule: a second rule named \"xid\""},
       {sink + sink + "[[rule]]\nkind = \"xid\"\n", "n.toml:5:1: sink: a second sink named \"ops\""},
       {sink + "[[rule]]\nkind = \"xid\"\ncolour = 1\n", "n.toml:7:1: colour: unknown key"},
       {sink + "[[alert]]\n", "n.toml:5:1: alert: unknown table"},
       {"[[sink]]\nname = \"a b\"\n", "n.toml:2:8: name: expected a name"},
       {"[[sink]]\nname = \"ops\"\nkind = \"webhook\"\n", "n.toml:1:1: sink: give its url_file"},
-      {"[[sink]]\nname = \"o\"\nkind = \"slack\"\nurl_file = \"u\"\ntimeout = \"10m\"\n", "n.toml:5:11: timeout:"},
+      {"[[sink]]\nname = \"o\"\nkind = \"slack\"\nurl_file = \"u\"\ntimeout = \"10m\"\n",
+       "n.toml:5:11: timeout:"},
       {"queue_max = 5\n", "n.toml:1:13: queue_max: expected a whole number"},
       {"[[sink]]\nname = \"t\"\nkind = \"terminal\"\nurl_file = \"u\"\n",
        "n.toml:1:1: url_file: a terminal sink has no URL"},
@@ -427,8 +444,8 @@ TEST(NotifyEngine, ABudgetNoticesEachAlertOnceAndResolvesWhenANewPeriodStarts) {
   auto at = [&](int64_t t, double spent) {
     NotifyInput in;
     in.now_ms = t;
-    in.budgets.push_back({"project vision, monthly", "project/vision/month", 1000, spent,
-                          {50, 80, 100}});
+    in.budgets.push_back(
+        {"project vision, monthly", "project/vision/month", 1000, spent, {50, 80, 100}});
     return e.Evaluate(in);
   };
   EXPECT_TRUE(at(0, 400).empty());
@@ -438,11 +455,11 @@ TEST(NotifyEngine, ABudgetNoticesEachAlertOnceAndResolvesWhenANewPeriodStarts) {
   EXPECT_EQ(*n[1].threshold_pct, 80);
   EXPECT_FALSE(n[1].gpu.has_value());
   EXPECT_EQ(n[1].budget, "project vision, monthly");
-  EXPECT_NE(n[1].summary.find("82% spent on this host ($820.00; its 80% alert)"),
-            std::string::npos) << n[1].summary;
+  EXPECT_NE(n[1].summary.find("82% spent on this host ($820.00; its 80% alert)"), std::string::npos)
+      << n[1].summary;
   EXPECT_TRUE(at(2'000, 900).empty());
   EXPECT_EQ(at(3'000, 1000).size(), 1u);  // 100
-  n = at(4'000, 3);  // the next month
+  n = at(4'000, 3);                       // the next month
   ASSERT_EQ(n.size(), 3u);
   for (const Notice& r : n) EXPECT_EQ(r.event, NoticeEvent::kResolved);
 }
@@ -450,9 +467,10 @@ TEST(NotifyEngine, ABudgetNoticesEachAlertOnceAndResolvesWhenANewPeriodStarts) {
 TEST(NotifyEngine, EachPolicyStepIsOneNotice) {
   NotifyEngine e({Rule(NotifyRuleKind::kPolicy, 0)}, {"ops"}, "box");
   NotifyInput in = Tick(20'000, Phase::kIdleHeld, 0, true);
-  in.policy_actions.push_back({0, {20'000, "stale", "sigterm", 1, 4242, "bob", "jupyter-lab",
-                                   14'400'000, "sent; SIGKILL after 5m if it still runs",
-                                   "uid 1000 euid 1000 suid 1000"}});
+  in.policy_actions.push_back(
+      {0,
+       {20'000, "stale", "sigterm", 1, 4242, "bob", "jupyter-lab", 14'400'000,
+        "sent; SIGKILL after 5m if it still runs", "uid 1000 euid 1000 suid 1000"}});
   std::vector<Notice> n = e.Evaluate(in);
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n[0].policy_action, "sigterm");
@@ -460,7 +478,8 @@ TEST(NotifyEngine, EachPolicyStepIsOneNotice) {
   EXPECT_EQ(n[0].since_ms, 20'000 - 14'400'000);
   EXPECT_NE(n[0].summary.find("policy \"stale\", sigterm: bob's process 4242 (jupyter-lab) on "
                               "GPU 1 (NVIDIA H100 80GB HBM3), idle-held for 4h"),
-            std::string::npos) << n[0].summary;
+            std::string::npos)
+      << n[0].summary;
   EXPECT_NE(n[0].next_step.find("SIGKILL follows"), std::string::npos);
   const json j = json::parse(NoticeBody(SinkKind::kWebhook, n[0]));
   EXPECT_EQ(j["policy"]["action"], "sigterm");
@@ -537,8 +556,10 @@ TEST_F(TerminalSinkTest, WritesToTheUsersTerminalsThatTakeMessagesAndNothingElse
     char buffer[4096];
     for (int i = 0; i < 50; ++i) {
       const ssize_t n = read(master, buffer, sizeof(buffer));
-      if (n > 0) got.append(buffer, static_cast<size_t>(n));
-      else usleep(2'000);
+      if (n > 0)
+        got.append(buffer, static_cast<size_t>(n));
+      else
+        usleep(2'000);
     }
     return got;
   };
@@ -701,13 +722,15 @@ TEST_F(NotifyStateTest, AnOlderStateFileGainsTheRecipientsColumnAndKeepsItsQueue
   {
     auto db = SqliteDb::Open(path, SqliteDb::OpenMode::kCreate);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Exec(
-        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        "INSERT INTO meta VALUES ('format', 'cgov-notify-state/1');"
-        "CREATE TABLE outbox(seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, notice_id TEXT NOT "
-        "NULL, body TEXT NOT NULL, created_ms INTEGER NOT NULL, attempts INTEGER NOT NULL, "
-        "next_ms INTEGER NOT NULL, last_error TEXT, given_up INTEGER NOT NULL DEFAULT 0);"
-        "INSERT INTO outbox VALUES (1, 'mail', 'n1', 'body', 1, 0, 1, NULL, 0)").ok());
+    ASSERT_TRUE(
+        (*db)
+            ->Exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);INSERT INTO meta "
+                   "VALUES ('format', 'cgov-notify-state/1');CREATE TABLE outbox(seq INTEGER "
+                   "PRIMARY KEY, sink TEXT NOT NULL, notice_id TEXT NOT NULL, body TEXT NOT NULL, "
+                   "created_ms INTEGER NOT NULL, attempts INTEGER NOT NULL, next_ms INTEGER NOT "
+                   "NULL, last_error TEXT, given_up INTEGER NOT NULL DEFAULT 0);INSERT INTO outbox "
+                   "VALUES (1, 'mail', 'n1', 'body', 1, 0, 1, NULL, 0)")
+            .ok());
   }
   auto s = NotifyState::Open(path);
   ASSERT_TRUE(s.ok()) << s.status().message();

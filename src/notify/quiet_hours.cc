@@ -17,8 +17,8 @@ Result<QuietHours> ParseQuietHours(std::string_view text) {
   const QuietHours q{text.size() == 11 && text[5] == '-' ? ClockMinutes(text.substr(0, 5)) : -1,
                      text.size() == 11 ? ClockMinutes(text.substr(6)) : -1};
   if (q.start_min < 0 || q.end_min < 0 || q.start_min == q.end_min) {
-    return InvalidArgument("expected \"HH:MM-HH:MM\" in the host's local time, the ends "
-                           "different (\"22:00-07:00\")");
+    return InvalidArgument(
+        "expected \"HH:MM-HH:MM\" in the host's local time, the ends different (\"22:00-07:00\")");
   }
   return q;
 }
@@ -29,9 +29,8 @@ int64_t QuietUntilMs(const QuietHours& q, int64_t now_ms) {
   struct tm local {};
   if (localtime_r(&t, &local) == nullptr) return 0;
   const int minute = local.tm_hour * 60 + local.tm_min;
-  const bool quiet = q.start_min < q.end_min
-                         ? minute >= q.start_min && minute < q.end_min
-                         : minute >= q.start_min || minute < q.end_min;
+  const bool quiet = q.start_min < q.end_min ? minute >= q.start_min && minute < q.end_min
+                                             : minute >= q.start_min || minute < q.end_min;
   if (!quiet) return 0;
   const int64_t minute_start_ms = now_ms - (local.tm_sec * 1000 + now_ms % 1000);
   return minute_start_ms + int64_t{(q.end_min - minute + 1440) % 1440} * 60'000;

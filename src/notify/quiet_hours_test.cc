@@ -20,8 +20,8 @@ TEST_F(QuietHoursTest, AWindowAcrossMidnightEndsAtItsEndInLocalTime) {
   const QuietHours night = *ParseQuietHours("22:00-07:00");
   EXPECT_EQ(QuietUntilMs(night, kMonday + 21 * kHour + 59 * kMinute), 0) << "21:59 is not quiet";
   EXPECT_EQ(QuietUntilMs(night, kMonday + 22 * kHour), kMonday + 31 * kHour);
-  EXPECT_EQ(QuietUntilMs(night, kMonday + 23 * kHour + 30 * kMinute + 1234),
-            kMonday + 31 * kHour) << "seconds and ms within the minute";
+  EXPECT_EQ(QuietUntilMs(night, kMonday + 23 * kHour + 30 * kMinute + 1234), kMonday + 31 * kHour)
+      << "seconds and ms within the minute";
   EXPECT_EQ(QuietUntilMs(night, kMonday + 3 * kHour), kMonday + 7 * kHour);
   EXPECT_EQ(QuietUntilMs(night, kMonday + 7 * kHour), 0) << "07:00 is not quiet";
   const QuietHours lunch = *ParseQuietHours("12:00-13:30");
@@ -36,7 +36,8 @@ TEST_F(QuietHoursTest, TheHostsZoneDecides) {
   const QuietHours night = *ParseQuietHours("22:00-07:00");
   EXPECT_EQ(QuietUntilMs(night, kMonday + 16 * kHour + 29 * kMinute), 0);
   EXPECT_EQ(QuietUntilMs(night, kMonday + 16 * kHour + 30 * kMinute),
-            kMonday + 25 * kHour + 30 * kMinute) << "07:00 the next morning there";
+            kMonday + 25 * kHour + 30 * kMinute)
+      << "07:00 the next morning there";
 }
 
 TEST(QuietHours, OnlyTwoDifferentTimesOfDayParse) {

@@ -46,8 +46,9 @@ Status ParseTop(const std::string& path, const TomlTable& top, RecipientsFile* f
       CGOV_ASSIGN_OR_RETURN(std::vector<std::string> users, TomlStrings(path, e.value, e.key));
       f->domain_except.insert(users.begin(), users.end());
     } else {
-      return TomlErrorAt(path, e.line, e.column, e.key, "unknown key (the file takes domain, "
-                         "domain_except, fallback, [[person]] and [[team]] tables)");
+      return TomlErrorAt(path, e.line, e.column, e.key,
+                         "unknown key (the file takes domain, domain_except, fallback, [[person]] "
+                         "and [[team]] tables)");
     }
   }
   return Status::Ok();
@@ -66,8 +67,9 @@ Result<RecipientsFile::Person> ParsePerson(const std::string& path, const TomlTa
     } else if (e.key == "opt_out") {
       if (e.value.kind != TomlValue::Kind::kString || e.value.text.empty() ||
           e.value.text.size() > 256 || !IsSafeText(e.value.text)) {
-        return TomlErrorAt(path, e.value, e.key, "expected the reason they asked for no mail, "
-                           "1 to 256 characters on one line");
+        return TomlErrorAt(
+            path, e.value, e.key,
+            "expected the reason they asked for no mail, 1 to 256 characters on one line");
       }
       p.opt_out = e.value.text;
     } else {
@@ -113,8 +115,9 @@ Status Index(const std::string& path, RecipientsFile* f) {
     for (const std::string& u : p.users) {
       auto [at, added] = f->by_user.emplace(u, i);
       if (!added) {
-        return TomlErrorAt(path, p.line, 1, "users", fmt::format(
-            "user {:?} is already the person's of line {}", u, f->people[at->second].line));
+        return TomlErrorAt(path, p.line, 1, "users",
+                           fmt::format("user {:?} is already the person's of line {}", u,
+                                       f->people[at->second].line));
       }
     }
     if (!p.team.empty() && f->leads.count(p.team) == 0) {

@@ -25,7 +25,7 @@ struct RecipientsFile {
   struct Person {
     std::vector<std::string> users;  // the names cgov sees for them
     std::string address;
-    std::string team{};  // "" none
+    std::string team{};     // "" none
     std::string opt_out{};  // why they asked for no mail; "" they did not
     int line = 0;
   };

@@ -68,17 +68,21 @@ TEST(Recipients, TheShippedExampleParses) {
 }
 
 TEST(Recipients, APersonWhoOptedOutGetsNothingAndTheirLeadsStillDo) {
-  auto file = ParseRecipientsFile("domain = \"x.y\"\nfallback = \"ops@x.y\"\n[[person]]\n"
-                                  "users = [\"bob\"]\naddress = \"bob@x.y\"\nteam = \"t\"\n"
-                                  "opt_out = \"on leave\"\n[[team]]\nname = \"t\"\n"
-                                  "leads = [\"lead@x.y\"]\n", "p");
+  auto file = ParseRecipientsFile(
+      "domain = \"x.y\"\nfallback = \"ops@x.y\"\n[[person]]\n"
+      "users = [\"bob\"]\naddress = \"bob@x.y\"\nteam = \"t\"\n"
+      "opt_out = \"on leave\"\n[[team]]\nname = \"t\"\n"
+      "leads = [\"lead@x.y\"]\n",
+      "p");
   ASSERT_TRUE(file.ok()) << file.status().message();
   EXPECT_EQ(file->people[0].opt_out, "on leave");
   const Recipients people(std::move(*file));
   EXPECT_TRUE(people.Owner("bob").empty()) << "neither their address, the domain nor the fallback";
   EXPECT_EQ(AddressesOf(people.Leads("bob")), std::vector<std::string>{"lead@x.y"});
-  auto bad = ParseRecipientsFile("[[person]]\nusers = [\"bob\"]\naddress = \"bob@x.y\"\n"
-                                 "opt_out = \"\"\n", "p");
+  auto bad = ParseRecipientsFile(
+      "[[person]]\nusers = [\"bob\"]\naddress = \"bob@x.y\"\n"
+      "opt_out = \"\"\n",
+      "p");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("p:4:11: opt_out: expected the reason"), std::string::npos)
       << bad.status().message();
@@ -94,7 +98,8 @@ TEST(Recipients, WithoutDomainOrFallbackTheUnknownGetNothing) {
   auto except = ParseRecipientsFile("domain = \"x.y\"\ndomain_except = []\n", "p");
   ASSERT_TRUE(except.ok()) << except.status().message();
   EXPECT_EQ(AddressesOf(Recipients(std::move(*except)).Owner("root")),
-            std::vector<std::string>{"root@x.y"}) << "an empty domain_except excepts no one";
+            std::vector<std::string>{"root@x.y"})
+      << "an empty domain_except excepts no one";
 }
 
 TEST(Recipients, ErrorsNameTheLineAndTheKey) {
@@ -111,12 +116,14 @@ TEST(Recipients, ErrorsNameTheLineAndTheKey) {
            Bad{"[[person]]\nusers = [\"a\"]\n", "p:1:1: address: a [[person]] needs"},
            Bad{"[[person]]\nusers = [\"a\"]\naddress = \"a@b.c\"\nphone = \"1\"\n",
                "p:4:1: phone: unknown key"},
-           Bad{"[[person]]\nusers = [\"a\", \"a\"]\naddress = \"a@b.c\"\n", "p:2:15: users: \"a\" is listed twice"},
+           Bad{"[[person]]\nusers = [\"a\", \"a\"]\naddress = \"a@b.c\"\n",
+               "p:2:15: users: \"a\" is listed twice"},
            Bad{"[[team]]\nname = \"t\"\n", "p:1:1: leads: a [[team]] needs"},
            Bad{"[[team]]\nname = \"t\"\nleads = [\"x@y.z\", \"Boss <b@y.z>\"]\n",
                "p:3:19: leads: expected a plain address"},
            Bad{"[[team]]\nname = \"t\"\nleads = [\"x@y.z\"]\n[[team]]\nname = \"t\"\n"
-               "leads = [\"x@y.z\"]\n", "p:4:1: name: a second team \"t\""},
+               "leads = [\"x@y.z\"]\n",
+               "p:4:1: name: a second team \"t\""},
            Bad{"[[group]]\n", "p:1:1: group: unknown table"},
        }) {
     auto f = ParseRecipientsFile(bad.text, "p");
@@ -153,8 +160,8 @@ TEST(Recipients, EveryAnswerIsAPlainAddressOnGeneratedFilesAndNames) {
       }
       for (char c : u) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
       users.push_back(u);
-      text += "[[person]]\nusers = [\"" + quoted + "\"]\naddress = \"p" +
-              std::to_string(p) + "@corp.example\"\n";
+      text += "[[person]]\nusers = [\"" + quoted + "\"]\naddress = \"p" + std::to_string(p) +
+              "@corp.example\"\n";
       if (random() % 2) text += "team = \"t\"\n";
     }
     text += "[[team]]\nname = \"t\"\nleads = [\"lead@corp.example\"]\n";

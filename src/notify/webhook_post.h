@@ -1,5 +1,6 @@
 // One HTTP POST of a JSON body to a webhook, through the HttpClient (libcurl's, loaded at run
-// time, unless a test gives its own). Blocks for at most `timeout_ms`, or until `*stop` becomes true.
+// time, unless a test gives its own). Blocks for at most `timeout_ms`, or until `*stop` becomes
+// true.
 #ifndef CGOV_NOTIFY_WEBHOOK_POST_H_
 #define CGOV_NOTIFY_WEBHOOK_POST_H_
 

@@ -23,7 +23,8 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
   if (argv.empty()) return InvalidArgument("no command");
   const std::string name = SafeText(argv[0]);
   int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return IoError(fmt::format("{}: pipe: {}", name, std::strerror(errno)));
+  if (pipe2(out, O_CLOEXEC) != 0)
+    return IoError(fmt::format("{}: pipe: {}", name, std::strerror(errno)));
   if (pipe2(err, O_CLOEXEC) != 0) {
     close(out[0]);
     close(out[1]);
@@ -89,8 +90,8 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
   }
   if (result.err.size() > 4096) result.err.erase(0, result.err.size() - 4096);
   if (timed_out) {
-    return Unavailable(fmt::format("{}: no answer within {} s; killed", name,
-                                   timeout.count() / 1000));
+    return Unavailable(
+        fmt::format("{}: no answer within {} s; killed", name, timeout.count() / 1000));
   }
   if (too_much) {
     return InvalidArgument(fmt::format("{}: printed more than {} MiB", name, max_bytes >> 20));

@@ -13,8 +13,8 @@
 namespace cgov {
 
 struct CommandOutput {
-  std::string out;   // stdout
-  std::string err;   // stderr (its last 4 KiB)
+  std::string out;  // stdout
+  std::string err;  // stderr (its last 4 KiB)
 };
 
 // Ok only when the command exited 0. Errors name the command: not found (kNotFound), killed

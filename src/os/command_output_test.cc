@@ -6,8 +6,8 @@
 namespace cgov {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 TEST(RunCommand, CapturesStdoutAndSaysHowACommandFailed) {
   auto ok = RunCommand({"printf", "a|b\\n1|2\\n"}, milliseconds(5000), 1 << 20);

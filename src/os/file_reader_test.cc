@@ -137,8 +137,7 @@ TEST(FakeFileReader, RecordsReadsAndInjectsErrors) {
   EXPECT_TRUE(fake.ReadHot("/proc/stat", &text).ok());
   EXPECT_EQ(fake.Read("/proc/1/environ", &text).code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(fake.Read("/nope", &text).code(), StatusCode::kNotFound);
-  EXPECT_EQ(fake.reads(),
-            (std::vector<std::string>{"hot:/proc/stat", "/proc/1/environ", "/nope"}));
+  EXPECT_EQ(fake.reads(), (std::vector<std::string>{"hot:/proc/stat", "/proc/1/environ", "/nope"}));
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ Result<HttpResponse> CurlClient::Send(const HttpRequest& request) const {
   curl_slist* headers = nullptr;
   for (const std::string& h : request.headers) headers = lib.slist_append(headers, h.c_str());
   std::unique_ptr<curl_slist, decltype(lib.slist_free_all)> header_list(headers,
-                                                                         lib.slist_free_all);
+                                                                        lib.slist_free_all);
   HttpResponse response;
   response.end = HttpResponse::End::kComplete;
   Transfer t{&request, &response};
@@ -136,8 +136,7 @@ std::string UrlEncode(std::string_view text) {
   out.reserve(text.size());
   for (unsigned char c : text) {
     const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-                            c == '~';
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
     if (unreserved) {
       out += static_cast<char>(c);
     } else {

@@ -23,10 +23,10 @@ struct HttpRequest {
   std::string url;
   std::string post_body;  // sent as a POST when `post` is set
   bool post = false;
-  std::vector<std::string> headers;  // "Name: value"
-  std::string unix_socket;  // connect through this socket instead of the URL's host
+  std::vector<std::string> headers;    // "Name: value"
+  std::string unix_socket;             // connect through this socket instead of the URL's host
   bool http2_prior_knowledge = false;  // HTTP/2 without an upgrade (gRPC over a unix socket)
-  std::string ca_file;  // the server's CA; "" = the system's
+  std::string ca_file;                 // the server's CA; "" = the system's
   std::chrono::milliseconds timeout{30'000}, connect_timeout{10'000};
   bool accept_encoding = false;  // offer gzip and deflate, decoded before on_data sees the body
   const char* protocols = "http,https";
@@ -44,9 +44,9 @@ struct HttpResponse {
   // kRefused: on_data ended it; kNoConnection: nothing accepted the connection.
   enum class End { kComplete, kTimedOut, kStopped, kRefused, kNoConnection, kFailed };
   End end = End::kFailed;
-  long status = 0;     // the HTTP status once one was read (0: none)
-  std::string body;    // without on_data
-  std::string error;   // what went wrong, in libcurl's words (kTimedOut, kFailed)
+  long status = 0;    // the HTTP status once one was read (0: none)
+  std::string body;   // without on_data
+  std::string error;  // what went wrong, in libcurl's words (kTimedOut, kFailed)
   bool complete() const { return end == End::kComplete; }
 };
 

@@ -57,7 +57,7 @@ int MsLeft(SteadyClock::time_point deadline) {
 }  // namespace
 
 Result<PlainHttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
-                             std::chrono::milliseconds timeout) {
+                                  std::chrono::milliseconds timeout) {
   return PlainHttpRequest("GET", url, headers, timeout);
 }
 
@@ -95,7 +95,8 @@ Result<PlainHttpResponse> PlainHttpRequest(std::string_view method, const std::s
   if (method != "GET" && method != "HEAD") request += "Content-Length: 0\r\n";
   for (const std::string& h : headers) request += h + "\r\n";
   request += "Connection: close\r\n\r\n";
-  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(request.size())) {
     return fail("could not send the request");
   }
   std::string response;

@@ -23,7 +23,7 @@ struct PlainHttpResponse {
 // kInvalidArgument for a URL this client does not take, kUnavailable for refused, timed out or
 // malformed answers.
 Result<PlainHttpResponse> HttpGet(const std::string& url, const std::vector<std::string>& headers,
-                             std::chrono::milliseconds timeout);
+                                  std::chrono::milliseconds timeout);
 
 // The same with another method and no body ("PUT" for AWS IMDSv2's token: Content-Length: 0).
 Result<PlainHttpResponse> PlainHttpRequest(std::string_view method, const std::string& url,

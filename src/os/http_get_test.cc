@@ -41,16 +41,18 @@ TEST(HttpGet, ASilentServerCostsNoMoreThanTheTimeout) {
 
 TEST(HttpGet, RefusedAndUnsupportedUrls) {
   int port = 0;
-  { FakeHttpServer gone(200, ""); port = gone.port(); }  // closed again: nothing listens
+  {
+    FakeHttpServer gone(200, "");
+    port = gone.port();
+  }  // closed again: nothing listens
   auto refused = HttpGet("http://127.0.0.1:" + std::to_string(port) + "/", {}, milliseconds(500));
   EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
-  for (const char* url : {"https://127.0.0.1/", "http://metadata.google.internal/x", "http:///x",
-                          "ftp://1.2.3.4/"}) {
+  for (const char* url :
+       {"https://127.0.0.1/", "http://metadata.google.internal/x", "http:///x", "ftp://1.2.3.4/"}) {
     auto bad = HttpGet(url, {}, milliseconds(100));
     EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << url;
   }
 }
-
 
 }  // namespace
 }  // namespace cgov

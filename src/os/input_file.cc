@@ -47,8 +47,8 @@ Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes,
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);
-    return InvalidArgument(fmt::format("{} {}: {} bytes, more than the {} this file may have",
-                                       what, path, st.st_size, max_bytes));
+    return InvalidArgument(fmt::format("{} {}: {} bytes, more than the {} this file may have", what,
+                                       path, st.st_size, max_bytes));
   }
   // Memory for what the file holds, not for the limit (issue 46, 5: a 100-byte bill cost 1 GiB):
   // its size at fstat and one byte more, grown while the file still has more (one that grew
@@ -74,8 +74,8 @@ Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes,
   }
   ::close(fd);
   if (got > max_bytes) {
-    return InvalidArgument(fmt::format("{} {}: more than the {} bytes this file may have", what,
-                                       path, max_bytes));
+    return InvalidArgument(
+        fmt::format("{} {}: more than the {} bytes this file may have", what, path, max_bytes));
   }
   text.resize(got);
   return text;
@@ -85,8 +85,8 @@ Status CheckRegularOrAbsent(const std::string& path, std::string_view what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Status::Ok();  // absent (or the opener will say)
   if (S_ISREG(st.st_mode)) return Status::Ok();
-  return InvalidArgument(fmt::format("{} {}: {}, not a database file", what, path,
-                                     KindOf(st.st_mode)));
+  return InvalidArgument(
+      fmt::format("{} {}: {}, not a database file", what, path, KindOf(st.st_mode)));
 }
 
 }  // namespace cgov

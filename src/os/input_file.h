@@ -16,8 +16,7 @@ namespace cgov {
 // The content of `path`, at most `max_bytes`. `what` names it in errors ("--price-catalog").
 // kNotFound when it does not exist; kInvalidArgument when it is not a regular file or is larger
 // than max_bytes; kPermissionDenied / kIoError otherwise. Never blocks on a FIFO.
-Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes,
-                                  std::string_view what);
+Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes, std::string_view what);
 
 // kInvalidArgument when `path` exists and is not a regular file (a FIFO, a device, a directory):
 // for files another library opens (SQLite), which would block on a FIFO or write beside a device.

@@ -37,7 +37,8 @@ TEST_F(InputFileTest, DirectoriesFifosDevicesAndHugeFilesAreRefusedAtOnce) {
   auto dir = ReadInputFile(dir_.string(), 100, "--tls-cert");
   ASSERT_FALSE(dir.ok());
   EXPECT_NE(dir.status().message().find("--tls-cert " + dir_.string() + ": a directory"),
-            std::string::npos) << dir.status().message();
+            std::string::npos)
+      << dir.status().message();
   ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0600), 0);
   auto fifo = ReadInputFile(Path("fifo"), 100, "--price-catalog");
   ASSERT_FALSE(fifo.ok());

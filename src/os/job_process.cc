@@ -40,7 +40,7 @@ namespace {
 // regular file of that name in $PATH. Empty when there is none.
 std::string FindExecutable(const std::string& file) {
   auto usable = [](const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
   };
   if (file.find('/') != std::string::npos) return usable(file) ? file : "";
@@ -83,7 +83,7 @@ bool g_job_gets_default_xfsz = false;  // IgnoreFileSizeSignal() found the defau
 }  // namespace
 
 void IgnoreFileSizeSignal() {
-  struct sigaction xfsz{};
+  struct sigaction xfsz {};
   if (sigaction(SIGXFSZ, nullptr, &xfsz) == 0 && xfsz.sa_handler == SIG_DFL) {
     signal(SIGXFSZ, SIG_IGN);
     g_job_gets_default_xfsz = true;
@@ -131,11 +131,14 @@ Result<pid_t> JobSupervisor::Spawn(const std::vector<std::string>& argv) {
     const std::string found = FindExecutable(argv[0]);
     if (found.empty()) return NotFound(fmt::format("cgov: command not found: {}", argv[0]));
     const std::string interpreter = ShebangInterpreter(found);
-    return NotFound(interpreter.empty()
-        ? fmt::format("cgov: cannot run '{}': the file exists, but a file it needs to start (its "
-                      "dynamic loader) was not found", found)
-        : fmt::format("cgov: cannot run '{}': its interpreter '{}' (line 1, #!) was not found",
-                      found, SafeText(interpreter)));
+    return NotFound(
+        interpreter.empty()
+            ? fmt::format(
+                  "cgov: cannot run '{}': the file exists, but a file it needs to start (its "
+                  "dynamic loader) was not found",
+                  found)
+            : fmt::format("cgov: cannot run '{}': its interpreter '{}' (line 1, #!) was not found",
+                          found, SafeText(interpreter)));
   }
   if (err == EACCES || err == EPERM) return PermissionDenied(message);
   return InvalidArgument(message);

@@ -19,10 +19,14 @@ LogOptions g_options;
 // sd-daemon(3)'s prefixes: the syslog priorities.
 std::string_view JournalPrefix(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "<7>";
-    case LogLevel::kInfo: return "<6>";
-    case LogLevel::kWarning: return "<4>";
-    case LogLevel::kError: return "<3>";
+    case LogLevel::kDebug:
+      return "<7>";
+    case LogLevel::kInfo:
+      return "<6>";
+    case LogLevel::kWarning:
+      return "<4>";
+    case LogLevel::kError:
+      return "<3>";
   }
   return "<6>";
 }
@@ -37,11 +41,21 @@ std::string Escaped(std::string_view text) {
   out.reserve(text.size() + 8);
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
           out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
@@ -89,10 +103,14 @@ Result<LogFormat> ParseLogFormat(std::string_view text) {
 
 std::string_view LogLevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -153,7 +171,8 @@ bool LogEnabled(LogLevel level) { return level >= g_options.level; }
 void Log(LogLevel level, std::string_view message) {
   if (!LogEnabled(level)) return;
   const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
   std::lock_guard lock(g_log_mu);
   const std::string line = FormatLogLine(g_options, level, message, now_ns);
   size_t done = 0;

@@ -24,7 +24,7 @@ enum class LogFormat { kText, kLogfmt, kJson };
 struct LogOptions {
   LogLevel level = LogLevel::kInfo;
   LogFormat format = LogFormat::kText;
-  bool journald_prefix = false;        // <N> before each line (StderrIsJournal())
+  bool journald_prefix = false;         // <N> before each line (StderrIsJournal())
   std::string program = "cgov daemon";  // the text format's prefix
   int fd = 2;  // where lines go: stderr (cgov top's recorder sends them elsewhere: its screen)
 };

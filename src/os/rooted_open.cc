@@ -51,11 +51,15 @@ class FsIdsAs {
 
 std::string Why(int err) {
   switch (err) {
-    case ELOOP: return "a symlink (not followed)";
-    case EXDEV: return "it leaves the process's root (refused)";
+    case ELOOP:
+      return "a symlink (not followed)";
+    case EXDEV:
+      return "it leaves the process's root (refused)";
     case EACCES:
-    case EPERM: return "the process's owner may not read it";
-    default: return std::strerror(err);
+    case EPERM:
+      return "the process's owner may not read it";
+    default:
+      return std::strerror(err);
   }
 }
 
@@ -82,8 +86,8 @@ Result<OpenedFile> OpenInRoot(const std::string& root, std::string_view path,
   if (dir.fd() < 0) {
     const int e = errno;
     if (e == ENOENT) return NotFound(shown);
-    return InvalidArgument(fmt::format("{}: not read: its root {}: {}", shown, SafeText(root),
-                                       std::strerror(e)));
+    return InvalidArgument(
+        fmt::format("{}: not read: its root {}: {}", shown, SafeText(root), std::strerror(e)));
   }
   open_how how{};
   how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
@@ -99,8 +103,10 @@ Result<OpenedFile> OpenInRoot(const std::string& root, std::string_view path,
   if (fd < 0) {
     if (err == ENOENT || err == ENOTDIR) return NotFound(shown);
     if (err == ENOSYS) {
-      return Unavailable(fmt::format("{}: not read: this kernel has no openat2 (Linux 5.6+), "
-                                     "so it cannot be opened inside the process's root", shown));
+      return Unavailable(
+          fmt::format("{}: not read: this kernel has no openat2 (Linux 5.6+), so it cannot be "
+                      "opened inside the process's root",
+                      shown));
     }
     return InvalidArgument(fmt::format("{}: not read: {}", shown, Why(err)));
   }

@@ -50,9 +50,8 @@ TEST(OpenInRoot, ReadsAFileInsideTheRoot) {
 TEST(OpenInRoot, ASymlinkOrDotDotNeverLeavesTheRoot) {
   Box box;
   fs::create_symlink("/", box.root + "/x");
-  for (const std::string& path :
-       {"/x" + box.secret, "/../../../../../../../../../.." + box.secret,
-        "/jobs/../../../../../../../../.." + box.secret}) {
+  for (const std::string& path : {"/x" + box.secret, "/../../../../../../../../../.." + box.secret,
+                                  "/jobs/../../../../../../../../.." + box.secret}) {
     Result<OpenedFile> f = OpenInRoot(box.root, path, std::nullopt);
     EXPECT_FALSE(f.ok()) << path << " read " << (f.ok() ? ReadFd(f->fd()) : "");
     if (!f.ok()) {

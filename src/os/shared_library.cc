@@ -12,9 +12,9 @@ Result<void*> OpenSharedLibrary(const SharedLibrarySpec& spec, std::string* open
   void* handle = dlopen(opened_name->c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return Unavailable(fmt::format("{} needs {}, which is loaded only for it: {} ({}); install "
-                                   "the Debian package {}", spec.needed_for, spec.library,
-                                   *opened_name, why ? why : "not found", spec.package));
+    return Unavailable(fmt::format(
+        "{} needs {}, which is loaded only for it: {} ({}); install the Debian package {}",
+        spec.needed_for, spec.library, *opened_name, why ? why : "not found", spec.package));
   }
   return handle;
 }

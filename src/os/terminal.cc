@@ -28,10 +28,14 @@ ColorChoice g_color = ColorChoice::kAuto;
 void SetColorChoice(ColorChoice choice) { g_color = choice; }
 
 bool ParseColorChoice(std::string_view text, ColorChoice* choice) {
-  if (text == "auto") *choice = ColorChoice::kAuto;
-  else if (text == "always") *choice = ColorChoice::kAlways;
-  else if (text == "never") *choice = ColorChoice::kNever;
-  else return false;
+  if (text == "auto")
+    *choice = ColorChoice::kAuto;
+  else if (text == "always")
+    *choice = ColorChoice::kAlways;
+  else if (text == "never")
+    *choice = ColorChoice::kNever;
+  else
+    return false;
   return true;
 }
 

@@ -34,8 +34,8 @@ void OnStop(int) { g_stop = true; }
 
 Result<std::unique_ptr<TtySession>> TtySession::Open() {
   if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
-    return InvalidArgument("not a terminal: use --once (with --format text or json) in a "
-                              "pipe or a script");
+    return InvalidArgument(
+        "not a terminal: use --once (with --format text or json) in a pipe or a script");
   }
   std::unique_ptr<TtySession> s(new TtySession);
   if (::tcgetattr(STDIN_FILENO, &s->saved_) != 0) return IoError("tcgetattr failed");

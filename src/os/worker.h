@@ -36,8 +36,8 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   // Starts the thread (named `name`, at most 15 bytes, as `top -H` shows it), which waits
-  // `first_wait` (0: calls the step at once, even should Stop() come first) and then loops. An error when no thread could be
-  // started (the caller decides whether it can go on without).
+  // `first_wait` (0: calls the step at once, even should Stop() come first) and then loops. An
+  // error when no thread could be started (the caller decides whether it can go on without).
   Status Start(std::string name, Wait first_wait, Step step);
   // The waiting thread calls its step now; a wake during a step calls it once more after.
   void Wake();

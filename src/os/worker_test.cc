@@ -23,9 +23,9 @@ TEST(Worker, AStepAsksForItsNextWaitAndAWakeCallsItAtOnce) {
   std::atomic<int> calls{0};
   Worker w;
   ASSERT_TRUE(w.Start("test-worker", Worker::Wait(0), [&] {
-    ++calls;
-    return Worker::kUntilWoken;
-  }).ok());
+                 ++calls;
+                 return Worker::kUntilWoken;
+               }).ok());
   ASSERT_TRUE(Eventually([&] { return calls == 1; })) << "called at once";
   std::this_thread::sleep_for(milliseconds(50));
   EXPECT_EQ(calls, 1) << "then only when woken";
@@ -41,9 +41,9 @@ TEST(Worker, APeriodicStepRunsAgainAfterTheWaitItAskedFor) {
   std::atomic<int> calls{0};
   Worker w;
   ASSERT_TRUE(w.Start("test-periodic", milliseconds(1), [&] {
-    ++calls;
-    return milliseconds(1);
-  }).ok());
+                 ++calls;
+                 return milliseconds(1);
+               }).ok());
   EXPECT_TRUE(Eventually([&] { return calls >= 5; }));
 }
 
@@ -53,12 +53,12 @@ TEST(Worker, AWakeDuringAStepCallsItOnceMore) {
   std::atomic<bool> inside{false}, release{false};
   Worker w;
   ASSERT_TRUE(w.Start("test-wake", Worker::Wait(0), [&] {
-    if (++calls == 1) {
-      inside = true;
-      while (!release) std::this_thread::sleep_for(milliseconds(1));
-    }
-    return Worker::kUntilWoken;
-  }).ok());
+                 if (++calls == 1) {
+                   inside = true;
+                   while (!release) std::this_thread::sleep_for(milliseconds(1));
+                 }
+                 return Worker::kUntilWoken;
+               }).ok());
   ASSERT_TRUE(Eventually([&] { return inside.load(); }));
   w.Wake();
   release = true;
@@ -71,10 +71,10 @@ TEST(Worker, StopEndsASleepingStepAtOnceAndRequestStopDoesNotWait) {
   std::atomic<bool> sleeping{false}, stopped_sleep{false};
   Worker w;
   ASSERT_TRUE(w.Start("test-sleep", Worker::Wait(0), [&] {
-    sleeping = true;
-    stopped_sleep = w.Sleep(std::chrono::hours(1));
-    return Worker::kUntilWoken;
-  }).ok());
+                 sleeping = true;
+                 stopped_sleep = w.Sleep(std::chrono::hours(1));
+                 return Worker::kUntilWoken;
+               }).ok());
   ASSERT_TRUE(Eventually([&] { return sleeping.load(); }));
   w.RequestStop();
   EXPECT_TRUE(w.stopping());
@@ -94,9 +94,9 @@ TEST(Worker, AStepDueAtOnceRunsEvenWhenStopCameFirst) {
     std::atomic<int> calls{0};
     Worker w;
     ASSERT_TRUE(w.Start("test-first", Worker::Wait(0), [&] {
-      ++calls;
-      return Worker::kUntilWoken;
-    }).ok());
+                   ++calls;
+                   return Worker::kUntilWoken;
+                 }).ok());
     w.Stop();
     EXPECT_EQ(calls, 1) << "try " << i;
   }

@@ -26,9 +26,7 @@ bool ExecutableAllowed(const std::vector<std::string>& globs, const PolicyProces
          });
 }
 
-std::string UidText(const std::optional<uint32_t>& uid) {
-  return uid ? std::to_string(*uid) : "?";
-}
+std::string UidText(const std::optional<uint32_t>& uid) { return uid ? std::to_string(*uid) : "?"; }
 
 }  // namespace
 

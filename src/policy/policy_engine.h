@@ -26,16 +26,16 @@ namespace cgov {
 // One process holding memory on GPUs at one tick, over all the GPUs it holds.
 struct PolicyProcess {
   uint32_t pid = 0;
-  uint64_t start_ticks = 0;     // /proc/PID/stat's start time: pid and this name one process
-  std::optional<uint32_t> uid;  // its real uid, its owner; unknown: nothing is done to it
+  uint64_t start_ticks = 0;            // /proc/PID/stat's start time: pid and this name one process
+  std::optional<uint32_t> uid;         // its real uid, its owner; unknown: nothing is done to it
   std::optional<uint32_t> euid, suid;  // effective and saved; unknown counts as root
   std::optional<uint32_t> loginuid;    // for the record only: scope is by owner
-  std::string user;             // the owner's name ("" unknown)
-  std::vector<std::string> groups;  // names of its real and supplementary groups
-  std::string command;          // its name, as its owner may have set it
-  std::string exe;              // its executable's path ("" unknown)
-  bool exe_trusted = false;     // ReadExecutable's verdict: root's file in root's directory
-  uint32_t gpu_id = 0;     // a GPU it holds (the first), for the record
+  std::string user;                    // the owner's name ("" unknown)
+  std::vector<std::string> groups;     // names of its real and supplementary groups
+  std::string command;                 // its name, as its owner may have set it
+  std::string exe;                     // its executable's path ("" unknown)
+  bool exe_trusted = false;            // ReadExecutable's verdict: root's file in root's directory
+  uint32_t gpu_id = 0;                 // a GPU it holds (the first), for the record
   bool idle_held = false;  // every GPU it holds compute memory on is idle-held this tick
   bool used_gpu = false;   // it or a GPU it holds showed any utilization this tick
 };

@@ -15,9 +15,9 @@
 
 #include "core/duration.h"
 #include "core/time_format.h"
+#include "os/log.h"
 #include "policy/process_credentials.h"
 #include "telemetry/procfs_pid.h"
-#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -54,9 +54,9 @@ void PolicyExecutor::Record(PolicyActionRecord r, std::string action, std::strin
   r.ts_ms = now_ms;
   r.action = std::move(action);
   r.outcome = std::move(outcome);
-  LogInfo("{}: --policy {:?}: {} pid {} ({}'s {}, {}, idle-held for {}): "
-          "{}", FormatRfc3339Utc(now_ms * 1'000'000), r.policy, r.action, r.pid, r.user,
-          r.command, r.uids, Duration(r.idle_held_ms), r.outcome);
+  LogInfo("{}: --policy {:?}: {} pid {} ({}'s {}, {}, idle-held for {}): {}",
+          FormatRfc3339Utc(now_ms * 1'000'000), r.policy, r.action, r.pid, r.user, r.command,
+          r.uids, Duration(r.idle_held_ms), r.outcome);
   record_(r);
 }
 
@@ -76,8 +76,9 @@ int PolicyExecutor::OpenVerified(const PolicyProcess& p, std::string* why,
   Result<uint32_t> uid = status ? ParseStatusUid(*status) : Result<uint32_t>(NotFound("no status"));
   if (!parsed.ok() || !uid.ok() || parsed->start_ticks != p.start_ticks || *uid != *p.uid) {
     close(pidfd);
-    *why = "the pid no longer names the process that was sampled (it exited and the pid was "
-           "reused, or the GPU driver sees another pid namespace)";
+    *why =
+        "the pid no longer names the process that was sampled (it exited and the pid was reused, "
+        "or the GPU driver sees another pid namespace)";
     return -1;
   }
   // Its rights now, not when it was sampled: a process that ran a setuid-root program since is
@@ -120,8 +121,9 @@ void PolicyExecutor::Act(const PolicyDecision& d, int64_t now_ms) {
     return;
   }
   if (dry_run_) {
-    Record(std::move(r), "would_stop", fmt::format("dry run: SIGTERM, then SIGKILL after {} if "
-                                                   "it still runs", Duration(d.rule->grace_ms)),
+    Record(std::move(r), "would_stop",
+           fmt::format("dry run: SIGTERM, then SIGKILL after {} if it still runs",
+                       Duration(d.rule->grace_ms)),
            now_ms);
     return;
   }
@@ -135,23 +137,24 @@ void PolicyExecutor::Act(const PolicyDecision& d, int64_t now_ms) {
   if (PidfdSignal(pidfd, SIGTERM) != 0) {
     const int err = errno;
     close(pidfd);
-    Record(std::move(r), "refused", err == ESRCH ? "it had exited already"
-                                                 : fmt::format("SIGTERM: {}", std::strerror(err)),
+    Record(std::move(r), "refused",
+           err == ESRCH ? "it had exited already" : fmt::format("SIGTERM: {}", std::strerror(err)),
            now_ms);
     return;
   }
-  Record(r, "sigterm", fmt::format("sent; SIGKILL after {} if it still runs",
-                                   Duration(d.rule->grace_ms)), now_ms);
-  pending_.push_back({pidfd, now_ms, now_ms + d.rule->grace_ms, d.process.start_ticks,
-                      std::move(r)});
+  Record(r, "sigterm",
+         fmt::format("sent; SIGKILL after {} if it still runs", Duration(d.rule->grace_ms)),
+         now_ms);
+  pending_.push_back(
+      {pidfd, now_ms, now_ms + d.rule->grace_ms, d.process.start_ticks, std::move(r)});
 }
 
 void PolicyExecutor::Tick(int64_t now_ms, const std::set<uint32_t>& used_gpu) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     Pending& p = *it;
     if (Exited(p.pidfd)) {
-      Record(p.record, "exited", fmt::format("it exited within {} of SIGTERM",
-                                             Duration(now_ms - p.term_ms)), now_ms);
+      Record(p.record, "exited",
+             fmt::format("it exited within {} of SIGTERM", Duration(now_ms - p.term_ms)), now_ms);
     } else if (now_ms < p.kill_at_ms) {
       ++it;
       continue;
@@ -165,10 +168,12 @@ void PolicyExecutor::Tick(int64_t now_ms, const std::set<uint32_t>& used_gpu) {
       const int err = errno;
       Record(p.record, err == ESRCH ? "exited" : "refused",
              err == ESRCH ? "it exited as the grace ended"
-                          : fmt::format("SIGKILL: {}", std::strerror(err)), now_ms);
+                          : fmt::format("SIGKILL: {}", std::strerror(err)),
+             now_ms);
     } else {
-      Record(p.record, "sigkill", fmt::format("sent: it still ran {} after SIGTERM",
-                                              Duration(now_ms - p.term_ms)), now_ms);
+      Record(p.record, "sigkill",
+             fmt::format("sent: it still ran {} after SIGTERM", Duration(now_ms - p.term_ms)),
+             now_ms);
     }
     close(p.pidfd);
     it = pending_.erase(it);

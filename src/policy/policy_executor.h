@@ -4,8 +4,8 @@
 // in between is never signalled) and that it has no root's rights now (read again immediately
 // before each signal: a process that ran a setuid-root program or gained a capability since it
 // was sampled is refused), sends SIGTERM, and SIGKILL once the grace has passed if the process
-// still runs, used no GPU in the last tick and still has no root's rights. Every step is handed to `record` (the
-// history database) and logged. Not thread-safe: the daemon's tick calls it.
+// still runs, used no GPU in the last tick and still has no root's rights. Every step is handed to
+// `record` (the history database) and logged. Not thread-safe: the daemon's tick calls it.
 #ifndef CGOV_POLICY_POLICY_EXECUTOR_H_
 #define CGOV_POLICY_POLICY_EXECUTOR_H_
 

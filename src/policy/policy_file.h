@@ -13,16 +13,16 @@
 namespace cgov {
 
 struct PolicyRule {
-  std::string name;               // unique in the file
-  int64_t idle_held_ms = 0;       // act once a process has held idle GPUs this long
-  int64_t grace_ms = 300'000;     // SIGTERM, then SIGKILL this long after if it still runs
+  std::string name;            // unique in the file
+  int64_t idle_held_ms = 0;    // act once a process has held idle GPUs this long
+  int64_t grace_ms = 300'000;  // SIGTERM, then SIGKILL this long after if it still runs
   // scope: processes these users own, by the real uid ("*": every known user but root) ...
   std::vector<std::string> users;
   std::vector<std::string> groups;  // ... or members of these groups
   // only these commands (globs: on the executable's path when they start with '/', else on the
   // process name, which its owner can change: it narrows, it never protects); empty: any
   std::vector<std::string> commands;
-  std::vector<std::string> allow_users;     // never these users
+  std::vector<std::string> allow_users;  // never these users
   // never these executables (path globs; only root's files in root's directories count)
   std::vector<std::string> allow_commands;
   int line = 0;

@@ -25,8 +25,7 @@ HostAccounts ReadHostAccounts(FileReader& files, std::vector<std::string>* probl
   return out;
 }
 
-void ApplyCredentials(const ProcessCredentials& c, const HostAccounts& accounts,
-                      PolicyProcess* p) {
+void ApplyCredentials(const ProcessCredentials& c, const HostAccounts& accounts, PolicyProcess* p) {
   p->start_ticks = c.start_ticks;
   p->uid = c.uid;
   p->euid = c.euid;

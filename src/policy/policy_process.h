@@ -31,8 +31,7 @@ HostAccounts ReadHostAccounts(FileReader& files, std::vector<std::string>* probl
 
 // `p`'s uids, start time, owner (by the real uid: not the login user the reports name) and
 // group names from `c`.
-void ApplyCredentials(const ProcessCredentials& c, const HostAccounts& accounts,
-                      PolicyProcess* p);
+void ApplyCredentials(const ProcessCredentials& c, const HostAccounts& accounts, PolicyProcess* p);
 
 // What a policy needs of process `pid` read now (credentials through `files`, the executable
 // under `proc_root`); its idle-held and used-GPU verdicts are the caller's. Without readable

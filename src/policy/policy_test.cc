@@ -56,7 +56,8 @@ TEST(PolicyFile, ErrorsNameTheLineColumnAndKey) {
       {"mode = 1\n", "p.toml:1:1: mode: unknown key"},
       {"[[rule]]\n", "p.toml:1:1: rule: unknown table"},
       {base, "p.toml:1:1: policy: give its scope"},
-      {"[[policy]]\nusers = [\"a\"]\nidle_held_for = \"1h\"\n", "p.toml:1:1: policy: give its name"},
+      {"[[policy]]\nusers = [\"a\"]\nidle_held_for = \"1h\"\n",
+       "p.toml:1:1: policy: give its name"},
       {base + "users = [\"a\", \"a\"]\n", "p.toml:4:15: users: \"a\" is listed twice"},
       {base + "users = []\n", "p.toml:4:9: users: expected a list"},
       {base + "users = [\"a\"]\ngrace = \"0s\"\n", "p.toml:5:9: grace: 0s is out of range"},
@@ -84,7 +85,8 @@ TEST(PolicyFile, CommandGlobs) {
   EXPECT_FALSE(CommandMatches("python", "python3"));
 }
 
-PolicyRule Rule(std::string name, std::vector<std::string> users, std::vector<std::string> groups = {}) {
+PolicyRule Rule(std::string name, std::vector<std::string> users,
+                std::vector<std::string> groups = {}) {
   PolicyRule r;
   r.name = std::move(name);
   r.idle_held_ms = 2'000;
@@ -109,8 +111,9 @@ PolicyProcess Proc(uint32_t pid, std::string user, uint32_t uid = 1000) {
 }
 
 // The pids the engine decides on over ticks 0..to_ms, every second, with `procs` each tick.
-std::vector<std::pair<int64_t, PolicyDecision>> Ticks(PolicyEngine& e, std::vector<PolicyProcess> procs,
-                                                    int64_t to_ms = 5'000) {
+std::vector<std::pair<int64_t, PolicyDecision>> Ticks(PolicyEngine& e,
+                                                      std::vector<PolicyProcess> procs,
+                                                      int64_t to_ms = 5'000) {
   std::vector<std::pair<int64_t, PolicyDecision>> out;
   for (int64_t t = 0; t <= to_ms; t += 1'000) {
     for (PolicyDecision& d : e.Evaluate(t, procs)) out.emplace_back(t, std::move(d));
@@ -186,7 +189,7 @@ TEST(PolicyEngine, OnlyATrustedExecutableIsExemptNeverAName) {
   served.command = "server";
   served.exe = "/opt/serving/bin/server";
   PolicyProcess renamed = Proc(2, "bob");
-  renamed.command = "server";  // prctl(PR_SET_NAME, "server")
+  renamed.command = "server";             // prctl(PR_SET_NAME, "server")
   PolicyProcess copied = Proc(3, "bob");  // her copy, where she can write
   copied.exe = "/opt/serving/bin/server";
   copied.exe_trusted = false;
@@ -224,8 +227,8 @@ TEST(PolicyEngine, RootsRightsInAnyUidAreRefusedAndEveryUidIsRecorded) {
     ASSERT_EQ(d.size(), 3u);
     for (const auto& [t, decision] : d) {
       EXPECT_EQ(decision.kind, PolicyDecision::Kind::kRefused) << decision.process.pid;
-      EXPECT_EQ(decision.why, "a process with root's rights (real, effective or saved uid 0) is "
-                              "never stopped");
+      EXPECT_EQ(decision.why,
+                "a process with root's rights (real, effective or saved uid 0) is never stopped");
     }
   }
   PolicyEngine everyone({"p.toml", {Rule("p", {"*"})}});
@@ -312,8 +315,9 @@ TEST(ProcessCredentials, GroupsFromStatusAndTheGroupFile) {
                             "Groups:\t27 100 1001 \n"),
             (std::vector<uint32_t>{100, 27, 1001}));
   EXPECT_EQ(ParseStatusGids("Gid:\t5\t5\t5\t5\nGroups:\n"), (std::vector<uint32_t>{5}));
-  const auto names = ParseGroupFile("root:x:0:\nsudo:x:27:bob\nbroken\nstudents:x:1001:bob,carol\n"
-                                    ":x:5:\nbad:x:z:\n");
+  const auto names = ParseGroupFile(
+      "root:x:0:\nsudo:x:27:bob\nbroken\nstudents:x:1001:bob,carol\n"
+      ":x:5:\nbad:x:z:\n");
   EXPECT_EQ(names.size(), 3u);
   EXPECT_EQ(names.at(27), "sudo");
   EXPECT_EQ(names.at(1001), "students");
@@ -373,19 +377,20 @@ TEST(PolicyExecutor, AProcessWithRootsRightsNowIsNeverSignalled) {
   rule.name = "stale";
   rule.grace_ms = 1000;
   for (const auto& [uids, caps] : std::vector<std::pair<std::string, std::string>>{
-           {"1000\t0\t0\t0", "0000000000000000"},      // ran a setuid-root program
-           {"1000\t1000\t1000\t0", "0000000000000000"},  // only its file-system uid
+           {"1000\t0\t0\t0", "0000000000000000"},              // ran a setuid-root program
+           {"1000\t1000\t1000\t0", "0000000000000000"},        // only its file-system uid
            {"1000\t1000\t1000\t1000", "0000000000200000"}}) {  // CAP_SYS_ADMIN
     ExecutorFixture child;
     child.SetStatus(uids, caps);
     std::vector<PolicyActionRecord> records;
-    PolicyExecutor executor(false, [&](const PolicyActionRecord& r) { records.push_back(r); },
-                            child.proc_root());
+    PolicyExecutor executor(
+        false, [&](const PolicyActionRecord& r) { records.push_back(r); }, child.proc_root());
     executor.Act(child.Decision(&rule), 1000);
     ASSERT_EQ(records.size(), 1u);
     EXPECT_EQ(records[0].action, "refused") << uids << " " << caps << ": " << records[0].outcome;
     EXPECT_NE(records[0].uids.find("fsuid"), std::string::npos) << "what was read at the "
-                                                                   "decision: " << records[0].uids;
+                                                                   "decision: "
+                                                                << records[0].uids;
     EXPECT_EQ(executor.pending(), 0u);
     usleep(50'000);
     EXPECT_TRUE(child.Alive()) << uids << " " << caps;
@@ -393,8 +398,8 @@ TEST(PolicyExecutor, AProcessWithRootsRightsNowIsNeverSignalled) {
   // Its rights were a user's at SIGTERM and are root's when the grace ends: no SIGKILL.
   ExecutorFixture child;
   std::vector<PolicyActionRecord> records;
-  PolicyExecutor executor(false, [&](const PolicyActionRecord& r) { records.push_back(r); },
-                          child.proc_root());
+  PolicyExecutor executor(
+      false, [&](const PolicyActionRecord& r) { records.push_back(r); }, child.proc_root());
   executor.Act(child.Decision(&rule), 1000);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].action, "sigterm") << records[0].outcome;

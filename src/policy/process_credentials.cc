@@ -142,7 +142,8 @@ ProcessExecutable ReadExecutable(const std::string& proc_root, uint32_t pid) {
   out.path = target;
   // A file replaced or removed since it was started reads "PATH (deleted)": not where it was.
   if (target.empty() || target.front() != '/' || target.ends_with(" (deleted)")) return out;
-  struct stat file {}, parent {};
+  struct stat file {};
+  struct stat parent {};
   const std::string parent_dir = target.substr(0, std::max<size_t>(1, target.rfind('/')));
   // The file through the magic link (the inode the process runs, whatever its path now); its
   // directory through the process's own root.

@@ -5,8 +5,8 @@
 #ifndef CGOV_POLICY_PROCESS_CREDENTIALS_H_
 #define CGOV_POLICY_PROCESS_CREDENTIALS_H_
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,7 +24,7 @@ struct ProcessCredentials {
   uint32_t euid = 0;  // effective: whose rights it acts with (0 for a setuid-root program)
   uint32_t suid = 0;  // saved: rights it may take back
   std::optional<uint32_t> loginuid;  // who logged in (survives su/sudo); for the record only
-  std::vector<uint32_t> gids;  // the real gid first, then the supplementary ones
+  std::vector<uint32_t> gids;        // the real gid first, then the supplementary ones
 };
 
 Result<ProcessCredentials> ReadCredentials(FileReader& files, uint32_t pid);

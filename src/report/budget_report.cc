@@ -32,9 +32,9 @@ std::string Crossing(const BudgetStatus& b) {
 
 std::string Header(const HistorySummary& s) {
   const BudgetStatus& first = s.budgets.front();
-  return fmt::format("Budgets ({}; spend to {}, forecast linear on the trailing {} days or the "
-                     "data since)", SafeText(s.budgets_file), FormatMinuteUtc(first.as_of_ms),
-                     s.budget_forecast_days);
+  return fmt::format(
+      "Budgets ({}; spend to {}, forecast linear on the trailing {} days or the data since)",
+      SafeText(s.budgets_file), FormatMinuteUtc(first.as_of_ms), s.budget_forecast_days);
 }
 
 json Time(std::optional<int64_t> ms) {
@@ -55,9 +55,9 @@ json ForecastJson(const BudgetStatus& b) {
 
 std::string BudgetsText(const HistorySummary& s, const TextStyle& st) {
   if (s.budgets.empty()) return "";
-  std::vector<std::vector<std::string>> rows = {
-      {"Budget", "Period", "Amount", "Spent", "Spent %", "Alert", "Per day", "Forecast",
-       "Forecast %", "Reaches the amount"}};
+  std::vector<std::vector<std::string>> rows = {{"Budget", "Period", "Amount", "Spent", "Spent %",
+                                                 "Alert", "Per day", "Forecast", "Forecast %",
+                                                 "Reaches the amount"}};
   for (const BudgetStatus& b : s.budgets) {
     rows.push_back({fmt::format("{} {}", HistoryByName(b.budget.scope), b.budget.name),
                     PeriodLabel(b), FormatUsd(b.budget.amount), FormatUsd(b.spent),
@@ -77,8 +77,8 @@ std::string BudgetsHtml(const HistorySummary& s) {
   using html::Num;
   html::Table t;
   t.caption = Header(s);
-  t.headers = {"Budget", "Period", "Amount", "Spent", "Spent %", "Alert %", "Per day",
-               "Forecast", "Forecast %", "Reaches the amount"};
+  t.headers = {"Budget",  "Period",  "Amount",   "Spent",      "Spent %",
+               "Alert %", "Per day", "Forecast", "Forecast %", "Reaches the amount"};
   t.numeric = {false, false, true, true, true, true, true, true, true, false};
   for (size_t i = 0; i < s.budgets.size(); ++i) {
     const BudgetStatus& b = s.budgets[i];

@@ -10,10 +10,17 @@ std::string GithubData(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '%': out += "%25"; break;
-      case '\r': out += "%0D"; break;
-      case '\n': out += "%0A"; break;
-      default: out += c;
+      case '%':
+        out += "%25";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -68,19 +75,21 @@ std::string Fingerprint(std::string_view text) {
 }  // namespace
 
 std::string GithubAnnotations(const RunDigest& run) {
-  std::string out = fmt::format(
-      "::notice title={}::{}\n",
-      GithubProperty(fmt::format("cgov: {:.3f} GPU-hours, {}", run.gpu_hours, Money(run.total_usd))),
-      GithubData(fmt::format("{:.1f} % of GPU capacity unused; {} finding(s)", run.waste_pct,
-                             run.findings.size())));
+  std::string out =
+      fmt::format("::notice title={}::{}\n",
+                  GithubProperty(fmt::format("cgov: {:.3f} GPU-hours, {}", run.gpu_hours,
+                                             Money(run.total_usd))),
+                  GithubData(fmt::format("{:.1f} % of GPU capacity unused; {} finding(s)",
+                                         run.waste_pct, run.findings.size())));
   for (const FindingDigest& f : run.findings) {
-    out += fmt::format("::{} title={}::{}\n", GithubLevel(f.severity), GithubProperty(f.title),
-                       GithubData(f.evidence.empty() ? f.recommendation
-                                                     : f.evidence + ". " + f.recommendation));
+    out += fmt::format(
+        "::{} title={}::{}\n", GithubLevel(f.severity), GithubProperty(f.title),
+        GithubData(f.evidence.empty() ? f.recommendation : f.evidence + ". " + f.recommendation));
   }
   if (!run.baseline_verdict.empty()) {
-    out += fmt::format("::{} title=cgov baseline::{}\n", run.baseline_regressed ? "error" : "notice",
-                       GithubData(run.baseline_verdict));
+    out +=
+        fmt::format("::{} title=cgov baseline::{}\n", run.baseline_regressed ? "error" : "notice",
+                    GithubData(run.baseline_verdict));
   }
   return out;
 }
@@ -89,8 +98,8 @@ std::string GitlabMetrics(const RunDigest& run) {
   std::string out;
   auto gauge = [&](std::string_view name, std::string_view help, double v,
                    std::string_view labels = "") {
-    out += fmt::format("# TYPE {} gauge\n# HELP {} {}\n{}{} {}\n", name, name, help, name, labels,
-                       v);
+    out +=
+        fmt::format("# TYPE {} gauge\n# HELP {} {}\n{}{} {}\n", name, name, help, name, labels, v);
   };
   gauge("cgov_gpu_seconds", "GPU time the run held, in GPU-seconds.", run.gpu_hours * 3600);
   if (run.total_usd) gauge("cgov_cost_usd", "Cost of the run in USD (estimate).", *run.total_usd);
@@ -99,8 +108,9 @@ std::string GitlabMetrics(const RunDigest& run) {
     gauge("cgov_cost_per_unit_usd", "USD per unit of work (estimate).", *run.cost_per_unit_usd,
           fmt::format("{{unit=\"{}\"}}", LabelValue(run.unit)));
   }
-  out += "# TYPE cgov_phase_share_pct gauge\n# HELP cgov_phase_share_pct Percent of GPU-time by "
-         "phase.\n";
+  out +=
+      "# TYPE cgov_phase_share_pct gauge\n# HELP cgov_phase_share_pct Percent of GPU-time by "
+      "phase.\n";
   for (size_t p = 0; p < kPhaseCount; ++p) {
     out += fmt::format("cgov_phase_share_pct{{phase=\"{}\"}} {}\n", PhaseKey(static_cast<Phase>(p)),
                        run.phase_share_pct[p]);

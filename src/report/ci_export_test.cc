@@ -25,10 +25,12 @@ TEST(CiExport, GithubAnnotationsEscapeWorkflowCommandValues) {
   const std::string out = GithubAnnotations(Digest());
   EXPECT_NE(out.find("::notice title=cgov%3A 2.000 GPU-hours%2C $5.00::40.0 %25 of GPU capacity "
                      "unused; 2 finding(s)\n"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("::warning title=Unused GPUs%3A paid for%2C computing nothing::observed "
                      "100.0 %25 (threshold: >= 90 %25). Release it.%0ANow.\n"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("::error title=Held::End it.\n"), std::string::npos) << "critical is an error";
   RunDigest regressed = Digest();
   regressed.baseline_verdict = "regression: cost per sample +50 %";

@@ -21,9 +21,12 @@ json FindingsJson(const std::vector<FindingDigest>& findings) {
 
 std::string Figure(const RunComparison& c, double v) {
   switch (c.figure) {
-    case CompareFigure::kCostPerUnit: return FormatUnitCost(v);
-    case CompareFigure::kCostPerRun: return fmt::format("${:.2f}", v);
-    case CompareFigure::kGpuHoursPerRun: return fmt::format("{:.4f}", v);
+    case CompareFigure::kCostPerUnit:
+      return FormatUnitCost(v);
+    case CompareFigure::kCostPerRun:
+      return fmt::format("${:.2f}", v);
+    case CompareFigure::kGpuHoursPerRun:
+      return fmt::format("{:.4f}", v);
   }
   return "";
 }
@@ -49,15 +52,17 @@ json ComparisonJson(const RunComparison& c, const std::vector<std::string>& base
           {"current", RoundTo(c.current, 9)},
           {"change_pct", c.change_pct ? json(RoundTo(*c.change_pct, 3)) : json(nullptr)},
           {"spread_pct", c.spread_pct ? json(RoundTo(*c.spread_pct, 3)) : json(nullptr)},
-          {"waste_pct", {{"baseline", RoundTo(c.waste_pct_baseline, 3)},
-                         {"current", RoundTo(c.waste_pct_current, 3)},
-                         {"change_pp", RoundTo(c.waste_change_pp, 3)}}},
+          {"waste_pct",
+           {{"baseline", RoundTo(c.waste_pct_baseline, 3)},
+            {"current", RoundTo(c.waste_pct_current, 3)},
+            {"change_pp", RoundTo(c.waste_change_pp, 3)}}},
           {"phases", phases},
           {"findings_new", FindingsJson(c.findings_new)},
           {"findings_gone", FindingsJson(c.findings_gone)},
-          {"gate", {{"threshold_pct", c.threshold_pct ? json(*c.threshold_pct) : json(nullptr)},
-                    {"regressed", c.regressed},
-                    {"verdict", c.verdict}}},
+          {"gate",
+           {{"threshold_pct", c.threshold_pct ? json(*c.threshold_pct) : json(nullptr)},
+            {"regressed", c.regressed},
+            {"verdict", c.verdict}}},
           {"notes", c.notes}};
 }
 
@@ -89,7 +94,8 @@ std::string ComparisonText(const RunComparison& c, const std::vector<std::string
   auto list = [&](const std::vector<FindingDigest>& findings) {
     std::string s;
     for (const FindingDigest& f : findings) {
-      s += fmt::format("{}{} {} ({})", s.empty() ? "" : "; ", SeverityTag(f.severity, st), f.title, f.id);
+      s += fmt::format("{}{} {} ({})", s.empty() ? "" : "; ", SeverityTag(f.severity, st), f.title,
+                       f.id);
     }
     return s;
   };

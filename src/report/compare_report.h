@@ -14,7 +14,8 @@
 namespace cgov {
 
 // `baseline_paths`: where the baselines were read from, in the comparison's order.
-nlohmann::json ComparisonJson(const RunComparison& c, const std::vector<std::string>& baseline_paths);
+nlohmann::json ComparisonJson(const RunComparison& c,
+                              const std::vector<std::string>& baseline_paths);
 
 std::string ComparisonText(const RunComparison& c, const std::vector<std::string>& baseline_paths,
                            const TextStyle& style);

@@ -30,16 +30,26 @@ std::string HistoryGpuCellText(const HistoryGpuColumn& c, const HistoryGpuRow& g
     return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("—");
   };
   switch (c.kind) {
-    case K::kGpu: return g.label;
-    case K::kModel: return g.gpu.name;
-    case K::kPhaseShare: return fmt::format("{:.1f}", g.share_pct[static_cast<size_t>(c.phase)]);
-    case K::kUtil: return fixed(g.mean_util_pct, 1);
-    case K::kSmActive: return fixed(g.mean_sm_active_pct, 1);
-    case K::kTensor: return fixed(g.mean_tensor_active_pct, 1);
-    case K::kMemUsed: return fixed(g.mean_mem_used_mib, 0);
-    case K::kPower: return fixed(g.mean_power_w, 0);
-    case K::kEnergy: return FormatKwh(g.totals.usage.EnergyMj());
-    case K::kCost: return g.price.per_gpu_hour ? FormatUsd(g.cost) : "—";
+    case K::kGpu:
+      return g.label;
+    case K::kModel:
+      return g.gpu.name;
+    case K::kPhaseShare:
+      return fmt::format("{:.1f}", g.share_pct[static_cast<size_t>(c.phase)]);
+    case K::kUtil:
+      return fixed(g.mean_util_pct, 1);
+    case K::kSmActive:
+      return fixed(g.mean_sm_active_pct, 1);
+    case K::kTensor:
+      return fixed(g.mean_tensor_active_pct, 1);
+    case K::kMemUsed:
+      return fixed(g.mean_mem_used_mib, 0);
+    case K::kPower:
+      return fixed(g.mean_power_w, 0);
+    case K::kEnergy:
+      return FormatKwh(g.totals.usage.EnergyMj());
+    case K::kCost:
+      return g.price.per_gpu_hour ? FormatUsd(g.cost) : "—";
   }
   return "";
 }
@@ -50,17 +60,25 @@ std::string HistoryGpuCellPointer(const HistoryGpuColumn& c, size_t gpu, double*
   const std::string at = fmt::format("/gpus/{}/", gpu);
   switch (c.kind) {
     case K::kGpu:
-    case K::kModel: return "";
-    case K::kPhaseShare: return at + "phase_share_pct/" + std::string(PhaseKey(c.phase));
-    case K::kUtil: return at + "mean_util_pct";
-    case K::kSmActive: return at + "mean_sm_active_pct";
-    case K::kTensor: return at + "mean_tensor_active_pct";
-    case K::kMemUsed: return at + "mean_mem_used_mib";
-    case K::kPower: return at + "mean_power_w";
+    case K::kModel:
+      return "";
+    case K::kPhaseShare:
+      return at + "phase_share_pct/" + std::string(PhaseKey(c.phase));
+    case K::kUtil:
+      return at + "mean_util_pct";
+    case K::kSmActive:
+      return at + "mean_sm_active_pct";
+    case K::kTensor:
+      return at + "mean_tensor_active_pct";
+    case K::kMemUsed:
+      return at + "mean_mem_used_mib";
+    case K::kPower:
+      return at + "mean_power_w";
     case K::kEnergy:
       *scale = 1.0 / 3.6e6;  // the JSON's joules, shown as kWh
       return at + "energy_joules";
-    case K::kCost: return at + "cost_usd";
+    case K::kCost:
+      return at + "cost_usd";
   }
   return "";
 }

@@ -16,7 +16,16 @@ namespace cgov {
 
 struct HistoryGpuColumn {
   enum class Kind {
-    kGpu, kModel, kPhaseShare, kUtil, kSmActive, kTensor, kMemUsed, kPower, kEnergy, kCost
+    kGpu,
+    kModel,
+    kPhaseShare,
+    kUtil,
+    kSmActive,
+    kTensor,
+    kMemUsed,
+    kPower,
+    kEnergy,
+    kCost
   };
   std::string header;
   Kind kind;

@@ -1,6 +1,5 @@
 #include "report/history_report.h"
 
-
 #include <algorithm>
 #include <cmath>
 
@@ -8,16 +7,16 @@
 
 #include "core/csv.h"
 #include "core/duration.h"
+#include "core/json_writer.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
 #include "report/history_gpu_table.h"
-#include "report/plan_report.h"
 #include "report/history_who_table.h"
+#include "report/plan_report.h"
 #include "report/policy_report.h"
 #include "report/run_report.h"
 #include "report/summary_json.h"
 #include "report/text_style.h"
-#include "core/json_writer.h"
 #include "telemetry/gpu_json.h"
 
 namespace cgov {
@@ -27,26 +26,26 @@ using nlohmann::json;
 
 constexpr size_t kMaxActions = 15;
 
-
 // Inline code: `text` in Markdown, the text itself on a terminal.
 std::string Code(std::string_view text, const TextStyle& st) {
   return st.markdown ? fmt::format("`{}`", text) : std::string(text);
 }
 
-std::string Money(const HistorySummary& s, MicroUsd v) { return s.cost.priced ? FormatUsd(v) : "—"; }
+std::string Money(const HistorySummary& s, MicroUsd v) {
+  return s.cost.priced ? FormatUsd(v) : "—";
+}
 
 std::string Headline(const HistorySummary& s, const TextStyle& st) {
   const bool md = st.markdown;
-  const std::string title =
-      fmt::format("GPU history of {} · {} → {} ({})", s.hostname.empty() ? "this host" : s.hostname,
-                  FormatMinuteUtc(s.since_ms), FormatMinuteUtc(s.until_ms), SpanOf(s.until_ms - s.since_ms));
+  const std::string title = fmt::format(
+      "GPU history of {} · {} → {} ({})", s.hostname.empty() ? "this host" : s.hostname,
+      FormatMinuteUtc(s.since_ms), FormatMinuteUtc(s.until_ms), SpanOf(s.until_ms - s.since_ms));
   std::string out = md ? "# " + title + "\n" : (st.color ? Strong(title, st) : title) + "\n";
   if (s.usage.HeldMs() <= 0) return out + "\nNo samples in this window.\n";
-  out += fmt::format("{} GPU(s) · {:.2f} GPU-hours recorded · cost {}\n", s.gpu_count,
-                     s.cost.gpu_hours,
-                     s.cost.priced ? fmt::format("{} (estimate; {})", FormatUsd(s.cost.total),
-                                                 s.cost.price_source)
-                                   : "unknown — " + s.cost.price_source);
+  out += fmt::format(
+      "{} GPU(s) · {:.2f} GPU-hours recorded · cost {}\n", s.gpu_count, s.cost.gpu_hours,
+      s.cost.priced ? fmt::format("{} (estimate; {})", FormatUsd(s.cost.total), s.cost.price_source)
+                    : "unknown — " + s.cost.price_source);
   out += TextHeading("Where the GPU-time went", st);
   out += PhaseBar(s.phase_share_pct) +
          "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
@@ -73,12 +72,11 @@ std::string IdleByDay(const HistorySummary& s, const TextStyle& st) {
   for (const IdleDay& d : s.idle_by_day) most = std::max(most, d.idle_ms);
   std::vector<std::vector<std::string>> rows = {{"Day (UTC)", "Idle GPU-hours", "Cost", ""}};
   for (const IdleDay& d : s.idle_by_day) {
-    const size_t bar = static_cast<size_t>(20.0 * static_cast<double>(d.idle_ms) /
-                                           static_cast<double>(most) + 0.5);
+    const size_t bar = static_cast<size_t>(
+        20.0 * static_cast<double>(d.idle_ms) / static_cast<double>(most) + 0.5);
     std::string bars;
     for (size_t i = 0; i < bar; ++i) bars += "▇";
-    rows.push_back({FormatDateUtc(d.day_start_ms),
-                    fmt::format("{:.2f}", HoursOf(d.idle_ms)),
+    rows.push_back({FormatDateUtc(d.day_start_ms), fmt::format("{:.2f}", HoursOf(d.idle_ms)),
                     s.cost.priced ? FormatUsd(d.idle_cost) : "-", st.markdown ? "" : bars});
   }
   return "\nIdle GPU-hours by day:\n\n" + TextTable(rows, "lrrl", st.markdown);
@@ -98,24 +96,25 @@ std::string IdleByHost(const HistorySummary& s, const TextStyle& st) {
 std::string Waste(const HistorySummary& s, const TextStyle& st) {
   const int64_t graphics = s.usage.GraphicsOnlyMs();
   std::string out = TextHeading("Waste", st);
-  out += fmt::format("Idle: {:.2f} GPU-hours ({:.1f} % of GPU-time){} — ≈ {:.1f} of {} GPUs idle "
-                     "on average (truly idle {:.2f} h, idle-held {:.2f} h).\n",
-                     HoursOf(s.idle_ms), s.idle_pct,
-                     s.cost.priced ? ", " + FormatUsd(s.idle_cost) : "", s.mean_idle_gpus,
-                     s.gpu_count, HoursOf(s.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]),
-                     HoursOf(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
+  out += fmt::format(
+      "Idle: {:.2f} GPU-hours ({:.1f} % of GPU-time){} — ≈ {:.1f} of {} GPUs idle on average "
+      "(truly idle {:.2f} h, idle-held {:.2f} h).\n",
+      HoursOf(s.idle_ms), s.idle_pct, s.cost.priced ? ", " + FormatUsd(s.idle_cost) : "",
+      s.mean_idle_gpus, s.gpu_count, HoursOf(s.phase_ms[static_cast<size_t>(Phase::kTrulyIdle)]),
+      HoursOf(s.phase_ms[static_cast<size_t>(Phase::kIdleHeld)]));
   const IdleHeldParts& h = s.idle_held;
   if (h.total_ms > 0) {
     auto hours = [](int64_t ms) { return fmt::format("{:.2f} h", HoursOf(ms)); };
-    out += IdleHeldReconciledSentence(hours(h.total_ms), hours(h.in_bursts_ms),
-                                      hours(h.steady_ms)) +
-           fmt::format("; the action list's sessions (idle-held ≥ {} at a stretch) hold {}.\n",
-                       SpanOf(s.idle_held_min_ms), hours(h.in_actions_ms));
+    out +=
+        IdleHeldReconciledSentence(hours(h.total_ms), hours(h.in_bursts_ms), hours(h.steady_ms)) +
+        fmt::format("; the action list's sessions (idle-held ≥ {} at a stretch) hold {}.\n",
+                    SpanOf(s.idle_held_min_ms), hours(h.in_actions_ms));
   }
   if (graphics > 0) {
-    out += fmt::format("Of the truly idle time, {:.2f} GPU-hours had only a graphics process "
-                       "(Xorg, a desktop) holding memory: not idle-held, but the card did no "
-                       "compute.\n", HoursOf(graphics));
+    out += fmt::format(
+        "Of the truly idle time, {:.2f} GPU-hours had only a graphics process (Xorg, a desktop) "
+        "holding memory: not idle-held, but the card did no compute.\n",
+        HoursOf(graphics));
   }
   return out + IdleByDay(s, st) + IdleByHost(s, st);
 }
@@ -136,17 +135,18 @@ std::string Energy(const HistorySummary& s, const TextStyle& st) {
           ? ""
           : fmt::format(" over the {:.1f} % of the GPU-time with a power reading", e.known_pct);
   out += fmt::format("{}{} · idle {} ({:.1f} %: truly idle {}, idle-held {})\n",
-                     FormatEnergy(e.total_mj), coverage, FormatEnergy(e.idle_mj),
-                     e.idle_pct,
+                     FormatEnergy(e.total_mj), coverage, FormatEnergy(e.idle_mj), e.idle_pct,
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kTrulyIdle)]),
                      FormatEnergy(e.phase_mj[static_cast<size_t>(Phase::kIdleHeld)]));
   if (e.metered_ms > 0) {
-    out += fmt::format("The driver's energy counter measured {:.1f} % of the GPU-time; power x time "
-                       "the rest\n", e.metered_pct);
+    out += fmt::format(
+        "The driver's energy counter measured {:.1f} % of the GPU-time; power x time the rest\n",
+        e.metered_pct);
   }
-  out += e.grid_g_per_kwh
-             ? Co2eLine(e)
-             : "CO2e: give your grid's intensity with --grid-intensity G (g/kWh): none is assumed\n";
+  out +=
+      e.grid_g_per_kwh
+          ? Co2eLine(e)
+          : "CO2e: give your grid's intensity with --grid-intensity G (g/kWh): none is assumed\n";
   return out + ElectricityLine(e);
 }
 
@@ -158,7 +158,8 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
   return TextHeading("Who (by " + by + ")", st) +
          DeclaredTextTable(HistoryWhoColumns(s), HistoryWhoRows(s), cell, st.markdown) +
          "\nHeld: time a process of theirs was on a GPU, or the kubelet had allocated it to their "
-         "pod (a shared GPU counts for each holder). Share and cost: " + SharedSplitText(s) + "\n";
+         "pod (a shared GPU counts for each holder). Share and cost: " +
+         SharedSplitText(s) + "\n";
 }
 
 std::string Cents(int64_t cents) { return FormatUsd(cents * 10'000); }
@@ -167,8 +168,10 @@ std::string ShowbackText(const HistorySummary& s, const TextStyle& st) {
   const bool md = st.markdown;
   const Showback& b = s.showback;
   std::string out = TextHeading(
-      b.estimate ? "Showback (estimate from the prices above; bring the invoice with --billing FILE)"
-                 : "Showback (from the bill: " + b.source + ")", st);
+      b.estimate
+          ? "Showback (estimate from the prices above; bring the invoice with --billing FILE)"
+          : "Showback (from the bill: " + b.source + ")",
+      st);
   std::vector<std::vector<std::string>> rows = {{HistoryByName(s.by), "GPU-h", "Share", "USD"}};
   auto share = [&](double pct) {
     return b.billed_total != 0 ? fmt::format("{:.1f} %", pct) : std::string("—");
@@ -181,28 +184,33 @@ std::string ShowbackText(const HistorySummary& s, const TextStyle& st) {
                   b.idle_ms > 0 ? fmt::format("{:.2f}", HoursOf(b.idle_ms)) : "—",
                   share(b.idle_share_pct), Cents(b.idle_cents)});
   if (!b.estimate) {
-    rows.push_back({"unmatched billing", "—", share(b.unmatched_share_pct),
-                    Cents(b.unmatched_cents)});
+    rows.push_back(
+        {"unmatched billing", "—", share(b.unmatched_share_pct), Cents(b.unmatched_cents)});
   }
   rows.push_back({b.estimate ? "total (estimate)" : "total billed", "", "100.0 %",
                   Cents(b.billed_total_cents)});
   out += TextTable(rows, "lrrr", md);
   if (!b.estimate) {
-    out += fmt::format("\n{} of {} billed lines matched a host with GPU time; each line's cost is "
-                       "spread over the GPU time recorded inside it.\n", b.matched_lines, b.lines);
+    out += fmt::format(
+        "\n{} of {} billed lines matched a host with GPU time; each line's cost is spread over the "
+        "GPU time recorded inside it.\n",
+        b.matched_lines, b.lines);
   }
   for (const std::string& n : b.notes) out += "Note: " + n + "\n";
   return out;
 }
 
 std::string Actions(const HistorySummary& s, const TextStyle& st) {
-  std::string out = TextHeading(fmt::format("Act on these: idle-held habits (sessions idle-held ≥ {} "
-                                        "at a stretch, by holder, process and GPU)",
-                                        SpanOf(s.idle_held_min_ms)), st);
+  std::string out = TextHeading(fmt::format("Act on these: idle-held habits (sessions idle-held ≥ "
+                                            "{} at a stretch, by holder, process and GPU)",
+                                            SpanOf(s.idle_held_min_ms)),
+                                st);
   if (!s.sessions_known) {
-    return out + "Not available from Prometheus: sessions (which process, since when) live in "
-                 "each host's history database: " + Code("cgov report --db", st) + " on the node. The idle-held "
-                 "column of Who shows whose they are.\n";
+    return out +
+           "Not available from Prometheus: sessions (which process, since when) live in each "
+           "host's history database: " +
+           Code("cgov report --db", st) +
+           " on the node. The idle-held column of Who shows whose they are.\n";
   }
   if (s.habits.empty()) {
     return out + fmt::format("None: no process held memory on a cold GPU for {} or more.\n",
@@ -216,10 +224,9 @@ std::string Actions(const HistorySummary& s, const TextStyle& st) {
       break;
     }
     const std::string typical =
-        h.typical_start_hour < 0
-            ? ""
-            : fmt::format("; typically {} from {:02}:00 UTC", SpanOf(h.typical_stretch_ms),
-                          h.typical_start_hour);
+        h.typical_start_hour < 0 ? ""
+                                 : fmt::format("; typically {} from {:02}:00 UTC",
+                                               SpanOf(h.typical_stretch_ms), h.typical_start_hour);
     // An allocated pod runs no process: it is named by the pod.
     const std::string holder =
         !h.pod_name.empty()
@@ -229,14 +236,13 @@ std::string Actions(const HistorySummary& s, const TextStyle& st) {
     out += fmt::format(
         "{}. {} · {} on GPU {}: idle-held {} in {} session{} on {} of {} day{}{}{}\n"
         "   → {}\n",
-        ++n, s.cost.priced ? FormatUsd(h.idle_held_cost) : "—", holder,
-        h.gpu_index, SpanOf(h.idle_held_ms), h.sessions, h.sessions == 1 ? "" : "s", h.days,
-        h.window_days, h.window_days == 1 ? "" : "s", typical, h.ongoing ? " · still holding" : "",
-        h.advice);
+        ++n, s.cost.priced ? FormatUsd(h.idle_held_cost) : "—", holder, h.gpu_index,
+        SpanOf(h.idle_held_ms), h.sessions, h.sessions == 1 ? "" : "s", h.days, h.window_days,
+        h.window_days == 1 ? "" : "s", typical, h.ongoing ? " · still holding" : "", h.advice);
   }
-  out += fmt::format("\n{} idle-held session{} in all: {} lists each (pid, start, end, "
-                     "longest stretch).\n", s.actions.size(), s.actions.size() == 1 ? "" : "s",
-                     Code("--format json", st));
+  out += fmt::format(
+      "\n{} idle-held session{} in all: {} lists each (pid, start, end, longest stretch).\n",
+      s.actions.size(), s.actions.size() == 1 ? "" : "s", Code("--format json", st));
   return out;
 }
 
@@ -310,7 +316,8 @@ json IdleByDayJson(const HistorySummary& s) {
 json IdleByHostJson(const HistorySummary& s) {
   json out = json::array();
   for (const IdleHost& h : s.idle_by_host) {
-    out.push_back({{"host", h.host}, {"gpus", h.gpus},
+    out.push_back({{"host", h.host},
+                   {"gpus", h.gpus},
                    {"idle_gpu_seconds", Round3(static_cast<double>(h.idle_ms) / 1e3)},
                    {"idle_cost_usd", Usd(s, h.idle_cost)}});
   }
@@ -333,7 +340,9 @@ json GpusJson(const HistorySummary& s) {
       shares[std::string(PhaseKey(static_cast<Phase>(p)))] = g.share_pct[p];
     }
     auto opt = [](const std::optional<double>& v) { return v ? json(Round3(*v)) : json(nullptr); };
-    out.push_back({{"index", g.gpu.index}, {"uuid", g.gpu.uuid}, {"name", g.gpu.name},
+    out.push_back({{"index", g.gpu.index},
+                   {"uuid", g.gpu.uuid},
+                   {"name", g.gpu.name},
                    {"label", g.label},
                    {"mig", g.gpu.mig ? MigInstanceJson(*g.gpu.mig) : json(nullptr)},
                    {"host", g.gpu.host.empty() ? json(s.hostname) : json(g.gpu.host)},
@@ -368,11 +377,13 @@ json IdleHeldJson(const IdleHeldParts& h) {
 json WhoJson(const HistorySummary& s) {
   json out = json::array();
   for (const WhoRow& w : s.who) {
-    out.push_back({{"key", w.key}, {"users", w.users},
+    out.push_back({{"key", w.key},
+                   {"users", w.users},
                    {"held_seconds", Round3(static_cast<double>(w.held_ms) / 1e3)},
                    {"idle_held_seconds", Round3(static_cast<double>(w.idle_held_ms) / 1e3)},
                    {"attributed_seconds", PhaseMsJson(w.attributed_ms)},
-                   {"share_pct", Round3(w.share_pct)}, {"cost_usd", Usd(s, w.cost)},
+                   {"share_pct", Round3(w.share_pct)},
+                   {"cost_usd", Usd(s, w.cost)},
                    {"idle_held_cost_usd", Usd(s, w.idle_held_cost)},
                    {"energy_joules", Joules(w.energy_mj)},
                    {"idle_held_energy_joules", Joules(w.idle_held_energy_mj)},
@@ -386,19 +397,23 @@ json ActionsJson(const HistorySummary& s) {
   json out = json::array();
   for (const ActionRow& a : s.actions) {
     const SessionRecord& x = a.session;
-    out.push_back({{"gpu_index", a.gpu_index}, {"gpu_uuid", a.gpu_uuid},
-                   {"pid", x.allocation() ? json(nullptr) : json(x.pid)},
-                   {"user", a.user}, {"command", a.command},
-                   {"start", FormatRfc3339Utc(x.start_ms * 1'000'000)},
-                   {"end", FormatRfc3339Utc(x.end_ms * 1'000'000)}, {"ongoing", a.ongoing},
-                   {"held_seconds", Round3(static_cast<double>(x.held_ms) / 1e3)},
-                   {"idle_held_seconds", Round3(static_cast<double>(x.idle_held_share_ms) / 1e3)},
-                   {"held_while_idle_seconds", Round3(static_cast<double>(x.idle_held_ms) / 1e3)},
-                   {"longest_idle_held_seconds",
-                    Round3(static_cast<double>(x.idle_streak_max_ms) / 1e3)},
-                   {"longest_idle_held_start", FormatRfc3339Utc(x.idle_streak_max_start_ms * 1'000'000)},
-                   {"mem_max_mib", x.mem_max_mib}, {"idle_held_cost_usd", Usd(s, a.idle_held_cost)},
-                   {"advice", a.advice}});
+    out.push_back(
+        {{"gpu_index", a.gpu_index},
+         {"gpu_uuid", a.gpu_uuid},
+         {"pid", x.allocation() ? json(nullptr) : json(x.pid)},
+         {"user", a.user},
+         {"command", a.command},
+         {"start", FormatRfc3339Utc(x.start_ms * 1'000'000)},
+         {"end", FormatRfc3339Utc(x.end_ms * 1'000'000)},
+         {"ongoing", a.ongoing},
+         {"held_seconds", Round3(static_cast<double>(x.held_ms) / 1e3)},
+         {"idle_held_seconds", Round3(static_cast<double>(x.idle_held_share_ms) / 1e3)},
+         {"held_while_idle_seconds", Round3(static_cast<double>(x.idle_held_ms) / 1e3)},
+         {"longest_idle_held_seconds", Round3(static_cast<double>(x.idle_streak_max_ms) / 1e3)},
+         {"longest_idle_held_start", FormatRfc3339Utc(x.idle_streak_max_start_ms * 1'000'000)},
+         {"mem_max_mib", x.mem_max_mib},
+         {"idle_held_cost_usd", Usd(s, a.idle_held_cost)},
+         {"advice", a.advice}});
   }
   return out;
 }
@@ -406,16 +421,22 @@ json ActionsJson(const HistorySummary& s) {
 json HabitsJson(const HistorySummary& s) {
   json out = json::array();
   for (const HabitRow& h : s.habits) {
-    out.push_back({{"user", h.user}, {"command", h.command}, {"kind", h.kind},
-                   {"gpu_index", h.gpu_index}, {"gpu_uuid", h.gpu_uuid},
-                   {"sessions", h.sessions}, {"days", h.days}, {"window_days", h.window_days},
-                   {"idle_held_seconds", Round3(static_cast<double>(h.idle_held_ms) / 1e3)},
-                   {"idle_held_cost_usd", Usd(s, h.idle_held_cost)},
-                   {"typical_start_hour_utc",
-                    h.typical_start_hour < 0 ? json(nullptr) : json(h.typical_start_hour)},
-                   {"typical_idle_held_seconds",
-                    Round3(static_cast<double>(h.typical_stretch_ms) / 1e3)},
-                   {"ongoing", h.ongoing}, {"advice", h.advice}});
+    out.push_back(
+        {{"user", h.user},
+         {"command", h.command},
+         {"kind", h.kind},
+         {"gpu_index", h.gpu_index},
+         {"gpu_uuid", h.gpu_uuid},
+         {"sessions", h.sessions},
+         {"days", h.days},
+         {"window_days", h.window_days},
+         {"idle_held_seconds", Round3(static_cast<double>(h.idle_held_ms) / 1e3)},
+         {"idle_held_cost_usd", Usd(s, h.idle_held_cost)},
+         {"typical_start_hour_utc",
+          h.typical_start_hour < 0 ? json(nullptr) : json(h.typical_start_hour)},
+         {"typical_idle_held_seconds", Round3(static_cast<double>(h.typical_stretch_ms) / 1e3)},
+         {"ongoing", h.ongoing},
+         {"advice", h.advice}});
   }
   return out;
 }
@@ -438,9 +459,9 @@ std::string SharedSplitText(const HistorySummary& s) {
       "split in proportion to their SM utilization while it is busy and the driver reports "
       "per-process utilization, evenly otherwise (idle-held time always).";
   if (s.shared_by_util_ms > 0 || s.shared_evenly_ms > 0) {
-    out += fmt::format(" Shared GPU-time in this window: {:.2f} GPU-h split by utilization, "
-                       "{:.2f} GPU-h evenly.", HoursOf(s.shared_by_util_ms),
-                       HoursOf(s.shared_evenly_ms));
+    out += fmt::format(
+        " Shared GPU-time in this window: {:.2f} GPU-h split by utilization, {:.2f} GPU-h evenly.",
+        HoursOf(s.shared_by_util_ms), HoursOf(s.shared_evenly_ms));
   }
   return out;
 }
@@ -453,8 +474,8 @@ std::string HistoryReportText(const HistorySummary& s, const TextStyle& st) {
     return out;
   }
   out += Waste(s, st) + Energy(s, st) + PerGpu(s, st) + Who(s, st) + ShowbackText(s, st) +
-         BudgetsText(s, st) +
-         Actions(s, st) + PolicyActionsText(s, st) + Heatmap(s, st) + PlanText(s.plan, st);
+         BudgetsText(s, st) + Actions(s, st) + PolicyActionsText(s, st) + Heatmap(s, st) +
+         PlanText(s.plan, st);
   out += FindingsText(s.findings, s.savings, true, st);
   for (const std::string& n : s.notes) out += "\nNote: " + n + "\n";
   return out;
@@ -465,7 +486,8 @@ json ShowbackJson(const HistorySummary& s) {
   auto usd = [](int64_t cents) { return static_cast<double>(cents) / 100.0; };
   json rows = json::array();
   for (const ShowbackRow& r : b.rows) {
-    rows.push_back({{"key", r.key}, {"usd", usd(r.cents)},
+    rows.push_back({{"key", r.key},
+                    {"usd", usd(r.cents)},
                     {"gpu_hours", Round6(static_cast<double>(r.attributed_ms) / 3.6e6)},
                     {"share_pct", Round3(r.share_pct)}});
   }
@@ -517,47 +539,50 @@ json HistoryReportJsonCore(const HistorySummary& s) {
         {"share_pct", s.phase_share_pct[p]},
         {"cost_usd", Usd(s, s.cost.phase_cost[p])}};
   }
-  return {{"schema", "cgov.history-report"},
-          {"schema_version", HistorySummary::kSchemaVersion},
-          {"host", s.hostname},
-          {"window", {{"since", FormatRfc3339Utc(s.since_ms * 1'000'000)},
-                      {"until", FormatRfc3339Utc(s.until_ms * 1'000'000)}}},
-          {"by", HistoryByName(s.by)},
-          {"timezone", s.tz_name},
-          {"gpu_count", s.gpu_count},
-          {"held_gpu_seconds", Round3(static_cast<double>(held) / 1e3)},
-          {"unknown_gpu_seconds", Round3(static_cast<double>(s.usage.UnknownMs()) / 1e3)},
-          {"phases", phases},
-          {"waste", {{"idle_gpu_seconds", Round3(static_cast<double>(s.idle_ms) / 1e3)},
-                     {"idle_pct", Round3(s.idle_pct)},
-                     {"idle_cost_usd", Usd(s, s.idle_cost)},
-                     {"mean_idle_gpus", Round3(s.mean_idle_gpus)},
-                     {"graphics_only_gpu_seconds",
-                      Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)},
-                     {"idle_held", IdleHeldJson(s.idle_held)}}},
-          {"idle_by_day", IdleByDayJson(s)},
-          {"idle_by_host", IdleByHostJson(s)},
-          {"cost", CostJson(s.cost)},
-          {"showback", ShowbackJson(s)},
-          {"gpus", GpusJson(s)},
-          {"who", WhoJson(s)},
-          {"unattributed", {{"gpu_seconds", Round3(static_cast<double>(s.unattributed_ms) / 1e3)},
-                            {"share_pct", Round3(s.unattributed_share_pct)},
-                            {"cost_usd", Usd(s, s.unattributed_cost)},
-                            {"energy_joules", Joules(s.energy.unattributed_mj)}}},
-          {"energy", HistoryEnergyJson(s)},
-          {"shared_gpus",
-           {{"by_utilization_gpu_seconds", Round3(static_cast<double>(s.shared_by_util_ms) / 1e3)},
-            {"evenly_gpu_seconds", Round3(static_cast<double>(s.shared_evenly_ms) / 1e3)}}},
-          {"idle_held_sessions", {{"min_idle_held_seconds",
-                                   Round3(static_cast<double>(s.idle_held_min_ms) / 1e3)},
-                                  {"available", s.sessions_known},
-                                  {"habits", HabitsJson(s)},
-                                  {"sessions", ActionsJson(s)}}},
-          {"heatmap_util_pct", HeatmapJson(s)},
-          {"findings", FindingsJson(s.findings)},
-          {"savings", SavingsJson(s.savings)},
-          {"notes", s.notes}};
+  return {
+      {"schema", "cgov.history-report"},
+      {"schema_version", HistorySummary::kSchemaVersion},
+      {"host", s.hostname},
+      {"window",
+       {{"since", FormatRfc3339Utc(s.since_ms * 1'000'000)},
+        {"until", FormatRfc3339Utc(s.until_ms * 1'000'000)}}},
+      {"by", HistoryByName(s.by)},
+      {"timezone", s.tz_name},
+      {"gpu_count", s.gpu_count},
+      {"held_gpu_seconds", Round3(static_cast<double>(held) / 1e3)},
+      {"unknown_gpu_seconds", Round3(static_cast<double>(s.usage.UnknownMs()) / 1e3)},
+      {"phases", phases},
+      {"waste",
+       {{"idle_gpu_seconds", Round3(static_cast<double>(s.idle_ms) / 1e3)},
+        {"idle_pct", Round3(s.idle_pct)},
+        {"idle_cost_usd", Usd(s, s.idle_cost)},
+        {"mean_idle_gpus", Round3(s.mean_idle_gpus)},
+        {"graphics_only_gpu_seconds", Round3(static_cast<double>(s.usage.GraphicsOnlyMs()) / 1e3)},
+        {"idle_held", IdleHeldJson(s.idle_held)}}},
+      {"idle_by_day", IdleByDayJson(s)},
+      {"idle_by_host", IdleByHostJson(s)},
+      {"cost", CostJson(s.cost)},
+      {"showback", ShowbackJson(s)},
+      {"gpus", GpusJson(s)},
+      {"who", WhoJson(s)},
+      {"unattributed",
+       {{"gpu_seconds", Round3(static_cast<double>(s.unattributed_ms) / 1e3)},
+        {"share_pct", Round3(s.unattributed_share_pct)},
+        {"cost_usd", Usd(s, s.unattributed_cost)},
+        {"energy_joules", Joules(s.energy.unattributed_mj)}}},
+      {"energy", HistoryEnergyJson(s)},
+      {"shared_gpus",
+       {{"by_utilization_gpu_seconds", Round3(static_cast<double>(s.shared_by_util_ms) / 1e3)},
+        {"evenly_gpu_seconds", Round3(static_cast<double>(s.shared_evenly_ms) / 1e3)}}},
+      {"idle_held_sessions",
+       {{"min_idle_held_seconds", Round3(static_cast<double>(s.idle_held_min_ms) / 1e3)},
+        {"available", s.sessions_known},
+        {"habits", HabitsJson(s)},
+        {"sessions", ActionsJson(s)}}},
+      {"heatmap_util_pct", HeatmapJson(s)},
+      {"findings", FindingsJson(s.findings)},
+      {"savings", SavingsJson(s.savings)},
+      {"notes", s.notes}};
 }
 
 }  // namespace
@@ -566,7 +591,7 @@ json HistoryReportJson(const HistorySummary& s) {
   json out = HistoryReportJsonCore(s);
   out["policy_actions"] = PolicyActionsJson(s);
   if (!s.budgets_file.empty()) out["budgets"] = BudgetsJson(s);  // only with --budgets
-  if (s.plan.computed) out["plan"] = PlanJson(s.plan);            // only with --plan
+  if (s.plan.computed) out["plan"] = PlanJson(s.plan);           // only with --plan
   return out;
 }
 

@@ -13,12 +13,9 @@ double Hours(int64_t ms) { return static_cast<double>(ms) / 3'600'000.0; }
 
 std::vector<HistoryWhoColumn> HistoryWhoColumns(const HistorySummary& s) {
   using K = HistoryWhoColumn::Kind;
-  std::vector<HistoryWhoColumn> out = {{HistoryByName(s.by), K::kKey},
-                                       {"GPU-h held", K::kHeld},
-                                       {"Idle-held h", K::kIdleHeld},
-                                       {"Share %", K::kShare},
-                                       {"Cost", K::kCost},
-                                       {"Idle-held $", K::kIdleHeldCost}};
+  std::vector<HistoryWhoColumn> out = {
+      {HistoryByName(s.by), K::kKey}, {"GPU-h held", K::kHeld}, {"Idle-held h", K::kIdleHeld},
+      {"Share %", K::kShare},         {"Cost", K::kCost},       {"Idle-held $", K::kIdleHeldCost}};
   if (s.energy.known_ms > 0) {
     out.insert(out.end(), {{"kWh", K::kEnergy}, {"Idle-held kWh", K::kIdleHeldEnergy}});
     if (s.energy.grid_g_per_kwh) out.push_back({"CO2e kg", K::kCo2e});
@@ -51,14 +48,20 @@ std::string HistoryWhoCellText(const HistorySummary& s, const HistoryWhoColumn& 
       }
       return key;
     }
-    case K::kHeld: return fmt::format("{:.2f}", Hours(w ? w->held_ms : s.unattributed_ms));
-    case K::kIdleHeld: return w ? fmt::format("{:.2f}", Hours(w->idle_held_ms)) : "—";
+    case K::kHeld:
+      return fmt::format("{:.2f}", Hours(w ? w->held_ms : s.unattributed_ms));
+    case K::kIdleHeld:
+      return w ? fmt::format("{:.2f}", Hours(w->idle_held_ms)) : "—";
     case K::kShare:
       return fmt::format("{:.1f}", w ? w->share_pct : s.unattributed_share_pct);
-    case K::kCost: return money(w ? w->cost : s.unattributed_cost);
-    case K::kIdleHeldCost: return w ? money(w->idle_held_cost) : "—";
-    case K::kEnergy: return FormatKwh(energy_mj);
-    case K::kIdleHeldEnergy: return w ? FormatKwh(w->idle_held_energy_mj) : "—";
+    case K::kCost:
+      return money(w ? w->cost : s.unattributed_cost);
+    case K::kIdleHeldCost:
+      return w ? money(w->idle_held_cost) : "—";
+    case K::kEnergy:
+      return FormatKwh(energy_mj);
+    case K::kIdleHeldEnergy:
+      return w ? FormatKwh(w->idle_held_energy_mj) : "—";
     case K::kCo2e: {
       const std::optional<double> kg = s.energy.Co2eKg(energy_mj);
       return w && kg ? fmt::format("{:.1f}", *kg) : "—";
@@ -77,24 +80,30 @@ std::string HistoryWhoCellPointer(const HistoryWhoColumn& c, const HistoryWhoRow
   *scale = 1;
   const std::string at = r.who ? fmt::format("/who/{}/", r.index) : "/unattributed/";
   switch (c.kind) {
-    case K::kKey: return "";
+    case K::kKey:
+      return "";
     case K::kHeld:
       *scale = 1.0 / 3600;
       return at + (r.who ? "held_seconds" : "gpu_seconds");
     case K::kIdleHeld:
       *scale = 1.0 / 3600;
       return r.who ? at + "idle_held_seconds" : "";
-    case K::kShare: return at + "share_pct";
-    case K::kCost: return at + "cost_usd";
-    case K::kIdleHeldCost: return r.who ? at + "idle_held_cost_usd" : "";
+    case K::kShare:
+      return at + "share_pct";
+    case K::kCost:
+      return at + "cost_usd";
+    case K::kIdleHeldCost:
+      return r.who ? at + "idle_held_cost_usd" : "";
     case K::kEnergy:
       *scale = 1.0 / 3.6e6;
       return at + "energy_joules";
     case K::kIdleHeldEnergy:
       *scale = 1.0 / 3.6e6;
       return r.who ? at + "idle_held_energy_joules" : "";
-    case K::kCo2e: return r.who ? at + "co2e_kg" : "";
-    case K::kEnergyCost: return r.who ? at + "energy_cost_usd" : "";
+    case K::kCo2e:
+      return r.who ? at + "co2e_kg" : "";
+    case K::kEnergyCost:
+      return r.who ? at + "energy_cost_usd" : "";
   }
   return "";
 }

@@ -17,7 +17,15 @@ namespace cgov {
 
 struct HistoryWhoColumn {
   enum class Kind {
-    kKey, kHeld, kIdleHeld, kShare, kCost, kIdleHeldCost, kEnergy, kIdleHeldEnergy, kCo2e,
+    kKey,
+    kHeld,
+    kIdleHeld,
+    kShare,
+    kCost,
+    kIdleHeldCost,
+    kEnergy,
+    kIdleHeldEnergy,
+    kCo2e,
     kEnergyCost
   };
   std::string header;
@@ -42,8 +50,7 @@ std::vector<HistoryWhoRow> HistoryWhoRows(const HistorySummary& s);
 std::string HistoryWhoCellText(const HistorySummary& s, const HistoryWhoColumn& c,
                                const HistoryWhoRow& r);
 // The JSON value a figure's cell shows ("" for none), and *scale: JSON to cell.
-std::string HistoryWhoCellPointer(const HistoryWhoColumn& c, const HistoryWhoRow& r,
-                                  double* scale);
+std::string HistoryWhoCellPointer(const HistoryWhoColumn& c, const HistoryWhoRow& r, double* scale);
 
 }  // namespace cgov
 

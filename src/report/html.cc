@@ -149,8 +149,8 @@ std::string PhaseBarSvg(const std::array<double, kPhaseCount>& share_pct,
       rects += fmt::format(
           "<rect class=\"phase\" data-phase=\"{}\" x=\"{:.2f}\" y=\"0\" width=\"{:.2f}\" "
           "height=\"{}\" fill=\"url(#pat-{})\"><title>{}: {:.1f} %{}</title></rect>",
-          PhaseKey(static_cast<Phase>(p)), x, w, kHeight, kPhaseClass[p], Esc(label),
-          share_pct[p], costs[p].empty() ? "" : ", " + Esc(costs[p]));
+          PhaseKey(static_cast<Phase>(p)), x, w, kHeight, kPhaseClass[p], Esc(label), share_pct[p],
+          costs[p].empty() ? "" : ", " + Esc(costs[p]));
     }
     x += w;
   }
@@ -174,7 +174,9 @@ std::string SeriesChartSvg(std::string_view id, std::string_view title,
                            std::string_view from, std::string_view to) {
   constexpr double kW = 320, kH = 130, kLeft = 34, kRight = 312, kTop = 8, kBottom = 104;
   const double span = static_cast<double>(std::max<int64_t>(1, t1 - t0));
-  auto x_of = [&](double t) { return kLeft + (kRight - kLeft) * (t - static_cast<double>(t0)) / span; };
+  auto x_of = [&](double t) {
+    return kLeft + (kRight - kLeft) * (t - static_cast<double>(t0)) / span;
+  };
   auto y_of = [&](double pct) {
     return kBottom - (kBottom - kTop) * std::clamp(pct, 0.0, 100.0) / 100.0;
   };
@@ -193,10 +195,11 @@ std::string SeriesChartSvg(std::string_view id, std::string_view title,
         const double xb = x_of(static_cast<double>(b[k].index + 1) * w);
         upper += fmt::format("{}{:.1f},{:.1f} {:.1f},{:.1f}", k == i ? "M" : " L", xa,
                              y_of(b[k].max), xb, y_of(b[k].max));
-        lower = fmt::format(" L{:.1f},{:.1f} {:.1f},{:.1f}", xb, y_of(b[k].min), xa,
-                            y_of(b[k].min)) + lower;
-        line += fmt::format("{}{:.1f},{:.1f}", k == i ? "M" : " L", (xa + xb) / 2,
-                            y_of(b[k].Mean()));
+        lower =
+            fmt::format(" L{:.1f},{:.1f} {:.1f},{:.1f}", xb, y_of(b[k].min), xa, y_of(b[k].min)) +
+            lower;
+        line +=
+            fmt::format("{}{:.1f},{:.1f}", k == i ? "M" : " L", (xa + xb) / 2, y_of(b[k].Mean()));
         if (k + 1 == j && j - i == 1) line += fmt::format(" L{:.1f},{:.1f}", xb, y_of(b[k].Mean()));
       }
       band += upper + lower + " Z";
@@ -217,12 +220,12 @@ std::string SeriesChartSvg(std::string_view id, std::string_view title,
     axes += fmt::format(
         "<line class=\"{}\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
         "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}%</text>",
-        pct == 0 ? "axis" : "grid", kLeft, kRight, y_of(pct), y_of(pct), kLeft - 4,
-        y_of(pct) + 4, pct);
+        pct == 0 ? "axis" : "grid", kLeft, kRight, y_of(pct), y_of(pct), kLeft - 4, y_of(pct) + 4,
+        pct);
   }
-  axes += fmt::format("<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" "
-                      "text-anchor=\"end\">{}</text>",
-                      kLeft, kBottom + 16, Esc(from), kRight, kBottom + 16, Esc(to));
+  axes += fmt::format(
+      "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+      kLeft, kBottom + 16, Esc(from), kRight, kBottom + 16, Esc(to));
   return fmt::format(
       "<svg class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
       "aria-labelledby=\"{2}-t {2}-d\" data-series-count=\"{3}\"><title "
@@ -317,9 +320,9 @@ std::string Table::Render() const {
   out += "<thead><tr>";
   for (size_t c = 0; c < headers.size(); ++c) {
     const bool n = c < numeric.size() && numeric[c];
-    out += fmt::format("<th scope=\"col\"{}>{}</th>", n ? " class=\"n\"" : "",
-                       sortable ? "<button type=\"button\">" + Esc(headers[c]) + "</button>"
-                                : Esc(headers[c]));
+    out += fmt::format(
+        "<th scope=\"col\"{}>{}</th>", n ? " class=\"n\"" : "",
+        sortable ? "<button type=\"button\">" + Esc(headers[c]) + "</button>" : Esc(headers[c]));
   }
   out += "</tr></thead><tbody>";
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -343,9 +346,13 @@ namespace {
 Table SavingsGpuTable(const SavingsBlock& v) {
   Table t;
   t.caption = "Utilization savings per GPU (estimate)";
-  t.headers = {"GPU", v.by_spend ? "share of the spend %" : "share of GPU-time %",
-               "levers (% of this GPU)", "1 − Π(1 − f) %",
-               "its waste %", "recoverable %", "of the spend %"};
+  t.headers = {"GPU",
+               v.by_spend ? "share of the spend %" : "share of GPU-time %",
+               "levers (% of this GPU)",
+               "1 − Π(1 − f) %",
+               "its waste %",
+               "recoverable %",
+               "of the spend %"};
   t.numeric = {false, true, false, true, true, true, true};
   t.sortable = true;
   for (size_t i = 0; i < v.gpus.size(); ++i) {
@@ -353,12 +360,11 @@ Table SavingsGpuTable(const SavingsBlock& v) {
     const std::string at = fmt::format("/savings/gpus/{}", i);
     std::string levers;
     for (size_t k = 0; k < g.levers.size(); ++k) {
-      levers += fmt::format("{}<code>{}</code> {}", k ? ", " : "", Esc(g.levers[k].finding_id),
-                            Num(Fmt1(g.levers[k].fraction * 100),
-                                fmt::format("{}/levers/{}/fraction", at, k), 100));
+      levers += fmt::format(
+          "{}<code>{}</code> {}", k ? ", " : "", Esc(g.levers[k].finding_id),
+          Num(Fmt1(g.levers[k].fraction * 100), fmt::format("{}/levers/{}/fraction", at, k), 100));
     }
-    t.rows.push_back({Esc(g.name),
-                      Num(Fmt1(g.weight * 100), at + "/weight_fraction", 100), levers,
+    t.rows.push_back({Esc(g.name), Num(Fmt1(g.weight * 100), at + "/weight_fraction", 100), levers,
                       Num(Fmt1(g.uncapped * 100), at + "/uncapped_fraction", 100),
                       Num(Fmt1(g.waste_fraction * 100), at + "/waste_fraction", 100),
                       Num(Fmt1(g.fraction * 100), at + "/fraction", 100),
@@ -390,8 +396,8 @@ std::string FindingsHtml(const std::vector<Finding>& findings, const SavingsBloc
         Esc(f.id), SeverityName(f.severity), SeverityName(f.severity), Esc(f.title),
         gpus.empty() ? "" : " <span class=\"muted\">on GPU " + Esc(gpus) + "</span>",
         GaugeSvg(f.observed, f.threshold, f.observed_unit),
-        Num(Fmt1(f.observed), at + "/observed/value"), Esc(f.observed_unit),
-        Esc(f.threshold_text), Esc(f.recommendation));
+        Num(Fmt1(f.observed), at + "/observed/value"), Esc(f.observed_unit), Esc(f.threshold_text),
+        Esc(f.recommendation));
     if (f.axis != Axis::kNone && f.savings_fraction > 0) {
       out += fmt::format("<p>Estimated recoverable: {} % of the spend ({} lever: {}).</p>",
                          Num(Fmt1(f.savings_fraction * 100), at + "/savings_fraction", 100),
@@ -405,15 +411,14 @@ std::string FindingsHtml(const std::vector<Finding>& findings, const SavingsBloc
   std::string factors;
   for (size_t i = 0; i < v.levers.size(); ++i) {
     const SavingsLever& l = v.levers[i];
-    out += fmt::format("<li>{} lever <code>{}</code>: {} %</li>", AxisName(l.axis),
-                       Esc(l.finding_id),
-                       Num(Fmt1(l.fraction * 100), fmt::format("/savings/levers/{}/fraction", i),
-                           100));
+    out += fmt::format(
+        "<li>{} lever <code>{}</code>: {} %</li>", AxisName(l.axis), Esc(l.finding_id),
+        Num(Fmt1(l.fraction * 100), fmt::format("/savings/levers/{}/fraction", i), 100));
   }
   out += fmt::format(
-      "<li>On each GPU, its utilization levers overlap, so they combine as 1 − Π(1 − f), capped "
-      "by that GPU's measured waste; the GPUs add by their share of the {} (the table "
-      "below): utilization savings {} % (uncapped {} %; the measured waste is {} %).</li>"
+      "<li>On each GPU, its utilization levers overlap, so they combine as 1 − Π(1 − f), capped by "
+      "that GPU's measured waste; the GPUs add by their share of the {} (the table below): "
+      "utilization savings {} % (uncapped {} %; the measured waste is {} %).</li>"
       "<li>Rate levers (price, not use) combine as 1 − Π(1 − r): {} %.</li>"
       "<li>Combined: 1 − (1 − {} %)(1 − {} %) = <strong>{} %</strong>{}.</li></ol>\n",
       v.by_spend ? "spend" : "GPU-time",
@@ -423,8 +428,7 @@ std::string FindingsHtml(const std::vector<Finding>& findings, const SavingsBloc
       Num(Fmt1(v.rate_fraction * 100), "/savings/rate_fraction", 100),
       Fmt1(v.utilization_fraction * 100), Fmt1(v.rate_fraction * 100),
       Num(Fmt1(v.combined_fraction * 100), "/savings/combined_fraction", 100),
-      v.combined_usd ? " ≈ " + Num(FormatUsd(*v.combined_usd), "/savings/combined_usd")
-                     : "");
+      v.combined_usd ? " ≈ " + Num(FormatUsd(*v.combined_usd), "/savings/combined_usd") : "");
   if (!v.gpus.empty()) out += SavingsGpuTable(v).Render();
   return out;
 }

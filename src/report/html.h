@@ -64,7 +64,7 @@ struct Table {
   std::string caption;
   std::vector<std::string> headers;  // escaped by Render
   std::vector<bool> numeric;
-  std::vector<std::vector<std::string>> rows;  // cells are HTML (already escaped)
+  std::vector<std::vector<std::string>> rows;       // cells are HTML (already escaped)
   std::vector<std::vector<std::string>> sort_keys;  // optional, per cell; "" = the cell's text
   bool sortable = false;
   std::string Render() const;

@@ -5,17 +5,17 @@
 
 #include <fmt/format.h>
 
-#include "core/money.h"
 #include "core/duration.h"
+#include "core/money.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
 #include "report/history_gpu_table.h"
-#include "report/history_who_table.h"
 #include "report/history_report.h"
+#include "report/history_who_table.h"
+#include "report/html.h"
 #include "report/plan_report.h"
 #include "report/policy_report.h"
 #include "report/run_gpu_table.h"
-#include "report/html.h"
 #include "report/text_style.h"
 
 namespace cgov {
@@ -45,9 +45,9 @@ std::string PhaseSection(const std::array<double, kPhaseCount>& shares,
     const std::string at = fmt::format("/phases/{}", PhaseKey(phase));
     costs[p] = cost.priced ? FormatUsd(cost.phase_cost[p]) : "";
     t.rows.push_back(
-        {Esc(PhaseLabel(phase)) +
-             (phase == Phase::kIdleHeld ? " <span class=\"muted\">(the one other tools miss)</span>"
-                                        : ""),
+        {Esc(PhaseLabel(phase)) + (phase == Phase::kIdleHeld
+                                       ? " <span class=\"muted\">(the one other tools miss)</span>"
+                                       : ""),
          Num(F1(shares[p]), at + "/share_pct") + " %",
          Num(fmt::format("{:.3f}", HoursOf(ms[p])), at + std::string(hours_pointer_suffix),
              1.0 / 3600),
@@ -61,13 +61,14 @@ std::string CostKpis(const CostBlock& c) {
   std::string out = "<div class=\"kpis\">";
   out += Kpi("GPU-hours", Num(F2(c.gpu_hours), "/cost/gpu_hours"));
   out += Kpi("effective GPU-hours", Num(F2(c.effective_gpu_hours), "/cost/effective_gpu_hours"));
-  out += Kpi("capacity unused", Num(F1(c.waste_fraction * 100), "/cost/waste_fraction", 100) + " %");
+  out +=
+      Kpi("capacity unused", Num(F1(c.waste_fraction * 100), "/cost/waste_fraction", 100) + " %");
   if (c.priced) {
     out += Kpi("cost (estimate)", Num(FormatUsd(c.total), "/cost/total_usd"));
     out += Kpi("of which wasted", Num(FormatUsd(c.waste), "/cost/waste_usd"));
     if (c.per_effective_gpu_hour) {
-      out += Kpi("per effective GPU-hour",
-                 Num(FormatUsd(*c.per_effective_gpu_hour), "/cost/cost_per_effective_gpu_hour_usd"));
+      out += Kpi("per effective GPU-hour", Num(FormatUsd(*c.per_effective_gpu_hour),
+                                               "/cost/cost_per_effective_gpu_hour_usd"));
     }
   }
   out += "</div>\n";
@@ -81,12 +82,11 @@ std::string CostKpis(const CostBlock& c) {
 std::string CostSection(const CostBlock& c) {
   std::string out = "<section id=\"cost\"><h2>Cost</h2>\n" + CostKpis(c);
   if (c.priced && c.hourly) {
-    out += fmt::format("<p>If this pattern ran continuously: {}/hour · {}/day · {}/month · "
-                       "{}/year</p>\n",
-                       Num(FormatUsd(*c.hourly), "/cost/hourly_usd"),
-                       Num(FormatUsd(*c.daily), "/cost/daily_usd"),
-                       Num(FormatUsd(*c.monthly), "/cost/monthly_usd"),
-                       Num(FormatUsd(*c.yearly), "/cost/yearly_usd"));
+    out += fmt::format(
+        "<p>If this pattern ran continuously: {}/hour · {}/day · {}/month · {}/year</p>\n",
+        Num(FormatUsd(*c.hourly), "/cost/hourly_usd"), Num(FormatUsd(*c.daily), "/cost/daily_usd"),
+        Num(FormatUsd(*c.monthly), "/cost/monthly_usd"),
+        Num(FormatUsd(*c.yearly), "/cost/yearly_usd"));
   }
   return out + "</section>\n";
 }
@@ -94,10 +94,11 @@ std::string CostSection(const CostBlock& c) {
 std::string ChartsSection(const std::vector<std::string>& figures, std::string_view note) {
   std::string out =
       "<section id=\"charts\"><h2>Utilization and memory over time</h2>\n<ul class=\"legend\">"
-      "<li><svg width=\"24\" height=\"10\" aria-hidden=\"true\"><line class=\"swatch-util\" x1=\"0\" "
-      "x2=\"24\" y1=\"5\" y2=\"5\"/></svg>utilization % (solid; band: min–max)</li>"
-      "<li><svg width=\"24\" height=\"10\" aria-hidden=\"true\"><line class=\"swatch-mem\" x1=\"0\" "
-      "x2=\"24\" y1=\"5\" y2=\"5\"/></svg>memory used % (dashed; band: min–max)</li></ul>\n";
+      "<li><svg width=\"24\" height=\"10\" aria-hidden=\"true\"><line class=\"swatch-util\" "
+      "x1=\"0\" x2=\"24\" y1=\"5\" y2=\"5\"/></svg>utilization % (solid; band: min–max)</li>"
+      "<li><svg width=\"24\" height=\"10\" aria-hidden=\"true\"><line class=\"swatch-mem\" "
+      "x1=\"0\" x2=\"24\" y1=\"5\" y2=\"5\"/></svg>memory used % (dashed; band: "
+      "min–max)</li></ul>\n";
   if (!note.empty()) out += "<p class=\"muted\">" + Esc(note) + "</p>\n";
   out += "<div class=\"charts\">\n";
   for (const std::string& f : figures) out += f;
@@ -117,15 +118,19 @@ std::string RunMetricTable(const MetricSet& metrics, const std::string& at, std:
   t.headers = {"Metric", "Min", "P50", "P95", "Max", "Mean"};
   t.numeric = {false, true, true, true, true, true};
   static constexpr std::pair<const char*, double MetricStats::*> kCols[] = {
-      {"min", &MetricStats::min}, {"p50", &MetricStats::p50}, {"p95", &MetricStats::p95},
-      {"max", &MetricStats::max}, {"mean", &MetricStats::mean}};
+      {"min", &MetricStats::min},
+      {"p50", &MetricStats::p50},
+      {"p95", &MetricStats::p95},
+      {"max", &MetricStats::max},
+      {"mean", &MetricStats::mean}};
   for (size_t i = 0; i < kRunMetricCount; ++i) {
     const auto m = static_cast<RunMetric>(i);
     const bool gpm = m == RunMetric::kSmActivePct || m == RunMetric::kTensorActivePct;
     if (gpm && !metrics[i]) continue;
     std::vector<std::string> row = {Esc(RunMetricLabel(m))};
     for (const auto& [key, field] : kCols) {
-      row.push_back(MetricCell(metrics[i], field, fmt::format("{}/{}/{}", at, RunMetricKey(m), key)));
+      row.push_back(
+          MetricCell(metrics[i], field, fmt::format("{}/{}/{}", at, RunMetricKey(m), key)));
     }
     t.rows.push_back(std::move(row));
   }
@@ -141,21 +146,26 @@ std::string RunHeader(const RunSummary& s) {
   } else {
     std::map<std::string, int> models;
     for (const GpuRunSummary& g : s.gpus) ++models[g.name.empty() ? "unknown GPU" : g.name];
-    for (const auto& [name, n] : models) gpus += fmt::format("{}{} ×{}", gpus.empty() ? "" : ", ", name, n);
+    for (const auto& [name, n] : models)
+      gpus += fmt::format("{}{} ×{}", gpus.empty() ? "" : ", ", name, n);
     if (gpus.empty()) gpus = "none found by the driver";
   }
-  std::string ended = s.exit_code ? fmt::format("exited {}", *s.exit_code) : "ended (status unknown)";
-  std::string out = "<header><h1>cgov run · <code>" + Esc(command) + "</code></h1>\n<ul class=\"facts\">";
+  std::string ended =
+      s.exit_code ? fmt::format("exited {}", *s.exit_code) : "ended (status unknown)";
+  std::string out =
+      "<header><h1>cgov run · <code>" + Esc(command) + "</code></h1>\n<ul class=\"facts\">";
   out += "<li>GPU: " + Esc(gpus) + "</li>";
   out += fmt::format("<li>Duration: {} s ({})</li>", Num(F1(s.duration_s), "/run/duration_s"),
                      Esc(SpanOf(static_cast<int64_t>(s.duration_s * 1000 + 0.5))));
   out += fmt::format("<li>Started {}</li>", Esc(FormatRfc3339Utc(s.started_at_ns)));
   out += fmt::format("<li>Job {}</li>", Esc(ended));
-  out += fmt::format("<li>{} samples at {} s</li>", Num(fmt::format("{}", s.samples), "/sampling/samples"),
+  out += fmt::format("<li>{} samples at {} s</li>",
+                     Num(fmt::format("{}", s.samples), "/sampling/samples"),
                      Num(F1(s.interval_s), "/sampling/interval_s"));
   if (s.TooShortToMeasure()) {
-    out += "<li><strong>Too short to measure</strong>: run a longer job, or sample faster with "
-           "<code>--interval 200ms</code></li>";
+    out +=
+        "<li><strong>Too short to measure</strong>: run a longer job, or sample faster with "
+        "<code>--interval 200ms</code></li>";
   } else {
     out += fmt::format("<li>Agent overhead: {} % CPU</li>",
                        Num(fmt::format("{:.2f}", s.agent_cpu_pct), "/agent/cpu_pct"));
@@ -174,14 +184,15 @@ std::string RunCharts(const RunSummary& s) {
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const GpuRunSummary& g = s.gpus[i];
     const std::string label = g.label.empty() ? fmt::format("{}", g.index) : g.label;
-    const std::string title = fmt::format("GPU {} ({})", label, g.name.empty() ? "unknown" : g.name);
+    const std::string title =
+        fmt::format("GPU {} ({})", label, g.name.empty() ? "unknown" : g.name);
     figures.push_back(fmt::format(
         "<figure class=\"gpu-chart\" data-gpu=\"{}\"><figcaption>{}</figcaption>{}</figure>\n",
         Esc(label), Esc(title),
-        html::SeriesChartSvg(fmt::format("gpu{}", i), title,
-                             {{"util", "utilization %", &g.util_series},
-                              {"mem", "memory used %", &g.mem_series}},
-                             0, std::max<int64_t>(end_ms, 1), "0 s", SpanOf(end_ms))));
+        html::SeriesChartSvg(
+            fmt::format("gpu{}", i), title,
+            {{"util", "utilization %", &g.util_series}, {"mem", "memory used %", &g.mem_series}}, 0,
+            std::max<int64_t>(end_ms, 1), "0 s", SpanOf(end_ms))));
   }
   return ChartsSection(figures, "");
 }
@@ -288,12 +299,13 @@ std::string HistoryWaste(const HistorySummary& s) {
     auto hours = [](int64_t ms, const char* pointer) {
       return Num(F2(HoursOf(ms)), pointer, 1.0 / 3600) + " h";
     };
-    out += "<p>" +
-           IdleHeldReconciledSentence(hours(h.total_ms, "/waste/idle_held/gpu_seconds"),
-                                      hours(h.in_bursts_ms, "/waste/idle_held/in_bursts_gpu_seconds"),
-                                      hours(h.steady_ms, "/waste/idle_held/steady_gpu_seconds")) +
-           "; the action list's sessions hold " +
-           hours(h.in_actions_ms, "/waste/idle_held/in_actions_gpu_seconds") + ".</p>\n";
+    out +=
+        "<p>" +
+        IdleHeldReconciledSentence(hours(h.total_ms, "/waste/idle_held/gpu_seconds"),
+                                   hours(h.in_bursts_ms, "/waste/idle_held/in_bursts_gpu_seconds"),
+                                   hours(h.steady_ms, "/waste/idle_held/steady_gpu_seconds")) +
+        "; the action list's sessions hold " +
+        hours(h.in_actions_ms, "/waste/idle_held/in_actions_gpu_seconds") + ".</p>\n";
   }
   if (s.idle_by_day.size() >= 2) {
     html::Table t;
@@ -333,18 +345,20 @@ std::string HistoryCharts(const HistorySummary& s) {
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const HistoryGpuRow& g = s.gpus[i];
     if (g.util_series.empty() && g.mem_series.empty()) continue;
-    const std::string title = fmt::format("GPU {} ({})", g.label, g.gpu.name.empty() ? "unknown" : g.gpu.name);
+    const std::string title =
+        fmt::format("GPU {} ({})", g.label, g.gpu.name.empty() ? "unknown" : g.gpu.name);
     figures.push_back(fmt::format(
         "<figure class=\"gpu-chart\" data-gpu=\"{}\"><figcaption>{}</figcaption>{}</figure>\n",
         Esc(g.label), Esc(title),
-        html::SeriesChartSvg(fmt::format("gpu{}", i), title + ", hourly means",
-                             {{"util", "utilization %", &g.util_series},
-                              {"mem", "memory used %", &g.mem_series}},
-                             first_hour, std::max(last_hour, first_hour + 1),
-                             FormatMinuteUtc(s.since_ms).substr(0, 10), FormatMinuteUtc(s.until_ms).substr(0, 10))));
+        html::SeriesChartSvg(
+            fmt::format("gpu{}", i), title + ", hourly means",
+            {{"util", "utilization %", &g.util_series}, {"mem", "memory used %", &g.mem_series}},
+            first_hour, std::max(last_hour, first_hour + 1),
+            FormatMinuteUtc(s.since_ms).substr(0, 10), FormatMinuteUtc(s.until_ms).substr(0, 10))));
   }
-  std::string note = "Hourly means; where a point stands for several hours its band spans their "
-                     "lowest and highest hourly means.";
+  std::string note =
+      "Hourly means; where a point stands for several hours its band spans their lowest and "
+      "highest hourly means.";
   if (s.gpus.size() > kMaxChartedGpus) {
     note = fmt::format("{} GPUs: charts are drawn for at most {}; the table lists every GPU.",
                        s.gpus.size(), kMaxChartedGpus);
@@ -354,8 +368,7 @@ std::string HistoryCharts(const HistorySummary& s) {
 
 // Each GPU's time by utilization band: the distribution behind its mean.
 std::string HistoryUtilHistogram(const HistorySummary& s) {
-  html::Table t =
-      UtilBandTable("GPU-hours by utilization (% of each GPU's time with a reading)");
+  html::Table t = UtilBandTable("GPU-hours by utilization (% of each GPU's time with a reading)");
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const HistoryGpuRow& g = s.gpus[i];
     const int64_t total = g.UtilBandMs();
@@ -363,10 +376,10 @@ std::string HistoryUtilHistogram(const HistorySummary& s) {
     std::vector<std::string> row = {Esc(g.label)};
     for (size_t b = 0; b < kUtilBands; ++b) {
       const int64_t ms = g.totals.util_band_ms[b];
-      row.push_back(UtilBandCell(
-          Num(F2(HoursOf(ms)), fmt::format("/gpus/{}/util_histogram/gpu_seconds/{}", i, b),
-              1.0 / 3600),
-          static_cast<double>(ms), static_cast<double>(total)));
+      row.push_back(
+          UtilBandCell(Num(F2(HoursOf(ms)),
+                           fmt::format("/gpus/{}/util_histogram/gpu_seconds/{}", i, b), 1.0 / 3600),
+                       static_cast<double>(ms), static_cast<double>(total)));
     }
     t.rows.push_back(std::move(row));
   }
@@ -395,8 +408,8 @@ std::string EnergyCo2eAndCost(const EnergyBlock& e) {
            Esc(fmt::format("{:g}", *e.grid_g_per_kwh)) + " g/kWh (--grid-intensity).</p>\n";
   }
   if (e.price_per_kwh) {
-    out += "<p>Electricity " + Num(FormatUsd(*e.CostOf(e.total_mj)), "/energy/cost_usd") +
-           " at " + Esc(FormatUsd(*e.price_per_kwh, 3)) + "/kWh (--energy-price), of which idle " +
+    out += "<p>Electricity " + Num(FormatUsd(*e.CostOf(e.total_mj)), "/energy/cost_usd") + " at " +
+           Esc(FormatUsd(*e.price_per_kwh, 3)) + "/kWh (--energy-price), of which idle " +
            Num(FormatUsd(*e.CostOf(e.idle_mj)), "/energy/idle_cost_usd") +
            ": beside the GPU-time dollars, not in them.</p>\n";
   }
@@ -416,8 +429,9 @@ std::string HistoryEnergy(const HistorySummary& s) {
                         "/energy/phase_joules/idle_held", kKwhPerJoule) +
                     ".</p>\n";
   if (!e.grid_g_per_kwh) {
-    out += "<p class=\"muted\">CO2e: give your grid's intensity with --grid-intensity G "
-           "(g/kWh); none is assumed.</p>\n";
+    out +=
+        "<p class=\"muted\">CO2e: give your grid's intensity with --grid-intensity G (g/kWh); none "
+        "is assumed.</p>\n";
   }
   return out + EnergyCo2eAndCost(e) + "</section>\n";
 }
@@ -472,11 +486,13 @@ std::string HistoryShowback(const HistorySummary& s) {
 std::string HistoryActions(const HistorySummary& s) {
   std::string out = "<section id=\"actions\"><h2>Act on these: idle-held habits</h2>\n";
   if (!s.sessions_known) {
-    return out + "<p>This source keeps no per-session data (Prometheus): no action list.</p></section>\n";
+    return out +
+           "<p>This source keeps no per-session data (Prometheus): no action list.</p></section>\n";
   }
   if (s.habits.empty()) {
-    return out + fmt::format("<p>No process held a GPU idle for {} or more at a stretch.</p></section>\n",
-                             Esc(SpanOf(s.idle_held_min_ms)));
+    return out +
+           fmt::format("<p>No process held a GPU idle for {} or more at a stretch.</p></section>\n",
+                       Esc(SpanOf(s.idle_held_min_ms)));
   }
   out += "<ol class=\"actions\">";
   for (size_t i = 0; i < s.habits.size() && i < 15; ++i) {
@@ -490,10 +506,10 @@ std::string HistoryActions(const HistorySummary& s) {
             : fmt::format("<strong>{}'s {}</strong> ({})",
                           Esc(h.user.empty() ? "(unknown)" : h.user), Esc(h.command), Esc(h.kind));
     out += fmt::format(
-        "<li>{} · {} on GPU {}: idle-held {} in {} sessions on {} of {} "
-        "days{}<br>→ {}</li>",
-        Money(s, h.idle_held_cost, at + "idle_held_cost_usd"), holder, h.gpu_index, Esc(SpanOf(h.idle_held_ms)), h.sessions, h.days,
-        h.window_days, h.ongoing ? " · still holding" : "", Esc(h.advice));
+        "<li>{} · {} on GPU {}: idle-held {} in {} sessions on {} of {} days{}<br>→ {}</li>",
+        Money(s, h.idle_held_cost, at + "idle_held_cost_usd"), holder, h.gpu_index,
+        Esc(SpanOf(h.idle_held_ms)), h.sessions, h.days, h.window_days,
+        h.ongoing ? " · still holding" : "", Esc(h.advice));
   }
   return out + "</ol></section>\n";
 }
@@ -514,24 +530,24 @@ std::string BaselineSection(const RunComparison& c, const std::vector<std::strin
   t.headers = {"Figure", "Baseline", "This run", "Change"};
   t.numeric = {false, true, true, true};
   auto figure = [&](double v) {
-    return c.figure == CompareFigure::kCostPerUnit   ? FormatUnitCost(v)
+    return c.figure == CompareFigure::kCostPerUnit  ? FormatUnitCost(v)
            : c.figure == CompareFigure::kCostPerRun ? fmt::format("${:.2f}", v)
                                                     : fmt::format("{:.4f}", v);
   };
   t.rows.push_back({Esc(c.figure_name), Esc(figure(c.baseline)), Esc(figure(c.current)),
-                    c.change_pct ? Num(fmt::format("{:+.1f}", *c.change_pct), "/baseline/change_pct") + " %"
-                                 : "—"});
-  t.rows.push_back({"capacity unused", Num(F1(c.waste_pct_baseline), "/baseline/waste_pct/baseline") + " %",
-                    Num(F1(c.waste_pct_current), "/baseline/waste_pct/current") + " %",
-                    Num(fmt::format("{:+.1f}", c.waste_change_pp),
-                        "/baseline/waste_pct/change_pp") + " pp"});
+                    c.change_pct
+                        ? Num(fmt::format("{:+.1f}", *c.change_pct), "/baseline/change_pct") + " %"
+                        : "—"});
+  t.rows.push_back(
+      {"capacity unused", Num(F1(c.waste_pct_baseline), "/baseline/waste_pct/baseline") + " %",
+       Num(F1(c.waste_pct_current), "/baseline/waste_pct/current") + " %",
+       Num(fmt::format("{:+.1f}", c.waste_change_pp), "/baseline/waste_pct/change_pp") + " pp"});
   for (size_t p = 0; p < kPhaseCount; ++p) {
     const std::string at = fmt::format("/baseline/phases/{}/", PhaseKey(static_cast<Phase>(p)));
     t.rows.push_back({Esc(PhaseLabel(static_cast<Phase>(p))),
                       Num(F1(c.phase_pct_baseline[p]), at + "baseline_pct") + " %",
                       Num(F1(c.phase_pct_current[p]), at + "current_pct") + " %",
-                      Num(fmt::format("{:+.1f}", c.phase_change_pp[p]),
-                          at + "change_pp") + " pp"});
+                      Num(fmt::format("{:+.1f}", c.phase_change_pp[p]), at + "change_pp") + " pp"});
   }
   std::string out = "<section id=\"baseline\"><h2>Against the baseline</h2>\n" + t.Render();
   if (c.threshold_pct) {
@@ -552,7 +568,8 @@ std::string RunReportHtml(const RunSummary& s) {
   // A run too short to measure shows what it recorded, not figures (as the text report).
   const bool data = s.usage.KnownMs() > 0 && !s.TooShortToMeasure();
   if (data) {
-    out += CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    out +=
+        CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
     const IdleHeldParts& h = s.idle_held;
     if (h.in_bursts_ms > 0) {  // the phase and the idle-held finding differ: how they add up
       auto seconds = [](int64_t ms, const char* pointer) {
@@ -594,11 +611,10 @@ std::string HistoryPlan(const HistorySummary& s) {
   std::string out = fmt::format(
       "<section id=\"plan\"><h2>Right-size plan</h2>\n<p>Replayed over {} → {} ({} days of raw "
       "samples): the loads fit on {} of {} GPUs, {} in the window ({} a month at this rate); {} "
-      "workload(s) fit a smaller MIG profile or a cheaper GPU, {} ({} a month). Memory by p99 + "
-      "{} % headroom, never over in the replay; compute (SM activity, else utilization) summed "
-      "≤ {} %, over it ≤ {} % of the time. Each lever's dollars are capped by the waste of the "
-      "GPUs it acts on; with the other "
-      "findings they combine in Savings.</p>\n",
+      "workload(s) fit a smaller MIG profile or a cheaper GPU, {} ({} a month). Memory by p99 + {} "
+      "% headroom, never over in the replay; compute (SM activity, else utilization) summed ≤ {} "
+      "%, over it ≤ {} % of the time. Each lever's dollars are capped by the waste of the GPUs it "
+      "acts on; with the other findings they combine in Savings.</p>\n",
       Esc(FormatMinuteUtc(p.from_ms)), Esc(FormatMinuteUtc(p.until_ms)),
       Num(F1(p.days), "/plan/days"), Num(fmt::format("{}", p.gpus_planned), "/plan/gpus_planned"),
       Num(fmt::format("{}", p.gpus_now), "/plan/gpus_now"),
@@ -632,22 +648,26 @@ std::string HistoryPlan(const HistorySummary& s) {
       notes.push_back("refused by the replay (" + g.model + "): " + why);
     }
   }
-  notes.push_back("Not measured: how co-located jobs slow each other. MIG needs the GPU drained "
-                  "and reconfigured. The plan is as good as its window.");
+  notes.push_back(
+      "Not measured: how co-located jobs slow each other. MIG needs the GPU drained and "
+      "reconfigured. The plan is as good as its window.");
   out += "<ul>";
   for (const std::string& n2 : notes) out += "<li>" + Esc(n2) + "</li>";
   return out + "</ul></section>\n";
 }
 
 std::string HistoryReportHtml(const HistorySummary& s) {
-  std::string out = html::PageStart("GPU history of " + (s.hostname.empty() ? "this host" : s.hostname));
+  std::string out =
+      html::PageStart("GPU history of " + (s.hostname.empty() ? "this host" : s.hostname));
   out += HistoryHeader(s);
   if (s.usage.HeldMs() <= 0) {
     out += "<p>No samples in this window.</p>\n" + BudgetsHtml(s) + PolicyActionsHtml(s);
   } else {
-    out += CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
-    out += HistoryWaste(s) + HistoryEnergy(s) + HistoryCharts(s) + HistoryPerGpu(s) + HistoryWho(s) +
-           HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s) + PolicyActionsHtml(s);
+    out +=
+        CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    out += HistoryWaste(s) + HistoryEnergy(s) + HistoryCharts(s) + HistoryPerGpu(s) +
+           HistoryWho(s) + HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s) +
+           PolicyActionsHtml(s);
     out += "<section id=\"heatmap\"><h2>Mean utilization by hour of day</h2>\n" +
            html::HeatmapSvg(s.heatmap, s.tz_name) + "</section>\n" + HistoryPlan(s);
     out += "<section id=\"findings\"><h2>Findings</h2>\n" +

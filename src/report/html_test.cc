@@ -34,9 +34,9 @@ TEST(Html, NumbersNameTheirJsonPointer) {
 TEST(Html, ChartDrawsEachRunOfBucketsAndLeavesGapsOpen) {
   MinMaxSeries util(1, 100), mem(1, 100);
   for (int t : {0, 1, 2, 6, 7}) util.Add(t, 50);  // a gap at 3..5
-  const std::string svg = html::SeriesChartSvg("g0", "GPU 0", {{"util", "utilization %", &util},
-                                                               {"mem", "memory %", &mem}},
-                                               0, 8, "0 s", "8 s");
+  const std::string svg = html::SeriesChartSvg(
+      "g0", "GPU 0", {{"util", "utilization %", &util}, {"mem", "memory %", &mem}}, 0, 8, "0 s",
+      "8 s");
   EXPECT_NE(svg.find("data-series-count=\"2\""), std::string::npos);
   EXPECT_NE(svg.find("data-series=\"util\" data-buckets=\"5\""), std::string::npos) << svg;
   EXPECT_NE(svg.find("data-series=\"mem\" data-buckets=\"0\""), std::string::npos);
@@ -68,7 +68,8 @@ TEST(Html, SortableTableHasKeyboardButtonsAndSortKeys) {
   const std::string out = t.Render();
   EXPECT_NE(out.find("<table class=\"sortable\">"), std::string::npos);
   EXPECT_NE(out.find("<th scope=\"col\" class=\"n\"><button type=\"button\">cost</button></th>"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("<td class=\"n\" data-sort=\"1000\">$1,000.00</td>"), std::string::npos);
   EXPECT_NE(out.find("<td>a&b</td>"), std::string::npos) << "cells are HTML already";
 }
@@ -84,9 +85,9 @@ TEST(Html, TheContentSecurityPolicyNamesThePagesOwnStyleAndScriptByHash) {
   };
   const std::string policy = html::ContentSecurityPolicy();
   EXPECT_EQ(policy.find("unsafe"), std::string::npos) << policy;
-  EXPECT_EQ(policy, "default-src 'none'; style-src 'sha256-" + Sha256Base64(between("<style>",
-            "</style>")) + "'; script-src 'sha256-" + Sha256Base64(between("<script>",
-            "</script>")) + "'; img-src data:");
+  EXPECT_EQ(policy, "default-src 'none'; style-src 'sha256-" +
+                        Sha256Base64(between("<style>", "</style>")) + "'; script-src 'sha256-" +
+                        Sha256Base64(between("<script>", "</script>")) + "'; img-src data:");
   EXPECT_NE(page.find("content=\"" + policy + "\""), std::string::npos);
 }
 

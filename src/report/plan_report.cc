@@ -171,11 +171,9 @@ std::string PlanLead(const PlanSummary& p) {
                        FormatUsd(p.rightsize_usd_month));
   }
   out += fmt::format(
-      ". Memory by p99 + {} % headroom (never over in the replay), compute (SM "
-      "activity, else utilization) summed ≤ {} % (over it ≤ {} % of the time). "
-      "Each lever's "
-      "dollars are capped by the waste of the GPUs it acts on; with the other "
-      "findings they combine in Savings.",
+      ". Memory by p99 + {} % headroom (never over in the replay), compute (SM activity, else "
+      "utilization) summed ≤ {} % (over it ≤ {} % of the time). Each lever's dollars are capped by "
+      "the waste of the GPUs it acts on; with the other findings they combine in Savings.",
       p.options.memory_margin_pct, p.options.compute_ceiling_pct, p.options.compute_over_pct);
   return out;
 }

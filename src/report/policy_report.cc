@@ -22,13 +22,19 @@ std::string IdleFor(const PolicyActionRecord& r) {
 
 std::vector<std::string> Cells(const HistorySummary::PolicyAction& a) {
   const PolicyActionRecord& r = a.record;
-  return {FormatMinuteUtc(r.ts_ms), SafeText(r.policy), r.action, Gpu(a),
-          SafeText(r.user.empty() ? "?" : r.user), std::to_string(r.pid), SafeText(r.command),
-          IdleFor(r), SafeText(r.outcome)};
+  return {FormatMinuteUtc(r.ts_ms),
+          SafeText(r.policy),
+          r.action,
+          Gpu(a),
+          SafeText(r.user.empty() ? "?" : r.user),
+          std::to_string(r.pid),
+          SafeText(r.command),
+          IdleFor(r),
+          SafeText(r.outcome)};
 }
 
-const char* const kHeaders[] = {"When", "Policy", "Action", "GPU", "User", "PID", "Command",
-                                "Idle-held", "Outcome"};
+const char* const kHeaders[] = {"When", "Policy",  "Action",    "GPU",    "User",
+                                "PID",  "Command", "Idle-held", "Outcome"};
 constexpr char kNote[] =
     "Each step cgov daemon --policy took (would_stop: a dry run), and each of a --notify "
     "ladder's (told_user, told_lead), kept in the history database.";

@@ -33,12 +33,14 @@ std::string RunGpuCellText(const RunGpuColumn& c, const GpuRunSummary& g) {
     case RunGpuColumn::Kind::kGpu:
       return (g.label.empty() ? fmt::format("{}", g.index) : g.label) +
              (g.lost ? " (lost during the run)" : "");
-    case RunGpuColumn::Kind::kModel: return g.name.empty() ? "unknown GPU" : g.name;
+    case RunGpuColumn::Kind::kModel:
+      return g.name.empty() ? "unknown GPU" : g.name;
     case RunGpuColumn::Kind::kMetric: {
       const std::optional<MetricStats>& m = g.metrics[static_cast<size_t>(c.metric)];
       return m ? fmt::format("{:.1f}", (*m).*c.stat) : "—";
     }
-    case RunGpuColumn::Kind::kJob: return g.used_by_job ? "yes" : "no";
+    case RunGpuColumn::Kind::kJob:
+      return g.used_by_job ? "yes" : "no";
   }
   return "";
 }

@@ -69,7 +69,8 @@ std::string PerGpuTable(const RunSummary& s, const TextStyle& st) {
 }
 
 std::string JobLine(const RunSummary& s) {
-  std::string ended = s.exit_code ? fmt::format("exited {}", *s.exit_code) : "ended (status unknown)";
+  std::string ended =
+      s.exit_code ? fmt::format("exited {}", *s.exit_code) : "ended (status unknown)";
   if (s.exit_code && *s.exit_code > 128) ended += fmt::format(" (signal {})", *s.exit_code - 128);
   std::string cpu = s.job_cpu_seconds ? fmt::format(" · job CPU {:.1f} s", *s.job_cpu_seconds) : "";
   std::string rss = s.job_rss_max_bytes
@@ -107,7 +108,9 @@ std::string IdleHeldReconciled(const RunSummary& s) {
       std::llround(s.phase_share_pct[static_cast<size_t>(Phase::kIdleHeld)] * 10));
   const auto steady = std::min<int64_t>(
       total, std::llround(1000.0 * static_cast<double>(h.steady_ms) / static_cast<double>(known)));
-  auto pct = [](int64_t tenths) { return fmt::format("{:.1f} %", static_cast<double>(tenths) / 10); };
+  auto pct = [](int64_t tenths) {
+    return fmt::format("{:.1f} %", static_cast<double>(tenths) / 10);
+  };
   return "\n" +
          IdleHeldReconciledSentence(pct(total) + " of GPU-time", pct(total - steady), pct(steady)) +
          ".\n";
@@ -130,20 +133,24 @@ std::string CostSection(const RunSummary& s, const TextStyle& st) {
   if (s.usage.KnownMs() <= 0) return "";
   const std::array<double, kPhaseCount>& shares = s.phase_share_pct;
   std::string out = TextHeading("Where the GPU-time went", st, 3);
-  out += PhaseBar(shares) + "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
+  out += PhaseBar(shares) +
+         "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
   std::vector<std::vector<std::string>> rows = {{"Phase", "Share", "GPU-hours", "Cost"}};
   for (size_t p = 0; p < kPhaseCount; ++p) {
-    rows.push_back({fmt::format("{}{}", PhaseLabel(static_cast<Phase>(p)),
-                                p == static_cast<size_t>(Phase::kIdleHeld) ? " (the one other tools miss)" : ""),
-                    fmt::format("{:.1f} %", shares[p]),
-                    fmt::format("{:.3f}", static_cast<double>(ms[p]) / 3.6e6),
-                    c.priced ? FormatUsd(c.phase_cost[p]) : "—"});
+    rows.push_back(
+        {fmt::format(
+             "{}{}", PhaseLabel(static_cast<Phase>(p)),
+             p == static_cast<size_t>(Phase::kIdleHeld) ? " (the one other tools miss)" : ""),
+         fmt::format("{:.1f} %", shares[p]),
+         fmt::format("{:.3f}", static_cast<double>(ms[p]) / 3.6e6),
+         c.priced ? FormatUsd(c.phase_cost[p]) : "—"});
   }
   out += TextTable(rows, "lrrr", st.markdown);
   out += IdleHeldReconciled(s) + EnergyLine(s);
   if (s.usage.gap_ms > 0) {
-    out += fmt::format("\nNo data for {:.1f} s (gaps longer than twice the interval are not filled).\n",
-                       static_cast<double>(s.usage.gap_ms) / 1000.0);
+    out += fmt::format(
+        "\nNo data for {:.1f} s (gaps longer than twice the interval are not filled).\n",
+        static_cast<double>(s.usage.gap_ms) / 1000.0);
   }
   return out + CostText(c, st);
 }
@@ -166,14 +173,14 @@ std::string SavingsGpuLines(const SavingsBlock& v) {
     }
     std::string levers;
     for (const SavingsLever& l : g.levers) {
-      levers += fmt::format("{}{} {:.1f} %", levers.empty() ? "" : ", ", l.finding_id,
-                            l.fraction * 100);
+      levers +=
+          fmt::format("{}{} {:.1f} %", levers.empty() ? "" : ", ", l.finding_id, l.fraction * 100);
     }
     out += fmt::format(
-        "   GPU {} ({:.1f} % of {}): {} → {:.1f} %, capped by its waste {:.1f} % → {:.1f} "
-        "% = {:.1f} % of the spend\n",
-        g.name, g.weight * 100, v.by_spend ? "the spend" : "GPU-time", levers, g.uncapped * 100, g.waste_fraction * 100,
-        g.fraction * 100, g.Contribution() * 100);
+        "   GPU {} ({:.1f} % of {}): {} → {:.1f} %, capped by its waste {:.1f} % → {:.1f} % = "
+        "{:.1f} % of the spend\n",
+        g.name, g.weight * 100, v.by_spend ? "the spend" : "GPU-time", levers, g.uncapped * 100,
+        g.waste_fraction * 100, g.fraction * 100, g.Contribution() * 100);
   }
   if (rows.size() > kShown) {
     out += fmt::format("   … {} more GPUs: {:.1f} % of the spend (summary.json has every step)\n",
@@ -201,8 +208,9 @@ std::string SavingsText(const SavingsBlock& v, const TextStyle& st) {
 }  // namespace
 
 std::string CostText(const CostBlock& c, const TextStyle& st) {
-  std::string out = fmt::format("\nGPU-time: {:.3f} GPU-hours, {:.3f} effective (time × utilization).\n",
-                                c.gpu_hours, c.effective_gpu_hours);
+  std::string out =
+      fmt::format("\nGPU-time: {:.3f} GPU-hours, {:.3f} effective (time × utilization).\n",
+                  c.gpu_hours, c.effective_gpu_hours);
   if (!c.priced) return out + fmt::format("Cost: unknown — {}.\n", c.price_source);
   out += fmt::format(
       "Cost (estimate; {}): {} total · {} wasted ({:.1f} % of GPU capacity unused) · {} per "
@@ -215,16 +223,17 @@ std::string CostText(const CostBlock& c, const TextStyle& st) {
                        FormatUsd(*c.yearly));
   }
   if (c.work && c.per_unit_usd) {
-    out += fmt::format("Unit cost: ${:.4g} per {} · ${:.4g} per million ({:.0f} {} in the run, "
-                       "{:.1f} per GPU-hour)\n",
-                       *c.per_unit_usd, c.unit.substr(0, c.unit.size() - 1), *c.per_unit_usd * 1e6,
-                       *c.work, c.unit, c.units_per_gpu_hour.value_or(0));
+    out += fmt::format(
+        "Unit cost: ${:.4g} per {} · ${:.4g} per million ({:.0f} {} in the run, {:.1f} per "
+        "GPU-hour)\n",
+        *c.per_unit_usd, c.unit.substr(0, c.unit.size() - 1), *c.per_unit_usd * 1e6, *c.work,
+        c.unit, c.units_per_gpu_hour.value_or(0));
   }
   return out;
 }
 
-std::string FindingsText(const std::vector<Finding>& findings, const SavingsBlock& v,
-                         bool has_data, const TextStyle& st) {
+std::string FindingsText(const std::vector<Finding>& findings, const SavingsBlock& v, bool has_data,
+                         const TextStyle& st) {
   if (findings.empty()) return has_data ? "\nNo findings: nothing crossed a threshold.\n" : "";
   std::string out = TextHeading("Findings", st, 3);
   int n = 0;
@@ -236,9 +245,9 @@ std::string FindingsText(const std::vector<Finding>& findings, const SavingsBloc
       for (const std::string& g : f.gpu_names) gpus += (gpus.empty() ? "" : ",") + g;
     }
     // Markdown bolds the tag and the title together; a terminal colours the tag by severity.
-    const std::string head =
-        st.markdown ? fmt::format("**[{}] {}**", SeverityName(f.severity), f.title)
-                    : SeverityTag(f.severity, st) + " " + Strong(f.title, st);
+    const std::string head = st.markdown
+                                 ? fmt::format("**[{}] {}**", SeverityName(f.severity), f.title)
+                                 : SeverityTag(f.severity, st) + " " + Strong(f.title, st);
     out += fmt::format("{}. {} — observed {:.1f} {} (threshold: {}){}\n   {}\n", ++n, head,
                        f.observed, f.observed_unit, f.threshold_text,
                        gpus.empty() ? "" : fmt::format(" on GPU {}", gpus), f.recommendation);
@@ -265,8 +274,8 @@ std::string RunReportText(const RunSummary& s, const std::string& out_dir, const
   for (const std::string& word : s.command) command += (command.empty() ? "" : " ") + word;
   const std::string title = "cgov run · " + command;
   std::string out = st.markdown ? "## " + title + "\n\n" : Strong(title, st) + "\n\n";
-  const std::string duration = FormatDuration(
-      std::chrono::milliseconds(static_cast<int64_t>(s.duration_s * 1000 + 0.5)));
+  const std::string duration =
+      FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(s.duration_s * 1000 + 0.5)));
   if (s.TooShortToMeasure()) {
     // cgov's start-up is most of such a run: its CPU share and the cost of a sample or two are
     // no measurement.
@@ -276,9 +285,9 @@ std::string RunReportText(const RunSummary& s, const std::string& out_dir, const
         GpuHeadline(s), duration, s.samples, s.samples == 1 ? "" : "s",
         FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(s.interval_s * 1000 + 0.5))));
   } else {
-    out += fmt::format("{} · Duration: {} · Agent overhead: {:.2f}% CPU / {} RSS\n\n",
-                       GpuHeadline(s), duration, s.agent_cpu_pct,
-                       FormatBytes(s.agent_rss_max_bytes));
+    out +=
+        fmt::format("{} · Duration: {} · Agent overhead: {:.2f}% CPU / {} RSS\n\n", GpuHeadline(s),
+                    duration, s.agent_cpu_pct, FormatBytes(s.agent_rss_max_bytes));
     out += MetricTable(s, st);
     if (s.gpus.size() > 1) out += PerGpuTable(s, st);
     out += CostSection(s, st);

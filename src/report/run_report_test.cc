@@ -43,8 +43,8 @@ TEST(RunReport, HeadlineTableAndFooter) {
       << md;
   EXPECT_NE(md.find("| GPU Mem %    |     — |     — |     — |     — |     — |"), std::string::npos)
       << "unknown shows as a dash, not 0";
-  EXPECT_NE(md.find("|   0 | NVIDIA H100 80GB HBM3 |      100.0 |        96.5 |         — |"
-                    "            — |           — | yes             |"),
+  EXPECT_NE(md.find("|   0 | NVIDIA H100 80GB HBM3 |      100.0 |        96.5 |         — |        "
+                    "    — |           — | yes             |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("319 samples at 1.0s intervals · job exited 0 · job CPU 1234.5 s"),
@@ -62,9 +62,9 @@ TEST(RunReport, EveryFormatShowsThePerGpuTablesColumns) {
   s.gpus[1].metrics[static_cast<size_t>(RunMetric::kSmActivePct)] = sm;
   s.gpus[1].metrics[static_cast<size_t>(RunMetric::kTensorActivePct)] = sm;
   s.gpus[1].lost = true;
-  const std::vector<std::string> headers = {"GPU", "Model", "Util % P50", "Util % Mean",
-                                            "SM Active % Mean", "Tensor % Mean", "Mem % Max",
-                                            "Power W Mean", "Temp °C Max", "Used by the job"};
+  const std::vector<std::string> headers = {
+      "GPU",           "Model",     "Util % P50",   "Util % Mean", "SM Active % Mean",
+      "Tensor % Mean", "Mem % Max", "Power W Mean", "Temp °C Max", "Used by the job"};
   const std::string md = RunReportMarkdown(s, "x");
   std::string html = RunReportHtml(s);
   size_t at = html.find("<caption>Per GPU</caption>");
@@ -75,8 +75,8 @@ TEST(RunReport, EveryFormatShowsThePerGpuTablesColumns) {
     if (next != std::string::npos) at = next;
     EXPECT_NE(md.find(" " + h + " "), std::string::npos) << h << " in the Markdown table";
   }
-  EXPECT_NE(html.find("data-json=\"/gpus/1/metrics/sm_active_pct/mean\">40.0<"),
-            std::string::npos) << html;
+  EXPECT_NE(html.find("data-json=\"/gpus/1/metrics/sm_active_pct/mean\">40.0<"), std::string::npos)
+      << html;
   EXPECT_NE(md.find("| 1 (lost during the run) |"), std::string::npos) << md;
   EXPECT_NE(html.find("1 (lost during the run)"), std::string::npos);
 }
@@ -90,7 +90,9 @@ TEST(RunReport, ARunTooShortToMeasureSaysSo) {
   s.agent_cpu_pct = 74;
   const std::string md = RunReportMarkdown(s, "");
   EXPECT_NE(md.find("too short to measure: 1 sample (one every 1s). Run a longer job, or sample "
-                    "faster with --interval 200ms."), std::string::npos) << md;
+                    "faster with --interval 200ms."),
+            std::string::npos)
+      << md;
   EXPECT_EQ(md.find("Agent overhead"), std::string::npos) << md;
   EXPECT_EQ(md.find("Where the GPU-time went"), std::string::npos) << md;
   EXPECT_EQ(SummaryJson(s)["sampling"]["too_short_to_measure"], true);

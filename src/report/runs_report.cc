@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/json_writer.h"
 #include "core/money.h"
-#include "core/csv.h"
 
 namespace cgov {
 namespace {
@@ -20,8 +20,8 @@ double CentsNumber(int64_t cents) { return static_cast<double>(cents) / 100.0; }
 
 std::string PerUnit(const RunGroupRow& r) {
   if (!r.cost_per_unit_usd) return "—";
-  const std::string unit = r.unit.size() > 1 && r.unit.back() == 's'
-                               ? r.unit.substr(0, r.unit.size() - 1) : r.unit;
+  const std::string unit =
+      r.unit.size() > 1 && r.unit.back() == 's' ? r.unit.substr(0, r.unit.size() - 1) : r.unit;
   return FormatUnitCost(*r.cost_per_unit_usd) + " " + unit;
 }
 
@@ -78,16 +78,19 @@ json RunsReportJson(const RunShowback& s) {
   for (const RunGroupRow& r : s.rows) rows.push_back(RowJson(r));
   json findings = json::array();
   for (const RecurringFinding& f : s.findings) {
-    findings.push_back({{"id", f.id}, {"severity", SeverityName(f.severity)}, {"title", f.title},
+    findings.push_back({{"id", f.id},
+                        {"severity", SeverityName(f.severity)},
+                        {"title", f.title},
                         {"runs", f.runs}});
   }
-  return {{"schema", "cgov.runs-report"}, {"schema_version", 1}, {"by", s.by},
-          {"rows", rows}, {"total", RowJson(s.total)}, {"findings", findings}};
+  return {{"schema", "cgov.runs-report"}, {"schema_version", 1}, {"by", s.by}, {"rows", rows},
+          {"total", RowJson(s.total)},    {"findings", findings}};
 }
 
 std::string RunsReportCsv(const RunShowback& s) {
-  std::string out = fmt::format("kind,{},runs,failed_runs,gpu_hours,waste_pct,usd,work,unit,"
-                                "cost_per_unit_usd\n", CsvField(s.by));
+  std::string out =
+      fmt::format("kind,{},runs,failed_runs,gpu_hours,waste_pct,usd,work,unit,cost_per_unit_usd\n",
+                  CsvField(s.by));
   auto line = [&](std::string_view kind, const RunGroupRow& r) {
     const int64_t a = r.cents < 0 ? -r.cents : r.cents;
     out += fmt::format("{},{},{},{},{:.6f},{:.3f},{}{}.{:02},{},{},{}\n", kind, CsvField(r.key),

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "core/json_writer.h"
 #include "core/time_format.h"
 #include "report/compare_report.h"
-#include "core/json_writer.h"
 #include "telemetry/gpu_json.h"
 
 namespace cgov {
@@ -59,10 +59,12 @@ json CostJson(const CostBlock& c) {
   };
   json work = nullptr;
   if (c.work) {
-    work = {{"units", *c.work},
-            {"unit", c.unit},
-            {"cost_per_unit_usd", c.priced && c.per_unit_usd ? json(*c.per_unit_usd) : json(nullptr)},
-            {"units_per_gpu_hour", c.units_per_gpu_hour ? json(Round3(*c.units_per_gpu_hour)) : json(nullptr)}};
+    work = {
+        {"units", *c.work},
+        {"unit", c.unit},
+        {"cost_per_unit_usd", c.priced && c.per_unit_usd ? json(*c.per_unit_usd) : json(nullptr)},
+        {"units_per_gpu_hour",
+         c.units_per_gpu_hour ? json(Round3(*c.units_per_gpu_hour)) : json(nullptr)}};
   }
   return {{"estimate", true},
           {"priced", c.priced},
@@ -110,7 +112,8 @@ json FindingsJson(const std::vector<Finding>& findings) {
 json SavingsJson(const SavingsBlock& s) {
   json levers = json::array();
   for (const SavingsLever& l : s.levers) {
-    levers.push_back({{"finding", l.finding_id}, {"axis", AxisName(l.axis)}, {"fraction", Round3(l.fraction)}});
+    levers.push_back(
+        {{"finding", l.finding_id}, {"axis", AxisName(l.axis)}, {"fraction", Round3(l.fraction)}});
   }
   json gpus = json::array();
   for (const GpuSavings& g : s.gpus) {
@@ -166,19 +169,20 @@ json EnergyJson(const EnergyBlock& e) {
     const std::optional<MicroUsd> cost = e.CostOf(mj);
     return cost ? json(UsdNumber(*cost)) : json(nullptr);
   };
-  return {{"joules", joules(e.total_mj)},
-          {"kwh", Round3(EnergyBlock::Kwh(e.total_mj))},
-          {"phase_joules", phases},
-          {"unknown_phase_joules", joules(e.unknown_phase_mj)},
-          {"idle_joules", joules(e.idle_mj)},
-          {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)},
-          // CO2e and cost only at the intensity and price given (none is assumed).
-          {"grid_g_per_kwh", e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr)},
-          {"co2e_kg", co2e(e.total_mj)},
-          {"idle_co2e_kg", co2e(e.idle_mj)},
-          {"price_usd_per_kwh", e.price_per_kwh ? json(UsdNumber(*e.price_per_kwh, 6)) : json(nullptr)},
-          {"cost_usd", usd(e.total_mj)},
-          {"idle_cost_usd", usd(e.idle_mj)}};
+  return {
+      {"joules", joules(e.total_mj)},
+      {"kwh", Round3(EnergyBlock::Kwh(e.total_mj))},
+      {"phase_joules", phases},
+      {"unknown_phase_joules", joules(e.unknown_phase_mj)},
+      {"idle_joules", joules(e.idle_mj)},
+      {"power_known_gpu_seconds", Round3(static_cast<double>(e.known_ms) / 1e3)},
+      // CO2e and cost only at the intensity and price given (none is assumed).
+      {"grid_g_per_kwh", e.grid_g_per_kwh ? json(*e.grid_g_per_kwh) : json(nullptr)},
+      {"co2e_kg", co2e(e.total_mj)},
+      {"idle_co2e_kg", co2e(e.idle_mj)},
+      {"price_usd_per_kwh", e.price_per_kwh ? json(UsdNumber(*e.price_per_kwh, 6)) : json(nullptr)},
+      {"cost_usd", usd(e.total_mj)},
+      {"idle_cost_usd", usd(e.idle_mj)}};
 }
 
 json SummaryJson(const RunSummary& s) {
@@ -196,7 +200,8 @@ json SummaryJson(const RunSummary& s) {
                     {"util_histogram", {{"bin_width_pct", 10}, {"counts", g.util_histogram}}},
                     {"energy_joules", Round3(static_cast<double>(energy_mj) / 1e3)}});
     if (g.mig) gpus.back()["mig"] = MigInstanceJson(*g.mig);
-    gpus.back()["memory_health"] = g.memory_health ? MemoryHealthJson(*g.memory_health) : json(nullptr);
+    gpus.back()["memory_health"] =
+        g.memory_health ? MemoryHealthJson(*g.memory_health) : json(nullptr);
   }
   const bool gpu_data = s.gpu_unavailable_reason.empty();
   json out = {
@@ -213,8 +218,10 @@ json SummaryJson(const RunSummary& s) {
           {"kernel", s.host.kernel},
           {"cpus", s.host.cpus},
           {"mem_total_bytes", Opt(s.host.mem_total_bytes)}}}}},
-      {"sampling", {{"interval_s", Round3(s.interval_s)}, {"samples", s.samples},
-                    {"too_short_to_measure", s.TooShortToMeasure()}}},
+      {"sampling",
+       {{"interval_s", Round3(s.interval_s)},
+        {"samples", s.samples},
+        {"too_short_to_measure", s.TooShortToMeasure()}}},
       {"gpu_data",
        {{"available", gpu_data},
         {"reason", gpu_data ? json(nullptr) : json(s.gpu_unavailable_reason)},

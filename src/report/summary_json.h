@@ -11,7 +11,6 @@ namespace cgov {
 // Keys sorted (nlohmann's std::map objects), numbers rounded to 3 decimals, unknown as null.
 nlohmann::json SummaryJson(const RunSummary& summary);
 
-
 // Parts shared with `cgov report --format json`.
 nlohmann::json CostJson(const CostBlock& cost);
 nlohmann::json FindingsJson(const std::vector<Finding>& findings);

@@ -90,7 +90,8 @@ Status ReadCost(const json& doc, const std::string& name, RunDigest* d) {
       price != nullptr && price->is_number() && d->total_usd) {
     d->price_per_gpu_hour_usd = price->get<double>();
   }
-  if (const json* sampling = Member(doc, "sampling"); sampling != nullptr && sampling->is_object()) {
+  if (const json* sampling = Member(doc, "sampling");
+      sampling != nullptr && sampling->is_object()) {
     if (const json* i = Member(*sampling, "interval_s"); i != nullptr && i->is_number()) {
       d->interval_s = std::max(0.0, i->get<double>());
     }
@@ -98,14 +99,15 @@ Status ReadCost(const json& doc, const std::string& name, RunDigest* d) {
   if (const json* gpus = Member(doc, "gpus"); gpus != nullptr && gpus->is_array()) {
     d->gpu_count = gpus->size();
   }
-  CGOV_ASSIGN_OR_RETURN(auto waste, Number(*cost, "waste_fraction", name, "cost.waste_fraction",
-                                           false));
+  CGOV_ASSIGN_OR_RETURN(auto waste,
+                        Number(*cost, "waste_fraction", name, "cost.waste_fraction", false));
   d->waste_pct = *waste * 100;
   if (const json* work = Member(*cost, "work"); work != nullptr && !work->is_null()) {
     if (!work->is_object()) return FieldError(name, "cost.work", "an object or null");
     CGOV_ASSIGN_OR_RETURN(d->work, Number(*work, "units", name, "cost.work.units", false));
     const json* unit = Member(*work, "unit");
-    if (unit == nullptr || !unit->is_string()) return FieldError(name, "cost.work.unit", "a string");
+    if (unit == nullptr || !unit->is_string())
+      return FieldError(name, "cost.work.unit", "a string");
     d->unit = unit->get<std::string>();
     CGOV_ASSIGN_OR_RETURN(d->cost_per_unit_usd, Number(*work, "cost_per_unit_usd", name,
                                                        "cost.work.cost_per_unit_usd", true));
@@ -118,9 +120,10 @@ Status ReadPhases(const json& doc, const std::string& name, RunDigest* d) {
   for (size_t p = 0; p < kPhaseCount; ++p) {
     const std::string key(PhaseKey(static_cast<Phase>(p)));
     const json* phase = Member(*phases, key.c_str());
-    if (phase == nullptr || !phase->is_object()) return FieldError(name, "phases." + key, "an object");
-    CGOV_ASSIGN_OR_RETURN(auto share, Number(*phase, "share_pct", name,
-                                             "phases." + key + ".share_pct", false));
+    if (phase == nullptr || !phase->is_object())
+      return FieldError(name, "phases." + key, "an object");
+    CGOV_ASSIGN_OR_RETURN(auto share,
+                          Number(*phase, "share_pct", name, "phases." + key + ".share_pct", false));
     d->phase_share_pct[p] = *share;
   }
   return Status::Ok();

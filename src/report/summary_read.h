@@ -17,7 +17,6 @@ namespace cgov {
 // `name`: how errors name the document (its path).
 Result<RunDigest> DigestFromSummaryJson(const nlohmann::json& doc, const std::string& name);
 
-
 }  // namespace cgov
 
 #endif  // CGOV_REPORT_SUMMARY_READ_H_

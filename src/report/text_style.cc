@@ -63,16 +63,17 @@ std::string SeverityTag(Severity severity, const TextStyle& style) {
   const std::string tag = fmt::format("[{}]", SeverityName(severity));
   if (style.markdown || !style.color) return tag;
   const std::string_view color = severity == Severity::kCritical  ? "\x1b[1;31m"
-                                  : severity == Severity::kWarning ? "\x1b[1;33m"
-                                                                   : "\x1b[2m";
+                                 : severity == Severity::kWarning ? "\x1b[1;33m"
+                                                                  : "\x1b[2m";
   return fmt::format("{}{}{}", color, tag, kReset);
 }
 
 std::string FormatKwh(int64_t mj) {
   const double kwh = static_cast<double>(mj) / 3.6e9;
   if (mj == 0) return "0";
-  return kwh >= 100 ? fmt::format("{:.0f}", kwh) : kwh >= 1 ? fmt::format("{:.1f}", kwh)
-                                                            : fmt::format("{:.3f}", kwh);
+  return kwh >= 100 ? fmt::format("{:.0f}", kwh)
+         : kwh >= 1 ? fmt::format("{:.1f}", kwh)
+                    : fmt::format("{:.3f}", kwh);
 }
 
 std::string FormatEnergy(int64_t mj) {
@@ -83,9 +84,10 @@ std::string FormatEnergy(int64_t mj) {
 
 std::string IdleHeldReconciledSentence(std::string_view total, std::string_view bursts,
                                        std::string_view steady) {
-  return fmt::format("Idle-held, reconciled: {} = {} of short pauses on bursty GPUs (inside busy "
-                     "work: the input-pipeline finding) + {} on the other GPUs (the idle-held "
-                     "finding)", total, bursts, steady);
+  return fmt::format(
+      "Idle-held, reconciled: {} = {} of short pauses on bursty GPUs (inside busy work: the "
+      "input-pipeline finding) + {} on the other GPUs (the idle-held finding)",
+      total, bursts, steady);
 }
 
 std::string Co2eLine(const EnergyBlock& e) {
@@ -96,10 +98,11 @@ std::string Co2eLine(const EnergyBlock& e) {
 
 std::string ElectricityLine(const EnergyBlock& e) {
   if (!e.price_per_kwh) return "";
-  return fmt::format("Electricity {} at {}/kWh (--energy-price), of which idle {}: beside the "
-                     "GPU-time dollars, not in them\n",
-                     FormatUsd(*e.CostOf(e.total_mj)), FormatUsd(*e.price_per_kwh, 3),
-                     FormatUsd(*e.CostOf(e.idle_mj)));
+  return fmt::format(
+      "Electricity {} at {}/kWh (--energy-price), of which idle {}: beside the GPU-time dollars, "
+      "not in them\n",
+      FormatUsd(*e.CostOf(e.total_mj)), FormatUsd(*e.price_per_kwh, 3),
+      FormatUsd(*e.CostOf(e.idle_mj)));
 }
 
 }  // namespace cgov

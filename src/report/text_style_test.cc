@@ -8,8 +8,8 @@ namespace cgov {
 namespace {
 
 TEST(TextStyle, TablesAreMarkdownOrAlignedColumns) {
-  const std::vector<std::vector<std::string>> rows = {{"who", "cost"}, {"alice", "$1.00"},
-                                                      {"bö", "$10.00"}};
+  const std::vector<std::vector<std::string>> rows = {
+      {"who", "cost"}, {"alice", "$1.00"}, {"bö", "$10.00"}};
   EXPECT_EQ(TextTable(rows, "lr", true),
             "| who   |   cost |\n| ----- | -----: |\n| alice |  $1.00 |\n| bö    | $10.00 |\n");
   EXPECT_EQ(TextTable(rows, "lr", false), "  who      cost\n  alice   $1.00\n  bö     $10.00\n");
@@ -29,7 +29,8 @@ TEST(TextStyle, EmphasisAndHeadingsPerStyle) {
   EXPECT_EQ(TextHeading("Findings", kMarkdown, 3), "\n### Findings\n\n");
   EXPECT_EQ(TextHeading("Findings", kPlainText), "\n■ Findings\n\n");
   EXPECT_EQ(SeverityTag(Severity::kCritical, kPlainText), "[critical]");
-  EXPECT_EQ(SeverityTag(Severity::kCritical, TextStyle{false, true}), "\x1b[1;31m[critical]\x1b[0m");
+  EXPECT_EQ(SeverityTag(Severity::kCritical, TextStyle{false, true}),
+            "\x1b[1;31m[critical]\x1b[0m");
   EXPECT_EQ(SeverityTag(Severity::kWarning, kMarkdown), "[warning]") << "Markdown has no colour";
 }
 

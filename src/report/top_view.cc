@@ -17,7 +17,7 @@ constexpr const char* kTopGlyph[kPhaseCount] = {"·", "░", "▒", "▓", "█"
 // ANSI colours by phase: idle dim, idle-held red (the waste to act on), underutilized yellow,
 // productive green, compute-bound cyan.
 constexpr const char* kTopColor[kPhaseCount] = {"\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[32m",
-                                             "\x1b[36m"};
+                                                "\x1b[36m"};
 constexpr char kTopReset[] = "\x1b[0m";
 
 std::string PhaseCell(const std::optional<Phase>& p) {
@@ -101,12 +101,10 @@ void AppendHeader(const TopFrame& f, std::vector<std::string>* out) {
     lines.push_back(fmt::format("power  {:.0f} W drawn now{}", *power,
                                 idle ? fmt::format(", {:.0f} W of it by idle GPUs", *idle) : ""));
   }
-  lines.push_back(fmt::format("today  {:.2f} idle GPU-hours{} since {}",
-                              HoursOf(f.idle_ms_today),
+  lines.push_back(fmt::format("today  {:.2f} idle GPU-hours{} since {}", HoursOf(f.idle_ms_today),
                               f.priced ? ", " + Usd(f.idle_cost_today) + " wasted" : "",
                               FormatMinuteUtc(f.day_start_ms)));
   lines.push_back("");
-
 }
 
 // The lines of a table, each cut to `width`.
@@ -145,8 +143,7 @@ void AppendIdleHeld(const TopFrame& f, const TopLayout& layout, std::vector<std:
     // cgov top --policy).
     const bool policy = std::any_of(idle.begin(), idle.end(),
                                     [](const TopIdleHeld* i) { return !i->policy.empty(); });
-    std::vector<std::vector<std::string>> irows = {
-        {"user", "GPU", "process", "idle for", "today"}};
+    std::vector<std::vector<std::string>> irows = {{"user", "GPU", "process", "idle for", "today"}};
     if (policy) irows[0].push_back("policy");
     irows[0].push_back("advice");
     for (const TopIdleHeld* i : idle) {
@@ -184,18 +181,16 @@ void AppendFleet(const TopFrame& f, const TopLayout& layout, std::vector<std::st
     rows.push_back({n->host, glyphs,
                     n->mean_util_pct ? fmt::format("{:.0f} %", *n->mean_util_pct) : "-",
                     n->power_w ? fmt::format("{:.0f} W", *n->power_w) : "-",
-                    f.priced ? Usd(n->cost_per_hour) : "-",
-                    f.priced ? Usd(n->waste_per_hour) : "-",
+                    f.priced ? Usd(n->cost_per_hour) : "-", f.priced ? Usd(n->waste_per_hour) : "-",
                     fmt::format("{:.2f} h{}", HoursOf(n->idle_ms_today),
                                 f.priced ? " " + Usd(n->idle_cost_today) : ""),
-                    n->sample_age_s ? SpanOf(static_cast<int64_t>(*n->sample_age_s * 1000))
-                                    : "-"});
+                    n->sample_age_s ? SpanOf(static_cast<int64_t>(*n->sample_age_s * 1000)) : "-"});
   }
   AppendTable(TextTable(rows, "  rrrrrr", false), width, lines);
-  lines->push_back(fmt::format("   GPUs now: {} truly idle {} idle-held {} underutilized "
-                               "{} productive {} compute-bound ? no reading",
-                               kTopGlyph[0], kTopGlyph[1], kTopGlyph[2], kTopGlyph[3],
-                               kTopGlyph[4]));
+  lines->push_back(
+      fmt::format("   GPUs now: {} truly idle {} idle-held {} underutilized {} productive {} "
+                  "compute-bound ? no reading",
+                  kTopGlyph[0], kTopGlyph[1], kTopGlyph[2], kTopGlyph[3], kTopGlyph[4]));
   lines->push_back("");
   std::vector<const TopWaster*> wasters;
   for (const TopWaster& w : f.wasters) {
@@ -208,12 +203,11 @@ void AppendFleet(const TopFrame& f, const TopLayout& layout, std::vector<std::st
   for (const TopWaster* w : wasters) {
     std::string hosts;
     for (const std::string& h : w->hosts) hosts += (hosts.empty() ? "" : ", ") + h;
-    wrows.push_back({w->user.empty() ? "(unknown)" : w->user,
-                     w->idle_held_gpus_now > 0 ? fmt::format("{:.1f} GPU", w->idle_held_gpus_now)
-                                               : "-",
-                     hosts.empty() ? "-" : hosts,
-                     fmt::format("{:.2f} h", HoursOf(w->idle_held_ms_today)),
-                     f.priced ? Usd(w->idle_held_cost_today) : "-"});
+    wrows.push_back(
+        {w->user.empty() ? "(unknown)" : w->user,
+         w->idle_held_gpus_now > 0 ? fmt::format("{:.1f} GPU", w->idle_held_gpus_now) : "-",
+         hosts.empty() ? "-" : hosts, fmt::format("{:.2f} h", HoursOf(w->idle_held_ms_today)),
+         f.priced ? Usd(w->idle_held_cost_today) : "-"});
   }
   AppendTable(TextTable(wrows, " r rr", false), width, lines);
 }
@@ -282,9 +276,12 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
   }
   std::stable_sort(gpus.begin(), gpus.end(), [&](const TopGpu* a, const TopGpu* b) {
     switch (layout.sort) {
-      case TopLayout::Sort::kWaste: return WasteOf(*a) > WasteOf(*b);
-      case TopLayout::Sort::kUser: return FirstUser(*a) < FirstUser(*b);
-      case TopLayout::Sort::kGpu: break;
+      case TopLayout::Sort::kWaste:
+        return WasteOf(*a) > WasteOf(*b);
+      case TopLayout::Sort::kUser:
+        return FirstUser(*a) < FirstUser(*b);
+      case TopLayout::Sort::kGpu:
+        break;
     }
     return a->index < b->index;
   });
@@ -299,9 +296,8 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
         h.end() - static_cast<std::ptrdiff_t>(std::min(h.size(), history)), h.end());
     if (g->holders.size() > 1) holders += fmt::format(" (+{})", g->holders.size() - 1);
     rows.push_back({g->label, PhaseCell(g->phase),
-                    g->util_pct ? fmt::format("{:.0f} %", *g->util_pct) : "-",
-                    Sparkline(recent), Mem(*g),
-                    g->power_w ? fmt::format("{:.0f} W", *g->power_w) : "-", holders});
+                    g->util_pct ? fmt::format("{:.0f} %", *g->util_pct) : "-", Sparkline(recent),
+                    Mem(*g), g->power_w ? fmt::format("{:.0f} W", *g->power_w) : "-", holders});
   }
   std::string table = TextTable(rows, "  r  r ", false);
   size_t row = 0;
@@ -311,19 +307,19 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
     if (style.color && row > 0 && row <= gpus.size() && gpus[row - 1]->phase) {
       const std::string cell = PhaseCell(gpus[row - 1]->phase);
       if (const size_t p = line.find(cell); p != std::string::npos) {
-        line.replace(p, cell.size(),
-                     std::string(kTopColor[static_cast<size_t>(*gpus[row - 1]->phase)]) + cell +
-                         kTopReset);
+        line.replace(
+            p, cell.size(),
+            std::string(kTopColor[static_cast<size_t>(*gpus[row - 1]->phase)]) + cell + kTopReset);
       }
     }
     lines.push_back(line);
     if (layout.processes && row > 0 && row <= gpus.size()) {
       for (const TopHolder& h : gpus[row - 1]->holders) {
-        lines.push_back(Fit(fmt::format("   └ {:>7} {} {}", h.pid, HolderText(h),
-                                        h.mem_used_mib ? fmt::format("({:.1f} GiB)",
-                                                                     *h.mem_used_mib / 1024.0)
-                                                       : ""),
-                            width));
+        lines.push_back(
+            Fit(fmt::format(
+                    "   └ {:>7} {} {}", h.pid, HolderText(h),
+                    h.mem_used_mib ? fmt::format("({:.1f} GiB)", *h.mem_used_mib / 1024.0) : ""),
+                width));
       }
     }
     ++row;
@@ -333,6 +329,59 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
 
   AppendIdleHeld(f, layout, &lines);
   return JoinLines(lines);
+}
+
+// One GPU of `cgov top --format json`'s gpus[].
+void WriteTopGpu(const TopGpu& g, JsonWriter& w) {
+  w.BeginObject();
+  w.Key("index").Int(g.index).Key("label").String(g.label).Key("name").String(g.name);
+  w.Key("phase");
+  if (g.phase)
+    w.String(PhaseKey(*g.phase));
+  else
+    w.Null();
+  w.Key("util_pct").Opt(g.util_pct).Key("mem_used_mib").Opt(g.mem_used_mib);
+  w.Key("mem_total_mib").Opt(g.mem_total_mib).Key("power_w").Opt(g.power_w);
+  w.Key("util_history_pct").BeginArray();
+  for (const std::optional<double>& u : g.util_history) w.Opt(u);
+  w.EndArray();
+  w.Key("price_per_hour_usd");
+  if (g.price_per_hour)
+    w.Double(UsdNumber(*g.price_per_hour, 4));
+  else
+    w.Null();
+  w.Key("holders").BeginArray();
+  for (const TopHolder& h : g.holders) {
+    w.BeginObject().Key("pid").UInt(h.pid).Key("user").String(h.user);
+    w.Key("project").String(h.project).Key("where").String(h.where);
+    w.Key("command").String(h.command).Key("mem_used_mib").Opt(h.mem_used_mib);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+// One host of `cgov top --format json`'s nodes[] (fleet mode); `usd` writes a priced figure.
+template <typename Usd>
+void WriteTopNode(const TopNode& n, JsonWriter& w, Usd usd) {
+  w.BeginObject().Key("host").String(n.host).Key("phases").BeginArray();
+  for (const std::optional<Phase>& p : n.phases) {
+    if (p)
+      w.String(PhaseKey(*p));
+    else
+      w.Null();
+  }
+  w.EndArray();
+  w.Key("mean_util_pct").Opt(n.mean_util_pct).Key("power_w").Opt(n.power_w);
+  w.Key("cost_per_hour_usd");
+  usd(n.cost_per_hour);
+  w.Key("idle_cost_per_hour_usd");
+  usd(n.waste_per_hour);
+  w.Key("idle_gpu_seconds_today").Double(Round3(static_cast<double>(n.idle_ms_today) / 1e3));
+  w.Key("idle_cost_today_usd");
+  usd(n.idle_cost_today);
+  w.Key("sample_age_seconds").Opt(n.sample_age_s);
+  w.EndObject();
 }
 
 std::string RenderTopJson(const TopFrame& f) {
@@ -361,28 +410,7 @@ std::string RenderTopJson(const TopFrame& f) {
   usd(f.idle_cost_today);
   w.EndObject();
   w.Key("gpus").BeginArray();
-  for (const TopGpu& g : f.gpus) {
-    w.BeginObject();
-    w.Key("index").Int(g.index).Key("label").String(g.label).Key("name").String(g.name);
-    w.Key("phase");
-    if (g.phase) w.String(PhaseKey(*g.phase)); else w.Null();
-    w.Key("util_pct").Opt(g.util_pct).Key("mem_used_mib").Opt(g.mem_used_mib);
-    w.Key("mem_total_mib").Opt(g.mem_total_mib).Key("power_w").Opt(g.power_w);
-    w.Key("util_history_pct").BeginArray();
-    for (const std::optional<double>& u : g.util_history) w.Opt(u);
-    w.EndArray();
-    w.Key("price_per_hour_usd");
-    if (g.price_per_hour) w.Double(UsdNumber(*g.price_per_hour, 4)); else w.Null();
-    w.Key("holders").BeginArray();
-    for (const TopHolder& h : g.holders) {
-      w.BeginObject().Key("pid").UInt(h.pid).Key("user").String(h.user);
-      w.Key("project").String(h.project).Key("where").String(h.where);
-      w.Key("command").String(h.command).Key("mem_used_mib").Opt(h.mem_used_mib);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
+  for (const TopGpu& g : f.gpus) WriteTopGpu(g, w);
   w.EndArray();
   w.Key("idle_held_now").BeginArray();
   for (const TopIdleHeld& i : f.idle_held) {
@@ -393,28 +421,15 @@ std::string RenderTopJson(const TopFrame& f) {
     usd(i.idle_held_cost_today);
     w.Key("advice").String(i.advice);
     w.Key("policy");
-    if (i.policy.empty()) w.Null(); else w.String(i.policy);
+    if (i.policy.empty())
+      w.Null();
+    else
+      w.String(i.policy);
     w.EndObject();
   }
   w.EndArray();
   w.Key("nodes").BeginArray();
-  for (const TopNode& n : f.nodes) {
-    w.BeginObject().Key("host").String(n.host).Key("phases").BeginArray();
-    for (const std::optional<Phase>& p : n.phases) {
-      if (p) w.String(PhaseKey(*p)); else w.Null();
-    }
-    w.EndArray();
-    w.Key("mean_util_pct").Opt(n.mean_util_pct).Key("power_w").Opt(n.power_w);
-    w.Key("cost_per_hour_usd");
-    usd(n.cost_per_hour);
-    w.Key("idle_cost_per_hour_usd");
-    usd(n.waste_per_hour);
-    w.Key("idle_gpu_seconds_today").Double(Round3(static_cast<double>(n.idle_ms_today) / 1e3));
-    w.Key("idle_cost_today_usd");
-    usd(n.idle_cost_today);
-    w.Key("sample_age_seconds").Opt(n.sample_age_s);
-    w.EndObject();
-  }
+  for (const TopNode& n : f.nodes) WriteTopNode(n, w, usd);
   w.EndArray();
   w.Key("wasters").BeginArray();
   for (const TopWaster& t : f.wasters) {

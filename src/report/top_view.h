@@ -38,10 +38,10 @@ struct TopIdleHeld {
   std::string user, command;
   uint32_t pid = 0;
   int64_t gpu_index = -1;
-  std::string kind;           // "notebook", "batch job", ... (the report's habit kinds)
-  int64_t idle_for_ms = 0;    // the idle-held stretch running now
+  std::string kind;                   // "notebook", "batch job", ... (the report's habit kinds)
+  int64_t idle_for_ms = 0;            // the idle-held stretch running now
   MicroUsd idle_held_cost_today = 0;  // its idle-held time in today's window, priced
-  std::string advice;         // the report's advice for that kind of holder
+  std::string advice;                 // the report's advice for that kind of holder
   // The policy's verdict: what the daemon's --policy recorded for this process today (its last
   // step), else with `cgov top --policy FILE` what that file would do; "" when neither.
   std::string policy;
@@ -59,23 +59,23 @@ struct TopNode {
   MicroUsd waste_per_hour = 0;          // the prices of its GPUs idle now
   int64_t idle_ms_today = 0;            // the day summary's idle_by_host
   MicroUsd idle_cost_today = 0;
-  std::optional<double> sample_age_s;   // since its daemon's last tick, as last scraped
+  std::optional<double> sample_age_s;  // since its daemon's last tick, as last scraped
 };
 
 // A user wasting GPU time in a fleet today (idle-held), with what they hold idle now.
 struct TopWaster {
   std::string user;
-  double idle_held_gpus_now = 0;     // GPUs held idle now (idle-held GPU-seconds a second)
-  std::vector<std::string> hosts;    // where, now
-  int64_t idle_held_ms_today = 0;    // the day summary's Who row
+  double idle_held_gpus_now = 0;   // GPUs held idle now (idle-held GPU-seconds a second)
+  std::vector<std::string> hosts;  // where, now
+  int64_t idle_held_ms_today = 0;  // the day summary's Who row
   MicroUsd idle_held_cost_today = 0;
 };
 
 struct TopFrame {
   std::string source = "database";  // "database", "live" or "prometheus" (a fleet)
   std::string host;
-  int64_t at_ms = 0;           // the last tick's time
-  int64_t day_start_ms = 0;    // today (UTC) began
+  int64_t at_ms = 0;         // the last tick's time
+  int64_t day_start_ms = 0;  // today (UTC) began
   bool priced = false;
   MicroUsd cost_per_hour = 0;   // every GPU's price
   MicroUsd waste_per_hour = 0;  // the price of the GPUs idle (truly idle or idle-held) now
@@ -86,8 +86,8 @@ struct TopFrame {
   std::vector<TopIdleHeld> idle_held;  // by dollars today, then time
   // A fleet (source "prometheus"): a row per node instead of per GPU, and the users wasting
   // most today instead of the processes idle-held now (Prometheus keeps no sessions).
-  std::vector<TopNode> nodes;          // by host name
-  std::vector<TopWaster> wasters;      // by idle-held dollars today, then time
+  std::vector<TopNode> nodes;      // by host name
+  std::vector<TopWaster> wasters;  // by idle-held dollars today, then time
   size_t GpuCount() const;
   // The power drawn now (issue 62): every GPU's (a fleet: every node's sum), and of it the GPUs'
   // idle now (truly idle or idle-held; unknown for a fleet, whose nodes' power is summed).
@@ -100,11 +100,11 @@ struct TopFrame {
 
 // How the terminal view is laid out.
 struct TopLayout {
-  size_t width = 100;        // columns (at least 60 are used)
+  size_t width = 100;  // columns (at least 60 are used)
   enum class Sort { kGpu, kWaste, kUser } sort = Sort::kGpu;
-  std::string filter;        // only GPUs and idle-held rows whose holders' user or project
-                             // contains it ("" = all)
-  bool processes = true;     // a line per holder under each GPU
+  std::string filter;     // only GPUs and idle-held rows whose holders' user or project
+                          // contains it ("" = all)
+  bool processes = true;  // a line per holder under each GPU
   TextStyle style;
 };
 

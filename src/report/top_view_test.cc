@@ -28,8 +28,10 @@ TopFrame TwoGpus() {
   busy.util_pct = 80;
   busy.util_history = {0, 50, 100, std::nullopt, 80};
   busy.price_per_hour = 2'500'000;
-  busy.holders.push_back({41000, "alice", "llm", "ml/train-0", "python train.py "
-                          "--a-very-long-argument-list-that-will-not-fit-in-eighty-columns", 70000});
+  busy.holders.push_back({41000, "alice", "llm", "ml/train-0",
+                          "python train.py "
+                          "--a-very-long-argument-list-that-will-not-fit-in-eighty-columns",
+                          70000});
   TopGpu idle = busy;
   idle.index = 1;
   idle.label = "1";
@@ -143,7 +145,8 @@ TEST(TopView, ThePowerDrawnNowAndTheIdleGpusPartOfIt) {
   EXPECT_DOUBLE_EQ(*f.PowerNowW(), 684);
   EXPECT_DOUBLE_EQ(*f.IdlePowerNowW(), 71.5);
   const std::string text = RenderTopText(f, TopLayout{});
-  EXPECT_NE(text.find("power  684 W drawn now, 72 W of it by idle GPUs"), std::string::npos) << text;
+  EXPECT_NE(text.find("power  684 W drawn now, 72 W of it by idle GPUs"), std::string::npos)
+      << text;
   const nlohmann::json j = nlohmann::json::parse(RenderTopJson(f));
   EXPECT_EQ(j["now"]["power_w"], 684.0);
   EXPECT_EQ(j["now"]["idle_power_w"], 71.5);

@@ -36,8 +36,8 @@ Status ReadHeader(SqliteDb& db, GuaSource* source) {
   CGOV_ASSIGN_OR_RETURN(auto tables, Columns(db, "gpu_sample"));
   CGOV_ASSIGN_OR_RETURN(auto procs, Columns(db, "proc_sample"));
   if (tables.empty() || procs.empty() || !tables.count("ts") || !tables.count("util_pct")) {
-    return InvalidArgument(fmt::format("{}: not a gpu-usage-audit database (no gpu_sample / "
-                                       "proc_sample tables)", db.path()));
+    return InvalidArgument(fmt::format(
+        "{}: not a gpu-usage-audit database (no gpu_sample / proc_sample tables)", db.path()));
   }
   CGOV_ASSIGN_OR_RETURN(auto host, Columns(db, "host"));
   if (host.count("hostname")) {
@@ -65,16 +65,18 @@ Status ReadHeader(SqliteDb& db, GuaSource* source) {
       if (!(interval_s >= 0.1 && interval_s <= 3600)) {
         return InvalidArgument(fmt::format(
             "{}: daemon_run id {}: interval_seconds {}: must be between 0.1 and 3600; nothing "
-            "was imported", db.path(), stmt.Int(0), SafeText(stmt.Text(2))));
+            "was imported",
+            db.path(), stmt.Int(0), SafeText(stmt.Text(2))));
       }
       source->runs[stmt.Int(0)] = {*started, interval_s};
     }
   }
   CGOV_ASSIGN_OR_RETURN(auto devices, Columns(db, "gpu_device"));
   if (devices.count("gpu_uuid")) {
-    CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db.Prepare(fmt::format(
-        "SELECT gpu_uuid, {}, {} FROM gpu_device", Col(devices, "name"),
-        Col(devices, "memory_total_mb"))));
+    CGOV_ASSIGN_OR_RETURN(
+        SqliteStmt stmt,
+        db.Prepare(fmt::format("SELECT gpu_uuid, {}, {} FROM gpu_device", Col(devices, "name"),
+                               Col(devices, "memory_total_mb"))));
     for (;;) {
       CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (!row) break;
@@ -94,14 +96,18 @@ Status ReadGuaDatabase(const std::string& path, GuaSource* source,
   CGOV_RETURN_IF_ERROR(ReadHeader(*db, source));
   CGOV_ASSIGN_OR_RETURN(auto g, Columns(*db, "gpu_sample"));
   CGOV_ASSIGN_OR_RETURN(auto p, Columns(*db, "proc_sample"));
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt gpus, db->Prepare(fmt::format(
-      "SELECT ts, gpu_uuid, {}, util_pct, {}, {}, {}, {} FROM gpu_sample ORDER BY ts, gpu_uuid",
-      Col(g, "gpu_index"), Col(g, "memory_used_mb"), Col(g, "temperature_c"), Col(g, "power_w"),
-      Col(g, "run_id"))));
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt procs, db->Prepare(fmt::format(
-      "SELECT ts, gpu_uuid, pid, {}, {}, {}, {}, {} FROM proc_sample ORDER BY ts, gpu_uuid, pid",
-      Col(p, "mem_used_mb"), Col(p, "loginuid_user"), Col(p, "owner_user"),
-      Col(p, "process_name"), Col(p, "process_type"))));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt gpus,
+      db->Prepare(fmt::format(
+          "SELECT ts, gpu_uuid, {}, util_pct, {}, {}, {}, {} FROM gpu_sample ORDER BY ts, gpu_uuid",
+          Col(g, "gpu_index"), Col(g, "memory_used_mb"), Col(g, "temperature_c"), Col(g, "power_w"),
+          Col(g, "run_id"))));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt procs,
+      db->Prepare(fmt::format("SELECT ts, gpu_uuid, pid, {}, {}, {}, {}, {} FROM proc_sample ORDER "
+                              "BY ts, gpu_uuid, pid",
+                              Col(p, "mem_used_mb"), Col(p, "loginuid_user"), Col(p, "owner_user"),
+                              Col(p, "process_name"), Col(p, "process_type"))));
   CGOV_ASSIGN_OR_RETURN(bool proc_row, procs.Step());
   CGOV_ASSIGN_OR_RETURN(bool gpu_row, gpus.Step());
   GuaTick tick;
@@ -112,14 +118,15 @@ Status ReadGuaDatabase(const std::string& path, GuaSource* source,
     Result<int64_t> ts = ParseTimestampMs(tick.ts_text);
     if (!ts.ok()) return ts.status().WithContext(fmt::format("{}: gpu_sample.ts", path));
     if (*ts <= last_ms) {
-      return InvalidArgument(fmt::format("{}: gpu_sample.ts {} is not after the previous tick "
-                                         "(mixed time zones?)", path, SafeText(tick.ts_text)));
+      return InvalidArgument(
+          fmt::format("{}: gpu_sample.ts {} is not after the previous tick (mixed time zones?)",
+                      path, SafeText(tick.ts_text)));
     }
     last_ms = tick.ts_ms = *ts;
     tick.run_id = OptInt(gpus, 7);
     while (gpu_row && gpus.Text(0) == tick.ts_text) {
-      tick.gpus.push_back({SafeText(gpus.Text(1)), OptInt(gpus, 2), gpus.Int(3),
-                           OptInt(gpus, 4), OptInt(gpus, 5), OptInt(gpus, 6)});
+      tick.gpus.push_back({SafeText(gpus.Text(1)), OptInt(gpus, 2), gpus.Int(3), OptInt(gpus, 4),
+                           OptInt(gpus, 5), OptInt(gpus, 6)});
       CGOV_ASSIGN_OR_RETURN(gpu_row, gpus.Step());
     }
     // Process rows of earlier timestamps that match no GPU row are skipped.

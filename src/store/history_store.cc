@@ -139,12 +139,14 @@ Status CheckIdentity(SqliteDb& db) {
     return InvalidArgument(fmt::format(
         "{}: a SQLite database, but not a Cost Governor history (application_id {}, {} schema "
         "objects); nothing was changed. A gpu-usage-audit database is imported with `cgov import "
-        "gpu-usage-audit {} --db NEW.db`", db.path(), app, tables, db.path()));
+        "gpu-usage-audit {} --db NEW.db`",
+        db.path(), app, tables, db.path()));
   }
   if (version > kHistorySchemaVersion) {
-    return InvalidArgument(fmt::format("{}: schema version {} was written by a newer cgov (this "
-                                       "one reads up to {}); nothing was changed",
-                                       db.path(), version, kHistorySchemaVersion));
+    return InvalidArgument(
+        fmt::format("{}: schema version {} was written by a newer cgov (this one reads up to {}); "
+                    "nothing was changed",
+                    db.path(), version, kHistorySchemaVersion));
   }
   return Status::Ok();
 }
@@ -220,9 +222,10 @@ Result<int> TakeWriterLock(const std::string& path, SqliteDb& db) {
     const int err = errno;
     ::close(fd);
     if (err == EWOULDBLOCK) {
-      return Unavailable(fmt::format("{}: another cgov is writing to this database{}; one writer "
-                                     "at a time (reports can run alongside it)",
-                                     path, LockHolder(db)));
+      return Unavailable(
+          fmt::format("{}: another cgov is writing to this database{}; one writer at a time "
+                      "(reports can run alongside it)",
+                      path, LockHolder(db)));
     }
     return IoError(fmt::format("{}: cannot lock: {}", path, std::strerror(err)));
   }
@@ -246,7 +249,8 @@ Status CheckNoWriter(const std::string& path) {
 
 std::string HistoryStore::FileChange() const {
   if (lock_fd_ < 0) return "";
-  struct stat open{}, named{};
+  struct stat open {};
+  struct stat named {};
   if (::fstat(lock_fd_, &open) != 0) return "";
   if (::stat(path_.c_str(), &named) != 0) {
     return errno == ENOENT ? "was removed" : "";  // another error says nothing of the file
@@ -264,7 +268,7 @@ std::string HistoryStore::FileChange() const {
 void RemoveCreatedDatabase(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;
-  struct stat st{};
+  struct stat st {};
   if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &st) == 0 && st.st_size == 0) {
     std::error_code ec;
     const auto wal = std::filesystem::file_size(path + "-wal", ec);
@@ -285,12 +289,13 @@ Status CannotCreate(const std::string& path, int err) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   if (err == ENOENT) {
-    return IoError(fmt::format("{}: cannot create the database: directory {} does not exist",
-                               path, dir));
+    return IoError(
+        fmt::format("{}: cannot create the database: directory {} does not exist", path, dir));
   }
   if (err == EACCES || err == EPERM || err == EROFS) {
-    return IoError(fmt::format("{}: cannot create the database: {}: directory {} is not "
-                               "writable by uid {}", path, std::strerror(err), dir, ::geteuid()));
+    return IoError(
+        fmt::format("{}: cannot create the database: {}: directory {} is not writable by uid {}",
+                    path, std::strerror(err), dir, ::geteuid()));
   }
   return IoError(fmt::format("{}: cannot create the database: {}", path, std::strerror(err)));
 }
@@ -323,19 +328,20 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::OpenFile(const std::string& 
   std::error_code ec;
   const bool exists = exists_before && std::filesystem::exists(path, ec);
   if (mode == Mode::kRead && !exists && ec) {
-    return IoError(fmt::format("{}: cannot read: {} (uid {}; a daemon run by systemd keeps its "
-                               "database readable by root only: sudo)", path, ec.message(),
-                               ::geteuid()));
+    return IoError(
+        fmt::format("{}: cannot read: {} (uid {}; a daemon run by systemd keeps its database "
+                    "readable by root only: sudo)",
+                    path, ec.message(), ::geteuid()));
   }
   if (mode == Mode::kRead && !exists) {
-    return NotFound(fmt::format("{}: no such database (cgov daemon --db or cgov demo --db "
-                                "creates one)", path));
+    return NotFound(
+        fmt::format("{}: no such database (cgov daemon --db or cgov demo --db creates one)", path));
   }
   if (exists && !LooksLikeSqlite(path)) {
     return InvalidArgument(fmt::format("{}: not a SQLite database; nothing was changed", path));
   }
-  const auto open_mode = mode == Mode::kRead ? SqliteDb::OpenMode::kReadOnly
-                                             : SqliteDb::OpenMode::kCreate;
+  const auto open_mode =
+      mode == Mode::kRead ? SqliteDb::OpenMode::kReadOnly : SqliteDb::OpenMode::kCreate;
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path, open_mode));
   CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA busy_timeout = 5000"));
   if (mode == Mode::kWrite) {
@@ -363,9 +369,9 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::OpenFile(const std::string& 
     // An older cgov's database reads as it is: version 1 lacks gpu_event, 1 and 2 the MIG columns.
     CGOV_ASSIGN_OR_RETURN(store->schema_version_, store->db_->QueryInt("PRAGMA user_version"));
     if (store->schema_version_ < 1) {
-      return InvalidArgument(fmt::format("{}: schema version {} needs migrating: open it once with "
-                                         "a writer (cgov daemon) first", path,
-                                         store->schema_version_));
+      return InvalidArgument(fmt::format(
+          "{}: schema version {} needs migrating: open it once with a writer (cgov daemon) first",
+          path, store->schema_version_));
     }
   }
   CGOV_RETURN_IF_ERROR(store->LoadCaches());
@@ -387,16 +393,20 @@ Status HistoryStore::PrepareWriter() {
   // checkpointed; a power loss can lose the last commits, a process crash loses nothing.
   CGOV_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"));
   CGOV_RETURN_IF_ERROR(Migrate(*db_));
-  CGOV_ASSIGN_OR_RETURN(insert_tick_,
-                        db_->Prepare("INSERT OR IGNORE INTO tick (ts_ms, run, data) VALUES (?,?,?)"));
-  CGOV_ASSIGN_OR_RETURN(put_rollup_, db_->Prepare(
-      "INSERT OR REPLACE INTO gpu_hour (hour, gpu, data) VALUES (?,?,?)"));
-  CGOV_ASSIGN_OR_RETURN(put_identity_rollup_, db_->Prepare(
-      "INSERT OR REPLACE INTO identity_hour (hour, identity, gpu, data) VALUES (?,?,?,?)"));
-  CGOV_ASSIGN_OR_RETURN(put_session_, db_->Prepare(
-      "INSERT OR REPLACE INTO session (start_ms, gpu, pid, end_ms, identity, command, held_ms, "
-      "idle_held_ms, mem_max_mib, idle_streak_ms, idle_streak_max_ms, idle_streak_max_start_ms, "
-      "open, idle_held_share_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(
+      insert_tick_, db_->Prepare("INSERT OR IGNORE INTO tick (ts_ms, run, data) VALUES (?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(
+      put_rollup_,
+      db_->Prepare("INSERT OR REPLACE INTO gpu_hour (hour, gpu, data) VALUES (?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(
+      put_identity_rollup_,
+      db_->Prepare(
+          "INSERT OR REPLACE INTO identity_hour (hour, identity, gpu, data) VALUES (?,?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(
+      put_session_, db_->Prepare("INSERT OR REPLACE INTO session (start_ms, gpu, pid, end_ms, "
+                                 "identity, command, held_ms, idle_held_ms, mem_max_mib, "
+                                 "idle_streak_ms, idle_streak_max_ms, idle_streak_max_start_ms, "
+                                 "open, idle_held_share_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   CGOV_ASSIGN_OR_RETURN(set_meta_,
                         db_->Prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)"));
   return SetMeta("writer_pid", std::to_string(::getpid()));
@@ -442,16 +452,17 @@ Result<uint32_t> HistoryStore::GpuId(const GpuRecord& gpu) {
       it->second.mig == gpu.mig) {
     return it->second.id;
   }
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT INTO gpu (uuid, idx, name, mem_total_mib, pci_bus_id, mig_profile, gpu_instance_id, "
-      "compute_instance_id, mig_slices, parent_uuid, parent_name, price_share) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
-      "ON CONFLICT (uuid) DO UPDATE SET idx = excluded.idx, name = excluded.name, "
-      "mem_total_mib = excluded.mem_total_mib, pci_bus_id = excluded.pci_bus_id, "
-      "mig_profile = excluded.mig_profile, gpu_instance_id = excluded.gpu_instance_id, "
-      "compute_instance_id = excluded.compute_instance_id, mig_slices = excluded.mig_slices, "
-      "parent_uuid = excluded.parent_uuid, parent_name = excluded.parent_name, "
-      "price_share = excluded.price_share"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(
+          "INSERT INTO gpu (uuid, idx, name, mem_total_mib, pci_bus_id, mig_profile, "
+          "gpu_instance_id, compute_instance_id, mig_slices, parent_uuid, parent_name, "
+          "price_share) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (uuid) DO UPDATE SET idx = "
+          "excluded.idx, name = excluded.name, mem_total_mib = excluded.mem_total_mib, pci_bus_id "
+          "= excluded.pci_bus_id, mig_profile = excluded.mig_profile, gpu_instance_id = "
+          "excluded.gpu_instance_id, compute_instance_id = excluded.compute_instance_id, "
+          "mig_slices = excluded.mig_slices, parent_uuid = excluded.parent_uuid, parent_name = "
+          "excluded.parent_name, price_share = excluded.price_share"));
   stmt.Bind(1, gpu.uuid).Bind(2, gpu.index).Bind(3, gpu.name).Bind(5, gpu.pci_bus_id);
   if (gpu.mem_total_mib) stmt.Bind(4, static_cast<int64_t>(*gpu.mem_total_mib));
   if (gpu.mig) {
@@ -479,12 +490,19 @@ Result<uint32_t> HistoryStore::GpuId(const GpuRecord& gpu) {
 Result<uint32_t> HistoryStore::IdentityId(const IdentityRecord& identity) {
   auto key = identity.Key();
   if (auto it = identities_.find(key); it != identities_.end()) return it->second;
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT INTO identity (user, owner, pod, container, slurm_job, project, team, tags) "
-      "VALUES (?,?,?,?,?,?,?,?)"));
-  stmt.Bind(1, identity.user).Bind(2, identity.owner).Bind(3, identity.pod)
-      .Bind(4, identity.container).Bind(5, identity.slurm_job).Bind(6, identity.project)
-      .Bind(7, identity.team).Bind(8, identity.tags);
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(
+          "INSERT INTO identity (user, owner, pod, container, slurm_job, project, team, tags) "
+          "VALUES (?,?,?,?,?,?,?,?)"));
+  stmt.Bind(1, identity.user)
+      .Bind(2, identity.owner)
+      .Bind(3, identity.pod)
+      .Bind(4, identity.container)
+      .Bind(5, identity.slurm_job)
+      .Bind(6, identity.project)
+      .Bind(7, identity.team)
+      .Bind(8, identity.tags);
   CGOV_RETURN_IF_ERROR(stmt.Run());
   const auto id = static_cast<uint32_t>(db_->LastInsertRowid());
   identities_.emplace(std::move(key), id);
@@ -493,8 +511,7 @@ Result<uint32_t> HistoryStore::IdentityId(const IdentityRecord& identity) {
 
 Result<uint32_t> HistoryStore::CommandId(const std::string& name) {
   if (auto it = commands_.find(name); it != commands_.end()) return it->second;
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt,
-                        db_->Prepare("INSERT INTO command (name) VALUES (?)"));
+  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare("INSERT INTO command (name) VALUES (?)"));
   stmt.Bind(1, name);
   CGOV_RETURN_IF_ERROR(stmt.Run());
   const auto id = static_cast<uint32_t>(db_->LastInsertRowid());
@@ -504,8 +521,9 @@ Result<uint32_t> HistoryStore::CommandId(const std::string& name) {
 
 Result<RunRecord> HistoryStore::BeginRun(const std::string& source, int64_t started_ms,
                                          int64_t interval_ms, const std::string& hostname) {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT INTO run (started_ms, interval_ms, source, hostname) VALUES (?,?,?,?)"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("INSERT INTO run (started_ms, interval_ms, source, hostname) VALUES (?,?,?,?)"));
   stmt.Bind(1, started_ms).Bind(2, interval_ms).Bind(3, source).Bind(4, hostname);
   CGOV_RETURN_IF_ERROR(stmt.Run());
   RunRecord run{static_cast<uint32_t>(db_->LastInsertRowid()), started_ms, interval_ms, source,
@@ -532,17 +550,27 @@ Status HistoryStore::PutRollup(const RollupRow& row) {
     put_rollup_.Bind(1, row.hour).Bind(2, int64_t{row.gpu_id}).BindBlob(3, row.data);
     return put_rollup_.Run();
   }
-  put_identity_rollup_.Bind(1, row.hour).Bind(2, int64_t{row.identity_id})
-      .Bind(3, int64_t{row.gpu_id}).BindBlob(4, row.data);
+  put_identity_rollup_.Bind(1, row.hour)
+      .Bind(2, int64_t{row.identity_id})
+      .Bind(3, int64_t{row.gpu_id})
+      .BindBlob(4, row.data);
   return put_identity_rollup_.Run();
 }
 
 Status HistoryStore::PutSession(const SessionRecord& s) {
-  put_session_.Bind(1, s.start_ms).Bind(2, int64_t{s.gpu_id}).Bind(3, int64_t{s.pid})
-      .Bind(4, s.end_ms).Bind(5, int64_t{s.identity_id}).Bind(6, int64_t{s.command_id})
-      .Bind(7, s.held_ms).Bind(8, s.idle_held_ms).Bind(9, int64_t{s.mem_max_mib})
-      .Bind(10, s.idle_streak_ms).Bind(11, s.idle_streak_max_ms)
-      .Bind(12, s.idle_streak_max_start_ms).Bind(13, int64_t{s.open ? 1 : 0})
+  put_session_.Bind(1, s.start_ms)
+      .Bind(2, int64_t{s.gpu_id})
+      .Bind(3, int64_t{s.pid})
+      .Bind(4, s.end_ms)
+      .Bind(5, int64_t{s.identity_id})
+      .Bind(6, int64_t{s.command_id})
+      .Bind(7, s.held_ms)
+      .Bind(8, s.idle_held_ms)
+      .Bind(9, int64_t{s.mem_max_mib})
+      .Bind(10, s.idle_streak_ms)
+      .Bind(11, s.idle_streak_max_ms)
+      .Bind(12, s.idle_streak_max_start_ms)
+      .Bind(13, int64_t{s.open ? 1 : 0})
       .Bind(14, s.idle_held_share_ms);
   return put_session_.Run();
 }
@@ -556,10 +584,11 @@ Status HistoryStore::SetWatermark(int64_t watermark_ms) {
 Result<int64_t> HistoryStore::PruneTicks(int64_t before_ms) {
   // Events go with their ticks, except each GPU's latest memory_health: a state, recorded only
   // when it changes, that stays true until the next one.
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt events, db_->Prepare(
-      "DELETE FROM gpu_event WHERE ts_ms < ?1 AND (kind != 'memory_health' OR ts_ms < "
-      "(SELECT max(f.ts_ms) FROM gpu_event f WHERE f.gpu = gpu_event.gpu AND "
-      "f.kind = 'memory_health'))"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt events,
+      db_->Prepare("DELETE FROM gpu_event WHERE ts_ms < ?1 AND (kind != 'memory_health' OR ts_ms < "
+                   "(SELECT max(f.ts_ms) FROM gpu_event f WHERE f.gpu = gpu_event.gpu AND f.kind = "
+                   "'memory_health'))"));
   events.Bind(1, std::min(before_ms, watermark_ms_));
   CGOV_RETURN_IF_ERROR(events.Run());
   const int64_t cut_ms = std::min(before_ms, watermark_ms_);
@@ -583,26 +612,35 @@ Result<std::optional<int64_t>> HistoryStore::RawPrunedBeforeMs() const {
   int64_t ms = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    return Internal(fmt::format("{}: table meta, key raw_pruned_before_ms: not a number: {}",
-                                path_, SafeText(text)));
+    return Internal(fmt::format("{}: table meta, key raw_pruned_before_ms: not a number: {}", path_,
+                                SafeText(text)));
   }
   return std::optional<int64_t>(ms);
 }
 
 Status HistoryStore::PutEvent(const GpuEventRecord& e) {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT INTO gpu_event (ts_ms, gpu, kind, code) VALUES (?, ?, ?, ?)"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("INSERT INTO gpu_event (ts_ms, gpu, kind, code) VALUES (?, ?, ?, ?)"));
   stmt.Bind(1, e.ts_ms).Bind(2, int64_t{e.gpu_id}).Bind(3, e.kind).Bind(4, e.code);
   return stmt.Run();
 }
 
 Status HistoryStore::PutPolicyAction(const PolicyActionRecord& a) {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT INTO policy_action (ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, "
-      "outcome, uids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  stmt.Bind(1, a.ts_ms).Bind(2, a.policy).Bind(3, a.action).Bind(4, int64_t{a.gpu_id})
-      .Bind(5, int64_t{a.pid}).Bind(6, a.user).Bind(7, a.command).Bind(8, a.idle_held_ms)
-      .Bind(9, a.outcome).Bind(10, a.uids);
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("INSERT INTO policy_action (ts_ms, policy, action, gpu, pid, user, command, "
+                   "idle_held_ms, outcome, uids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  stmt.Bind(1, a.ts_ms)
+      .Bind(2, a.policy)
+      .Bind(3, a.action)
+      .Bind(4, int64_t{a.gpu_id})
+      .Bind(5, int64_t{a.pid})
+      .Bind(6, a.user)
+      .Bind(7, a.command)
+      .Bind(8, a.idle_held_ms)
+      .Bind(9, a.outcome)
+      .Bind(10, a.uids);
   return stmt.Run();
 }
 
@@ -610,18 +648,20 @@ Result<std::vector<PolicyActionRecord>> HistoryStore::PolicyActions(int64_t sinc
                                                                     int64_t until_ms) const {
   std::vector<PolicyActionRecord> out;
   if (schema_version_ < 7) return out;
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(fmt::format(
-      "SELECT ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, outcome, {} FROM "
-      "policy_action WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms, rowid",
-      schema_version_ >= 8 ? "coalesce(uids, '')" : "''")));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(fmt::format(
+          "SELECT ts_ms, policy, action, gpu, pid, user, command, idle_held_ms, outcome, {} FROM "
+          "policy_action WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms, rowid",
+          schema_version_ >= 8 ? "coalesce(uids, '')" : "''")));
   stmt.Bind(1, since_ms).Bind(2, until_ms);
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
     out.push_back({stmt.Int(0), stmt.SafeString(1), stmt.SafeString(2),
                    static_cast<uint32_t>(stmt.Int(3)), static_cast<uint32_t>(stmt.Int(4)),
-                   stmt.SafeString(5), stmt.SafeString(6), stmt.Int(7),
-                   stmt.SafeString(8), stmt.SafeString(9)});
+                   stmt.SafeString(5), stmt.SafeString(6), stmt.Int(7), stmt.SafeString(8),
+                   stmt.SafeString(9)});
   }
 }
 
@@ -643,10 +683,14 @@ Status HistoryStore::PutPrice(uint32_t gpu_id, int64_t since_ms, const PriceReco
   using Prices = std::map<uint32_t, PriceRecord>;
   CGOV_ASSIGN_OR_RETURN(Prices now, PricesAt(since_ms));
   if (auto it = now.find(gpu_id); it != now.end() && it->second == price) return Status::Ok();
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "INSERT OR REPLACE INTO gpu_price (gpu, since_ms, micro_usd, on_demand_micro_usd, "
-      "spot_micro_usd, is_spot, source) VALUES (?, ?, ?, ?, ?, ?, ?)"));
-  stmt.Bind(1, int64_t{gpu_id}).Bind(2, since_ms).Bind(6, int64_t{price.is_spot ? 1 : 0})
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(
+          "INSERT OR REPLACE INTO gpu_price (gpu, since_ms, micro_usd, on_demand_micro_usd, "
+          "spot_micro_usd, is_spot, source) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+  stmt.Bind(1, int64_t{gpu_id})
+      .Bind(2, since_ms)
+      .Bind(6, int64_t{price.is_spot ? 1 : 0})
       .Bind(7, price.source);
   BindPrice(stmt, 3, price.micro_usd);
   BindPrice(stmt, 4, price.on_demand_micro_usd);
@@ -657,9 +701,10 @@ Status HistoryStore::PutPrice(uint32_t gpu_id, int64_t since_ms, const PriceReco
 Result<std::map<uint32_t, PriceRecord>> HistoryStore::PricesAt(int64_t at_ms) const {
   std::map<uint32_t, PriceRecord> out;
   if (schema_version_ < 4) return out;  // written before cgov recorded prices
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT gpu, micro_usd, on_demand_micro_usd, spot_micro_usd, is_spot, source FROM gpu_price "
-      "WHERE since_ms <= ? ORDER BY gpu, since_ms"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("SELECT gpu, micro_usd, on_demand_micro_usd, spot_micro_usd, is_spot, source "
+                   "FROM gpu_price WHERE since_ms <= ? ORDER BY gpu, since_ms"));
   stmt.Bind(1, at_ms);
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -673,29 +718,30 @@ Result<std::map<uint32_t, PriceRecord>> HistoryStore::PricesAt(int64_t at_ms) co
   }
 }
 
-Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms,
-                                                         int64_t until_ms) const {
+Result<std::vector<GpuEventRecord>> HistoryStore::Events(int64_t since_ms, int64_t until_ms) const {
   if (schema_version_ < 2) return std::vector<GpuEventRecord>{};  // no gpu_event table yet
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT ts_ms, gpu, kind, code FROM gpu_event WHERE ts_ms >= ? AND ts_ms < ? "
-      "ORDER BY ts_ms, gpu"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("SELECT ts_ms, gpu, kind, code FROM gpu_event WHERE ts_ms >= ? AND ts_ms < ? "
+                   "ORDER BY ts_ms, gpu"));
   stmt.Bind(1, since_ms).Bind(2, until_ms);
   std::vector<GpuEventRecord> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
-    out.push_back({stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), stmt.SafeString(2),
-                   stmt.Int(3)});
+    out.push_back(
+        {stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), stmt.SafeString(2), stmt.Int(3)});
   }
 }
 
 Result<std::vector<GpuEventRecord>> HistoryStore::LatestEvents(std::string_view kind,
                                                                int64_t until_ms) const {
   if (schema_version_ < 2) return std::vector<GpuEventRecord>{};
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT e.ts_ms, e.gpu, e.kind, e.code FROM gpu_event e WHERE e.kind = ?1 AND e.ts_ms = "
-      "(SELECT max(f.ts_ms) FROM gpu_event f WHERE f.gpu = e.gpu AND f.kind = ?1 AND "
-      "f.ts_ms < ?2) ORDER BY e.gpu, e.rowid"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("SELECT e.ts_ms, e.gpu, e.kind, e.code FROM gpu_event e WHERE e.kind = ?1 AND "
+                   "e.ts_ms = (SELECT max(f.ts_ms) FROM gpu_event f WHERE f.gpu = e.gpu AND f.kind "
+                   "= ?1 AND f.ts_ms < ?2) ORDER BY e.gpu, e.rowid"));
   stmt.Bind(1, kind).Bind(2, until_ms);
   std::vector<GpuEventRecord> out;
   for (;;) {
@@ -703,25 +749,35 @@ Result<std::vector<GpuEventRecord>> HistoryStore::LatestEvents(std::string_view 
     if (!row) return out;
     GpuEventRecord e{stmt.Int(0), static_cast<uint32_t>(stmt.Int(1)), stmt.SafeString(2),
                      stmt.Int(3)};
-    if (!out.empty() && out.back().gpu_id == e.gpu_id) out.back() = e;  // same ms: the later row
-    else out.push_back(std::move(e));
+    if (!out.empty() && out.back().gpu_id == e.gpu_id)
+      out.back() = e;  // same ms: the later row
+    else
+      out.push_back(std::move(e));
   }
 }
 
 Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {
   // Before schema 3 there were no MIG columns (and no MIG instances).
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      schema_version_ >= 3
-          ? "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id, mig_profile, gpu_instance_id, "
-            "compute_instance_id, mig_slices, parent_uuid, parent_name, price_share FROM gpu "
-            "ORDER BY id"
-          : "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id FROM gpu ORDER BY id"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(
+          schema_version_ >= 3
+              ? "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id, mig_profile, "
+                "gpu_instance_id, compute_instance_id, mig_slices, parent_uuid, parent_name, "
+                "price_share FROM gpu ORDER BY id"
+              : "SELECT id, uuid, idx, name, mem_total_mib, pci_bus_id FROM gpu ORDER BY id"));
   std::vector<GpuRecord> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
-    GpuRecord g{static_cast<uint32_t>(stmt.Int(0)), stmt.SafeString(1), stmt.Int(2),
-                stmt.SafeString(3), std::nullopt, stmt.SafeString(5), "", {}};
+    GpuRecord g{static_cast<uint32_t>(stmt.Int(0)),
+                stmt.SafeString(1),
+                stmt.Int(2),
+                stmt.SafeString(3),
+                std::nullopt,
+                stmt.SafeString(5),
+                "",
+                {}};
     if (!stmt.IsNull(4)) g.mem_total_mib = static_cast<uint64_t>(stmt.Int(4));
     if (schema_version_ >= 3 && !stmt.IsNull(7)) {
       MigInstance mig;
@@ -740,22 +796,32 @@ Result<std::vector<GpuRecord>> HistoryStore::Gpus() const {
 
 Result<std::map<uint32_t, IdentityRecord>> HistoryStore::Identities() const {
   // The Kubernetes names beside each identity's pod UID and container id (version 5 on).
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      schema_version_ >= 5
-          ? "SELECT i.id, i.user, i.owner, i.pod, i.container, i.slurm_job, i.project, i.team, "
-            "i.tags, coalesce(p.namespace, ''), coalesce(p.name, ''), coalesce(c.name, '') "
-            "FROM identity i LEFT JOIN kube_pod p ON p.uid = i.pod AND i.pod != '' "
-            "LEFT JOIN kube_container c ON c.id = i.container AND i.container != ''"
-          : "SELECT id, user, owner, pod, container, slurm_job, project, team, tags, '', '', '' "
-            "FROM identity"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(
+          schema_version_ >= 5
+              ? "SELECT i.id, i.user, i.owner, i.pod, i.container, i.slurm_job, i.project, i.team, "
+                "i.tags, coalesce(p.namespace, ''), coalesce(p.name, ''), coalesce(c.name, '') "
+                "FROM identity i LEFT JOIN kube_pod p ON p.uid = i.pod AND i.pod != '' LEFT JOIN "
+                "kube_container c ON c.id = i.container AND i.container != ''"
+              : "SELECT id, user, owner, pod, container, slurm_job, project, team, tags, '', '', "
+                "'' FROM identity"));
   std::map<uint32_t, IdentityRecord> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
     IdentityRecord r;
     r.id = static_cast<uint32_t>(stmt.Int(0));
-    std::string* fields[] = {&r.user, &r.owner, &r.pod, &r.container, &r.slurm_job, &r.project,
-                             &r.team, &r.tags, &r.kube_namespace, &r.kube_pod_name,
+    std::string* fields[] = {&r.user,
+                             &r.owner,
+                             &r.pod,
+                             &r.container,
+                             &r.slurm_job,
+                             &r.project,
+                             &r.team,
+                             &r.tags,
+                             &r.kube_namespace,
+                             &r.kube_pod_name,
                              &r.kube_container_name};
     for (int i = 0; i < 11; ++i) *fields[i] = stmt.SafeString(i + 1);
     out[r.id] = std::move(r);
@@ -767,8 +833,9 @@ Status HistoryStore::RecordKubeNames(const IdentityRecord& identity) {
     auto names = std::make_pair(identity.kube_namespace, identity.kube_pod_name);
     auto it = kube_pods_.find(identity.pod);
     if (it == kube_pods_.end() || it->second != names) {
-      CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-          "INSERT OR REPLACE INTO kube_pod (uid, namespace, name) VALUES (?,?,?)"));
+      CGOV_ASSIGN_OR_RETURN(
+          SqliteStmt stmt,
+          db_->Prepare("INSERT OR REPLACE INTO kube_pod (uid, namespace, name) VALUES (?,?,?)"));
       stmt.Bind(1, identity.pod).Bind(2, identity.kube_namespace).Bind(3, identity.kube_pod_name);
       CGOV_RETURN_IF_ERROR(stmt.Run());
       kube_pods_[identity.pod] = std::move(names);
@@ -777,10 +844,10 @@ Status HistoryStore::RecordKubeNames(const IdentityRecord& identity) {
   if (!identity.container.empty() && !identity.kube_container_name.empty()) {
     auto it = kube_containers_.find(identity.container);
     if (it == kube_containers_.end() || it->second != identity.kube_container_name) {
-      CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-          "INSERT OR REPLACE INTO kube_container (id, pod_uid, name) VALUES (?,?,?)"));
-      stmt.Bind(1, identity.container).Bind(2, identity.pod)
-          .Bind(3, identity.kube_container_name);
+      CGOV_ASSIGN_OR_RETURN(
+          SqliteStmt stmt,
+          db_->Prepare("INSERT OR REPLACE INTO kube_container (id, pod_uid, name) VALUES (?,?,?)"));
+      stmt.Bind(1, identity.container).Bind(2, identity.pod).Bind(3, identity.kube_container_name);
       CGOV_RETURN_IF_ERROR(stmt.Run());
       kube_containers_[identity.container] = identity.kube_container_name;
     }
@@ -799,15 +866,15 @@ Result<std::map<uint32_t, std::string>> HistoryStore::Commands() const {
 }
 
 Result<std::map<uint32_t, RunRecord>> HistoryStore::Runs() const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT id, started_ms, interval_ms, source, hostname FROM run"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("SELECT id, started_ms, interval_ms, source, hostname FROM run"));
   std::map<uint32_t, RunRecord> out;
   for (;;) {
     CGOV_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return out;
     const auto id = static_cast<uint32_t>(stmt.Int(0));
-    out[id] = RunRecord{id, stmt.Int(1), stmt.Int(2), stmt.SafeString(3),
-                        stmt.SafeString(4)};
+    out[id] = RunRecord{id, stmt.Int(1), stmt.Int(2), stmt.SafeString(3), stmt.SafeString(4)};
   }
 }
 
@@ -848,8 +915,10 @@ Result<bool> HistoryStore::HasTick(int64_t ts_ms) const {
 }
 
 Status HistoryStore::ForEachTick(int64_t from_ms, int64_t to_ms, const TickFn& fn) const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT ts_ms, run, data FROM tick WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(
+          "SELECT ts_ms, run, data FROM tick WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms"));
   stmt.Bind(1, from_ms).Bind(2, to_ms);
   StoredTick tick;
   for (;;) {
@@ -867,9 +936,12 @@ Status HistoryStore::ForEachTick(int64_t from_ms, int64_t to_ms, const TickFn& f
 
 Status HistoryStore::ForEachRollup(int64_t from_hour, int64_t to_hour, bool identities,
                                    const std::function<Status(const RollupRow&)>& fn) const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      identities ? "SELECT hour, identity, gpu, data FROM identity_hour WHERE hour >= ? AND hour < ?"
-                 : "SELECT hour, 0, gpu, data FROM gpu_hour WHERE hour >= ? AND hour < ?"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(
+          identities
+              ? "SELECT hour, identity, gpu, data FROM identity_hour WHERE hour >= ? AND hour < ?"
+              : "SELECT hour, 0, gpu, data FROM gpu_hour WHERE hour >= ? AND hour < ?"));
   stmt.Bind(1, from_hour).Bind(2, to_hour);
   RollupRow r;
   for (;;) {
@@ -925,17 +997,19 @@ std::string SessionColumns(int64_t schema_version) {
 
 Result<std::vector<SessionRecord>> HistoryStore::Sessions(int64_t since_ms,
                                                           int64_t until_ms) const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      SessionColumns(schema_version_) +
-      "WHERE (end_ms > ? AND start_ms < ?) OR open = 1 ORDER BY start_ms, gpu, pid"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(SessionColumns(schema_version_) +
+                   "WHERE (end_ms > ? AND start_ms < ?) OR open = 1 ORDER BY start_ms, gpu, pid"));
   stmt.Bind(1, since_ms).Bind(2, until_ms);
   return ReadSessions(stmt);
 }
 
 Result<std::optional<int64_t>> HistoryStore::FirstSessionStartMs(
     const std::vector<uint32_t>& identities, int64_t ended_since_ms) const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      "SELECT min(start_ms) FROM session WHERE end_ms >= ? AND identity = ?"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare("SELECT min(start_ms) FROM session WHERE end_ms >= ? AND identity = ?"));
   std::optional<int64_t> first;
   for (uint32_t id : identities) {
     stmt.Reset();
@@ -947,8 +1021,9 @@ Result<std::optional<int64_t>> HistoryStore::FirstSessionStartMs(
 }
 
 Result<std::vector<SessionRecord>> HistoryStore::OpenSessions() const {
-  CGOV_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(
-      SessionColumns(schema_version_) + "WHERE open = 1 ORDER BY start_ms, gpu, pid"));
+  CGOV_ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      db_->Prepare(SessionColumns(schema_version_) + "WHERE open = 1 ORDER BY start_ms, gpu, pid"));
   return ReadSessions(stmt);
 }
 

@@ -30,7 +30,6 @@ namespace cgov {
 // there is no such file. For commands that would replace the file (cgov demo --force).
 Status CheckNoWriter(const std::string& path);
 
-
 class HistoryStore {
  public:
   enum class Mode { kRead, kWrite };
@@ -144,10 +143,10 @@ class HistoryStore {
   std::unique_ptr<SqliteDb> db_;
   std::string path_;
   int64_t schema_version_ = kHistorySchemaVersion;  // a reader may open an older one
-  int lock_fd_;  // -1 for readers
+  int lock_fd_;                                     // -1 for readers
   bool fully_checked_ = true;
   int64_t watermark_ms_ = 0;
-  std::map<std::string, GpuRecord> gpus_;  // by uuid
+  std::map<std::string, GpuRecord> gpus_;                                          // by uuid
   std::map<decltype(std::declval<IdentityRecord>().Key()), uint32_t> identities_;  // by Key()
   std::map<std::string, std::pair<std::string, std::string>> kube_pods_;  // uid -> (ns, name)
   std::map<std::string, std::string> kube_containers_;                    // id -> name

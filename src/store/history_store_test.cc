@@ -178,7 +178,8 @@ TEST_F(HistoryStoreTest, WritesAndReadsBackTicksDictionariesAndRollups) {
     ASSERT_TRUE(s.Begin().ok());
     auto gpu = s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", "", {}});
     ASSERT_TRUE(gpu.ok());
-    EXPECT_EQ(*s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", "", {}}), *gpu) << "dictionary: same id";
+    EXPECT_EQ(*s.GpuId({0, "GPU-a", 0, "H100", 81559, "00:18", "", {}}), *gpu)
+        << "dictionary: same id";
     IdentityRecord alice;
     alice.user = "alice";
     alice.project = "llm";
@@ -203,19 +204,25 @@ TEST_F(HistoryStoreTest, WritesAndReadsBackTicksDictionariesAndRollups) {
   EXPECT_EQ((*range)->first, 1000);
   EXPECT_EQ((*range)->second, 2000);
   int ticks = 0;
-  ASSERT_TRUE((*store)->ForEachTick(0, 1500, [&](int64_t ts, uint32_t, const StoredTick& t) {
-    EXPECT_EQ(ts, 1000);
-    EXPECT_EQ(t.processes.size(), 2u);
-    ++ticks;
-    return Status::Ok();
-  }).ok());
+  ASSERT_TRUE((*store)
+                  ->ForEachTick(0, 1500,
+                                [&](int64_t ts, uint32_t, const StoredTick& t) {
+                                  EXPECT_EQ(ts, 1000);
+                                  EXPECT_EQ(t.processes.size(), 2u);
+                                  ++ticks;
+                                  return Status::Ok();
+                                })
+                  .ok());
   EXPECT_EQ(ticks, 1) << "the window's end is exclusive";
   std::vector<std::string> rows;
   for (bool identities : {false, true}) {
-    ASSERT_TRUE((*store)->ForEachRollup(0, 10, identities, [&](const RollupRow& r) {
-      rows.push_back(r.data);
-      return Status::Ok();
-    }).ok());
+    ASSERT_TRUE((*store)
+                    ->ForEachRollup(0, 10, identities,
+                                    [&](const RollupRow& r) {
+                                      rows.push_back(r.data);
+                                      return Status::Ok();
+                                    })
+                    .ok());
   }
   EXPECT_EQ(rows, (std::vector<std::string>{"x", "y"}));
   EXPECT_EQ((*store)->Identities()->begin()->second.project, "llm");
@@ -292,27 +299,29 @@ TEST_F(HistoryStoreTest, AReaderMeetsCorruptionWhereItReadsAndAWriterBeforeItWri
     file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
   }
   auto reader = HistoryStore::Open(path_, HistoryStore::Mode::kRead);
-  ASSERT_TRUE(reader.ok()) << "the tick table is not read on open: "
-                           << reader.status().message();
+  ASSERT_TRUE(reader.ok()) << "the tick table is not read on open: " << reader.status().message();
   EXPECT_FALSE((*reader)->fully_checked());
   Status read = (*reader)->ForEachTick(
       0, 1'000'000, [](int64_t, uint32_t, const StoredTick&) { return Status::Ok(); });
   ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.message().rfind(path_ + ": the database is corrupt (SQLite: database disk image "
-                                 "is malformed); nothing was written. Keep a copy, then salvage "
-                                 "what is readable with `sqlite3 " + path_ + " .recover", 0),
-            0u) << read.message();
+  EXPECT_EQ(read.message().rfind(
+                path_ +
+                    ": the database is corrupt (SQLite: database disk image is malformed); nothing "
+                    "was written. Keep a copy, then salvage what is readable with `sqlite3 " +
+                    path_ + " .recover",
+                0),
+            0u)
+      << read.message();
   reader->reset();
   auto writer = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_FALSE(writer.ok());
   EXPECT_NE(writer.status().message().find(": the database is corrupt (SQLite quick_check: "),
-            std::string::npos) << writer.status().message();
+            std::string::npos)
+      << writer.status().message();
 }
 
 TEST_F(HistoryStoreTest, ForeignOrCorruptOrNewerDatabasesAreLeftUntouched) {
-  {
-    std::ofstream(path_) << "not a database at all, just text\n";
-  }
+  { std::ofstream(path_) << "not a database at all, just text\n"; }
   auto text = HistoryStore::Open(path_, HistoryStore::Mode::kWrite);
   ASSERT_FALSE(text.ok());
   EXPECT_NE(text.status().message().find("not a SQLite database"), std::string::npos);
@@ -357,9 +366,9 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   }
   {
     auto db = SqliteDb::Open(path_, SqliteDb::OpenMode::kReadWrite);
-    std::string v1 = "DROP TABLE gpu_event; DROP TABLE gpu_price; DROP TABLE kube_pod; "
-                     "DROP TABLE kube_container; DROP TABLE policy_action; "
-                     "PRAGMA user_version = 1;";
+    std::string v1 =
+        "DROP TABLE gpu_event; DROP TABLE gpu_price; DROP TABLE kube_pod; DROP TABLE "
+        "kube_container; DROP TABLE policy_action; PRAGMA user_version = 1;";
     for (const char* column : {"mig_profile", "gpu_instance_id", "compute_instance_id",
                                "mig_slices", "parent_uuid", "parent_name", "price_share"}) {
       v1 += std::string(" ALTER TABLE gpu DROP COLUMN ") + column + ";";
@@ -410,8 +419,9 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   ASSERT_TRUE(events.ok() && events->size() == 1u);
   EXPECT_EQ((*events)[0].code, 79);
   EXPECT_TRUE(*(*writer)->HasTick(1000)) << "the migration kept the ticks";
-  const PolicyActionRecord action{1600, "stale", "sigterm", 1, 4242, "bob", "jupyter-lab",
-                                  7'200'000, "sent", "uid 1000 euid 1000 suid 1000 login 1001"};
+  const PolicyActionRecord action{
+      1600,  "stale",       "sigterm", 1,      4242,
+      "bob", "jupyter-lab", 7'200'000, "sent", "uid 1000 euid 1000 suid 1000 login 1001"};
   ASSERT_TRUE((*writer)->PutPolicyAction(action).ok());
   auto actions = (*writer)->PolicyActions(0, 10'000);
   ASSERT_TRUE(actions.ok()) << actions.status().message();
@@ -425,8 +435,9 @@ TEST_F(HistoryStoreTest, AVersionOneDatabaseIsReadAndThenMigratedByTheWriter) {
   mig.parent_uuid = "GPU-b";
   mig.parent_name = "NVIDIA H100 80GB HBM3";
   mig.price_share = 0.4928;
-  ASSERT_TRUE((*writer)->GpuId({0, "MIG-b1", 1, "NVIDIA H100 80GB HBM3 MIG 3g.40gb", 40192, "",
-                                "", mig}).ok());
+  ASSERT_TRUE((*writer)
+                  ->GpuId({0, "MIG-b1", 1, "NVIDIA H100 80GB HBM3 MIG 3g.40gb", 40192, "", "", mig})
+                  .ok());
   auto gpus = (*writer)->Gpus();
   ASSERT_TRUE(gpus.ok() && gpus->size() == 2u);
   EXPECT_EQ((*gpus)[0].uuid, "GPU-a") << "kept through the migration";
@@ -542,8 +553,11 @@ TEST_F(HistoryStoreTest, RecordsEachGpusPriceFromWhenItApplies) {
   ASSERT_TRUE((*store)->PutPrice(1, 1'000, list).ok());
   ASSERT_TRUE((*store)->PutPrice(1, 2'000, list).ok());  // a restart, same price
   ASSERT_TRUE((*store)->PutPrice(1, 3'000, mine).ok());
-  ASSERT_TRUE((*store)->PutPrice(2, 3'000, PriceRecord{std::nullopt, std::nullopt, std::nullopt,
-                                                        false, "price unknown: no entry"}).ok());
+  ASSERT_TRUE((*store)
+                  ->PutPrice(2, 3'000,
+                             PriceRecord{std::nullopt, std::nullopt, std::nullopt, false,
+                                         "price unknown: no entry"})
+                  .ok());
   auto rows = (*store)->PricesAt(kEndTimestampMs);
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->at(1), mine);

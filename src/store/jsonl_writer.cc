@@ -39,8 +39,9 @@ Status JsonlWriter::Append(std::string_view line) {
     ssize_t n = write(fd_, rest.data(), rest.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      error_ = IoError(fmt::format("{}: writing line {} failed: {}; later samples were not saved",
-                                   path_, lines_ + 1, n < 0 ? std::strerror(errno) : "no progress"));
+      error_ =
+          IoError(fmt::format("{}: writing line {} failed: {}; later samples were not saved", path_,
+                              lines_ + 1, n < 0 ? std::strerror(errno) : "no progress"));
       // A partial line would make the file unreadable as JSON Lines: cut it off (truncating
       // frees space, so it works on a full disk).
       if (bytes_ >= 0 && rest.size() < buffer_.size()) (void)!ftruncate(fd_, bytes_);

@@ -60,9 +60,9 @@ class PromQuery {
       const std::vector<PromRequest>& requests) const = 0;
   // Each request's answer handed to `take` (request index, answer) in the order asked; the
   // first failure, or the first error `take` returns, ends the batch and is returned.
-  virtual Status QueryEach(const std::vector<PromRequest>& requests,
-                           const std::function<Status(size_t, std::vector<PromSeries>)>& take)
-      const = 0;
+  virtual Status QueryEach(
+      const std::vector<PromRequest>& requests,
+      const std::function<Status(size_t, std::vector<PromSeries>)>& take) const = 0;
   // Where the answers come from, as errors name it.
   virtual const std::string& url() const = 0;
 };

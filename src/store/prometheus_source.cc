@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
-#include <cmath>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,10 +31,10 @@ struct Download {
   // No string or number in an answer comes near 16 MiB (label values, errors, warnings).
   explicit Download(JsonEvents* events) : json(events, 16u << 20) {}
   JsonStream json;
-  bool is_json = true;  // every piece so far read as JSON
+  bool is_json = true;   // every piece so far read as JSON
   bool too_big = false;  // cut off at kMaxBody
   size_t bytes = 0;
-  std::string head;     // the first kHead bytes
+  std::string head;  // the first kHead bytes
   static constexpr size_t kHead = 256;
 };
 
@@ -268,12 +268,14 @@ Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
   if (tenant.size() > 150 ||
       tenant.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                "!-_.*'()") != std::string::npos) {
-    return InvalidArgument(fmt::format("--prometheus-tenant \"{}\": a tenant ID is at most 150 "
-                                       "of a-z A-Z 0-9 ! - _ . * ' ( )", SafeText(tenant)));
+    return InvalidArgument(fmt::format(
+        "--prometheus-tenant \"{}\": a tenant ID is at most 150 of a-z A-Z 0-9 ! - _ . * ' ( )",
+        SafeText(tenant)));
   }
   if (!base_url.starts_with("http://") && !base_url.starts_with("https://")) {
-    return InvalidArgument(fmt::format("--prometheus {}: expected an http:// or https:// URL "
-                                       "such as http://127.0.0.1:9090", RedactedUrl(base_url)));
+    return InvalidArgument(fmt::format(
+        "--prometheus {}: expected an http:// or https:// URL such as http://127.0.0.1:9090",
+        RedactedUrl(base_url)));
   }
   while (base_url.ends_with("/")) base_url.pop_back();
   CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
@@ -294,8 +296,7 @@ std::string StepParam(double seconds) { return fmt::format("{}ms", WholeMs(secon
 
 Result<std::vector<PromSeries>> PrometheusSource::Query(const std::string& expr,
                                                         double time_s) const {
-  return Get("/api/v1/query", {{"query", expr}, {"time", TimeParam(time_s)}, TimeoutParam()},
-             expr);
+  return Get("/api/v1/query", {{"query", expr}, {"time", TimeParam(time_s)}, TimeoutParam()}, expr);
 }
 
 // The server gives up when cgov does (Prometheus caps it at its --query.timeout): a query past
@@ -308,8 +309,11 @@ Result<std::vector<PromSeries>> PrometheusSource::QueryRange(const std::string& 
                                                              double start_s, double end_s,
                                                              double step_s) const {
   return Get("/api/v1/query_range",
-             {{"query", expr}, {"start", TimeParam(start_s)}, {"end", TimeParam(end_s)},
-              {"step", StepParam(step_s)}, TimeoutParam()},
+             {{"query", expr},
+              {"start", TimeParam(start_s)},
+              {"end", TimeParam(end_s)},
+              {"step", StepParam(step_s)},
+              TimeoutParam()},
              expr);
 }
 
@@ -399,6 +403,51 @@ Status PrometheusSource::QueryEach(
   return status;
 }
 
+namespace {
+
+// A Prometheus answer that parsed: refused when the query failed, the answer is partial or
+// warned of gaps, or it is neither a vector nor a matrix.
+Status CheckQueryAnswer(const AnswerReader& answer, const std::string& shown_url, long status,
+                        const std::string& expr) {
+  if (*answer.status != "success") {
+    const std::string& type = answer.error_type;
+    return InvalidArgument(fmt::format(
+        "--prometheus {}: the query failed (HTTP {}): {}: {}{}\n  query: {}", shown_url, status,
+        SafeText(type), SafeText(answer.error),
+        type == "timeout" ? " (the server's own limit, its --query.timeout, or "
+                            "--prometheus-timeout; a shorter window or the hourly recording "
+                            "rules need less)"
+                          : "",
+        expr));
+  }
+  // A partial answer (a store or storage node down) is refused, whatever the server's settings:
+  // VictoriaMetrics marks it isPartial; Thanos, and Prometheus for a failed remote read, put
+  // why in warnings. PromQL's info annotations ("PromQL info: ...") are notes, not gaps.
+  if (answer.is_partial) {
+    return Unavailable(fmt::format(
+        "--prometheus {}: the answer is partial (isPartial: some storage nodes did not answer); "
+        "cgov needs every series for exact totals: try again, or query a healthy node\n  query: {}",
+        shown_url, expr));
+  }
+  for (const std::string& warning : answer.warnings) {
+    if (warning.starts_with("PromQL info:")) continue;
+    return Unavailable(
+        fmt::format("--prometheus {}: the server warned that the answer may be incomplete: {}; "
+                    "cgov needs every series for exact totals\n"
+                    "  query: {}",
+                    shown_url, SafeText(warning), expr));
+  }
+  if (answer.result_type != "vector" && answer.result_type != "matrix") {
+    return InvalidArgument(
+        fmt::format("--prometheus {}: expected a vector or matrix, got '{}'\n"
+                    "  query: {}",
+                    shown_url, answer.result_type, expr));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::vector<PromSeries>> PrometheusSource::Get(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
     const std::string& expr) const {
@@ -423,15 +472,16 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   request.on_data = [&download](std::string_view piece) { return Append(piece, &download); };
   CGOV_ASSIGN_OR_RETURN(HttpResponse sent, client->Send(request));
   if (sent.end == HttpResponse::End::kTimedOut) {
-    return Unavailable(fmt::format("--prometheus {}: no whole answer in {:.0f} s "
-                                   "(--prometheus-timeout); a longer timeout, a shorter window, or "
-                                   "the hourly recording rules (--recording-rules on)\n  query: {}",
-                                   shown_url_, static_cast<double>(timeout_.count()) / 1000, expr));
+    return Unavailable(fmt::format(
+        "--prometheus {}: no whole answer in {:.0f} s (--prometheus-timeout); a longer timeout, a "
+        "shorter window, or the hourly recording rules (--recording-rules on)\n  query: {}",
+        shown_url_, static_cast<double>(timeout_.count()) / 1000, expr));
   }
   if (download.too_big) {
-    return Unavailable(fmt::format("--prometheus {}: the answer passed {} MiB and was cut off; a "
-                                   "shorter window or the hourly recording rules (--recording-rules "
-                                   "on) need less\n  query: {}", shown_url_, kMaxBody >> 20, expr));
+    return Unavailable(
+        fmt::format("--prometheus {}: the answer passed {} MiB and was cut off; a shorter window "
+                    "or the hourly recording rules (--recording-rules on) need less\n  query: {}",
+                    shown_url_, kMaxBody >> 20, expr));
   }
   if (!sent.complete()) {
     // curl's message may quote the URL it was given: never its credentials.
@@ -441,8 +491,8 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
       error.replace(at, base_url_.size(), shown_url_);
       at += shown_url_.size();
     }
-    return Unavailable(fmt::format("--prometheus {}: cannot reach the server: {}", shown_url_,
-                                   error));
+    return Unavailable(
+        fmt::format("--prometheus {}: cannot reach the server: {}", shown_url_, error));
   }
   const long status = sent.status;
   const bool parsed = download.is_json && download.json.Finish();
@@ -452,41 +502,13 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
       return Unavailable(fmt::format("--prometheus {}: {} answered HTTP {}: {}", shown_url_, path,
                                      status, FirstLine(download.head)));
     }
-    return Unavailable(fmt::format("--prometheus {}: {} is not a Prometheus query API (HTTP {}, "
-                                   "the answer is not Prometheus JSON); is the URL the server's "
-                                   "root, such as http://127.0.0.1:9090?", shown_url_, path, status));
+    return Unavailable(fmt::format(
+        "--prometheus {}: {} is not a Prometheus query API (HTTP {}, the answer is not Prometheus "
+        "JSON); is the URL the server's root, such as http://127.0.0.1:9090?",
+        shown_url_, path, status));
   }
   const size_t bytes = download.bytes;
-  if (*answer.status != "success") {
-    const std::string& type = answer.error_type;
-    return InvalidArgument(fmt::format(
-        "--prometheus {}: the query failed (HTTP {}): {}: {}{}\n  query: {}", shown_url_, status,
-        SafeText(type), SafeText(answer.error),
-        type == "timeout" ? " (the server's own limit, its --query.timeout, or "
-                            "--prometheus-timeout; a shorter window or the hourly recording "
-                            "rules need less)"
-                          : "",
-        expr));
-  }
-  // A partial answer (a store or storage node down) is refused, whatever the server's settings:
-  // VictoriaMetrics marks it isPartial; Thanos, and Prometheus for a failed remote read, put
-  // why in warnings. PromQL's info annotations ("PromQL info: ...") are notes, not gaps.
-  if (answer.is_partial) {
-    return Unavailable(fmt::format("--prometheus {}: the answer is partial (isPartial: some "
-                                   "storage nodes did not answer); cgov needs every series for "
-                                   "exact totals: try again, or query a healthy node\n  query: {}",
-                                   shown_url_, expr));
-  }
-  for (const std::string& warning : answer.warnings) {
-    if (warning.starts_with("PromQL info:")) continue;
-    return Unavailable(fmt::format("--prometheus {}: the server warned that the answer may be "
-                                   "incomplete: {}; cgov needs every series for exact totals\n"
-                                   "  query: {}", shown_url_, SafeText(warning), expr));
-  }
-  if (answer.result_type != "vector" && answer.result_type != "matrix") {
-    return InvalidArgument(fmt::format("--prometheus {}: expected a vector or matrix, got '{}'\n"
-                                       "  query: {}", shown_url_, answer.result_type, expr));
-  }
+  CGOV_RETURN_IF_ERROR(CheckQueryAnswer(answer, shown_url_, status, expr));
   std::vector<PromSeries> out = std::move(answer.series);
   if (trace_) {
     static std::mutex trace_mutex;  // batches answer on several threads

@@ -26,8 +26,8 @@ namespace cgov {
 struct QueryTrace {
   std::string_view path;  // /api/v1/query or /api/v1/query_range
   std::string_view expr;
-  double seconds = 0;     // the request, answer and parse
-  size_t bytes = 0;       // the answer as sent (after gzip, as curl counts it: the text's size)
+  double seconds = 0;  // the request, answer and parse
+  size_t bytes = 0;    // the answer as sent (after gzip, as curl counts it: the text's size)
   size_t series = 0, points = 0;
 };
 
@@ -44,8 +44,8 @@ class PrometheusSource : public PromQuery {
   // The instant vector of `expr` at Unix time `time_s`.
   Result<std::vector<PromSeries>> Query(const std::string& expr, double time_s) const override;
   // The range of `expr` from start to end (inclusive) every step seconds.
-  Result<std::vector<PromSeries>> QueryRange(const std::string& expr, double start_s,
-                                             double end_s, double step_s) const;
+  Result<std::vector<PromSeries>> QueryRange(const std::string& expr, double start_s, double end_s,
+                                             double step_s) const;
   // Each request's answer, in the order asked, from up to parallel() requests at a time (a
   // large store answers independent queries on several cores at once). Any failure fails the
   // batch: the first one in the order asked, and no request of it not yet sent is sent.
@@ -58,9 +58,9 @@ class PrometheusSource : public PromQuery {
   // of them, besides the early ones'). The first failure in the order asked, or the first error
   // `take` returns, ends the batch: no request not yet sent is sent, and that error is returned
   // (where an early request failed before the requests ahead of it were sent, its failure).
-  Status QueryEach(const std::vector<PromRequest>& requests,
-                   const std::function<Status(size_t, std::vector<PromSeries>)>& take)
-      const override;
+  Status QueryEach(
+      const std::vector<PromRequest>& requests,
+      const std::function<Status(size_t, std::vector<PromSeries>)>& take) const override;
   // As errors and notes show it: credentials in the URL redacted (core/url.h).
   const std::string& url() const override { return shown_url_; }
   // Called after each answered query, from one thread at a time.
@@ -75,9 +75,9 @@ class PrometheusSource : public PromQuery {
         shown_url_(RedactedUrl(base_url_)),
         timeout_(timeout),
         tenant_(std::move(tenant)) {}
-  Result<std::vector<PromSeries>> Get(const std::string& path,
-                                      const std::vector<std::pair<std::string, std::string>>& params,
-                                      const std::string& expr) const;
+  Result<std::vector<PromSeries>> Get(
+      const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
+      const std::string& expr) const;
   std::pair<std::string, std::string> TimeoutParam() const;
 
   std::string base_url_;   // what curl is given

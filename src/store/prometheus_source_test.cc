@@ -11,12 +11,12 @@ namespace {
 // Issue 58, 5: a password in a --prometheus URL was printed in every error and in the
 // honor-labels note (both name the server by PrometheusSource::url()).
 TEST(PrometheusSource, ShowsItsUrlRedactedInEveryError) {
-  Result<PrometheusSource> bad = PrometheusSource::Open("ftp://alice:s3cret@host:1",
-                                                        std::chrono::seconds(1));
+  Result<PrometheusSource> bad =
+      PrometheusSource::Open("ftp://alice:s3cret@host:1", std::chrono::seconds(1));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message().find("s3cret"), std::string::npos) << bad.status().message();
-  Result<PrometheusSource> prom = PrometheusSource::Open("http://alice:s3cret@127.0.0.1:1",
-                                                         std::chrono::seconds(1));
+  Result<PrometheusSource> prom =
+      PrometheusSource::Open("http://alice:s3cret@127.0.0.1:1", std::chrono::seconds(1));
   if (!prom.ok()) GTEST_SKIP() << "no libcurl: " << prom.status().message();
   EXPECT_EQ(prom->url(), "http://***@127.0.0.1:1");
   Result<std::vector<PromSeries>> answer = prom->Query("up", 0);
@@ -33,8 +33,7 @@ TEST(PrometheusSource, LabelValuesEnterDisplaySafeAndBounded) {
   const std::string hostile = "alice\\u001b]0;pwned\\u0007\\u001b[2J\\r\\u009b31m";
   const std::string answer =
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"user":")" +
-      hostile + R"(","Hostname":")" + std::string(5000, 'h') +
-      R"("},"value":[1795000000,"1"]}]}})";
+      hostile + R"(","Hostname":")" + std::string(5000, 'h') + R"("},"value":[1795000000,"1"]}]}})";
   FakeHttpServer server([&](const std::string&) { return std::make_pair(200, answer); });
   Result<PrometheusSource> prom = PrometheusSource::Open(server.url(""), std::chrono::seconds(5));
   if (!prom.ok()) GTEST_SKIP() << "no libcurl: " << prom.status().message();

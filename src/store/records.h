@@ -82,7 +82,7 @@ struct SessionRecord {
   int64_t idle_streak_ms = 0;            // the idle-held time running now (0: not idle-held)
   int64_t idle_streak_max_ms = 0;        // the longest unbroken idle-held stretch
   int64_t idle_streak_max_start_ms = 0;  // and when it began
-  bool open = true;  // false once the process left the GPU or its run ended
+  bool open = true;                      // false once the process left the GPU or its run ended
   bool allocation() const { return (pid & kAllocationSessionPid) != 0; }
 };
 
@@ -122,7 +122,7 @@ struct PolicyActionRecord {
 
 // An opaque rollup row (the analysis layer owns the encoding of `data`).
 struct RollupRow {
-  int64_t hour = 0;  // Unix ms / kHourMs
+  int64_t hour = 0;          // Unix ms / kHourMs
   uint32_t identity_id = 0;  // 0 for GPU rows
   uint32_t gpu_id = 0;
   std::string data;

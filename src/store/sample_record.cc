@@ -102,7 +102,8 @@ void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, i
   }
   w.Key("slow_age_s");
   if (fresh) {
-    w.Double(Round3(static_cast<double>(std::max<int64_t>(0, tick_ns - slow->read_mono_ns)) * 1e-9));
+    w.Double(
+        Round3(static_cast<double>(std::max<int64_t>(0, tick_ns - slow->read_mono_ns)) * 1e-9));
   } else {
     w.Null();
   }
@@ -115,7 +116,6 @@ void WriteGpu(size_t index, const GpuFastSample& f, const GpuSlowSample* slow, i
 }
 
 }  // namespace
-
 
 json HeaderRecord(const SamplesHeader& h) {
   json gpus = json::array();

@@ -42,7 +42,8 @@ SqliteStmt& SqliteStmt::BindDouble(int index, double value) {
 }
 
 SqliteStmt& SqliteStmt::BindBlob(int index, std::string_view bytes) {
-  db_->lib().bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  db_->lib().bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
+                       SQLITE_TRANSIENT);
   return *this;
 }
 
@@ -98,13 +99,11 @@ std::string_view SqliteStmt::Blob(int column) const {
 Status CorruptDatabase(const std::string& path, std::string_view how, std::string_view finding) {
   return InvalidArgument(fmt::format(
       "{}: the database is corrupt (SQLite{}: {}); nothing was written. Keep a copy, then "
-      "salvage what is readable with `sqlite3 {} .recover | sqlite3 NEW.db`", path, how,
-      SafeText(finding), path));
+      "salvage what is readable with `sqlite3 {} .recover | sqlite3 NEW.db`",
+      path, how, SafeText(finding), path));
 }
 
-bool IsCorruption(int rc) {
-  return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB;
-}
+bool IsCorruption(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
 
 Status SqliteStmt::Error(int rc) const {
   if (IsCorruption(rc)) return CorruptDatabase(db_->path(), "", db_->lib().errmsg(db_->raw()));
@@ -116,9 +115,15 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, OpenMo
   CGOV_RETURN_IF_ERROR(CheckRegularOrAbsent(path, "database"));  // a FIFO or a device: refused
   int flags = SQLITE_OPEN_NOMUTEX;
   switch (mode) {
-    case OpenMode::kReadOnly: flags |= SQLITE_OPEN_READONLY; break;
-    case OpenMode::kReadWrite: flags |= SQLITE_OPEN_READWRITE; break;
-    case OpenMode::kCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
+    case OpenMode::kReadOnly:
+      flags |= SQLITE_OPEN_READONLY;
+      break;
+    case OpenMode::kReadWrite:
+      flags |= SQLITE_OPEN_READWRITE;
+      break;
+    case OpenMode::kCreate:
+      flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+      break;
   }
   CGOV_ASSIGN_OR_RETURN(const SqliteLibrary* lib, LoadSqlite());
   sqlite3* db = nullptr;
@@ -144,8 +149,8 @@ Status SqliteDb::Exec(std::string_view sql) {
     lib_->free(message);
     return corrupt;
   }
-  Status error = IoError(fmt::format("{}: {} ({})", path_, message != nullptr ? message : "",
-                                     lib_->errstr(rc)));
+  Status error = IoError(
+      fmt::format("{}: {} ({})", path_, message != nullptr ? message : "", lib_->errstr(rc)));
   lib_->free(message);
   return error;
 }
@@ -153,7 +158,7 @@ Status SqliteDb::Exec(std::string_view sql) {
 Result<SqliteStmt> SqliteDb::Prepare(std::string_view sql) const {
   sqlite3_stmt* stmt = nullptr;
   const int rc = lib_->prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+                                  SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return Error(fmt::format("preparing \"{}\"", sql));
   return SqliteStmt(stmt, this);
 }

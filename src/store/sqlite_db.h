@@ -75,7 +75,7 @@ class SqliteDb {
   Result<SqliteStmt> Prepare(std::string_view sql) const;
   // The single integer a query such as "PRAGMA user_version" returns.
   Result<int64_t> QueryInt(std::string_view sql) const;
-  int64_t Changes() const;  // rows changed by the last statement
+  int64_t Changes() const;          // rows changed by the last statement
   int64_t LastInsertRowid() const;  // the rowid the last INSERT gave its row
   const std::string& path() const { return path_; }
   sqlite3* raw() const { return db_; }

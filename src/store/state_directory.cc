@@ -30,8 +30,10 @@ Status CreateStateDirectory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return Status::Ok();
-    return InvalidArgument(fmt::format("{}: not a directory (cgov keeps its history database "
-                                       "there; give --db PATH to put it elsewhere)", dir));
+    return InvalidArgument(
+        fmt::format("{}: not a directory (cgov keeps its history database there; give --db PATH to "
+                    "put it elsewhere)",
+                    dir));
   }
   if (::mkdir(dir.c_str(), 0750) == 0 || errno == EEXIST) return Status::Ok();
   const int err = errno;
@@ -41,9 +43,10 @@ Status CreateStateDirectory(const std::string& dir) {
                                dir, parent));
   }
   if (err == EACCES || err == EPERM || err == EROFS) {
-    return IoError(fmt::format("cannot create {}: {} (uid {}): run as root once, create it "
-                               "for this user, or give --db PATH", dir, std::strerror(err),
-                               ::geteuid()));
+    return IoError(
+        fmt::format("cannot create {}: {} (uid {}): run as root once, create it for this user, or "
+                    "give --db PATH",
+                    dir, std::strerror(err), ::geteuid()));
   }
   return IoError(fmt::format("cannot create {}: {}", dir, std::strerror(err)));
 }

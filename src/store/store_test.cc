@@ -109,8 +109,10 @@ TEST(SampleRecord, SlowFieldsAppearWithTheirAge) {
   tick.gpu_slow[0].processes_known = true;
   tick.gpu_slow[0].processes = {GpuProcess{7, true, false, 1024, 30, std::nullopt}};
   tick.gpu_slow[0].pcie_rx_kbps = 500;
-  tick.gpu_fast[0] = GpuFastSample{false, 95, 60, 75'161'927'680, 85'520'809'984, 610'000,
-                                   700'000, 71, 1980, 2619, 4, 0, 0, std::nullopt, 2, 79};
+  tick.gpu_fast[0] = GpuFastSample{false,   95,      60, 75'161'927'680, 85'520'809'984,
+                                   610'000, 700'000, 71, 1980,           2619,
+                                   4,       0,       0,  std::nullopt,   2,
+                                   79};
   tick.host.core_pct = {12.5, std::nullopt};
   tick.host.load = LoadAvg{1.5, 1, 0.5, 77};
   std::string line;

@@ -180,9 +180,9 @@ Status DecodeTick(std::string_view data, std::string_view context, StoredTick* t
   *tick = StoredTick{};
   if (data.empty()) return InvalidArgument(fmt::format("{}: empty tick", context));
   if (static_cast<uint8_t>(data[0]) != kTickEncodingVersion) {
-    return InvalidArgument(fmt::format("{}: tick encoding version {} is not one this cgov reads "
-                                       "({})", context, static_cast<uint8_t>(data[0]),
-                                       kTickEncodingVersion));
+    return InvalidArgument(
+        fmt::format("{}: tick encoding version {} is not one this cgov reads ({})", context,
+                    static_cast<uint8_t>(data[0]), kTickEncodingVersion));
   }
   Reader r(data, context);
   uint64_t host = 0, v = 0, count = 0;
@@ -211,7 +211,8 @@ Status DecodeTick(std::string_view data, std::string_view context, StoredTick* t
     for (StoredAllocation& a : tick->allocations) {
       uint64_t gpu_pos = 0, identity = 0;
       if (!r.Next(&gpu_pos) || !r.Next(&identity)) return r.Error("allocation");
-      if (gpu_pos >= tick->gpus.size()) return r.Error("allocation of a GPU the tick does not list");
+      if (gpu_pos >= tick->gpus.size())
+        return r.Error("allocation of a GPU the tick does not list");
       a.gpu_pos = static_cast<uint32_t>(gpu_pos);
       a.identity_id = static_cast<uint32_t>(identity);
     }

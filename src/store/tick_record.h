@@ -19,10 +19,24 @@ namespace cgov {
 
 // The per-GPU fields, in encoding order. Never reorder: the order is the on-disk format.
 enum class StoredGpuField : uint8_t {
-  kUtilPct, kMemUtilPct, kMemUsedMib, kPowerDw, kPowerLimitDw, kTempC, kSmClockMhz,
-  kMemClockMhz, kClockReasons, kEncUtilPct, kDecUtilPct, kPcieTxKbps, kPcieRxKbps,
+  kUtilPct,
+  kMemUtilPct,
+  kMemUsedMib,
+  kPowerDw,
+  kPowerLimitDw,
+  kTempC,
+  kSmClockMhz,
+  kMemClockMhz,
+  kClockReasons,
+  kEncUtilPct,
+  kDecUtilPct,
+  kPcieTxKbps,
+  kPcieRxKbps,
   // From history schema 2 on (NVML GPM, tenths of a percent); absent in older ticks.
-  kSmActivePctX10, kSmOccupancyPctX10, kTensorActivePctX10, kDramActivePctX10,
+  kSmActivePctX10,
+  kSmOccupancyPctX10,
+  kTensorActivePctX10,
+  kDramActivePctX10,
   // From history schema 10 on: the driver's energy counter (mJ since it loaded), on the ticks
   // that read it (not every tick: a read costs milliseconds of CPU on a real driver).
   kEnergyMj,
@@ -63,8 +77,8 @@ struct StoredTick {
   std::optional<uint32_t> cpu_pct_x10;
   std::optional<uint32_t> iowait_pct_x10;
   std::optional<uint32_t> mem_used_pct_x10;
-  std::vector<StoredGpu> gpus;          // sorted by gpu_id
-  std::vector<StoredProcess> processes;  // sorted by (gpu_pos, pid)
+  std::vector<StoredGpu> gpus;                // sorted by gpu_id
+  std::vector<StoredProcess> processes;       // sorted by (gpu_pos, pid)
   std::vector<StoredAllocation> allocations;  // sorted by (gpu_pos, identity_id)
 };
 
@@ -72,7 +86,8 @@ inline constexpr uint8_t kTickEncodingVersion = 1;
 
 // Appends the encoding of `tick` to *out.
 void EncodeTick(const StoredTick& tick, std::string* out);
-// REQUIRES: `data` was written by EncodeTick. Errors say what is malformed (`context` names the row).
+// REQUIRES: `data` was written by EncodeTick. Errors say what is malformed (`context` names the
+// row).
 Status DecodeTick(std::string_view data, std::string_view context, StoredTick* tick);
 
 // Unsigned LEB128 varints (also used by the rollup encodings).

@@ -13,7 +13,8 @@ json MigInstanceJson(const MigInstance& mig) {
           {"slices", mig.slices},
           {"parent_uuid", mig.parent_uuid},
           {"parent_name", mig.parent_name},
-          {"parent_memory_total_bytes", mig.parent_memory_total_bytes ? json(*mig.parent_memory_total_bytes) : json(nullptr)},
+          {"parent_memory_total_bytes",
+           mig.parent_memory_total_bytes ? json(*mig.parent_memory_total_bytes) : json(nullptr)},
           {"price_share", std::round(mig.price_share * 1e6) / 1e6}};
 }
 

@@ -42,7 +42,8 @@ std::string_view GpuFieldName(GpuField field);
 
 struct FieldSupport {
   bool supported = false;
-  std::string reason;  // why not: "symbol nvmlDeviceGetPowerUsage missing", "NVML_ERROR_NOT_SUPPORTED"
+  std::string
+      reason;  // why not: "symbol nvmlDeviceGetPowerUsage missing", "NVML_ERROR_NOT_SUPPORTED"
 };
 
 // The state of a GPU's memory as the driver keeps it across reboots: on Ampere and later, DRAM
@@ -52,10 +53,10 @@ struct MemoryHealth {
   bool row_remapping = false;  // true: the remapped-row fields; false: the retired-page fields
   uint32_t remapped_correctable = 0;
   uint32_t remapped_uncorrectable = 0;
-  bool remap_pending = false;  // rows wait for a GPU reset to be remapped
-  bool remap_failure = false;  // a remapping has failed (the GPU is out of spare rows)
-  uint32_t retired_sbe = 0;    // pages retired for repeated single-bit ECC errors
-  uint32_t retired_dbe = 0;    // pages retired for a double-bit ECC error
+  bool remap_pending = false;    // rows wait for a GPU reset to be remapped
+  bool remap_failure = false;    // a remapping has failed (the GPU is out of spare rows)
+  uint32_t retired_sbe = 0;      // pages retired for repeated single-bit ECC errors
+  uint32_t retired_dbe = 0;      // pages retired for a double-bit ECC error
   bool retired_pending = false;  // pages wait for a reboot to be retired
   // Needs a reset or a ticket before trusting the GPU with more work.
   bool NeedsAction() const {
@@ -76,12 +77,12 @@ MemoryHealth DecodeMemoryHealth(int64_t code);
 // parent GPU: in MIG mode the parent has no utilization and its memory and processes are the
 // instances' together (docs/nvml-abi.md, "MIG").
 struct MigInstance {
-  unsigned gpu_instance_id = 0;      // GPU_I_ID in DCGM's labels
+  unsigned gpu_instance_id = 0;  // GPU_I_ID in DCGM's labels
   unsigned compute_instance_id = 0;
-  std::string profile;               // "3g.40gb", "1c.3g.40gb": the name's tail after "MIG "
-  unsigned slices = 0;               // GPU instance slices (3 of 7 for 3g.40gb); 0 if unknown
+  std::string profile;  // "3g.40gb", "1c.3g.40gb": the name's tail after "MIG "
+  unsigned slices = 0;  // GPU instance slices (3 of 7 for 3g.40gb); 0 if unknown
   std::string parent_uuid;
-  std::string parent_name;           // "NVIDIA H100 80GB HBM3": what is priced
+  std::string parent_name;  // "NVIDIA H100 80GB HBM3": what is priced
   std::optional<uint64_t> parent_memory_total_bytes;
   // The instance's share of its GPU's price: its memory over the parent's (0 when either is
   // unknown: the instance is then not priced). Memory no instance holds is charged to no one.
@@ -95,7 +96,7 @@ std::string GpuLabel(unsigned index, const std::optional<MigInstance>& mig);
 
 // A GPU as enumerated and probed once at start-up: a whole GPU, or one MIG instance of one.
 struct GpuInfo {
-  unsigned index = 0;  // NVML's index of the (parent) GPU, as nvidia-smi numbers it
+  unsigned index = 0;      // NVML's index of the (parent) GPU, as nvidia-smi numbers it
   std::string uuid;        // empty when unknown
   std::string name;        // empty when unknown
   std::string pci_bus_id;  // "00000000:18:00.0", empty when unknown
@@ -107,9 +108,9 @@ struct GpuInfo {
   std::optional<uint64_t> memory_reserved_bytes;
   std::string memory_reserved_source;  // "nvmlDeviceGetMemoryInfo_v2", "estimated at start", ""
   std::array<FieldSupport, kGpuFieldCount> fields;
-  bool lost = false;       // NVML_ERROR_GPU_IS_LOST at probe time
+  bool lost = false;  // NVML_ERROR_GPU_IS_LOST at probe time
   std::string lost_reason;
-  std::optional<MigInstance> mig;  // set for a MIG instance
+  std::optional<MigInstance> mig;             // set for a MIG instance
   std::optional<MemoryHealth> memory_health;  // as read at probe time
 
   std::string Label() const { return GpuLabel(index, mig); }
@@ -175,10 +176,10 @@ struct GpuProcess {
 // Unlike utilization.gpu (was any kernel running?), these say how much of the GPU worked.
 struct GpmMetrics {
   std::optional<double> graphics_active_pct;  // time any work ran (utilization.gpu's meaning)
-  std::optional<double> sm_active_pct;      // share of SMs busy (NVML_GPM_METRIC_SM_UTIL)
-  std::optional<double> sm_occupancy_pct;   // resident warps vs the maximum
-  std::optional<double> tensor_active_pct;  // time any tensor pipe was busy
-  std::optional<double> dram_active_pct;    // DRAM bandwidth vs the peak
+  std::optional<double> sm_active_pct;        // share of SMs busy (NVML_GPM_METRIC_SM_UTIL)
+  std::optional<double> sm_occupancy_pct;     // resident warps vs the maximum
+  std::optional<double> tensor_active_pct;    // time any tensor pipe was busy
+  std::optional<double> dram_active_pct;      // DRAM bandwidth vs the peak
   std::optional<double> pcie_tx_mib_s;
   std::optional<double> pcie_rx_mib_s;
   std::optional<double> nvlink_tx_mib_s;
@@ -186,17 +187,16 @@ struct GpmMetrics {
   bool Any() const { return sm_active_pct || tensor_active_pct || dram_active_pct; }
 };
 
-
 // The slow fields, read off the tick path and handed to it when ready.
 struct GpuSlowSample {
   bool lost = false;
-  int64_t read_mono_ns = 0;  // when this was read (CLOCK_MONOTONIC); 0 if never
+  int64_t read_mono_ns = 0;              // when this was read (CLOCK_MONOTONIC); 0 if never
   std::optional<uint32_t> pcie_tx_kbps;  // KB/s as NVML reports it
   std::optional<uint32_t> pcie_rx_kbps;
   GpmMetrics gpm;  // unknown on GPUs without GPM and on the first read (no earlier sample)
   std::optional<MemoryHealth> memory_health;  // the last read (every kMemoryHealthPeriod)
-  bool processes_known = false;  // false: the list is unknown, not empty
-  std::vector<GpuProcess> processes;  // sorted by pid
+  bool processes_known = false;               // false: the list is unknown, not empty
+  std::vector<GpuProcess> processes;          // sorted by pid
 };
 
 }  // namespace cgov

@@ -48,11 +48,11 @@ CpuLimit ReadCpuLimit(FileReader& files);
 // The host files a HostReader reads: each is read every tick when asked for, never otherwise
 // (the kernel's generation of a /proc file costs more than parsing it).
 enum HostFiles : unsigned {
-  kHostCpu = 1u << 0,     // /proc/stat: cpu_pct, iowait_pct, core_pct
-  kHostMemory = 1u << 1,  // /proc/meminfo: mem_total_bytes, mem_available_bytes
-  kHostDisk = 1u << 2,    // /proc/diskstats: disk_*_bytes_per_s
-  kHostNet = 1u << 3,     // /proc/net/dev: net_*_bytes_per_s
-  kHostLoad = 1u << 4,    // /proc/loadavg: load
+  kHostCpu = 1u << 0,       // /proc/stat: cpu_pct, iowait_pct, core_pct
+  kHostMemory = 1u << 1,    // /proc/meminfo: mem_total_bytes, mem_available_bytes
+  kHostDisk = 1u << 2,      // /proc/diskstats: disk_*_bytes_per_s
+  kHostNet = 1u << 3,       // /proc/net/dev: net_*_bytes_per_s
+  kHostLoad = 1u << 4,      // /proc/loadavg: load
   kHostCpuCores = 1u << 5,  // with kHostCpu: core_pct too (a busy line per core; unparsed without)
   kAllHostFiles = (1u << 6) - 1,
 };

@@ -34,7 +34,10 @@ std::vector<int> ListPids(FileReader& files) {
 
 JobTreeReader::JobTreeReader(FileReader* files, int root, JobTreeOptions options,
                              const std::vector<int>& preexisting)
-    : files_(files), root_(root), options_(options), outside_(preexisting.begin(), preexisting.end()) {
+    : files_(files),
+      root_(root),
+      options_(options),
+      outside_(preexisting.begin(), preexisting.end()) {
   outside_.erase(root);
 }
 
@@ -48,8 +51,7 @@ std::optional<PidStat> JobTreeReader::ReadStat(int pid, bool hot) {
   return std::nullopt;
 }
 
-void JobTreeReader::Discover(std::optional<int64_t> last_pid,
-                             std::map<int, PidStat>* candidates) {
+void JobTreeReader::Discover(std::optional<int64_t> last_pid, std::map<int, PidStat>* candidates) {
   const bool rescan =
       options_.full_rescan_every > 0 && ++discoveries_ % options_.full_rescan_every == 0;
   if (rescan) outside_.clear();

@@ -27,9 +27,9 @@
 namespace cgov {
 
 struct JobTreeSample {
-  std::vector<int> pids;               // members, sorted (the root itself excluded)
-  std::optional<double> cpu_pct;       // 100 = one core busy; unknown on the first tick
-  std::optional<uint64_t> rss_bytes;   // sum over members
+  std::vector<int> pids;              // members, sorted (the root itself excluded)
+  std::optional<double> cpu_pct;      // 100 = one core busy; unknown on the first tick
+  std::optional<uint64_t> rss_bytes;  // sum over members
 };
 
 // The CPU percentage of the processes present in both snapshots (keyed by pid and start time, so

@@ -51,8 +51,7 @@ TEST_F(JobTreeTest, PreexistingProcessesAreNeverRead) {
   EXPECT_EQ(first.pids, (std::vector<int>{60, 61}));
   EXPECT_EQ(first.rss_bytes, 20u * 4096);
   EXPECT_FALSE(first.cpu_pct.has_value()) << "no rate on the first tick";
-  EXPECT_EQ(Activity(), (std::vector<std::string>{"list:/proc", "/proc/60/stat",
-                                                  "/proc/61/stat"}))
+  EXPECT_EQ(Activity(), (std::vector<std::string>{"list:/proc", "/proc/60/stat", "/proc/61/stat"}))
       << "1, 50 and 70 were there before the job";
 }
 
@@ -71,7 +70,8 @@ TEST_F(JobTreeTest, MembersAreReadHotEveryTickAndNewPidsLookedForOncePerSecond) 
   EXPECT_DOUBLE_EQ(*mid.cpu_pct, 100.0 * 50 / 100 / 0.1) << "half a second of CPU in 0.1 s";
   JobTreeSample later = reader.Read(2 * kSecond, std::nullopt);
   EXPECT_EQ(later.pids, (std::vector<int>{60, 61}));
-  EXPECT_EQ(Activity(), (std::vector<std::string>{"hot:/proc/60/stat", "list:/proc", "/proc/61/stat"}));
+  EXPECT_EQ(Activity(),
+            (std::vector<std::string>{"hot:/proc/60/stat", "list:/proc", "/proc/61/stat"}));
 }
 
 TEST_F(JobTreeTest, NoListingWhileNoProcessWasCreated) {
@@ -85,7 +85,8 @@ TEST_F(JobTreeTest, NoListingWhileNoProcessWasCreated) {
       << "last pid still 4000: nothing new anywhere, no listing";
   Process(61, 60);
   EXPECT_EQ(reader.Read(3 * kSecond, 4001).pids, (std::vector<int>{60, 61}));
-  EXPECT_EQ(Activity(), (std::vector<std::string>{"hot:/proc/60/stat", "list:/proc", "/proc/61/stat"}));
+  EXPECT_EQ(Activity(),
+            (std::vector<std::string>{"hot:/proc/60/stat", "list:/proc", "/proc/61/stat"}));
 }
 
 TEST_F(JobTreeTest, ExitedMembersLeaveAndTheirFilesAreClosed) {
@@ -112,7 +113,8 @@ TEST_F(JobTreeTest, RecycledPidIsFoundAtTheFullRescan) {
   Process(70, 50, 0, 999);  // pid 70 exited and came back, within a second, as the job's child
   EXPECT_EQ(with_rescan.Read(2 * kSecond, std::nullopt).pids, (std::vector<int>{70}))
       << "the 2nd discovery classifies known outsiders again";
-  EXPECT_TRUE(without.Read(2 * kSecond, std::nullopt).pids.empty()) << "the bound the rescan is for";
+  EXPECT_TRUE(without.Read(2 * kSecond, std::nullopt).pids.empty())
+      << "the bound the rescan is for";
 }
 
 TEST(TreeCpuPct, RecycledPidAddsNothing) {

@@ -143,7 +143,8 @@ struct nvmlProcessInfo_v1_t {
   unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
 };
 
-// For *RunningProcesses_v2 (every driver since 470) and _v3 on 525.x-530.x and 535.104.05+: 24 bytes.
+// For *RunningProcesses_v2 (every driver since 470) and _v3 on 525.x-530.x and 535.104.05+: 24
+// bytes.
 struct nvmlProcessInfo_v2_t {
   unsigned int pid;
   unsigned long long usedGpuMemory;
@@ -175,18 +176,18 @@ struct nvmlProcessUtilizationSample_t {  // for nvmlDeviceGetProcessUtilization
 
 // For nvmlEventSetWait_v2; the same 32 bytes in nvml.h 470.57.02, 550.54.14 and 610.43.02.
 struct nvmlEventData_t {
-  nvmlDevice_t device;            // the GPU the event happened on
-  unsigned long long eventType;   // one nvmlEventType* bit
-  unsigned long long eventData;   // the Xid for nvmlEventTypeXidCriticalError (999: unknown)
-  unsigned int gpuInstanceId;     // MIG; 0xFFFFFFFF otherwise
+  nvmlDevice_t device;           // the GPU the event happened on
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // the Xid for nvmlEventTypeXidCriticalError (999: unknown)
+  unsigned int gpuInstanceId;    // MIG; 0xFFFFFFFF otherwise
   unsigned int computeInstanceId;
 };
 
 // GPM (GPU performance monitoring, Hopper and later; nvml.h 520.56.06-610.43.02): metrics are
 // computed by the driver from two samples taken some time apart.
 struct nvmlGpmMetric_t {
-  unsigned int metricId;   // IN: NVML_GPM_METRIC_*
-  nvmlReturn_t nvmlReturn; // OUT: this metric's status; `value` is valid only on NVML_SUCCESS
+  unsigned int metricId;    // IN: NVML_GPM_METRIC_*
+  nvmlReturn_t nvmlReturn;  // OUT: this metric's status; `value` is valid only on NVML_SUCCESS
   double value;
   struct {
     char* shortName;
@@ -213,10 +214,10 @@ struct nvmlGpmSupport_t {
 inline constexpr unsigned int NVML_GPM_SUPPORT_VERSION = 1;
 
 // NVML_GPM_METRIC_* ids (unchanged from nvml.h 520.56.06 to 610.43.02).
-inline constexpr unsigned int NVML_GPM_METRIC_SM_UTIL = 2;          // % of SMs busy
-inline constexpr unsigned int NVML_GPM_METRIC_SM_OCCUPANCY = 3;     // % of warps resident
-inline constexpr unsigned int NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5;  // % of time on tensor pipes
-inline constexpr unsigned int NVML_GPM_METRIC_DRAM_BW_UTIL = 10;    // % of peak DRAM bandwidth
+inline constexpr unsigned int NVML_GPM_METRIC_SM_UTIL = 2;           // % of SMs busy
+inline constexpr unsigned int NVML_GPM_METRIC_SM_OCCUPANCY = 3;      // % of warps resident
+inline constexpr unsigned int NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5;   // % of time on tensor pipes
+inline constexpr unsigned int NVML_GPM_METRIC_DRAM_BW_UTIL = 10;     // % of peak DRAM bandwidth
 inline constexpr unsigned int NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20;  // MiB/s
 inline constexpr unsigned int NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21;
 inline constexpr unsigned int NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60;

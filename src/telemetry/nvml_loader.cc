@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -16,7 +17,7 @@ struct SymbolSpec {
   std::vector<std::string> candidates;  // newest first
   bool required;
   void** slot;
-  const char* fallback_for = nullptr;   // resolve only if this role found nothing
+  const char* fallback_for = nullptr;  // resolve only if this role found nothing
 };
 
 template <typename F>
@@ -24,58 +25,41 @@ void** Slot(F* fn) {
   return reinterpret_cast<void**>(fn);
 }
 
-std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
+// The process lists, events, GPM, MIG and memory-health symbols (SymbolTable's second half).
+std::vector<SymbolSpec> ProcessEventAndGpmSymbols(NvmlFunctions* f) {
   return {
-      {"init", {"nvmlInit_v2", "nvmlInit"}, true, Slot(&f->init)},
-      {"shutdown", {"nvmlShutdown"}, true, Slot(&f->shutdown)},
-      {"device count", {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, true,
-       Slot(&f->device_count)},
-      {"device handle", {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, true,
-       Slot(&f->handle_by_index)},
-      {"error string", {"nvmlErrorString"}, false, Slot(&f->error_string)},
-      {"driver version", {"nvmlSystemGetDriverVersion"}, false, Slot(&f->driver_version)},
-      {"nvml version", {"nvmlSystemGetNVMLVersion"}, false, Slot(&f->nvml_version)},
-      {"cuda driver version",
-       {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}, false,
-       Slot(&f->cuda_driver_version)},
-      {"uuid", {"nvmlDeviceGetUUID"}, false, Slot(&f->uuid)},
-      {"name", {"nvmlDeviceGetName"}, false, Slot(&f->name)},
-      {"pci info", {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}, false,
-       Slot(&f->pci_info)},
-      {"memory", {"nvmlDeviceGetMemoryInfo_v2"}, false, Slot(&f->memory_v2)},
-      {"memory (v1)", {"nvmlDeviceGetMemoryInfo"}, false, Slot(&f->memory_v1)},
-      {"utilization", {"nvmlDeviceGetUtilizationRates"}, false, Slot(&f->utilization)},
-      {"power", {"nvmlDeviceGetPowerUsage"}, false, Slot(&f->power_usage)},
-      {"power limit", {"nvmlDeviceGetEnforcedPowerLimit"}, false, Slot(&f->power_limit)},
-      {"temperature", {"nvmlDeviceGetTemperature"}, false, Slot(&f->temperature)},
-      {"clocks", {"nvmlDeviceGetClockInfo"}, false, Slot(&f->clock_info)},
-      {"clock reasons",
-       {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
-       false, Slot(&f->clock_reasons)},
-      {"pcie throughput", {"nvmlDeviceGetPcieThroughput"}, false, Slot(&f->pcie_throughput)},
-      {"encoder", {"nvmlDeviceGetEncoderUtilization"}, false, Slot(&f->encoder_util)},
-      {"decoder", {"nvmlDeviceGetDecoderUtilization"}, false, Slot(&f->decoder_util)},
-      {"mig mode", {"nvmlDeviceGetMigMode"}, false, Slot(&f->mig_mode)},
-      {"total energy", {"nvmlDeviceGetTotalEnergyConsumption"}, false, Slot(&f->total_energy)},
       {"compute processes",
        {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
-       false, Slot(&f->compute_procs)},
-      {"compute processes (v1)", {"nvmlDeviceGetComputeRunningProcesses"}, false,
-       Slot(&f->compute_procs_v1), "compute processes"},
+       false,
+       Slot(&f->compute_procs)},
+      {"compute processes (v1)",
+       {"nvmlDeviceGetComputeRunningProcesses"},
+       false,
+       Slot(&f->compute_procs_v1),
+       "compute processes"},
       {"graphics processes",
        {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
-       false, Slot(&f->graphics_procs)},
-      {"graphics processes (v1)", {"nvmlDeviceGetGraphicsRunningProcesses"}, false,
-       Slot(&f->graphics_procs_v1), "graphics processes"},
+       false,
+       Slot(&f->graphics_procs)},
+      {"graphics processes (v1)",
+       {"nvmlDeviceGetGraphicsRunningProcesses"},
+       false,
+       Slot(&f->graphics_procs_v1),
+       "graphics processes"},
       {"mps processes",
        {"nvmlDeviceGetMPSComputeRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses_v2"},
-       false, Slot(&f->mps_procs)},
-      {"mps processes (v1)", {"nvmlDeviceGetMPSComputeRunningProcesses"}, false,
-       Slot(&f->mps_procs_v1), "mps processes"},
-      {"process utilization", {"nvmlDeviceGetProcessUtilization"}, false,
+       false,
+       Slot(&f->mps_procs)},
+      {"mps processes (v1)",
+       {"nvmlDeviceGetMPSComputeRunningProcesses"},
+       false,
+       Slot(&f->mps_procs_v1),
+       "mps processes"},
+      {"process utilization",
+       {"nvmlDeviceGetProcessUtilization"},
+       false,
        Slot(&f->process_utilization)},
-      {"supported events", {"nvmlDeviceGetSupportedEventTypes"}, false,
-       Slot(&f->supported_events)},
+      {"supported events", {"nvmlDeviceGetSupportedEventTypes"}, false, Slot(&f->supported_events)},
       {"event set create", {"nvmlEventSetCreate"}, false, Slot(&f->event_set_create)},
       {"event set free", {"nvmlEventSetFree"}, false, Slot(&f->event_set_free)},
       {"register events", {"nvmlDeviceRegisterEvents"}, false, Slot(&f->register_events)},
@@ -86,18 +70,72 @@ std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
       {"gpm sample", {"nvmlGpmSampleGet"}, false, Slot(&f->gpm_sample_get)},
       {"gpm metrics", {"nvmlGpmMetricsGet"}, false, Slot(&f->gpm_metrics_get)},
       {"mig device count", {"nvmlDeviceGetMaxMigDeviceCount"}, false, Slot(&f->max_mig_devices)},
-      {"mig device handle", {"nvmlDeviceGetMigDeviceHandleByIndex"}, false,
+      {"mig device handle",
+       {"nvmlDeviceGetMigDeviceHandleByIndex"},
+       false,
        Slot(&f->mig_handle_by_index)},
       {"gpu instance id", {"nvmlDeviceGetGpuInstanceId"}, false, Slot(&f->gpu_instance_id)},
-      {"compute instance id", {"nvmlDeviceGetComputeInstanceId"}, false,
+      {"compute instance id",
+       {"nvmlDeviceGetComputeInstanceId"},
+       false,
        Slot(&f->compute_instance_id)},
       {"device attributes", {"nvmlDeviceGetAttributes_v2"}, false, Slot(&f->attributes)},
       {"gpm mig sample", {"nvmlGpmMigSampleGet"}, false, Slot(&f->gpm_mig_sample_get)},
       {"remapped rows", {"nvmlDeviceGetRemappedRows"}, false, Slot(&f->remapped_rows)},
       {"retired pages", {"nvmlDeviceGetRetiredPages"}, false, Slot(&f->retired_pages)},
-      {"retired pages pending", {"nvmlDeviceGetRetiredPagesPendingStatus"}, false,
+      {"retired pages pending",
+       {"nvmlDeviceGetRetiredPagesPendingStatus"},
+       false,
        Slot(&f->retired_pages_pending)},
   };
+}
+
+std::vector<SymbolSpec> SymbolTable(NvmlFunctions* f) {
+  std::vector<SymbolSpec> table = {
+      {"init", {"nvmlInit_v2", "nvmlInit"}, true, Slot(&f->init)},
+      {"shutdown", {"nvmlShutdown"}, true, Slot(&f->shutdown)},
+      {"device count",
+       {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"},
+       true,
+       Slot(&f->device_count)},
+      {"device handle",
+       {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
+       true,
+       Slot(&f->handle_by_index)},
+      {"error string", {"nvmlErrorString"}, false, Slot(&f->error_string)},
+      {"driver version", {"nvmlSystemGetDriverVersion"}, false, Slot(&f->driver_version)},
+      {"nvml version", {"nvmlSystemGetNVMLVersion"}, false, Slot(&f->nvml_version)},
+      {"cuda driver version",
+       {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
+       false,
+       Slot(&f->cuda_driver_version)},
+      {"uuid", {"nvmlDeviceGetUUID"}, false, Slot(&f->uuid)},
+      {"name", {"nvmlDeviceGetName"}, false, Slot(&f->name)},
+      {"pci info",
+       {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"},
+       false,
+       Slot(&f->pci_info)},
+      {"memory", {"nvmlDeviceGetMemoryInfo_v2"}, false, Slot(&f->memory_v2)},
+      {"memory (v1)", {"nvmlDeviceGetMemoryInfo"}, false, Slot(&f->memory_v1)},
+      {"utilization", {"nvmlDeviceGetUtilizationRates"}, false, Slot(&f->utilization)},
+      {"power", {"nvmlDeviceGetPowerUsage"}, false, Slot(&f->power_usage)},
+      {"power limit", {"nvmlDeviceGetEnforcedPowerLimit"}, false, Slot(&f->power_limit)},
+      {"temperature", {"nvmlDeviceGetTemperature"}, false, Slot(&f->temperature)},
+      {"clocks", {"nvmlDeviceGetClockInfo"}, false, Slot(&f->clock_info)},
+      {"clock reasons",
+       {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
+       false,
+       Slot(&f->clock_reasons)},
+      {"pcie throughput", {"nvmlDeviceGetPcieThroughput"}, false, Slot(&f->pcie_throughput)},
+      {"encoder", {"nvmlDeviceGetEncoderUtilization"}, false, Slot(&f->encoder_util)},
+      {"decoder", {"nvmlDeviceGetDecoderUtilization"}, false, Slot(&f->decoder_util)},
+      {"mig mode", {"nvmlDeviceGetMigMode"}, false, Slot(&f->mig_mode)},
+      {"total energy", {"nvmlDeviceGetTotalEnergyConsumption"}, false, Slot(&f->total_energy)},
+  };
+  std::vector<SymbolSpec> rest = ProcessEventAndGpmSymbols(f);
+  table.insert(table.end(), std::make_move_iterator(rest.begin()),
+               std::make_move_iterator(rest.end()));
+  return table;
 }
 
 std::string LoadedPath(void* handle, const std::string& fallback) {
@@ -119,8 +157,8 @@ const std::vector<std::string>& DefaultNvmlLibraryNames() {
 }
 
 Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Load(const std::string& path) {
-  std::vector<std::string> tried = path.empty() ? DefaultNvmlLibraryNames()
-                                                : std::vector<std::string>{path};
+  std::vector<std::string> tried =
+      path.empty() ? DefaultNvmlLibraryNames() : std::vector<std::string>{path};
   std::string errors;
   for (const std::string& name : tried) {
     dlerror();

@@ -40,7 +40,8 @@ struct NvmlFunctions {
   nvml::nvmlDeviceGetPcieThroughput_fn pcie_throughput = nullptr;
   nvml::nvmlDeviceGetCodecUtilization_fn encoder_util = nullptr;
   nvml::nvmlDeviceGetCodecUtilization_fn decoder_util = nullptr;
-  nvml::nvmlDeviceGetReasons_fn total_energy = nullptr;  // same shape: (device, unsigned long long*)
+  nvml::nvmlDeviceGetReasons_fn total_energy =
+      nullptr;  // same shape: (device, unsigned long long*)
   nvml::nvmlDeviceGetMigMode_fn mig_mode = nullptr;
   nvml::nvmlDeviceGetProcesses_fn compute_procs = nullptr;  // _v3 or _v2
   nvml::nvmlDeviceGetProcesses_fn compute_procs_v1 = nullptr;

@@ -88,9 +88,9 @@ TEST(NvmlLibrary, MissingRequiredSymbolMakesTheLibraryUnusable) {
   auto lib = NvmlLibrary::Load(fake.path());
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(lib.status().message().find(
-                "nvmlDeviceGetHandleByIndex_v2 / nvmlDeviceGetHandleByIndex"),
-            std::string::npos)
+  EXPECT_NE(
+      lib.status().message().find("nvmlDeviceGetHandleByIndex_v2 / nvmlDeviceGetHandleByIndex"),
+      std::string::npos)
       << lib.status().message();
 }
 

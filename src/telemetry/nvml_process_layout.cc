@@ -57,7 +57,8 @@ ProcessEntryWidth ExpectedProcessEntryWidth(const ProcessListFacts& facts) {
     return {24, fmt::format("driver {}: _v3 writes 24-byte entries", facts.driver_version)};
   }
   if (facts.has_conf_compute_mem_size_info && !facts.has_running_process_detail_list) {
-    return {32, "driver version unknown; its symbols are those of 535.43.02-535.86.x (32-byte _v3)"};
+    return {32,
+            "driver version unknown; its symbols are those of 535.43.02-535.86.x (32-byte _v3)"};
   }
   return {24, "driver version unknown; its symbols say 24-byte _v3 entries"};
 }
@@ -103,7 +104,8 @@ DecodedProcessList DecodeProcessList(const unsigned char* buffer, size_t buffer_
       MeasureProcessList(buffer, buffer_bytes, count, expected_bytes);
   if (out.entry_bytes == 0 || count == 0) return out;
   out.entries.reserve(count);
-  for (unsigned k = 0; k < count; ++k) out.entries.push_back(ProcessEntryAt(buffer, out.entry_bytes, k));
+  for (unsigned k = 0; k < count; ++k)
+    out.entries.push_back(ProcessEntryAt(buffer, out.entry_bytes, k));
   return out;
 }
 

@@ -33,8 +33,8 @@ std::optional<DriverVersion> ParseDriverVersion(std::string_view text);
 struct ProcessListFacts {
   std::string symbol;          // as resolved, e.g. "nvmlDeviceGetComputeRunningProcesses_v3"
   std::string driver_version;  // nvmlSystemGetDriverVersion; empty when unknown
-  bool has_conf_compute_mem_size_info = false;     // nvmlDeviceGetConfComputeMemSizeInfo exported
-  bool has_running_process_detail_list = false;    // nvmlDeviceGetRunningProcessDetailList exported
+  bool has_conf_compute_mem_size_info = false;   // nvmlDeviceGetConfComputeMemSizeInfo exported
+  bool has_running_process_detail_list = false;  // nvmlDeviceGetRunningProcessDetailList exported
 };
 
 struct ProcessEntryWidth {
@@ -58,8 +58,8 @@ struct ProcessEntry {
 
 // The width a driver wrote a list in, found from where its writes end.
 struct ProcessListShape {
-  size_t entry_bytes = 0;  // the width decoded with; 0 when no width fits
-  bool mismatch = false;   // the driver wrote another width than expected (or none that fits)
+  size_t entry_bytes = 0;    // the width decoded with; 0 when no width fits
+  bool mismatch = false;     // the driver wrote another width than expected (or none that fits)
   size_t written_bytes = 0;  // how far the driver wrote (last non-sentinel byte + 1), looked
                              // for in the first (count + 1) x 32 bytes
 };

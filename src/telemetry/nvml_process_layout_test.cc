@@ -15,11 +15,16 @@ TEST(ParseDriverVersion, ReadsTheFormsDriversReport) {
     std::optional<DriverVersion> want;
   };
   const Case cases[] = {
-      {"535.54.03", DriverVersion{535, 54, 3}}, {"470.57.02", DriverVersion{470, 57, 2}},
-      {"535.98", DriverVersion{535, 98, 0}},    {"610.43.02", DriverVersion{610, 43, 2}},
-      {"", std::nullopt},                       {"535.", std::nullopt},
-      {"535.54.03-fake", std::nullopt},         {"abc", std::nullopt},
-      {"535.54.03.1", std::nullopt},            {"9999999.1", std::nullopt},
+      {"535.54.03", DriverVersion{535, 54, 3}},
+      {"470.57.02", DriverVersion{470, 57, 2}},
+      {"535.98", DriverVersion{535, 98, 0}},
+      {"610.43.02", DriverVersion{610, 43, 2}},
+      {"", std::nullopt},
+      {"535.", std::nullopt},
+      {"535.54.03-fake", std::nullopt},
+      {"abc", std::nullopt},
+      {"535.54.03.1", std::nullopt},
+      {"9999999.1", std::nullopt},
   };
   for (const Case& c : cases) EXPECT_EQ(ParseDriverVersion(c.text), c.want) << c.text;
 }

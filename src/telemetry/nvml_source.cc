@@ -221,8 +221,8 @@ Status NvmlSource::Init() {
     if (f.mig_mode != nullptr) {
       unsigned int current = 0, pending = 0;
       whole.mig_mode_ret = f.mig_mode(handle, &current, &pending);
-      whole.mig_mode_on = whole.mig_mode_ret == nvml::NVML_SUCCESS &&
-                          current == nvml::NVML_DEVICE_MIG_ENABLE;
+      whole.mig_mode_on =
+          whole.mig_mode_ret == nvml::NVML_SUCCESS && current == nvml::NVML_DEVICE_MIG_ENABLE;
     }
     if (!EnumerateMig(whole, &units)) units.push_back(std::move(whole));
   }
@@ -328,8 +328,8 @@ void NvmlSource::ProbeMigPower(size_t i, GpuField field, GpuFastSample* scratch)
     gpu->field(field) = {false, "a MIG instance whose share of the GPU is unknown"};
     return;
   }
-  const nvmlReturn_t ret = ReadUint(library_->fn().power_usage, parent_handles_[i],
-                                    &scratch->power_mw);
+  const nvmlReturn_t ret =
+      ReadUint(library_->fn().power_usage, parent_handles_[i], &scratch->power_mw);
   if (CheckLost(i, ret)) return;
   gpu->field(field) = Judge(*library_, ret);
   if (gpu->field(field).supported) {
@@ -383,9 +383,8 @@ void NvmlSource::ProbeSlowFields(size_t i) {
     }
     return ret;
   });
-  const bool gpm = f.gpm_support && f.gpm_sample_alloc && f.gpm_sample_free &&
-                   f.gpm_metrics_get && (gpu->mig ? f.gpm_mig_sample_get != nullptr
-                                                  : f.gpm_sample_get != nullptr);
+  const bool gpm = f.gpm_support && f.gpm_sample_alloc && f.gpm_sample_free && f.gpm_metrics_get &&
+                   (gpu->mig ? f.gpm_mig_sample_get != nullptr : f.gpm_sample_get != nullptr);
   probe(GpuField::kGpm, gpm, gpu->mig ? "nvmlGpmMigSampleGet" : "nvmlGpmQueryDeviceSupport", [&] {
     nvml::nvmlGpmSupport_t support{nvml::NVML_GPM_SUPPORT_VERSION, 0};
     nvmlReturn_t ret = f.gpm_support(parent, &support);
@@ -473,8 +472,8 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
         if (pct >= 0) sample.util_gpu_pct = static_cast<uint32_t>(pct);
         continue;
       }
-      CheckLost(i, field.read != nullptr ? field.read(f, handles_[i], &sample)
-                                         : ReadMemory(i, &sample));
+      CheckLost(
+          i, field.read != nullptr ? field.read(f, handles_[i], &sample) : ReadMemory(i, &sample));
     }
     sample.lost = IsLost(i);
     if (watched_[i]) {
@@ -528,8 +527,8 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
       if (now - health_read_ns_[i] >= kMemoryHealthPeriodNs) {
         MemoryHealth health;
         const nvmlReturn_t ret = ReadMemoryHealth(i, &health);
-        if (!CheckLost(i, ret)) health_[i] = ret == nvml::NVML_SUCCESS ? std::optional(health)
-                                                                      : std::nullopt;
+        if (!CheckLost(i, ret))
+          health_[i] = ret == nvml::NVML_SUCCESS ? std::optional(health) : std::nullopt;
         health_read_ns_[i] = now;
       }
       sample.memory_health = health_[i];

@@ -175,7 +175,7 @@ class NvmlSource {
   std::vector<int64_t> energy_read_ns_;
   std::unique_ptr<std::atomic<int>[]> gpm_util_;
   std::unique_ptr<std::atomic<bool>[]> lost_;
-  std::vector<ProcessListAbi> process_lists_;  // compute, graphics, mps
+  std::vector<ProcessListAbi> process_lists_;                      // compute, graphics, mps
   std::vector<nvml::nvmlDeviceGetProcesses_fn> process_list_fns_;  // parallel to process_lists_
   // Xid events: the set, drained by ReadSlow; per-GPU counters read by ReadFast.
   nvml::nvmlEventSet_t event_set_ = nullptr;
@@ -188,7 +188,7 @@ class NvmlSource {
   std::vector<std::string> abi_warnings_;
   // Slow-path state (touched by ReadSlow only; Probe before it).
   std::vector<unsigned long long> last_seen_us_;
-  std::vector<bool> no_process_before_;  // the last read listed no process (processes known)
+  std::vector<bool> no_process_before_;    // the last read listed no process (processes known)
   std::vector<unsigned char> proc_bytes_;  // room for N entries of kMaxProcessEntryBytes
   std::vector<nvml::nvmlProcessUtilizationSample_t> util_buffer_;
   // GPM: two samples per GPU, the older one and the one taken now, alternating.

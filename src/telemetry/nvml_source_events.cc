@@ -34,10 +34,10 @@ void NvmlSource::StartEventWatch() {
     if (IsLost(i) || !gpus_[i].field(GpuField::kXidEvents).supported) continue;
     size_t first = 0;
     while (parent_handles_[first] != parent_handles_[i]) ++first;
-    watched_[i] = first < i ? watched_[first]
-                            : f.register_events(parent_handles_[i],
-                                                nvml::nvmlEventTypeXidCriticalError,
-                                                event_set_) == nvml::NVML_SUCCESS;
+    watched_[i] = first < i
+                      ? watched_[first]
+                      : f.register_events(parent_handles_[i], nvml::nvmlEventTypeXidCriticalError,
+                                          event_set_) == nvml::NVML_SUCCESS;
     any = any || watched_[i];
   }
   if (!any) {

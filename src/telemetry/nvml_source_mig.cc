@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-
 namespace cgov {
 
 using nvml::nvmlDevice_t;
@@ -40,12 +39,14 @@ bool NvmlSource::EnumerateMig(const Unit& whole, std::vector<Unit>* units) {
   const NvmlFunctions& f = library_->fn();
   const nvmlDevice_t parent = whole.handle;
   unsigned int max = 0;
-  if (!whole.mig_mode_on || !f.max_mig_devices || !f.mig_handle_by_index ||
-      !f.gpu_instance_id || f.max_mig_devices(parent, &max) != nvml::NVML_SUCCESS) {
+  if (!whole.mig_mode_on || !f.max_mig_devices || !f.mig_handle_by_index || !f.gpu_instance_id ||
+      f.max_mig_devices(parent, &max) != nvml::NVML_SUCCESS) {
     return false;
   }
-  const std::string parent_name = ReadDeviceString(f.name, parent, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE);
-  const std::string parent_uuid = ReadDeviceString(f.uuid, parent, nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+  const std::string parent_name =
+      ReadDeviceString(f.name, parent, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+  const std::string parent_uuid =
+      ReadDeviceString(f.uuid, parent, nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE);
   const std::optional<uint64_t> parent_total = ReadMemoryTotal(f, parent);
   bool any = false;
   for (unsigned k = 0; k < max; ++k) {
@@ -66,8 +67,8 @@ bool NvmlSource::EnumerateMig(const Unit& whole, std::vector<Unit>* units) {
       memory = attributes.memorySizeMB << 20;
     }
     if (!memory) memory = ReadMemoryTotal(f, handle);
-    mig.profile = MigProfileFromName(
-        ReadDeviceString(f.name, handle, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE));
+    mig.profile =
+        MigProfileFromName(ReadDeviceString(f.name, handle, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE));
     if (mig.profile.empty() && mig.slices > 0 && memory) {
       // NVIDIA's profile names round the memory up (1g.10gb is 9.75 GiB on an H100 80GB).
       mig.profile = fmt::format("{}g.{}gb", mig.slices,

@@ -103,10 +103,10 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::vector<GpuProcess
                              "entry width (expected {}: {}); the list is treated as unknown",
                              abi.symbol, decoded.written_bytes, count, abi.expected.bytes,
                              abi.expected.why)
-               : fmt::format("{} wrote {}-byte process entries where {} were expected ({}); "
-                             "they are read as {}-byte entries",
-                             abi.symbol, decoded.entry_bytes, abi.expected.bytes,
-                             abi.expected.why, decoded.entry_bytes));
+               : fmt::format("{} wrote {}-byte process entries where {} were expected ({}); they "
+                             "are read as {}-byte entries",
+                             abi.symbol, decoded.entry_bytes, abi.expected.bytes, abi.expected.why,
+                             decoded.entry_bytes));
     }
     if (decoded.entry_bytes == 0) return false;
     for (unsigned k = 0; k < count; ++k) {
@@ -157,8 +157,9 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
   nvmlReturn_t ret = nvml::NVML_ERROR_INSUFFICIENT_SIZE;
   for (int attempt = 0; attempt < 3 && ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
     count = static_cast<unsigned int>(util_buffer_.size());
-    ret = f.process_utilization(handles_[index], util_buffer_.empty() ? nullptr : util_buffer_.data(),
-                                &count, last_seen_us_[index]);
+    ret =
+        f.process_utilization(handles_[index], util_buffer_.empty() ? nullptr : util_buffer_.data(),
+                              &count, last_seen_us_[index]);
     if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) util_buffer_.resize(count + 8);
   }
   if (ret == nvml::NVML_ERROR_NOT_FOUND) {

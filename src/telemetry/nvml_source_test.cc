@@ -1,7 +1,7 @@
 #include "telemetry/nvml_source.h"
 
-#include <cmath>
 #include <gtest/gtest.h>
+#include <cmath>
 
 #include "fakes/nvml_testing.h"
 
@@ -50,8 +50,8 @@ TEST(NvmlSource, EnumeratesAndProbesOnce) {
   EXPECT_EQ(g0.mig_enabled, false);
   for (size_t f = 0; f < kGpuFieldCount; ++f) {
     if (static_cast<GpuField>(f) == GpuField::kGpm) continue;  // an A100: GPM is Hopper's
-    EXPECT_TRUE(g0.fields[f].supported) << GpuFieldName(static_cast<GpuField>(f)) << ": "
-                                        << g0.fields[f].reason;
+    EXPECT_TRUE(g0.fields[f].supported)
+        << GpuFieldName(static_cast<GpuField>(f)) << ": " << g0.fields[f].reason;
   }
   EXPECT_FALSE(g0.field(GpuField::kGpm).supported);
   EXPECT_EQ(g0.field(GpuField::kGpm).reason, "NVML_ERROR_NOT_SUPPORTED (Not Supported)");
@@ -95,14 +95,14 @@ TEST(FakeNvml, ARepeatingTimelineWrapsAtEveryPeriodEvenFarIntoIt) {
   // period_s 20: 80 % from t=0, 10 % from t=14 (the bench's bursty GPU). The fake wraps time
   // without fmod where it can; the answer must be the same at every period and far into one.
   FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 81920, "period_s": 20, "timeline": [
-    {"t": 0, "util_gpu": 80}, {"t": 14, "util_gpu": 10}]}]})", 1);
+    {"t": 0, "util_gpu": 80}, {"t": 14, "util_gpu": 10}]}]})",
+                1);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
   std::vector<GpuFastSample> fast;
-  const std::pair<double, uint32_t> at[] = {{0, 80},      {13.9, 80},        {14, 10},
-                                            {19.99, 10},  {20, 80},          {34.5, 10},
-                                            {40, 80},     {1e6 + 13, 80},    {1e6 + 15, 10},
-                                            {1e17, 80},   {1e17 + 16, 10}};
+  const std::pair<double, uint32_t> at[] = {
+      {0, 80},  {13.9, 80},     {14, 10},       {19.99, 10}, {20, 80},       {34.5, 10},
+      {40, 80}, {1e6 + 13, 80}, {1e6 + 15, 10}, {1e17, 80},  {1e17 + 16, 10}};
   for (const auto& [t, util] : at) {
     fake.SetTime(t);
     (*source)->ReadFast(&fast);
@@ -246,7 +246,8 @@ TEST(NvmlSource, APidInTwoListsIsOneProcessAndEachGetsItsOwnUtilization) {
       {"pid": 30, "type": "both", "used_mib": 300, "sm_util": 5},
       {"pid": 10, "used_mib": 100, "sm_util": 70},
       {"pid": 40, "type": "graphics", "used_mib": 400},
-      {"pid": 20, "used_mib": 200, "sm_util": 20}]}]})", 1);
+      {"pid": 20, "used_mib": 200, "sm_util": 20}]}]})",
+                1);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
   std::vector<GpuSlowSample> slow;
@@ -269,7 +270,8 @@ TEST(NvmlSource, MpsClientsComeFromTheMpsListAsComputeProcesses) {
     "util_gpu": 60}], "processes": [
       {"pid": 10, "used_mib": 30},
       {"pid": 11, "type": "mps", "used_mib": 2000, "sm_util": 40},
-      {"pid": 12, "type": "mps", "used_mib": 3000, "sm_util": 20}]}]})", 1);
+      {"pid": 12, "type": "mps", "used_mib": 3000, "sm_util": 20}]}]})",
+                1);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
   EXPECT_TRUE((*source)->gpus()[0].field(GpuField::kMpsProcesses).supported);
@@ -528,7 +530,8 @@ TEST(NvmlSource, MemoryV2ErrorFallsBackToV1CorrectedForTheReservation) {
 
 TEST(NvmlSource, MemoryV2GivesTheReservationAndAllocatedUsed) {
   FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 40960, "reserved_mib": 420,
-    "processes": [{"pid": 7, "used_mib": 1000}]}]})", 1);
+    "processes": [{"pid": 7, "used_mib": 1000}]}]})",
+                1);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
   EXPECT_EQ((*source)->gpus()[0].memory_reserved_bytes, 420 * kMiB);
@@ -581,7 +584,8 @@ TEST(NvmlSource, MissingOptionalSymbolsDisableTheirFieldsOnly) {
 TEST(NvmlSource, NotSupportedAndNoPermissionAreProbedOnceAndSkipped) {
   FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 1024,
       "not_supported": ["power", "pcie_throughput"], "no_permission": ["compute_processes"],
-      "processes": [{"pid": 5, "used_mib": 1}]}]})", 1);
+      "processes": [{"pid": 5, "used_mib": 1}]}]})",
+                1);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
   const GpuInfo& g = (*source)->gpus()[0];
@@ -627,7 +631,8 @@ TEST(NvmlSource, LostGpuStopsBeingQueriedAndTheOthersGoOn) {
 
 TEST(NvmlSource, GpuLostBeforeStartIsListedAsLost) {
   FakeNvml fake("full", R"({"gpus": [{"memory_total_mib": 1024},
-                                     {"memory_total_mib": 1024, "lost_at": 0}]})", 0);
+                                     {"memory_total_mib": 1024, "lost_at": 0}]})",
+                0);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
   ASSERT_EQ((*source)->gpus().size(), 2u);
@@ -662,9 +667,9 @@ TEST(NvmlSource, FastReadNeverCallsTheSlowFunctions) {
   fake.ResetCounts();
   std::vector<GpuFastSample> fast;
   for (int i = 0; i < 5; ++i) (*source)->ReadFast(&fast);
-  for (const char* slow : {"nvmlDeviceGetComputeRunningProcesses_v3",
-                           "nvmlDeviceGetGraphicsRunningProcesses_v3",
-                           "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetPcieThroughput"}) {
+  for (const char* slow :
+       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v3",
+        "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetPcieThroughput"}) {
     EXPECT_EQ(fake.Calls(slow), 0u) << slow;
   }
   EXPECT_EQ(fake.Calls("nvmlDeviceGetUtilizationRates"), 15u);
@@ -715,7 +720,8 @@ TEST(NvmlSource, MigInstancesAreSampledInPlaceOfTheirParent) {
   // handle's answer, which a driver may give as the whole GPU's), and no energy counter.
   EXPECT_TRUE(a.field(GpuField::kPower).supported);
   EXPECT_NE(a.field(GpuField::kPower).reason.find("49.3 % memory share (an estimate)"),
-            std::string::npos) << a.field(GpuField::kPower).reason;
+            std::string::npos)
+      << a.field(GpuField::kPower).reason;
   EXPECT_FALSE(a.field(GpuField::kTotalEnergy).supported);
   EXPECT_TRUE(a.field(GpuField::kGpm).supported);
 
@@ -772,7 +778,6 @@ TEST(NvmlSource, MigProfileComesFromTheDeviceName) {
   EXPECT_EQ(MigProfileFromName("MIG 2g.20gb"), "2g.20gb");
 }
 
-
 // Memory health: remapped rows where the GPU has them, retired pages on an older one, nothing
 // through a MIG instance (its parent answers NOT_SUPPORTED in MIG mode); read at probe, then
 // carried between reads a minute apart.
@@ -783,7 +788,8 @@ TEST(NvmlSource, MemoryHealthIsRemappedRowsOrRetiredPages) {
     {"name": "Tesla V100-SXM2-32GB", "memory_total_mib": 32768,
      "retired_pages": {"sbe": 70, "dbe": 2, "pending": true}},
     {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81559, "mig": true,
-     "mig_devices": [{"gi": 1, "memory_total_mib": 40192}]}]})", 1);
+     "mig_devices": [{"gi": 1, "memory_total_mib": 40192}]}]})",
+                1);
   auto source = NvmlSource::Open(fake.path());
   ASSERT_TRUE(source.ok()) << source.status().message();
   NvmlSource& nvml = **source;

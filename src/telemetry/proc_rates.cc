@@ -62,14 +62,16 @@ std::optional<double> CounterRate(uint64_t prev, uint64_t cur, double seconds) {
 
 IoRates DiskRates(const std::vector<DiskCounters>& prev, const std::vector<DiskCounters>& cur,
                   double seconds) {
-  return SumRates(prev, cur, seconds, [](const DiskCounters& d) { return d.read_bytes; },
-                  [](const DiskCounters& d) { return d.written_bytes; });
+  return SumRates(
+      prev, cur, seconds, [](const DiskCounters& d) { return d.read_bytes; },
+      [](const DiskCounters& d) { return d.written_bytes; });
 }
 
 IoRates NetRates(const std::vector<NetCounters>& prev, const std::vector<NetCounters>& cur,
                  double seconds) {
-  return SumRates(prev, cur, seconds, [](const NetCounters& n) { return n.rx_bytes; },
-                  [](const NetCounters& n) { return n.tx_bytes; });
+  return SumRates(
+      prev, cur, seconds, [](const NetCounters& n) { return n.rx_bytes; },
+      [](const NetCounters& n) { return n.tx_bytes; });
 }
 
 }  // namespace cgov

@@ -17,8 +17,8 @@ bool ParseCpuLine(const std::string_view* f, size_t count, CpuTimes* t) {
   // cpuN user nice system idle [iowait irq softirq steal guest guest_nice]: older kernels print
   // fewer columns; the missing ones stay 0.
   if (count < 5) return false;
-  uint64_t* slots[] = {&t->user, &t->nice, &t->system, &t->idle,
-                       &t->iowait, &t->irq, &t->softirq, &t->steal};
+  uint64_t* slots[] = {&t->user,   &t->nice, &t->system,  &t->idle,
+                       &t->iowait, &t->irq,  &t->softirq, &t->steal};
   for (size_t i = 0; i < 8 && i + 1 < count; ++i) {
     if (!ParseU64(f[i + 1], slots[i])) return false;
   }
@@ -155,7 +155,8 @@ Result<std::vector<DiskCounters>> ParseDiskstats(std::string_view text) {
     if (f.size() < 10) return Bad("/proc/diskstats", n + 1, "columns", "expected at least 10");
     if (!IsWholeDisk(f[2])) continue;
     uint64_t read_sectors = 0, written_sectors = 0;
-    if (!ParseU64(f[5], &read_sectors)) return Bad("/proc/diskstats", n + 1, "sectors_read", "not a number");
+    if (!ParseU64(f[5], &read_sectors))
+      return Bad("/proc/diskstats", n + 1, "sectors_read", "not a number");
     if (!ParseU64(f[9], &written_sectors)) {
       return Bad("/proc/diskstats", n + 1, "sectors_written", "not a number");
     }
@@ -176,8 +177,10 @@ Result<std::vector<NetCounters>> ParseNetDev(std::string_view text) {
     if (f.size() < 9) return Bad("/proc/net/dev", n + 1, name, "expected 16 counters");
     if (name == "lo") continue;
     NetCounters c{std::string(name), 0, 0};
-    if (!ParseU64(f[0], &c.rx_bytes)) return Bad("/proc/net/dev", n + 1, "rx_bytes", "not a number");
-    if (!ParseU64(f[8], &c.tx_bytes)) return Bad("/proc/net/dev", n + 1, "tx_bytes", "not a number");
+    if (!ParseU64(f[0], &c.rx_bytes))
+      return Bad("/proc/net/dev", n + 1, "rx_bytes", "not a number");
+    if (!ParseU64(f[8], &c.tx_bytes))
+      return Bad("/proc/net/dev", n + 1, "tx_bytes", "not a number");
     nets.push_back(std::move(c));
   }
   return nets;

@@ -55,7 +55,7 @@ Result<std::optional<double>> ParseCpuMax(std::string_view text);
 // Cumulative I/O of one whole disk from /proc/diskstats.
 struct DiskCounters {
   std::string name;
-  uint64_t read_bytes = 0;     // sectors read x 512 (the kernel's unit, whatever the device's)
+  uint64_t read_bytes = 0;  // sectors read x 512 (the kernel's unit, whatever the device's)
   uint64_t written_bytes = 0;
 };
 // Whole disks only (sda, vda, xvda, nvme0n1, mmcblk0): partitions, loop, ram, zram, dm and md

@@ -159,7 +159,8 @@ TEST(ParseNetDev, InterfaceNamesWithoutSpaceAfterColon) {
   // Counters wider than the column run into the colon on real machines: "eth0:1234567890 ...".
   auto nets = ParseNetDev(
       "Inter-|   Receive\n face |bytes\n"
-      "  eth0:12345678901    10    0    0    0     0          0         0 98765    5    0    0    0     0       0          0\n");
+      "  eth0:12345678901    10    0    0    0     0          0         0 98765    5    0    0    "
+      "0     0       0          0\n");
   ASSERT_TRUE(nets.ok()) << nets.status().message();
   ASSERT_EQ(nets->size(), 1u);
   EXPECT_EQ((*nets)[0].rx_bytes, 12345678901ull);

@@ -16,9 +16,8 @@ Status Bad(std::string_view file, std::string_view field, std::string_view what)
 }
 
 bool IsHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 // The 64-hex id in a segment like "cri-containerd-<id>.scope", "docker-<id>.scope", "<id>".
@@ -59,7 +58,8 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   }
   PidStat stat;
   int64_t pid = 0;
-  if (!ParseI64(Trim(text.substr(0, open)), &pid)) return Bad("/proc/PID/stat", "pid", "not a number");
+  if (!ParseI64(Trim(text.substr(0, open)), &pid))
+    return Bad("/proc/PID/stat", "pid", "not a number");
   stat.pid = static_cast<int>(pid);
   stat.comm = SafeText(text.substr(open + 1, close - open - 1));  // anyone sets it (prctl)
   // After ") ": state(3) ppid(4) ... utime(14) stime(15) ... num_threads(20) ... starttime(22)
@@ -73,7 +73,8 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   if (!ParseU64(rest[11], &stat.utime_ticks)) return Bad("/proc/PID/stat", "utime", "not a number");
   if (!ParseU64(rest[12], &stat.stime_ticks)) return Bad("/proc/PID/stat", "stime", "not a number");
   if (!ParseI64(rest[17], &threads)) return Bad("/proc/PID/stat", "num_threads", "not a number");
-  if (!ParseU64(rest[19], &stat.start_ticks)) return Bad("/proc/PID/stat", "starttime", "not a number");
+  if (!ParseU64(rest[19], &stat.start_ticks))
+    return Bad("/proc/PID/stat", "starttime", "not a number");
   if (!ParseU64(rest[20], &stat.vsize_bytes)) {
     return Bad("/proc/PID/stat", "vsize", "not a number");
   }
@@ -141,8 +142,10 @@ CgroupIdentity ParseCgroup(std::string_view text) {
     bool v2 = line.substr(0, first) == "0" && controllers.empty();
     bool useful_v1 = controllers.find("memory") != std::string_view::npos ||
                      controllers.find("cpu") != std::string_view::npos;
-    if (v2 && path != "/") id.path = std::string(path);
-    else if (useful_v1 && id.path.empty() && path != "/") id.path = std::string(path);
+    if (v2 && path != "/")
+      id.path = std::string(path);
+    else if (useful_v1 && id.path.empty() && path != "/")
+      id.path = std::string(path);
   }
   size_t start = 0;
   std::string_view path = id.path;

@@ -16,7 +16,7 @@ namespace cgov {
 // The fields of /proc/PID/stat that Cost Governor uses.
 struct PidStat {
   int pid = 0;
-  std::string comm;      // as the kernel keeps it (15 bytes at most); may hold spaces and ')'
+  std::string comm;  // as the kernel keeps it (15 bytes at most); may hold spaces and ')'
   char state = '?';
   int ppid = 0;
   uint64_t utime_ticks = 0;  // USER_HZ

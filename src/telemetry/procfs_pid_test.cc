@@ -11,9 +11,9 @@ using testing::ReadFixture;
 // Any user can name a process anything (prctl PR_SET_NAME): invalid UTF-8 and terminal escapes
 // come out escaped, never raw (issue 21, item 8).
 TEST(ParsePidStat, AHostileNameComesOutEscaped) {
-  auto stat = ParsePidStat("42 (\x1b[2J\xff) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 "
-                           "100 1000 10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 "
-                           "0 0 0\n");
+  auto stat = ParsePidStat(
+      "42 (\x1b[2J\xff) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 100 1000 10 "
+      "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n");
   ASSERT_TRUE(stat.ok()) << stat.status().message();
   EXPECT_EQ(stat->comm, "\\x1b[2J\\xff");
 }
@@ -149,7 +149,8 @@ TEST(ParsePasswd, RealCaptureAndJunk) {
   auto users = ParsePasswd(testing::VmFile("/etc/passwd"));
   EXPECT_EQ(users.at(0), "root");
   EXPECT_EQ(users.at(65534), "nobody");
-  auto odd = ParsePasswd("# comment\n\nbroken\nalice:x:1000:1000::/home/alice:/bin/bash\nbob:x:x:1\n");
+  auto odd =
+      ParsePasswd("# comment\n\nbroken\nalice:x:1000:1000::/home/alice:/bin/bash\nbob:x:x:1\n");
   EXPECT_EQ(odd.size(), 1u);
   EXPECT_EQ(odd.at(1000), "alice");
 }
@@ -172,7 +173,7 @@ PidStat P(int pid, int ppid) {
 }
 
 TEST(Descendants, WholeSubtreeNotSiblings) {
-  std::vector<PidStat> table = {P(1, 0),   P(100, 1),  P(101, 100), P(102, 100),
+  std::vector<PidStat> table = {P(1, 0),     P(100, 1), P(101, 100), P(102, 100),
                                 P(103, 101), P(200, 1), P(201, 200)};
   EXPECT_EQ(Descendants(table, 100), (std::vector<int>{101, 102, 103}));
   EXPECT_EQ(Descendants(table, 103), (std::vector<int>{}));

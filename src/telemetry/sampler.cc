@@ -1,6 +1,5 @@
 #include "telemetry/sampler.h"
 
-
 namespace cgov {
 
 void SlowPoller::Start() {

@@ -58,7 +58,7 @@ class SlowPoller {
   uint64_t reads_ = 0;
   std::vector<GpuSlowSample> latest_;
   std::vector<GpuSlowSample> fresh_;  // the worker's, reused read after read
-  Worker worker_;  // last: stopped before the state it reads goes
+  Worker worker_;                     // last: stopped before the state it reads goes
 };
 
 // Not thread-safe; the tick loop owns it.

@@ -77,8 +77,8 @@ TEST_F(SamplerTest, SlowProcessListDoesNotStretchTheTick) {
     poller.Kick();  // the poller is inside a 300 ms call during most ticks
     auto start = std::chrono::steady_clock::now();
     sampler.Tick(&tick);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     worst_ms = std::max(worst_ms, ms);
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
   }
@@ -133,7 +133,8 @@ TEST_F(SamplerTest, KicksDuringASlowReadAreDroppedNotQueued) {
 // same interval; a slow driver only delays the tick by the bound, and its read is not repeated.
 TEST_F(SamplerTest, KickAndWaitReturnsWithTheReadOrAtTheBound) {
   FakeNvml fast_fake("full", R"({"gpus": [{"memory_total_mib": 1024,
-      "processes": [{"pid": 7, "used_mib": 512}]}]})", 1);
+      "processes": [{"pid": 7, "used_mib": 512}]}]})",
+                     1);
   auto fast_nvml = NvmlSource::Open(fast_fake.path());
   ASSERT_TRUE(fast_nvml.ok()) << fast_nvml.status().message();
   SlowPoller quick(fast_nvml->get());

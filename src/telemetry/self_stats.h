@@ -14,12 +14,12 @@
 namespace cgov {
 
 struct SelfStats {
-  double cpu_seconds = 0;      // user + system
+  double cpu_seconds = 0;  // user + system
   uint64_t resident_bytes = 0;
   uint64_t virtual_bytes = 0;
-  std::optional<int64_t> open_fds;            // unknown when /proc/self/fd is unreadable
-  std::optional<int64_t> max_fds;             // the soft limit; unknown when unlimited
-  std::optional<double> start_time_seconds;   // Unix time
+  std::optional<int64_t> open_fds;           // unknown when /proc/self/fd is unreadable
+  std::optional<int64_t> max_fds;            // the soft limit; unknown when unlimited
+  std::optional<double> start_time_seconds;  // Unix time
 };
 
 // Pure: "Max open files" of /proc/PID/limits (the soft limit); nullopt when unlimited or absent.

@@ -30,8 +30,8 @@ TEST(SelfStats, ReadFromProc) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   // utime 150, stime 50 ticks; starttime 1000 ticks; vsize 123456789; rss 2560 pages.
   files.Set("/proc/self/stat",
-            "4242 (cgov) S 1 4242 4242 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 9 0 1000 "
-            "123456789 2560 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n");
+            "4242 (cgov) S 1 4242 4242 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 9 0 1000 123456789 "
+            "2560 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n");
   files.Set("/proc/self/fd/0", "");
   files.Set("/proc/self/fd/1", "");
   files.Set("/proc/self/fd/7", "");

@@ -19,8 +19,10 @@ constexpr const char* kSmiColumns[] = {"timestamp", "index", "utilization.gpu", 
                                        "power.draw"};
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -30,8 +32,8 @@ Result<std::optional<double>> SmiNumber(std::string_view text, size_t line, size
   double value = 0;
   auto [end, ec] = FromChars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-    return InvalidArgument(fmt::format("line {}, column {}: '{}' is not a number", line,
-                                       kSmiColumns[column], text));
+    return InvalidArgument(
+        fmt::format("line {}, column {}: '{}' is not a number", line, kSmiColumns[column], text));
   }
   return std::optional<double>(value);
 }
@@ -42,7 +44,8 @@ Result<int64_t> SmiTimestamp(std::string_view text, size_t line) {
   if (iso.size() > 10 && iso[10] == ' ') iso[10] = 'T';
   Result<int64_t> ms = ParseTimestampMs(iso);
   if (!ms.ok()) {
-    return InvalidArgument(fmt::format("line {}, column timestamp: '{}' is not a time", line, text));
+    return InvalidArgument(
+        fmt::format("line {}, column timestamp: '{}' is not a time", line, text));
   }
   return ms;
 }
@@ -56,7 +59,9 @@ std::optional<double> Mean(const std::vector<double>& values) {
 
 std::string Pct(std::optional<double> v) { return v ? fmt::format("{:.1f} %", *v) : "no data"; }
 std::string Mib(std::optional<double> v) { return v ? fmt::format("{:.0f} MiB", *v) : "no data"; }
-std::string Watts(std::optional<double> v) { return v ? fmt::format("{:.1f} W", *v) : "not reported"; }
+std::string Watts(std::optional<double> v) {
+  return v ? fmt::format("{:.1f} W", *v) : "not reported";
+}
 
 template <typename Row, typename Field>
 std::vector<double> Values(const std::vector<Row>& rows, Field field) {
@@ -76,7 +81,8 @@ Check PhaseCheck(const LoadPattern& p, const std::vector<CgovGpuTick>& ticks) {
         t.processes_known ? std::optional<uint64_t>(t.compute_memory_bytes) : std::nullopt;
     if (Classify(*t.util_pct, held, PhaseThresholds{}) == p.expected_phase) ++in_phase;
   }
-  const double share = known > 0 ? 100.0 * static_cast<double>(in_phase) / static_cast<double>(known) : 0;
+  const double share =
+      known > 0 ? 100.0 * static_cast<double>(in_phase) / static_cast<double>(known) : 0;
   return {fmt::format("share of ticks {}", PhaseKey(p.expected_phase)),
           fmt::format(">= {:.0f} %", p.expected_phase_min_share_pct),
           known > 0 ? fmt::format("{:.1f} %", share) : "no data", "",
@@ -88,11 +94,12 @@ Check AttributionCheck(const LoadPattern& p, const std::vector<CgovGpuTick>& tic
   for (const CgovGpuTick& t : ticks) {
     if (!t.processes_known) continue;
     ++known;
-    const bool ok = p.context ? t.job_on_gpu && t.job_memory_bytes >= p.hold_bytes * 9 / 10
-                              : !t.job_on_gpu;
+    const bool ok =
+        p.context ? t.job_on_gpu && t.job_memory_bytes >= p.hold_bytes * 9 / 10 : !t.job_on_gpu;
     if (ok) ++matched;
   }
-  const double share = known > 0 ? 100.0 * static_cast<double>(matched) / static_cast<double>(known) : 0;
+  const double share =
+      known > 0 ? 100.0 * static_cast<double>(matched) / static_cast<double>(known) : 0;
   const std::string expected =
       p.context ? fmt::format("the job's pid on the GPU with >= {} MiB in >= 80 % of ticks",
                               p.hold_bytes * 9 / 10 >> 20)
@@ -113,7 +120,8 @@ Result<std::vector<SmiRow>> ParseSmiCsv(std::string_view text) {
     std::vector<std::string_view> cols;
     for (size_t start = 0;;) {
       const size_t comma = line.find(',', start);
-      cols.push_back(Trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+      cols.push_back(
+          Trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
@@ -150,7 +158,8 @@ Result<std::vector<CgovGpuTick>> ParseCgovSamples(std::string_view jsonl, int in
     }
     CgovGpuTick t;
     Result<int64_t> ms = ParseTimestampMs(j["ts"].get<std::string>());
-    if (!ms.ok()) return InvalidArgument(fmt::format("line {}, field ts: {}", line_no, ms.status().message()));
+    if (!ms.ok())
+      return InvalidArgument(fmt::format("line {}, field ts: {}", line_no, ms.status().message()));
     t.unix_ms = *ms;
     std::set<int64_t> job;
     if (j.contains("job") && j["job"].is_object() && j["job"].contains("pids")) {
@@ -171,9 +180,10 @@ Result<std::vector<CgovGpuTick>> ParseCgovSamples(std::string_view jsonl, int in
         t.processes_known = true;
         for (const auto& p : g["processes"]) {
           if (!p.is_object() || !p.value("compute", false)) continue;
-          const uint64_t bytes = p.contains("used_memory_bytes") && p["used_memory_bytes"].is_number_unsigned()
-                                     ? p["used_memory_bytes"].get<uint64_t>()
-                                     : 0;
+          const uint64_t bytes =
+              p.contains("used_memory_bytes") && p["used_memory_bytes"].is_number_unsigned()
+                  ? p["used_memory_bytes"].get<uint64_t>()
+                  : 0;
           t.compute_memory_bytes += bytes;
           if (job.count(p.value("pid", int64_t{-1}))) {
             t.job_on_gpu = true;
@@ -204,8 +214,10 @@ std::vector<Check> ComparePattern(const LoadPattern& p, const std::vector<CgovGp
   if (ticks.empty()) return {{"cgov ticks", "after the warm-up", "none (run longer)", "", false}};
 
   std::vector<Check> checks;
-  const std::optional<double> util = Mean(Values(ticks, [](const CgovGpuTick& t) { return t.util_pct; }));
-  const std::optional<double> smi_util = Mean(Values(rows, [](const SmiRow& r) { return r.util_pct; }));
+  const std::optional<double> util =
+      Mean(Values(ticks, [](const CgovGpuTick& t) { return t.util_pct; }));
+  const std::optional<double> smi_util =
+      Mean(Values(rows, [](const SmiRow& r) { return r.util_pct; }));
   checks.push_back({"mean utilization",
                     fmt::format("{:.0f} ± {:.0f} %", p.expected_util_pct, p.util_tolerance_pct),
                     Pct(util), Pct(smi_util),
@@ -214,15 +226,19 @@ std::vector<Check> ComparePattern(const LoadPattern& p, const std::vector<CgovGp
                     fmt::format("within {:.0f} points", options.util_vs_smi_pct), Pct(util),
                     Pct(smi_util),
                     util && smi_util && std::abs(*util - *smi_util) <= options.util_vs_smi_pct});
-  const std::optional<double> mem = Mean(Values(ticks, [](const CgovGpuTick& t) { return t.mem_used_mib; }));
-  const std::optional<double> smi_mem = Mean(Values(rows, [](const SmiRow& r) { return r.mem_used_mib; }));
+  const std::optional<double> mem =
+      Mean(Values(ticks, [](const CgovGpuTick& t) { return t.mem_used_mib; }));
+  const std::optional<double> smi_mem =
+      Mean(Values(rows, [](const SmiRow& r) { return r.mem_used_mib; }));
   const double mem_tolerance =
       std::max(options.mem_vs_smi_mib, 0.02 * std::max(mem.value_or(0), smi_mem.value_or(0)));
   checks.push_back({"memory used vs nvidia-smi", fmt::format("within {:.0f} MiB", mem_tolerance),
                     Mib(mem), Mib(smi_mem),
                     mem && smi_mem && std::abs(*mem - *smi_mem) <= mem_tolerance});
-  const std::optional<double> power = Mean(Values(ticks, [](const CgovGpuTick& t) { return t.power_w; }));
-  const std::optional<double> smi_power = Mean(Values(rows, [](const SmiRow& r) { return r.power_w; }));
+  const std::optional<double> power =
+      Mean(Values(ticks, [](const CgovGpuTick& t) { return t.power_w; }));
+  const std::optional<double> smi_power =
+      Mean(Values(rows, [](const SmiRow& r) { return r.power_w; }));
   const bool power_known = power && smi_power;
   checks.push_back({"power vs nvidia-smi",
                     fmt::format("within {:.0f} %", options.power_vs_smi_frac * 100), Watts(power),

@@ -33,8 +33,8 @@ struct CgovGpuTick {
   std::optional<double> mem_used_mib;
   std::optional<double> power_w;
   bool processes_known = false;
-  uint64_t compute_memory_bytes = 0;   // every compute process on the GPU
-  uint64_t job_memory_bytes = 0;       // the job's processes on the GPU
+  uint64_t compute_memory_bytes = 0;  // every compute process on the GPU
+  uint64_t job_memory_bytes = 0;      // the job's processes on the GPU
   bool job_on_gpu = false;
 };
 // The ticks of GPU `index` (docs/samples-jsonl.md). The error names the line.
@@ -49,17 +49,16 @@ struct Check {
 };
 
 struct CompareOptions {
-  int64_t warmup_ms = 3000;  // ignored at the start (context creation, JIT)
-  int64_t tail_ms = 1000;    // ignored at the end
-  double util_vs_smi_pct = 5;      // |cgov mean - nvidia-smi mean|, percentage points
-  double mem_vs_smi_mib = 64;      // or 2 % of the larger, whichever is more
+  int64_t warmup_ms = 3000;    // ignored at the start (context creation, JIT)
+  int64_t tail_ms = 1000;      // ignored at the end
+  double util_vs_smi_pct = 5;  // |cgov mean - nvidia-smi mean|, percentage points
+  double mem_vs_smi_mib = 64;  // or 2 % of the larger, whichever is more
   double power_vs_smi_frac = 0.10;
 };
 
 // The checks for one pattern. Ticks and rows outside the run's window (cgov's first and last
 // tick, trimmed by warmup/tail) are left out. No tick in the window is itself a failed check.
-std::vector<Check> ComparePattern(const LoadPattern& pattern,
-                                  const std::vector<CgovGpuTick>& cgov,
+std::vector<Check> ComparePattern(const LoadPattern& pattern, const std::vector<CgovGpuTick>& cgov,
                                   const std::vector<SmiRow>& smi, const CompareOptions& options);
 
 // "| duty30 | mean utilization | 30 ± 10 % | 31.2 % | 30.8 % | pass |" lines, and the header.

@@ -10,14 +10,17 @@ namespace {
 // A samples.jsonl: a header, then one tick a second on GPUs 0 and 1; GPU 0 at `util(t)` with the
 // job's pid 777 holding `job_mib` when `job_mib` > 0, GPU 1 idle and empty.
 std::string Samples(int seconds, double (*util)(int), int job_mib, bool processes_known = true) {
-  std::string out = R"({"kind":"header","schema_version":1})" "\n";
+  std::string out = R"({"kind":"header","schema_version":1})"
+                    "\n";
   for (int s = 0; s < seconds; ++s) {
     const std::string ts = fmt::format("2026-11-19T{:02}:{:02}:{:02}.000Z", 0, s / 60, s % 60);
-    std::string procs = !processes_known ? "null"
-                        : job_mib > 0
-                            ? fmt::format(R"([{{"compute":true,"graphics":false,"mps":false,"pid":777,"used_memory_bytes":{}}}])",
-                                          uint64_t(job_mib) << 20)
-                            : "[]";
+    std::string procs =
+        !processes_known ? "null"
+        : job_mib > 0
+            ? fmt::format(
+                  R"([{{"compute":true,"graphics":false,"mps":false,"pid":777,"used_memory_bytes":{}}}])",
+                  uint64_t(job_mib) << 20)
+            : "[]";
     out += fmt::format(
         R"({{"kind":"tick","ts":"{}","job":{{"pids":[777]}},"gpus":[)"
         R"({{"index":0,"util_gpu_pct":{},"mem_used_bytes":{},"power_mw":{},"processes":{}}},)"
@@ -43,7 +46,8 @@ double Duty30(int) { return 30; }
 double Zero(int) { return 0; }
 double Full(int) { return 100; }
 
-std::vector<Check> Judge(const std::string& pattern, const std::string& samples, const std::string& smi) {
+std::vector<Check> Judge(const std::string& pattern, const std::string& samples,
+                         const std::string& smi) {
   Result<LoadPattern> p = ParsePattern(pattern, 2048ull << 20);
   EXPECT_TRUE(p.ok());
   Result<std::vector<CgovGpuTick>> ticks = ParseCgovSamples(samples, 0);
@@ -71,8 +75,8 @@ TEST(ComparePattern, AFaithfulMeasurementPassesEveryCheck) {
     double (*util)(int);
     int job_mib;
   };
-  const Case cases[] = {{"duty30", Duty30, 2100}, {"idle", Zero, 0}, {"held", Zero, 2048},
-                        {"full", Full, 2100}};
+  const Case cases[] = {
+      {"duty30", Duty30, 2100}, {"idle", Zero, 0}, {"held", Zero, 2048}, {"full", Full, 2100}};
   for (const Case& c : cases) {
     std::vector<Check> checks =
         Judge(c.pattern, Samples(20, c.util, c.job_mib), Smi(20, c.util, c.job_mib));
@@ -113,9 +117,9 @@ TEST(ComparePattern, TooShortARunIsAFailureNotAPass) {
 }
 
 TEST(ParseSmiCsv, ReadsRowsAndUnknownsAndNamesBadFields) {
-  Result<std::vector<SmiRow>> rows =
-      ParseSmiCsv("2026/11/19 00:00:01.500, 0, 35, 1234, 75.32\n"
-                  "2026/11/19 00:00:02.500, 1, [N/A], 0, [Not Supported]\n\n");
+  Result<std::vector<SmiRow>> rows = ParseSmiCsv(
+      "2026/11/19 00:00:01.500, 0, 35, 1234, 75.32\n"
+      "2026/11/19 00:00:02.500, 1, [N/A], 0, [Not Supported]\n\n");
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].unix_ms, 1795046401'500) << "2026-11-19T00:00:01.500Z";
@@ -132,7 +136,8 @@ TEST(ParseSmiCsv, ReadsRowsAndUnknownsAndNamesBadFields) {
   const Bad bads[] = {
       {"2026/11/19 00:00:01.500, 0, 35, 1234\n", "line 1: 4 columns, expected 5"},
       {"x\n2026/11/19 00:00:01, 0, abc, 1, 2\n", "line 1: 1 columns"},
-      {"2026/11/19 00:00:01, 0, abc, 1, 2\n", "line 1, column utilization.gpu: 'abc' is not a number"},
+      {"2026/11/19 00:00:01, 0, abc, 1, 2\n",
+       "line 1, column utilization.gpu: 'abc' is not a number"},
       {"yesterday, 0, 1, 1, 2\n", "line 1, column timestamp"},
       {"2026/11/19 00:00:01, 0, 1, 1, 2\n2026/11/19 00:00:02, [N/A], 1, 1, 2\n",
        "line 2, column index"},
@@ -160,7 +165,9 @@ TEST(ParseCgovSamples, TakesOneGpusTicksAndTheJobsProcesses) {
   Result<std::vector<CgovGpuTick>> bad = ParseCgovSamples("{\"kind\":\"tick\"}\nnot json\n", 0);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 1"), std::string::npos) << bad.status().message();
-  bad = ParseCgovSamples(R"({"kind":"header"})" "\n{oops\n", 0);
+  bad = ParseCgovSamples(R"({"kind":"header"})"
+                         "\n{oops\n",
+                         0);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 2: not a JSON object"), std::string::npos);
 }

@@ -73,8 +73,8 @@ Result<std::unique_ptr<CudaLoad>> CudaLoad::Open(int ordinal, const std::string&
   load->handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (load->handle_ == nullptr) {
     const char* why = dlerror();
-    return Unavailable(fmt::format("{}: {} (is the NVIDIA driver installed?)", name,
-                                   why ? why : "dlopen failed"));
+    return Unavailable(
+        fmt::format("{}: {} (is the NVIDIA driver installed?)", name, why ? why : "dlopen failed"));
   }
   load->api_ = std::make_unique<Api>();
   Api& a = *load->api_;
@@ -150,9 +150,9 @@ Status CudaLoad::Busy(int64_t ms) {
   unsigned long long ns = static_cast<unsigned long long>(ms) * 1'000'000ULL;
   void* params[] = {&ns};
   const unsigned blocks = static_cast<unsigned>(multiprocessors_) * kBlocksPerSm;
-  CGOV_RETURN_IF_ERROR(Check(api_->launch(function_, blocks, 1, 1, kThreadsPerBlock, 1, 1, 0,
-                                          nullptr, params, nullptr),
-                             "cuLaunchKernel"));
+  CGOV_RETURN_IF_ERROR(Check(
+      api_->launch(function_, blocks, 1, 1, kThreadsPerBlock, 1, 1, 0, nullptr, params, nullptr),
+      "cuLaunchKernel"));
   return Check(api_->synchronize(), "cuCtxSynchronize");
 }
 

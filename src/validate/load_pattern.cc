@@ -18,7 +18,8 @@ LoadPattern Busy(std::string name, std::string description, int64_t busy_ms, int
   p.idle_ms = idle_ms;
   p.context = true;
   p.hold_bytes = hold_bytes;
-  p.expected_util_pct = 100.0 * static_cast<double>(busy_ms) / static_cast<double>(busy_ms + idle_ms);
+  p.expected_util_pct =
+      100.0 * static_cast<double>(busy_ms) / static_cast<double>(busy_ms + idle_ms);
   return p;
 }
 
@@ -29,8 +30,16 @@ Result<LoadPattern> ParsePattern(std::string_view name, uint64_t hold_bytes) {
   if (name == "idle") {
     p = {"idle", "no CUDA context at all", 0, 1000, false, 0, 0, 5, Phase::kTrulyIdle, 90};
   } else if (name == "held") {
-    p = {"held", fmt::format("a context holding {} MiB, no kernel", hold_bytes >> 20), 0, 1000,
-         true, hold_bytes, 0, 5, Phase::kIdleHeld, 90};
+    p = {"held",
+         fmt::format("a context holding {} MiB, no kernel", hold_bytes >> 20),
+         0,
+         1000,
+         true,
+         hold_bytes,
+         0,
+         5,
+         Phase::kIdleHeld,
+         90};
   } else if (name == "full") {
     p = Busy("full", "kernels back to back on every SM", 1000, 0, hold_bytes);
     p.util_tolerance_pct = 5;
@@ -54,12 +63,12 @@ Result<LoadPattern> ParsePattern(std::string_view name, uint64_t hold_bytes) {
     p = Busy(std::string(name), fmt::format("a kernel {} ms of every {} ms", pct, kDutyCycleMs),
              pct, kDutyCycleMs - pct, hold_bytes);
     p.util_tolerance_pct = 10;
-    p.expected_phase = pct < 70 ? Phase::kUnderutilized
-                                : (pct < 90 ? Phase::kProductive : Phase::kComputeBound);
+    p.expected_phase =
+        pct < 70 ? Phase::kUnderutilized : (pct < 90 ? Phase::kProductive : Phase::kComputeBound);
     p.expected_phase_min_share_pct = 60;
   } else {
-    return InvalidArgument(fmt::format(
-        "unknown pattern '{}' (idle, held, duty5..duty95, bursty, full)", name));
+    return InvalidArgument(
+        fmt::format("unknown pattern '{}' (idle, held, duty5..duty95, bursty, full)", name));
   }
   return p;
 }

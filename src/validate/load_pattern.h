@@ -25,7 +25,7 @@ struct LoadPattern {
   uint64_t hold_bytes = 0;  // device memory allocated and kept for the whole run
   // What cgov should measure on the loaded GPU.
   double expected_util_pct = 0;
-  double util_tolerance_pct = 0;  // |mean measured - expected| allowed
+  double util_tolerance_pct = 0;             // |mean measured - expected| allowed
   Phase expected_phase = Phase::kTrulyIdle;  // the phase most GPU-time must fall in
   double expected_phase_min_share_pct = 0;
 };

@@ -14,14 +14,11 @@ TEST(ParsePattern, KnowsEveryDefaultPatternAndItsExpectations) {
     double util;
     Phase phase;
   };
-  const Case cases[] = {{"idle", false, 0, Phase::kTrulyIdle},
-                        {"held", true, 0, Phase::kIdleHeld},
-                        {"duty30", true, 30, Phase::kUnderutilized},
-                        {"duty60", true, 60, Phase::kUnderutilized},
-                        {"duty80", true, 80, Phase::kProductive},
-                        {"duty95", true, 95, Phase::kComputeBound},
-                        {"bursty", true, 40, Phase::kComputeBound},
-                        {"full", true, 100, Phase::kComputeBound}};
+  const Case cases[] = {
+      {"idle", false, 0, Phase::kTrulyIdle},       {"held", true, 0, Phase::kIdleHeld},
+      {"duty30", true, 30, Phase::kUnderutilized}, {"duty60", true, 60, Phase::kUnderutilized},
+      {"duty80", true, 80, Phase::kProductive},    {"duty95", true, 95, Phase::kComputeBound},
+      {"bursty", true, 40, Phase::kComputeBound},  {"full", true, 100, Phase::kComputeBound}};
   for (const Case& c : cases) {
     Result<LoadPattern> p = ParsePattern(c.name, kHold);
     ASSERT_TRUE(p.ok()) << c.name << ": " << p.status().message();
@@ -53,11 +50,14 @@ TEST(Schedule, FillsTheDurationExactlyCycleAfterCycle) {
   };
   auto seg = [](bool busy, int64_t ms) { return Segment{busy, ms}; };
   const Case cases[] = {
-      {"duty30", 250, {seg(true, 30), seg(false, 70), seg(true, 30), seg(false, 70), seg(true, 30),
-                       seg(false, 20)}},
+      {"duty30",
+       250,
+       {seg(true, 30), seg(false, 70), seg(true, 30), seg(false, 70), seg(true, 30),
+        seg(false, 20)}},
       {"duty30", 20, {seg(true, 20)}},
-      {"bursty", 12000, {seg(true, 2000), seg(false, 3000), seg(true, 2000), seg(false, 3000),
-                         seg(true, 2000)}},
+      {"bursty",
+       12000,
+       {seg(true, 2000), seg(false, 3000), seg(true, 2000), seg(false, 3000), seg(true, 2000)}},
       {"full", 2500, {seg(true, 2500)}},  // merged: one long busy stretch
       {"idle", 1500, {seg(false, 1500)}},
       {"held", 0, {}},

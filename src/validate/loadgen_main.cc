@@ -2,8 +2,8 @@
 // of what cgov measured of them. Not part of cgov itself.
 //
 //   cgov-loadgen play PATTERN [--duration 20s] [--device N] [--hold-mib M] [--cuda-lib PATH]
-//   cgov-loadgen compare --pattern P --samples samples.jsonl --smi smi.csv [--device N] [--hold-mib M]
-//   cgov-loadgen patterns | header
+//   cgov-loadgen compare --pattern P --samples samples.jsonl --smi smi.csv [--device N] [--hold-mib
+//   M] cgov-loadgen patterns | header
 #include <sys/stat.h>
 
 #include <chrono>
@@ -11,8 +11,8 @@
 #include <sstream>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "core/duration.h"
 #include "validate/compare.h"
@@ -27,7 +27,7 @@ constexpr size_t kMaxInputBytes = 256u << 20;
 
 // A regular file of at most 256 MiB (a FIFO would block, /dev/zero never end).
 Result<std::string> ReadInput(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return NotFound(fmt::format("{}: cannot be read", path));
   if (!S_ISREG(st.st_mode)) return InvalidArgument(fmt::format("{}: not a regular file", path));
   std::ifstream in(path, std::ios::binary);
@@ -35,7 +35,8 @@ Result<std::string> ReadInput(const std::string& path) {
   std::string text(kMaxInputBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxInputBytes) return InvalidArgument(fmt::format("{}: larger than 256 MiB", path));
+  if (text.size() > kMaxInputBytes)
+    return InvalidArgument(fmt::format("{}: larger than 256 MiB", path));
   return text;
 }
 
@@ -124,9 +125,10 @@ int Compare(const std::string& name, const std::string& samples_path, const std:
 
 int main(int argc, char** argv) {
   using namespace cgov::validate;
-  CLI::App app{"Known GPU loads for validating cgov on a real GPU (scripts/gpu-validate), and the "
-               "comparison of what cgov measured with the pattern and with nvidia-smi.",
-               "cgov-loadgen"};
+  CLI::App app{
+      "Known GPU loads for validating cgov on a real GPU (scripts/gpu-validate), and the "
+      "comparison of what cgov measured with the pattern and with nvidia-smi.",
+      "cgov-loadgen"};
   app.require_subcommand(1);
   std::string pattern, duration = "20s", cuda_lib, samples, smi;
   int device = 0;
@@ -135,16 +137,19 @@ int main(int argc, char** argv) {
   play->add_option("pattern", pattern, "idle, held, duty5..duty95, bursty, full")->required();
   play->add_option("--duration", duration, "how long (200ms 1s 30s 5m)")->capture_default_str();
   play->add_option("--device", device, "CUDA device ordinal")->capture_default_str();
-  play->add_option("--hold-mib", hold_mib, "device memory the context holds")->capture_default_str();
+  play->add_option("--hold-mib", hold_mib, "device memory the context holds")
+      ->capture_default_str();
   play->add_option("--cuda-lib", cuda_lib, "the CUDA driver library (default libcuda.so.1)");
-  CLI::App* compare = app.add_subcommand(
-      "compare", "judge cgov's samples.jsonl of a pattern against it and nvidia-smi's CSV; "
-                 "prints Markdown rows; exit 1 when a check fails");
+  CLI::App* compare =
+      app.add_subcommand("compare",
+                         "judge cgov's samples.jsonl of a pattern against it and nvidia-smi's CSV; "
+                         "prints Markdown rows; exit 1 when a check fails");
   compare->add_option("--pattern", pattern, "the pattern that was played")->required();
   compare->add_option("--samples", samples, "cgov run's samples.jsonl")->required();
-  compare->add_option("--smi", smi,
-                      "nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,"
-                      "power.draw --format=csv,noheader,nounits (TZ=UTC)")
+  compare
+      ->add_option("--smi", smi,
+                   "nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,"
+                   "power.draw --format=csv,noheader,nounits (TZ=UTC)")
       ->required();
   compare->add_option("--device", device, "NVML index of the loaded GPU")->capture_default_str();
   compare->add_option("--hold-mib", hold_mib, "as given to play")->capture_default_str();

@@ -18,7 +18,8 @@ using nlohmann::json;
 RunResult Play(const TempDir& dir, const std::string& scenario, double seconds,
                std::vector<std::string> flags = {}, std::vector<std::string> job = {}) {
   WriteFile(dir / "scenario.json", scenario);
-  std::vector<std::string> argv = {CgovBinary(), "run", "--out", dir / "run", "--interval", "100ms"};
+  std::vector<std::string> argv = {CgovBinary(), "run",        "--out",
+                                   dir / "run",  "--interval", "100ms"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("--");
   if (job.empty()) job = {TestJob(), "sleep", std::to_string(seconds)};
@@ -140,7 +141,8 @@ TEST(AnalysisE2E, IdleHeldTailIsFoundWithItsDurationAndDollars) {
   const double held_gpu_s = s["phases"]["idle_held"]["gpu_seconds"];
   double busy_gpu_s = 0;
   for (const auto& [phase, figures] : s["phases"].items()) {
-    if (phase != "idle_held" && phase != "truly_idle") busy_gpu_s += figures.value("gpu_seconds", 0.0);
+    if (phase != "idle_held" && phase != "truly_idle")
+      busy_gpu_s += figures.value("gpu_seconds", 0.0);
   }
   // A tick later than twice the interval leaves a gap (usage.gap_s), in the tail's wall time but
   // credited to no phase (seen on a loaded CI machine: a 1.602 s tail, 1.285 s held).
@@ -167,7 +169,8 @@ TEST(AnalysisE2E, CostBlockFromTheCatalogAndExplicitPrices) {
   EXPECT_EQ(c["price_per_gpu_hour_usd"], 2.744705);
   EXPECT_TRUE(Contains(c["price_source"].get<std::string>(),
                        "reference price: A100 40GB, median of 3 providers' on-demand list prices "
-                       "($1.99–$3.3996 per GPU-hour")) << c.dump();
+                       "($1.99–$3.3996 per GPU-hour"))
+      << c.dump();
   EXPECT_NEAR(c["monthly_usd"].get<double>(), c["hourly_usd"].get<double>() * 720, 1e-6);
 
   RunResult manual = Play(explicit_dir, kComputeBound, 1, {"--price-per-gpu-hour", "2.50"});
@@ -182,8 +185,8 @@ TEST(AnalysisE2E, CostBlockFromTheCatalogAndExplicitPrices) {
   EXPECT_EQ(u["priced"], false);
   EXPECT_TRUE(u["total_usd"].is_null()) << "never a silent default";
   EXPECT_GT(u["gpu_hours"].get<double>(), 0) << "GPU-hours are still reported";
-  EXPECT_TRUE(Contains(unpriced.err, "Cost: unknown — price unknown: no catalog entry for "
-                                     "'NVIDIA Fake GPU'"))
+  EXPECT_TRUE(Contains(unpriced.err,
+                       "Cost: unknown — price unknown: no catalog entry for 'NVIDIA Fake GPU'"))
       << unpriced.err;
 }
 
@@ -191,8 +194,8 @@ TEST(AnalysisE2E, WorkFromTheProgressFileGivesCostPerUnit) {
   TempDir dir;
   // The job appends cumulative progress lines to $CGOV_PROGRESS_FILE, as train.py would.
   std::vector<std::string> job = {"/bin/sh", "-c",
-                                  "echo 1000 samples >> \"$CGOV_PROGRESS_FILE\"; sleep 0.5; "
-                                  "echo 36000 samples >> \"$CGOV_PROGRESS_FILE\""};
+                                  "echo 1000 samples >> \"$CGOV_PROGRESS_FILE\"; sleep 0.5; echo "
+                                  "36000 samples >> \"$CGOV_PROGRESS_FILE\""};
   RunResult r = Play(dir, kComputeBound, 0, {"--price-per-gpu-hour", "36"}, job);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json w = json::parse(ReadFile(dir / "run/summary.json"))["cost"]["work"];
@@ -211,8 +214,8 @@ TEST(AnalysisE2E, FailOnGatesOnlyASucceedingJob) {
       << gate.err;
   RunResult critical = Play(b, kComputeBound, 1, {"--quiet", "--fail-on", "critical"});
   EXPECT_EQ(critical.exit_code, 0) << "only an info finding fired";
-  RunResult failed = Play(c, kStarved, 0, {"--quiet", "--fail-on", "warning"},
-                          {TestJob(), "exit", "7"});
+  RunResult failed =
+      Play(c, kStarved, 0, {"--quiet", "--fail-on", "warning"}, {TestJob(), "exit", "7"});
   EXPECT_EQ(failed.exit_code, 7) << "the job's own failure wins";
 }
 
@@ -250,8 +253,8 @@ namespace {
 TEST(AnalysisE2E, DetectedInstanceTypePricesTheRun) {
   FakeHttpServer aws(FakeCloudMetadata("aws"));
   TempDir dir;
-  RunResult r = Play(dir, kComputeBound, 1,
-                     {"--detect-instance", "--metadata-endpoint", aws.url("")});
+  RunResult r =
+      Play(dir, kComputeBound, 1, {"--detect-instance", "--metadata-endpoint", aws.url("")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json cost = json::parse(ReadFile(dir / "run/summary.json"))["cost"];
   EXPECT_TRUE(Contains(cost["price_source"].get<std::string>(), "p5.48xlarge")) << cost.dump();
@@ -260,8 +263,8 @@ TEST(AnalysisE2E, DetectedInstanceTypePricesTheRun) {
 
   FakeHttpServer azure(FakeCloudMetadata("azure"));
   TempDir dir2;
-  RunResult on_azure = Play(dir2, kComputeBound, 1, {"--detect-instance", "azure",
-                                                     "--metadata-endpoint", azure.url("")});
+  RunResult on_azure = Play(dir2, kComputeBound, 1,
+                            {"--detect-instance", "azure", "--metadata-endpoint", azure.url("")});
   ASSERT_EQ(on_azure.exit_code, 0) << on_azure.err;
   cost = json::parse(ReadFile(dir2 / "run/summary.json"))["cost"];
   EXPECT_TRUE(Contains(cost["price_source"].get<std::string>(), "Standard_ND96isr_H100_v5"))
@@ -275,8 +278,8 @@ TEST(AnalysisE2E, DetectedInstanceTypePricesTheRun) {
 TEST(AnalysisE2E, DetectionFailureIsAWarningNotAFailure) {
   FakeHttpServer silent(200, "p5.48xlarge", /*delay_ms=*/5000);
   TempDir dir;
-  RunResult r = Play(dir, kComputeBound, 0.5,
-                     {"--detect-instance", "--metadata-endpoint", silent.url("/x")});
+  RunResult r =
+      Play(dir, kComputeBound, 0.5, {"--detect-instance", "--metadata-endpoint", silent.url("/x")});
   EXPECT_EQ(r.exit_code, 0);
   json s = json::parse(ReadFile(dir / "run/summary.json"));
   ASSERT_FALSE(s["warnings"].empty());
@@ -326,13 +329,14 @@ TEST(AnalysisE2E, BrokenPriceCatalogIsExit2NamingTheField) {
                             dir / "prices.json", "--", TestJob(), "touch", marker},
                            {{"CGOV_NVML_LIB", "/nonexistent"}});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(Contains(r.err, "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a "
-                              "number of dollars from 0 to 999999999.999999 per GPU-hour, or null"))
+  EXPECT_TRUE(Contains(r.err,
+                       "prices.json: gpu_models[0].on_demand_usd_per_gpu_hour: must be a number of "
+                       "dollars from 0 to 999999999.999999 per GPU-hour, or null"))
       << r.err;
   EXPECT_FALSE(std::ifstream(marker).good());
-  RunResult missing = RunProgram({CgovBinary(), "run", "--price-catalog", dir / "nope.json", "--",
-                                  TestJob(), "touch", marker},
-                                 {{"CGOV_NVML_LIB", "/nonexistent"}});
+  RunResult missing = RunProgram(
+      {CgovBinary(), "run", "--price-catalog", dir / "nope.json", "--", TestJob(), "touch", marker},
+      {{"CGOV_NVML_LIB", "/nonexistent"}});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_TRUE(Contains(missing.err, "nope.json")) << missing.err;
 }

@@ -20,7 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-
 class BillingE2E : public ::testing::Test {
  protected:
   // One simulated week (host demo-box, 8 GPUs), written once for every test that reads it.
@@ -38,10 +37,11 @@ class BillingE2E : public ::testing::Test {
   }
 
   static json Showback(const std::string& bill, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {CgovBinary(), "report", "--db", *week_,
-                                     "--format", "json", "--billing",
-                                     Fixture("billing/" + bill), "--billing-map",
-                                     Fixture("billing/demo-week-map.csv")};
+    std::vector<std::string> argv = {CgovBinary(),    "report",
+                                     "--db",          *week_,
+                                     "--format",      "json",
+                                     "--billing",     Fixture("billing/" + bill),
+                                     "--billing-map", Fixture("billing/demo-week-map.csv")};
     argv.insert(argv.end(), extra.begin(), extra.end());
     RunResult r = RunProgram(argv, {{"CGOV_PRICE_CATALOG", ""}}, 60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -84,8 +84,8 @@ TEST_F(BillingE2E, AnAwsCurExtractReconcilesToTheCentUnderEachIdlePolicy) {
   EXPECT_NEAR(plain["rows"][0]["gpu_hours"].get<double>(), 124.0, 1.0);
   bool never_saw = false;
   for (const json& n : plain["notes"]) {
-    never_saw = never_saw || n.get<std::string>().find("i-0stranger0000000002: no host cgov "
-                                                       "saw") != std::string::npos;
+    never_saw = never_saw || n.get<std::string>().find("i-0stranger0000000002: no host cgov saw") !=
+                                 std::string::npos;
   }
   EXPECT_TRUE(never_saw) << plain["notes"].dump(1);
 
@@ -129,19 +129,22 @@ TEST_F(BillingE2E, GcpAndAzureExportsReconcileToo) {
 }
 
 TEST_F(BillingE2E, TextCsvAndEstimate) {
-  RunResult text = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
-                               Fixture("billing/demo-week-cur.csv"), "--billing-map",
-                               Fixture("billing/demo-week-map.csv")}, {}, 60);
+  RunResult text = RunProgram(
+      {CgovBinary(), "report", "--db", *week_, "--billing", Fixture("billing/demo-week-cur.csv"),
+       "--billing-map", Fixture("billing/demo-week-map.csv")},
+      {}, 60);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Showback (from the bill: aws-cur"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("total billed"), std::string::npos);
   EXPECT_NE(text.out.find("$1,410.45"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2026-11-18T00:00Z → 2026-11-19T00:30Z"), std::string::npos)
-      << "without --since the window is the bill's:\n" << text.out.substr(0, 300);
+      << "without --since the window is the bill's:\n"
+      << text.out.substr(0, 300);
 
-  RunResult csv = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
-                              Fixture("billing/demo-week-cur.csv"), "--billing-map",
-                              Fixture("billing/demo-week-map.csv"), "--format", "csv"}, {}, 60);
+  RunResult csv = RunProgram(
+      {CgovBinary(), "report", "--db", *week_, "--billing", Fixture("billing/demo-week-cur.csv"),
+       "--billing-map", Fixture("billing/demo-week-map.csv"), "--format", "csv"},
+      {}, 60);
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   ASSERT_EQ(csv.out.rfind("kind,user,gpu_hours,share_pct,usd\n", 0), 0u) << csv.out;
   int64_t rows = 0, total = 0;
@@ -161,8 +164,9 @@ TEST_F(BillingE2E, TextCsvAndEstimate) {
   EXPECT_EQ(total, 141045);
 
   // No bill: the same table from the resolved prices, labelled an estimate.
-  RunResult estimate = RunProgram({CgovBinary(), "report", "--db", *week_, "--since",
-                                   "7d", "--format", "json"}, {{"CGOV_PRICE_CATALOG", ""}}, 60);
+  RunResult estimate =
+      RunProgram({CgovBinary(), "report", "--db", *week_, "--since", "7d", "--format", "json"},
+                 {{"CGOV_PRICE_CATALOG", ""}}, 60);
   ASSERT_EQ(estimate.exit_code, 0) << estimate.err;
   const json report = json::parse(estimate.out);
   const json& s = report["showback"];
@@ -175,24 +179,28 @@ TEST_F(BillingE2E, TextCsvAndEstimate) {
 
 TEST_F(BillingE2E, BadBillsAndFlagsAreClearErrors) {
   TempDir dir;
-  WriteFile(dir / "bad.csv", "host,start,end,cost_usd\ndemo-box,2026-11-18T10:00Z,"
-                             "2026-11-18T11:00Z,12,5\ndemo-box,2026-11-18T11:00Z,x,1\n");
-  RunResult bad = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
-                              dir / "bad.csv"}, {}, 60);
+  WriteFile(dir / "bad.csv",
+            "host,start,end,cost_usd\ndemo-box,2026-11-18T10:00Z,"
+            "2026-11-18T11:00Z,12,5\ndemo-box,2026-11-18T11:00Z,x,1\n");
+  RunResult bad =
+      RunProgram({CgovBinary(), "report", "--db", *week_, "--billing", dir / "bad.csv"}, {}, 60);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find(dir / "bad.csv" + ":3: end: not a time: 'x'"), std::string::npos)
       << bad.err;
   EXPECT_TRUE(bad.out.empty()) << "no partial report";
-  RunResult policy = RunProgram({CgovBinary(), "report", "--db", *week_,
-                                 "--idle-cost", "someone"}, {}, 60);
+  RunResult policy =
+      RunProgram({CgovBinary(), "report", "--db", *week_, "--idle-cost", "someone"}, {}, 60);
   EXPECT_EQ(policy.exit_code, 2);
   EXPECT_NE(policy.err.find("--idle-cost someone: expected unallocated, proportional or "
-                            "owner:KEY=VALUE"), std::string::npos) << policy.err;
+                            "owner:KEY=VALUE"),
+            std::string::npos)
+      << policy.err;
   RunResult format = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing",
-                                 dir / "bad.csv", "--billing-format", "oracle"}, {}, 60);
+                                 dir / "bad.csv", "--billing-format", "oracle"},
+                                {}, 60);
   EXPECT_EQ(format.exit_code, 2) << format.err;
-  RunResult missing = RunProgram({CgovBinary(), "report", "--db", *week_,
-                                  "--billing", dir / "none.csv"}, {}, 60);
+  RunResult missing =
+      RunProgram({CgovBinary(), "report", "--db", *week_, "--billing", dir / "none.csv"}, {}, 60);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("none.csv"), std::string::npos) << missing.err;
 }
@@ -224,21 +232,23 @@ TEST_F(BillingE2E, AGzipBombIsRefusedInTheMemoryOfItsFile) {
   for (const auto& [name, byte] : {std::pair{"lines", '\n'}, std::pair{"field", 'a'}}) {
     const std::string member = dir / "member.gz";
     ASSERT_EQ(std::system(fmt::format("head -c 16M /dev/zero | tr '\\0' '\\{:03o}' | gzip -1 > {}",
-                                      static_cast<int>(byte), member).c_str()), 0);
+                                      static_cast<int>(byte), member)
+                              .c_str()),
+              0);
     const std::string one = ReadFile(member);
     std::ofstream bomb(dir / name, std::ios::binary);
     for (int i = 0; i < 80; ++i) bomb << one;  // 1.25 GiB once decompressed
     bomb.close();
-    const auto [rss_kib, exit_code] = MaxRssKib({CgovBinary(), "report", "--db", *week_,
-                                                 "--billing", dir / name, "--since", "1h"});
+    const auto [rss_kib, exit_code] = MaxRssKib(
+        {CgovBinary(), "report", "--db", *week_, "--billing", dir / name, "--since", "1h"});
     EXPECT_EQ(exit_code, 1) << name;
     EXPECT_LT(rss_kib, 200 << 10) << name << ": a bomb is refused in the memory of its file";
     RecordProperty(std::string("max_rss_kib_") + name, static_cast<int>(rss_kib));
   }
-  RunResult r = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing", dir / "lines"},
-                           {}, 60);
-  EXPECT_NE(r.err.find(dir / "lines" + ": more than 1024 MiB once decompressed"),
-            std::string::npos) << r.err;
+  RunResult r =
+      RunProgram({CgovBinary(), "report", "--db", *week_, "--billing", dir / "lines"}, {}, 60);
+  EXPECT_NE(r.err.find(dir / "lines" + ": more than 1024 MiB once decompressed"), std::string::npos)
+      << r.err;
   r = RunProgram({CgovBinary(), "report", "--db", *week_, "--billing", dir / "field"}, {}, 60);
   EXPECT_NE(r.err.find(dir / "field" + ":1: a record longer than 1024 KiB"), std::string::npos)
       << r.err;

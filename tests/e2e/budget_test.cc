@@ -39,8 +39,8 @@ class BudgetReportE2E : public ::testing::Test {
   // written once for every test that reads them.
   static void SetUpTestSuite() {
     dir_ = new TempDir;
-    db_ = new std::string(SharedDemoDb({"--duration", "14d", "--interval", "60s", "--start",
-                                        "2026-11-02T00:00Z"}));
+    db_ = new std::string(
+        SharedDemoDb({"--duration", "14d", "--interval", "60s", "--start", "2026-11-02T00:00Z"}));
     ASSERT_NE(*db_, "");
   }
   static void TearDownTestSuite() {
@@ -50,8 +50,7 @@ class BudgetReportE2E : public ::testing::Test {
 
   static nlohmann::json Report(const std::string& budgets) {
     WriteFile(*dir_ / "budgets.toml", budgets);
-    return ReportJson({"--db", *db_, "--since", "24h", "--budgets",
-                       *dir_ / "budgets.toml"});
+    return ReportJson({"--db", *db_, "--since", "24h", "--budgets", *dir_ / "budgets.toml"});
   }
 
   static TempDir* dir_;
@@ -62,8 +61,9 @@ TempDir* BudgetReportE2E::dir_ = nullptr;
 std::string* BudgetReportE2E::db_ = nullptr;
 
 TEST_F(BudgetReportE2E, SpendIsTheReportsCostAndTheForecastCarriesTheRateOn) {
-  const nlohmann::json r = Report("[[budget]]\nproject = \"notebooks\"\nmonthly_usd = 100000\n"
-                                  "[[budget]]\nteam = \"applied\"\nweekly_usd = 100000\n");
+  const nlohmann::json r = Report(
+      "[[budget]]\nproject = \"notebooks\"\nmonthly_usd = 100000\n"
+      "[[budget]]\nteam = \"applied\"\nweekly_usd = 100000\n");
   ASSERT_EQ(SchemaErrors("report.schema.json", r), "");
   const nlohmann::json* notebooks = Row(r, "notebooks");
   const nlohmann::json* applied = Row(r, "applied");
@@ -74,24 +74,24 @@ TEST_F(BudgetReportE2E, SpendIsTheReportsCostAndTheForecastCarriesTheRateOn) {
   EXPECT_EQ((*applied)["period_start"], "2026-11-09T00:00:00.000Z") << "the week before";
 
   // The same dollars as `--by project --since` the period's start: the report's own "Who".
-  const nlohmann::json month = ReportJson({"--db", *db_, "--since",
-                                           "2026-11-01T00:00Z", "--by", "project"});
+  const nlohmann::json month =
+      ReportJson({"--db", *db_, "--since", "2026-11-01T00:00Z", "--by", "project"});
   const double spent = (*notebooks)["spent_usd"].get<double>();
   EXPECT_GT(spent, 0);
   // The report's Who shows each holder's cents allocated over the report's total (largest
   // remainder, docs/analysis.md); the budget shows those cents, not its own rounding a cent off
   // (issue 57, item 4: $244.58 against Who's $244.57).
   EXPECT_EQ(Cents(spent), Cents(WhoCost(month, "notebooks")));
-  const nlohmann::json week = ReportJson({"--db", *db_, "--since",
-                                          "2026-11-09T00:00Z", "--by", "team"});
+  const nlohmann::json week =
+      ReportJson({"--db", *db_, "--since", "2026-11-09T00:00Z", "--by", "team"});
   EXPECT_EQ(Cents((*applied)["spent_usd"]), Cents(WhoCost(week, "applied")));
 
   // Linear on the trailing 7 days, which here are exactly the data's second week.
   const nlohmann::json& f = (*notebooks)["forecast"];
   ASSERT_TRUE(f.is_object());
   EXPECT_EQ(f["basis_start"], "2026-11-09T00:00:00.000Z");
-  const nlohmann::json week_by_project = ReportJson({"--db", *db_, "--since",
-                                                     "2026-11-09T00:00Z", "--by", "project"});
+  const nlohmann::json week_by_project =
+      ReportJson({"--db", *db_, "--since", "2026-11-09T00:00Z", "--by", "project"});
   EXPECT_NEAR(f["basis_spent_usd"].get<double>(), WhoCost(week_by_project, "notebooks"), 0.0101);
   const double per_day = f["usd_per_day"].get<double>();
   EXPECT_NEAR(per_day, f["basis_spent_usd"].get<double>() / 7, 0.006);
@@ -132,12 +132,14 @@ TEST_F(BudgetReportE2E, ACrossingPastAndOneToComeAreDated) {
   EXPECT_EQ(coming["alert_pct"], 50) << "over half of it spent";
 
   // The terminal report says the same.
-  RunResult text = RunProgram({CgovBinary(), "report", "--db", *db_, "--since",
-                               "24h", "--budgets", *dir_ / "budgets.toml"}, {{"NO_COLOR", "1"}});
+  RunResult text = RunProgram(
+      {CgovBinary(), "report", "--db", *db_, "--since", "24h", "--budgets", *dir_ / "budgets.toml"},
+      {{"NO_COLOR", "1"}});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Budgets (" + *dir_ / "budgets.toml"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("crossed " + crossed["crossed_at"].get<std::string>().substr(0, 16)),
-            std::string::npos) << text.out;
+            std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("forecast 2026-11-"), std::string::npos) << text.out;
 }
 
@@ -154,14 +156,14 @@ TEST_F(BudgetReportE2E, BadBudgetsAreRefusedWithTheirPlaceAndNothingWritten) {
   };
   for (const auto& c : cases) {
     WriteFile(bad, c.text);
-    RunResult r = RunProgram({CgovBinary(), "report", "--db", *db_, "--budgets", bad,
-                              "--format", "json", "--out", out}, {});
+    RunResult r = RunProgram(
+        {CgovBinary(), "report", "--db", *db_, "--budgets", bad, "--format", "json", "--out", out},
+        {});
     EXPECT_EQ(r.exit_code, 1) << c.text;
     EXPECT_NE(r.err.find(c.error), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(out)) << "no partial output";
   }
-  RunResult dir = RunProgram({CgovBinary(), "report", "--db", *db_, "--budgets",
-                              dir_->path()}, {});
+  RunResult dir = RunProgram({CgovBinary(), "report", "--db", *db_, "--budgets", dir_->path()}, {});
   EXPECT_EQ(dir.exit_code, 1);
   EXPECT_NE(dir.err.find("a directory, not a file"), std::string::npos) << dir.err;
 }
@@ -177,7 +179,7 @@ TEST(BudgetDaemonE2E, ServesTheHistorysSpendAndCarriesItOnAcrossARestartAndSighu
   TempDir dir;
   const std::string db = dir / "box.db", budgets = dir / "budgets.toml";
   const std::vector<std::string> box = {"--host-root", Fixture("proc/shared-box"), "--hostname",
-                                        "box", "--price-per-gpu-hour", "360"};
+                                        "box",         "--price-per-gpu-hour",     "360"};
   const int port = FreePort();
   // A first run without budgets: its spend is in the history.
   ScrapedDaemon first = ScrapeDaemon(db, "shared_box", port, box, TicksTaken(port, 3));
@@ -192,9 +194,10 @@ TEST(BudgetDaemonE2E, ServesTheHistorysSpendAndCarriesItOnAcrossARestartAndSighu
   const double seeded = before["budgets"]["rows"][0]["spent_usd"].get<double>();
   EXPECT_GE(seeded, 2 * kLlmUsdPerSecond - 0.01);
 
-  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                   "--nvml-lib", FakeNvml("full"), "--listen",
-                                   "127.0.0.1:" + std::to_string(port), "--budgets", budgets};
+  std::vector<std::string> argv = {
+      CgovBinary(), "daemon",     "--db",           db,         "--interval",
+      "1s",         "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(port),
+      "--budgets",  budgets};
   argv.insert(argv.end(), box.begin(), box.end());
   Started daemon = StartProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
@@ -229,14 +232,16 @@ TEST(BudgetDaemonE2E, ServesTheHistorysSpendAndCarriesItOnAcrossARestartAndSighu
   }
 
   // SIGHUP: a new amount and a second budget; the spend is read again from the history.
-  WriteFile(budgets, "[[budget]]\nproject = \"llm\"\nmonthly_usd = 2000\n"
-                     "[[budget]]\nproject = \"vision\"\nweekly_usd = 10\n");
+  WriteFile(budgets,
+            "[[budget]]\nproject = \"llm\"\nmonthly_usd = 2000\n"
+            "[[budget]]\nproject = \"vision\"\nweekly_usd = 10\n");
   kill(daemon.pid, SIGHUP);
   EXPECT_TRUE(WaitFor([&] { return BudgetSample(Curl(url), "cgov_budget_usd") == 2000; }, 10));
   m = Curl(url);
   EXPECT_GE(BudgetSample(m, "cgov_budget_spent_usd"), later - 0.005) << "nothing lost";
   EXPECT_NE(m.find("cgov_budget_usd{scope=\"project\",name=\"vision\",period=\"week\""),
-            std::string::npos) << m;
+            std::string::npos)
+      << m;
   // A file that no longer parses: said, and the budgets in use kept.
   WriteFile(budgets, "[[budget]]\nproject = 3\n");
   kill(daemon.pid, SIGHUP);
@@ -256,9 +261,12 @@ TEST(BudgetDaemonE2E, ServesTheHistorysSpendAndCarriesItOnAcrossARestartAndSighu
   EXPECT_NE(stopped.err.find("--budgets: 1 budget(s) from " + budgets), std::string::npos)
       << stopped.err;
   EXPECT_NE(stopped.err.find("SIGHUP: database reopened, budgets " + budgets + " re-read"),
-            std::string::npos) << stopped.err;
+            std::string::npos)
+      << stopped.err;
   EXPECT_NE(stopped.err.find("SIGHUP: keeping the budgets in use: cgov daemon: --budgets: " +
-                             budgets + ":2:11: project:"), std::string::npos) << stopped.err;
+                             budgets + ":2:11: project:"),
+            std::string::npos)
+      << stopped.err;
   // The report over the whole history: what the daemon served, plus what was credited after that
   // scrape: the time until it stopped ($0.10 a second) and at most the served tick's own time,
   // which the history credits (the last tick lasts until the stop) and the scrape had not yet.
@@ -279,12 +287,13 @@ TEST(BudgetDaemonE2E, BadBudgetsStopTheDaemonBeforeItWritesAnything) {
   TempDir dir;
   const std::string db = dir / "h.db", budgets = dir / "b.toml";
   WriteFile(budgets, "[[budget]]\nproject = \"llm\"\nmonthly_usd = 10\n");
-  RunResult no_listen = RunProgram({CgovBinary(), "daemon", "--db", db, "--budgets", budgets},
-                                   {}, 10);
+  RunResult no_listen =
+      RunProgram({CgovBinary(), "daemon", "--db", db, "--budgets", budgets}, {}, 10);
   EXPECT_EQ(no_listen.exit_code, 2);
   EXPECT_NE(no_listen.err.find("--budgets does something with --listen (cgov_budget_* on "
                                "/metrics) or --notify (budget rules); give one of them"),
-            std::string::npos) << no_listen.err;
+            std::string::npos)
+      << no_listen.err;
   WriteFile(budgets, "[[budget]]\nproject = \"llm\"\nmonthly_usd = 10\nmonthly_usd = 11\n");
   RunResult bad = RunProgram({CgovBinary(), "daemon", "--db", db, "--listen",
                               "127.0.0.1:" + std::to_string(FreePort()), "--budgets", budgets},

@@ -52,7 +52,8 @@ TEST_F(CiTemplatesE2E, ActionAndExampleWorkflowValidateOffline) {
 std::string GitlabProject(const TempDir& dir, const std::string& fail_on) {
   const std::string repo = dir / "project";
   std::filesystem::create_directories(repo + "/ci");
-  std::filesystem::copy_file(kSource + "/ci/gitlab/cgov.gitlab-ci.yml", repo + "/ci/cgov.gitlab-ci.yml");
+  std::filesystem::copy_file(kSource + "/ci/gitlab/cgov.gitlab-ci.yml",
+                             repo + "/ci/cgov.gitlab-ci.yml");
   std::ofstream(repo + "/.gitlab-ci.yml")
       << "include:\n  - local: ci/cgov.gitlab-ci.yml\n"
       << "train:\n  extends: .cgov\n  variables:\n"
@@ -63,8 +64,10 @@ std::string GitlabProject(const TempDir& dir, const std::string& fail_on) {
       << "    CGOV_TAGS: project=vision,team=perception\n"
       << "    CGOV_PRICE_PER_GPU_HOUR: \"2.50\"\n"
       << "    CGOV_FAIL_ON: \"" << fail_on << "\"\n";
-  const Env git_env = {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.invalid"},
-                       {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.invalid"}};
+  const Env git_env = {{"GIT_AUTHOR_NAME", "t"},
+                       {"GIT_AUTHOR_EMAIL", "t@example.invalid"},
+                       {"GIT_COMMITTER_NAME", "t"},
+                       {"GIT_COMMITTER_EMAIL", "t@example.invalid"}};
   for (const std::vector<std::string>& git :
        {std::vector<std::string>{"/usr/bin/git", "-C", repo, "init", "-q", "-b", "main"},
         {"/usr/bin/git", "-C", repo, "add", "-A"},
@@ -77,9 +80,9 @@ std::string GitlabProject(const TempDir& dir, const std::string& fail_on) {
 
 RunResult GitlabCiLocal(const std::string& repo) {
   // It wants to be started in the project (its --cwd takes relative paths only).
-  return RunProgram({"/bin/sh", "-c", "cd \"$1\" && exec \"$2\" train", "sh", repo,
-                     kTools + "gitlab-ci-local"},
-                    {{"NO_COLOR", "1"}}, 180);
+  return RunProgram(
+      {"/bin/sh", "-c", "cd \"$1\" && exec \"$2\" train", "sh", repo, kTools + "gitlab-ci-local"},
+      {{"NO_COLOR", "1"}}, 180);
 }
 
 TEST_F(CiTemplatesE2E, GitlabTemplateRunsAndPublishesItsReports) {
@@ -109,7 +112,8 @@ TEST_F(CiTemplatesE2E, GitlabTemplateRunsAndPublishesItsReports) {
   }
   EXPECT_DOUBLE_EQ(values["cgov_cost_usd"], summary["cost"]["total_usd"].get<double>());
   EXPECT_NEAR(values["cgov_gpu_seconds"], summary["cost"]["gpu_hours"].get<double>() * 3600, 1e-6);
-  EXPECT_NEAR(values["cgov_waste_pct"], summary["cost"]["waste_fraction"].get<double>() * 100, 1e-9);
+  EXPECT_NEAR(values["cgov_waste_pct"], summary["cost"]["waste_fraction"].get<double>() * 100,
+              1e-9);
   EXPECT_DOUBLE_EQ(values["cgov_phase_share_pct{phase=\"idle_held\"}"],
                    summary["phases"]["idle_held"]["share_pct"].get<double>());
   int warnings = 0;
@@ -128,8 +132,9 @@ TEST_F(CiTemplatesE2E, GitlabTemplateRunsAndPublishesItsReports) {
     EXPECT_EQ(issue["location"]["lines"]["begin"], 1);
     EXPECT_EQ(issue["fingerprint"].get<std::string>().size(), 16u);
     const std::string severity = finding["severity"];
-    EXPECT_EQ(issue["severity"], severity == "critical" ? "critical"
-                                 : severity == "warning" ? "major" : "info");
+    EXPECT_EQ(issue["severity"], severity == "critical"  ? "critical"
+                                 : severity == "warning" ? "major"
+                                                         : "info");
   }
 }
 
@@ -139,8 +144,8 @@ TEST_F(CiTemplatesE2E, GitlabGateFailsTheJobAndStillKeepsTheArtifacts) {
   RunResult r = GitlabCiLocal(repo);
   EXPECT_NE(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("--fail-on warning"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::filesystem::exists(repo +
-                                      "/.gitlab-ci-local/artifacts/train/cgov-run/metrics.txt"))
+  EXPECT_TRUE(
+      std::filesystem::exists(repo + "/.gitlab-ci-local/artifacts/train/cgov-run/metrics.txt"))
       << "artifacts: when: always";
 }
 

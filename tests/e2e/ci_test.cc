@@ -24,12 +24,13 @@ using nlohmann::json;
 // `cgov run` of a job on 8 fake H100s that does 1000 samples of work in `seconds`.
 RunResult Job(const std::string& out, const std::string& seconds,
               const std::vector<std::string>& extra, int exit_code = 0) {
-  std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                                   out, "--interval", "200ms", "--quiet", "--work", "1000",
-                                   "--tag", "project=vision"};
+  std::vector<std::string> argv = {CgovBinary(),    "run",    "--nvml-lib", FakeNvml("full"),
+                                   "--out",         out,      "--interval", "200ms",
+                                   "--quiet",       "--work", "1000",       "--tag",
+                                   "project=vision"};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.insert(argv.end(), {"--", "/bin/sh", "-c",
-                           "sleep " + seconds + "; exit " + std::to_string(exit_code)});
+  argv.insert(argv.end(),
+              {"--", "/bin/sh", "-c", "sleep " + seconds + "; exit " + std::to_string(exit_code)});
   return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
 }
 
@@ -41,8 +42,9 @@ TEST(CiE2E, BaselineGatePassesTheSameJobAndStopsASlowerOne) {
   // The same job again, from another branch: within 50 %, exit 0, the comparison recorded. (A
   // 2 s job's cost moves with the machine's load: at 25 % a busy CI machine, running other tests
   // beside it, tripped the gate on the same job.)
-  RunResult same = Job(dir / "same", "2", {"--tag", "branch=mr-1", "--baseline", dir / "main",
-                                           "--fail-on-regression", "50"});
+  RunResult same =
+      Job(dir / "same", "2",
+          {"--tag", "branch=mr-1", "--baseline", dir / "main", "--fail-on-regression", "50"});
   EXPECT_EQ(same.exit_code, 0) << same.err;
   json s = ReadJsonFile(dir / "same/summary.json");
   EXPECT_EQ(SchemaErrors("summary.schema.json", s), "");
@@ -52,22 +54,25 @@ TEST(CiE2E, BaselineGatePassesTheSameJobAndStopsASlowerOne) {
   EXPECT_NE(ReadFile(dir / "same/report.md").find("### Against the baseline (1 run: "),
             std::string::npos);
   // Same work, 2.5 times the GPU time: exit 3 at 25 %, and stderr names the figure.
-  RunResult slower = Job(dir / "slower", "5", {"--tag", "branch=mr-2", "--baseline", dir / "main",
-                                               "--fail-on-regression", "25"});
+  RunResult slower =
+      Job(dir / "slower", "5",
+          {"--tag", "branch=mr-2", "--baseline", dir / "main", "--fail-on-regression", "25"});
   EXPECT_EQ(slower.exit_code, 3);
   EXPECT_NE(slower.err.find("--fail-on-regression 25: regression: cost per sample from"),
-            std::string::npos) << slower.err;
+            std::string::npos)
+      << slower.err;
   json b = ReadJsonFile(dir / "slower/summary.json")["baseline"];
   EXPECT_EQ(b["gate"]["regressed"], true);
   EXPECT_GT(b["change_pct"].get<double>(), 25);
   // A failing job keeps its own exit status, regression or not.
-  RunResult failed = Job(dir / "failed", "4", {"--baseline", dir / "main", "--fail-on-regression",
-                                               "25"}, 5);
+  RunResult failed =
+      Job(dir / "failed", "4", {"--baseline", dir / "main", "--fail-on-regression", "25"}, 5);
   EXPECT_EQ(failed.exit_code, 5) << failed.err;
   // cgov compare says the same outside a run.
-  RunResult compare = RunProgram({CgovBinary(), "compare", dir / "main/summary.json",
-                                  dir / "slower/summary.json", "--fail-on-regression", "25",
-                                  "--format", "json"}, {});
+  RunResult compare =
+      RunProgram({CgovBinary(), "compare", dir / "main/summary.json", dir / "slower/summary.json",
+                  "--fail-on-regression", "25", "--format", "json"},
+                 {});
   EXPECT_EQ(compare.exit_code, 3) << compare.err;
   EXPECT_EQ(json::parse(compare.out), b);
 }
@@ -128,7 +133,8 @@ TEST(CiE2E, SeveralBaselinesAndClearErrors) {
   RunResult none = Job(dir / "never", "0", {"--tag", "project=x", "--baseline", dir / "runs"});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("no summary.json there has this run's tags (project=x)"),
-            std::string::npos) << none.err;
+            std::string::npos)
+      << none.err;
   RunResult limit_alone = Job(dir / "never", "0", {"--fail-on-regression", "5"});
   EXPECT_EQ(limit_alone.exit_code, 2);
   EXPECT_NE(limit_alone.err.find("needs --baseline"), std::string::npos);
@@ -148,8 +154,8 @@ TEST(CiE2E, RunsOverFiftySummariesAddUpByProject) {
     s["cost"]["total_usd"] = usd;
     s["cost"]["gpu_hours"] = usd / 2.5;
     s["cost"]["work"]["units"] = 100.0 * (i + 1);
-    const std::string sub = dir / ("artifacts/pipeline-" + std::to_string(i / 10) + "/job-" +
-                                   std::to_string(i));
+    const std::string sub =
+        dir / ("artifacts/pipeline-" + std::to_string(i / 10) + "/job-" + std::to_string(i));
     std::filesystem::create_directories(sub);
     std::ofstream(sub + "/summary.json") << s.dump();
     cents += std::llround(usd * 100);
@@ -169,10 +175,11 @@ TEST(CiE2E, RunsOverFiftySummariesAddUpByProject) {
   }
   EXPECT_EQ(sum, cents);
   EXPECT_FALSE(report["findings"].empty());
-  RunResult csv = RunProgram({CgovBinary(), "runs", dir / "artifacts", "--by", "branch",
-                              "--format", "csv"}, {});
+  RunResult csv = RunProgram(
+      {CgovBinary(), "runs", dir / "artifacts", "--by", "branch", "--format", "csv"}, {});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("kind,branch,runs,failed_runs,gpu_hours,waste_pct,usd,", 0), 0u) << csv.out;
+  EXPECT_EQ(csv.out.rfind("kind,branch,runs,failed_runs,gpu_hours,waste_pct,usd,", 0), 0u)
+      << csv.out;
   EXPECT_NE(csv.out.find("\ntotal,,50,"), std::string::npos) << csv.out;
   RunResult text = RunProgram({CgovBinary(), "runs", dir / "artifacts"}, {});
   EXPECT_NE(text.out.find("■ Cost by project"), std::string::npos) << text.out;
@@ -202,10 +209,26 @@ TEST(CiE2E, RunsRecordedIntoAHistoryDatabaseAreIdentitiesWithTheirTags) {
   double summed_gpu_seconds = 0;
   for (const char* project : {"vision", "nlp"}) {
     const std::string out = dir / project;
-    RunResult r = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out", out,
-                              "--interval", "200ms", "--quiet", "--db", db, "--tag",
-                              std::string("project=") + project, "--tag", "team=ml",
-                              "--price-per-gpu-hour", "3.60", "--", "sleep", "1.5"},
+    RunResult r = RunProgram({CgovBinary(),
+                              "run",
+                              "--nvml-lib",
+                              FakeNvml("full"),
+                              "--out",
+                              out,
+                              "--interval",
+                              "200ms",
+                              "--quiet",
+                              "--db",
+                              db,
+                              "--tag",
+                              std::string("project=") + project,
+                              "--tag",
+                              "team=ml",
+                              "--price-per-gpu-hour",
+                              "3.60",
+                              "--",
+                              "sleep",
+                              "1.5"},
                              {{"CGOV_FAKE_NVML_SCENARIO", scenario}}, 60);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json summary = ReadJsonFile(out + "/summary.json");
@@ -214,27 +237,31 @@ TEST(CiE2E, RunsRecordedIntoAHistoryDatabaseAreIdentitiesWithTheirTags) {
     summed_gpu_seconds += summary["cost"]["gpu_hours"].get<double>() * 3600;
   }
   EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM run WHERE source = 'cgov run'"), 2);
-  RunResult rep = RunProgram({CgovBinary(), "report", "--db", db, "--since", "1h", "--by",
-                              "project", "--format", "json"}, {});
+  RunResult rep = RunProgram(
+      {CgovBinary(), "report", "--db", db, "--since", "1h", "--by", "project", "--format", "json"},
+      {});
   ASSERT_EQ(rep.exit_code, 0) << rep.err;
   const json report = json::parse(rep.out);
   EXPECT_EQ(SchemaErrors("report.schema.json", report), "");
   // The same GPU time as the two summaries, to within a sample per GPU and run.
   EXPECT_NEAR(report["held_gpu_seconds"].get<double>(), summed_gpu_seconds, 2 * 2 * 0.2 + 0.05);
   EXPECT_NE(report["cost"]["price_source"].get<std::string>().find("cgov run on "),
-            std::string::npos) << report["cost"]["price_source"];
+            std::string::npos)
+      << report["cost"]["price_source"];
   std::map<std::string, double> held;
   for (const json& w : report["who"]) held[w["key"]] = w["held_seconds"].get<double>();
   EXPECT_GT(held["vision"], 1.0) << report["who"].dump(1);
   EXPECT_GT(held["nlp"], 0.5) << report["who"].dump(1);
   EXPECT_GT(held[""], 2.0) << "pid 4242 is someone else's, unknown here: " << report["who"].dump(1);
   // One writer at a time: a second writer is refused before its job starts.
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--nvml-lib", FakeNvml("full")},
-                                {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
-  ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM run WHERE source = 'daemon'") == 1; }));
-  RunResult locked = RunProgram({CgovBinary(), "run", "--out", dir / "locked", "--db", db, "--",
-                                 "true"}, {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--nvml-lib", FakeNvml("full")},
+      {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
+  ASSERT_TRUE(WaitFor(
+      [&] { return QueryDb(db, "SELECT count(*) FROM run WHERE source = 'daemon'") == 1; }));
+  RunResult locked =
+      RunProgram({CgovBinary(), "run", "--out", dir / "locked", "--db", db, "--", "true"},
+                 {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(locked.exit_code, 2);
   EXPECT_NE(locked.err.find("another cgov is writing to this database"), std::string::npos)
       << locked.err;

@@ -78,19 +78,19 @@ TEST(CliContract, EveryUsageErrorOfEverySubcommandExitsTwo) {
 TEST(CliContract, AFailedImportLeavesNoDatabaseBehind) {
   TempDir dir;
   WriteFile(dir / "notes.txt", "not a database\n");
-  RunResult r = RunProgram({CgovBinary(), "import", "gpu-usage-audit", dir / "notes.txt", "--db",
-                            dir / "h.db"}, {}, 20);
+  RunResult r = RunProgram(
+      {CgovBinary(), "import", "gpu-usage-audit", dir / "notes.txt", "--db", dir / "h.db"}, {}, 20);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find(dir / "notes.txt" + ": not a SQLite database"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find(dir / "notes.txt" + ": not a SQLite database"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("SELECT"), std::string::npos) << "no internal SQL: " << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "h.db")) << "no empty database left behind";
   // A SQLite file that is not gpu-usage-audit's: refused, and the new database removed too.
-  RunResult demo = RunProgram({CgovBinary(), "demo", "--db", dir / "other.db", "--duration",
-                               "1h", "--interval", "10s"}, {}, 30);
+  RunResult demo = RunProgram(
+      {CgovBinary(), "demo", "--db", dir / "other.db", "--duration", "1h", "--interval", "10s"}, {},
+      30);
   ASSERT_EQ(demo.exit_code, 0) << demo.err;
-  RunResult wrong = RunProgram({CgovBinary(), "import", "gpu-usage-audit", dir / "other.db",
-                                "--db", dir / "h2.db"}, {}, 20);
+  RunResult wrong = RunProgram(
+      {CgovBinary(), "import", "gpu-usage-audit", dir / "other.db", "--db", dir / "h2.db"}, {}, 20);
   EXPECT_EQ(wrong.exit_code, 1) << wrong.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "h2.db")) << wrong.err;
 }
@@ -98,8 +98,8 @@ TEST(CliContract, AFailedImportLeavesNoDatabaseBehind) {
 // Issue 48's polish: every --help fits 100 columns; a usage error says which command, what, and
 // a hint (the nearest option to a mistyped one); colour can be forced or refused.
 TEST(CliContract, HelpFitsOneHundredColumnsAndErrorsSayTheCommandAndAHint) {
-  for (const char* command : {"run", "compare", "runs", "ci", "daemon", "report", "demo",
-                              "import", "doctor", "prices"}) {
+  for (const char* command :
+       {"run", "compare", "runs", "ci", "daemon", "report", "demo", "import", "doctor", "prices"}) {
     RunResult help = RunProgram({CgovBinary(), command, "--help"}, {}, 20);
     ASSERT_EQ(help.exit_code, 0) << command;
     std::istringstream lines(help.out);
@@ -109,16 +109,19 @@ TEST(CliContract, HelpFitsOneHundredColumnsAndErrorsSayTheCommandAndAHint) {
   }
   RunResult typo = RunProgram({CgovBinary(), "report", "--fomat", "json"}, {}, 20);
   EXPECT_EQ(typo.exit_code, 2);
-  EXPECT_EQ(typo.err, "cgov report: unknown option --fomat\n"
-                      "did you mean --format? `cgov report --help` lists the options\n");
+  EXPECT_EQ(typo.err,
+            "cgov report: unknown option --fomat\n"
+            "did you mean --format? `cgov report --help` lists the options\n");
   RunResult unit = RunProgram({CgovBinary(), "run", "--unit", "tokenz", "--", "true"}, {}, 20);
   EXPECT_EQ(unit.exit_code, 2);
   EXPECT_TRUE(unit.err.starts_with("cgov run: --unit: tokenz not in {samples,tokens,steps}\n"))
       << unit.err;
   RunResult spaced = RunProgram({CgovBinary(), "report", "--since", "7", "days"}, {}, 20);
   EXPECT_EQ(spaced.exit_code, 2);
-  EXPECT_TRUE(spaced.err.starts_with("cgov report: unexpected argument 'days'\nan option takes "
-                                     "one value: quote a value that has spaces")) << spaced.err;
+  EXPECT_TRUE(
+      spaced.err.starts_with("cgov report: unexpected argument 'days'\nan option takes one value: "
+                             "quote a value that has spaces"))
+      << spaced.err;
 }
 
 TEST(CliContract, ColourIsForcedOrRefusedByFlagAndEnvironment) {

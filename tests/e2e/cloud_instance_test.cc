@@ -29,11 +29,12 @@ RunResult Daemon(const std::vector<std::string>& extra, std::string* metrics) {
 TEST(CloudInstanceE2E, TheDaemonPricesAndLabelsWhatGcpsMetadataNames) {
   FakeHttpServer gcp(FakeCloudMetadata("gcp"));
   std::string metrics;
-  RunResult r = Daemon({"--detect-instance", "gcp", "--metadata-endpoint", gcp.url("")},
-                       &metrics);
+  RunResult r = Daemon({"--detect-instance", "gcp", "--metadata-endpoint", gcp.url("")}, &metrics);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("cgov daemon: info: --detect-instance: gcp instance a3-highgpu-1g "
-                       "(4520031799277581759)"), std::string::npos) << r.err;
+                       "(4520031799277581759)"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(metrics.find("instance_id=\"4520031799277581759\""), std::string::npos)
       << metrics.substr(metrics.find("cgov_build_info"), 300);
   // a3-highgpu-1g's catalog price, not the H100's by model.
@@ -50,11 +51,13 @@ TEST(CloudInstanceE2E, NoMetadataServiceIsAWarningAndTheDaemonRecords) {
     port = gone.port();
   }
   std::string metrics;
-  RunResult r = Daemon({"--detect-instance", "--metadata-endpoint",
-                        "http://127.0.0.1:" + std::to_string(port)}, &metrics);
+  RunResult r = Daemon(
+      {"--detect-instance", "--metadata-endpoint", "http://127.0.0.1:" + std::to_string(port)},
+      &metrics);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("cgov daemon: warning: --detect-instance: no instance type from"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   EXPECT_NE(metrics.find("cgov_ticks_total"), std::string::npos);
 }
 

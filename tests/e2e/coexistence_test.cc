@@ -18,9 +18,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/time_format.h"
 #include "e2e_helpers.h"
 #include "export/http_server.h"
-#include "core/time_format.h"
 #include "os/http_get.h"
 #include "process_runner.h"
 #include "store/prometheus_source.h"
@@ -116,30 +116,37 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
   WriteFile(dir / "prometheus.yml",
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "rule_files: [\"" + DeployFile("prometheus/cgov-rules.yml") + "\"]\n"
-            "scrape_configs:\n"
-            "  - job_name: cgov\n"
-            "    basic_auth: {username: prometheus, password_file: \"" + (dir / "password") +
+            "rule_files: [\"" +
+                DeployFile("prometheus/cgov-rules.yml") +
+                "\"]\n"
+                "scrape_configs:\n"
+                "  - job_name: cgov\n"
+                "    basic_auth: {username: prometheus, password_file: \"" +
+                (dir / "password") +
                 "\"}\n"
-            "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string(cgov_port) + "\"]}]\n"
-            "  - job_name: nvidia-dcgm-exporter\n"
-            "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string((*dcgm)->port()) +
+                "    static_configs: [{targets: [\"127.0.0.1:" +
+                std::to_string(cgov_port) +
                 "\"]}]\n"
-            "  - job_name: opencost\n"
-            "    honor_labels: true\n"
-            "    metrics_path: /opencost\n"
-            "    static_configs: [{targets: [\"127.0.0.1:" + std::to_string((*dcgm)->port()) +
-                "\"]}]\n");
+                "  - job_name: nvidia-dcgm-exporter\n"
+                "    static_configs: [{targets: [\"127.0.0.1:" +
+                std::to_string((*dcgm)->port()) +
+                "\"]}]\n"
+                "  - job_name: opencost\n"
+                "    honor_labels: true\n"
+                "    metrics_path: /opencost\n"
+                "    static_configs: [{targets: [\"127.0.0.1:" +
+                std::to_string((*dcgm)->port()) + "\"]}]\n");
   Started prometheus = StartProgram({kPrometheus, "--config.file=" + (dir / "prometheus.yml"),
                                      "--storage.tsdb.path=" + (dir / "tsdb"),
                                      "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
-                                     "--web.enable-admin-api", "--log.level=warn"}, {});
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "a.db", "--interval", "1s", "--nvml-lib",
-       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", "node-a",
-       "--listen", "127.0.0.1:" + std::to_string(cgov_port), "--web-config", dir / "web.yml",
-       "--price-per-gpu-hour", "2.00"},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_a")}});
+                                     "--web.enable-admin-api", "--log.level=warn"},
+                                    {});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", dir / "a.db", "--interval", "1s", "--nvml-lib",
+                    FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname",
+                    "node-a", "--listen", "127.0.0.1:" + std::to_string(cgov_port), "--web-config",
+                    dir / "web.yml", "--price-per-gpu-hour", "2.00"},
+                   {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_a")}});
   auto stop = [](Started& p, int sig) {
     if (p.pid > 0) {
       kill(p.pid, sig);
@@ -149,12 +156,15 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   };
   auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
   ASSERT_TRUE(prom.ok());
-  const bool scraped = WaitFor([&] {
-    auto up = prom->Query("count(up == 1) == 3 and count(count_over_time(cgov_ticks_total[1m]) "
-                          ">= 10) == 1 and count(count_over_time(DCGM_FI_DEV_GPU_UTIL[1m]) >= 10) "
-                          "== 2", NowS());
-    return up.ok() && !up->empty();
-  }, 60);
+  const bool scraped = WaitFor(
+      [&] {
+        auto up = prom->Query(
+            "count(up == 1) == 3 and count(count_over_time(cgov_ticks_total[1m]) >= 10) == 1 and "
+            "count(count_over_time(DCGM_FI_DEV_GPU_UTIL[1m]) >= 10) == 2",
+            NowS());
+        return up.ok() && !up->empty();
+      },
+      60);
   if (!scraped) {
     stop(daemon, SIGKILL);
     stop(prometheus, SIGTERM);
@@ -212,7 +222,8 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   auto fleet_report = [&] {
     RunResult r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10s",
                               "--until", FormatRfc3339Utc(static_cast<int64_t>(t0) * 1'000'000'000),
-                              "--format", "json", "--by", "user"}, {}, 60);
+                              "--format", "json", "--by", "user"},
+                             {}, 60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.out;
   };
@@ -223,10 +234,11 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
   auto opencost_series = prom->Query("count(node_gpu_hourly_cost)", t0);
   ASSERT_TRUE(opencost_series.ok() && opencost_series->size() == 1);
   EXPECT_EQ(opencost_series->front().points[0].second, 1);
-  RunResult priced = RunProgram(
-      {CgovBinary(), "report", "--prometheus", url, "--since", "10s", "--until",
-       FormatRfc3339Utc(static_cast<int64_t>(t0) * 1'000'000'000), "--format", "json",
-       "--opencost-prices"}, {}, 60);
+  RunResult priced =
+      RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10s", "--until",
+                  FormatRfc3339Utc(static_cast<int64_t>(t0) * 1'000'000'000), "--format", "json",
+                  "--opencost-prices"},
+                 {}, 60);
   ASSERT_EQ(priced.exit_code, 0) << priced.err;
   const json with_opencost = json::parse(priced.out);
   ASSERT_FALSE(with_opencost["gpus"].empty());
@@ -244,9 +256,10 @@ TEST(CoexistenceE2E, BesideDcgmExporterEveryPanelRuleAndTheFleetReportGiveCgovsA
 
   // dcgm-exporter goes, and its series with it.
   (*dcgm).reset();
-  RunResult deleted = RunProgram({"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                                  "-X", "POST", "-g", url + "/api/v1/admin/tsdb/delete_series?"
-                                  "match[]={job=\"nvidia-dcgm-exporter\"}"}, {}, 30);
+  RunResult deleted = RunProgram(
+      {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-g",
+       url + "/api/v1/admin/tsdb/delete_series?match[]={job=\"nvidia-dcgm-exporter\"}"},
+      {}, 30);
   ASSERT_EQ(deleted.out, "204") << deleted.err;
   const std::map<std::string, std::string> alone = answers();
   const std::string report_alone = fleet_report();

@@ -31,7 +31,6 @@ struct Views {
   int exit_code = 0;  // cgov's exit status (a run's: the job's, or its gate's)
 };
 
-
 // "$1,234.56", as cgov prints dollars.
 std::string Dollars(const json& usd) {
   const int64_t cents = Cents(usd);
@@ -47,11 +46,20 @@ const json* At(const json& doc, const std::string& pointer) {
 
 // The dollar figures every text view shows when the JSON has them.
 const char* const kMoneyInText[] = {
-    "/cost/total_usd",       "/cost/waste_usd",          "/cost/cost_per_effective_gpu_hour_usd",
-    "/cost/hourly_usd",      "/cost/monthly_usd",        "/savings/combined_usd",
-    "/waste/idle_cost_usd",  "/phases/truly_idle/cost_usd", "/phases/idle_held/cost_usd",
-    "/phases/underutilized/cost_usd", "/phases/productive/cost_usd",
-    "/phases/compute_bound/cost_usd", "/showback/billed_total_usd", "/showback/idle_usd",
+    "/cost/total_usd",
+    "/cost/waste_usd",
+    "/cost/cost_per_effective_gpu_hour_usd",
+    "/cost/hourly_usd",
+    "/cost/monthly_usd",
+    "/savings/combined_usd",
+    "/waste/idle_cost_usd",
+    "/phases/truly_idle/cost_usd",
+    "/phases/idle_held/cost_usd",
+    "/phases/underutilized/cost_usd",
+    "/phases/productive/cost_usd",
+    "/phases/compute_bound/cost_usd",
+    "/showback/billed_total_usd",
+    "/showback/idle_usd",
 };
 
 // The dollar figures the HTML page must tie to the JSON (data-json) when the JSON has them.
@@ -61,12 +69,13 @@ const char* const kMoneyInHtml[] = {"/cost/total_usd", "/cost/waste_usd", "/savi
 Views RunScenario(const std::string& scenario, const std::vector<std::string>& flags,
                   const std::string& seconds, const std::string& out = "") {
   TempDir dir;
-  std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                                   out.empty() ? dir / "out" : out, "--interval", "200ms"};
+  std::vector<std::string> argv = {CgovBinary(),     "run",   "--nvml-lib",
+                                   FakeNvml("full"), "--out", out.empty() ? dir / "out" : out,
+                                   "--interval",     "200ms"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"--", "sleep", seconds});
-  RunResult r = RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario(scenario)},
-                                  {"CGOV_PRICE_CATALOG", ""}}, 60);
+  RunResult r = RunProgram(
+      argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario(scenario)}, {"CGOV_PRICE_CATALOG", ""}}, 60);
   if (!out.empty()) {  // a run kept for another to compare with
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return {};
@@ -97,8 +106,8 @@ class ConsistencyE2E : public ::testing::TestWithParam<std::string> {
     if (week.empty()) return v;
     v.schema = "report.schema.json";
     for (const char* format : {"json", "text", "md", "html"}) {
-      std::vector<std::string> argv = {CgovBinary(), "report", "--db", week,
-                                       "--since", "7d", "--format", format};
+      std::vector<std::string> argv = {CgovBinary(), "report", "--db",     week,
+                                       "--since",    "7d",     "--format", format};
       argv.insert(argv.end(), flags.begin(), flags.end());
       RunResult r = RunProgram(argv, {{"CGOV_PRICE_CATALOG", ""}}, 60);
       EXPECT_EQ(r.exit_code, 0) << format << ": " << r.err;
@@ -173,8 +182,8 @@ void ExpectTextViewsAgree(const Views& v) {
       const double edge = half_digit == 0 ? 0 : 1e-9;
       bool found = false;
       std::string figure;
-      for (double nudge : {0.0, -half_digit - edge, -half_digit + edge, half_digit - edge,
-                           half_digit + edge}) {
+      for (double nudge :
+           {0.0, -half_digit - edge, -half_digit + edge, half_digit - edge, half_digit + edge}) {
         figure = fmt::format(fmt::runtime(format), (value + nudge) * scale);
         found = found || text.find(figure) != std::string::npos;
       }
@@ -277,9 +286,12 @@ void ExpectEnergyAddsUp(const json& d) {
   EXPECT_NEAR(gpus, joules, 1e-3 * static_cast<double>(d["gpus"].size()));
   EXPECT_NEAR(who, joules, 1e-3 * static_cast<double>(d["who"].size() + 1));
   EXPECT_NEAR(phases, joules, 6e-3);
-  EXPECT_NEAR(held, e["phase_joules"]["idle_held"].get<double>(), 1e-3 * static_cast<double>(d["who"].size()));
-  EXPECT_NEAR(e["idle_joules"].get<double>(), e["phase_joules"]["truly_idle"].get<double>() +
-                                                  e["phase_joules"]["idle_held"].get<double>(), 2e-3);
+  EXPECT_NEAR(held, e["phase_joules"]["idle_held"].get<double>(),
+              1e-3 * static_cast<double>(d["who"].size()));
+  EXPECT_NEAR(
+      e["idle_joules"].get<double>(),
+      e["phase_joules"]["truly_idle"].get<double>() + e["phase_joules"]["idle_held"].get<double>(),
+      2e-3);
   EXPECT_EQ(e["unattributed_joules"], d["unattributed"]["energy_joules"]);
 }
 
@@ -298,8 +310,8 @@ void ExpectIdentities(const Views& v) {
   if (total.is_number() && unknown != nullptr && unknown->get<double>() == 0) {
     EXPECT_EQ(phase_cents, Cents(total)) << "the phases' cents are the total's";
   }
-  if (const json* gpus = At(d, "/gpus"); gpus != nullptr && total.is_number() &&
-                                         !gpus->empty() && (*gpus)[0].contains("cost_usd")) {
+  if (const json* gpus = At(d, "/gpus");
+      gpus != nullptr && total.is_number() && !gpus->empty() && (*gpus)[0].contains("cost_usd")) {
     int64_t sum = 0;
     for (const json& g : *gpus) sum += Cents(g["cost_usd"]);
     EXPECT_EQ(sum, Cents(total)) << "the per-GPU rows add up to the host";
@@ -315,12 +327,13 @@ void ExpectIdentities(const Views& v) {
   if (const json* held = At(d, "/waste/idle_held"); held != nullptr) {
     EXPECT_NEAR((*held)["gpu_seconds"].get<double>(),
                 (*held)["in_bursts_gpu_seconds"].get<double>() +
-                    (*held)["steady_gpu_seconds"].get<double>(), 0.002);
+                    (*held)["steady_gpu_seconds"].get<double>(),
+                0.002);
     EXPECT_NEAR((*held)["gpu_seconds"].get<double>(),
                 d["phases"]["idle_held"]["gpu_seconds"].get<double>(), 0.002);
   }
-  if (const json* s = At(d, "/showback"); s != nullptr && s->contains("rows") &&
-                                          (*s)["billed_total_usd"].is_number()) {
+  if (const json* s = At(d, "/showback");
+      s != nullptr && s->contains("rows") && (*s)["billed_total_usd"].is_number()) {
     int64_t sum = Cents((*s)["idle_usd"]) + Cents((*s)["unmatched_usd"]);
     for (const json& row : (*s)["rows"]) sum += Cents(row["usd"]);
     EXPECT_EQ(sum, Cents((*s)["billed_total_usd"])) << "showback lines add up to the bill";
@@ -335,8 +348,8 @@ void ExpectIdentities(const Views& v) {
   if (const json* gate = At(d, "/gate"); gate != nullptr && gate->is_object()) {
     EXPECT_EQ((*gate)["exit_status"], v.exit_code);
     if ((*gate)["fired"] == true) {
-      const std::string said = fmt::format("cgov run: exit {}: {}", v.exit_code,
-                                           (*gate)["reason"].get<std::string>());
+      const std::string said =
+          fmt::format("cgov run: exit {}: {}", v.exit_code, (*gate)["reason"].get<std::string>());
       EXPECT_NE(v.text.at("stderr").find(said), std::string::npos) << said;
     }
   } else if (const json* code = At(d, "/run/exit_code"); code != nullptr && code->is_number()) {

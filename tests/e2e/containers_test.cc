@@ -42,9 +42,8 @@ TEST(ContainersE2E, DockerAndPodmanContainersAreNamedInTheReportAndMetrics) {
   const std::string db = dir / "h.db";
   const int port = FreePort();
   Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
-       "--nvml-lib", FakeNvml("full"), "--host-root", root,
-       "--listen", "127.0.0.1:" + std::to_string(port)},
+      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s", "--nvml-lib",
+       FakeNvml("full"), "--host-root", root, "--listen", "127.0.0.1:" + std::to_string(port)},
       {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   ASSERT_TRUE(WaitFor(TicksTaken(port, 3), 30));
   const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
@@ -58,7 +57,7 @@ TEST(ContainersE2E, DockerAndPodmanContainersAreNamedInTheReportAndMetrics) {
   const json by_container = report("container"), by_project = report("project"),
              by_user = report("user");
   std::map<std::string, double> container = HeldByKey(by_container),
-                                 project = HeldByKey(by_project), user = HeldByKey(by_user);
+                                project = HeldByKey(by_project), user = HeldByKey(by_user);
   EXPECT_GT(container["trainer"], 0) << by_container["who"].dump(1);
   EXPECT_GT(container["nb-bob"], 0) << by_container["who"].dump(1);
   EXPECT_DOUBLE_EQ(container["trainer"], user["alice"]);
@@ -68,16 +67,20 @@ TEST(ContainersE2E, DockerAndPodmanContainersAreNamedInTheReportAndMetrics) {
   EXPECT_EQ(project.count("llm"), 0u);
   EXPECT_EQ(by_container["held_gpu_seconds"], by_user["held_gpu_seconds"]);
   // The history keeps the names beside the identities.
-  EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM kube_container WHERE pod_uid = '' AND name IN "
-                        "('trainer', 'nb-bob')"), 2);
+  EXPECT_EQ(QueryDb(db,
+                    "SELECT count(*) FROM kube_container WHERE pod_uid = '' AND name IN "
+                    "('trainer', 'nb-bob')"),
+            2);
   // /metrics: the container label names them; no pod.
   EXPECT_NE(metrics.find("user=\"alice\",project=\"llm-docker\",team=\"research\",namespace=\"\","
-                         "pod=\"\",container=\"trainer\","), std::string::npos) << metrics;
+                         "pod=\"\",container=\"trainer\","),
+            std::string::npos)
+      << metrics;
   EXPECT_NE(metrics.find("namespace=\"\",pod=\"\",container=\"nb-bob\","), std::string::npos);
   // The daemon's own figures, as every exporter serves them (issue 48).
-  for (const char* family : {"process_cpu_seconds_total ", "process_resident_memory_bytes ",
-                             "process_open_fds ", "process_max_fds ",
-                             "process_start_time_seconds "}) {
+  for (const char* family :
+       {"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
+        "process_max_fds ", "process_start_time_seconds "}) {
     EXPECT_NE(metrics.find(std::string("\n") + family), std::string::npos) << family;
   }
 }

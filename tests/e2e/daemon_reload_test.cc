@@ -12,14 +12,16 @@ namespace {
 
 std::string Catalog(double usd) {
   return "{\"schema_version\": 1, \"instance_types\": [], \"gpu_models\": [{\"model\": \"ours\", "
-         "\"match\": [\"NVIDIA\"], \"on_demand_usd_per_gpu_hour\": " + std::to_string(usd) +
+         "\"match\": [\"NVIDIA\"], \"on_demand_usd_per_gpu_hour\": " +
+         std::to_string(usd) +
          ", \"spot_usd_per_gpu_hour\": null, \"source\": \"our contract\", \"as_of\": "
          "\"2026-11-01\"}]}";
 }
 
 std::string Metrics(int port) {
-  return RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:" + std::to_string(port) +
-                     "/metrics"}, {}).out;
+  return RunProgram(
+             {"/usr/bin/curl", "-s", "http://127.0.0.1:" + std::to_string(port) + "/metrics"}, {})
+      .out;
 }
 
 bool PriceIs(int port, const std::string& value) {
@@ -45,9 +47,9 @@ TEST(DaemonReloadE2E, SighupRereadsTheCatalogAndKeepsRunning) {
   WriteFile(catalog, Catalog(3.0));
   kill(daemon.pid, SIGHUP);
   EXPECT_TRUE(WaitFor([&] { return PriceIs(port, "3"); }, 10)) << Metrics(port);
-  EXPECT_TRUE(WaitFor([&] {
-    return QueryDb(db, "SELECT count(DISTINCT micro_usd) FROM gpu_price") == 2;
-  }, 5)) << "the database prices the GPUs at $3 from the reload on";
+  EXPECT_TRUE(WaitFor(
+      [&] { return QueryDb(db, "SELECT count(DISTINCT micro_usd) FROM gpu_price") == 2; }, 5))
+      << "the database prices the GPUs at $3 from the reload on";
   // A reload commits what the daemon took so far, and it goes on taking ticks.
   const int64_t ticks = QueryDb(db, "SELECT count(*) FROM tick");
   EXPECT_GE(ticks, 2);
@@ -63,9 +65,12 @@ TEST(DaemonReloadE2E, SighupRereadsTheCatalogAndKeepsRunning) {
   RunResult stopped = WaitProgram(daemon, 15);
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_NE(stopped.err.find("SIGHUP: database reopened, price catalog " + catalog + " re-read"),
-            std::string::npos) << stopped.err;
+            std::string::npos)
+      << stopped.err;
   EXPECT_NE(stopped.err.find("SIGHUP: keeping the price catalog in use: --price-catalog: " +
-                             catalog + ": not valid JSON"), std::string::npos) << stopped.err;
+                             catalog + ": not valid JSON"),
+            std::string::npos)
+      << stopped.err;
   // Nothing taken was lost across the two reloads and the stop: every tick is in the database.
   const size_t at = stopped.err.find("stopped after ");
   ASSERT_NE(at, std::string::npos) << stopped.err;

@@ -45,14 +45,15 @@ TEST(DependenciesE2E, LddListsExactlyTheDocumentedLibraries) {
     std::istringstream words(line);
     std::string name;
     words >> name;
-    if (name.empty() || name.starts_with("linux-vdso") || name.find("ld-linux") != std::string::npos) {
+    if (name.empty() || name.starts_with("linux-vdso") ||
+        name.find("ld-linux") != std::string::npos) {
       continue;
     }
     linked.insert(name);
   }
   EXPECT_EQ(linked, documented) << ldd.out;
-  for (const char* loaded : {"libsqlite3.so.0", "libz.so.1", "libcurl.so.4", "libmicrohttpd.so.12",
-                             "libgnutls.so.30"}) {
+  for (const char* loaded :
+       {"libsqlite3.so.0", "libz.so.1", "libcurl.so.4", "libmicrohttpd.so.12", "libgnutls.so.30"}) {
     EXPECT_EQ(linked.count(loaded), 0u) << loaded;
   }
 }
@@ -65,14 +66,14 @@ TEST(DependenciesE2E, RunNeedsSqliteOnlyForADatabase) {
                          {"CGOV_LIBZ", "/nonexistent/libz.so.1"},
                          {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"},
                          {"LD_DEBUG", "files"}};
-  RunResult plain = RunProgram({CgovBinary(), "run", "--quiet", "--out", dir / "plain", "--",
-                                "/bin/sh", "-c", "exit 7"},
-                               no_sqlite);
+  RunResult plain = RunProgram(
+      {CgovBinary(), "run", "--quiet", "--out", dir / "plain", "--", "/bin/sh", "-c", "exit 7"},
+      no_sqlite);
   EXPECT_EQ(plain.exit_code, 7) << plain.err;
   if (!CGOV_LINK_SQLITE_BUILD) {  // the sanitizer tree links them (CMakeLists.txt says why)
     for (const char* library : {"libsqlite3.so", "libz.so"}) {
       EXPECT_EQ(plain.err.find(library), std::string::npos) << library << " was loaded:\n"
-                                                             << plain.err;
+                                                            << plain.err;
     }
   }
   const std::string marker = dir / "ran";
@@ -95,10 +96,10 @@ TEST(DependenciesE2E, PrometheusWithoutLibcurlSaysWhichPackage) {
 
 TEST(DependenciesE2E, ListenWithoutLibmicrohttpdSaysWhichPackage) {
   TempDir dir;
-  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--listen",
-                            "127.0.0.1:0"},
-                           {{"CGOV_LIBMICROHTTPD", "/nonexistent/libmicrohttpd.so.12"},
-                            {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  RunResult r =
+      RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--listen", "127.0.0.1:0"},
+                 {{"CGOV_LIBMICROHTTPD", "/nonexistent/libmicrohttpd.so.12"},
+                  {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cgov daemon: error: --listen needs libmicrohttpd"), std::string::npos)
       << r.err;
@@ -116,10 +117,12 @@ TEST(DependenciesE2E, KubernetesAndWebConfigWithoutTheirLibrariesSayWhichPackage
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cgov daemon: error: --kubernetes: --prometheus or --kubernetes needs "
                        "libcurl"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("install the Debian package libcurl4"), std::string::npos) << r.err;
-  WriteFile(dir / "web.yml", "basic_auth_users:\n  u: $2a$06$DCq7YPn5Rq63x1Lad4cll.TV4S6ytwfsfvkgY8"
-                             "jIucDrjc8deX1s.\n");
+  WriteFile(dir / "web.yml",
+            "basic_auth_users:\n  u: $2a$06$DCq7YPn5Rq63x1Lad4cll.TV4S6ytwfsfvkgY8"
+            "jIucDrjc8deX1s.\n");
   r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--listen", "127.0.0.1:0",
                   "--web-config", dir / "web.yml"},
                  {{"CGOV_LIBYAML", "/nonexistent/libyaml-0.so.2"}});

@@ -31,10 +31,11 @@ std::string DistLine(std::string text) {
 }
 
 TEST(DistE2E, TheArchiveInstallsWhereItIsToldAfterCheckingItsFilesAndTheHostsGlibc) {
-  if (!DistReleaseTree()) GTEST_SKIP() << "a Debug (sanitizer) tree: the archive is the optimized one's";
+  if (!DistReleaseTree())
+    GTEST_SKIP() << "a Debug (sanitizer) tree: the archive is the optimized one's";
   TempDir dir;
-  RunResult made = RunProgram({std::string(CGOV_SOURCE_DIR) + "/scripts/make-dist", BuildDir(),
-                               dir.path()}, {}, 240);
+  RunResult made = RunProgram(
+      {std::string(CGOV_SOURCE_DIR) + "/scripts/make-dist", BuildDir(), dir.path()}, {}, 240);
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string archive = DistLine(made.out);
   const std::string name = std::filesystem::path(archive).filename().string();
@@ -46,22 +47,24 @@ TEST(DistE2E, TheArchiveInstallsWhereItIsToldAfterCheckingItsFilesAndTheHostsGli
   RunResult extracted = RunProgram({"/usr/bin/tar", "-xzf", archive, "-C", dir.path()}, {});
   ASSERT_EQ(extracted.exit_code, 0) << extracted.err;
   const std::string top = dir / name.substr(0, name.size() - 7);
-  for (const char* file : {"/bin/cgov", "/install.sh", "/SHA256SUMS", "/etc/default/cgov",
-                           "/lib/systemd/system/cgov.service", "/share/man/man1/cgov.1.gz",
-                           "/share/bash-completion/completions/cgov",
-                           "/share/zsh/vendor-completions/_cgov", "/share/doc/cgov/LICENSE",
-                           "/share/cgov/deploy/prometheus/cgov-rules.yml",
-                           "/share/cgov/deploy/kubernetes/overlays/operator/kustomization.yaml"}) {
+  for (const char* file :
+       {"/bin/cgov", "/install.sh", "/SHA256SUMS", "/etc/default/cgov",
+        "/lib/systemd/system/cgov.service", "/share/man/man1/cgov.1.gz",
+        "/share/bash-completion/completions/cgov", "/share/zsh/vendor-completions/_cgov",
+        "/share/doc/cgov/LICENSE", "/share/cgov/deploy/prometheus/cgov-rules.yml",
+        "/share/cgov/deploy/kubernetes/overlays/operator/kustomization.yaml"}) {
     EXPECT_TRUE(std::filesystem::exists(top + file)) << file;
   }
   EXPECT_FALSE(std::filesystem::exists(top + "/share/cgov/deploy/dist")) << "the template only";
   // The glibc install.sh asks for is the binary's newest symbol version.
-  RunResult newest = DistShell("objdump -T '" + top + "/bin/cgov' | grep -o 'GLIBC_[0-9][0-9.]*' | "
-                           "sed 's/GLIBC_//' | sort -V | tail -1");
+  RunResult newest =
+      DistShell("objdump -T '" + top +
+                "/bin/cgov' | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1");
   const std::string glibc = DistLine(newest.out);
   ASSERT_FALSE(glibc.empty());
   EXPECT_NE(ReadFile(top + "/install.sh").find("cgov 0.1.0 needs " + glibc + " or later"),
-            std::string::npos) << glibc;
+            std::string::npos)
+      << glibc;
 
   // Installed under a prefix (staged under a destdir, as a packager does): the unit points there.
   const std::string stage = dir / "stage";
@@ -90,8 +93,8 @@ TEST(DistE2E, TheArchiveInstallsWhereItIsToldAfterCheckingItsFilesAndTheHostsGli
   RunResult old = RunProgram({top + "/install.sh", "--destdir", dir / "old-stage"},
                              {{"PATH", dir / "old:/usr/bin:/bin"}});
   EXPECT_EQ(old.exit_code, 1);
-  EXPECT_NE(old.err.find("this host's glibc is 2.31; cgov 0.1.0 needs " + glibc),
-            std::string::npos) << old.err;
+  EXPECT_NE(old.err.find("this host's glibc is 2.31; cgov 0.1.0 needs " + glibc), std::string::npos)
+      << old.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "old-stage"));
   WriteFile(top + "/share/cgov/deploy/budgets/budgets.example.toml", "changed\n");
   RunResult tampered = RunProgram({top + "/install.sh", "--destdir", dir / "bad-stage"}, {});
@@ -103,8 +106,8 @@ TEST(DistE2E, TheArchiveInstallsWhereItIsToldAfterCheckingItsFilesAndTheHostsGli
   EXPECT_EQ(relative.exit_code, 2) << relative.err;
   // A prefix that would change the unit's ExecStart line (a newline, sed's & and #): refused.
   for (const char* hostile : {"/opt/a\nExecStartPre=/bin/sh", "/opt/a&b", "/opt/#x", "/opt/a b"}) {
-    RunResult bad = RunProgram({top + "/install.sh", "--prefix", hostile, "--destdir",
-                                dir / "hostile-stage"}, {});
+    RunResult bad = RunProgram(
+        {top + "/install.sh", "--prefix", hostile, "--destdir", dir / "hostile-stage"}, {});
     EXPECT_EQ(bad.exit_code, 2) << hostile << bad.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "hostile-stage")) << hostile;
   }

@@ -21,7 +21,8 @@ TEST(DoctorE2E, EightGpusWithTheirFields) {
   EXPECT_TRUE(Contains(r.out, "GPUs:     8\n")) << r.out;
   for (int i = 0; i < 8; ++i) {
     EXPECT_TRUE(Contains(r.out, "GPU " + std::to_string(i) + "  NVIDIA H100 80GB HBM3  GPU-"))
-        << "GPU " << i << "\n" << r.out;
+        << "GPU " << i << "\n"
+        << r.out;
   }
   EXPECT_TRUE(Contains(r.out, "driver:   550.54.15   NVML 12.550.54.15   CUDA 12.4")) << r.out;
   EXPECT_FALSE(Contains(r.out, "unsupported:")) << r.out;
@@ -71,8 +72,8 @@ TEST(DoctorE2E, LostGpuAndUnsupportedFieldsAreNamedNotFatal) {
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const nlohmann::json doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(SchemaErrors("doctor.schema.json", doc), "");
-  EXPECT_TRUE(doc["gpus"][1]["name"].is_null()) << "unknown is null, as docs/doctor.md says: "
-                                                << doc["gpus"][1].dump();
+  EXPECT_TRUE(doc["gpus"][1]["name"].is_null())
+      << "unknown is null, as docs/doctor.md says: " << doc["gpus"][1].dump();
   EXPECT_TRUE(doc["gpus"][1]["uuid"].is_null());
 }
 
@@ -90,8 +91,9 @@ TEST(DoctorE2E, OldDriverShowsTheOlderApiInUse) {
   RunResult r = Doctor("legacy", "h100x8");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(Contains(r.out, "nvmlInit (no nvmlInit_v2)")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "nvmlDeviceGetComputeRunningProcesses (no "
-                              "nvmlDeviceGetComputeRunningProcesses_v3)"))
+  EXPECT_TRUE(Contains(r.out,
+                       "nvmlDeviceGetComputeRunningProcesses (no "
+                       "nvmlDeviceGetComputeRunningProcesses_v3)"))
       << r.out;
   EXPECT_TRUE(Contains(r.out, "GPUs:     8")) << r.out;
 }
@@ -100,7 +102,8 @@ TEST(DoctorE2E, MissingRequiredSymbolIsAClearFailure) {
   RunResult r = Doctor("no_required", "h100x8");
   EXPECT_EQ(r.exit_code, 1) << "the user named this library; it cannot work";
   EXPECT_TRUE(Contains(r.out, "no GPU data:")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "required symbol(s) missing: nvmlDeviceGetHandleByIndex_v2")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "required symbol(s) missing: nvmlDeviceGetHandleByIndex_v2"))
+      << r.out;
 }
 
 TEST(DoctorE2E, DriverThatFailsToInitialiseSaysWhy) {
@@ -113,22 +116,24 @@ TEST(DoctorE2E, NoDriverAtAllIsOneClearLineAndExitZero) {
   RunResult r = RunProgram({CgovBinary(), "doctor"}, {{"CGOV_NVML_LIB", ""}});
   if (Contains(r.out, "library:  ")) GTEST_SKIP() << "this machine has an NVIDIA driver";
   EXPECT_EQ(r.exit_code, 0) << "nothing was asked that cannot work";
-  EXPECT_TRUE(Contains(r.out, "no GPU data: no NVML library could be loaded (install the NVIDIA "
-                              "driver, or point --nvml-lib / CGOV_NVML_LIB at"))
+  EXPECT_TRUE(Contains(r.out,
+                       "no GPU data: no NVML library could be loaded (install the NVIDIA driver, "
+                       "or point --nvml-lib / CGOV_NVML_LIB at"))
       << r.out;
   EXPECT_TRUE(Contains(r.out, "libnvidia-ml.so.1: ")) << r.out;
   EXPECT_TRUE(Contains(r.out, "/proc/stat")) << "the host section still runs";
 }
 
 TEST(DoctorE2E, ExplicitLibraryThatDoesNotExistFails) {
-  RunResult r = RunProgram({CgovBinary(), "doctor"}, {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  RunResult r =
+      RunProgram({CgovBinary(), "doctor"}, {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.out, "/nonexistent/libnvidia-ml.so.1")) << r.out;
 }
 
 TEST(DoctorE2E, BrokenScenarioIsReportedByTheFake) {
   RunResult r = RunProgram({CgovBinary(), "doctor", "--nvml-lib", FakeNvml("full")},
-                    {{"CGOV_FAKE_NVML_SCENARIO", Fixture("README.md")}});
+                           {{"CGOV_FAKE_NVML_SCENARIO", Fixture("README.md")}});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "fake NVML: ")) << r.err;
   EXPECT_TRUE(Contains(r.out, "nvmlInit failed: NVML_ERROR_UNKNOWN")) << r.out;
@@ -147,7 +152,8 @@ TEST(DoctorE2E, BadFlagsAreUsageErrors) {
   RunResult unknown = RunProgram({CgovBinary(), "doctor", "--bogus"}, {});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_TRUE(Contains(unknown.err, "--bogus")) << unknown.err;
-  RunResult missing_dir = RunProgram({CgovBinary(), "doctor", "--host-root", "/nonexistent/dir"}, {});
+  RunResult missing_dir =
+      RunProgram({CgovBinary(), "doctor", "--host-root", "/nonexistent/dir"}, {});
   EXPECT_EQ(missing_dir.exit_code, 2);
   EXPECT_TRUE(Contains(missing_dir.err, "/nonexistent/dir")) << missing_dir.err;
   EXPECT_TRUE(missing_dir.out.empty()) << "no partial report";

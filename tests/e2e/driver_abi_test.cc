@@ -29,8 +29,8 @@ std::vector<json> ReadLines(const std::string& path) {
 
 RunResult RunOn(const std::string& variant, const std::string& scenario, const std::string& out,
                 const std::vector<std::string>& job) {
-  std::vector<std::string> argv = {CgovBinary(), "run",    "--out", out, "--interval", "200ms",
-                                   "--nvml-lib", FakeNvml(variant), "--"};
+  std::vector<std::string> argv = {CgovBinary(), "run",        "--out",           out, "--interval",
+                                   "200ms",      "--nvml-lib", FakeNvml(variant), "--"};
   argv.insert(argv.end(), job.begin(), job.end());
   return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario(scenario)}, {"CGOV_TAGS", ""}});
 }
@@ -112,9 +112,9 @@ TEST(DriverAbiE2E, DoctorNamesTheProcessListAbiAndWarnsWhenTheDriverDisagrees) {
 }
 
 json Report(const std::string& db, const std::string& by) {
-  RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json", "--by", by,
-                            "--idle-held-min", "1s"},
-                           {});
+  RunResult r = RunProgram(
+      {CgovBinary(), "report", "--db", db, "--format", "json", "--by", by, "--idle-held-min", "1s"},
+      {});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code != 0) return json::object();
   json report = json::parse(r.out);
@@ -128,10 +128,10 @@ TEST(DriverAbiE2E, MpsClientsInContainersShowUpWithTheirUsersAndProjects) {
   TempDir dir;
   const std::string db = dir / "h.db";
   // Every tick committed as it is taken, so the test can watch them arrive.
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                 "--commit-every", "0s", "--nvml-lib", FakeNvml("full"),
-                                 "--host-root", Fixture("proc/mps-container")},
-                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("mps_container")}});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "0s",
+                    "--nvml-lib", FakeNvml("full"), "--host-root", Fixture("proc/mps-container")},
+                   {{"CGOV_FAKE_NVML_SCENARIO", Scenario("mps_container")}});
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 3; }, 15));
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);

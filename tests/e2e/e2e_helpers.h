@@ -69,8 +69,7 @@ inline std::string CachedOutput(const std::string& prefix, const std::string& ke
                                std::to_string(binary.st_mtim.tv_nsec) + "|" + key;
   const fs::path dir = fs::path(CgovBinary()).parent_path() / "e2e-cache";
   fs::create_directories(dir);
-  const fs::path out =
-      dir / (prefix + std::to_string(std::hash<std::string>{}(full_key)) + suffix);
+  const fs::path out = dir / (prefix + std::to_string(std::hash<std::string>{}(full_key)) + suffix);
   const std::string lock_path = out.string() + ".lock";
   const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
@@ -108,7 +107,7 @@ inline std::string SharedDemoDb(const std::vector<std::string>& args) {
   for (const std::string& a : args) key += "|" + a;
   const char* env = std::getenv("CGOV_DEMO_WRITER");
   const std::string writer = env != nullptr && *env != '\0' ? env : CgovBinary();
-  if (struct stat w {}; writer != CgovBinary() && ::stat(writer.c_str(), &w) == 0) {
+  if (struct stat w{}; writer != CgovBinary() && ::stat(writer.c_str(), &w) == 0) {
     key += "|writer " + writer + " " + std::to_string(w.st_size) + " " +
            std::to_string(w.st_mtim.tv_sec) + "." + std::to_string(w.st_mtim.tv_nsec);
   }
@@ -178,7 +177,8 @@ inline std::string SchemaErrors(const std::string& schema, const nlohmann::json&
   if (const char* dump = std::getenv("CGOV_SCHEMA_DUMP")) {
     static int n = 0;
     WriteFile(std::string(dump) + "/" + schema + "." + std::to_string(getpid()) + "." +
-                  std::to_string(n++) + ".json", doc.dump());
+                  std::to_string(n++) + ".json",
+              doc.dump());
   }
   RunResult r = RunProgram(
       {"/usr/bin/python3", "-c",
@@ -243,16 +243,20 @@ struct ScrapedDaemon {
 inline ScrapedDaemon ScrapeDaemon(const std::string& db, const std::string& scenario, int port,
                                   const std::vector<std::string>& extra,
                                   const std::function<bool()>& ready) {
-  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", db, "--interval", "1s",
+  std::vector<std::string> argv = {CgovBinary(), "daemon",
+                                   "--db",       db,
+                                   "--interval", "1s",
                                    "--nvml-lib", FakeNvml("full"),
-                                   "--listen", "127.0.0.1:" + std::to_string(port)};
+                                   "--listen",   "127.0.0.1:" + std::to_string(port)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Started daemon = StartProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario(scenario)}});
   ScrapedDaemon out;
   out.ready = WaitFor(ready, 15);
   if (out.ready) {
-    out.metrics = RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:" + std::to_string(port) +
-                              "/metrics"}, {}).out;
+    out.metrics =
+        RunProgram({"/usr/bin/curl", "-s", "http://127.0.0.1:" + std::to_string(port) + "/metrics"},
+                   {})
+            .out;
   }
   kill(daemon.pid, SIGTERM);
   out.stopped = WaitProgram(daemon, 15);
@@ -262,7 +266,8 @@ inline ScrapedDaemon ScrapeDaemon(const std::string& db, const std::string& scen
 // `url`'s body, then a line "HTTP <status>" (curl; 5 s at most).
 inline std::string Curl(const std::string& url) {
   return RunProgram({"/usr/bin/curl", "-s", "--max-time", "5", "-w", "\nHTTP %{http_code}", url},
-                    {}, 10).out;
+                    {}, 10)
+      .out;
 }
 
 // The value of the first sample of `name` in a /metrics text, or -1.
@@ -277,8 +282,11 @@ inline double Sample(const std::string& metrics, const std::string& name) {
 // A daemon on the fake driver (its scenario from CGOV_FAKE_NVML_SCENARIO) every 200 ms into
 // dir/h.db, serving /metrics on 127.0.0.1:`port`; flags may follow.
 inline std::vector<std::string> FakeDaemonArgv(const TempDir& dir, int port) {
-  return {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
-          FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(port)};
+  return {CgovBinary(), "daemon",
+          "--db",       dir / "h.db",
+          "--interval", "200ms",
+          "--nvml-lib", FakeNvml("full"),
+          "--listen",   "127.0.0.1:" + std::to_string(port)};
 }
 
 // ScrapeDaemon's usual wait: the daemon serving on 127.0.0.1:`port` took `ticks` ticks

@@ -64,9 +64,16 @@ std::unique_ptr<SmtpServer> StartSmtp(const TempDir& dir, const std::string& nam
   s->mode_file = dir / (name + ".mode");
   s->Mode("ok");
   const std::string port_file = dir / (name + ".port");
-  std::vector<std::string> argv = {"/usr/bin/python3", DocsFile("../tests/fake_smtp/server.py"),
-                                   "--mode-file", s->mode_file, "--log", s->log, "--port-file",
-                                   port_file, "--max-seconds", "120"};
+  std::vector<std::string> argv = {"/usr/bin/python3",
+                                   DocsFile("../tests/fake_smtp/server.py"),
+                                   "--mode-file",
+                                   s->mode_file,
+                                   "--log",
+                                   s->log,
+                                   "--port-file",
+                                   port_file,
+                                   "--max-seconds",
+                                   "120"};
   argv.insert(argv.end(), options.begin(), options.end());
   s->process = StartProgram(argv, {});
   EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(port_file); }, 20));
@@ -79,7 +86,8 @@ std::unique_ptr<SmtpServer> StartSmtp(const TempDir& dir, const std::string& nam
 std::string IdleHeldScenario(const TempDir& dir, const std::vector<int>& pids) {
   json gpus = json::array();
   for (int pid : pids) {
-    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"},
+                    {"memory_total_mib", 81920},
                     {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
                     {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000}}}}});
   }
@@ -104,10 +112,10 @@ RunResult StopDaemon(Started& daemon) {
 
 std::string EmailSink(const TempDir& dir, const std::string& name, const std::string& url,
                       const std::string& extra = "") {
-  return fmt::format("[[sink]]\nname = \"{}\"\nkind = \"email\"\nurl_file = \"{}\"\n"
-                     "from = \"cgov@gpu-box.example\"\nto = [\"ops@example.com\", "
-                     "\"bob@example.com\"]\n{}",
-                     name, UrlFile(dir, name, url), extra);
+  return fmt::format(
+      "[[sink]]\nname = \"{}\"\nkind = \"email\"\nurl_file = \"{}\"\n"
+      "from = \"cgov@gpu-box.example\"\nto = [\"ops@example.com\", \"bob@example.com\"]\n{}",
+      name, UrlFile(dir, name, url), extra);
 }
 
 // The decoded part of `message` whose Content-Type starts with `type`.
@@ -126,16 +134,17 @@ std::string Part(const std::string& message, const std::string& type) {
 TEST(EmailE2E, ANoticeArrivesOverStartTlsWithAuthAndItsFiguresInTextAndHtml) {
   TempDir dir;
   const std::string cert = dir / "cert.pem", key = dir / "key.pem";
-  RunResult made = RunProgram({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048",
-                               "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj",
-                               "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"}, {}, 60);
+  RunResult made = RunProgram(
+      {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out",
+       cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+      {}, 60);
   ASSERT_EQ(made.exit_code, 0) << made.err;
   auto server = StartSmtp(dir, "mail", {"--tls", cert, key, "--auth", "cgov:s3cret pass"});
-  WriteFile(dir / "notify.toml",
-            EmailSink(dir, "mail",
-                      fmt::format("smtp://cgov:s3cret%20pass@127.0.0.1:{}", server->port),
-                      "ca_file = \"" + cert + "\"\n") +
-                "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\nusers = [\"bob\"]\n");
+  WriteFile(
+      dir / "notify.toml",
+      EmailSink(dir, "mail", fmt::format("smtp://cgov:s3cret%20pass@127.0.0.1:{}", server->port),
+                "ca_file = \"" + cert + "\"\n") +
+          "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\nusers = [\"bob\"]\n");
   Started daemon = StartMailingDaemon(dir);
   ASSERT_TRUE(WaitFor([&] { return !server->Messages().empty(); }, 30)) << StopDaemon(daemon).err;
   RunResult stopped = StopDaemon(daemon);
@@ -163,7 +172,9 @@ TEST(EmailE2E, ANoticeArrivesOverStartTlsWithAuthAndItsFiguresInTextAndHtml) {
   EXPECT_NE(text.find("jupyter-lab"), std::string::npos) << text;
   EXPECT_NE(text.find("User: bob"), std::string::npos) << text;
   EXPECT_NE(html.find("<th style=\"text-align:left;padding:2px 12px 2px 0;color:#59636e\">User"
-                      "</th><td>bob</td>"), std::string::npos) << html;
+                      "</th><td>bob</td>"),
+            std::string::npos)
+      << html;
   EXPECT_EQ(stopped.err.find("s3cret"), std::string::npos) << "the password was logged";
 }
 
@@ -219,25 +230,26 @@ TEST(EmailE2E, OwnerAndLeadAreFoundThroughTheRecipientsFileAndTheUnknownGoToTheF
   // Four idle GPUs, each held by one user's process: bob (a row with a team), alice (no row:
   // the domain rule), carol (a row whose team has two leads), gdm (a system account).
   const std::string box = IdleHeldScenario(dir, {42000, 41000, 43000, 1200});
-  WriteFile(dir / "people.toml",
-            "domain = \"corp.example\"\ndomain_except = [\"root\", \"gdm\"]\n"
-            "fallback = \"gpu-admins@corp.example\"\n"
-            "[[person]]\nusers = [\"bob\", \"bsmith\"]\naddress = \"robert@corp.example\"\n"
-            "team = \"vision\"\n"
-            "[[person]]\nusers = [\"carol\"]\naddress = \"c.jones@corp.example\"\nteam = \"infra\"\n"
-            "[[team]]\nname = \"vision\"\nleads = [\"vera@corp.example\"]\n"
-            "[[team]]\nname = \"infra\"\nleads = [\"ian@corp.example\", \"ina@corp.example\"]\n");
+  WriteFile(
+      dir / "people.toml",
+      "domain = \"corp.example\"\ndomain_except = [\"root\", \"gdm\"]\n"
+      "fallback = \"gpu-admins@corp.example\"\n"
+      "[[person]]\nusers = [\"bob\", \"bsmith\"]\naddress = \"robert@corp.example\"\n"
+      "team = \"vision\"\n"
+      "[[person]]\nusers = [\"carol\"]\naddress = \"c.jones@corp.example\"\nteam = \"infra\"\n"
+      "[[team]]\nname = \"vision\"\nleads = [\"vera@corp.example\"]\n"
+      "[[team]]\nname = \"infra\"\nleads = [\"ian@corp.example\", \"ina@corp.example\"]\n");
   WriteFile(dir / "notify.toml",
-            "recipients = \"" + dir / "people.toml" + "\"\n"
-            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+            "recipients = \"" + dir / "people.toml" +
+                "\"\n"
+                "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
                 UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
                 "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\", \"lead\"]\n"
                 "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\nremind_every = \"1s\"\n");
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
-       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--notify",
-       dir / "notify.toml"},
-      {{"CGOV_FAKE_NVML_SCENARIO", box}});
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
+                                 "200ms", "--nvml-lib", FakeNvml("full"), "--host-root",
+                                 Fixture("proc/shared-box"), "--notify", dir / "notify.toml"},
+                                {{"CGOV_FAKE_NVML_SCENARIO", box}});
   // The firing notices and at least one reminder of each: the fallback is logged once anyway.
   ASSERT_TRUE(WaitFor([&] { return server->Messages().size() >= 8; }, 30))
       << StopDaemon(daemon).err;
@@ -256,8 +268,8 @@ TEST(EmailE2E, OwnerAndLeadAreFoundThroughTheRecipientsFileAndTheUnknownGoToTheF
     // The To: header says what the envelope does.
     std::string header;
     for (const json& a : m["to"]) header += (header.empty() ? "" : ", ") + a.get<std::string>();
-    EXPECT_NE(m["message"].get<std::string>().find("\r\nTo: " + header + "\r\n"),
-              std::string::npos) << header;
+    EXPECT_NE(m["message"].get<std::string>().find("\r\nTo: " + header + "\r\n"), std::string::npos)
+        << header;
   }
   EXPECT_EQ(to_by_user["bob"], json({"robert@corp.example", "vera@corp.example"}));
   EXPECT_EQ(to_by_user["alice"], json({"alice@corp.example", "gpu-admins@corp.example"}));
@@ -292,8 +304,9 @@ TEST(EmailE2E, TheLadderTellsTheOwnerThenTheLeadAndEachStepIsRecorded) {
             "[[person]]\nusers = [\"bob\"]\naddress = \"robert@corp.example\"\nteam = \"vision\"\n"
             "[[team]]\nname = \"vision\"\nleads = [\"vera@corp.example\"]\n");
   WriteFile(dir / "notify.toml",
-            "recipients = \"" + dir / "people.toml" + "\"\n"
-            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+            "recipients = \"" + dir / "people.toml" +
+                "\"\n"
+                "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
                 UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
                 "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\", \"lead\"]\n"
                 "[[rule]]\nname = \"notebooks\"\nkind = \"idle_held\"\nfor = \"1s\"\n"
@@ -310,16 +323,20 @@ TEST(EmailE2E, TheLadderTellsTheOwnerThenTheLeadAndEachStepIsRecorded) {
       << "T2: the owner and the lead";
   const std::string escalated = Part(mail[1]["message"], "text/plain");
   EXPECT_NE(escalated.find("escalated to the lead"), std::string::npos) << escalated;
-  EXPECT_NE(escalated.find("ask bob to save its work and stop it (pid 42000)"),
-            std::string::npos) << escalated;
+  EXPECT_NE(escalated.find("ask bob to save its work and stop it (pid 42000)"), std::string::npos)
+      << escalated;
   EXPECT_EQ(Part(mail[0]["message"], "text/plain").find("escalated"), std::string::npos);
 
   // Each step recorded once, with how long the process had held the GPU idle.
   EXPECT_EQ(QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action"), 2);
-  EXPECT_GE(QueryDb(dir / "h.db", "SELECT idle_held_ms FROM policy_action WHERE action = "
-                                  "'told_user' AND policy = 'notebooks' AND pid = 42000"), 1000);
-  EXPECT_GE(QueryDb(dir / "h.db", "SELECT idle_held_ms FROM policy_action WHERE action = "
-                                  "'told_lead' AND user = 'bob'"), 2000);
+  EXPECT_GE(QueryDb(dir / "h.db",
+                    "SELECT idle_held_ms FROM policy_action WHERE action = 'told_user' AND policy "
+                    "= 'notebooks' AND pid = 42000"),
+            1000);
+  EXPECT_GE(
+      QueryDb(dir / "h.db",
+              "SELECT idle_held_ms FROM policy_action WHERE action = 'told_lead' AND user = 'bob'"),
+      2000);
   // The report lists them (its JSON checked against docs/report.schema.json by ReportJson).
   const json report = ReportJson({"--db", dir / "h.db", "--since", "1h"});
   std::vector<std::string> actions;
@@ -345,18 +362,22 @@ TEST(EmailE2E, AJobsReportGoesToItsOwnerOverItsSizeAtMostNADay) {
   auto server = StartSmtp(dir, "mail", {});
   WriteFile(dir / "people.toml", "domain = \"corp.example\"\n");
   const std::string sink =
-      "recipients = \"" + dir / "people.toml" + "\"\n"
+      "recipients = \"" + dir / "people.toml" +
+      "\"\n"
       "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
       UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
       "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\"]\n";
-  WriteFile(dir / "notify.toml", sink + "[[job_report]]\nmin_gpu_hours = 0.001\n"
-                                        "per_person_per_day = 1\nlog = \"" + dir / "log.db" + "\"\n");
+  WriteFile(dir / "notify.toml", sink +
+                                     "[[job_report]]\nmin_gpu_hours = 0.001\n"
+                                     "per_person_per_day = 1\nlog = \"" +
+                                     dir / "log.db" + "\"\n");
   auto run = [&](const std::string& out, const std::string& user,
                  const std::vector<std::string>& job) {
-    std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"),
-                                     "--out", dir / out, "--interval", "200ms", "--quiet",
-                                     "--price-per-gpu-hour", "4", "--tag", "user=" + user,
-                                     "--mail-report", dir / "notify.toml", "--"};
+    std::vector<std::string> argv = {
+        CgovBinary(), "run",        "--nvml-lib",   FakeNvml("full"), "--out",
+        dir / out,    "--interval", "200ms",        "--quiet",        "--price-per-gpu-hour",
+        "4",          "--tag",      "user=" + user, "--mail-report",  dir / "notify.toml",
+        "--"};
     argv.insert(argv.end(), job.begin(), job.end());
     return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
   };
@@ -364,7 +385,8 @@ TEST(EmailE2E, AJobsReportGoesToItsOwnerOverItsSizeAtMostNADay) {
   RunResult first = run("r1", "alice", {"sh", "-c", "sleep 2; exit 7"});
   EXPECT_EQ(first.exit_code, 7) << first.err;
   EXPECT_NE(first.err.find("cgov run: job report mailed to alice@corp.example (\"people\")"),
-            std::string::npos) << first.err;
+            std::string::npos)
+      << first.err;
   ASSERT_EQ(server->Messages().size(), 1u) << first.err;
   const json mail = server->Messages()[0];
   EXPECT_EQ(mail["to"], json({"alice@corp.example"}));
@@ -403,14 +425,16 @@ TEST(EmailE2E, AJobsReportGoesToItsOwnerOverItsSizeAtMostNADay) {
   RunResult refused = run("r4", "carol", {"sh", "-c", "sleep 2; exit 3"});
   EXPECT_EQ(refused.exit_code, 3);
   EXPECT_NE(refused.err.find("job report not mailed through \"people\": SMTP 550"),
-            std::string::npos) << refused.err;
+            std::string::npos)
+      << refused.err;
   EXPECT_EQ(QueryDb(dir / "log.db", "SELECT count(*) FROM job_report"), 1);
   EXPECT_EQ(server->Messages().size(), 1u);
 
   // A file that says nothing about job reports: a usage error before the job runs.
   WriteFile(dir / "rules.toml", sink + "[[rule]]\nkind = \"idle_held\"\n");
   RunResult bad = RunProgram({CgovBinary(), "run", "--mail-report", dir / "rules.toml", "--out",
-                              dir / "r5", "--", "touch", dir / "ran"}, {}, 30);
+                              dir / "r5", "--", "touch", dir / "ran"},
+                             {}, 30);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("no [[job_report]] table"), std::string::npos) << bad.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "ran"));
@@ -433,11 +457,11 @@ TEST(EmailE2E, WeeklyDigestsCarryTheReportsFiguresAndARestartMidSendSendsNoneTwi
     strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &u);
     return std::string(text);
   };
-  const std::string demo = SharedDemoDb({"--gpus", "8", "--duration", "14d", "--interval", "60s",
-                                         "--start", at(today - 14 * kDay)});
+  const std::string demo = SharedDemoDb(
+      {"--gpus", "8", "--duration", "14d", "--interval", "60s", "--start", at(today - 14 * kDay)});
   ASSERT_FALSE(demo.empty());
   std::filesystem::copy_file(demo, dir / "h.db");
-  static constexpr const char* kDays[] = {"sunday", "monday", "tuesday", "wednesday",
+  static constexpr const char* kDays[] = {"sunday",   "monday", "tuesday", "wednesday",
                                           "thursday", "friday", "saturday"};
   const time_t t = static_cast<time_t>(today);
   struct tm u {};
@@ -455,11 +479,13 @@ TEST(EmailE2E, WeeklyDigestsCarryTheReportsFiguresAndARestartMidSendSendsNoneTwi
             "[[team]]\nname = \"applied\"\nleads = [\"lead-applied@corp.example\"]\n"
             "[[team]]\nname = \"research\"\nleads = [\"lead-research@corp.example\"]\n");
   WriteFile(dir / "notify.toml",
-            "recipients = \"" + dir / "people.toml" + "\"\n"
-            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+            "recipients = \"" + dir / "people.toml" +
+                "\"\n"
+                "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
                 UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
                 "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\"]\n"
-                "[[digest]]\nday = \"" + kDays[u.tm_wday] + "\"\nat = \"00:00\"\n");
+                "[[digest]]\nday = \"" +
+                kDays[u.tm_wday] + "\"\nat = \"00:00\"\n");
   auto start = [&] {
     return StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
                          "--nvml-lib", FakeNvml("full"), "--host-root", Fixture("proc/shared-box"),
@@ -468,12 +494,15 @@ TEST(EmailE2E, WeeklyDigestsCarryTheReportsFiguresAndARestartMidSendSendsNoneTwi
   };
   const std::string state = dir / "h.db.notify";
   Started daemon = start();
-  ASSERT_TRUE(WaitFor([&] { return server->Messages().size() == 3 && !server->Events().empty(); },
-                      60)) << StopDaemon(daemon).err;
+  ASSERT_TRUE(
+      WaitFor([&] { return server->Messages().size() == 3 && !server->Events().empty(); }, 60))
+      << StopDaemon(daemon).err;
   RunResult first = StopDaemon(daemon);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("--notify: the weekly digest/" + at(today - 7 * kDay).substr(0, 10) +
-                           ": queued for "), std::string::npos) << first.err;
+                           ": queued for "),
+            std::string::npos)
+      << first.err;
   EXPECT_EQ(QueryDb(state, "SELECT count(*) FROM mail_log"), 1);
   EXPECT_EQ(QueryDb(state, "SELECT count(*) FROM outbox"), 3) << "the three not yet taken";
 
@@ -510,8 +539,8 @@ TEST(EmailE2E, WeeklyDigestsCarryTheReportsFiguresAndARestartMidSendSendsNoneTwi
   // The figures are the report's, row by row.
   const json week = ReportJson({"--db", dir / "h.db", "--since", at(today - 7 * kDay), "--until",
                                 at(today), "--by", "user"});
-  const json prior = ReportJson({"--db", dir / "h.db", "--since", at(today - 14 * kDay),
-                                 "--until", at(today - 7 * kDay), "--by", "user"});
+  const json prior = ReportJson({"--db", dir / "h.db", "--since", at(today - 14 * kDay), "--until",
+                                 at(today - 7 * kDay), "--by", "user"});
   auto row = [](const json& report, const std::string& user) {
     for (const json& w : report["who"]) {
       if (w["key"] == user) return w;
@@ -530,30 +559,35 @@ TEST(EmailE2E, WeeklyDigestsCarryTheReportsFiguresAndARestartMidSendSendsNoneTwi
     }
     return fmt::format("{}, {:.1f} h idle-held ({})\r\n", usd(cost), idle_h, usd(idle));
   };
-  for (const auto& [address, user] : std::map<std::string, std::string>{
-           {"robert@corp.example", "bob"}, {"dave@corp.example", "dave"},
-           {"alice@corp.example", "alice"}, {"carol@corp.example", "carol"}}) {
+  for (const auto& [address, user] :
+       std::map<std::string, std::string>{{"robert@corp.example", "bob"},
+                                          {"dave@corp.example", "dave"},
+                                          {"alice@corp.example", "alice"},
+                                          {"carol@corp.example", "carol"}}) {
     const std::string& message = by_to[address];
     EXPECT_NE(message.find("\r\nSubject: [cgov] Your GPU week on "), std::string::npos);
     EXPECT_NE(message.find(figures({user})), std::string::npos)
-        << user << ": " << figures({user}) << "\n" << message.substr(0, 400);
+        << user << ": " << figures({user}) << "\n"
+        << message.substr(0, 400);
     const std::string text = Part(message, "text/plain");
     const json before = row(prior, user);
     ASSERT_TRUE(before.is_object()) << user << " had no row the week before";
     EXPECT_NE(text.find("from " + usd(Cents(before["cost_usd"])) + " the week before"),
-              std::string::npos) << text;
+              std::string::npos)
+        << text;
     EXPECT_NE(Part(message, "text/html").find(usd(Cents(row(week, user)["cost_usd"]))),
               std::string::npos);
   }
   const std::string bob = Part(by_to["robert@corp.example"], "text/plain");
   EXPECT_NE(bob.find("1st of 2 in team applied by idle-held dollars"), std::string::npos) << bob;
   EXPECT_NE(bob.find("Your top habit: ipykernel (notebook) on GPU 4"), std::string::npos) << bob;
-  EXPECT_EQ(Part(by_to["carol@corp.example"], "text/plain").find("in your team"),
-            std::string::npos) << "carol has no team";
+  EXPECT_EQ(Part(by_to["carol@corp.example"], "text/plain").find("in your team"), std::string::npos)
+      << "carol has no team";
   const std::string& lead = by_to["lead-applied@corp.example"];
   EXPECT_NE(lead.find("\r\nSubject: [cgov] Team applied's GPU week on "), std::string::npos);
   EXPECT_NE(lead.find(figures({"bob", "dave"})), std::string::npos)
-      << figures({"bob", "dave"}) << "\n" << lead.substr(0, 400);
+      << figures({"bob", "dave"}) << "\n"
+      << lead.substr(0, 400);
   const std::string lead_text = Part(lead, "text/plain");
   EXPECT_NE(lead_text.find("1. bob: ipykernel (notebook) on GPU 4"), std::string::npos)
       << lead_text;
@@ -581,27 +615,29 @@ TEST(EmailE2E, TheDaemonMailsEachEndedSlurmJobAndPodItsReportOnceAndAtMostNADay)
   slurm_job("4242");
   json gpus = json::array();
   for (int pid : {41000, 43000}) {
-    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
-                    {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
-                    {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000},
-                                    {"end", 2.0}}}}});
+    gpus.push_back(
+        {{"name", "NVIDIA A100-SXM4-80GB"},
+         {"memory_total_mib", 81920},
+         {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
+         {"processes", {{{"pid", pid}, {"type", "compute"}, {"used_mib", 8000}, {"end", 2.0}}}}});
   }
   WriteFile(dir / "jobs.json", json({{"driver_version", "550.54.15"}, {"gpus", gpus}}).dump());
   auto server = StartSmtp(dir, "mail", {});
   WriteFile(dir / "people.toml", "domain = \"corp.example\"\n");
   WriteFile(dir / "notify.toml",
-            "recipients = \"" + dir / "people.toml" + "\"\n"
-            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+            "recipients = \"" + dir / "people.toml" +
+                "\"\n"
+                "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
                 UrlFile(dir, "people", fmt::format("smtp://127.0.0.1:{}", server->port)) +
                 "\"\ntls = \"none\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\"]\n"
                 "[[job_report]]\nmin_gpu_hours = 0.0001\nper_person_per_day = 1\n"
                 "ended_after = \"1s\"\n");
   auto start = [&] {
-    return StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
-                         "--nvml-lib", FakeNvml("full"), "--host-root", root, "--notify",
-                         dir / "notify.toml", "--price-per-gpu-hour", "36000",
-                         "--commit-every", "0s"},
-                        {{"CGOV_FAKE_NVML_SCENARIO", dir / "jobs.json"}});
+    return StartProgram(
+        {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
+         FakeNvml("full"), "--host-root", root, "--notify", dir / "notify.toml",
+         "--price-per-gpu-hour", "36000", "--commit-every", "0s"},
+        {{"CGOV_FAKE_NVML_SCENARIO", dir / "jobs.json"}});
   };
   Started daemon = start();
   ASSERT_TRUE(WaitFor([&] { return server->Messages().size() >= 2; }, 60))
@@ -611,8 +647,8 @@ TEST(EmailE2E, TheDaemonMailsEachEndedSlurmJobAndPodItsReportOnceAndAtMostNADay)
   std::map<std::string, std::string> by_to;
   for (const json& m : server->Messages()) by_to[m["to"][0]] = m["message"];
   ASSERT_EQ(by_to.size(), 2u) << first.err;
-  for (const auto& [address, by, key] : std::vector<std::tuple<std::string, std::string,
-                                                               std::string>>{
+  for (const auto& [address, by, key] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
            {"alice@corp.example", "slurm_job", "4242"},
            {"carol@corp.example", "pod", "0f6c1e2a-93b4-4c1d-9f3e-5a7b2c8d4e61"}}) {
     const std::string& message = by_to[address];
@@ -625,8 +661,8 @@ TEST(EmailE2E, TheDaemonMailsEachEndedSlurmJobAndPodItsReportOnceAndAtMostNADay)
     for (std::string w; command >> w;) words.push_back(w);
     ASSERT_EQ(words.size(), 8u) << text;
     EXPECT_EQ(words[7], by);
-    const json report = ReportJson({"--db", dir / "h.db", "--since", words[3], "--until",
-                                    words[5], "--by", by, "--price-per-gpu-hour", "36000"});
+    const json report = ReportJson({"--db", dir / "h.db", "--since", words[3], "--until", words[5],
+                                    "--by", by, "--price-per-gpu-hour", "36000"});
     json row;
     for (const json& w : report["who"]) {
       if (w["key"] == key) row = w;
@@ -637,7 +673,9 @@ TEST(EmailE2E, TheDaemonMailsEachEndedSlurmJobAndPodItsReportOnceAndAtMostNADay)
     EXPECT_NE(message.find("\r\nSubject: [cgov] Your " + job + " on "), std::string::npos)
         << message.substr(0, 500);
     EXPECT_NE(text.find(fmt::format("GPU-hours, {}\n", FormatUsd(Cents(row["cost_usd"]) * 10'000))),
-              std::string::npos) << row.dump() << "\n" << text;
+              std::string::npos)
+        << row.dump() << "\n"
+        << text;
     EXPECT_NE(text.find("idle-held"), std::string::npos);
   }
   EXPECT_EQ(QueryDb(dir / "h.db.notify", "SELECT count(*) FROM mail_log WHERE key LIKE 'job/%'"),
@@ -647,14 +685,18 @@ TEST(EmailE2E, TheDaemonMailsEachEndedSlurmJobAndPodItsReportOnceAndAtMostNADay)
   slurm_job("4244");
   daemon = start();
   // The jobs hold their GPUs 2 s and end 1 s later: 20 ticks of 200 ms are past that.
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryDb(dir / "h.db", "SELECT count(*) FROM tick WHERE run = (SELECT max(id) FROM "
-                                 "run)") >= 20;
-  }, 30)) << StopDaemon(daemon).err;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return QueryDb(dir / "h.db",
+                       "SELECT count(*) FROM tick WHERE run = (SELECT max(id) FROM run)") >= 20;
+      },
+      30))
+      << StopDaemon(daemon).err;
   RunResult second = StopDaemon(daemon);
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_NE(second.err.find("Slurm job 4244 of alice ended: no report, alice has had 1 today"),
-            std::string::npos) << second.err;
+            std::string::npos)
+      << second.err;
   EXPECT_EQ(server->Messages().size(), 2u) << "the pod reported twice, or alice over her limit";
 }
 
@@ -665,30 +707,32 @@ TEST(EmailE2E, ADryRunWritesWhatWouldBeSentAnOptOutIsHonouredAndQuietHoursHoldAS
   TempDir dir;
   // A window of two hours around now, in the daemon's zone (UTC).
   const int now_min = static_cast<int>(time(nullptr) / 60 % 1440);
-  const std::string quiet = fmt::format("{:02}:{:02}-{:02}:{:02}", (now_min + 1380) % 1440 / 60,
-                                        (now_min + 1380) % 60, (now_min + 60) % 1440 / 60,
-                                        (now_min + 60) % 60);
+  const std::string quiet =
+      fmt::format("{:02}:{:02}-{:02}:{:02}", (now_min + 1380) % 1440 / 60, (now_min + 1380) % 60,
+                  (now_min + 60) % 1440 / 60, (now_min + 60) % 60);
   const std::string box = IdleHeldScenario(dir, {42000, 41000});
-  WriteFile(dir / "people.toml",
-            "domain = \"corp.example\"\n[[person]]\nusers = [\"bob\"]\naddress = \"bob@corp.example\"\n"
-            "opt_out = \"on leave until January; ask ops\"\n");
+  WriteFile(
+      dir / "people.toml",
+      "domain = \"corp.example\"\n[[person]]\nusers = [\"bob\"]\naddress = \"bob@corp.example\"\n"
+      "opt_out = \"on leave until January; ask ops\"\n");
   const std::string out = dir / "dry";
   // Nothing listens at port 9: a dry run never connects.
   WriteFile(dir / "notify.toml",
-            "recipients = \"" + dir / "people.toml" + "\"\ndry_run = \"" + out + "\"\n"
-            "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
+            "recipients = \"" + dir / "people.toml" + "\"\ndry_run = \"" + out +
+                "\"\n"
+                "[[sink]]\nname = \"people\"\nkind = \"email\"\nurl_file = \"" +
                 UrlFile(dir, "people", "smtp://127.0.0.1:9") +
                 "\"\nfrom = \"cgov@gpu-box.example\"\nto = [\"owner\"]\n"
                 "[[sink]]\nname = \"loud\"\nkind = \"webhook\"\nurl_file = \"" +
-                UrlFile(dir, "loud", "http://127.0.0.1:9/hook") + "\"\n"
+                UrlFile(dir, "loud", "http://127.0.0.1:9/hook") +
+                "\"\n"
                 "[[sink]]\nname = \"quiet\"\nkind = \"webhook\"\nurl_file = \"" +
                 UrlFile(dir, "quiet", "http://127.0.0.1:9/hook") + "\"\nquiet_hours = \"" + quiet +
                 "\"\n[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\n");
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
-       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--notify",
-       dir / "notify.toml"},
-      {{"CGOV_FAKE_NVML_SCENARIO", box}, {"TZ", "UTC0"}});
+  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
+                                 "200ms", "--nvml-lib", FakeNvml("full"), "--host-root",
+                                 Fixture("proc/shared-box"), "--notify", dir / "notify.toml"},
+                                {{"CGOV_FAKE_NVML_SCENARIO", box}, {"TZ", "UTC0"}});
   auto files = [&](const std::string& sink) {
     std::vector<std::string> names;
     if (std::filesystem::exists(out + "/" + sink)) {
@@ -699,8 +743,8 @@ TEST(EmailE2E, ADryRunWritesWhatWouldBeSentAnOptOutIsHonouredAndQuietHoursHoldAS
     std::sort(names.begin(), names.end());
     return names;
   };
-  ASSERT_TRUE(WaitFor([&] { return files("loud").size() == 2 && files("people").size() == 1; },
-                      30)) << StopDaemon(daemon).err;
+  ASSERT_TRUE(WaitFor([&] { return files("loud").size() == 2 && files("people").size() == 1; }, 30))
+      << StopDaemon(daemon).err;
   usleep(600'000);  // the quiet sink's lane has had its turns
   RunResult stopped = StopDaemon(daemon);
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
@@ -721,8 +765,8 @@ TEST(EmailE2E, ADryRunWritesWhatWouldBeSentAnOptOutIsHonouredAndQuietHoursHoldAS
   EXPECT_TRUE(files("quiet").empty()) << "written during its quiet hours";
   EXPECT_EQ(QueryDb(dir / "h.db.notify", "SELECT count(*) FROM outbox WHERE sink = 'quiet'"), 2)
       << "its notices wait in the queue";
-  EXPECT_NE(stopped.err.find("dry run: every notice is written under " + out),
-            std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("dry run: every notice is written under " + out), std::string::npos)
+      << stopped.err;
   EXPECT_NE(stopped.err.find("\"quiet\": quiet hours: its notices wait until"), std::string::npos)
       << stopped.err;
   const std::string opted = "user \"bob\" opted out of mail (on leave until January; ask ops";
@@ -734,8 +778,9 @@ TEST(EmailE2E, ADryRunWritesWhatWouldBeSentAnOptOutIsHonouredAndQuietHoursHoldAS
 TEST(EmailE2E, ARecipientsFileIsCheckedBeforeTheDaemonStarts) {
   TempDir dir;
   const std::string url = UrlFile(dir, "u", "smtp://127.0.0.1:25");
-  const std::string sink = "[[sink]]\nname = \"m\"\nkind = \"email\"\nurl_file = \"" + url +
-                           "\"\nfrom = \"a@b.c\"\nto = [\"owner\"]\n[[rule]]\nkind = \"idle_held\"\n";
+  const std::string sink =
+      "[[sink]]\nname = \"m\"\nkind = \"email\"\nurl_file = \"" + url +
+      "\"\nfrom = \"a@b.c\"\nto = [\"owner\"]\n[[rule]]\nkind = \"idle_held\"\n";
   const std::string people = dir / "people.toml";
   struct Bad {
     std::string notify, people, want;
@@ -755,8 +800,7 @@ TEST(EmailE2E, ARecipientsFileIsCheckedBeforeTheDaemonStarts) {
            {"recipients = \"" + people + "\"\n" + sink,
             "[[person]]\nusers = [\"bob\"]\naddress = \"Bob <bob@x.y>\"\n",
             "people.toml:3:11: address: expected a plain address"},
-           {"recipients = \"" + dir / "missing.toml" + "\"\n" + sink, "",
-            "missing.toml"}}) {
+           {"recipients = \"" + dir / "missing.toml" + "\"\n" + sink, "", "missing.toml"}}) {
     WriteFile(dir / "notify.toml", bad.notify);
     WriteFile(people, bad.people);
     RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--nvml-lib",
@@ -785,7 +829,8 @@ TEST(EmailE2E, BadEmailSinksAreRefusedByLineAndKey) {
         Bad(head + "from = \"Ops <a@b.c>\"\nto = [\"x@y.z\"]\n", "from: expected a plain address"),
         Bad(head + "from = \"a@b.c\"\nto = [\"x@y.z\"]\ntls = \"maybe\"\n", "tls: expected"),
         Bad("[[sink]]\nname = \"w\"\nkind = \"webhook\"\nurl_file = \"" + url +
-                "\"\nfrom = \"a@b.c\"\n", "are an e-mail sink's")}) {
+                "\"\nfrom = \"a@b.c\"\n",
+            "are an e-mail sink's")}) {
     WriteFile(dir / "notify.toml", bad.toml + "[[rule]]\nkind = \"idle_held\"\n");
     RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--nvml-lib",
                               FakeNvml("full"), "--notify", dir / "notify.toml"},
@@ -795,8 +840,8 @@ TEST(EmailE2E, BadEmailSinksAreRefusedByLineAndKey) {
     EXPECT_FALSE(std::filesystem::exists(dir / "h.db")) << bad.toml;
   }
   // An http URL in an e-mail sink's file, and smtps with tls = "none".
-  WriteFile(dir / "notify.toml", head + "from = \"a@b.c\"\nto = [\"x@y.z\"]\n" +
-                                     "[[rule]]\nkind = \"idle_held\"\n");
+  WriteFile(dir / "notify.toml",
+            head + "from = \"a@b.c\"\nto = [\"x@y.z\"]\n" + "[[rule]]\nkind = \"idle_held\"\n");
   UrlFile(dir, "u", "https://127.0.0.1/hook");
   RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--nvml-lib",
                             FakeNvml("full"), "--notify", dir / "notify.toml"},

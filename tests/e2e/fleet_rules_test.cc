@@ -28,7 +28,6 @@ namespace {
 
 using nlohmann::json;
 
-
 // A group of deploy/prometheus/cgov-rules.yml (cgov-hourly unless named), as a rule file of its
 // own.
 std::string HourlyGroup(const std::string& name = "cgov-hourly") {
@@ -109,16 +108,18 @@ class FleetRulesE2E : public ::testing::Test {
  protected:
   void TearDown() override { Stop(); }
   void Start() {
-    prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
-                                "--storage.tsdb.path=" + (dir_ / "tsdb"),
-                                "--storage.tsdb.retention.time=100y",
-                                "--web.listen-address=127.0.0.1:" + std::to_string(port_),
-                                "--log.level=warn"},
-                               {});
-    ASSERT_TRUE(WaitFor([&] {
-      auto ready = HttpGet(url_ + "/-/ready", {}, std::chrono::seconds(1));
-      return ready.ok() && ready->status == 200;
-    }, 60)) << "Prometheus did not become ready";
+    prometheus_ = StartProgram(
+        {kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
+         "--storage.tsdb.path=" + (dir_ / "tsdb"), "--storage.tsdb.retention.time=100y",
+         "--web.listen-address=127.0.0.1:" + std::to_string(port_), "--log.level=warn"},
+        {});
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto ready = HttpGet(url_ + "/-/ready", {}, std::chrono::seconds(1));
+          return ready.ok() && ready->status == 200;
+        },
+        60))
+        << "Prometheus did not become ready";
   }
   void Stop() {
     if (prometheus_.pid > 0) {
@@ -135,16 +136,18 @@ class FleetRulesE2E : public ::testing::Test {
   // A history of three nodes of two GPUs (cgov_fleet_history), written in day files as the scale
   // benchmark writes a month and backfilled one by one into the TSDB; its truth.
   json BackfillHistory(int hours) {
-    RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours",
-                                 std::to_string(hours), "--split-hours", "24", "--out",
-                                 dir_ / "fleet.om", "--truth", dir_ / "truth.json"}, {});
+    RunResult made = RunProgram(
+        {CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", std::to_string(hours),
+         "--split-hours", "24", "--out", dir_ / "fleet.om", "--truth", dir_ / "truth.json"},
+        {});
     EXPECT_EQ(made.exit_code, 0) << made.err;
     const int files = (hours + 23) / 24;
     EXPECT_FALSE(std::filesystem::exists(dir_ / ("fleet.om." + std::to_string(files))));
     for (int k = 0; k < files; ++k) {
       const std::string part = dir_ / ("fleet.om." + std::to_string(k));
       RunResult backfill = RunProgram({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
-                                       "--max-block-duration=24h", part, dir_ / "tsdb"}, {}, 120);
+                                       "--max-block-duration=24h", part, dir_ / "tsdb"},
+                                      {}, 120);
       EXPECT_EQ(backfill.exit_code, 0) << part << backfill.out << backfill.err;
     }
     WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1m\n");
@@ -152,9 +155,10 @@ class FleetRulesE2E : public ::testing::Test {
   }
   // The queries of a report over the rules (--verbose lists each on stderr).
   std::string Queries(const std::string& since, const std::string& until, const std::string& by) {
-    RunResult r = RunProgram({CgovBinary(), "report", "--format", "json", "--prometheus", url_,
-                              "--since", since, "--until", until, "--by", by,
-                              "--recording-rules", "on", "--verbose"}, {}, 120);
+    RunResult r =
+        RunProgram({CgovBinary(), "report", "--format", "json", "--prometheus", url_, "--since",
+                    since, "--until", until, "--by", by, "--recording-rules", "on", "--verbose"},
+                   {}, 120);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.err;
   }
@@ -163,10 +167,11 @@ class FleetRulesE2E : public ::testing::Test {
   // writes (2 h unless --max-block-duration says more): a daily group needs longer blocks.
   void BackfillRules(const std::string& file, int64_t from, int64_t to) {
     const std::string out = dir_ / ("out-" + file);
-    RunResult rules = RunProgram(
-        {kPromtool, "tsdb", "create-blocks-from", "--max-block-duration=744h", "rules", "--start",
-         std::to_string(from), "--end", std::to_string(to), "--url", url_, "--output-dir", out,
-         dir_ / file}, {}, 120);
+    RunResult rules =
+        RunProgram({kPromtool, "tsdb", "create-blocks-from", "--max-block-duration=744h", "rules",
+                    "--start", std::to_string(from), "--end", std::to_string(to), "--url", url_,
+                    "--output-dir", out, dir_ / file},
+                   {}, 120);
     ASSERT_EQ(rules.exit_code, 0) << rules.out << rules.err;
     Stop();
     RunResult moved = RunProgram({"/bin/sh", "-c", "mv " + out + "/* " + (dir_ / "tsdb")}, {});
@@ -195,15 +200,15 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
        {std::tuple{start, start + 12 * 3600, "rules-a", "hourly-v1.yml"},
         std::tuple{start + 14 * 3600, end, "rules-b", "hourly.yml"}}) {
     RunResult rules = RunProgram(
-        {kPromtool, "tsdb", "create-blocks-from", "rules", "--start", std::to_string(from),
-         "--end", std::to_string(to), "--url", url_, "--output-dir", dir_ / out,
-         dir_ / file}, {}, 120);
+        {kPromtool, "tsdb", "create-blocks-from", "rules", "--start", std::to_string(from), "--end",
+         std::to_string(to), "--url", url_, "--output-dir", dir_ / out, dir_ / file},
+        {}, 120);
     ASSERT_EQ(rules.exit_code, 0) << rules.out << rules.err;
   }
   Stop();
   for (const char* out : {"rules-a", "rules-b"}) {
-    RunResult moved = RunProgram({"/bin/sh", "-c", "mv " + (dir_ / out) + "/* " + (dir_ / "tsdb")},
-                                 {});
+    RunResult moved =
+        RunProgram({"/bin/sh", "-c", "mv " + (dir_ / out) + "/* " + (dir_ / "tsdb")}, {});
     ASSERT_EQ(moved.exit_code, 0) << moved.err;
   }
   Start();
@@ -253,9 +258,11 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
   // alone.
   const std::string by_project_queries = Queries(since, until, "project");
   EXPECT_NE(by_project_queries.find("sum_over_time(cgov:owner_held_seconds:increase1h["),
-            std::string::npos) << by_project_queries;
+            std::string::npos)
+      << by_project_queries;
   EXPECT_NE(by_project_queries.find("sum_over_time(cgov:identity_held_seconds:increase1h["),
-            std::string::npos) << by_project_queries;
+            std::string::npos)
+      << by_project_queries;
   const std::string by_pod_queries = Queries(since, until, "pod");
   EXPECT_EQ(by_pod_queries.find("cgov:owner_"), std::string::npos) << by_pod_queries;
 
@@ -267,7 +274,7 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
   for (int64_t budget : {int64_t{50'000}, int64_t{0}}) {
     SCOPED_TRACE(budget);
     auto in = LoadFleet(*prom, (start - 60) * 1000, end * 1000,
-                             {.rules = RecordingRules::kOn, .hourly_point_budget = budget});
+                        {.rules = RecordingRules::kOn, .hourly_point_budget = budget});
     ASSERT_TRUE(in.ok()) << in.status().message();
     std::array<int64_t, kPhaseCount> phases{};
     int64_t known = 0, heatmap_known = 0;
@@ -297,13 +304,14 @@ TEST_F(FleetRulesE2E, HourlyRulesGiveTheRawCountersTotalsToTheSecondAroundASkipp
                    short_auto["held_gpu_seconds"].get<double>());
 
   // Where the rules were never evaluated, `on` says so; a bad value is a usage error.
-  RunResult none = RunProgram({CgovBinary(), "report", "--prometheus", url_, "--since", "2h",
-                               "--until", FormatRfc3339Utc(start * 1'000'000'000),
-                               "--recording-rules", "on"}, {}, 60);
+  RunResult none =
+      RunProgram({CgovBinary(), "report", "--prometheus", url_, "--since", "2h", "--until",
+                  FormatRfc3339Utc(start * 1'000'000'000), "--recording-rules", "on"},
+                 {}, 60);
   EXPECT_EQ(none.exit_code, 1) << none.err;
   EXPECT_NE(none.err.find("no evaluation of the hourly rules"), std::string::npos) << none.err;
-  RunResult bad = RunProgram({CgovBinary(), "report", "--prometheus", url_, "--recording-rules",
-                              "sometimes"}, {}, 60);
+  RunResult bad = RunProgram(
+      {CgovBinary(), "report", "--prometheus", url_, "--recording-rules", "sometimes"}, {}, 60);
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("expected auto, on or off"), std::string::npos) << bad.err;
 }
@@ -339,8 +347,8 @@ TEST_F(FleetRulesE2E, DailyRulesStandForTheDaysTheySummedWithTheSameTotals) {
     ExpectTheGeneratorsEnergy(report, truth);
     const std::string notes = report["notes"].dump();
     std::smatch days;
-    const bool daily = std::regex_search(notes, days, std::regex("(\\d+) of them summed by day "
-                                                                 "in cgov-daily"));
+    const bool daily =
+        std::regex_search(notes, days, std::regex("(\\d+) of them summed by day in cgov-daily"));
     EXPECT_EQ(daily, std::string(rules) == "on") << notes;
     if (daily) {
       const int hours = std::stoi(days[1].str());
@@ -348,10 +356,10 @@ TEST_F(FleetRulesE2E, DailyRulesStandForTheDaysTheySummedWithTheSameTotals) {
     }
   }
   const std::string by_project = Queries(since, until, "project");
-  EXPECT_NE(by_project.find("sum_over_time(cgov:owner_held_seconds:increase1d["),
-            std::string::npos) << by_project;
-  EXPECT_NE(by_project.find("sum_over_time(cgov:gpu_phase_seconds:increase1d["),
-            std::string::npos) << by_project;
+  EXPECT_NE(by_project.find("sum_over_time(cgov:owner_held_seconds:increase1d["), std::string::npos)
+      << by_project;
+  EXPECT_NE(by_project.find("sum_over_time(cgov:gpu_phase_seconds:increase1d["), std::string::npos)
+      << by_project;
   const std::string by_pod = Queries(since, until, "pod");
   EXPECT_EQ(by_pod.find(":increase1d"), std::string::npos) << by_pod;
 }

@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
-#include "os/http_get.h"
 #include "e2e_helpers.h"
+#include "os/http_get.h"
 #include "process_runner.h"
 #include "store/prometheus_source.h"
 
@@ -64,8 +64,8 @@ class FleetE2E : public ::testing::Test {
 
   json Report(const std::vector<std::string>& source, const std::string& since,
               const std::string& until, const std::string& by = "user") {
-    std::vector<std::string> argv = {CgovBinary(), "report", "--format", "json", "--since", since,
-                                     "--until", until, "--by", by};
+    std::vector<std::string> argv = {CgovBinary(), "report",  "--format", "json", "--since",
+                                     since,        "--until", until,      "--by", by};
     argv.insert(argv.end(), source.begin(), source.end());
     RunResult r = RunProgram(argv, {}, 60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -82,18 +82,23 @@ class FleetE2E : public ::testing::Test {
     const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
     WriteFile(dir_ / "prometheus.yml",
               "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-              "rule_files: [\"" + DeployFile("prometheus/cgov-rules.yml") + "\"]\n"
-              "scrape_configs:\n  - job_name: cgov\n    static_configs:\n      - targets: [" +
+              "rule_files: [\"" +
+                  DeployFile("prometheus/cgov-rules.yml") +
+                  "\"]\n"
+                  "scrape_configs:\n  - job_name: cgov\n    static_configs:\n      - targets: [" +
                   targets + "]\n");
-    prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
-                                "--storage.tsdb.path=" + (dir_ / "tsdb"),
-                                "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
-                                "--log.level=warn"},
-                               {});
-    EXPECT_TRUE(WaitFor([&] {
-      auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
-      return ready.ok() && ready->status == 200;
-    }, 60)) << "Prometheus did not become ready";
+    prometheus_ = StartProgram(
+        {kPrometheus, "--config.file=" + (dir_ / "prometheus.yml"),
+         "--storage.tsdb.path=" + (dir_ / "tsdb"),
+         "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
+        {});
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
+          return ready.ok() && ready->status == 200;
+        },
+        60))
+        << "Prometheus did not become ready";
     return url;
   }
   // By how many seconds each host's database is ahead of what Prometheus scraped of it, per GPU:
@@ -129,10 +134,13 @@ class FleetE2E : public ::testing::Test {
   // port, ticking every `interval`.
   static void StartDaemon(Host& h, const std::string& interval,
                           const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {
-        CgovBinary(), "daemon", "--db", h.db, "--interval", interval, "--nvml-lib",
-        FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname", h.name,
-        "--listen", "127.0.0.1:" + std::to_string(h.port)};
+    std::vector<std::string> argv = {CgovBinary(),  "daemon",
+                                     "--db",        h.db,
+                                     "--interval",  interval,
+                                     "--nvml-lib",  FakeNvml("full"),
+                                     "--host-root", Fixture("proc/shared-box"),
+                                     "--hostname",  h.name,
+                                     "--listen",    "127.0.0.1:" + std::to_string(h.port)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     h.process = StartProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}});
   }
@@ -150,7 +158,8 @@ class FleetE2E : public ::testing::Test {
   }
   static double NowS() {
     return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch()).count()) /
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count()) /
            1e3;
   }
 
@@ -163,15 +172,19 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   ASSERT_EQ(access(kPrometheus, X_OK), 0) << "Debian's prometheus package is required "
                                              "(scripts/install-deps installs it)";
   for (const char* node : {"a", "b", "c"}) {
-    hosts_.push_back(Host{std::string("node-") + node, Scenario(std::string("fleet_") + node),
-                          dir_ / (std::string(node) + ".db"), 0, {}});
+    hosts_.push_back(Host{std::string("node-") + node,
+                          Scenario(std::string("fleet_") + node),
+                          dir_ / (std::string(node) + ".db"),
+                          0,
+                          {}});
   }
   // Prometheus first, so that each daemon's first scrape comes within a scrape interval of its
   // start: increase() then extrapolates the counters back to their zero.
   std::string targets;
   for (Host& h : hosts_) {
     h.port = FreePort();
-    targets += (targets.empty() ? "\"127.0.0.1:" : ", \"127.0.0.1:") + std::to_string(h.port) + "\"";
+    targets +=
+        (targets.empty() ? "\"127.0.0.1:" : ", \"127.0.0.1:") + std::to_string(h.port) + "\"";
   }
   const std::string url = StartPrometheus(targets);
   auto prom = PrometheusSource::Open(url, std::chrono::seconds(10));
@@ -181,11 +194,16 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   }
   const auto now_s = [] { return NowS(); };
   // Every target up and scraped a few times (bounded: 60 s).
-  ASSERT_TRUE(WaitFor([&] {
-    auto up = prom->Query("count(up{job=\"cgov\"} == 1) == 3 and count(count_over_time("
-                          "cgov_ticks_total[1m]) >= 8) == 3", now_s());
-    return up.ok() && !up->empty();
-  }, 60)) << "Prometheus did not scrape all three daemons";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto up = prom->Query(
+            "count(up{job=\"cgov\"} == 1) == 3 and count(count_over_time(cgov_ticks_total[1m]) >= "
+            "8) == 3",
+            now_s());
+        return up.ok() && !up->empty();
+      },
+      60))
+      << "Prometheus did not scrape all three daemons";
 
   // promtool accepts the exposition (the only lint findings are dcgm-exporter's own names).
   auto scraped = HttpGet("http://127.0.0.1:" + std::to_string(hosts_[2].port) + "/metrics", {},
@@ -194,9 +212,11 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   // The same scrape asked with gzip, as Prometheus asks (it has been scraping so above): served
   // compressed, and the same exposition once gunzipped.
   const std::string metrics_url = "http://127.0.0.1:" + std::to_string(hosts_[2].port) + "/metrics";
-  RunResult gzipped = RunProgram(
-      {"/bin/bash", "-c", "set -o pipefail; curl -sS -D /dev/stderr -H 'Accept-Encoding: gzip' '" +
-                              metrics_url + "' | gunzip"}, {}, 30);
+  RunResult gzipped =
+      RunProgram({"/bin/bash", "-c",
+                  "set -o pipefail; curl -sS -D /dev/stderr -H 'Accept-Encoding: gzip' '" +
+                      metrics_url + "' | gunzip"},
+                 {}, 30);
   ASSERT_EQ(gzipped.exit_code, 0) << gzipped.err;
   EXPECT_NE(gzipped.err.find("Content-Encoding: gzip"), std::string::npos) << gzipped.err;
   EXPECT_NE(gzipped.err.find("Vary: Accept-Encoding"), std::string::npos) << gzipped.err;
@@ -208,9 +228,9 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
     std::istringstream problems(lint.out + lint.err);
     for (std::string line; std::getline(problems, line);) {
       if (line.empty()) continue;
-      const bool dcgm_names = line.find("label names should be written in 'snake_case'") !=
-                                  std::string::npos ||
-                              line.starts_with("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter");
+      const bool dcgm_names =
+          line.find("label names should be written in 'snake_case'") != std::string::npos ||
+          line.starts_with("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter");
       EXPECT_TRUE(dcgm_names) << "promtool: " << line;
     }
   }
@@ -238,16 +258,18 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
     // show the dollars /metrics shows (the catalog would price these H100s at $5.435).
     json one = Report({"--db", h.db}, "10m", until);
     ASSERT_TRUE(one.contains("phases")) << h.name;
-    EXPECT_NE(one["cost"]["price_source"].dump().find(
-                  "the daemon on " + h.name + ": --price-per-gpu-hour $2.0000"),
-              std::string::npos) << one["cost"].dump();
+    EXPECT_NE(one["cost"]["price_source"].dump().find("the daemon on " + h.name +
+                                                      ": --price-per-gpu-hour $2.0000"),
+              std::string::npos)
+        << one["cost"].dump();
     EXPECT_DOUBLE_EQ(one["cost"]["price_per_gpu_hour_usd"].get<double>(), 2.0) << h.name;
     // The database knows the instance id the daemon was given: a CUR line for it is this host's
     // without a --billing-map.
     WriteFile(dir_ / (h.name + "-cur.csv"),
               "line_item_resource_id,line_item_usage_start_date,line_item_usage_end_date,"
-              "line_item_unblended_cost\ni-0" + h.name + "," +
-                  FormatRfc3339Utc((until_ms - 10 * 60'000) * 1'000'000) + "," + until + ",0.50\n");
+              "line_item_unblended_cost\ni-0" +
+                  h.name + "," + FormatRfc3339Utc((until_ms - 10 * 60'000) * 1'000'000) + "," +
+                  until + ",0.50\n");
     json cur = Report({"--db", h.db, "--billing", dir_ / (h.name + "-cur.csv")}, "10m", until);
     EXPECT_EQ(cur["showback"]["matched_lines"], 1) << cur["showback"].dump(1);
     held += one["held_gpu_seconds"].get<double>();
@@ -343,14 +365,15 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   for (const json& row : showback["rows"]) cents += std::llround(row["usd"].get<double>() * 100);
   EXPECT_EQ(cents, 400) << showback.dump(1);
   // The text report renders with per-host GPU names and says where sessions live.
-  RunResult text = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10m",
-                               "--until", until}, {}, 60);
+  RunResult text = RunProgram(
+      {CgovBinary(), "report", "--prometheus", url, "--since", "10m", "--until", until}, {}, 60);
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("node-c/2"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Not available from Prometheus"), std::string::npos);
   // The HTML page of the fleet: a chart per GPU named by host, who and the sessions' note.
   RunResult page = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "10m",
-                               "--until", until, "--format", "html"}, {}, 60);
+                               "--until", until, "--format", "html"},
+                              {}, 60);
   EXPECT_EQ(page.exit_code, 0) << page.err;
   EXPECT_NE(page.out.find("<figure class=\"gpu-chart\" data-gpu=\"node-c/2\">"), std::string::npos)
       << page.out.substr(0, 2000);
@@ -378,15 +401,16 @@ TEST_F(FleetE2E, RealPrometheusFleetReportMatchesTheHostsAndEveryDashboardQueryR
   EXPECT_GE(queries, 10);
   // Issue 17: a window before the data is "not in this window", not "no cgov metrics".
   const std::string hour_before = FormatRfc3339Utc((until_ms - 3'600'000) * 1'000'000);
-  RunResult early = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "1h",
-                                "--until", hour_before}, {}, 60);
+  RunResult early = RunProgram(
+      {CgovBinary(), "report", "--prometheus", url, "--since", "1h", "--until", hour_before}, {},
+      60);
   EXPECT_EQ(early.exit_code, 1);
   EXPECT_NE(early.err.find("not in this window"), std::string::npos) << early.err;
   // The rule files load in the real Prometheus (it would not be ready otherwise) and pass
   // their unit tests.
-  for (const char* tests : {"prometheus/cgov-rules.test.yml",
-                            "prometheus/cgov-hourly-rules.test.yml",
-                            "prometheus/cgov-daily-rules.test.yml"}) {
+  for (const char* tests :
+       {"prometheus/cgov-rules.test.yml", "prometheus/cgov-hourly-rules.test.yml",
+        "prometheus/cgov-daily-rules.test.yml"}) {
     RunResult rules = RunProgram({kPromtool, "test", "rules", DeployFile(tests)}, {}, 60);
     EXPECT_EQ(rules.exit_code, 0) << tests << ": " << rules.out << rules.err;
   }
@@ -406,10 +430,13 @@ TEST_F(FleetE2E, OneBoxGivesTheSameFindingsFromItsDatabaseAndFromPrometheus) {
   ASSERT_TRUE(prom.ok());
   StartDaemon(h, "500ms", {"--price-per-gpu-hour", "2.00"});
   // Six of the bursty GPU's 2 s cycles (four ticks each), scraped (bounded: 90 s).
-  ASSERT_TRUE(WaitFor([&] {
-    auto up = prom->Query("cgov_ticks_total >= 24", NowS());
-    return up.ok() && !up->empty();
-  }, 90)) << "Prometheus did not scrape the daemon";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto up = prom->Query("cgov_ticks_total >= 24", NowS());
+        return up.ok() && !up->empty();
+      },
+      90))
+      << "Prometheus did not scrape the daemon";
   const std::string until = StopDaemons();
   // Each finding's id and the GPUs it names (the fleet names them host/index).
   auto findings = [](const json& report) {
@@ -454,14 +481,14 @@ TEST_F(FleetE2E, OneBoxGivesTheSameFindingsFromItsDatabaseAndFromPrometheus) {
   };
   EXPECT_EQ(text(from_prometheus), text(from_db));
   using Gpus = std::vector<std::string>;
-  EXPECT_EQ(from_db.count("input_pipeline_starvation") ? from_db.at("input_pipeline_starvation")
-                                                       : Gpus{},
-            Gpus{"0"});
+  EXPECT_EQ(
+      from_db.count("input_pipeline_starvation") ? from_db.at("input_pipeline_starvation") : Gpus{},
+      Gpus{"0"});
   EXPECT_EQ(from_db.count("thermal_throttling") ? from_db.at("thermal_throttling") : Gpus{},
             Gpus{"0"});
-  EXPECT_EQ(from_db.count("steady_underutilization") ? from_db.at("steady_underutilization")
-                                                     : Gpus{},
-            Gpus{"3"});
+  EXPECT_EQ(
+      from_db.count("steady_underutilization") ? from_db.at("steady_underutilization") : Gpus{},
+      Gpus{"3"});
   // Issue 61: the right-size plan from the database's ticks and from Prometheus' series (the
   // GPUs' memory used, the highest of each step; compute the step's mean): the same packing.
   // alice's 60 GB stays on GPU 0, carol's 30 GB on GPU 3 takes bob's idle 20 GB; GPUs 1, 2 freed.
@@ -493,36 +520,51 @@ json GeneratedScenario(std::mt19937_64& rng, int host) {
     const char* name;
     int memory_mib;
   };
-  constexpr Model kModels[] = {{"NVIDIA H100 80GB HBM3", 81559}, {"NVIDIA L4", 23034},
-                               {"NVIDIA A100-SXM4-80GB", 81920}, {"Tesla T4", 15360}};
+  constexpr Model kModels[] = {{"NVIDIA H100 80GB HBM3", 81559},
+                               {"NVIDIA L4", 23034},
+                               {"NVIDIA A100-SXM4-80GB", 81920},
+                               {"Tesla T4", 15360}};
   constexpr int kPids[] = {41000, 42000, 43000};  // alice, bob, carol
   json gpus = json::array();
   const int n = 1 + static_cast<int>(rng() % 4);
   for (int i = 0; i < n; ++i) {
     const Model& m = kModels[rng() % 4];
-    json g = {{"name", m.name}, {"memory_total_mib", m.memory_mib},
+    json g = {{"name", m.name},
+              {"memory_total_mib", m.memory_mib},
               {"uuid", fmt::format("GPU-{:04d}{:04d}-0000-4000-8000-000000000000", host, i)},
               {"pci_bus_id", fmt::format("00000000:{:02X}:00.0", 0x18 + i)}};
     auto point = [](int t, int util) {
-      return json{{"t", t}, {"util_gpu", util}, {"util_mem", util / 2}, {"power_w", 60 + 3 * util},
+      return json{{"t", t},
+                  {"util_gpu", util},
+                  {"util_mem", util / 2},
+                  {"power_w", 60 + 3 * util},
                   {"temp_c", 30 + util / 3}};
     };
     const int kind = static_cast<int>(rng() % 5);
     const int util = 10 + static_cast<int>(rng() % 81);
     switch (kind) {
-      case 0: g["timeline"] = json::array({point(0, 95)}); break;    // busy
-      case 1: g["timeline"] = json::array({point(0, 0)}); break;     // idle-held
-      case 2:  // bursty
+      case 0:
+        g["timeline"] = json::array({point(0, 95)});
+        break;  // busy
+      case 1:
+        g["timeline"] = json::array({point(0, 0)});
+        break;  // idle-held
+      case 2:   // bursty
         g["period_s"] = 4 + static_cast<int>(rng() % 5);
         g["timeline"] = json::array({point(0, 95), point(2, 5)});
         break;
-      case 3: g["timeline"] = json::array({point(0, util)}); break;  // steady
-      default: g["timeline"] = json::array({point(0, 0)}); break;    // unused
+      case 3:
+        g["timeline"] = json::array({point(0, util)});
+        break;  // steady
+      default:
+        g["timeline"] = json::array({point(0, 0)});
+        break;  // unused
     }
     if (kind != 4) {
-      g["processes"] = json::array({json{{"pid", kPids[rng() % 3]}, {"type", "compute"},
-                                         {"used_mib", 500 + static_cast<int>(
-                                                          rng() % (m.memory_mib / 2))}}});
+      g["processes"] =
+          json::array({json{{"pid", kPids[rng() % 3]},
+                            {"type", "compute"},
+                            {"used_mib", 500 + static_cast<int>(rng() % (m.memory_mib / 2))}}});
     }
     gpus.push_back(g);
   }
@@ -555,15 +597,18 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
   // And `cgov run` of a 3 s job on each box, beside its daemon.
   std::vector<Started> runs;
   for (const Host& h : hosts_) {
-    runs.push_back(StartProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                                 dir_ / (h.name + "-run"), "--interval", "500ms", "--quiet", "--",
-                                 "/bin/sleep", "3"},
-                                {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}}));
+    runs.push_back(StartProgram(
+        {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out", dir_ / (h.name + "-run"),
+         "--interval", "500ms", "--quiet", "--", "/bin/sleep", "3"},
+        {{"CGOV_FAKE_NVML_SCENARIO", h.scenario}}));
   }
-  ASSERT_TRUE(WaitFor([&] {
-    auto up = prom->Query("count(count_over_time(cgov_ticks_total[1m]) >= 12) == 4", NowS());
-    return up.ok() && !up->empty();
-  }, 90)) << "Prometheus did not scrape the four daemons";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto up = prom->Query("count(count_over_time(cgov_ticks_total[1m]) >= 12) == 4", NowS());
+        return up.ok() && !up->empty();
+      },
+      90))
+      << "Prometheus did not scrape the four daemons";
   for (size_t i = 0; i < runs.size(); ++i) {
     SCOPED_TRACE(hosts_[i].name + "'s cgov run");
     RunResult run = WaitProgram(runs[i], 150);
@@ -644,7 +689,8 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
     for (const json& g : r["gpus"]) {
       GpuFigures& f = out[fmt::format("{}/{}", host.empty() ? g["host"].get<std::string>() : host,
                                       g["index"].get<int>())];
-      for (const auto& [phase, seconds] : g["phase_seconds"].items()) f.seconds += seconds.get<double>();
+      for (const auto& [phase, seconds] : g["phase_seconds"].items())
+        f.seconds += seconds.get<double>();
       f.usd = g["cost_usd"].get<double>();
       f.joules = g["energy_joules"].get<double>();
     }
@@ -657,7 +703,7 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
   adds_up(fleet, "the fleet from Prometheus");
   const std::map<std::string, GpuFigures> fleet_gpus = per_gpu(fleet, "");
   size_t gpus = 0;
-  std::map<std::string, double> user_usd;  // Who's dollars, summed over the hosts' databases
+  std::map<std::string, double> user_usd;     // Who's dollars, summed over the hosts' databases
   std::map<std::string, double> user_joules;  // and their energy
   double usd_bound = 0.0101, joules_bound = 0.01, power_known_s = 0, trails_s = 0;
   for (const Host& h : hosts_) {
@@ -701,8 +747,9 @@ TEST_F(FleetE2E, GeneratedBoxesAddUpAndAgreeFromTheirDatabasesAndFromPrometheus)
 TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
   // Nothing listens on this port.
   const int closed = FreePort();
-  RunResult r = RunProgram({CgovBinary(), "report", "--prometheus",
-                            "http://127.0.0.1:" + std::to_string(closed)}, {}, 30);
+  RunResult r = RunProgram(
+      {CgovBinary(), "report", "--prometheus", "http://127.0.0.1:" + std::to_string(closed)}, {},
+      30);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot reach the server"), std::string::npos) << r.err;
   // A cgov daemon is an HTTP server but not a Prometheus API.
@@ -712,26 +759,33 @@ TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
                             FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(h.port)},
                            {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
   hosts_.push_back(std::move(h));  // its process is the fixture's to stop now
-  ASSERT_TRUE(WaitFor([&] {
-    return HttpGet("http://127.0.0.1:" + std::to_string(h.port) + "/health", {},
-                   std::chrono::seconds(1)).ok();
-  }, 15));
-  r = RunProgram({CgovBinary(), "report", "--prometheus",
-                  "http://127.0.0.1:" + std::to_string(h.port)}, {}, 30);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return HttpGet("http://127.0.0.1:" + std::to_string(h.port) + "/health", {},
+                       std::chrono::seconds(1))
+            .ok();
+      },
+      15));
+  r = RunProgram(
+      {CgovBinary(), "report", "--prometheus", "http://127.0.0.1:" + std::to_string(h.port)}, {},
+      30);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is not a Prometheus query API"), std::string::npos) << r.err;
   // A real Prometheus with no cgov metrics.
   const int prom_port = FreePort();
   WriteFile(dir_ / "empty.yml", "global:\n  scrape_interval: 1s\nscrape_configs: []\n");
-  prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "empty.yml"),
-                              "--storage.tsdb.path=" + (dir_ / "tsdb-empty"),
-                              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
-                              "--log.level=warn"}, {});
+  prometheus_ = StartProgram(
+      {kPrometheus, "--config.file=" + (dir_ / "empty.yml"),
+       "--storage.tsdb.path=" + (dir_ / "tsdb-empty"),
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
+      {});
   const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
-  ASSERT_TRUE(WaitFor([&] {
-    auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
-    return ready.ok() && ready->status == 200;
-  }, 30));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
+        return ready.ok() && ready->status == 200;
+      },
+      30));
   r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", "1h"}, {}, 30);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no cgov metrics"), std::string::npos) << r.err;
@@ -742,13 +796,13 @@ TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("http://"), std::string::npos) << r.err;
   // --prometheus-parallel: with --prometheus only, 1 to 32.
-  r = RunProgram({CgovBinary(), "report", "--db", dir_ / "x.db", "--prometheus-parallel", "2"},
-                 {}, 30);
+  r = RunProgram({CgovBinary(), "report", "--db", dir_ / "x.db", "--prometheus-parallel", "2"}, {},
+                 30);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--prometheus-parallel goes with --prometheus"), std::string::npos) << r.err;
   for (const char* bad : {"0", "33", "-1"}) {
-    r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--prometheus-parallel", bad},
-                   {}, 30);
+    r = RunProgram({CgovBinary(), "report", "--prometheus", url, "--prometheus-parallel", bad}, {},
+                   30);
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_NE(r.err.find("expected 1 to 32"), std::string::npos) << bad << ": " << r.err;
   }
@@ -757,9 +811,10 @@ TEST_F(FleetE2E, ClearErrorsForNoServerNotPrometheusAndNoData) {
 TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
   // A throwaway certificate for 127.0.0.1, made here (openssl: scripts/install-deps).
   const std::string cert = dir_ / "cert.pem", key = dir_ / "key.pem";
-  RunResult made = RunProgram({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048",
-                               "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj",
-                               "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"}, {}, 60);
+  RunResult made = RunProgram(
+      {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out",
+       cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+      {}, 60);
   ASSERT_EQ(made.exit_code, 0) << made.err;
   WriteFile(dir_ / "auth", "prometheus:correct horse\n");
   ASSERT_EQ(chmod((dir_ / "auth").c_str(), 0600), 0);
@@ -772,18 +827,21 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
   hosts_.push_back(std::move(h));  // its process is the fixture's to stop now
   const std::string url = "https://127.0.0.1:" + port + "/metrics";
   auto curl = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-o", "/dev/stdout", "-w",
-                                     "\nHTTP %{http_code}", "--cacert", cert, "--max-time", "5"};
+    std::vector<std::string> argv = {"/usr/bin/curl",       "-s",       "-o", "/dev/stdout", "-w",
+                                     "\nHTTP %{http_code}", "--cacert", cert, "--max-time",  "5"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back(url);
     return RunProgram(argv, {}, 10).out;
   };
   std::string out;
   RunResult r0;
-  ASSERT_TRUE(WaitFor([&] {
-    out = curl({"-u", "prometheus:correct horse"});
-    return out.find("cgov_gpu_utilization_ratio") != std::string::npos;
-  }, 20)) << out;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        out = curl({"-u", "prometheus:correct horse"});
+        return out.find("cgov_gpu_utilization_ratio") != std::string::npos;
+      },
+      20))
+      << out;
   EXPECT_NE(out.find("HTTP 200"), std::string::npos);
   EXPECT_NE(curl({"-u", "prometheus:wrong"}).find("HTTP 401"), std::string::npos);
   EXPECT_NE(curl({}).find("HTTP 401"), std::string::npos);
@@ -793,36 +851,43 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
 
   // The same served from a Prometheus web config: a bcrypt user (the hash of "test" in
   // Prometheus' basic-auth guide) and the certificate and key named relative to the file.
-  WriteFile(dir_ / "web.yml", "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"
-                              "basic_auth_users:\n  prometheus: $2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBC"
-                              "fIB51VRjgBUyv6kdnyTlgWj81Ay\n");
+  WriteFile(dir_ / "web.yml",
+            "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"
+            "basic_auth_users:\n  prometheus: $2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBC"
+            "fIB51VRjgBUyv6kdnyTlgWj81Ay\n");
   Host w{"node-web", "fleet_b", dir_ / "web.db", FreePort(), {}};
   const std::string web_port = std::to_string(w.port);
-  w.process = StartProgram({CgovBinary(), "daemon", "--db", w.db, "--interval", "1s",
-                            "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:" + web_port,
-                            "--web-config", dir_ / "web.yml"},
-                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
+  w.process = StartProgram(
+      {CgovBinary(), "daemon", "--db", w.db, "--interval", "1s", "--nvml-lib", FakeNvml("full"),
+       "--listen", "127.0.0.1:" + web_port, "--web-config", dir_ / "web.yml"},
+      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("fleet_b")}});
   hosts_.push_back(std::move(w));
   auto web = [&](std::vector<std::string> extra, const std::string& path) {
-    std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-o", "/dev/stdout", "-w",
-                                     "\nHTTP %{http_code}", "--cacert", cert, "--max-time", "5"};
+    std::vector<std::string> argv = {"/usr/bin/curl",       "-s",       "-o", "/dev/stdout", "-w",
+                                     "\nHTTP %{http_code}", "--cacert", cert, "--max-time",  "5"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back("https://127.0.0.1:" + web_port + path);
     // A check that needs bcrypt while its budget is spent is 429, and the client tries again
     // (docs/security.md): on a loaded machine the first check's wall time can spend it.
     std::string answer;
-    WaitFor([&] {
-      answer = RunProgram(argv, {}, 10).out;
-      return answer.find("HTTP 429") == std::string::npos;
-    }, 20);
+    WaitFor(
+        [&] {
+          answer = RunProgram(argv, {}, 10).out;
+          return answer.find("HTTP 429") == std::string::npos;
+        },
+        20);
     return answer;
   };
-  ASSERT_TRUE(WaitFor([&] {
-    out = web({"-u", "prometheus:test"}, "/metrics");
-    return out.find("cgov_gpu_utilization_ratio") != std::string::npos;
-  }, 20)) << out;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        out = web({"-u", "prometheus:test"}, "/metrics");
+        return out.find("cgov_gpu_utilization_ratio") != std::string::npos;
+      },
+      20))
+      << out;
   for (const auto& [user, code] : {std::pair<std::string, std::string>{"prometheus:test", "200"},
-                                   {"prometheus:Test", "401"}, {"", "401"}}) {
+                                   {"prometheus:Test", "401"},
+                                   {"", "401"}}) {
     const std::string answer =
         web(user.empty() ? std::vector<std::string>{} : std::vector<std::string>{"-u", user},
             "/metrics");
@@ -835,28 +900,33 @@ TEST_F(FleetE2E, DaemonServesHttpsWithBasicAuthAndRefusesBadListenFlags) {
 
   // Flags that make no sense are usage errors, before anything starts.
   r0 = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "127.0.0.1:0",
-                   "--web-config", dir_ / "web.yml", "--basic-auth-file", dir_ / "auth"}, {}, 10);
+                   "--web-config", dir_ / "web.yml", "--basic-auth-file", dir_ / "auth"},
+                  {}, 10);
   EXPECT_EQ(r0.exit_code, 2);
   EXPECT_NE(r0.err.find("give the users in one of them"), std::string::npos) << r0.err;
   WriteFile(dir_ / "bad-web.yml", "basic_auth_users:\n  prometheus: correct horse\n");
   r0 = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "127.0.0.1:0",
-                   "--web-config", dir_ / "bad-web.yml"}, {}, 10);
+                   "--web-config", dir_ / "bad-web.yml"},
+                  {}, 10);
   EXPECT_EQ(r0.exit_code, 2);
   EXPECT_NE(r0.err.find("bad-web.yml:2: basic_auth_users.prometheus: not a bcrypt hash"),
-            std::string::npos) << r0.err;
+            std::string::npos)
+      << r0.err;
   EXPECT_EQ(r0.err.find("correct horse"), std::string::npos) << "the secret is not echoed";
-  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--tls-cert", cert,
-                            "--tls-key", key}, {}, 10);
+  RunResult r = RunProgram(
+      {CgovBinary(), "daemon", "--db", dir_ / "y.db", "--tls-cert", cert, "--tls-key", key}, {},
+      10);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("need --listen"), std::string::npos) << r.err;
-  r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "gpu-node:9400"},
-                 {}, 10);
+  r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "gpu-node:9400"}, {},
+                 10);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("numeric"), std::string::npos) << r.err;
   WriteFile(dir_ / "bad-auth", "no colon here\n");
   ASSERT_EQ(chmod((dir_ / "bad-auth").c_str(), 0600), 0);
   r = RunProgram({CgovBinary(), "daemon", "--db", dir_ / "y.db", "--listen", "127.0.0.1:0",
-                  "--basic-auth-file", dir_ / "bad-auth"}, {}, 10);
+                  "--basic-auth-file", dir_ / "bad-auth"},
+                 {}, 10);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("line 1: expected USER:PASSWORD"), std::string::npos) << r.err;
   // A busy port is a clear error at start (exit 1), not a silent daemon without /metrics.

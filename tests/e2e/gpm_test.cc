@@ -3,7 +3,6 @@
 // per-GPU table and findings, the history database, /metrics and `cgov report`.
 #include <signal.h>
 
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -29,8 +28,9 @@ TEST(GpmE2E, RunCarriesGpmIntoSamplesSummaryTableAndFindings) {
   EXPECT_EQ((*low)["observed"]["value"], 30.0);
   const json* precision = FindingById(s["findings"], "compute_bound_precision");
   ASSERT_NE(precision, nullptr) << s["findings"].dump(1);
-  EXPECT_NE((*precision)["recommendation"].get<std::string>().find("Tensor-pipe activity was 2.0 %"),
-            std::string::npos);
+  EXPECT_NE(
+      (*precision)["recommendation"].get<std::string>().find("Tensor-pipe activity was 2.0 %"),
+      std::string::npos);
   EXPECT_NE(r.err.find("| SM Active %  |"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("| SM Active % Mean | Tensor % Mean |"), std::string::npos) << r.err;
   const json last = LastSample(dir / "run/samples.jsonl");
@@ -46,8 +46,7 @@ TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   ASSERT_EQ(daemon.stopped.exit_code, 0) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
-  EXPECT_NE(metrics.find("# TYPE cgov_gpu_sm_active_ratio gauge"), std::string::npos)
-      << metrics;
+  EXPECT_NE(metrics.find("# TYPE cgov_gpu_sm_active_ratio gauge"), std::string::npos) << metrics;
   for (const char* series : {"cgov_gpu_sm_active_ratio{", "cgov_gpu_tensor_active_ratio{",
                              "cgov_gpu_pcie_receive_bytes_per_second{"}) {
     const size_t at = metrics.find(series);
@@ -55,8 +54,8 @@ TEST(GpmE2E, DaemonStoresAndServesGpmAndTheReportShowsIt) {
     const std::string line = metrics.substr(at, metrics.find('\n', at) - at);
     const double value = std::stod(line.substr(line.rfind(' ') + 1));
     const double want = std::string(series).find("sm_active") != std::string::npos ? 0.3
-                        : std::string(series).find("tensor") != std::string::npos ? 0.02
-                                                                                 : 800.0 * 1048576;
+                        : std::string(series).find("tensor") != std::string::npos  ? 0.02
+                                                                                  : 800.0 * 1048576;
     EXPECT_NEAR(value, want, want * 1e-9) << line;
   }
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});

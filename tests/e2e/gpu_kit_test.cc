@@ -54,10 +54,10 @@ TEST(GpuKitE2E, BinariesFindTheirLibrariesInTheKitAndRun) {
   const std::string lib = kit + "/build/lib/";
   // dlopen'd through the binary's RUNPATH: SQLite by --db (the kit's copy, not this machine's),
   // libmicrohttpd by --listen; GnuTLS through libmicrohttpd's own RUNPATH.
-  RunResult db = RunProgram({kit + "/build/cgov", "run", "--quiet", "--db", dir / "h.db", "--out",
-                             dir / "run", "--", "true"},
-                            {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"},
-                             {"LD_DEBUG", "files"}});
+  RunResult db =
+      RunProgram({kit + "/build/cgov", "run", "--quiet", "--db", dir / "h.db", "--out", dir / "run",
+                  "--", "true"},
+                 {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}, {"LD_DEBUG", "files"}});
   EXPECT_EQ(db.exit_code, 0) << db.err;
   EXPECT_NE(db.err.find("calling init: " + lib + "libsqlite3.so.0"), std::string::npos) << db.err;
   EXPECT_EQ(access((lib + "libz.so.1").c_str(), R_OK), 0);
@@ -68,9 +68,9 @@ TEST(GpuKitE2E, BinariesFindTheirLibrariesInTheKitAndRun) {
   EXPECT_EQ(readelf.out.find("/build/"), std::string::npos) << "no path of this machine";
   RunResult version = RunProgram({kit + "/build/cgov", "--version"}, {});
   EXPECT_EQ(version.exit_code, 0) << version.err;
-  for (const char* file : {"/scripts/gpu-validate", "/scripts/energy-compare",
-                           "/bench/real_driver_overhead.py",
-                           "/build/cgov-loadgen", "/build/cgov_nvml_calls"}) {
+  for (const char* file :
+       {"/scripts/gpu-validate", "/scripts/energy-compare", "/bench/real_driver_overhead.py",
+        "/build/cgov-loadgen", "/build/cgov_nvml_calls"}) {
     EXPECT_EQ(access((kit + file).c_str(), X_OK), 0) << file;
   }
   EXPECT_EQ(access((lib + "libc.so.6").c_str(), F_OK), -1) << "the GPU host's own C library";
@@ -83,8 +83,8 @@ TEST(GpuKitE2E, BinariesFindTheirLibrariesInTheKitAndRun) {
 TEST(GpuKitE2E, AFolderItDidNotMakeIsLeftAlone) {
   TempDir dir;
   WriteFile(dir / "precious.txt", "keep me");
-  RunResult r = RunProgram({std::string(CGOV_SCRIPTS_DIR) + "/gpu-kit", BuildDir(), dir.path()},
-                           {}, 60);
+  RunResult r =
+      RunProgram({std::string(CGOV_SCRIPTS_DIR) + "/gpu-kit", BuildDir(), dir.path()}, {}, 60);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is not a kit made by gpu-kit"), std::string::npos) << r.err;
   EXPECT_EQ(ReadFile(dir / "precious.txt"), "keep me");
@@ -119,8 +119,8 @@ TEST(GpuKitE2E, RealDriverOverheadMeasuresCgovRunAndNeedsAGpu) {
     EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
   }
   EXPECT_EQ(md.find("nan"), std::string::npos) << md;
-  for (std::vector<std::string> bad : {std::vector<std::string>{"--parts", "demon"},
-                                       {"--seconds", "0"}, {"--runs", "0"}}) {
+  for (std::vector<std::string> bad :
+       {std::vector<std::string>{"--parts", "demon"}, {"--seconds", "0"}, {"--runs", "0"}}) {
     bad.insert(bad.begin(), {"/usr/bin/python3", script, BuildDir(), dir / "bad"});
     RunResult usage = RunProgram(bad, {{"NVIDIA_SMI", FakeSmi(dir)}});
     EXPECT_EQ(usage.exit_code, 2) << bad[4] << " " << bad[5] << ": " << usage.err;

@@ -17,19 +17,21 @@ std::string Script() { return std::string(CGOV_SCRIPTS_DIR) + "/gpu-validate"; }
 // at most a minute (the script stops it).
 std::string FakeSmi(const TempDir& dir, int util) {
   const std::string path = dir / "nvidia-smi";
-  WriteFile(path, "#!/bin/bash\n"
-                  "case \"$*\" in\n"
-                  "  *-L*) echo 'GPU 0: NVIDIA Fake GPU (UUID: GPU-fa4e0000)';;\n"
-                  "  *name,driver_version*) echo 'NVIDIA Fake GPU, 550.54.15';;\n"
-                  "  *--query-gpu=timestamp*)\n"
-                  "    trap 'exit 0' TERM\n"
-                  "    for i in $(seq 1 120); do\n"
-                  "      echo \"$(date -u '+%Y/%m/%d %H:%M:%S.%3N'), 0, " + std::to_string(util) +
-                  ", 0, 60.00\"\n"
-                  "      sleep 0.5\n"
-                  "    done;;\n"
-                  "  *) echo 'fake nvidia-smi';;\n"
-                  "esac\n");
+  WriteFile(path,
+            "#!/bin/bash\n"
+            "case \"$*\" in\n"
+            "  *-L*) echo 'GPU 0: NVIDIA Fake GPU (UUID: GPU-fa4e0000)';;\n"
+            "  *name,driver_version*) echo 'NVIDIA Fake GPU, 550.54.15';;\n"
+            "  *--query-gpu=timestamp*)\n"
+            "    trap 'exit 0' TERM\n"
+            "    for i in $(seq 1 120); do\n"
+            "      echo \"$(date -u '+%Y/%m/%d %H:%M:%S.%3N'), 0, " +
+                std::to_string(util) +
+                ", 0, 60.00\"\n"
+                "      sleep 0.5\n"
+                "    done;;\n"
+                "  *) echo 'fake nvidia-smi';;\n"
+                "esac\n");
   chmod(path.c_str(), 0755);
   return path;
 }
@@ -67,30 +69,36 @@ TEST(GpuValidateE2E, BadUsageIsExit2) {
 
 TEST(GpuValidateE2E, IdlePatternRunsThePipelineAndEveryCheckPasses) {
   TempDir dir;
-  RunResult r = RunProgram({Script(), dir / "out", "--build", BuildDir(), "--patterns", "idle",
-                            "--duration", "6s"},
-                           IdleGpu(dir, FakeSmi(dir, 0)), 60);
+  RunResult r = RunProgram(
+      {Script(), dir / "out", "--build", BuildDir(), "--patterns", "idle", "--duration", "6s"},
+      IdleGpu(dir, FakeSmi(dir, 0)), 60);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string md = ReadFile(dir / "out/validation.md");
   EXPECT_NE(md.find("| idle | mean utilization | 0 ± 5 % | 0.0 % | 0.0 % | pass |"),
-            std::string::npos) << md;
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| idle | power vs nvidia-smi | within 10 % | 60.0 W | 60.0 W | pass |"),
-            std::string::npos) << md;
+            std::string::npos)
+      << md;
   // Issue 62: the run's energy against nvidia-smi's power.draw x time over the same seconds.
   EXPECT_NE(md.find("| idle | energy (J) | within 10 % of nvidia-smi's power.draw x time |"),
-            std::string::npos) << md;
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("7 of 7 checks passed."), std::string::npos) << md;
   EXPECT_NE(md.find("GPU 0: NVIDIA Fake GPU, 550.54.15"), std::string::npos) << md;
 }
 
 TEST(GpuValidateE2E, ADisagreementWithNvidiaSmiFailsTheRun) {
   TempDir dir;
-  RunResult r = RunProgram({Script(), dir / "out", "--build", BuildDir(), "--patterns", "idle",
-                            "--duration", "6s"},
-                           IdleGpu(dir, FakeSmi(dir, 40)), 60);
+  RunResult r = RunProgram(
+      {Script(), dir / "out", "--build", BuildDir(), "--patterns", "idle", "--duration", "6s"},
+      IdleGpu(dir, FakeSmi(dir, 40)), 60);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.out.find("| idle | utilization vs nvidia-smi | within 5 points | 0.0 % | 40.0 % | **FAIL** |"),
-            std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find(
+          "| idle | utilization vs nvidia-smi | within 5 points | 0.0 % | 40.0 % | **FAIL** |"),
+      std::string::npos)
+      << r.out;
 }
 
 // scripts/energy-compare on a real `cgov run` (the fake driver's 610 W GPUs, 500 ms samples)
@@ -98,10 +106,10 @@ TEST(GpuValidateE2E, ADisagreementWithNvidiaSmiFailsTheRun) {
 // unreadable CSV or one that starts after the run is exit 2, named.
 TEST(GpuValidateE2E, EnergyCompareJudgesTheRunsJoulesAgainstNvidiaSmisPower) {
   TempDir dir;
-  RunResult run = RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                              dir / "run", "--interval", "500ms", "--quiet", "--", "/bin/sleep",
-                              "6"},
-                             {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}, {"CGOV_TAGS", ""}});
+  RunResult run =
+      RunProgram({CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out", dir / "run",
+                  "--interval", "500ms", "--quiet", "--", "/bin/sleep", "6"},
+                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}, {"CGOV_TAGS", ""}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // Readings every 500 ms from a second before the run to a second after it, in nvidia-smi's
   // timestamp format (UTC), for GPUs 0 and 1.
@@ -117,7 +125,8 @@ TEST(GpuValidateE2E, EnergyCompareJudgesTheRunsJoulesAgainstNvidiaSmisPower) {
          "while a + d(float(sys.argv[3]) + k / 2) < b + d(1):\n"
          "  at = a + d(float(sys.argv[3]) + k / 2)\n"
          "  for g in (0, 1):\n"
-         "    print(at.strftime('%Y/%m/%d %H:%M:%S.%f')[:-3] + f', {g}, 95, 1000, ' + sys.argv[2])\n"
+         "    print(at.strftime('%Y/%m/%d %H:%M:%S.%f')[:-3] + f', {g}, 95, 1000, ' + "
+         "sys.argv[2])\n"
          "  k += 1\n",
          dir / "run/summary.json", fmt::format("{:.2f}", watts), fmt::format("{}", from_s)},
         {});
@@ -128,12 +137,14 @@ TEST(GpuValidateE2E, EnergyCompareJudgesTheRunsJoulesAgainstNvidiaSmisPower) {
   const std::string script = std::string(CGOV_SCRIPTS_DIR) + "/energy-compare";
   auto compare = [&](const std::string& smi) {
     return RunProgram({script, "--pattern", "full", "--summary", dir / "run/summary.json", "--smi",
-                       smi, "--device", "0"}, {});
+                       smi, "--device", "0"},
+                      {});
   };
   RunResult same = compare(csv("same.csv", 610, -1));
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   EXPECT_NE(same.out.find("| full | energy (J) | within 10 % of nvidia-smi's power.draw x time |"),
-            std::string::npos) << same.out;
+            std::string::npos)
+      << same.out;
   EXPECT_TRUE(same.out.ends_with("| pass |\n")) << same.out;
   RunResult half = compare(csv("half.csv", 305, -1));
   EXPECT_EQ(half.exit_code, 1) << half.out << half.err;
@@ -141,29 +152,32 @@ TEST(GpuValidateE2E, EnergyCompareJudgesTheRunsJoulesAgainstNvidiaSmisPower) {
   RunResult late = compare(csv("late.csv", 610, 3));
   EXPECT_EQ(late.exit_code, 2) << late.out;
   EXPECT_NE(late.err.find("late.csv: no power.draw readings of GPU 0 from the run's start"),
-            std::string::npos) << late.err;
+            std::string::npos)
+      << late.err;
   WriteFile(dir / "bad.csv", "2026/11/29 10:00:00.000, 0, 95, 1000, [N/A]\n");
   RunResult bad = compare(dir / "bad.csv");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("bad.csv:1: power.draw is not a number"), std::string::npos) << bad.err;
   // Hostile inputs: an endless device, a directory; a JSON that is no summary. Refused, named.
   for (const std::string& odd : {std::string("/dev/zero"), dir.path()}) {
-    RunResult r = RunProgram({script, "--pattern", "full", "--summary", odd, "--smi",
-                              dir / "same.csv", "--device", "0"}, {}, 10);
+    RunResult r = RunProgram(
+        {script, "--pattern", "full", "--summary", odd, "--smi", dir / "same.csv", "--device", "0"},
+        {}, 10);
     EXPECT_EQ(r.exit_code, 2) << odd;
     EXPECT_NE(r.err.find(odd + ": not a regular file"), std::string::npos) << r.err;
   }
   WriteFile(dir / "list.json", "[1, 2]");
-  RunResult list = RunProgram({script, "--pattern", "full", "--summary", dir / "list.json",
-                               "--smi", dir / "same.csv", "--device", "0"}, {});
+  RunResult list = RunProgram({script, "--pattern", "full", "--summary", dir / "list.json", "--smi",
+                               dir / "same.csv", "--device", "0"},
+                              {});
   EXPECT_EQ(list.exit_code, 2);
   EXPECT_NE(list.err.find("not a cgov run summary.json"), std::string::npos) << list.err;
 }
 
 TEST(LoadgenE2E, BusyPatternWithoutTheCudaDriverIsAClearError) {
-  RunResult r = RunProgram({CGOV_LOADGEN, "play", "held", "--duration", "1s", "--cuda-lib",
-                            "/nonexistent/libcuda.so.1"},
-                           {});
+  RunResult r = RunProgram(
+      {CGOV_LOADGEN, "play", "held", "--duration", "1s", "--cuda-lib", "/nonexistent/libcuda.so.1"},
+      {});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("/nonexistent/libcuda.so.1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is the NVIDIA driver installed?"), std::string::npos) << r.err;

@@ -53,8 +53,8 @@ TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessio
   EXPECT_EQ(live.exit_code, 0) << live.err;
   EXPECT_NE(live.out.find("Where the GPU-time went"), std::string::npos) << live.out;
   // A second daemon on the same database is refused, and the first keeps going.
-  RunResult second = RunProgram({CgovBinary(), "daemon", "--db", db, "--nvml-lib",
-                                 FakeNvml("full")}, SharedBox());
+  RunResult second =
+      RunProgram({CgovBinary(), "daemon", "--db", db, "--nvml-lib", FakeNvml("full")}, SharedBox());
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_NE(second.err.find("another cgov is writing"), std::string::npos) << second.err;
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 4; }, 30))
@@ -141,12 +141,14 @@ TEST(HistoryE2E, DaemonRecordsTheScenarioAndTheReportNamesPhasesHoldersAndSessio
   for (const json& f : r["findings"]) EXPECT_NE(f["id"], "consolidate_gpus");
   // The text and Markdown say the same figures.
   for (const char* format : {"text", "md"}) {
-    RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--plan", "--format", format}, {});
+    RunResult text =
+        RunProgram({CgovBinary(), "report", "--db", db, "--plan", "--format", format}, {});
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("Right-size plan"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("fit on 2 of 4 GPUs"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find(fmt::format("${:.2f}", p["consolidate_usd"].get<double>())),
-              std::string::npos) << text.out;
+              std::string::npos)
+        << text.out;
     EXPECT_NE(text.out.find("1g.10gb"), std::string::npos);
   }
 
@@ -191,10 +193,10 @@ TEST(HistoryE2E, KillNineTwentyTimesLosesNoCommittedTickAndLeavesAnIntactDatabas
 TEST(HistoryE2E, ASubSecondDaemonKeepsEveryTickAndCountsEachForItsInterval) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "100ms",
-                                 "--nvml-lib", FakeNvml("full"), "--host-root",
-                                 Fixture("proc/shared-box")},
-                                SharedBox());
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", db, "--interval", "100ms", "--nvml-lib",
+                    FakeNvml("full"), "--host-root", Fixture("proc/shared-box")},
+                   SharedBox());
   // A dozen ticks committed (each batch a transaction the reader sees), however slow the
   // machine: a fixed sleep counted 9 ticks in 3 s under the sanitizers on a loaded VM.
   usleep(1'200'000);
@@ -233,7 +235,8 @@ TEST(HistoryE2E, ASubSecondDaemonKeepsEveryTickAndCountsEachForItsInterval) {
   EXPECT_NEAR(who, joules, 1e-2);
   EXPECT_NEAR(r["energy"]["idle_joules"].get<double>(),
               GpuByIndex(r, 1)["idle_energy_joules"].get<double>() +
-                  GpuByIndex(r, 2)["idle_energy_joules"].get<double>(), 1e-3)
+                  GpuByIndex(r, 2)["idle_energy_joules"].get<double>(),
+              1e-3)
       << "GPUs 1 (2 %) and 2 (0 %) are the idle ones";
   EXPECT_GT(GpuByIndex(r, 2)["idle_energy_joules"].get<double>(), 0);
   EXPECT_EQ(GpuByIndex(r, 0)["idle_energy_joules"], 0.0) << "GPU 0 is busy at 80 %";
@@ -276,10 +279,13 @@ TEST(HistoryE2E, ImportsTheRealGpuUsageAuditDatabaseAndAgreesWithItsReport) {
     const std::string key = id["identity"] == "unknown" ? "" : id["identity"].get<std::string>();
     ASSERT_TRUE(who.count(key)) << key;
     EXPECT_NEAR(who[key]["held_seconds"].get<double>() / 3600, id["gpu_hours"].get<double>(),
-                id["gpu_hours"].get<double>() * 0.001) << key;
+                id["gpu_hours"].get<double>() * 0.001)
+        << key;
     if (key != "gdm") {
-      EXPECT_NEAR(who[key]["idle_held_seconds"].get<double>() / who[key]["held_seconds"].get<double>(),
-                  id["idle_held"].get<double>(), 0.001) << key;
+      EXPECT_NEAR(
+          who[key]["idle_held_seconds"].get<double>() / who[key]["held_seconds"].get<double>(),
+          id["idle_held"].get<double>(), 0.001)
+          << key;
     }
   }
   EXPECT_EQ(r["idle_held_sessions"]["sessions"].size(), 2u) << "bob's jupyter and pid 9999";
@@ -296,10 +302,10 @@ TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
   for (const char* name : {"a.db", "b.db"}) {
     // 10 s ticks keep it quick under the sanitizers; the schedule (users, sessions) is the same.
     RunResult demo = RunProgram({CgovBinary(), "demo", "--duration", "26h", "--interval", "10s",
-                                 "--gpus", "8", "--db", dir / name}, {}, 120);
+                                 "--gpus", "8", "--db", dir / name},
+                                {}, 120);
     ASSERT_EQ(demo.exit_code, 0) << demo.err;
-    EXPECT_NE(demo.err.find("wrote 9360 ticks (74880 GPU-samples)"), std::string::npos)
-        << demo.err;
+    EXPECT_NE(demo.err.find("wrote 9360 ticks (74880 GPU-samples)"), std::string::npos) << demo.err;
   }
   json a = ReportJson({"--db", dir / "a.db", "--since", "26h"});
   EXPECT_EQ(a, ReportJson({"--db", dir / "b.db", "--since", "26h"}));
@@ -320,7 +326,8 @@ TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
   EXPECT_FALSE(a["idle_held_sessions"]["sessions"].empty());
   EXPECT_FALSE(a["findings"].empty());
   RunResult md = RunProgram({CgovBinary(), "report", "--db", dir / "a.db", "--format", "md",
-                             "--since", "7d", "--tz", "Europe/Berlin", "--out", dir / "r.md"}, {});
+                             "--since", "7d", "--tz", "Europe/Berlin", "--out", dir / "r.md"},
+                            {});
   ASSERT_EQ(md.exit_code, 0) << md.err;
   const std::string text = ReadFile(dir / "r.md");
   for (const char* section : {"## Waste", "## Per GPU", "## Who (by user)", "## Act on these",
@@ -329,15 +336,18 @@ TEST(HistoryE2E, DemoIsDeterministicAndReportsEverySection) {
   }
   // Issue 17: the simulated time ends before now (on a Monday's week), or starts at --start.
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
   EXPECT_LE(QueryDb(dir / "a.db", "SELECT max(ts_ms) FROM tick"), now_ms);
   EXPECT_EQ((QueryDb(dir / "a.db", "SELECT min(ts_ms) FROM tick") / 86'400'000 + 3) % 7, 0)
       << "a Monday";
   RunResult pinned = RunProgram({CgovBinary(), "demo", "--duration", "1h", "--start",
-                                 "2026-11-16T00:00Z", "--db", dir / "pinned.db"}, {});
+                                 "2026-11-16T00:00Z", "--db", dir / "pinned.db"},
+                                {});
   ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
   EXPECT_EQ(QueryDb(dir / "pinned.db", "SELECT min(ts_ms) FROM tick"), 1'794'787'200'000);
-  RunResult exists = RunProgram({CgovBinary(), "demo", "--duration", "1h", "--db", dir / "a.db"}, {});
+  RunResult exists =
+      RunProgram({CgovBinary(), "demo", "--duration", "1h", "--db", dir / "a.db"}, {});
   EXPECT_EQ(exists.exit_code, 1);
   EXPECT_NE(exists.err.find("--force"), std::string::npos);
 }
@@ -374,7 +384,8 @@ TEST(HistoryE2E, TheDemoWeekGroupsHabitsAndNamesTheUnusedGpu) {
     unused = true;
     EXPECT_EQ(f["evidence"]["gpu_names"], json::array({"7"}));
     EXPECT_NE(f["recommendation"].get<std::string>().find("computed nothing for 7.0 days"),
-              std::string::npos) << f.dump(1);
+              std::string::npos)
+        << f.dump(1);
     EXPECT_NE(f["recommendation"].get<std::string>().find("$"), std::string::npos);
     EXPECT_GT(f["savings_fraction"].get<double>(), 0.1) << f.dump(1);
   }
@@ -391,7 +402,8 @@ TEST(HistoryE2E, WhoAddsUpToTheTotalUnderEveryIdleCostPolicy) {
   for (const char* policy : {"unallocated", "proportional", "owner:team=platform"}) {
     for (const char* by : {"user", "project", "team"}) {
       RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d", "--format",
-                                "json", "--idle-cost", policy, "--by", by}, {});
+                                "json", "--idle-cost", policy, "--by", by},
+                               {});
       ASSERT_EQ(r.exit_code, 0) << policy << ": " << r.err;
       const json d = json::parse(r.out);
       int64_t sum = cents(d["unattributed"]["cost_usd"]);
@@ -412,22 +424,24 @@ TEST(HistoryE2E, EnergyAndCo2eOfTheDemoWeekComeFromTheGridIntensityGiven) {
   EXPECT_TRUE(plain["energy"]["co2e_kg"].is_null()) << "no intensity is assumed";
   const json green = ReportJson({"--db", db, "--since", "30d", "--grid-intensity", "380"});
   EXPECT_EQ(green["energy"]["joules"], plain["energy"]["joules"]) << "CO2e changes no energy";
-  EXPECT_NEAR(green["energy"]["co2e_kg"].get<double>(),
-              green["energy"]["kwh"].get<double>() * 0.38, 0.001);
+  EXPECT_NEAR(green["energy"]["co2e_kg"].get<double>(), green["energy"]["kwh"].get<double>() * 0.38,
+              0.001);
   EXPECT_NEAR(green["energy"]["idle_co2e_kg"].get<double>(),
               green["energy"]["idle_kwh"].get<double>() * 0.38, 0.001);
   for (const json& w : green["who"]) {
-    EXPECT_NEAR(w["co2e_kg"].get<double>(), w["energy_joules"].get<double>() / 3.6e6 * 0.38,
-                0.001) << w["key"];
+    EXPECT_NEAR(w["co2e_kg"].get<double>(), w["energy_joules"].get<double>() / 3.6e6 * 0.38, 0.001)
+        << w["key"];
   }
-  RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d",
-                               "--grid-intensity", "380"}, {});
+  RunResult text = RunProgram(
+      {CgovBinary(), "report", "--db", db, "--since", "30d", "--grid-intensity", "380"}, {});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(fmt::format("{:.0f} kWh · idle", green["energy"]["kwh"].get<double>())),
-            std::string::npos) << text.out;
+            std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find(fmt::format("CO2e {:.1f} kg at 380 g/kWh",
                                       green["energy"]["co2e_kg"].get<double>())),
-            std::string::npos) << text.out;
+            std::string::npos)
+      << text.out;
   for (const char* bad : {"nan", "-1", "2001", "1e400", "380g", "", "inf"}) {
     RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--grid-intensity", bad}, {});
     EXPECT_EQ(r.exit_code, 2) << bad;
@@ -460,23 +474,26 @@ TEST(HistoryE2E, TheEnergysCostIsItsOwnFigureAtThePriceGiven) {
         << w["key"];
     who_usd += w["energy_cost_usd"].get<double>();
   }
-  const double unattributed_usd = priced["unattributed"]["energy_joules"].get<double>() / 3.6e6 *
-                                  0.125;
+  const double unattributed_usd =
+      priced["unattributed"]["energy_joules"].get<double>() / 3.6e6 * 0.125;
   EXPECT_NEAR(who_usd + unattributed_usd, e["cost_usd"].get<double>(),
               0.01 * (2 + priced["who"].size()));
   EXPECT_EQ(priced["cost"], plain["cost"]) << "the GPU-time dollars do not move";
   EXPECT_EQ(priced["savings"], plain["savings"]);
-  RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d",
-                               "--energy-price", "0.125"}, {});
+  RunResult text = RunProgram(
+      {CgovBinary(), "report", "--db", db, "--since", "30d", "--energy-price", "0.125"}, {});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find(fmt::format("Electricity ${:.2f} at $0.125/kWh (--energy-price), of "
-                                      "which idle ${:.2f}: beside the GPU-time dollars",
-                                      e["cost_usd"].get<double>(), e["idle_cost_usd"].get<double>())),
-            std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find(fmt::format("Electricity ${:.2f} at $0.125/kWh (--energy-price), of which idle "
+                                "${:.2f}: beside the GPU-time dollars",
+                                e["cost_usd"].get<double>(), e["idle_cost_usd"].get<double>())),
+      std::string::npos)
+      << text.out;
   // Who's table (declared once, issue 59) has each holder's energy cost in every format.
   EXPECT_NE(text.out.find("Energy $"), std::string::npos) << text.out;
   RunResult html = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d",
-                               "--energy-price", "0.125", "--format", "html"}, {});
+                               "--energy-price", "0.125", "--format", "html"},
+                              {});
   ASSERT_EQ(html.exit_code, 0) << html.err;
   EXPECT_NE(html.out.find(">Energy $</button></th>"), std::string::npos);
   EXPECT_NE(html.out.find("data-json=\"/who/0/energy_cost_usd\""), std::string::npos);
@@ -491,7 +508,8 @@ TEST(HistoryE2E, TheEnergysCostIsItsOwnFigureAtThePriceGiven) {
 TEST(HistoryE2E, TheDemoDescribesOnlyTheGpusItMade) {
   TempDir dir;
   RunResult five = RunProgram({CgovBinary(), "demo", "--db", dir / "5.db", "--gpus", "5",
-                               "--duration", "1h", "--interval", "10m"}, {});
+                               "--duration", "1h", "--interval", "10m"},
+                              {});
   ASSERT_EQ(five.exit_code, 0) << five.err;
   EXPECT_NE(five.err.find("GPUs 0-3: alice's DDP pre-training"), std::string::npos) << five.err;
   EXPECT_NE(five.err.find("; GPU 4: bob's notebook"), std::string::npos) << five.err;
@@ -499,7 +517,8 @@ TEST(HistoryE2E, TheDemoDescribesOnlyTheGpusItMade) {
     EXPECT_EQ(five.err.find(absent), std::string::npos) << absent << ": " << five.err;
   }
   RunResult ten = RunProgram({CgovBinary(), "demo", "--db", dir / "10.db", "--gpus", "10",
-                              "--duration", "1h", "--interval", "10m"}, {});
+                              "--duration", "1h", "--interval", "10m"},
+                             {});
   ASSERT_EQ(ten.exit_code, 0) << ten.err;
   EXPECT_NE(ten.err.find("GPUs 0-3, 8-9: alice's"), std::string::npos) << ten.err;
   EXPECT_NE(ten.err.find("GPU 7: free"), std::string::npos) << ten.err;
@@ -510,14 +529,14 @@ TEST(HistoryE2E, TheDemoDescribesOnlyTheGpusItMade) {
 TEST(HistoryE2E, AnyFixedOffsetShiftsTheHeatmap) {
   const std::string db = SharedDemoDb({"--duration", "7d", "--interval", "10m"});
   auto heatmap = [&](const std::string& tz) {
-    RunResult r = RunProgram({CgovBinary(), "report", "--db", db, "--since", "30d", "--tz", tz,
-                              "--format", "json"}, {});
+    RunResult r = RunProgram(
+        {CgovBinary(), "report", "--db", db, "--since", "30d", "--tz", tz, "--format", "json"}, {});
     EXPECT_EQ(r.exit_code, 0) << tz << ": " << r.err;
     return r.exit_code == 0 ? json::parse(r.out)["heatmap_util_pct"] : json();
   };
   const json utc = heatmap("UTC");
-  for (const auto& [tz, hours] : std::vector<std::pair<std::string, int>>{
-           {"+05:00", 5}, {"-03:00", -3}, {"+14:00", 14}}) {
+  for (const auto& [tz, hours] :
+       std::vector<std::pair<std::string, int>>{{"+05:00", 5}, {"-03:00", -3}, {"+14:00", 14}}) {
     const json shifted = heatmap(tz);
     ASSERT_EQ(shifted.size(), 7u) << tz;
     for (int slot = 0; slot < 7 * 24; ++slot) {
@@ -546,8 +565,8 @@ TEST(HistoryE2E, ThePlansFlagsAreChecked) {
   // Stricter options keep more GPUs: a 0 % compute-over share refuses any packing that ever
   // passed the ceiling, a full headroom of 50 % packs less.
   json loose = ReportJson({"--db", db, "--since", "7d", "--plan"});
-  json strict = ReportJson({"--db", db, "--since", "7d", "--plan", "--plan-headroom", "50",
-                            "--plan-compute-over", "0"});
+  json strict = ReportJson(
+      {"--db", db, "--since", "7d", "--plan", "--plan-headroom", "50", "--plan-compute-over", "0"});
   EXPECT_GE(strict["plan"]["gpus_planned"].get<int>(), loose["plan"]["gpus_planned"].get<int>());
   EXPECT_EQ(strict["plan"]["options"]["memory_headroom_pct"], 50);
   EXPECT_LT(loose["plan"]["gpus_planned"].get<int>(), loose["plan"]["gpus_now"].get<int>())
@@ -560,19 +579,19 @@ TEST(HistoryE2E, BadInputGetsAClearErrorAndNoOutput) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("no such database"), std::string::npos) << missing.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "none.db")) << "a report creates nothing";
-  RunResult format = RunProgram({CgovBinary(), "report", "--db", dir / "none.db", "--format",
-                                 "xml"}, {});
+  RunResult format =
+      RunProgram({CgovBinary(), "report", "--db", dir / "none.db", "--format", "xml"}, {});
   EXPECT_EQ(format.exit_code, 2) << format.err;
-  RunResult tz = RunProgram({CgovBinary(), "report", "--db", dir / "none.db", "--tz", "Mars/Base"},
-                            {});
+  RunResult tz =
+      RunProgram({CgovBinary(), "report", "--db", dir / "none.db", "--tz", "Mars/Base"}, {});
   EXPECT_EQ(tz.exit_code, 2);
   EXPECT_NE(tz.err.find("Mars/Base"), std::string::npos);
-  RunResult foreign = RunProgram({CgovBinary(), "import", "gpu-usage-audit", Scenario("h100x8"),
-                                  "--db", dir / "h.db"}, {});
+  RunResult foreign = RunProgram(
+      {CgovBinary(), "import", "gpu-usage-audit", Scenario("h100x8"), "--db", dir / "h.db"}, {});
   EXPECT_EQ(foreign.exit_code, 1);
   EXPECT_NE(foreign.err.find("h100x8.json"), std::string::npos) << foreign.err;
-  RunResult interval = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
-                                   "10ms"}, {});
+  RunResult interval =
+      RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "10ms"}, {});
   EXPECT_EQ(interval.exit_code, 2);
 }
 

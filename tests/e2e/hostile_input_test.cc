@@ -28,9 +28,10 @@ using nlohmann::json;
 // Item 1: `cgov run -- sh -c 'exit 3' $'arg\xff'` aborted (exit 134, no summary.json).
 TEST(HostileInputE2E, AJobArgumentThatIsNotUtf8KeepsTheJobsExitAndTheSummary) {
   TempDir dir;
-  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms", "--",
-                            "/bin/sh", "-c", "exit 3", "arg\xff\x1b[2J", "<script>x()</script>"},
-                           {{"CGOV_TAGS", ""}, {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  RunResult r =
+      RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms", "--", "/bin/sh",
+                  "-c", "exit 3", "arg\xff\x1b[2J", "<script>x()</script>"},
+                 {{"CGOV_TAGS", ""}, {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "no raw escape reaches the terminal";
   json s = json::parse(ReadFile(dir / "run/summary.json"));
@@ -75,11 +76,11 @@ TEST(HostileInputE2E, UnderAHostRootAnExitedProcessStopsBillingItsOwner) {
             "\"timeline\": [{\"t\": 0, \"util_gpu\": 0}], \"processes\": [{\"pid\": " +
                 std::to_string(job.pid) + ", \"used_mib\": 20000}]}]}");
   const int port = FreePort();
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
-       FakeNvml("full"), "--host-root", root, "--listen", "127.0.0.1:" + std::to_string(port),
-       "--price-per-gpu-hour", "2"},
-      {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
+                    "--nvml-lib", FakeNvml("full"), "--host-root", root, "--listen",
+                    "127.0.0.1:" + std::to_string(port), "--price-per-gpu-hour", "2"},
+                   {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}});
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
   ASSERT_TRUE(WaitFor([&] { return ProjectSeconds(Curl(url), "oldowner") > 0; }, 20))
       << Curl(url).substr(0, 2000);
@@ -88,12 +89,14 @@ TEST(HostileInputE2E, UnderAHostRootAnExitedProcessStopsBillingItsOwner) {
   // The exit is seen at a tick's lookup: from then on the old owner's seconds stand still
   // (bounded: a loaded machine may take a few ticks to get there).
   double after_exit = -1;
-  const bool stopped = WaitFor([&] {
-    const double before = ProjectSeconds(Curl(url), "oldowner");
-    usleep(800'000);
-    after_exit = ProjectSeconds(Curl(url), "oldowner");
-    return after_exit == before;
-  }, 15);
+  const bool stopped = WaitFor(
+      [&] {
+        const double before = ProjectSeconds(Curl(url), "oldowner");
+        usleep(800'000);
+        after_exit = ProjectSeconds(Curl(url), "oldowner");
+        return after_exit == before;
+      },
+      15);
   EXPECT_TRUE(stopped) << "the driver still reports the pid: its old owner is billed for it";
   usleep(1'000'000);
   EXPECT_EQ(ProjectSeconds(Curl(url), "oldowner"), after_exit);
@@ -106,17 +109,18 @@ TEST(HostileInputE2E, UnderAHostRootAnExitedProcessStopsBillingItsOwner) {
 // eight GPUs overflowed the formatter.
 TEST(HostileInputE2E, TheLargestPriceKeepsTheJobsExitAndTheReport) {
   TempDir dir;
-  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms",
-                            "--nvml-lib", FakeNvml("full"), "--price-per-gpu-hour", "999999999",
-                            "--", "/bin/sh", "-c", "sleep 1; exit 3"},
-                           {{"CGOV_TAGS", ""},
-                            {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}});
+  RunResult r =
+      RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms", "--nvml-lib",
+                  FakeNvml("full"), "--price-per-gpu-hour", "999999999", "--", "/bin/sh", "-c",
+                  "sleep 1; exit 3"},
+                 {{"CGOV_TAGS", ""}, {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("$9,223,372,036,854.78/year"), std::string::npos) << r.err;
   const std::string db = SharedDemoDb({"--gpus", "8", "--duration", "1d", "--interval", "10m"});
   for (const char* format : {"text", "md", "html", "json"}) {
     RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "7d",
-                                   "--price-per-gpu-hour", "999999999", "--format", format}, {});
+                                   "--price-per-gpu-hour", "999999999", "--format", format},
+                                  {});
     EXPECT_EQ(report.exit_code, 0) << format << ": " << report.err;
   }
 }
@@ -127,8 +131,8 @@ TEST(HostileInputE2E, AHostileHostnameKeepsMetricsAndReportsValid) {
   TempDir dir;
   const std::string db = dir / "h.db";
   const int port = FreePort();
-  ScrapedDaemon daemon = ScrapeDaemon(db, "gpm_h100", port, {"--hostname", "box\xff\x1b[31m"},
-                                      TicksTaken(port, 2));
+  ScrapedDaemon daemon =
+      ScrapeDaemon(db, "gpm_h100", port, {"--hostname", "box\xff\x1b[31m"}, TicksTaken(port, 2));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
   ASSERT_EQ(daemon.stopped.exit_code, 0) << daemon.stopped.err;
@@ -166,10 +170,9 @@ TEST(HostileInputE2E, AHostileProgressFileNeitherHangsNorLeaks) {
   };
   for (const Case& c : cases) {
     const std::string out = dir / c.name;
-    RunResult r = RunProgram({CgovBinary(), "run", "--out", out, "--interval", "200ms", "--",
-                              "/bin/sh", "-c", c.script},
-                             {{"CGOV_TAGS", ""}, {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}},
-                             30);
+    RunResult r = RunProgram(
+        {CgovBinary(), "run", "--out", out, "--interval", "200ms", "--", "/bin/sh", "-c", c.script},
+        {{"CGOV_TAGS", ""}, {"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}}, 30);
     EXPECT_EQ(r.exit_code, 4) << c.name << ": " << r.err;
     const std::string summary = ReadFile(out + "/summary.json");
     EXPECT_NE(summary.find(c.warning), std::string::npos) << c.name << ": " << summary;
@@ -201,18 +204,20 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
        "--basic-auth-file " + dir.path() + ": a directory"},
       {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", "/dev/zero"},
        "--basic-auth-file /dev/zero: a device"},
-      {{"daemon", "--db", db, "--price-catalog", "/dev/zero"}, "--price-catalog /dev/zero: a device"},
+      {{"daemon", "--db", db, "--price-catalog", "/dev/zero"},
+       "--price-catalog /dev/zero: a device"},
       // A password in plain text that others may read.
       {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", dir / "shared-auth"},
-       "--basic-auth-file " + (dir / "shared-auth") + ": a password in plain text readable by its "
-       "group or others (mode 0644); `chmod 600 " + (dir / "shared-auth") + "`"},
+       "--basic-auth-file " + (dir / "shared-auth") +
+           ": a password in plain text readable by its group or others (mode 0644); `chmod 600 " +
+           (dir / "shared-auth") + "`"},
       {{"daemon", "--db", db, "--price-catalog", fifo}, "a FIFO"},
       {{"daemon", "--db", fifo}, "--db " + fifo + ": a FIFO"},
       {{"report", "--db", fifo}, "a FIFO"},
       {{"daemon", "--db", "/dev/null"}, "--db /dev/null: a device"},
       // --force replaced (deleted) whatever the path named: a FIFO, or /dev/null as root.
-      {{"demo", "--db", fifo, "--force", "--gpus", "1", "--duration", "1h"}, "--db " + fifo +
-       ": a FIFO"},
+      {{"demo", "--db", fifo, "--force", "--gpus", "1", "--duration", "1h"},
+       "--db " + fifo + ": a FIFO"},
       {{"daemon", "--db", db, "--listen", "127.0.0.1:0", "--basic-auth-file", dir / "auth",
         "--tls-cert", dir / "empty.pem", "--tls-key", dir / "empty.pem"},
        "--tls-cert " + (dir / "empty.pem") + ": empty; refusing to serve without TLS"},
@@ -237,10 +242,10 @@ TEST(HostileInputE2E, SpecialFilesAndBrokenTlsAreRefusedAtOnce) {
 // says when it expired.
 TEST(HostileInputE2E, AnExpiredCertificateIsServedWithAWarning) {
   TempDir dir;
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s",
-                                 "--listen", "127.0.0.1:0", "--tls-cert", kExpiredCert,
-                                 "--tls-key", kExpiredKey},
-                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s", "--listen",
+                    "127.0.0.1:0", "--tls-cert", kExpiredCert, "--tls-key", kExpiredKey},
+                   {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   ASSERT_TRUE(daemon.spawn_error.empty()) << daemon.spawn_error;
   // Up and serving once it has committed a tick (a fixed 1.5 s was not always enough under the
   // sanitizers on a loaded machine: SIGTERM came before its handler, exit 143).
@@ -248,8 +253,10 @@ TEST(HostileInputE2E, AnExpiredCertificateIsServedWithAWarning) {
   kill(daemon.pid, SIGTERM);
   RunResult r = WaitProgram(daemon, 10);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: --tls-cert " + std::string(kExpiredCert) + " (CN=127.0.0.1) "
-                       "expired on 2020-01-02T00:00:00"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning: --tls-cert " + std::string(kExpiredCert) +
+                       " (CN=127.0.0.1) expired on 2020-01-02T00:00:00"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("serving /metrics on https://127.0.0.1:"), std::string::npos) << r.err;
 }
 
@@ -277,7 +284,9 @@ TEST(HostileInputE2E, ACorruptDatabaseIsRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(report.exit_code, 1) << report.out;
   EXPECT_NE(report.err.find("h.db: the database is corrupt (SQLite: database disk image is "
                             "malformed); nothing was written. Keep a copy, then salvage what is "
-                            "readable with `sqlite3 "), std::string::npos) << report.err;
+                            "readable with `sqlite3 "),
+            std::string::npos)
+      << report.err;
   EXPECT_EQ(report.out, "") << "no partial report";
   RunResult daemon = RunProgram({CgovBinary(), "daemon", "--db", db, "--interval", "1s"},
                                 {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}}, 10);
@@ -295,8 +304,8 @@ TEST(HostileInputE2E, ACorruptDatabaseIsRefusedBeforeAnythingIsWritten) {
 // A daemon on a host without GPUs (host samples only), ticking every second, serving on `listen`.
 Started StartGpulessDaemon(const std::string& db, const std::string& listen,
                            bool allow_no_gpus = true) {
-  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", db, "--interval", "1s",
-                                   "--listen", listen};
+  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db",     db,
+                                   "--interval", "1s",     "--listen", listen};
   if (allow_no_gpus) argv.push_back("--allow-no-gpus");
   return StartProgram(argv, {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
 }
@@ -316,8 +325,9 @@ TEST(HostileInputE2E, AMissingDriverIsNotReadyUnlessNoGpuIsAllowed) {
       EXPECT_NE(health.find("HTTP 200"), std::string::npos) << health;
     } else {
       EXPECT_NE(health.find("HTTP 503"), std::string::npos) << health;
-      EXPECT_NE(health.find("not ready: no GPU is recorded: the NVIDIA driver (NVML) did not "
-                            "load"), std::string::npos) << health;
+      EXPECT_NE(health.find("not ready: no GPU is recorded: the NVIDIA driver (NVML) did not load"),
+                std::string::npos)
+          << health;
       EXPECT_EQ(health.find("/nonexistent"), std::string::npos) << "/health names no path";
       const std::string live = Curl("http://127.0.0.1:" + std::to_string(port) + "/livez");
       EXPECT_NE(live.find("HTTP 200"), std::string::npos) << "alive: a restart brings no driver";
@@ -339,24 +349,33 @@ TEST(HostileInputE2E, ADatabaseInUseIsNotReplacedAndAReplacementIsNoticed) {
   Started daemon = StartGpulessDaemon(db, "127.0.0.1:" + std::to_string(port));
   ASSERT_TRUE(WaitFor(TicksTaken(port, 2), 15));
   RunResult demo = RunProgram({CgovBinary(), "demo", "--db", db, "--force", "--gpus", "1",
-                               "--duration", "1h", "--interval", "10s"}, {});
+                               "--duration", "1h", "--interval", "10s"},
+                              {});
   EXPECT_EQ(demo.exit_code, 1) << demo.out;
-  EXPECT_NE(demo.err.find("live.db: a cgov is writing to this database (pid " +
-                          std::to_string(daemon.pid) + "); --force does not replace a database "
-                          "in use"), std::string::npos) << demo.err;
+  EXPECT_NE(
+      demo.err.find("live.db: a cgov is writing to this database (pid " +
+                    std::to_string(daemon.pid) + "); --force does not replace a database in use"),
+      std::string::npos)
+      << demo.err;
   EXPECT_GE(QueryDb(db, "SELECT count(*) FROM tick"), 1) << "the live database is still there";
 
   // Replaced behind its back (a rename over it, as a restore or a careless script does).
   const std::string other = dir / "other.db";
   ASSERT_EQ(RunProgram({CgovBinary(), "demo", "--db", other, "--gpus", "1", "--duration", "1h",
-                        "--interval", "10s"}, {}).exit_code, 0);
+                        "--interval", "10s"},
+                       {})
+                .exit_code,
+            0);
   ASSERT_EQ(std::rename(other.c_str(), db.c_str()), 0);
   // Noticed as the next batch of ticks begins: within --commit-every (10 s) and a tick.
   std::string health;
-  ASSERT_TRUE(WaitFor([&] {
-    health = Curl("http://127.0.0.1:" + std::to_string(port) + "/health");
-    return health.find("HTTP 503") != std::string::npos;
-  }, 20)) << health;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        health = Curl("http://127.0.0.1:" + std::to_string(port) + "/health");
+        return health.find("HTTP 503") != std::string::npos;
+      },
+      20))
+      << health;
   EXPECT_NE(health.find("the history database was replaced by another file"), std::string::npos)
       << health;
   EXPECT_EQ(health.find(dir.path()), std::string::npos) << "/health names no path";
@@ -365,15 +384,21 @@ TEST(HostileInputE2E, ADatabaseInUseIsNotReplacedAndAReplacementIsNoticed) {
   ASSERT_NE(at, std::string::npos) << metrics;
   EXPECT_EQ(metrics.substr(metrics.find('\n', at) - 2, 2), " 0") << metrics.substr(at, 120);
   // The ticks from then on are kept: they go to the file the path names now.
-  EXPECT_TRUE(WaitFor([&] {
-    return QueryDb(db, "SELECT count(*) FROM tick WHERE run IN "
-                       "(SELECT id FROM run WHERE source = 'daemon')") >= 1;
-  }, 10)) << "no tick of the daemon's in the file the path names now";
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return QueryDb(db,
+                       "SELECT count(*) FROM tick WHERE run IN (SELECT id FROM run WHERE source = "
+                       "'daemon')") >= 1;
+      },
+      10))
+      << "no tick of the daemon's in the file the path names now";
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 60);  // counted from the daemon's start
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_NE(stopped.err.find("warning: the history database " + db + " was replaced by another "
-                             "file at "), std::string::npos) << stopped.err;
+  EXPECT_NE(
+      stopped.err.find("warning: the history database " + db + " was replaced by another file at "),
+      std::string::npos)
+      << stopped.err;
 }
 
 // Item 18: with the disk full (here: a file-size limit, which fails writes the same way), the
@@ -387,22 +412,26 @@ TEST(HostileInputE2E, FailedWritesAreCountedOnceAndRecoveryIsSaid) {
   ASSERT_TRUE(WaitFor(TicksTaken(port, 2), 15));
   rlimit tiny{1, RLIM_INFINITY}, unlimited{RLIM_INFINITY, RLIM_INFINITY};
   ASSERT_EQ(prlimit(daemon.pid, RLIMIT_FSIZE, &tiny, nullptr), 0) << std::strerror(errno);
-  ASSERT_TRUE(WaitFor([&] {
-    return Sample(Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics"), "cgov_tick_failures_total") >= 3;
-  }, 15));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Sample(Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics"),
+                      "cgov_tick_failures_total") >= 3;
+      },
+      15));
   ASSERT_EQ(prlimit(daemon.pid, RLIMIT_FSIZE, &unlimited, nullptr), 0);
   // The first tick after a reopen is committed at once.
   const int64_t before = QueryDb(db, "SELECT count(*) FROM tick");
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= before + 1; }, 15))
       << "writing never recovered";
-  const double failures =
-      Sample(Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics"), "cgov_tick_failures_total");
+  const double failures = Sample(Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics"),
+                                 "cgov_tick_failures_total");
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 60);  // counted from the daemon's start
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_NE(stopped.err.find(", " + std::to_string(static_cast<int>(failures)) +
-                             " not written\n"), std::string::npos)
-      << "the final line counts what /metrics counted (" << failures << "):\n" << stopped.err;
+  EXPECT_NE(stopped.err.find(", " + std::to_string(static_cast<int>(failures)) + " not written\n"),
+            std::string::npos)
+      << "the final line counts what /metrics counted (" << failures << "):\n"
+      << stopped.err;
   EXPECT_NE(stopped.err.find("writing to " + db + " again, after "), std::string::npos)
       << stopped.err;
   EXPECT_EQ(QueryDb(db, "SELECT count(*) FROM run"), 1) << "one run, however often it reopened";
@@ -416,7 +445,8 @@ TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
   RunResult interval = RunProgram({CgovBinary(), "daemon", "--db", db, "--interval", "110000d"},
                                   {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}}, 10);
   EXPECT_EQ(interval.exit_code, 2) << interval.err;
-  EXPECT_NE(interval.err.find("--interval 110000d: must be between 100ms and 1h"), std::string::npos)
+  EXPECT_NE(interval.err.find("--interval 110000d: must be between 100ms and 1h"),
+            std::string::npos)
       << interval.err;
   RunResult demo = RunProgram(
       {CgovBinary(), "demo", "--db", db, "--gpus", "1", "--duration", "2h", "--interval", "10s"},
@@ -451,7 +481,9 @@ TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
       RunProgram({CgovBinary(), "import", "gpu-usage-audit", source, "--db", into}, {});
   EXPECT_NE(imported.exit_code, 0);
   EXPECT_NE(imported.err.find("interval_seconds 0.0: must be between 0.1 and 3600; nothing was "
-                              "imported"), std::string::npos) << imported.err;
+                              "imported"),
+            std::string::npos)
+      << imported.err;
 }
 
 // Issue 58, 4: `cgov report` text printed raw control characters stored in a history database
@@ -459,19 +491,23 @@ TEST(HostileInputE2E, OutOfRangeIntervalsTimesAndImportsAreRefused) {
 TEST(HostileInputE2E, StoredControlCharactersNeverReachATerminal) {
   TempDir dir;
   const std::string db = dir / "h.db";
-  std::filesystem::copy_file(
-      SharedDemoDb({"--gpus", "2", "--duration", "6h", "--interval", "60s"}), db);
+  std::filesystem::copy_file(SharedDemoDb({"--gpus", "2", "--duration", "6h", "--interval", "60s"}),
+                             db);
   {
     auto opened = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
     ASSERT_TRUE(opened.ok()) << opened.status().message();
-    ASSERT_TRUE((*opened)->Exec("UPDATE identity SET user = user || char(27) || ']0;pwned' || "
-                                "char(7) || char(27) || '[2J' || char(13)").ok());
-    ASSERT_TRUE((*opened)->Exec("UPDATE command SET name = name || char(27) || '[31m' || "
-                                "char(155) || char(8)").ok());
+    ASSERT_TRUE((*opened)
+                    ->Exec("UPDATE identity SET user = user || char(27) || ']0;pwned' || char(7) "
+                           "|| char(27) || '[2J' || char(13)")
+                    .ok());
+    ASSERT_TRUE(
+        (*opened)
+            ->Exec("UPDATE command SET name = name || char(27) || '[31m' || char(155) || char(8)")
+            .ok());
   }
   for (const char* format : {"text", "md", "csv"}) {
-    RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "7d",
-                                   "--format", format}, {});
+    RunResult report =
+        RunProgram({CgovBinary(), "report", "--db", db, "--since", "7d", "--format", format}, {});
     ASSERT_EQ(report.exit_code, 0) << format << ": " << report.err;
     for (char c : {'\x1b', '\x07', '\r', '\x08'}) {
       EXPECT_EQ(report.out.find(c), std::string::npos) << format << ": byte " << int(c);
@@ -507,9 +543,9 @@ TEST(HostileInputE2E, ADaemonWithTicksLongerThanItsIntervalStillStops) {
 // Item 19: an IPv6 listen address was printed as http://[::1:PORT] — a URL no client opens.
 TEST(HostileInputE2E, TheIpv6ListenUrlIsOneAClientOpens) {
   TempDir dir;
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s",
-                                 "--listen", "[::1]:0"},
-                                {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s", "--listen", "[::1]:0"},
+      {{"CGOV_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"}});
   const bool ticked =
       WaitFor([&] { return QueryDb(dir / "h.db", "SELECT count(*) FROM tick") >= 1; }, 15);
   kill(daemon.pid, SIGTERM);

@@ -30,7 +30,8 @@ std::string CheckInBrowser(const std::string& html, const std::string& json_text
   const std::string dir = CGOV_NODE_TOOLS_DIR;
   const std::string shots = BuildDir() + "/html-report";
   std::filesystem::create_directories(shots);
-  std::vector<std::string> argv = {node, dir + "/check_report.mjs", html, json_text, shots + "/" + name};
+  std::vector<std::string> argv = {node, dir + "/check_report.mjs", html, json_text,
+                                   shots + "/" + name};
   argv.insert(argv.end(), sections.begin(), sections.end());
   RunResult r = RunProgram(argv, {}, 120);
   return r.exit_code == 0 ? "" : "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
@@ -42,8 +43,8 @@ class HtmlReportE2E : public ::testing::Test {
     if (FindNode().empty()) GTEST_SKIP() << "node is not installed: the browser checks need it";
     ASSERT_EQ(access("/usr/bin/chromium", X_OK), 0)
         << "Debian's chromium is missing: run scripts/install-deps";
-    ASSERT_TRUE(std::filesystem::exists(std::string(CGOV_NODE_TOOLS_DIR) +
-                                        "/node_modules/playwright-core"))
+    ASSERT_TRUE(
+        std::filesystem::exists(std::string(CGOV_NODE_TOOLS_DIR) + "/node_modules/playwright-core"))
         << "the browser test tools are missing: run scripts/install-deps (npm ci in tests/node)";
   }
 };
@@ -51,9 +52,9 @@ class HtmlReportE2E : public ::testing::Test {
 TEST_F(HtmlReportE2E, RunReportOfTheMakeRunJob) {
   TempDir dir;
   auto run = [&](const std::string& out, const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                                     dir / out, "--interval", "200ms", "--tag", "project=demo",
-                                     "--work", "1000"};
+    std::vector<std::string> argv = {CgovBinary(), "run",          "--nvml-lib", FakeNvml("full"),
+                                     "--out",      dir / out,      "--interval", "200ms",
+                                     "--tag",      "project=demo", "--work",     "1000"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {"--", "sleep", "3"});
     return RunProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}}, 60);
@@ -99,15 +100,16 @@ TEST_F(HtmlReportE2E, HistoryReportOfTheDemoWeek) {
   const std::string week = SharedDemoDb({"--duration", "7d", "--interval", "60s"});
   ASSERT_NE(week, "");
   // Budgets too: their section's amounts, spend and forecasts are checked against the JSON.
-  WriteFile(dir / "budgets.toml", "[[budget]]\nproject = \"notebooks\"\nweekly_usd = 300\n"
-                                  "[[budget]]\nteam = \"research\"\nmonthly_usd = 9000\n");
+  WriteFile(dir / "budgets.toml",
+            "[[budget]]\nproject = \"notebooks\"\nweekly_usd = 300\n"
+            "[[budget]]\nteam = \"research\"\nmonthly_usd = 9000\n");
   for (const char* format : {"html", "json"}) {
     // (--energy-price and --grid-intensity: the energy section's every figure, checked too.)
-    RunResult rep = RunProgram({CgovBinary(), "report", "--db", week, "--since", "7d",
-                                "--budgets", dir / "budgets.toml", "--format", format, "--out",
-                                dir / ("week." + std::string(format)), "--energy-price", "0.125",
-                                "--grid-intensity", "380", "--plan"},
-                               {}, 60);
+    RunResult rep = RunProgram(
+        {CgovBinary(), "report", "--db", week, "--since", "7d", "--budgets", dir / "budgets.toml",
+         "--format", format, "--out", dir / ("week." + std::string(format)), "--energy-price",
+         "0.125", "--grid-intensity", "380", "--plan"},
+        {}, 60);
     ASSERT_EQ(rep.exit_code, 0) << rep.err;
   }
   EXPECT_EQ(CheckInBrowser(dir / "week.html", dir / "week.json", "demo-week",
@@ -117,8 +119,8 @@ TEST_F(HtmlReportE2E, HistoryReportOfTheDemoWeek) {
   // Issue 57, 12: the history page lacked the projection the other views show; its figures are
   // read back from the JSON by the browser check with the others.
   const std::string page = ReadFile(dir / "week.html");
-  for (const char* pointer : {"/cost/hourly_usd", "/cost/daily_usd", "/cost/monthly_usd",
-                              "/cost/yearly_usd"}) {
+  for (const char* pointer :
+       {"/cost/hourly_usd", "/cost/daily_usd", "/cost/monthly_usd", "/cost/yearly_usd"}) {
     EXPECT_NE(page.find(std::string("data-json=\"") + pointer + "\""), std::string::npos)
         << pointer;
   }

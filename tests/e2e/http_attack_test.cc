@@ -74,11 +74,11 @@ TEST(HttpAttackE2E, HealthAnswersUnderSlowHeadsAndABcryptFloodAndSigtermStopsThe
   TempDir dir;
   WriteFile(dir / "web.yml", std::string("basic_auth_users:\n  prometheus: ") + kHashOfTest + "\n");
   const int port = FreePort();
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s", "--nvml-lib",
-       FakeNvml("full"), "--listen", fmt::format("127.0.0.1:{}", port), "--web-config",
-       dir / "web.yml"},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s", "--nvml-lib",
+                    FakeNvml("full"), "--listen", fmt::format("127.0.0.1:{}", port), "--web-config",
+                    dir / "web.yml"},
+                   {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
   ASSERT_TRUE(WaitFor([&] { return Exchange(port, kHealth).starts_with("HTTP/1.1 200"); }, 15))
       << WaitProgram(daemon, 1).err;
   const std::string scrape = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " +
@@ -116,9 +116,12 @@ TEST(HttpAttackE2E, HealthAnswersUnderSlowHeadsAndABcryptFloodAndSigtermStopsThe
   for (int t = 0; t < 8; ++t) {
     flood.emplace_back([&, t] {
       for (int i = 0; flooding; ++i) {
-        const std::string r = Exchange(port, "GET /metrics HTTP/1.1\r\nAuthorization: Basic " +
-                                       Base64Encode(fmt::format("prometheus:guess-{}-{}", t, i)) +
-                                       "\r\nConnection: close\r\n\r\n", "127.0.0.3");
+        const std::string r =
+            Exchange(port,
+                     "GET /metrics HTTP/1.1\r\nAuthorization: Basic " +
+                         Base64Encode(fmt::format("prometheus:guess-{}-{}", t, i)) +
+                         "\r\nConnection: close\r\n\r\n",
+                     "127.0.0.3");
         if (r.starts_with("HTTP/1.1 429")) too_many.fetch_add(1);
         if (r.starts_with("HTTP/1.1 401")) unauthorized.fetch_add(1);
       }

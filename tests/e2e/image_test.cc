@@ -33,12 +33,13 @@ json Blob(const std::string& layout, const std::string& digest) {
 }
 
 TEST(ImageE2E, TheImageRunsAsItsNonRootUserWithTheLibrariesItLoads) {
-  if (!OptimizedTree()) GTEST_SKIP() << "a Debug (sanitizer) tree: the image is the optimized one's";
+  if (!OptimizedTree())
+    GTEST_SKIP() << "a Debug (sanitizer) tree: the image is the optimized one's";
   if (geteuid() != 0) GTEST_SKIP() << "the image is built and run under chroot as root";
   ASSERT_EQ(access("/usr/bin/umoci", X_OK), 0) << "umoci is missing: run scripts/install-deps";
   TempDir dir;
-  RunResult made = RunProgram({std::string(CGOV_SOURCE_DIR) + "/scripts/make-image", BuildDir(),
-                               dir.path()}, {}, 240);
+  RunResult made = RunProgram(
+      {std::string(CGOV_SOURCE_DIR) + "/scripts/make-image", BuildDir(), dir.path()}, {}, 240);
   ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
   const std::string layout = dir / "cgov-image";
 
@@ -102,10 +103,10 @@ TEST(ImageE2E, TheImageRunsAsItsNonRootUserWithTheLibrariesItLoads) {
   EXPECT_EQ(doctor.exit_code, 0) << doctor.err;
   EXPECT_NE(doctor.out.find("GPUs:     4"), std::string::npos) << doctor.out;
   const int port = FreePort();
-  Started daemon = StartProgram(
-      in_image({"/usr/bin/cgov", "daemon", "--interval", "200ms", "--host-root", "/host",
-                "--listen", "127.0.0.1:" + std::to_string(port)}),
-      driver);
+  Started daemon =
+      StartProgram(in_image({"/usr/bin/cgov", "daemon", "--interval", "200ms", "--host-root",
+                             "/host", "--listen", "127.0.0.1:" + std::to_string(port)}),
+                   driver);
   ASSERT_TRUE(WaitFor(TicksTaken(port, 3), 30)) << "the daemon in the image serves /metrics";
   const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
   EXPECT_NE(metrics.find("cgov_gpu_utilization_ratio{"), std::string::npos);

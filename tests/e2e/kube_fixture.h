@@ -29,27 +29,31 @@ inline std::string Underscored(std::string uid) {
   return uid;
 }
 
-inline nlohmann::json Pod(const std::string& uid, const std::string& ns,
-                          const std::string& name, const std::string& container,
-                          const std::string& container_id, nlohmann::json labels,
-                          const std::string& node = "gpu-node-1") {
-  return nlohmann::json{
-      {"kind", "Pod"},
-      {"apiVersion", "v1"},
-      {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid},
-                    {"resourceVersion", "900"}, {"labels", labels}}},
-      {"spec", {{"nodeName", node}, {"containers", {{{"name", container}}}}}},
-      {"status", {{"phase", "Running"},
-                  {"containerStatuses", {{{"name", container}, {"ready", true},
-                                          {"containerID", "containerd://" + container_id}}}}}}};
+inline nlohmann::json Pod(const std::string& uid, const std::string& ns, const std::string& name,
+                          const std::string& container, const std::string& container_id,
+                          nlohmann::json labels, const std::string& node = "gpu-node-1") {
+  return nlohmann::json{{"kind", "Pod"},
+                        {"apiVersion", "v1"},
+                        {"metadata",
+                         {{"name", name},
+                          {"namespace", ns},
+                          {"uid", uid},
+                          {"resourceVersion", "900"},
+                          {"labels", labels}}},
+                        {"spec", {{"nodeName", node}, {"containers", {{{"name", container}}}}}},
+                        {"status",
+                         {{"phase", "Running"},
+                          {"containerStatuses",
+                           {{{"name", container},
+                             {"ready", true},
+                             {"containerID", "containerd://" + container_id}}}}}}};
 }
 
 // The shared box's /proc with alice's trainer and bob's notebook moved into pods (carol's
 // process is in a pod already), CGOV_PROJECT left in alice's environment: the labels win.
 inline std::string KubeBox(const TempDir& dir) {
   const std::string root = dir / "root";
-  std::filesystem::copy(Fixture("proc/shared-box"), root,
-                        std::filesystem::copy_options::recursive);
+  std::filesystem::copy(Fixture("proc/shared-box"), root, std::filesystem::copy_options::recursive);
   const std::map<std::string, std::pair<std::string, std::string>> pods = {
       {"41000", {kPodA, std::string(64, 'a')}}, {"42000", {kPodB, std::string(64, 'b')}}};
   for (const auto& [pid, pod] : pods) {
@@ -72,7 +76,8 @@ inline FakeApi StartFakeApi(const TempDir& dir, const nlohmann::json& scenario) 
   FakeApi api;
   api.log = dir / "api.log";
   api.process = StartProgram({"/usr/bin/python3", DocsFile("../tests/fake_kube/api_server.py"),
-                              dir / "scenario.json", dir / "api.port", api.log}, {});
+                              dir / "scenario.json", dir / "api.port", api.log},
+                             {});
   EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(dir / "api.port"); }, 10));
   api.url = "http://127.0.0.1:" + ReadFile(dir / "api.port");
   return api;

@@ -29,7 +29,9 @@ using nlohmann::json;
 TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   TempDir dir;
   json scenario = {
-      {"node", "gpu-node-1"}, {"token", "t0ken"}, {"resource_version", 900},
+      {"node", "gpu-node-1"},
+      {"token", "t0ken"},
+      {"resource_version", 900},
       {"pods",
        {Pod(kPodA, "ml", "train-0", "trainer", std::string(64, 'a'),
             {{"project-id", "llm-k8s"}, {"team-id", "research"}, {"user-id", "alice"}}),
@@ -43,12 +45,30 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   WriteFile(dir / "token", "t0ken\n");
   const std::string db = dir / "h.db";
   const int port = FreePort();
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
-       "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir), "--kubernetes",
-       "--kube-api", api.url, "--kube-token-file", dir / "token", "--kube-ca-file", "",
-       "--node-name", "gpu-node-1", "--listen", "127.0.0.1:" + std::to_string(port)},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  Started daemon = StartProgram({CgovBinary(),
+                                 "daemon",
+                                 "--db",
+                                 db,
+                                 "--interval",
+                                 "1s",
+                                 "--commit-every",
+                                 "1s",
+                                 "--nvml-lib",
+                                 FakeNvml("full"),
+                                 "--host-root",
+                                 KubeBox(dir),
+                                 "--kubernetes",
+                                 "--kube-api",
+                                 api.url,
+                                 "--kube-token-file",
+                                 dir / "token",
+                                 "--kube-ca-file",
+                                 "",
+                                 "--node-name",
+                                 "gpu-node-1",
+                                 "--listen",
+                                 "127.0.0.1:" + std::to_string(port)},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   ASSERT_TRUE(WaitFor(TicksTaken(port, 4), 30));
   const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
@@ -62,14 +82,19 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   // /metrics: the identity series carry namespace, pod and container as dcgm-exporter does.
   EXPECT_NE(metrics.find("cgov_identity_held_seconds_total{Hostname=\""), std::string::npos);
   EXPECT_NE(metrics.find("cgov_collector_success{collector=\"kubernetes\",Hostname=\"vm\"} 1"),
-            std::string::npos) << metrics;
+            std::string::npos)
+      << metrics;
   // `pod` is the name (kube-state-metrics' join key), the UID is `pod_uid` (issue 47).
   EXPECT_NE(metrics.find("user=\"alice\",project=\"llm-k8s\",team=\"research\",namespace=\"ml\","
-                         "pod=\"train-0\",container=\"trainer\",pod_uid=\"" + std::string(kPodA) +
-                         "\",slurm_job=\"\"}"), std::string::npos) << metrics;
+                         "pod=\"train-0\",container=\"trainer\",pod_uid=\"" +
+                         std::string(kPodA) + "\",slurm_job=\"\"}"),
+            std::string::npos)
+      << metrics;
   EXPECT_NE(metrics.find("project=\"\",team=\"lab\",namespace=\"notebooks\",pod=\"nb-bob\","
-                         "container=\"notebook\",pod_uid=\"" + std::string(kPodB) + "\""),
-            std::string::npos) << metrics;
+                         "container=\"notebook\",pod_uid=\"" +
+                         std::string(kPodB) + "\""),
+            std::string::npos)
+      << metrics;
 
   // /metrics and the history agree by namespace: the scrape came before the daemon's last ticks,
   // so the report may hold at most those few ticks more (1 s each, per holder).
@@ -92,8 +117,8 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
   const json by_user = report("user"), by_ns = report("namespace"), by_pod = report("pod"),
              by_project = report("project"), by_container = report("container");
   std::map<std::string, double> user = HeldByKey(by_user), ns = HeldByKey(by_ns),
-                                 pod = HeldByKey(by_pod), project = HeldByKey(by_project),
-                                 container = HeldByKey(by_container);
+                                pod = HeldByKey(by_pod), project = HeldByKey(by_project),
+                                container = HeldByKey(by_container);
   ASSERT_GT(pod["ml/train-0"], 0) << by_pod["who"].dump(1);
   ASSERT_GT(pod["notebooks/nb-bob"], 0);
   ASSERT_GT(pod["ml/vision-0"], 0);
@@ -140,43 +165,68 @@ TEST(KubernetesE2E, PodsAreNamedAndLabelledInTheHistoryTheReportAndMetrics) {
 TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
   TempDir dir;
   constexpr char kPodD[] = "44444444-5555-4666-8777-888888888888";
-  json scenario = {
-      {"node", "gpu-node-1"}, {"token", nullptr}, {"resource_version", 900},
-      {"pods",
-       {Pod(kPodA, "ml", "train-0", "trainer", std::string(64, 'a'),
-            {{"project-id", "llm-k8s"}, {"team-id", "research"}}),
-        Pod(kPodB, "notebooks", "nb-bob", "notebook", std::string(64, 'b'),
-            {{"project-id", "nb"}, {"team-id", "lab"}}),
-        Pod(kPodC, "ml", "vision-0", "worker", kContainerC,
-            {{"project-id", "vision"}, {"team-id", "applied"}}),
-        Pod(kPodD, "notebooks", "reserved-0", "main", std::string(64, 'd'),
-            {{"project-id", "reserve"}, {"team-id", "lab"}})}},
-      {"watches", {{{"events", json::array()}, {"then", "hold"}}}}};
+  json scenario = {{"node", "gpu-node-1"},
+                   {"token", nullptr},
+                   {"resource_version", 900},
+                   {"pods",
+                    {Pod(kPodA, "ml", "train-0", "trainer", std::string(64, 'a'),
+                         {{"project-id", "llm-k8s"}, {"team-id", "research"}}),
+                     Pod(kPodB, "notebooks", "nb-bob", "notebook", std::string(64, 'b'),
+                         {{"project-id", "nb"}, {"team-id", "lab"}}),
+                     Pod(kPodC, "ml", "vision-0", "worker", kContainerC,
+                         {{"project-id", "vision"}, {"team-id", "applied"}}),
+                     Pod(kPodD, "notebooks", "reserved-0", "main", std::string(64, 'd'),
+                         {{"project-id", "reserve"}, {"team-id", "lab"}})}},
+                   {"watches", {{{"events", json::array()}, {"then", "hold"}}}}};
   FakeApi api = StartFakeApi(dir, scenario);
   const std::string gpu = "GPU-fa4e0000-0000-4000-8000-00000000000";
   WriteFile(dir / "answer.textproto",
             "pod_resources { name: \"train-0\" namespace: \"ml\" containers { name: \"trainer\" "
-            "devices { resource_name: \"nvidia.com/gpu\" device_ids: \"" + gpu + "0\" } } }\n"
-            "pod_resources { name: \"reserved-0\" namespace: \"notebooks\" containers { name: "
-            "\"main\" devices { resource_name: \"nvidia.com/gpu\" device_ids: \"" + gpu + "2\" "
-            "} } }\n"
-            "pod_resources { name: \"coredns-0\" namespace: \"kube-system\" containers { name: "
-            "\"coredns\" } }\n");
+            "devices { resource_name: \"nvidia.com/gpu\" device_ids: \"" +
+                gpu +
+                "0\" } } }\n"
+                "pod_resources { name: \"reserved-0\" namespace: \"notebooks\" containers { name: "
+                "\"main\" devices { resource_name: \"nvidia.com/gpu\" device_ids: \"" +
+                gpu +
+                "2\" } } }\n"
+                "pod_resources { name: \"coredns-0\" namespace: \"kube-system\" containers { name: "
+                "\"coredns\" } }\n");
   const std::string socket = dir / "kubelet.sock";
-  Started kubelet = StartProgram({"/usr/bin/python3",
-                                  DocsFile("../tests/fake_kube/pod_resources_server.py"), socket,
-                                  dir / "answer.textproto", dir / "kubelet.log"}, {});
+  Started kubelet =
+      StartProgram({"/usr/bin/python3", DocsFile("../tests/fake_kube/pod_resources_server.py"),
+                    socket, dir / "answer.textproto", dir / "kubelet.log"},
+                   {});
   ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket); }, 20))
       << "python3-grpcio and protoc come from scripts/install-deps";
   const std::string db = dir / "h.db";
   const int port = FreePort();
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
-       "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir), "--kubernetes",
-       "--kube-api", api.url, "--kube-token-file", "", "--kube-ca-file", "",
-       "--node-name", "gpu-node-1", "--pod-resources", "--pod-resources-socket", socket,
-       "--listen", "127.0.0.1:" + std::to_string(port)},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  Started daemon = StartProgram({CgovBinary(),
+                                 "daemon",
+                                 "--db",
+                                 db,
+                                 "--interval",
+                                 "1s",
+                                 "--commit-every",
+                                 "1s",
+                                 "--nvml-lib",
+                                 FakeNvml("full"),
+                                 "--host-root",
+                                 KubeBox(dir),
+                                 "--kubernetes",
+                                 "--kube-api",
+                                 api.url,
+                                 "--kube-token-file",
+                                 "",
+                                 "--kube-ca-file",
+                                 "",
+                                 "--node-name",
+                                 "gpu-node-1",
+                                 "--pod-resources",
+                                 "--pod-resources-socket",
+                                 socket,
+                                 "--listen",
+                                 "127.0.0.1:" + std::to_string(port)},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   ASSERT_TRUE(WaitFor(TicksTaken(port, 4), 30));
   const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
@@ -187,9 +237,11 @@ TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
   }
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_NE(stopped.err.find("--pod-resources: 2 device(s) allocated to containers"),
-            std::string::npos) << stopped.err;
+            std::string::npos)
+      << stopped.err;
   EXPECT_NE(metrics.find("cgov_collector_success{collector=\"pod_resources\",Hostname=\"vm\"} 1"),
-            std::string::npos) << metrics;
+            std::string::npos)
+      << metrics;
   EXPECT_NE(ReadFile(dir / "kubelet.log").find("/v1.PodResourcesLister/List"), std::string::npos);
 
   const std::vector<std::string> base = {"--db", db, "--since", "1h"};
@@ -200,7 +252,7 @@ TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
   };
   const json by_pod = report("pod"), by_ns = report("namespace"), by_project = report("project");
   std::map<std::string, double> pod = HeldByKey(by_pod), ns = HeldByKey(by_ns),
-                                 project = HeldByKey(by_project);
+                                project = HeldByKey(by_project);
   // GPU 2: idle-held for all of its time, all of it the reserved pod's.
   const json* gpu2 = nullptr;
   for (const json& g : by_pod["gpus"]) {
@@ -242,7 +294,8 @@ TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
     EXPECT_EQ(x["gpu_index"], 2);
     EXPECT_EQ(x["idle_held_seconds"].get<double>(), gpu2_seconds);
     EXPECT_NE(x["advice"].get<std::string>().find("kubectl delete pod -n notebooks reserved-0"),
-              std::string::npos) << x.dump();
+              std::string::npos)
+        << x.dump();
   }
   EXPECT_TRUE(listed) << actions["idle_held_sessions"].dump(1);
 
@@ -266,8 +319,8 @@ TEST(KubernetesE2E, AGpuAllocatedToAPodAndLeftIdleIsChargedToIt) {
   EXPECT_LE(gpu2_seconds - scraped, later_ticks + 1e-9);
 
   // Without --kubernetes, --pod-resources cannot name pods: refused.
-  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--pod-resources"}, {},
-                           10);
+  RunResult r =
+      RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--pod-resources"}, {}, 10);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("go with --kubernetes"), std::string::npos) << r.err;
 }
@@ -277,16 +330,35 @@ TEST(KubernetesE2E, RbacDeniedIsSaidAndPodsKeepTheirUids) {
   FakeApi api = StartFakeApi(dir, json{{"node", "gpu-node-1"}, {"token", nullptr}, {"deny", true}});
   const std::string db = dir / "h.db";
   const int port = FreePort();
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
-       "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir), "--kubernetes",
-       "--kube-api", api.url, "--kube-token-file", "", "--kube-ca-file", "", "--node-name",
-       "gpu-node-1", "--listen", "127.0.0.1:" + std::to_string(port)},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  Started daemon = StartProgram({CgovBinary(),
+                                 "daemon",
+                                 "--db",
+                                 db,
+                                 "--interval",
+                                 "1s",
+                                 "--commit-every",
+                                 "1s",
+                                 "--nvml-lib",
+                                 FakeNvml("full"),
+                                 "--host-root",
+                                 KubeBox(dir),
+                                 "--kubernetes",
+                                 "--kube-api",
+                                 api.url,
+                                 "--kube-token-file",
+                                 "",
+                                 "--kube-ca-file",
+                                 "",
+                                 "--node-name",
+                                 "gpu-node-1",
+                                 "--listen",
+                                 "127.0.0.1:" + std::to_string(port)},
+                                {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   ASSERT_TRUE(WaitFor([&] { return QueryDb(db, "SELECT count(*) FROM tick") >= 2; }, 40));
   EXPECT_NE(Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics")
                 .find("cgov_collector_success{collector=\"kubernetes\",Hostname=\"vm\"} 0"),
-            std::string::npos) << "a failing pod watch is a failing collector";
+            std::string::npos)
+      << "a failing pod watch is a failing collector";
   ASSERT_EQ(kill(daemon.pid, SIGTERM), 0);
   RunResult stopped = WaitProgram(daemon, 15);
   kill(api.process.pid, SIGKILL);
@@ -298,16 +370,18 @@ TEST(KubernetesE2E, RbacDeniedIsSaidAndPodsKeepTheirUids) {
   EXPECT_GT(HeldByKey(by_pod)[kPodA], 0) << by_pod["who"].dump(1);
 
   // Flags that need --kubernetes, and a node name that is not one.
-  RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--kube-api", api.url},
-                           {}, 10);
+  RunResult r =
+      RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--kube-api", api.url}, {}, 10);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("go with --kubernetes"), std::string::npos) << r.err;
   r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--kubernetes", "--kube-api",
-                  api.url, "--node-name", "Bad_Node"}, {}, 10);
+                  api.url, "--node-name", "Bad_Node"},
+                 {}, 10);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not a Kubernetes node name"), std::string::npos) << r.err;
-  r = RunProgram({CgovBinary(), "daemon", "--db", dir / "x.db", "--kubernetes", "--node-name",
-                  "n1"}, {{"KUBERNETES_SERVICE_HOST", ""}}, 10);
+  r = RunProgram(
+      {CgovBinary(), "daemon", "--db", dir / "x.db", "--kubernetes", "--node-name", "n1"},
+      {{"KUBERNETES_SERVICE_HOST", ""}}, 10);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("give the API server with --kube-api"), std::string::npos) << r.err;
 }
@@ -318,8 +392,7 @@ TEST(KubernetesE2E, RbacDeniedIsSaidAndPodsKeepTheirUids) {
 TEST(KubernetesE2E, DeployManifestsValidateAndAskForLittle) {
   const std::string node = access("/usr/bin/node", X_OK) == 0 ? "/usr/bin/node" : "node";
   const std::string check = std::string(CGOV_NODE_TOOLS_DIR) + "/check_manifests.mjs";
-  const std::string manifest =
-      std::string(CGOV_SOURCE_DIR) + "/deploy/kubernetes/base/cgov.yaml";
+  const std::string manifest = std::string(CGOV_SOURCE_DIR) + "/deploy/kubernetes/base/cgov.yaml";
   RunResult r = RunProgram({node, check, manifest}, {}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err
                             << "\n(the test tools come from scripts/install-deps: npm ci)";
@@ -387,9 +460,9 @@ TEST(KubernetesE2E, OverlaysRenderAndValidate) {
       << "the Operator's objects are the operator overlay's only";
 
   const std::string operated = render(overlays + "/operator", "operator.yaml");
-  r = RunProgram({node, check, "--rules", root + "/deploy/prometheus/cgov-rules.yml",
-                  "--dashboard", root + "/deploy/grafana/cgov-dashboard.json",
-                  dir / "operator.yaml"}, {}, 60);
+  r = RunProgram({node, check, "--rules", root + "/deploy/prometheus/cgov-rules.yml", "--dashboard",
+                  root + "/deploy/grafana/cgov-dashboard.json", dir / "operator.yaml"},
+                 {}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err << "\n(scripts/gen-kube-objects regenerates)";
   for (const char* object : {"ok monitoring.coreos.com/v1/ServiceMonitor cgov",
                              "ok monitoring.coreos.com/v1/PrometheusRule cgov",
@@ -403,26 +476,30 @@ TEST(KubernetesE2E, OverlaysRenderAndValidate) {
   // A user's overlay on the Operator one: their image, runtime class, nodes and tolerations.
   // (kustomize takes a base by a relative path only.)
   std::filesystem::create_directories(dir / "mine");
-  const std::string base = std::filesystem::relative(
-      std::filesystem::canonical(overlays + "/operator"),
-      std::filesystem::canonical(dir / "mine")).string();
-  WriteFile(dir / "mine/kustomization.yaml",
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-            "resources:\n  - " + base + "\n"
-            "images:\n  - name: cgov\n    newName: registry.corp.example/gpu/cgov\n"
-            "    newTag: \"0.1.0\"\n"
-            "patches:\n  - target: {kind: DaemonSet, name: cgov}\n    patch: |-\n"
-            "      - {op: replace, path: /spec/template/spec/runtimeClassName, value: nvidia-cdi}\n"
-            "      - op: replace\n        path: /spec/template/spec/nodeSelector\n"
-            "        value: {node.kubernetes.io/pool: a100}\n"
-            "      - op: add\n        path: /spec/template/spec/tolerations/-\n"
-            "        value: {key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}\n");
+  const std::string base =
+      std::filesystem::relative(std::filesystem::canonical(overlays + "/operator"),
+                                std::filesystem::canonical(dir / "mine"))
+          .string();
+  WriteFile(
+      dir / "mine/kustomization.yaml",
+      "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+      "resources:\n  - " +
+          base +
+          "\n"
+          "images:\n  - name: cgov\n    newName: registry.corp.example/gpu/cgov\n"
+          "    newTag: \"0.1.0\"\n"
+          "patches:\n  - target: {kind: DaemonSet, name: cgov}\n    patch: |-\n"
+          "      - {op: replace, path: /spec/template/spec/runtimeClassName, value: nvidia-cdi}\n"
+          "      - op: replace\n        path: /spec/template/spec/nodeSelector\n"
+          "        value: {node.kubernetes.io/pool: a100}\n"
+          "      - op: add\n        path: /spec/template/spec/tolerations/-\n"
+          "        value: {key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}\n");
   const std::string mine = render(dir / "mine", "mine.yaml");
   r = RunProgram({node, check, dir / "mine.yaml"}, {}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const char* set : {"image: registry.corp.example/gpu/cgov:0.1.0",
-                          "runtimeClassName: nvidia-cdi", "node.kubernetes.io/pool: a100",
-                          "key: dedicated", "key: nvidia.com/gpu"}) {
+  for (const char* set :
+       {"image: registry.corp.example/gpu/cgov:0.1.0", "runtimeClassName: nvidia-cdi",
+        "node.kubernetes.io/pool: a100", "key: dedicated", "key: nvidia.com/gpu"}) {
     EXPECT_NE(mine.find(set), std::string::npos) << set << "\n" << mine.substr(0, 4000);
   }
   EXPECT_EQ(mine.find("image: cgov\n"), std::string::npos) << "the placeholder is replaced";

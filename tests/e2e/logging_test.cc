@@ -34,8 +34,8 @@ RunResult DaemonLog(const std::vector<std::string>& extra, const std::string& sh
   }
   EXPECT_TRUE(WaitFor(TicksTaken(port, 3), 20));
   const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
-  EXPECT_NE(metrics.find("cgov_collector_duration_seconds{collector=\"nvml\""),
-            std::string::npos) << metrics.substr(0, 2000);
+  EXPECT_NE(metrics.find("cgov_collector_duration_seconds{collector=\"nvml\""), std::string::npos)
+      << metrics.substr(0, 2000);
   EXPECT_NE(metrics.find("cgov_collector_duration_seconds{collector=\"history_db\""),
             std::string::npos);
   EXPECT_NE(metrics.find("cgov_collector_duration_seconds{collector=\"metrics\""),
@@ -76,8 +76,9 @@ TEST(LoggingE2E, EveryTextLineCarriesItsLevel) {
 TEST(LoggingE2E, LogTicksSaysEachGpusPhaseEveryTick) {
   RunResult r = DaemonLog({"--log-ticks"});
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("cgov daemon: info: tick 1: (GPU \\d+=\\w+"
-                                                     "( \\d+%)?( \\([^)]*\\))? ?){8}; \\d of 8 idle")))
+  ASSERT_TRUE(std::regex_search(r.err, m,
+                                std::regex("cgov daemon: info: tick 1: (GPU \\d+=\\w+( \\d+%)?( "
+                                           "\\([^)]*\\))? ?){8}; \\d of 8 idle")))
       << r.err;
   EXPECT_NE(r.err.find("tick 3:"), std::string::npos) << r.err;
 }
@@ -89,11 +90,11 @@ TEST(LoggingE2E, LogfmtAtWarnLeavesInfoOut) {
   const int port = FreePort();
   const std::string catalog = dir / "prices.json";
   WriteFile(catalog, ReadFile(std::string(CGOV_SOURCE_DIR) + "/data/prices.json"));
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
-       FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(port), "--price-catalog",
-       catalog, "--log.format", "logfmt", "--log.level", "warn"},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
+                    "--nvml-lib", FakeNvml("full"), "--listen", "127.0.0.1:" + std::to_string(port),
+                    "--price-catalog", catalog, "--log.format", "logfmt", "--log.level", "warn"},
+                   {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
   ASSERT_TRUE(WaitFor(TicksTaken(port, 2), 20));
   WriteFile(catalog, "{ not json");
   kill(daemon.pid, SIGHUP);  // keeps the catalog in use: a warning
@@ -103,9 +104,9 @@ TEST(LoggingE2E, LogfmtAtWarnLeavesInfoOut) {
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
   const std::vector<std::string> lines = Lines(stopped.err);
   ASSERT_EQ(lines.size(), 1u) << stopped.err;
-  EXPECT_TRUE(std::regex_match(lines[0], std::regex("ts=\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z level=warn "
-                                                    "msg=\"SIGHUP: keeping the price catalog "
-                                                    "in use: .*\"")))
+  EXPECT_TRUE(std::regex_match(lines[0],
+                               std::regex("ts=\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z level=warn "
+                                          "msg=\"SIGHUP: keeping the price catalog in use: .*\"")))
       << lines[0];
 }
 

@@ -20,18 +20,20 @@ TEST(MemoryHealthE2E, DoctorAndRunSayWhichGpusNeedAResetOrATicket) {
                                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("memory_health")}});
   EXPECT_NE(doctor.out.find("WARNING memory: 0 row(s) remapped (correctable), 512 "
                             "(uncorrectable); a remapping FAILED"),
-            std::string::npos) << doctor.out;
+            std::string::npos)
+      << doctor.out;
   EXPECT_NE(doctor.out.find("memory:      3 row(s) remapped (correctable), 0 (uncorrectable)"),
-            std::string::npos) << doctor.out;
+            std::string::npos)
+      << doctor.out;
   EXPECT_NE(doctor.out.find("3 item(s) above need attention"), std::string::npos) << doctor.out;
 
   TempDir dir;
   // 3 s: the memory health comes with the first process-list read, which under ASan on a
   // loaded 2-core CI machine took longer than a 1 s job (CI of 2026-11-27).
-  RunResult r = RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms",
-                            "--nvml-lib", FakeNvml("full"), "--", "/bin/sleep", "3"},
-                           {{"CGOV_FAKE_NVML_SCENARIO", Scenario("memory_health")},
-                            {"CGOV_TAGS", ""}});
+  RunResult r =
+      RunProgram({CgovBinary(), "run", "--out", dir / "run", "--interval", "200ms", "--nvml-lib",
+                  FakeNvml("full"), "--", "/bin/sleep", "3"},
+                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("memory_health")}, {"CGOV_TAGS", ""}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json s = json::parse(ReadFile(dir / "run/summary.json"));
   EXPECT_EQ(s["gpus"][0]["memory_health"]["remap_pending"], true);
@@ -57,8 +59,8 @@ TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
   TempDir dir;
   const std::string db = dir / "h.db";
   const int port = FreePort();
-  ScrapedDaemon daemon = ScrapeDaemon(db, "memory_health", port, {"--metrics-names", "dcgm"},
-                                      TicksTaken(port, 3));
+  ScrapedDaemon daemon =
+      ScrapeDaemon(db, "memory_health", port, {"--metrics-names", "dcgm"}, TicksTaken(port, 3));
   ASSERT_TRUE(daemon.ready) << daemon.stopped.err;
   const std::string& metrics = daemon.metrics;
   const RunResult& stopped = daemon.stopped;
@@ -84,7 +86,7 @@ TEST(MemoryHealthE2E, DaemonServesRecordsAndReportsIt) {
                         : name.find("CORRECTABLE") != std::string::npos ||
                                 name.find("correctable") != std::string::npos
                             ? 3
-                                                                         : 1;
+                            : 1;
     EXPECT_EQ(value, want) << sample;
   }
   EXPECT_EQ(metrics.find("DCGM_FI_DEV_RETIRED_SBE{gpu=\"0\""), std::string::npos)

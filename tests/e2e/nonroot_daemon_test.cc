@@ -35,26 +35,30 @@ TEST(NonRootDaemonE2E, SaysItCannotReadOtherUsersProjectsAtStartInHealthAndInEac
   const int port = FreePort();
   // nobody, no supplementary groups, no capabilities: what DynamicUser= gives without the unit's
   // AmbientCapabilities=CAP_SYS_PTRACE.
-  Started daemon = StartProgram(
-      {kSetpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-       "--bounding-set=-all", cgov, "daemon", "--db", dir / "h.db", "--interval", "200ms",
-       "--nvml-lib", nvml, "--listen", "127.0.0.1:" + std::to_string(port)},
-      {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
+  Started daemon =
+      StartProgram({kSetpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                    "--bounding-set=-all", cgov, "daemon", "--db", dir / "h.db", "--interval",
+                    "200ms", "--nvml-lib", nvml, "--listen", "127.0.0.1:" + std::to_string(port)},
+                   {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
   if (!WaitFor(TicksTaken(port, 3), 20)) {
     kill(daemon.pid, SIGTERM);
     FAIL() << "the daemon did not start as nobody: " << WaitProgram(daemon, 20).err;
   }
   const std::string health = Curl("http://127.0.0.1:" + std::to_string(port) + "/health");
   EXPECT_EQ(health.rfind("ok\nwarning: running as uid 65534 without CAP_SYS_PTRACE: other users' "
-                         "/proc/PID/environ cannot be read", 0), 0u) << health;
+                         "/proc/PID/environ cannot be read",
+                         0),
+            0u)
+      << health;
   EXPECT_NE(health.find("HTTP 200"), std::string::npos) << "healthy: it records, with less";
   kill(daemon.pid, SIGTERM);
   RunResult stopped = WaitProgram(daemon, 20);
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_NE(stopped.err.find("cgov daemon: warning: running as uid 65534 without CAP_SYS_PTRACE"),
-            std::string::npos) << stopped.err;
-  RunResult report = RunProgram({CgovBinary(), "report", "--db", dir / "h.db", "--by", "project"},
-                                {});
+            std::string::npos)
+      << stopped.err;
+  RunResult report =
+      RunProgram({CgovBinary(), "report", "--db", dir / "h.db", "--by", "project"}, {});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(report.out.find("Note: the recorder of this window from "), std::string::npos)
       << report.out;

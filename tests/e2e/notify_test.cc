@@ -29,11 +29,12 @@ std::string NotebookScenario(const TempDir& dir, const std::string& name,
                              std::optional<double> end_s) {
   json process = {{"pid", 42000}, {"type", "compute"}, {"used_mib", 8000}};
   if (end_s) process["end"] = *end_s;
-  json scenario = {
-      {"driver_version", "550.54.15"},
-      {"gpus", {{{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
-                 {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
-                 {"processes", {process}}}}}};
+  json scenario = {{"driver_version", "550.54.15"},
+                   {"gpus",
+                    {{{"name", "NVIDIA A100-SXM4-80GB"},
+                      {"memory_total_mib", 81920},
+                      {"timeline", {{{"t", 0}, {"util_gpu", 0}, {"util_mem", 0}, {"power_w", 60}}}},
+                      {"processes", {process}}}}}};
   const std::string path = dir / (name + ".json");
   WriteFile(path, scenario.dump());
   return path;
@@ -41,9 +42,10 @@ std::string NotebookScenario(const TempDir& dir, const std::string& name,
 
 Started StartNotifyingDaemon(const TempDir& dir, const std::string& scenario,
                              const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
-                                   "200ms", "--nvml-lib", FakeNvml("full"), "--host-root",
-                                   Fixture("proc/shared-box"), "--notify", dir / "notify.toml"};
+  std::vector<std::string> argv = {
+      CgovBinary(), "daemon",           "--db",           dir / "h.db",  "--interval",
+      "200ms",      "--nvml-lib",       FakeNvml("full"), "--host-root", Fixture("proc/shared-box"),
+      "--notify",   dir / "notify.toml"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return StartProgram(argv, {{"CGOV_FAKE_NVML_SCENARIO", scenario}});
 }
@@ -64,22 +66,25 @@ TEST(NotifyE2E, IdleHeldNotebookGivesOneNoticeOneReminderOneResolvedAcrossAnOuta
   auto receiver = StartReceiver(dir, "hook");
   WriteFile(dir / "notify.toml",
             "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
-                UrlFile(dir, "ops", receiver->url + "/hook") + "\"\ntimeout = \"2s\"\n"
-            "[[rule]]\nkind = \"idle_held\"\nfor = \"1s\"\nremind_every = \"10s\"\n"
-            "users = [\"bob\"]\n");
+                UrlFile(dir, "ops", receiver->url + "/hook") +
+                "\"\ntimeout = \"2s\"\n"
+                "[[rule]]\nkind = \"idle_held\"\nfor = \"1s\"\nremind_every = \"10s\"\n"
+                "users = [\"bob\"]\n");
   // 1. The notice, delivered at once.
   Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "forever", std::nullopt));
-  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() == 1; }, 20))
-      << Stop(daemon).err;
+  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() == 1; }, 20)) << Stop(daemon).err;
   // 2. The receiver goes down; the reminder (10 s after the notice) fails and waits in the queue.
   receiver->Mode("fail");
   ASSERT_TRUE(WaitFor([&] { return receiver->Requests().size() >= 2; }, 20)) << Stop(daemon).err;
   // The receiver logs a request before it answers: wait until the daemon has the 503 too (the
   // failed attempt kept in its outbox), or a SIGTERM in between abandons the attempt unsaid.
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryDb(dir / "h.db.notify",
-                   "SELECT count(*) FROM outbox WHERE last_error LIKE 'HTTP 503%'") >= 1;
-  }, 20)) << Stop(daemon).err;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return QueryDb(dir / "h.db.notify",
+                       "SELECT count(*) FROM outbox WHERE last_error LIKE 'HTTP 503%'") >= 1;
+      },
+      20))
+      << Stop(daemon).err;
   // 3. The daemon restarts mid-outage; the notebook leaves 3 s (scenario time) after it.
   RunResult first = Stop(daemon);
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -87,8 +92,7 @@ TEST(NotifyE2E, IdleHeldNotebookGivesOneNoticeOneReminderOneResolvedAcrossAnOuta
   daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "leaves", 3.0));
   usleep(1'000'000);
   receiver->Mode("ok");
-  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() == 3; }, 30))
-      << Stop(daemon).err;
+  ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() == 3; }, 30)) << Stop(daemon).err;
   usleep(1'500'000);  // time for anything more to arrive (nothing should)
   RunResult second = Stop(daemon);
   ASSERT_EQ(second.exit_code, 0) << second.err;
@@ -131,10 +135,11 @@ TEST(NotifyE2E, SamplerKeepsItsCadenceWhileTheSinkHangs) {
   auto receiver = StartReceiver(dir, "hook", "hang");
   WriteFile(dir / "notify.toml",
             "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
-                UrlFile(dir, "ops", receiver->url + "/hook") + "\"\ntimeout = \"3s\"\n"
-            "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\n"
-            "[[rule]]\nkind = \"truly_idle\"\nfor = \"0s\"\n"
-            "[[rule]]\nkind = \"memory_high\"\nabove_pct = 5\nfor = \"0s\"\n");
+                UrlFile(dir, "ops", receiver->url + "/hook") +
+                "\"\ntimeout = \"3s\"\n"
+                "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\n"
+                "[[rule]]\nkind = \"truly_idle\"\nfor = \"0s\"\n"
+                "[[rule]]\nkind = \"memory_high\"\nabove_pct = 5\nfor = \"0s\"\n");
   Started daemon = StartNotifyingDaemon(dir, Scenario("shared_box"), {"--commit-every", "0s"});
   // Two attempts that each hang for the whole timeout: 3 s and more with the sampler running.
   ASSERT_TRUE(WaitFor([&] { return receiver->Requests().size() >= 2; }, 30)) << Stop(daemon).err;
@@ -144,8 +149,9 @@ TEST(NotifyE2E, SamplerKeepsItsCadenceWhileTheSinkHangs) {
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   const std::string db = dir / "h.db";
   const int64_t ticks = QueryDb(db, "SELECT count(*) FROM tick");
-  const int64_t gap = QueryDb(db, "SELECT max(ts_ms - prev) FROM (SELECT ts_ms, lag(ts_ms) OVER "
-                                  "(ORDER BY ts_ms) AS prev FROM tick)");
+  const int64_t gap = QueryDb(db,
+                              "SELECT max(ts_ms - prev) FROM (SELECT ts_ms, lag(ts_ms) OVER "
+                              "(ORDER BY ts_ms) AS prev FROM tick)");
   EXPECT_GE(ticks, 20) << stopped.err;
   EXPECT_LT(gap, 400) << "a tick was missed while the sink hung (interval 200 ms)";
   // The hung attempts were retried, not lost: each notice arrived once.
@@ -162,8 +168,9 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
     sinks += fmt::format("[[sink]]\nname = \"{}\"\nkind = \"{}\"\nurl_file = \"{}\"\n", kind, kind,
                          UrlFile(dir, kind, receiver->url + "/" + kind));
   }
-  WriteFile(dir / "notify.toml", sinks + "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\n"
-                                         "users = [\"bob\"]\n");
+  WriteFile(dir / "notify.toml", sinks +
+                                     "[[rule]]\nkind = \"idle_held\"\nfor = \"0s\"\n"
+                                     "users = [\"bob\"]\n");
   const int port = FreePort();
   Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt),
                                         {"--listen", "127.0.0.1:" + std::to_string(port)});
@@ -172,10 +179,13 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
   ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 20)) << Stop(daemon).err;
   // /metrics says what was delivered and what failed, once a tick has carried the counts over.
   const std::string metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
-  EXPECT_TRUE(WaitFor([&] {
-    return Curl(metrics_url).find("cgov_notices_sent_total{Hostname=\"vm\"} 3\n") !=
-           std::string::npos;
-  }, 10)) << Curl(metrics_url);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Curl(metrics_url).find("cgov_notices_sent_total{Hostname=\"vm\"} 3\n") !=
+               std::string::npos;
+      },
+      10))
+      << Curl(metrics_url);
   const std::string metrics = Curl(metrics_url);
   EXPECT_NE(metrics.find("cgov_notice_failures_total{Hostname=\"vm\"} 3\n"), std::string::npos)
       << metrics;
@@ -188,9 +198,12 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
   ASSERT_EQ(delivered.size(), 3u) << json(receiver->Requests()).dump(1);
   std::map<std::string, json> by_kind;
   for (const json& r : delivered) {
-    if (r["body"].contains("schema")) by_kind["webhook"] = r["body"];
-    else if (r["body"].contains("text")) by_kind["slack"] = r["body"];
-    else if (r["body"].contains("attachments")) by_kind["teams"] = r["body"];
+    if (r["body"].contains("schema"))
+      by_kind["webhook"] = r["body"];
+    else if (r["body"].contains("text"))
+      by_kind["slack"] = r["body"];
+    else if (r["body"].contains("attachments"))
+      by_kind["teams"] = r["body"];
   }
   ASSERT_EQ(by_kind.size(), 3u) << json(delivered).dump(1);
   EXPECT_EQ(SchemaErrors("notice.schema.json", by_kind["webhook"]), "");
@@ -220,16 +233,20 @@ TEST(NotifyE2E, EachSinkGetsItsOwnBodyAndRetryAfterIsHonoured) {
 void WriteBobsBudgetAndItsRule(const TempDir& dir, const std::string& url) {
   WriteFile(dir / "budgets.toml", "[[budget]]\nuser = \"bob\"\nmonthly_usd = 0.01\n");
   WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
-                                     UrlFile(dir, "ops", url) + "\"\n[[rule]]\nkind = \"budget\"\n");
+                                     UrlFile(dir, "ops", url) +
+                                     "\"\n[[rule]]\nkind = \"budget\"\n");
 }
 
 TEST(NotifyE2E, ABudgetsAlertsAreNoticedOnceAcrossARestart) {
   TempDir dir;
   auto receiver = StartReceiver(dir, "hook");
   WriteBobsBudgetAndItsRule(dir, receiver->url + "/hook");
-  const std::vector<std::string> extra = {"--listen", "127.0.0.1:" + std::to_string(FreePort()),
-                                          "--budgets", dir / "budgets.toml",
-                                          "--price-per-gpu-hour", "3600"};
+  const std::vector<std::string> extra = {"--listen",
+                                          "127.0.0.1:" + std::to_string(FreePort()),
+                                          "--budgets",
+                                          dir / "budgets.toml",
+                                          "--price-per-gpu-hour",
+                                          "3600"};
   // bob's notebook spends a cent within a tick or two: 50, 80, 100 %.
   Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt), extra);
   ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 20)) << Stop(daemon).err;
@@ -263,9 +280,9 @@ TEST(NotifyE2E, BudgetNoticesNeedNoListen) {
   TempDir dir;
   auto receiver = StartReceiver(dir, "hook");
   WriteBobsBudgetAndItsRule(dir, receiver->url + "/hook");
-  Started daemon = StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt),
-                                        {"--budgets", dir / "budgets.toml",
-                                         "--price-per-gpu-hour", "3600"});
+  Started daemon =
+      StartNotifyingDaemon(dir, NotebookScenario(dir, "nb", std::nullopt),
+                           {"--budgets", dir / "budgets.toml", "--price-per-gpu-hour", "3600"});
   ASSERT_TRUE(WaitFor([&] { return receiver->Delivered().size() >= 3; }, 20)) << Stop(daemon).err;
   RunResult stopped = Stop(daemon);
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
@@ -298,39 +315,40 @@ TEST(NotifyE2E, BadFilesAreRefusedBeforeAnythingIsWritten) {
   };
   for (const Case& c : cases) {
     WriteFile(dir / "notify.toml", c.file);
-    RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--notify",
-                              dir / "notify.toml"}, {});
+    RunResult r = RunProgram(
+        {CgovBinary(), "daemon", "--db", dir / "h.db", "--notify", dir / "notify.toml"}, {});
     EXPECT_EQ(r.exit_code, 2) << c.file;
     EXPECT_NE(r.err.find(c.error), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "h.db")) << c.file;
   }
   // A budget rule needs the budgets.
-  WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" +
-                                     url + "\"\n[[rule]]\nkind = \"budget\"\n");
-  RunResult budgetless = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--notify",
-                                     dir / "notify.toml"}, {});
+  WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" + url +
+                                     "\"\n[[rule]]\nkind = \"budget\"\n");
+  RunResult budgetless = RunProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--notify", dir / "notify.toml"}, {});
   EXPECT_EQ(budgetless.exit_code, 2);
   EXPECT_NE(budgetless.err.find("notify.toml:5: a budget rule needs --budgets FILE"),
-            std::string::npos) << budgetless.err;
+            std::string::npos)
+      << budgetless.err;
   // The URL is a credential: a file others may read is refused.
-  WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" +
-                                     url + "\"\n[[rule]]\nkind = \"xid\"\n");
+  WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"slack\"\nurl_file = \"" + url +
+                                     "\"\n[[rule]]\nkind = \"xid\"\n");
   chmod(url.c_str(), 0644);
-  RunResult shared = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--notify",
-                                 dir / "notify.toml"}, {});
+  RunResult shared = RunProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--notify", dir / "notify.toml"}, {});
   EXPECT_EQ(shared.exit_code, 2);
   EXPECT_NE(shared.err.find("readable by its group or others (mode 0644)"), std::string::npos)
       << shared.err;
   EXPECT_EQ(shared.err.find("127.0.0.1:9/hook"), std::string::npos) << "the URL was printed";
   // A state file that is not one (the history database itself) is never written to.
   chmod(url.c_str(), 0600);
-  RunResult demo = RunProgram({CgovBinary(), "demo", "--duration", "1h", "--db", dir / "x.db"},
-                              {}, 60);
+  RunResult demo =
+      RunProgram({CgovBinary(), "demo", "--duration", "1h", "--db", dir / "x.db"}, {}, 60);
   ASSERT_EQ(demo.exit_code, 0) << demo.err;
-  RunResult wrong = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--notify",
-                                dir / "notify.toml", "--notify-state", dir / "x.db",
-                                "--nvml-lib", FakeNvml("full")},
-                               {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  RunResult wrong =
+      RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--notify", dir / "notify.toml",
+                  "--notify-state", dir / "x.db", "--nvml-lib", FakeNvml("full")},
+                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("not a cgov notifications state database"), std::string::npos)
       << wrong.err;

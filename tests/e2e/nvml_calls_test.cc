@@ -14,9 +14,9 @@ std::string NvmlCalls() { return BuildDir() + "/cgov_nvml_calls"; }
 
 TEST(NvmlCallsE2E, TimesEveryCallCgovMakes) {
   if (access(NvmlCalls().c_str(), X_OK) != 0) GTEST_SKIP() << "built without benchmarks";
-  RunResult r = RunProgram({NvmlCalls(), "--reps", "3"},
-                           {{"CGOV_NVML_LIB", FakeNvml("full")},
-                            {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  RunResult r = RunProgram(
+      {NvmlCalls(), "--reps", "3"},
+      {{"CGOV_NVML_LIB", FakeNvml("full")}, {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("GPU 0 of 8 (NVIDIA H100 80GB HBM3); 3 calls each"), std::string::npos)
       << r.out;
@@ -35,9 +35,9 @@ TEST(NvmlCallsE2E, TimesEveryCallCgovMakes) {
 // Paced rounds: every call once a round, as a daemon tick makes it, with its last result.
 TEST(NvmlCallsE2E, PacedRoundsTimeEachCallOnceARound) {
   if (access(NvmlCalls().c_str(), X_OK) != 0) GTEST_SKIP() << "built without benchmarks";
-  RunResult r = RunProgram({NvmlCalls(), "--reps", "1", "--paced", "20:4"},
-                           {{"CGOV_NVML_LIB", FakeNvml("full")},
-                            {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  RunResult r = RunProgram(
+      {NvmlCalls(), "--reps", "1", "--paced", "20:4"},
+      {{"CGOV_NVML_LIB", FakeNvml("full")}, {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const size_t paced = r.out.find("4 rounds 20 ms apart, each call once a round:");
   ASSERT_NE(paced, std::string::npos) << r.out;
@@ -60,9 +60,9 @@ TEST(NvmlCallsE2E, NoDriverOrNoSuchGpuIsExit1AndBadUsage2) {
   RunResult none = RunProgram({NvmlCalls(), "--lib", "/nonexistent/libnvidia-ml.so.1"}, {});
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << none.err;
-  RunResult gpu = RunProgram({NvmlCalls(), "--gpu", "99", "--reps", "1"},
-                             {{"CGOV_NVML_LIB", FakeNvml("full")},
-                              {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
+  RunResult gpu = RunProgram(
+      {NvmlCalls(), "--gpu", "99", "--reps", "1"},
+      {{"CGOV_NVML_LIB", FakeNvml("full")}, {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")}});
   EXPECT_EQ(gpu.exit_code, 1);
   EXPECT_NE(gpu.err.find("no GPU 99 (this host has 8)"), std::string::npos) << gpu.err;
   EXPECT_EQ(RunProgram({NvmlCalls(), "--bogus"}, {}).exit_code, 2);

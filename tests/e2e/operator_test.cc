@@ -35,8 +35,8 @@ using nlohmann::json;
 // commit 5f6533303e3850c8635796a74bb22802d16e9090), its window and cluster label filled in as
 // OpenCost fills them (cluster_id: its default PROM_CLUSTER_ID_LABEL).
 constexpr char kOpenCostGpuUsage[] =
-    "avg(avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{container!=\"\"}[%s])) "
-    "by (container, pod, namespace, %s)";
+    "avg(avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{container!=\"\"}[%s])) by (container, pod, "
+    "namespace, %s)";
 
 std::string OpenCostQuery(const std::string& window) {
   std::string q = kOpenCostGpuUsage;
@@ -85,15 +85,18 @@ class OperatorE2E : public ::testing::Test {
     const int port = FreePort();
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
     WriteFile(dir_ / (name + ".yml"), OperatorStyleConfig(target_port, honor_labels));
-    prometheus_.push_back(StartProgram({kPrometheus, "--config.file=" + (dir_ / (name + ".yml")),
-                                        "--storage.tsdb.path=" + (dir_ / (name + "-tsdb")),
-                                        "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                                        "--log.level=warn"},
-                                       {}));
-    EXPECT_TRUE(WaitFor([&] {
-      auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
-      return ready.ok() && ready->status == 200;
-    }, 60)) << name << " did not become ready";
+    prometheus_.push_back(
+        StartProgram({kPrometheus, "--config.file=" + (dir_ / (name + ".yml")),
+                      "--storage.tsdb.path=" + (dir_ / (name + "-tsdb")),
+                      "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn"},
+                     {}));
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          auto ready = HttpGet(url + "/-/ready", {}, std::chrono::seconds(1));
+          return ready.ok() && ready->status == 200;
+        },
+        60))
+        << name << " did not become ready";
     return url;
   }
 
@@ -117,7 +120,9 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
   RunResult checked = RunProgram({kPromtool, "check", "config", scrape_config}, {}, 30);
   EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
   json scenario = {
-      {"node", "gpu-node-1"}, {"token", nullptr}, {"resource_version", 900},
+      {"node", "gpu-node-1"},
+      {"token", nullptr},
+      {"resource_version", 900},
       {"pods",
        {Pod(kPodA, "ml", "train-0", "trainer", std::string(64, 'a'), {{"project-id", "llm"}}),
         Pod(kPodB, "notebooks", "nb-bob", "notebook", std::string(64, 'b'), {}),
@@ -129,21 +134,45 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
   const std::string honoring = StartPrometheus("honoring", port, true);
   const std::string renaming = StartPrometheus("renaming", port, false);
   const std::string db = dir_ / "node.db";
-  daemon_ = StartProgram(
-      {CgovBinary(), "daemon", "--db", db, "--interval", "1s", "--commit-every", "1s",
-       "--nvml-lib", FakeNvml("full"), "--host-root", KubeBox(dir_), "--kubernetes",
-       "--kube-api", api_.url, "--kube-token-file", "", "--kube-ca-file", "",
-       "--node-name", "gpu-node-1", "--hostname", "gpu-node-1", "--metrics-names", "dcgm",
-       "--listen", "127.0.0.1:" + std::to_string(port)},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("k8s_shared")}});
+  daemon_ = StartProgram({CgovBinary(),
+                          "daemon",
+                          "--db",
+                          db,
+                          "--interval",
+                          "1s",
+                          "--commit-every",
+                          "1s",
+                          "--nvml-lib",
+                          FakeNvml("full"),
+                          "--host-root",
+                          KubeBox(dir_),
+                          "--kubernetes",
+                          "--kube-api",
+                          api_.url,
+                          "--kube-token-file",
+                          "",
+                          "--kube-ca-file",
+                          "",
+                          "--node-name",
+                          "gpu-node-1",
+                          "--hostname",
+                          "gpu-node-1",
+                          "--metrics-names",
+                          "dcgm",
+                          "--listen",
+                          "127.0.0.1:" + std::to_string(port)},
+                         {{"CGOV_FAKE_NVML_SCENARIO", Scenario("k8s_shared")}});
   auto prom = PrometheusSource::Open(honoring, std::chrono::seconds(10));
   ASSERT_TRUE(prom.ok());
   // Scraped a few times with the pods named (bounded: 60 s).
-  ASSERT_TRUE(WaitFor([&] {
-    auto seen = prom->Query("count_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{pod=\"vision-0\"}[1m])"
-                            " >= 8", NowS());
-    return seen.ok() && !seen->empty();
-  }, 60)) << "Prometheus did not scrape the daemon with its pods named";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto seen = prom->Query(
+            "count_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{pod=\"vision-0\"}[1m]) >= 8", NowS());
+        return seen.ok() && !seen->empty();
+      },
+      60))
+      << "Prometheus did not scrape the daemon with its pods named";
   const std::string metrics = Curl("http://127.0.0.1:" + std::to_string(port) + "/metrics");
 
   // OpenCost's query, verbatim, on the honoring Prometheus: each pod's utilization. train-0
@@ -170,8 +199,8 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
   const int64_t until_ms = static_cast<int64_t>(std::ceil(NowS())) * 1000;
   const std::string until = FormatRfc3339Utc(until_ms * 1'000'000);
   auto report = [&](const std::vector<std::string>& source) {
-    std::vector<std::string> argv = {CgovBinary(), "report", "--format", "json", "--since",
-                                     "10m", "--until", until, "--by", "pod"};
+    std::vector<std::string> argv = {CgovBinary(), "report",  "--format", "json", "--since",
+                                     "10m",        "--until", until,      "--by", "pod"};
     argv.insert(argv.end(), source.begin(), source.end());
     return RunProgram(argv, {}, 60);
   };
@@ -180,8 +209,8 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
   RunResult refused = report({"--prometheus", renaming});
   EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_EQ(refused.out, "") << "no partial report";
-  EXPECT_NE(refused.err.find("the scrape of job cgov (host gpu-node-1) renamed"),
-            std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("the scrape of job cgov (host gpu-node-1) renamed"), std::string::npos)
+      << refused.err;
   EXPECT_NE(refused.err.find("honorLabels: true"), std::string::npos) << refused.err;
 
   // With it: every pod's GPU-seconds as on the node, within what was not scraped yet (the
@@ -194,9 +223,8 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
   const json node = json::parse(node_run.out);
   auto last_scraped = prom->Query("max_over_time(cgov_ticks_total[2m])", until_ms / 1e3);
   ASSERT_TRUE(last_scraped.ok() && !last_scraped->empty());
-  const double unscraped =
-      static_cast<double>(QueryDb(db, "SELECT count(*) FROM tick")) -
-      last_scraped->at(0).points.at(0).second + 1;
+  const double unscraped = static_cast<double>(QueryDb(db, "SELECT count(*) FROM tick")) -
+                           last_scraped->at(0).points.at(0).second + 1;
   ASSERT_GE(unscraped, 1);
   auto attributed = [](const json& doc) {
     std::map<std::string, double> out;
@@ -237,8 +265,9 @@ TEST_F(OperatorE2E, HonoredLabelsMatchTheNodeOpenCostReadsPodsAndARenamingScrape
   const double by_util = node["shared_gpus"]["by_utilization_gpu_seconds"].get<double>();
   EXPECT_NEAR(by_util + node["shared_gpus"]["evenly_gpu_seconds"].get<double>(), gpu3, 1e-3);
   EXPECT_GE(by_util, 0.9 * gpu3) << "split by utilization, but where a tick had no reading";
-  RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "10m", "--until",
-                               until, "--by", "pod"}, {}, 60);
+  RunResult text = RunProgram(
+      {CgovBinary(), "report", "--db", db, "--since", "10m", "--until", until, "--by", "pod"}, {},
+      60);
   EXPECT_NE(text.out.find("split by utilization"), std::string::npos) << text.out;
   // ... and on /metrics (scraped while it ran): the two holders' seconds are 90 to 10.
   double vision = 0, outside = 0;

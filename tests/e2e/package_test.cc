@@ -76,9 +76,10 @@ const Package& Built() {
     std::filesystem::create_directories(p->root + "/var/lib/dpkg/updates");
     WriteFile(p->root + "/var/lib/dpkg/status", "");
     // (The maintainer scripts run chrootless, DPKG_ROOT set: the empty root has no shell.)
-    RunResult installed = RunProgram({"/usr/bin/dpkg", "--root=" + p->root, "--force-depends",
-                                      "--force-not-root", "--force-script-chrootless",
-                                      "--log=/dev/null", "-i", p->deb}, {}, 60);
+    RunResult installed =
+        RunProgram({"/usr/bin/dpkg", "--root=" + p->root, "--force-depends", "--force-not-root",
+                    "--force-script-chrootless", "--log=/dev/null", "-i", p->deb},
+                   {}, 60);
     if (installed.exit_code != 0) p->error = "dpkg -i: " + installed.out + installed.err;
     return p;
   }();
@@ -130,12 +131,11 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
 
   const std::string& root = package.root;
   const std::string cgov = root + "/usr/bin/cgov";
-  for (const char* file : {"/usr/share/man/man1/cgov.1.gz",
-                           "/usr/share/bash-completion/completions/cgov",
-                           "/usr/share/zsh/vendor-completions/_cgov",
-                           "/usr/share/doc/cgov/copyright", "/usr/share/doc/cgov/changelog.gz",
-                           "/usr/share/doc/cgov/docs/metrics.md",
-                           "/usr/share/cgov/deploy/prometheus/cgov-rules.yml"}) {
+  for (const char* file :
+       {"/usr/share/man/man1/cgov.1.gz", "/usr/share/bash-completion/completions/cgov",
+        "/usr/share/zsh/vendor-completions/_cgov", "/usr/share/doc/cgov/copyright",
+        "/usr/share/doc/cgov/changelog.gz", "/usr/share/doc/cgov/docs/metrics.md",
+        "/usr/share/cgov/deploy/prometheus/cgov-rules.yml"}) {
     EXPECT_TRUE(std::filesystem::exists(root + file)) << file;
   }
   // The unit in one place only, naming where the package put cgov.
@@ -171,31 +171,35 @@ TEST(PackageE2E, DebInstallsIntoAFreshRootAndRuns) {
   RunResult doctor = RunProgram({cgov, "doctor"}, fake);
   EXPECT_EQ(doctor.exit_code, 0) << doctor.err;
   EXPECT_NE(doctor.out.find("GPUs:     8"), std::string::npos) << doctor.out;
-  RunResult demo = RunProgram({cgov, "demo", "--duration", "2h", "--interval", "10s", "--db",
-                               dir / "demo.db"}, {}, 60);
+  RunResult demo = RunProgram(
+      {cgov, "demo", "--duration", "2h", "--interval", "10s", "--db", dir / "demo.db"}, {}, 60);
   ASSERT_EQ(demo.exit_code, 0) << demo.err;
   RunResult report = RunProgram({cgov, "report", "--db", dir / "demo.db", "--since", "2h"}, {});
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(report.out.find("Where the GPU-time went"), std::string::npos) << report.out;
 
   // The man page renders without a warning; the completions load and complete.
-  RunResult man = Shell("zcat '" + root + "/usr/share/man/man1/cgov.1.gz' | groff -man -ww -z 2>&1");
+  RunResult man =
+      Shell("zcat '" + root + "/usr/share/man/man1/cgov.1.gz' | groff -man -ww -z 2>&1");
   EXPECT_EQ(man.exit_code, 0);
   EXPECT_EQ(man.out, "") << "groff warnings";
-  RunResult bash = Shell("source '" + root + "/usr/share/bash-completion/completions/cgov'; "
-                         "COMP_WORDS=(cgov run --f); COMP_CWORD=2; _cgov; echo \"${COMPREPLY[*]}\"; "
-                         "COMP_WORDS=(cgov rep); COMP_CWORD=1; _cgov; echo \"${COMPREPLY[*]}\"");
+  RunResult bash = Shell("source '" + root +
+                         "/usr/share/bash-completion/completions/cgov'; COMP_WORDS=(cgov run --f); "
+                         "COMP_CWORD=2; _cgov; echo \"${COMPREPLY[*]}\"; COMP_WORDS=(cgov rep); "
+                         "COMP_CWORD=1; _cgov; echo \"${COMPREPLY[*]}\"");
   EXPECT_EQ(bash.out, "--fail-on --fail-on-regression --force\nreport\n") << bash.err;
   // An option's few values, and the exporters' dotted names.
-  RunResult values = Shell(
-      "source '" + root + "/usr/share/bash-completion/completions/cgov'; "
-      "COMP_WORDS=(cgov report --format j); COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"; "
-      "COMP_WORDS=(cgov daemon --log.level w); COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"; "
-      "COMP_WORDS=(cgov daemon --web.l); COMP_CWORD=2; _cgov; echo \"${COMPREPLY[*]}\"; "
-      "COMP_WORDS=(cgov report --by sl); COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"");
+  RunResult values =
+      Shell("source '" + root +
+            "/usr/share/bash-completion/completions/cgov'; COMP_WORDS=(cgov report --format j); "
+            "COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"; COMP_WORDS=(cgov daemon --log.level "
+            "w); COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"; COMP_WORDS=(cgov daemon --web.l); "
+            "COMP_CWORD=2; _cgov; echo \"${COMPREPLY[*]}\"; COMP_WORDS=(cgov report --by sl); "
+            "COMP_CWORD=3; _cgov; echo \"${COMPREPLY[*]}\"");
   EXPECT_EQ(values.out, "json\nwarn\n--web.listen-address\nslurm_job\n") << values.err;
   if (access("/usr/bin/zsh", X_OK) == 0) {
-    RunResult zsh = RunProgram({"/usr/bin/zsh", "-n", root + "/usr/share/zsh/vendor-completions/_cgov"}, {});
+    RunResult zsh =
+        RunProgram({"/usr/bin/zsh", "-n", root + "/usr/share/zsh/vendor-completions/_cgov"}, {});
     EXPECT_EQ(zsh.exit_code, 0) << zsh.err;
   }
 }
@@ -227,15 +231,17 @@ TEST(PackageE2E, InstallUpgradeRemovePurgeKeepAndDeleteWhatTheyShould) {
   }
   WriteFile(root + "/var/lib/dpkg/status", "");
   auto dpkg = [&](const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/dpkg", "--root=" + root,
-                                     "--force-script-chrootless", "--force-not-root",
-                                     "--force-depends", "--log=/dev/null"};
+    std::vector<std::string> argv = {
+        "/usr/bin/dpkg",    "--root=" + root,  "--force-script-chrootless",
+        "--force-not-root", "--force-depends", "--log=/dev/null"};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunProgram(argv, {}, 120);
   };
   auto status = [&] {
-    return Trimmed(RunProgram({"/usr/bin/dpkg-query", "--admindir=" + root + "/var/lib/dpkg",
-                               "-W", "-f=${Status} ${Version}", "cgov"}, {}).out);
+    return Trimmed(RunProgram({"/usr/bin/dpkg-query", "--admindir=" + root + "/var/lib/dpkg", "-W",
+                               "-f=${Status} ${Version}", "cgov"},
+                              {})
+                       .out);
   };
   const std::string wants = root + "/etc/systemd/system/multi-user.target.wants/cgov.service";
   const std::string defaults = root + "/etc/default/cgov";
@@ -269,7 +275,8 @@ TEST(PackageE2E, InstallUpgradeRemovePurgeKeepAndDeleteWhatTheyShould) {
   r = dpkg({"-P", "cgov"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE((r.out + r.err).find("cgov: purging " + root + "/var/lib/cgov (the GPU history"),
-            std::string::npos) << r.out << r.err;
+            std::string::npos)
+      << r.out << r.err;
   EXPECT_FALSE(std::filesystem::exists(root + "/var/lib/cgov")) << "purge deletes the history";
   EXPECT_FALSE(std::filesystem::exists(defaults));
   EXPECT_FALSE(std::filesystem::is_symlink(wants));
@@ -288,8 +295,8 @@ TEST(PackageE2E, LintianFindsNoErrorAndNoWarning) {
   if (access("/usr/bin/dpkg-shlibdeps", X_OK) != 0) GTEST_SKIP() << "no dpkg-dev here";
   const Package& package = Built();
   ASSERT_EQ(package.error, "");
-  RunResult lintian = RunProgram({"/usr/bin/lintian", "--allow-root", "--fail-on",
-                                  "error,warning", package.deb}, {}, 300);
+  RunResult lintian = RunProgram(
+      {"/usr/bin/lintian", "--allow-root", "--fail-on", "error,warning", package.deb}, {}, 300);
   EXPECT_EQ(lintian.exit_code, 0) << lintian.out << lintian.err;
   EXPECT_EQ(lintian.out, "") << "lintian findings";
 }
@@ -303,8 +310,8 @@ TEST(PackageE2E, HardeningCheckPasses) {
   if (!OptimizedBuild()) GTEST_SKIP() << "a Debug tree: _FORTIFY_SOURCE needs optimization";
   const Package& package = Built();
   ASSERT_EQ(package.error, "");
-  RunResult check = RunProgram({"/usr/bin/hardening-check", "--nocfprotection",
-                                package.root + "/usr/bin/cgov"}, {});
+  RunResult check = RunProgram(
+      {"/usr/bin/hardening-check", "--nocfprotection", package.root + "/usr/bin/cgov"}, {});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   for (const char* line : {"Position Independent Executable: yes", "Stack protected: yes",
                            "Fortify Source functions: yes", "Read-only relocations: yes",
@@ -354,9 +361,9 @@ TEST(PackageE2E, UnitVerifiesAndNamesThePackagesPaths) {
   TempDir dir;
   const std::string sys = dir / "root";
   std::filesystem::create_directories(sys + "/usr/lib/systemd");
-  std::filesystem::copy("/usr/lib/systemd/system", sys + "/usr/lib/systemd/system",
-                        std::filesystem::copy_options::recursive |
-                            std::filesystem::copy_options::copy_symlinks);
+  std::filesystem::copy(
+      "/usr/lib/systemd/system", sys + "/usr/lib/systemd/system",
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   std::filesystem::copy_file(root + "/usr/lib/systemd/system/cgov.service",
                              sys + "/usr/lib/systemd/system/cgov.service",
                              std::filesystem::copy_options::overwrite_existing);
@@ -364,13 +371,14 @@ TEST(PackageE2E, UnitVerifiesAndNamesThePackagesPaths) {
   std::filesystem::copy_file(root + "/usr/bin/cgov", sys + "/usr/bin/cgov");
   std::filesystem::create_directories(sys + "/bin");
   std::filesystem::copy_file("/bin/kill", sys + "/bin/kill");
-  RunResult verify = RunProgram({"/usr/bin/systemd-analyze", "verify", "--root=" + sys,
-                                 "cgov.service"}, {}, 60);
+  RunResult verify =
+      RunProgram({"/usr/bin/systemd-analyze", "verify", "--root=" + sys, "cgov.service"}, {}, 60);
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_EQ(verify.out + verify.err, "");
 
   RunResult security = RunProgram({"/usr/bin/systemd-analyze", "security", "--offline=yes",
-                                   "--no-pager", "--root=" + sys, "cgov.service"}, {}, 60);
+                                   "--no-pager", "--root=" + sys, "cgov.service"},
+                                  {}, 60);
   EXPECT_EQ(security.exit_code, 0) << security.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(security.out, m,
@@ -400,14 +408,16 @@ TEST(PackageE2E, DaemonKeepsItsStateWhereTheUnitSays) {
   const Env env = {{"CGOV_NVML_LIB", FakeNvml("full")},
                    {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8")},
                    {"STATE_DIRECTORY", state}};
-  Started daemon = StartProgram(
-      {"/bin/bash", "-c", "set -a; . '" + package.root + "/etc/default/cgov'; exec '" + cgov +
-                              "' daemon $ARGS --commit-every 0s"},
-      env);
-  EXPECT_TRUE(WaitFor([&] {
-    return std::filesystem::exists(state + "/history.db") &&
-           std::filesystem::file_size(state + "/history.db") > 0;
-  }, 20));
+  Started daemon = StartProgram({"/bin/bash", "-c",
+                                 "set -a; . '" + package.root + "/etc/default/cgov'; exec '" +
+                                     cgov + "' daemon $ARGS --commit-every 0s"},
+                                env);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return std::filesystem::exists(state + "/history.db") &&
+               std::filesystem::file_size(state + "/history.db") > 0;
+      },
+      20));
   ::usleep(500 * 1000);
   kill(daemon.pid, SIGTERM);
   RunResult stopped = WaitProgram(daemon, 30);
@@ -420,8 +430,8 @@ TEST(PackageE2E, DaemonKeepsItsStateWhereTheUnitSays) {
   EXPECT_NE(report.out.find("\"gpus\""), std::string::npos) << report.out.substr(0, 400);
 
   // Flags from the environment: CGOV_ and the flag's name.
-  RunResult bad_env = RunProgram({cgov, "daemon"},
-                                 {{"STATE_DIRECTORY", state}, {"CGOV_INTERVAL", "tenminutes"}});
+  RunResult bad_env =
+      RunProgram({cgov, "daemon"}, {{"STATE_DIRECTORY", state}, {"CGOV_INTERVAL", "tenminutes"}});
   EXPECT_EQ(bad_env.exit_code, 2) << bad_env.err;
   EXPECT_NE(bad_env.err.find("--interval"), std::string::npos) << bad_env.err;
   RunResult help = RunProgram({cgov, "daemon", "--help"}, {});
@@ -438,7 +448,8 @@ TEST(PackageE2E, DaemonKeepsItsStateWhereTheUnitSays) {
   RunResult no_dir = RunProgram({cgov, "daemon", "--db", dir / "nowhere/h.db"}, env);
   EXPECT_EQ(no_dir.exit_code, 1);
   EXPECT_NE(no_dir.err.find("directory " + (dir / "nowhere") + " does not exist"),
-            std::string::npos) << no_dir.err;
+            std::string::npos)
+      << no_dir.err;
   EXPECT_EQ(no_dir.err.find("unable to open"), std::string::npos) << no_dir.err;
   RunResult no_source = RunProgram({cgov, "report"}, {{"STATE_DIRECTORY", dir / "gone/cgov"}});
   EXPECT_EQ(no_source.exit_code, 2);

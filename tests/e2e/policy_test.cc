@@ -69,13 +69,14 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   Started other;  // outside the policy's group (root only: it takes another uid and gid)
   if (root) other = StartProgram(AsChild(1, 1, {"/bin/sleep", "603"}), {});
   const int phantom = 3'999'999;  // a pid the driver reports with no process behind it
-  usleep(300'000);  // the shell has exec'd sleep
+  usleep(300'000);                // the shell has exec'd sleep
   auto gpu = [](double util, std::vector<int> pids) {
     json processes = json::array();
     for (int pid : pids) {
       processes.push_back({{"pid", pid}, {"type", "compute"}, {"used_mib", 4000}});
     }
-    return json{{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
+    return json{{"name", "NVIDIA A100-SXM4-80GB"},
+                {"memory_total_mib", 81920},
                 {"timeline", {{{"t", 0}, {"util_gpu", util}, {"util_mem", 0}}}},
                 {"processes", processes}};
   };
@@ -86,8 +87,8 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   WriteFile(dir / "scenario.json", json{{"driver_version", "550.54.15"}, {"gpus", gpus}}.dump());
   WriteFile(dir / "policy.toml",
             "[[policy]]\nname = \"stale\"\nidle_held_for = \"1s\"\ngrace = \"2s\"\n"
-            "groups = [\"" + group_name + "\"]\nallow_commands = [\"/usr/bin/tail\", "
-            "\"/*keepme\"]\n");
+            "groups = [\"" +
+                group_name + "\"]\nallow_commands = [\"/usr/bin/tail\", \"/*keepme\"]\n");
   // Each step is noticed too (a notify rule of kind policy).
   auto receiver = StartReceiver(dir, "hook");
   WriteFile(dir / "notify.toml", "[[sink]]\nname = \"ops\"\nkind = \"webhook\"\nurl_file = \"" +
@@ -95,10 +96,13 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
                                      "\"\n[[rule]]\nkind = \"policy\"\n");
   const Env env = {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}};
   auto daemon_argv = [&](bool dry) {
-    std::vector<std::string> argv = {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
-                                     "200ms", "--commit-every", "0s", "--nvml-lib",
-                                     FakeNvml("full"), "--policy", dir / "policy.toml",
-                                     "--notify", dir / "notify.toml"};
+    std::vector<std::string> argv = {CgovBinary(),     "daemon",
+                                     "--db",           dir / "h.db",
+                                     "--interval",     "200ms",
+                                     "--commit-every", "0s",
+                                     "--nvml-lib",     FakeNvml("full"),
+                                     "--policy",       dir / "policy.toml",
+                                     "--notify",       dir / "notify.toml"};
     if (dry) argv.push_back("--policy-dry-run");
     return argv;
   };
@@ -106,15 +110,15 @@ TEST(PolicyE2E, DryRunNamesTheProcessThenEnabledStopsExactlyItAfterItsGrace) {
   const std::string target_pid = std::to_string(target_id);
   // 1. The dry run names the target and the forged copy, and only them, and signals nothing.
   Started daemon = StartProgram(daemon_argv(true), env);
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action") >= 2;
-  }, 20));
+  ASSERT_TRUE(WaitFor(
+      [&] { return QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action") >= 2; }, 20));
   usleep(1'500'000);  // every other process has had its chance to be named
   kill(daemon.pid, SIGTERM);
   RunResult dry = WaitProgram(daemon, 20);
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_NE(dry.err.find("dry run: it records what it would do and signals nothing"),
-            std::string::npos) << dry.err;
+            std::string::npos)
+      << dry.err;
   EXPECT_NE(dry.err.find("would_stop pid " + target_pid), std::string::npos) << dry.err;
   EXPECT_NE(dry.err.find("would_stop pid " + std::to_string(forged_id)), std::string::npos)
       << dry.err;
@@ -192,33 +196,35 @@ TEST(PolicyE2E, TheScopeIsTheOwnerAndRootsRightsInAnyUidAreNeverStopped) {
   TempDir dir;
   // carol's process, in a session whose login uid is 65534 (writing loginuid needs
   // CAP_AUDIT_CONTROL: without it the case is skipped below).
-  Started carol = StartProgram({"/bin/sh", "-c", "echo 65534 > /proc/self/loginuid; exec "
-                                "/usr/bin/setpriv --reuid=1 --regid=1 --clear-groups sleep 610"},
+  Started carol = StartProgram({"/bin/sh", "-c",
+                                "echo 65534 > /proc/self/loginuid; exec /usr/bin/setpriv --reuid=1 "
+                                "--regid=1 --clear-groups sleep 610"},
                                {});
   // alice's setuid-root program: real uid 65534, effective and saved 0.
-  Started setuid_root = StartProgram({"/usr/bin/setpriv", "--ruid=65534", "--rgid=65534",
-                                      "--clear-groups", "sleep", "611"}, {});
+  Started setuid_root = StartProgram(
+      {"/usr/bin/setpriv", "--ruid=65534", "--rgid=65534", "--clear-groups", "sleep", "611"}, {});
   Started alice = StartProgram(AsChild(65534, 65534, {"/bin/sleep", "612"}), {});
   usleep(300'000);
-  const bool login_set =
-      ReadFile("/proc/" + std::to_string(carol.pid) + "/loginuid") == "65534";
+  const bool login_set = ReadFile("/proc/" + std::to_string(carol.pid) + "/loginuid") == "65534";
   json processes = json::array();
   for (int pid : {carol.pid, setuid_root.pid, alice.pid}) {
     processes.push_back({{"pid", pid}, {"type", "compute"}, {"used_mib", 4000}});
   }
-  WriteFile(dir / "scenario.json",
-            json{{"gpus", {{{"name", "NVIDIA A100-SXM4-80GB"}, {"memory_total_mib", 81920},
-                           {"timeline", {{{"t", 0}, {"util_gpu", 0}}}},
-                           {"processes", processes}}}}}.dump());
-  WriteFile(dir / "policy.toml", "[[policy]]\nname = \"nobodys\"\nidle_held_for = \"1s\"\n"
-                                 "users = [\"nobody\"]\n");
-  Started daemon = StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval",
-                                 "200ms", "--commit-every", "0s", "--nvml-lib", FakeNvml("full"),
-                                 "--policy", dir / "policy.toml", "--policy-dry-run"},
-                                {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}});
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action") >= 2;
-  }, 20));
+  WriteFile(dir / "scenario.json", json{{"gpus",
+                                         {{{"name", "NVIDIA A100-SXM4-80GB"},
+                                           {"memory_total_mib", 81920},
+                                           {"timeline", {{{"t", 0}, {"util_gpu", 0}}}},
+                                           {"processes", processes}}}}}
+                                       .dump());
+  WriteFile(dir / "policy.toml",
+            "[[policy]]\nname = \"nobodys\"\nidle_held_for = \"1s\"\n"
+            "users = [\"nobody\"]\n");
+  Started daemon = StartProgram(
+      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--commit-every", "0s",
+       "--nvml-lib", FakeNvml("full"), "--policy", dir / "policy.toml", "--policy-dry-run"},
+      {{"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}});
+  ASSERT_TRUE(WaitFor(
+      [&] { return QueryDb(dir / "h.db", "SELECT count(*) FROM policy_action") >= 2; }, 20));
   usleep(1'500'000);  // carol's process has had its chance to be named
   kill(daemon.pid, SIGTERM);
   RunResult dry = WaitProgram(daemon, 20);
@@ -231,8 +237,8 @@ TEST(PolicyE2E, TheScopeIsTheOwnerAndRootsRightsInAnyUidAreNeverStopped) {
   const std::vector<json> s = ActionsOf(report, setuid_root.pid);
   ASSERT_EQ(s.size(), 1u) << report["policy_actions"].dump(1);
   EXPECT_EQ(s[0]["action"], "refused");
-  EXPECT_EQ(s[0]["outcome"], "a process with root's rights (real, effective or saved uid 0) is "
-                             "never stopped");
+  EXPECT_EQ(s[0]["outcome"],
+            "a process with root's rights (real, effective or saved uid 0) is never stopped");
   EXPECT_TRUE(s[0]["uids"].get<std::string>().starts_with("uid 65534 euid 0 suid 0")) << s[0];
   if (login_set) {
     EXPECT_TRUE(ActionsOf(report, carol.pid).empty()) << report["policy_actions"].dump(1);
@@ -247,21 +253,23 @@ TEST(PolicyE2E, BadPoliciesAreRefusedBeforeAnythingIsWritten) {
   struct Case {
     std::string file, error;
   } cases[] = {
-      {"[[policy]]\nname = \"p\"\nidle_held_for = \"4h\"\n", "policy.toml:1:1: policy: give its scope"},
-      {"[[policy]]\nname = \"p\"\nusers = [\"*\"]\n", "policy.toml:1:1: policy: give idle_held_for"},
+      {"[[policy]]\nname = \"p\"\nidle_held_for = \"4h\"\n",
+       "policy.toml:1:1: policy: give its scope"},
+      {"[[policy]]\nname = \"p\"\nusers = [\"*\"]\n",
+       "policy.toml:1:1: policy: give idle_held_for"},
       {"[[policy]]\nname = \"p\"\nidle_held_for = \"4h\"\nusers = [\"a\"]\ngrace = \"2h\"\n",
        "policy.toml:5:9: grace: 2h is out of range"},
   };
   for (const Case& c : cases) {
     WriteFile(dir / "policy.toml", c.file);
-    RunResult r = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--policy",
-                              dir / "policy.toml"}, {});
+    RunResult r = RunProgram(
+        {CgovBinary(), "daemon", "--db", dir / "h.db", "--policy", dir / "policy.toml"}, {});
     EXPECT_EQ(r.exit_code, 2) << c.file;
     EXPECT_NE(r.err.find(c.error), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "h.db"));
   }
-  RunResult lone = RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--policy-dry-run"},
-                              {});
+  RunResult lone =
+      RunProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--policy-dry-run"}, {});
   EXPECT_EQ(lone.exit_code, 2);
   EXPECT_NE(lone.err.find("--policy-dry-run goes with --policy"), std::string::npos) << lone.err;
 }

@@ -22,18 +22,25 @@ TEST(PricesE2E, ListsTheCatalogAndResolvesGpuNames) {
   // Each model's reference with its range and how many providers it is the median of.
   // Spot: GCP's discount (its $6.571 spot against its own $10.9791) on the $5.435 reference.
   EXPECT_NE(r.out.find("  H100 SXM 80GB      $5.4350 $2.69–$12.29          6   $3.2529  "),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   // Regression (issue 43, 2): the answer comes first, the catalog after it.
   EXPECT_EQ(r.out.rfind("Resolved\n  NVIDIA L4: $0.8048/GPU-hour", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("  NVIDIA L4: $0.8048/GPU-hour (catalog list price: L4 24GB, aws g6.xlarge"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("  NVIDIA L40S: $1.1700/GPU-hour (reference price: L40S 48GB, median of 2 "
-                       "providers'"), std::string::npos)
-      << "the L4 entry does not price an L40S:\n" << r.out;
-  EXPECT_NE(r.out.find("  NVIDIA A100-SXM4-80GB: $2.7900/GPU-hour (reference price: A100 SXM "
-                       "80GB"), std::string::npos) << "not the 40GB price:\n" << r.out;
+                       "providers'"),
+            std::string::npos)
+      << "the L4 entry does not price an L40S:\n"
+      << r.out;
+  EXPECT_NE(r.out.find("  NVIDIA A100-SXM4-80GB: $2.7900/GPU-hour (reference price: A100 SXM 80GB"),
+            std::string::npos)
+      << "not the 40GB price:\n"
+      << r.out;
   EXPECT_NE(r.out.find("  NVIDIA V100: price unknown: the catalog has no on-demand price for V100"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
 
   RunResult j = RunProgram({CgovBinary(), "prices", "--format", "json", "--gpu", "Tesla T4"}, {});
   ASSERT_EQ(j.exit_code, 0) << j.err;
@@ -58,10 +65,12 @@ TEST(PricesE2E, ListsTheCatalogAndResolvesGpuNames) {
 
 // Regression (issue 43, 2): --spot gave $6.571 for an H100 whose on-demand reference is $5.435.
 TEST(PricesE2E, ASpotPriceIsNeverAboveOnDemand) {
-  RunResult on_demand = RunProgram({CgovBinary(), "prices", "--format", "json", "--gpu",
-                                    "NVIDIA H100 80GB HBM3"}, {{"CGOV_PRICE_CATALOG", ""}});
-  RunResult spot = RunProgram({CgovBinary(), "prices", "--format", "json", "--spot", "--gpu",
-                               "NVIDIA H100 80GB HBM3"}, {{"CGOV_PRICE_CATALOG", ""}});
+  RunResult on_demand =
+      RunProgram({CgovBinary(), "prices", "--format", "json", "--gpu", "NVIDIA H100 80GB HBM3"},
+                 {{"CGOV_PRICE_CATALOG", ""}});
+  RunResult spot = RunProgram(
+      {CgovBinary(), "prices", "--format", "json", "--spot", "--gpu", "NVIDIA H100 80GB HBM3"},
+      {{"CGOV_PRICE_CATALOG", ""}});
   ASSERT_EQ(on_demand.exit_code, 0) << on_demand.err;
   ASSERT_EQ(spot.exit_code, 0) << spot.err;
   const double od = json::parse(on_demand.out)["resolved"][0]["usd_per_gpu_hour"].get<double>();
@@ -72,7 +81,8 @@ TEST(PricesE2E, ASpotPriceIsNeverAboveOnDemand) {
   for (const json& m : catalog["gpu_models"]) {
     if (m["spot_reference"].is_null()) continue;
     EXPECT_LT(m["spot_reference"]["high_usd"].get<double>(),
-              m["on_demand_reference"]["usd_per_gpu_hour"].get<double>()) << m["label"];
+              m["on_demand_reference"]["usd_per_gpu_hour"].get<double>())
+        << m["label"];
   }
 }
 
@@ -102,8 +112,8 @@ TEST(PricesE2E, SpotPricesADaemonsHistoryToo) {
   kill(daemon.pid, SIGTERM);
   ASSERT_EQ(WaitProgram(daemon, 15).exit_code, 0);
   auto report = [&](bool spot) {
-    std::vector<std::string> argv = {CgovBinary(), "report", "--db", db, "--since", "1h",
-                                     "--format", "json"};
+    std::vector<std::string> argv = {CgovBinary(), "report", "--db",     db,
+                                     "--since",    "1h",     "--format", "json"};
     if (spot) argv.push_back("--spot");
     RunResult r = RunProgram(argv, {});
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -123,7 +133,8 @@ TEST(PricesE2E, ABadCatalogOrFormatIsAClearError) {
   RunResult bad = RunProgram({CgovBinary(), "prices", "--price-catalog", dir / "bad.json"}, {});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("--price-catalog: " + (dir / "bad.json") + ": not valid JSON"),
-            std::string::npos) << bad.err;
+            std::string::npos)
+      << bad.err;
   EXPECT_TRUE(bad.out.empty()) << "no partial listing";
   RunResult format = RunProgram({CgovBinary(), "prices", "--format", "yaml"}, {});
   EXPECT_EQ(format.exit_code, 2) << format.err;

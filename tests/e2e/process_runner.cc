@@ -35,8 +35,10 @@ std::vector<std::string> MergedEnv(const Env& extra) {
     if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   for (const auto& [k, v] : extra) {
-    if (v.empty()) merged.erase(k);
-    else merged[k] = v;
+    if (v.empty())
+      merged.erase(k);
+    else
+      merged[k] = v;
   }
   std::vector<std::string> out;
   for (const auto& [k, v] : merged) out.push_back(k + "=" + v);
@@ -70,7 +72,8 @@ Started StartProgram(const std::vector<std::string>& argv, const Env& env,
   std::vector<std::string> envs = MergedEnv(env);
   std::vector<char*> arg_ptrs = Pointers(args), env_ptrs = Pointers(envs);
   s.start_s = Now();
-  int rc = posix_spawn(&s.pid, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data());
+  int rc =
+      posix_spawn(&s.pid, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -152,7 +155,8 @@ RunResult WaitProgram(Started& s, double timeout_s) {
       kill(s.pid, SIGKILL);
       killed = true;
     }
-    if (poll(fds, 2, killed ? 1000 : static_cast<int>(left * 1000) + 1) < 0 && errno != EINTR) break;
+    if (poll(fds, 2, killed ? 1000 : static_cast<int>(left * 1000) + 1) < 0 && errno != EINTR)
+      break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buffer[65536];
@@ -172,7 +176,7 @@ RunResult WaitProgram(Started& s, double timeout_s) {
   }
   int status = 0;
   waitpid(s.pid, &status, 0);
-  s.pid = -1;  // reaped: nothing left for ~Started to stop
+  s.pid = -1;                // reaped: nothing left for ~Started to stop
   s.out_fd = s.err_fd = -1;  // closed above
   result.wall_s = Now() - s.start_s;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

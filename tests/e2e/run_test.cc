@@ -1,11 +1,11 @@
 // `cgov run` end to end: the real binary wrapping a real job.
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <fcntl.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,7 +57,7 @@ TEST(RunE2E, StdoutIsTheJobsAndTheReportGoesToStderr) {
   for (const char* file : {"samples.jsonl", "summary.json", "report.md"}) {
     EXPECT_TRUE(std::ifstream(dir / ("run/" + std::string(file))).good()) << file;
   }
-  EXPECT_EQ(ReadFile(dir / "run/report.md") , r.err.substr(1)) << "report.md is the terminal report";
+  EXPECT_EQ(ReadFile(dir / "run/report.md"), r.err.substr(1)) << "report.md is the terminal report";
 }
 
 TEST(RunE2E, QuietPrintsNothingOfItsOwn) {
@@ -71,7 +71,8 @@ TEST(RunE2E, QuietPrintsNothingOfItsOwn) {
 
 TEST(RunE2E, StdinAndEnvironmentReachTheJob) {
   TempDir dir;
-  RunResult cat = RunProgram(Cgov(dir / "a", {"cat"}, {"--quiet"}), kNoGpu, 30, "line one\nline two\n");
+  RunResult cat =
+      RunProgram(Cgov(dir / "a", {"cat"}, {"--quiet"}), kNoGpu, 30, "line one\nline two\n");
   EXPECT_EQ(cat.out, "line one\nline two\n");
   Env env = kNoGpu;
   env["CGOV_E2E_MARKER"] = "value with spaces";
@@ -96,7 +97,8 @@ TEST(RunE2E, DeathBySignalIs128PlusN) {
     RunResult r = RunProgram(
         Cgov(dir / std::to_string(sig), {"signal", std::to_string(sig)}, {"--quiet"}), kNoGpu);
     EXPECT_EQ(r.exit_code, 128 + sig) << "signal " << sig << ": " << r.err;
-    EXPECT_EQ(ReadJson(dir / (std::to_string(sig) + "/summary.json"))["run"]["exit_code"], 128 + sig);
+    EXPECT_EQ(ReadJson(dir / (std::to_string(sig) + "/summary.json"))["run"]["exit_code"],
+              128 + sig);
   }
 }
 
@@ -112,16 +114,17 @@ TEST(RunE2E, CommandNotFoundIs127AndNotExecutableIs126) {
   // Issue 21 item 19: a script whose interpreter is missing exists; it is not "not found".
   WriteFile(dir / "orphan.py", "#!/cgov/no-such-python -u\nprint(1)\n");
   ASSERT_EQ(chmod((dir / "orphan.py").c_str(), 0755), 0);
-  RunResult interpreter = RunProgram(
-      {CgovBinary(), "run", "--out", dir / "i", "--", dir / "orphan.py"}, kNoGpu);
+  RunResult interpreter =
+      RunProgram({CgovBinary(), "run", "--out", dir / "i", "--", dir / "orphan.py"}, kNoGpu);
   EXPECT_EQ(interpreter.exit_code, 127) << "as a shell answers";
-  EXPECT_TRUE(Contains(interpreter.err, "its interpreter '/cgov/no-such-python' (line 1, #!) was "
-                                        "not found")) << interpreter.err;
+  EXPECT_TRUE(Contains(interpreter.err,
+                       "its interpreter '/cgov/no-such-python' (line 1, #!) was not found"))
+      << interpreter.err;
   EXPECT_FALSE(Contains(interpreter.err, "command not found")) << interpreter.err;
 
   WriteFile(dir / "script.sh", "#!/bin/sh\necho hi\n");  // not executable
-  RunResult denied = RunProgram({CgovBinary(), "run", "--out", dir / "b", "--", dir / "script.sh"},
-                                kNoGpu);
+  RunResult denied =
+      RunProgram({CgovBinary(), "run", "--out", dir / "b", "--", dir / "script.sh"}, kNoGpu);
   EXPECT_EQ(denied.exit_code, 126);
   EXPECT_TRUE(Contains(denied.err, "cannot run")) << denied.err;
   EXPECT_TRUE(Contains(denied.err, "Permission denied")) << denied.err;
@@ -136,9 +139,9 @@ TEST(RunE2E, ForwardedSignalsArriveOnceEachInOrder) {
   const std::string log = dir / "signals.log";
   Started cgov = StartProgram(Cgov(dir / "run", {"record", log, "6", "5"}, {"--quiet"}), kNoGpu);
   ASSERT_TRUE(WaitFor([&] { return Contains(ReadFile(log), "ready"); })) << "job never started";
-  const std::vector<std::pair<int, std::string>> sent = {
-      {SIGINT, "INT"}, {SIGTERM, "TERM"}, {SIGHUP, "HUP"},
-      {SIGQUIT, "QUIT"}, {SIGUSR1, "USR1"}, {SIGUSR2, "USR2"}};
+  const std::vector<std::pair<int, std::string>> sent = {{SIGINT, "INT"},   {SIGTERM, "TERM"},
+                                                         {SIGHUP, "HUP"},   {SIGQUIT, "QUIT"},
+                                                         {SIGUSR1, "USR1"}, {SIGUSR2, "USR2"}};
   std::string expected;
   for (const auto& [sig, name] : sent) {
     ASSERT_EQ(kill(cgov.pid, sig), 0);
@@ -158,8 +161,8 @@ TEST(RunE2E, ForwardedSignalsArriveOnceEachInOrder) {
 TEST(RunE2E, ABurstOfSignalsReachesTheJobAtMostAsOftenAsSent) {
   TempDir dir;
   const std::string log = dir / "signals.log";
-  Started cgov = StartProgram(Cgov(dir / "run", {"record", log, "1000", "1.5"}, {"--quiet"}),
-                              kNoGpu);
+  Started cgov =
+      StartProgram(Cgov(dir / "run", {"record", log, "1000", "1.5"}, {"--quiet"}), kNoGpu);
   ASSERT_TRUE(WaitFor([&] { return Contains(ReadFile(log), "ready"); })) << "job never started";
   for (int i = 0; i < 20; ++i) ASSERT_EQ(kill(cgov.pid, SIGUSR1), 0);
   RunResult r = WaitProgram(cgov);
@@ -234,20 +237,22 @@ TEST(RunE2E, SigkillOfCgovLeavesTheJobRunningAndSamplesReadable) {
 
 TEST(RunE2E, SummaryValidatesForSucceedingFailingAndKilledJobs) {
   TempDir dir;
-  RunResult ok = RunProgram(Cgov(dir / "ok", {"sleep", "0.3"}, {"--quiet", "--interval", "100ms",
-                                                                "--tag", "project=vision"}),
+  RunResult ok = RunProgram(Cgov(dir / "ok", {"sleep", "0.3"},
+                                 {"--quiet", "--interval", "100ms", "--tag", "project=vision"}),
                             kNoGpu);
   EXPECT_EQ(ok.exit_code, 0);
   RunResult failed = RunProgram(Cgov(dir / "failed", {"exit", "3"}, {"--quiet"}), kNoGpu);
   EXPECT_EQ(failed.exit_code, 3);
   const std::string pid_file = dir / "job.pid";
-  Started killed = StartProgram(Cgov(dir / "killed", {"sleep", "20", pid_file}, {"--quiet"}), kNoGpu);
+  Started killed =
+      StartProgram(Cgov(dir / "killed", {"sleep", "20", pid_file}, {"--quiet"}), kNoGpu);
   ASSERT_TRUE(WaitFor([&] { return !ReadFile(pid_file).empty(); }));
   kill(std::stoi(ReadFile(pid_file)), SIGTERM);
   EXPECT_EQ(WaitProgram(killed).exit_code, 128 + SIGTERM);
   for (const char* run : {"ok", "failed", "killed"}) {
     const std::string path = dir / (std::string(run) + "/summary.json");
-    EXPECT_EQ(SchemaErrors("summary.schema.json", ReadJson(path)), "") << run << ":\n" << ReadFile(path);
+    EXPECT_EQ(SchemaErrors("summary.schema.json", ReadJson(path)), "") << run << ":\n"
+                                                                       << ReadFile(path);
   }
   json summary = ReadJson(dir / "ok/summary.json");
   EXPECT_EQ(summary["run"]["tags"]["project"], "vision");
@@ -320,12 +325,13 @@ TEST(RunE2E, ForceReusesANonEmptyDirectory) {
   TempDir dir;
   ASSERT_EQ(RunProgram(Cgov(dir / "run", {"exit", "0"}, {"--quiet"}), kNoGpu).exit_code, 0);
   ASSERT_EQ(RunProgram(Cgov(dir / "run", {"exit", "4"}, {"--quiet"}), kNoGpu).exit_code, 2);
-  ASSERT_EQ(RunProgram(Cgov(dir / "run", {"exit", "4"}, {"--quiet", "--force"}), kNoGpu).exit_code, 4);
+  ASSERT_EQ(RunProgram(Cgov(dir / "run", {"exit", "4"}, {"--quiet", "--force"}), kNoGpu).exit_code,
+            4);
   EXPECT_EQ(ReadJson(dir / "run/summary.json")["run"]["exit_code"], 4);
 }
 
-// The three files are written at once (src/app/run/run_outputs.cc, WriteOutputs); one that cannot be
-// written is a warning that the files after it, and the report on stderr, name, as when they
+// The three files are written at once (src/app/run/run_outputs.cc, WriteOutputs); one that cannot
+// be written is a warning that the files after it, and the report on stderr, name, as when they
 // were written one after the other.
 TEST(RunE2E, AnOutputFileThatCannotBeWrittenIsAWarningTheOthersName) {
   TempDir dir;
@@ -359,7 +365,8 @@ TEST(RunE2E, AFullDiskIsSaidEvenWhenQuietAndTheLastLineNamesOnlyWhatIsThere) {
     RunResult r = RunProgram(argv, env);
     EXPECT_EQ(r.exit_code, 0) << "the job's status: " << r.err;
     for (const char* file : {"samples.jsonl", "summary.json", "report.html"}) {
-      EXPECT_TRUE(Contains(r.err, run + "/" + file)) << file << " failed, and it is said: " << r.err;
+      EXPECT_TRUE(Contains(r.err, run + "/" + file))
+          << file << " failed, and it is said: " << r.err;
     }
     EXPECT_FALSE(std::filesystem::exists(run + "/summary.json"));
     EXPECT_FALSE(std::filesystem::exists(run + "/report.html"));
@@ -378,26 +385,29 @@ TEST(RunE2E, AFullDiskIsSaidEvenWhenQuietAndTheLastLineNamesOnlyWhatIsThere) {
   }
   // Issue 46 item 7: --db refused on a full disk left a 0-byte database behind. Nothing now:
   // no database, no run directory, and the job never started.
-  RunResult db = RunProgram({"/usr/bin/prlimit", "--fsize=0", CgovBinary(), "run", "--db",
-                             dir / "h.db", "--out", dir / "db-run", "--", TestJob(), "touch",
-                             dir / "ran"}, kNoGpu);
+  RunResult db =
+      RunProgram({"/usr/bin/prlimit", "--fsize=0", CgovBinary(), "run", "--db", dir / "h.db",
+                  "--out", dir / "db-run", "--", TestJob(), "touch", dir / "ran"},
+                 kNoGpu);
   EXPECT_EQ(db.exit_code, 2) << db.err;
   EXPECT_TRUE(Contains(db.err, "cgov run: --db " + dir / "h.db")) << db.err;
   for (const char* left : {"h.db", "h.db-journal", "h.db-wal", "db-run", "ran"}) {
     EXPECT_FALSE(std::filesystem::exists(dir / left)) << left;
   }
   // The job keeps SIGXFSZ's default action: past the limit it dies of it, as without cgov.
-  RunResult job = RunProgram({"/usr/bin/prlimit", "--fsize=9000", CgovBinary(), "run", "--quiet",
-                              "--out", dir / "job", "--", "/bin/sh", "-c",
-                              "exec head -c 20000 /dev/zero > " + dir / "big"}, kNoGpu);
+  RunResult job = RunProgram(
+      {"/usr/bin/prlimit", "--fsize=9000", CgovBinary(), "run", "--quiet", "--out", dir / "job",
+       "--", "/bin/sh", "-c", "exec head -c 20000 /dev/zero > " + dir / "big"},
+      kNoGpu);
   EXPECT_EQ(job.exit_code, 128 + SIGXFSZ) << job.err;
 }
 
 TEST(RunE2E, DefaultOutputDirectoryIsTimestampedUnderCgovRuns) {
   TempDir dir;
-  std::vector<std::string> argv = {"/bin/sh", "-c",
-                                   "cd \"$1\" && exec \"$2\" run --quiet -- \"$3\" exit 0", "sh",
-                                   dir.path(), CgovBinary(), TestJob()};
+  std::vector<std::string> argv = {
+      "/bin/sh", "-c",       "cd \"$1\" && exec \"$2\" run --quiet -- \"$3\" exit 0",
+      "sh",      dir.path(), CgovBinary(),
+      TestJob()};
   ASSERT_EQ(RunProgram(argv, kNoGpu).exit_code, 0);
   ASSERT_EQ(RunProgram(argv, kNoGpu).exit_code, 0);
   std::vector<std::string> names;
@@ -419,7 +429,8 @@ TEST(RunE2E, TheReportIsWrittenWhileNvmlShutsDown) {
     "delays_ms": {"nvmlShutdown": 2000},
     "gpus": [{"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81920,
               "timeline": [{"t": 0, "util_gpu": 40, "power_w": 250, "temp_c": 60}]}]})");
-  Env env = {{"CGOV_NVML_LIB", FakeNvml("full")}, {"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}};
+  Env env = {{"CGOV_NVML_LIB", FakeNvml("full")},
+             {"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}};
   RunResult r = RunProgram(Cgov(dir / "run", {"sleep", "0.5"}, {"--quiet"}), env);
   const auto exited = std::filesystem::file_time_type::clock::now();
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -442,7 +453,8 @@ TEST(RunE2E, FakeGpusMetricTableMatchesTheScenario) {
       {"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81920, "copies": 7,
        "timeline": [{"t": 0, "util_gpu": 40, "power_w": 250, "temp_c": 60, "mem_used_mib": 16384}]}
     ]})");
-  Env env = {{"CGOV_NVML_LIB", FakeNvml("full")}, {"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}};
+  Env env = {{"CGOV_NVML_LIB", FakeNvml("full")},
+             {"CGOV_FAKE_NVML_SCENARIO", dir / "scenario.json"}};
   RunResult r = RunProgram(Cgov(dir / "run", {"sleep", "2"}, {"--interval", "100ms"}), env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.err, "GPU: NVIDIA H100 80GB HBM3 ×8")) << r.err;
@@ -476,8 +488,9 @@ TEST(RunE2E, FakeGpusMetricTableMatchesTheScenario) {
   EXPECT_EQ(s["gpus"][1]["util_histogram"]["counts"][4],
             s["gpus"][1]["metrics"]["gpu_util_pct"]["count"]);
   EXPECT_TRUE(Contains(r.err, "| GPU Util %   |  10.0 |  40.0 |")) << r.err;
-  EXPECT_TRUE(Contains(r.err, "|   1 | NVIDIA H100 80GB HBM3 |       40.0 |        40.0 |      20.0 |"
-                              "        250.0 |"))
+  EXPECT_TRUE(Contains(
+      r.err,
+      "|   1 | NVIDIA H100 80GB HBM3 |       40.0 |        40.0 |      20.0 |        250.0 |"))
       << r.err;
   EXPECT_EQ(SchemaErrors("summary.schema.json", ReadJson(dir / "run/summary.json")), "");
   std::vector<json> lines = ReadLines(dir / "run/samples.jsonl");
@@ -492,12 +505,14 @@ TEST(RunE2E, NoDriverTheJobStillRunsAndTheReportSaysWhy) {
   RunResult r = RunProgram(Cgov(dir / "run", {"touch", dir / "ran"}), kNoGpu);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(std::ifstream(dir / "ran").good());
-  EXPECT_TRUE(Contains(r.err, "GPU: no GPU data (no NVML library could be loaded (check the path "
-                              "given with --nvml-lib / CGOV_NVML_LIB)"))
+  EXPECT_TRUE(Contains(r.err,
+                       "GPU: no GPU data (no NVML library could be loaded (check the path given "
+                       "with --nvml-lib / CGOV_NVML_LIB)"))
       << r.err;
   json s = ReadJson(dir / "run/summary.json");
   EXPECT_EQ(s["gpu_data"]["available"], false);
-  EXPECT_TRUE(Contains(s["gpu_data"]["reason"].get<std::string>(), "/nonexistent/libnvidia-ml.so.1"));
+  EXPECT_TRUE(
+      Contains(s["gpu_data"]["reason"].get<std::string>(), "/nonexistent/libnvidia-ml.so.1"));
   EXPECT_EQ(ReadLines(dir / "run/samples.jsonl")[0]["nvml"]["ok"], false);
 }
 

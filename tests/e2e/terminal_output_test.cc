@@ -35,8 +35,9 @@ class TerminalOutputE2E : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     db_ = new TempDir;
-    RunResult demo = RunProgram({CgovBinary(), "demo", "--duration", "1d", "--interval", "60s",
-                                 "--db", *db_ / "demo.db"}, {}, 120);
+    RunResult demo = RunProgram(
+        {CgovBinary(), "demo", "--duration", "1d", "--interval", "60s", "--db", *db_ / "demo.db"},
+        {}, 120);
     ASSERT_EQ(demo.exit_code, 0) << demo.err;
   }
   static void TearDownTestSuite() { delete db_; }
@@ -58,8 +59,8 @@ TEST_F(TerminalOutputE2E, ReportIsColouredPlainTextOnATerminal) {
   EXPECT_EQ(tty.out.find("### Findings"), std::string::npos);
   EXPECT_EQ(tty.out.find("**["), std::string::npos);
 
-  for (const Env& plain : {Env{{"TERM", "xterm"}, {"NO_COLOR", "1"}},
-                           Env{{"TERM", "dumb"}, {"NO_COLOR", ""}}}) {
+  for (const Env& plain :
+       {Env{{"TERM", "xterm"}, {"NO_COLOR", "1"}}, Env{{"TERM", "dumb"}, {"NO_COLOR", ""}}}) {
     RunResult r = OnTerminal(Report(), plain);
     ASSERT_EQ(r.exit_code, 0);
     EXPECT_FALSE(HasEscape(r.out)) << r.out;
@@ -79,11 +80,12 @@ TEST_F(TerminalOutputE2E, ReportIsColouredPlainTextOnATerminal) {
 TEST_F(TerminalOutputE2E, RunPrintsTextOnATerminalAndMarkdownToALog) {
   TempDir dir;
   auto run = [&](const std::string& out) {
-    return std::vector<std::string>{CgovBinary(), "run", "--nvml-lib", FakeNvml("full"), "--out",
-                                    dir / out, "--interval", "200ms", "--", "sleep", "1"};
+    return std::vector<std::string>{CgovBinary(), "run",     "--nvml-lib", FakeNvml("full"),
+                                    "--out",      dir / out, "--interval", "200ms",
+                                    "--",         "sleep",   "1"};
   };
-  const Env env = {{"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}, {"TERM", "xterm"},
-                   {"NO_COLOR", ""}};
+  const Env env = {
+      {"CGOV_FAKE_NVML_SCENARIO", Scenario("h100x8_fast")}, {"TERM", "xterm"}, {"NO_COLOR", ""}};
   RunResult tty = OnTerminal(run("tty"), env);
   ASSERT_EQ(tty.exit_code, 0) << tty.out;
   EXPECT_NE(tty.out.find("\x1b[1mcgov run · sleep 1\x1b[0m"), std::string::npos) << tty.out;

@@ -49,7 +49,7 @@ double Now() {
 int Record(const char* file, int max, double linger) {
   g_record_fd = open(file, O_WRONLY | O_CREAT | O_APPEND, 0644);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = OnSignal;
     sigaction(sig, &sa, nullptr);
   }

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "e2e_helpers.h"
@@ -38,7 +38,8 @@ TEST(TopE2E, OnceJsonAgreesWithTheReportForTheSameDay) {
   const json t = json::parse(top.out);
   const std::string day = t["today"]["since"];
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", day, "--format",
-                                 "json", "--idle-held-min", "1m"}, {});
+                                 "json", "--idle-held-min", "1m"},
+                                {});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   const json r = json::parse(report.out);
   EXPECT_EQ(r["window"]["since"], day);
@@ -90,12 +91,13 @@ TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
   const std::string status = ReadFile(Fixture("proc/shared-box/proc/42000/status"));
   auto verdict = [&](const std::string& policy, const std::string& uids = "") {
     std::string s = status;
-    if (!uids.empty()) s.replace(s.find("Uid:"), s.find('\n', s.find("Uid:")) - s.find("Uid:"),
-                                 "Uid:\t" + uids);
+    if (!uids.empty())
+      s.replace(s.find("Uid:"), s.find('\n', s.find("Uid:")) - s.find("Uid:"), "Uid:\t" + uids);
     WriteFile(root + "/proc/" + pid + "/status", s);
     WriteFile(dir / "policy.toml", policy);
     RunResult r = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--format", "json",
-                              "--policy", dir / "policy.toml", "--host-root", root}, {});
+                              "--policy", dir / "policy.toml", "--host-root", root},
+                             {});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     if (r.exit_code != 0) return std::string();
     const json p = json::parse(r.out)["idle_held_now"][0]["policy"];
@@ -113,7 +115,8 @@ TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
   EXPECT_EQ(verdict(bob_30d, "1002\t0\t0\t0"), "never: root's rights");
   // The terminal shows it in its own column.
   RunResult text = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--width", "160",
-                               "--policy", dir / "policy.toml", "--host-root", root}, {});
+                               "--policy", dir / "policy.toml", "--host-root", root},
+                              {});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("policy"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("never: root's rights"), std::string::npos) << text.out;
@@ -125,11 +128,13 @@ TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
     auto w = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Exec("INSERT INTO policy_action VALUES ((SELECT max(ts_ms) FROM tick) - "
-                           "60000, 'stale', 'would_stop', 1, " + pid + ", 'bob', '" + command +
-                           "', 14400000, 'dry run', 'uid 1002')").ok());
+                           "60000, 'stale', 'would_stop', 1, " +
+                           pid + ", 'bob', '" + command + "', 14400000, 'dry run', 'uid 1002')")
+                    .ok());
     ASSERT_TRUE((*w)->Exec("INSERT INTO policy_action VALUES ((SELECT max(ts_ms) FROM tick), "
-                           "'other', 'sigterm', 1, " + pid + ", 'bob', 'other-program', "
-                           "14400000, 'sent', 'uid 1002')").ok());
+                           "'other', 'sigterm', 1, " +
+                           pid + ", 'bob', 'other-program', 14400000, 'sent', 'uid 1002')")
+                    .ok());
   }
   const std::string step = verdict(bob_30d, "1002\t1002\t1002\t1002");
   EXPECT_TRUE(step.starts_with("would_stop ") && step.ends_with(" (stale)")) << step;
@@ -138,14 +143,15 @@ TEST(TopE2E, IdleHeldRowsCarryThePolicysVerdict) {
     auto w = SqliteDb::Open(db, SqliteDb::OpenMode::kReadWrite);
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Exec("INSERT INTO policy_action VALUES ((SELECT max(ts_ms) FROM tick), "
-                           "'idle-notebooks', 'told_lead', 1, " + pid + ", 'bob', '" + command +
-                           "', 7200000, 'notice to people', '')").ok());
+                           "'idle-notebooks', 'told_lead', 1, " +
+                           pid + ", 'bob', '" + command + "', 7200000, 'notice to people', '')")
+                    .ok());
   }
   const std::string ladder = verdict(bob_30d);
   EXPECT_TRUE(ladder.starts_with("told_lead ")) << ladder;
   EXPECT_NE(ladder.find(" (idle-notebooks) · notebooks in "), std::string::npos) << ladder;
-  RunResult bad = RunProgram({CgovBinary(), "top", "--db", db, "--once", "--policy",
-                              dir / "none.toml"}, {});
+  RunResult bad =
+      RunProgram({CgovBinary(), "top", "--db", db, "--once", "--policy", dir / "none.toml"}, {});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("none.toml"), std::string::npos) << bad.err;
 }
@@ -167,21 +173,23 @@ TEST(TopE2E, AFleetFromPrometheusHasARowPerNodeAndTheReportsDay) {
   const std::string url = "http://127.0.0.1:" + std::to_string(prom_port);
   // Ticks four times a scrape interval: "GPUs idle-held now" is the counters' growth between two
   // scrapes, off by at most a tick's credit each (a tick is credited when the next arrives).
-  WriteFile(dir / "prometheus.yml", "global:\n  scrape_interval: 2s\nscrape_configs:\n"
-                                    "  - job_name: cgov\n    static_configs:\n      - targets: [" +
-                                        targets + "]\n");
+  WriteFile(dir / "prometheus.yml",
+            "global:\n  scrape_interval: 2s\nscrape_configs:\n"
+            "  - job_name: cgov\n    static_configs:\n      - targets: [" +
+                targets + "]\n");
   Started prometheus = StartProgram(
-      {kPrometheus, "--config.file=" + (dir / "prometheus.yml"), "--storage.tsdb.path=" +
-       (dir / "tsdb"), "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
-       "--log.level=warn"}, {});
+      {kPrometheus, "--config.file=" + (dir / "prometheus.yml"),
+       "--storage.tsdb.path=" + (dir / "tsdb"),
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
+      {});
   std::vector<Started> daemons;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    daemons.push_back(StartProgram(
-        {CgovBinary(), "daemon", "--db", dir / (nodes[i] + ".db"), "--interval", "500ms",
-         "--nvml-lib", FakeNvml("full"), "--host-root", Fixture("proc/shared-box"), "--hostname",
-         nodes[i], "--listen", "127.0.0.1:" + std::to_string(ports[i]),
-         "--price-per-gpu-hour", "2.00"},
-        {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}}));
+    daemons.push_back(
+        StartProgram({CgovBinary(), "daemon", "--db", dir / (nodes[i] + ".db"), "--interval",
+                      "500ms", "--nvml-lib", FakeNvml("full"), "--host-root",
+                      Fixture("proc/shared-box"), "--hostname", nodes[i], "--listen",
+                      "127.0.0.1:" + std::to_string(ports[i]), "--price-per-gpu-hour", "2.00"},
+                     {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}}));
   }
   auto top = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> argv = {CgovBinary(), "top", "--prometheus", url, "--once"};
@@ -196,16 +204,19 @@ TEST(TopE2E, AFleetFromPrometheusHasARowPerNodeAndTheReportsDay) {
     return json();
   };
   // Both nodes' GPUs with a phase now and bob idle-holding on each (bounded: 60 s).
-  ASSERT_TRUE(WaitFor([&] {
-    RunResult r = top({"--format", "json"});
-    if (r.exit_code != 0) return false;
-    t = json::parse(r.out);
-    if (t["nodes"].size() != 2 || t["wasters"].empty()) return false;
-    for (const json& n : t["nodes"]) {
-      if (n["phases"].size() != 4 || n["phases"][1].is_null()) return false;
-    }
-    return bob_of(t).is_object() && bob_of(t)["hosts_now"].size() == 2;
-  }, 60)) << t.dump();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        RunResult r = top({"--format", "json"});
+        if (r.exit_code != 0) return false;
+        t = json::parse(r.out);
+        if (t["nodes"].size() != 2 || t["wasters"].empty()) return false;
+        for (const json& n : t["nodes"]) {
+          if (n["phases"].size() != 4 || n["phases"][1].is_null()) return false;
+        }
+        return bob_of(t).is_object() && bob_of(t)["hosts_now"].size() == 2;
+      },
+      60))
+      << t.dump();
   EXPECT_EQ(t["source"], "prometheus");
   EXPECT_EQ(t["nodes"][0]["host"], "node-a");
   EXPECT_EQ(t["nodes"][1]["host"], "node-b");
@@ -236,9 +247,10 @@ TEST(TopE2E, AFleetFromPrometheusHasARowPerNodeAndTheReportsDay) {
   RunResult after = top({"--format", "json"});
   ASSERT_EQ(after.exit_code, 0) << after.err;
   t = json::parse(after.out);
-  RunResult report = RunProgram({CgovBinary(), "report", "--prometheus", url, "--since",
-                                 t["today"]["since"], "--until", t["at"], "--format", "json",
-                                 "--idle-held-min", "1m"}, {}, 60);
+  RunResult report =
+      RunProgram({CgovBinary(), "report", "--prometheus", url, "--since", t["today"]["since"],
+                  "--until", t["at"], "--format", "json", "--idle-held-min", "1m"},
+                 {}, 60);
   ASSERT_EQ(report.exit_code, 0) << report.err;
   const json r = json::parse(report.out);
   EXPECT_EQ(SchemaErrors("report.schema.json", r), "");
@@ -294,10 +306,10 @@ TEST(TopE2E, ATerminalSessionSortsFiltersResizesAndExitsClean) {
   if (access(kTmux, X_OK) != 0) GTEST_SKIP() << "no tmux here";
   const std::string db = DemoDb();
   Tmux tmux;
-  const std::string command = "'" + CgovBinary() + "' top --db '" + db +
-                              "' --interval 200ms; echo EXITED $?; sleep 60";
-  ASSERT_EQ(tmux.Run({"new-session", "-d", "-s", "top", "-x", "120", "-y", "40", command})
-                .exit_code, 0);
+  const std::string command =
+      "'" + CgovBinary() + "' top --db '" + db + "' --interval 200ms; echo EXITED $?; sleep 60";
+  ASSERT_EQ(
+      tmux.Run({"new-session", "-d", "-s", "top", "-x", "120", "-y", "40", command}).exit_code, 0);
   ASSERT_TRUE(tmux.Shows("cgov top — demo-box")) << tmux.Screen();
   std::string screen = tmux.Screen();
   EXPECT_NE(screen.find("Idle-held now: 1"), std::string::npos) << screen;
@@ -313,12 +325,16 @@ TEST(TopE2E, ATerminalSessionSortsFiltersResizesAndExitsClean) {
   EXPECT_NE(screen.find("bob · notebooks"), std::string::npos) << screen;
 
   tmux.Run({"resize-window", "-t", "top", "-x", "80", "-y", "24"});
-  ASSERT_TRUE(WaitFor([&] {
-    std::istringstream lines(tmux.Screen());
-    size_t widest = 0;
-    for (std::string line; std::getline(lines, line);) widest = std::max(widest, TextWidthOf(line));
-    return widest <= 80 && tmux.Screen().find("cgov top") != std::string::npos;
-  }, 10)) << tmux.Screen();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::istringstream lines(tmux.Screen());
+        size_t widest = 0;
+        for (std::string line; std::getline(lines, line);)
+          widest = std::max(widest, TextWidthOf(line));
+        return widest <= 80 && tmux.Screen().find("cgov top") != std::string::npos;
+      },
+      10))
+      << tmux.Screen();
 
   tmux.Run({"send-keys", "-t", "top", "q"});
   ASSERT_TRUE(tmux.Shows("EXITED 0")) << tmux.Screen();
@@ -341,11 +357,13 @@ TEST(TopE2E, ATerminalSessionSortsFiltersResizesAndExitsClean) {
 // private database it removes when it exits.
 TEST(TopE2E, WithoutADaemonItSamplesTheBoxItself) {
   TempDir dir;
-  RunResult r = RunProgram(
-      {CgovBinary(), "top", "--once", "--format", "json", "--interval", "200ms", "--nvml-lib",
-       FakeNvml("full"), "--host-root", Fixture("proc/shared-box")},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")},
-       {"STATE_DIRECTORY", dir / "none"}, {"TMPDIR", dir.path()}}, 30);
+  RunResult r =
+      RunProgram({CgovBinary(), "top", "--once", "--format", "json", "--interval", "200ms",
+                  "--nvml-lib", FakeNvml("full"), "--host-root", Fixture("proc/shared-box")},
+                 {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")},
+                  {"STATE_DIRECTORY", dir / "none"},
+                  {"TMPDIR", dir.path()}},
+                 30);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json t = json::parse(r.out);
   ASSERT_EQ(t["gpus"].size(), 4u);
@@ -356,22 +374,23 @@ TEST(TopE2E, WithoutADaemonItSamplesTheBoxItself) {
   EXPECT_GT(t["now"]["idle_cost_per_hour_usd"].get<double>(), 0);
   EXPECT_NEAR(t["now"]["idle_share_pct"].get<double>(),
               100 * t["now"]["idle_cost_per_hour_usd"].get<double>() /
-                  t["now"]["cost_per_hour_usd"].get<double>(), 0.5);
+                  t["now"]["cost_per_hour_usd"].get<double>(),
+              0.5);
   size_t left = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     left += e.path().filename().string().starts_with("cgov-top-");
   }
   EXPECT_EQ(left, 0u) << "the private database is removed";
-  RunResult both = RunProgram({CgovBinary(), "top", "--once", "--live", "--db", dir / "x.db"},
-                              {}, 10);
+  RunResult both =
+      RunProgram({CgovBinary(), "top", "--once", "--live", "--db", dir / "x.db"}, {}, 10);
   EXPECT_EQ(both.exit_code, 2) << both.err;
 }
 
 // Issue 49's report KPI: idle GPU-hours by UTC day, in every view, adding up to the window's.
 TEST(IdleByDayE2E, TheDaysAddUpToTheWindowsIdleTimeAndCost) {
   const std::string db = DemoDb();
-  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
-                                 "json"}, {});
+  RunResult report =
+      RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format", "json"}, {});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   const json r = json::parse(report.out);
   ASSERT_EQ(r["idle_by_day"].size(), 2u) << r["idle_by_day"].dump();
@@ -387,8 +406,8 @@ TEST(IdleByDayE2E, TheDaysAddUpToTheWindowsIdleTimeAndCost) {
   RunResult text = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d"}, {});
   EXPECT_NE(text.out.find("Idle GPU-hours by day:"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2026-11-24"), std::string::npos);
-  RunResult html = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
-                               "html"}, {});
+  RunResult html =
+      RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format", "html"}, {});
   EXPECT_NE(html.out.find("Idle GPU-hours by day (UTC)"), std::string::npos);
   EXPECT_NE(html.out.find("/idle_by_day/1/idle_cost_usd"), std::string::npos);
 }
@@ -397,8 +416,8 @@ TEST(IdleByDayE2E, TheDaysAddUpToTheWindowsIdleTimeAndCost) {
 // and HTML, covering the time its phases cover and bounding its mean.
 TEST(UtilHistogramE2E, EachGpusBandsCoverItsTimeAndBoundItsMean) {
   const std::string db = DemoDb();
-  RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
-                                 "json"}, {});
+  RunResult report =
+      RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format", "json"}, {});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   const json r = json::parse(report.out);
   EXPECT_EQ(SchemaErrors("report.schema.json", r), "");
@@ -424,8 +443,8 @@ TEST(UtilHistogramE2E, EachGpusBandsCoverItsTimeAndBoundItsMean) {
   }
   // GPU 7 of the demo is never used: all its time in the first band.
   EXPECT_EQ(r["gpus"][7]["util_histogram"]["gpu_seconds"][0], 172800.0);
-  RunResult html = RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format",
-                               "html"}, {});
+  RunResult html =
+      RunProgram({CgovBinary(), "report", "--db", db, "--since", "2d", "--format", "html"}, {});
   EXPECT_NE(html.out.find("GPU-hours by utilization"), std::string::npos);
   EXPECT_NE(html.out.find("/gpus/7/util_histogram/gpu_seconds/0"), std::string::npos);
 }

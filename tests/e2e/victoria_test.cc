@@ -67,8 +67,9 @@ class VictoriaE2E : public ::testing::Test {
  protected:
   void SetUp() override {
     for (const char* tool : {kPrometheus, kVictoria, kVmalert, kVmctl}) {
-      ASSERT_EQ(access(tool, X_OK), 0) << tool << ": Debian's prometheus and victoria-metrics "
-                                                  "packages are required (scripts/install-deps)";
+      ASSERT_EQ(access(tool, X_OK), 0) << tool
+                                       << ": Debian's prometheus and victoria-metrics packages are "
+                                          "required (scripts/install-deps)";
     }
   }
   void TearDown() override {
@@ -89,20 +90,18 @@ class VictoriaE2E : public ::testing::Test {
   }
   // Prometheus on dir_/tsdb with dir_/scrape.yml.
   void StartPrometheus() {
-    prometheus_ = StartProgram({kPrometheus, "--config.file=" + (dir_ / "scrape.yml"),
-                                "--storage.tsdb.path=" + (dir_ / "tsdb"),
-                                "--storage.tsdb.retention.time=100y",
-                                "--web.listen-address=127.0.0.1:" + std::to_string(prom_port_),
-                                "--log.level=warn"},
-                               {});
+    prometheus_ = StartProgram(
+        {kPrometheus, "--config.file=" + (dir_ / "scrape.yml"),
+         "--storage.tsdb.path=" + (dir_ / "tsdb"), "--storage.tsdb.retention.time=100y",
+         "--web.listen-address=127.0.0.1:" + std::to_string(prom_port_), "--log.level=warn"},
+        {});
     ASSERT_TRUE(WaitFor([&] { return Ready(prom_url_, "/-/ready"); }, 60))
         << "Prometheus did not become ready";
   }
   void StartVictoria(bool scrape) {
-    std::vector<std::string> argv = {kVictoria, "-httpListenAddr=127.0.0.1:" +
-                                                    std::to_string(vm_port_),
-                                     "-storageDataPath=" + (dir_ / "vm"), "-retentionPeriod=100y",
-                                     "-loggerLevel=ERROR"};
+    std::vector<std::string> argv = {
+        kVictoria, "-httpListenAddr=127.0.0.1:" + std::to_string(vm_port_),
+        "-storageDataPath=" + (dir_ / "vm"), "-retentionPeriod=100y", "-loggerLevel=ERROR"};
     if (scrape) argv.push_back("-promscrape.config=" + (dir_ / "scrape.yml"));
     victoria_ = StartProgram(argv, {});
     ASSERT_TRUE(WaitFor([&] { return Ready(vm_url_, "/health"); }, 60))
@@ -131,18 +130,22 @@ class VictoriaE2E : public ::testing::Test {
     for (const std::string& url : {prom_url_, vm_url_}) {
       auto store = PrometheusSource::Open(url, std::chrono::seconds(10));
       ASSERT_TRUE(store.ok());
-      ASSERT_TRUE(WaitFor([&] {
-        auto n = store->Query("count(count_over_time(cgov_ticks_total[5m]) >= " +
-                              std::to_string(samples) + ") == 2", NowS());
-        return n.ok() && !n->empty();
-      }, 60)) << url << " did not scrape both daemons " << samples << " times";
+      ASSERT_TRUE(WaitFor(
+          [&] {
+            auto n = store->Query("count(count_over_time(cgov_ticks_total[5m]) >= " +
+                                      std::to_string(samples) + ") == 2",
+                                  NowS());
+            return n.ok() && !n->empty();
+          },
+          60))
+          << url << " did not scrape both daemons " << samples << " times";
     }
   }
 
   json Report(const std::vector<std::string>& source, double since_s, double until_s,
               const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {CgovBinary(), "report", "--format", "json", "--since",
-                                     At(since_s), "--until", At(until_s)};
+    std::vector<std::string> argv = {CgovBinary(), "report",    "--format", "json",
+                                     "--since",    At(since_s), "--until",  At(until_s)};
     argv.insert(argv.end(), source.begin(), source.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
     if (source[0] == "--prometheus") argv.push_back("--verbose");  // each query, on failure
@@ -181,8 +184,8 @@ class VictoriaE2E : public ::testing::Test {
       const int restarted = restarts.count(host) ? restarts.at(host) : 0;
       std::map<std::string, double> bound;
       for (const char* name : {"prometheus", "victoria"}) {
-        const bool first_scrape = std::string(name) == "prometheus" && restarted > 0 &&
-                                  starts_before_data;
+        const bool first_scrape =
+            std::string(name) == "prometheus" && restarted > 0 && starts_before_data;
         bound[name] = 2.5 * gpus[host] * (edges_inside + restarted + (first_scrape ? 1 : 0));
       }
       EXPECT_GT(seconds, 2 * gpus[host]) << host;
@@ -192,7 +195,8 @@ class VictoriaE2E : public ::testing::Test {
             << name << " " << host << ": the database has " << seconds;
       }
       EXPECT_NEAR(stores["prometheus"][host], stores["victoria"][host],
-                  std::max(bound["prometheus"], bound["victoria"])) << host;
+                  std::max(bound["prometheus"], bound["victoria"]))
+          << host;
     }
   }
 
@@ -206,10 +210,10 @@ class VictoriaE2E : public ::testing::Test {
 };
 
 TEST_F(VictoriaE2E, BothStoresGiveTheHostsFiguresAcrossRestartsAndTheLatencyOffset) {
-  StartStores("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-              "scrape_configs:\n  - job_name: cgov\n    static_configs:\n      - targets: "
-              "[\"127.0.0.1:" + std::to_string(ports_[0]) + "\", \"127.0.0.1:" +
-              std::to_string(ports_[1]) + "\"]\n");
+  StartStores(
+      "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+      "scrape_configs:\n  - job_name: cgov\n    static_configs:\n      - targets: [\"127.0.0.1:" +
+      std::to_string(ports_[0]) + "\", \"127.0.0.1:" + std::to_string(ports_[1]) + "\"]\n");
   ASSERT_FALSE(HasFatalFailure());
   const double before_data = NowS() - 60;
   StartDaemon(0);
@@ -237,8 +241,8 @@ TEST_F(VictoriaE2E, BothStoresGiveTheHostsFiguresAcrossRestartsAndTheLatencyOffs
   ExpectTheHostsFigures("a steady window", started + 2, steady_end, 2, {}, false);
   ExpectTheHostsFigures("a window that starts before the data", before_data, steady_end, 1, {},
                         true);
-  ExpectTheHostsFigures("a restart in the window", before_data, after_restart, 1,
-                        {{"node-b", 1}}, true);
+  ExpectTheHostsFigures("a restart in the window", before_data, after_restart, 1, {{"node-b", 1}},
+                        true);
 }
 
 // The hourly group of deploy/prometheus/cgov-rules.yml as a rule file of its own.
@@ -255,9 +259,10 @@ std::string HourlyGroup() {
 // VictoriaMetrics (vmctl); the rules evaluated over it by promtool's backfill for Prometheus and
 // by vmalert's replay for VictoriaMetrics. Both give the generator's totals.
 TEST_F(VictoriaE2E, ADayAndMoreReadThroughTheRecordingRulesGivesTheGeneratorsTotals) {
-  RunResult made = RunProgram({CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", "30",
-                               "--split-hours", "24", "--out", dir_ / "fleet.om", "--truth",
-                               dir_ / "truth.json"}, {});
+  RunResult made = RunProgram(
+      {CGOV_FLEET_HISTORY, "--nodes", "3", "--gpus", "2", "--hours", "30", "--split-hours", "24",
+       "--out", dir_ / "fleet.om", "--truth", dir_ / "truth.json"},
+      {});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const json truth = json::parse(ReadFile(dir_ / "truth.json"));
   const int64_t start = truth["start"], end = truth["end"];
@@ -272,21 +277,22 @@ TEST_F(VictoriaE2E, ADayAndMoreReadThroughTheRecordingRulesGivesTheGeneratorsTot
   ASSERT_FALSE(HasFatalFailure());
   // vmctl 1.79 draws a progress bar on its terminal whatever its flags, and stops when it has
   // none: script(1) (util-linux, in every Debian) lends it one.
-  RunResult imported = RunProgram(
-      {"/usr/bin/script", "-qec",
-       std::string(kVmctl) + " prometheus --prom-snapshot=" + (dir_ / "tsdb") + " --vm-addr=" +
-           vm_url_ + " --vm-disable-progress-bar -s",
-       "/dev/null"}, {}, 180);
+  RunResult imported =
+      RunProgram({"/usr/bin/script", "-qec",
+                  std::string(kVmctl) + " prometheus --prom-snapshot=" + (dir_ / "tsdb") +
+                      " --vm-addr=" + vm_url_ + " --vm-disable-progress-bar -s",
+                  "/dev/null"},
+                 {}, 180);
   ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
   WriteFile(dir_ / "hourly.yml", HourlyGroup());
   WriteFile(dir_ / "scrape.yml", "global:\n  scrape_interval: 1m\n");
   StartPrometheus();
   ASSERT_FALSE(HasFatalFailure());
   // The rules: promtool's backfill into new blocks (Prometheus restarted to load them)...
-  RunResult rules = RunProgram(
-      {kPromtool, "tsdb", "create-blocks-from", "rules", "--start", std::to_string(start),
-       "--end", std::to_string(end), "--url", prom_url_, "--output-dir", dir_ / "rules",
-       dir_ / "hourly.yml"}, {}, 180);
+  RunResult rules = RunProgram({kPromtool, "tsdb", "create-blocks-from", "rules", "--start",
+                                std::to_string(start), "--end", std::to_string(end), "--url",
+                                prom_url_, "--output-dir", dir_ / "rules", dir_ / "hourly.yml"},
+                               {}, 180);
   ASSERT_EQ(rules.exit_code, 0) << rules.out << rules.err;
   kill(prometheus_.pid, SIGTERM);
   WaitProgram(prometheus_, MonotonicS() - prometheus_.start_s + 20);
@@ -302,7 +308,8 @@ TEST_F(VictoriaE2E, ADayAndMoreReadThroughTheRecordingRulesGivesTheGeneratorsTot
       {kVmalert, "-rule=" + (dir_ / "hourly.yml"), "-datasource.url=" + vm_url_,
        "-remoteWrite.url=" + vm_url_, "-replay.timeFrom=" + At(static_cast<double>(start)),
        "-replay.timeTo=" + At(static_cast<double>(end)), "-replay.disableProgressBar",
-       "-datasource.queryStep=1h", "-loggerLevel=ERROR"}, {}, 180);
+       "-datasource.queryStep=1h", "-loggerLevel=ERROR"},
+      {}, 180);
   ASSERT_EQ(replay.exit_code, 0) << replay.out << replay.err;
   auto flushed = HttpGet(vm_url_ + "/internal/force_flush", {}, std::chrono::seconds(10));
   ASSERT_TRUE(flushed.ok() && flushed->status == 200);

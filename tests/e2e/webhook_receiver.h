@@ -50,15 +50,16 @@ struct Receiver {
 };
 
 inline std::unique_ptr<Receiver> StartReceiver(const TempDir& dir, const std::string& name,
-                                        const std::string& mode = "ok") {
+                                               const std::string& mode = "ok") {
   auto r = std::make_unique<Receiver>();
   r->log = dir / (name + ".log");
   r->mode_file = dir / (name + ".mode");
   r->Mode(mode);
   const std::string port_file = dir / (name + ".port");
-  r->process = StartProgram({"/usr/bin/python3", DocsFile("../tests/fake_webhook/receiver.py"),
-                             "--mode-file", r->mode_file, "--log", r->log, "--port-file",
-                             port_file, "--max-seconds", "240"}, {});
+  r->process = StartProgram(
+      {"/usr/bin/python3", DocsFile("../tests/fake_webhook/receiver.py"), "--mode-file",
+       r->mode_file, "--log", r->log, "--port-file", port_file, "--max-seconds", "240"},
+      {});
   EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(port_file); }, 10));
   r->url = "http://127.0.0.1:" + ReadFile(port_file);
   return r;

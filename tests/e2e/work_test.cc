@@ -61,44 +61,52 @@ TEST(WorkE2E, TheDaemonCountsTheWorkJobsReportAndThePanelPricesASample) {
   } else {
     // Not root: alice is the test's own user, so that her file is hers.
     const std::string uid = std::to_string(geteuid());
-    for (const std::string& f : {root + "/proc/41000/status", root + "/proc/41000/loginuid",
-                                root + "/etc/passwd"}) {
+    for (const std::string& f :
+         {root + "/proc/41000/status", root + "/proc/41000/loginuid", root + "/etc/passwd"}) {
       WriteFile(f, Replace(ReadFile(f), "1001", uid));
     }
   }
   const int port = FreePort(), prom_port = FreePort();
   const std::string prom_url = "http://127.0.0.1:" + std::to_string(prom_port);
-  WriteFile(dir / "prometheus.yml", "global:\n  scrape_interval: 1s\nscrape_configs:\n"
-                                    "  - job_name: cgov\n    static_configs:\n      - targets: "
-                                    "[\"127.0.0.1:" + std::to_string(port) + "\"]\n");
+  WriteFile(dir / "prometheus.yml",
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n"
+            "  - job_name: cgov\n    static_configs:\n      - targets: [\"127.0.0.1:" +
+                std::to_string(port) + "\"]\n");
   Started prometheus = StartProgram(
-      {kPrometheus, "--config.file=" + (dir / "prometheus.yml"), "--storage.tsdb.path=" +
-       (dir / "tsdb"), "--web.listen-address=127.0.0.1:" + std::to_string(prom_port),
-       "--log.level=warn"}, {});
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s", "--nvml-lib",
-       FakeNvml("full"), "--host-root", root, "--listen", "127.0.0.1:" + std::to_string(port),
-       "--price-per-gpu-hour", "2.00"},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+      {kPrometheus, "--config.file=" + (dir / "prometheus.yml"),
+       "--storage.tsdb.path=" + (dir / "tsdb"),
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
+      {});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "1s", "--nvml-lib",
+                    FakeNvml("full"), "--host-root", root, "--listen",
+                    "127.0.0.1:" + std::to_string(port), "--price-per-gpu-hour", "2.00"},
+                   {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   const std::string metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
   std::string metrics;
   // The first reading is where counting starts: alice's cost runs, her work series waits.
-  ASSERT_TRUE(WaitFor([&] {
-    metrics = Curl(metrics_url);
-    return UserSample(metrics, "cgov_identity_cost_usd_total", "alice") > 0;
-  }, 20)) << metrics.substr(0, 1500);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        metrics = Curl(metrics_url);
+        return UserSample(metrics, "cgov_identity_cost_usd_total", "alice") > 0;
+      },
+      20))
+      << metrics.substr(0, 1500);
   EXPECT_EQ(UserSample(metrics, "cgov_identity_work_total", "alice"), -1) << metrics;
   WriteFile(progress, "1000 samples\n1500 samples\n");
-  ASSERT_TRUE(WaitFor([&] {
-    metrics = Curl(metrics_url);
-    return UserSample(metrics, "cgov_identity_work_total", "alice") == 500;
-  }, 20)) << metrics.substr(0, 3000);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        metrics = Curl(metrics_url);
+        return UserSample(metrics, "cgov_identity_work_total", "alice") == 500;
+      },
+      20))
+      << metrics.substr(0, 3000);
   EXPECT_NE(metrics.find("project=\"llm\""), std::string::npos);
   EXPECT_NE(metrics.find("unit=\"samples\""), std::string::npos);
   WriteFile(progress, "1000 samples\n1500 samples\n2600 samples\n");
-  ASSERT_TRUE(WaitFor([&] {
-    return UserSample(Curl(metrics_url), "cgov_identity_work_total", "alice") == 1600;
-  }, 20));
+  ASSERT_TRUE(WaitFor(
+      [&] { return UserSample(Curl(metrics_url), "cgov_identity_work_total", "alice") == 1600; },
+      20));
   // carol's link was not followed: no work of hers, and the log says why.
   EXPECT_EQ(UserSample(Curl(metrics_url), "cgov_identity_work_total", "carol"), -1);
 
@@ -115,25 +123,32 @@ TEST(WorkE2E, TheDaemonCountsTheWorkJobsReportAndThePanelPricesASample) {
   ASSERT_FALSE(expr.empty());
   const auto now_s = [] {
     return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch()).count()) / 1e3;
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count()) /
+           1e3;
   };
   // Prometheus has scraped the count at 1,600; the job goes on, so that the range holds growth
   // (increase() counts none before a series' first scrape).
-  ASSERT_TRUE(WaitFor([&] {
-    auto r = prom->Query("cgov_identity_work_total{user=\"alice\"}", now_s());
-    return r.ok() && !r->empty() && (*r)[0].points.back().second == 1600;
-  }, 20));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = prom->Query("cgov_identity_work_total{user=\"alice\"}", now_s());
+        return r.ok() && !r->empty() && (*r)[0].points.back().second == 1600;
+      },
+      20));
   WriteFile(progress, "1000 samples\n1500 samples\n2600 samples\n3700 samples\n");
   expr = std::regex_replace(expr, std::regex("\\$__range"), "5m");
   expr = std::regex_replace(expr, std::regex("\\$(host|namespace|project)\\b"), ".*");
   double per_sample = -1;
-  ASSERT_TRUE(WaitFor([&] {
-    auto r = prom->Query(expr, now_s());
-    if (!r.ok() || r->empty()) return false;
-    EXPECT_EQ((*r)[0].Label("project"), "llm");
-    per_sample = (*r)[0].points.back().second;
-    return per_sample > 0;
-  }, 30)) << expr;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = prom->Query(expr, now_s());
+        if (!r.ok() || r->empty()) return false;
+        EXPECT_EQ((*r)[0].Label("project"), "llm");
+        per_sample = (*r)[0].points.back().second;
+        return per_sample > 0;
+      },
+      30))
+      << expr;
   // alice's one GPU at $2.00 an hour for a few seconds, over more than 1,000 samples.
   EXPECT_LT(per_sample, 0.01);
   kill(daemon.pid, SIGTERM);
@@ -191,26 +206,29 @@ TEST(WorkE2E, AFileIsReadInsideItsRootOnceAndItsWorkStaysFinite) {
   if (geteuid() == 0) {
     ASSERT_EQ(chown(progress.c_str(), 1001, 1001), 0);
   } else {
-    for (const std::string& f : {root + "/proc/41000/status", root + "/proc/41000/loginuid",
-                                root + "/etc/passwd"}) {
+    for (const std::string& f :
+         {root + "/proc/41000/status", root + "/proc/41000/loginuid", root + "/etc/passwd"}) {
       WriteFile(f, Replace(ReadFile(f), "1001", me));
     }
   }
   const int port = FreePort();
-  Started daemon = StartProgram(
-      {CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms", "--nvml-lib",
-       FakeNvml("full"), "--host-root", root, "--listen", "127.0.0.1:" + std::to_string(port),
-       "--price-per-gpu-hour", "2.00"},
-      {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
+  Started daemon =
+      StartProgram({CgovBinary(), "daemon", "--db", dir / "h.db", "--interval", "200ms",
+                    "--nvml-lib", FakeNvml("full"), "--host-root", root, "--listen",
+                    "127.0.0.1:" + std::to_string(port), "--price-per-gpu-hour", "2.00"},
+                   {{"CGOV_FAKE_NVML_SCENARIO", Scenario("shared_box")}});
   const std::string metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
   const auto alice_work = [&] {
     return UserSample(Curl(metrics_url), "cgov_identity_work_total", "alice");
   };
   std::string metrics;
-  ASSERT_TRUE(WaitFor([&] {
-    metrics = Curl(metrics_url);
-    return UserSample(metrics, "cgov_identity_cost_usd_total", "alice") > 0;
-  }, 20)) << metrics.substr(0, 1500);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        metrics = Curl(metrics_url);
+        return UserSample(metrics, "cgov_identity_cost_usd_total", "alice") > 0;
+      },
+      20))
+      << metrics.substr(0, 1500);
   usleep(600'000);  // a few ticks: the first readings made
   WriteFile(secret, "5 samples\n99999 samples\n");
   WriteFile(progress, "1000 samples\n1500 samples\n");
@@ -240,8 +258,8 @@ TEST(WorkE2E, AFileIsReadInsideItsRootOnceAndItsWorkStaysFinite) {
   RunResult stopped = WaitProgram(daemon, 15);
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_EQ(stopped.err.find("99999"), std::string::npos) << stopped.err;
-  EXPECT_EQ(stopped.err.find("1e308"), std::string::npos) << "a line's content logged: "
-                                                           << stopped.err;
+  EXPECT_EQ(stopped.err.find("1e308"), std::string::npos)
+      << "a line's content logged: " << stopped.err;
 }
 
 }  // namespace

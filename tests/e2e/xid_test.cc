@@ -3,7 +3,6 @@
 // keeps it in the history and serves it on /metrics; `cgov report` finds it in the history.
 #include <signal.h>
 
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -27,7 +26,8 @@ TEST(XidE2E, RunCountsTheXidOfALostGpuAndReportsACriticalFinding) {
   ASSERT_NE(f, nullptr) << s["findings"].dump(1);
   EXPECT_EQ((*f)["severity"], "critical");
   EXPECT_EQ((*f)["observed"]["value"], 1.0);
-  EXPECT_NE((*f)["recommendation"].get<std::string>().find("fallen off the bus"), std::string::npos);
+  EXPECT_NE((*f)["recommendation"].get<std::string>().find("fallen off the bus"),
+            std::string::npos);
   EXPECT_NE(r.err.find("Xid error(s) on GPU 1"), std::string::npos) << r.err;
   const json last = LastSample(dir / "run/samples.jsonl");
   EXPECT_EQ(last["gpus"][1]["lost"], true);
@@ -54,8 +54,7 @@ TEST(XidE2E, DaemonLogsStoresAndServesTheXidAndTheReportFindsIt) {
   EXPECT_NE(metrics.find("# TYPE cgov_gpu_last_xid gauge"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("cgov_gpu_last_xid{gpu=\"1\""), std::string::npos)
       << "a lost GPU's Xid is served" << metrics;
-  EXPECT_NE(metrics.find("cgov_gpu_xid_errors_total{gpu=\"1\""), std::string::npos)
-      << metrics;
+  EXPECT_NE(metrics.find("cgov_gpu_xid_errors_total{gpu=\"1\""), std::string::npos) << metrics;
 
   RunResult report = RunProgram({CgovBinary(), "report", "--db", db, "--format", "json"}, {});
   ASSERT_EQ(report.exit_code, 0) << report.err;

@@ -51,7 +51,7 @@ struct Counter {
 struct State {
   std::mutex mu;  // guards counters' map shape, scenario swaps
   std::map<std::string, std::unique_ptr<Counter>> counters;
-  std::shared_ptr<const fake_nvml::Scenario> scenario;  // owner, swapped under mu
+  std::shared_ptr<const fake_nvml::Scenario> scenario;       // owner, swapped under mu
   std::atomic<const fake_nvml::Scenario*> current{nullptr};  // read by every call, lock-free
   int init_count = 0;
   double start_s = 0;
@@ -84,7 +84,7 @@ void Enter(Counter* counter) {
   if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
-#define FAKE_ENTER()                                  \
+#define FAKE_ENTER()                                    \
   static Counter* fake_counter_ = CounterFor(__func__); \
   Enter(fake_counter_)
 
@@ -112,8 +112,8 @@ bool ExportsMatchDriver(const fake_nvml::Scenario& scenario) {
   for (const std::string& symbol : fake_nvml::SymbolsAbsentFrom(abi)) {
     if (dlsym(handle, symbol.c_str()) != nullptr) {
       std::fprintf(stderr,
-                   "fake NVML: driver %s has no %s (%s), but this variant (%s) exports it: "
-                   "use a variant built for that driver (docs/fake-nvml.md)\n",
+                   "fake NVML: driver %s has no %s (%s), but this variant (%s) exports it: use a "
+                   "variant built for that driver (docs/fake-nvml.md)\n",
                    scenario.driver_version.c_str(), symbol.c_str(), abi.source, self.dli_fname);
       ok = false;
     }
@@ -256,9 +256,12 @@ enum class ListKind { kCompute, kGraphics, kMps };
 
 bool Listed(const Process& p, ListKind kind) {
   switch (kind) {
-    case ListKind::kCompute: return p.compute && !p.mps;
-    case ListKind::kGraphics: return p.graphics;
-    case ListKind::kMps: return p.mps;
+    case ListKind::kCompute:
+      return p.compute && !p.mps;
+    case ListKind::kGraphics:
+      return p.graphics;
+    case ListKind::kMps:
+      return p.mps;
   }
   return false;
 }
@@ -287,7 +290,9 @@ int ListProcesses(nvmlDevice_st_fwd* device, unsigned* count, void* infos, ListK
   Call c = Resolve(device, field);
   if (c.error) return c.error;
   if (count == nullptr) return kInvalidArgument;
-  auto listed = [&](const Listing& l) { return l.process->ActiveAt(c.t) && Listed(*l.process, kind); };
+  auto listed = [&](const Listing& l) {
+    return l.process->ActiveAt(c.t) && Listed(*l.process, kind);
+  };
   unsigned needed = 0;
   ForEachProcess(*c.scenario, *c.gpu, [&](const Listing& l) { needed += listed(l) ? 1 : 0; });
   if (*count < needed || (infos == nullptr && needed > 0)) {
@@ -358,16 +363,26 @@ int nvmlShutdown() {
 
 const char* nvmlErrorString(int code) {
   switch (code) {
-    case kSuccess: return "Success";
-    case kUninitialized: return "Uninitialized";
-    case kInvalidArgument: return "Invalid Argument";
-    case kNotSupported: return "Not Supported";
-    case kNoPermission: return "Insufficient Permissions";
-    case kNotFound: return "Not Found";
-    case kInsufficientSize: return "Insufficient Size";
-    case 9: return "Driver Not Loaded";
-    case kGpuIsLost: return "GPU is lost";
-    default: return "Unknown Error";
+    case kSuccess:
+      return "Success";
+    case kUninitialized:
+      return "Uninitialized";
+    case kInvalidArgument:
+      return "Invalid Argument";
+    case kNotSupported:
+      return "Not Supported";
+    case kNoPermission:
+      return "Insufficient Permissions";
+    case kNotFound:
+      return "Not Found";
+    case kInsufficientSize:
+      return "Insufficient Size";
+    case 9:
+      return "Driver Not Loaded";
+    case kGpuIsLost:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -563,9 +578,12 @@ int nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned* mhz) {
   const char* field = type == 2 ? "mem_clock" : "sm_clock";
   Call c = Resolve(device, field);
   if (c.error) return c.error;
-  if (type == 2) *mhz = Uint(c.gpu->ValueAt(c.t, StateField::kMemClockMhz, 2619));
-  else if (type == 0 || type == 1) *mhz = Uint(c.gpu->ValueAt(c.t, StateField::kSmClockMhz, 1980));
-  else return kInvalidArgument;
+  if (type == 2)
+    *mhz = Uint(c.gpu->ValueAt(c.t, StateField::kMemClockMhz, 2619));
+  else if (type == 0 || type == 1)
+    *mhz = Uint(c.gpu->ValueAt(c.t, StateField::kSmClockMhz, 1980));
+  else
+    return kInvalidArgument;
   return kSuccess;
 }
 
@@ -590,9 +608,12 @@ int nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned* kbps
   FAKE_ENTER();
   Call c = Resolve(device, "pcie_throughput");
   if (c.error) return c.error;
-  if (counter == 0) *kbps = Uint(c.gpu->ValueAt(c.t, StateField::kPcieTxKbps, 0));
-  else if (counter == 1) *kbps = Uint(c.gpu->ValueAt(c.t, StateField::kPcieRxKbps, 0));
-  else return kInvalidArgument;
+  if (counter == 0)
+    *kbps = Uint(c.gpu->ValueAt(c.t, StateField::kPcieTxKbps, 0));
+  else if (counter == 1)
+    *kbps = Uint(c.gpu->ValueAt(c.t, StateField::kPcieRxKbps, 0));
+  else
+    return kInvalidArgument;
   return kSuccess;
 }
 
@@ -681,8 +702,8 @@ int nvmlDeviceGetProcessUtilization(nvmlDevice_t device, UtilSample* samples, un
   Call c = Resolve(device, "process_utilization");
   if (c.error) return c.error;
   if (count == nullptr) return kInvalidArgument;
-  const unsigned long long now_us = 1'700'000'000'000'000ULL +
-                                    static_cast<unsigned long long>(c.t * 1e6);
+  const unsigned long long now_us =
+      1'700'000'000'000'000ULL + static_cast<unsigned long long>(c.t * 1e6);
   unsigned needed = 0;
   for (const Process& p : c.gpu->processes) {
     if (p.compute && p.ActiveAt(c.t) && now_us > last_seen_us) ++needed;
@@ -696,8 +717,8 @@ int nvmlDeviceGetProcessUtilization(nvmlDevice_t device, UtilSample* samples, un
   double gpu_util = c.gpu->ValueAt(c.t, StateField::kUtilGpu, 0);
   for (const Process& p : c.gpu->processes) {
     if (!p.compute || !p.ActiveAt(c.t)) continue;
-    samples[k++] = UtilSample{p.pid, now_us, Uint(p.sm_util.value_or(gpu_util)), Uint(p.mem_util),
-                              0, 0};
+    samples[k++] =
+        UtilSample{p.pid, now_us, Uint(p.sm_util.value_or(gpu_util)), Uint(p.mem_util), 0, 0};
   }
   *count = needed;
   return kSuccess;
@@ -756,7 +777,14 @@ int nvmlDeviceGetAttributes_v2(nvmlDevice_t device, DeviceAttributes* attributes
   Call c = Resolve(device, nullptr);
   if (c.error) return c.error;
   if (!c.gpu->IsMigDevice()) return kNotSupported;
-  *attributes = DeviceAttributes{c.gpu->sm_count, 1, 1, 0, 0, 0, c.gpu->slices, c.gpu->slices,
+  *attributes = DeviceAttributes{c.gpu->sm_count,
+                                 1,
+                                 1,
+                                 0,
+                                 0,
+                                 0,
+                                 c.gpu->slices,
+                                 c.gpu->slices,
                                  static_cast<unsigned long long>(c.gpu->memory_total_mib)};
   return kSuccess;
 }
@@ -782,7 +810,8 @@ int nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned* correctable, unsign
   return kSuccess;
 }
 
-// Writes min(count, pages) made-up addresses; INSUFFICIENT_SIZE with the count when they do not fit.
+// Writes min(count, pages) made-up addresses; INSUFFICIENT_SIZE with the count when they do not
+// fit.
 int nvmlDeviceGetRetiredPages(nvmlDevice_t device, int cause, unsigned* count,
                               unsigned long long* addresses) {
   FAKE_ENTER();
@@ -992,18 +1021,36 @@ int nvmlGpmMetricsGet(GpmMetricsGet* request) {
     GpmMetric& m = request->metrics[k];
     std::optional<StateField> field;
     switch (m.id) {
-      case 1: field = StateField::kUtilGpu; break;
-      case 2: field = StateField::kSmActive; break;
-      case 3: field = StateField::kSmOccupancy; break;
-      case 5: field = StateField::kTensorActive; break;
-      case 10: field = StateField::kDramActive; break;
-      case 20: field = StateField::kPcieTxMibS; break;
-      case 21: field = StateField::kPcieRxMibS; break;
-      case 60: field = StateField::kNvlinkRxMibS; break;
-      case 61: field = StateField::kNvlinkTxMibS; break;
+      case 1:
+        field = StateField::kUtilGpu;
+        break;
+      case 2:
+        field = StateField::kSmActive;
+        break;
+      case 3:
+        field = StateField::kSmOccupancy;
+        break;
+      case 5:
+        field = StateField::kTensorActive;
+        break;
+      case 10:
+        field = StateField::kDramActive;
+        break;
+      case 20:
+        field = StateField::kPcieTxMibS;
+        break;
+      case 21:
+        field = StateField::kPcieRxMibS;
+        break;
+      case 60:
+        field = StateField::kNvlinkRxMibS;
+        break;
+      case 61:
+        field = StateField::kNvlinkTxMibS;
+        break;
     }
     m.ret = field ? kSuccess : kNotSupported;
-    m.value = !field ? 0
+    m.value = !field      ? 0
               : m.id == 2 ? gpu.ValueAt(t, *field, gpu.ValueAt(t, StateField::kUtilGpu, 0))
                           : gpu.ValueAt(t, *field, 0);
   }

@@ -11,11 +11,10 @@
 namespace fake_nvml {
 
 const char* const kStateFieldNames[kStateFieldCount] = {
-    "util_gpu",     "util_mem",      "mem_used_mib", "power_w",     "temp_c",
-    "sm_clock_mhz", "mem_clock_mhz", "clock_reasons", "pcie_tx_kbps", "pcie_rx_kbps",
-    "enc_util",     "dec_util",
-    "sm_active",    "sm_occupancy",  "tensor_active", "dram_active",  "pcie_tx_mib_s",
-    "pcie_rx_mib_s", "nvlink_tx_mib_s", "nvlink_rx_mib_s",
+    "util_gpu",     "util_mem",      "mem_used_mib",  "power_w",         "temp_c",
+    "sm_clock_mhz", "mem_clock_mhz", "clock_reasons", "pcie_tx_kbps",    "pcie_rx_kbps",
+    "enc_util",     "dec_util",      "sm_active",     "sm_occupancy",    "tensor_active",
+    "dram_active",  "pcie_tx_mib_s", "pcie_rx_mib_s", "nvlink_tx_mib_s", "nvlink_rx_mib_s",
 };
 
 std::optional<StateField> StateFieldByName(const std::string& name) {
@@ -26,10 +25,29 @@ std::optional<StateField> StateFieldByName(const std::string& name) {
 }
 
 const std::set<std::string> kFieldNames = {
-    "utilization", "memory",   "power",   "power_limit",     "temperature",
-    "sm_clock",    "mem_clock", "clock_reasons", "encoder", "decoder", "pcie_throughput",
-    "compute_processes", "graphics_processes", "process_utilization", "mig_mode", "total_energy", "name",
-    "uuid",        "pci_info",  "mps_processes", "memory_v2", "xid_events", "gpm",
+    "utilization",
+    "memory",
+    "power",
+    "power_limit",
+    "temperature",
+    "sm_clock",
+    "mem_clock",
+    "clock_reasons",
+    "encoder",
+    "decoder",
+    "pcie_throughput",
+    "compute_processes",
+    "graphics_processes",
+    "process_utilization",
+    "mig_mode",
+    "total_energy",
+    "name",
+    "uuid",
+    "pci_info",
+    "mps_processes",
+    "memory_v2",
+    "xid_events",
+    "gpm",
     "memory_health",
 };
 
@@ -44,10 +62,18 @@ struct ParseError {
 
 const std::map<std::string, int>& ErrorCodes() {
   static const std::map<std::string, int> codes = {
-      {"UNINITIALIZED", 1},       {"INVALID_ARGUMENT", 2}, {"NOT_SUPPORTED", 3},
-      {"NO_PERMISSION", 4},       {"NOT_FOUND", 6},        {"INSUFFICIENT_POWER", 8},
-      {"DRIVER_NOT_LOADED", 9},   {"TIMEOUT", 10},         {"LIBRARY_NOT_FOUND", 12},
-      {"GPU_IS_LOST", 15},        {"LIB_RM_VERSION_MISMATCH", 18}, {"UNKNOWN", 999},
+      {"UNINITIALIZED", 1},
+      {"INVALID_ARGUMENT", 2},
+      {"NOT_SUPPORTED", 3},
+      {"NO_PERMISSION", 4},
+      {"NOT_FOUND", 6},
+      {"INSUFFICIENT_POWER", 8},
+      {"DRIVER_NOT_LOADED", 9},
+      {"TIMEOUT", 10},
+      {"LIBRARY_NOT_FOUND", 12},
+      {"GPU_IS_LOST", 15},
+      {"LIB_RM_VERSION_MISMATCH", 18},
+      {"UNKNOWN", 999},
   };
   return codes;
 }
@@ -96,8 +122,7 @@ Process ParseProcess(const json& j, const std::string& where) {
       if (p.pid == 0) throw ParseError{at, "\"child\": the process that loaded NVML has no child"};
     } else if (key == "pid") {
       p.pid = static_cast<unsigned>(Number(value, at));
-    }
-    else if (key == "type") {
+    } else if (key == "type") {
       std::string type = Text(value, at);
       if (type != "compute" && type != "graphics" && type != "both" && type != "mps") {
         throw ParseError{at, "must be compute, graphics, both or mps"};
@@ -105,12 +130,18 @@ Process ParseProcess(const json& j, const std::string& where) {
       p.compute = type != "graphics";
       p.graphics = type == "graphics" || type == "both";
       p.mps = type == "mps";
-    } else if (key == "used_mib") p.used_mib = Number(value, at);
-    else if (key == "sm_util") p.sm_util = Number(value, at);
-    else if (key == "mem_util") p.mem_util = Number(value, at);
-    else if (key == "start") p.start = Number(value, at);
-    else if (key == "end") p.end = Number(value, at);
-    else throw ParseError{at, "unknown key"};
+    } else if (key == "used_mib")
+      p.used_mib = Number(value, at);
+    else if (key == "sm_util")
+      p.sm_util = Number(value, at);
+    else if (key == "mem_util")
+      p.mem_util = Number(value, at);
+    else if (key == "start")
+      p.start = Number(value, at);
+    else if (key == "end")
+      p.end = Number(value, at);
+    else
+      throw ParseError{at, "unknown key"};
   }
   if (p.pid == 0) throw ParseError{where + ".pid", "is required and must be > 0"};
   return p;
@@ -122,18 +153,32 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
   Gpu g;
   for (auto& [key, value] : j.items()) {
     std::string at = where + "." + key;
-    if (key == "name") g.name = Text(value, at);
-    else if (key == "uuid") g.uuid = Text(value, at);
-    else if (key == "pci_bus_id") g.pci_bus_id = Text(value, at);
-    else if (key == "memory_total_mib") g.memory_total_mib = Number(value, at);
-    else if (key == "power_limit_w") g.power_limit_w = Number(value, at);
-    else if (key == "reserved_mib") g.reserved_mib = Number(value, at);
-    else if (key == "mig") g.mig = value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
-    else if (key == "gpm") g.gpm = value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
-    else if (key == "period_s") g.period_s = Number(value, at);
-    else if (key == "copies") *copies = static_cast<int>(Number(value, at));
-    else if (key == "pid_stride") *pid_stride = static_cast<int>(Number(value, at));
-    else if (key == "lost_at") g.lost_at = Number(value, at);
+    if (key == "name")
+      g.name = Text(value, at);
+    else if (key == "uuid")
+      g.uuid = Text(value, at);
+    else if (key == "pci_bus_id")
+      g.pci_bus_id = Text(value, at);
+    else if (key == "memory_total_mib")
+      g.memory_total_mib = Number(value, at);
+    else if (key == "power_limit_w")
+      g.power_limit_w = Number(value, at);
+    else if (key == "reserved_mib")
+      g.reserved_mib = Number(value, at);
+    else if (key == "mig")
+      g.mig =
+          value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
+    else if (key == "gpm")
+      g.gpm =
+          value.is_boolean() ? value.get<bool>() : throw ParseError{at, "must be true or false"};
+    else if (key == "period_s")
+      g.period_s = Number(value, at);
+    else if (key == "copies")
+      *copies = static_cast<int>(Number(value, at));
+    else if (key == "pid_stride")
+      *pid_stride = static_cast<int>(Number(value, at));
+    else if (key == "lost_at")
+      g.lost_at = Number(value, at);
     else if (key == "xid_events") {
       if (!value.is_array()) throw ParseError{at, "must be an array of {\"t\", \"xid\"}"};
       for (size_t i = 0; i < value.size(); ++i) {
@@ -153,17 +198,19 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
         }
         g.xid_events.push_back(event);
       }
-    }
-    else if (!mig_device && key == "mig_devices") {
+    } else if (!mig_device && key == "mig_devices") {
       if (!value.is_array() || value.empty()) {
         throw ParseError{at, "must be a non-empty array of MIG devices"};
       }
       // Parsed by the caller (they need the parent's name and position).
-    }
-    else if (mig_device && key == "gi") g.gpu_instance = static_cast<unsigned>(Number(value, at));
-    else if (mig_device && key == "ci") g.compute_instance = static_cast<unsigned>(Number(value, at));
-    else if (mig_device && key == "slices") g.slices = static_cast<unsigned>(Number(value, at));
-    else if (mig_device && key == "sm_count") g.sm_count = static_cast<unsigned>(Number(value, at));
+    } else if (mig_device && key == "gi")
+      g.gpu_instance = static_cast<unsigned>(Number(value, at));
+    else if (mig_device && key == "ci")
+      g.compute_instance = static_cast<unsigned>(Number(value, at));
+    else if (mig_device && key == "slices")
+      g.slices = static_cast<unsigned>(Number(value, at));
+    else if (mig_device && key == "sm_count")
+      g.sm_count = static_cast<unsigned>(Number(value, at));
     else if (key == "remapped_rows" || key == "retired_pages") {
       if (!value.is_object()) throw ParseError{at, "must be an object"};
       unsigned counts[2] = {0, 0};
@@ -183,14 +230,16 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
           throw ParseError{kat, "unknown key"};
         }
       }
-      if (rows) g.remapped_rows = {counts[0], counts[1], flags[0], flags[1]};
+      if (rows)
+        g.remapped_rows = {counts[0], counts[1], flags[0], flags[1]};
       else {
         g.retired_pages = std::pair{counts[0], counts[1]};
         g.retired_pages_pending = flags[0];
       }
-    }
-    else if (key == "not_supported") g.not_supported = FieldSet(value, at);
-    else if (key == "no_permission") g.no_permission = FieldSet(value, at);
+    } else if (key == "not_supported")
+      g.not_supported = FieldSet(value, at);
+    else if (key == "no_permission")
+      g.no_permission = FieldSet(value, at);
     else if (key == "processes") {
       if (!value.is_array()) throw ParseError{at, "must be an array"};
       for (size_t i = 0; i < value.size(); ++i) {
@@ -206,9 +255,12 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
         GpuState state;
         double t = 0;
         for (auto& [field, v] : value[i].items()) {
-          if (field == "t") t = Number(v, pat + ".t");
-          else if (auto f = StateFieldByName(field)) state[*f] = Number(v, pat + "." + field);
-          else throw ParseError{pat + "." + field, "unknown timeline field"};
+          if (field == "t")
+            t = Number(v, pat + ".t");
+          else if (auto f = StateFieldByName(field))
+            state[*f] = Number(v, pat + "." + field);
+          else
+            throw ParseError{pat + "." + field, "unknown timeline field"};
         }
         if (!g.timeline.empty() && t <= g.timeline.back().first) {
           throw ParseError{pat + ".t", "times must increase"};
@@ -219,7 +271,8 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
       throw ParseError{at, "unknown key"};
     }
   }
-  if (g.memory_total_mib <= 0) throw ParseError{where + ".memory_total_mib", "is required and must be > 0"};
+  if (g.memory_total_mib <= 0)
+    throw ParseError{where + ".memory_total_mib", "is required and must be > 0"};
   if (!g.reserved_mib) g.reserved_mib = std::min(512.0, g.memory_total_mib / 100);
   if (*g.reserved_mib < 0) throw ParseError{where + ".reserved_mib", "must be >= 0"};
   // Carry values forward so each point holds the full state from its time on.
@@ -236,12 +289,13 @@ Gpu ParseGpu(const json& j, const std::string& where, int* copies, int* pid_stri
 // utilization (nvml.h: not supported in MIG mode), power, thermals, clocks, codecs and PCIe are
 // the parent's; events and GPM go through the parent's handle.
 const std::set<std::string> kMigDeviceNotSupported = {
-    "utilization", "power", "power_limit", "temperature", "sm_clock", "mem_clock",
-    "clock_reasons", "encoder", "decoder", "pcie_throughput", "process_utilization",
-    "total_energy", "xid_events", "gpm", "mig_mode"};
+    "utilization",         "power",         "power_limit", "temperature", "sm_clock",
+    "mem_clock",           "clock_reasons", "encoder",     "decoder",     "pcie_throughput",
+    "process_utilization", "total_energy",  "xid_events",  "gpm",         "mig_mode"};
 
 // The MIG devices of the parent at `parent` (its JSON `mig_devices`), appended to s->mig_devices.
-void ParseMigDevices(const json& parent_json, const std::string& where, size_t parent, Scenario* s) {
+void ParseMigDevices(const json& parent_json, const std::string& where, size_t parent,
+                     Scenario* s) {
   Gpu& p = s->gpus[parent];
   if (!p.mig) throw ParseError{where + ".mig_devices", "needs \"mig\": true"};
   const json& list = parent_json["mig_devices"];
@@ -261,8 +315,9 @@ void ParseMigDevices(const json& parent_json, const std::string& where, size_t p
     d.gpm = p.gpm;
     d.not_supported.insert(kMigDeviceNotSupported.begin(), kMigDeviceNotSupported.end());
     char text[96];
-    if (d.name.empty()) d.name = p.name + " MIG " + std::to_string(d.slices) + "g." +
-                                 std::to_string(static_cast<long>(std::ceil(d.memory_total_mib / 1024))) + "gb";
+    if (d.name.empty())
+      d.name = p.name + " MIG " + std::to_string(d.slices) + "g." +
+               std::to_string(static_cast<long>(std::ceil(d.memory_total_mib / 1024))) + "gb";
     if (d.uuid.empty()) {
       std::snprintf(text, sizeof(text), "MIG-fa4e0000-0000-4000-9000-%06zx%06zx", parent, k);
       d.uuid = text;
@@ -324,24 +379,28 @@ bool ParseScenario(const std::string& text, const std::string& file, Scenario* o
     if (!root.is_object()) throw ParseError{"(top)", "must be an object"};
     Scenario s;
     for (auto& [key, value] : root.items()) {
-      if (key == "driver_version") s.driver_version = Text(value, key);
-      else if (key == "nvml_version") s.nvml_version = Text(value, key);
-      else if (key == "cuda_driver_version") s.cuda_driver_version = static_cast<int>(Number(value, key));
-      else if (key == "time_scale") s.time_scale = Number(value, key);
+      if (key == "driver_version")
+        s.driver_version = Text(value, key);
+      else if (key == "nvml_version")
+        s.nvml_version = Text(value, key);
+      else if (key == "cuda_driver_version")
+        s.cuda_driver_version = static_cast<int>(Number(value, key));
+      else if (key == "time_scale")
+        s.time_scale = Number(value, key);
       else if (key == "v3_process_entry_bytes") {
         const double bytes = Number(value, key);
         if (bytes != 16 && bytes != 24 && bytes != 32) {
           throw ParseError{key, "must be 16, 24 or 32 (the widths drivers write)"};
         }
         s.v3_process_entry_bytes = static_cast<unsigned>(bytes);
-      }
-      else if (key == "init_error") {
+      } else if (key == "init_error") {
         auto code = ErrorCodeByName(Text(value, key));
         if (!code) throw ParseError{key, "unknown NVML error name"};
         s.init_error = *code;
       } else if (key == "delays_ms") {
         if (!value.is_object()) throw ParseError{key, "must map NVML function names to ms"};
-        for (auto& [fn, ms] : value.items()) s.delays_ms[fn] = static_cast<int>(Number(ms, key + "." + fn));
+        for (auto& [fn, ms] : value.items())
+          s.delays_ms[fn] = static_cast<int>(Number(ms, key + "." + fn));
       } else if (key == "gpus") {
         if (!value.is_array()) throw ParseError{key, "must be an array"};
         for (size_t i = 0; i < value.size(); ++i) {

@@ -19,9 +19,26 @@ namespace fake_nvml {
 // What a timeline point may set. Indexes GpuState::values; kStateFieldNames spells them as the
 // scenario file does.
 enum class StateField {
-  kUtilGpu, kUtilMem, kMemUsedMib, kPowerW, kTempC, kSmClockMhz, kMemClockMhz, kClockReasons,
-  kPcieTxKbps, kPcieRxKbps, kEncUtil, kDecUtil, kSmActive, kSmOccupancy, kTensorActive,
-  kDramActive, kPcieTxMibS, kPcieRxMibS, kNvlinkTxMibS, kNvlinkRxMibS,
+  kUtilGpu,
+  kUtilMem,
+  kMemUsedMib,
+  kPowerW,
+  kTempC,
+  kSmClockMhz,
+  kMemClockMhz,
+  kClockReasons,
+  kPcieTxKbps,
+  kPcieRxKbps,
+  kEncUtil,
+  kDecUtil,
+  kSmActive,
+  kSmOccupancy,
+  kTensorActive,
+  kDramActive,
+  kPcieTxMibS,
+  kPcieRxMibS,
+  kNvlinkTxMibS,
+  kNvlinkRxMibS,
   kCount
 };
 inline constexpr size_t kStateFieldCount = static_cast<size_t>(StateField::kCount);
@@ -69,14 +86,14 @@ struct Gpu {
   // the total, at most 512 MiB).
   std::optional<double> reserved_mib;
   bool mig = false;
-  bool gpm = false;  // GPM profiling metrics (Hopper and later)
-  double period_s = 0;  // > 0: the timeline repeats
+  bool gpm = false;                                   // GPM profiling metrics (Hopper and later)
+  double period_s = 0;                                // > 0: the timeline repeats
   std::vector<std::pair<double, GpuState>> timeline;  // sorted by t; values carried forward
   std::vector<Process> processes;
   std::set<std::string> not_supported;  // field names answering NVML_ERROR_NOT_SUPPORTED
   std::set<std::string> no_permission;  // field names answering NVML_ERROR_NO_PERMISSION
   std::optional<double> lost_at;        // from then on every call answers GPU_IS_LOST
-  std::vector<XidEvent> xid_events;  // sorted by t
+  std::vector<XidEvent> xid_events;     // sorted by t
   // Memory health: remapped rows (Ampere and later; the default, all zero) or, when the scenario
   // gives retired_pages, retired pages (an earlier GPU: remapped rows are NOT_SUPPORTED).
   struct RemappedRows {
@@ -101,11 +118,11 @@ struct Scenario {
   std::string driver_version = "550.54.15";
   std::string nvml_version = "12.550.54.15";
   int cuda_driver_version = 12040;
-  int init_error = 0;       // nvmlReturn_t nvmlInit answers; 0 = success
+  int init_error = 0;  // nvmlReturn_t nvmlInit answers; 0 = success
   // > 0 in the file: _v3 process lists write entries this wide whatever abi_table.cc says of the
   // driver (a driver no table knows yet). 0: the driver's row decides (filled in at nvmlInit).
   unsigned v3_process_entry_bytes = 0;
-  double time_scale = 1.0;  // fake seconds per real second
+  double time_scale = 1.0;               // fake seconds per real second
   std::map<std::string, int> delays_ms;  // NVML function name -> added latency per call
   std::vector<Gpu> gpus;
   std::vector<Gpu> mig_devices;  // every parent's, in order

@@ -58,8 +58,9 @@ inline FakeHttpServer::Handler FakeCloudMetadata(const std::string& cloud) {
       }
       if (path_is("/metadata/instance/compute/vmSize")) return {200, "Standard_ND96isr_H100_v5"};
       if (path_is("/metadata/instance/compute/resourceId")) {
-        return {200, "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/gpu/"
-                     "providers/Microsoft.Compute/virtualMachines/gpu-1"};
+        return {200,
+                "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/gpu/"
+                "providers/Microsoft.Compute/virtualMachines/gpu-1"};
       }
     }
     return {404, "Not Found"};

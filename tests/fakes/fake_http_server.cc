@@ -73,8 +73,8 @@ void FakeHttpServer::Serve() {
     }
     for (int waited = 0; waited < delay_ms_ && !stop_; waited += 10) usleep(10'000);
     const auto [status, body] = handler_ ? handler_(request) : std::pair(status_, body_);
-    std::string response = fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n\r\n{}", status,
-                                       body.size(), body);
+    std::string response =
+        fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n\r\n{}", status, body.size(), body);
     send(fd, response.data(), response.size(), MSG_NOSIGNAL);
     close(fd);
   }

@@ -1,5 +1,6 @@
 // Test-only: an HTTP server on 127.0.0.1 that answers every request the same way (or as a handler
-// says, request by request) and records what it was asked. Bounded: it serves at most `max_requests` and stops when destroyed.
+// says, request by request) and records what it was asked. Bounded: it serves at most
+// `max_requests` and stops when destroyed.
 #ifndef CGOV_TESTS_FAKES_FAKE_HTTP_SERVER_H_
 #define CGOV_TESTS_FAKES_FAKE_HTTP_SERVER_H_
 

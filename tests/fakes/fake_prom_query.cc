@@ -10,8 +10,7 @@ Result<std::vector<PromSeries>> FakePromQuery::Ask(const PromRequest& request) c
   return answer_(request);
 }
 
-Result<std::vector<PromSeries>> FakePromQuery::Query(const std::string& expr,
-                                                     double time_s) const {
+Result<std::vector<PromSeries>> FakePromQuery::Query(const std::string& expr, double time_s) const {
   PromRequest r;
   r.expr = expr;
   r.time_s = time_s;

@@ -22,9 +22,9 @@ class FakePromQuery : public PromQuery {
   Result<std::vector<PromSeries>> Query(const std::string& expr, double time_s) const override;
   Result<std::vector<std::vector<PromSeries>>> QueryAll(
       const std::vector<PromRequest>& requests) const override;
-  Status QueryEach(const std::vector<PromRequest>& requests,
-                   const std::function<Status(size_t, std::vector<PromSeries>)>& take)
-      const override;
+  Status QueryEach(
+      const std::vector<PromRequest>& requests,
+      const std::function<Status(size_t, std::vector<PromSeries>)>& take) const override;
   const std::string& url() const override { return url_; }
 
   // What was asked, in order.

@@ -21,7 +21,7 @@ namespace cgov::test_support {
 
 struct Box {
   HistoryInput in;
-  int64_t gpu_ms = 0;  // every GPU's sampled time, as the aggregator's rule credits it
+  int64_t gpu_ms = 0;     // every GPU's sampled time, as the aggregator's rule credits it
   int64_t energy_mj = 0;  // every GPU's energy: power x its sample's time, EnergyOf's rounding
   int64_t unheld_energy_mj = 0;  // of which while no process or pod held the GPU
   struct Tick {
@@ -93,7 +93,7 @@ inline Box Generate(uint64_t seed) {
           for (int p = 0; p < n; ++p) {
             // The same user a second time on this GPU, now and then.
             const uint32_t id = p > 0 && rng() % 3 == 0 ? std::get<0>(hs.front())
-                                                         : static_cast<uint32_t>(pick(1, 6));
+                                                        : static_cast<uint32_t>(pick(1, 6));
             // A pid reused: the same number, another user (the aggregator must close the old
             // session), one time in ten.
             const uint32_t pid = rng() % 10 == 0 ? 100 : next_pid++;
@@ -104,10 +104,10 @@ inline Box Generate(uint64_t seed) {
         sg.gpu_id = static_cast<uint32_t>(g + 1);
         sg.processes_known = true;
         const int m = mode[static_cast<size_t>(g)];
-        const uint64_t util = m == 0   ? 97
+        const uint64_t util = m == 0             ? 97
                               : m == 1 || m == 4 ? 0
-                              : m == 2 ? (k % 6 < 3 ? 95 : 3)
-                                       : rng() % 101;
+                              : m == 2           ? (k % 6 < 3 ? 95 : 3)
+                                                 : rng() % 101;
         sg.set(StoredGpuField::kUtilPct, util);
         sg.set(StoredGpuField::kMemUsedMib, hs.empty() ? 0 : 20'000);
         if (rng() % 10 != 0) {  // a power reading, 30 W to 700 W, most ticks

@@ -49,16 +49,15 @@ Status BudgetsModule::Seed() {
   // it; up to now in a history without ticks.
   CGOV_ASSIGN_OR_RETURN(auto range, store.TickRange());
   const int64_t as_of_ms = range ? range->second : d_.NowMs();
-  CGOV_ASSIGN_OR_RETURN(HistoryInput in,
-                        LoadHistory(store, BudgetDataStartMs(*o.budgets, as_of_ms), as_of_ms,
-                                    PhaseThresholds{}));
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(store, BudgetDataStartMs(*o.budgets, as_of_ms),
+                                                     as_of_ms, PhaseThresholds{}));
   HistoryOptions options;  // priced as the cost counters are
   options.price = o.price;
   options.catalog = &o.catalog;
   CGOV_ASSIGN_OR_RETURN(auto prices, GpuHourlyPrices(in, options));
   d_.budgets->Set(BudgetTracker(EvaluateBudgets(*o.budgets, in, prices, as_of_ms), as_of_ms));
-  LogInfo("--budgets: {} budget(s) from {}; their spend so far read from "
-          "the history in {:.2f} s", o.budgets->budgets.size(), o.budgets_path,
+  LogInfo("--budgets: {} budget(s) from {}; their spend so far read from the history in {:.2f} s",
+          o.budgets->budgets.size(), o.budgets_path,
           static_cast<double>(d_.clock().MonotonicNs() - started_ns) / 1e9);
   return Status::Ok();
 }
@@ -68,8 +67,7 @@ void BudgetsModule::Reload(std::string* what) {
   DaemonOptions& o = d_.options();
   Result<BudgetFile> budgets = ReadBudgetsFile(o.budgets_path);
   if (!budgets.ok()) {
-    LogWarning("SIGHUP: keeping the budgets in use: {}",
-               budgets.status().message());
+    LogWarning("SIGHUP: keeping the budgets in use: {}", budgets.status().message());
   } else {
     o.budgets = std::move(budgets).value();
     *what += ", budgets " + o.budgets_path + " re-read";

@@ -12,8 +12,8 @@ namespace {
 // --detect-instance: fills what --instance-type and --instance-id left empty; a failure is said
 // and the daemon goes on (priced by GPU model, as without the flag).
 void DetectInstance(DaemonOptions* o) {
-  Result<CloudInstance> found = DetectCloudInstance(*o->detect_instance, o->metadata_endpoint,
-                                                    std::chrono::seconds(2));
+  Result<CloudInstance> found =
+      DetectCloudInstance(*o->detect_instance, o->metadata_endpoint, std::chrono::seconds(2));
   if (!found.ok()) {
     LogWarning("--detect-instance: {}; pricing by GPU model", found.status().message());
     return;

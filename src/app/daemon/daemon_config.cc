@@ -13,8 +13,8 @@
 #include "export/basic_auth.h"
 #include "os/file_reader.h"
 #include "os/input_file.h"
-#include "telemetry/host_reader.h"
 #include "os/log.h"
+#include "telemetry/host_reader.h"
 
 namespace cgov {
 namespace {
@@ -69,13 +69,15 @@ Status CompleteKube(DaemonOptions* o) {
                    kube.node_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") ==
                        std::string::npos;
   if (!dns) {
-    return InvalidArgument(fmt::format("cgov daemon: --node-name \"{}\": not a Kubernetes node "
-                                       "name (lower-case letters, digits, '-' and '.')",
-                                       SafeText(kube.node_name)));
+    return InvalidArgument(
+        fmt::format("cgov daemon: --node-name \"{}\": not a Kubernetes node name (lower-case "
+                    "letters, digits, '-' and '.')",
+                    SafeText(kube.node_name)));
   }
   if (kube.api_url.empty()) {
-    return InvalidArgument("cgov daemon: --kubernetes: KUBERNETES_SERVICE_HOST is not set (not "
-                           "in a pod?); give the API server with --kube-api URL");
+    return InvalidArgument(
+        "cgov daemon: --kubernetes: KUBERNETES_SERVICE_HOST is not set (not in a pod?); give the "
+        "API server with --kube-api URL");
   }
   if (!kube.api_url.starts_with("https://") && !kube.api_url.starts_with("http://")) {
     return InvalidArgument(fmt::format("cgov daemon: --kube-api {}: expected an https:// URL",
@@ -91,28 +93,27 @@ Status ReadKeyPair(const std::string& tls_cert, const std::string& tls_key,
                    HttpServerOptions* http) {
   CGOV_ASSIGN_OR_RETURN(http->tls_cert_pem, ReadSmallFile(tls_cert, "--tls-cert"));
   CGOV_ASSIGN_OR_RETURN(http->tls_key_pem, ReadSmallFile(tls_key, "--tls-key"));
-  for (const auto& [flag, path, pem] :
-       {std::tuple{"--tls-cert", tls_cert, http->tls_cert_pem},
-        std::tuple{"--tls-key", tls_key, http->tls_key_pem}}) {
+  for (const auto& [flag, path, pem] : {std::tuple{"--tls-cert", tls_cert, http->tls_cert_pem},
+                                        std::tuple{"--tls-key", tls_key, http->tls_key_pem}}) {
     if (pem.find("-----BEGIN ") == std::string::npos) {
-      return InvalidArgument(fmt::format("cgov daemon: {} {}: {}; refusing to serve without "
-                                         "TLS", flag, path,
-                                         pem.empty() ? "empty" : "no PEM block in it"));
+      return InvalidArgument(fmt::format("cgov daemon: {} {}: {}; refusing to serve without TLS",
+                                         flag, path, pem.empty() ? "empty" : "no PEM block in it"));
     }
   }
   Result<CertificateInfo> cert = ReadCertificateInfo(http->tls_cert_pem);
   if (!cert.ok()) {
-    return InvalidArgument(fmt::format("cgov daemon: --tls-cert {}: {}; refusing to serve "
-                                       "without TLS", tls_cert, cert.status().message()));
+    return InvalidArgument(
+        fmt::format("cgov daemon: --tls-cert {}: {}; refusing to serve without TLS", tls_cert,
+                    cert.status().message()));
   }
   // Served all the same (the operator may be renewing it), but every client will refuse it.
   const int64_t now_s = std::time(nullptr);
   if (now_s > cert->not_after_s || now_s < cert->not_before_s) {
     const int64_t edge_s = now_s > cert->not_after_s ? cert->not_after_s : cert->not_before_s;
-    LogWarning("--tls-cert {} ({}) {} {}: clients that check certificates will refuse the "
-               "connection", tls_cert, cert->subject,
-               now_s > cert->not_after_s ? "expired on" : "is not valid before",
-               FormatRfc3339Utc(edge_s * 1'000'000'000));
+    LogWarning(
+        "--tls-cert {} ({}) {} {}: clients that check certificates will refuse the connection",
+        tls_cert, cert->subject, now_s > cert->not_after_s ? "expired on" : "is not valid before",
+        FormatRfc3339Utc(edge_s * 1'000'000'000));
   }
   http->tls = true;
   return Status::Ok();
@@ -125,17 +126,18 @@ Status LoadWebFiles(const DaemonFiles& f, HttpServerOptions* http) {
   if (!f.basic_auth.empty()) CGOV_RETURN_IF_ERROR(ReadBasicAuth(f.basic_auth, http));
   if (!f.web_config.empty()) {
     if (!f.basic_auth.empty()) {
-      return InvalidArgument("cgov daemon: --web-config and --basic-auth-file: give the users "
-                             "in one of them");
+      return InvalidArgument(
+          "cgov daemon: --web-config and --basic-auth-file: give the users in one of them");
     }
     CGOV_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(f.web_config, "--web-config"));
     Result<WebConfig> config = ParseWebConfig(text, f.web_config);
     if (!config.ok()) return config.status().WithContext("cgov daemon: --web-config");
     if (!config->tls_cert_file.empty()) {
       if (!tls_cert.empty()) {
-        return InvalidArgument(fmt::format("cgov daemon: --tls-cert and --web-config {}'s "
-                                           "tls_server_config: give the certificate in one of "
-                                           "them", f.web_config));
+        return InvalidArgument(
+            fmt::format("cgov daemon: --tls-cert and --web-config {}'s tls_server_config: give the "
+                        "certificate in one of them",
+                        f.web_config));
       }
       tls_cert = config->tls_cert_file;
       tls_key = config->tls_key_file;
@@ -153,12 +155,12 @@ Status LoadNotify(const std::string& path, DaemonOptions* o) {
   CGOV_ASSIGN_OR_RETURN(o->notify, ReadNotify(path));
   for (const NotifyRule& r : o->notify->rules) {
     if (r.kind == NotifyRuleKind::kBudget && !o->budgets) {
-      return InvalidArgument(fmt::format("cgov daemon: --notify {}:{}: a budget rule needs "
-                                         "--budgets FILE", path, r.line));
+      return InvalidArgument(fmt::format(
+          "cgov daemon: --notify {}:{}: a budget rule needs --budgets FILE", path, r.line));
     }
     if (r.kind == NotifyRuleKind::kPolicy && !o->policy) {
-      return InvalidArgument(fmt::format("cgov daemon: --notify {}:{}: a policy rule needs "
-                                         "--policy FILE", path, r.line));
+      return InvalidArgument(fmt::format(
+          "cgov daemon: --notify {}:{}: a policy rule needs --policy FILE", path, r.line));
     }
   }
   if (o->notify_state.empty()) o->notify_state = o->db + ".notify";
@@ -186,8 +188,7 @@ Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path) {
 }
 
 Status LoadDaemonFiles(const DaemonFiles& f, DaemonOptions* o) {
-  if (Status s = ApplyPriceFlags(o->catalog_path, f.price_text, &o->price, &o->catalog);
-      !s.ok()) {
+  if (Status s = ApplyPriceFlags(o->catalog_path, f.price_text, &o->price, &o->catalog); !s.ok()) {
     return s.WithContext("cgov daemon");
   }
   if (o->kube) CGOV_RETURN_IF_ERROR(CompleteKube(o));

@@ -16,7 +16,7 @@ namespace cgov {
 struct DaemonFiles {
   std::string basic_auth, web_config, tls_cert, tls_key;  // with --listen (o->http set)
   std::string budgets, notify, policy, slurm_accounting;
-  std::string price_text;  // --price-per-gpu-hour, applied with o->catalog_path
+  std::string price_text;   // --price-per-gpu-hour, applied with o->catalog_path
   std::string kube_labels;  // --kube-labels (not a file: parsed here with the rest of --kubernetes)
 };
 

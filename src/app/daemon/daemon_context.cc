@@ -37,9 +37,9 @@ void DaemonContext::OpenDriver() {
                       "; see the daemon's log (--allow-no-gpus on a host without GPUs)";
   }
   LogWarning("no GPU data: {}; recording host samples only{}", no_gpu,
-             options_.allow_no_gpus ? "" : "; /health answers 503 until a daemon starts with a "
-                                           "working driver (--allow-no-gpus on a host without "
-                                           "GPUs)");
+             options_.allow_no_gpus ? ""
+                                    : "; /health answers 503 until a daemon starts with a working "
+                                      "driver (--allow-no-gpus on a host without GPUs)");
 }
 
 Result<ResolvedPrice> DaemonContext::PriceOf(const GpuInfo& gpu) const {

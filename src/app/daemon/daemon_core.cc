@@ -13,8 +13,8 @@
 #include "core/duration.h"
 #include "core/text.h"
 #include "core/time_format.h"
-#include "os/process_exit_watch.h"
 #include "os/log.h"
+#include "os/process_exit_watch.h"
 #include "policy/policy_process.h"
 
 namespace cgov {
@@ -125,8 +125,8 @@ Status DaemonCore::StartRun() {
   CGOV_ASSIGN_OR_RETURN(ctx_.gpu_ids_, RegisterGpus(ctx_.gpus(), &store));
   PriceGpus();
   if (ctx_.hostname_.empty()) {
-    ctx_.hostname_ = o.hostname.empty() ? ReadHostInfo(ctx_.files()).hostname
-                                        : SafeText(o.hostname);
+    ctx_.hostname_ =
+        o.hostname.empty() ? ReadHostInfo(ctx_.files()).hostname : SafeText(o.hostname);
   }
   last_hours_ = ctx_.writer_->hours_written();
   // Reopened after a failed write: the same run goes on (one run row per daemon process), unless
@@ -148,8 +148,7 @@ Status DaemonCore::StartRun() {
                              : EnvironAccess{};
   if (!ctx_.environ_access_.others_readable) {
     LogWarning("{}", ctx_.environ_access_.warning);
-    CGOV_RETURN_IF_ERROR(
-        store.SetMeta(EnvironMetaKey(ctx_.run_.id), ctx_.environ_access_.warning));
+    CGOV_RETURN_IF_ERROR(store.SetMeta(EnvironMetaKey(ctx_.run_.id), ctx_.environ_access_.warning));
   }
   if (!o.instance_id.empty()) CGOV_RETURN_IF_ERROR(store.SetMeta("instance_id", o.instance_id));
   return RecordPrices(ctx_.run_.started_ms);
@@ -161,10 +160,10 @@ Status DaemonCore::Start() {
   CGOV_RETURN_IF_ERROR(OpenWriter());
   for (const auto& m : modules_) CGOV_RETURN_IF_ERROR(m->Open());
   if (!ctx_.writer_->store().fully_checked()) {
-    LogWarning("{}: SQLite's quick_check did not finish within {} s; the "
-               "database was only partly checked before writing (`sqlite3 {} 'PRAGMA "
-               "quick_check'` checks it all)", o.db,
-               HistoryStore::kWriterCheckBudget.count() / 1000, o.db);
+    LogWarning(
+        "{}: SQLite's quick_check did not finish within {} s; the database was only partly checked "
+        "before writing (`sqlite3 {} 'PRAGMA quick_check'` checks it all)",
+        o.db, HistoryStore::kWriterCheckBudget.count() / 1000, o.db);
   }
   ctx_.OpenDriver();
   CGOV_RETURN_IF_ERROR(StartRun());
@@ -172,9 +171,10 @@ Status DaemonCore::Start() {
   if (ctx_.metrics != nullptr) {
     for (const auto& [name, failures] : module_failures_) ctx_.metrics->DeclareModule(name);
   }
-  LogInfo("recording {} GPU(s) every {} into {} (pid {}); stop with "
-          "SIGINT or SIGTERM, reload with SIGHUP", ctx_.gpu_ids_.size(),
-          FormatDuration(o.interval), o.db, getpid());
+  LogInfo(
+      "recording {} GPU(s) every {} into {} (pid {}); stop with SIGINT or SIGTERM, reload with "
+      "SIGHUP",
+      ctx_.gpu_ids_.size(), FormatDuration(o.interval), o.db, getpid());
   return Status::Ok();
 }
 
@@ -206,9 +206,10 @@ void DaemonCore::CheckFile(int64_t now_ms) {
   if (change.empty()) return;
   const std::string& db = ctx_.options().db;
   const std::string at = FormatRfc3339Utc(now_ms * 1'000'000);
-  db_problem_ = fmt::format("the history database {} {} at {} while the daemon wrote to it; the "
-                            "ticks before went with the old file. Writing to {} again; restart "
-                            "the daemon once this is understood", db, change, at, db);
+  db_problem_ = fmt::format(
+      "the history database {} {} at {} while the daemon wrote to it; the ticks before went with "
+      "the old file. Writing to {} again; restart the daemon once this is understood",
+      db, change, at, db);
   LogWarning("{}", db_problem_);
   // /health answers without credentials: it names no path.
   if (ctx_.metrics != nullptr) {
@@ -249,9 +250,10 @@ void DaemonCore::Sample() {
 
 void DaemonCore::PublishDurations() {
   if (ctx_.metrics == nullptr) return;
-  std::vector<std::pair<std::string, double>> seconds = {
-      {"nvml", nvml_ns_ / 1e9}, {"gpu_processes", processes_ns_ / 1e9},
-      {"procfs", procfs_ns_ / 1e9}, {"history_db", history_db_ns_ / 1e9}};
+  std::vector<std::pair<std::string, double>> seconds = {{"nvml", nvml_ns_ / 1e9},
+                                                         {"gpu_processes", processes_ns_ / 1e9},
+                                                         {"procfs", procfs_ns_ / 1e9},
+                                                         {"history_db", history_db_ns_ / 1e9}};
   for (size_t i = 0; i < modules_.size(); ++i) {
     seconds.emplace_back(std::string(modules_[i]->name()), module_ns_[i] / 1e9);
   }
@@ -279,8 +281,8 @@ void DaemonCore::Tick() {
   history_db_ns_ = 0;
   if (tick_.built) {
     Timed(&history_db_ns_, [&] {
-      status = ctx_.writer_->Append(tick_.sample.wall_ns / 1'000'000, ctx_.run_, tick_.stored)
-                   .status();
+      status =
+          ctx_.writer_->Append(tick_.sample.wall_ns / 1'000'000, ctx_.run_, tick_.stored).status();
     });
   }
   tick_.written = status.ok();
@@ -312,9 +314,9 @@ void DaemonCore::AfterWrite() {
 void DaemonCore::Written(int64_t now_ms) {
   ++ticks_;
   if (failed_in_a_row_ > 0) {
-    LogInfo("{}: writing to {} again, after {} tick(s) not written since "
-            "{}", FormatRfc3339Utc(now_ms * 1'000'000), ctx_.options().db,
-            failed_in_a_row_, FormatRfc3339Utc(failing_since_ms_ * 1'000'000));
+    LogInfo("{}: writing to {} again, after {} tick(s) not written since {}",
+            FormatRfc3339Utc(now_ms * 1'000'000), ctx_.options().db, failed_in_a_row_,
+            FormatRfc3339Utc(failing_since_ms_ * 1'000'000));
     failed_in_a_row_ = 0;
     failing_since_ms_ = 0;
   }
@@ -336,8 +338,7 @@ void DaemonCore::Reload() {
     PriceCatalog catalog;
     PriceOptions price = o.price;
     if (Status s = ApplyPriceFlags(o.catalog_path, "", &price, &catalog); !s.ok()) {
-      LogWarning("SIGHUP: keeping the price catalog in use: {}",
-                 s.message());
+      LogWarning("SIGHUP: keeping the price catalog in use: {}", s.message());
     } else {
       o.catalog = std::move(catalog);
       what += ", price catalog " + o.catalog_path + " re-read";

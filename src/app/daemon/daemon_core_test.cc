@@ -12,9 +12,9 @@
 #include "fakes/fake_clock.h"
 #include "fakes/fake_file_reader.h"
 #include "fakes/fixture_testing.h"
+#include "fakes/nvml_testing.h"
 #include "store/history_store.h"
 #include "store/sqlite_db.h"
-#include "fakes/nvml_testing.h"
 
 namespace cgov {
 namespace {
@@ -28,8 +28,8 @@ constexpr char kScenario[] = R"({"driver_version": "550.54.15", "gpus": [{
 // What a module was asked, in order, into a log the test shares between modules.
 class RecordingModule : public DaemonModule {
  public:
-  RecordingModule(std::string name, std::vector<std::string>* log) : name_(std::move(name)),
-                                                                      log_(log) {}
+  RecordingModule(std::string name, std::vector<std::string>* log)
+      : name_(std::move(name)), log_(log) {}
   std::string_view name() const override { return name_; }
   Status Open() override { return Note("open", open_error); }
   Status Start() override { return Note("start", start_error); }
@@ -124,8 +124,8 @@ TEST_F(DaemonCoreTest, ATickIsWrittenThenHandedToEachModuleInTheOrderAdded) {
   EXPECT_EQ(core.context().gpu_ids().size(), 1u);
   EXPECT_EQ(core.context().hostname(), "gpu-box");
   core.Tick();
-  EXPECT_EQ(log_, (std::vector<std::string>{"a:open", "b:open", "a:start", "b:start",
-                                            "a:before", "b:before", "a:after", "b:after"}));
+  EXPECT_EQ(log_, (std::vector<std::string>{"a:open", "b:open", "a:start", "b:start", "a:before",
+                                            "b:before", "a:after", "b:after"}));
   EXPECT_EQ(a->before_processes, 1u) << "the modules see the stored tick before it is written";
   EXPECT_EQ(b->written, std::vector<bool>{true});
   EXPECT_EQ(b->phase, Phase::kIdleHeld) << "the tick's GPUs classified for the modules";
@@ -190,8 +190,8 @@ TEST_F(DaemonCoreTest, PeriodicRunsAtTheModulesStatedPeriodFromTheFirstTick) {
     core.Tick();
     clock_.AdvanceNs(20'000'000'000);
   }
-  EXPECT_EQ(a->periodic_at, (std::vector<int64_t>{start_ms, start_ms + 60'000,
-                                                  start_ms + 120'000}));
+  EXPECT_EQ(a->periodic_at,
+            (std::vector<int64_t>{start_ms, start_ms + 60'000, start_ms + 120'000}));
   ASSERT_TRUE(core.Stop().ok());
 }
 

@@ -79,9 +79,9 @@ class DaemonContext {
   void ReportFailure(int64_t now_ms, const std::string& message);
 
   // Services modules offer one another, set when the module is added (null: not configured).
-  KubePodDirectory* pods = nullptr;                 // the kubernetes module's
-  DaemonMetrics* metrics = nullptr;                 // the metrics module's registry
-  std::shared_ptr<SharedBudgets> budgets;           // the budgets module's
+  KubePodDirectory* pods = nullptr;        // the kubernetes module's
+  DaemonMetrics* metrics = nullptr;        // the metrics module's registry
+  std::shared_ptr<SharedBudgets> budgets;  // the budgets module's
 
  private:
   friend class DaemonCore;  // the one writer of the run's state
@@ -111,10 +111,10 @@ class DaemonContext {
 struct DaemonTick {
   int64_t now_ms = 0;
   TickSample sample;
-  bool host_ok = false;   // every host file of the sample was read
-  StoredTick stored;      // the history's form of it (empty when it could not be built)
-  bool built = false;     // `stored` holds this tick
-  bool written = false;   // and it went into the history
+  bool host_ok = false;        // every host file of the sample was read
+  StoredTick stored;           // the history's form of it (empty when it could not be built)
+  bool built = false;          // `stored` holds this tick
+  bool written = false;        // and it went into the history
   std::vector<XidEvent> xids;  // drained from the driver this tick
   std::vector<PolicyActionRecord> policy_actions;  // taken this tick (the policy module's)
 

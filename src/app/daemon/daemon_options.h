@@ -31,13 +31,13 @@ struct DaemonOptions {
   std::chrono::milliseconds commit_every{10'000};  // docs/history-db.md: what a crash may lose
   std::string nvml_lib;
   std::string host_root = "/";
-  std::string hostname;  // "" = the host's own
+  std::string hostname;     // "" = the host's own
   std::string instance_id;  // --instance-id: what the cloud bills this host as
   // --detect-instance [PROVIDER]: the instance type and id from the cloud's metadata service at
   // start, where --instance-type and --instance-id did not give them.
   std::optional<CloudProvider> detect_instance;
   std::string metadata_endpoint = kDefaultMetadataEndpoint;
-  std::string catalog_path;  // --price-catalog, re-read on SIGHUP
+  std::string catalog_path;               // --price-catalog, re-read on SIGHUP
   std::optional<HttpServerOptions> http;  // --listen
   bool dcgm_names = false;                // --metrics-names dcgm
   bool process_series = false;            // --metrics-processes
@@ -46,16 +46,16 @@ struct DaemonOptions {
   std::optional<PodResourcesOptions> pod_resources;  // --pod-resources
   PriceOptions price;
   PriceCatalog catalog;
-  std::string budgets_path;            // --budgets, re-read on SIGHUP
+  std::string budgets_path;  // --budgets, re-read on SIGHUP
   std::optional<BudgetFile> budgets;
-  std::optional<NotifyFile> notify;    // --notify
-  std::string notify_state;            // --notify-state
-  std::optional<PolicyFile> policy;    // --policy
-  std::string slurm_accounting_path;   // --slurm-accounting, re-read on SIGHUP
+  std::optional<NotifyFile> notify;   // --notify
+  std::string notify_state;           // --notify-state
+  std::optional<PolicyFile> policy;   // --policy
+  std::string slurm_accounting_path;  // --slurm-accounting, re-read on SIGHUP
   std::optional<SlurmJobs> slurm_jobs;
-  bool policy_dry_run = false;         // --policy-dry-run
-  bool log_ticks = false;              // --log-ticks
-  bool allow_no_gpus = false;          // --allow-no-gpus: no GPU is not a problem
+  bool policy_dry_run = false;  // --policy-dry-run
+  bool log_ticks = false;       // --log-ticks
+  bool allow_no_gpus = false;   // --allow-no-gpus: no GPU is not a problem
 };
 
 }  // namespace cgov

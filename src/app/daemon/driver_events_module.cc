@@ -59,11 +59,10 @@ Status DriverEventsModule::RecordMemoryHealth(const std::vector<GpuSlowSample>& 
     const std::optional<MemoryHealth>& h = slow[i].memory_health;
     if (!h || h == recorded_health_[i]) continue;
     if (h->NeedsAction()) {
-      LogWarning("GPU {}: memory needs attention (see `cgov doctor`)",
-                 d_.gpus()[i].Label());
+      LogWarning("GPU {}: memory needs attention (see `cgov doctor`)", d_.gpus()[i].Label());
     }
-    Status put = d_.writer()->store().PutEvent(
-        {now_ms, ids[i], "memory_health", EncodeMemoryHealth(*h)});
+    Status put =
+        d_.writer()->store().PutEvent({now_ms, ids[i], "memory_health", EncodeMemoryHealth(*h)});
     if (!put.ok()) {
       if (first.ok()) first = put;
       continue;

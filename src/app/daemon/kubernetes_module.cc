@@ -37,8 +37,8 @@ class KubernetesModule : public DaemonModule {
 };
 
 Status KubernetesModule::Open() {
-  Result<std::unique_ptr<KubePodWatch>> watch = KubePodWatch::Start(*d_.options().kube,
-                                                                   pods_.get());
+  Result<std::unique_ptr<KubePodWatch>> watch =
+      KubePodWatch::Start(*d_.options().kube, pods_.get());
   if (!watch.ok()) return watch.status().WithContext("--kubernetes");
   watch_ = std::move(watch).value();
   return Status::Ok();
@@ -47,12 +47,11 @@ Status KubernetesModule::Open() {
 // The first ticks should name their pods: the list usually takes well under a second.
 Status KubernetesModule::Start() {
   if (watch_->WaitSynced(std::chrono::seconds(10))) {
-    LogInfo("--kubernetes: {} pod(s) on node {}", pods_->size(),
-            d_.options().kube->node_name);
+    LogInfo("--kubernetes: {} pod(s) on node {}", pods_->size(), d_.options().kube->node_name);
   } else {
     error_ = watch_->LastError();
-    LogWarning("--kubernetes: no pod list yet ({}); recording pod "
-               "UIDs until it comes", error_.empty() ? "no answer in 10 s" : error_);
+    LogWarning("--kubernetes: no pod list yet ({}); recording pod UIDs until it comes",
+               error_.empty() ? "no answer in 10 s" : error_);
   }
   return Status::Ok();
 }

@@ -62,13 +62,12 @@ Status MetricsModule::Start() {
                         }));
   const ListenAddress& a = o.http->address;
   // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
-  LogInfo("serving /metrics on {}://{}{}{}:{}",
-          o.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
-          a.ipv6 ? "]" : "", server_->port());
+  LogInfo("serving /metrics on {}://{}{}{}:{}", o.http->tls_cert_pem.empty() ? "http" : "https",
+          a.ipv6 ? "[" : "", a.host, a.ipv6 ? "]" : "", server_->port());
   if (!a.IsLoopback() && o.http->users.empty()) {
-    LogWarning("/metrics is open to the network without "
-               "authentication (--web-config or --basic-auth-file); it names users, projects "
-               "and processes");
+    LogWarning(
+        "/metrics is open to the network without authentication (--web-config or "
+        "--basic-auth-file); it names users, projects and processes");
   }
   return Status::Ok();
 }
@@ -81,8 +80,7 @@ void MetricsModule::Reload(std::string* what) {
   if (path.empty()) return;
   Result<SlurmJobs> jobs = ReadSlurmAccountingFile(path);
   if (!jobs.ok()) {
-    LogWarning("SIGHUP: keeping the Slurm jobs in use: {}",
-               jobs.status().message());
+    LogWarning("SIGHUP: keeping the Slurm jobs in use: {}", jobs.status().message());
     return;
   }
   *what += fmt::format(", --slurm-accounting {} re-read ({} jobs)", path, jobs->size());
@@ -188,8 +186,7 @@ ServedResponse MetricsModule::Serve(const ServedRequest& request) {
     RootedFileReader own("/");
     Result<SelfStats> self = ReadSelfStats(own);
     r.body = metrics_->Render(format, now_ms, self.ok() ? &*self : nullptr);
-  } else if (request.path == "/health" || request.path == "/healthz" ||
-             request.path == "/livez") {
+  } else if (request.path == "/health" || request.path == "/healthz" || request.path == "/livez") {
     // Healthy while sampling keeps up and the history is safe; a stuck or failing sampler, or a
     // database file removed under the daemon, shows as 503. /health (readiness) also shows a
     // daemon that records no GPU; /livez (liveness) does not: restarting it would not load a
@@ -206,8 +203,9 @@ ServedResponse MetricsModule::Serve(const ServedRequest& request) {
     if (!access.others_readable) r.body += "warning: " + access.warning + "\n";
   } else if (request.path == "/") {
     r.content_type = "text/html; charset=utf-8";
-    r.body = "<!doctype html><title>cgov daemon</title><h1>cgov daemon</h1>"
-             "<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/health\">/health</a></p>\n";
+    r.body =
+        "<!doctype html><title>cgov daemon</title><h1>cgov daemon</h1>"
+        "<p><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/health\">/health</a></p>\n";
   } else {
     r.status = 404;
     r.body = "not found: try /metrics or /health\n";

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/showback.h"
 #include "app/daemon/daemon_modules.h"
 #include "app/history/history_load.h"
 #include "core/time_format.h"
-#include "analysis/showback.h"
 #include "notify/digest.h"
 #include "notify/job_mail.h"
 #include "notify/mail_message.h"
@@ -58,7 +58,7 @@ class NotifyModule : public DaemonModule {
   std::unique_ptr<NotifyEngine> engine_;
   NotifyInput in_;  // rebuilt in place each tick
   bool ladder_failure_logged_ = false;
-  int64_t digest_due_ms_ = 0;  // when to look next; 0: no [[digest]]
+  int64_t digest_due_ms_ = 0;               // when to look next; 0: no [[digest]]
   std::map<std::string, TrackedJob> jobs_;  // "slurm/JOB", "pod/UID"
 };
 
@@ -74,20 +74,25 @@ Status NotifyModule::Start() {
   for (const NotifySink& s : file.sinks) sinks.push_back(s.name);
   engine_ = std::make_unique<NotifyEngine>(file.rules, std::move(sinks), d_.hostname());
   for (const Incident& i : engine_->Restore(std::move(open))) {
-    LogWarning("--notify: rule {:?} is no longer in {}: its open incident "
-               "{} is dropped without a resolved notice", i.rule, file.path, i.key);
+    LogWarning(
+        "--notify: rule {:?} is no longer in {}: its open incident {} is dropped without a "
+        "resolved notice",
+        i.rule, file.path, i.key);
   }
-  LogInfo("--notify: {} rule(s), {} sink(s) from {}; state in {} ({} "
-          "open incident(s), {} notice(s) waiting)", file.rules.size(), file.sinks.size(),
-          file.path, state, engine_->incidents().size(), waiting);
+  LogInfo(
+      "--notify: {} rule(s), {} sink(s) from {}; state in {} ({} open incident(s), {} notice(s) "
+      "waiting)",
+      file.rules.size(), file.sinks.size(), file.path, state, engine_->incidents().size(), waiting);
   if (file.digest) {
     // The latest week due is looked at with the first tick: a digest whose time passed while
     // the daemon was down goes then, unless the state says it was queued.
     const DigestWeek latest = LatestDigestWeek(*file.digest, d_.NowMs());
     digest_due_ms_ = latest.send_ms;
-    LogInfo("--notify: weekly digests: the {} (due {}) unless the state says it was queued, "
-            "then the next at {}", latest.key, FormatRfc3339Utc(latest.send_ms * 1'000'000),
-            FormatRfc3339Utc(NextDigestWeek(*file.digest, latest).send_ms * 1'000'000));
+    LogInfo(
+        "--notify: weekly digests: the {} (due {}) unless the state says it was queued, then the "
+        "next at {}",
+        latest.key, FormatRfc3339Utc(latest.send_ms * 1'000'000),
+        FormatRfc3339Utc(NextDigestWeek(*file.digest, latest).send_ms * 1'000'000));
   }
   return Status::Ok();
 }
@@ -122,14 +127,14 @@ Status NotifyModule::QueueDigest(const DigestWeek& week) {
   options.catalog = &d_.options().catalog;
   CGOV_RETURN_IF_ERROR(d_.writer()->Commit());  // the week's last ticks, when it just ended
   HistoryStore& store = d_.writer()->store();
-  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(store, week.since_ms, week.until_ms,
-                                                     options.phases));
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in,
+                        LoadHistory(store, week.since_ms, week.until_ms, options.phases));
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(in, options));
-  CGOV_ASSIGN_OR_RETURN(HistoryInput prior_in, LoadHistory(store, week.prior_since_ms,
-                                                           week.since_ms, options.phases));
+  CGOV_ASSIGN_OR_RETURN(HistoryInput prior_in,
+                        LoadHistory(store, week.prior_since_ms, week.since_ms, options.phases));
   CGOV_ASSIGN_OR_RETURN(HistorySummary prior, SummarizeHistory(prior_in, options));
-  const std::vector<DigestMail> mails = ComposeDigests(
-      {&summary, &prior, file.recipients.get(), *file.digest, week, d_.hostname()});
+  const std::vector<DigestMail> mails =
+      ComposeDigests({&summary, &prior, file.recipients.get(), *file.digest, week, d_.hostname()});
   const int64_t now_ms = d_.NowMs();
   std::vector<Delivery> queued;
   for (const std::string& name : file.digest->sinks) {
@@ -146,9 +151,9 @@ Status NotifyModule::QueueDigest(const DigestWeek& week) {
   for (size_t i = 0; i < mails.size() && i < 10; ++i) whom += (i ? ", " : "") + mails[i].who;
   if (mails.size() > 10) whom += fmt::format(" and {} more", mails.size() - 10);
   LogInfo("--notify: the weekly {}: {} ({} message(s) per sink; made in {:.2f} s)", week.key,
-          !queued_now     ? std::string("was queued before")
+          !queued_now    ? std::string("was queued before")
           : whom.empty() ? std::string("no one's week reached min_usd")
-                          : "queued for " + whom,
+                         : "queued for " + whom,
           mails.size(), static_cast<double>(d_.clock().MonotonicNs() - started_ns) / 1e9);
   return Status::Ok();
 }
@@ -160,8 +165,9 @@ void NotifyModule::FillGpus(DaemonTick* tick) {
   in_.gpus.resize(std::min(stored.gpus.size(), infos.size()));
   for (size_t i = 0; i < in_.gpus.size(); ++i) {
     NotifyGpu& g = in_.gpus[i];
-    g.id = {infos[i].index, infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index)
-                                                  : infos[i].uuid, infos[i].name};
+    g.id = {infos[i].index,
+            infos[i].uuid.empty() ? fmt::format("index:{}", infos[i].index) : infos[i].uuid,
+            infos[i].name};
     g.util_pct = tick->points()[i].util_pct;
     g.phase = tick->phases()[i];
     g.memory_pct.reset();
@@ -199,8 +205,7 @@ void NotifyModule::FillBudgets() {
       in_.budgets.push_back({fmt::format("{} {}, {}ly", scope, r.budget->name, period),
                              fmt::format("{}/{}/{}", scope, r.budget->name, period),
                              static_cast<double>(r.budget->amount) / kMicroPerUsd,
-                             static_cast<double>(r.spent) / kMicroPerUsd,
-                             r.budget->alert_pcts});
+                             static_cast<double>(r.spent) / kMicroPerUsd, r.budget->alert_pcts});
     }
   });
 }
@@ -332,8 +337,8 @@ Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracke
   options.by = job.by;
   options.price = d_.options().price;
   options.catalog = &d_.options().catalog;
-  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(store, job.since_ms, job.until_ms,
-                                                     options.phases));
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in,
+                        LoadHistory(store, job.since_ms, job.until_ms, options.phases));
   // Keyed as the report keys it: a pod by "namespace/name" once the API server named it.
   if (auto identity = in.identities.find(ids.front()); identity != in.identities.end()) {
     job.key = HistoryKey(job.by, identity->second, d_.hostname());
@@ -342,8 +347,8 @@ Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracke
   auto row = std::find_if(summary.who.begin(), summary.who.end(),
                           [&](const WhoRow& w) { return w.key == job.key; });
   if (row == summary.who.end()) {
-    LogInfo("--notify: {} of {} ended: the history credits it no GPU time from {} to {}: no "
-            "report", EndedJobName(job), SafeText(job.user), FormatMinuteUtc(job.since_ms),
+    LogInfo("--notify: {} of {} ended: the history credits it no GPU time from {} to {}: no report",
+            EndedJobName(job), SafeText(job.user), FormatMinuteUtc(job.since_ms),
             FormatMinuteUtc(job.until_ms));
     return Status::Ok();
   }
@@ -353,8 +358,8 @@ Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracke
             EndedJobName(job), SafeText(job.user), gpu_hours, config.min_gpu_hours);
     return Status::Ok();
   }
-  CGOV_ASSIGN_OR_RETURN(int64_t today, notifier_->MailCount("job/", job.user,
-                                                            LocalMidnightMs(d_.NowMs())));
+  CGOV_ASSIGN_OR_RETURN(int64_t today,
+                        notifier_->MailCount("job/", job.user, LocalMidnightMs(d_.NowMs())));
   if (today >= config.per_person_per_day) {
     LogInfo("--notify: {} of {} ended: no report, {} has had {} today (per_person_per_day)",
             EndedJobName(job), SafeText(job.user), SafeText(job.user), today);

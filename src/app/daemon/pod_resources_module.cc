@@ -27,7 +27,7 @@ class PodResourcesModule : public DaemonModule {
 
   DaemonContext& d_;
   std::unique_ptr<PodResourcesPoller> poller_;
-  std::string error_;                              // its last error, as last said
+  std::string error_;                             // its last error, as last said
   uint64_t allocations_generation_ = UINT64_MAX;  // of the snapshot allocations_ came from
   std::vector<GpuAllocation> allocations_;
 };
@@ -38,8 +38,7 @@ Status PodResourcesModule::Open() {
   if (!poller.ok()) return poller.status().WithContext("--pod-resources");
   poller_ = std::move(poller).value();
   if (std::string error = poller_->LastError(); !error.empty()) {
-    LogWarning("--pod-resources: {}; retrying every {}", error,
-               FormatDuration(o.interval));
+    LogWarning("--pod-resources: {}; retrying every {}", error, FormatDuration(o.interval));
     error_ = std::move(error);
   } else {
     LogInfo("--pod-resources: {} device(s) allocated to containers",
@@ -51,8 +50,10 @@ Status PodResourcesModule::Open() {
 void PodResourcesModule::UpdateAllocations() {
   if (d_.metrics != nullptr) d_.metrics->SetPodResourcesOk(poller_->healthy());
   if (std::string error = poller_->LastError(); error != error_) {
-    if (!error.empty()) LogWarning("--pod-resources: {}", error);
-    else LogInfo("--pod-resources: the kubelet answers again");
+    if (!error.empty())
+      LogWarning("--pod-resources: {}", error);
+    else
+      LogInfo("--pod-resources: the kubelet answers again");
     error_ = std::move(error);
   }
   std::shared_ptr<const PodResourcesPoller::Snapshot> now = poller_->Current();

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "app/daemon/daemon_modules.h"
+#include "os/log.h"
 #include "policy/policy_executor.h"
 #include "policy/policy_process.h"
-#include "os/log.h"
 
 namespace cgov {
 namespace {
@@ -31,7 +31,7 @@ class PolicyModule : public DaemonModule {
   DaemonTick* tick_ = nullptr;  // the tick being enforced, for the executor's records
   Status record_failure_;       // the first record this tick could not write
   std::map<uint32_t, std::optional<ProcessCredentials>> credentials_;  // by pid, while on a GPU
-  HostAccounts accounts_;  // the host's /etc/passwd and /etc/group
+  HostAccounts accounts_;                              // the host's /etc/passwd and /etc/group
   std::map<uint32_t, ProcessExecutable> executables_;  // by pid, read with its credentials
 };
 
@@ -41,8 +41,8 @@ Status PolicyModule::Start() {
   accounts_ = ReadHostAccounts(d_.files(), &problems);
   for (const std::string& p : problems) LogWarning("--policy: {}", p);
   engine_ = std::make_unique<PolicyEngine>(*o.policy);
-  executor_ = std::make_unique<PolicyExecutor>(
-      o.policy_dry_run, [this](const PolicyActionRecord& r) {
+  executor_ =
+      std::make_unique<PolicyExecutor>(o.policy_dry_run, [this](const PolicyActionRecord& r) {
         if (tick_ != nullptr) tick_->policy_actions.push_back(r);
         if (d_.writer() == nullptr) return;
         Status s = d_.writer()->store().PutPolicyAction(r);

@@ -61,7 +61,7 @@ class WorkModule : public DaemonModule {
 
   DaemonContext& d_;
   std::map<std::pair<uint64_t, uint64_t>, Counted> files_;  // by (device, inode)
-  std::set<uint32_t> warned_;  // pids whose file was said not to count
+  std::set<uint32_t> warned_;                               // pids whose file was said not to count
   uint64_t tick_ = 0;
 };
 

@@ -10,7 +10,7 @@ namespace {
 
 // What runs on a GPU, by role (GPU index modulo 8).
 enum Role { kTraining, kNotebook, kFinetune, kInference, kFree };
-constexpr Role kRoles[8] = {kTraining, kTraining, kTraining, kTraining,
+constexpr Role kRoles[8] = {kTraining, kTraining, kTraining,  kTraining,
                             kNotebook, kFinetune, kInference, kFree};
 
 struct Who {
@@ -46,10 +46,12 @@ bool Weekday(const WeekTime& c) { return c.weekday < 5; }
 
 std::string DemoFleet::Description(int gpus) {
   static constexpr std::pair<Role, const char*> kWhat[] = {
-      {kTraining, "alice's DDP pre-training (data loader starves it: bursts of 95 % then 5 %), "
-                  "sharing with carol's daytime evals"},
-      {kNotebook, "bob's notebook, busy mornings and afternoons, left holding 20 GiB over lunch "
-                  "and every evening until midnight"},
+      {kTraining,
+       "alice's DDP pre-training (data loader starves it: bursts of 95 % then 5 %), sharing with "
+       "carol's daytime evals"},
+      {kNotebook,
+       "bob's notebook, busy mornings and afternoons, left holding 20 GiB over lunch and every "
+       "evening until midnight"},
       {kFinetune, "dave's fine-tune, done by 06:00 but holding its memory until 10:00"},
       {kInference, "erin's inference server, 20-60 % with the day"},
       {kFree, "free, only the login screen's Xorg on it"}};
@@ -67,8 +69,8 @@ std::string DemoFleet::Description(int gpus) {
       count += last - i + 1;
     }
     if (count == 0) continue;
-    out += fmt::format("{}{} {}: {}", out.empty() ? "" : "; ", count > 1 ? "GPUs" : "GPU", runs,
-                       what);
+    out +=
+        fmt::format("{}{} {}: {}", out.empty() ? "" : "; ", count > 1 ? "GPUs" : "GPU", runs, what);
   }
   return out;
 }
@@ -100,16 +102,29 @@ Result<DemoFleet> DemoFleet::Create(int gpus, uint64_t seed, HistoryStore* store
     const auto base = static_cast<uint32_t>(40000 + 100 * i);
     std::vector<std::pair<const Who*, bool>> who;
     switch (g.role) {
-      case kTraining: who = {{&kAlice, false}, {&kCarol, false}}; break;
-      case kNotebook: who = {{&kBob, false}, {&kBob, false}}; break;
-      case kFinetune: who = {{&kDave, false}}; break;
-      case kInference: who = {{&kErin, false}, {&kErinStub, false}, {&kErinStub, false},
-                              {&kErinStub, false}, {&kErinStub, false}}; break;
-      case kFree: who = {{&kGdm, true}}; break;
+      case kTraining:
+        who = {{&kAlice, false}, {&kCarol, false}};
+        break;
+      case kNotebook:
+        who = {{&kBob, false}, {&kBob, false}};
+        break;
+      case kFinetune:
+        who = {{&kDave, false}};
+        break;
+      case kInference:
+        who = {{&kErin, false},
+               {&kErinStub, false},
+               {&kErinStub, false},
+               {&kErinStub, false},
+               {&kErinStub, false}};
+        break;
+      case kFree:
+        who = {{&kGdm, true}};
+        break;
     }
     for (size_t k = 0; k < who.size(); ++k) {
-      CGOV_ASSIGN_OR_RETURN(Process p, process(base + static_cast<uint32_t>(k), *who[k].first,
-                                               who[k].second));
+      CGOV_ASSIGN_OR_RETURN(Process p,
+                            process(base + static_cast<uint32_t>(k), *who[k].first, who[k].second));
       g.processes.push_back(p);
     }
     fleet.gpus_.push_back(std::move(g));
@@ -153,8 +168,8 @@ void DemoFleet::Tick(int64_t ts_ms, StoredTick* tick) {
         break;
       }
       case kNotebook: {
-        const bool working = Weekday(c) && ((c.hour >= 9 && c.hour < 12) ||
-                                            (c.hour >= 14 && c.hour < 18));
+        const bool working =
+            Weekday(c) && ((c.hour >= 9 && c.hour < 12) || (c.hour >= 14 && c.hour < 18));
         util = working ? 45 + Noise(15) : 0;
         if (Weekday(c) && c.hour >= 9) live.push_back({&g.processes[0], 20480});
         if (Weekday(c) && c.hour >= 9 && c.hour < 18) live.push_back({&g.processes[1], 4096});
@@ -204,7 +219,8 @@ void DemoFleet::Tick(int64_t ts_ms, StoredTick* tick) {
       sp.identity_id = p->identity_id;
       sp.command_id = p->command_id;
       sp.mem_used_mib = mib;
-      if (!p->graphics) sp.sm_util_pct = static_cast<uint32_t>(util / static_cast<double>(live.size()));
+      if (!p->graphics)
+        sp.sm_util_pct = static_cast<uint32_t>(util / static_cast<double>(live.size()));
       tick->processes.push_back(sp);
     }
   }

@@ -29,7 +29,9 @@ HostCheck CheckFile(FileReader& files, const char* path, Result<T> (*parse)(std:
   return {path, "ok", describe(*parsed), ""};
 }
 
-std::string DescribeStat(const ProcStat& s) { return fmt::format("CPU %: {} cores", s.cores.size()); }
+std::string DescribeStat(const ProcStat& s) {
+  return fmt::format("CPU %: {} cores", s.cores.size());
+}
 std::string DescribeMem(const MemInfo& m) {
   return fmt::format("{:.1f} GiB total{}", static_cast<double>(*m.total_bytes) / (1 << 30),
                      m.available_bytes ? "" : " (no MemAvailable: old kernel)");
@@ -83,8 +85,9 @@ HostCheck CheckHidepid(FileReader& files) {
         f[3].find("hidepid=0") == std::string_view::npos &&
         f[3].find("hidepid=off") == std::string_view::npos) {
       return {"other users' processes", "warn",
-              fmt::format("/proc is mounted with {}: GPU processes of other users show no "
-                          "owner, command or pod", f[3]),
+              fmt::format("/proc is mounted with {}: GPU processes of other users show no owner, "
+                          "command or pod",
+                          f[3]),
               "run cgov as root, or add its user to the group named by /proc's gid= option"};
     }
     return {"other users' processes", "ok", "visible (/proc has no hidepid)", ""};

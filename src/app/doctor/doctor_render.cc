@@ -35,17 +35,18 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
                            ? fmt::format("{:.1f} GiB", *gpu.memory_total_bytes / 1073741824.0)
                            : "memory unknown";
   std::string mig = !gpu.mig_enabled ? "MIG n/a" : (*gpu.mig_enabled ? "MIG on" : "MIG off");
-  if (gpu.mig) mig = fmt::format("MIG instance (GI {}, CI {})", gpu.mig->gpu_instance_id,
-                                 gpu.mig->compute_instance_id);
+  if (gpu.mig)
+    mig = fmt::format("MIG instance (GI {}, CI {})", gpu.mig->gpu_instance_id,
+                      gpu.mig->compute_instance_id);
   *out += fmt::format("GPU {}  {}  {}  {}  {}  {}\n", gpu.Label(), Or(gpu.name, "(name unknown)"),
                       Or(gpu.uuid, "(uuid unknown)"), Or(gpu.pci_bus_id, "(bus id unknown)"),
                       memory, mig);
   if (gpu.mig) {
-    *out += fmt::format("  MIG:         of GPU {} ({}, {}); {} slice(s); priced at {:.1f} % of it "
-                        "(its share of the GPU's memory)\n",
-                        gpu.index, Or(gpu.mig->parent_name, "name unknown"),
-                        Or(gpu.mig->parent_uuid, "uuid unknown"), gpu.mig->slices,
-                        gpu.mig->price_share * 100);
+    *out += fmt::format(
+        "  MIG:         of GPU {} ({}, {}); {} slice(s); priced at {:.1f} % of it (its share of "
+        "the GPU's memory)\n",
+        gpu.index, Or(gpu.mig->parent_name, "name unknown"),
+        Or(gpu.mig->parent_uuid, "uuid unknown"), gpu.mig->slices, gpu.mig->price_share * 100);
   }
   std::vector<std::string> yes, no, denied;
   std::string denied_reason;
@@ -70,26 +71,31 @@ void RenderGpu(const GpuInfo& gpu, std::string* out) {
     }
     auto it = std::find_if(by_reason.begin(), by_reason.end(),
                            [&](const auto& r) { return r.first == s.reason; });
-    if (it == by_reason.end()) by_reason.push_back({s.reason, {name}});
-    else it->second.push_back(name);
+    if (it == by_reason.end())
+      by_reason.push_back({s.reason, {name}});
+    else
+      it->second.push_back(name);
   }
   if (!denied.empty()) {  // the driver could answer: this user may not ask (a fixable problem)
-    no.push_back(fmt::format("no permission: {} ({})\n  fix: run cgov as root, or as a user the "
-                             "driver allows these queries (profiling metrics may be restricted to "
-                             "admins: NVreg_RestrictProfilingToAdminUsers)", fmt::join(denied, " "),
-                             denied_reason));
+    no.push_back(
+        fmt::format("no permission: {} ({})\n  fix: run cgov as root, or as a user the driver "
+                    "allows these queries (profiling metrics may be restricted to admins: "
+                    "NVreg_RestrictProfilingToAdminUsers)",
+                    fmt::join(denied, " "), denied_reason));
   }
   for (const auto& [reason, names] : by_reason) {
     no.push_back(fmt::format("unsupported: {} ({}; a MIG instance's parent GPU answers these)",
                              fmt::join(names, " "), reason));
   }
-  *out += fmt::format("  fields:      {}\n", yes.empty() ? "none" : fmt::format("{}", fmt::join(yes, " ")));
+  *out += fmt::format("  fields:      {}\n",
+                      yes.empty() ? "none" : fmt::format("{}", fmt::join(yes, " ")));
   if (gpu.memory_reserved_bytes) {
     *out += fmt::format("  reserved:    {:.0f} MiB by the driver ({}); memory figures exclude it\n",
                         *gpu.memory_reserved_bytes / 1048576.0, gpu.memory_reserved_source);
   } else if (gpu.field(GpuField::kMemory).supported) {
-    *out += "  reserved:    unknown (no nvmlDeviceGetMemoryInfo_v2, and the processes' memory was "
-            "not all known at start): memory used includes the driver's reservation\n";
+    *out +=
+        "  reserved:    unknown (no nvmlDeviceGetMemoryInfo_v2, and the processes' memory was "
+        "not all known at start): memory used includes the driver's reservation\n";
   }
   if (const std::optional<MemoryHealth>& h = gpu.memory_health) {
     const std::string state =
@@ -120,7 +126,7 @@ std::string RenderDoctorText(const DoctorReport& r) {
     for (const SymbolResolution& s : r.symbols) {
       if (s.resolved.empty()) continue;
       std::string newest = s.candidates.front();
-      bool standby = false;  // a v1 fallback kept beside a resolved newer symbol
+      bool standby = false;             // a v1 fallback kept beside a resolved newer symbol
       if (s.role.ends_with(" (v1)")) {  // stands in for the role without the suffix
         std::string primary = s.role.substr(0, s.role.size() - 5);
         for (const SymbolResolution& p : r.symbols) {
@@ -154,7 +160,8 @@ std::string RenderDoctorText(const DoctorReport& r) {
     out += "\n";
     for (const GpuInfo& g : r.gpus) RenderGpu(g, &out);
   }
-  out += fmt::format("\nHost{}\n", r.host_root == "/" ? "" : fmt::format(" (root {})", r.host_root));
+  out +=
+      fmt::format("\nHost{}\n", r.host_root == "/" ? "" : fmt::format(" (root {})", r.host_root));
   size_t problems = r.nvml_ok ? 0 : 1;
   for (const GpuInfo& g : r.gpus) {
     problems += g.lost || (g.memory_health && g.memory_health->NeedsAction()) ? 1 : 0;
@@ -167,8 +174,10 @@ std::string RenderDoctorText(const DoctorReport& r) {
     problems += c.status == "ok" ? 0 : 1;
   }
   out += problems == 0 ? "\nEverything cgov uses is available.\n"
-                       : fmt::format("\n{} item(s) above need attention; cgov runs with what is "
-                                     "available and marks the rest unknown.\n", problems);
+                       : fmt::format(
+                             "\n{} item(s) above need attention; cgov runs with what is "
+                             "available and marks the rest unknown.\n",
+                             problems);
   return out;
 }
 
@@ -179,22 +188,23 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
     nvml["library_path"] = r.nvml_path;
     nvml["driver_version"] = r.driver_version;
     nvml["nvml_version"] = r.nvml_version;
-    nvml["cuda_driver_version"] = r.cuda_driver_version ? nlohmann::json(*r.cuda_driver_version)
-                                                        : nlohmann::json(nullptr);
+    nvml["cuda_driver_version"] =
+        r.cuda_driver_version ? nlohmann::json(*r.cuda_driver_version) : nlohmann::json(nullptr);
     nlohmann::json symbols = nlohmann::json::object();
     for (const SymbolResolution& s : r.symbols) {
-      symbols[s.role] = {{"candidates", s.candidates},
-                         {"required", s.required},
-                         {"resolved", s.resolved.empty() ? nlohmann::json(nullptr)
-                                                         : nlohmann::json(s.resolved)}};
+      symbols[s.role] = {
+          {"candidates", s.candidates},
+          {"required", s.required},
+          {"resolved", s.resolved.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.resolved)}};
     }
     nvml["symbols"] = symbols;
     nvml["missing_optional_symbols"] = r.missing_optional_symbols;
     nlohmann::json lists = nlohmann::json::object();
     for (const ProcessListAbi& l : r.process_lists) {
-      lists[l.kind] = {{"symbol", l.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.symbol)},
-                       {"entry_bytes", l.expected.bytes},
-                       {"why", l.expected.why}};
+      lists[l.kind] = {
+          {"symbol", l.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.symbol)},
+          {"entry_bytes", l.expected.bytes},
+          {"why", l.expected.why}};
     }
     nvml["process_lists"] = lists;
     nvml["abi_warnings"] = r.abi_warnings;
@@ -204,36 +214,40 @@ nlohmann::json RenderDoctorJson(const DoctorReport& r) {
     nlohmann::json fields = nlohmann::json::object();
     for (size_t f = 0; f < kGpuFieldCount; ++f) {
       nlohmann::json entry = {{"supported", g.fields[f].supported}};
-      if (!g.fields[f].supported) entry["reason"] = g.fields[f].reason;
-      else if (!g.fields[f].reason.empty()) entry["source"] = g.fields[f].reason;  // MIG utilization
+      if (!g.fields[f].supported)
+        entry["reason"] = g.fields[f].reason;
+      else if (!g.fields[f].reason.empty())
+        entry["source"] = g.fields[f].reason;  // MIG utilization
       fields[std::string(GpuFieldName(static_cast<GpuField>(f)))] = entry;
     }
     auto text_or_null = [](const std::string& t) {
       return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t);
     };
-    gpus.push_back({{"index", g.index}, {"uuid", text_or_null(g.uuid)},
-                    {"name", text_or_null(g.name)}, {"pci_bus_id", text_or_null(g.pci_bus_id)},
-                    {"lost", g.lost},
-                    {"lost_reason", g.lost ? nlohmann::json(g.lost_reason) : nlohmann::json(nullptr)},
-                    {"memory_total_bytes", g.memory_total_bytes ? nlohmann::json(*g.memory_total_bytes)
-                                                                : nlohmann::json(nullptr)},
-                    {"mig_enabled", g.mig_enabled ? nlohmann::json(*g.mig_enabled)
-                                                  : nlohmann::json(nullptr)},
-                    {"memory_reserved_bytes", g.memory_reserved_bytes
-                                                  ? nlohmann::json(*g.memory_reserved_bytes)
-                                                  : nlohmann::json(nullptr)},
-                    {"memory_reserved_source", g.memory_reserved_source},
-                    {"mig", g.mig ? MigInstanceJson(*g.mig) : nlohmann::json(nullptr)},
-                    {"memory_health", g.memory_health ? MemoryHealthJson(*g.memory_health)
-                                                      : nlohmann::json(nullptr)},
-                    {"fields", fields}});
+    gpus.push_back(
+        {{"index", g.index},
+         {"uuid", text_or_null(g.uuid)},
+         {"name", text_or_null(g.name)},
+         {"pci_bus_id", text_or_null(g.pci_bus_id)},
+         {"lost", g.lost},
+         {"lost_reason", g.lost ? nlohmann::json(g.lost_reason) : nlohmann::json(nullptr)},
+         {"memory_total_bytes",
+          g.memory_total_bytes ? nlohmann::json(*g.memory_total_bytes) : nlohmann::json(nullptr)},
+         {"mig_enabled", g.mig_enabled ? nlohmann::json(*g.mig_enabled) : nlohmann::json(nullptr)},
+         {"memory_reserved_bytes", g.memory_reserved_bytes
+                                       ? nlohmann::json(*g.memory_reserved_bytes)
+                                       : nlohmann::json(nullptr)},
+         {"memory_reserved_source", g.memory_reserved_source},
+         {"mig", g.mig ? MigInstanceJson(*g.mig) : nlohmann::json(nullptr)},
+         {"memory_health",
+          g.memory_health ? MemoryHealthJson(*g.memory_health) : nlohmann::json(nullptr)},
+         {"fields", fields}});
   }
   nlohmann::json host = nlohmann::json::array();
   for (const HostCheck& c : r.host) {
     host.push_back({{"name", c.name}, {"status", c.status}, {"detail", c.detail}, {"fix", c.fix}});
   }
   return {{"schema_version", 1}, {"cgov_version", CGOV_VERSION}, {"nvml", nvml},
-          {"gpus", gpus},        {"host_root", r.host_root},    {"host", host}};
+          {"gpus", gpus},        {"host_root", r.host_root},     {"host", host}};
 }
 
 }  // namespace cgov

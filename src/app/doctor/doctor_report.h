@@ -21,7 +21,7 @@ struct HostCheck {
   std::string name;    // "/proc/stat", "cgroup cpu limit", ...
   std::string status;  // "ok", "warn" (works with less), "missing" (does not work)
   std::string detail;
-  std::string fix;     // empty when nothing to do
+  std::string fix;  // empty when nothing to do
 };
 
 struct DoctorReport {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <string_view>
@@ -85,7 +85,8 @@ constexpr GpuCounterKind kHeatmapKinds[] = {GpuCounterKind::kPhase, GpuCounterKi
 // this build does not know (a newer daemon's), left out.
 std::optional<size_t> SlotOf(GpuCounterKind kind, const PromSeries& s) {
   switch (kind) {
-    case GpuCounterKind::kPhase: return PhaseSlot(s.Label("phase"));
+    case GpuCounterKind::kPhase:
+      return PhaseSlot(s.Label("phase"));
     case GpuCounterKind::kBusy: {
       std::optional<size_t> slot = PhaseSlot(s.Label("phase"));
       if (slot && *slot < kPhaseCount) return slot;
@@ -98,8 +99,10 @@ std::optional<size_t> SlotOf(GpuCounterKind kind, const PromSeries& s) {
       }
       return std::nullopt;
     }
-    case GpuCounterKind::kSwings: return 0;
-    case GpuCounterKind::kEnergy: return PhaseSlot(s.Label("phase"));
+    case GpuCounterKind::kSwings:
+      return 0;
+    case GpuCounterKind::kEnergy:
+      return PhaseSlot(s.Label("phase"));
     case GpuCounterKind::kEnergyTime: {
       const std::string basis = s.Label("basis");
       if (basis == "power") return 0;
@@ -125,14 +128,17 @@ struct WindowMean {
 constexpr std::array<WindowMean, 2> kWindowMeans = {
     WindowMean{"cgov_gpu_memory_used_bytes", "cgov:gpu_memory_used_bytes:avg1h",
                "cgov:gpu_memory_used_bytes:avg1d", 1.0 / 1048576, true},
-    WindowMean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h",
-               "cgov:gpu_power_watts:avg1d", 10, false}};
+    WindowMean{"cgov_gpu_power_watts", "cgov:gpu_power_watts:avg1h", "cgov:gpu_power_watts:avg1d",
+               10, false}};
 
 class FleetBuilder {
  public:
   FleetBuilder(const PromQuery& prometheus, int64_t since_ms, int64_t until_ms,
                FleetOptions options)
-      : prom_(prometheus), since_ms_(since_ms), until_ms_(until_ms), options_(options),
+      : prom_(prometheus),
+        since_ms_(since_ms),
+        until_ms_(until_ms),
+        options_(options),
         range_before_ms_(WallMs() - kRecentMs) {}
 
   Result<HistoryInput> Build();
@@ -191,10 +197,10 @@ class FleetBuilder {
   HistoryInput in_;
   // (host, UUID, GPU_I_ID): a MIG instance carries its parent's UUID, as in dcgm-exporter
   std::map<std::tuple<std::string, std::string, std::string>, uint32_t> gpu_ids_;
-  std::map<std::string, uint32_t> host_gpu_;                         // host -> its first GPU id
+  std::map<std::string, uint32_t> host_gpu_;  // host -> its first GPU id
   // (host, user, project, team, namespace, pod, container, pod_uid, slurm_job)
-  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string,
-                      std::string, std::string, std::string, std::string>,
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string, std::string,
+                      std::string, std::string, std::string>,
            uint32_t>
       identity_ids_;
   std::map<int64_t, HourBucket> hours_;
@@ -202,7 +208,7 @@ class FleetBuilder {
   std::map<uint32_t, GpuHour> run_totals_;
   std::map<int64_t, GpuUsage> fleet_hours_;
   int64_t rule_hours_ = 0;
-  int64_t daily_hours_ = 0;  // those of rule_hours_ from the daily rules
+  int64_t daily_hours_ = 0;                // those of rule_hours_ from the daily rules
   std::set<int64_t> pattern_evaluations_;  // hourly evaluations that recorded the pattern rules
   std::set<int64_t> energy_evaluations_;   // and the energy rules
 };
@@ -230,8 +236,8 @@ void AddToUsage(GpuCounterKind kind, size_t slot, double value, GpuUsage* u) {
       return;
     }
     case GpuCounterKind::kSwings: {
-      const int64_t swings = static_cast<int64_t>(u->transitions) +
-                             std::llround(std::clamp(value, 0.0, 1e9));
+      const int64_t swings =
+          static_cast<int64_t>(u->transitions) + std::llround(std::clamp(value, 0.0, 1e9));
       u->transitions = static_cast<int>(std::min<int64_t>(swings, INT32_MAX));
       return;
     }
@@ -332,8 +338,8 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
       // A run ends before the recent times (kRecentMs): those are read alone.
       if (step > 0 && times[i + 1] <= range_before_ms_ &&
           (!stretches || times[i] - times[i - 1] == step)) {
-        for (j = i + 1; j < n && times[j + 1] - times[j] == step &&
-                        times[j + 1] <= range_before_ms_;) {
+        for (j = i + 1;
+             j < n && times[j + 1] - times[j] == step && times[j + 1] <= range_before_ms_;) {
           ++j;
         }
       }
@@ -341,22 +347,22 @@ FleetBuilder::Job FleetBuilder::RawSpanJob(int64_t from_ms, int64_t to_ms, bool 
       if (j == i) {
         requests.push_back({.expr = expr, .time_s = Seconds(times[i])});
       } else {
-        requests.push_back({.expr = expr, .start_s = Seconds(times[i]),
-                            .end_s = Seconds(times[j]), .step_s = Seconds(step)});
+        requests.push_back({.expr = expr,
+                            .start_s = Seconds(times[i]),
+                            .end_s = Seconds(times[j]),
+                            .step_s = Seconds(step)});
       }
     }
     return std::pair(first, requests.size());
   };
   // The restarts in each stretch, seen against the last scrape up to 5 min before it; then each
   // counter's values. All asked at once.
-  const auto resets_at = reads(true, [](int64_t range_ms) {
-    return Restarts(range_ms + 5 * 60'000);
-  });
+  const auto resets_at =
+      reads(true, [](int64_t range_ms) { return Restarts(range_ms + 5 * 60'000); });
   std::array<std::pair<size_t, size_t>, kGpuCounterKindCount> values_at;
   for (GpuCounterKind kind : kGpuCounterKinds) {
-    values_at[static_cast<size_t>(kind)] = reads(false, [&](int64_t) {
-      return LastValues(kGpuCounterLabels, GpuCounter(kind), "1h");
-    });
+    values_at[static_cast<size_t>(kind)] = reads(
+        false, [&](int64_t) { return LastValues(kGpuCounterLabels, GpuCounter(kind), "1h"); });
   }
   Job job;
   job.requests = requests;
@@ -477,11 +483,10 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
     std::vector<PromRequest> requests;
     for (const char* marker : {kEvaluations, kRulesVersion, kDailyEvaluations, kDailyHours}) {
       if (requests.size() == 2 && (options_.pods || window <= kDayMs)) break;
-      requests.push_back({.expr = fmt::format("{}[{}ms]", marker, window),
-                          .time_s = Seconds(until_ms_)});
+      requests.push_back(
+          {.expr = fmt::format("{}[{}ms]", marker, window), .time_s = Seconds(until_ms_)});
     }
-    CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers,
-                          prom_.QueryAll(requests));
+    CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
     // A time within the window, in ms (a store's answer is not trusted to be a sane time, so
     // it is compared as a double first).
     auto in_window = [&](double t) -> std::optional<int64_t> {
@@ -541,8 +546,10 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
     if (evaluations[i] - kHourMs > cursor) {
       spans.push_back({.rules = false, .from_ms = cursor, .to_ms = evaluations[i] - kHourMs});
     }
-    spans.push_back({.rules = true, .owner_rules = owner_rules(i),
-                     .from_ms = evaluations[i] - kHourMs, .to_ms = evaluations[j]});
+    spans.push_back({.rules = true,
+                     .owner_rules = owner_rules(i),
+                     .from_ms = evaluations[i] - kHourMs,
+                     .to_ms = evaluations[j]});
     cursor = evaluations[j];
     i = j + 1;
   }
@@ -550,7 +557,8 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
     return NotFound(fmt::format(
         "--recording-rules on: {} has no evaluation of the hourly rules ({}) between {} and {}: "
         "load deploy/prometheus/cgov-rules.yml (group cgov-hourly) into it, or pass "
-        "--recording-rules off", prom_.url(), kEvaluations, FormatRfc3339Utc(since_ms_ * 1'000'000),
+        "--recording-rules off",
+        prom_.url(), kEvaluations, FormatRfc3339Utc(since_ms_ * 1'000'000),
         FormatRfc3339Utc(until_ms_ * 1'000'000)));
   }
   if (until_ms_ > cursor) spans.push_back({.rules = false, .from_ms = cursor, .to_ms = until_ms_});
@@ -563,15 +571,14 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
 // (daily evaluations 24 h apart, with no other daily evaluation within half a day before the
 // first, which the run's sum would take in) make one daily run. The rest of the run stays
 // hourly.
-std::vector<Span> FleetBuilder::WithDays(std::vector<Span> spans,
-                                         const std::vector<int64_t>& evaluations,
-                                         const std::vector<std::pair<int64_t, double>>& days)
-    const {
+std::vector<Span> FleetBuilder::WithDays(
+    std::vector<Span> spans, const std::vector<int64_t>& evaluations,
+    const std::vector<std::pair<int64_t, double>>& days) const {
   // The hours a day stands for, as a span of its own, and the run it is in; none where it
   // stands for none.
   auto day_span = [&](int64_t day) -> std::optional<std::pair<Span, size_t>> {
-    auto first = std::upper_bound(evaluations.begin(), evaluations.end(),
-                                  day - kDayMs - kDailyLagMs);
+    auto first =
+        std::upper_bound(evaluations.begin(), evaluations.end(), day - kDayMs - kDailyLagMs);
     auto end = std::upper_bound(first, evaluations.end(), day - kDailyLagMs);
     if (end - first != 24) return std::nullopt;
     for (auto it = first; it + 1 != end; ++it) {
@@ -581,8 +588,13 @@ std::vector<Span> FleetBuilder::WithDays(std::vector<Span> spans,
     for (size_t i = 0; i < spans.size(); ++i) {
       const Span& s = spans[i];
       if (s.rules && s.owner_rules && s.from_ms <= from && to <= s.to_ms) {
-        return std::pair(Span{.rules = true, .owner_rules = true, .daily = true, .from_ms = from,
-                              .to_ms = to, .first_day_ms = day, .last_day_ms = day},
+        return std::pair(Span{.rules = true,
+                              .owner_rules = true,
+                              .daily = true,
+                              .from_ms = from,
+                              .to_ms = to,
+                              .first_day_ms = day,
+                              .last_day_ms = day},
                          i);
       }
     }
@@ -641,8 +653,10 @@ FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
   };
   // (By phase: the heatmap's figures, time and busy time.)
   auto fleet_hours = [first, last](GpuCounterKind kind, bool fleet_rule) -> PromRequest {
-    return {.expr = RuleHour(RuleOf(GpuCounter(kind), fleet_rule), true), .start_s = first,
-            .end_s = last, .step_s = 3600};
+    return {.expr = RuleHour(RuleOf(GpuCounter(kind), fleet_rule), true),
+            .start_s = first,
+            .end_s = last,
+            .step_s = 3600};
   };
   // Asked at once: the GPUs' totals over the run (each kind), and the fleet's hours (cheap).
   Job job;
@@ -670,8 +684,7 @@ FleetBuilder::Job FleetBuilder::RuleRunJob(const Span& run) {
       for (GpuCounterKind kind : kGpuCounterKinds) {
         requests.push_back(hourly(RuleOf(GpuCounter(kind))));
       }
-      CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> results,
-                            prom_.QueryAll(requests));
+      CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> results, prom_.QueryAll(requests));
       for (GpuCounterKind kind : kGpuCounterKinds) {
         for (const PromSeries& s : results[static_cast<size_t>(kind)]) {
           for (const auto& [t, value] : s.points) {
@@ -741,18 +754,19 @@ std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, cons
   if (span.rules) {
     // The run's evaluations and none before: half an hour's margin either side of the first
     // one, whether the store's ranges include their start (Prometheus 2) or not (3).
-    return {{.expr = RuleSum(by, owners ? OwnerRuleOf(counter) : RuleOf(counter),
-                             range - kHourMs / 2),
-             .time_s = Seconds(span.to_ms)}};
+    return {
+        {.expr = RuleSum(by, owners ? OwnerRuleOf(counter) : RuleOf(counter), range - kHourMs / 2),
+         .time_s = Seconds(span.to_ms)}};
   }
   if (span.OneRead()) {
     // Both ends in one pass over the series, each series by itself (a sum by `by` would take
     // in, at the start, series that ended more than an hour before it and are not in the end's
     // sum): the range reaches an hour before the start from the end, as the end's read below.
-    return {{.expr = LastValues(key.empty() ? by : key, counter,
-                                fmt::format("{}ms", range + kHourMs)),
-             .start_s = Seconds(span.from_ms), .end_s = Seconds(span.to_ms),
-             .step_s = Seconds(range)}};
+    return {
+        {.expr = LastValues(key.empty() ? by : key, counter, fmt::format("{}ms", range + kHourMs)),
+         .start_s = Seconds(span.from_ms),
+         .end_s = Seconds(span.to_ms),
+         .step_s = Seconds(range)}};
   }
   return {{.expr = LastValues(by, counter, fmt::format("{}ms", range + kHourMs)),
            .time_s = Seconds(span.to_ms)},
@@ -761,8 +775,7 @@ std::vector<PromRequest> FleetBuilder::SpanSumRequests(const char* counter, cons
 
 // `end` and `start`: the answers of SpanSumRequests() (over rules, the one answer and none).
 Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const std::string& by,
-                                                      const Span& span,
-                                                      std::vector<PromSeries> end,
+                                                      const Span& span, std::vector<PromSeries> end,
                                                       std::vector<PromSeries> start,
                                                       const std::set<std::string>& restarted) {
   if (span.rules) return end;
@@ -829,10 +842,9 @@ Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const
     }
   }
   if (hosts.empty()) return out;
-  CGOV_ASSIGN_OR_RETURN(
-      std::vector<PromSeries> again,
-      prom_.Query(Increase(OnHosts(counter, hosts), by.c_str(), range) + " > 0",
-                  Seconds(span.to_ms)));
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> again,
+                        prom_.Query(Increase(OnHosts(counter, hosts), by.c_str(), range) + " > 0",
+                                    Seconds(span.to_ms)));
   for (PromSeries& s : again) {
     if (hosts.count(s.Label("Hostname"))) out.push_back(std::move(s));
   }
@@ -841,7 +853,13 @@ Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const
 
 // IdentitiesJob()'s sums, in the order it asks them.
 enum IdentitySum : size_t {
-  kAttributedSum, kHeldSum, kIdleHeldSum, kTicksSum, kCostSum, kEnergySum, kIdleHeldEnergySum
+  kAttributedSum,
+  kHeldSum,
+  kIdleHeldSum,
+  kTicksSum,
+  kCostSum,
+  kEnergySum,
+  kIdleHeldEnergySum
 };
 
 // A value of sum `k` (but the attributed time and the ticks) into its identity's figure: its
@@ -849,12 +867,23 @@ enum IdentitySum : size_t {
 // its daemon's: Build()); its energy, and what of it its GPUs burned while idle-held (issue 62).
 void AddIdentityFigure(size_t k, double value, IdentityHour* h) {
   switch (k) {
-    case kHeldSum: h->held_ms += Ms(value); return;
-    case kIdleHeldSum: h->idle_held_ms += Ms(value); return;
-    case kCostSum: h->cost = AddUsd(h->cost, DollarsFromOutside(value)); return;
-    case kEnergySum: h->energy_mj += Mj(value); return;
-    case kIdleHeldEnergySum: h->idle_held_energy_mj += Mj(value); return;
-    default: return;
+    case kHeldSum:
+      h->held_ms += Ms(value);
+      return;
+    case kIdleHeldSum:
+      h->idle_held_ms += Ms(value);
+      return;
+    case kCostSum:
+      h->cost = AddUsd(h->cost, DollarsFromOutside(value));
+      return;
+    case kEnergySum:
+      h->energy_mj += Mj(value);
+      return;
+    case kIdleHeldEnergySum:
+      h->idle_held_energy_mj += Mj(value);
+      return;
+    default:
+      return;
   }
 }
 
@@ -869,7 +898,8 @@ FleetBuilder::Job FleetBuilder::IdentitiesJob(const Span& span, bool early) {
     std::string key;   // its series apart, for a span of one read (SpanSumRequests())
     size_t first = 0;  // its requests' place in the batch
   };
-  std::array<Sum, 7> sums = {  // in IdentitySum's order
+  std::array<Sum, 7> sums = {
+      // in IdentitySum's order
       Sum{"cgov_identity_gpu_seconds_total", fmt::format("{}, phase", IdentityLabels()),
           fmt::format("{}, phase", kIdentityLabels)},
       Sum{"cgov_identity_held_seconds_total", IdentityLabels(), kIdentityLabels},
@@ -982,13 +1012,13 @@ FleetBuilder::Job FleetBuilder::WindowFiguresJob() {
   const size_t prices_at = requests.size();
   requests.push_back({.expr = Prices("cgov_gpu_price_usd_per_hour", recent), .time_s = at});
   if (rule_hours_ > 0) {
-    requests.push_back({.expr = Prices("cgov:gpu_price_usd_per_hour:last1h",
-                                       daily_hours_ > 0 ? two_days : window),
-                        .time_s = at});
+    requests.push_back(
+        {.expr = Prices("cgov:gpu_price_usd_per_hour:last1h", daily_hours_ > 0 ? two_days : window),
+         .time_s = at});
   }
   if (daily_hours_ > 0) {
-    requests.push_back({.expr = Prices("cgov:gpu_price_usd_per_hour:last1d", window),
-                        .time_s = at});
+    requests.push_back(
+        {.expr = Prices("cgov:gpu_price_usd_per_hour:last1d", window), .time_s = at});
   }
   const size_t opencost_at = requests.size();
   if (options_.opencost_prices) {
@@ -1034,8 +1064,8 @@ void FleetBuilder::TakeMeans(const std::vector<std::vector<PromSeries>>& answers
       // A reading past any GPU's (10 TB of memory, 10 kW) is a server's, not a GPU's: held
       // there, so that value × held time cannot overflow.
       const double bound = m.memory ? 1e7 : 1e5;
-      const auto value = static_cast<int64_t>(
-          std::llround(std::clamp(s.points[0].second * m.scale, 0.0, bound)));
+      const auto value =
+          static_cast<int64_t>(std::llround(std::clamp(s.points[0].second * m.scale, 0.0, bound)));
       (m.memory ? g.mem_used_mib_ms : g.power_dw_ms) += value * ms;
       (m.memory ? g.mem_known_ms : g.power_known_ms) += ms;
     }
@@ -1068,8 +1098,9 @@ void FleetBuilder::TakePrices(const std::vector<std::vector<PromSeries>>& answer
 // share of the GPU's), and a host OpenCost does not price keeps its daemon's, said in a note.
 Status FleetBuilder::AddOpenCostPrices(const std::vector<PromSeries>& costs) {
   if (costs.empty()) {
-    return NotFound("--opencost-prices: no node_gpu_hourly_cost in this Prometheus for the window "
-                    "(is OpenCost scraped here?)");
+    return NotFound(
+        "--opencost-prices: no node_gpu_hourly_cost in this Prometheus for the window (is OpenCost "
+        "scraped here?)");
   }
   std::map<std::string, double> by_node;
   for (const PromSeries& s : costs) {
@@ -1094,9 +1125,10 @@ Status FleetBuilder::AddOpenCostPrices(const std::vector<PromSeries>& costs) {
   if (!unpriced.empty()) {
     std::string hosts;
     for (const std::string& h : unpriced) hosts += (hosts.empty() ? "" : ", ") + h;
-    in_.notes.push_back(fmt::format("--opencost-prices: OpenCost prices no GPU of {} (no "
-                                    "node_gpu_hourly_cost with that node): its daemon's price "
-                                    "is used", hosts));
+    in_.notes.push_back(
+        fmt::format("--opencost-prices: OpenCost prices no GPU of {} (no node_gpu_hourly_cost with "
+                    "that node): its daemon's price is used",
+                    hosts));
   }
   return Status::Ok();
 }
@@ -1149,12 +1181,14 @@ Status FleetBuilder::AfterGpus() {
       return NotFound(fmt::format(
           "--prometheus {}: no cgov metrics (cgov_gpu_phase_seconds_total) in this Prometheus: "
           "are the nodes running `cgov daemon --listen` and is Prometheus scraping them? "
-          "(deploy/prometheus/ has a scrape config)", prom_.url()));
+          "(deploy/prometheus/ has a scrape config)",
+          prom_.url()));
     }
-    return NotFound(fmt::format("--prometheus {}: no cgov data between {} and {} (the metrics "
-                                "exist, but not in this window; widen --since)", prom_.url(),
-                                FormatRfc3339Utc(since_ms_ * 1'000'000),
-                                FormatRfc3339Utc(until_ms_ * 1'000'000)));
+    return NotFound(
+        fmt::format("--prometheus {}: no cgov data between {} and {} (the metrics exist, but not "
+                    "in this window; widen --since)",
+                    prom_.url(), FormatRfc3339Utc(since_ms_ * 1'000'000),
+                    FormatRfc3339Utc(until_ms_ * 1'000'000)));
   }
   if (!run_totals_.empty()) {
     // The heatmap reads the fleet's hours: the runs' and the raw counters' own.
@@ -1172,10 +1206,9 @@ Status FleetBuilder::AfterGpus() {
 // daemon's cgov_honor_labels_check series (always) and on its identity series. Refused, naming
 // the hosts and the fix, rather than misattributed.
 Status FleetBuilder::CheckHonorLabels() {
-  CGOV_ASSIGN_OR_RETURN(
-      std::vector<PromSeries> renamed,
-      prom_.Query(RenamedLabels(std::max<int64_t>(1, until_ms_ - since_ms_)),
-                  static_cast<double>(until_ms_) / 1e3));
+  CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> renamed,
+                        prom_.Query(RenamedLabels(std::max<int64_t>(1, until_ms_ - since_ms_)),
+                                    static_cast<double>(until_ms_) / 1e3));
   if (renamed.empty()) return Status::Ok();
   std::set<std::string> hosts, jobs;
   for (const PromSeries& s : renamed) {
@@ -1221,8 +1254,8 @@ int64_t FleetBuilder::CountRuleHours(const std::vector<Span>& spans) {
        "energy, so the energy figures leave those hours out (the share of GPU-time with a power "
        "reading says how much)");
   note(without_patterns, kPatternRulesVersion,
-       "utilization patterns or swings, so the findings that read them (a bursty input "
-       "pipeline, throttling, host CPU or I/O, precision) do not see those hours");
+       "utilization patterns or swings, so the findings that read them (a bursty input pipeline, "
+       "throttling, host CPU or I/O, precision) do not see those hours");
   return without_patterns;
 }
 
@@ -1269,9 +1302,9 @@ Result<HistoryInput> FleetBuilder::Build() {
   if (!in_.identity_costs && several) {
     in_.notes.push_back(
         "Who's dollars are each holder's time at the price of its host's first GPU (the identity "
-        "counters do not say which GPU of a host the time was on): exact where a host's GPUs "
-        "share a price; the daemons' own cost counters are used where every GPU is priced by "
-        "its daemon and the rule file is version 3 or later.");
+        "counters do not say which GPU of a host the time was on): exact where a host's GPUs share "
+        "a price; the daemons' own cost counters are used where every GPU is priced by its daemon "
+        "and the rule file is version 3 or later.");
   }
   HourBucket& first = hours_[HourOf(since_ms_)];
   for (const auto& [id, g] : run_totals_) MergeInto(g, &first.gpus[id]);
@@ -1293,7 +1326,8 @@ Result<HistoryInput> FleetBuilder::Build() {
   });
   in_.notes.push_back(fmt::format(
       "From Prometheus at {}: the scraped counters of each daemon, not extrapolated; the last "
-      "scrape interval and tick before the window's end are not in yet.", prom_.url()));
+      "scrape interval and tick before the window's end are not in yet.",
+      prom_.url()));
   if (rule_hours_ > 0) {
     const int64_t window_hours = (until_ms_ - since_ms_ + kHourMs - 1) / kHourMs;
     in_.notes.push_back(fmt::format(
@@ -1317,8 +1351,8 @@ std::optional<RecordingRules> ParseRecordingRules(std::string_view text) {
   return std::nullopt;
 }
 
-Result<HistoryInput> LoadFleet(const PromQuery& prometheus, int64_t since_ms,
-                               int64_t until_ms, FleetOptions options) {
+Result<HistoryInput> LoadFleet(const PromQuery& prometheus, int64_t since_ms, int64_t until_ms,
+                               FleetOptions options) {
   return FleetBuilder(prometheus, since_ms, until_ms, options).Build();
 }
 

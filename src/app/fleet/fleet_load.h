@@ -52,8 +52,8 @@ struct FleetOptions {
 // "auto", "on", "off".
 std::optional<RecordingRules> ParseRecordingRules(std::string_view text);
 
-Result<HistoryInput> LoadFleet(const PromQuery& prometheus, int64_t since_ms,
-                               int64_t until_ms, FleetOptions options = {});
+Result<HistoryInput> LoadFleet(const PromQuery& prometheus, int64_t since_ms, int64_t until_ms,
+                               FleetOptions options = {});
 
 }  // namespace cgov
 

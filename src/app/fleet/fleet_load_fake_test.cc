@@ -28,7 +28,8 @@ TEST(FleetLoadOnAFake, AStoreWithoutCgovMetricsSaysWhatToCheck) {
   ASSERT_FALSE(in.ok());
   EXPECT_EQ(in.status().code(), StatusCode::kNotFound);
   EXPECT_NE(in.status().message().find("--prometheus fake://prometheus: no cgov metrics"),
-            std::string::npos) << in.status().message();
+            std::string::npos)
+      << in.status().message();
   EXPECT_TRUE(Asked(fake, "count(cgov_gpu_phase_seconds_total)"));
 }
 

@@ -3,9 +3,9 @@
 // query_range for the whole ones, identities, prices, means, and the errors a user can act on.
 #include "app/fleet/fleet_load.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -25,9 +25,9 @@
 namespace cgov {
 namespace {
 
+using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using nlohmann::json;
 
 const int64_t kSince = *ParseTimestampMs("2026-11-16T10:30:00Z");  // a Monday
 const int64_t kUntil = *ParseTimestampMs("2026-11-16T13:15:00Z");
@@ -48,8 +48,12 @@ double StepParam(const std::string& text) {
 }
 
 json GpuLabels(const char* phase) {
-  return {{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"gpu", "0"}, {"modelName", "NVIDIA H100"},
-          {"pci_bus_id", "00000000:18:00.0"}, {"phase", phase}};
+  return {{"Hostname", "n1"},
+          {"UUID", "GPU-0"},
+          {"gpu", "0"},
+          {"modelName", "NVIDIA H100"},
+          {"pci_bus_id", "00000000:18:00.0"},
+          {"phase", phase}};
 }
 // A productive GPU of its own on `host`.
 json ProductiveGpuOn(const std::string& host) {
@@ -60,7 +64,7 @@ json ProductiveGpuOn(const std::string& host) {
 }
 // Each host's productive seconds by hour, counted from `first_hour`.
 std::map<std::string, std::map<int64_t, int64_t>> ProductiveSecondsByHost(const HistoryInput& in,
-                                                                           int64_t first_hour) {
+                                                                          int64_t first_hour) {
   std::map<uint32_t, std::string> host_of;
   for (const GpuRecord& g : in.gpus) host_of[g.id] = g.host;
   std::map<std::string, std::map<int64_t, int64_t>> seconds;
@@ -90,7 +94,8 @@ json Identity(json extra = json::object()) {
 }
 json Vector(std::vector<std::pair<json, double>> series) {
   json result = json::array();
-  for (auto& [labels, v] : series) result.push_back({{"metric", labels}, {"value", {0, std::to_string(v)}}});
+  for (auto& [labels, v] : series)
+    result.push_back({{"metric", labels}, {"value", {0, std::to_string(v)}}});
   return {{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}};
 }
 
@@ -122,14 +127,16 @@ class FakePrometheus {
     pattern_labels["pattern"] = "high";
     const double scale = energy ? 400 : 1;
     if (q.starts_with("group by (Hostname, job) (last_over_time(")) {  // the honor-labels check
-      out.body = (renamed_ ? Vector({{{{"Hostname", "n1"}, {"job", "cgov"}}, 1}}) : Vector({}))
-                     .dump();
+      out.body =
+          (renamed_ ? Vector({{{{"Hostname", "n1"}, {"job", "cgov"}}, 1}}) : Vector({})).dump();
       return out;
     }
     if (q.starts_with("sum by (Hostname) (resets(")) {  // no daemon restarted
       out.body = json{{"status", "success"},
-                      {"data", {{"resultType", r.path == "/api/v1/query" ? "vector" : "matrix"},
-                                {"result", json::array()}}}}.dump();
+                      {"data",
+                       {{"resultType", r.path == "/api/v1/query" ? "vector" : "matrix"},
+                        {"result", json::array()}}}}
+                     .dump();
       return out;
     }
     if (r.path == "/api/v1/query_range") {
@@ -146,18 +153,20 @@ class FakePrometheus {
         auto it = table.find(t);
         if (it == table.end()) continue;
         const auto& [busy_value, phase_value, swing_value] = it->second;
-        values.push_back({t, swings             ? swing_value
-                             : busy || pattern  ? busy_value
-                             : energy           ? std::to_string(std::stoi(phase_value) * 400)
-                                                : phase_value});
+        values.push_back({t, swings            ? swing_value
+                             : busy || pattern ? busy_value
+                             : energy          ? std::to_string(std::stoi(phase_value) * 400)
+                                               : phase_value});
       }
       const json labels = pattern       ? pattern_labels
                           : swings      ? swing_labels
                           : energy_time ? basis_labels
                                         : GpuLabels("productive");
-      out.body = json{{"status", "success"},
-                      {"data", {{"resultType", "matrix"},
-                                {"result", {{{"metric", labels}, {"values", values}}}}}}}.dump();
+      out.body =
+          json{{"status", "success"},
+               {"data",
+                {{"resultType", "matrix"}, {"result", {{{"metric", labels}, {"values", values}}}}}}}
+              .dump();
       return out;
     }
     const double at = (r.query.count("time") ? TimeParam(r.query.at("time")) : 0.0);
@@ -165,8 +174,8 @@ class FakePrometheus {
     const bool start = std::abs(at - S("2026-11-16T10:30Z")) < 1;
     if (pattern || swings) {
       const json& labels = pattern ? pattern_labels : swing_labels;
-      out.body = Vector({{labels, pattern ? (start ? 400.0 : 6700.0) : (start ? 3.0 : 33.0)}})
-                     .dump();
+      out.body =
+          Vector({{labels, pattern ? (start ? 400.0 : 6700.0) : (start ? 3.0 : 33.0)}}).dump();
     } else if (energy_time) {
       out.body = Vector({{basis_labels, start ? 500.0 : 9800.0}}).dump();
     } else if (phase || busy || energy) {
@@ -174,7 +183,8 @@ class FakePrometheus {
       // of it busy) before the 11:00 value, 15 min of idle-held time after the 13:00 one.
       out.body = (start ? Vector({{GpuLabels("productive"), busy ? 400 : 500 * scale}})
                         : Vector({{GpuLabels("productive"), busy ? 6700 : 8900 * scale},
-                                  {GpuLabels("idle_held"), busy ? 0 : 900 * scale}})).dump();
+                                  {GpuLabels("idle_held"), busy ? 0 : 900 * scale}}))
+                     .dump();
     } else if (q.find("cgov_identity_idle_held_energy_joules_total") != std::string::npos) {
       out.body = (start ? Vector({}) : Vector({{Identity(), 900.0 * 400}})).dump();
     } else if (q.find("cgov_identity_energy_joules_total") != std::string::npos) {
@@ -183,8 +193,10 @@ class FakePrometheus {
       // idle_held is born in the window; bob's sum added nothing in it (left out).
       json bob = Identity({{"user", "bob"}, {"phase", "productive"}});
       out.body = (start ? Vector({{Identity({{"phase", "productive"}}), 100}, {bob, 77}})
-                        : Vector({{Identity({{"phase", "productive"}}), 9100}, {bob, 77},
-                                  {Identity({{"phase", "idle_held"}}), 900}})).dump();
+                        : Vector({{Identity({{"phase", "productive"}}), 9100},
+                                  {bob, 77},
+                                  {Identity({{"phase", "idle_held"}}), 900}}))
+                     .dump();
     } else if (q.find("cgov_identity_idle_held_seconds_total") != std::string::npos) {
       out.body = (start ? Vector({}) : Vector({{Identity(), 900}})).dump();
     } else if (q.find("cgov_identity_cost_usd_total") != std::string::npos) {
@@ -200,7 +212,8 @@ class FakePrometheus {
     } else if (q.find("cgov_gpu_power_watts") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}}, 500.5}}).dump();
     } else if (q.find("cgov_gpu_price_usd_per_hour") != std::string::npos) {
-      out.body = Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"source", "catalog: p5"}}, 4}}).dump();
+      out.body =
+          Vector({{{{"Hostname", "n1"}, {"UUID", "GPU-0"}, {"source", "catalog: p5"}}, 4}}).dump();
     } else if (q.find("cgov_ticks_total") != std::string::npos) {
       out.body = Vector({{{{"Hostname", "n1"}}, start ? 1000.0 : 1330.0}}).dump();
     } else {
@@ -316,28 +329,29 @@ void CheckPartialAndWholeHoursIdentitiesPricesAndMeans(int parallel) {
     const bool resets = q.find("resets(cgov_ticks_total[3900000ms])") != std::string::npos;
     ranges.push_back(fmt::format(
         "{} {}+{}", resets ? "resets" : q.substr(q.find("(last_over_time(") + 16, 17),
-        FormatRfc3339Utc(std::llround(TimeParam(r.query.at("start")) * 1e9)),
-        r.query.at("step")));
+        FormatRfc3339Utc(std::llround(TimeParam(r.query.at("start")) * 1e9)), r.query.at("step")));
     if (!resets) {
       EXPECT_THAT(q, HasSubstr("_total[1h]))"));
     }
     EXPECT_DOUBLE_EQ(TimeParam(r.query.at("end")) - TimeParam(r.query.at("start")),
-                     StepParam(r.query.at("step"))) << q;
+                     StepParam(r.query.at("step")))
+        << q;
   }
   std::sort(ranges.begin(), ranges.end());
-  EXPECT_EQ(ranges, (std::vector<std::string>{"cgov_gpu_busy_sec 2026-11-16T10:30:00.000Z+1800000ms",
-                                              "cgov_gpu_busy_sec 2026-11-16T12:00:00.000Z+3600000ms",
-                                              "cgov_gpu_energy_s 2026-11-16T10:30:00.000Z+1800000ms",
-                                              "cgov_gpu_energy_s 2026-11-16T12:00:00.000Z+3600000ms",
-                                              "cgov_gpu_pattern_ 2026-11-16T10:30:00.000Z+1800000ms",
-                                              "cgov_gpu_pattern_ 2026-11-16T12:00:00.000Z+3600000ms",
-                                              "cgov_gpu_phase_en 2026-11-16T10:30:00.000Z+1800000ms",
-                                              "cgov_gpu_phase_en 2026-11-16T12:00:00.000Z+3600000ms",
-                                              "cgov_gpu_phase_se 2026-11-16T10:30:00.000Z+1800000ms",
-                                              "cgov_gpu_phase_se 2026-11-16T12:00:00.000Z+3600000ms",
-                                              "cgov_gpu_swings_t 2026-11-16T10:30:00.000Z+1800000ms",
-                                              "cgov_gpu_swings_t 2026-11-16T12:00:00.000Z+3600000ms",
-                                              "resets 2026-11-16T12:00:00.000Z+3600000ms"}));
+  EXPECT_EQ(ranges,
+            (std::vector<std::string>{"cgov_gpu_busy_sec 2026-11-16T10:30:00.000Z+1800000ms",
+                                      "cgov_gpu_busy_sec 2026-11-16T12:00:00.000Z+3600000ms",
+                                      "cgov_gpu_energy_s 2026-11-16T10:30:00.000Z+1800000ms",
+                                      "cgov_gpu_energy_s 2026-11-16T12:00:00.000Z+3600000ms",
+                                      "cgov_gpu_pattern_ 2026-11-16T10:30:00.000Z+1800000ms",
+                                      "cgov_gpu_pattern_ 2026-11-16T12:00:00.000Z+3600000ms",
+                                      "cgov_gpu_phase_en 2026-11-16T10:30:00.000Z+1800000ms",
+                                      "cgov_gpu_phase_en 2026-11-16T12:00:00.000Z+3600000ms",
+                                      "cgov_gpu_phase_se 2026-11-16T10:30:00.000Z+1800000ms",
+                                      "cgov_gpu_phase_se 2026-11-16T12:00:00.000Z+3600000ms",
+                                      "cgov_gpu_swings_t 2026-11-16T10:30:00.000Z+1800000ms",
+                                      "cgov_gpu_swings_t 2026-11-16T12:00:00.000Z+3600000ms",
+                                      "resets 2026-11-16T12:00:00.000Z+3600000ms"}));
 
   // The summary of it: the heatmap has Monday 10-13, prices are the daemon's.
   HistoryOptions options;
@@ -421,7 +435,8 @@ TEST(FleetLoad, AnswersThatAreNotPrometheusOrFailedQueriesAreClearErrors) {
   prom = PrometheusSource::Open(Url(*failing));
   r = LoadFleet(*prom, kSince, kUntil);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("the query failed (HTTP 400): bad_data: parse error"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("the query failed (HTTP 400): bad_data: parse error"));
   EXPECT_THAT(r.status().message(), HasSubstr("query: group by (Hostname, job)"))
       << "the first query, the honor-labels check, names itself";
 
@@ -455,11 +470,13 @@ TEST(PrometheusSource, PartialAnswersAreRefusedAndStoresErrorsQuoted) {
   const std::string empty = R"j("data":{"resultType":"vector","result":[]})j";
   const std::vector<Case> cases = {
       {"Thanos Query, a store down and partial responses allowed", 200, "application/json",
-       R"j({"status":"success",)j" + empty + R"j(,"warnings":["fetch series for {cluster=\"eu\"} )j"
-       R"j(receive-0:10901: rpc error: code = Unavailable desc = connection refused"]})j",
+       R"j({"status":"success",)j" + empty +
+           R"j(,"warnings":["fetch series for {cluster=\"eu\"} )j"
+           R"j(receive-0:10901: rpc error: code = Unavailable desc = connection refused"]})j",
        "may be incomplete: fetch series for {cluster=\"eu\"} receive-0:10901: rpc error"},
       {"VictoriaMetrics cluster, a vmstorage node down", 200, "application/json",
-       R"j({"status":"success","isPartial":true,)j" + empty + "}", "the answer is partial (isPartial"},
+       R"j({"status":"success","isPartial":true,)j" + empty + "}",
+       "the answer is partial (isPartial"},
       {"Mimir, a query limit", 422, "application/json",
        R"j({"status":"error","errorType":"execution","error":"the query exceeded the maximum )j"
        R"j(number of chunks fetched (limit: 2000000) (err-mimir-max-chunks-per-query)"})j",
@@ -469,8 +486,10 @@ TEST(PrometheusSource, PartialAnswersAreRefusedAndStoresErrorsQuoted) {
       {"a gateway", 502, "text/html", "<html><body>Bad Gateway</body></html>\nmore",
        "answered HTTP 502: <html><body>Bad Gateway</body></html>"},
       {"Prometheus, an info annotation", 200, "application/json",
-       R"j({"status":"success",)j" + empty + R"j(,"warnings":["PromQL info: metric might not be a )j"
-       R"j(counter, name does not end in _total/_sum/_count/_bucket: \"cgov_x\""]})j", ""},
+       R"j({"status":"success",)j" + empty +
+           R"j(,"warnings":["PromQL info: metric might not be a )j"
+           R"j(counter, name does not end in _total/_sum/_count/_bucket: \"cgov_x\""]})j",
+       ""},
   };
   for (const Case& c : cases) {
     std::mutex mu;
@@ -517,12 +536,14 @@ TEST(PrometheusSource, AnswersAreReadWhateverTheirKeyOrderAndExtraFields) {
   };
   const std::vector<Case> cases = {
       {R"({"data":{"result":[{"value":[1,"2.5"],"metric":{"a":"x","b":"y"}}],)"
-       R"("resultType":"vector"},"status":"success"})", 1, "a=x,b=y,", "1:2.5,", ""},
+       R"("resultType":"vector"},"status":"success"})",
+       1, "a=x,b=y,", "1:2.5,", ""},
       {R"({"status":"success","data":{"resultType":"matrix","result":[)"
        R"({"metric":{},"values":[[1,"1"],[2,"NaN"],[3,4]]},)"
        R"({"metric":{"n":"z","odd":{"deep":["x"]}},"values":[[5,"+Inf"]],)"
        R"("histograms":[[6,{"count":"1","buckets":[[0,"1","2","3"]]}]]}]},)"
-       R"("stats":{"timings":{"evalTotalTime":0.1}},"warnings":[]})", 1, "", "1:1,3:4,", ""},
+       R"("stats":{"timings":{"evalTotalTime":0.1}},"warnings":[]})",
+       1, "", "1:1,3:4,", ""},
       {R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})", 0, "", "",
        "expected a vector or matrix, got 'scalar'"},
       {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{})", 0, "", "",
@@ -645,8 +666,10 @@ TEST(PromSeries, LabelsArePackedInNameOrder) {
 // labelled n.
 std::string NumberedAnswer(const std::string& q, int n) {
   return q.starts_with("fail")
-             ? json{{"status", "error"}, {"errorType", "bad_data"},
-                    {"error", fmt::format("request {} refused", n)}}.dump()
+             ? json{{"status", "error"},
+                    {"errorType", "bad_data"},
+                    {"error", fmt::format("request {} refused", n)}}
+                   .dump()
              : Vector({{{{"n", std::to_string(n)}}, static_cast<double>(n)}}).dump();
 }
 
@@ -828,7 +851,7 @@ TEST(PrometheusSource, EarlyRequestsAreSentFirstAndTakenInTheirPlace) {
 // evaluations at `marks`; each instant query is recorded in `asked` as (query, time).
 struct RulesFake {
   std::vector<double> marks;
-  bool fleet_rules = false;  // cgov:fleet_gpu_phase_seconds:increase1h answers too
+  bool fleet_rules = false;      // cgov:fleet_gpu_phase_seconds:increase1h answers too
   std::vector<double> versions;  // the evaluations that recorded version 2 (the owners' rules)
   std::vector<std::pair<double, int>> days;  // daily evaluations and the hours each summed
   // Held seconds by pod at a raw span's two ends (a range query): alice's pod a (100 s at the
@@ -861,7 +884,7 @@ void ServeRules(RulesFake* fake) {
       json values = json::array();
       for (const auto& [t, hours] : fake->days) {
         values.push_back({t, q.starts_with("cgov:daily_rules:hours[") ? std::to_string(hours)
-                                                                        : std::to_string(t)});
+                                                                      : std::to_string(t)});
       }
       out.body = json{{"status", "success"},
                       {"data",
@@ -876,10 +899,12 @@ void ServeRules(RulesFake* fake) {
       for (const auto& [t, hours] : fake->days) seconds += t >= at - range && t <= at ? 86400 : 0;
       const bool gpu = q.find("cgov:gpu_phase_seconds:increase1d") != std::string::npos;
       const bool held = q.find("cgov:owner_held_seconds:increase1d") != std::string::npos;
-      out.body = Vector(gpu || held ? std::vector<std::pair<json, double>>{
-                                          {gpu ? GpuLabels("productive") : Identity(), seconds}}
-                                    : std::vector<std::pair<json, double>>{})
-                     .dump();
+      out.body =
+          Vector(gpu || held ? std::vector<std::pair<json, double>>{{gpu ? GpuLabels("productive")
+                                                                         : Identity(),
+                                                                     seconds}}
+                             : std::vector<std::pair<json, double>>{})
+              .dump();
     } else if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[") || version) {
       json values = json::array();
       for (double t : version ? fake->versions : marks) {
@@ -897,8 +922,7 @@ void ServeRules(RulesFake* fake) {
         return json{{"Hostname", host}, {"user", user}, {"project", "llm"}, {"pod", name}};
       };
       json result = json::array();
-      for (const auto& [labels, values] :
-           std::vector<std::pair<json, json>>{
+      for (const auto& [labels, values] : std::vector<std::pair<json, json>>{
                {pod("n1", "alice", "a"), {{start, "100"}, {end, "160"}}},
                {pod("n1", "alice", "b"), {{end, "30"}}},
                {pod("n1", "alice", "c"), {{start, "500"}}},
@@ -910,8 +934,7 @@ void ServeRules(RulesFake* fake) {
               .dump();
     } else if (q.find("(sum_over_time(cgov:identity_held_seconds:increase1h[") !=
                    std::string::npos ||
-               q.find("(sum_over_time(cgov:owner_held_seconds:increase1h[") !=
-                   std::string::npos) {
+               q.find("(sum_over_time(cgov:owner_held_seconds:increase1h[") != std::string::npos) {
       // Alice holds a GPU every second of each rule run.
       const double ms = std::stod(q.substr(q.find('[') + 1));
       out.body = Vector({{Identity(), ms / 1000 + 1800}}).dump();
@@ -997,8 +1020,8 @@ TEST(FleetLoad, RecordingRuleRunsAndTheRawCountersAroundThem) {
   EXPECT_EQ(rule_sums, expected);
   bool noted = false;
   for (const std::string& n : loaded->notes) {
-    noted |= n.find("7 of the window's 24 hours from the hourly recording rules") !=
-             std::string::npos;
+    noted |=
+        n.find("7 of the window's 24 hours from the hourly recording rules") != std::string::npos;
   }
   EXPECT_TRUE(noted);
   // Three queries at once: the same figures.
@@ -1171,8 +1194,8 @@ TEST(FleetLoad, ALargeRunsHeatmapComesFromTheFleetRulesOrElseTheGpusRules) {
     ASSERT_NE(fake.server, nullptr);
     auto prom = PrometheusSource::Open(Url(*fake.server));
     ASSERT_TRUE(prom.ok());
-    Result<HistoryInput> loaded = LoadFleet(
-        *prom, since, until, {.rules = RecordingRules::kOn, .hourly_point_budget = 0});
+    Result<HistoryInput> loaded =
+        LoadFleet(*prom, since, until, {.rules = RecordingRules::kOn, .hourly_point_budget = 0});
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     int64_t productive = 0, heatmap = 0;
     for (const HourBucket& b : loaded->hours) {
@@ -1272,8 +1295,8 @@ TEST(FleetLoad, ARuleRunsRawEdgesReadEachIdentitySeriesAtBothEndsOnce) {
   for (const auto& [q, at] : fake.asked) {
     EXPECT_EQ(q.find("(last_over_time(cgov_identity_held_seconds_total["), std::string::npos)
         << "an edge read by instant queries: " << q;
-    reread += q.find("increase(cgov_identity_held_seconds_total{Hostname=~\"n2\"}") !=
-              std::string::npos;
+    reread +=
+        q.find("increase(cgov_identity_held_seconds_total{Hostname=~\"n2\"}") != std::string::npos;
   }
   EXPECT_EQ(reread, 2) << "n2's held seconds read again at each edge";
   int by_pod = 0;
@@ -1315,28 +1338,30 @@ void CheckRestartedDaemonsHoursAreReadAgainForThoseHosts(int parallel) {
     out.content_type = "application/json";
     const std::string q = r.query.count("query") ? r.query.at("query") : "";
     if (r.path == "/api/v1/query_range" && q.find("resets(cgov_ticks_total[") != q.npos) {
-      out.body = matrix({{{"metric", {{"Hostname", "n2"}}},
-                          {"values", {{S("2026-11-16T13:00Z"), "1"}}}}});
+      out.body =
+          matrix({{{"metric", {{"Hostname", "n2"}}}, {"values", {{S("2026-11-16T13:00Z"), "1"}}}}});
     } else if (r.path == "/api/v1/query_range" &&
                q.find("last_over_time(cgov_gpu_phase_seconds_total[1h])") != q.npos) {
       auto at = [](const char* hour, const char* value) { return json{S(hour), value}; };
-      out.body = matrix(
-          {{{"metric", labels("n1.example")},
-            {"values", {at("2026-11-16T11:00Z", "3600"), at("2026-11-16T12:00Z", "7200"),
-                        at("2026-11-16T13:00Z", "1000"), at("2026-11-16T14:00Z", "4600")}}},
-           {{"metric", labels("n2")},
-            {"values", {at("2026-11-16T11:00Z", "100"), at("2026-11-16T12:00Z", "3700"),
-                        at("2026-11-16T13:00Z", "50"), at("2026-11-16T14:00Z", "3650")}}},
-           {{"metric", labels("n3")},
-            {"values", {at("2026-11-16T11:00Z", "500"), at("2026-11-16T13:00Z", "200"),
-                        at("2026-11-16T14:00Z", "3800")}}}});
+      out.body = matrix({{{"metric", labels("n1.example")},
+                          {"values",
+                           {at("2026-11-16T11:00Z", "3600"), at("2026-11-16T12:00Z", "7200"),
+                            at("2026-11-16T13:00Z", "1000"), at("2026-11-16T14:00Z", "4600")}}},
+                         {{"metric", labels("n2")},
+                          {"values",
+                           {at("2026-11-16T11:00Z", "100"), at("2026-11-16T12:00Z", "3700"),
+                            at("2026-11-16T13:00Z", "50"), at("2026-11-16T14:00Z", "3650")}}},
+                         {{"metric", labels("n3")},
+                          {"values",
+                           {at("2026-11-16T11:00Z", "500"), at("2026-11-16T13:00Z", "200"),
+                            at("2026-11-16T14:00Z", "3800")}}}});
     } else if (q.find("cgov_gpu_phase_seconds_total{Hostname=~") != q.npos) {
       {
         std::lock_guard lock(mu);
         again.emplace_back(q, TimeParam(r.query.at("time")));
       }
-      out.body = Vector({{labels("n1.example"), 2800}, {labels("n2"), 3400}, {labels("n9"), 999}})
-                     .dump();
+      out.body =
+          Vector({{labels("n1.example"), 2800}, {labels("n2"), 3400}, {labels("n9"), 999}}).dump();
     } else {
       out.body = Vector({}).dump();
     }
@@ -1421,13 +1446,14 @@ TEST(FleetLoad, ADaemonRestartWithinARunIsCountedOnce) {
     };
     if (q.starts_with("cgov:hourly_rules:evaluation_time_seconds[")) {
       json values = json::array();
-      for (const char* t : {"2026-11-16T11:00Z", "2026-11-16T12:00Z", "2026-11-16T13:00Z",
-                            "2026-11-16T14:00Z"}) {
+      for (const char* t :
+           {"2026-11-16T11:00Z", "2026-11-16T12:00Z", "2026-11-16T13:00Z", "2026-11-16T14:00Z"}) {
         values.push_back({S(t), std::to_string(S(t))});
       }
       out.body = json{{"status", "success"},
-                      {"data", {{"resultType", "matrix"},
-                                {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
+                      {"data",
+                       {{"resultType", "matrix"},
+                        {"result", {{{"metric", json::object()}, {"values", values}}}}}}}
                      .dump();
     } else if (q.find("cgov_gpu_phase_seconds_total{Hostname=~") != q.npos) {
       out.body = answer(gpu, [&](const std::string& host, double) -> std::optional<double> {

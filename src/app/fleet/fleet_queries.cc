@@ -24,20 +24,25 @@ std::string OwnerRuleOf(std::string_view counter) {
 // The daily rule over a counter: the owners' for an identity counter
 // (cgov:owner_held_seconds:increase1d), else the counter's own (cgov:ticks:increase1d).
 std::string DailyRuleOf(std::string_view counter) {
-  std::string rule =
-      counter.starts_with("cgov_identity_") ? OwnerRuleOf(counter) : RuleOf(counter);
+  std::string rule = counter.starts_with("cgov_identity_") ? OwnerRuleOf(counter) : RuleOf(counter);
   rule.back() = 'd';  // ...:increase1h -> ...:increase1d
   return rule;
 }
 
 const char* GpuCounter(GpuCounterKind kind) {
   switch (kind) {
-    case GpuCounterKind::kPhase: return "cgov_gpu_phase_seconds_total";
-    case GpuCounterKind::kBusy: return "cgov_gpu_busy_seconds_total";
-    case GpuCounterKind::kPattern: return "cgov_gpu_pattern_seconds_total";
-    case GpuCounterKind::kSwings: return "cgov_gpu_swings_total";
-    case GpuCounterKind::kEnergy: return "cgov_gpu_phase_energy_joules_total";
-    case GpuCounterKind::kEnergyTime: return "cgov_gpu_energy_seconds_total";
+    case GpuCounterKind::kPhase:
+      return "cgov_gpu_phase_seconds_total";
+    case GpuCounterKind::kBusy:
+      return "cgov_gpu_busy_seconds_total";
+    case GpuCounterKind::kPattern:
+      return "cgov_gpu_pattern_seconds_total";
+    case GpuCounterKind::kSwings:
+      return "cgov_gpu_swings_total";
+    case GpuCounterKind::kEnergy:
+      return "cgov_gpu_phase_energy_joules_total";
+    case GpuCounterKind::kEnergyTime:
+      return "cgov_gpu_energy_seconds_total";
   }
   return "";
 }
@@ -105,17 +110,20 @@ std::string PlanMemoryTotal(int64_t range_ms) {
       "max by (Hostname, UUID, GPU_I_ID) (max_over_time(cgov_gpu_memory_used_bytes[{0}ms]) + "
       "max_over_time(cgov_gpu_memory_free_bytes[{0}ms]) + (max_over_time("
       "cgov_gpu_memory_reserved_bytes[{0}ms]) or max_over_time(cgov_gpu_memory_used_bytes[{0}ms]) "
-      "* 0))", range_ms);
+      "* 0))",
+      range_ms);
 }
 
 std::string InstanceIds(int64_t range_ms) {
-  return fmt::format("max by (Hostname, instance_id) (last_over_time("
-                     "cgov_build_info{{instance_id!=\"\"}}[{}ms]))", range_ms);
+  return fmt::format(
+      "max by (Hostname, instance_id) (last_over_time("
+      "cgov_build_info{{instance_id!=\"\"}}[{}ms]))",
+      range_ms);
 }
 
 std::string Prices(std::string_view metric, int64_t range_ms) {
-  return fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time({}[{}ms]))",
-                     metric, range_ms);
+  return fmt::format("max by (Hostname, UUID, GPU_I_ID, source) (last_over_time({}[{}ms]))", metric,
+                     range_ms);
 }
 
 std::string OpenCostPrices(int64_t range_ms) {

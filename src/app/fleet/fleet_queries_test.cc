@@ -47,16 +47,21 @@ TEST(FleetQueries, TheReportsOtherQueriesAreWrittenHere) {
   EXPECT_EQ(RuleHour("r"), "last_over_time(r[30m])");
   EXPECT_EQ(RuleHour("r", true), "sum by (phase) (last_over_time(r[30m]))");
   EXPECT_EQ(GpuMean("m", 1000), "avg by (Hostname, UUID, GPU_I_ID) (avg_over_time(m[1000ms]))");
-  EXPECT_EQ(InstanceIds(1000), "max by (Hostname, instance_id) (last_over_time("
-                               "cgov_build_info{instance_id!=\"\"}[1000ms]))");
+  EXPECT_EQ(InstanceIds(1000),
+            "max by (Hostname, instance_id) (last_over_time("
+            "cgov_build_info{instance_id!=\"\"}[1000ms]))");
   EXPECT_EQ(Prices("p", 1000),
             "max by (Hostname, UUID, GPU_I_ID, source) (last_over_time(p[1000ms]))");
   EXPECT_EQ(OpenCostPrices(1000), "max by (node) (last_over_time(node_gpu_hourly_cost[1000ms]))");
   const std::string renamed = RenamedLabels(1000);
   EXPECT_EQ(renamed.rfind("group by (Hostname, job) (last_over_time(cgov_honor_labels_check{"
-                          "exported_namespace!=\"\"}[1000ms])) or ", 0), 0u) << renamed;
+                          "exported_namespace!=\"\"}[1000ms])) or ",
+                          0),
+            0u)
+      << renamed;
   EXPECT_NE(renamed.find("cgov_identity_held_seconds_total{exported_container!=\"\"}[1000ms]"),
-            std::string::npos) << renamed;
+            std::string::npos)
+      << renamed;
 }
 
 }  // namespace

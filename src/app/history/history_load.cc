@@ -50,12 +50,12 @@ Status AddRaw(const HistoryStore& store, const Runs& runs, int64_t from_ms, int6
 Status AddRollups(const HistoryStore& store, int64_t from_hour, int64_t to_hour,
                   std::map<int64_t, HourBucket>* hours) {
   for (bool identities : {false, true}) {
-    Status read = store.ForEachRollup(
-        from_hour, to_hour, identities, [&](const RollupRow& row) -> Status {
+    Status read =
+        store.ForEachRollup(from_hour, to_hour, identities, [&](const RollupRow& row) -> Status {
           HourBucket& b = (*hours)[row.hour];
           b.hour = row.hour;
-          const std::string context = fmt::format("{}: rollup hour {} gpu {}", store.path(),
-                                                  row.hour, row.gpu_id);
+          const std::string context =
+              fmt::format("{}: rollup hour {} gpu {}", store.path(), row.hour, row.gpu_id);
           if (!identities) return DecodeGpuHour(row.data, context, &b.gpus[row.gpu_id]);
           IdentityHour h;
           CGOV_RETURN_IF_ERROR(DecodeIdentityHour(row.data, context, &h));
@@ -68,8 +68,8 @@ Status AddRollups(const HistoryStore& store, int64_t from_hour, int64_t to_hour,
 }
 
 // Stored sessions, brought up to date with the ticks after the watermark.
-Status LoadSessions(const HistoryStore& store, const Runs& runs, int64_t since_ms,
-                    int64_t until_ms, const PhaseThresholds& phases, HistoryInput* in) {
+Status LoadSessions(const HistoryStore& store, const Runs& runs, int64_t since_ms, int64_t until_ms,
+                    const PhaseThresholds& phases, HistoryInput* in) {
   std::map<std::tuple<int64_t, uint32_t, uint32_t>, SessionRecord> sessions;
   CGOV_ASSIGN_OR_RETURN(std::vector<SessionRecord> stored, store.Sessions(since_ms, until_ms));
   for (const SessionRecord& s : stored) sessions[{s.start_ms, s.gpu_id, s.pid}] = s;
@@ -89,8 +89,8 @@ Status LoadSessions(const HistoryStore& store, const Runs& runs, int64_t since_m
   return Status::Ok();
 }
 
-Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
-            const PhaseThresholds& phases, HistoryInput* in) {
+Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms, const PhaseThresholds& phases,
+            HistoryInput* in) {
   in->since_ms = since_ms;
   in->until_ms = until_ms;
   CGOV_ASSIGN_OR_RETURN(in->hostname, store.Meta("hostname"));
@@ -141,19 +141,22 @@ Status Load(HistoryStore& store, int64_t since_ms, int64_t until_ms,
     // that hour comes from its rollup, whole. A history that merely starts later has its raw
     // samples from its start, and needs neither.
     CGOV_ASSIGN_OR_RETURN(std::optional<int64_t> pruned_before, store.RawPrunedBeforeMs());
-    const bool pruned = since_ms < from_hour * kHourMs && pruned_before && *pruned_before > since_ms;
+    const bool pruned =
+        since_ms < from_hour * kHourMs && pruned_before && *pruned_before > since_ms;
     if (pruned && FloorHour(since_ms) < to_hour) {
       from_hour = FloorHour(since_ms);
       in->notes.push_back(fmt::format(
           "raw samples before {} were pruned (--retain): the window starts at {}, the start of "
-          "that hour", FormatRfc3339Utc((range ? range->first : until_ms) * 1'000'000),
+          "that hour",
+          FormatRfc3339Utc((range ? range->first : until_ms) * 1'000'000),
           FormatRfc3339Utc(from_hour * kHourMs * 1'000'000)));
     } else {
       CGOV_RETURN_IF_ERROR(AddRaw(store, runs, since_ms, from_hour * kHourMs,
                                   from_hour * kHourMs + kHourMs, phases, &hours));
     }
     CGOV_RETURN_IF_ERROR(AddRollups(store, from_hour, to_hour, &hours));
-    CGOV_RETURN_IF_ERROR(AddRaw(store, runs, to_hour * kHourMs, until_ms, until_ms, phases, &hours));
+    CGOV_RETURN_IF_ERROR(
+        AddRaw(store, runs, to_hour * kHourMs, until_ms, until_ms, phases, &hours));
   } else {
     CGOV_RETURN_IF_ERROR(AddRaw(store, runs, since_ms, until_ms, until_ms, phases, &hours));
   }

@@ -95,15 +95,15 @@ Result<bool> HistoryWriter::Append(int64_t ts_ms, const RunRecord& run, const St
     if (exists) return false;  // written before: importing twice adds nothing
   }
   if (ts_ms <= last_ts_ms_) {
-    return InvalidArgument(fmt::format("{}: tick at {} is not after the last one ({}); the wall "
-                                       "clock went back?", store_->path(),
-                                       FormatRfc3339Utc(ts_ms * 1'000'000),
-                                       FormatRfc3339Utc(last_ts_ms_ * 1'000'000)));
+    return InvalidArgument(fmt::format(
+        "{}: tick at {} is not after the last one ({}); the wall clock went back?", store_->path(),
+        FormatRfc3339Utc(ts_ms * 1'000'000), FormatRfc3339Utc(last_ts_ms_ * 1'000'000)));
   }
   if (ts_ms < store_->watermark_ms()) {
     return InvalidArgument(fmt::format(
         "{}: tick at {} is older than the history already rolled up (through {}); write older "
-        "data into a new database", store_->path(), FormatRfc3339Utc(ts_ms * 1'000'000),
+        "data into a new database",
+        store_->path(), FormatRfc3339Utc(ts_ms * 1'000'000),
         FormatRfc3339Utc(store_->watermark_ms() * 1'000'000)));
   }
   // Only encoded here: the SQL runs once a batch (CommitBatch), with SQLite's code and pages

@@ -81,8 +81,8 @@ class HistoryWriter {
   HistoryAggregator aggregator_;
   CommitPolicy policy_;
   std::vector<PendingTick> pending_;  // the first in_batch_ are the batch; the rest kept for reuse
-  int64_t in_batch_ = 0;  // ticks appended and not yet written
-  int64_t batch_first_ms_ = 0;  // the oldest of them
+  int64_t in_batch_ = 0;              // ticks appended and not yet written
+  int64_t batch_first_ms_ = 0;        // the oldest of them
   int64_t committed_batches_ = 0;
   int64_t abandoned_ticks_ = 0;
   int64_t last_ts_ms_ = INT64_MIN;

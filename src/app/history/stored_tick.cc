@@ -59,11 +59,13 @@ Status BuildStoredTick(const TickSample& tick, const std::vector<uint32_t>& gpu_
   out.mem_used_pct_x10.reset();
   out.cpu_pct_x10 = Rounded(tick.host.cpu_pct, 10);
   out.iowait_pct_x10 = Rounded(tick.host.iowait_pct, 10);
-  if (tick.host.mem_total_bytes && tick.host.mem_available_bytes && *tick.host.mem_total_bytes > 0) {
-    const double used = static_cast<double>(*tick.host.mem_total_bytes -
-                                            std::min(*tick.host.mem_available_bytes,
-                                                     *tick.host.mem_total_bytes));
-    out.mem_used_pct_x10 = Rounded(100.0 * used / static_cast<double>(*tick.host.mem_total_bytes), 10);
+  if (tick.host.mem_total_bytes && tick.host.mem_available_bytes &&
+      *tick.host.mem_total_bytes > 0) {
+    const double used =
+        static_cast<double>(*tick.host.mem_total_bytes -
+                            std::min(*tick.host.mem_available_bytes, *tick.host.mem_total_bytes));
+    out.mem_used_pct_x10 =
+        Rounded(100.0 * used / static_cast<double>(*tick.host.mem_total_bytes), 10);
   }
   for (size_t i = 0; i < tick.gpu_fast.size() && i < gpu_ids.size(); ++i) {
     StoredGpu g;
@@ -114,7 +116,8 @@ std::vector<GpuAllocation> AllocatedGpus(const std::vector<PodDevice>& devices,
   for (const PodDevice& d : devices) {
     // Time-slicing hands out replicas of one GPU as "<uuid>::<n>".
     std::string_view id = d.device_id;
-    if (size_t replica = id.find("::"); replica != std::string_view::npos) id = id.substr(0, replica);
+    if (size_t replica = id.find("::"); replica != std::string_view::npos)
+      id = id.substr(0, replica);
     bool found = false;
     for (size_t i = 0; i < gpus.size(); ++i) {
       if (!gpus[i].uuid.empty() && gpus[i].uuid == id) {
@@ -143,21 +146,20 @@ std::vector<GpuAllocation> AllocatedGpus(const std::vector<PodDevice>& devices,
   return out;
 }
 
-Status AddAllocations(const std::vector<GpuAllocation>& allocations,
-                      ProcessAttributor* attributor, StoredTick* out) {
+Status AddAllocations(const std::vector<GpuAllocation>& allocations, ProcessAttributor* attributor,
+                      StoredTick* out) {
   std::string pod_uid;
   for (const GpuAllocation& a : allocations) {
     if (a.gpu_pos >= out->gpus.size()) continue;
-    CGOV_ASSIGN_OR_RETURN(std::optional<uint32_t> id,
-                          attributor->ContainerIdentity(a.namespace_name, a.pod, a.container,
-                                                        &pod_uid));
+    CGOV_ASSIGN_OR_RETURN(
+        std::optional<uint32_t> id,
+        attributor->ContainerIdentity(a.namespace_name, a.pod, a.container, &pod_uid));
     if (!id) continue;  // the pod is not (yet) in the directory: its UID and labels are unknown
     // A process of the pod computing on the GPU holds it already, under its own identity.
-    const bool seen = std::any_of(out->processes.begin(), out->processes.end(),
-                                  [&](const StoredProcess& p) {
-                                    return p.gpu_pos == a.gpu_pos && p.compute &&
-                                           attributor->PodOf(p.pid) == pod_uid;
-                                  });
+    const bool seen =
+        std::any_of(out->processes.begin(), out->processes.end(), [&](const StoredProcess& p) {
+          return p.gpu_pos == a.gpu_pos && p.compute && attributor->PodOf(p.pid) == pod_uid;
+        });
     if (!seen) out->allocations.push_back({a.gpu_pos, *id});
   }
   std::sort(out->allocations.begin(), out->allocations.end(),

@@ -34,8 +34,8 @@ std::vector<GpuAllocation> AllocatedGpus(const std::vector<PodDevice>& devices,
                                          const std::vector<GpuInfo>& gpus);
 // Adds to `out` (built by BuildStoredTick) the allocations whose pod the attributor's directory
 // knows and none of whose processes computes on that GPU in this tick.
-Status AddAllocations(const std::vector<GpuAllocation>& allocations,
-                      ProcessAttributor* attributor, StoredTick* out);
+Status AddAllocations(const std::vector<GpuAllocation>& allocations, ProcessAttributor* attributor,
+                      StoredTick* out);
 
 // Registers a source's GPUs in the history dictionary; their ids in source order.
 Result<std::vector<uint32_t>> RegisterGpus(const std::vector<GpuInfo>& gpus, HistoryStore* store);

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "app/history/history_writer.h"
-#include "store/gua_reader.h"
 #include "core/text.h"
+#include "store/gua_reader.h"
 
 namespace cgov {
 namespace {
@@ -85,8 +85,9 @@ Status GuaImporter::Import(const GuaTick& t, const GuaSource& source) {
     CGOV_ASSIGN_OR_RETURN(s.gpu_id, Gpu(g, source));
     s.processes_known = true;  // gpu-usage-audit lists every process of every tick
     if (g.util_pct < 0 || g.util_pct > 100) {
-      return InvalidArgument(fmt::format("{}: gpu_sample ts {} gpu {}: util_pct {} is not a "
-                                         "percentage", source_path_, SafeText(t.ts_text), g.uuid, g.util_pct));
+      return InvalidArgument(
+          fmt::format("{}: gpu_sample ts {} gpu {}: util_pct {} is not a percentage", source_path_,
+                      SafeText(t.ts_text), g.uuid, g.util_pct));
     }
     s.set(StoredGpuField::kUtilPct, static_cast<uint64_t>(g.util_pct));
     s.set(StoredGpuField::kMemUsedMib, NonNegative(g.memory_used_mib));
@@ -106,7 +107,8 @@ Status GuaImporter::Import(const GuaTick& t, const GuaSource& source) {
     sp.pid = static_cast<uint32_t>(p.pid);
     sp.graphics = p.process_type == "graphics";
     sp.compute = !sp.graphics;
-    if (p.mem_used_mib && *p.mem_used_mib >= 0) sp.mem_used_mib = static_cast<uint32_t>(*p.mem_used_mib);
+    if (p.mem_used_mib && *p.mem_used_mib >= 0)
+      sp.mem_used_mib = static_cast<uint32_t>(*p.mem_used_mib);
     CGOV_ASSIGN_OR_RETURN(sp.identity_id, writer_->store().IdentityId(who));
     CGOV_ASSIGN_OR_RETURN(sp.command_id, writer_->store().CommandId(p.process_name));
     tick.processes.push_back(sp);
@@ -132,16 +134,16 @@ bool IsSqliteFile(const std::string& path) {
 Result<ImportCounts> ImportGuaDatabase(const std::string& source_path, const std::string& db) {
   // Checked before the destination is touched: a wrong file creates nothing.
   if (!IsSqliteFile(source_path)) {
-    return InvalidArgument(fmt::format("{}: not a SQLite database (a gpu-usage-audit history is "
-                                       "one); nothing was imported", SafeText(source_path)));
+    return InvalidArgument(fmt::format(
+        "{}: not a SQLite database (a gpu-usage-audit history is one); nothing was imported",
+        SafeText(source_path)));
   }
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<HistoryWriter> writer, HistoryWriter::Open(db));
   writer->set_commit_policy({.max_ticks = kImportTicksPerTransaction});
   GuaImporter importer(writer.get(), source_path);
   GuaSource source;
-  Status read = ReadGuaDatabase(source_path, &source, [&](const GuaTick& t) {
-    return importer.Import(t, source);
-  });
+  Status read = ReadGuaDatabase(source_path, &source,
+                                [&](const GuaTick& t) { return importer.Import(t, source); });
   if (read.ok()) read = writer->Commit();
   if (!read.ok()) {
     writer->store().Rollback();

@@ -57,8 +57,10 @@ Result<int64_t> ParseSince(const std::string& text, int64_t until_ms) {
     return ts.status().WithContext("--since");
   }
   if (!ts.ok()) {
-    return InvalidArgument(fmt::format("--since {}: expected a duration before --until (24h, 7d) "
-                                       "or a timestamp (2026-11-21T10:00Z)", text));
+    return InvalidArgument(
+        fmt::format("--since {}: expected a duration before --until (24h, 7d) or a timestamp "
+                    "(2026-11-21T10:00Z)",
+                    text));
   }
   return ts;
 }
@@ -69,21 +71,24 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
   HistoryOptions o;
   auto by = ParseHistoryBy(r.by);
   if (!by) {
-    return InvalidArgument(fmt::format("--by {}: expected user, project, team, pod, host, "
-                                       "slurm_job, account, namespace or container", r.by));
+    return InvalidArgument(
+        fmt::format("--by {}: expected user, project, team, pod, host, slurm_job, account, "
+                    "namespace or container",
+                    r.by));
   }
   if (*by == HistoryBy::kAccount && r.slurm_accounting.empty() && !r.sacct) {
-    return InvalidArgument("--by account: give the jobs' accounts with --sacct (runs sacct) or "
-                           "--slurm-accounting FILE (sacct --parsable2 "
-                           "--format=JobID,User,Account,Partition)");
+    return InvalidArgument(
+        "--by account: give the jobs' accounts with --sacct (runs sacct) or --slurm-accounting "
+        "FILE (sacct --parsable2 --format=JobID,User,Account,Partition)");
   }
   if (r.sacct && !r.slurm_accounting.empty()) {
     return InvalidArgument("--sacct and --slurm-accounting: give the jobs' accounts one way");
   }
   if (r.db.empty() == r.prometheus.empty()) {
-    return InvalidArgument(fmt::format("give one source: --db PATH (one host's history; by "
-                                       "default {} when there is one) or --prometheus URL (the "
-                                       "fleet)", DefaultHistoryDb()));
+    return InvalidArgument(
+        fmt::format("give one source: --db PATH (one host's history; by default {} when there is "
+                    "one) or --prometheus URL (the fleet)",
+                    DefaultHistoryDb()));
   }
   if (!r.prometheus_tenant.empty() && r.prometheus.empty()) {
     return InvalidArgument("--prometheus-tenant goes with --prometheus URL");
@@ -99,8 +104,8 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
       return InvalidArgument("--prometheus-parallel goes with --prometheus URL");
     }
     if (*r.prometheus_parallel < 1 || *r.prometheus_parallel > 32) {
-      return InvalidArgument(fmt::format("--prometheus-parallel {}: expected 1 to 32 queries at "
-                                         "once", *r.prometheus_parallel));
+      return InvalidArgument(fmt::format(
+          "--prometheus-parallel {}: expected 1 to 32 queries at once", *r.prometheus_parallel));
     }
   }
   if (!r.recording_rules.empty()) {
@@ -108,21 +113,21 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
       return InvalidArgument("--recording-rules goes with --prometheus URL");
     }
     if (!ParseRecordingRules(r.recording_rules)) {
-      return InvalidArgument(fmt::format("--recording-rules {}: expected auto, on or off",
-                                         r.recording_rules));
+      return InvalidArgument(
+          fmt::format("--recording-rules {}: expected auto, on or off", r.recording_rules));
     }
     if (r.recording_rules == "on" && !r.billing.empty()) {
-      return InvalidArgument("--recording-rules on and --billing: a bill's lines are placed by "
-                             "host and hour, which the rules' totals do not keep (auto and off "
-                             "read the raw counters with --billing)");
+      return InvalidArgument(
+          "--recording-rules on and --billing: a bill's lines are placed by host and hour, which "
+          "the rules' totals do not keep (auto and off read the raw counters with --billing)");
     }
   }
   if (r.opencost_prices && r.prometheus.empty()) {
     return InvalidArgument("--opencost-prices reads OpenCost's series from --prometheus URL");
   }
   if (r.opencost_prices && (!r.price.empty() || !r.instance_type.empty())) {
-    return InvalidArgument("--opencost-prices and --price-per-gpu-hour / --instance-type: give "
-                           "the price one way");
+    return InvalidArgument(
+        "--opencost-prices and --price-per-gpu-hour / --instance-type: give the price one way");
   }
   o.by = *by;
   CGOV_ASSIGN_OR_RETURN(auto min, ParseDuration(r.idle_held_min));
@@ -135,8 +140,8 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
   o.catalog = catalog;
   if (r.format != "text" && r.format != "md" && r.format != "json" && r.format != "csv" &&
       r.format != "html") {
-    return InvalidArgument(fmt::format("--format {}: expected text, md, json, html or csv (the "
-                                       "showback rows)", r.format));
+    return InvalidArgument(fmt::format(
+        "--format {}: expected text, md, json, html or csv (the showback rows)", r.format));
   }
   CGOV_ASSIGN_OR_RETURN(o.idle_cost, ParseIdleCostPolicy(r.idle_cost));
   if (r.grid_intensity) {
@@ -146,8 +151,8 @@ Result<HistoryOptions> HistoryOptionsFor(const ReportOptions& r, PriceCatalog* c
     CGOV_ASSIGN_OR_RETURN(o.energy_price_per_kwh, ParseEnergyPrice(*r.energy_price));
   }
   if (!r.billing_format.empty() && !ParseBillFormat(r.billing_format)) {
-    return InvalidArgument(fmt::format("--billing-format {}: expected aws-cur, gcp, azure or csv",
-                                       r.billing_format));
+    return InvalidArgument(
+        fmt::format("--billing-format {}: expected aws-cur, gcp, azure or csv", r.billing_format));
   }
   if (r.billing.empty() && (!r.billing_format.empty() || !r.billing_map.empty())) {
     return InvalidArgument("--billing-format and --billing-map go with --billing FILE");
@@ -189,8 +194,9 @@ Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data
 Result<PrometheusSource> OpenReportPrometheus(const ReportOptions& r) {
   Result<std::chrono::milliseconds> timeout = ParseDuration(r.prometheus_timeout);
   if (!timeout.ok() || *timeout < std::chrono::seconds(1) || *timeout > std::chrono::hours(1)) {
-    return InvalidArgument(fmt::format("--prometheus-timeout {}: expected a duration from 1s to "
-                                       "1h (2m, 90s)", r.prometheus_timeout));
+    return InvalidArgument(
+        fmt::format("--prometheus-timeout {}: expected a duration from 1s to 1h (2m, 90s)",
+                    r.prometheus_timeout));
   }
   CGOV_ASSIGN_OR_RETURN(PrometheusSource prometheus,
                         PrometheusSource::Open(r.prometheus, *timeout, r.prometheus_tenant));
@@ -226,16 +232,15 @@ Result<HistoryInput> LoadFromPrometheus(const ReportOptions& r, std::optional<Wi
   }
   FleetOptions options{.opencost_prices = r.opencost_prices};
   const std::optional<HistoryBy> by = ParseHistoryBy(r.by);  // checked with the other flags
-  options.pods =
-      by == HistoryBy::kPod || by == HistoryBy::kContainer || by == HistoryBy::kSlurmJob;
+  options.pods = by == HistoryBy::kPod || by == HistoryBy::kContainer || by == HistoryBy::kSlurmJob;
   if (!r.recording_rules.empty()) options.rules = *ParseRecordingRules(r.recording_rules);
   // A bill's lines are placed by host and hour: the raw counters keep both.
   if (!r.billing.empty()) options.rules = RecordingRules::kOff;
   CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadFleet(prometheus, w.since_ms, w.until_ms, options));
   // The report's own window only (not a budget's period, not cgov top's day).
   if (r.plan && !window) {
-    CGOV_ASSIGN_OR_RETURN(in.plan, LoadFleetPlan(prometheus, in, w.since_ms, w.until_ms,
-                                                 r.plan_options));
+    CGOV_ASSIGN_OR_RETURN(in.plan,
+                          LoadFleetPlan(prometheus, in, w.since_ms, w.until_ms, r.plan_options));
   }
   return in;
 }
@@ -254,10 +259,11 @@ Result<std::vector<std::string>> ClampToData(const HistoryStore& store, std::opt
   // A few seconds before the first tick (a window as long as the data) are not worth a note.
   constexpr int64_t kNoteMs = 60'000;
   if (w->since_ms - asked.since_ms >= kNoteMs || asked.until_ms - w->until_ms >= kNoteMs) {
-    notes.push_back(fmt::format(
-        "the window asked for ({} → {}) reaches past the data: the report covers {} → {}, "
-        "the data it holds", FormatMinuteUtc(asked.since_ms), FormatMinuteUtc(asked.until_ms),
-        FormatMinuteUtc(w->since_ms), FormatMinuteUtc(w->until_ms)));
+    notes.push_back(
+        fmt::format("the window asked for ({} → {}) reaches past the data: the report covers {} → "
+                    "{}, the data it holds",
+                    FormatMinuteUtc(asked.since_ms), FormatMinuteUtc(asked.until_ms),
+                    FormatMinuteUtc(w->since_ms), FormatMinuteUtc(w->until_ms)));
   }
   return notes;
 }
@@ -276,7 +282,8 @@ Result<HistoryInput> LoadFromDb(const ReportOptions& r, const HistoryOptions& op
     CGOV_ASSIGN_OR_RETURN(w, ResolveWindow(r, end));
   }
   CGOV_ASSIGN_OR_RETURN(std::vector<std::string> notes, ClampToData(*store, end, &w));
-  CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(*store, w.since_ms, w.until_ms, options.phases));
+  CGOV_ASSIGN_OR_RETURN(HistoryInput in,
+                        LoadHistory(*store, w.since_ms, w.until_ms, options.phases));
   in.notes.insert(in.notes.begin(), notes.begin(), notes.end());
   // The report's own window only (not a budget's period, not cgov top's day).
   if (r.plan && !window) {
@@ -389,9 +396,12 @@ Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
                          parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min,
                          parts.tm_sec);
     };
-    const std::vector<std::string> argv = {
-        "sacct", "--allusers", "--parsable2", "--format=JobID,User,Account,Partition",
-        "--starttime=" + local(input.since_ms), "--endtime=" + local(input.until_ms)};
+    const std::vector<std::string> argv = {"sacct",
+                                           "--allusers",
+                                           "--parsable2",
+                                           "--format=JobID,User,Account,Partition",
+                                           "--starttime=" + local(input.since_ms),
+                                           "--endtime=" + local(input.until_ms)};
     Result<CommandOutput> out = RunCommand(argv, std::chrono::seconds(60), 64 << 20);
     if (!out.ok()) return out.status().WithContext("--sacct");
     CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(out->out, "sacct", &slurm_skipped));
@@ -399,16 +409,16 @@ Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
   }
   if (slurm) {
     const size_t matched = ApplySlurmJobs(*slurm, &input.identities);
-    input.notes.push_back(fmt::format("{}: {} job(s) read, {} process identit{} matched by job "
-                                      "id", slurm_source, slurm->size(), matched,
+    input.notes.push_back(fmt::format("{}: {} job(s) read, {} process identit{} matched by job id",
+                                      slurm_source, slurm->size(), matched,
                                       matched == 1 ? "y" : "ies"));
     for (const std::string& why : slurm_skipped) input.notes.push_back(why);
   }
   CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(input, options));
   if (budgets) CGOV_RETURN_IF_ERROR(AddBudgets(r, options, *budgets, &summary));
   if (bill) {
-    summary.showback = BillShowback(input, options.by, bill->bill, bill->resource_host,
-                                    options.idle_cost);
+    summary.showback =
+        BillShowback(input, options.by, bill->bill, bill->resource_host, options.idle_cost);
   }
   input = HistoryInput();  // all the report says is in the summary now (a fleet's is large)
   auto put = [&r](const std::string& text) {
@@ -425,11 +435,13 @@ Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
     text += '\n';
     return put(text);
   }
-  return put(r.format == "csv"    ? HistoryShowbackCsv(summary)
-             : r.format == "html" ? HistoryReportHtml(summary)
-             : r.format == "md"   ? HistoryReportText(summary, kMarkdown)
-                                  : HistoryReportText(summary, TextStyle{
-                                        false, r.out.empty() && TerminalWantsColor(STDOUT_FILENO)}));
+  return put(
+      r.format == "csv"    ? HistoryShowbackCsv(summary)
+      : r.format == "html" ? HistoryReportHtml(summary)
+      : r.format == "md"
+          ? HistoryReportText(summary, kMarkdown)
+          : HistoryReportText(
+                summary, TextStyle{false, r.out.empty() && TerminalWantsColor(STDOUT_FILENO)}));
 }
 
 Result<std::function<int(int64_t hour)>> SlotFunction(const std::string& tz) {
@@ -447,8 +459,8 @@ Result<std::function<int(int64_t hour)>> SlotFunction(const std::string& tz) {
     constexpr int64_t kProbeDayMs = 946'684'800'000;  // 2000-01-01T00:00Z
     Result<int64_t> probe = ParseTimestampMs("2000-01-01T00:00" + tz);
     if (!probe.ok()) {
-      return InvalidArgument(fmt::format("--tz {}: expected UTC, +HH:MM, -HH:MM or a zone name "
-                                         "such as Europe/Berlin", tz));
+      return InvalidArgument(fmt::format(
+          "--tz {}: expected UTC, +HH:MM, -HH:MM or a zone name such as Europe/Berlin", tz));
     }
     const int64_t offset_s = (kProbeDayMs - *probe) / 1000;
     return std::function<int(int64_t)>([offset_s](int64_t hour) {
@@ -461,8 +473,10 @@ Result<std::function<int(int64_t hour)>> SlotFunction(const std::string& tz) {
   std::error_code ec;
   if (tz.find("..") != std::string::npos ||
       !std::filesystem::is_regular_file("/usr/share/zoneinfo/" + tz, ec)) {
-    return InvalidArgument(fmt::format("--tz {}: no such time zone (expected UTC, +HH:MM or a "
-                                       "name from /usr/share/zoneinfo such as Europe/Berlin)", tz));
+    return InvalidArgument(
+        fmt::format("--tz {}: no such time zone (expected UTC, +HH:MM or a name from "
+                    "/usr/share/zoneinfo such as Europe/Berlin)",
+                    tz));
   }
   // localtime_r follows TZ; cgov report is single-threaded, so setting it here is safe.
   setenv("TZ", tz.c_str(), 1);

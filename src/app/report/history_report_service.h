@@ -20,8 +20,8 @@ constexpr int kDefaultPrometheusParallel = 4;
 struct ReportOptions {
   std::string db;
   std::string prometheus;
-  std::string prometheus_tenant;  // --prometheus-tenant: X-Scope-OrgID
-  std::string prometheus_timeout = "2m";  // per query
+  std::string prometheus_tenant;           // --prometheus-tenant: X-Scope-OrgID
+  std::string prometheus_timeout = "2m";   // per query
   std::optional<int> prometheus_parallel;  // --prometheus-parallel
   bool verbose = false;                    // --verbose: each Prometheus query on stderr
   std::string since = "24h";
@@ -36,11 +36,11 @@ struct ReportOptions {
   std::string catalog_path;
   bool spot = false;
   std::string billing, billing_format, billing_map, idle_cost = "unallocated";
-  std::string slurm_accounting;  // sacct --parsable2 or scontrol show job output
-  bool sacct = false;            // --sacct: run sacct for the report's window
-  bool opencost_prices = false;  // --opencost-prices (with --prometheus)
-  std::string recording_rules;   // --recording-rules auto|on|off (with --prometheus)
-  std::string budgets;            // --budgets FILE (docs/budgets.md)
+  std::string slurm_accounting;               // sacct --parsable2 or scontrol show job output
+  bool sacct = false;                         // --sacct: run sacct for the report's window
+  bool opencost_prices = false;               // --opencost-prices (with --prometheus)
+  std::string recording_rules;                // --recording-rules auto|on|off (with --prometheus)
+  std::string budgets;                        // --budgets FILE (docs/budgets.md)
   std::optional<std::string> grid_intensity;  // --grid-intensity G: g CO2e a kWh (none assumed)
   std::optional<std::string> energy_price;    // --energy-price USD: dollars a kWh (none assumed)
   bool since_given = false;

@@ -15,11 +15,11 @@
 
 #include <fmt/format.h>
 
+#include "app/run/run_digests.h"
 #include "core/text.h"
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "report/summary_json.h"
-#include "app/run/run_digests.h"
 #include "report/summary_read.h"
 #include "telemetry/procfs_pid.h"
 
@@ -58,14 +58,14 @@ Status ReadOpenProgressTail(int fd, std::string_view shown, size_t max_bytes,
     return InvalidArgument(fmt::format("{}: progress file not read: not a regular file", shown));
   }
   if (owner && st.st_uid != *owner) {
-    return InvalidArgument(fmt::format("{}: progress file not read: owned by uid {}, not the "
-                                       "process's owner {}", shown, st.st_uid, *owner));
+    return InvalidArgument(
+        fmt::format("{}: progress file not read: owned by uid {}, not the process's owner {}",
+                    shown, st.st_uid, *owner));
   }
   tail->dev = static_cast<uint64_t>(st.st_dev);
   tail->ino = static_cast<uint64_t>(st.st_ino);
-  const off_t from = st.st_size > static_cast<off_t>(max_bytes)
-                         ? st.st_size - static_cast<off_t>(max_bytes)
-                         : 0;
+  const off_t from =
+      st.st_size > static_cast<off_t>(max_bytes) ? st.st_size - static_cast<off_t>(max_bytes) : 0;
   std::string& out = tail->text;
   out.resize(max_bytes);
   const ssize_t n = pread(fd, out.data(), max_bytes, from);
@@ -118,7 +118,9 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
   std::string unit = o.unit;
   std::string text;
   std::string read_name;
-  Status read = work ? NotFound("") : ReadProgressTail(progress_file, kProgressTailBytes, std::nullopt, &text, &read_name);
+  Status read =
+      work ? NotFound("")
+           : ReadProgressTail(progress_file, kProgressTailBytes, std::nullopt, &text, &read_name);
   if (!read.ok() && read.code() != StatusCode::kNotFound) {
     summary->warnings.push_back(read.message());
   } else if (read.ok()) {
@@ -135,9 +137,9 @@ void AnalyzeRun(const RunOptions& o, const std::string& progress_file,
     if (ResolvePrice({std::nullopt, detected_instance, false}, "", o.Catalog()).ok()) {
       price.instance_type = detected_instance;
     } else {
-      summary->warnings.push_back(fmt::format(
-          "instance detection: {} is not in the price catalog; priced by GPU model",
-          detected_instance));
+      summary->warnings.push_back(
+          fmt::format("instance detection: {} is not in the price catalog; priced by GPU model",
+                      detected_instance));
     }
   }
   if (Status analyzed = Analyze(price, work, unit, o.Catalog(), summary); !analyzed.ok()) {
@@ -179,8 +181,8 @@ void EvaluateGate(const RunOptions& o, int job_exit_code, RunSummary* summary) {
   } else if (o.fail_on) {
     for (const Finding& f : summary->findings) {
       if (f.severity < *o.fail_on) continue;
-      gate.reason = fmt::format("--fail-on {}: finding '{}' is {}", SeverityName(*o.fail_on),
-                                f.id, SeverityName(f.severity));
+      gate.reason = fmt::format("--fail-on {}: finding '{}' is {}", SeverityName(*o.fail_on), f.id,
+                                SeverityName(f.severity));
       break;
     }
   }
@@ -204,9 +206,10 @@ Result<std::vector<RunDigest>> LoadBaselines(const std::vector<std::string>& pat
     }
     if (matched == 0) {
       std::string wanted;
-      for (const auto& [k, v] : tags) wanted += fmt::format("{}{}={}", wanted.empty() ? "" : " ", k, v);
-      return InvalidArgument(fmt::format("{}: no summary.json there has this run's tags ({})",
-                                         path, wanted.empty() ? "none" : wanted));
+      for (const auto& [k, v] : tags)
+        wanted += fmt::format("{}{}={}", wanted.empty() ? "" : " ", k, v);
+      return InvalidArgument(fmt::format("{}: no summary.json there has this run's tags ({})", path,
+                                         wanted.empty() ? "none" : wanted));
     }
   }
   return out;

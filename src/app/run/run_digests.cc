@@ -21,7 +21,8 @@ Result<RunDigest> ReadRunDigest(const std::string& path) {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     const size_t upto = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(upto), '\n');
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(upto), '\n');
     return InvalidArgument(fmt::format("{}:{}: not JSON ({})", path, line, SafeText(e.what())));
   }
   return DigestFromSummaryJson(doc, path);

@@ -13,8 +13,8 @@
 
 #include "analysis/pricing.h"
 #include "app/history/history_writer.h"
-#include "identity/process_attribution.h"
 #include "core/tags.h"
+#include "identity/process_attribution.h"
 #include "store/tick_record.h"
 #include "telemetry/sampler.h"
 

@@ -12,8 +12,8 @@ namespace cgov {
 namespace {
 
 TEST(RunIdentity, NamedByTheRunsTags) {
-  IdentityRecord r = RunIdentity({{"project", "vision"}, {"team", "perception"}, {"branch", "main"}},
-                                 "ci");
+  IdentityRecord r =
+      RunIdentity({{"project", "vision"}, {"team", "perception"}, {"branch", "main"}}, "ci");
   EXPECT_EQ(r.user, "ci");
   EXPECT_EQ(r.owner, "ci");
   EXPECT_EQ(r.project, "vision");

@@ -50,9 +50,9 @@ class JobReportLog {
     CGOV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
                           SqliteDb::Open(path, SqliteDb::OpenMode::kCreate));
     CGOV_RETURN_IF_ERROR(db->Exec("PRAGMA busy_timeout = 5000"));
-    CGOV_RETURN_IF_ERROR(db->Exec("CREATE TABLE IF NOT EXISTS job_report(person TEXT NOT NULL, "
-                                  "day TEXT NOT NULL, at_ms INTEGER NOT NULL, host TEXT, "
-                                  "command TEXT)"));
+    CGOV_RETURN_IF_ERROR(
+        db->Exec("CREATE TABLE IF NOT EXISTS job_report(person TEXT NOT NULL, day TEXT NOT NULL, "
+                 "at_ms INTEGER NOT NULL, host TEXT, command TEXT)"));
     ::chmod(path.c_str(), 0600);
     return JobReportLog(std::move(db));
   }
@@ -65,8 +65,8 @@ class JobReportLog {
   }
   Status Add(const std::string& person, const std::string& day, int64_t at_ms,
              const std::string& host, const std::string& command) {
-    CGOV_ASSIGN_OR_RETURN(SqliteStmt s, db_->Prepare("INSERT INTO job_report VALUES (?, ?, ?, "
-                                                     "?, ?)"));
+    CGOV_ASSIGN_OR_RETURN(SqliteStmt s,
+                          db_->Prepare("INSERT INTO job_report VALUES (?, ?, ?, ?, ?)"));
     return s.Bind(1, person).Bind(2, day).Bind(3, at_ms).Bind(4, host).Bind(5, command).Run();
   }
 
@@ -86,14 +86,15 @@ std::string CommandText(const RunSummary& s) {
 std::string Message(const NotifySink& sink, const std::vector<std::string>& to,
                     const RunSummary& summary, const JobReportInput& in) {
   const std::string html_path = in.report_dir + "/report.html";
-  std::string text = fmt::format("Your job's report, from cgov run on {}.\n\n", summary.host.hostname);
+  std::string text =
+      fmt::format("Your job's report, from cgov run on {}.\n\n", summary.host.hostname);
   Result<std::string> html = in.report_dir.empty()
                                  ? Result<std::string>(NotFound("no report directory"))
                                  : ReadInputFile(html_path, kMaxReportHtmlBytes, "report.html");
   text += in.markdown;
-  text += fmt::format("\n-- \nThe HTML report: {}\ncgov run --mail-report "
-                      "(docs/notifications.md)\n", in.report_dir.empty() ? "not written"
-                                                                          : html_path);
+  text +=
+      fmt::format("\n-- \nThe HTML report: {}\ncgov run --mail-report (docs/notifications.md)\n",
+                  in.report_dir.empty() ? "not written" : html_path);
   std::string page = html.ok() ? *html
                                : "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                                  "<title>cgov run</title></head><body><pre>" +
@@ -107,12 +108,12 @@ std::string Deliver(const NotifyFile& file, const NotifySink& sink,
                     const std::vector<std::string>& to, const std::string& message,
                     int64_t now_ms) {
   if (!file.dry_run_dir.empty()) {
-    Status s = WriteDryRunFile(file.dry_run_dir, sink.name, fmt::format("job-{}.eml", now_ms),
-                               message);
+    Status s =
+        WriteDryRunFile(file.dry_run_dir, sink.name, fmt::format("job-{}.eml", now_ms), message);
     return s.ok() ? "" : s.message();
   }
-  MailSend send{sink.url, sink.starttls, sink.ca_file, sink.from, to, message, sink.timeout_ms,
-                nullptr};
+  MailSend send{sink.url, sink.starttls, sink.ca_file,    sink.from,
+                to,       message,       sink.timeout_ms, nullptr};
   Result<MailOutcome> out = SendMail(send);
   if (!out.ok()) return out.status().message();
   if (out->sent) return "";
@@ -127,8 +128,10 @@ Result<NotifyFile> ReadJobReportFile(const std::string& path) {
   Result<NotifyFile> file = ParseNotifyFile(*text, path);
   if (!file.ok()) return file.status().WithContext("cgov run: --mail-report");
   if (!file->job_report) {
-    return InvalidArgument(fmt::format("cgov run: --mail-report {}: no [[job_report]] table: "
-                                       "nothing says where a job's report goes", path));
+    return InvalidArgument(
+        fmt::format("cgov run: --mail-report {}: no [[job_report]] table: nothing says where a "
+                    "job's report goes",
+                    path));
   }
   if (Status s = ReadSinkUrls(&*file); !s.ok()) return s.WithContext("cgov run: --mail-report");
   return file;
@@ -144,9 +147,10 @@ std::string DefaultJobReportLog() {
 
 std::string JobReportSubject(const RunSummary& s) {
   const CostBlock& c = s.cost;
-  return fmt::format("[cgov] Your job {} on {}: {:.3f} GPU-hours, {} ({:.1f} % of GPU capacity "
-                     "unused)", CommandText(s), SafeText(s.host.hostname), c.gpu_hours,
-                     c.priced ? FormatUsd(c.total) : "price unknown", c.waste_fraction * 100);
+  return fmt::format(
+      "[cgov] Your job {} on {}: {:.3f} GPU-hours, {} ({:.1f} % of GPU capacity unused)",
+      CommandText(s), SafeText(s.host.hostname), c.gpu_hours,
+      c.priced ? FormatUsd(c.total) : "price unknown", c.waste_fraction * 100);
 }
 
 std::vector<std::string> MailJobReport(const NotifyFile& file, const RunSummary& summary,
@@ -185,9 +189,9 @@ std::vector<std::string> MailJobReport(const NotifyFile& file, const RunSummary&
       continue;
     }
     went = true;
-    said.push_back(fmt::format("{} to {} ({:?})", file.dry_run_dir.empty() ? "mailed"
-                                                                          : "written (dry run)",
-                               addresses, name));
+    said.push_back(fmt::format("{} to {} ({:?})",
+                               file.dry_run_dir.empty() ? "mailed" : "written (dry run)", addresses,
+                               name));
   }
   if (went) {
     Status added = log->Add(in.owner, day, in.now_ms, summary.host.hostname, CommandText(summary));

@@ -26,9 +26,9 @@ std::string DefaultJobReportLog();
 
 // What the run knows when it mails: who owns it, its reports and where they are.
 struct JobReportInput {
-  std::string owner;        // the `user` tag, else the login name of the real uid
-  std::string markdown;     // report.md's text
-  std::string report_dir;   // the run's directory (report.html is read from there)
+  std::string owner;       // the `user` tag, else the login name of the real uid
+  std::string markdown;    // report.md's text
+  std::string report_dir;  // the run's directory (report.html is read from there)
   int64_t now_ms = 0;
 };
 

@@ -27,19 +27,19 @@ struct RunOptions {
   bool quiet = false;
   std::string nvml_lib;
   std::string host_root = "/";
-  PriceOptions price;                 // --price-per-gpu-hour, --instance-type, --spot
-  std::optional<double> grid_g_per_kwh;         // --grid-intensity: CO2e (none assumed)
+  PriceOptions price;                            // --price-per-gpu-hour, --instance-type, --spot
+  std::optional<double> grid_g_per_kwh;          // --grid-intensity: CO2e (none assumed)
   std::optional<MicroUsd> energy_price_per_kwh;  // --energy-price: the energy's cost (none)
-  std::string catalog_path;           // --price-catalog; "" = the built-in data/prices.json
+  std::string catalog_path;             // --price-catalog; "" = the built-in data/prices.json
   std::optional<PriceCatalog> catalog;  // --price-catalog's; empty: the built-in one (Catalog())
-  std::optional<double> work;         // --work
-  std::string unit = "samples";       // --unit
-  std::optional<Severity> fail_on;    // --fail-on
-  std::vector<RunDigest> baselines;   // --baseline: read and checked before the job starts
+  std::optional<double> work;           // --work
+  std::string unit = "samples";         // --unit
+  std::optional<Severity> fail_on;      // --fail-on
+  std::vector<RunDigest> baselines;     // --baseline: read and checked before the job starts
   std::optional<double> fail_on_regression;  // --fail-on-regression PCT
-  int gate_exit_code = 3;             // --gate-exit-code: the status a fired gate exits with
-  std::string db;                     // --db: also record the run into this history database
-  std::string mail_report;            // --mail-report: the notifications file (app/run/run_mail.h)
+  int gate_exit_code = 3;                    // --gate-exit-code: the status a fired gate exits with
+  std::string db;                            // --db: also record the run into this history database
+  std::string mail_report;  // --mail-report: the notifications file (app/run/run_mail.h)
   std::optional<CloudProvider> detect_instance;  // --detect-instance [PROVIDER]
   std::string metadata_endpoint = kDefaultMetadataEndpoint;
   std::vector<std::string> command;

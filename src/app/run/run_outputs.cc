@@ -19,12 +19,13 @@
 namespace cgov {
 namespace {
 
-constexpr const char* kOutputFiles[] = {"samples.jsonl", "summary.json", "report.md",
-                                        "report.html", "progress.log"};
+constexpr const char* kOutputFiles[] = {"samples.jsonl", "summary.json", "report.md", "report.html",
+                                        "progress.log"};
 
 }  // namespace
 
-bool IsEmptyDir(const std::string& path) {  std::error_code ec;
+bool IsEmptyDir(const std::string& path) {
+  std::error_code ec;
   return std::filesystem::is_empty(path, ec) && !ec;
 }
 
@@ -34,8 +35,8 @@ Status MakeDir(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) {
-    return InvalidArgument(fmt::format("cannot create output directory {}: {} (choose another "
-                                       "with --out)", path, ec.message()));
+    return InvalidArgument(fmt::format(
+        "cannot create output directory {}: {} (choose another with --out)", path, ec.message()));
   }
   return Status::Ok();
 }
@@ -149,7 +150,8 @@ Result<std::string> PrepareOutputDir(const RunOptions& o, int64_t now_wall_ns) {
     if (!o.force) {
       return InvalidArgument(fmt::format(
           "--out {}: directory is not empty; choose another, or pass --force to replace this "
-          "run's files there", dir));
+          "run's files there",
+          dir));
     }
     for (const char* file : kOutputFiles) std::filesystem::remove(dir + "/" + file, ec);
   }

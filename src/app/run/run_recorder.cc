@@ -65,7 +65,7 @@ void RunRecorder::Run() {
     gpu_unavailable_reason_ = header_.nvml_error;
   }
   accumulator_ = std::make_unique<RunAccumulator>(header_.gpus, options_.start_mono_ns,
-                                                   options_.interval.count());
+                                                  options_.interval.count());
   if (writer_ != nullptr) writer_->Append(DumpJson(HeaderRecord(header_)));
 
   RootedFileReader files(options_.host_root);
@@ -115,7 +115,8 @@ void RunRecorder::Run() {
         tree.Read(tick.mono_ns, tick.host.load ? tick.host.load->last_pid : std::nullopt);
     accumulator_->AddTick(tick, job);
     if (history != nullptr) {
-      if (Status recorded = history->Record(tick, job.pids); !recorded.ok()) history_failed(recorded);
+      if (Status recorded = history->Record(tick, job.pids); !recorded.ok())
+        history_failed(recorded);
     }
     for (const GpuSlowSample& g : tick.gpu_slow) gpu_processes_seen |= !g.processes.empty();
     for (const Status& e : host.errors()) host_errors.insert(e.message());
@@ -154,9 +155,9 @@ void RunRecorder::AddDriverWarnings(NvmlSource* nvml, bool gpu_processes_seen) {
   std::optional<uint64_t> ns = OwnPidNamespaceInode();
   if (ns && *ns != kInitialPidNamespaceInode) {
     warnings_.push_back(
-        "cgov runs in a PID namespace of its own (a container) and the driver reports host "
-        "pids: GPU processes cannot be matched to the job. Mount the host's /proc read-only "
-        "and pass --host-root, or share the host's PID namespace (docker --pid=host)");
+        "cgov runs in a PID namespace of its own (a container) and the driver reports host pids: "
+        "GPU processes cannot be matched to the job. Mount the host's /proc read-only and pass "
+        "--host-root, or share the host's PID namespace (docker --pid=host)");
   }
 }
 

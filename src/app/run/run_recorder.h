@@ -14,9 +14,9 @@
 #include "identity/cloud_instance.h"
 #include "os/file_reader.h"
 #include "os/worker.h"
-#include "telemetry/nvml_source.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
+#include "telemetry/nvml_source.h"
 
 namespace cgov {
 
@@ -25,9 +25,9 @@ struct RecorderOptions {
   std::string host_root;  // "/" normally
   std::chrono::milliseconds interval{1000};
   int64_t start_mono_ns = 0;
-  int root_pid = 0;       // cgov's own pid: the job tree hangs below it
-  std::vector<int> preexisting_pids;  // alive before the job was spawned: never the job's
-  std::string metadata_endpoint;      // non-empty: --detect-instance asks it once
+  int root_pid = 0;                            // cgov's own pid: the job tree hangs below it
+  std::vector<int> preexisting_pids;           // alive before the job was spawned: never the job's
+  std::string metadata_endpoint;               // non-empty: --detect-instance asks it once
   CloudProvider cloud = CloudProvider::kAuto;  // as which provider
   // --db: the history database the run is recorded into (null: none), what it names this host,
   // the run's wall-clock start and each GPU's price.
@@ -78,7 +78,7 @@ class RunRecorder {
   std::string detected_instance_type_;
   std::vector<std::string> warnings_;
   bool root_in_host_namespace_ = true;  // the job tree's pids are the driver's (host) pids
-  Worker worker_;  // last: stopped before the state it reads goes
+  Worker worker_;                       // last: stopped before the state it reads goes
 };
 
 }  // namespace cgov

@@ -49,13 +49,14 @@ double Value(const PromSeries& s) { return s.points.empty() ? NAN : s.points.bac
 std::vector<std::string> FleetNowQueries() {
   return {
       fmt::format("sum by (Hostname, UUID, GPU_I_ID, gpu, phase) "
-                  "(irate(cgov_gpu_phase_seconds_total[{}]))", kNowRange),
+                  "(irate(cgov_gpu_phase_seconds_total[{}]))",
+                  kNowRange),
       "cgov_gpu_utilization_ratio",
       "cgov_gpu_power_watts",
       "cgov_gpu_price_usd_per_hour",
       "max by (Hostname) (time() - cgov_last_sample_timestamp_seconds)",
-      fmt::format("sum by (Hostname, user) "
-                  "(irate(cgov_identity_idle_held_seconds_total[{}])) > 0", kNowRange),
+      fmt::format("sum by (Hostname, user) (irate(cgov_identity_idle_held_seconds_total[{}])) > 0",
+                  kNowRange),
   };
 }
 
@@ -168,13 +169,12 @@ Result<std::unique_ptr<FleetTopSource>> FleetTopSource::Open(const FleetTopOptio
 }
 
 Result<TopFrame> FleetTopSource::Frame(int64_t now_mono_ms) {
-  const int64_t now_ms = options_.wall_ms ? options_.wall_ms()
-                                          : SystemClock().WallNs() / 1'000'000;
+  const int64_t now_ms = options_.wall_ms ? options_.wall_ms() : SystemClock().WallNs() / 1'000'000;
   const int64_t day_start = (now_ms - 1) - ((now_ms - 1) % kDayMs);
   if (!day_ || now_mono_ms - day_read_mono_ms_ >= options_.day_refresh_ms ||
       day_->since_ms != day_start) {
-    CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadReportWindow(options_.report, history_options_,
-                                                            day_start, now_ms));
+    CGOV_ASSIGN_OR_RETURN(HistoryInput in,
+                          LoadReportWindow(options_.report, history_options_, day_start, now_ms));
     CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(in, history_options_));
     day_ = std::move(summary);
     day_read_mono_ms_ = now_mono_ms;

@@ -14,8 +14,9 @@ PromSeries Series(std::vector<std::pair<std::string, std::string>> labels, doubl
 
 TEST(FleetTopNow, EachGpusPhaseIsTheOneItsCountersGrewMostInAndIdlePricesAreWaste) {
   auto gpu = [](std::string host, std::string index, std::string phase, double rate) {
-    return Series({{"Hostname", host}, {"UUID", "GPU-" + host + index}, {"gpu", index},
-                   {"phase", phase}}, rate);
+    return Series(
+        {{"Hostname", host}, {"UUID", "GPU-" + host + index}, {"gpu", index}, {"phase", phase}},
+        rate);
   };
   std::vector<std::vector<PromSeries>> answers(FleetNowQueries().size());
   // a/1 (listed first, GPU 1) was idle-held for most of the interval; a/0 productive; b/0's

@@ -35,8 +35,8 @@ LiveRecorder::LiveRecorder(std::unique_ptr<State> state) : state_(std::move(stat
 Result<std::unique_ptr<LiveRecorder>> LiveRecorder::Start(const LiveRecorderOptions& o) {
   auto s = std::make_unique<State>();
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") +
-                        "/cgov-top-XXXXXX";
+  std::string pattern =
+      std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") + "/cgov-top-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return IoError(fmt::format("cannot make a directory for cgov top's own database under {}",
                                pattern.substr(0, pattern.rfind('/'))));

@@ -15,7 +15,7 @@
 namespace cgov {
 
 struct LiveRecorderOptions {
-  std::string nvml_lib;          // "" = the driver's
+  std::string nvml_lib;  // "" = the driver's
   std::string host_root = "/";
   std::chrono::milliseconds interval{1000};
 };

@@ -10,9 +10,9 @@
 #include "analysis/history_summary.h"
 #include "app/history/history_load.h"
 #include "app/report/history_report_service.h"
+#include "core/duration.h"
 #include "core/text.h"
 #include "core/time_format.h"
-#include "core/duration.h"
 #include "os/file_reader.h"
 #include "store/history_store.h"
 
@@ -207,8 +207,8 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
   // as `cgov report --db --since DAY` would.
   const int64_t day_start = (*end - 1) - ((*end - 1) % kDayMs);
   if (due || day_->since_ms != day_start) {
-    CGOV_ASSIGN_OR_RETURN(HistoryInput in, LoadHistory(*store_, day_start, *end,
-                                                       history_options_.phases));
+    CGOV_ASSIGN_OR_RETURN(HistoryInput in,
+                          LoadHistory(*store_, day_start, *end, history_options_.phases));
     CGOV_ASSIGN_OR_RETURN(HistorySummary summary, SummarizeHistory(in, history_options_));
     day_input_ = std::move(in);
     day_ = std::move(summary);
@@ -227,13 +227,13 @@ Result<TopFrame> TopSource::Frame(int64_t now_mono_ms) {
   // The last ticks: enough of them for the sparkline, read from a little before.
   const int64_t interval = std::max<int64_t>(day_input_->interval_ms, 100);
   std::deque<RecentTick> recent;
-  CGOV_RETURN_IF_ERROR(store_->ForEachTick(
-      *end - interval * static_cast<int64_t>(options_.history_ticks + 2), *end + 1,
-      [&](int64_t ts, uint32_t, const StoredTick& tick) {
-        recent.push_back({ts, tick});
-        if (recent.size() > options_.history_ticks) recent.pop_front();
-        return Status::Ok();
-      }));
+  CGOV_RETURN_IF_ERROR(
+      store_->ForEachTick(*end - interval * static_cast<int64_t>(options_.history_ticks + 2),
+                          *end + 1, [&](int64_t ts, uint32_t, const StoredTick& tick) {
+                            recent.push_back({ts, tick});
+                            if (recent.size() > options_.history_ticks) recent.pop_front();
+                            return Status::Ok();
+                          }));
   if (recent.empty()) return NotFound(fmt::format("{}: no recent ticks", options_.db));
   frame.at_ms = recent.back().ts_ms;
   FillGpus(*day_input_, *day_, recent, &frame);
