@@ -15,7 +15,7 @@
 
 #include "analysis/phases.h"
 #include "core/money.h"
-#include "telemetry/sampler.h"
+#include "telemetry/tick_sample.h"
 
 namespace cgov {
 

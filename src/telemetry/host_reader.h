@@ -9,21 +9,9 @@
 #include "os/clock.h"
 #include "os/file_reader.h"
 #include "telemetry/procfs_host.h"
+#include "telemetry/tick_sample.h"
 
 namespace cgov {
-
-struct HostSample {
-  std::optional<double> cpu_pct;                // all cores, 0..100
-  std::optional<double> iowait_pct;             // all cores waiting for I/O, 0..100
-  std::vector<std::optional<double>> core_pct;  // per core, 0..100
-  std::optional<uint64_t> mem_total_bytes;
-  std::optional<uint64_t> mem_available_bytes;
-  std::optional<double> disk_read_bytes_per_s;
-  std::optional<double> disk_write_bytes_per_s;
-  std::optional<double> net_rx_bytes_per_s;
-  std::optional<double> net_tx_bytes_per_s;
-  std::optional<LoadAvg> load;
-};
 
 // What the machine is, read once per run.
 struct HostInfo {

@@ -12,16 +12,9 @@
 #include "telemetry/gpu_sample.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/nvml_source.h"
+#include "telemetry/tick_sample.h"
 
 namespace cgov {
-
-struct TickSample {
-  int64_t mono_ns = 0;
-  int64_t wall_ns = 0;
-  HostSample host;
-  std::vector<GpuFastSample> gpu_fast;  // one per GPU of the source; empty without NVML
-  std::vector<GpuSlowSample> gpu_slow;  // the latest off-tick read; read_mono_ns 0 until the first
-};
 
 // Reads the slow NVML fields on a thread of its own so that milliseconds-long driver calls
 // never delay a tick by more than the tick loop allows. The tick loop kicks it when a read falls
