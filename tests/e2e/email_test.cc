@@ -697,7 +697,15 @@ TEST(EmailE2E, TheDaemonMailsEachEndedSlurmJobAndPodItsReportOnceAndAtMostNADay)
   EXPECT_NE(second.err.find("Slurm job 4244 of alice ended: no report, alice has had 1 today"),
             std::string::npos)
       << second.err;
-  EXPECT_EQ(server->Messages().size(), 2u) << "the pod reported twice, or alice over her limit";
+  std::string said;  // each message's recipient and subject, to say which one came extra
+  for (const json& m : server->Messages()) {
+    const std::string message = m["message"];
+    const size_t subject = message.find("\r\nSubject: ");
+    said += m["to"][0].get<std::string>() + ": " +
+            message.substr(subject + 2, message.find("\r\n", subject + 2) - subject - 2) + "\n";
+  }
+  EXPECT_EQ(server->Messages().size(), 2u) << "the pod reported twice, or alice over her limit:\n"
+                                           << said << first.err << second.err;
 }
 
 // Issue 63, item 6: a dry run writes each delivery where the file says and sends nothing; a
