@@ -188,8 +188,8 @@ TEST(PodResources, PollerFollowsChangesAndForgetsAStaleAnswer) {
   FakeKubelet kubelet(Fixture("list.textproto"));
   PodResourcesOptions o;
   o.socket_path = kubelet.socket();
-  o.interval = std::chrono::milliseconds(100);
-  o.stale_after = std::chrono::milliseconds(600);
+  o.interval = std::chrono::milliseconds(50);
+  o.stale_after = std::chrono::milliseconds(300);
   Result<std::unique_ptr<PodResourcesPoller>> started = PodResourcesPoller::Start(o);
   ASSERT_TRUE(started.ok()) << started.status().message();
   PodResourcesPoller& poller = **started;

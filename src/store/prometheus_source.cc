@@ -473,7 +473,7 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
   CGOV_ASSIGN_OR_RETURN(HttpResponse sent, client->Send(request));
   if (sent.end == HttpResponse::End::kTimedOut) {
     return Unavailable(fmt::format(
-        "--prometheus {}: no whole answer in {:.0f} s (--prometheus-timeout); a longer timeout, a "
+        "--prometheus {}: no whole answer in {:g} s (--prometheus-timeout); a longer timeout, a "
         "shorter window, or the hourly recording rules (--recording-rules on)\n  query: {}",
         shown_url_, static_cast<double>(timeout_.count()) / 1000, expr));
   }
