@@ -197,12 +197,19 @@ TEST(KubePodWatch, AServerThatFailsAtOnceIsNotHammered) {
     auto w = KubePodWatch::Start(Options(server, ""), &pods);
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->WaitSynced(std::chrono::seconds(10)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto synced = std::chrono::steady_clock::now();
+    // Polled (bounded: 10 s) until it watched again, then 0.3 s more.
+    for (int i = 0; i < 1000 && (*w)->watches() < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const uint64_t watches = (*w)->watches();
+    const auto waited = std::chrono::steady_clock::now() - synced;
     w->reset();
-    // Back-offs of 50, 100, 200, 200 ms: some 4 in 0.5 s (a loop without them, hundreds).
     EXPECT_GE(watches, 2u) << watch.dump();
-    EXPECT_LE(watches, 8u) << watch.dump() << ": at most one a backoff period";
+    // Each attempt waits the back-off, 50 ms at least (a loop without it: hundreds a second).
+    EXPECT_LE(watches, static_cast<uint64_t>(waited / std::chrono::milliseconds(50)) + 2)
+        << watch.dump() << ": at most one a backoff period";
     EXPECT_EQ(pods.Find("u1")->name, "p");
   }
 }
@@ -222,12 +229,19 @@ TEST(KubePodWatch, AListThatNeverEndsIsCutShortAndRetriedAfterTheBackoff) {
   ASSERT_TRUE(w.ok());
   EXPECT_FALSE((*w)->WaitSynced(std::chrono::milliseconds(1500)));  // ends at the first error
   EXPECT_THAT((*w)->LastError(), HasSubstr("took more than 11 pages of 2"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const auto failed = std::chrono::steady_clock::now();
+  // Polled (bounded: 10 s) until a second attempt's 11 pages were asked for, then 0.3 s more.
+  for (int i = 0; i < 1000 && server.requests().size() < 22; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto waited = std::chrono::steady_clock::now() - failed;
   w->reset();
-  // Each attempt is 11 pages, and attempts wait 50, 100, 200, 200 … ms: in 0.8 s some 5.
+  // Each attempt is 11 pages, and attempts wait 50, 100, 200, 200 … ms, 50 at least.
   const size_t lists = server.requests().size();
   EXPECT_GE(lists, 22u) << "tried again";
-  EXPECT_LE(lists, 11u * 8) << "at most one attempt a back-off period";
+  EXPECT_LE(lists, 11u * (static_cast<size_t>(waited / std::chrono::milliseconds(50)) + 2))
+      << "at most one attempt a back-off period";
 }
 
 TEST(KubePodWatch, FiveThousandPodsInPages) {
