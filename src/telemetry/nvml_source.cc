@@ -161,8 +161,8 @@ NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> library) : library_(std::mov
 
 NvmlSource::~NvmlSource() {
   StopEventWatch();
-  for (GpmState& g : gpm_) {
-    for (nvml::nvmlGpmSample_t sample : g.samples) {
+  for (const UnitState& u : units_) {
+    for (nvml::nvmlGpmSample_t sample : u.gpm.samples) {
       if (sample != nullptr) library_->fn().gpm_sample_free(sample);
     }
   }
@@ -227,32 +227,18 @@ Status NvmlSource::Init() {
     if (!EnumerateMig(whole, &units)) units.push_back(std::move(whole));
   }
   const size_t n = units.size();
-  lost_ = std::make_unique<std::atomic<bool>[]>(n);
-  xid_count_ = std::make_unique<std::atomic<uint64_t>[]>(n);
-  last_xid_ = std::make_unique<std::atomic<uint32_t>[]>(n);
-  gpm_util_ = std::make_unique<std::atomic<int>[]>(n);
-  watched_.assign(n, false);
-  util_from_gpm_.assign(n, false);
-  mig_power_share_.assign(n, 0.0);
-  pcie_from_gpm_.assign(n, false);
-  energy_mj_.assign(n, std::nullopt);
-  energy_read_ns_.assign(n, 0);
-  gpm_.assign(n, GpmState{});
-  health_.assign(n, std::nullopt);
-  health_read_ns_.assign(n, 0);
-  retired_pages_only_.assign(n, false);
-  last_seen_us_.assign(n, 0);
-  no_process_before_.assign(n, false);
-  for (Unit& unit : units) {
-    gpus_.push_back(std::move(unit.info));
-    handles_.push_back(unit.handle);
-    parent_handles_.push_back(unit.parent);
-    mig_modes_.emplace_back(unit.mig_mode_ret, unit.mig_mode_on);
+  shared_ = std::make_unique<SharedState[]>(n);
+  units_.assign(n, UnitState{});
+  for (size_t pos = 0; pos < n; ++pos) {
+    gpus_.push_back(std::move(units[pos].info));
+    units_[pos].handle = units[pos].handle;
+    units_[pos].parent = units[pos].parent;
+    units_[pos].mig_mode_ret = units[pos].mig_mode_ret;
+    units_[pos].mig_mode_on = units[pos].mig_mode_on;
   }
   for (size_t pos = 0; pos < n; ++pos) {
-    gpm_util_[pos] = -1;
     if (gpus_[pos].lost) {
-      lost_[pos] = true;
+      shared_[pos].lost = true;
       continue;
     }
     Probe(pos);
@@ -262,18 +248,18 @@ Status NvmlSource::Init() {
 
 bool NvmlSource::CheckLost(size_t index, nvmlReturn_t ret) {
   if (ret != nvml::NVML_ERROR_GPU_IS_LOST) return false;
-  lost_[index].store(true, std::memory_order_relaxed);
+  shared_[index].lost.store(true, std::memory_order_relaxed);
   return true;
 }
 
 void NvmlSource::Probe(size_t i) {
   const NvmlFunctions& f = library_->fn();
   GpuInfo* gpu = &gpus_[i];
-  nvmlDevice_t d = handles_[i];
+  nvmlDevice_t d = units_[i].handle;
   gpu->uuid = ReadDeviceString(f.uuid, d, nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE);
   gpu->name = ReadDeviceString(f.name, d, nvml::NVML_DEVICE_NAME_V2_BUFFER_SIZE);
   nvml::nvmlPciInfo_t pci{};
-  if (f.pci_info && f.pci_info(parent_handles_[i], &pci) == nvml::NVML_SUCCESS) {
+  if (f.pci_info && f.pci_info(units_[i].parent, &pci) == nvml::NVML_SUCCESS) {
     gpu->pci_bus_id.assign(pci.busId, strnlen(pci.busId, sizeof(pci.busId)));
   }
   GpuFastSample scratch;
@@ -304,7 +290,7 @@ void NvmlSource::Probe(size_t i) {
   }
   if (gpu->mig && !gpu->field(GpuField::kUtilization).supported &&
       gpu->field(GpuField::kGpm).supported) {
-    util_from_gpm_[i] = true;
+    units_[i].util_from_gpm = true;
     gpu->field(GpuField::kUtilization) = {
         true, "from GPM graphics activity (a MIG instance has no utilization rates)"};
   }
@@ -329,11 +315,11 @@ void NvmlSource::ProbeMigPower(size_t i, GpuField field, GpuFastSample* scratch)
     return;
   }
   const nvmlReturn_t ret =
-      ReadUint(library_->fn().power_usage, parent_handles_[i], &scratch->power_mw);
+      ReadUint(library_->fn().power_usage, units_[i].parent, &scratch->power_mw);
   if (CheckLost(i, ret)) return;
   gpu->field(field) = Judge(*library_, ret);
   if (gpu->field(field).supported) {
-    mig_power_share_[i] = share;
+    units_[i].mig_power_share = share;
     gpu->field(field).reason = fmt::format(
         "the GPU's power x the instance's {:.1f} % memory share (an estimate)", share * 100);
   }
@@ -344,8 +330,8 @@ void NvmlSource::ProbeMigPower(size_t i, GpuField field, GpuFastSample* scratch)
 void NvmlSource::ProbeSlowFields(size_t i) {
   const NvmlFunctions& f = library_->fn();
   GpuInfo* gpu = &gpus_[i];
-  nvmlDevice_t d = handles_[i];
-  nvmlDevice_t parent = parent_handles_[i];
+  nvmlDevice_t d = units_[i].handle;
+  nvmlDevice_t parent = units_[i].parent;
   unsigned int value = 0, count = 0;
   auto probe = [&](GpuField field, bool present, const char* symbol, auto&& call) {
     if (IsLost(i)) return;
@@ -395,7 +381,7 @@ void NvmlSource::ProbeSlowFields(size_t i) {
   });
   // GPM measures PCIe too: then the throughput call, ~20 ms of sleep a call, is not made.
   if (gpu->field(GpuField::kGpm).supported) {
-    pcie_from_gpm_[i] = true;
+    units_[i].pcie_from_gpm = true;
     gpu->field(GpuField::kPcieThroughput) = {
         true, "from GPM (nvmlDeviceGetPcieThroughput sleeps ~20 ms a call: not used)"};
   } else {
@@ -406,13 +392,13 @@ void NvmlSource::ProbeSlowFields(size_t i) {
         "nvmlDeviceGetRemappedRows", [&] {
           MemoryHealth health;
           nvmlReturn_t ret = ReadMemoryHealth(i, &health);
-          if (ret == nvml::NVML_SUCCESS) health_[i] = gpu->memory_health = health;
-          health_read_ns_[i] = MonotonicNow();
+          if (ret == nvml::NVML_SUCCESS) units_[i].health = gpu->memory_health = health;
+          units_[i].health_read_ns = MonotonicNow();
           return ret;
         });
   probe(GpuField::kMigMode, f.mig_mode != nullptr, "nvmlDeviceGetMigMode", [&] {
-    const auto [ret, on] = mig_modes_[i];  // read at enumeration
-    if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = on;
+    const nvml::nvmlReturn_t ret = units_[i].mig_mode_ret;  // read at enumeration
+    if (ret == nvml::NVML_SUCCESS) gpu->mig_enabled = units_[i].mig_mode_on;
     return ret;
   });
 }
@@ -444,41 +430,42 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
       if (field.field == GpuField::kTotalEnergy) {
         if (energy_period_ns_ <= 0) continue;
         const int64_t now = MonotonicNow();
-        if (energy_read_ns_[i] == 0 || now - energy_read_ns_[i] >= energy_period_ns_) {
-          const nvmlReturn_t ret = field.read(f, handles_[i], &sample);
+        if (units_[i].energy_read_ns == 0 || now - units_[i].energy_read_ns >= energy_period_ns_) {
+          const nvmlReturn_t ret = field.read(f, units_[i].handle, &sample);
           CheckLost(i, ret);
-          energy_mj_[i] = ret == nvml::NVML_SUCCESS ? sample.energy_mj : std::nullopt;
-          energy_read_ns_[i] = now;
-          sample.energy_fresh = energy_mj_[i].has_value();
+          units_[i].energy_mj = ret == nvml::NVML_SUCCESS ? sample.energy_mj : std::nullopt;
+          units_[i].energy_read_ns = now;
+          sample.energy_fresh = units_[i].energy_mj.has_value();
         }
-        sample.energy_mj = energy_mj_[i];
+        sample.energy_mj = units_[i].energy_mj;
         continue;
       }
-      if (field.field == GpuField::kPower && mig_power_share_[i] > 0) {
-        if (power_of != parent_handles_[i]) {
-          power_of = parent_handles_[i];
+      if (field.field == GpuField::kPower && units_[i].mig_power_share > 0) {
+        if (power_of != units_[i].parent) {
+          power_of = units_[i].parent;
           std::optional<uint32_t> read;
           CheckLost(i, ReadUint(f.power_usage, power_of, &read));
           parent_power_mw = read ? static_cast<int64_t>(*read) : -1;
         }
         if (parent_power_mw >= 0) {
           sample.power_mw = static_cast<uint32_t>(
-              std::llround(static_cast<double>(parent_power_mw) * mig_power_share_[i]));
+              std::llround(static_cast<double>(parent_power_mw) * units_[i].mig_power_share));
         }
         continue;
       }
-      if (field.field == GpuField::kUtilization && util_from_gpm_[i]) {
-        const int pct = gpm_util_[i].load(std::memory_order_relaxed);
+      if (field.field == GpuField::kUtilization && units_[i].util_from_gpm) {
+        const int pct = shared_[i].gpm_util.load(std::memory_order_relaxed);
         if (pct >= 0) sample.util_gpu_pct = static_cast<uint32_t>(pct);
         continue;
       }
-      CheckLost(
-          i, field.read != nullptr ? field.read(f, handles_[i], &sample) : ReadMemory(i, &sample));
+      CheckLost(i, field.read != nullptr ? field.read(f, units_[i].handle, &sample)
+                                         : ReadMemory(i, &sample));
     }
     sample.lost = IsLost(i);
-    if (watched_[i]) {
-      sample.xid_errors = xid_count_[i].load(std::memory_order_relaxed);
-      if (*sample.xid_errors > 0) sample.last_xid = last_xid_[i].load(std::memory_order_relaxed);
+    if (units_[i].watched) {
+      sample.xid_errors = shared_[i].xid_count.load(std::memory_order_relaxed);
+      if (*sample.xid_errors > 0)
+        sample.last_xid = shared_[i].last_xid.load(std::memory_order_relaxed);
     }
   }
 }
@@ -496,12 +483,13 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
   const NvmlFunctions& f = library_->fn();
   for (size_t i = 0; i < gpus_.size(); ++i) {
     GpuSlowSample& sample = (*out)[i];
-    if (!IsLost(i) && gpus_[i].field(GpuField::kPcieThroughput).supported && !pcie_from_gpm_[i]) {
+    if (!IsLost(i) && gpus_[i].field(GpuField::kPcieThroughput).supported &&
+        !units_[i].pcie_from_gpm) {
       unsigned int tx = 0, rx = 0;
-      nvmlReturn_t ret = f.pcie_throughput(handles_[i], nvml::NVML_PCIE_UTIL_TX_BYTES, &tx);
+      nvmlReturn_t ret = f.pcie_throughput(units_[i].handle, nvml::NVML_PCIE_UTIL_TX_BYTES, &tx);
       if (ret == nvml::NVML_SUCCESS) sample.pcie_tx_kbps = tx;
       if (!CheckLost(i, ret)) {
-        ret = f.pcie_throughput(handles_[i], nvml::NVML_PCIE_UTIL_RX_BYTES, &rx);
+        ret = f.pcie_throughput(units_[i].handle, nvml::NVML_PCIE_UTIL_RX_BYTES, &rx);
         if (ret == nvml::NVML_SUCCESS) sample.pcie_rx_kbps = rx;
         CheckLost(i, ret);
       }
@@ -519,19 +507,19 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
         const std::optional<nvml::nvmlUtilization_t> u = UtilizationNow(i);
         return u && u->gpu == 0 && u->memory == 0;
       };
-      ReadGpm(i, no_process && no_process_before_[i] && idle(), &sample);
+      ReadGpm(i, no_process && units_[i].no_process_before && idle(), &sample);
     }
-    no_process_before_[i] = no_process;
+    units_[i].no_process_before = no_process;
     if (!IsLost(i) && gpus_[i].field(GpuField::kMemoryHealth).supported) {
       const int64_t now = MonotonicNow();
-      if (now - health_read_ns_[i] >= kMemoryHealthPeriodNs) {
+      if (now - units_[i].health_read_ns >= kMemoryHealthPeriodNs) {
         MemoryHealth health;
         const nvmlReturn_t ret = ReadMemoryHealth(i, &health);
         if (!CheckLost(i, ret))
-          health_[i] = ret == nvml::NVML_SUCCESS ? std::optional(health) : std::nullopt;
-        health_read_ns_[i] = now;
+          units_[i].health = ret == nvml::NVML_SUCCESS ? std::optional(health) : std::nullopt;
+        units_[i].health_read_ns = now;
       }
-      sample.memory_health = health_[i];
+      sample.memory_health = units_[i].health;
     }
     sample.lost = IsLost(i);
     sample.read_mono_ns = MonotonicNow();

@@ -68,7 +68,7 @@ class NvmlSource {
 
   // True once any call on GPU `index` returned NVML_ERROR_GPU_IS_LOST; it is then never queried
   // again. Thread-safe.
-  bool IsLost(size_t index) const { return lost_[index].load(std::memory_order_relaxed); }
+  bool IsLost(size_t index) const { return shared_[index].lost.load(std::memory_order_relaxed); }
 
   // The process-list calls and the entry width expected of each, decided at Open.
   const std::vector<ProcessListAbi>& process_lists() const { return process_lists_; }
@@ -157,52 +157,62 @@ class NvmlSource {
   std::string nvml_version_;
   std::optional<int> cuda_driver_version_;
   std::vector<GpuInfo> gpus_;
-  std::vector<nvml::nvmlDevice_t> handles_;         // per unit: the GPU's or MIG device's
-  std::vector<nvml::nvmlDevice_t> parent_handles_;  // per unit: the physical GPU's
-  std::vector<std::pair<nvml::nvmlReturn_t, bool>> mig_modes_;  // per unit, until probed
-  // MIG instances have no utilization call: theirs is GPM's graphics activity, kept here by
-  // ReadGpm (percent, -1 until the first metrics) and read by ReadFast.
-  std::vector<bool> util_from_gpm_;
-  // Per unit: a MIG instance's power is its parent GPU's reading x this share (its memory's, as
-  // its price), never the MIG handle's answer, which some drivers give as the whole GPU's; 0
-  // for a whole GPU. Its energy counter is not read (the whole GPU's too).
-  std::vector<double> mig_power_share_;
-  // Per unit: PCIe rates come from GPM, and nvmlDeviceGetPcieThroughput is not called.
-  std::vector<bool> pcie_from_gpm_;
-  // The energy counter: how often it is read, and per unit the last read and when.
-  int64_t energy_period_ns_ = 0;
-  std::vector<std::optional<uint64_t>> energy_mj_;
-  std::vector<int64_t> energy_read_ns_;
-  std::unique_ptr<std::atomic<int>[]> gpm_util_;
-  std::unique_ptr<std::atomic<bool>[]> lost_;
-  std::vector<ProcessListAbi> process_lists_;                      // compute, graphics, mps
+  // What NvmlSource keeps of each sampled unit (a whole GPU or a MIG instance), at its position
+  // in gpus_: one struct a unit rather than a vector a field.
+  struct GpmState {  // two samples, the older one and the one taken now, alternating
+    std::array<nvml::nvmlGpmSample_t, 2> samples{};
+    int current = 0;
+    bool primed = false;  // samples[current ^ 1] holds the previous read
+  };
+  struct UnitState {
+    nvml::nvmlDevice_t handle = nullptr;  // the GPU's or MIG device's
+    nvml::nvmlDevice_t parent = nullptr;  // the physical GPU's
+    // nvmlDeviceGetMigMode's answer and whether MIG is on, until probed.
+    nvml::nvmlReturn_t mig_mode_ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
+    bool mig_mode_on = false;
+    // MIG instances have no utilization call: theirs is GPM's graphics activity, kept in
+    // SharedState::gpm_util by ReadGpm and read by ReadFast.
+    bool util_from_gpm = false;
+    // A MIG instance's power is its parent GPU's reading x this share (its memory's, as its
+    // price), never the MIG handle's answer, which some drivers give as the whole GPU's; 0 for
+    // a whole GPU. Its energy counter is not read (the whole GPU's too).
+    double mig_power_share = 0;
+    bool pcie_from_gpm = false;  // PCIe rates from GPM: nvmlDeviceGetPcieThroughput not called
+    // The energy counter's last read and when.
+    std::optional<uint64_t> energy_mj;
+    int64_t energy_read_ns = 0;
+    bool watched = false;  // Xid events: written before the thread starts, then read-only
+    // Slow path (ReadSlow only; Probe before it).
+    unsigned long long last_seen_us = 0;
+    bool no_process_before = false;  // the last read listed no process (processes known)
+    GpmState gpm;
+    // Memory health changes rarely and is read once a minute; the last read is carried.
+    std::optional<MemoryHealth> health;
+    int64_t health_read_ns = 0;
+    bool retired_pages_only = false;  // the GPU answered NOT_SUPPORTED for remapped rows
+  };
+  // What one thread writes and another reads, a unit's: apart, as atomics.
+  struct SharedState {
+    std::atomic<int> gpm_util{-1};  // percent, -1 until GPM's first metrics
+    std::atomic<bool> lost{false};
+    std::atomic<uint64_t> xid_count{0};
+    std::atomic<uint32_t> last_xid{0};
+  };
+  std::vector<UnitState> units_;
+  std::unique_ptr<SharedState[]> shared_;
+  int64_t energy_period_ns_ = 0;               // how often the energy counter is read
+  std::vector<ProcessListAbi> process_lists_;  // compute, graphics, mps
   std::vector<nvml::nvmlDeviceGetProcesses_fn> process_list_fns_;  // parallel to process_lists_
   // Xid events: the set, drained by ReadSlow; per-GPU counters read by ReadFast.
   nvml::nvmlEventSet_t event_set_ = nullptr;
-  std::vector<bool> watched_;  // written before the thread starts, then read-only
-  std::unique_ptr<std::atomic<uint64_t>[]> xid_count_;
-  std::unique_ptr<std::atomic<uint32_t>[]> last_xid_;
   std::mutex xid_mu_;
   std::deque<XidEvent> pending_xid_;
   mutable std::mutex warnings_mu_;
   std::vector<std::string> abi_warnings_;
   // Slow-path state (touched by ReadSlow only; Probe before it).
-  std::vector<unsigned long long> last_seen_us_;
-  std::vector<bool> no_process_before_;    // the last read listed no process (processes known)
   std::vector<unsigned char> proc_bytes_;  // room for N entries of kMaxProcessEntryBytes
   std::vector<nvml::nvmlProcessUtilizationSample_t> util_buffer_;
-  // GPM: two samples per GPU, the older one and the one taken now, alternating.
-  struct GpmState {
-    std::array<nvml::nvmlGpmSample_t, 2> samples{};
-    int current = 0;
-    bool primed = false;  // samples[current ^ 1] holds the previous read
-  };
-  std::vector<GpmState> gpm_;
   std::unique_ptr<nvml::nvmlGpmMetricsGet_t> gpm_request_;  // 13 KB, reused
-  // Memory health changes rarely and is read once a minute; the last read is carried.
-  std::vector<std::optional<MemoryHealth>> health_;
-  std::vector<int64_t> health_read_ns_;
-  std::vector<bool> retired_pages_only_;  // the GPU answered NOT_SUPPORTED for remapped rows
 };
 
 }  // namespace cgov

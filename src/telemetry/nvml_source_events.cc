@@ -33,12 +33,12 @@ void NvmlSource::StartEventWatch() {
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (IsLost(i) || !gpus_[i].field(GpuField::kXidEvents).supported) continue;
     size_t first = 0;
-    while (parent_handles_[first] != parent_handles_[i]) ++first;
-    watched_[i] = first < i
-                      ? watched_[first]
-                      : f.register_events(parent_handles_[i], nvml::nvmlEventTypeXidCriticalError,
-                                          event_set_) == nvml::NVML_SUCCESS;
-    any = any || watched_[i];
+    while (units_[first].parent != units_[i].parent) ++first;
+    units_[i].watched =
+        first < i ? units_[first].watched
+                  : f.register_events(units_[i].parent, nvml::nvmlEventTypeXidCriticalError,
+                                      event_set_) == nvml::NVML_SUCCESS;
+    any = any || units_[i].watched;
   }
   if (!any) {
     f.event_set_free(event_set_);
@@ -64,14 +64,14 @@ void NvmlSource::DrainEvents() {
     // The GPU's units: the whole GPU, or its MIG instances — the one the driver attributes the
     // error to, or all of them when it does not say.
     for (size_t i = 0; i < gpus_.size(); ++i) {
-      if (parent_handles_[i] != data.device || !watched_[i]) continue;
+      if (units_[i].parent != data.device || !units_[i].watched) continue;
       const std::optional<MigInstance>& mig = gpus_[i].mig;
       if (mig && data.gpuInstanceId != nvml::kNoMigId &&
           data.gpuInstanceId != mig->gpu_instance_id) {
         continue;
       }
-      last_xid_[i].store(xid, std::memory_order_relaxed);
-      xid_count_[i].fetch_add(1, std::memory_order_relaxed);
+      shared_[i].last_xid.store(xid, std::memory_order_relaxed);
+      shared_[i].xid_count.fetch_add(1, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(xid_mu_);
       if (pending_xid_.size() == kMaxPendingXid) pending_xid_.pop_front();
       pending_xid_.push_back({static_cast<unsigned>(i), xid, now_ms});

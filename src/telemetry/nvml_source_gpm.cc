@@ -14,18 +14,18 @@ using nvml::nvmlReturn_t;
 // one (so the first read has none).
 void NvmlSource::ReadGpm(size_t index, bool quiet, GpuSlowSample* out) {
   const NvmlFunctions& f = library_->fn();
-  GpmState& g = gpm_[index];
+  GpmState& g = units_[index].gpm;
   for (nvml::nvmlGpmSample_t& sample : g.samples) {
     if (sample == nullptr && f.gpm_sample_alloc(&sample) != nvml::NVML_SUCCESS) return;
   }
   const std::optional<MigInstance>& mig = gpus_[index].mig;
   nvmlReturn_t ret =
-      mig ? f.gpm_mig_sample_get(parent_handles_[index], mig->gpu_instance_id, g.samples[g.current])
-          : f.gpm_sample_get(handles_[index], g.samples[g.current]);
+      mig ? f.gpm_mig_sample_get(units_[index].parent, mig->gpu_instance_id, g.samples[g.current])
+          : f.gpm_sample_get(units_[index].handle, g.samples[g.current]);
   if (ret != nvml::NVML_SUCCESS) {
     CheckLost(index, ret);
     g.primed = false;
-    if (util_from_gpm_[index]) gpm_util_[index].store(-1, std::memory_order_relaxed);
+    if (units_[index].util_from_gpm) shared_[index].gpm_util.store(-1, std::memory_order_relaxed);
     return;
   }
   if (g.primed) {
@@ -67,7 +67,7 @@ void NvmlSource::ReadGpm(size_t index, bool quiet, GpuSlowSample* out) {
       }
       for (size_t k = 0; k < first; ++k) out->gpm.*kWanted[k].field = 0.0;
     }
-    if (pcie_from_gpm_[index]) {  // MiB/s as KB/s, the unit of nvmlDeviceGetPcieThroughput
+    if (units_[index].pcie_from_gpm) {  // MiB/s as KB/s, the unit of nvmlDeviceGetPcieThroughput
       auto kbps = [](const std::optional<double>& mib_s) -> std::optional<uint32_t> {
         if (!mib_s) return std::nullopt;
         return static_cast<uint32_t>(std::min(std::llround(*mib_s * 1048.576), 0xFFFFFFFFLL));
@@ -75,10 +75,10 @@ void NvmlSource::ReadGpm(size_t index, bool quiet, GpuSlowSample* out) {
       out->pcie_tx_kbps = kbps(out->gpm.pcie_tx_mib_s);
       out->pcie_rx_kbps = kbps(out->gpm.pcie_rx_mib_s);
     }
-    if (util_from_gpm_[index]) {
+    if (units_[index].util_from_gpm) {
       const std::optional<double>& pct = out->gpm.graphics_active_pct;
-      gpm_util_[index].store(pct ? static_cast<int>(std::lround(std::min(*pct, 100.0))) : -1,
-                             std::memory_order_relaxed);
+      shared_[index].gpm_util.store(pct ? static_cast<int>(std::lround(std::min(*pct, 100.0))) : -1,
+                                    std::memory_order_relaxed);
     }
   }
   g.current ^= 1;

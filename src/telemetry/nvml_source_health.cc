@@ -14,9 +14,9 @@ using nvml::nvmlReturn_t;
 
 nvmlReturn_t NvmlSource::ReadMemoryHealth(size_t index, MemoryHealth* out) {
   const NvmlFunctions& f = library_->fn();
-  const nvml::nvmlDevice_t d = parent_handles_[index];
+  const nvml::nvmlDevice_t d = units_[index].parent;
   *out = MemoryHealth{};
-  if (f.remapped_rows != nullptr && !retired_pages_only_[index]) {
+  if (f.remapped_rows != nullptr && !units_[index].retired_pages_only) {
     unsigned int correctable = 0, uncorrectable = 0, pending = 0, failure = 0;
     const nvmlReturn_t ret = f.remapped_rows(d, &correctable, &uncorrectable, &pending, &failure);
     if (ret == nvml::NVML_SUCCESS) {
@@ -28,7 +28,7 @@ nvmlReturn_t NvmlSource::ReadMemoryHealth(size_t index, MemoryHealth* out) {
       return ret;
     }
     if (ret != nvml::NVML_ERROR_NOT_SUPPORTED || f.retired_pages == nullptr) return ret;
-    retired_pages_only_[index] = true;  // a GPU before Ampere: pages are retired instead
+    units_[index].retired_pages_only = true;  // a GPU before Ampere: pages are retired instead
   }
   if (f.retired_pages == nullptr) return nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
   // Only the counts are wanted; the driver says how many when the buffer is too small.

@@ -14,7 +14,7 @@ using nvml::nvmlReturn_t;
 nvmlReturn_t NvmlSource::ProbeMemory(size_t pos, GpuFastSample* scratch) {
   const NvmlFunctions& f = library_->fn();
   GpuInfo* gpu = &gpus_[pos];
-  nvmlDevice_t d = handles_[pos];
+  nvmlDevice_t d = units_[pos].handle;
   nvmlReturn_t ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
   if (f.memory_v2 != nullptr) {
     nvml::nvmlMemory_v2_t m{};
@@ -57,7 +57,7 @@ void NvmlSource::EstimateReservedMemory(size_t pos, uint64_t v1_used_bytes) {
 
 nvmlReturn_t NvmlSource::ReadMemory(size_t index, GpuFastSample* out) const {
   const NvmlFunctions& f = library_->fn();
-  nvmlDevice_t d = handles_[index];
+  nvmlDevice_t d = units_[index].handle;
   nvmlReturn_t ret = nvml::NVML_ERROR_FUNCTION_NOT_FOUND;
   if (f.memory_v2 != nullptr) {
     nvml::nvmlMemory_v2_t m{};

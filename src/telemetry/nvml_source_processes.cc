@@ -85,7 +85,7 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::vector<GpuProcess
     const unsigned int capacity = static_cast<unsigned int>(proc_bytes_.size() / kEntry);
     std::fill(proc_bytes_.begin(), proc_bytes_.end(), kProcessBufferSentinel);
     unsigned int count = capacity;
-    nvmlReturn_t ret = process_list_fns_[list](handles_[index], &count, proc_bytes_.data());
+    nvmlReturn_t ret = process_list_fns_[list](units_[index].handle, &count, proc_bytes_.data());
     if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
       // Processes may start between two calls: leave room for a few more.
       proc_bytes_.resize((size_t{count} + 8) * kEntry);
@@ -129,11 +129,11 @@ bool NvmlSource::ListProcesses(size_t index, size_t list, std::vector<GpuProcess
 }
 
 std::optional<nvml::nvmlUtilization_t> NvmlSource::UtilizationNow(size_t index) {
-  if (util_from_gpm_[index] || !gpus_[index].field(GpuField::kUtilization).supported) {
+  if (units_[index].util_from_gpm || !gpus_[index].field(GpuField::kUtilization).supported) {
     return std::nullopt;
   }
   nvml::nvmlUtilization_t u{};
-  const nvmlReturn_t ret = library_->fn().utilization(handles_[index], &u);
+  const nvmlReturn_t ret = library_->fn().utilization(units_[index].handle, &u);
   CheckLost(index, ret);
   if (ret != nvml::NVML_SUCCESS) return std::nullopt;
   return u;
@@ -146,7 +146,7 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
   // ~12 us instead of one of ~2.4 ms of CPU on driver 580). A MIG instance has no utilization
   // rates of its own and is asked as before.
   if (out->processes.size() == 1 && gpus_[index].field(GpuField::kUtilization).supported &&
-      !util_from_gpm_[index]) {
+      !units_[index].util_from_gpm) {
     if (std::optional<nvml::nvmlUtilization_t> u = UtilizationNow(index)) {
       out->processes[0].sm_util_pct = u->gpu;
       out->processes[0].mem_util_pct = u->memory;
@@ -157,9 +157,9 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
   nvmlReturn_t ret = nvml::NVML_ERROR_INSUFFICIENT_SIZE;
   for (int attempt = 0; attempt < 3 && ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
     count = static_cast<unsigned int>(util_buffer_.size());
-    ret =
-        f.process_utilization(handles_[index], util_buffer_.empty() ? nullptr : util_buffer_.data(),
-                              &count, last_seen_us_[index]);
+    ret = f.process_utilization(units_[index].handle,
+                                util_buffer_.empty() ? nullptr : util_buffer_.data(), &count,
+                                units_[index].last_seen_us);
     if (ret == nvml::NVML_ERROR_INSUFFICIENT_SIZE) util_buffer_.resize(count + 8);
   }
   if (ret == nvml::NVML_ERROR_NOT_FOUND) {
@@ -169,7 +169,7 @@ void NvmlSource::ReadProcessUtilization(size_t index, GpuSlowSample* out) {
     return;
   }
   for (unsigned int k = 0; k < count; ++k) {
-    last_seen_us_[index] = std::max(last_seen_us_[index], util_buffer_[k].timeStamp);
+    units_[index].last_seen_us = std::max(units_[index].last_seen_us, util_buffer_[k].timeStamp);
   }
   // The driver may give a process several samples in the window: each gets their mean. Both
   // in pid order (the processes are), one pass: a scan per process was quadratic in them.
