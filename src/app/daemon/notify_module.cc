@@ -11,6 +11,7 @@
 #include "analysis/showback.h"
 #include "app/daemon/daemon_modules.h"
 #include "app/history/history_load.h"
+#include "core/text.h"
 #include "core/time_format.h"
 #include "notify/digest.h"
 #include "notify/job_mail.h"
