@@ -331,6 +331,13 @@ std::string RenderTopText(const TopFrame& f, const TopLayout& layout) {
   return JoinLines(lines);
 }
 
+namespace {
+
+// A dollar figure of `cgov top --format json`: null when the GPUs are not priced.
+JsonWriter& PricedUsd(JsonWriter& w, bool priced, MicroUsd v) {
+  return priced ? w.Double(UsdNumber(v)) : w.Null();
+}
+
 // One GPU of `cgov top --format json`'s gpus[].
 void WriteTopGpu(const TopGpu& g, JsonWriter& w) {
   w.BeginObject();
@@ -361,9 +368,8 @@ void WriteTopGpu(const TopGpu& g, JsonWriter& w) {
   w.EndObject();
 }
 
-// One host of `cgov top --format json`'s nodes[] (fleet mode); `usd` writes a priced figure.
-template <typename Usd>
-void WriteTopNode(const TopNode& n, JsonWriter& w, Usd usd) {
+// One host of `cgov top --format json`'s nodes[] (a fleet); its dollars null when unpriced.
+void WriteTopNode(const TopNode& n, bool priced, JsonWriter& w) {
   w.BeginObject().Key("host").String(n.host).Key("phases").BeginArray();
   for (const std::optional<Phase>& p : n.phases) {
     if (p)
@@ -374,22 +380,21 @@ void WriteTopNode(const TopNode& n, JsonWriter& w, Usd usd) {
   w.EndArray();
   w.Key("mean_util_pct").Opt(n.mean_util_pct).Key("power_w").Opt(n.power_w);
   w.Key("cost_per_hour_usd");
-  usd(n.cost_per_hour);
+  PricedUsd(w, priced, n.cost_per_hour);
   w.Key("idle_cost_per_hour_usd");
-  usd(n.waste_per_hour);
+  PricedUsd(w, priced, n.waste_per_hour);
   w.Key("idle_gpu_seconds_today").Double(Round3(static_cast<double>(n.idle_ms_today) / 1e3));
   w.Key("idle_cost_today_usd");
-  usd(n.idle_cost_today);
+  PricedUsd(w, priced, n.idle_cost_today);
   w.Key("sample_age_seconds").Opt(n.sample_age_s);
   w.EndObject();
 }
 
+}  // namespace
+
 std::string RenderTopJson(const TopFrame& f) {
   std::string out;
   JsonWriter w(&out);
-  auto usd = [&](MicroUsd v) -> JsonWriter& {
-    return f.priced ? w.Double(UsdNumber(v)) : w.Null();
-  };
   w.BeginObject();
   w.Key("schema").String("cgov.top").Key("schema_version").Int(1);
   w.Key("source").String(f.source);
@@ -397,9 +402,9 @@ std::string RenderTopJson(const TopFrame& f) {
   w.Key("at").String(FormatRfc3339Utc(f.at_ms * 1'000'000));
   w.Key("now").BeginObject();
   w.Key("cost_per_hour_usd");
-  usd(f.cost_per_hour);
+  PricedUsd(w, f.priced, f.cost_per_hour);
   w.Key("idle_cost_per_hour_usd");
-  usd(f.waste_per_hour);
+  PricedUsd(w, f.priced, f.waste_per_hour);
   w.Key("idle_share_pct").Double(Round3(f.idle_share_pct));
   w.Key("power_w").Opt(f.PowerNowW()).Key("idle_power_w").Opt(f.IdlePowerNowW());
   w.EndObject();
@@ -407,7 +412,7 @@ std::string RenderTopJson(const TopFrame& f) {
   w.Key("since").String(FormatRfc3339Utc(f.day_start_ms * 1'000'000));
   w.Key("idle_gpu_seconds").Double(Round3(static_cast<double>(f.idle_ms_today) / 1e3));
   w.Key("idle_cost_usd");
-  usd(f.idle_cost_today);
+  PricedUsd(w, f.priced, f.idle_cost_today);
   w.EndObject();
   w.Key("gpus").BeginArray();
   for (const TopGpu& g : f.gpus) WriteTopGpu(g, w);
@@ -418,7 +423,7 @@ std::string RenderTopJson(const TopFrame& f) {
     w.Key("pid").UInt(i.pid).Key("command").String(i.command).Key("kind").String(i.kind);
     w.Key("idle_seconds").Double(Round3(static_cast<double>(i.idle_for_ms) / 1e3));
     w.Key("idle_held_cost_today_usd");
-    usd(i.idle_held_cost_today);
+    PricedUsd(w, f.priced, i.idle_held_cost_today);
     w.Key("advice").String(i.advice);
     w.Key("policy");
     if (i.policy.empty())
@@ -429,7 +434,7 @@ std::string RenderTopJson(const TopFrame& f) {
   }
   w.EndArray();
   w.Key("nodes").BeginArray();
-  for (const TopNode& n : f.nodes) WriteTopNode(n, w, usd);
+  for (const TopNode& n : f.nodes) WriteTopNode(n, f.priced, w);
   w.EndArray();
   w.Key("wasters").BeginArray();
   for (const TopWaster& t : f.wasters) {
@@ -441,7 +446,7 @@ std::string RenderTopJson(const TopFrame& f) {
     w.Key("idle_held_gpu_seconds_today")
         .Double(Round3(static_cast<double>(t.idle_held_ms_today) / 1e3));
     w.Key("idle_held_cost_today_usd");
-    usd(t.idle_held_cost_today);
+    PricedUsd(w, f.priced, t.idle_held_cost_today);
     w.EndObject();
   }
   w.EndArray();
