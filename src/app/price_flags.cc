@@ -7,6 +7,7 @@
 
 #include "core/from_chars.h"
 #include "core/text.h"
+#include "os/env.h"
 #include "os/input_file.h"
 
 namespace cgov {
@@ -17,7 +18,8 @@ Status ApplyPriceFlags(const std::string& catalog_path, const std::string& price
   if (!catalog_path.empty()) {
     const std::string context = "--price-catalog";
     // The shipped catalog is a few KB; 16 MiB leaves room for any real one.
-    CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(catalog_path, 16 << 20, context));
+    CGOV_ASSIGN_OR_RETURN(std::string text,
+                          Env::Default()->ReadUserFile(catalog_path, 16 << 20, context));
     Result<PriceCatalog> parsed = ParsePriceCatalog(text, catalog_path);
     if (!parsed.ok()) return parsed.status().WithContext(context);
     *loaded = std::move(parsed).value();

@@ -13,6 +13,7 @@
 #include "core/csv.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "os/zlib_library.h"
 
@@ -355,7 +356,7 @@ Result<Bill> ReadBill(const std::string& path, std::optional<BillFormat> format)
   // is read whole (memory follows its size); what it decompresses to is read a record at a
   // time and kept only as the bill's lines, so a gzip bomb costs its own size, not a gigabyte.
   constexpr size_t kMax = size_t{1} << 30;
-  CGOV_ASSIGN_OR_RETURN(std::string data, ReadInputFile(path, kMax, "--billing"));
+  CGOV_ASSIGN_OR_RETURN(std::string data, Env::Default()->ReadUserFile(path, kMax, "--billing"));
   BillParser parser(path, format);
   CsvReader csv(path, [&](CsvRow&& row) { return parser.Row(std::move(row)); });
   CGOV_RETURN_IF_ERROR(

@@ -12,6 +12,7 @@
 #include "core/duration.h"
 #include "core/time_format.h"
 #include "os/clock.h"
+#include "os/env.h"
 #include "os/input_file.h"
 
 namespace cgov::cli {
@@ -65,7 +66,7 @@ Status Generate(const DemoOptions& o, int64_t start_ms, int64_t duration_ms, int
   CGOV_ASSIGN_OR_RETURN(RunRecord run,
                         writer->BeginRun("demo:" + o.scenario, start_ms, interval_ms, "demo-box"));
   writer->set_commit_policy({.max_ticks = kTicksPerTransaction});
-  SystemClock clock;
+  Clock& clock = Env::Default()->clock();
   const int64_t started_ns = clock.MonotonicNs();
   const int64_t ticks = duration_ms / interval_ms;
   const int64_t per_day = std::max<int64_t>(1, 24 * kHourMs / interval_ms);
@@ -144,7 +145,7 @@ int RunDemo(int argc, char** argv) {
     }
     start_ms = *start;
   } else {
-    start_ms = DefaultStartMs(SystemClock().WallNs() / 1'000'000, duration->count());
+    start_ms = DefaultStartMs(Env::Default()->WallMs(), duration->count());
   }
   Status done = Generate(o, start_ms, duration->count(), interval->count());
   if (!done.ok()) {

@@ -8,6 +8,7 @@
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
 #include "core/json_writer.h"
+#include "os/env.h"
 
 namespace cgov::cli {
 
@@ -34,7 +35,8 @@ int RunDoctor(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return UsageExit(app, e);
   }
-  RootedFileReader files(host_root);
+  std::unique_ptr<FileReader> files_reader = Env::Default()->NewFileReader(host_root);
+  FileReader& files = *files_reader;
   DoctorReport report = BuildDoctorReport(nvml_lib, !nvml_lib.empty(), files, host_root);
   if (json) {
     fmt::print("{}\n", DumpJson(RenderDoctorJson(report), 2));

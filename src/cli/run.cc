@@ -22,6 +22,7 @@
 #include "cli/usage_exit.h"
 #include "core/duration.h"
 #include "os/clock.h"
+#include "os/env.h"
 #include "os/file_reader.h"
 #include "os/job_process.h"
 #include "os/terminal.h"
@@ -293,7 +294,7 @@ int RunRun(int argc, char** argv) {
     mail = std::move(file).value();
   }
   IgnoreFileSizeSignal();  // a full disk and `ulimit -f` are both failed writes, said as such
-  SystemClock clock;
+  Clock& clock = Env::Default()->clock();
   const int64_t start_wall_ns = clock.WallNs();
   Result<std::string> dir = PrepareOutputDir(o, start_wall_ns);
   if (!dir.ok()) {
@@ -323,7 +324,8 @@ int RunRun(int argc, char** argv) {
   // The job may report its progress here (docs/run.md); set before any thread exists.
   const std::string progress_file = std::filesystem::absolute(*dir + "/progress.log").string();
   setenv("CGOV_PROGRESS_FILE", progress_file.c_str(), 1);
-  RootedFileReader files(o.host_root);
+  std::unique_ptr<FileReader> files_reader = Env::Default()->NewFileReader(o.host_root);
+  FileReader& files = *files_reader;
   std::vector<int> preexisting = ListPids(files);  // what runs now cannot be the job's
   JobSupervisor supervisor;  // before any thread: it sets the signal mask threads inherit
   const int64_t start_mono_ns = clock.MonotonicNs();

@@ -18,6 +18,7 @@
 #include "cli/command_table.h"
 #include "cli/usage_exit.h"
 #include "core/duration.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "os/terminal.h"
 #include "os/tty.h"
@@ -56,11 +57,12 @@ int Interactive(const OpenFrames& open, TopLayout layout, std::chrono::milliseco
   bool help = false, typing = false;
   std::string typed;
   std::unique_ptr<TopFrames> frames;  // opened at the first frame it can be (and kept)
-  auto next = std::chrono::steady_clock::now();
+  Env* env = Env::Default();
+  auto next = env->SteadyNow();
   std::string status;
   for (;;) {
     if (t.Stopped()) return kExitOk;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = env->SteadyNow();
     if (now >= next) {
       const int64_t mono_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
@@ -87,9 +89,8 @@ int Interactive(const OpenFrames& open, TopLayout layout, std::chrono::milliseco
       t.Draw(text, footer);
       next = now + every;
     }
-    const int wait = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          next - std::chrono::steady_clock::now())
-                                          .count());
+    const int wait = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(next - env->SteadyNow()).count());
     std::optional<char> key = t.ReadKey(std::max(wait, 0));
     if (!key) continue;
     if (typing) {
@@ -117,7 +118,7 @@ int Interactive(const OpenFrames& open, TopLayout layout, std::chrono::milliseco
     } else if (*key == 'h' || *key == '?') {
       help = !help;
     }
-    next = std::chrono::steady_clock::now();  // redraw at once after a key
+    next = env->SteadyNow();  // redraw at once after a key
   }
 }
 
@@ -217,7 +218,7 @@ std::optional<int> ResolveTopFlags(const CLI::App& app, TopFlags* f) {
   // second: 5 s is fresh enough and asks it a fifth as often.
   if (prometheus && app.count("--interval") == 0) f->interval = "5s";
   if (!f->policy.empty()) {
-    Result<std::string> text = ReadInputFile(f->policy, 1 << 20, "--policy");
+    Result<std::string> text = Env::Default()->ReadUserFile(f->policy, 1 << 20, "--policy");
     if (!text.ok()) return usage(text.status().message());
     Result<PolicyFile> file = ParsePolicyFile(*text, f->policy);
     if (!file.ok()) return usage("--policy: " + file.status().message());

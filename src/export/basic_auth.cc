@@ -186,26 +186,21 @@ Result<bool> BcryptMatches(std::string_view password, const std::string& hash) {
   return ConstantTimeEqual(out, hash);
 }
 
-std::chrono::nanoseconds BasicAuthChecker::ThreadCpuNow() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
-}
-
 std::optional<bool> BasicAuthChecker::GatedBcrypt(std::string_view password,
                                                   const std::string& hash) {
   std::unique_lock gate(bcrypt_mu_, std::try_to_lock);
   if (!gate.owns_lock()) return std::nullopt;
-  const auto start = now_();
-  if (refilled_)
-    budget_ = std::min<std::chrono::steady_clock::duration>(kBcryptBurst,
-                                                            budget_ + (start - *refilled_) / 2);
-  refilled_ = start;
+  const int64_t start_ns = clock_->MonotonicNs();
+  if (refilled_ns_) {
+    budget_ = std::min<std::chrono::steady_clock::duration>(
+        kBcryptBurst, budget_ + std::chrono::nanoseconds(start_ns - *refilled_ns_) / 2);
+  }
+  refilled_ns_ = start_ns;
   if (budget_ <= std::chrono::steady_clock::duration::zero()) return std::nullopt;
-  const std::chrono::nanoseconds cpu_start = cpu_now_();
+  const int64_t cpu_start_ns = clock_->ThreadCpuNs();
   Result<bool> match = BcryptMatches(password, hash);
-  budget_ -=
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(cpu_now_() - cpu_start);
+  budget_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::nanoseconds(clock_->ThreadCpuNs() - cpu_start_ns));
   std::lock_guard lock(mu_);
   ++bcrypt_checks_;
   return match.ok() && *match;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "os/env.h"
 
 namespace cgov {
 
@@ -61,14 +62,11 @@ class BasicAuthChecker {
  public:
   static constexpr size_t kWrongRemembered = 256;
   static constexpr std::chrono::milliseconds kBcryptBurst{500};
-  using SteadyNow = std::chrono::steady_clock::time_point (*)();
-  using CpuNow = std::chrono::nanoseconds (*)();  // the calling thread's CPU time
-  static std::chrono::nanoseconds ThreadCpuNow();
-
+  // `clock`: the monotonic clock the budget refills by and the thread CPU clock it is charged
+  // by; it outlives the checker.
   explicit BasicAuthChecker(std::vector<BasicAuthUser> users,
-                            SteadyNow now = &std::chrono::steady_clock::now,
-                            CpuNow cpu_now = &ThreadCpuNow)
-      : users_(std::move(users)), now_(now), cpu_now_(cpu_now) {}
+                            Clock* clock = &Env::Default()->clock())
+      : users_(std::move(users)), clock_(clock) {}
   bool enabled() const { return !users_.empty(); }
   AuthVerdict Check(std::string_view user, std::string_view password);
   uint64_t bcrypt_checks() const;  // run so far (for tests)
@@ -78,14 +76,13 @@ class BasicAuthChecker {
   std::optional<bool> GatedBcrypt(std::string_view password, const std::string& hash);
 
   std::vector<BasicAuthUser> users_;
-  SteadyNow now_;
-  CpuNow cpu_now_;
+  Clock* clock_;
   mutable std::mutex mu_;
   std::map<std::string, std::string, std::less<>> matched_;  // user -> password that matched
   std::deque<std::pair<std::string, std::string>> wrong_;    // (user, password), newest last
   std::mutex bcrypt_mu_;  // held while bcrypt runs, and guards the budget
   std::chrono::steady_clock::duration budget_ = kBcryptBurst;
-  std::optional<std::chrono::steady_clock::time_point> refilled_;
+  std::optional<int64_t> refilled_ns_;  // the monotonic clock at the last refill
   uint64_t bcrypt_checks_ = 0;
 };
 

@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "fakes/fake_clock.h"
+
 namespace cgov {
 namespace {
 
@@ -88,22 +90,22 @@ TEST(BasicAuthChecker, PlainAndBcryptUsers) {
 // Verdicts are remembered, wrong ones too, and a check that needs bcrypt while another runs, or
 // once the bcrypt budget is spent, is kBusy (429) instead of a thread's time. (By the fake
 // clocks a check takes no time: the budget is never spent here.)
-std::chrono::steady_clock::time_point g_now;
-std::chrono::steady_clock::time_point FakeNow() { return g_now; }
-std::chrono::nanoseconds g_cpu{0};
-std::chrono::nanoseconds FakeCpuNow() { return g_cpu; }
 // A CPU clock read twice a check (before and after bcrypt), each read moving both clocks on: a
 // check costs `cpu_step` of CPU, and the wall clock moves 2 x `wall_step` from its start to its
 // end (a checker charging wall time would charge that).
-std::chrono::nanoseconds g_cpu_step{0}, g_wall_step{0};
-std::chrono::nanoseconds SteppingCpuNow() {
-  g_now += g_wall_step;
-  return g_cpu += g_cpu_step;
-}
+class SteppingClock : public FakeClock {
+ public:
+  int64_t ThreadCpuNs() override {
+    AdvanceNs(wall_step.count());
+    AdvanceCpuNs(cpu_step.count());
+    return FakeClock::ThreadCpuNs();
+  }
+  std::chrono::nanoseconds cpu_step{0}, wall_step{0};
+};
 
 TEST(BasicAuthChecker, BcryptRunsOneAtATimeAtMostHalfTheTimeAndVerdictsAreRemembered) {
-  BasicAuthChecker c({{"alice", kJbcryptAbc, true}}, &FakeNow, &FakeCpuNow);
-  g_now = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
+  FakeClock clock;
+  BasicAuthChecker c({{"alice", kJbcryptAbc, true}}, &clock);
   EXPECT_EQ(c.Check("alice", "wrong1"), AuthVerdict::kDenied);  // takes 0 s by the fake clock
   EXPECT_EQ(c.bcrypt_checks(), 1u);
   EXPECT_EQ(c.Check("alice", "wrong1"), AuthVerdict::kDenied) << "remembered";
@@ -127,25 +129,25 @@ TEST(BasicAuthChecker, BcryptRunsOneAtATimeAtMostHalfTheTimeAndVerdictsAreRememb
 // spend it on the third, however little wall time passes.
 TEST(BasicAuthChecker, TheBudgetIsChargedTheCpuACheckSpent) {
   using std::chrono::milliseconds;
-  g_now = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
-  g_wall_step = milliseconds(1000);
-  g_cpu_step = milliseconds(25);
-  BasicAuthChecker slow({{"alice", kJbcryptAbc, true}}, &FakeNow, &SteppingCpuNow);
+  SteppingClock clock;
+  clock.wall_step = milliseconds(1000);
+  clock.cpu_step = milliseconds(25);
+  BasicAuthChecker slow({{"alice", kJbcryptAbc, true}}, &clock);
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(slow.Check("alice", "guess" + std::to_string(i)), AuthVerdict::kDenied) << i;
   }
   EXPECT_EQ(slow.bcrypt_checks(), 5u);
 
-  g_wall_step = milliseconds(0);
-  g_cpu_step = milliseconds(300);
-  BasicAuthChecker costly({{"alice", kJbcryptAbc, true}}, &FakeNow, &SteppingCpuNow);
+  clock.wall_step = milliseconds(0);
+  clock.cpu_step = milliseconds(300);
+  BasicAuthChecker costly({{"alice", kJbcryptAbc, true}}, &clock);
   EXPECT_EQ(costly.Check("alice", "a"), AuthVerdict::kDenied);  // 0.5 s -> 0.2 s left
   EXPECT_EQ(costly.Check("alice", "b"), AuthVerdict::kDenied);  // 0.2 s -> -0.1 s
   EXPECT_EQ(costly.Check("alice", "c"), AuthVerdict::kBusy);
-  g_now += milliseconds(400);  // refilled by half of it: 0.1 s left
+  clock.AdvanceNs(
+      std::chrono::nanoseconds(milliseconds(400)).count());  // refilled by 0.2 s: 0.1 s left
   EXPECT_EQ(costly.Check("alice", "c"), AuthVerdict::kDenied);
   EXPECT_EQ(costly.bcrypt_checks(), 3u);
-  g_cpu_step = g_wall_step = milliseconds(0);
 }
 
 TEST(BasicAuthChecker, ABcryptCheckWhileAnotherRunsIsBusy) {
@@ -170,8 +172,15 @@ TEST(BasicAuthChecker, ABcryptCheckWhileAnotherRunsIsBusy) {
   // after a few checks of ~0.2 s of CPU; a wrong password or two in a row (a person mistyping)
   // are still 401. The wall clock stands still here: on a loaded machine a check takes a second
   // or more, and the refill would rightly keep up with checks that cost a fifth of a core.
-  g_now = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
-  BasicAuthChecker still({{"alice", kPrometheusDocsTest, true}}, &FakeNow);
+  // The wall clock stands still; the CPU clock is the thread's own.
+  class StillClock : public FakeClock {
+   public:
+    int64_t ThreadCpuNs() override { return real_.ThreadCpuNs(); }
+
+   private:
+    SystemClock real_;
+  } still_clock;
+  BasicAuthChecker still({{"alice", kPrometheusDocsTest, true}}, &still_clock);
   int checked = 0;
   while (checked < 20 &&
          still.Check("alice", "again" + std::to_string(checked)) != AuthVerdict::kBusy) {

@@ -54,6 +54,7 @@ struct HttpServer::State {
     bool in_request = false;                      // its head is whole: being answered
     bool cut = false;
   };
+  Env* env = nullptr;  // options.env
   std::mutex mu;
   std::unordered_map<MHD_Connection*, Open> open;
   std::chrono::steady_clock::duration head_deadline, pressed_head_deadline;
@@ -71,7 +72,7 @@ Worker::Wait HttpServer::State::Watch() {
   std::lock_guard lock(mu);
   std::vector<std::pair<std::chrono::steady_clock::time_point, Open*>> waiting;
   {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = env->SteadyNow();
     const auto deadline = open.size() > pressed_from ? pressed_head_deadline : head_deadline;
     auto next = std::chrono::steady_clock::time_point::max();
     auto cut = [&](Open& o) {
@@ -106,7 +107,7 @@ Worker::Wait HttpServer::State::Watch() {
     }
     // Woken by a new connection too: it may bring the pressed deadline.
     if (next == std::chrono::steady_clock::time_point::max()) return Worker::kUntilWoken;
-    return std::max<Worker::Wait>(Worker::Wait(0), next - std::chrono::steady_clock::now());
+    return std::max<Worker::Wait>(Worker::Wait(0), next - env->SteadyNow());
   }
 }
 
@@ -123,7 +124,7 @@ void NotifyConnection(void* cls, MHD_Connection* connection, void**,
     if (info == nullptr) return;
     {
       std::lock_guard lock(state->mu);
-      state->open[connection] = {info->connect_fd, std::chrono::steady_clock::now()};
+      state->open[connection] = {info->connect_fd, state->env->SteadyNow()};
     }
     state->watchdog.Wake();
   } else {
@@ -138,7 +139,7 @@ void RequestDone(void* cls, MHD_Connection* connection, void**, MHD_RequestTermi
   std::lock_guard lock(state->mu);
   if (auto it = state->open.find(connection); it != state->open.end()) {
     it->second.in_request = false;
-    it->second.since = std::chrono::steady_clock::now();
+    it->second.since = state->env->SteadyNow();
   }
   state->watchdog.Wake();
 }
@@ -387,8 +388,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->state_ = std::make_unique<State>();
   server->state_->handler = std::move(handler);
-  server->state_->auth = std::make_unique<BasicAuthChecker>(options.users);
+  server->state_->auth = std::make_unique<BasicAuthChecker>(options.users, &options.env->clock());
   server->state_->open_paths = options.open_paths;
+  server->state_->env = options.env;
   server->state_->head_deadline = std::chrono::seconds(options.head_deadline_s);
   server->state_->pressed_head_deadline =
       std::chrono::milliseconds(options.pressed_head_deadline_ms);

@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "export/basic_auth.h"
+#include "os/env.h"
 
 struct MHD_Daemon;
 
@@ -73,6 +74,7 @@ struct HttpServerOptions {
   bool tls = false;          // HTTPS: TLS 1.2 or 1.3, or the server does not start
   std::string tls_cert_pem;  // both set: HTTPS
   std::string tls_key_pem;
+  Env* env = Env::Default();  // the clocks of the head deadlines and of the bcrypt budget
 };
 
 struct ServedRequest {

@@ -5,18 +5,22 @@
 
 #include <fmt/format.h>
 
-#include "os/http_get.h"
+#include "os/env.h"
 
 namespace cgov {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
+// The Env that asks, and when the budget ends by its monotonic clock.
+struct Deadline {
+  Env* env;
+  int64_t at_ns;
+};
 
 // What is left of the budget, at least 1 ms (an exchange with 0 ms would not even connect).
-std::chrono::milliseconds Left(SteadyClock::time_point deadline) {
-  return std::max(
-      std::chrono::milliseconds(1),
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
+std::chrono::milliseconds Left(const Deadline& deadline) {
+  return std::max(std::chrono::milliseconds(1),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::nanoseconds(deadline.at_ns - deadline.env->MonotonicNs())));
 }
 
 // A metadata value: one line of letters, digits and . - _ / : (an Azure resource id has
@@ -54,8 +58,9 @@ struct Asked {
 };
 
 Result<std::string> Value(const std::string& url, const std::vector<std::string>& headers,
-                          SteadyClock::time_point deadline) {
-  CGOV_ASSIGN_OR_RETURN(PlainHttpResponse r, HttpGet(url, headers, Left(deadline)));
+                          const Deadline& deadline) {
+  CGOV_ASSIGN_OR_RETURN(PlainHttpResponse r,
+                        deadline.env->PlainHttp("GET", url, headers, Left(deadline)));
   if (r.status != 200) return NotFound(fmt::format("HTTP {}", r.status));
   std::string value = CleanValue(r.body);
   if (value.empty()) return InvalidArgument("an answer that is not a metadata value");
@@ -64,18 +69,19 @@ Result<std::string> Value(const std::string& url, const std::vector<std::string>
 
 // An instance type's answer (InstanceTypeFromMetadata of it).
 Result<std::string> TypeValue(const std::string& url, const std::vector<std::string>& headers,
-                              SteadyClock::time_point deadline) {
+                              const Deadline& deadline) {
   CGOV_ASSIGN_OR_RETURN(std::string value, Value(url, headers, deadline));
   std::string type = InstanceTypeFromMetadata(value);
   if (type.empty()) return InvalidArgument("an answer that is not an instance type");
   return type;
 }
 
-Asked AskAws(const std::string& endpoint, SteadyClock::time_point deadline) {
+Asked AskAws(const std::string& endpoint, const Deadline& deadline) {
   Asked a;
   std::vector<std::string> headers;
-  auto token = PlainHttpRequest("PUT", endpoint + "/latest/api/token",
-                                {"X-aws-ec2-metadata-token-ttl-seconds: 60"}, Left(deadline));
+  auto token =
+      deadline.env->PlainHttp("PUT", endpoint + "/latest/api/token",
+                              {"X-aws-ec2-metadata-token-ttl-seconds: 60"}, Left(deadline));
   if (!token.ok()) {
     a.why = "AWS: " + token.status().message();
     return a;
@@ -125,8 +131,7 @@ constexpr HeaderCloud kAzure = {CloudProvider::kAzure,
                                 "/metadata/instance/compute/resourceId",
                                 "?api-version=2021-02-01&format=text"};
 
-Asked AskWithHeader(const HeaderCloud& c, const std::string& endpoint,
-                    SteadyClock::time_point deadline) {
+Asked AskWithHeader(const HeaderCloud& c, const std::string& endpoint, const Deadline& deadline) {
   Asked a;
   const std::vector<std::string> headers = {c.header};
   auto type = TypeValue(fmt::format("{}{}{}", endpoint, c.type_path, c.query), headers, deadline);
@@ -145,11 +150,11 @@ Asked AskWithHeader(const HeaderCloud& c, const std::string& endpoint,
   return a;
 }
 
-Asked AskGcp(const std::string& endpoint, SteadyClock::time_point deadline) {
+Asked AskGcp(const std::string& endpoint, const Deadline& deadline) {
   return AskWithHeader(kGcp, endpoint, deadline);
 }
 
-Asked AskAzure(const std::string& endpoint, SteadyClock::time_point deadline) {
+Asked AskAzure(const std::string& endpoint, const Deadline& deadline) {
   return AskWithHeader(kAzure, endpoint, deadline);
 }
 
@@ -194,17 +199,17 @@ std::string_view CloudProviderName(CloudProvider provider) {
 }
 
 Result<CloudInstance> DetectCloudInstance(CloudProvider provider, const std::string& endpoint,
-                                          std::chrono::milliseconds budget) {
-  const SteadyClock::time_point deadline = SteadyClock::now() + budget;
+                                          std::chrono::milliseconds budget, Env* env) {
+  const Deadline deadline{env, env->MonotonicNs() + std::chrono::nanoseconds(budget).count()};
   std::string base = endpoint;
   while (!base.empty() && base.back() == '/') base.pop_back();
   std::vector<std::string> whys;
-  auto ask = [&](Asked (*one)(const std::string&, SteadyClock::time_point)) {
+  auto ask = [&](Asked (*one)(const std::string&, const Deadline&)) {
     Asked a = one(base, deadline);
     if (a.instance.instance_type.empty()) whys.push_back(a.why);
     return a;
   };
-  std::vector<Asked (*)(const std::string&, SteadyClock::time_point)> order;
+  std::vector<Asked (*)(const std::string&, const Deadline&)> order;
   switch (provider) {
     case CloudProvider::kAws:
       order = {&AskAws};

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "os/env.h"
 
 namespace cgov {
 
@@ -44,9 +45,11 @@ struct CloudInstance {
 
 // Asks `endpoint` (scheme, numeric host and port: "http://169.254.169.254") as `provider` says;
 // kAuto tries AWS, then GCP, then Azure, and takes the first that answers as its provider does.
-// Everything within `budget`. The error says what each provider answered.
+// Everything within `budget`. The error says what each provider answered. `env`: the plain HTTP
+// client that asks and the clock the budget is kept by.
 Result<CloudInstance> DetectCloudInstance(CloudProvider provider, const std::string& endpoint,
-                                          std::chrono::milliseconds budget);
+                                          std::chrono::milliseconds budget,
+                                          Env* env = Env::Default());
 
 }  // namespace cgov
 

@@ -9,9 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
-#include "os/clock.h"
-#include "os/http_client.h"
-#include "os/input_file.h"
+#include "os/env.h"
 #include "telemetry/text_scan.h"
 
 namespace cgov {
@@ -47,7 +45,7 @@ KubeApiOptions InClusterKubeApi() {
 
 Result<std::unique_ptr<KubePodWatch>> KubePodWatch::Start(KubeApiOptions options,
                                                           KubePodDirectory* pods) {
-  CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
+  CGOV_RETURN_IF_ERROR(options.env->Http().status());
   std::unique_ptr<KubePodWatch> w(new KubePodWatch(std::move(options), pods));
   KubePodWatch* p = w.get();
   CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-kube-watch", Worker::Wait(0), [p] {
@@ -96,11 +94,11 @@ void KubePodWatch::Loop() {
       }
     }
     if (s.ok() && !worker_.stopping()) {
-      const auto started = std::chrono::steady_clock::now();
+      const auto started = o_.env->SteadyNow();
       s = Watch();
       // A server that answers 410 to a list's own resourceVersion, or ends every watch at
       // once, is retried with the backoff below, never in a tight loop.
-      const bool at_once = std::chrono::steady_clock::now() - started < o_.retry_min;
+      const bool at_once = o_.env->SteadyNow() - started < o_.retry_min;
       if (s.code() == StatusCode::kNotFound) {  // 410 Gone: the resourceVersion is too old
         need_list = true;
         if (!fresh_list) continue;  // relist at once; a list that is gone at once waits
@@ -119,7 +117,7 @@ void KubePodWatch::Loop() {
     if (worker_.stopping()) break;
     if (!s.ok()) {
       SetError(std::string(s.message()));
-      pods_->Expire(WallMs());
+      pods_->Expire(o_.env->WallMs());
     }
     if (worker_.Sleep(backoff)) break;
     backoff = std::min(o_.retry_max, backoff * 2);
@@ -129,14 +127,14 @@ void KubePodWatch::Loop() {
 Status KubePodWatch::Get(const std::string& url, long timeout_ms,
                          const std::function<bool(std::string_view)>& on_data,
                          std::string* error_body, long* status) {
-  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, CurlHttpClient());
+  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, o_.env->Http());
   HttpRequest request;
   request.url = url;
   request.headers = {"Accept: application/json"};
   if (!o_.token_file.empty()) {
     // Re-read every time: a projected service-account token is rotated by the kubelet.
     CGOV_ASSIGN_OR_RETURN(std::string token,
-                          ReadInputFile(o_.token_file, 64 << 10, "--kube-token-file"));
+                          o_.env->ReadUserFile(o_.token_file, 64 << 10, "--kube-token-file"));
     const std::string_view bearer = Trim(token);
     // One header line: a token with a control character or a space inside would split it.
     if (bearer.empty() || std::any_of(bearer.begin(), bearer.end(), [](char c) {
@@ -219,7 +217,7 @@ Status KubePodWatch::List() {
                       : status == 401 ? " (the token was refused)"
                                       : ""));
     }
-    Result<std::string> more = pods_->ApplyListPage(body, first, WallMs());
+    Result<std::string> more = pods_->ApplyListPage(body, first, o_.env->WallMs());
     if (!more.ok()) {
       return Unavailable(fmt::format("Kubernetes API {}: {}", o_.api_url, more.status().message()));
     }
@@ -253,7 +251,7 @@ Status KubePodWatch::Watch() {
             continue;
           }
           if (!line.empty()) {
-            Status s = pods_->ApplyEvent(line, WallMs());
+            Status s = pods_->ApplyEvent(line, o_.env->WallMs());
             line.clear();
             if (!s.ok()) {
               event_error = s;

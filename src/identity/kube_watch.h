@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "identity/kube_pods.h"
+#include "os/env.h"
 #include "os/worker.h"
 
 namespace cgov {
@@ -36,6 +37,7 @@ struct KubeApiOptions {
   int watch_timeout_s = 300;
   std::chrono::milliseconds retry_min{1000};
   std::chrono::milliseconds retry_max{60000};
+  Env* env = Env::Default();  // the HTTP client, the clocks, the token file
 };
 
 // The in-cluster defaults: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT and the

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "os/http_client.h"
+#include "os/env.h"
 #include "store/tick_record.h"
 #include "telemetry/text_scan.h"
 
@@ -262,9 +262,9 @@ Result<std::string_view> GrpcUnaryMessage(std::string_view body) {
 }
 
 Result<std::vector<PodDevice>> ListPodResources(const std::string& socket_path,
-                                                std::chrono::milliseconds timeout) {
+                                                std::chrono::milliseconds timeout, Env* env) {
   CGOV_RETURN_IF_ERROR(CheckSocket(socket_path));
-  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, CurlHttpClient());
+  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, env->Http());
   // An empty ListPodResourcesRequest: uncompressed, zero bytes long.
   static constexpr char kRequest[5] = {0, 0, 0, 0, 0};
   Call call;
@@ -326,7 +326,7 @@ Result<std::vector<PodDevice>> ListPodResources(const std::string& socket_path,
 }
 
 Result<std::unique_ptr<PodResourcesPoller>> PodResourcesPoller::Start(PodResourcesOptions options) {
-  CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
+  CGOV_RETURN_IF_ERROR(options.env->Http().status());
   std::unique_ptr<PodResourcesPoller> p(new PodResourcesPoller(std::move(options)));
   p->PollOnce();
   PodResourcesPoller* raw = p.get();
@@ -350,8 +350,8 @@ std::string PodResourcesPoller::LastError() const {
 }
 
 void PodResourcesPoller::PollOnce() {
-  Result<std::vector<PodDevice>> devices = ListPodResources(o_.socket_path, o_.timeout);
-  const auto now = std::chrono::steady_clock::now();
+  Result<std::vector<PodDevice>> devices = ListPodResources(o_.socket_path, o_.timeout, o_.env);
+  const auto now = o_.env->SteadyNow();
   std::lock_guard lock(mu_);
   ++calls_;
   healthy_ = devices.ok();

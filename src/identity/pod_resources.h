@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "os/env.h"
 #include "os/worker.h"
 
 namespace cgov {
@@ -47,7 +48,8 @@ Result<std::string_view> GrpcUnaryMessage(std::string_view body);
 // Calls List once over `socket_path`, waiting at most `timeout`. Unavailable naming the socket
 // and what went wrong (no socket, permission, a gRPC status other than OK with its message).
 Result<std::vector<PodDevice>> ListPodResources(const std::string& socket_path,
-                                                std::chrono::milliseconds timeout);
+                                                std::chrono::milliseconds timeout,
+                                                Env* env = Env::Default());
 
 struct PodResourcesOptions {
   std::string socket_path = kPodResourcesSocket;
@@ -56,6 +58,7 @@ struct PodResourcesOptions {
   // After failing this long, the last answer is dropped: an allocation no longer known is not
   // charged to anyone (the kubelet restarting takes seconds).
   std::chrono::milliseconds stale_after{60'000};
+  Env* env = Env::Default();  // the HTTP client and the clocks
 };
 
 // Calls List every interval on its own thread and keeps the last answer.

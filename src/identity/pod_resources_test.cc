@@ -9,14 +9,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "fakes/fake_clock.h"
+#include "fakes/fake_env.h"
+#include "fakes/fake_http_client.h"
 
 namespace cgov {
 namespace {
@@ -182,40 +188,124 @@ TEST(PodResources, ListsOverTheUnixSocketFromARealGrpcServer) {
   std::filesystem::remove(dead);
 }
 
-// The poller keeps the last answer, moves its generation only when the devices change, and drops
-// what it knew once the kubelet has failed for stale_after.
-TEST(PodResources, PollerFollowsChangesAndForgetsAStaleAnswer) {
-  FakeKubelet kubelet(Fixture("list.textproto"));
+// A socket file nobody listens on, for the poller's check before it sends (the fake HTTP client
+// answers in place of the kubelet).
+class SocketFile {
+ public:
+  SocketFile() {
+    dir_ =
+        std::filesystem::temp_directory_path() / ("cgov_podres_env_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path().c_str());
+    bound_ = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    ::close(fd);
+  }
+  ~SocketFile() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "kubelet.sock").string(); }
+  bool bound() const { return bound_; }
+
+ private:
+  std::filesystem::path dir_;
+  bool bound_ = false;
+};
+
+// The poller on a FakeEnv (tests/fakes/fake_env.h): the kubelet's answers come from the test,
+// and each call moves the Env's clock 20 s on, so the default staleness (a minute) is reached in
+// milliseconds. It keeps the last answer, moves its generation only when the devices change, and
+// drops what it knew once the kubelet has failed for stale_after by the Env's clock.
+TEST(PodResources, PollerFollowsChangesAndForgetsAStaleAnswerByTheEnvsClock) {
+  SocketFile socket;
+  ASSERT_TRUE(socket.bound());
+  const std::string list = ReadAll(Fixture("list.bin"));
+  ASSERT_FALSE(list.empty());
+  auto frame = [](const std::string& message) {  // gRPC's 5-byte prefix: uncompressed, length
+    const uint32_t n = static_cast<uint32_t>(message.size());
+    std::string out(1, '\0');
+    for (int shift : {24, 16, 8, 0}) out += static_cast<char>((n >> shift) & 0xff);
+    return out + message;
+  };
+  const std::string one =
+      Len(1, Len(1, "p") + Len(2, "n") +
+                 Len(3, Len(1, "c") + Len(2, Len(1, "nvidia.com/gpu") + Len(2, "GPU-x"))));
+  FakeClock clock;
+  std::atomic<PodResourcesPoller*> poller_seen{nullptr};
+  std::mutex mu;
+  std::vector<size_t> devices_before;       // what the poller held when each call was made
+  std::vector<uint64_t> generation_before;  // and its generation
+  FakeHttpClient kubelet([&](const HttpRequest& r) -> Result<HttpResponse> {
+    std::lock_guard lock(mu);
+    const size_t n = devices_before.size();
+    PodResourcesPoller* p = poller_seen.load();
+    devices_before.push_back(p != nullptr ? p->Current()->devices.size() : 0);
+    generation_before.push_back(p != nullptr ? p->Current()->generation : 0);
+    clock.AdvanceNs(20'000'000'000);  // the poller's thread alone reads and moves it
+    const std::vector<std::string> ok = {"content-type: application/grpc", "grpc-status: 0"};
+    if (n < 2) return FakeHttpClient::Reply(r, 200, ok, frame(list));  // twice the same
+    if (n < 3) return FakeHttpClient::Reply(r, 200, ok, frame(one));   // a change
+    return FakeHttpClient::Reply(r, 200, {"grpc-status: 14", "grpc-message: kubelet%20restarting"},
+                                 "");
+  });
+  FakeEnv env;
+  env.set_clock(&clock);
+  env.set_http(&kubelet);
   PodResourcesOptions o;
-  o.socket_path = kubelet.socket();
-  o.interval = std::chrono::milliseconds(50);
-  o.stale_after = std::chrono::milliseconds(300);
+  o.socket_path = socket.path();
+  o.interval = std::chrono::milliseconds(1);
+  o.env = &env;
   Result<std::unique_ptr<PodResourcesPoller>> started = PodResourcesPoller::Start(o);
   ASSERT_TRUE(started.ok()) << started.status().message();
   PodResourcesPoller& poller = **started;
-  EXPECT_TRUE(poller.healthy()) << poller.LastError();
-  EXPECT_EQ(poller.Current()->devices.size(), 4u) << "known before Start returns";
   const uint64_t first = poller.Current()->generation;
-  const uint64_t calls = poller.calls();
-  auto wait = [&](auto done) {
-    for (int i = 0; i < 200 && !done(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    return done();
+  EXPECT_EQ(poller.Current()->devices.size(), 4u) << "known before Start returns";
+  poller_seen = &poller;
+  auto calls = [&] {
+    std::lock_guard lock(mu);
+    return devices_before.size();
   };
-  ASSERT_TRUE(wait([&] { return poller.calls() >= calls + 2; }));
-  EXPECT_EQ(poller.Current()->generation, first) << "the same answer is not a change";
+  for (int i = 0; i < 2000 && calls() < 9; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GE(calls(), 9u);
+  started->reset();  // stopped and joined: what it recorded is final
+  std::lock_guard lock(mu);
+  // Call 1 answered the same (no new generation: checked below); call 2 the change; calls 3-5
+  // failed, 20, 40 and 60 s after the last answer: kept, kept, then dropped.
+  EXPECT_EQ(devices_before[2], 4u);
+  EXPECT_EQ(generation_before[2], first) << "the same answer is not a change";
+  EXPECT_EQ(devices_before[3], 1u) << "the change";
+  EXPECT_EQ(generation_before[3], first + 1);
+  EXPECT_EQ(devices_before[4], 1u) << "kept 20 s after the last answer";
+  EXPECT_EQ(devices_before[5], 1u) << "kept 40 s after the last answer";
+  EXPECT_EQ(devices_before[6], 0u) << "dropped 60 s after the last answer (stale_after)";
+}
 
-  kubelet.Answer(
-      "pod_resources { name: \"p\" namespace: \"n\" containers { name: \"c\" devices { "
-      "resource_name: \"nvidia.com/gpu\" device_ids: \"GPU-x\" } } }\n");
-  ASSERT_TRUE(wait([&] { return poller.Current()->devices.size() == 1; }));
-  EXPECT_GT(poller.Current()->generation, first);
-
-  kubelet.Answer("# status: UNAVAILABLE kubelet restarting\n");
-  ASSERT_TRUE(wait([&] { return !poller.healthy(); }));
-  EXPECT_THAT(poller.LastError(), HasSubstr("UNAVAILABLE: kubelet restarting"));
-  EXPECT_EQ(poller.Current()->devices.size(), 1u) << "kept for a while";
-  ASSERT_TRUE(wait([&] { return poller.Current()->devices.empty(); })) << "stale: dropped";
+TEST(PodResources, APollerOnAFakeEnvSaysTheKubeletsErrorAndStaysUnhealthy) {
+  SocketFile socket;
+  ASSERT_TRUE(socket.bound());
+  FakeHttpClient kubelet([](const HttpRequest& r) -> Result<HttpResponse> {
+    return FakeHttpClient::Reply(r, 200, {"grpc-status: 14", "grpc-message: kubelet%20restarting"},
+                                 "");
+  });
+  FakeEnv env;
+  env.set_http(&kubelet);
+  PodResourcesOptions o;
+  o.socket_path = socket.path();
+  o.interval = std::chrono::hours(1);
+  o.env = &env;
+  Result<std::unique_ptr<PodResourcesPoller>> started = PodResourcesPoller::Start(o);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  EXPECT_FALSE((*started)->healthy());
+  EXPECT_THAT((*started)->LastError(), HasSubstr("UNAVAILABLE: kubelet restarting"));
+  EXPECT_TRUE((*started)->Current()->devices.empty());
+  const std::vector<HttpRequest> all = kubelet.sent();
+  ASSERT_EQ(all.size(), 1u);
+  const HttpRequest& sent = all[0];
+  EXPECT_EQ(sent.unix_socket, socket.path());
+  EXPECT_TRUE(sent.http2_prior_knowledge);
+  EXPECT_EQ(sent.post_body, std::string(5, '\0')) << "an empty request message";
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include "notify/recipients.h"
 #include "notify/terminal_sink.h"
 #include "notify/webhook_post.h"
-#include "os/clock.h"
+#include "os/env.h"
 #include "os/log.h"
 #include "os/smtp_client.h"
 
@@ -90,15 +90,16 @@ Status WriteDryRunFile(const std::string& dir, const std::string& sink, const st
   return s.ok() ? s : IoError("dry run: " + s.message());
 }
 
-Notifier::Notifier(NotifyFile file, std::unique_ptr<NotifyState> state)
-    : file_(std::move(file)), state_(std::move(state)) {}
+Notifier::Notifier(NotifyFile file, std::unique_ptr<NotifyState> state, Env* env)
+    : file_(std::move(file)), env_(env), state_(std::move(state)) {}
 
 Result<std::unique_ptr<Notifier>> Notifier::Start(NotifyFile file, const std::string& state_path,
-                                                  std::vector<Incident>* open, int64_t* waiting) {
+                                                  std::vector<Incident>* open, int64_t* waiting,
+                                                  Env* env) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<NotifyState> state, NotifyState::Open(state_path));
   CGOV_ASSIGN_OR_RETURN(*open, state->Incidents());
   CGOV_ASSIGN_OR_RETURN(*waiting, state->Queued());
-  std::unique_ptr<Notifier> n(new Notifier(std::move(file), std::move(state)));
+  std::unique_ptr<Notifier> n(new Notifier(std::move(file), std::move(state), env));
   Notifier* p = n.get();
   for (const NotifySink& sink : p->file_.sinks) {
     auto lane = std::make_unique<Lane>();
@@ -109,7 +110,7 @@ Result<std::unique_ptr<Notifier>> Notifier::Start(NotifyFile file, const std::st
                                          Worker::Wait(0), [p, l] { return p->LaneStep(l); }));
   }
   if (!p->file_.dry_run_dir.empty()) {
-    LogInfo("--notify: dry run: every notice is written under {}/SINK/, none is sent",
+    LogInfo(*env, "--notify: dry run: every notice is written under {}/SINK/, none is sent",
             p->file_.dry_run_dir);
   }
   CGOV_RETURN_IF_ERROR(p->worker_.Start("cgov-notify", Worker::Wait(0), [p] { return p->Step(); }));
@@ -141,10 +142,11 @@ Result<bool> Notifier::QueueMail(const std::string& key, const std::string& pers
   int64_t dropped = 0;
   Result<bool> queued = [&] {
     std::lock_guard state_lock(state_mu_);
-    return state_->QueueMail(key, person, WallMs(), &mail, file_.queue_max, &dropped);
+    return state_->QueueMail(key, person, env_->WallMs(), &mail, file_.queue_max, &dropped);
   }();
   if (dropped > 0) {
     LogWarning(
+        *env_,
         "--notify: the queue passed queue_max = {}: its {} oldest notice(s) dropped undelivered",
         file_.queue_max, dropped);
     std::lock_guard lock(mu_);
@@ -173,7 +175,8 @@ Notifier::Counts Notifier::counts() const {
 }
 
 void Notifier::Log(const std::string& sink, const std::string& message) {
-  LogWarning("{}: --notify: sink {:?}: {}", FormatRfc3339Utc(WallMs() * 1'000'000), sink, message);
+  LogWarning(*env_, "{}: --notify: sink {:?}: {}", FormatRfc3339Utc(env_->WallMs() * 1'000'000),
+             sink, message);
 }
 
 // One transaction per batch taken: the incidents as the latest submission left them, and one
@@ -214,9 +217,9 @@ void Notifier::SaveSubmitted() {
     saved = state_->Save(batch.back().incidents, &queued, file_.queue_max, &dropped);
   }
   if (!saved.ok()) {
-    const int64_t now = WallMs();
+    const int64_t now = env_->WallMs();
     if (now - save_failed_ms_ >= kLogEveryMs) {
-      LogWarning("--notify: {} (kept in memory, written again at the next notice)",
+      LogWarning(*env_, "--notify: {} (kept in memory, written again at the next notice)",
                  saved.message());
       save_failed_ms_ = now;
     }
@@ -227,6 +230,7 @@ void Notifier::SaveSubmitted() {
   }
   if (dropped > 0) {
     LogWarning(
+        *env_,
         "--notify: the queue passed queue_max = {}: its {} oldest notice(s) dropped undelivered",
         file_.queue_max, dropped);
     std::lock_guard lock(mu_);
@@ -263,14 +267,14 @@ void Notifier::Attempt(const Delivery& d, Lane* lane) {
   }
   // The post, the slow part, holds no lock: the other lanes and the saving thread go on.
   const bool email = sink.kind == SinkKind::kEmail;
-  Result<PostOutcome> posted =
-      dry     ? WriteDryRun(file_.dry_run_dir, d, sink)
-      : email ? Mail(d, sink, &lane->worker.stop_flag())
-              : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms, &lane->worker.stop_flag());
+  Result<PostOutcome> posted = dry     ? WriteDryRun(file_.dry_run_dir, d, sink)
+                               : email ? Mail(d, sink, &lane->worker.stop_flag())
+                                       : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
+                                                  &lane->worker.stop_flag(), env_);
   if (lane->worker.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
   const char* protocol = email ? "SMTP" : "HTTP";
-  const int64_t now = WallMs();
+  const int64_t now = env_->WallMs();
   std::unique_lock state_lock(state_mu_);
   Status written;
   if (out.http_status >= 200 && out.http_status < 300) {
@@ -321,19 +325,19 @@ void Notifier::DeliverDue(Lane* lane, int64_t* wake_ms) {
       return state_->Heads();
     }();
     if (!heads.ok()) {
-      LogWarning("--notify: {}", heads.status().message());
+      LogWarning(*env_, "--notify: {}", heads.status().message());
       return;
     }
     bool delivered_any = false;
     for (const Delivery& d : *heads) {
       if (lane->worker.stopping()) return;
       if (d.sink != lane->sink->name) continue;  // another lane's
-      if (d.next_ms > WallMs()) {
+      if (d.next_ms > env_->WallMs()) {
         *wake_ms = std::min(*wake_ms, d.next_ms);
         continue;
       }
       // Quiet hours: the sink's notices wait, queued and in order, until the window ends.
-      if (const int64_t until = QuietUntilMs(lane->sink->quiet, WallMs()); until > 0) {
+      if (const int64_t until = QuietUntilMs(lane->sink->quiet, env_->WallMs()); until > 0) {
         if (until != lane->quiet_until_ms) {
           lane->quiet_until_ms = until;
           Log(lane->sink->name, fmt::format("quiet hours: its notices wait until {}",
@@ -373,9 +377,9 @@ Worker::Wait Notifier::Step() {
 // submission wakes it).
 Worker::Wait Notifier::LaneStep(Lane* lane) {
   if (lane->worker.stopping()) return Worker::kUntilWoken;
-  int64_t wake_ms = WallMs() + kIdleWaitMs;
+  int64_t wake_ms = env_->WallMs() + kIdleWaitMs;
   DeliverDue(lane, &wake_ms);
-  return std::chrono::milliseconds(std::max<int64_t>(0, wake_ms - WallMs()));
+  return std::chrono::milliseconds(std::max<int64_t>(0, wake_ms - env_->WallMs()));
 }
 
 }  // namespace cgov

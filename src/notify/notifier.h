@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "notify/notify_state.h"
+#include "os/env.h"
 #include "os/worker.h"
 
 namespace cgov {
@@ -37,9 +38,11 @@ class Notifier {
   };
 
   // Opens `state_path`, gives the incidents it holds in *open (for NotifyEngine::Restore) and
-  // starts delivering what it holds. REQUIRES: ReadSinkUrls(&file) done.
+  // starts delivering what it holds. REQUIRES: ReadSinkUrls(&file) done. `env`: the clock that
+  // schedules retries and quiet hours, the webhooks' HTTP client.
   static Result<std::unique_ptr<Notifier>> Start(NotifyFile file, const std::string& state_path,
-                                                 std::vector<Incident>* open, int64_t* waiting);
+                                                 std::vector<Incident>* open, int64_t* waiting,
+                                                 Env* env = Env::Default());
   ~Notifier();  // Stop()
 
   // The tick's notices, and the open incidents after them. Never waits on I/O.
@@ -65,7 +68,7 @@ class Notifier {
     int64_t quiet_until_ms = 0;  // the quiet window last logged
     Worker worker;
   };
-  Notifier(NotifyFile file, std::unique_ptr<NotifyState> state);
+  Notifier(NotifyFile file, std::unique_ptr<NotifyState> state, Env* env);
   Worker::Wait Step();
   Worker::Wait LaneStep(Lane* lane);
   void SaveSubmitted();
@@ -77,6 +80,7 @@ class Notifier {
   void CountQueued();
 
   NotifyFile file_;
+  Env* env_;
   // The threads' (the caller's after Stop); every call under state_mu_.
   std::unique_ptr<NotifyState> state_;
   std::mutex state_mu_;

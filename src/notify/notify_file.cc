@@ -15,6 +15,7 @@
 #include "core/toml_subset.h"
 #include "notify/mail_message.h"
 #include "notify/recipients.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "telemetry/text_scan.h"
 
@@ -545,7 +546,7 @@ Status ReadSinkUrls(NotifyFile* file) {
   for (NotifySink& s : file->sinks) {
     if (s.kind == SinkKind::kTerminal) continue;
     const std::string what = fmt::format("{}:{}: sink {:?}: url_file", file->path, s.line, s.name);
-    CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(s.url_file, 8192, what));
+    CGOV_ASSIGN_OR_RETURN(std::string text, Env::Default()->ReadUserFile(s.url_file, 8192, what));
     struct stat st {};
     if (::stat(s.url_file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
       return InvalidArgument(

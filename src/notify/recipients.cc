@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "core/toml_subset.h"
 #include "notify/mail_message.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "os/log.h"
 
@@ -156,8 +157,8 @@ Result<RecipientsFile> ParseRecipientsFile(std::string_view text, const std::str
 }
 
 Result<RecipientsFile> ReadRecipientsFile(const std::string& path) {
-  CGOV_ASSIGN_OR_RETURN(std::string text,
-                        ReadInputFile(path, kMaxRecipientsBytes, "--notify: recipients"));
+  CGOV_ASSIGN_OR_RETURN(std::string text, Env::Default()->ReadUserFile(path, kMaxRecipientsBytes,
+                                                                       "--notify: recipients"));
   return ParseRecipientsFile(text, path);
 }
 

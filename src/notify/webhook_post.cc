@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "os/http_client.h"
+#include "os/env.h"
 
 namespace cgov {
 namespace {
@@ -31,10 +31,8 @@ void ReadRetryAfter(std::string_view line, int64_t* retry_after_ms) {
 
 Result<PostOutcome> PostJson(const std::string& url, const std::string& body,
                              const std::string& idempotency_key, int64_t timeout_ms,
-                             const std::atomic<bool>* stop, const HttpClient* client) {
-  if (client == nullptr) {
-    CGOV_ASSIGN_OR_RETURN(client, CurlHttpClient());
-  }
+                             const std::atomic<bool>* stop, Env* env) {
+  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, env->Http());
   PostOutcome out;
   HttpRequest request;
   request.url = url;

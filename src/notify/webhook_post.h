@@ -1,5 +1,5 @@
-// One HTTP POST of a JSON body to a webhook, through the HttpClient (libcurl's, loaded at run
-// time, unless a test gives its own). Blocks for at most `timeout_ms`, or until `*stop` becomes
+// One HTTP POST of a JSON body to a webhook, through the Env's HttpClient (libcurl's, loaded at
+// run time, unless a test gives its own). Blocks for at most `timeout_ms`, or until `*stop` becomes
 // true.
 #ifndef CGOV_NOTIFY_WEBHOOK_POST_H_
 #define CGOV_NOTIFY_WEBHOOK_POST_H_
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "os/http_client.h"
+#include "os/env.h"
 
 namespace cgov {
 
@@ -22,8 +22,7 @@ struct PostOutcome {
 // Never names the URL in `error`: Slack's and Teams' URLs are credentials.
 Result<PostOutcome> PostJson(const std::string& url, const std::string& body,
                              const std::string& idempotency_key, int64_t timeout_ms,
-                             const std::atomic<bool>* stop,
-                             const HttpClient* client = nullptr);  // null: libcurl's
+                             const std::atomic<bool>* stop, Env* env = Env::Default());
 
 }  // namespace cgov
 

@@ -1,9 +1,11 @@
-// One webhook POST on the HttpClient seam (tests/fakes/fake_http_client.h): what is sent, what
-// is read back, and that the URL (a credential for Slack and Teams) never reaches a message.
+// One webhook POST on the Env's HttpClient (tests/fakes/fake_env.h, fake_http_client.h): what is
+// sent, what is read back, and that the URL (a credential for Slack and Teams) never reaches a
+// message.
 #include "notify/webhook_post.h"
 
 #include <gtest/gtest.h>
 
+#include "fakes/fake_env.h"
 #include "fakes/fake_http_client.h"
 
 namespace cgov {
@@ -11,11 +13,18 @@ namespace {
 
 const std::string kUrl = "https://hooks.example/T000/B000/secret";
 
+Result<PostOutcome> Post(const FakeHttpClient& client, const std::string& body,
+                         const std::string& key, int64_t timeout_ms) {
+  FakeEnv env;
+  env.set_http(&client);
+  return PostJson(kUrl, body, key, timeout_ms, nullptr, &env);
+}
+
 TEST(PostJson, SendsThePostWithItsIdempotencyKeyAndReadsRetryAfter) {
   FakeHttpClient client([](const HttpRequest& r) {
     return FakeHttpClient::Reply(r, 429, {"Retry-After: 7", "X-Other: 1"}, "slow down");
   });
-  Result<PostOutcome> out = PostJson(kUrl, "{\"a\":1}", "n-1", 2000, nullptr, &client);
+  Result<PostOutcome> out = Post(client, "{\"a\":1}", "n-1", 2000);
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(out->http_status, 429);
   EXPECT_EQ(out->retry_after_ms, 7000);
@@ -39,7 +48,7 @@ TEST(PostJson, AFailedTransferIsSaidWithoutTheUrl) {
     failed.error = "Could not resolve host: " + r.url;
     return Result<HttpResponse>(failed);
   });
-  Result<PostOutcome> out = PostJson(kUrl, "{}", "n-2", 1000, nullptr, &client);
+  Result<PostOutcome> out = Post(client, "{}", "n-2", 1000);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->http_status, 0);
   EXPECT_EQ(out->error.find("secret"), std::string::npos) << out->error;
@@ -50,7 +59,7 @@ TEST(PostJson, AnHttpDateRetryAfterIsTakenAsAbsent) {
   FakeHttpClient client([](const HttpRequest& r) {
     return FakeHttpClient::Reply(r, 503, {"retry-after: Wed, 21 Oct 2026 07:28:00 GMT"}, "");
   });
-  Result<PostOutcome> out = PostJson(kUrl, "{}", "n-3", 1000, nullptr, &client);
+  Result<PostOutcome> out = Post(client, "{}", "n-3", 1000);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->retry_after_ms, -1);
 }

@@ -10,9 +10,8 @@ int64_t ClockNs(int clock_id) {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-int64_t WallMs() { return ClockNs(CLOCK_REALTIME) / 1'000'000; }
-
 int64_t SystemClock::MonotonicNs() { return ClockNs(CLOCK_MONOTONIC); }
 int64_t SystemClock::WallNs() { return ClockNs(CLOCK_REALTIME); }
+int64_t SystemClock::ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 }  // namespace cgov

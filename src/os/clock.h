@@ -13,6 +13,9 @@ class Clock {
   virtual int64_t MonotonicNs() = 0;
   // Nanoseconds since the Unix epoch (CLOCK_REALTIME): for timestamps people read.
   virtual int64_t WallNs() = 0;
+  // Nanoseconds of CPU the calling thread has spent (CLOCK_THREAD_CPUTIME_ID): for charging
+  // work its CPU rather than the wall time it took on a busy host.
+  virtual int64_t ThreadCpuNs() = 0;
 };
 
 // The machine's clocks. Thread-safe.
@@ -20,14 +23,12 @@ class SystemClock : public Clock {
  public:
   int64_t MonotonicNs() override;
   int64_t WallNs() override;
+  int64_t ThreadCpuNs() override;
 };
 
-// Nanoseconds of one of the kernel's clocks (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...),
-// for code that reads a clock directly rather than through the seam (the driver layer, benches).
+// Nanoseconds of one of the kernel's clocks (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...):
+// SystemClock's reads, and the benches'. Everything else reads the clock through the Env.
 int64_t ClockNs(int clock_id);
-
-// Milliseconds since the Unix epoch, of the machine's wall clock (for code without the seam).
-int64_t WallMs();
 
 }  // namespace cgov
 

@@ -8,13 +8,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/duration.h"
 #include "core/time_format.h"
+#include "os/env.h"
 #include "os/log.h"
 #include "policy/process_credentials.h"
 #include "telemetry/procfs_pid.h"
@@ -28,11 +27,9 @@ int PidfdSignal(int pidfd, int sig) {
 }
 
 std::optional<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string text;
+  if (!Env::Default()->NewFileReader("/")->Read(path, &text).ok()) return std::nullopt;
+  return text;
 }
 
 // The pidfd became readable: the process has exited.

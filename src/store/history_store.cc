@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "core/text.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "store/sqlite_library.h"
 
@@ -121,14 +122,8 @@ const std::vector<const char*>& Migrations() {
   return steps;
 }
 
-bool LooksLikeSqlite(const std::string& path) {
-  char header[16] = {};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // let SQLite report why
-  const ssize_t n = ::read(fd, header, sizeof header);
-  ::close(fd);
-  return n <= 0 || std::memcmp(header, "SQLite format 3", 16) == 0;
-}
+// Unopenable or short: SQLite says why, or makes a database of an empty file.
+bool LooksLikeSqlite(const std::string& path) { return HasSqliteHeader(path).value_or(true); }
 
 Status CheckIdentity(SqliteDb& db) {
   CGOV_ASSIGN_OR_RETURN(int64_t app, db.QueryInt("PRAGMA application_id"));
@@ -152,9 +147,8 @@ Status CheckIdentity(SqliteDb& db) {
 }
 
 // A deadline for SQLite's progress handler: a non-zero return interrupts the statement.
-int PastDeadline(void* deadline) {
-  return std::chrono::steady_clock::now() >
-         *static_cast<std::chrono::steady_clock::time_point*>(deadline);
+int PastDeadline(void* deadline_ns) {
+  return Env::Default()->MonotonicNs() > *static_cast<int64_t*>(deadline_ns);
 }
 
 // PRAGMA quick_check(1) within `budget`: an error when SQLite finds the file corrupt (its first
@@ -162,8 +156,8 @@ int PastDeadline(void* deadline) {
 // when the whole file was checked and is sound. Reads only.
 Result<bool> QuickCheck(SqliteDb& db, std::chrono::milliseconds budget) {
   const SqliteLibrary& sqlite = db.lib();
-  auto deadline = std::chrono::steady_clock::now() + budget;
-  sqlite.progress_handler(db.raw(), 10'000, &PastDeadline, &deadline);
+  int64_t deadline_ns = Env::Default()->MonotonicNs() + std::chrono::nanoseconds(budget).count();
+  sqlite.progress_handler(db.raw(), 10'000, &PastDeadline, &deadline_ns);
   std::string finding;
   int rc = SQLITE_OK;
   {

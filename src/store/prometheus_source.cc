@@ -15,7 +15,7 @@
 #include "core/json_stream.h"
 #include "core/text.h"
 #include "core/time_format.h"
-#include "os/http_client.h"
+#include "os/env.h"
 
 namespace cgov {
 namespace {
@@ -264,7 +264,7 @@ std::vector<std::pair<std::string_view, std::string_view>> PromSeries::Labels() 
 
 Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
                                                 std::chrono::milliseconds timeout,
-                                                std::string tenant) {
+                                                std::string tenant, Env* env) {
   if (tenant.size() > 150 ||
       tenant.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                "!-_.*'()") != std::string::npos) {
@@ -278,8 +278,8 @@ Result<PrometheusSource> PrometheusSource::Open(std::string base_url,
         RedactedUrl(base_url)));
   }
   while (base_url.ends_with("/")) base_url.pop_back();
-  CGOV_RETURN_IF_ERROR(CurlHttpClient().status());
-  return PrometheusSource(std::move(base_url), timeout, std::move(tenant));
+  CGOV_RETURN_IF_ERROR(env->Http().status());
+  return PrometheusSource(std::move(base_url), timeout, std::move(tenant), env);
 }
 
 namespace {
@@ -451,8 +451,8 @@ Status CheckQueryAnswer(const AnswerReader& answer, const std::string& shown_url
 Result<std::vector<PromSeries>> PrometheusSource::Get(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
     const std::string& expr) const {
-  const auto started = std::chrono::steady_clock::now();
-  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, CurlHttpClient());
+  const int64_t started_ns = env_->MonotonicNs();
+  CGOV_ASSIGN_OR_RETURN(const HttpClient* client, env_->Http());
   std::string url = base_url_ + path;
   char separator = '?';
   for (const auto* list : {&params, &WholeAnswerParams()}) {
@@ -514,7 +514,7 @@ Result<std::vector<PromSeries>> PrometheusSource::Get(
     static std::mutex trace_mutex;  // batches answer on several threads
     std::lock_guard<std::mutex> lock(trace_mutex);
     QueryTrace t{.path = path, .expr = expr, .bytes = bytes, .series = out.size()};
-    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    t.seconds = static_cast<double>(env_->MonotonicNs() - started_ns) / 1e9;
     for (const PromSeries& s : out) t.points += s.points.size();
     trace_(t);
   }

@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "core/url.h"
+#include "os/env.h"
 #include "store/prom_query.h"
 
 namespace cgov {
@@ -36,10 +37,11 @@ class PrometheusSource : public PromQuery {
   // `base_url`: "http://127.0.0.1:9090" (a path prefix such as /prometheus is kept). `timeout`:
   // for each query, sent to the server too (its `timeout` parameter). `tenant`:
   // sent as X-Scope-OrgID (Grafana Mimir's and Cortex's tenant), "" for none; at most 150
-  // characters of a-z A-Z 0-9 ! - _ . * ' ( ), as Mimir allows.
+  // characters of a-z A-Z 0-9 ! - _ . * ' ( ), as Mimir allows. `env`: the HTTP client and
+  // the clock each query is timed by.
   static Result<PrometheusSource> Open(std::string base_url,
                                        std::chrono::milliseconds timeout = std::chrono::minutes(2),
-                                       std::string tenant = "");
+                                       std::string tenant = "", Env* env = Env::Default());
 
   // The instant vector of `expr` at Unix time `time_s`.
   Result<std::vector<PromSeries>> Query(const std::string& expr, double time_s) const override;
@@ -70,11 +72,13 @@ class PrometheusSource : public PromQuery {
   int parallel() const { return parallel_; }
 
  private:
-  PrometheusSource(std::string base_url, std::chrono::milliseconds timeout, std::string tenant)
+  PrometheusSource(std::string base_url, std::chrono::milliseconds timeout, std::string tenant,
+                   Env* env)
       : base_url_(std::move(base_url)),
         shown_url_(RedactedUrl(base_url_)),
         timeout_(timeout),
-        tenant_(std::move(tenant)) {}
+        tenant_(std::move(tenant)),
+        env_(env) {}
   Result<std::vector<PromSeries>> Get(
       const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
       const std::string& expr) const;
@@ -84,6 +88,7 @@ class PrometheusSource : public PromQuery {
   std::string shown_url_;  // what every message shows
   std::chrono::milliseconds timeout_;
   std::string tenant_;
+  Env* env_;
   std::function<void(const QueryTrace&)> trace_;
   int parallel_ = 1;
 };

@@ -1,5 +1,10 @@
 #include "store/sqlite_db.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "core/text.h"
@@ -104,6 +109,16 @@ Status CorruptDatabase(const std::string& path, std::string_view how, std::strin
 }
 
 bool IsCorruption(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
+
+std::optional<bool> HasSqliteHeader(const std::string& path) {
+  char header[16] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  const ssize_t n = ::read(fd, header, sizeof header);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof header)) return std::nullopt;
+  return std::memcmp(header, "SQLite format 3", sizeof header) == 0;
+}
 
 Status SqliteStmt::Error(int rc) const {
   if (IsCorruption(rc)) return CorruptDatabase(db_->path(), "", db_->lib().errmsg(db_->raw()));

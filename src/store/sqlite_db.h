@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,9 @@ struct SqliteLibrary;
 Status CorruptDatabase(const std::string& path, std::string_view how, std::string_view finding);
 // True for SQLITE_CORRUPT and SQLITE_NOTADB, extended codes included.
 bool IsCorruption(int rc);
+// Whether `path` starts with the 16 bytes every SQLite 3 database starts with; nullopt when it
+// cannot be opened or holds fewer than 16 bytes (an empty file SQLite would make a database of).
+std::optional<bool> HasSqliteHeader(const std::string& path);
 
 class SqliteStmt {
  public:

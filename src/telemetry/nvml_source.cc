@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "os/clock.h"
 
 namespace cgov {
 namespace {
@@ -142,8 +141,6 @@ FieldSupport Judge(const NvmlLibrary& lib, nvmlReturn_t ret) {
 FieldSupport SymbolMissing(const char* symbol) {
   return {false, fmt::format("symbol {} missing from the library", symbol)};
 }
-
-int64_t MonotonicNow() { return ClockNs(CLOCK_MONOTONIC); }
 
 }  // namespace
 
@@ -393,7 +390,7 @@ void NvmlSource::ProbeSlowFields(size_t i) {
           MemoryHealth health;
           nvmlReturn_t ret = ReadMemoryHealth(i, &health);
           if (ret == nvml::NVML_SUCCESS) units_[i].health = gpu->memory_health = health;
-          units_[i].health_read_ns = MonotonicNow();
+          units_[i].health_read_ns = clock_.MonotonicNs();
           return ret;
         });
   probe(GpuField::kMigMode, f.mig_mode != nullptr, "nvmlDeviceGetMigMode", [&] {
@@ -429,7 +426,7 @@ void NvmlSource::ReadFast(std::vector<GpuFastSample>* out) {
       if (!gpus_[i].field(field.field).supported) continue;
       if (field.field == GpuField::kTotalEnergy) {
         if (energy_period_ns_ <= 0) continue;
-        const int64_t now = MonotonicNow();
+        const int64_t now = clock_.MonotonicNs();
         if (units_[i].energy_read_ns == 0 || now - units_[i].energy_read_ns >= energy_period_ns_) {
           const nvmlReturn_t ret = field.read(f, units_[i].handle, &sample);
           CheckLost(i, ret);
@@ -511,7 +508,7 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
     }
     units_[i].no_process_before = no_process;
     if (!IsLost(i) && gpus_[i].field(GpuField::kMemoryHealth).supported) {
-      const int64_t now = MonotonicNow();
+      const int64_t now = clock_.MonotonicNs();
       if (now - units_[i].health_read_ns >= kMemoryHealthPeriodNs) {
         MemoryHealth health;
         const nvmlReturn_t ret = ReadMemoryHealth(i, &health);
@@ -522,7 +519,7 @@ void NvmlSource::ReadSlow(std::vector<GpuSlowSample>* out) {
       sample.memory_health = units_[i].health;
     }
     sample.lost = IsLost(i);
-    sample.read_mono_ns = MonotonicNow();
+    sample.read_mono_ns = clock_.MonotonicNs();
   }
 }
 

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "os/env.h"
 #include "telemetry/gpu_sample.h"
 #include "telemetry/nvml_loader.h"
 #include "telemetry/nvml_process_layout.h"
@@ -152,6 +153,7 @@ class NvmlSource {
   void StopEventWatch();
 
   std::unique_ptr<NvmlLibrary> library_;
+  Clock& clock_ = Env::Default()->clock();  // read times, health and energy reads' ages
   bool initialised_ = false;
   std::string driver_version_;
   std::string nvml_version_;

@@ -9,8 +9,6 @@
 
 #include <algorithm>
 
-#include "os/clock.h"
-
 namespace cgov {
 
 using nvml::nvmlDevice_t;
@@ -60,7 +58,7 @@ void NvmlSource::DrainEvents() {
     if (f.event_wait(event_set_, &data, 0) != nvml::NVML_SUCCESS) return;  // TIMEOUT: none left
     if (!(data.eventType & nvml::nvmlEventTypeXidCriticalError)) continue;
     const uint32_t xid = static_cast<uint32_t>(std::min<unsigned long long>(data.eventData, 999));
-    const int64_t now_ms = WallMs();
+    const int64_t now_ms = clock_.WallNs() / 1'000'000;
     // The GPU's units: the whole GPU, or its MIG instances — the one the driver attributes the
     // error to, or all of them when it does not say.
     for (size_t i = 0; i < gpus_.size(); ++i) {

@@ -21,7 +21,6 @@ void SlowPoller::Kick() {
 }
 
 bool SlowPoller::KickAndWait(std::chrono::steady_clock::duration max_wait) {
-  const auto deadline = std::chrono::steady_clock::now() + max_wait;
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t before = reads_;
   if (!pending_ && !busy_) {
@@ -32,7 +31,7 @@ bool SlowPoller::KickAndWait(std::chrono::steady_clock::duration max_wait) {
     worker_.Wake();
     lock.lock();
   }
-  return done_.wait_until(lock, deadline, [&] { return stop_ || reads_ > before; }) &&
+  return done_.wait_for(lock, max_wait, [&] { return stop_ || reads_ > before; }) &&
          reads_ > before;
 }
 

@@ -15,14 +15,17 @@ class FakeClock : public Clock {
       : mono_ns_(mono_ns), wall_ns_(wall_ns) {}
   int64_t MonotonicNs() override { return mono_ns_; }
   int64_t WallNs() override { return wall_ns_; }
+  int64_t ThreadCpuNs() override { return cpu_ns_; }
   void AdvanceNs(int64_t ns) {
     mono_ns_ += ns;
     wall_ns_ += ns;
   }
+  void AdvanceCpuNs(int64_t ns) { cpu_ns_ += ns; }
 
  private:
   int64_t mono_ns_;
   int64_t wall_ns_;
+  int64_t cpu_ns_ = 0;
 };
 
 }  // namespace cgov

@@ -56,7 +56,8 @@ Status BudgetsModule::Seed() {
   options.catalog = &o.catalog;
   CGOV_ASSIGN_OR_RETURN(auto prices, GpuHourlyPrices(in, options));
   d_.budgets->Set(BudgetTracker(EvaluateBudgets(*o.budgets, in, prices, as_of_ms), as_of_ms));
-  LogInfo("--budgets: {} budget(s) from {}; their spend so far read from the history in {:.2f} s",
+  LogInfo(d_.env(),
+          "--budgets: {} budget(s) from {}; their spend so far read from the history in {:.2f} s",
           o.budgets->budgets.size(), o.budgets_path,
           static_cast<double>(d_.clock().MonotonicNs() - started_ns) / 1e9);
   return Status::Ok();
@@ -67,14 +68,14 @@ void BudgetsModule::Reload(std::string* what) {
   DaemonOptions& o = d_.options();
   Result<BudgetFile> budgets = ReadBudgetsFile(o.budgets_path);
   if (!budgets.ok()) {
-    LogWarning("SIGHUP: keeping the budgets in use: {}", budgets.status().message());
+    LogWarning(d_.env(), "SIGHUP: keeping the budgets in use: {}", budgets.status().message());
   } else {
     o.budgets = std::move(budgets).value();
     *what += ", budgets " + o.budgets_path + " re-read";
   }
   // From the history, committed by the core's reopen: every credit so far is in it.
   if (Status s = Seed(); !s.ok()) {
-    LogWarning("SIGHUP: budgets: {}", s.message());
+    LogWarning(d_.env(), "SIGHUP: budgets: {}", s.message());
   }
 }
 

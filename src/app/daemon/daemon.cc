@@ -3,6 +3,7 @@
 #include "app/daemon/daemon_core.h"
 #include "app/daemon/daemon_modules.h"
 #include "identity/cloud_instance.h"
+#include "os/env.h"
 #include "os/log.h"
 
 namespace cgov {
@@ -35,9 +36,7 @@ void DetectInstance(DaemonOptions* o) {
 
 Status RunDaemon(DaemonOptions options, const sigset_t& stop) {
   if (options.detect_instance) DetectInstance(&options);
-  SystemClock clock;
-  RootedFileReader files(options.host_root);
-  DaemonCore core(std::move(options), &clock, &files);
+  DaemonCore core(std::move(options), Env::Default());
   for (auto& module : DaemonModulesFor(&core.context())) core.Add(std::move(module));
   CGOV_RETURN_IF_ERROR(core.Start());
   core.RunUntilSignal(stop);

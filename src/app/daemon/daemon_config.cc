@@ -11,7 +11,7 @@
 #include "core/text.h"
 #include "core/time_format.h"
 #include "export/basic_auth.h"
-#include "os/file_reader.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "os/log.h"
 #include "telemetry/host_reader.h"
@@ -22,7 +22,7 @@ namespace {
 // Reads a whole small file (a key, a certificate, a password) or says which one failed: a
 // regular file of at most 1 MiB (a FIFO, a device or a directory is refused, never read).
 Result<std::string> ReadSmallFile(const std::string& path, std::string_view flag) {
-  Result<std::string> text = ReadInputFile(path, 1 << 20, flag);
+  Result<std::string> text = Env::Default()->ReadUserFile(path, 1 << 20, flag);
   if (!text.ok()) return text.status().WithContext("cgov daemon");
   return text;
 }
@@ -61,8 +61,7 @@ Status CompleteKube(DaemonOptions* o) {
   KubeApiOptions& kube = *o->kube;
   if (kube.node_name.empty()) kube.node_name = o->hostname;
   if (kube.node_name.empty()) {
-    RootedFileReader host_files(o->host_root);
-    kube.node_name = ReadHostInfo(host_files).hostname;
+    kube.node_name = ReadHostInfo(*Env::Default()->NewFileReader(o->host_root)).hostname;
   }
   // A node name is a DNS subdomain: it goes into the API's URL as it is.
   const bool dns = !kube.node_name.empty() && kube.node_name.size() <= 253 &&
@@ -107,7 +106,7 @@ Status ReadKeyPair(const std::string& tls_cert, const std::string& tls_key,
                     cert.status().message()));
   }
   // Served all the same (the operator may be renewing it), but every client will refuse it.
-  const int64_t now_s = std::time(nullptr);
+  const int64_t now_s = Env::Default()->WallMs() / 1000;
   if (now_s > cert->not_after_s || now_s < cert->not_before_s) {
     const int64_t edge_s = now_s > cert->not_after_s ? cert->not_after_s : cert->not_before_s;
     LogWarning(
@@ -177,7 +176,7 @@ Result<BudgetFile> ReadBudgetsFile(const std::string& path) {
 }
 
 Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path) {
-  Result<std::string> text = ReadInputFile(path, 64 << 20, "--slurm-accounting");
+  Result<std::string> text = Env::Default()->ReadUserFile(path, 64 << 20, "--slurm-accounting");
   if (!text.ok()) return text.status().WithContext("cgov daemon");
   std::vector<std::string> skipped;
   Result<SlurmJobs> jobs = ParseSlurmAccounting(*text, path, &skipped);

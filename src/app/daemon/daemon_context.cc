@@ -36,7 +36,7 @@ void DaemonContext::OpenDriver() {
     no_gpu_problem_ = "not ready: no GPU is recorded: " + why +
                       "; see the daemon's log (--allow-no-gpus on a host without GPUs)";
   }
-  LogWarning("no GPU data: {}; recording host samples only{}", no_gpu,
+  LogWarning(*env_, "no GPU data: {}; recording host samples only{}", no_gpu,
              options_.allow_no_gpus ? ""
                                     : "; /health answers 503 until a daemon starts with a working "
                                       "driver (--allow-no-gpus on a host without GPUs)");
@@ -69,7 +69,7 @@ std::string DaemonContext::CommandOf(uint32_t id) {
 void DaemonContext::ReportFailure(int64_t now_ms, const std::string& message) {
   ++failures_unsaid_;
   if (now_ms - failure_logged_ms_ < kLogEveryMs) return;
-  LogError("{}: {}{}", FormatRfc3339Utc(now_ms * 1'000'000), message,
+  LogError(*env_, "{}: {}{}", FormatRfc3339Utc(now_ms * 1'000'000), message,
            failures_unsaid_ > 1
                ? fmt::format(" ({} failures since the last message)", failures_unsaid_)
                : "");

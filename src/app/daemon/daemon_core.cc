@@ -43,8 +43,8 @@ int WaitForSignal(const sigset_t& signals, int64_t deadline_ns, Clock& clock) {
 
 }  // namespace
 
-DaemonCore::DaemonCore(DaemonOptions options, Clock* clock, FileReader* files)
-    : ctx_(std::move(options), clock, files), host_(files, clock, kHostCpu | kHostMemory) {
+DaemonCore::DaemonCore(DaemonOptions options, Env* env)
+    : ctx_(std::move(options), env), host_(&ctx_.files(), &ctx_.clock(), kHostCpu | kHostMemory) {
   host_.set_memory_period_ns(kHostMemoryPeriod.count() * 1'000'000);
 }
 
@@ -147,7 +147,7 @@ Status DaemonCore::StartRun() {
                              ? EnvironAccessOf(status)
                              : EnvironAccess{};
   if (!ctx_.environ_access_.others_readable) {
-    LogWarning("{}", ctx_.environ_access_.warning);
+    LogWarning(ctx_.env(), "{}", ctx_.environ_access_.warning);
     CGOV_RETURN_IF_ERROR(store.SetMeta(EnvironMetaKey(ctx_.run_.id), ctx_.environ_access_.warning));
   }
   if (!o.instance_id.empty()) CGOV_RETURN_IF_ERROR(store.SetMeta("instance_id", o.instance_id));
@@ -161,6 +161,7 @@ Status DaemonCore::Start() {
   for (const auto& m : modules_) CGOV_RETURN_IF_ERROR(m->Open());
   if (!ctx_.writer_->store().fully_checked()) {
     LogWarning(
+        ctx_.env(),
         "{}: SQLite's quick_check did not finish within {} s; the database was only partly checked "
         "before writing (`sqlite3 {} 'PRAGMA quick_check'` checks it all)",
         o.db, HistoryStore::kWriterCheckBudget.count() / 1000, o.db);
@@ -171,10 +172,10 @@ Status DaemonCore::Start() {
   if (ctx_.metrics != nullptr) {
     for (const auto& [name, failures] : module_failures_) ctx_.metrics->DeclareModule(name);
   }
-  LogInfo(
-      "recording {} GPU(s) every {} into {} (pid {}); stop with SIGINT or SIGTERM, reload with "
-      "SIGHUP",
-      ctx_.gpu_ids_.size(), FormatDuration(o.interval), o.db, getpid());
+  LogInfo(ctx_.env(),
+          "recording {} GPU(s) every {} into {} (pid {}); stop with SIGINT or SIGTERM, reload with "
+          "SIGHUP",
+          ctx_.gpu_ids_.size(), FormatDuration(o.interval), o.db, getpid());
   return Status::Ok();
 }
 
@@ -210,7 +211,7 @@ void DaemonCore::CheckFile(int64_t now_ms) {
       "the history database {} {} at {} while the daemon wrote to it; the ticks before went with "
       "the old file. Writing to {} again; restart the daemon once this is understood",
       db, change, at, db);
-  LogWarning("{}", db_problem_);
+  LogWarning(ctx_.env(), "{}", db_problem_);
   // /health answers without credentials: it names no path.
   if (ctx_.metrics != nullptr) {
     ctx_.metrics->SetHistoryDbProblem(
@@ -314,7 +315,7 @@ void DaemonCore::AfterWrite() {
 void DaemonCore::Written(int64_t now_ms) {
   ++ticks_;
   if (failed_in_a_row_ > 0) {
-    LogInfo("{}: writing to {} again, after {} tick(s) not written since {}",
+    LogInfo(ctx_.env(), "{}: writing to {} again, after {} tick(s) not written since {}",
             FormatRfc3339Utc(now_ms * 1'000'000), ctx_.options().db, failed_in_a_row_,
             FormatRfc3339Utc(failing_since_ms_ * 1'000'000));
     failed_in_a_row_ = 0;
@@ -338,7 +339,7 @@ void DaemonCore::Reload() {
     PriceCatalog catalog;
     PriceOptions price = o.price;
     if (Status s = ApplyPriceFlags(o.catalog_path, "", &price, &catalog); !s.ok()) {
-      LogWarning("SIGHUP: keeping the price catalog in use: {}", s.message());
+      LogWarning(ctx_.env(), "SIGHUP: keeping the price catalog in use: {}", s.message());
     } else {
       o.catalog = std::move(catalog);
       what += ", price catalog " + o.catalog_path + " re-read";
@@ -346,7 +347,7 @@ void DaemonCore::Reload() {
   }
   if (ctx_.writer_) {
     if (Status s = ctx_.writer_->Commit(); !s.ok()) {
-      LogError("{}", s.message());
+      LogError(ctx_.env(), "{}", s.message());
     }
     DropWriter();
   }
@@ -354,7 +355,7 @@ void DaemonCore::Reload() {
   if (reopened.ok()) reopened = StartRun();
   if (!reopened.ok()) {
     DropWriter();  // the next tick tries again, and counts a failure if it cannot
-    LogError("SIGHUP: {}", reopened.message());
+    LogError(ctx_.env(), "SIGHUP: {}", reopened.message());
   } else {
     const int64_t now_ms = ctx_.NowMs();
     const std::vector<GpuInfo>& infos = ctx_.gpus();
@@ -362,11 +363,11 @@ void DaemonCore::Reload() {
       Result<ResolvedPrice> price = ctx_.PriceOf(infos[i]);
       if (!price.ok()) continue;
       Status s = ctx_.writer_->store().PutPrice(ctx_.gpu_ids_[i], now_ms, RecordOfPrice(*price));
-      if (!s.ok()) LogWarning("SIGHUP: {}", s.message());
+      if (!s.ok()) LogWarning(ctx_.env(), "SIGHUP: {}", s.message());
     }
   }
   for (const auto& m : modules_) m->Reload(&what);
-  LogInfo("SIGHUP: {}", what);
+  LogInfo(ctx_.env(), "SIGHUP: {}", what);
 }
 
 Status DaemonCore::Stop() {
@@ -374,10 +375,10 @@ Status DaemonCore::Stop() {
   Status committed = ctx_.writer_ ? ctx_.writer_->Commit() : Status::Ok();
   DropWriter();
   // The same counts as cgov_ticks_total and cgov_tick_failures_total.
-  LogInfo("stopped after {} tick(s){}", ticks_ + failed_,
+  LogInfo(ctx_.env(), "stopped after {} tick(s){}", ticks_ + failed_,
           failed_ > 0 ? fmt::format(", {} not written", failed_) : "");
-  if (!db_problem_.empty()) LogWarning("{}", db_problem_);
-  if (!committed.ok()) LogError("{}", committed.message());
+  if (!db_problem_.empty()) LogWarning(ctx_.env(), "{}", db_problem_);
+  if (!committed.ok()) LogError(ctx_.env(), "{}", committed.message());
   return committed;
 }
 

@@ -19,8 +19,8 @@ namespace cgov {
 
 class DaemonCore {
  public:
-  // `clock` and `files` (the host's files, under --host-root) outlive the core.
-  DaemonCore(DaemonOptions options, Clock* clock, FileReader* files);
+  // `env` (the clocks, the host's files under --host-root, HTTP, the log) outlives the core.
+  DaemonCore(DaemonOptions options, Env* env);
   ~DaemonCore();
   DaemonCore(const DaemonCore&) = delete;
   DaemonCore& operator=(const DaemonCore&) = delete;

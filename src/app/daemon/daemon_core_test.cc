@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "fakes/fake_clock.h"
+#include "fakes/fake_env.h"
 #include "fakes/fake_file_reader.h"
 #include "fakes/fixture_testing.h"
 #include "fakes/nvml_testing.h"
@@ -73,6 +74,8 @@ class DaemonCoreTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(nvml_.loaded());
     ASSERT_TRUE(files_.LoadTree(testing::FixturePath("proc/shared-box"), "").ok());
+    env_.set_clock(&clock_);
+    env_.set_files(&files_);
     dir_ = std::filesystem::temp_directory_path() /
            ("cgov_daemon_core_test_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
@@ -112,12 +115,13 @@ class DaemonCoreTest : public ::testing::Test {
   testing::FakeNvml nvml_{"full", kScenario};
   FakeClock clock_;
   FakeFileReader files_;
+  FakeEnv env_;  // the clock and files above
   std::string dir_;
   std::vector<std::string> log_;
 };
 
 TEST_F(DaemonCoreTest, ATickIsWrittenThenHandedToEachModuleInTheOrderAdded) {
-  DaemonCore core(Options(), &clock_, &files_);
+  DaemonCore core(Options(), &env_);
   RecordingModule* a = Add(core, "a");
   RecordingModule* b = Add(core, "b");
   ASSERT_TRUE(core.Start().ok());
@@ -136,7 +140,7 @@ TEST_F(DaemonCoreTest, ATickIsWrittenThenHandedToEachModuleInTheOrderAdded) {
 }
 
 TEST_F(DaemonCoreTest, AFailingModuleIsCountedByNameAndTheOthersGoOn) {
-  DaemonCore core(Options(), &clock_, &files_);
+  DaemonCore core(Options(), &env_);
   RecordingModule* a = Add(core, "a");
   RecordingModule* b = Add(core, "b");
   a->after_error = Internal("the history is full");
@@ -154,7 +158,7 @@ TEST_F(DaemonCoreTest, AFailingModuleIsCountedByNameAndTheOthersGoOn) {
 }
 
 TEST_F(DaemonCoreTest, ABeforeWriteErrorFailsThatTickOnlyAndTheModulesAreTold) {
-  DaemonCore core(Options(), &clock_, &files_);
+  DaemonCore core(Options(), &env_);
   RecordingModule* a = Add(core, "a");
   RecordingModule* b = Add(core, "b");
   a->before_error = Internal("the dictionary is locked");
@@ -171,7 +175,7 @@ TEST_F(DaemonCoreTest, ABeforeWriteErrorFailsThatTickOnlyAndTheModulesAreTold) {
 }
 
 TEST_F(DaemonCoreTest, AModuleThatCannotStartStopsTheDaemonWithItsReason) {
-  DaemonCore core(Options(), &clock_, &files_);
+  DaemonCore core(Options(), &env_);
   Add(core, "a")->start_error = InvalidArgument("--a: no such file");
   RecordingModule* b = Add(core, "b");
   Status started = core.Start();
@@ -181,7 +185,7 @@ TEST_F(DaemonCoreTest, AModuleThatCannotStartStopsTheDaemonWithItsReason) {
 }
 
 TEST_F(DaemonCoreTest, PeriodicRunsAtTheModulesStatedPeriodFromTheFirstTick) {
-  DaemonCore core(Options(), &clock_, &files_);
+  DaemonCore core(Options(), &env_);
   RecordingModule* a = Add(core, "a");
   a->period_value = std::chrono::minutes(1);
   ASSERT_TRUE(core.Start().ok());
@@ -198,7 +202,7 @@ TEST_F(DaemonCoreTest, PeriodicRunsAtTheModulesStatedPeriodFromTheFirstTick) {
 // SIGHUP after the file was moved away (a restore, a rotation): the history is reopened at its
 // path, the run goes on there, and every module reloads after the core.
 TEST_F(DaemonCoreTest, AReloadReopensTheHistoryAtItsPathAndReloadsEachModule) {
-  DaemonCore core(Options(), &clock_, &files_);
+  DaemonCore core(Options(), &env_);
   Add(core, "a");
   Add(core, "b");
   ASSERT_TRUE(core.Start().ok());
@@ -243,7 +247,7 @@ TEST_F(DaemonCoreTest, AReplacedDatabasesIdentityIdsAreReadFromIt) {
     mallory.user = "mallory";
     ASSERT_EQ((*store)->IdentityId(mallory).value(), 1u);
   }
-  DaemonCore core(Options(), &clock_, &files_);
+  DaemonCore core(Options(), &env_);
   auto module = std::make_unique<IdentityModule>(&core.context());
   IdentityModule* seen = module.get();
   core.Add(std::move(module));

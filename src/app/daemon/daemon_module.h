@@ -25,8 +25,7 @@
 #include "export/daemon_metrics.h"
 #include "identity/kube_pods.h"
 #include "identity/process_attribution.h"
-#include "os/clock.h"
-#include "os/file_reader.h"
+#include "os/env.h"
 #include "telemetry/environ_access.h"
 #include "telemetry/nvml_source.h"
 #include "telemetry/sampler.h"
@@ -38,11 +37,16 @@ namespace cgov {
 // registry, the budgets). Owned by the core; modules keep a pointer to it.
 class DaemonContext {
  public:
-  DaemonContext(DaemonOptions options, Clock* clock, FileReader* files)
-      : options_(std::move(options)), clock_(clock), files_(files) {}
+  // The host's files are read under --host-root through `env`, which outlives the context.
+  DaemonContext(DaemonOptions options, Env* env)
+      : options_(std::move(options)),
+        env_(env),
+        clock_(&env->clock()),
+        files_(env->NewFileReader(options_.host_root)) {}
 
   DaemonOptions& options() { return options_; }  // the catalog and budgets change on SIGHUP
   const DaemonOptions& options() const { return options_; }
+  Env& env() { return *env_; }
   Clock& clock() { return *clock_; }
   FileReader& files() { return *files_; }
   int64_t NowMs() { return clock_->WallNs() / 1'000'000; }
@@ -87,8 +91,9 @@ class DaemonContext {
   friend class DaemonCore;  // the one writer of the run's state
 
   DaemonOptions options_;
+  Env* env_;
   Clock* clock_;
-  FileReader* files_;
+  std::unique_ptr<FileReader> files_;  // the sampling thread's
   std::unique_ptr<NvmlSource> nvml_;
   std::unique_ptr<HistoryWriter> writer_;
   std::unique_ptr<LocalContainers> local_containers_;  // outlives the attributor that uses it

@@ -41,7 +41,7 @@ Status DriverEventsModule::RecordXids() {
   const std::vector<uint32_t>& ids = d_.gpu_ids();
   Status first;
   for (const XidEvent& e : xids) {
-    LogWarning("GPU {}: Xid {} reported by the driver",
+    LogWarning(d_.env(), "GPU {}: Xid {} reported by the driver",
                e.gpu_index < gpus.size() ? gpus[e.gpu_index].Label() : "?", e.xid);
     if (e.gpu_index >= ids.size()) continue;
     Status put = d_.writer()->store().PutEvent({e.unix_ms, ids[e.gpu_index], "xid", e.xid});
@@ -59,7 +59,8 @@ Status DriverEventsModule::RecordMemoryHealth(const std::vector<GpuSlowSample>& 
     const std::optional<MemoryHealth>& h = slow[i].memory_health;
     if (!h || h == recorded_health_[i]) continue;
     if (h->NeedsAction()) {
-      LogWarning("GPU {}: memory needs attention (see `cgov doctor`)", d_.gpus()[i].Label());
+      LogWarning(d_.env(), "GPU {}: memory needs attention (see `cgov doctor`)",
+                 d_.gpus()[i].Label());
     }
     Status put =
         d_.writer()->store().PutEvent({now_ms, ids[i], "memory_health", EncodeMemoryHealth(*h)});

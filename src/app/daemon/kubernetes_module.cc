@@ -37,8 +37,9 @@ class KubernetesModule : public DaemonModule {
 };
 
 Status KubernetesModule::Open() {
-  Result<std::unique_ptr<KubePodWatch>> watch =
-      KubePodWatch::Start(*d_.options().kube, pods_.get());
+  KubeApiOptions kube = *d_.options().kube;
+  kube.env = &d_.env();
+  Result<std::unique_ptr<KubePodWatch>> watch = KubePodWatch::Start(std::move(kube), pods_.get());
   if (!watch.ok()) return watch.status().WithContext("--kubernetes");
   watch_ = std::move(watch).value();
   return Status::Ok();
@@ -47,10 +48,11 @@ Status KubernetesModule::Open() {
 // The first ticks should name their pods: the list usually takes well under a second.
 Status KubernetesModule::Start() {
   if (watch_->WaitSynced(std::chrono::seconds(10))) {
-    LogInfo("--kubernetes: {} pod(s) on node {}", pods_->size(), d_.options().kube->node_name);
+    LogInfo(d_.env(), "--kubernetes: {} pod(s) on node {}", pods_->size(),
+            d_.options().kube->node_name);
   } else {
     error_ = watch_->LastError();
-    LogWarning("--kubernetes: no pod list yet ({}); recording pod UIDs until it comes",
+    LogWarning(d_.env(), "--kubernetes: no pod list yet ({}); recording pod UIDs until it comes",
                error_.empty() ? "no answer in 10 s" : error_);
   }
   return Status::Ok();
@@ -60,7 +62,7 @@ void KubernetesModule::Periodic(int64_t now_ms) {
   pods_->Expire(now_ms);
   // Said when it changes, not every minute.
   if (std::string error = watch_->LastError(); error != error_) {
-    if (!error.empty()) LogWarning("--kubernetes: {}", error);
+    if (!error.empty()) LogWarning(d_.env(), "--kubernetes: {}", error);
     error_ = std::move(error);
   }
 }

@@ -62,12 +62,13 @@ Status MetricsModule::Start() {
                         }));
   const ListenAddress& a = o.http->address;
   // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
-  LogInfo("serving /metrics on {}://{}{}{}:{}", o.http->tls_cert_pem.empty() ? "http" : "https",
-          a.ipv6 ? "[" : "", a.host, a.ipv6 ? "]" : "", server_->port());
+  LogInfo(d_.env(), "serving /metrics on {}://{}{}{}:{}",
+          o.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
+          a.ipv6 ? "]" : "", server_->port());
   if (!a.IsLoopback() && o.http->users.empty()) {
-    LogWarning(
-        "/metrics is open to the network without authentication (--web-config or "
-        "--basic-auth-file); it names users, projects and processes");
+    LogWarning(d_.env(),
+               "/metrics is open to the network without authentication (--web-config or "
+               "--basic-auth-file); it names users, projects and processes");
   }
   return Status::Ok();
 }
@@ -80,7 +81,7 @@ void MetricsModule::Reload(std::string* what) {
   if (path.empty()) return;
   Result<SlurmJobs> jobs = ReadSlurmAccountingFile(path);
   if (!jobs.ok()) {
-    LogWarning("SIGHUP: keeping the Slurm jobs in use: {}", jobs.status().message());
+    LogWarning(d_.env(), "SIGHUP: keeping the Slurm jobs in use: {}", jobs.status().message());
     return;
   }
   *what += fmt::format(", --slurm-accounting {} re-read ({} jobs)", path, jobs->size());
@@ -183,8 +184,8 @@ ServedResponse MetricsModule::Serve(const ServedRequest& request) {
     const ExpositionFormat format = NegotiateFormat(request.accept);
     r.content_type = ContentTypeOf(format);
     // This process's own figures (process_*), read at the scrape from the real /proc.
-    RootedFileReader own("/");
-    Result<SelfStats> self = ReadSelfStats(own);
+    std::unique_ptr<FileReader> own = d_.env().NewFileReader("/");
+    Result<SelfStats> self = ReadSelfStats(*own);
     r.body = metrics_->Render(format, now_ms, self.ok() ? &*self : nullptr);
   } else if (request.path == "/health" || request.path == "/healthz" || request.path == "/livez") {
     // Healthy while sampling keeps up and the history is safe; a stuck or failing sampler, or a

@@ -68,19 +68,21 @@ Status NotifyModule::Start() {
   const std::string& state = d_.options().notify_state;
   std::vector<Incident> open;
   int64_t waiting = 0;
-  Result<std::unique_ptr<Notifier>> started = Notifier::Start(file, state, &open, &waiting);
+  Result<std::unique_ptr<Notifier>> started =
+      Notifier::Start(file, state, &open, &waiting, &d_.env());
   if (!started.ok()) return started.status().WithContext("--notify");
   notifier_ = std::move(started).value();
   std::vector<std::string> sinks;
   for (const NotifySink& s : file.sinks) sinks.push_back(s.name);
   engine_ = std::make_unique<NotifyEngine>(file.rules, std::move(sinks), d_.hostname());
   for (const Incident& i : engine_->Restore(std::move(open))) {
-    LogWarning(
-        "--notify: rule {:?} is no longer in {}: its open incident {} is dropped without a "
-        "resolved notice",
-        i.rule, file.path, i.key);
+    LogWarning(d_.env(),
+               "--notify: rule {:?} is no longer in {}: its open incident {} is dropped without a "
+               "resolved notice",
+               i.rule, file.path, i.key);
   }
   LogInfo(
+      d_.env(),
       "--notify: {} rule(s), {} sink(s) from {}; state in {} ({} open incident(s), {} notice(s) "
       "waiting)",
       file.rules.size(), file.sinks.size(), file.path, state, engine_->incidents().size(), waiting);
@@ -90,6 +92,7 @@ Status NotifyModule::Start() {
     const DigestWeek latest = LatestDigestWeek(*file.digest, d_.NowMs());
     digest_due_ms_ = latest.send_ms;
     LogInfo(
+        d_.env(),
         "--notify: weekly digests: the {} (due {}) unless the state says it was queued, then the "
         "next at {}",
         latest.key, FormatRfc3339Utc(latest.send_ms * 1'000'000),
@@ -103,7 +106,8 @@ void NotifyModule::DigestIfDue(int64_t now_ms) {
   const DigestConfig& config = *d_.options().notify->digest;
   const DigestWeek week = LatestDigestWeek(config, now_ms);
   if (Status s = QueueDigest(week); !s.ok()) {
-    LogWarning("--notify: the weekly {}: {} (tried again in a minute)", week.key, s.message());
+    LogWarning(d_.env(), "--notify: the weekly {}: {} (tried again in a minute)", week.key,
+               s.message());
     digest_due_ms_ = now_ms + 60'000;
     return;
   }
@@ -116,7 +120,8 @@ void NotifyModule::DigestIfDue(int64_t now_ms) {
 Status NotifyModule::QueueDigest(const DigestWeek& week) {
   CGOV_ASSIGN_OR_RETURN(bool sent, notifier_->MailLogged(week.key));
   if (sent) {
-    LogInfo("--notify: the weekly {} was queued before (the state database says so)", week.key);
+    LogInfo(d_.env(), "--notify: the weekly {} was queued before (the state database says so)",
+            week.key);
     return Status::Ok();
   }
   if (d_.writer() == nullptr) return Unavailable("the history is not open");
@@ -151,7 +156,8 @@ Status NotifyModule::QueueDigest(const DigestWeek& week) {
   std::string whom;  // the first ten, then how many more
   for (size_t i = 0; i < mails.size() && i < 10; ++i) whom += (i ? ", " : "") + mails[i].who;
   if (mails.size() > 10) whom += fmt::format(" and {} more", mails.size() - 10);
-  LogInfo("--notify: the weekly {}: {} ({} message(s) per sink; made in {:.2f} s)", week.key,
+  LogInfo(d_.env(), "--notify: the weekly {}: {} ({} message(s) per sink; made in {:.2f} s)",
+          week.key,
           !queued_now    ? std::string("was queued before")
           : whom.empty() ? std::string("no one's week reached min_usd")
                          : "queued for " + whom,
@@ -230,7 +236,7 @@ void NotifyModule::Notify(DaemonTick* tick) {
   if (notices.empty()) return;
   RecordLadder(notices);
   for (const Notice& n : notices) {
-    LogInfo("notice ({}): {}", NoticeEventName(n.event), n.summary);
+    LogInfo(d_.env(), "notice ({}): {}", NoticeEventName(n.event), n.summary);
   }
   std::vector<Incident> open;
   for (const auto& [key, incident] : engine_->incidents()) open.push_back(incident);
@@ -264,7 +270,7 @@ void NotifyModule::RecordLadder(const std::vector<Notice>& notices) {
     r.outcome = fmt::format("notice to {}", fmt::join(n.sinks, ", "));
     Status s = d_.writer()->store().PutPolicyAction(r);
     if (!s.ok() && !ladder_failure_logged_) {
-      LogWarning("--notify: the ladder's step could not be recorded: {}", s.message());
+      LogWarning(d_.env(), "--notify: the ladder's step could not be recorded: {}", s.message());
       ladder_failure_logged_ = true;
     }
   }
@@ -298,7 +304,8 @@ void NotifyModule::TrackJobs(const DaemonTick& tick, int64_t now_ms) {
     }
     ++reported;
     if (Status s = ReportJob(it->first, it->second); !s.ok()) {
-      LogWarning("--notify: the report of {}: {}", EndedJobName(it->second.job), s.message());
+      LogWarning(d_.env(), "--notify: the report of {}: {}", EndedJobName(it->second.job),
+                 s.message());
     }
     it = jobs_.erase(it);
   }
@@ -348,21 +355,24 @@ Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracke
   auto row = std::find_if(summary.who.begin(), summary.who.end(),
                           [&](const WhoRow& w) { return w.key == job.key; });
   if (row == summary.who.end()) {
-    LogInfo("--notify: {} of {} ended: the history credits it no GPU time from {} to {}: no report",
+    LogInfo(d_.env(),
+            "--notify: {} of {} ended: the history credits it no GPU time from {} to {}: no report",
             EndedJobName(job), SafeText(job.user), FormatMinuteUtc(job.since_ms),
             FormatMinuteUtc(job.until_ms));
     return Status::Ok();
   }
   const double gpu_hours = static_cast<double>(row->AttributedMs()) / 3.6e6;
   if (gpu_hours < config.min_gpu_hours) {
-    LogInfo("--notify: {} of {} ended: {:.3f} GPU-hours, under min_gpu_hours ({}): no report",
+    LogInfo(d_.env(),
+            "--notify: {} of {} ended: {:.3f} GPU-hours, under min_gpu_hours ({}): no report",
             EndedJobName(job), SafeText(job.user), gpu_hours, config.min_gpu_hours);
     return Status::Ok();
   }
   CGOV_ASSIGN_OR_RETURN(int64_t today,
                         notifier_->MailCount("job/", job.user, LocalMidnightMs(d_.NowMs())));
   if (today >= config.per_person_per_day) {
-    LogInfo("--notify: {} of {} ended: no report, {} has had {} today (per_person_per_day)",
+    LogInfo(d_.env(),
+            "--notify: {} of {} ended: no report, {} has had {} today (per_person_per_day)",
             EndedJobName(job), SafeText(job.user), SafeText(job.user), today);
     return Status::Ok();
   }
@@ -384,7 +394,7 @@ Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracke
   CGOV_ASSIGN_OR_RETURN(bool queued_now,
                         notifier_->QueueMail(log_key, job.user, std::move(queued)));
   if (queued_now) {
-    LogInfo("--notify: the report of {} ({}, {:.3f} GPU-hours, {}) queued for {}",
+    LogInfo(d_.env(), "--notify: the report of {} ({}, {:.3f} GPU-hours, {}) queued for {}",
             EndedJobName(job), SafeText(job.user), gpu_hours, FormatUsd(row->cost),
             fmt::join(whom, ", "));
   }

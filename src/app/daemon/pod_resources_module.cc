@@ -33,15 +33,17 @@ class PodResourcesModule : public DaemonModule {
 };
 
 Status PodResourcesModule::Open() {
-  const PodResourcesOptions& o = *d_.options().pod_resources;
+  PodResourcesOptions o = *d_.options().pod_resources;
+  o.env = &d_.env();
   Result<std::unique_ptr<PodResourcesPoller>> poller = PodResourcesPoller::Start(o);
   if (!poller.ok()) return poller.status().WithContext("--pod-resources");
   poller_ = std::move(poller).value();
   if (std::string error = poller_->LastError(); !error.empty()) {
-    LogWarning("--pod-resources: {}; retrying every {}", error, FormatDuration(o.interval));
+    LogWarning(d_.env(), "--pod-resources: {}; retrying every {}", error,
+               FormatDuration(o.interval));
     error_ = std::move(error);
   } else {
-    LogInfo("--pod-resources: {} device(s) allocated to containers",
+    LogInfo(d_.env(), "--pod-resources: {} device(s) allocated to containers",
             poller_->Current()->devices.size());
   }
   return Status::Ok();
@@ -51,9 +53,9 @@ void PodResourcesModule::UpdateAllocations() {
   if (d_.metrics != nullptr) d_.metrics->SetPodResourcesOk(poller_->healthy());
   if (std::string error = poller_->LastError(); error != error_) {
     if (!error.empty())
-      LogWarning("--pod-resources: {}", error);
+      LogWarning(d_.env(), "--pod-resources: {}", error);
     else
-      LogInfo("--pod-resources: the kubelet answers again");
+      LogInfo(d_.env(), "--pod-resources: the kubelet answers again");
     error_ = std::move(error);
   }
   std::shared_ptr<const PodResourcesPoller::Snapshot> now = poller_->Current();

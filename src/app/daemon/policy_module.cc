@@ -39,7 +39,7 @@ Status PolicyModule::Start() {
   const DaemonOptions& o = d_.options();
   std::vector<std::string> problems;
   accounts_ = ReadHostAccounts(d_.files(), &problems);
-  for (const std::string& p : problems) LogWarning("--policy: {}", p);
+  for (const std::string& p : problems) LogWarning(d_.env(), "--policy: {}", p);
   engine_ = std::make_unique<PolicyEngine>(*o.policy);
   executor_ =
       std::make_unique<PolicyExecutor>(o.policy_dry_run, [this](const PolicyActionRecord& r) {
@@ -48,7 +48,7 @@ Status PolicyModule::Start() {
         Status s = d_.writer()->store().PutPolicyAction(r);
         if (!s.ok() && record_failure_.ok()) record_failure_ = s;
       });
-  LogInfo("--policy: {} polic{} from {}; {}", o.policy->rules.size(),
+  LogInfo(d_.env(), "--policy: {} polic{} from {}; {}", o.policy->rules.size(),
           o.policy->rules.size() == 1 ? "y" : "ies", o.policy->path,
           o.policy_dry_run ? "dry run: it records what it would do and signals nothing"
                            : "enabled: it sends SIGTERM, then SIGKILL after each grace");

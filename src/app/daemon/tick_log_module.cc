@@ -44,7 +44,7 @@ Status TickLogModule::AfterWrite(DaemonTick* tick) {
     }
   }
   line += fmt::format("; {} of {} idle", idle, phases.size());
-  LogInfo("{}", line);
+  LogInfo(d_.env(), "{}", line);
   return Status::Ok();
 }
 

@@ -78,7 +78,7 @@ std::optional<FileWork> WorkModule::Read(uint32_t pid,
       read.ok() ? ParseProgress(tail.text, tail.name, /*quote_line=*/false)
                 : Result<std::optional<std::pair<double, std::string>>>(read);
   if (!work.ok() && warned_.insert(pid).second) {
-    LogWarning("pid {}: its work is not counted: {}", pid, work.status().message());
+    LogWarning(d_.env(), "pid {}: its work is not counted: {}", pid, work.status().message());
   }
   if (!read.ok()) return std::nullopt;
   FileWork out{tail.dev, tail.ino, std::nullopt, "samples"};  // cgov run's default --unit

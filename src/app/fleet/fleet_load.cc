@@ -15,7 +15,7 @@
 
 #include "app/fleet/fleet_queries.h"
 #include "core/time_format.h"
-#include "os/clock.h"
+#include "os/env.h"
 
 namespace cgov {
 namespace {
@@ -139,7 +139,7 @@ class FleetBuilder {
         since_ms_(since_ms),
         until_ms_(until_ms),
         options_(options),
-        range_before_ms_(WallMs() - kRecentMs) {}
+        range_before_ms_(Env::Default()->WallMs() - kRecentMs) {}
 
   Result<HistoryInput> Build();
 
@@ -1174,7 +1174,7 @@ Status FleetBuilder::AfterGpus() {
     constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
     CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever, prom_.Query(kEver, Seconds(until_ms_)));
     if (ever.empty()) {
-      const int64_t now_ms = WallMs();
+      const int64_t now_ms = Env::Default()->WallMs();
       CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
     }
     if (any.empty() && ever.empty()) {

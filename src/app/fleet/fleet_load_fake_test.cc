@@ -108,7 +108,7 @@ TEST(FleetLoadOnAFake, TheStoresFirstErrorEndsTheLoadAndNothingAfterItIsAsked) {
 // which VictoriaMetrics answers for the time they name), and no range query reaches into the
 // last 5 minutes; the same window an hour ago is read in range queries.
 TEST(FleetLoadOnAFake, TimesNearNowAreNeverReadInARangeQuery) {
-  const int64_t now = WallMs();
+  const int64_t now = Env::Default()->WallMs();
   for (const int64_t until : {now, now - 3'600'000}) {
     FakePromQuery fake([](const PromRequest&) { return std::vector<PromSeries>(); });
     (void)LoadFleet(fake, until - 20 * 60'000, until, {.rules = RecordingRules::kOff});

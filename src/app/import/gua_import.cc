@@ -3,13 +3,13 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "app/history/history_writer.h"
 #include "core/text.h"
 #include "store/gua_reader.h"
+#include "store/sqlite_db.h"
 
 namespace cgov {
 namespace {
@@ -124,16 +124,9 @@ Status GuaImporter::Import(const GuaTick& t, const GuaSource& source) {
 
 }  // namespace
 
-// The first bytes of every SQLite 3 database file.
-bool IsSqliteFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  return in.read(header, sizeof header) && std::memcmp(header, "SQLite format 3", 16) == 0;
-}
-
 Result<ImportCounts> ImportGuaDatabase(const std::string& source_path, const std::string& db) {
   // Checked before the destination is touched: a wrong file creates nothing.
-  if (!IsSqliteFile(source_path)) {
+  if (!HasSqliteHeader(source_path).value_or(false)) {
     return InvalidArgument(fmt::format(
         "{}: not a SQLite database (a gpu-usage-audit history is one); nothing was imported",
         SafeText(source_path)));

@@ -31,6 +31,7 @@
 #include "core/time_format.h"
 #include "os/clock.h"
 #include "os/command_output.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "os/terminal.h"
 #include "report/history_report.h"
@@ -174,7 +175,7 @@ struct Window {
 // REQUIRES: the flags passed Options() (usage errors are reported before this runs).
 Result<Window> ResolveWindow(const ReportOptions& r, std::optional<int64_t> data_end_ms) {
   Window w;
-  w.until_ms = SystemClock().WallNs() / 1'000'000;
+  w.until_ms = Env::Default()->WallMs();
   if (!r.until.empty() && r.until != "now") {
     CGOV_ASSIGN_OR_RETURN(w.until_ms, ParseTimestampMs(r.until));
   } else if (r.until.empty() && data_end_ms) {
@@ -343,7 +344,7 @@ Result<BillInput> LoadBill(const ReportOptions& r) {
   CGOV_ASSIGN_OR_RETURN(in.bill, ReadBill(r.billing, format));
   if (!r.billing_map.empty()) {
     CGOV_ASSIGN_OR_RETURN(std::string text,
-                          ReadInputFile(r.billing_map, 64 << 20, "--billing-map"));
+                          Env::Default()->ReadUserFile(r.billing_map, 64 << 20, "--billing-map"));
     CGOV_ASSIGN_OR_RETURN(in.resource_host, ParseBillingMap(text, r.billing_map));
   }
   return in;
@@ -374,13 +375,15 @@ Status WriteHistoryReport(ReportOptions r, const HistoryOptions& options) {
   std::optional<SlurmJobs> slurm;
   std::vector<std::string> slurm_skipped;
   if (!r.slurm_accounting.empty()) {
-    CGOV_ASSIGN_OR_RETURN(std::string text,
-                          ReadInputFile(r.slurm_accounting, 64 << 20, "--slurm-accounting"));
+    CGOV_ASSIGN_OR_RETURN(
+        std::string text,
+        Env::Default()->ReadUserFile(r.slurm_accounting, 64 << 20, "--slurm-accounting"));
     CGOV_ASSIGN_OR_RETURN(slurm, ParseSlurmAccounting(text, r.slurm_accounting, &slurm_skipped));
   }
   std::optional<BudgetFile> budgets;
   if (!r.budgets.empty()) {
-    CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(r.budgets, 1 << 20, "--budgets"));
+    CGOV_ASSIGN_OR_RETURN(std::string text,
+                          Env::Default()->ReadUserFile(r.budgets, 1 << 20, "--budgets"));
     CGOV_ASSIGN_OR_RETURN(budgets, ParseBudgets(text, r.budgets));
   }
   CGOV_ASSIGN_OR_RETURN(HistoryInput input, Load(r, options));

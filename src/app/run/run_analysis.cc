@@ -18,6 +18,7 @@
 #include "app/run/run_digests.h"
 #include "core/text.h"
 #include "os/clock.h"
+#include "os/env.h"
 #include "os/file_reader.h"
 #include "report/summary_json.h"
 #include "report/summary_read.h"
@@ -86,7 +87,7 @@ std::vector<std::string> PrintableCommand(const std::vector<std::string>& comman
 // Fills what the caller knows of the summary: times, exit, rusage.
 void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_ns,
                  const JobOutcome& outcome, RunSummary* s) {
-  SystemClock clock;
+  Clock& clock = Env::Default()->clock();
   s->command = PrintableCommand(o.command);
   s->tags = o.tags;
   s->interval_s = static_cast<double>(o.interval.count()) / 1000.0;
@@ -103,7 +104,8 @@ void FillOutcome(const RunOptions& o, int64_t start_wall_ns, int64_t start_mono_
   // ru_maxrss would carry the peak of the image before exec (the shell or Python that started
   // cgov): VmHWM is this process image's own peak.
   s->agent_rss_max_bytes = static_cast<uint64_t>(self.ru_maxrss) * 1024;
-  RootedFileReader own_proc;
+  std::unique_ptr<FileReader> own_proc_reader = Env::Default()->NewFileReader("/");
+  FileReader& own_proc = *own_proc_reader;
   std::string status;
   if (own_proc.Read("/proc/self/status", &status).ok()) {
     if (auto hwm = ParseStatusKb(status, "VmHWM")) s->agent_rss_max_bytes = *hwm;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "report/summary_read.h"
 
@@ -15,7 +16,7 @@ namespace cgov {
 using nlohmann::json;
 
 Result<RunDigest> ReadRunDigest(const std::string& path) {
-  CGOV_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path, 64 << 20, "summary"));
+  CGOV_ASSIGN_OR_RETURN(std::string text, Env::Default()->ReadUserFile(path, 64 << 20, "summary"));
   json doc;
   try {
     doc = json::parse(text);

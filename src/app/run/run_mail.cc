@@ -18,6 +18,7 @@
 #include "notify/mail_message.h"
 #include "notify/notifier.h"
 #include "notify/recipients.h"
+#include "os/env.h"
 #include "os/input_file.h"
 #include "os/smtp_client.h"
 #include "store/sqlite_db.h"
@@ -88,9 +89,10 @@ std::string Message(const NotifySink& sink, const std::vector<std::string>& to,
   const std::string html_path = in.report_dir + "/report.html";
   std::string text =
       fmt::format("Your job's report, from cgov run on {}.\n\n", summary.host.hostname);
-  Result<std::string> html = in.report_dir.empty()
-                                 ? Result<std::string>(NotFound("no report directory"))
-                                 : ReadInputFile(html_path, kMaxReportHtmlBytes, "report.html");
+  Result<std::string> html =
+      in.report_dir.empty()
+          ? Result<std::string>(NotFound("no report directory"))
+          : Env::Default()->ReadUserFile(html_path, kMaxReportHtmlBytes, "report.html");
   text += in.markdown;
   text +=
       fmt::format("\n-- \nThe HTML report: {}\ncgov run --mail-report (docs/notifications.md)\n",
@@ -123,7 +125,7 @@ std::string Deliver(const NotifyFile& file, const NotifySink& sink,
 }  // namespace
 
 Result<NotifyFile> ReadJobReportFile(const std::string& path) {
-  Result<std::string> text = ReadInputFile(path, 1 << 20, "--mail-report");
+  Result<std::string> text = Env::Default()->ReadUserFile(path, 1 << 20, "--mail-report");
   if (!text.ok()) return text.status().WithContext("cgov run");
   Result<NotifyFile> file = ParseNotifyFile(*text, path);
   if (!file.ok()) return file.status().WithContext("cgov run: --mail-report");

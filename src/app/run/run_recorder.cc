@@ -9,8 +9,7 @@
 #include "analysis/pricing.h"
 #include "core/json_writer.h"
 #include "identity/cloud_instance.h"
-#include "os/clock.h"
-#include "os/file_reader.h"
+#include "os/env.h"
 #include "telemetry/host_reader.h"
 #include "telemetry/job_tree.h"
 #include "telemetry/nvml_source.h"
@@ -46,7 +45,7 @@ void RunRecorder::Stop() {
 }
 
 bool RunRecorder::WaitUntil(std::chrono::steady_clock::time_point deadline) {
-  const auto left = deadline - std::chrono::steady_clock::now();
+  const auto left = deadline - options_.env->SteadyNow();
   return left <= left.zero() ? !worker_.stopping() : !worker_.Sleep(left);
 }
 
@@ -68,9 +67,9 @@ void RunRecorder::Run() {
                                                   options_.interval.count());
   if (writer_ != nullptr) writer_->Append(DumpJson(HeaderRecord(header_)));
 
-  RootedFileReader files(options_.host_root);
-  SystemClock clock;
-  HostReader host(&files, &clock);
+  std::unique_ptr<FileReader> own_files = options_.env->NewFileReader(options_.host_root);
+  FileReader& files = *own_files;
+  HostReader host(&files, &options_.env->clock());
   // --db: failures there become warnings and end the recording, never the job or its report.
   RunHistory* history = options_.history;
   auto history_failed = [&](const Status& s) {
@@ -102,10 +101,10 @@ void RunRecorder::Run() {
   std::set<std::string> host_errors;  // every distinct one of the run, not just the last tick's
   bool gpu_processes_seen = false;
   int64_t ticks = 0;
-  Sampler sampler(nvml.get(), poller.get(), &host, &clock);
+  Sampler sampler(nvml.get(), poller.get(), &host, &options_.env->clock());
   TickSample tick;
   std::string line;
-  auto next = std::chrono::steady_clock::now();
+  auto next = options_.env->SteadyNow();
   for (;;) {
     if (worker_.stopping()) break;
     const bool slow_due = ticks++ % slow_every == 0;
@@ -127,7 +126,7 @@ void RunRecorder::Run() {
     // After the first tick, so that sampling starts at once (the request may take 300 ms).
     if (ticks == 1 && !options_.metadata_endpoint.empty()) DetectInstance();
     // A late tick is taken late, never twice to catch up.
-    next = std::max(next + options_.interval, std::chrono::steady_clock::now());
+    next = std::max(next + options_.interval, options_.env->SteadyNow());
     if (!WaitUntil(next)) break;
   }
   if (poller) poller->Stop();
@@ -169,9 +168,9 @@ int RunRecorder::JobRootPid(FileReader& files) {
     root_in_host_namespace_ = !ns || *ns == kInitialPidNamespaceInode;
     return options_.root_pid;
   }
-  RootedFileReader own("/");
+  std::unique_ptr<FileReader> own = options_.env->NewFileReader("/");
   std::string text;
-  if (!own.Read(fmt::format("/proc/{}/stat", options_.root_pid), &text).ok()) {
+  if (!own->Read(fmt::format("/proc/{}/stat", options_.root_pid), &text).ok()) {
     return options_.root_pid;
   }
   Result<PidStat> self = ParsePidStat(text);
@@ -184,7 +183,7 @@ int RunRecorder::JobRootPid(FileReader& files) {
 void RunRecorder::DetectInstance() {
   // A few requests, 300 ms at most in all, off the job's path (identity/cloud_instance.h).
   auto found = DetectCloudInstance(options_.cloud, options_.metadata_endpoint,
-                                   std::chrono::milliseconds(300));
+                                   std::chrono::milliseconds(300), options_.env);
   if (!found.ok()) {
     warnings_.push_back("instance detection: " + found.status().message());
     return;

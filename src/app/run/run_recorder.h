@@ -12,7 +12,7 @@
 #include "analysis/run_summary.h"
 #include "app/run/run_history.h"
 #include "identity/cloud_instance.h"
-#include "os/file_reader.h"
+#include "os/env.h"
 #include "os/worker.h"
 #include "store/jsonl_writer.h"
 #include "store/sample_record.h"
@@ -35,6 +35,7 @@ struct RecorderOptions {
   std::string hostname;
   int64_t start_wall_ms = 0;
   RunHistory::PriceFn price;
+  Env* env = Env::Default();  // the clocks, the host's files (under host_root), the metadata GET
 };
 
 // Start() once, Stop() once; results are read after Stop(). The thread is joined by the

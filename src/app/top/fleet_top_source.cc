@@ -12,6 +12,7 @@
 #include "core/time_format.h"
 #include "core/url.h"
 #include "os/clock.h"
+#include "os/env.h"
 #include "store/prometheus_source.h"
 
 namespace cgov {
@@ -169,7 +170,7 @@ Result<std::unique_ptr<FleetTopSource>> FleetTopSource::Open(const FleetTopOptio
 }
 
 Result<TopFrame> FleetTopSource::Frame(int64_t now_mono_ms) {
-  const int64_t now_ms = options_.wall_ms ? options_.wall_ms() : SystemClock().WallNs() / 1'000'000;
+  const int64_t now_ms = options_.wall_ms ? options_.wall_ms() : Env::Default()->WallMs();
   const int64_t day_start = (now_ms - 1) - ((now_ms - 1) % kDayMs);
   if (!day_ || now_mono_ms - day_read_mono_ms_ >= options_.day_refresh_ms ||
       day_->since_ms != day_start) {

@@ -12,8 +12,7 @@
 
 #include "app/daemon/daemon_core.h"
 #include "app/daemon/daemon_modules.h"
-#include "os/clock.h"
-#include "os/file_reader.h"
+#include "os/env.h"
 #include "os/log.h"
 #include "os/worker.h"
 
@@ -21,8 +20,6 @@ namespace cgov {
 
 struct LiveRecorder::State {
   std::string dir, db;
-  SystemClock clock;
-  std::unique_ptr<RootedFileReader> files;
   std::unique_ptr<DaemonCore> core;
   std::atomic<int64_t> ticks{0};
   Worker worker;
@@ -57,8 +54,7 @@ Result<std::unique_ptr<LiveRecorder>> LiveRecorder::Start(const LiveRecorderOpti
   d.nvml_lib = o.nvml_lib;
   d.host_root = o.host_root;
   d.retain = std::chrono::hours(24);
-  s->files = std::make_unique<RootedFileReader>(o.host_root);
-  s->core = std::make_unique<DaemonCore>(std::move(d), &s->clock, s->files.get());
+  s->core = std::make_unique<DaemonCore>(std::move(d), Env::Default());
   for (auto& module : DaemonModulesFor(&s->core->context())) s->core->Add(std::move(module));
   std::unique_ptr<LiveRecorder> recorder(new LiveRecorder(std::move(s)));
   State& st = *recorder->state_;
@@ -88,9 +84,10 @@ LiveRecorder::~LiveRecorder() {
 const std::string& LiveRecorder::db() const { return state_->db; }
 
 bool LiveRecorder::WaitForTicks(int64_t ticks, std::chrono::milliseconds timeout) const {
-  const auto until = std::chrono::steady_clock::now() + timeout;
+  Env* env = Env::Default();
+  const auto until = env->SteadyNow() + timeout;
   while (state_->ticks.load() < ticks) {
-    if (std::chrono::steady_clock::now() >= until) return false;
+    if (env->SteadyNow() >= until) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return true;

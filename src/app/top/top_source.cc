@@ -13,6 +13,7 @@
 #include "core/duration.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "os/env.h"
 #include "os/file_reader.h"
 #include "store/history_store.h"
 
@@ -136,7 +137,8 @@ std::string PolicyStepText(const PolicyActionRecord& a) {
 void TopSource::ReadPolicy() {
   policy_processes_.clear();
   if (!policy_) return;
-  RootedFileReader files(options_.host_root);
+  std::unique_ptr<FileReader> files_reader = Env::Default()->NewFileReader(options_.host_root);
+  FileReader& files = *files_reader;
   const std::string proc_root = ProcRootUnder(options_.host_root);
   for (const ActionRow& a : day_->actions) {
     if (!a.ongoing || a.session.allocation() || a.session.pid == 0) continue;
@@ -185,7 +187,8 @@ Result<std::unique_ptr<TopSource>> TopSource::Open(const TopSourceOptions& o) {
   CGOV_ASSIGN_OR_RETURN(source->history_options_, HistoryOptionsFor(r, &source->catalog_));
   if (o.policy) {
     source->policy_ = std::make_unique<PolicyEngine>(*o.policy);
-    RootedFileReader files(o.host_root);
+    std::unique_ptr<FileReader> files_reader = Env::Default()->NewFileReader(o.host_root);
+    FileReader& files = *files_reader;
     // Unreadable names leave the policies scoped by them matching no one, as in the daemon.
     source->accounts_ = ReadHostAccounts(files, nullptr);
   }
