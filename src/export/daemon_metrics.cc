@@ -262,79 +262,29 @@ void DaemonMetrics::SetSlurmJobs(std::shared_ptr<const SlurmJobs> jobs) {
   Changed();
 }
 
-void DaemonMetrics::SetBudgets(std::shared_ptr<const SharedBudgets> budgets) {
+void DaemonMetrics::AddSection(std::shared_ptr<const MetricsSection> section) {
   std::lock_guard lock(mu_);
-  budgets_ = std::move(budgets);
+  sections_.push_back(std::move(section));
   Changed();
 }
 
-void DaemonMetrics::SetHistoryDbOk(bool ok) {
+void DaemonMetrics::SetDaemonSelf(const DaemonSelf& self) {
   std::lock_guard lock(mu_);
-  history_db_ok_ = ok;
+  self_ = self;
   Changed();
 }
 
-void DaemonMetrics::SetKubernetesOk(bool ok) {
+void DaemonMetrics::SetCollectorSuccess(const std::string& collector, bool ok) {
   std::lock_guard lock(mu_);
-  if (kubernetes_ok_ == ok) return;  // the cached exposition stays valid
-  kubernetes_ok_ = ok;
-  Changed();
-}
-
-void DaemonMetrics::SetPodResourcesOk(bool ok) {
-  std::lock_guard lock(mu_);
-  if (pod_resources_ok_ == ok) return;
-  pod_resources_ok_ = ok;
-  Changed();
-}
-
-void DaemonMetrics::SetHistoryDbProblem(std::string problem) {
-  std::lock_guard lock(mu_);
-  history_db_problem_ = std::move(problem);
+  auto [it, added] = module_collectors_.emplace(collector, ok);
+  if (!added && it->second == ok) return;  // the cached exposition stays valid
+  it->second = ok;
   Changed();
 }
 
 std::string DaemonMetrics::HistoryDbProblem() const {
   std::lock_guard lock(mu_);
-  return history_db_problem_;
-}
-
-void DaemonMetrics::CountTick(bool failed) {
-  std::lock_guard lock(mu_);
-  ++ticks_;
-  if (failed) ++failed_ticks_;
-  Changed();
-}
-
-void DaemonMetrics::SetNotifications(MetricsNotifications counts) {
-  std::lock_guard lock(mu_);
-  if (notifications_ == counts) return;  // a scrape between two ticks stays a copy
-  notifications_ = counts;
-  Changed();
-}
-
-void DaemonMetrics::CountLostTicks(int64_t ticks) {
-  std::lock_guard lock(mu_);
-  failed_ticks_ += ticks;
-  Changed();
-}
-
-void DaemonMetrics::DeclareModule(const std::string& name) {
-  std::lock_guard lock(mu_);
-  module_failures_.try_emplace(name, 0);
-  Changed();
-}
-
-void DaemonMetrics::SetCollectorDurations(std::vector<std::pair<std::string, double>> seconds) {
-  std::lock_guard lock(mu_);
-  collector_seconds_ = std::move(seconds);
-  Changed();
-}
-
-void DaemonMetrics::CountModuleFailure(const std::string& name) {
-  std::lock_guard lock(mu_);
-  ++module_failures_[name];
-  Changed();
+  return self_.history_db_problem;
 }
 
 int64_t DaemonMetrics::StaleAfterMs() const {
@@ -364,8 +314,10 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
           ? std::clamp<int64_t>((now_ms - pending_->ts_ms) / tenth * tenth, 0, options_.interval_ms)
           : 0;
   Cached& cached = cache_[format == ExpositionFormat::kOpenMetrics ? 1 : 0];
-  if (cached.generation != generation_ || cached.fresh != fresh ||
-      cached.pending_ms != pending_ms) {
+  uint64_t sections_generation = 0;
+  for (const auto& section : sections_) sections_generation += section->generation();
+  if (cached.generation != generation_ || cached.sections_generation != sections_generation ||
+      cached.fresh != fresh || cached.pending_ms != pending_ms) {
     cached.body.clear();
     cached.body.reserve(65536);
     ExpositionWriter w(format, &cached.body);
@@ -394,8 +346,9 @@ std::string DaemonMetrics::Render(ExpositionFormat format, int64_t now_ms,
       RenderProcesses(w, now_ms, identities_);
     }
     RenderSelf(w, now_ms);
-    RenderBudgets(w, now_ms);
+    for (const auto& section : sections_) section->Render(w, options_.hostname, now_ms);
     cached.generation = generation_;
+    cached.sections_generation = sections_generation;
     cached.fresh = fresh;
     cached.pending_ms = pending_ms;
   }
@@ -881,14 +834,13 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
   success("nvml", fresh && last_->nvml_ok);
   success("gpu_processes", fresh && last_->processes_ok);
   success("procfs", fresh && last_->host_ok);
-  success("history_db", history_db_ok_ && history_db_problem_.empty());
-  if (kubernetes_ok_) success("kubernetes", *kubernetes_ok_);
-  if (pod_resources_ok_) success("pod_resources", *pod_resources_ok_);
-  if (!collector_seconds_.empty()) {
+  success("history_db", self_.history_db_ok && self_.history_db_problem.empty());
+  for (const auto& [collector, ok] : module_collectors_) success(collector, ok);
+  if (!self_.collector_seconds.empty()) {
     w.Family("cgov_collector_duration_seconds", MetricType::kGauge,
              "Seconds the last tick spent in each collector (nvml: the GPUs' readings, "
              "gpu_processes, procfs, history_db) and each daemon module.");
-    for (const auto& [collector, seconds] : collector_seconds_) {
+    for (const auto& [collector, seconds] : self_.collector_seconds) {
       w.Sample({{"collector", collector}, {"Hostname", host}}, seconds);
     }
   }
@@ -900,14 +852,14 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
   w.Family("cgov_sample_interval_seconds", MetricType::kGauge, "The daemon's sampling interval.");
   w.Sample({{"Hostname", host}}, options_.interval_ms / 1000.0);
   w.Family("cgov_ticks_total", MetricType::kCounter, "Sampling ticks taken.");
-  w.Sample({{"Hostname", host}}, static_cast<double>(ticks_));
+  w.Sample({{"Hostname", host}}, static_cast<double>(self_.ticks));
   w.Family("cgov_tick_failures_total", MetricType::kCounter,
            "Sampling ticks that could not be written to the history database.");
-  w.Sample({{"Hostname", host}}, static_cast<double>(failed_ticks_));
-  if (!module_failures_.empty()) {
+  w.Sample({{"Hostname", host}}, static_cast<double>(self_.failed_ticks));
+  if (!self_.module_failures.empty()) {
     w.Family("cgov_daemon_module_failures_total", MetricType::kCounter,
              "Ticks on which a daemon module failed (its log line names it); the others went on.");
-    for (const auto& [module, failures] : module_failures_) {
+    for (const auto& [module, failures] : self_.module_failures) {
       w.Sample({{"module", module}, {"Hostname", host}}, static_cast<double>(failures));
     }
   }
@@ -918,23 +870,6 @@ void DaemonMetrics::RenderSelf(ExpositionWriter& w, int64_t now_ms) const {
            static_cast<double>(dropped_process_series_));
   w.Sample({{"Hostname", host}, {"metric", "cgov_identity_gpu_seconds_total"}},
            static_cast<double>(folded_identity_credits_));
-  if (notifications_) {
-    const MetricsNotifications& n = *notifications_;
-    w.Family("cgov_notices_sent_total", MetricType::kCounter,
-             "Notices delivered (answered 2xx), all sinks (cgov daemon --notify).");
-    w.Sample({{"Hostname", host}}, static_cast<double>(n.sent));
-    w.Family("cgov_notice_failures_total", MetricType::kCounter,
-             "Delivery attempts that failed and will be tried again (no answer, 5xx, 429, ...).");
-    w.Sample({{"Hostname", host}}, static_cast<double>(n.failed_attempts));
-    w.Family("cgov_notices_dropped_total", MetricType::kCounter,
-             "Notices that will never be delivered: pushed out of a full queue (queue_max), or "
-             "refused by the receiver as malformed (400, 413, 422).");
-    w.Sample({{"Hostname", host}, {"reason", "queue_full"}}, static_cast<double>(n.dropped));
-    w.Sample({{"Hostname", host}, {"reason", "refused"}}, static_cast<double>(n.refused));
-    w.Family("cgov_notices_queued", MetricType::kGauge,
-             "Deliveries waiting in the notifications state database, all sinks.");
-    w.Sample({{"Hostname", host}}, static_cast<double>(n.queued));
-  }
   w.Family("cgov_build_info", MetricType::kGauge,
            "Always 1; the version, git revision and build date of cgov (and the host's "
            "--instance-id, when given).");
@@ -989,44 +924,6 @@ void DaemonMetrics::RenderProcessSelf(ExpositionWriter& w, const SelfStats& self
              "Start time of the process since unix epoch in seconds.");
     w.Sample({}, *self.start_time_seconds);
   }
-}
-
-// Gauges, not counters: a period's spend starts again from 0 when the next period begins.
-void DaemonMetrics::RenderBudgets(ExpositionWriter& w, int64_t now_ms) const {
-  if (!budgets_) return;
-  budgets_->Read(now_ms,
-                 [&](const std::vector<BudgetTracker::Row>& rows) { RenderBudgetRows(w, rows); });
-}
-
-void DaemonMetrics::RenderBudgetRows(ExpositionWriter& w,
-                                     const std::vector<BudgetTracker::Row>& rows) const {
-  if (rows.empty()) return;
-  auto labels = [&](const BudgetTracker::Row& r) {
-    return Labels{{"scope", HistoryByName(r.budget->scope)},
-                  {"name", r.budget->name},
-                  {"period", BudgetPeriodName(r.budget->period)},
-                  {"Hostname", options_.hostname}};
-  };
-  w.Family("cgov_budget_usd", MetricType::kGauge,
-           "A budget's amount for each period (cgov daemon --budgets FILE, docs/budgets.md).");
-  for (const auto& r : rows) w.Sample(labels(r), UsdOf(r.budget->amount));
-  w.Family("cgov_budget_spent_usd", MetricType::kGauge,
-           "What this host's GPU time attributed to the budget's key cost in its current period "
-           "(UTC), from the history at start and each tick since; sum over hosts for a fleet.");
-  for (const auto& r : rows) w.Sample(labels(r), UsdOf(r.spent));
-  w.Family("cgov_budget_alert_threshold_usd", MetricType::kGauge,
-           "The spend at which each of the budget's alert thresholds (pct, of the amount) fires.");
-  for (const auto& r : rows) {
-    for (int pct : r.budget->alert_pcts) {
-      const std::string pct_text = std::to_string(pct);
-      Labels l = labels(r);
-      l.emplace_back("pct", pct_text);
-      w.Sample(l, UsdOf(r.budget->amount) * pct / 100.0);
-    }
-  }
-  w.Family("cgov_budget_period_start_timestamp_seconds", MetricType::kGauge,
-           "Unix time at which the budget's current period began.");
-  for (const auto& r : rows) w.Sample(labels(r), static_cast<double>(r.period.start_ms) / 1000.0);
 }
 
 }  // namespace cgov

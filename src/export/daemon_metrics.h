@@ -21,7 +21,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/budget_tracker.h"
 #include "analysis/history_aggregator.h"
 #include "analysis/slurm_accounting.h"
 #include "core/money.h"
@@ -81,9 +80,36 @@ struct MetricsTick {
 };
 
 // --notify: what the notifier has done since the daemon started, and what waits.
-struct MetricsNotifications {
-  int64_t sent = 0, failed_attempts = 0, dropped = 0, refused = 0, queued = 0;
-  bool operator==(const MetricsNotifications&) const = default;
+// The daemon's own state as its core keeps it (app/daemon/daemon_core.h), handed to the registry
+// whole after each tick: cgov_ticks_total, cgov_tick_failures_total,
+// cgov_daemon_module_failures_total{module}, cgov_collector_duration_seconds{collector} and
+// cgov_collector_success{collector="history_db"}.
+struct DaemonSelf {
+  int64_t ticks = 0;         // taken, written or not
+  int64_t failed_ticks = 0;  // not written, and written ones a failed commit took with it
+  std::map<std::string, int64_t> module_failures;  // every module, from 0
+  // The last tick's seconds in each collector (the driver, the process lists, /proc, the history
+  // database) and each module, as node_exporter's node_scrape_collector_duration_seconds.
+  std::vector<std::pair<std::string, double>> collector_seconds;
+  bool history_db_ok = true;  // the last tick was written
+  // A problem with the history database that lasts until the daemon restarts (its file was
+  // removed or replaced under it): history_db reads 0 and /health fails while it is set.
+  std::string history_db_problem;
+};
+
+// Series a daemon module serves beside the registry's own (as node_exporter's collectors do):
+// the module declares and fills them in its own file, and adds the section to the registry
+// (DaemonContext::metrics_sections). Rendered after the registry's families, into the same
+// cached exposition: a section whose figures moved says so by its generation().
+class MetricsSection {
+ public:
+  virtual ~MetricsSection() = default;
+  // Its families. `host`: the Hostname label every cgov series carries. Called on the HTTP
+  // server's threads with the registry's lock held: never call the registry from here.
+  virtual void Render(ExpositionWriter& w, std::string_view host, int64_t now_ms) const = 0;
+  // Moves on whenever what Render would write changes (a cached exposition is rebuilt);
+  // constant for series the ticks' own changes already refresh.
+  virtual uint64_t generation() const { return 0; }
 };
 
 struct MetricsOptions {
@@ -134,29 +160,15 @@ class DaemonMetrics {
   // The history's identity ids may name other records from now on (its database was replaced
   // or reopened): the labels and counters remembered by id are looked up afresh.
   void ForgetIdentityIds();
-  // --budgets FILE: the budgets to serve (cgov_budget_*), which the daemon credits itself.
-  void SetBudgets(std::shared_ptr<const SharedBudgets> budgets);
-  void SetNotifications(MetricsNotifications counts);
-  void SetHistoryDbOk(bool ok);
-  // --kubernetes: whether the API server's pod list and watch work (a collector of its own).
-  void SetKubernetesOk(bool ok);
-  // With --pod-resources: the last List call to the kubelet worked.
-  void SetPodResourcesOk(bool ok);
-  // A problem with the history database that lasts until the daemon restarts (its file was
-  // removed or replaced under it): history_db reads 0 and /health fails while it is set.
-  void SetHistoryDbProblem(std::string problem);
+  // A module's series, rendered after the registry's own in the order added. Before serving.
+  void AddSection(std::shared_ptr<const MetricsSection> section);
+  // The daemon's own state (above), replacing the last.
+  void SetDaemonSelf(const DaemonSelf& self);
+  // A module's own collector (the Kubernetes API's list and watch, the kubelet's List), served
+  // as cgov_collector_success{collector} once set.
+  void SetCollectorSuccess(const std::string& collector, bool ok);
+  // DaemonSelf::history_db_problem, for /health.
   std::string HistoryDbProblem() const;
-  void CountTick(bool failed);
-  // Ticks counted as written that a failed commit took with it: failures from now on.
-  void CountLostTicks(int64_t ticks);
-  // The daemon's modules (cgov_daemon_module_failures_total{module}): each declared at start,
-  // served from 0; a failure counted as it happens.
-  void DeclareModule(const std::string& name);
-  // cgov_collector_duration_seconds{collector}: the last tick's seconds in each collector (the
-  // driver, the process lists, /proc, the history database) and each module, as node_exporter's
-  // node_scrape_collector_duration_seconds.
-  void SetCollectorDurations(std::vector<std::pair<std::string, double>> seconds);
-  void CountModuleFailure(const std::string& name);
 
   // The exposition as of `now_ms`. Readings older than StaleAfterMs() are not served. `self`:
   // this process's own figures at the scrape, served as Prometheus' client libraries serve them
@@ -227,8 +239,6 @@ class DaemonMetrics {
                        const std::map<IdentityKey, IdentityCounters>& identities) const;
   void RenderSelf(ExpositionWriter& w, int64_t now_ms) const;
   static void RenderProcessSelf(ExpositionWriter& w, const SelfStats& self);
-  void RenderBudgets(ExpositionWriter& w, int64_t now_ms) const;
-  void RenderBudgetRows(ExpositionWriter& w, const std::vector<BudgetTracker::Row>& rows) const;
   bool Fresh(int64_t now_ms) const;
   void Changed() { ++generation_; }
 
@@ -236,6 +246,7 @@ class DaemonMetrics {
   // something changed: a scrape between two ticks is a copy.
   struct Cached {
     uint64_t generation = ~0ull;
+    uint64_t sections_generation = ~0ull;
     bool fresh = false;
     int64_t pending_ms = -1;  // the newest tick's time counted in it
     std::string body;
@@ -267,19 +278,13 @@ class DaemonMetrics {
   };
   std::unordered_map<uint32_t, IdSlot> ids_;
   std::optional<PendingTick> pending_;
-  std::shared_ptr<const SharedBudgets> budgets_;
   std::shared_ptr<const SlurmJobs> slurm_jobs_;
-  std::optional<MetricsNotifications> notifications_;  // set only with --notify
+  std::vector<std::shared_ptr<const MetricsSection>> sections_;
   int64_t dropped_process_series_ = 0;
   int64_t folded_identity_credits_ = 0;  // credits that went to "(other)"
 
-  int64_t ticks_ = 0, failed_ticks_ = 0;
-  std::map<std::string, int64_t> module_failures_;
-  std::vector<std::pair<std::string, double>> collector_seconds_;
-  bool history_db_ok_ = true;
-  std::optional<bool> kubernetes_ok_;     // set only with --kubernetes
-  std::optional<bool> pod_resources_ok_;  // set only with --pod-resources
-  std::string history_db_problem_;
+  DaemonSelf self_;
+  std::map<std::string, bool> module_collectors_;  // SetCollectorSuccess
   uint64_t generation_ = 0;
   mutable std::array<Cached, 2> cache_;  // by ExpositionFormat
 };

@@ -25,6 +25,7 @@
 #include "export/daemon_metrics.h"
 #include "export/exposition.h"
 #include "export/http_server.h"
+#include "export/module_series.h"
 #include "generated_box.h"
 #include "loopback_client.h"
 
@@ -473,7 +474,7 @@ TEST(DaemonMetrics, BudgetsServeAmountThresholdsAndThisHostsSpend) {
   // serves what they hold.
   auto budgets = std::make_shared<SharedBudgets>();
   budgets->Set(BudgetTracker({seed}, now));
-  m.SetBudgets(budgets);
+  m.AddSection(std::make_shared<BudgetSeries>(budgets));  // as the budgets module adds it
   IdentityRecord alice;
   alice.user = "alice";
   alice.project = "llm";
@@ -494,6 +495,40 @@ TEST(DaemonMetrics, BudgetsServeAmountThresholdsAndThisHostsSpend) {
   DaemonMetrics none(o);
   EXPECT_THAT(none.Render(ExpositionFormat::kText, now), Not(HasSubstr("cgov_budget")))
       << "no --budgets, no series";
+}
+
+// A module's series (NoticeSeries: the notify module's) come after the registry's own, in the
+// same exposition, and a section that moved is rendered again though nothing else changed: the
+// cached exposition follows its generation.
+TEST(DaemonMetrics, AModulesSectionIsServedAndRenderedAgainWhenItMoves) {
+  MetricsOptions o;
+  o.hostname = "node-a";
+  o.interval_ms = 1000;
+  DaemonMetrics m(o);
+  m.SetGpus({Gpu(7, 0, 3'600'000)});
+  auto notices = std::make_shared<NoticeSeries>();
+  m.AddSection(notices);
+  const std::string before = m.Render(ExpositionFormat::kText, 1000);
+  EXPECT_THAT(before, HasSubstr("cgov_notices_sent_total{Hostname=\"node-a\"} 0\n"));
+  EXPECT_LT(before.find("cgov_honor_labels_check"), before.find("cgov_notices_sent_total"))
+      << "after the registry's own families";
+  notices->Set({.sent = 3, .failed_attempts = 1, .dropped = 2, .refused = 4, .queued = 5});
+  const std::string after = m.Render(ExpositionFormat::kText, 1000);
+  EXPECT_THAT(after, HasSubstr("cgov_notices_sent_total{Hostname=\"node-a\"} 3\n"));
+  EXPECT_THAT(after, HasSubstr("cgov_notice_failures_total{Hostname=\"node-a\"} 1\n"));
+  EXPECT_THAT(
+      after,
+      HasSubstr("cgov_notices_dropped_total{Hostname=\"node-a\",reason=\"queue_full\"} 2\n"));
+  EXPECT_THAT(after,
+              HasSubstr("cgov_notices_dropped_total{Hostname=\"node-a\",reason=\"refused\"} 4\n"));
+  EXPECT_THAT(after, HasSubstr("cgov_notices_queued{Hostname=\"node-a\"} 5\n"));
+  m.SetCollectorSuccess("kubernetes", false);
+  EXPECT_THAT(
+      m.Render(ExpositionFormat::kText, 1000),
+      HasSubstr("cgov_collector_success{collector=\"kubernetes\",Hostname=\"node-a\"} 0\n"));
+  EXPECT_THAT(DaemonMetrics(o).Render(ExpositionFormat::kText, 1000),
+              Not(HasSubstr("collector=\"kubernetes\"")))
+      << "a module's collector is served once the module says how it is";
 }
 
 TEST(DaemonMetrics, DcgmNamesAreAddedOnlyWhenAsked) {
@@ -866,7 +901,9 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     }
     m.RecordTick(std::move(tick));
     m.Credit(c, [&](uint32_t id) { return &identities[id]; });
-    m.CountTick(false);
+    DaemonSelf self;
+    self.ticks = t + 1;
+    m.SetDaemonSelf(self);
     if (t % 60 == 0) {
       ever.merge(SeriesOf(m.Render(ExpositionFormat::kText, now + 500, &kSelf)));
     }
@@ -939,15 +976,15 @@ TEST(DaemonMetrics, SeriesStayWithinTheBudgetThroughAnHourOfProcessChurn) {
     for (uint32_t i = 0; i < identity_count; ++i) {
       for (const char* unit : {"samples", "tokens", "steps"}) d.CreditWork(&who[i], unit, 1, 0);
     }
-    d.SetKubernetesOk(true);
-    d.SetPodResourcesOk(true);
-    std::vector<std::pair<std::string, double>> durations = {
-        {"nvml", 0}, {"gpu_processes", 0}, {"procfs", 0}, {"history_db", 0}};
+    d.SetCollectorSuccess("kubernetes", true);
+    d.SetCollectorSuccess("pod_resources", true);
+    DaemonSelf self;
+    self.collector_seconds = {{"nvml", 0}, {"gpu_processes", 0}, {"procfs", 0}, {"history_db", 0}};
     for (const char* module : kModules) {
-      d.DeclareModule(module);
-      durations.emplace_back(module, 0);
+      self.module_failures[module] = 0;
+      self.collector_seconds.emplace_back(module, 0);
     }
-    d.SetCollectorDurations(std::move(durations));
+    d.SetDaemonSelf(self);
     return SeriesOf(d.Render(ExpositionFormat::kText, 0, &kSelf)).size();
   };
   EXPECT_EQ(count(1, 1) - count(0, 1), kPerGpuSeries);

@@ -6,6 +6,7 @@
 #include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
 #include "app/history/history_load.h"
+#include "export/module_series.h"
 #include "os/log.h"
 
 namespace cgov {
@@ -15,6 +16,7 @@ class BudgetsModule : public DaemonModule {
  public:
   explicit BudgetsModule(DaemonContext* d) : d_(*d) {
     d_.budgets = std::make_shared<SharedBudgets>();
+    d_.metrics_sections.push_back(std::make_shared<BudgetSeries>(d_.budgets));
   }
   std::string_view name() const override { return "budgets"; }
   // Before the server and the notices, which read them.

@@ -1,6 +1,5 @@
 #include "app/daemon/daemon_core.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "core/time_format.h"
 #include "os/log.h"
 #include "os/process_exit_watch.h"
+#include "os/signal_wait.h"
 #include "policy/policy_process.h"
 
 namespace cgov {
@@ -24,22 +24,6 @@ namespace {
 // record, and no report reads it per tick; /proc/stat (CPU, iowait) is read every tick, since the
 // findings set host CPU and iowait against each tick's GPU utilization.
 constexpr std::chrono::milliseconds kHostMemoryPeriod{60'000};
-
-// Waits until `deadline` (CLOCK_MONOTONIC ns) or one of `signals`; the signal, or 0 at the
-// deadline. A signal that arrived during a tick counts even when the tick overran its interval
-// (a slow driver): it was ignored then, and a daemon whose every tick overran could not be
-// stopped.
-int WaitForSignal(const sigset_t& signals, int64_t deadline_ns, Clock& clock) {
-  for (;;) {
-    const int64_t left = std::max<int64_t>(0, deadline_ns - clock.MonotonicNs());
-    timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
-    const int sig = sigtimedwait(&signals, nullptr, &ts);
-    if (sig > 0) return sig;
-    // A poll (left 0) or a wait that timed out: nothing came by the deadline. Only an
-    // interrupted wait (EINTR) waits on; polling after every timeout cost each tick a syscall.
-    if (left == 0 || errno == EAGAIN) return 0;
-  }
-}
 
 }  // namespace
 
@@ -52,7 +36,7 @@ DaemonCore::DaemonCore(DaemonOptions options, Env* env)
 DaemonCore::~DaemonCore() { ctx_.writer_.reset(); }
 
 void DaemonCore::Add(std::unique_ptr<DaemonModule> module) {
-  module_failures_[std::string(module->name())] = 0;
+  ctx_.self_.module_failures[std::string(module->name())] = 0;
   modules_.push_back(std::move(module));
   periodic_ms_.emplace_back();
 }
@@ -169,9 +153,7 @@ Status DaemonCore::Start() {
   ctx_.OpenDriver();
   CGOV_RETURN_IF_ERROR(StartRun());
   for (const auto& m : modules_) CGOV_RETURN_IF_ERROR(m->Start());
-  if (ctx_.metrics != nullptr) {
-    for (const auto& [name, failures] : module_failures_) ctx_.metrics->DeclareModule(name);
-  }
+  PublishSelf();
   LogInfo(ctx_.env(),
           "recording {} GPU(s) every {} into {} (pid {}); stop with SIGINT or SIGTERM, reload with "
           "SIGHUP",
@@ -182,6 +164,7 @@ Status DaemonCore::Start() {
 // A tick that could not be written: counted as /metrics counts it, said at most once a minute.
 void DaemonCore::TickFailed(int64_t now_ms, const std::string& why) {
   ++failed_;
+  ctx_.self_.history_db_ok = false;
   if (failing_since_ms_ == 0) failing_since_ms_ = now_ms;
   ++failed_in_a_row_;
   ctx_.ReportFailure(now_ms, why);
@@ -192,7 +175,6 @@ void DaemonCore::DropWriter() {
   const int64_t lost = ctx_.writer_->abandoned_ticks();
   ticks_ -= lost;
   failed_ += lost;
-  if (ctx_.metrics != nullptr && lost > 0) ctx_.metrics->CountLostTicks(lost);
   ctx_.writer_.reset();
 }
 
@@ -213,10 +195,8 @@ void DaemonCore::CheckFile(int64_t now_ms) {
       db, change, at, db);
   LogWarning(ctx_.env(), "{}", db_problem_);
   // /health answers without credentials: it names no path.
-  if (ctx_.metrics != nullptr) {
-    ctx_.metrics->SetHistoryDbProblem(
-        fmt::format("the history database {} at {}; see the daemon's log", change, at));
-  }
+  ctx_.self_.history_db_problem =
+      fmt::format("the history database {} at {}; see the daemon's log", change, at);
   DropWriter();
 }
 
@@ -229,10 +209,6 @@ bool DaemonCore::EnsureWriter(int64_t now_ms) {
   if (reopened.ok()) return true;
   DropWriter();
   TickFailed(now_ms, reopened.message());
-  if (ctx_.metrics != nullptr) {
-    ctx_.metrics->SetHistoryDbOk(false);
-    ctx_.metrics->CountTick(/*failed=*/true);
-  }
   return false;
 }
 
@@ -250,7 +226,6 @@ void DaemonCore::Sample() {
 }
 
 void DaemonCore::PublishDurations() {
-  if (ctx_.metrics == nullptr) return;
   std::vector<std::pair<std::string, double>> seconds = {{"nvml", nvml_ns_ / 1e9},
                                                          {"gpu_processes", processes_ns_ / 1e9},
                                                          {"procfs", procfs_ns_ / 1e9},
@@ -258,10 +233,21 @@ void DaemonCore::PublishDurations() {
   for (size_t i = 0; i < modules_.size(); ++i) {
     seconds.emplace_back(std::string(modules_[i]->name()), module_ns_[i] / 1e9);
   }
-  ctx_.metrics->SetCollectorDurations(std::move(seconds));
+  ctx_.self_.collector_seconds = std::move(seconds);
 }
 
 void DaemonCore::Tick() {
+  TakeTick();
+  PublishSelf();
+}
+
+void DaemonCore::PublishSelf() {
+  ctx_.self_.ticks = ticks_ + failed_;
+  ctx_.self_.failed_ticks = failed_;
+  for (const auto& m : modules_) m->OnDaemonSelf(ctx_.self_);
+}
+
+void DaemonCore::TakeTick() {
   const int64_t now_ms = ctx_.NowMs();
   module_ns_.assign(modules_.size(), 0);
   for (size_t i = 0; i < modules_.size(); ++i) {
@@ -287,6 +273,7 @@ void DaemonCore::Tick() {
     });
   }
   tick_.written = status.ok();
+  ctx_.self_.history_db_ok = tick_.written;
   if (ctx_.nvml_) tick_.xids = ctx_.nvml_->DrainXidEvents();
   AfterWrite();
   PublishDurations();
@@ -306,8 +293,7 @@ void DaemonCore::AfterWrite() {
     Timed(&module_ns_[i], [&] { s = m->AfterWrite(&tick_); });
     if (s.ok()) continue;
     const std::string name(m->name());
-    ++module_failures_[name];
-    if (ctx_.metrics != nullptr) ctx_.metrics->CountModuleFailure(name);
+    ++ctx_.self_.module_failures[name];
     ctx_.ReportFailure(tick_.now_ms, s.WithContext(name).message());
   }
 }

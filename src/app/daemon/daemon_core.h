@@ -47,7 +47,9 @@ class DaemonCore {
   int64_t ticks_written() const { return ticks_; }
   int64_t ticks_failed() const { return failed_; }
   // Each module's failed AfterWrite calls since start, by name.
-  const std::map<std::string, int64_t>& module_failures() const { return module_failures_; }
+  const std::map<std::string, int64_t>& module_failures() const {
+    return ctx_.self().module_failures;
+  }
 
  private:
   Status OpenWriter();
@@ -56,6 +58,9 @@ class DaemonCore {
   void PriceGpus();
   // Discards the writer after a failure; the ticks its rolled-back batch lost become failures.
   void DropWriter();
+  void TakeTick();
+  // The core's totals into the context's DaemonSelf, handed to every module.
+  void PublishSelf();
   void TickFailed(int64_t now_ms, const std::string& why);
   // The history file removed or replaced under the daemon: said, and the writer dropped.
   void CheckFile(int64_t now_ms);
@@ -76,7 +81,6 @@ class DaemonCore {
   HostReader host_;
   std::vector<std::unique_ptr<DaemonModule>> modules_;
   std::vector<std::optional<int64_t>> periodic_ms_;  // by module: its last Periodic()
-  std::map<std::string, int64_t> module_failures_;
   DaemonTick tick_;
   // This tick's time (monotonic ns) in the driver's fast fields, the process lists, the host's
   // files, the history writer, and each module (by position).

@@ -50,6 +50,9 @@ class DaemonContext {
   Clock& clock() { return *clock_; }
   FileReader& files() { return *files_; }
   int64_t NowMs() { return clock_->WallNs() / 1'000'000; }
+  // The core's own state (ticks, failures, durations, the history's health), as of the last
+  // tick; modules are handed it after each (DaemonModule::OnDaemonSelf).
+  const DaemonSelf& self() const { return self_; }
 
   // The driver (null when none loaded) and its GPUs in the sampler's order.
   NvmlSource* nvml() { return nvml_.get(); }
@@ -83,14 +86,18 @@ class DaemonContext {
   void ReportFailure(int64_t now_ms, const std::string& message);
 
   // Services modules offer one another, set when the module is added (null: not configured).
-  KubePodDirectory* pods = nullptr;        // the kubernetes module's
-  DaemonMetrics* metrics = nullptr;        // the metrics module's registry
+  KubePodDirectory* pods = nullptr;  // the kubernetes module's
+  DaemonMetrics* metrics = nullptr;  // the metrics module's registry
+  // Series a module serves on /metrics (export/daemon_metrics.h's MetricsSection), added when
+  // the module is made; the metrics module, if any, serves them after its own.
+  std::vector<std::shared_ptr<const MetricsSection>> metrics_sections;
   std::shared_ptr<SharedBudgets> budgets;  // the budgets module's
 
  private:
   friend class DaemonCore;  // the one writer of the run's state
 
   DaemonOptions options_;
+  DaemonSelf self_;
   Env* env_;
   Clock* clock_;
   std::unique_ptr<FileReader> files_;  // the sampling thread's
@@ -163,6 +170,9 @@ class DaemonModule {
   virtual void Reload(std::string* /*what*/) {}
   // Before the history's last commit, in the order the modules were added.
   virtual void Stop() {}
+  // The core's own state, after Start and after every tick (written or not): what a module
+  // serves of the daemon itself (the metrics module's cgov_ticks_total, ...).
+  virtual void OnDaemonSelf(const DaemonSelf& /*self*/) {}
 };
 
 }  // namespace cgov

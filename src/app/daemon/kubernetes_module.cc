@@ -24,7 +24,7 @@ class KubernetesModule : public DaemonModule {
   std::chrono::milliseconds period() const override { return std::chrono::minutes(1); }
   void Periodic(int64_t now_ms) override;
   Status BeforeWrite(DaemonTick* /*tick*/) override {
-    if (d_.metrics != nullptr) d_.metrics->SetKubernetesOk(watch_->healthy());
+    if (d_.metrics != nullptr) d_.metrics->SetCollectorSuccess("kubernetes", watch_->healthy());
     return Status::Ok();
   }
   void Stop() override { watch_.reset(); }

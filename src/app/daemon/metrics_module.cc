@@ -25,6 +25,9 @@ class MetricsModule : public DaemonModule {
   bool wants_credits() const override { return true; }
   void OnCredit(const TickCredit& credit) override;
   void Reload(std::string* what) override;
+  void OnDaemonSelf(const DaemonSelf& self) override {
+    if (metrics_) metrics_->SetDaemonSelf(self);
+  }
   void Stop() override { server_.reset(); }  // no scrape reads the state while it goes away
 
  private:
@@ -54,7 +57,7 @@ Status MetricsModule::Start() {
   mo.process_series = o.process_series;
   metrics_ = std::make_unique<DaemonMetrics>(mo);
   metrics_->SetGpus(MetricsGpus());
-  if (d_.budgets) metrics_->SetBudgets(d_.budgets);
+  for (const auto& section : d_.metrics_sections) metrics_->AddSection(section);
   if (o.slurm_jobs) metrics_->SetSlurmJobs(std::make_shared<const SlurmJobs>(*o.slurm_jobs));
   d_.metrics = metrics_.get();
   CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o.http, [this](const ServedRequest& request) {
@@ -140,8 +143,6 @@ Status MetricsModule::AfterWrite(DaemonTick* tick) {
   } else {
     metrics_->ClearPending();
   }
-  metrics_->SetHistoryDbOk(tick->written);
-  metrics_->CountTick(!tick->written);
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 #include "app/history/history_load.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "export/module_series.h"
 #include "notify/digest.h"
 #include "notify/job_mail.h"
 #include "notify/mail_message.h"
@@ -26,7 +27,7 @@ namespace {
 
 class NotifyModule : public DaemonModule {
  public:
-  explicit NotifyModule(DaemonContext* d) : d_(*d) {}
+  explicit NotifyModule(DaemonContext* d) : d_(*d) { d_.metrics_sections.push_back(series_); }
   std::string_view name() const override { return "notify"; }
   Status Start() override;
   Status AfterWrite(DaemonTick* tick) override;
@@ -55,6 +56,7 @@ class NotifyModule : public DaemonModule {
   Status ReportJob(const std::string& name, const TrackedJob& tracked);
 
   DaemonContext& d_;
+  std::shared_ptr<NoticeSeries> series_ = std::make_shared<NoticeSeries>();
   std::unique_ptr<Notifier> notifier_;
   std::unique_ptr<NotifyEngine> engine_;
   NotifyInput in_;  // rebuilt in place each tick
@@ -405,10 +407,8 @@ Status NotifyModule::AfterWrite(DaemonTick* tick) {
   if (tick->built) Notify(tick);
   DigestIfDue(d_.NowMs());
   if (d_.options().notify->job_report) TrackJobs(*tick, d_.NowMs());
-  if (d_.metrics != nullptr) {  // the notifier's counts to /metrics
-    const Notifier::Counts c = notifier_->counts();
-    d_.metrics->SetNotifications({c.sent, c.failed, c.dropped, c.given_up, c.queued});
-  }
+  const Notifier::Counts c = notifier_->counts();  // to /metrics, when served
+  series_->Set({c.sent, c.failed, c.dropped, c.given_up, c.queued});
   return Status::Ok();
 }
 

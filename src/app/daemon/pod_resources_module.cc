@@ -50,7 +50,7 @@ Status PodResourcesModule::Open() {
 }
 
 void PodResourcesModule::UpdateAllocations() {
-  if (d_.metrics != nullptr) d_.metrics->SetPodResourcesOk(poller_->healthy());
+  if (d_.metrics != nullptr) d_.metrics->SetCollectorSuccess("pod_resources", poller_->healthy());
   if (std::string error = poller_->LastError(); error != error_) {
     if (!error.empty())
       LogWarning(d_.env(), "--pod-resources: {}", error);
