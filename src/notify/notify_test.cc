@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fakes/fake_clock.h"
+#include "fakes/fake_env.h"
 #include "fakes/fake_http_server.h"
 #include "notify/notice_body.h"
 #include "notify/notifier.h"
@@ -772,10 +774,14 @@ TEST_F(NotifyStateTest, NotifierDeliversAndAFailedDeliveryWaitsForTheNextStart) 
   FakeHttpServer up(200, "ok", 0, 64);
   std::vector<Incident> open;
   int64_t waiting = -1;
-  auto notifier = Notifier::Start(OneSink(up.url("/hook")), path, &open, &waiting);
+  // Started on an Env whose clocks are retry_max (1 s) ahead: the retry time has come, and is
+  // not waited for.
+  AheadClock later(1'000'000'000);
+  FakeEnv env;
+  env.set_clock(&later);
+  auto notifier = Notifier::Start(OneSink(up.url("/hook")), path, &open, &waiting, &env);
   ASSERT_TRUE(notifier.ok());
   EXPECT_EQ(waiting, 1);
-  // Its retry time has come or comes within retry_max (1 s).
   for (int i = 0; i < 300 && (*notifier)->counts().sent == 0; ++i) usleep(10'000);
   EXPECT_EQ((*notifier)->counts().sent, 1);
   ASSERT_EQ(up.requests().size(), 1u);

@@ -28,6 +28,20 @@ class FakeClock : public Clock {
   int64_t cpu_ns_ = 0;
 };
 
+// The machine's clocks, `ahead_ns` later: time that runs for real, from further on. For code that
+// waits for real (a worker's sleep) on a deadline the test wants already reached. Thread-safe.
+class AheadClock : public Clock {
+ public:
+  explicit AheadClock(int64_t ahead_ns) : ahead_ns_(ahead_ns) {}
+  int64_t MonotonicNs() override { return real_.MonotonicNs() + ahead_ns_; }
+  int64_t WallNs() override { return real_.WallNs() + ahead_ns_; }
+  int64_t ThreadCpuNs() override { return real_.ThreadCpuNs(); }
+
+ private:
+  SystemClock real_;
+  const int64_t ahead_ns_;
+};
+
 }  // namespace cgov
 
 #endif  // CGOV_TESTS_FAKES_FAKE_CLOCK_H_

@@ -52,6 +52,10 @@ class RecordingModule : public DaemonModule {
     *what += ", " + name_ + " reloaded";
   }
   void Stop() override { log_->push_back(name_ + ":stop"); }
+  void OnDaemonSelf(const DaemonSelf& self) override {
+    last_self = self;
+    ++selves;
+  }
 
   Status open_error, start_error, before_error, after_error;
   std::chrono::milliseconds period_value{0};
@@ -59,6 +63,8 @@ class RecordingModule : public DaemonModule {
   std::vector<bool> written;
   size_t before_processes = 0;
   std::optional<Phase> phase;
+  DaemonSelf last_self;
+  int selves = 0;
 
  private:
   Status Note(const char* what, const Status& result) {
@@ -144,6 +150,7 @@ TEST_F(DaemonCoreTest, AFailingModuleIsCountedByNameAndTheOthersGoOn) {
   RecordingModule* a = Add(core, "a");
   RecordingModule* b = Add(core, "b");
   a->after_error = Internal("the history is full");
+  env_.capture_log();
   ASSERT_TRUE(core.Start().ok());
   for (int i = 0; i < 3; ++i) {
     core.Tick();
@@ -153,6 +160,21 @@ TEST_F(DaemonCoreTest, AFailingModuleIsCountedByNameAndTheOthersGoOn) {
   EXPECT_EQ(core.module_failures().at("a"), 3);
   EXPECT_EQ(core.module_failures().at("b"), 0);
   EXPECT_EQ(core.ticks_written(), 3) << "a module's failure is not the tick's";
+  // The core's own state, handed to every module after Start and each tick (what /metrics
+  // serves of the daemon), and its log through the Env: the failure said once, by name, within
+  // the minute.
+  EXPECT_EQ(b->selves, 4);
+  EXPECT_EQ(b->last_self.ticks, 3);
+  EXPECT_EQ(b->last_self.failed_ticks, 0);
+  EXPECT_EQ(b->last_self.module_failures, (std::map<std::string, int64_t>{{"a", 3}, {"b", 0}}));
+  EXPECT_TRUE(b->last_self.history_db_ok);
+  int said = 0;
+  for (const auto& [level, line] : env_.logged()) {
+    if (level == LogLevel::kError && line.find("a: the history is full") != std::string::npos) {
+      ++said;
+    }
+  }
+  EXPECT_EQ(said, 1) << "at most once a minute";
   ASSERT_TRUE(core.Stop().ok());
   EXPECT_EQ(Ticks(dir_ + "/h.db"), 3);
 }
