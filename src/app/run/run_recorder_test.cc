@@ -34,15 +34,27 @@ class LeapingClock : public FakeClock {
   std::atomic<int64_t> mono_ns_{5'000'000'000};
 };
 
+// The fixture's files, counting the ticks that read them (each reads /proc/stat once).
+class TickCountingReader : public ForwardingFileReader {
+ public:
+  using ForwardingFileReader::ForwardingFileReader;
+  Status ReadHot(std::string_view path, std::string* out) override {
+    if (path == "/proc/stat") ticks.fetch_add(1);
+    return ForwardingFileReader::ReadHot(path, out);
+  }
+  std::atomic<int> ticks{0};
+};
+
 TEST(RunRecorder, TheLoopSamplesTheEnvsFilesByTheEnvsClock) {
   testing::FakeNvml nvml("full", kScenario);
   ASSERT_TRUE(nvml.loaded());
   FakeFileReader files;
   ASSERT_TRUE(files.LoadTree(testing::FixturePath("proc/shared-box"), "").ok());
+  TickCountingReader counting(&files);
   LeapingClock clock;
   FakeEnv env;
   env.set_clock(&clock);
-  env.set_files(&files);
+  env.set_files(&counting);
 
   RecorderOptions o;
   o.nvml_lib = nvml.path();
@@ -54,13 +66,20 @@ TEST(RunRecorder, TheLoopSamplesTheEnvsFilesByTheEnvsClock) {
   SamplesHeader header;
   RunRecorder recorder(o, header, nullptr);
   recorder.Start();
-  // A real second would allow one tick at most; by the Env's clock the loop never waits.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Ticks a second apart by the Env's clock: the loop never waits for a real second. Stopped
+  // after the eleventh; a loop that waited for the machine's clock would take ten seconds.
+  const auto started = std::chrono::steady_clock::now();
+  while (counting.ticks.load() < 11 &&
+         std::chrono::steady_clock::now() - started < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   recorder.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5))
+      << "eleven ticks took real seconds: the loop waited for the machine's clock";
   RunSummary summary;
   recorder.Finish(clock.MonotonicNs(), &summary);
 
-  EXPECT_GE(summary.samples, 5u) << "ticks by the Env's clock, not the machine's";
+  EXPECT_GE(summary.samples, 11u);
   ASSERT_EQ(summary.gpus.size(), 1u);
   EXPECT_EQ(summary.driver_version, "550.54.15");
   // The job's memory is the fixture's: four processes of 396 resident pages each (the 24th
