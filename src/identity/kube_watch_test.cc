@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "fakes/fake_clock.h"
+#include "fakes/fake_env.h"
+#include "fakes/fake_http_client.h"
 
 namespace cgov {
 namespace {
@@ -186,6 +191,67 @@ TEST(KubePodWatch, RbacDeniedAndABadTokenAreSaid) {
 
 // A server that answers 410 to the list's own resourceVersion, or ends every watch at once, is
 // retried with the backoff (50 ms doubling to 200 ms here), not in a tight loop.
+// A monotonic clock that has moved an hour each time it is read. Thread-safe.
+class HourEachReadClock : public FakeClock {
+ public:
+  int64_t MonotonicNs() override { return ns_.fetch_add(3'600'000'000'000) + 3'600'000'000'000; }
+
+ private:
+  std::atomic<int64_t> ns_{0};
+};
+
+// On a FakeEnv, without a server: the API's answers come from the test, and whether a watch
+// ended "at once" is decided by the Env's clock. A watch the server ends at once by that clock
+// waits the back-off (ten minutes here: no second watch); the same answer on a clock that moves
+// an hour a read lasted an hour by it, and the watch is resumed at once, from the list's
+// resourceVersion.
+TEST(KubePodWatch, OnAFakeEnvTheBackoffFollowsTheEnvsClock) {
+  const json list = {{"kind", "PodList"},
+                     {"apiVersion", "v1"},
+                     {"metadata", {{"resourceVersion", "7"}}},
+                     {"items", {PodJson("u1", "ml", "p", "x")}}};
+  FakeHttpClient api([&](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.url.find("watch=1") != std::string::npos) {
+      return FakeHttpClient::Reply(r, 200, {}, "");  // the server ends the watch at once
+    }
+    return FakeHttpClient::Reply(r, 200, {}, list.dump());
+  });
+  auto watches_on = [&](Clock* clock, uint64_t enough, int bound_ms) {
+    FakeEnv env;
+    env.set_clock(clock);
+    env.set_http(&api);
+    KubeApiOptions o;
+    o.api_url = "https://api.example:443";
+    o.node_name = "gpu-node-1";
+    o.retry_min = std::chrono::minutes(10);
+    o.retry_max = std::chrono::minutes(20);
+    o.env = &env;
+    KubePodDirectory pods(DefaultKubeLabelMap());
+    auto w = KubePodWatch::Start(o, &pods);
+    EXPECT_TRUE(w.ok());
+    if (!w.ok()) return uint64_t{0};
+    EXPECT_TRUE((*w)->WaitSynced(std::chrono::seconds(10))) << (*w)->LastError();
+    EXPECT_EQ(pods.Find("u1")->name, "p");
+    // Bounded: until `enough` watches, or `bound_ms` (a loop without its back-off: hundreds).
+    for (int i = 0; i < bound_ms && (*w)->watches() < enough; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const uint64_t watches = (*w)->watches();
+    w->reset();
+    return watches;
+  };
+  FakeClock still;  // only read: safe from the watch's thread
+  EXPECT_EQ(watches_on(&still, 2, 300), 1u) << "ended at once: the back-off (10 minutes) is waited";
+  HourEachReadClock leaping;
+  EXPECT_GE(watches_on(&leaping, 5, 10'000), 5u)
+      << "lasted an hour by the Env's clock: resumed at once";
+  const std::vector<HttpRequest> sent = api.sent();
+  ASSERT_GE(sent.size(), 2u);
+  EXPECT_THAT(sent[0].url, HasSubstr("/api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-node-1"));
+  EXPECT_THAT(sent[1].url, HasSubstr("watch=1"));
+  EXPECT_THAT(sent[1].url, HasSubstr("resourceVersion=7"));
+}
+
 TEST(KubePodWatch, AServerThatFailsAtOnceIsNotHammered) {
   for (const json& watch :
        {json{{"gone", true}}, json{{"events", json::array()}, {"then", "end"}}}) {
