@@ -154,7 +154,8 @@ std::string NvmlSource::ReadDeviceString(nvml::nvmlDeviceGetString_fn f, nvmlDev
   return SafeText(buffer);
 }
 
-NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> library) : library_(std::move(library)) {}
+NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> library, Clock* clock)
+    : library_(std::move(library)), clock_(*clock) {}
 
 NvmlSource::~NvmlSource() {
   StopEventWatch();
@@ -166,9 +167,10 @@ NvmlSource::~NvmlSource() {
   if (initialised_) library_->fn().shutdown();
 }
 
-Result<std::unique_ptr<NvmlSource>> NvmlSource::Open(const std::string& library_path) {
+Result<std::unique_ptr<NvmlSource>> NvmlSource::Open(const std::string& library_path,
+                                                     Clock* clock) {
   CGOV_ASSIGN_OR_RETURN(std::unique_ptr<NvmlLibrary> library, NvmlLibrary::Load(library_path));
-  std::unique_ptr<NvmlSource> source(new NvmlSource(std::move(library)));
+  std::unique_ptr<NvmlSource> source(new NvmlSource(std::move(library), clock));
   CGOV_RETURN_IF_ERROR(source->Init());
   return source;
 }

@@ -53,7 +53,10 @@ class NvmlSource {
   // Loads the library (see NvmlLibrary::Load), initialises NVML and probes every GPU's fields.
   // Unavailable when there is no driver or nvmlInit fails; the message says why and what to do.
   // A machine with a driver and no GPU is ok, with gpus() empty.
-  static Result<std::unique_ptr<NvmlSource>> Open(const std::string& library_path);
+  // `clock` (outliving the source) stamps each read and ages the health and energy reads: the
+  // caller's Env's, so that a read's age is measured on the same clock as its tick.
+  static Result<std::unique_ptr<NvmlSource>> Open(const std::string& library_path,
+                                                  Clock* clock = &Env::Default()->clock());
 
   ~NvmlSource();  // nvmlShutdown
   NvmlSource(const NvmlSource&) = delete;
@@ -110,7 +113,7 @@ class NvmlSource {
   static constexpr int64_t kMemoryHealthPeriodNs = 60'000'000'000;
 
  private:
-  explicit NvmlSource(std::unique_ptr<NvmlLibrary> library);
+  NvmlSource(std::unique_ptr<NvmlLibrary> library, Clock* clock);
   Status Init();
   // A sampled unit before probing: a whole GPU, or a MIG instance with its parent's handle.
   struct Unit {
@@ -153,7 +156,7 @@ class NvmlSource {
   void StopEventWatch();
 
   std::unique_ptr<NvmlLibrary> library_;
-  Clock& clock_ = Env::Default()->clock();  // read times, health and energy reads' ages
+  Clock& clock_;  // read times, health and energy reads' ages
   bool initialised_ = false;
   std::string driver_version_;
   std::string nvml_version_;

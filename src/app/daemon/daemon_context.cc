@@ -20,7 +20,7 @@ const std::vector<GpuInfo>& DaemonContext::gpus() const {
 // purpose (--allow-no-gpus; docs/daemon.md, "No GPU").
 void DaemonContext::OpenDriver() {
   std::string no_gpu, why;  // the log's reason; /health's, which names no path
-  if (auto opened = NvmlSource::Open(options_.nvml_lib); opened.ok()) {
+  if (auto opened = NvmlSource::Open(options_.nvml_lib, clock_); opened.ok()) {
     nvml_ = std::move(opened).value();
     nvml_->StartEventWatch();
     // The history's energy is power x time corrected by the driver's counter (issue 62): read

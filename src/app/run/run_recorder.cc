@@ -53,7 +53,7 @@ void RunRecorder::Run() {
   // NVML is opened here, after the job started: a real nvmlInit can take a second on a big node
   // and the job must not wait for it.
   std::unique_ptr<NvmlSource> nvml;
-  if (auto opened = NvmlSource::Open(options_.nvml_lib); opened.ok()) {
+  if (auto opened = NvmlSource::Open(options_.nvml_lib, &options_.env->clock()); opened.ok()) {
     nvml = std::move(opened).value();
     nvml->StartEventWatch();
     header_.nvml_ok = true;
