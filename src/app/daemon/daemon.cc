@@ -34,10 +34,10 @@ void DetectInstance(DaemonOptions* o) {
 
 }  // namespace
 
-Status RunDaemon(DaemonOptions options, const sigset_t& stop) {
+Status RunDaemon(DaemonOptions options, DaemonModuleKinds modules, const sigset_t& stop) {
   if (options.detect_instance) DetectInstance(&options);
   DaemonCore core(std::move(options), Env::Default());
-  for (auto& module : DaemonModulesFor(&core.context())) core.Add(std::move(module));
+  AddDaemonModules(modules, &core);
   CGOV_RETURN_IF_ERROR(core.Start());
   core.RunUntilSignal(stop);
   (void)core.Stop();  // said; the ticks before were committed as they went

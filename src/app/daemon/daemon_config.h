@@ -1,34 +1,28 @@
-// The files `cgov daemon`'s flags name, read into its options: the web server's users and TLS
-// key pair, the budgets, notifications and policy files, the price catalog, and the Kubernetes
-// node name when none was given. The command line (src/cli/daemon.cc) checks which flags go
-// together; this reads and checks what the files say.
+// The files `cgov daemon`'s core flags name, read into its options (the price catalog and
+// --price-per-gpu-hour, --kube-labels), and the one way a flag's file is read. A module reads
+// its own files in its kind's Configure (daemon_module.h). The command line (src/cli/daemon.cc)
+// checks which core flags go together; this reads and checks what the files say.
 #ifndef CGOV_APP_DAEMON_DAEMON_CONFIG_H_
 #define CGOV_APP_DAEMON_DAEMON_CONFIG_H_
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "app/daemon/daemon_options.h"
 #include "core/status.h"
 
 namespace cgov {
 
-// Paths as given on the command line ("" = not given).
-struct DaemonFiles {
-  std::string basic_auth, web_config, tls_cert, tls_key;  // with --listen (o->http set)
-  std::string budgets, notify, policy, slurm_accounting;
-  std::string price_text;   // --price-per-gpu-hour, applied with o->catalog_path
-  std::string kube_labels;  // --kube-labels (not a file: parsed here with the rest of --kubernetes)
-};
+// A file a flag names, whole: a regular file of at most `max_bytes` (a FIFO, a device or a
+// directory is refused, never read). The error says "cgov daemon: FLAG PATH: why".
+Result<std::string> ReadDaemonFile(const std::string& path, std::string_view flag,
+                                   size_t max_bytes = 1 << 20);
 
-// Fills `o` from the files; the first error names its flag, file and line. REQUIRES: o->kube
-// and o->http, when set, hold what the flags gave (the listen address parsed).
-Status LoadDaemonFiles(const DaemonFiles& files, DaemonOptions* o);
-
-// --budgets' file, as read at start and on SIGHUP.
-Result<BudgetFile> ReadBudgetsFile(const std::string& path);
-// --slurm-accounting's file (sacct --parsable2 or scontrol output), as read at start and on
-// SIGHUP.
-Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path);
+// --price-per-gpu-hour (`price_text`, "" = not given) with --price-catalog, and --kube-labels
+// (`kube_labels`, "" = the default), into `o`; the first error names its flag, file and line.
+Status LoadCoreFiles(const std::string& price_text, const std::string& kube_labels,
+                     DaemonOptions* o);
 
 }  // namespace cgov
 

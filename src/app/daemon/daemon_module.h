@@ -1,7 +1,8 @@
 // A daemon feature as a module (node_exporter's collectors, redis's cron jobs): it owns its
-// state, starts, takes each tick, reloads on SIGHUP and stops, and fails alone. The core
-// (daemon_core.h) samples, writes the history and calls the modules in the order they were
-// added; a module never needs a member, branch or option in the core.
+// flags, its configuration and its state; it starts, takes each tick, reloads on SIGHUP and
+// stops, and fails alone. The core (daemon_core.h) samples, writes the history and calls the
+// modules in the order they were added; a module never needs a member, branch or option in the
+// core, in DaemonOptions or in src/cli/daemon.cc (DaemonModuleKind below).
 //
 // Threading: every call comes from the daemon's one tick thread. A module with threads of its
 // own (the metrics server, the notifier, the Kubernetes watch) joins them in Stop().
@@ -30,6 +31,10 @@
 #include "telemetry/nvml_source.h"
 #include "telemetry/sampler.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace cgov {
 
 // What the core and the modules share: the machine's seams, the history, this run's GPUs and
@@ -44,7 +49,7 @@ class DaemonContext {
         clock_(&env->clock()),
         files_(env->NewFileReader(options_.host_root)) {}
 
-  DaemonOptions& options() { return options_; }  // the catalog and budgets change on SIGHUP
+  DaemonOptions& options() { return options_; }  // the price catalog changes on SIGHUP
   const DaemonOptions& options() const { return options_; }
   Env& env() { return *env_; }
   Clock& clock() { return *clock_; }
@@ -174,6 +179,35 @@ class DaemonModule {
   // serves of the daemon itself (the metrics module's cgov_ticks_total, ...).
   virtual void OnDaemonSelf(const DaemonSelf& /*self*/) {}
 };
+
+// A module as `cgov daemon`'s command line sees it (node_exporter's collector registration):
+// its flags, under its own heading of --help; their values checked and typed, and the files
+// they name read, once the command line is parsed; the module made from them. Defined beside
+// its module, listed once in DaemonModuleKinds() (daemon_modules.cc); docs/architecture.md,
+// "Adding a daemon module", shows a whole one.
+class DaemonModuleKind {
+ public:
+  virtual ~DaemonModuleKind() = default;
+  // Its module's name (DaemonModule::name).
+  virtual std::string_view name() const = 0;
+  // Adds its flags to `app`, before the parse. A kind without flags adds nothing.
+  virtual void AddFlags(CLI::App* /*app*/) {}
+  // After the parse, once the core's options are typed (`core`): the flags that go together
+  // (FlagGiven tells which others were given), the files they name read. The error names the
+  // flag, and the file and line.
+  virtual Status Configure(const CLI::App& /*app*/, const DaemonOptions& /*core*/) {
+    return Status::Ok();
+  }
+  // Whether the command line asked for the module; after Configure.
+  virtual bool enabled() const = 0;
+  // The module, holding what Configure read; once, when enabled. It may set the services it
+  // offers the others in the context (pods, budgets, metrics_sections).
+  virtual std::unique_ptr<DaemonModule> Make(DaemonContext* context) = 0;
+};
+
+// Whether `flag` ("--listen") was given, on the command line or in the environment, and for a
+// flag without a value, not as false (CGOV_KUBERNETES=false); false when no kind added it.
+bool FlagGiven(const CLI::App& app, const std::string& flag);
 
 }  // namespace cgov
 

@@ -1,5 +1,6 @@
-// What `cgov daemon` was asked to do, typed: its command line (src/cli/daemon.cc) with the files
-// the flags name already read (daemon_config.h). The daemon's core and its modules read it.
+// What `cgov daemon`'s core was asked to do, typed: its part of the command line
+// (src/cli/daemon.cc) with the files its flags name already read (daemon_config.h). The core
+// and the modules read it; each module's own flags are its kind's (daemon_module.h).
 #ifndef CGOV_APP_DAEMON_DAEMON_OPTIONS_H_
 #define CGOV_APP_DAEMON_DAEMON_OPTIONS_H_
 
@@ -7,16 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "analysis/budget.h"
 #include "analysis/pricing.h"
-#include "analysis/slurm_accounting.h"
-#include "export/http_server.h"
 #include "identity/cloud_instance.h"
 #include "identity/kube_pods.h"
-#include "identity/kube_watch.h"
-#include "identity/pod_resources.h"
-#include "notify/notify_file.h"
-#include "policy/policy_file.h"
 
 namespace cgov {
 
@@ -24,6 +18,8 @@ namespace cgov {
 // milliseconds on a real one: docs/benchmarks.md) becomes a visible share of a core.
 constexpr std::chrono::milliseconds kDaemonMinInterval{100};
 
+// The core's options alone: what it samples, where it writes, how it prices. A module's own
+// flags and configuration live with the module (DaemonModuleKind, daemon_module.h).
 struct DaemonOptions {
   std::string db;
   std::chrono::milliseconds interval{30'000};
@@ -37,25 +33,12 @@ struct DaemonOptions {
   // start, where --instance-type and --instance-id did not give them.
   std::optional<CloudProvider> detect_instance;
   std::string metadata_endpoint = kDefaultMetadataEndpoint;
-  std::string catalog_path;               // --price-catalog, re-read on SIGHUP
-  std::optional<HttpServerOptions> http;  // --listen
-  bool dcgm_names = false;                // --metrics-names dcgm
-  bool process_series = false;            // --metrics-processes
-  std::optional<KubeApiOptions> kube;     // --kubernetes
+  std::string catalog_path;  // --price-catalog, re-read on SIGHUP
+  // --kube-labels: which pod and Docker container labels name the project, team and user.
   KubeLabelMap kube_labels = DefaultKubeLabelMap();
-  std::optional<PodResourcesOptions> pod_resources;  // --pod-resources
   PriceOptions price;
   PriceCatalog catalog;
-  std::string budgets_path;  // --budgets, re-read on SIGHUP
-  std::optional<BudgetFile> budgets;
-  std::optional<NotifyFile> notify;   // --notify
-  std::string notify_state;           // --notify-state
-  std::optional<PolicyFile> policy;   // --policy
-  std::string slurm_accounting_path;  // --slurm-accounting, re-read on SIGHUP
-  std::optional<SlurmJobs> slurm_jobs;
-  bool policy_dry_run = false;  // --policy-dry-run
-  bool log_ticks = false;       // --log-ticks
-  bool allow_no_gpus = false;   // --allow-no-gpus: no GPU is not a problem
+  bool allow_no_gpus = false;  // --allow-no-gpus: no GPU is not a problem
 };
 
 }  // namespace cgov

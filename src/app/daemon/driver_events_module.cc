@@ -73,10 +73,20 @@ Status DriverEventsModule::RecordMemoryHealth(const std::vector<GpuSlowSample>& 
   return first;
 }
 
+// Always on, without a flag.
+class DriverEventsKind : public DaemonModuleKind {
+ public:
+  std::string_view name() const override { return "driver_events"; }
+  bool enabled() const override { return true; }
+  std::unique_ptr<DaemonModule> Make(DaemonContext* context) override {
+    return std::make_unique<DriverEventsModule>(context);
+  }
+};
+
 }  // namespace
 
-std::unique_ptr<DaemonModule> NewDriverEventsModule(DaemonContext* context) {
-  return std::make_unique<DriverEventsModule>(context);
+std::unique_ptr<DaemonModuleKind> NewDriverEventsModuleKind() {
+  return std::make_unique<DriverEventsKind>();
 }
 
 }  // namespace cgov

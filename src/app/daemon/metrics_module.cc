@@ -4,9 +4,11 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
+#include "app/daemon/web_files.h"
 #include "export/http_server.h"
 #include "os/log.h"
 
@@ -15,10 +17,35 @@ namespace {
 
 // How often the GPU energy counter behind DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION is read.
 constexpr std::chrono::milliseconds kEnergyPeriod{10'000};
+// Not dcgm-exporter's 9400: both run on GPU nodes (docs/metrics.md, "Beside dcgm-exporter").
+constexpr char kDefaultListen[] = "127.0.0.1:9474";
+constexpr char kMetricsHeading[] = "Prometheus /metrics (--listen)";
+
+// What the metrics module's flags say, typed and read.
+struct MetricsConfig {
+  HttpServerOptions http;
+  bool dcgm_names = false;       // --metrics-names dcgm
+  bool process_series = false;   // --metrics-processes
+  std::string slurm_accounting;  // --slurm-accounting, re-read on SIGHUP ("": none)
+  std::optional<SlurmJobs> slurm_jobs;
+};
+
+// --slurm-accounting's file (sacct --parsable2 or scontrol output), as read at start and on
+// SIGHUP.
+Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path) {
+  Result<std::string> text = ReadDaemonFile(path, "--slurm-accounting", 64 << 20);
+  if (!text.ok()) return text.status();
+  std::vector<std::string> skipped;
+  Result<SlurmJobs> jobs = ParseSlurmAccounting(*text, path, &skipped);
+  if (!jobs.ok()) return jobs.status().WithContext("cgov daemon: --slurm-accounting");
+  // A malformed record is one job's, never the daemon's end (at start as on SIGHUP).
+  for (const std::string& why : skipped) LogWarning("--slurm-accounting: {}", why);
+  return jobs;
+}
 
 class MetricsModule : public DaemonModule {
  public:
-  explicit MetricsModule(DaemonContext* d) : d_(*d) {}
+  MetricsModule(DaemonContext* d, MetricsConfig config) : d_(*d), config_(std::move(config)) {}
   std::string_view name() const override { return "metrics"; }
   Status Start() override;
   Status AfterWrite(DaemonTick* tick) override;
@@ -38,6 +65,7 @@ class MetricsModule : public DaemonModule {
   void FollowHistory();
 
   DaemonContext& d_;
+  MetricsConfig config_;
   uint64_t history_opens_ = 0;  // d_.history_opens() when the registry last forgot its ids
   std::unique_ptr<DaemonMetrics> metrics_;
   std::unique_ptr<HttpServer> server_;
@@ -53,22 +81,25 @@ Status MetricsModule::Start() {
   mo.hostname = d_.hostname();
   mo.instance_id = o.instance_id;
   mo.interval_ms = o.interval.count();
-  mo.dcgm_names = o.dcgm_names;
-  mo.process_series = o.process_series;
+  mo.dcgm_names = config_.dcgm_names;
+  mo.process_series = config_.process_series;
   metrics_ = std::make_unique<DaemonMetrics>(mo);
   metrics_->SetGpus(MetricsGpus());
   for (const auto& section : d_.metrics_sections) metrics_->AddSection(section);
-  if (o.slurm_jobs) metrics_->SetSlurmJobs(std::make_shared<const SlurmJobs>(*o.slurm_jobs));
+  if (config_.slurm_jobs) {
+    metrics_->SetSlurmJobs(std::make_shared<const SlurmJobs>(std::move(*config_.slurm_jobs)));
+    config_.slurm_jobs.reset();
+  }
   d_.metrics = metrics_.get();
-  CGOV_ASSIGN_OR_RETURN(server_, HttpServer::Start(*o.http, [this](const ServedRequest& request) {
-                          return Serve(request);
-                        }));
-  const ListenAddress& a = o.http->address;
+  CGOV_ASSIGN_OR_RETURN(
+      server_, HttpServer::Start(config_.http,
+                                 [this](const ServedRequest& request) { return Serve(request); }));
+  const ListenAddress& a = config_.http.address;
   // An IPv6 address in a URL is bracketed, the port after the bracket: http://[::1]:9400.
   LogInfo(d_.env(), "serving /metrics on {}://{}{}{}:{}",
-          o.http->tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
+          config_.http.tls_cert_pem.empty() ? "http" : "https", a.ipv6 ? "[" : "", a.host,
           a.ipv6 ? "]" : "", server_->port());
-  if (!a.IsLoopback() && o.http->users.empty()) {
+  if (!a.IsLoopback() && config_.http.users.empty()) {
     LogWarning(d_.env(),
                "/metrics is open to the network without authentication (--web-config or "
                "--basic-auth-file); it names users, projects and processes");
@@ -80,7 +111,7 @@ Status MetricsModule::Start() {
 // reported and the jobs in use kept).
 void MetricsModule::Reload(std::string* what) {
   metrics_->SetGpus(MetricsGpus());
-  const std::string& path = d_.options().slurm_accounting_path;
+  const std::string& path = config_.slurm_accounting;
   if (path.empty()) return;
   Result<SlurmJobs> jobs = ReadSlurmAccountingFile(path);
   if (!jobs.ok()) {
@@ -133,7 +164,7 @@ Status MetricsModule::AfterWrite(DaemonTick* tick) {
       m.command = d_.CommandOf(p.command_id);
     }
   }
-  if (tick->built && d_.options().dcgm_names) t.gpu_pods = GpuPods(tick->stored);
+  if (tick->built && config_.dcgm_names) t.gpu_pods = GpuPods(tick->stored);
   metrics_->RecordTick(std::move(t));
   // The tick the history took last: the counters count it up to the scrape (SetPending), as a
   // report of the history ending then would.
@@ -242,10 +273,93 @@ std::vector<MetricsGpu> MetricsModule::MetricsGpus() {
   return gpus;
 }
 
+class MetricsKind : public DaemonModuleKind {
+ public:
+  std::string_view name() const override { return "metrics"; }
+  void AddFlags(CLI::App* app) override;
+  Status Configure(const CLI::App& app, const DaemonOptions& core) override;
+  bool enabled() const override { return listen_; }
+  std::unique_ptr<DaemonModule> Make(DaemonContext* context) override {
+    return std::make_unique<MetricsModule>(context, std::move(config_));
+  }
+
+ private:
+  bool listen_ = false;
+  std::string address_, names_ = "cgov";
+  WebFiles files_;
+  MetricsConfig config_;
+};
+
+void MetricsKind::AddFlags(CLI::App* app) {
+  const std::string heading = kMetricsHeading;
+  app->add_option("--listen,--web.listen-address", address_,
+                  fmt::format("off unless given: serve Prometheus /metrics and /health on "
+                              "HOST:PORT (alone: {}; another address only when named; "
+                              "docs/metrics.md)",
+                              kDefaultListen))
+      ->expected(0, 1)
+      ->default_str(kDefaultListen)
+      ->group(heading);
+  app->add_option("--metrics-names", names_,
+                  "cgov: GPU readings under cgov's own names only, safe beside dcgm-exporter; "
+                  "dcgm: under dcgm-exporter's DCGM_FI_* names too, for a node without "
+                  "dcgm-exporter whose dashboards expect them (docs/metrics.md)")
+      ->check(CLI::IsMember({"cgov", "dcgm"}))
+      ->capture_default_str()
+      ->group(heading);
+  app->add_flag("--metrics-processes", config_.process_series,
+                "also serve one series per GPU process (its pid a label: a new series with every "
+                "process; off by default, docs/metrics.md \"Series budget\")")
+      ->group(heading);
+  app->add_option("--basic-auth-file", files_.basic_auth,
+                  "require HTTP basic auth: a file with one line USER:PASSWORD")
+      ->group(heading);
+  app->add_option("--web-config,--web.config.file", files_.web_config,
+                  "a Prometheus web configuration file (the exporters' format): "
+                  "basic_auth_users with bcrypt hashes, tls_server_config's cert_file and "
+                  "key_file (docs/metrics.md)")
+      ->group(heading);
+  app->add_option("--tls-cert", files_.tls_cert,
+                  "serve HTTPS with this PEM certificate (with --tls-key)")
+      ->group(heading);
+  app->add_option("--tls-key", files_.tls_key, "the PEM private key of --tls-cert")->group(heading);
+  app->add_option("--slurm-accounting", config_.slurm_accounting,
+                  "with --listen: Slurm jobs' accounts and partitions (sacct --parsable2 "
+                  "--format=JobID,User,Account,Partition, or scontrol show job) as the identity "
+                  "series' slurm_account and slurm_partition labels; re-read on SIGHUP")
+      ->group(heading);
+}
+
+Status MetricsKind::Configure(const CLI::App& app, const DaemonOptions& /*core*/) {
+  listen_ = FlagGiven(app, "--listen");
+  if (!listen_) {
+    if (!files_.basic_auth.empty() || !files_.tls_cert.empty() || !files_.tls_key.empty() ||
+        !files_.web_config.empty() || FlagGiven(app, "--metrics-names") || config_.process_series) {
+      return InvalidArgument(
+          "cgov daemon: --basic-auth-file, --web-config, --tls-cert, --tls-key, --metrics-names "
+          "and --metrics-processes need --listen");
+    }
+    if (!config_.slurm_accounting.empty()) {
+      return InvalidArgument(
+          "cgov daemon: --slurm-accounting labels /metrics: it goes with --listen (a report "
+          "reads accounts with `cgov report --slurm-accounting`)");
+    }
+    return Status::Ok();
+  }
+  CGOV_ASSIGN_OR_RETURN(config_.http.address,
+                        ParseListenAddress(address_.empty() ? kDefaultListen : address_));
+  // Probes send no credentials; these say no secret.
+  config_.http.open_paths = {"/health", "/healthz", "/livez"};
+  config_.dcgm_names = names_ == "dcgm";
+  CGOV_RETURN_IF_ERROR(LoadWebFiles(files_, &config_.http));
+  if (!config_.slurm_accounting.empty()) {
+    CGOV_ASSIGN_OR_RETURN(config_.slurm_jobs, ReadSlurmAccountingFile(config_.slurm_accounting));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::unique_ptr<DaemonModule> NewMetricsModule(DaemonContext* context) {
-  return std::make_unique<MetricsModule>(context);
-}
+std::unique_ptr<DaemonModuleKind> NewMetricsModuleKind() { return std::make_unique<MetricsKind>(); }
 
 }  // namespace cgov

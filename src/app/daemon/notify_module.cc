@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "analysis/showback.h"
+#include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
 #include "app/history/history_load.h"
 #include "core/text.h"
@@ -27,7 +29,11 @@ namespace {
 
 class NotifyModule : public DaemonModule {
  public:
-  explicit NotifyModule(DaemonContext* d) : d_(*d) { d_.metrics_sections.push_back(series_); }
+  // `state`: --notify-state, where undelivered notices and open incidents are kept.
+  NotifyModule(DaemonContext* d, NotifyFile file, std::string state)
+      : d_(*d), file_(std::move(file)), state_(std::move(state)) {
+    d_.metrics_sections.push_back(series_);
+  }
   std::string_view name() const override { return "notify"; }
   Status Start() override;
   Status AfterWrite(DaemonTick* tick) override;
@@ -56,6 +62,8 @@ class NotifyModule : public DaemonModule {
   Status ReportJob(const std::string& name, const TrackedJob& tracked);
 
   DaemonContext& d_;
+  const NotifyFile file_;
+  const std::string state_;
   std::shared_ptr<NoticeSeries> series_ = std::make_shared<NoticeSeries>();
   std::unique_ptr<Notifier> notifier_;
   std::unique_ptr<NotifyEngine> engine_;
@@ -66,8 +74,8 @@ class NotifyModule : public DaemonModule {
 };
 
 Status NotifyModule::Start() {
-  const NotifyFile& file = *d_.options().notify;
-  const std::string& state = d_.options().notify_state;
+  const NotifyFile& file = file_;
+  const std::string& state = state_;
   std::vector<Incident> open;
   int64_t waiting = 0;
   Result<std::unique_ptr<Notifier>> started =
@@ -105,7 +113,7 @@ Status NotifyModule::Start() {
 
 void NotifyModule::DigestIfDue(int64_t now_ms) {
   if (digest_due_ms_ == 0 || now_ms < digest_due_ms_) return;
-  const DigestConfig& config = *d_.options().notify->digest;
+  const DigestConfig& config = *file_.digest;
   const DigestWeek week = LatestDigestWeek(config, now_ms);
   if (Status s = QueueDigest(week); !s.ok()) {
     LogWarning(d_.env(), "--notify: the weekly {}: {} (tried again in a minute)", week.key,
@@ -127,7 +135,7 @@ Status NotifyModule::QueueDigest(const DigestWeek& week) {
     return Status::Ok();
   }
   if (d_.writer() == nullptr) return Unavailable("the history is not open");
-  const NotifyFile& file = *d_.options().notify;
+  const NotifyFile& file = file_;
   const int64_t started_ns = d_.clock().MonotonicNs();
   HistoryOptions options;
   options.by = HistoryBy::kUser;
@@ -249,7 +257,7 @@ void NotifyModule::Notify(DaemonTick* tick) {
 // escalation ladder"): `told_user` at T1 (the firing notice), `told_lead` at T2; `cgov report`
 // lists them under Policy actions and `cgov top` shows the last in its policy column.
 void NotifyModule::RecordLadder(const std::vector<Notice>& notices) {
-  const std::vector<NotifyRule>& rules = d_.options().notify->rules;
+  const std::vector<NotifyRule>& rules = file_.rules;
   for (const Notice& n : notices) {
     if (n.kind != NotifyRuleKind::kIdleHeld ||
         (n.event != NoticeEvent::kFiring && n.event != NoticeEvent::kEscalated)) {
@@ -294,7 +302,7 @@ void NotifyModule::TrackJobs(const DaemonTick& tick, int64_t now_ms) {
     t.identities.insert(p.identity_id);
     t.last_ms = tick_ms;
   }
-  const int64_t ended_after_ms = d_.options().notify->job_report->ended_after_ms;
+  const int64_t ended_after_ms = file_.job_report->ended_after_ms;
   // Each report reads the history on the tick's thread (milliseconds over rollups): when many
   // jobs end at once, a few a tick, the rest at the next ticks.
   constexpr int kReportsPerTick = 4;
@@ -328,7 +336,7 @@ int64_t LocalMidnightMs(int64_t ms) {
 // owner through the job_report's sinks when it is large enough and they have not had
 // per_person_per_day today, queued once by its key.
 Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracked) {
-  const NotifyFile& file = *d_.options().notify;
+  const NotifyFile& file = file_;
   const JobReportConfig& config = *file.job_report;
   const std::string log_key = "job/" + name;
   CGOV_ASSIGN_OR_RETURN(bool before, notifier_->MailLogged(log_key));
@@ -406,16 +414,64 @@ Status NotifyModule::ReportJob(const std::string& name, const TrackedJob& tracke
 Status NotifyModule::AfterWrite(DaemonTick* tick) {
   if (tick->built) Notify(tick);
   DigestIfDue(d_.NowMs());
-  if (d_.options().notify->job_report) TrackJobs(*tick, d_.NowMs());
+  if (file_.job_report) TrackJobs(*tick, d_.NowMs());
   const Notifier::Counts c = notifier_->counts();  // to /metrics, when served
   series_->Set({c.sent, c.failed, c.dropped, c.given_up, c.queued});
   return Status::Ok();
 }
 
+class NotifyKind : public DaemonModuleKind {
+ public:
+  std::string_view name() const override { return "notify"; }
+  void AddFlags(CLI::App* app) override {
+    app->add_option("--notify", path_,
+                    "a notifications file (TOML, docs/notifications.md): rules (idle-held "
+                    "process, idle GPU, low utilization, memory nearly full, Xid, budget "
+                    "thresholds, policy steps) and the webhooks, Slack or Teams channels, e-mail "
+                    "addresses or users' terminals their notices go to")
+        ->group("Notifications (--notify)");
+    app->add_option("--notify-state", state_,
+                    "with --notify: where undelivered notices and open incidents are kept across "
+                    "restarts (default: the --db path with \".notify\" appended)")
+        ->group("Notifications (--notify)");
+  }
+  Status Configure(const CLI::App& app, const DaemonOptions& core) override;
+  bool enabled() const override { return !path_.empty(); }
+  std::unique_ptr<DaemonModule> Make(DaemonContext* context) override {
+    return std::make_unique<NotifyModule>(context, std::move(file_), state_);
+  }
+
+ private:
+  std::string path_, state_;
+  NotifyFile file_;
+};
+
+Status NotifyKind::Configure(const CLI::App& app, const DaemonOptions& core) {
+  if (path_.empty()) {
+    if (!state_.empty()) return InvalidArgument("cgov daemon: --notify-state goes with --notify");
+    return Status::Ok();
+  }
+  CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(path_, "--notify"));
+  Result<NotifyFile> file = ParseNotifyFile(text, path_);
+  if (!file.ok()) return file.status().WithContext("cgov daemon: --notify");
+  if (Status s = ReadSinkUrls(&*file); !s.ok()) return s.WithContext("cgov daemon: --notify");
+  for (const NotifyRule& r : file->rules) {
+    if (r.kind == NotifyRuleKind::kBudget && !FlagGiven(app, "--budgets")) {
+      return InvalidArgument(fmt::format(
+          "cgov daemon: --notify {}:{}: a budget rule needs --budgets FILE", path_, r.line));
+    }
+    if (r.kind == NotifyRuleKind::kPolicy && !FlagGiven(app, "--policy")) {
+      return InvalidArgument(fmt::format(
+          "cgov daemon: --notify {}:{}: a policy rule needs --policy FILE", path_, r.line));
+    }
+  }
+  file_ = std::move(file).value();
+  if (state_.empty()) state_ = core.db + ".notify";
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::unique_ptr<DaemonModule> NewNotifyModule(DaemonContext* context) {
-  return std::make_unique<NotifyModule>(context);
-}
+std::unique_ptr<DaemonModuleKind> NewNotifyModuleKind() { return std::make_unique<NotifyKind>(); }
 
 }  // namespace cgov

@@ -4,7 +4,9 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
 #include "os/log.h"
 #include "policy/policy_executor.h"
@@ -15,7 +17,8 @@ namespace {
 
 class PolicyModule : public DaemonModule {
  public:
-  explicit PolicyModule(DaemonContext* d) : d_(*d) {}
+  PolicyModule(DaemonContext* d, PolicyFile policy, bool dry_run)
+      : d_(*d), policy_(std::move(policy)), dry_run_(dry_run) {}
   std::string_view name() const override { return "policy"; }
   Status Start() override;
   Status AfterWrite(DaemonTick* tick) override;
@@ -26,6 +29,8 @@ class PolicyModule : public DaemonModule {
   std::map<uint32_t, PolicyProcess> Processes(DaemonTick* tick);
 
   DaemonContext& d_;
+  PolicyFile policy_;
+  bool dry_run_;  // --policy-dry-run
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<PolicyExecutor> executor_;
   DaemonTick* tick_ = nullptr;  // the tick being enforced, for the executor's records
@@ -36,22 +41,20 @@ class PolicyModule : public DaemonModule {
 };
 
 Status PolicyModule::Start() {
-  const DaemonOptions& o = d_.options();
   std::vector<std::string> problems;
   accounts_ = ReadHostAccounts(d_.files(), &problems);
   for (const std::string& p : problems) LogWarning(d_.env(), "--policy: {}", p);
-  engine_ = std::make_unique<PolicyEngine>(*o.policy);
-  executor_ =
-      std::make_unique<PolicyExecutor>(o.policy_dry_run, [this](const PolicyActionRecord& r) {
-        if (tick_ != nullptr) tick_->policy_actions.push_back(r);
-        if (d_.writer() == nullptr) return;
-        Status s = d_.writer()->store().PutPolicyAction(r);
-        if (!s.ok() && record_failure_.ok()) record_failure_ = s;
-      });
-  LogInfo(d_.env(), "--policy: {} polic{} from {}; {}", o.policy->rules.size(),
-          o.policy->rules.size() == 1 ? "y" : "ies", o.policy->path,
-          o.policy_dry_run ? "dry run: it records what it would do and signals nothing"
-                           : "enabled: it sends SIGTERM, then SIGKILL after each grace");
+  engine_ = std::make_unique<PolicyEngine>(policy_);
+  executor_ = std::make_unique<PolicyExecutor>(dry_run_, [this](const PolicyActionRecord& r) {
+    if (tick_ != nullptr) tick_->policy_actions.push_back(r);
+    if (d_.writer() == nullptr) return;
+    Status s = d_.writer()->store().PutPolicyAction(r);
+    if (!s.ok() && record_failure_.ok()) record_failure_ = s;
+  });
+  LogInfo(d_.env(), "--policy: {} polic{} from {}; {}", policy_.rules.size(),
+          policy_.rules.size() == 1 ? "y" : "ies", policy_.path,
+          dry_run_ ? "dry run: it records what it would do and signals nothing"
+                   : "enabled: it sends SIGTERM, then SIGKILL after each grace");
   return Status::Ok();
 }
 
@@ -126,10 +129,44 @@ Status PolicyModule::AfterWrite(DaemonTick* tick) {
   return record_failure_;
 }
 
+class PolicyKind : public DaemonModuleKind {
+ public:
+  std::string_view name() const override { return "policy"; }
+  void AddFlags(CLI::App* app) override {
+    app->add_option("--policy", path_,
+                    "a policy file (TOML, docs/policy.md): stop processes that have held idle "
+                    "GPUs too long (SIGTERM, then SIGKILL after a grace), for the users and "
+                    "groups it names; every action is kept in the history database")
+        ->group("Policy (--policy)");
+    app->add_flag(
+           "--policy-dry-run", dry_run_,
+           "with --policy: decide and record what it would do (action would_stop), signal nothing")
+        ->group("Policy (--policy)");
+  }
+  Status Configure(const CLI::App& /*app*/, const DaemonOptions& /*core*/) override {
+    if (path_.empty()) {
+      if (dry_run_) return InvalidArgument("cgov daemon: --policy-dry-run goes with --policy");
+      return Status::Ok();
+    }
+    CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(path_, "--policy"));
+    Result<PolicyFile> file = ParsePolicyFile(text, path_);
+    if (!file.ok()) return file.status().WithContext("cgov daemon: --policy");
+    policy_ = std::move(file).value();
+    return Status::Ok();
+  }
+  bool enabled() const override { return !path_.empty(); }
+  std::unique_ptr<DaemonModule> Make(DaemonContext* context) override {
+    return std::make_unique<PolicyModule>(context, std::move(policy_), dry_run_);
+  }
+
+ private:
+  std::string path_;
+  bool dry_run_ = false;
+  PolicyFile policy_;
+};
+
 }  // namespace
 
-std::unique_ptr<DaemonModule> NewPolicyModule(DaemonContext* context) {
-  return std::make_unique<PolicyModule>(context);
-}
+std::unique_ptr<DaemonModuleKind> NewPolicyModuleKind() { return std::make_unique<PolicyKind>(); }
 
 }  // namespace cgov

@@ -2,6 +2,7 @@
 // utilization, and for an idle-held GPU who holds it, so `journalctl -fu cgov` reads as a live
 // view. Off by default (a line a second is a lot of journal).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "app/daemon/daemon_modules.h"
 #include "os/log.h"
@@ -48,10 +49,26 @@ Status TickLogModule::AfterWrite(DaemonTick* tick) {
   return Status::Ok();
 }
 
+class TickLogKind : public DaemonModuleKind {
+ public:
+  std::string_view name() const override { return "tick_log"; }
+  void AddFlags(CLI::App* app) override {
+    app->add_flag("--log-ticks", on_,
+                  "log a line each tick: every GPU's phase and utilization, and who holds an "
+                  "idle-held GPU (off by default)")
+        ->group("Tick log (--log-ticks)");
+  }
+  bool enabled() const override { return on_; }
+  std::unique_ptr<DaemonModule> Make(DaemonContext* context) override {
+    return std::make_unique<TickLogModule>(context);
+  }
+
+ private:
+  bool on_ = false;
+};
+
 }  // namespace
 
-std::unique_ptr<DaemonModule> NewTickLogModule(DaemonContext* context) {
-  return std::make_unique<TickLogModule>(context);
-}
+std::unique_ptr<DaemonModuleKind> NewTickLogModuleKind() { return std::make_unique<TickLogKind>(); }
 
 }  // namespace cgov

@@ -138,10 +138,25 @@ Status WorkModule::AfterWrite(DaemonTick* tick) {
   return Status::Ok();
 }
 
+// No flag of its own: it serves what it reads on /metrics, so it runs with --listen.
+class WorkKind : public DaemonModuleKind {
+ public:
+  std::string_view name() const override { return "work"; }
+  Status Configure(const CLI::App& app, const DaemonOptions& /*core*/) override {
+    listen_ = FlagGiven(app, "--listen");
+    return Status::Ok();
+  }
+  bool enabled() const override { return listen_; }
+  std::unique_ptr<DaemonModule> Make(DaemonContext* context) override {
+    return std::make_unique<WorkModule>(context);
+  }
+
+ private:
+  bool listen_ = false;
+};
+
 }  // namespace
 
-std::unique_ptr<DaemonModule> NewWorkModule(DaemonContext* context) {
-  return std::make_unique<WorkModule>(context);
-}
+std::unique_ptr<DaemonModuleKind> NewWorkModuleKind() { return std::make_unique<WorkKind>(); }
 
 }  // namespace cgov

@@ -55,7 +55,8 @@ Result<std::unique_ptr<LiveRecorder>> LiveRecorder::Start(const LiveRecorderOpti
   d.host_root = o.host_root;
   d.retain = std::chrono::hours(24);
   s->core = std::make_unique<DaemonCore>(std::move(d), Env::Default());
-  for (auto& module : DaemonModulesFor(&s->core->context())) s->core->Add(std::move(module));
+  DaemonModuleKinds modules = AllDaemonModuleKinds();  // no flag given: the always-on ones
+  AddDaemonModules(modules, s->core.get());
   std::unique_ptr<LiveRecorder> recorder(new LiveRecorder(std::move(s)));
   State& st = *recorder->state_;
   CGOV_RETURN_IF_ERROR(st.core->Start());
