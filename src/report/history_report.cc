@@ -15,6 +15,7 @@
 #include "report/plan_report.h"
 #include "report/policy_report.h"
 #include "report/run_report.h"
+#include "report/showback_table.h"
 #include "report/summary_json.h"
 #include "report/text_style.h"
 #include "telemetry/gpu_json.h"
@@ -162,34 +163,13 @@ std::string Who(const HistorySummary& s, const TextStyle& st) {
          SharedSplitText(s) + "\n";
 }
 
-std::string Cents(int64_t cents) { return FormatUsd(cents * 10'000); }
-
 std::string ShowbackText(const HistorySummary& s, const TextStyle& st) {
-  const bool md = st.markdown;
   const Showback& b = s.showback;
-  std::string out = TextHeading(
-      b.estimate
-          ? "Showback (estimate from the prices above; bring the invoice with --billing FILE)"
-          : "Showback (from the bill: " + b.source + ")",
-      st);
-  std::vector<std::vector<std::string>> rows = {{HistoryByName(s.by), "GPU-h", "Share", "USD"}};
-  auto share = [&](double pct) {
-    return b.billed_total != 0 ? fmt::format("{:.1f} %", pct) : std::string("—");
+  auto cell = [&](const ShowbackColumn& c, const ShowbackTableRow& r) {
+    return ShowbackCellText(s, c, r);
   };
-  for (const ShowbackRow& r : b.rows) {
-    rows.push_back({r.key, fmt::format("{:.2f}", HoursOf(r.attributed_ms)), share(r.share_pct),
-                    Cents(r.cents)});
-  }
-  rows.push_back({"idle capacity (" + b.policy.Name() + ")",
-                  b.idle_ms > 0 ? fmt::format("{:.2f}", HoursOf(b.idle_ms)) : "—",
-                  share(b.idle_share_pct), Cents(b.idle_cents)});
-  if (!b.estimate) {
-    rows.push_back(
-        {"unmatched billing", "—", share(b.unmatched_share_pct), Cents(b.unmatched_cents)});
-  }
-  rows.push_back({b.estimate ? "total (estimate)" : "total billed", "", "100.0 %",
-                  Cents(b.billed_total_cents)});
-  out += TextTable(rows, "lrrr", md);
+  std::string out = TextHeading(ShowbackTitle(s), st) +
+                    DeclaredTextTable(ShowbackColumns(s), ShowbackTableRows(s), cell, st.markdown);
   if (!b.estimate) {
     out += fmt::format(
         "\n{} of {} billed lines matched a host with GPU time; each line's cost is spread over the "
@@ -499,33 +479,15 @@ json ShowbackJson(const HistorySummary& s) {
           {"rows", std::move(rows)},
           {"idle_usd", usd(b.idle_cents)},
           {"idle_gpu_hours", Round6(static_cast<double>(b.idle_ms) / 3.6e6)},
+          {"idle_share_pct", Round3(b.idle_share_pct)},
           {"unmatched_usd", usd(b.unmatched_cents)},
+          {"unmatched_share_pct", Round3(b.unmatched_share_pct)},
           {"lines", b.lines},
           {"matched_lines", b.matched_lines},
           {"notes", b.notes}};
 }
 
-std::string HistoryShowbackCsv(const HistorySummary& s) {
-  const Showback& b = s.showback;
-  auto usd = [](int64_t cents) {  // 1234.56: no currency sign or thousands separator
-    const int64_t a = cents < 0 ? -cents : cents;
-    return fmt::format("{}{}.{:02}", cents < 0 ? "-" : "", a / 100, a % 100);
-  };
-  auto line = [&](std::string_view kind, std::string_view key, int64_t ms, double pct,
-                  int64_t cents) {
-    return fmt::format("{},{},{:.6f},{:.3f},{}\n", kind, CsvField(key),
-                       static_cast<double>(ms) / 3.6e6, pct, usd(cents));
-  };
-  std::string out = fmt::format("kind,{},gpu_hours,share_pct,usd\n", HistoryByName(s.by));
-  for (const ShowbackRow& r : b.rows) {
-    out += line("row", r.key, r.attributed_ms, r.share_pct, r.cents);
-  }
-  out += line("idle", b.policy.Name(), b.idle_ms, b.idle_share_pct, b.idle_cents);
-  out += line("unmatched", "", 0, b.unmatched_share_pct, b.unmatched_cents);
-  out += line(b.estimate ? "total_estimate" : "total_billed", b.source, 0,
-              b.billed_total != 0 ? 100.0 : 0.0, b.billed_total_cents);
-  return out;
-}
+std::string HistoryShowbackCsv(const HistorySummary& s) { return ShowbackCsv(s); }
 
 namespace {
 

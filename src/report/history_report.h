@@ -22,8 +22,9 @@ nlohmann::json HistoryReportJson(const HistorySummary& summary);
 // GPU-hours split each way when there were any (one sentence, for every view).
 std::string SharedSplitText(const HistorySummary& summary);
 
-// The showback as CSV for a spreadsheet: kind (row, idle, unmatched, total_billed or
-// total_estimate), the --by key, gpu_hours, share_pct, usd. The usd column adds up to the total.
+// The showback as CSV for a spreadsheet: kind (row, idle, unmatched with a bill, total_billed or
+// total_estimate), the --by key, gpu_hours, share_pct, usd; the rows of every format's showback
+// table (report/showback_table.h). The usd column adds up to the total.
 std::string HistoryShowbackCsv(const HistorySummary& summary);
 
 }  // namespace cgov

@@ -16,6 +16,7 @@
 #include "report/plan_report.h"
 #include "report/policy_report.h"
 #include "report/run_gpu_table.h"
+#include "report/showback_table.h"
 #include "report/text_style.h"
 
 namespace cgov {
@@ -457,27 +458,16 @@ std::string HistoryWho(const HistorySummary& s) {
 std::string HistoryShowback(const HistorySummary& s) {
   const Showback& b = s.showback;
   if (b.rows.empty() && b.billed_total == 0) return "";
-  auto usd = [](int64_t cents) { return FormatUsd(static_cast<MicroUsd>(cents) * 10'000); };
   html::Table t;
-  t.caption = b.estimate ? "Showback (estimate from the prices above)"
-                         : "Showback from the bill: " + b.source;
-  t.headers = {HistoryByName(s.by), "GPU-hours", "Share %", "USD"};
-  t.numeric = {false, true, true, true};
-  for (size_t i = 0; i < b.rows.size(); ++i) {
-    const ShowbackRow& r = b.rows[i];
-    const std::string at = fmt::format("/showback/rows/{}/", i);
-    t.rows.push_back({Esc(r.key), Num(F2(HoursOf(r.attributed_ms)), at + "gpu_hours"),
-                      Num(F1(r.share_pct), at + "share_pct"), Num(usd(r.cents), at + "usd")});
-  }
-  t.rows.push_back({"idle capacity (" + Esc(b.policy.Name()) + ")",
-                    Num(F2(HoursOf(b.idle_ms)), "/showback/idle_gpu_hours"), F1(b.idle_share_pct),
-                    Num(usd(b.idle_cents), "/showback/idle_usd")});
-  if (b.unmatched_cents != 0) {
-    t.rows.push_back({"unmatched bill lines", "", F1(b.unmatched_share_pct),
-                      Num(usd(b.unmatched_cents), "/showback/unmatched_usd")});
-  }
-  t.rows.push_back({b.estimate ? "total (estimate)" : "total (billed)", "", "100.0",
-                    Num(usd(b.billed_total_cents), "/showback/billed_total_usd")});
+  t.caption = ShowbackTitle(s);
+  const std::vector<ShowbackTableRow> rows = ShowbackTableRows(s);
+  FillDeclaredTable(
+      ShowbackColumns(s), rows.size(),
+      [&](const ShowbackColumn& c, size_t i) { return ShowbackCellText(s, c, rows[i]); },
+      [&](const ShowbackColumn& c, size_t i, double* scale) {
+        return ShowbackCellPointer(c, rows[i], scale);
+      },
+      &t);
   std::string out = "<section id=\"showback\"><h2>Showback</h2>" + t.Render();
   for (const std::string& n : b.notes) out += "<p class=\"muted\">" + Esc(n) + "</p>";
   return out + "</section>\n";

@@ -135,7 +135,7 @@ TEST_F(BillingE2E, TextCsvAndEstimate) {
       {}, 60);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Showback (from the bill: aws-cur"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("total billed"), std::string::npos);
+  EXPECT_NE(text.out.find("total (billed)"), std::string::npos);
   EXPECT_NE(text.out.find("$1,410.45"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2026-11-18T00:00Z → 2026-11-19T00:30Z"), std::string::npos)
       << "without --since the window is the bill's:\n"
