@@ -153,7 +153,10 @@ TEST(NotifyE2E, SamplerKeepsItsCadenceWhileTheSinkHangs) {
                               "SELECT max(ts_ms - prev) FROM (SELECT ts_ms, lag(ts_ms) OVER "
                               "(ORDER BY ts_ms) AS prev FROM tick)");
   EXPECT_GE(ticks, 20) << stopped.err;
-  EXPECT_LT(gap, 400) << "a tick was missed while the sink hung (interval 200 ms)";
+  // A sampler held by the sink would leave a gap of the hang, 3 s; a loaded machine (ctest runs
+  // eight tests a core) may delay a 200 ms tick by one or two. Bound between the two (CI once saw
+  // 463 ms under load).
+  EXPECT_LT(gap, 1500) << "the sampler waited for the hung sink (interval 200 ms, hang 3 s)";
   // The hung attempts were retried, not lost: each notice arrived once.
   std::vector<std::string> ids = Ids(receiver->Delivered());
   EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
