@@ -20,8 +20,6 @@ std::string PeriodLabel(const BudgetStatus& b) {
                                                 : Day(b.period.start_ms).substr(0, 7);
 }
 
-std::string Pct(double pct) { return fmt::format("{:.1f} %", pct); }
-
 // When the amount is reached: already (the hour it was), by the forecast, or not this period.
 std::string Crossing(const BudgetStatus& b) {
   if (b.crossed_hour_ms) return "crossed " + FormatMinuteUtc(*b.crossed_hour_ms);
@@ -51,53 +49,116 @@ json ForecastJson(const BudgetStatus& b) {
           {"crosses_at", Time(b.crosses_ms)}};
 }
 
+// The budgets table, declared once for text, Markdown and HTML (issue 59, item 3: the text
+// once showed "12.3 %" and "≥ 80 %" where the HTML showed 12.3 and 80).
+struct BudgetColumn {
+  enum class Kind {
+    kBudget,
+    kPeriod,
+    kAmount,
+    kSpent,
+    kSpentPct,
+    kAlert,
+    kPerDay,
+    kForecast,
+    kForecastPct,
+    kReaches
+  };
+  std::string header;
+  Kind kind;
+  bool Numeric() const {
+    return kind != Kind::kBudget && kind != Kind::kPeriod && kind != Kind::kReaches;
+  }
+  bool RightAligned() const { return Numeric(); }
+};
+
+std::vector<BudgetColumn> BudgetColumns() {
+  using K = BudgetColumn::Kind;
+  return {{"Budget", K::kBudget},          {"Period", K::kPeriod},
+          {"Amount", K::kAmount},          {"Spent", K::kSpent},
+          {"Spent %", K::kSpentPct},       {"Alert %", K::kAlert},
+          {"Per day", K::kPerDay},         {"Forecast", K::kForecast},
+          {"Forecast %", K::kForecastPct}, {"Reaches the amount", K::kReaches}};
+}
+
+std::string BudgetCellText(const BudgetColumn& c, const BudgetStatus& b) {
+  using K = BudgetColumn::Kind;
+  switch (c.kind) {
+    case K::kBudget:
+      return fmt::format("{} {}", HistoryByName(b.budget.scope), b.budget.name);
+    case K::kPeriod:
+      return PeriodLabel(b);
+    case K::kAmount:
+      return FormatUsd(b.budget.amount);
+    case K::kSpent:
+      return FormatUsd(b.spent);
+    case K::kSpentPct:
+      return fmt::format("{:.1f}", b.spent_pct);
+    case K::kAlert:
+      return b.alert_pct > 0 ? fmt::format("{}", b.alert_pct) : "—";
+    case K::kPerDay:
+      return b.per_day ? FormatUsd(*b.per_day) : "—";
+    case K::kForecast:
+      return b.forecast ? FormatUsd(*b.forecast) : "—";
+    case K::kForecastPct:
+      return b.forecast ? fmt::format("{:.1f}", b.forecast_pct) : "—";
+    case K::kReaches:
+      return Crossing(b);
+  }
+  return "";
+}
+
+// Row `i`'s figure in the report's JSON ("" for none).
+std::string BudgetCellPointer(const BudgetColumn& c, size_t i) {
+  using K = BudgetColumn::Kind;
+  const std::string at = fmt::format("/budgets/rows/{}/", i);
+  switch (c.kind) {
+    case K::kAmount:
+      return at + "amount_usd";
+    case K::kSpent:
+      return at + "spent_usd";
+    case K::kSpentPct:
+      return at + "spent_pct";
+    case K::kAlert:
+      return at + "alert_pct";
+    case K::kPerDay:
+      return at + "forecast/usd_per_day";
+    case K::kForecast:
+      return at + "forecast/usd";
+    case K::kForecastPct:
+      return at + "forecast/pct";
+    default:
+      return "";
+  }
+}
+
+constexpr char kSpentNote[] =
+    "Spent: the GPU time its processes were attributed this period (UTC), priced as above; the "
+    "forecast carries the trailing rate on to the period's end (an estimate).";
+
 }  // namespace
 
 std::string BudgetsText(const HistorySummary& s, const TextStyle& st) {
   if (s.budgets.empty()) return "";
-  std::vector<std::vector<std::string>> rows = {{"Budget", "Period", "Amount", "Spent", "Spent %",
-                                                 "Alert", "Per day", "Forecast", "Forecast %",
-                                                 "Reaches the amount"}};
-  for (const BudgetStatus& b : s.budgets) {
-    rows.push_back({fmt::format("{} {}", HistoryByName(b.budget.scope), b.budget.name),
-                    PeriodLabel(b), FormatUsd(b.budget.amount), FormatUsd(b.spent),
-                    Pct(b.spent_pct), b.alert_pct > 0 ? fmt::format("≥ {} %", b.alert_pct) : "—",
-                    b.per_day ? FormatUsd(*b.per_day) : "—",
-                    b.forecast ? FormatUsd(*b.forecast) : "—",
-                    b.forecast ? Pct(b.forecast_pct) : "—", Crossing(b)});
-  }
-  return TextHeading(Header(s), st) + TextTable(rows, "llrrrrrrrl", st.markdown) +
-         "\nSpent: the GPU time its processes were attributed this period (UTC), priced as "
-         "above; the forecast carries the trailing rate on to the period's end (an estimate).\n";
+  return TextHeading(Header(s), st) +
+         DeclaredTextTable(BudgetColumns(), s.budgets, BudgetCellText, st.markdown) + "\n" +
+         kSpentNote + "\n";
 }
 
 std::string BudgetsHtml(const HistorySummary& s) {
   if (s.budgets.empty()) return "";
-  using html::Esc;
-  using html::Num;
   html::Table t;
   t.caption = Header(s);
-  t.headers = {"Budget",  "Period",  "Amount",   "Spent",      "Spent %",
-               "Alert %", "Per day", "Forecast", "Forecast %", "Reaches the amount"};
-  t.numeric = {false, false, true, true, true, true, true, true, true, false};
-  for (size_t i = 0; i < s.budgets.size(); ++i) {
-    const BudgetStatus& b = s.budgets[i];
-    const std::string at = fmt::format("/budgets/rows/{}/", i);
-    t.rows.push_back(
-        {Esc(fmt::format("{} {}", HistoryByName(b.budget.scope), b.budget.name)),
-         Esc(PeriodLabel(b)), Num(FormatUsd(b.budget.amount), at + "amount_usd"),
-         Num(FormatUsd(b.spent), at + "spent_usd"),
-         Num(fmt::format("{:.1f}", b.spent_pct), at + "spent_pct"),
-         b.alert_pct > 0 ? Num(fmt::format("{}", b.alert_pct), at + "alert_pct") : "—",
-         b.per_day ? Num(FormatUsd(*b.per_day), at + "forecast/usd_per_day") : "—",
-         b.forecast ? Num(FormatUsd(*b.forecast), at + "forecast/usd") : "—",
-         b.forecast ? Num(fmt::format("{:.1f}", b.forecast_pct), at + "forecast/pct") : "—",
-         Esc(Crossing(b))});
-  }
-  return "<section id=\"budgets\"><h2>Budgets</h2>" + t.Render() +
-         "<p class=\"muted\">Spent: the GPU time its processes were attributed this period (UTC), "
-         "priced as above; the forecast carries the trailing rate on to the period's end (an "
-         "estimate).</p></section>\n";
+  html::FillDeclaredTable(
+      BudgetColumns(), s.budgets.size(),
+      [&](const BudgetColumn& c, size_t i) { return BudgetCellText(c, s.budgets[i]); },
+      [&](const BudgetColumn& c, size_t i, double* scale) {
+        *scale = 1;
+        return BudgetCellPointer(c, i);
+      },
+      &t);
+  return "<section id=\"budgets\"><h2>Budgets</h2>" + t.Render() + "<p class=\"muted\">" +
+         html::Esc(kSpentNote) + "</p></section>\n";
 }
 
 json BudgetsJson(const HistorySummary& s) {

@@ -66,6 +66,78 @@ json ComparisonJson(const RunComparison& c, const std::vector<std::string>& base
           {"notes", c.notes}};
 }
 
+std::vector<BaselineColumn> BaselineColumns() {
+  using K = BaselineColumn::Kind;
+  return {{"Figure", K::kName},
+          {"Baseline", K::kBaseline},
+          {"This run", K::kCurrent},
+          {"Change", K::kChange}};
+}
+
+std::vector<BaselineRow> BaselineRows() {
+  std::vector<BaselineRow> rows = {{BaselineRow::Kind::kFigure}, {BaselineRow::Kind::kWaste}};
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    rows.push_back({BaselineRow::Kind::kPhase, static_cast<Phase>(p)});
+  }
+  return rows;
+}
+
+BaselineCell BaselineCellOf(const RunComparison& c, const BaselineColumn& column,
+                            const BaselineRow& row) {
+  using C = BaselineColumn::Kind;
+  auto plain = [](std::string text) { return BaselineCell{std::move(text), "", ""}; };
+  auto pct = [](double v, std::string pointer) {
+    return BaselineCell{fmt::format("{:.1f}", v), " %", std::move(pointer)};
+  };
+  auto pp = [](double v, std::string pointer) {
+    return BaselineCell{fmt::format("{:+.1f}", v), " pp", std::move(pointer)};
+  };
+  switch (row.kind) {
+    case BaselineRow::Kind::kFigure:
+      switch (column.kind) {
+        case C::kName:
+          return plain(c.figure_name +
+                       (c.figure == CompareFigure::kGpuHoursPerRun ? "" : " (USD)"));
+        case C::kBaseline:
+          return plain(Figure(c, c.baseline));
+        case C::kCurrent:
+          return plain(Figure(c, c.current));
+        case C::kChange:
+          if (!c.change_pct) return plain("—");
+          return {fmt::format("{:+.1f}", *c.change_pct), " %", "/baseline/change_pct"};
+      }
+      break;
+    case BaselineRow::Kind::kWaste:
+      switch (column.kind) {
+        case C::kName:
+          return plain("capacity unused");
+        case C::kBaseline:
+          return pct(c.waste_pct_baseline, "/baseline/waste_pct/baseline");
+        case C::kCurrent:
+          return pct(c.waste_pct_current, "/baseline/waste_pct/current");
+        case C::kChange:
+          return pp(c.waste_change_pp, "/baseline/waste_pct/change_pp");
+      }
+      break;
+    case BaselineRow::Kind::kPhase: {
+      const size_t p = static_cast<size_t>(row.phase);
+      const std::string at = fmt::format("/baseline/phases/{}/", PhaseKey(row.phase));
+      switch (column.kind) {
+        case C::kName:
+          return plain(std::string(PhaseLabel(row.phase)));
+        case C::kBaseline:
+          return pct(c.phase_pct_baseline[p], at + "baseline_pct");
+        case C::kCurrent:
+          return pct(c.phase_pct_current[p], at + "current_pct");
+        case C::kChange:
+          return pp(c.phase_change_pp[p], at + "change_pp");
+      }
+      break;
+    }
+  }
+  return plain("");
+}
+
 std::string ComparisonText(const RunComparison& c, const std::vector<std::string>& paths,
                            const TextStyle& st) {
   std::string from;
@@ -73,20 +145,11 @@ std::string ComparisonText(const RunComparison& c, const std::vector<std::string
   std::string out = TextHeading(fmt::format("Against the baseline ({} run{}: {})", paths.size(),
                                             paths.size() == 1 ? "" : "s", from),
                                 st, 3);
-  const std::string change = c.change_pct ? fmt::format("{:+.1f} %", *c.change_pct) : "—";
-  std::vector<std::vector<std::string>> rows = {{"Figure", "Baseline", "This run", "Change"}};
-  rows.push_back({c.figure_name + (c.figure == CompareFigure::kGpuHoursPerRun ? "" : " (USD)"),
-                  Figure(c, c.baseline), Figure(c, c.current), change});
-  rows.push_back({"capacity unused", fmt::format("{:.1f} %", c.waste_pct_baseline),
-                  fmt::format("{:.1f} %", c.waste_pct_current),
-                  fmt::format("{:+.1f} pp", c.waste_change_pp)});
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    rows.push_back({std::string(PhaseLabel(static_cast<Phase>(p))),
-                    fmt::format("{:.1f} %", c.phase_pct_baseline[p]),
-                    fmt::format("{:.1f} %", c.phase_pct_current[p]),
-                    fmt::format("{:+.1f} pp", c.phase_change_pp[p])});
-  }
-  out += TextTable(rows, "lrrr", st.markdown);
+  auto cell = [&](const BaselineColumn& column, const BaselineRow& row) {
+    const BaselineCell shown = BaselineCellOf(c, column, row);
+    return shown.figure + shown.unit;
+  };
+  out += DeclaredTextTable(BaselineColumns(), BaselineRows(), cell, st.markdown);
   if (c.spread_pct) {
     out += fmt::format("\nBaseline: the median of {} runs; their spread is {:.1f} % of it.\n",
                        c.baseline_values.size(), *c.spread_pct);

@@ -12,6 +12,8 @@
 #include "report/budget_report.h"
 #include "report/history_gpu_table.h"
 #include "report/history_who_table.h"
+#include "report/idle_tables.h"
+#include "report/phase_table.h"
 #include "report/plan_report.h"
 #include "report/policy_report.h"
 #include "report/run_report.h"
@@ -32,10 +34,6 @@ std::string Code(std::string_view text, const TextStyle& st) {
   return st.markdown ? fmt::format("`{}`", text) : std::string(text);
 }
 
-std::string Money(const HistorySummary& s, MicroUsd v) {
-  return s.cost.priced ? FormatUsd(v) : "—";
-}
-
 std::string Headline(const HistorySummary& s, const TextStyle& st) {
   const bool md = st.markdown;
   const std::string title = fmt::format(
@@ -50,15 +48,9 @@ std::string Headline(const HistorySummary& s, const TextStyle& st) {
   out += TextHeading("Where the GPU-time went", st);
   out += PhaseBar(s.phase_share_pct) +
          "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
-  std::vector<std::vector<std::string>> rows = {{"Phase", "Share", "GPU-hours", "Cost"}};
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    const bool held = p == static_cast<size_t>(Phase::kIdleHeld);
-    rows.push_back({std::string(PhaseLabel(static_cast<Phase>(p))) +
-                        (held ? " (the one other tools miss)" : ""),
-                    fmt::format("{:.1f} %", s.phase_share_pct[p]),
-                    fmt::format("{:.2f}", HoursOf(s.phase_ms[p])), Money(s, s.cost.phase_cost[p])});
-  }
-  out += TextTable(rows, "lrrr", md);
+  const PhaseFigures figures{s.phase_share_pct, s.phase_ms, s.cost};
+  auto cell = [&](const PhaseColumn& c, Phase p) { return PhaseCellText(figures, c, p); };
+  out += DeclaredTextTable(PhaseColumns(), PhaseRows(), cell, md);
   if (s.usage.UnknownMs() > 0) {
     out += fmt::format("\nUtilization unknown for {:.2f} GPU-hours (billed, not classified).\n",
                        HoursOf(s.usage.UnknownMs()));
@@ -66,32 +58,25 @@ std::string Headline(const HistorySummary& s, const TextStyle& st) {
   return out + CostText(s.cost, st);
 }
 
-// The idle GPU-hours of each UTC day, with a bar, when the window spans two days or more.
+// The idle GPU-hours of each UTC day, with a bar in plain text, when the window spans two days
+// or more.
 std::string IdleByDay(const HistorySummary& s, const TextStyle& st) {
-  if (s.idle_by_day.size() < 2) return "";
-  int64_t most = 1;
-  for (const IdleDay& d : s.idle_by_day) most = std::max(most, d.idle_ms);
-  std::vector<std::vector<std::string>> rows = {{"Day (UTC)", "Idle GPU-hours", "Cost", ""}};
-  for (const IdleDay& d : s.idle_by_day) {
-    const size_t bar = static_cast<size_t>(
-        20.0 * static_cast<double>(d.idle_ms) / static_cast<double>(most) + 0.5);
-    std::string bars;
-    for (size_t i = 0; i < bar; ++i) bars += "▇";
-    rows.push_back({FormatDateUtc(d.day_start_ms), fmt::format("{:.2f}", HoursOf(d.idle_ms)),
-                    s.cost.priced ? FormatUsd(d.idle_cost) : "-", st.markdown ? "" : bars});
-  }
-  return "\nIdle GPU-hours by day:\n\n" + TextTable(rows, "lrrl", st.markdown);
+  if (!ShowsIdleByDay(s)) return "";
+  std::vector<size_t> rows(s.idle_by_day.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  auto cell = [&](const IdleColumn& c, size_t i) { return IdleByDayCellText(s, c, i); };
+  return "\nIdle GPU-hours by day:\n\n" +
+         DeclaredTextTable(IdleByDayColumns(!st.markdown), rows, cell, st.markdown);
 }
 
 // A fleet's idle GPU-hours by host, when it has two hosts or more.
 std::string IdleByHost(const HistorySummary& s, const TextStyle& st) {
-  if (s.idle_by_host.size() < 2) return "";
-  std::vector<std::vector<std::string>> rows = {{"Host", "GPUs", "Idle GPU-hours", "Cost"}};
-  for (const IdleHost& h : s.idle_by_host) {
-    rows.push_back({h.host, std::to_string(h.gpus), fmt::format("{:.2f}", HoursOf(h.idle_ms)),
-                    s.cost.priced ? FormatUsd(h.idle_cost) : "-"});
-  }
-  return "\nIdle GPU-hours by host:\n\n" + TextTable(rows, "lrrr", st.markdown);
+  if (!ShowsIdleByHost(s)) return "";
+  std::vector<size_t> rows(s.idle_by_host.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  auto cell = [&](const IdleColumn& c, size_t i) { return IdleByHostCellText(s, c, i); };
+  return "\nIdle GPU-hours by host:\n\n" +
+         DeclaredTextTable(IdleByHostColumns(), rows, cell, st.markdown);
 }
 
 std::string Waste(const HistorySummary& s, const TextStyle& st) {

@@ -70,6 +70,29 @@ struct Table {
   std::string Render() const;
 };
 
+// A table declared once (run_gpu_table.h, history_gpu_table.h, history_who_table.h,
+// showback_table.h, phase_table.h, idle_tables.h, metric_table.h, the budgets', the policy's,
+// the baseline's) into `t`: its columns' headers, and for each of its `rows` the cells
+// (`cell(column, row)`), each figure tied to the JSON value it shows (`pointer(column, row,
+// &scale)`: "" for none; a "—" is tied to nothing). A Column has `header` and Numeric().
+template <typename Column, typename CellOf, typename PointerOf>
+void FillDeclaredTable(const std::vector<Column>& columns, size_t rows, const CellOf& cell,
+                       const PointerOf& pointer, Table* t) {
+  for (const Column& c : columns) {
+    t->headers.push_back(c.header);
+    t->numeric.push_back(c.Numeric());
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    std::vector<std::string>& row = t->rows.emplace_back();
+    for (const Column& c : columns) {
+      const std::string text = cell(c, i);
+      double scale = 1;
+      const std::string at = pointer(c, i, &scale);
+      row.push_back(at.empty() || text == "—" ? Esc(text) : Num(text, at, scale));
+    }
+  }
+}
+
 // The findings as an ordered list, each with its gauge, and the savings arithmetic step by step;
 // numbers point into the JSON's "/findings" and "/savings".
 std::string FindingsHtml(const std::vector<Finding>& findings, const SavingsBlock& savings,

@@ -9,10 +9,14 @@
 #include "core/money.h"
 #include "core/time_format.h"
 #include "report/budget_report.h"
+#include "report/compare_report.h"
 #include "report/history_gpu_table.h"
 #include "report/history_report.h"
 #include "report/history_who_table.h"
 #include "report/html.h"
+#include "report/idle_tables.h"
+#include "report/metric_table.h"
+#include "report/phase_table.h"
 #include "report/plan_report.h"
 #include "report/policy_report.h"
 #include "report/run_gpu_table.h"
@@ -32,30 +36,26 @@ std::string Kpi(std::string_view label, const std::string& value_html) {
   return fmt::format("<div class=\"kpi\">{}<b>{}</b></div>", Esc(label), value_html);
 }
 
-// The phase section shared by both reports: the bar, then a table of shares, hours and dollars.
-std::string PhaseSection(const std::array<double, kPhaseCount>& shares,
-                         const std::array<int64_t, kPhaseCount>& ms, const CostBlock& cost,
-                         std::string_view hours_pointer_suffix) {
+using html::FillDeclaredTable;
+
+// The phase section shared by both reports: the bar, then the phase table (phase_table.h).
+std::string PhaseSection(const PhaseFigures& f) {
   std::array<std::string, kPhaseCount> costs;
+  for (size_t p = 0; p < kPhaseCount; ++p) {
+    costs[p] = f.cost.priced ? FormatUsd(f.cost.phase_cost[p]) : "";
+  }
   html::Table t;
   t.caption = "GPU-time by phase";
-  t.headers = {"Phase", "Share", "GPU-hours", "Cost"};
-  t.numeric = {false, true, true, true};
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    const auto phase = static_cast<Phase>(p);
-    const std::string at = fmt::format("/phases/{}", PhaseKey(phase));
-    costs[p] = cost.priced ? FormatUsd(cost.phase_cost[p]) : "";
-    t.rows.push_back(
-        {Esc(PhaseLabel(phase)) + (phase == Phase::kIdleHeld
-                                       ? " <span class=\"muted\">(the one other tools miss)</span>"
-                                       : ""),
-         Num(F1(shares[p]), at + "/share_pct") + " %",
-         Num(fmt::format("{:.3f}", HoursOf(ms[p])), at + std::string(hours_pointer_suffix),
-             1.0 / 3600),
-         cost.priced ? Num(costs[p], at + "/cost_usd") : "—"});
-  }
+  const std::vector<Phase> rows = PhaseRows();
+  FillDeclaredTable(
+      PhaseColumns(), rows.size(),
+      [&](const PhaseColumn& c, size_t i) { return PhaseCellText(f, c, rows[i]); },
+      [&](const PhaseColumn& c, size_t i, double* scale) {
+        return PhaseCellPointer(c, rows[i], scale);
+      },
+      &t);
   return "<section id=\"phases\"><h2>Where the GPU-time went</h2>\n" +
-         html::PhaseBarSvg(shares, costs) + t.Render() + "</section>\n";
+         html::PhaseBarSvg(f.share_pct, costs) + t.Render() + "</section>\n";
 }
 
 std::string CostKpis(const CostBlock& c) {
@@ -108,33 +108,19 @@ std::string ChartsSection(const std::vector<std::string>& figures, std::string_v
 
 // ---- cgov run ----
 
-std::string MetricCell(const std::optional<MetricStats>& s, double MetricStats::*field,
-                       const std::string& pointer) {
-  return s ? Num(F1((*s).*field), pointer) : "—";
-}
-
+// A distribution table (metric_table.h) whose figures are under `at` in the JSON.
 std::string RunMetricTable(const MetricSet& metrics, const std::string& at, std::string caption) {
   html::Table t;
   t.caption = std::move(caption);
-  t.headers = {"Metric", "Min", "P50", "P95", "Max", "Mean"};
-  t.numeric = {false, true, true, true, true, true};
-  static constexpr std::pair<const char*, double MetricStats::*> kCols[] = {
-      {"min", &MetricStats::min},
-      {"p50", &MetricStats::p50},
-      {"p95", &MetricStats::p95},
-      {"max", &MetricStats::max},
-      {"mean", &MetricStats::mean}};
-  for (size_t i = 0; i < kRunMetricCount; ++i) {
-    const auto m = static_cast<RunMetric>(i);
-    const bool gpm = m == RunMetric::kSmActivePct || m == RunMetric::kTensorActivePct;
-    if (gpm && !metrics[i]) continue;
-    std::vector<std::string> row = {Esc(RunMetricLabel(m))};
-    for (const auto& [key, field] : kCols) {
-      row.push_back(
-          MetricCell(metrics[i], field, fmt::format("{}/{}/{}", at, RunMetricKey(m), key)));
-    }
-    t.rows.push_back(std::move(row));
-  }
+  const std::vector<RunMetric> rows = MetricRows(metrics);
+  FillDeclaredTable(
+      MetricColumns(), rows.size(),
+      [&](const MetricColumn& c, size_t i) { return MetricCellText(metrics, c, rows[i]); },
+      [&](const MetricColumn& c, size_t i, double* scale) {
+        *scale = 1;
+        return MetricCellPointer(at, c, rows[i]);
+      },
+      &t);
   return t.Render();
 }
 
@@ -237,27 +223,6 @@ std::string RunUtilHistogram(const RunSummary& s) {
   return t.rows.empty() ? "" : t.Render();
 }
 
-// A table declared once (run_gpu_table.h, history_gpu_table.h, history_who_table.h) into `t`:
-// its columns' headers, and for each of its `rows` the cells, each figure tied to the JSON value
-// it shows (`pointer(column, row, &scale)`: "" for none; a "—" is tied to nothing).
-template <typename Column, typename CellOf, typename PointerOf>
-void FillDeclaredTable(const std::vector<Column>& columns, size_t rows, const CellOf& cell,
-                       const PointerOf& pointer, html::Table* t) {
-  for (const Column& c : columns) {
-    t->headers.push_back(c.header);
-    t->numeric.push_back(c.Numeric());
-  }
-  for (size_t i = 0; i < rows; ++i) {
-    std::vector<std::string>& row = t->rows.emplace_back();
-    for (const Column& c : columns) {
-      const std::string text = cell(c, i);
-      double scale = 1;
-      const std::string at = pointer(c, i, &scale);
-      row.push_back(at.empty() || text == "—" ? Esc(text) : Num(text, at, scale));
-    }
-  }
-}
-
 std::string RunPerGpu(const RunSummary& s) {
   html::Table t;
   t.caption = "Per GPU";
@@ -308,32 +273,22 @@ std::string HistoryWaste(const HistorySummary& s) {
         "; the action list's sessions hold " +
         hours(h.in_actions_ms, "/waste/idle_held/in_actions_gpu_seconds") + ".</p>\n";
   }
-  if (s.idle_by_day.size() >= 2) {
+  if (ShowsIdleByDay(s)) {
     html::Table t;
     t.caption = "Idle GPU-hours by day (UTC)";
-    t.headers = {"Day", "Idle GPU-hours", "Cost"};
-    t.numeric = {false, true, true};
-    for (size_t i = 0; i < s.idle_by_day.size(); ++i) {
-      const IdleDay& d = s.idle_by_day[i];
-      const std::string at = fmt::format("/idle_by_day/{}/", i);
-      t.rows.push_back({Esc(FormatDateUtc(d.day_start_ms)),
-                        Num(F2(HoursOf(d.idle_ms)), at + "idle_gpu_seconds", 1.0 / 3600),
-                        Money(s, d.idle_cost, at + "idle_cost_usd")});
-    }
+    FillDeclaredTable(
+        IdleByDayColumns(false), s.idle_by_day.size(),
+        [&](const IdleColumn& c, size_t i) { return IdleByDayCellText(s, c, i); },
+        IdleByDayCellPointer, &t);
     out += t.Render();
   }
-  if (s.idle_by_host.size() >= 2) {
+  if (ShowsIdleByHost(s)) {
     html::Table t;
     t.caption = "Idle GPU-hours by host";
-    t.headers = {"Host", "GPUs", "Idle GPU-hours", "Cost"};
-    t.numeric = {false, true, true, true};
-    for (size_t i = 0; i < s.idle_by_host.size(); ++i) {
-      const IdleHost& host = s.idle_by_host[i];
-      const std::string at = fmt::format("/idle_by_host/{}/", i);
-      t.rows.push_back({Esc(host.host), std::to_string(host.gpus),
-                        Num(F2(HoursOf(host.idle_ms)), at + "idle_gpu_seconds", 1.0 / 3600),
-                        Money(s, host.idle_cost, at + "idle_cost_usd")});
-    }
+    FillDeclaredTable(
+        IdleByHostColumns(), s.idle_by_host.size(),
+        [&](const IdleColumn& c, size_t i) { return IdleByHostCellText(s, c, i); },
+        IdleByHostCellPointer, &t);
     out += t.Render();
   }
   return out + "</section>\n";
@@ -517,27 +472,18 @@ std::string ListSection(std::string_view id, std::string_view title,
 std::string BaselineSection(const RunComparison& c, const std::vector<std::string>& paths) {
   html::Table t;
   t.caption = fmt::format("Against {} baseline run{}", paths.size(), paths.size() == 1 ? "" : "s");
-  t.headers = {"Figure", "Baseline", "This run", "Change"};
-  t.numeric = {false, true, true, true};
-  auto figure = [&](double v) {
-    return c.figure == CompareFigure::kCostPerUnit  ? FormatUnitCost(v)
-           : c.figure == CompareFigure::kCostPerRun ? fmt::format("${:.2f}", v)
-                                                    : fmt::format("{:.4f}", v);
-  };
-  t.rows.push_back({Esc(c.figure_name), Esc(figure(c.baseline)), Esc(figure(c.current)),
-                    c.change_pct
-                        ? Num(fmt::format("{:+.1f}", *c.change_pct), "/baseline/change_pct") + " %"
-                        : "—"});
-  t.rows.push_back(
-      {"capacity unused", Num(F1(c.waste_pct_baseline), "/baseline/waste_pct/baseline") + " %",
-       Num(F1(c.waste_pct_current), "/baseline/waste_pct/current") + " %",
-       Num(fmt::format("{:+.1f}", c.waste_change_pp), "/baseline/waste_pct/change_pp") + " pp"});
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    const std::string at = fmt::format("/baseline/phases/{}/", PhaseKey(static_cast<Phase>(p)));
-    t.rows.push_back({Esc(PhaseLabel(static_cast<Phase>(p))),
-                      Num(F1(c.phase_pct_baseline[p]), at + "baseline_pct") + " %",
-                      Num(F1(c.phase_pct_current[p]), at + "current_pct") + " %",
-                      Num(fmt::format("{:+.1f}", c.phase_change_pp[p]), at + "change_pp") + " pp"});
+  const std::vector<BaselineColumn> columns = BaselineColumns();
+  for (const BaselineColumn& column : columns) {
+    t.headers.push_back(column.header);
+    t.numeric.push_back(column.Numeric());
+  }
+  for (const BaselineRow& row : BaselineRows()) {
+    std::vector<std::string>& cells = t.rows.emplace_back();
+    for (const BaselineColumn& column : columns) {
+      const BaselineCell cell = BaselineCellOf(c, column, row);
+      cells.push_back((cell.pointer.empty() ? Esc(cell.figure) : Num(cell.figure, cell.pointer)) +
+                      Esc(cell.unit));
+    }
   }
   std::string out = "<section id=\"baseline\"><h2>Against the baseline</h2>\n" + t.Render();
   if (c.threshold_pct) {
@@ -558,8 +504,7 @@ std::string RunReportHtml(const RunSummary& s) {
   // A run too short to measure shows what it recorded, not figures (as the text report).
   const bool data = s.usage.KnownMs() > 0 && !s.TooShortToMeasure();
   if (data) {
-    out +=
-        CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    out += CostSection(s.cost) + PhaseSection({s.phase_share_pct, s.phase_ms, s.cost});
     const IdleHeldParts& h = s.idle_held;
     if (h.in_bursts_ms > 0) {  // the phase and the idle-held finding differ: how they add up
       auto seconds = [](int64_t ms, const char* pointer) {
@@ -653,8 +598,7 @@ std::string HistoryReportHtml(const HistorySummary& s) {
   if (s.usage.HeldMs() <= 0) {
     out += "<p>No samples in this window.</p>\n" + BudgetsHtml(s) + PolicyActionsHtml(s);
   } else {
-    out +=
-        CostSection(s.cost) + PhaseSection(s.phase_share_pct, s.phase_ms, s.cost, "/gpu_seconds");
+    out += CostSection(s.cost) + PhaseSection({s.phase_share_pct, s.phase_ms, s.cost});
     out += HistoryWaste(s) + HistoryEnergy(s) + HistoryCharts(s) + HistoryPerGpu(s) +
            HistoryWho(s) + HistoryShowback(s) + BudgetsHtml(s) + HistoryActions(s) +
            PolicyActionsHtml(s);

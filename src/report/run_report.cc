@@ -9,15 +9,13 @@
 #include "analysis/phases.h"
 #include "core/duration.h"
 #include "report/compare_report.h"
+#include "report/metric_table.h"
+#include "report/phase_table.h"
 #include "report/run_gpu_table.h"
 #include "report/text_style.h"
 
 namespace cgov {
 namespace {
-
-std::string Cell(const std::optional<MetricStats>& s, double MetricStats::*field) {
-  return s ? fmt::format("{:.1f}", (*s).*field) : "—";
-}
 
 std::string GpuHeadline(const RunSummary& s) {
   if (!s.gpu_unavailable_reason.empty()) {
@@ -35,33 +33,10 @@ std::string GpuHeadline(const RunSummary& s) {
   return out;
 }
 
-// The distribution table: header and rows of cells.
-std::vector<std::vector<std::string>> MetricRows(const RunSummary& s) {
-  std::vector<std::vector<std::string>> rows = {{"Metric", "Min", "P50", "P95", "Max", "Mean"}};
-  for (size_t i = 0; i < kRunMetricCount; ++i) {
-    const auto& m = s.metrics[i];
-    const auto metric = static_cast<RunMetric>(i);
-    const bool gpm = metric == RunMetric::kSmActivePct || metric == RunMetric::kTensorActivePct;
-    if (gpm && !m) continue;  // only GPUs with GPM (Hopper and later) have these rows
-    rows.push_back({RunMetricLabel(metric), Cell(m, &MetricStats::min), Cell(m, &MetricStats::p50),
-                    Cell(m, &MetricStats::p95), Cell(m, &MetricStats::max),
-                    Cell(m, &MetricStats::mean)});
-  }
-  return rows;
-}
-
+// The distribution table (metric_table.h).
 std::string MetricTable(const RunSummary& s, const TextStyle& st) {
-  const std::vector<std::vector<std::string>> rows = MetricRows(s);
-  if (!st.markdown) return TextTable(rows, "lrrrrr", false);
-  std::string out =
-      "| Metric       |   Min |   P50 |   P95 |   Max |  Mean |\n"
-      "|--------------|------:|------:|------:|------:|------:|\n";
-  for (size_t r = 1; r < rows.size(); ++r) {
-    const std::vector<std::string>& c = rows[r];
-    out += fmt::format("| {:<12} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5} |\n", c[0], c[1], c[2],
-                       c[3], c[4], c[5]);
-  }
-  return out;
+  auto cell = [&](const MetricColumn& c, RunMetric m) { return MetricCellText(s.metrics, c, m); };
+  return DeclaredTextTable(MetricColumns(), MetricRows(s.metrics), cell, st.markdown);
 }
 
 std::string PerGpuTable(const RunSummary& s, const TextStyle& st) {
@@ -135,17 +110,9 @@ std::string CostSection(const RunSummary& s, const TextStyle& st) {
   std::string out = TextHeading("Where the GPU-time went", st, 3);
   out += PhaseBar(shares) +
          "  · truly idle ░ idle, memory held ▒ underutilized ▓ productive █ compute-bound\n\n";
-  std::vector<std::vector<std::string>> rows = {{"Phase", "Share", "GPU-hours", "Cost"}};
-  for (size_t p = 0; p < kPhaseCount; ++p) {
-    rows.push_back(
-        {fmt::format(
-             "{}{}", PhaseLabel(static_cast<Phase>(p)),
-             p == static_cast<size_t>(Phase::kIdleHeld) ? " (the one other tools miss)" : ""),
-         fmt::format("{:.1f} %", shares[p]),
-         fmt::format("{:.3f}", static_cast<double>(ms[p]) / 3.6e6),
-         c.priced ? FormatUsd(c.phase_cost[p]) : "—"});
-  }
-  out += TextTable(rows, "lrrr", st.markdown);
+  const PhaseFigures figures{shares, ms, c};
+  auto cell = [&](const PhaseColumn& column, Phase p) { return PhaseCellText(figures, column, p); };
+  out += DeclaredTextTable(PhaseColumns(), PhaseRows(), cell, st.markdown);
   out += IdleHeldReconciled(s) + EnergyLine(s);
   if (s.usage.gap_ms > 0) {
     out += fmt::format(

@@ -39,9 +39,12 @@ TEST(RunReport, HeadlineTableAndFooter) {
                     "CPU / 6.1 MiB RSS"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| GPU Util %   |   0.0 | 100.0 | 100.0 | 100.0 |  96.5 |"), std::string::npos)
+  // The distribution table (metric_table.h), laid out as every declared table is.
+  EXPECT_NE(md.find("| Metric      | Min |   P50 |   P95 |   Max | Mean |\n"), std::string::npos)
       << md;
-  EXPECT_NE(md.find("| GPU Mem %    |     — |     — |     — |     — |     — |"), std::string::npos)
+  EXPECT_NE(md.find("| GPU Util %  | 0.0 | 100.0 | 100.0 | 100.0 | 96.5 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| GPU Mem %   |   — |     — |     — |     — |    — |"), std::string::npos)
       << "unknown shows as a dash, not 0";
   EXPECT_NE(md.find("|   0 | NVIDIA H100 80GB HBM3 |      100.0 |        96.5 |         — |        "
                     "    — |           — | yes             |"),

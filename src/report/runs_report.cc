@@ -40,6 +40,80 @@ json RowJson(const RunGroupRow& r) {
           {"cost_per_unit_usd", r.cost_per_unit_usd ? json(*r.cost_per_unit_usd) : json(nullptr)}};
 }
 
+// The runs table, declared once for text, Markdown and CSV (issue 59, item 3): the text once
+// showed wasted dollars the CSV left out and the CSV work the text did not. Each column says
+// which formats show it; the CSV keeps its columns' order from before (waste_usd added last).
+struct RunsColumn {
+  enum class Kind {
+    kKey,
+    kRuns,
+    kFailed,
+    kGpuHours,
+    kWaste,
+    kUsd,
+    kPerUnit,
+    kWork,
+    kUnit,
+    kCostPerUnit,
+    kWasteUsd
+  };
+  std::string header;  // the text's ("" for none)
+  std::string csv;     // the CSV's ("" for none)
+  Kind kind;
+  bool RightAligned() const { return kind != Kind::kKey; }
+};
+
+std::vector<RunsColumn> RunsColumns(const std::string& by) {
+  using K = RunsColumn::Kind;
+  return {{by, by, K::kKey},
+          {"Runs", "runs", K::kRuns},
+          {"Failed", "failed_runs", K::kFailed},
+          {"GPU-hours", "gpu_hours", K::kGpuHours},
+          {"Waste %", "waste_pct", K::kWaste},
+          {"USD", "usd", K::kUsd},
+          {"Per unit", "", K::kPerUnit},
+          {"", "work", K::kWork},
+          {"", "unit", K::kUnit},
+          {"", "cost_per_unit_usd", K::kCostPerUnit},
+          {"Wasted USD", "waste_usd", K::kWasteUsd}};
+}
+
+// "1234.56" (no sign or separator) for the CSV; FormatUsd for the text.
+std::string CsvCents(int64_t cents) {
+  const int64_t a = cents < 0 ? -cents : cents;
+  return fmt::format("{}{}.{:02}", cents < 0 ? "-" : "", a / 100, a % 100);
+}
+
+// A cell; `csv`: its CSV form (unrounded figures, no currency sign).
+std::string RunsCell(const RunsColumn& c, const RunGroupRow& r, bool csv) {
+  using K = RunsColumn::Kind;
+  switch (c.kind) {
+    case K::kKey:
+      return csv ? CsvField(r.key) : r.key;
+    case K::kRuns:
+      return fmt::format("{}", r.runs);
+    case K::kFailed:
+      return fmt::format("{}", r.failed_runs);
+    case K::kGpuHours:
+      return csv ? fmt::format("{:.6f}", r.gpu_hours) : fmt::format("{:.2f}", r.gpu_hours);
+    case K::kWaste:
+      return csv ? fmt::format("{:.3f}", r.WastePct()) : fmt::format("{:.1f}", r.WastePct());
+    case K::kUsd:
+      return csv ? CsvCents(r.cents) : CentsText(r.cents);
+    case K::kPerUnit:
+      return PerUnit(r);
+    case K::kWork:
+      return r.work ? fmt::format("{:g}", *r.work) : "";
+    case K::kUnit:
+      return r.work ? CsvField(r.unit) : "";
+    case K::kCostPerUnit:
+      return r.cost_per_unit_usd ? fmt::format("{:.9g}", *r.cost_per_unit_usd) : "";
+    case K::kWasteUsd:
+      return csv ? CsvCents(r.waste_cents) : CentsText(r.waste_cents);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string RunsReportText(const RunShowback& s, const TextStyle& st) {
@@ -47,16 +121,13 @@ std::string RunsReportText(const RunShowback& s, const TextStyle& st) {
                                 : Strong(fmt::format("Runs by {}", s.by), st) + "\n";
   out += fmt::format("{} runs · {:.2f} GPU-hours · {} (estimates, as each run priced itself)\n",
                      s.total.runs, s.total.gpu_hours, CentsText(s.total.cents));
-  std::vector<std::vector<std::string>> rows = {
-      {s.by, "Runs", "Failed", "GPU-hours", "Waste", "USD", "Wasted USD", "Per unit"}};
-  auto row = [&](const RunGroupRow& r) {
-    rows.push_back({r.key, fmt::format("{}", r.runs), fmt::format("{}", r.failed_runs),
-                    fmt::format("{:.2f}", r.gpu_hours), fmt::format("{:.1f} %", r.WastePct()),
-                    CentsText(r.cents), CentsText(r.waste_cents), PerUnit(r)});
-  };
-  for (const RunGroupRow& r : s.rows) row(r);
-  row(s.total);
-  out += TextHeading("Cost by " + s.by, st) + TextTable(rows, "lrrrrrrr", st.markdown);
+  std::vector<RunsColumn> columns = RunsColumns(s.by);
+  std::erase_if(columns, [](const RunsColumn& c) { return c.header.empty(); });
+  std::vector<const RunGroupRow*> rows;
+  for (const RunGroupRow& r : s.rows) rows.push_back(&r);
+  rows.push_back(&s.total);
+  auto cell = [](const RunsColumn& c, const RunGroupRow* r) { return RunsCell(c, *r, false); };
+  out += TextHeading("Cost by " + s.by, st) + DeclaredTextTable(columns, rows, cell, st.markdown);
   if (s.total.unpriced_runs > 0) {
     out += fmt::format("\n{} run(s) had no price: their GPU-hours count, their dollars do not.\n",
                        s.total.unpriced_runs);
@@ -88,16 +159,15 @@ json RunsReportJson(const RunShowback& s) {
 }
 
 std::string RunsReportCsv(const RunShowback& s) {
-  std::string out =
-      fmt::format("kind,{},runs,failed_runs,gpu_hours,waste_pct,usd,work,unit,cost_per_unit_usd\n",
-                  CsvField(s.by));
+  std::vector<RunsColumn> columns = RunsColumns(s.by);
+  std::erase_if(columns, [](const RunsColumn& c) { return c.csv.empty(); });
+  std::string out = "kind";
+  for (const RunsColumn& c : columns) out += "," + CsvField(c.csv);
+  out += "\n";
   auto line = [&](std::string_view kind, const RunGroupRow& r) {
-    const int64_t a = r.cents < 0 ? -r.cents : r.cents;
-    out += fmt::format("{},{},{},{},{:.6f},{:.3f},{}{}.{:02},{},{},{}\n", kind, CsvField(r.key),
-                       r.runs, r.failed_runs, r.gpu_hours, r.WastePct(), r.cents < 0 ? "-" : "",
-                       a / 100, a % 100, r.work ? fmt::format("{:g}", *r.work) : "",
-                       r.work ? CsvField(r.unit) : "",
-                       r.cost_per_unit_usd ? fmt::format("{:.9g}", *r.cost_per_unit_usd) : "");
+    out += kind;
+    for (const RunsColumn& c : columns) out += "," + RunsCell(c, r, true);
+    out += "\n";
   };
   for (const RunGroupRow& r : s.rows) line("group", r);
   RunGroupRow total = s.total;

@@ -77,9 +77,7 @@ TEST(DriverAbiE2E, Driver470IdleGpuWithReservedMemoryIsTrulyIdleAndHoldsNothing)
   EXPECT_EQ(s["phases"]["truly_idle"]["share_pct"], 100.0) << s["phases"].dump();
   // v1's `used` counts the driver's 500 MiB: 1.2 % of this GPU if it were not taken out.
   EXPECT_EQ(s["gpus"][0]["metrics"]["gpu_mem_pct"]["max"], 0.0) << s["gpus"][0].dump();
-  EXPECT_NE(r.err.find("| GPU Mem %    |   0.0 |   0.0 |   0.0 |   0.0 |   0.0 |"),
-            std::string::npos)
-      << r.err;
+  EXPECT_EQ(TableRow(r.err, "| GPU Mem %"), "| GPU Mem % | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 |") << r.err;
 }
 
 TEST(DriverAbiE2E, DoctorNamesTheProcessListAbiAndWarnsWhenTheDriverDisagrees) {

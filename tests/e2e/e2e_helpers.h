@@ -128,6 +128,20 @@ inline constexpr char kPromtool[] = "/usr/bin/promtool";
 // A dollar figure of a report's JSON in whole cents.
 inline int64_t Cents(const nlohmann::json& usd) { return std::llround(usd.get<double>() * 100); }
 
+// The first line of a report's table that starts with `start` ("| GPU Mem %"), each run of
+// spaces made one: a declared table's columns are as wide as their widest cell, which another
+// row may set. "" when there is none.
+inline std::string TableRow(const std::string& text, const std::string& start) {
+  size_t at = text.find(start);
+  while (at != std::string::npos && at != 0 && text[at - 1] != '\n') at = text.find(start, at + 1);
+  if (at == std::string::npos) return "";
+  std::string row;
+  for (size_t i = at; i < text.size() && text[i] != '\n'; ++i) {
+    if (text[i] != ' ' || row.empty() || row.back() != ' ') row += text[i];
+  }
+  return row;
+}
+
 // A port free right now on 127.0.0.1, for a server the test starts next. Chosen below the
 // kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range): a port the kernel picked
 // is handed out again to the next outgoing connection — a Prometheus scraping every second
