@@ -235,7 +235,15 @@ TEST(PodResources, PollerFollowsChangesAndForgetsAStaleAnswerByTheEnvsClock) {
   std::mutex mu;
   std::vector<size_t> devices_before;       // what the poller held when each call was made
   std::vector<uint64_t> generation_before;  // and its generation
+  std::atomic<int> answered{0};
   FakeHttpClient kubelet([&](const HttpRequest& r) -> Result<HttpResponse> {
+    // The first call is Start's own; the poller's thread waits for the test to have read what
+    // Start left (a loaded machine once let it run three calls ahead before the test looked).
+    if (answered.fetch_add(1) > 0) {
+      for (int i = 0; i < 10'000 && poller_seen.load() == nullptr; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
     std::lock_guard lock(mu);
     const size_t n = devices_before.size();
     PodResourcesPoller* p = poller_seen.load();
