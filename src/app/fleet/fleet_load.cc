@@ -483,8 +483,7 @@ Result<std::vector<Span>> FleetBuilder::PlanSpans() {
     std::vector<PromRequest> requests;
     for (const char* marker : {kEvaluations, kRulesVersion, kDailyEvaluations, kDailyHours}) {
       if (requests.size() == 2 && (options_.pods || window <= kDayMs)) break;
-      requests.push_back(
-          {.expr = fmt::format("{}[{}ms]", marker, window), .time_s = Seconds(until_ms_)});
+      requests.push_back({.expr = MarkerSamples(marker, window), .time_s = Seconds(until_ms_)});
     }
     CGOV_ASSIGN_OR_RETURN(std::vector<std::vector<PromSeries>> answers, prom_.QueryAll(requests));
     // A time within the window, in ms (a store's answer is not trusted to be a sane time, so
@@ -843,7 +842,7 @@ Result<std::vector<PromSeries>> FleetBuilder::SpanSum(const char* counter, const
   }
   if (hosts.empty()) return out;
   CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> again,
-                        prom_.Query(Increase(OnHosts(counter, hosts), by.c_str(), range) + " > 0",
+                        prom_.Query(AboveZero(Increase(OnHosts(counter, hosts), by.c_str(), range)),
                                     Seconds(span.to_ms)));
   for (PromSeries& s : again) {
     if (hosts.count(s.Label("Hostname"))) out.push_back(std::move(s));
@@ -1169,13 +1168,14 @@ Status FleetBuilder::AfterGpus() {
   if (gpu_ids_.empty()) {
     // Say which: our metrics are missing altogether, or only this window has none.
     CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> any,
-                          prom_.Query("count(cgov_gpu_phase_seconds_total)", Seconds(until_ms_)));
+                          prom_.Query(PhaseCountersNow(), Seconds(until_ms_)));
     // Up to the window's end, and up to now: a window before the data is not "no metrics".
-    constexpr const char* kEver = "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
-    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever, prom_.Query(kEver, Seconds(until_ms_)));
+    const std::string ever_query = PhaseCountersWithinAYear();
+    CGOV_ASSIGN_OR_RETURN(std::vector<PromSeries> ever,
+                          prom_.Query(ever_query, Seconds(until_ms_)));
     if (ever.empty()) {
       const int64_t now_ms = Env::Default()->WallMs();
-      CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(kEver, Seconds(std::max(now_ms, until_ms_))));
+      CGOV_ASSIGN_OR_RETURN(ever, prom_.Query(ever_query, Seconds(std::max(now_ms, until_ms_))));
     }
     if (any.empty() && ever.empty()) {
       return NotFound(fmt::format(

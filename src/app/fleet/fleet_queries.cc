@@ -130,6 +130,18 @@ std::string OpenCostPrices(int64_t range_ms) {
   return fmt::format("max by (node) (last_over_time(node_gpu_hourly_cost[{}ms]))", range_ms);
 }
 
+std::string MarkerSamples(std::string_view marker, int64_t range_ms) {
+  return fmt::format("{}[{}ms]", marker, range_ms);
+}
+
+std::string AboveZero(const std::string& expr) { return expr + " > 0"; }
+
+std::string PhaseCountersNow() { return "count(cgov_gpu_phase_seconds_total)"; }
+
+std::string PhaseCountersWithinAYear() {
+  return "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))";
+}
+
 std::string RenamedLabels(int64_t range_ms) {
   std::string expr;
   for (const char* metric : {"cgov_honor_labels_check", "cgov_identity_held_seconds_total"}) {

@@ -90,6 +90,14 @@ std::string OpenCostPrices(int64_t range_ms);
 // The series whose cgov labels a scrape renamed (exported_namespace/pod/container) within
 // `range_ms`: a scrape without honor_labels.
 std::string RenamedLabels(int64_t range_ms);
+// A rule marker's samples over `range_ms` (its evaluations: kEvaluations, kRulesVersion, ...).
+std::string MarkerSamples(std::string_view marker, int64_t range_ms);
+// Only the series of `expr` above zero (an increase by host: the hosts that added anything).
+std::string AboveZero(const std::string& expr);
+// How many GPU phase counters the store has at the evaluation time, and within the year before
+// it: which of "no cgov metrics" and "none in this window" a report without GPUs says.
+std::string PhaseCountersNow();
+std::string PhaseCountersWithinAYear();
 
 }  // namespace cgov
 

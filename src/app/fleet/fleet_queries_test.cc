@@ -62,6 +62,11 @@ TEST(FleetQueries, TheReportsOtherQueriesAreWrittenHere) {
   EXPECT_NE(renamed.find("cgov_identity_held_seconds_total{exported_container!=\"\"}[1000ms]"),
             std::string::npos)
       << renamed;
+  EXPECT_EQ(MarkerSamples(kEvaluations, 7'200'000),
+            "cgov:hourly_rules:evaluation_time_seconds[7200000ms]");
+  EXPECT_EQ(AboveZero("sum by (Hostname) (x)"), "sum by (Hostname) (x) > 0");
+  EXPECT_EQ(PhaseCountersNow(), "count(cgov_gpu_phase_seconds_total)");
+  EXPECT_EQ(PhaseCountersWithinAYear(), "count(last_over_time(cgov_gpu_phase_seconds_total[52w]))");
 }
 
 }  // namespace
