@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>

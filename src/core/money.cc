@@ -200,4 +200,9 @@ std::optional<MicroUsd> ParseAmountMicroUsd(std::string_view text) {
   return negative ? -micro : micro;
 }
 
+std::string FormatCentsPlain(int64_t cents) {
+  const uint64_t a = cents < 0 ? 0 - static_cast<uint64_t>(cents) : static_cast<uint64_t>(cents);
+  return fmt::format("{}{}.{:02}", cents < 0 ? "-" : "", a / 100, a % 100);
+}
+
 }  // namespace cgov

@@ -69,6 +69,10 @@ std::optional<MicroUsd> Divide(MicroUsd amount, double divisor);
 // "$1,234.56" (rounded to the cent); "$0.0004" style with `decimals` > 2 for unit costs.
 std::string FormatUsd(MicroUsd amount, int decimals = 2);
 
+// Cents as "1234.56" (a "-" before a negative amount; no currency sign or thousands separator):
+// a spreadsheet's number, for the CSV outputs.
+std::string FormatCentsPlain(int64_t cents);
+
 // The dollars as a JSON number with `decimals` places (e.g. 80.0, 13.33).
 double UsdNumber(MicroUsd amount, int decimals = 2);
 

@@ -56,6 +56,15 @@ TEST(Money, EnergyCostIsThePriceTimesTheKwhRoundedOnce) {
       << "saturates";
 }
 
+TEST(Money, CentsForASpreadsheetHaveNoSignOrSeparatorAndEveryValueFits) {
+  EXPECT_EQ(FormatCentsPlain(0), "0.00");
+  EXPECT_EQ(FormatCentsPlain(5), "0.05");
+  EXPECT_EQ(FormatCentsPlain(123456), "1234.56");
+  EXPECT_EQ(FormatCentsPlain(-205), "-2.05");
+  EXPECT_EQ(FormatCentsPlain(INT64_MAX), "92233720368547758.07");
+  EXPECT_EQ(FormatCentsPlain(INT64_MIN), "-92233720368547758.08");  // no negation overflow
+}
+
 TEST(Money, EveryAmountFormatsTheLargestAndTheSmallestToo) {
   const MicroUsd max = std::numeric_limits<MicroUsd>::max();
   EXPECT_EQ(FormatUsd(max), "$9,223,372,036,854.78");

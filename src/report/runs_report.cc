@@ -78,12 +78,6 @@ std::vector<RunsColumn> RunsColumns(const std::string& by) {
           {"Wasted USD", "waste_usd", K::kWasteUsd}};
 }
 
-// "1234.56" (no sign or separator) for the CSV; FormatUsd for the text.
-std::string CsvCents(int64_t cents) {
-  const int64_t a = cents < 0 ? -cents : cents;
-  return fmt::format("{}{}.{:02}", cents < 0 ? "-" : "", a / 100, a % 100);
-}
-
 // A cell; `csv`: its CSV form (unrounded figures, no currency sign).
 std::string RunsCell(const RunsColumn& c, const RunGroupRow& r, bool csv) {
   using K = RunsColumn::Kind;
@@ -99,7 +93,7 @@ std::string RunsCell(const RunsColumn& c, const RunGroupRow& r, bool csv) {
     case K::kWaste:
       return csv ? fmt::format("{:.3f}", r.WastePct()) : fmt::format("{:.1f}", r.WastePct());
     case K::kUsd:
-      return csv ? CsvCents(r.cents) : CentsText(r.cents);
+      return csv ? FormatCentsPlain(r.cents) : CentsText(r.cents);
     case K::kPerUnit:
       return PerUnit(r);
     case K::kWork:
@@ -109,7 +103,7 @@ std::string RunsCell(const RunsColumn& c, const RunGroupRow& r, bool csv) {
     case K::kCostPerUnit:
       return r.cost_per_unit_usd ? fmt::format("{:.9g}", *r.cost_per_unit_usd) : "";
     case K::kWasteUsd:
-      return csv ? CsvCents(r.waste_cents) : CentsText(r.waste_cents);
+      return csv ? FormatCentsPlain(r.waste_cents) : CentsText(r.waste_cents);
   }
   return "";
 }

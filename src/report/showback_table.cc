@@ -44,12 +44,6 @@ RowFigures FiguresOf(const Showback& b, const ShowbackTableRow& r) {
   return {};
 }
 
-// 1234.56: no currency sign or thousands separator.
-std::string CsvUsd(int64_t cents) {
-  const int64_t a = cents < 0 ? -cents : cents;
-  return fmt::format("{}{}.{:02}", cents < 0 ? "-" : "", a / 100, a % 100);
-}
-
 }  // namespace
 
 std::vector<ShowbackColumn> ShowbackColumns(const HistorySummary& s) {
@@ -88,7 +82,7 @@ std::string ShowbackCellText(const HistorySummary& s, const ShowbackColumn& c,
     case ShowbackColumn::Kind::kShare:  // no share of nothing
       return s.showback.billed_total != 0 ? fmt::format("{:.1f}", f.share_pct) : "—";
     case ShowbackColumn::Kind::kUsd:
-      return FormatUsd(static_cast<MicroUsd>(f.cents) * 10'000);
+      return FormatUsd(static_cast<MicroUsd>(f.cents) * kMicroPerCent);
   }
   return "";
 }
@@ -145,7 +139,7 @@ std::string ShowbackCsv(const HistorySummary& s) {
           out += fmt::format("{:.3f}", f.share_pct);
           break;
         case ShowbackColumn::Kind::kUsd:
-          out += CsvUsd(f.cents);
+          out += FormatCentsPlain(f.cents);
           break;
       }
     }

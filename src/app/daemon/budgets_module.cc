@@ -13,9 +13,9 @@
 namespace cgov {
 namespace {
 
-// --budgets' file, as read at start and on SIGHUP.
-Result<BudgetFile> ReadBudgetsFile(const std::string& path) {
-  CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(path, "--budgets"));
+// --budgets' file, as read at start and on SIGHUP (through the module's Env).
+Result<BudgetFile> ReadBudgetsFile(Env& env, const std::string& path) {
+  CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(env, path, "--budgets"));
   Result<BudgetFile> file = ParseBudgets(text, path);
   if (!file.ok()) return file.status().WithContext("cgov daemon: --budgets");
   return file;
@@ -79,7 +79,7 @@ Status BudgetsModule::Seed() {
 
 void BudgetsModule::Reload(std::string* what) {
   if (d_.writer() == nullptr) return;
-  Result<BudgetFile> budgets = ReadBudgetsFile(path_);
+  Result<BudgetFile> budgets = ReadBudgetsFile(d_.env(), path_);
   if (!budgets.ok()) {
     LogWarning(d_.env(), "SIGHUP: keeping the budgets in use: {}", budgets.status().message());
   } else {
@@ -110,7 +110,7 @@ class BudgetsKind : public DaemonModuleKind {
           "--notify (budget rules); give one of them (a report reads budgets from the database "
           "with `cgov report --budgets`)");
     }
-    CGOV_ASSIGN_OR_RETURN(file_, ReadBudgetsFile(path_));
+    CGOV_ASSIGN_OR_RETURN(file_, ReadBudgetsFile(*Env::Default(), path_));
     return Status::Ok();
   }
   bool enabled() const override { return !path_.empty(); }

@@ -5,9 +5,9 @@
 
 namespace cgov {
 
-Result<std::string> ReadDaemonFile(const std::string& path, std::string_view flag,
+Result<std::string> ReadDaemonFile(Env& env, const std::string& path, std::string_view flag,
                                    size_t max_bytes) {
-  Result<std::string> text = Env::Default()->ReadUserFile(path, max_bytes, flag);
+  Result<std::string> text = env.ReadUserFile(path, max_bytes, flag);
   if (!text.ok()) return text.status().WithContext("cgov daemon");
   return text;
 }

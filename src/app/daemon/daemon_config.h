@@ -11,12 +11,14 @@
 
 #include "app/daemon/daemon_options.h"
 #include "core/status.h"
+#include "os/env.h"
 
 namespace cgov {
 
-// A file a flag names, whole: a regular file of at most `max_bytes` (a FIFO, a device or a
-// directory is refused, never read). The error says "cgov daemon: FLAG PATH: why".
-Result<std::string> ReadDaemonFile(const std::string& path, std::string_view flag,
+// A file a flag names, whole, through `env` (Env::Default() at start; a module's context's on
+// SIGHUP): a regular file of at most `max_bytes` (a FIFO, a device or a directory is refused,
+// never read). The error says "cgov daemon: FLAG PATH: why".
+Result<std::string> ReadDaemonFile(Env& env, const std::string& path, std::string_view flag,
                                    size_t max_bytes = 1 << 20);
 
 // --price-per-gpu-hour (`price_text`, "" = not given) with --price-catalog, and --kube-labels

@@ -31,15 +31,15 @@ struct MetricsConfig {
 };
 
 // --slurm-accounting's file (sacct --parsable2 or scontrol output), as read at start and on
-// SIGHUP.
-Result<SlurmJobs> ReadSlurmAccountingFile(const std::string& path) {
-  Result<std::string> text = ReadDaemonFile(path, "--slurm-accounting", 64 << 20);
+// SIGHUP, through `env` (its reads and its log).
+Result<SlurmJobs> ReadSlurmAccountingFile(Env& env, const std::string& path) {
+  Result<std::string> text = ReadDaemonFile(env, path, "--slurm-accounting", 64 << 20);
   if (!text.ok()) return text.status();
   std::vector<std::string> skipped;
   Result<SlurmJobs> jobs = ParseSlurmAccounting(*text, path, &skipped);
   if (!jobs.ok()) return jobs.status().WithContext("cgov daemon: --slurm-accounting");
   // A malformed record is one job's, never the daemon's end (at start as on SIGHUP).
-  for (const std::string& why : skipped) LogWarning("--slurm-accounting: {}", why);
+  for (const std::string& why : skipped) LogWarning(env, "--slurm-accounting: {}", why);
   return jobs;
 }
 
@@ -113,7 +113,7 @@ void MetricsModule::Reload(std::string* what) {
   metrics_->SetGpus(MetricsGpus());
   const std::string& path = config_.slurm_accounting;
   if (path.empty()) return;
-  Result<SlurmJobs> jobs = ReadSlurmAccountingFile(path);
+  Result<SlurmJobs> jobs = ReadSlurmAccountingFile(d_.env(), path);
   if (!jobs.ok()) {
     LogWarning(d_.env(), "SIGHUP: keeping the Slurm jobs in use: {}", jobs.status().message());
     return;
@@ -353,7 +353,8 @@ Status MetricsKind::Configure(const CLI::App& app, const DaemonOptions& /*core*/
   config_.dcgm_names = names_ == "dcgm";
   CGOV_RETURN_IF_ERROR(LoadWebFiles(files_, &config_.http));
   if (!config_.slurm_accounting.empty()) {
-    CGOV_ASSIGN_OR_RETURN(config_.slurm_jobs, ReadSlurmAccountingFile(config_.slurm_accounting));
+    CGOV_ASSIGN_OR_RETURN(config_.slurm_jobs,
+                          ReadSlurmAccountingFile(*Env::Default(), config_.slurm_accounting));
   }
   return Status::Ok();
 }

@@ -451,7 +451,7 @@ Status NotifyKind::Configure(const CLI::App& app, const DaemonOptions& core) {
     if (!state_.empty()) return InvalidArgument("cgov daemon: --notify-state goes with --notify");
     return Status::Ok();
   }
-  CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(path_, "--notify"));
+  CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(*Env::Default(), path_, "--notify"));
   Result<NotifyFile> file = ParseNotifyFile(text, path_);
   if (!file.ok()) return file.status().WithContext("cgov daemon: --notify");
   if (Status s = ReadSinkUrls(&*file); !s.ok()) return s.WithContext("cgov daemon: --notify");

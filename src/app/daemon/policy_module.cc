@@ -148,7 +148,7 @@ class PolicyKind : public DaemonModuleKind {
       if (dry_run_) return InvalidArgument("cgov daemon: --policy-dry-run goes with --policy");
       return Status::Ok();
     }
-    CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(path_, "--policy"));
+    CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(*Env::Default(), path_, "--policy"));
     Result<PolicyFile> file = ParsePolicyFile(text, path_);
     if (!file.ok()) return file.status().WithContext("cgov daemon: --policy");
     policy_ = std::move(file).value();

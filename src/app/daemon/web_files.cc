@@ -18,7 +18,8 @@ namespace {
 // --basic-auth-file: one line "user:password" (a file, so the password is not in `ps`), which
 // only its owner may read: a password in plain text readable by others is refused.
 Status ReadBasicAuth(const std::string& path, HttpServerOptions* http) {
-  CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(path, "--basic-auth-file"));
+  CGOV_ASSIGN_OR_RETURN(std::string text,
+                        ReadDaemonFile(*Env::Default(), path, "--basic-auth-file"));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     return InvalidArgument(fmt::format(
@@ -39,8 +40,9 @@ Status ReadBasicAuth(const std::string& path, HttpServerOptions* http) {
 // in clear).
 Status ReadKeyPair(const std::string& tls_cert, const std::string& tls_key,
                    HttpServerOptions* http) {
-  CGOV_ASSIGN_OR_RETURN(http->tls_cert_pem, ReadDaemonFile(tls_cert, "--tls-cert"));
-  CGOV_ASSIGN_OR_RETURN(http->tls_key_pem, ReadDaemonFile(tls_key, "--tls-key"));
+  CGOV_ASSIGN_OR_RETURN(http->tls_cert_pem,
+                        ReadDaemonFile(*Env::Default(), tls_cert, "--tls-cert"));
+  CGOV_ASSIGN_OR_RETURN(http->tls_key_pem, ReadDaemonFile(*Env::Default(), tls_key, "--tls-key"));
   for (const auto& [flag, path, pem] : {std::tuple{"--tls-cert", tls_cert, http->tls_cert_pem},
                                         std::tuple{"--tls-key", tls_key, http->tls_key_pem}}) {
     if (pem.find("-----BEGIN ") == std::string::npos) {
@@ -77,7 +79,8 @@ Status LoadWebFiles(const WebFiles& f, HttpServerOptions* http) {
       return InvalidArgument(
           "cgov daemon: --web-config and --basic-auth-file: give the users in one of them");
     }
-    CGOV_ASSIGN_OR_RETURN(std::string text, ReadDaemonFile(f.web_config, "--web-config"));
+    CGOV_ASSIGN_OR_RETURN(std::string text,
+                          ReadDaemonFile(*Env::Default(), f.web_config, "--web-config"));
     Result<WebConfig> config = ParseWebConfig(text, f.web_config);
     if (!config.ok()) return config.status().WithContext("cgov daemon: --web-config");
     if (!config->tls_cert_file.empty()) {
