@@ -271,13 +271,16 @@ void Notifier::Attempt(const Delivery& d, Lane* lane) {
                                : email ? Mail(d, sink, &lane->worker.stop_flag())
                                        : PostJson(sink.url, d.body, d.notice_id, sink.timeout_ms,
                                                   &lane->worker.stop_flag(), env_);
-  if (lane->worker.stopping()) return;  // abandoned: still queued, sent at the next start
   PostOutcome out = posted.ok() ? *posted : PostOutcome{0, -1, posted.status().message()};
+  // Stopping: a post the stop cut short stays queued, sent at the next start, and is not counted
+  // an attempt; one the server took is recorded as delivered, or the next start sends it again.
+  const bool taken = out.http_status >= 200 && out.http_status < 300;
+  if (lane->worker.stopping() && !taken) return;
   const char* protocol = email ? "SMTP" : "HTTP";
   const int64_t now = env_->WallMs();
   std::unique_lock state_lock(state_mu_);
   Status written;
-  if (out.http_status >= 200 && out.http_status < 300) {
+  if (taken) {
     written = state_->Delivered(d.seq);
     state_lock.unlock();
     if (lane->failing_since_ms) {

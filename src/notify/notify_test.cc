@@ -18,6 +18,7 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/fake_env.h"
+#include "fakes/fake_http_client.h"
 #include "fakes/fake_http_server.h"
 #include "notify/notice_body.h"
 #include "notify/notifier.h"
@@ -845,6 +846,50 @@ TEST_F(NotifyStateTest, AHungReceiverNeverDelaysAnotherSink) {
   (*notifier)->Stop();  // the hung post is abandoned, not waited out
   EXPECT_LT(std::chrono::steady_clock::now() - stop_start, std::chrono::seconds(5));
   EXPECT_EQ(*NotifyState::Open(dir_ + "/s.db").value()->Queued(), 1) << "the hung one is kept";
+}
+
+// A stop that came as the receiver took a post (a daemon's SIGTERM the moment its webhook or
+// SMTP server answered) recorded nothing: the notice stayed queued and the next start sent it
+// again (seen: a Slurm job's report mailed twice across a restart). What the receiver took is
+// delivered; what the stop cut short stays queued.
+TEST_F(NotifyStateTest, APostTheReceiverTookAsTheStopCameIsDeliveredAndOneCutShortIsKept) {
+  for (const bool took : {true, false}) {
+    SCOPED_TRACE(took ? "taken" : "cut short");
+    const std::string path = dir_ + (took ? "/took.db" : "/cut.db");
+    std::atomic<bool> in_flight{false};
+    // The receiver holds the post until the stop is asked for, then answers it or not.
+    FakeHttpClient receiver([&](const HttpRequest& request) -> Result<HttpResponse> {
+      in_flight = true;
+      for (int i = 0; i < 1000 && !request.stop->load(); ++i) usleep(1'000);
+      if (took) return FakeHttpClient::Reply(request, 200, {}, "ok");
+      HttpResponse stopped;
+      stopped.end = HttpResponse::End::kStopped;
+      return stopped;
+    });
+    FakeEnv env;
+    env.set_http(&receiver);
+    std::vector<Incident> open;
+    int64_t waiting = -1;
+    auto notifier = Notifier::Start(OneSink("http://127.0.0.1:9/hook"), path, &open, &waiting,
+                                    &env);
+    ASSERT_TRUE(notifier.ok()) << notifier.status().message();
+    (*notifier)->Submit({ANotice()}, {});
+    for (int i = 0; i < 1000 && !in_flight; ++i) usleep(1'000);
+    ASSERT_TRUE(in_flight);
+    (*notifier)->Stop();
+    EXPECT_EQ(receiver.sent().size(), 1u);
+    EXPECT_EQ((*notifier)->counts().sent, took ? 1 : 0);
+    EXPECT_EQ((*notifier)->counts().failed, 0) << "a stop is not a failed attempt";
+    auto state = NotifyState::Open(path);
+    ASSERT_TRUE(state.ok());
+    EXPECT_EQ(*(*state)->Queued(), took ? 0 : 1);
+    if (!took) {
+      auto heads = (*state)->Heads();
+      ASSERT_TRUE(heads.ok());
+      ASSERT_EQ(heads->size(), 1u);
+      EXPECT_EQ(heads->front().attempts, 0) << "not counted as an attempt";
+    }
+  }
 }
 
 }  // namespace

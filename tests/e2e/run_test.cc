@@ -353,6 +353,29 @@ TEST(RunE2E, AnOutputFileThatCannotBeWrittenIsAWarningTheOthersName) {
 // and report.html were not written and samples.jsonl ended mid-line; without --quiet the last
 // line still named all four files. A file-size limit (ulimit -f) stands in for the full disk: it
 // fails writes as ENOSPC does (cgov ignores SIGXFSZ; the job keeps its default action).
+// The ticks before the first slow read ends (a process list the driver takes 300 ms over) say
+// the slow fields are unknown, their age too: each line is checked against the schema, which
+// once wanted a number there (a sanitizer run's first tick came before the first slow read).
+TEST(RunE2E, TicksBeforeTheFirstSlowReadSayItsFieldsAreUnknown) {
+  TempDir dir;
+  const std::string run = dir / "run";
+  RunResult r =
+      RunProgram(Cgov(run, {"sleep", "1"}, {"--interval", "100ms"}),
+                 {{"CGOV_NVML_LIB", FakeNvml("full")},
+                  {"CGOV_FAKE_NVML_SCENARIO", Scenario("slow_processes")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<json> lines = ReadLines(run + "/samples.jsonl");  // each against the schema
+  ASSERT_GE(lines.size(), 3u);
+  const json& first = lines[1]["gpus"][0];
+  EXPECT_TRUE(first["processes"].is_null()) << first.dump();
+  EXPECT_TRUE(first["slow_age_s"].is_null()) << first.dump();
+  EXPECT_TRUE(first["pcie_rx_kbps"].is_null()) << first.dump();
+  const json& last = lines.back()["gpus"][0];
+  ASSERT_TRUE(last["processes"].is_array()) << last.dump();
+  EXPECT_EQ(last["processes"][0]["pid"], 7);
+  EXPECT_TRUE(last["slow_age_s"].is_number()) << last.dump();
+}
+
 TEST(RunE2E, AFullDiskIsSaidEvenWhenQuietAndTheLastLineNamesOnlyWhatIsThere) {
   TempDir dir;
   const Env env = {{"CGOV_NVML_LIB", FakeNvml("full")},
