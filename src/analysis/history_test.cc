@@ -11,6 +11,7 @@
 #include "analysis/history_aggregator.h"
 #include "analysis/history_rollup.h"
 #include "analysis/history_summary.h"
+#include "core/time_format.h"
 
 namespace cgov {
 namespace {

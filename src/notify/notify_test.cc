@@ -870,8 +870,8 @@ TEST_F(NotifyStateTest, APostTheReceiverTookAsTheStopCameIsDeliveredAndOneCutSho
     env.set_http(&receiver);
     std::vector<Incident> open;
     int64_t waiting = -1;
-    auto notifier = Notifier::Start(OneSink("http://127.0.0.1:9/hook"), path, &open, &waiting,
-                                    &env);
+    auto notifier =
+        Notifier::Start(OneSink("http://127.0.0.1:9/hook"), path, &open, &waiting, &env);
     ASSERT_TRUE(notifier.ok()) << notifier.status().message();
     (*notifier)->Submit({ANotice()}, {});
     for (int i = 0; i < 1000 && !in_flight; ++i) usleep(1'000);

@@ -5,16 +5,21 @@
 // A4 printing. Screenshots and PDFs are left under the build tree (html-report/) to look at.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "e2e_helpers.h"
 #include "process_runner.h"
 
 namespace cgov::e2e {
 namespace {
+
+using nlohmann::json;
 
 std::string FindNode() {
   for (const char* p : {"/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"}) {

@@ -359,10 +359,9 @@ TEST(RunE2E, AnOutputFileThatCannotBeWrittenIsAWarningTheOthersName) {
 TEST(RunE2E, TicksBeforeTheFirstSlowReadSayItsFieldsAreUnknown) {
   TempDir dir;
   const std::string run = dir / "run";
-  RunResult r =
-      RunProgram(Cgov(run, {"sleep", "1"}, {"--interval", "100ms"}),
-                 {{"CGOV_NVML_LIB", FakeNvml("full")},
-                  {"CGOV_FAKE_NVML_SCENARIO", Scenario("slow_processes")}});
+  RunResult r = RunProgram(Cgov(run, {"sleep", "1"}, {"--interval", "100ms"}),
+                           {{"CGOV_NVML_LIB", FakeNvml("full")},
+                            {"CGOV_FAKE_NVML_SCENARIO", Scenario("slow_processes")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<json> lines = ReadLines(run + "/samples.jsonl");  // each against the schema
   ASSERT_GE(lines.size(), 3u);

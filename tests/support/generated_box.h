@@ -16,6 +16,7 @@
 
 #include "analysis/history_aggregator.h"
 #include "analysis/history_summary.h"
+#include "core/time_format.h"
 
 namespace cgov::test_support {
 

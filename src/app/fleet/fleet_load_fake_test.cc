@@ -4,10 +4,13 @@
 // Prometheus).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "app/fleet/fleet_load.h"
 #include "core/time_format.h"
 #include "fakes/fake_prom_query.h"
 #include "os/clock.h"
+#include "os/env.h"
 
 namespace cgov {
 namespace {
