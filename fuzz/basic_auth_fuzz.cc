@@ -9,10 +9,11 @@
 #include "core/base64.h"
 #include "export/http_server.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(basic_auth_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   if (auto header = ParseBasicAuthorization(text)) {
     FUZZ_CHECK(header->first.find(':') == std::string::npos);

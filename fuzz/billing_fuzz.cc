@@ -10,6 +10,7 @@
 #include "billing/billing.h"
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
@@ -36,7 +37,7 @@ HistoryInput OneHost() {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(billing_fuzz) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   Result<std::string> text = MaybeGunzip(bytes, 1 << 20, "fuzz.csv.gz");
   if (!text.ok()) {

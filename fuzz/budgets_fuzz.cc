@@ -12,10 +12,11 @@
 #include "analysis/history_summary.h"
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(budgets_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Result<BudgetFile> file = ParseBudgets(text, "budgets.toml");
   if (!file.ok()) {

@@ -9,11 +9,12 @@
 
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 #include "identity/local_containers.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(container_state_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto kept = [](const std::string& s) {
     FUZZ_CHECK(IsSafeText(s));

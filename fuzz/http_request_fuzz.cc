@@ -20,6 +20,7 @@
 
 #include "export/http_server.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
@@ -106,7 +107,7 @@ std::string Exchange(uint16_t port, std::string_view request) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(http_request_fuzz) {
   static std::unique_ptr<HttpServer> open_server = StartServer(false);
   static std::unique_ptr<HttpServer> auth_server = StartServer(true);
   if (size == 0) return 0;

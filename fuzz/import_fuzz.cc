@@ -18,6 +18,7 @@
 #include "core/text.h"
 #include "core/time_format.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
@@ -180,7 +181,7 @@ void WriteSource(FuzzedDataProvider& p, const std::string& path) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(import_fuzz) {
   FuzzedDataProvider provider(data, size);
   const std::string source = WorkDir() + "/gua.db", target = WorkDir() + "/cgov.db";
   Remove(source);

@@ -8,10 +8,11 @@
 
 #include "fakes/json_stream_check.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(json_stream_fuzz) {
   if (size < 1) return 0;
   // The first byte picks the cuts: none, one, or every n-th byte.
   const unsigned pick = data[0];

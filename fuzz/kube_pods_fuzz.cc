@@ -9,11 +9,12 @@
 
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 #include "identity/kube_pods.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(kube_pods_fuzz) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   constexpr size_t kMaxPods = 16;
   KubePodDirectory pods(DefaultKubeLabelMap(), kMaxPods, 1000);

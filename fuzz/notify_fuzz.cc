@@ -15,6 +15,7 @@
 
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 #include "notify/mail_message.h"
 #include "notify/notice_body.h"
 #include "notify/notify_engine.h"
@@ -74,7 +75,7 @@ void FuzzRecipients(std::string_view text) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(notify_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   FuzzRecipients(text);
   Result<NotifyFile> file = ParseNotifyFile(text, "notify.toml");

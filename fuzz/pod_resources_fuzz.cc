@@ -9,11 +9,12 @@
 
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 #include "identity/pod_resources.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(pod_resources_fuzz) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   // The same bytes as a whole gRPC body, and as a bare message (what the body holds).
   Result<std::string_view> message = GrpcUnaryMessage(bytes);

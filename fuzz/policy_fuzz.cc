@@ -10,12 +10,13 @@
 
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 #include "policy/policy_engine.h"
 #include "policy/policy_file.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(policy_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Result<PolicyFile> file = ParsePolicyFile(text, "policy.toml");
   if (!file.ok()) {

@@ -8,6 +8,7 @@
 #include "core/money.h"
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
@@ -29,7 +30,7 @@ void CheckResolved(const ResolvedPrice& p) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(price_catalog_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Result<PriceCatalog> catalog = ParsePriceCatalog(text, "fuzz.json");
   if (!catalog.ok()) {

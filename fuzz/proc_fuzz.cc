@@ -7,6 +7,7 @@
 
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 #include "telemetry/nvml_process_layout.h"
 #include "telemetry/pid_namespace.h"
 #include "telemetry/procfs_host.h"
@@ -14,7 +15,7 @@
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(proc_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   if (Result<PidStat> stat = ParsePidStat(text); stat.ok()) {
     FUZZ_CHECK(IsSafeText(stat->comm));  // a name anyone sets (prctl), printed and exported

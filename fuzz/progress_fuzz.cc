@@ -8,10 +8,11 @@
 #include "app/run/run_analysis.h"
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(progress_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto progress = ParseProgress(text, "progress");
   if (!progress.ok()) {

@@ -11,10 +11,11 @@
 #include "analysis/slurm_accounting.h"
 #include "core/text.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(slurm_accounting_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> skipped;
   Result<SlurmJobs> jobs = ParseSlurmAccounting(text, "sacct.txt", &skipped);

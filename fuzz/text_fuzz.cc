@@ -19,10 +19,11 @@
 #include "export/exposition.h"
 #include "export/http_server.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(text_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
 
   // A name cut where it is kept: safe, and never more than it was given leave to be.

@@ -7,10 +7,11 @@
 
 #include "export/basic_auth.h"
 #include "fuzz_check.h"
+#include "fuzz_target.h"
 
 using namespace cgov;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+CGOV_FUZZ_TARGET(web_config_fuzz) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Result<WebConfig> config = ParseWebConfig(text, "web.yml");
   if (!config.ok()) {
