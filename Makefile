@@ -13,7 +13,7 @@ TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 4 )))
 DEPS ?=
 PARTS ?= -DCGOV_BUILD_TESTS=ON -DCGOV_BUILD_BENCH=ON
 
-.PHONY: all deps configure build run test install deb dist portable san-build sanitize fuzz bench clang-build format clean
+.PHONY: all deps configure build run test install deb dist portable san-build sanitize fuzz bench clang-build format include-check clean
 
 all: build
 
@@ -158,6 +158,11 @@ clang-build:
 
 format:
 	@$$(command -v clang-format-14 || echo clang-format) -i $$(git ls-files '*.cc' '*.h')
+
+# Each C++ file compiled on its own (the unity batches hide a missing #include): by default the
+# files changed since .ci/include-check-base and their includers; INCLUDE_CHECK=--all for all.
+include-check:
+	@scripts/check-includes $(INCLUDE_CHECK)
 
 clean:
 	rm -rf $(BUILD) build-clang build-asan
