@@ -1,6 +1,7 @@
 #include "analysis/history_aggregator.h"
 
 #include <algorithm>
+#include <span>
 
 #include "core/time_format.h"
 
@@ -23,7 +24,9 @@ SampleHost HostOf(const StoredTick& tick) {
 // The identities holding GPU `gpu_pos` in `tick`, sorted by id: whether each holds compute
 // memory (or the GPU by allocation) and the SM utilization of its compute processes on it
 // (unknown when one of them has none: an allocation, or a driver without per-process readings).
-void CollectHolders(const StoredTick& tick, size_t gpu_pos, std::vector<TickHolder>* holders) {
+void CollectHolders(std::span<const StoredProcess> processes,
+                    std::span<const StoredAllocation> allocations, size_t gpu_pos,
+                    std::vector<TickHolder>* holders) {
   holders->clear();
   auto holder = [&](uint32_t id) -> TickHolder& {
     auto it = std::find_if(holders->begin(), holders->end(),
@@ -33,7 +36,7 @@ void CollectHolders(const StoredTick& tick, size_t gpu_pos, std::vector<TickHold
     h.identity_id = id;
     return h;
   };
-  for (const StoredProcess& proc : tick.processes) {
+  for (const StoredProcess& proc : processes) {
     if (proc.gpu_pos != gpu_pos) continue;
     TickHolder& h = holder(proc.identity_id);
     if (!proc.compute) continue;
@@ -44,7 +47,7 @@ void CollectHolders(const StoredTick& tick, size_t gpu_pos, std::vector<TickHold
   }
   // A container the GPU was allocated to holds it as a compute process would (its processes,
   // if it has any, are not on this GPU or not visible to cgov); its utilization is not known.
-  for (const StoredAllocation& a : tick.allocations) {
+  for (const StoredAllocation& a : allocations) {
     if (a.gpu_pos != gpu_pos) continue;
     TickHolder& h = holder(a.identity_id);
     h.compute = true;
@@ -112,15 +115,10 @@ void CorrectEnergyByCounter(const StoredGpu& g, int64_t ts_ms, int64_t duration_
   s->owed_mj = std::min<int64_t>(std::max<int64_t>(0, -want), kMaxSampleEnergyMj);
 }
 
-}  // namespace
-
-SplitRule SplitGpuTime(const StoredTick& tick, size_t gpu_pos, bool busy, int64_t duration_ms,
-                       std::vector<TickHolder>* holders) {
-  CollectHolders(tick, gpu_pos, holders);
-  return SplitShares(busy, duration_ms, holders);
-}
-
-GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
+// StoredGpuPoint on the GPU's own entries (TickByGpu's, or the whole lists).
+GpuPoint StoredPointOf(const StoredTick& tick, size_t gpu_pos,
+                       std::span<const StoredProcess> processes,
+                       std::span<const StoredAllocation> allocations) {
   GpuPoint p;
   const StoredGpu& g = tick.gpus[gpu_pos];
   if (g.lost) return p;
@@ -132,11 +130,11 @@ GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   if (auto power = g.get(StoredGpuField::kPowerDw)) {
     p.power_mw = static_cast<uint32_t>(std::min<uint64_t>(*power, UINT32_MAX / 100) * 100);
   }
-  p.allocated = std::any_of(tick.allocations.begin(), tick.allocations.end(),
+  p.allocated = std::any_of(allocations.begin(), allocations.end(),
                             [&](const StoredAllocation& a) { return a.gpu_pos == gpu_pos; });
   if (!g.processes_known) return p;
   uint64_t compute = 0;
-  for (const StoredProcess& proc : tick.processes) {
+  for (const StoredProcess& proc : processes) {
     if (proc.gpu_pos != gpu_pos) continue;
     const uint64_t used = uint64_t{proc.mem_used_mib.value_or(0)} * kMib;
     if (proc.compute) {
@@ -147,6 +145,61 @@ GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   }
   p.compute_memory_bytes = compute;
   return p;
+}
+
+}  // namespace
+
+SplitRule SplitGpuTime(const StoredTick& tick, size_t gpu_pos, bool busy, int64_t duration_ms,
+                       std::vector<TickHolder>* holders) {
+  CollectHolders(tick.processes, tick.allocations, gpu_pos, holders);
+  return SplitShares(busy, duration_ms, holders);
+}
+
+GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
+  return StoredPointOf(tick, gpu_pos, tick.processes, tick.allocations);
+}
+
+namespace {
+
+// Where each GPU's entries start in `list`, one past the last GPU's at the end; empty when the
+// list is not in gpu_pos order or names a GPU the tick lacks.
+template <typename Entry>
+void GpuStartsOf(const std::vector<Entry>& list, size_t gpus, std::vector<uint32_t>* starts) {
+  starts->assign(gpus + 1, 0);
+  uint32_t last = 0;
+  for (const Entry& e : list) {
+    if (e.gpu_pos < last || e.gpu_pos >= gpus) {
+      starts->clear();
+      return;
+    }
+    last = e.gpu_pos;
+    ++(*starts)[e.gpu_pos + 1];
+  }
+  for (size_t i = 1; i <= gpus; ++i) (*starts)[i] += (*starts)[i - 1];
+}
+
+template <typename Entry>
+std::span<const Entry> GpuEntriesOf(const std::vector<Entry>& list,
+                                    const std::vector<uint32_t>& starts, size_t gpu_pos) {
+  if (starts.empty() || gpu_pos + 1 >= starts.size()) return list;
+  return std::span<const Entry>(list).subspan(starts[gpu_pos],
+                                              starts[gpu_pos + 1] - starts[gpu_pos]);
+}
+
+}  // namespace
+
+void TickByGpu::Index(const StoredTick& tick) {
+  tick_ = &tick;
+  GpuStartsOf(tick.processes, tick.gpus.size(), &process_start_);
+  GpuStartsOf(tick.allocations, tick.gpus.size(), &allocation_start_);
+}
+
+std::span<const StoredProcess> TickByGpu::Processes(size_t gpu_pos) const {
+  return GpuEntriesOf(tick_->processes, process_start_, gpu_pos);
+}
+
+std::span<const StoredAllocation> TickByGpu::Allocations(size_t gpu_pos) const {
+  return GpuEntriesOf(tick_->allocations, allocation_start_, gpu_pos);
 }
 
 HistoryAggregator::HistoryAggregator(PhaseThresholds phases) : phases_(phases) {}
@@ -218,10 +271,11 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
   HourBucket& bucket = Bucket(HourOf(p.ts_ms));
   const StoredTick& tick = p.tick;
   StartCredit(p.ts_ms, &credit_);
+  by_gpu_.Index(tick);
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
     const StoredGpu& g = tick.gpus[i];
     const size_t first_identity = credit_.identities.size();
-    CreditGpu(tick, i, duration_ms, phases_, &run_states_, &holders_, &credit_);
+    CreditGpu(tick, by_gpu_, i, duration_ms, phases_, &run_states_, &holders_, &credit_);
     const TickCredit::Gpu& gc = credit_.gpus.back();
     GpuHour& gh = bucket.gpus[g.gpu_id];
     gh.samples += 1;
@@ -259,7 +313,7 @@ void HistoryAggregator::Commit(const Pending& p, int64_t duration_ms) {
 }
 
 // The tick's holds of GPU `gpu_pos` into holds_, in pid order, each with its idle-held share.
-void HistoryAggregator::GatherHolds(const StoredTick& tick, size_t gpu_pos, bool idle_held) {
+void HistoryAggregator::GatherHolds(size_t gpu_pos, bool idle_held) {
   // Idle-held: each identity's share of the time (holders_, as SplitGpuTime left it for this
   // GPU) goes evenly to its sessions here, the first ones (in the tick's order) a millisecond
   // more where it does not divide: the sessions of this tick add up to the GPU's idle-held time.
@@ -275,12 +329,12 @@ void HistoryAggregator::GatherHolds(const StoredTick& tick, size_t gpu_pos, bool
   // A compute process, or a container the GPU is allocated to (its session's pid is
   // kAllocationSessionPid | identity: one per container and GPU, never a real pid).
   holds_.clear();
-  for (const StoredProcess& proc : tick.processes) {
+  for (const StoredProcess& proc : by_gpu_.Processes(gpu_pos)) {
     if (proc.gpu_pos != gpu_pos || !proc.compute) continue;
     holds_.push_back({proc.pid, proc.identity_id, proc.command_id, proc.mem_used_mib.value_or(0),
                       idle_share(proc.identity_id)});
   }
-  for (const StoredAllocation& a : tick.allocations) {
+  for (const StoredAllocation& a : by_gpu_.Allocations(gpu_pos)) {
     if (a.gpu_pos != gpu_pos) continue;
     holds_.push_back(
         {kAllocationSessionPid | a.identity_id, a.identity_id, 0, 0, idle_share(a.identity_id)});
@@ -298,7 +352,7 @@ void HistoryAggregator::CommitSessions(const Pending& p, size_t gpu_pos, bool id
                                        int64_t duration_ms) {
   const uint32_t gpu_id = p.tick.gpus[gpu_pos].gpu_id;
   const int64_t max_gap = 2 * p.run.interval_ms;
-  GatherHolds(p.tick, gpu_pos, idle_held);
+  GatherHolds(gpu_pos, idle_held);
   auto close = [&](OpenSession& s) {
     s.record.open = false;
     closed_sessions_.push_back(s.record);
@@ -399,11 +453,13 @@ void StartCredit(int64_t ts_ms, TickCredit* out) {
   out->identities.clear();
 }
 
-void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
+void CreditGpu(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos, int64_t duration_ms,
                const PhaseThresholds& phases, GpuRunStates* states,
                std::vector<TickHolder>* holders, TickCredit* out) {
   const StoredGpu& g = tick.gpus[gpu_pos];
-  const GpuPoint point = StoredGpuPoint(tick, gpu_pos);
+  const std::span<const StoredProcess> processes = by_gpu.Processes(gpu_pos);
+  const std::span<const StoredAllocation> allocations = by_gpu.Allocations(gpu_pos);
+  const GpuPoint point = StoredPointOf(tick, gpu_pos, processes, allocations);
   TickCredit::Gpu& gc = out->gpus.emplace_back();
   gc.gpu_id = g.gpu_id;
   gc.duration_ms = duration_ms;
@@ -415,7 +471,8 @@ void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
   gc.state = state;
   gc.util_ms_x100 = gc.usage.util_ms_x100;
   const bool busy = gc.phase && *gc.phase != Phase::kIdleHeld && *gc.phase != Phase::kTrulyIdle;
-  const SplitRule rule = SplitGpuTime(tick, gpu_pos, busy, duration_ms, holders);
+  CollectHolders(processes, allocations, gpu_pos, holders);
+  const SplitRule rule = SplitShares(busy, duration_ms, holders);
   // The energy goes as the time went: each compute holder share_ms / duration_ms of it, the last
   // one what is left, so that the shares add up to the GPU's energy exactly.
   const int64_t energy = gc.usage.EnergyMj();
@@ -445,8 +502,10 @@ void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
               const PhaseThresholds& phases, GpuRunStates* states, std::vector<TickHolder>* holders,
               TickCredit* out) {
   StartCredit(ts_ms, out);
+  TickByGpu by_gpu;
+  by_gpu.Index(tick);
   for (size_t i = 0; i < tick.gpus.size(); ++i) {
-    CreditGpu(tick, i, duration_ms, phases, states, holders, out);
+    CreditGpu(tick, by_gpu, i, duration_ms, phases, states, holders, out);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "analysis/history_rollup.h"
@@ -91,6 +92,24 @@ struct TickHolder {
   int64_t sessions_seen = 0;  // CommitSessions' count of its sessions credited so far
 };
 
+// A tick's processes and allocations on each of its GPUs, found once a tick (issue 64: a scan of
+// the whole lists for every GPU was GPUs x processes a tick). BuildStoredTick and EncodeTick keep
+// both lists by gpu_pos; a tick that breaks that order (hand-made, or decoded from a database,
+// which is anyone's file) is looked at whole for every GPU. Every reader still checks gpu_pos,
+// so no figure depends on which: the view only shortens the scan.
+class TickByGpu {
+ public:
+  // REQUIRES: `tick` outlives the calls below, unchanged.
+  void Index(const StoredTick& tick);
+  std::span<const StoredProcess> Processes(size_t gpu_pos) const;
+  std::span<const StoredAllocation> Allocations(size_t gpu_pos) const;
+
+ private:
+  const StoredTick* tick_ = nullptr;
+  // Each GPU's first entry, and one past the last GPU's; empty when the list is out of order.
+  std::vector<uint32_t> process_start_, allocation_start_;
+};
+
 class HistoryAggregator {
  public:
   explicit HistoryAggregator(PhaseThresholds phases = {});
@@ -125,7 +144,7 @@ class HistoryAggregator {
 
   void Commit(const Pending& p, int64_t duration_ms);
   void CommitSessions(const Pending& p, size_t gpu_pos, bool idle_held, int64_t duration_ms);
-  void GatherHolds(const StoredTick& tick, size_t gpu_pos, bool idle_held);
+  void GatherHolds(size_t gpu_pos, bool idle_held);  // of the tick by_gpu_ indexes
   void CompleteHoursBefore(int64_t hour);
   HourBucket& Bucket(int64_t hour);
 
@@ -153,6 +172,7 @@ class HistoryAggregator {
   std::function<void(const TickCredit&)> sink_;
   // Scratch for one tick's work, kept so that a tick allocates nothing once warm.
   std::vector<TickHolder> holders_;
+  TickByGpu by_gpu_;
   std::vector<Hold> holds_;
   std::vector<OpenSession> merged_;
   TickCredit credit_;
@@ -167,9 +187,9 @@ void CreditOf(const StoredTick& tick, int64_t ts_ms, int64_t duration_ms,
               const PhaseThresholds& phases, GpuRunStates* states, std::vector<TickHolder>* holders,
               TickCredit* out);
 // CreditOf in parts: StartCredit empties `out`; CreditGpu appends GPU `gpu_pos`'s credit and
-// its holders' (leaving `holders` as SplitGpuTime set them for it).
+// its holders' (leaving `holders` as SplitGpuTime set them for it). `by_gpu`: indexed on `tick`.
 void StartCredit(int64_t ts_ms, TickCredit* out);
-void CreditGpu(const StoredTick& tick, size_t gpu_pos, int64_t duration_ms,
+void CreditGpu(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos, int64_t duration_ms,
                const PhaseThresholds& phases, GpuRunStates* states,
                std::vector<TickHolder>* holders, TickCredit* out);
 

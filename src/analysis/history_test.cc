@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -483,6 +484,95 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
       for (const SessionRecord& s : a.TakeChangedSessions())
         keys.insert({s.gpu_id, s.pid, s.start_ms});
       EXPECT_EQ(keys, model.changed) << "seed " << seed;
+    }
+  }
+}
+
+// TickByGpu (issue 64) shortens each GPU's scan to its own entries when the tick lists them by
+// gpu_pos, as the daemon's do, and looks at the whole lists when it does not: the credit is the
+// same either way, entry for entry.
+TEST(HistoryAggregator, ATicksCreditDoesNotDependOnTheOrderOfItsLists) {
+  uint64_t first = 20261130;  // CGOV_BY_GPU_SEED: another run
+  if (const char* seed = std::getenv("CGOV_BY_GPU_SEED")) first = std::strtoull(seed, nullptr, 10);
+  std::printf("ticks by GPU: seeds %llu to %llu\n", static_cast<unsigned long long>(first),
+              static_cast<unsigned long long>(first + 299));
+  for (uint64_t seed = first; seed < first + 300; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto pick = [&](uint64_t n) { return static_cast<uint32_t>(rng() % n); };
+    StoredTick tick;
+    const uint32_t gpus = 1 + pick(5);
+    for (uint32_t g = 0; g < gpus; ++g) {
+      StoredGpu gpu;
+      gpu.gpu_id = 10 + g;
+      gpu.processes_known = pick(6) != 0;
+      gpu.set(StoredGpuField::kUtilPct, pick(3) == 0 ? 0 : pick(100));
+      gpu.set(StoredGpuField::kPowerDw, 500 + pick(5000));
+      tick.gpus.push_back(gpu);
+    }
+    for (uint32_t k = 0, n = pick(12); k < n; ++k) {
+      StoredProcess p;
+      p.gpu_pos = pick(gpus);
+      p.pid = 100 + pick(20);
+      p.identity_id = 1 + pick(4);
+      p.compute = pick(5) != 0;
+      p.graphics = !p.compute;
+      p.mem_used_mib = 100 + pick(8000);
+      if (pick(2) == 0) p.sm_util_pct = pick(100);
+      tick.processes.push_back(p);
+    }
+    for (uint32_t k = 0, n = pick(3); k < n; ++k) tick.allocations.push_back({pick(gpus), 5 + k});
+    StoredTick ordered = tick;
+    std::stable_sort(ordered.processes.begin(), ordered.processes.end(),
+                     [](const StoredProcess& a, const StoredProcess& b) {
+                       return std::tie(a.gpu_pos, a.pid) < std::tie(b.gpu_pos, b.pid);
+                     });
+    std::stable_sort(
+        ordered.allocations.begin(), ordered.allocations.end(),
+        [](const StoredAllocation& a, const StoredAllocation& b) { return a.gpu_pos < b.gpu_pos; });
+    // The view: exactly each GPU's entries of an ordered tick; the whole lists otherwise.
+    TickByGpu by_gpu;
+    by_gpu.Index(ordered);
+    for (uint32_t g = 0; g < gpus; ++g) {
+      for (const StoredProcess& p : by_gpu.Processes(g)) ASSERT_EQ(p.gpu_pos, g) << seed;
+      for (const StoredAllocation& a : by_gpu.Allocations(g)) ASSERT_EQ(a.gpu_pos, g) << seed;
+    }
+    size_t seen = 0;
+    for (uint32_t g = 0; g < gpus; ++g) seen += by_gpu.Processes(g).size();
+    ASSERT_EQ(seen, ordered.processes.size()) << "seed " << seed;
+    StoredTick shuffled = ordered;
+    std::shuffle(shuffled.processes.begin(), shuffled.processes.end(), rng);
+    std::shuffle(shuffled.allocations.begin(), shuffled.allocations.end(), rng);
+    const bool in_order = std::is_sorted(
+        shuffled.processes.begin(), shuffled.processes.end(),
+        [](const StoredProcess& a, const StoredProcess& b) { return a.gpu_pos < b.gpu_pos; });
+    by_gpu.Index(shuffled);
+    if (!in_order) {
+      EXPECT_EQ(by_gpu.Processes(0).size(), shuffled.processes.size()) << seed;
+    }
+
+    const auto credit_of = [&](const StoredTick& t) {
+      GpuRunStates states;
+      std::vector<TickHolder> holders;
+      TickCredit credit;
+      CreditOf(t, 1000 * static_cast<int64_t>(seed % 7), 1000, PhaseThresholds{}, &states, &holders,
+               &credit);
+      return credit;
+    };
+    const TickCredit a = credit_of(ordered), b = credit_of(shuffled);
+    ASSERT_EQ(a.gpus.size(), b.gpus.size());
+    for (size_t g = 0; g < a.gpus.size(); ++g) {
+      EXPECT_EQ(a.gpus[g].phase, b.gpus[g].phase) << "seed " << seed;
+      EXPECT_EQ(a.gpus[g].usage.EnergyMj(), b.gpus[g].usage.EnergyMj()) << "seed " << seed;
+    }
+    ASSERT_EQ(a.identities.size(), b.identities.size()) << "seed " << seed;
+    for (size_t k = 0; k < a.identities.size(); ++k) {
+      const TickCredit::Identity &x = a.identities[k], &y = b.identities[k];
+      EXPECT_EQ(std::tie(x.identity_id, x.gpu_id, x.held_ms, x.idle_held_ms, x.attributed_ms,
+                         x.energy_mj),
+                std::tie(y.identity_id, y.gpu_id, y.held_ms, y.idle_held_ms, y.attributed_ms,
+                         y.energy_mj))
+          << "seed " << seed << " entry " << k;
+      EXPECT_EQ(x.split, y.split) << "seed " << seed;
     }
   }
 }
