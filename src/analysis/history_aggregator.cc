@@ -159,6 +159,16 @@ GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos) {
   return StoredPointOf(tick, gpu_pos, tick.processes, tick.allocations);
 }
 
+SplitRule SplitGpuTime(const TickByGpu& by_gpu, size_t gpu_pos, bool busy, int64_t duration_ms,
+                       std::vector<TickHolder>* holders) {
+  CollectHolders(by_gpu.Processes(gpu_pos), by_gpu.Allocations(gpu_pos), gpu_pos, holders);
+  return SplitShares(busy, duration_ms, holders);
+}
+
+GpuPoint StoredGpuPoint(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos) {
+  return StoredPointOf(tick, gpu_pos, by_gpu.Processes(gpu_pos), by_gpu.Allocations(gpu_pos));
+}
+
 namespace {
 
 // Where each GPU's entries start in `list`, one past the last GPU's at the end; empty when the

@@ -199,9 +199,13 @@ void CreditGpu(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos, 
 // one of the busy ones.
 SplitRule SplitGpuTime(const StoredTick& tick, size_t gpu_pos, bool busy, int64_t duration_ms,
                        std::vector<TickHolder>* holders);
+// The same, for each GPU of a tick in turn: `by_gpu` indexed on `tick`.
+SplitRule SplitGpuTime(const TickByGpu& by_gpu, size_t gpu_pos, bool busy, int64_t duration_ms,
+                       std::vector<TickHolder>* holders);
 
 // What the analysis needs of one GPU of a stored tick (MiB become bytes).
 GpuPoint StoredGpuPoint(const StoredTick& tick, size_t gpu_pos);
+GpuPoint StoredGpuPoint(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos);
 
 }  // namespace cgov
 

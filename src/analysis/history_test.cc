@@ -550,6 +550,27 @@ TEST(HistoryAggregator, ATicksCreditDoesNotDependOnTheOrderOfItsLists) {
       EXPECT_EQ(by_gpu.Processes(0).size(), shuffled.processes.size()) << seed;
     }
 
+    // The per-GPU readers on the view read what they read on the whole tick.
+    for (const StoredTick* t : {&ordered, &shuffled}) {
+      by_gpu.Index(*t);
+      for (uint32_t g = 0; g < gpus; ++g) {
+        const GpuPoint whole = StoredGpuPoint(*t, g), viewed = StoredGpuPoint(*t, by_gpu, g);
+        EXPECT_EQ(
+            std::tie(whole.allocated, whole.compute_memory_bytes, whole.graphics_only_memory_bytes),
+            std::tie(viewed.allocated, viewed.compute_memory_bytes,
+                     viewed.graphics_only_memory_bytes))
+            << "seed " << seed << " GPU " << g;
+        std::vector<TickHolder> x, y;
+        EXPECT_EQ(SplitGpuTime(*t, g, true, 1000, &x), SplitGpuTime(by_gpu, g, true, 1000, &y));
+        ASSERT_EQ(x.size(), y.size()) << "seed " << seed;
+        for (size_t k = 0; k < x.size(); ++k) {
+          EXPECT_EQ(std::tie(x[k].identity_id, x[k].share_ms, x[k].sessions),
+                    std::tie(y[k].identity_id, y[k].share_ms, y[k].sessions))
+              << "seed " << seed;
+        }
+      }
+    }
+
     const auto credit_of = [&](const StoredTick& t) {
       GpuRunStates states;
       std::vector<TickHolder> holders;

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "analysis/history_aggregator.h"
 #include "app/daemon/daemon_module.h"
 #include "core/time_format.h"
 #include "os/log.h"
@@ -87,8 +88,9 @@ void DaemonTick::Clear() {
 void DaemonTick::ClassifyGpus() {
   points_.resize(stored.gpus.size());
   phases_.resize(stored.gpus.size());
+  by_gpu_.Index(stored);
   for (size_t i = 0; i < stored.gpus.size(); ++i) {
-    points_[i] = StoredGpuPoint(stored, i);
+    points_[i] = StoredGpuPoint(stored, by_gpu_, i);
     phases_[i] = PhaseOf(points_[i], PhaseThresholds{});
   }
   classified_ = true;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analysis/budget_tracker.h"
+#include "analysis/history_aggregator.h"
 #include "analysis/phases.h"
 #include "analysis/pricing.h"
 #include "app/daemon/daemon_options.h"
@@ -144,6 +145,7 @@ struct DaemonTick {
  private:
   void ClassifyGpus();
   bool classified_ = false;
+  TickByGpu by_gpu_;
   std::vector<GpuPoint> points_;
   std::vector<std::optional<Phase>> phases_;
 };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "analysis/history_aggregator.h"
 #include "app/daemon/daemon_config.h"
 #include "app/daemon/daemon_modules.h"
 #include "app/daemon/web_files.h"
@@ -70,6 +71,7 @@ class MetricsModule : public DaemonModule {
   std::unique_ptr<DaemonMetrics> metrics_;
   std::unique_ptr<HttpServer> server_;
   std::vector<TickHolder> holders_;  // GpuPods' scratch
+  TickByGpu by_gpu_;
 };
 
 Status MetricsModule::Start() {
@@ -183,8 +185,9 @@ Status MetricsModule::AfterWrite(DaemonTick* tick) {
 std::vector<std::vector<MetricsGpuPod>> MetricsModule::GpuPods(const StoredTick& stored) {
   constexpr int64_t kWhole = 1'000'000;
   std::vector<std::vector<MetricsGpuPod>> pods(stored.gpus.size());
+  by_gpu_.Index(stored);
   for (size_t i = 0; i < stored.gpus.size(); ++i) {
-    SplitGpuTime(stored, i, /*busy=*/true, kWhole, &holders_);
+    SplitGpuTime(by_gpu_, i, /*busy=*/true, kWhole, &holders_);
     for (const TickHolder& h : holders_) {
       if (!h.compute) continue;
       MetricsGpuPod pod;
