@@ -199,7 +199,7 @@ void CreditGpu(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos, 
 // one of the busy ones.
 SplitRule SplitGpuTime(const StoredTick& tick, size_t gpu_pos, bool busy, int64_t duration_ms,
                        std::vector<TickHolder>* holders);
-// The same, for each GPU of a tick in turn: `by_gpu` indexed on `tick`.
+// The same on a tick's view, for a caller that reads each GPU of one tick in turn.
 SplitRule SplitGpuTime(const TickByGpu& by_gpu, size_t gpu_pos, bool busy, int64_t duration_ms,
                        std::vector<TickHolder>* holders);
 
