@@ -467,9 +467,7 @@ void CreditGpu(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos, 
                const PhaseThresholds& phases, GpuRunStates* states,
                std::vector<TickHolder>* holders, TickCredit* out) {
   const StoredGpu& g = tick.gpus[gpu_pos];
-  const std::span<const StoredProcess> processes = by_gpu.Processes(gpu_pos);
-  const std::span<const StoredAllocation> allocations = by_gpu.Allocations(gpu_pos);
-  const GpuPoint point = StoredPointOf(tick, gpu_pos, processes, allocations);
+  const GpuPoint point = StoredGpuPoint(tick, by_gpu, gpu_pos);
   TickCredit::Gpu& gc = out->gpus.emplace_back();
   gc.gpu_id = g.gpu_id;
   gc.duration_ms = duration_ms;
@@ -481,8 +479,7 @@ void CreditGpu(const StoredTick& tick, const TickByGpu& by_gpu, size_t gpu_pos, 
   gc.state = state;
   gc.util_ms_x100 = gc.usage.util_ms_x100;
   const bool busy = gc.phase && *gc.phase != Phase::kIdleHeld && *gc.phase != Phase::kTrulyIdle;
-  CollectHolders(processes, allocations, gpu_pos, holders);
-  const SplitRule rule = SplitShares(busy, duration_ms, holders);
+  const SplitRule rule = SplitGpuTime(by_gpu, gpu_pos, busy, duration_ms, holders);
   // The energy goes as the time went: each compute holder share_ms / duration_ms of it, the last
   // one what is left, so that the shares add up to the GPU's energy exactly.
   const int64_t energy = gc.usage.EnergyMj();
