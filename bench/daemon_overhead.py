@@ -21,7 +21,10 @@ fake.
 With --ratio (issue 64), the tick against the floor measured in the same window, which a noisy
 machine cannot distort: for each shape (GPUs x GPU processes: 1x14, 8x14, 64x14, 8x56, 8x200,
 64x200), each round runs the floor (cgov_wake_floor reading /proc/stat) and the daemon back to
-back, and the ratio of their CPU per wake is that round's; medians of --runs rounds. `make bench`
+back, and the ratio of their CPU per wake is that round's; medians of --runs rounds. Each round
+then runs the floor once more, made as large as the daemon was (its VmRSS less the floor's, made
+resident with --resident-kib): on a VM where a wake costs more the more a process has resident,
+the tick against that floor is what the tick's own work costs beyond the daemon's size. `make bench`
 prints it after the figures above. --shapes 8x14,8x200 measures only those shapes. To see what a
 change removed without the machine's noise, bench/tick_instructions.py counts a tick's
 instructions under callgrind, library by library.
@@ -88,12 +91,16 @@ def schedstat_s(pid):
     return total / 1e9
 
 
-def vm_hwm_kib(pid):
+def status_kib(pid, field):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def vm_hwm_kib(pid):
+    return status_kib(pid, "VmHWM")
 
 
 def one_run(work, run, interval_s=1.0, ticks=None, db=None, gpus=8, processes=14):
@@ -113,13 +120,13 @@ def one_run(work, run, interval_s=1.0, ticks=None, db=None, gpus=8, processes=14
         t0, c0, s0 = time.monotonic(), startup, schedstat_s(daemon.pid)
         time.sleep(ticks * interval_s)
         t1, c1, s1 = time.monotonic(), stat_cpu_s(daemon.pid), schedstat_s(daemon.pid)
-        hwm = vm_hwm_kib(daemon.pid)
+        hwm, rss = vm_hwm_kib(daemon.pid), status_kib(daemon.pid, "VmRSS")
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(60)
         n = (t1 - t0) / interval_s
         return {"stat_us": (c1 - c0) / n * 1e6, "sched_us": (s1 - s0) / n * 1e6,
                 "core_pct": (s1 - s0) / (t1 - t0) * 100, "startup_ms": startup * 1e3,
-                "hwm_mib": hwm / 1024}
+                "hwm_mib": hwm / 1024, "rss_kib": rss}
     finally:
         for c in children:
             c.kill()
@@ -151,14 +158,23 @@ def ratio():
     for gpus, processes in shapes:
         rounds = []
         for r in range(RUNS):
-            floor = floor_run(["/proc/stat"], ticks)["sched_us"]
+            floor = floor_run(["/proc/stat"], ticks)
             tick = one_run(work, 1000 * gpus + processes * 10 + r, ticks=ticks, gpus=gpus,
                            processes=processes)
-            rounds.append({"floor_us": floor, "tick_us": tick["sched_us"],
-                           "ratio": tick["sched_us"] / floor, "hwm_mib": tick["hwm_mib"]})
+            # The floor again, made as large (resident) as the daemon just was: what its size
+            # costs a wake on this machine, apart from what its tick does.
+            extra_kib = max(0, tick["rss_kib"] - floor["rss_kib"])
+            sized = floor_run(["/proc/stat"], ticks, resident_kib=extra_kib)
+            rounds.append({"floor_us": floor["sched_us"], "tick_us": tick["sched_us"],
+                           "ratio": tick["sched_us"] / floor["sched_us"],
+                           "hwm_mib": tick["hwm_mib"], "rss_mib": tick["rss_kib"] / 1024,
+                           "sized_us": sized["sched_us"],
+                           "sized_ratio": sized["sched_us"] / floor["sched_us"],
+                           "over_sized": tick["sched_us"] / sized["sched_us"]})
         rows.append((gpus, processes, rounds))
     print(f"## The daemon's tick against the wake floor in the same window (1 Hz, {ticks} ticks "
-          f"a round, {RUNS} rounds: floor then daemon, back to back)\n")
+          f"a round, {RUNS} rounds: floor, daemon, then the floor as large as the daemon, back "
+          f"to back)\n")
     print("| GPUs × processes | floor: min / median / max | tick: min / median / max | "
           "tick ÷ floor, each round: min / median / max | VmHWM (median) |")
     print("| --- | ---: | ---: | ---: | ---: |")
@@ -166,22 +182,40 @@ def ratio():
         print(f"| {gpus} × {processes} | {mmm(rounds, 'floor_us', '{:.0f} µs')} | "
               f"{mmm(rounds, 'tick_us', '{:.0f} µs')} | {mmm(rounds, 'ratio', '{:.2f}×')} | "
               f"{statistics.median(x['hwm_mib'] for x in rounds):.1f} MiB |")
+    print("\nThe same rounds against a floor as large as the daemon (`cgov_wake_floor "
+          "--resident-kib`: the daemon's VmRSS less the floor's, made resident and not touched "
+          "again), medians of each round's figures:\n")
+    print("| GPUs × processes | daemon's VmRSS | floor as large: min / median / max | "
+          "it ÷ floor | tick ÷ it: min / median / max |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for gpus, processes, rounds in rows:
+        print(f"| {gpus} × {processes} | "
+              f"{statistics.median(x['rss_mib'] for x in rounds):.1f} MiB | "
+              f"{mmm(rounds, 'sized_us', '{:.0f} µs')} | "
+              f"{statistics.median(x['sized_ratio'] for x in rounds):.2f}× | "
+              f"{mmm(rounds, 'over_sized', '{:.2f}×')} |")
     print("\nAgainst the previous figures (bench/previous.json), medians:")
     for gpus, processes, rounds in rows:
         key = f"daemon_tick_over_floor_{gpus}x{processes}"
         print(f"- {key}: "
               f"{previous.beside(key, statistics.median(x['ratio'] for x in rounds), '{:.2f}')}")
+        key = f"daemon_tick_over_sized_floor_{gpus}x{processes}"
+        print(f"- {key}: "
+              f"{previous.beside(key, statistics.median(x['over_sized'] for x in rounds), '{:.2f}')}")
 
 
-def floor_run(files, ticks=60):
-    """A process that only wakes at 1 Hz (and reads `files`): its CPU per wake, as for the daemon."""
-    floor = subprocess.Popen([os.path.join(BUILD, "cgov_wake_floor"), "1000"] + files)
+def floor_run(files, ticks=60, resident_kib=0):
+    """A process that only wakes at 1 Hz (and reads `files`): its CPU per wake, as for the daemon.
+    With resident_kib, that much more of it is resident (cgov_wake_floor --resident-kib)."""
+    size = ["--resident-kib", str(resident_kib)] if resident_kib else []
+    floor = subprocess.Popen([os.path.join(BUILD, "cgov_wake_floor"), "1000"] + size + files)
     try:
         time.sleep(STARTUP_S)
         t0, s0 = time.monotonic(), schedstat_s(floor.pid)
         time.sleep(ticks)
         t1, s1 = time.monotonic(), schedstat_s(floor.pid)
-        return {"sched_us": (s1 - s0) / (t1 - t0) * 1e6}
+        return {"sched_us": (s1 - s0) / (t1 - t0) * 1e6,
+                "rss_kib": status_kib(floor.pid, "VmRSS")}
     finally:
         floor.terminate()
         floor.wait(10)

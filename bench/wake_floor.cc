@@ -3,21 +3,49 @@
 // pread at offset 0, as HostReader does). bench/daemon_overhead.py measures it from outside,
 // exactly as it measures the daemon, so the daemon's figure can be read against it.
 //
-// Usage: cgov_wake_floor INTERVAL_MS [FILE]...   (runs until SIGTERM)
+// --resident-kib N first makes N KiB of anonymous memory resident (4 KiB pages, touched once
+// and never again): on a VM whose wake-up costs more the more pages a process has mapped, a
+// floor as large as the daemon separates what its size costs from what its tick does.
+//
+// Usage: cgov_wake_floor INTERVAL_MS [--resident-kib N] [FILE]...   (runs until SIGTERM)
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <vector>
+
+namespace {
+
+// N KiB of anonymous memory, each 4 KiB page written once; false when it cannot be mapped.
+bool MakeResident(long kib) {
+  const size_t bytes = static_cast<size_t>(kib) * 1024;
+  if (bytes == 0) return true;
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return false;
+  madvise(memory, bytes, MADV_NOHUGEPAGE);  // 4 KiB pages, as the daemon's heap and text are
+  char* bytes_at = static_cast<char*>(memory);
+  for (size_t i = 0; i < bytes; i += 4096) bytes_at[i] = 1;
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const long interval_ms = std::atol(argv[1]);
   if (interval_ms <= 0) return 2;
+  int first_file = 2;
+  if (argc > 3 && std::strcmp(argv[2], "--resident-kib") == 0) {
+    const long kib = std::atol(argv[3]);
+    if (kib < 0 || !MakeResident(kib)) return 2;
+    first_file = 4;
+  }
   std::vector<int> files;
-  for (int i = 2; i < argc; ++i) {
+  for (int i = first_file; i < argc; ++i) {
     const int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 1;
     files.push_back(fd);
