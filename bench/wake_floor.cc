@@ -7,13 +7,15 @@
 // and never again): on a VM whose wake-up costs more the more pages a process has mapped, a
 // floor as large as the daemon separates what its size costs from what its tick does.
 //
-// Usage: cgov_wake_floor INTERVAL_MS [--resident-kib N] [FILE]...   (runs until SIGTERM)
+// Usage: cgov_wake_floor INTERVAL_MS [--resident-kib N] [FILE]...   (runs until SIGTERM; exit 2
+// for a bad INTERVAL_MS or N, 1 for a FILE that cannot be opened or read)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -39,9 +41,14 @@ int main(int argc, char** argv) {
   const long interval_ms = std::atol(argv[1]);
   if (interval_ms <= 0) return 2;
   int first_file = 2;
-  if (argc > 3 && std::strcmp(argv[2], "--resident-kib") == 0) {
-    const long kib = std::atol(argv[3]);
-    if (kib < 0 || !MakeResident(kib)) return 2;
+  if (argc > 2 && std::strcmp(argv[2], "--resident-kib") == 0) {
+    if (argc < 4) return 2;
+    char* end = nullptr;
+    errno = 0;
+    const long kib = std::strtol(argv[3], &end, 10);
+    // A whole number of KiB, at most 64 GiB: anything else is a usage error, not a smaller floor.
+    if (errno != 0 || end == argv[3] || *end != '\0' || kib < 0 || kib > (64L << 20)) return 2;
+    if (!MakeResident(kib)) return 2;
     first_file = 4;
   }
   std::vector<int> files;

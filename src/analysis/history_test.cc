@@ -371,6 +371,16 @@ auto SessionFields(const SessionRecord& s) {
                     s.idle_streak_max_ms, s.idle_streak_max_start_ms, s.open);
 }
 
+// The first of `runs` seeds for a property test: `default_seed`, or the one `env_var` names to
+// try others; the range is printed so that a failure can be run again.
+uint64_t FirstSeed(const char* what, const char* env_var, uint64_t default_seed, uint64_t runs) {
+  uint64_t first = default_seed;
+  if (const char* seed = std::getenv(env_var)) first = std::strtoull(seed, nullptr, 10);
+  std::printf("%s: seeds %llu to %llu (%s: others)\n", what, static_cast<unsigned long long>(first),
+              static_cast<unsigned long long>(first + runs - 1), env_var);
+  return first;
+}
+
 std::vector<decltype(SessionFields(SessionRecord{}))> Sorted(const std::vector<SessionRecord>& v) {
   std::vector<decltype(SessionFields(SessionRecord{}))> out;
   for (const SessionRecord& s : v) out.push_back(SessionFields(s));
@@ -379,10 +389,7 @@ std::vector<decltype(SessionFields(SessionRecord{}))> Sorted(const std::vector<S
 }
 
 TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
-  uint64_t first = 20261128;  // CGOV_SESSION_SEED: another run
-  if (const char* seed = std::getenv("CGOV_SESSION_SEED")) first = std::strtoull(seed, nullptr, 10);
-  std::printf("session ticks: seeds %llu to %llu\n", static_cast<unsigned long long>(first),
-              static_cast<unsigned long long>(first + 199));
+  const uint64_t first = FirstSeed("session ticks", "CGOV_SESSION_SEED", 20261128, 200);
   for (uint64_t seed = first; seed < first + 200; ++seed) {
     std::mt19937_64 rng(seed);
     auto pick = [&](uint64_t n) { return static_cast<uint32_t>(rng() % n); };
@@ -492,10 +499,7 @@ TEST(HistoryAggregator, SessionsFollowTheirRulesOnGeneratedTicks) {
 // gpu_pos, as the daemon's do, and looks at the whole lists when it does not: the credit is the
 // same either way, entry for entry.
 TEST(HistoryAggregator, ATicksCreditDoesNotDependOnTheOrderOfItsLists) {
-  uint64_t first = 20261130;  // CGOV_BY_GPU_SEED: another run
-  if (const char* seed = std::getenv("CGOV_BY_GPU_SEED")) first = std::strtoull(seed, nullptr, 10);
-  std::printf("ticks by GPU: seeds %llu to %llu\n", static_cast<unsigned long long>(first),
-              static_cast<unsigned long long>(first + 299));
+  const uint64_t first = FirstSeed("ticks by GPU", "CGOV_BY_GPU_SEED", 20261130, 300);
   for (uint64_t seed = first; seed < first + 300; ++seed) {
     std::mt19937_64 rng(seed);
     auto pick = [&](uint64_t n) { return static_cast<uint32_t>(rng() % n); };
