@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -225,15 +226,21 @@ void DaemonCore::Sample() {
   if (ctx_.nvml_) Timed(&processes_ns_, [&] { ctx_.nvml_->ReadSlow(&tick_.sample.gpu_slow); });
 }
 
+// The names are listed once (the modules are all added before the first tick); each tick then
+// writes its figures in place, instead of building the list and its strings anew.
 void DaemonCore::PublishDurations() {
-  std::vector<std::pair<std::string, double>> seconds = {{"nvml", nvml_ns_ / 1e9},
-                                                         {"gpu_processes", processes_ns_ / 1e9},
-                                                         {"procfs", procfs_ns_ / 1e9},
-                                                         {"history_db", history_db_ns_ / 1e9}};
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    seconds.emplace_back(std::string(modules_[i]->name()), module_ns_[i] / 1e9);
+  std::vector<std::pair<std::string, double>>& seconds = ctx_.self_.collector_seconds;
+  const int64_t core_ns[] = {nvml_ns_, processes_ns_, procfs_ns_, history_db_ns_};
+  constexpr size_t kCore = std::size(core_ns);
+  if (seconds.size() != kCore + modules_.size()) {
+    seconds.clear();
+    for (const char* name : {"nvml", "gpu_processes", "procfs", "history_db"}) {
+      seconds.emplace_back(name, 0.0);
+    }
+    for (const auto& m : modules_) seconds.emplace_back(std::string(m->name()), 0.0);
   }
-  ctx_.self_.collector_seconds = std::move(seconds);
+  for (size_t i = 0; i < kCore; ++i) seconds[i].second = core_ns[i] / 1e9;
+  for (size_t i = 0; i < modules_.size(); ++i) seconds[kCore + i].second = module_ns_[i] / 1e9;
 }
 
 void DaemonCore::Tick() {

@@ -43,6 +43,7 @@ class RecordingModule : public DaemonModule {
     return s;
   }
   Status AfterWrite(DaemonTick* tick) override {
+    if (clock != nullptr) clock->AdvanceNs(after_takes_ns);  // as long as the test says
     written.push_back(tick->written);
     if (!tick->stored.gpus.empty()) phase = tick->phases()[0];
     return Note("after", after_error);
@@ -58,6 +59,8 @@ class RecordingModule : public DaemonModule {
   }
 
   Status open_error, start_error, before_error, after_error;
+  FakeClock* clock = nullptr;
+  int64_t after_takes_ns = 0;
   std::chrono::milliseconds period_value{0};
   std::vector<int64_t> periodic_at;
   std::vector<bool> written;
@@ -143,6 +146,30 @@ TEST_F(DaemonCoreTest, ATickIsWrittenThenHandedToEachModuleInTheOrderAdded) {
   ASSERT_TRUE(core.Stop().ok());
   EXPECT_EQ(log_.back(), "b:stop");
   EXPECT_EQ(Ticks(dir_ + "/h.db"), 1);
+}
+
+// cgov_collector_duration_seconds: the core's four steps, then each module by name, in the order
+// added; every tick writes its own figures over the last tick's.
+TEST_F(DaemonCoreTest, EachTickPublishesItsOwnDurationsByCollector) {
+  DaemonCore core(Options(), &env_);
+  RecordingModule* a = Add(core, "a");
+  RecordingModule* b = Add(core, "b");
+  b->clock = &clock_;
+  ASSERT_TRUE(core.Start().ok());
+  const std::vector<std::string> names = {"nvml", "gpu_processes", "procfs", "history_db", "a",
+                                          "b"};
+  for (const int64_t takes_ns : {250'000'000, 0, 1'500'000'000}) {
+    b->after_takes_ns = takes_ns;
+    core.Tick();
+    clock_.AdvanceNs(1'000'000'000);
+    const auto& seconds = a->last_self.collector_seconds;
+    std::vector<std::string> seen;
+    for (const auto& [name, s] : seconds) seen.push_back(name);
+    ASSERT_EQ(seen, names) << "after a tick whose module b took " << takes_ns << " ns";
+    EXPECT_DOUBLE_EQ(seconds[5].second, static_cast<double>(takes_ns) / 1e9);
+    EXPECT_DOUBLE_EQ(seconds[4].second, 0.0) << "a took no time on the fake clock";
+  }
+  ASSERT_TRUE(core.Stop().ok());
 }
 
 TEST_F(DaemonCoreTest, AFailingModuleIsCountedByNameAndTheOthersGoOn) {
