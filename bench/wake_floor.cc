@@ -7,8 +7,9 @@
 // and never again): on a VM whose wake-up costs more the more pages a process has mapped, a
 // floor as large as the daemon separates what its size costs from what its tick does.
 //
-// Usage: cgov_wake_floor INTERVAL_MS [--resident-kib N] [FILE]...   (runs until SIGTERM; exit 2
-// for a bad INTERVAL_MS or N, 1 for a FILE that cannot be opened or read)
+// Usage: cgov_wake_floor INTERVAL_MS [--resident-kib N] [FILE]...   (INTERVAL_MS 1 to a day, N
+// up to 64 GiB; runs until SIGTERM; exit 2 for a bad INTERVAL_MS or N, 1 for a FILE that cannot
+// be opened or read)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -34,21 +35,28 @@ bool MakeResident(long kib) {
   return true;
 }
 
+// A whole number in [min, max] (decimal, nothing after it) into *out: anything else is a usage
+// error, never a silently different floor ("12x" read as 12, "abc" as 0).
+bool ParseWhole(const char* text, long min, long max, long* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < min || value > max) return false;
+  *out = value;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
-  const long interval_ms = std::atol(argv[1]);
-  if (interval_ms <= 0) return 2;
+  long interval_ms = 0;
+  if (!ParseWhole(argv[1], 1, 86'400'000, &interval_ms)) return 2;
   int first_file = 2;
   if (argc > 2 && std::strcmp(argv[2], "--resident-kib") == 0) {
     if (argc < 4) return 2;
-    char* end = nullptr;
-    errno = 0;
-    const long kib = std::strtol(argv[3], &end, 10);
-    // A whole number of KiB, at most 64 GiB: anything else is a usage error, not a smaller floor.
-    if (errno != 0 || end == argv[3] || *end != '\0' || kib < 0 || kib > (64L << 20)) return 2;
-    if (!MakeResident(kib)) return 2;
+    long kib = 0;
+    if (!ParseWhole(argv[3], 0, 64L << 20, &kib) || !MakeResident(kib)) return 2;  // <= 64 GiB
     first_file = 4;
   }
   std::vector<int> files;

@@ -229,18 +229,19 @@ void DaemonCore::Sample() {
 // The names are listed once (the modules are all added before the first tick); each tick then
 // writes its figures in place, instead of building the list and its strings anew.
 void DaemonCore::PublishDurations() {
+  const std::pair<const char*, int64_t> core[] = {{"nvml", nvml_ns_},
+                                                  {"gpu_processes", processes_ns_},
+                                                  {"procfs", procfs_ns_},
+                                                  {"history_db", history_db_ns_}};
   std::vector<std::pair<std::string, double>>& seconds = ctx_.self_.collector_seconds;
-  const int64_t core_ns[] = {nvml_ns_, processes_ns_, procfs_ns_, history_db_ns_};
-  constexpr size_t kCore = std::size(core_ns);
-  if (seconds.size() != kCore + modules_.size()) {
+  if (seconds.size() != std::size(core) + modules_.size()) {
     seconds.clear();
-    for (const char* name : {"nvml", "gpu_processes", "procfs", "history_db"}) {
-      seconds.emplace_back(name, 0.0);
-    }
+    for (const auto& [name, ns] : core) seconds.emplace_back(name, 0.0);
     for (const auto& m : modules_) seconds.emplace_back(std::string(m->name()), 0.0);
   }
-  for (size_t i = 0; i < kCore; ++i) seconds[i].second = core_ns[i] / 1e9;
-  for (size_t i = 0; i < modules_.size(); ++i) seconds[kCore + i].second = module_ns_[i] / 1e9;
+  size_t i = 0;
+  for (const auto& [name, ns] : core) seconds[i++].second = ns / 1e9;
+  for (int64_t ns : module_ns_) seconds[i++].second = ns / 1e9;
 }
 
 void DaemonCore::Tick() {
